@@ -25,7 +25,7 @@ from .rational import _cli_name
 
 
 class _ExactPrinter(NamedPrinting, PythonCodePrinter):
-    """Python over ints and Fractions: quotients through ``_div``, rationals as ``_F(p, q)``."""
+    """Python over ints and Fractions: quotients in line (``_div``'s rule), rationals as ``_F(p, q)``."""
 
     # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
     printmethod = "_symcomm_exactcode"
@@ -34,6 +34,17 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
                           "order": "none"})
         self.names = slot or {}       # each symbol as its parameter's name (NamedPrinting): printed as built
+        self.quotients = 0            # the quotients printed so far: each names its own operands
+
+    def _quotient(self, top: str, bottom: str) -> str:
+        """``_div(top, bottom)`` in line (a call and its type tests cost more than the division): an int when the
+        remainder is zero (ints, or Fractions whose quotient is whole: ``//`` is then exact), else a Fraction;
+        by zero, ``_by_zero`` refuses as ``_div`` does.  Its operands are held in names of its own (a quotient
+        nested in its operands has others), each computed once."""
+        i = self.quotients
+        self.quotients += 1
+        n, d = f"_n{i}", f"_d{i}"
+        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else _F({n}, {d}))"
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")
@@ -51,7 +62,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
                 raise NotExact("a power that is not whole")
             return f"_pow({self._print(base)}, {self._print(exp)})"    # 2**⌈log₂N⌉: whole at run time
         if exp < 0:
-            return f"_div(1, {self.parenthesize(base, 60)}**{-int(exp)})"
+            return self._quotient("1", f"{self.parenthesize(base, 60)}**{-int(exp)}")
         return f"{self.parenthesize(base, 60)}**{int(exp)}"
 
     def _print_Mul(self, expr):
@@ -68,7 +79,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         top += [self.parenthesize(f, 60) for f in num]
         bottom = ([str(int(coef.q))] if coef.q != 1 else []) + [self.parenthesize(f, 60) for f in den]
         text = "*".join(top)
-        return f"_div({text}, {'*'.join(bottom)})" if bottom else f"({text})"
+        return self._quotient(text, "*".join(bottom)) if bottom else f"({text})"
 
     def _print_Piecewise(self, expr):
         out = "_no_branch()"
@@ -93,7 +104,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         if expr.func.__name__ == "_log2":
             return f"_log2({self._print(expr.args[0])})"
         if expr.func.__name__ == "_q":           # compiled_many's opaque quotient (_quotients)
-            return f"_div({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+            return self._quotient(self._print(expr.args[0]), self._print(expr.args[1]))
         raise NotExact(f"no exact code for {expr.func.__name__}")
 
     def _print_floor(self, expr):

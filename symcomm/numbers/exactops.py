@@ -31,6 +31,11 @@ def _div(a, b):
     return out.numerator if out.denominator == 1 else out
 
 
+def _by_zero():
+    # the printed code's quotient (exactcode._ExactPrinter._quotient) by zero: _div's refusal, in its words
+    raise NotExact("division by zero")
+
+
 def _whole(x) -> int:
     if type(x) is int:
         return x
@@ -96,7 +101,7 @@ class _Unusable:
 _CANNOT = (ArithmeticError, TypeError, ValueError, NameError)
 
 #: the names printed exact code calls (symcomm.numbers.exactcode prints them; the generated modules import them)
-HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
+HELPERS = {"_div": _div, "_by_zero": _by_zero, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
            "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling,
            "_Unusable": _Unusable, "_CANNOT": _CANNOT}
 

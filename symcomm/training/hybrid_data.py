@@ -16,7 +16,7 @@ import math
 from fractions import Fraction as _F  # noqa: F401
 
 from ..base.bits import ones_below_int as _ones_below_int
-from ..numbers.exactops import (_CANNOT, _Unusable, _ceil_log2, _ceiling, _div, _floor, _log2,  # noqa: F401
+from ..numbers.exactops import (_CANNOT, _Unusable, _by_zero, _ceil_log2, _ceiling, _floor, _log2,  # noqa: F401
                                 _no_branch, _ones_below, _pow)
 
 nan = math.nan
@@ -546,7 +546,7 @@ def _rule3_fc3842f952f3(a, t):
 
 
 def _rule4_00244e20f840(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_06d67d5b7169(b, d):
@@ -562,11 +562,11 @@ def _rule4_26a825b48074(b, d):
 
 
 def _rule4_2989de6beb2f(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_31fa3331cfd6(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_39cced3a66e6(b, d):
@@ -582,7 +582,7 @@ def _rule4_3f9d696a0b05(b, d):
 
 
 def _rule4_4480eaa6a101(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_4a0081f22c74(b, d):
@@ -594,7 +594,7 @@ def _rule4_4b101e830588(b, d):
 
 
 def _rule4_627d0ae15b64(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_68daeaafbac0(b, d):
@@ -606,7 +606,7 @@ def _rule4_69f719616140(b, d):
 
 
 def _rule4_755e7039ab19(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_7698ab6b7210(b, d):
@@ -646,7 +646,7 @@ def _rule4_caf1ee0698fe(b, d):
 
 
 def _rule4_cb0869e5fdba(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_cb6e6d0c9042(b, d):
@@ -666,7 +666,7 @@ def _rule4_db65e2d72af6(b, d):
 
 
 def _rule4_dd60003bed96(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule4_fc3842f952f3(b, d):
@@ -678,15 +678,15 @@ def _rule5_00244e20f840(c, s):
 
 
 def _rule5_06d67d5b7169(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_11c591a69664(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_26a825b48074(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_2989de6beb2f(c, s):
@@ -698,15 +698,15 @@ def _rule5_31fa3331cfd6(c, s):
 
 
 def _rule5_39cced3a66e6(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_3a45a297f44e(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_3f9d696a0b05(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_4480eaa6a101(c, s):
@@ -714,11 +714,11 @@ def _rule5_4480eaa6a101(c, s):
 
 
 def _rule5_4a0081f22c74(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_4b101e830588(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_627d0ae15b64(c, s):
@@ -726,11 +726,11 @@ def _rule5_627d0ae15b64(c, s):
 
 
 def _rule5_68daeaafbac0(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_69f719616140(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_755e7039ab19(c, s):
@@ -738,39 +738,39 @@ def _rule5_755e7039ab19(c, s):
 
 
 def _rule5_7698ab6b7210(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_8da2881a1215(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_8f0ffabe806e(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_8fde29cec363(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_9bd7143d105a(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_ac5572fc4690(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_ac9e41daed8a(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_c0f175ecb747(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_caf1ee0698fe(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_cb0869e5fdba(c, s):
@@ -778,19 +778,19 @@ def _rule5_cb0869e5fdba(c, s):
 
 
 def _rule5_cb6e6d0c9042(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_cddaa13b880b(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_d2dae402a231(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_db65e2d72af6(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule5_dd60003bed96(c, s):
@@ -798,7 +798,7 @@ def _rule5_dd60003bed96(c, s):
 
 
 def _rule5_fc3842f952f3(b, d, m):
-    return (m, _div(b, d), )
+    return (m, (_by_zero() if not (_d0 := d) else _n0 // _d0 if not (_n0 := b) % _d0 else _F(_n0, _d0)), )
 
 
 def _rule6_00244e20f840(c, d, e):
@@ -1183,7 +1183,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -1211,7 +1211,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div(_t11, _t13)
+        _t14 = (_by_zero() if not (_d1 := _t13) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -1263,11 +1263,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t19, _a19) + _div(_t24, _t26)
+        _t27 = (_by_zero() if not (_d2 := _a19) else _n2 // _d2 if not (_n2 := _t19) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t26) else _n3 // _d3 if not (_n3 := _t24) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a14)
+        _t28 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -1295,11 +1295,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a19)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a19) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a22) if _t0 else _div(_t35, _a22))
+        _t36 = ((_by_zero() if not (_d7 := _a22) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a22) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -1311,7 +1311,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t13) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -1327,7 +1327,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t6)
+        _t43 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -1367,11 +1367,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _div((-1*_a3), _a19)
+        _t53 = (_by_zero() if not (_d11 := _a19) else _n11 // _d11 if not (_n11 := (-1*_a3)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t53 + _div(_t50, _a19)
+        _t54 = _t53 + (_by_zero() if not (_d12 := _a19) else _n12 // _d12 if not (_n12 := _t50) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -1419,7 +1419,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _t53 + _div(_a2, _a19)
+        _t66 = _t53 + (_by_zero() if not (_d13 := _a19) else _n13 // _d13 if not (_n13 := _a2) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -1439,7 +1439,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _t43 + _div(_t45, _t6) + _div(_t48, _t12) + _div(_t52, _t13) + _div(_t56, _t6) + _div(_t62, _t13) + _div(_t65, _t13) + _div(_t67, _t6) + _div(_t70, _t13) + _div((2*_t58), _t6)
+        _t71 = _t43 + (_by_zero() if not (_d14 := _t6) else _n14 // _d14 if not (_n14 := _t45) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t12) else _n15 // _d15 if not (_n15 := _t48) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t13) else _n16 // _d16 if not (_n16 := _t52) % _d16 else _F(_n16, _d16)) + (_by_zero() if not (_d17 := _t6) else _n17 // _d17 if not (_n17 := _t56) % _d17 else _F(_n17, _d17)) + (_by_zero() if not (_d18 := _t13) else _n18 // _d18 if not (_n18 := _t62) % _d18 else _F(_n18, _d18)) + (_by_zero() if not (_d19 := _t13) else _n19 // _d19 if not (_n19 := _t65) % _d19 else _F(_n19, _d19)) + (_by_zero() if not (_d20 := _t6) else _n20 // _d20 if not (_n20 := _t67) % _d20 else _F(_n20, _d20)) + (_by_zero() if not (_d21 := _t13) else _n21 // _d21 if not (_n21 := _t70) % _d21 else _F(_n21, _d21)) + (_by_zero() if not (_d22 := _t6) else _n22 // _d22 if not (_n22 := (2*_t58)) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -1463,7 +1463,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t76*_t8), _a19)
+        _t77 = (_by_zero() if not (_d23 := _a19) else _n23 // _d23 if not (_n23 := (_t76*_t8)) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -1471,11 +1471,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t15, _a1))))
+        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t15) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_a1, _a22)
+        _t80 = (_by_zero() if not (_d25 := _a22) else _n25 // _d25 if not (_n25 := _a1) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -1483,11 +1483,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (_a1 == _t79) or (_div(_t25, _a14) == 1)
+        _t82 = (_a1 == _t79) or ((_by_zero() if not (_d26 := _a14) else _n26 // _d26 if not (_n26 := _t25) % _d26 else _F(_n26, _d26)) == 1)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
-        _t83 = (_div(_t79, _a22) if _t81 and _t82 else 1)
+        _t83 = ((_by_zero() if not (_d27 := _a22) else _n27 // _d27 if not (_n27 := _t79) % _d27 else _F(_n27, _d27)) if _t81 and _t82 else 1)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
@@ -1499,11 +1499,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = _div(_t17, _a19)
+        _t86 = (_by_zero() if not (_d28 := _a19) else _n28 // _d28 if not (_n28 := _t17) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (4*(_div((_t16*_t84), _a19) if _t85 else _div((_t16*_t20), _a19))) + (0 if _t85 else _t86)
+        _t87 = (4*((_by_zero() if not (_d30 := _a19) else _n30 // _d30 if not (_n30 := (_t16*_t84)) % _d30 else _F(_n30, _d30)) if _t85 else (_by_zero() if not (_d29 := _a19) else _n29 // _d29 if not (_n29 := (_t16*_t20)) % _d29 else _F(_n29, _d29)))) + (0 if _t85 else _t86)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
@@ -1551,11 +1551,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div((_t95*_a3), _a19)
+        _t99 = (_by_zero() if not (_d31 := _a19) else _n31 // _d31 if not (_n31 := (_t95*_a3)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div((_t95*_a2), _a19)
+        _t100 = (_by_zero() if not (_d32 := _a19) else _n32 // _d32 if not (_n32 := (_t95*_a2)) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -1583,7 +1583,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t74, _a1))))
+        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d33 := _a1) else _n33 // _d33 if not (_n33 := _t74) % _d33 else _F(_n33, _d33)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -1591,35 +1591,35 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_t10*(_div(_a22, _t107) if _t108 else 1))
+        _t109 = (_t10*((_by_zero() if not (_d34 := _t107) else _n34 // _d34 if not (_n34 := _a22) % _d34 else _F(_n34, _d34)) if _t108 else 1))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = _div(_t10, _t13)
+        _t110 = (_by_zero() if not (_d35 := _t13) else _n35 // _d35 if not (_n35 := _t10) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = (3*(_div((_t109*(-1 + (_div(_t107, _a22) if _t108 else 1))), _t13) if _t75 else _t110))
+        _t111 = (3*((_by_zero() if not (_d37 := _t13) else _n37 // _d37 if not (_n37 := (_t109*(-1 + ((_by_zero() if not (_d36 := _a22) else _n36 // _d36 if not (_n36 := _t107) % _d36 else _F(_n36, _d36)) if _t108 else 1)))) % _d37 else _F(_n37, _d37)) if _t75 else _t110))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = (_t18*(_div(1, _t79) if _t82 else 1))
+        _t112 = (_t18*((_by_zero() if not (_d38 := _t79) else _n38 // _d38 if not (_n38 := 1) % _d38 else _F(_n38, _d38)) if _t82 else 1))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _div(_t18, _a19)
+        _t113 = (_by_zero() if not (_d39 := _a19) else _n39 // _d39 if not (_n39 := _t18) % _d39 else _F(_n39, _d39))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
-        _t114 = _div(_t23, _t26)
+        _t114 = (_by_zero() if not (_d40 := _t26) else _n40 // _d40 if not (_n40 := _t23) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (4*(_div((_t112*(-1 + (_t79 if _t82 else 1))), _a19) if _t85 else _t113)) + (4*(_div((_t22*_t84), _t26) if _t85 else _t114))
+        _t115 = (4*((_by_zero() if not (_d41 := _a19) else _n41 // _d41 if not (_n41 := (_t112*(-1 + (_t79 if _t82 else 1)))) % _d41 else _F(_n41, _d41)) if _t85 else _t113)) + (4*((_by_zero() if not (_d42 := _t26) else _n42 // _d42 if not (_n42 := (_t22*_t84)) % _d42 else _F(_n42, _d42)) if _t85 else _t114))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t4, _t6)
+        _t116 = (_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t4) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -1627,11 +1627,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a9*_a10*_a22)
+        _t118 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d44 := _a1) else _n44 // _d44 if not (_n44 := _t6) % _d44 else _F(_n44, _d44))))) + (_a9*_a10*_a22)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_a1, _t15)
+        _t119 = (_by_zero() if not (_d45 := _t15) else _n45 // _d45 if not (_n45 := _a1) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -1643,11 +1643,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (_t30*(_div(_t15, _t118) if _t121 else 1))
+        _t122 = (_t30*((_by_zero() if not (_d46 := _t118) else _n46 // _d46 if not (_n46 := _t15) % _d46 else _F(_n46, _d46)) if _t121 else 1))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div(_t30, _t13)
+        _t123 = (_by_zero() if not (_d47 := _t13) else _n47 // _d47 if not (_n47 := _t30) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -1655,19 +1655,19 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
-        _t125 = (_t37*(_div(_a22, _t118) if _t124 else 1))
+        _t125 = (_t37*((_by_zero() if not (_d48 := _t118) else _n48 // _d48 if not (_n48 := _a22) % _d48 else _F(_n48, _d48)) if _t124 else 1))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
-        _t126 = _div(_t37, _t5)
+        _t126 = (_by_zero() if not (_d49 := _t5) else _n49 // _d49 if not (_n49 := _t37) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (3*(_div((_t122*(-1 + (_div(_t118, _t15) if _t121 else 1))), _t13) if _t92 else _t123)) + (3*(_div((_t125*(-1 + (_div(_t118, _a22) if _t124 else 1))), _t5) if _t92 else _t126))
+        _t127 = (3*((_by_zero() if not (_d51 := _t13) else _n51 // _d51 if not (_n51 := (_t122*(-1 + ((_by_zero() if not (_d50 := _t15) else _n50 // _d50 if not (_n50 := _t118) % _d50 else _F(_n50, _d50)) if _t121 else 1)))) % _d51 else _F(_n51, _d51)) if _t92 else _t123)) + (3*((_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (_t125*(-1 + ((_by_zero() if not (_d52 := _a22) else _n52 // _d52 if not (_n52 := _t118) % _d52 else _F(_n52, _d52)) if _t124 else 1)))) % _d53 else _F(_n53, _d53)) if _t92 else _t126))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = _a22 + (-1*_a1*(-1 + _ceiling(_div(_a22, _a1))))
+        _t128 = _a22 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d54 := _a1) else _n54 // _d54 if not (_n54 := _a22) % _d54 else _F(_n54, _d54)))))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -1679,7 +1679,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (_div(1, _t128) if _t129 else 1)
+        _t131 = ((_by_zero() if not (_d55 := _t128) else _n55 // _d55 if not (_n55 := 1) % _d55 else _F(_n55, _d55)) if _t129 else 1)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -1691,7 +1691,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t132, _t12)
+        _t134 = (_by_zero() if not (_d56 := _t12) else _n56 // _d56 if not (_n56 := _t132) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -1703,7 +1703,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t135, _t13)
+        _t137 = (_by_zero() if not (_d57 := _t13) else _n57 // _d57 if not (_n57 := _t135) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -1711,7 +1711,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t55, _t6)
+        _t139 = (_by_zero() if not (_d58 := _t6) else _n58 // _d58 if not (_n58 := _t55) % _d58 else _F(_n58, _d58))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
@@ -1719,7 +1719,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_t58, _t6)
+        _t141 = (_by_zero() if not (_d59 := _t6) else _n59 // _d59 if not (_n59 := _t58) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
@@ -1731,7 +1731,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
-        _t144 = _div(_t44, _t6)
+        _t144 = (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := _t44) % _d60 else _F(_n60, _d60))
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
@@ -1739,7 +1739,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t61, _t13)
+        _t146 = (_by_zero() if not (_d61 := _t13) else _n61 // _d61 if not (_n61 := _t61) % _d61 else _F(_n61, _d61))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
@@ -1747,7 +1747,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t64, _t13)
+        _t148 = (_by_zero() if not (_d62 := _t13) else _n62 // _d62 if not (_n62 := _t64) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
@@ -1759,11 +1759,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
     try:
-        _t151 = _div(_t149, _t6)
+        _t151 = (_by_zero() if not (_d63 := _t6) else _n63 // _d63 if not (_n63 := _t149) % _d63 else _F(_n63, _d63))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
     try:
-        _t152 = _div(_t69, _t13)
+        _t152 = (_by_zero() if not (_d64 := _t13) else _n64 // _d64 if not (_n64 := _t69) % _d64 else _F(_n64, _d64))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
     try:
@@ -1771,7 +1771,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
     try:
-        _t154 = (2*(_div((_t130*_t133), _t12) if _t94 else _t134)) + (2*(_div((_t130*_t136), _t13) if _t94 else _t137)) + (2*(_div((_t130*_t138), _t6) if _t94 else _t139)) + (2*(_div((_t130*_t140), _t6) if _t94 else _t141)) + (3*(_div(_t143, _t6) if _t94 else _t144)) + (3*(_div((_t130*_t145), _t13) if _t94 else _t146)) + (3*(_div((_t130*_t147), _t13) if _t94 else _t148)) + (3*(_div((_t130*_t150), _t6) if _t94 else _t151)) + (4*(_div((_t143*_t68), _t13) if _t94 else _t152)) + (_div((_t130*_t153), _t6) if _t94 else _t43)
+        _t154 = (2*((_by_zero() if not (_d65 := _t12) else _n65 // _d65 if not (_n65 := (_t130*_t133)) % _d65 else _F(_n65, _d65)) if _t94 else _t134)) + (2*((_by_zero() if not (_d66 := _t13) else _n66 // _d66 if not (_n66 := (_t130*_t136)) % _d66 else _F(_n66, _d66)) if _t94 else _t137)) + (2*((_by_zero() if not (_d67 := _t6) else _n67 // _d67 if not (_n67 := (_t130*_t138)) % _d67 else _F(_n67, _d67)) if _t94 else _t139)) + (2*((_by_zero() if not (_d68 := _t6) else _n68 // _d68 if not (_n68 := (_t130*_t140)) % _d68 else _F(_n68, _d68)) if _t94 else _t141)) + (3*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t143) % _d69 else _F(_n69, _d69)) if _t94 else _t144)) + (3*((_by_zero() if not (_d70 := _t13) else _n70 // _d70 if not (_n70 := (_t130*_t145)) % _d70 else _F(_n70, _d70)) if _t94 else _t146)) + (3*((_by_zero() if not (_d71 := _t13) else _n71 // _d71 if not (_n71 := (_t130*_t147)) % _d71 else _F(_n71, _d71)) if _t94 else _t148)) + (3*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := (_t130*_t150)) % _d72 else _F(_n72, _d72)) if _t94 else _t151)) + (4*((_by_zero() if not (_d73 := _t13) else _n73 // _d73 if not (_n73 := (_t143*_t68)) % _d73 else _F(_n73, _d73)) if _t94 else _t152)) + ((_by_zero() if not (_d74 := _t6) else _n74 // _d74 if not (_n74 := (_t130*_t153)) % _d74 else _F(_n74, _d74)) if _t94 else _t43)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
     try:
@@ -1779,11 +1779,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
     try:
-        _t156 = _div((2*_t30), _t13) + _div((2*_t37), _t5)
+        _t156 = (_by_zero() if not (_d75 := _t13) else _n75 // _d75 if not (_n75 := (2*_t30)) % _d75 else _F(_n75, _d75)) + (_by_zero() if not (_d76 := _t5) else _n76 // _d76 if not (_n76 := (2*_t37)) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
     try:
-        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + _div((2*_t69), _t13) + _div((3*_t41), _t6)
+        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + (_by_zero() if not (_d77 := _t13) else _n77 // _d77 if not (_n77 := (2*_t69)) % _d77 else _F(_n77, _d77)) + (_by_zero() if not (_d78 := _t6) else _n78 // _d78 if not (_n78 := (3*_t41)) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
     try:
@@ -1799,7 +1799,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
     try:
-        _t161 = (4*(_div((_t16*_t160), _a19) if _t85 else 0)) + (_t86 if _t85 else 0)
+        _t161 = (4*((_by_zero() if not (_d79 := _a19) else _n79 // _d79 if not (_n79 := (_t16*_t160)) % _d79 else _F(_n79, _d79)) if _t85 else 0)) + (_t86 if _t85 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
     try:
@@ -1819,11 +1819,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
     try:
-        _t166 = (3*(_div(_t109, _t13) if _t75 else 0))
+        _t166 = (3*((_by_zero() if not (_d80 := _t13) else _n80 // _d80 if not (_n80 := _t109) % _d80 else _F(_n80, _d80)) if _t75 else 0))
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
     try:
-        _t167 = (4*(_div(_t112, _a19) if _t85 else 0)) + (4*(_div((_t160*_t22), _t26) if _t85 else 0))
+        _t167 = (4*((_by_zero() if not (_d81 := _a19) else _n81 // _d81 if not (_n81 := _t112) % _d81 else _F(_n81, _d81)) if _t85 else 0)) + (4*((_by_zero() if not (_d82 := _t26) else _n82 // _d82 if not (_n82 := (_t160*_t22)) % _d82 else _F(_n82, _d82)) if _t85 else 0))
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
     try:
@@ -1831,11 +1831,11 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
     try:
-        _t169 = (3*(_div(_t122, _t13) if _t92 else 0)) + (3*(_div(_t125, _t5) if _t92 else 0))
+        _t169 = (3*((_by_zero() if not (_d83 := _t13) else _n83 // _d83 if not (_n83 := _t122) % _d83 else _F(_n83, _d83)) if _t92 else 0)) + (3*((_by_zero() if not (_d84 := _t5) else _n84 // _d84 if not (_n84 := _t125) % _d84 else _F(_n84, _d84)) if _t92 else 0))
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
     try:
-        _t170 = (2*(_div(_t133, _t12) if _t94 else 0)) + (2*(_div(_t136, _t13) if _t94 else 0)) + (2*(_div(_t138, _t6) if _t94 else 0)) + (2*(_div(_t140, _t6) if _t94 else 0)) + (3*(_div(_t142, _t6) if _t94 else 0)) + (3*(_div(_t145, _t13) if _t94 else 0)) + (3*(_div(_t147, _t13) if _t94 else 0)) + (3*(_div(_t150, _t6) if _t94 else 0)) + (4*(_div((_t142*_t68), _t13) if _t94 else 0)) + (_div(_t153, _t6) if _t94 else 0)
+        _t170 = (2*((_by_zero() if not (_d85 := _t12) else _n85 // _d85 if not (_n85 := _t133) % _d85 else _F(_n85, _d85)) if _t94 else 0)) + (2*((_by_zero() if not (_d86 := _t13) else _n86 // _d86 if not (_n86 := _t136) % _d86 else _F(_n86, _d86)) if _t94 else 0)) + (2*((_by_zero() if not (_d87 := _t6) else _n87 // _d87 if not (_n87 := _t138) % _d87 else _F(_n87, _d87)) if _t94 else 0)) + (2*((_by_zero() if not (_d88 := _t6) else _n88 // _d88 if not (_n88 := _t140) % _d88 else _F(_n88, _d88)) if _t94 else 0)) + (3*((_by_zero() if not (_d89 := _t6) else _n89 // _d89 if not (_n89 := _t142) % _d89 else _F(_n89, _d89)) if _t94 else 0)) + (3*((_by_zero() if not (_d90 := _t13) else _n90 // _d90 if not (_n90 := _t145) % _d90 else _F(_n90, _d90)) if _t94 else 0)) + (3*((_by_zero() if not (_d91 := _t13) else _n91 // _d91 if not (_n91 := _t147) % _d91 else _F(_n91, _d91)) if _t94 else 0)) + (3*((_by_zero() if not (_d92 := _t6) else _n92 // _d92 if not (_n92 := _t150) % _d92 else _F(_n92, _d92)) if _t94 else 0)) + (4*((_by_zero() if not (_d93 := _t13) else _n93 // _d93 if not (_n93 := (_t142*_t68)) % _d93 else _F(_n93, _d93)) if _t94 else 0)) + ((_by_zero() if not (_d94 := _t6) else _n94 // _d94 if not (_n94 := _t153) % _d94 else _F(_n94, _d94)) if _t94 else 0)
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
     try:
@@ -1847,7 +1847,7 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
     try:
-        _t173 = _div(_t3, _t172)
+        _t173 = (_by_zero() if not (_d95 := _t172) else _n95 // _d95 if not (_n95 := _t3) % _d95 else _F(_n95, _d95))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
     try:
@@ -1859,27 +1859,27 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
     try:
-        _t176 = _div(_t63, _t172)
+        _t176 = (_by_zero() if not (_d96 := _t172) else _n96 // _d96 if not (_n96 := _t63) % _d96 else _F(_n96, _d96))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
     try:
-        _t177 = _div((_a2*_a18), _a19)
+        _t177 = (_by_zero() if not (_d97 := _a19) else _n97 // _d97 if not (_n97 := (_a2*_a18)) % _d97 else _F(_n97, _d97))
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
     try:
-        _t178 = _div(_t59, _t172)
+        _t178 = (_by_zero() if not (_d98 := _t172) else _n98 // _d98 if not (_n98 := _t59) % _d98 else _F(_n98, _d98))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
     try:
-        _t179 = _div(_t49, _t172)
+        _t179 = (_by_zero() if not (_d99 := _t172) else _n99 // _d99 if not (_n99 := _t49) % _d99 else _F(_n99, _d99))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
     try:
-        _t180 = _div(_t9, (_t101*_a10*_a18))
+        _t180 = (_by_zero() if not (_d100 := (_t101*_a10*_a18)) else _n100 // _d100 if not (_n100 := _t9) % _d100 else _F(_n100, _d100))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
     try:
-        _t181 = _div(_t76, _a19)
+        _t181 = (_by_zero() if not (_d101 := _a19) else _n101 // _d101 if not (_n101 := _t76) % _d101 else _F(_n101, _d101))
     except _CANNOT as _err:
         _t181 = _Unusable(_err)
     try:
@@ -1887,26 +1887,26 @@ def _sheet2_00244e20f840(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t182 = _Unusable(_err)
     try:
-        _t183 = _div(_t21, _t182)
+        _t183 = (_by_zero() if not (_d102 := _t182) else _n102 // _d102 if not (_n102 := _t21) % _d102 else _F(_n102, _d102))
     except _CANNOT as _err:
         _t183 = _Unusable(_err)
     try:
-        _t184 = _div(_t16, _a19)
+        _t184 = (_by_zero() if not (_d103 := _a19) else _n103 // _d103 if not (_n103 := _t16) % _d103 else _F(_n103, _d103))
     except _CANNOT as _err:
         _t184 = _Unusable(_err)
     try:
-        _t185 = _div(_t21, _t172)
+        _t185 = (_by_zero() if not (_d104 := _t172) else _n104 // _d104 if not (_n104 := _t21) % _d104 else _F(_n104, _d104))
     except _CANNOT as _err:
         _t185 = _Unusable(_err)
     try:
-        _t186 = _div(_t3, _t182)
+        _t186 = (_by_zero() if not (_d105 := _t182) else _n105 // _d105 if not (_n105 := _t3) % _d105 else _F(_n105, _d105))
     except _CANNOT as _err:
         _t186 = _Unusable(_err)
     try:
-        _t187 = _div(_a5, (_t15*_a19))
+        _t187 = (_by_zero() if not (_d106 := (_t15*_a19)) else _n106 // _d106 if not (_n106 := _a5) % _d106 else _F(_n106, _d106))
     except _CANNOT as _err:
         _t187 = _Unusable(_err)
-    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, _div(_t73, _a18), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _div(_t47, _a19), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _div(_t2, _t172), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
+    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*((_by_zero() if not (_d108 := _t33) else _n108 // _d108 if not (_n108 := _a22) % _d108 else _F(_n108, _d108)) if _t0 else (_by_zero() if not (_d107 := _t35) else _n107 // _d107 if not (_n107 := _a22) % _d107 else _F(_n107, _d107)))) + (_by_zero() if not (_d109 := _a14) else _n109 // _d109 if not (_n109 := _t24) % _d109 else _F(_n109, _d109)), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, (_by_zero() if not (_d110 := _a18) else _n110 // _d110 if not (_n110 := _t73) % _d110 else _F(_n110, _d110)), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, (_by_zero() if not (_d111 := _a19) else _n111 // _d111 if not (_n111 := _t47) % _d111 else _F(_n111, _d111)), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, (_by_zero() if not (_d112 := _t172) else _n112 // _d112 if not (_n112 := _t2) % _d112 else _F(_n112, _d112)), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
 
 
 def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -1939,7 +1939,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -1959,7 +1959,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t10, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -1971,11 +1971,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -1995,7 +1995,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -2011,7 +2011,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t6)
+        _t25 = (_by_zero() if not (_d7 := _t6) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -2035,7 +2035,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _t25 + _div(_t30, _t11) + _div((2*_t28), _t6) + _div((3*_t26), _t6)
+        _t31 = _t25 + (_by_zero() if not (_d8 := _t11) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t6) else _n9 // _d9 if not (_n9 := (2*_t28)) % _d9 else _F(_n9, _d9)) + (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := (3*_t26)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -2067,7 +2067,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t38*_t8), _a9)
+        _t39 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t38*_t8)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -2111,7 +2111,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div((_t37*_t48), _a9)
+        _t50 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t37*_t48)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -2131,11 +2131,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
-        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t35) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = _div(_a0, _a11)
+        _t56 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
@@ -2151,19 +2151,19 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t59*(_div(_a11, _t55) if _t58 else 1))
+        _t60 = (_t59*((_by_zero() if not (_d15 := _t55) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t58 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t59, _t11)
+        _t61 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t59) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (3*(_div((_t60*(-1 + (_div(_t55, _a11) if _t58 else 1))), _t11) if _t36 else _t61))
+        _t62 = (3*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t60*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t55) % _d17 else _F(_n17, _d17)) if _t58 else 1)))) % _d18 else _F(_n18, _d18)) if _t36 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t4, _t6)
+        _t63 = (_by_zero() if not (_d19 := _t6) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -2171,11 +2171,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_t34, _a11)
+        _t65 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t34) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (-1*_a0*(-1 + _ceiling(_div(_t6, _a0)))) + (_a5*_a6*_a11)
+        _t66 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t6) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -2183,19 +2183,19 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_t17*(_div(_a11, _t66) if _t67 else 1))
+        _t68 = (_t17*((_by_zero() if not (_d22 := _t66) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t67 else 1))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t17, _t5)
+        _t69 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t41 else _t65)) + (3*(_div((_t68*(-1 + (_div(_t66, _a11) if _t67 else 1))), _t5) if _t45 else _t69))
+        _t70 = (2*(0 if _t41 else _t65)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t68*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t66) % _d24 else _F(_n24, _d24)) if _t67 else 1)))) % _d25 else _F(_n25, _d25)) if _t45 else _t69))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t71 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -2207,7 +2207,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d27 := _t71) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -2215,7 +2215,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t28, _t6)
+        _t76 = (_by_zero() if not (_d28 := _t6) else _n28 // _d28 if not (_n28 := _t28) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
@@ -2227,11 +2227,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div(_t26, _t6)
+        _t79 = (_by_zero() if not (_d29 := _t6) else _n29 // _d29 if not (_n29 := _t26) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t26*_t37), _t11)
+        _t80 = (_by_zero() if not (_d30 := _t11) else _n30 // _d30 if not (_n30 := (_t26*_t37)) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -2239,7 +2239,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (2*(_div((_t73*_t75), _t6) if _t47 else _t76)) + (3*(_div(_t78, _t6) if _t47 else _t79)) + (5*(_div((_t37*_t78), _t11) if _t47 else _t80)) + (_div((_t73*_t81), _t6) if _t47 else _t25)
+        _t82 = (2*((_by_zero() if not (_d31 := _t6) else _n31 // _d31 if not (_n31 := (_t73*_t75)) % _d31 else _F(_n31, _d31)) if _t47 else _t76)) + (3*((_by_zero() if not (_d32 := _t6) else _n32 // _d32 if not (_n32 := _t78) % _d32 else _F(_n32, _d32)) if _t47 else _t79)) + (5*((_by_zero() if not (_d33 := _t11) else _n33 // _d33 if not (_n33 := (_t37*_t78)) % _d33 else _F(_n33, _d33)) if _t47 else _t80)) + ((_by_zero() if not (_d34 := _t6) else _n34 // _d34 if not (_n34 := (_t73*_t81)) % _d34 else _F(_n34, _d34)) if _t47 else _t25)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -2247,11 +2247,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t65 + _div((2*_t17), _t5)
+        _t84 = _t65 + (_by_zero() if not (_d35 := _t5) else _n35 // _d35 if not (_n35 := (2*_t17)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _t76 + _t79 + _div((3*_t23), _t6) + _div((4*_t29), _t11)
+        _t85 = _t76 + _t79 + (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := (3*_t23)) % _d36 else _F(_n36, _d36)) + (_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := (4*_t29)) % _d37 else _F(_n37, _d37))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -2279,7 +2279,7 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t60, _t11) if _t36 else 0))
+        _t92 = (3*((_by_zero() if not (_d38 := _t11) else _n38 // _d38 if not (_n38 := _t60) % _d38 else _F(_n38, _d38)) if _t36 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -2287,11 +2287,11 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_t65 if _t41 else 0)) + (3*(_div(_t68, _t5) if _t45 else 0))
+        _t94 = (2*(_t65 if _t41 else 0)) + (3*((_by_zero() if not (_d39 := _t5) else _n39 // _d39 if not (_n39 := _t68) % _d39 else _F(_n39, _d39)) if _t45 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (2*(_div(_t75, _t6) if _t47 else 0)) + (3*(_div(_t77, _t6) if _t47 else 0)) + (5*(_div((_t37*_t77), _t11) if _t47 else 0)) + (_div(_t81, _t6) if _t47 else 0)
+        _t95 = (2*((_by_zero() if not (_d40 := _t6) else _n40 // _d40 if not (_n40 := _t75) % _d40 else _F(_n40, _d40)) if _t47 else 0)) + (3*((_by_zero() if not (_d41 := _t6) else _n41 // _d41 if not (_n41 := _t77) % _d41 else _F(_n41, _d41)) if _t47 else 0)) + (5*((_by_zero() if not (_d42 := _t11) else _n42 // _d42 if not (_n42 := (_t37*_t77)) % _d42 else _F(_n42, _d42)) if _t47 else 0)) + ((_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t81) % _d43 else _F(_n43, _d43)) if _t47 else 0)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -2303,22 +2303,22 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t3, _t97)
+        _t98 = (_by_zero() if not (_d44 := _t97) else _n44 // _d44 if not (_n44 := _t3) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t38, _a9)
+        _t99 = (_by_zero() if not (_d45 := _a9) else _n45 // _d45 if not (_n45 := _t38) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, (_a6*_a8*_a11))
+        _t100 = (_by_zero() if not (_d46 := (_a6*_a8*_a11)) else _n46 // _d46 if not (_n46 := _t3) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t3, (_t6*_a8))
+        _t101 = (_by_zero() if not (_d47 := (_t6*_a8)) else _n47 // _d47 if not (_n47 := _t3) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
-    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
+    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d49 := _a2) else _n49 // _d49 if not (_n49 := _a11) % _d49 else _F(_n49, _d49)) if _t0 else (_by_zero() if not (_d48 := _t15) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, (_by_zero() if not (_d50 := _a8) else _n50 // _d50 if not (_n50 := _t33) % _d50 else _F(_n50, _d50)), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, (_by_zero() if not (_d51 := _t97) else _n51 // _d51 if not (_n51 := _t2) % _d51 else _F(_n51, _d51)), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, (_by_zero() if not (_d52 := _a11) else _n52 // _d52 if not (_n52 := _t14) % _d52 else _F(_n52, _d52)), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -2351,7 +2351,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -2371,7 +2371,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t10, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -2383,11 +2383,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -2407,7 +2407,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -2423,7 +2423,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t6)
+        _t25 = (_by_zero() if not (_d7 := _t6) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -2447,7 +2447,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _t25 + _div(_t30, _t11) + _div((2*_t28), _t6) + _div((3*_t26), _t6)
+        _t31 = _t25 + (_by_zero() if not (_d8 := _t11) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t6) else _n9 // _d9 if not (_n9 := (2*_t28)) % _d9 else _F(_n9, _d9)) + (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := (3*_t26)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -2479,7 +2479,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t38*_t8), _a9)
+        _t39 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t38*_t8)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -2523,7 +2523,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div((_t37*_t48), _a9)
+        _t50 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t37*_t48)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -2543,11 +2543,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
-        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t35) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = _div(_a0, _a11)
+        _t56 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
@@ -2563,19 +2563,19 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t59*(_div(_a11, _t55) if _t58 else 1))
+        _t60 = (_t59*((_by_zero() if not (_d15 := _t55) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t58 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t59, _t11)
+        _t61 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t59) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (3*(_div((_t60*(-1 + (_div(_t55, _a11) if _t58 else 1))), _t11) if _t36 else _t61))
+        _t62 = (3*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t60*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t55) % _d17 else _F(_n17, _d17)) if _t58 else 1)))) % _d18 else _F(_n18, _d18)) if _t36 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t4, _t6)
+        _t63 = (_by_zero() if not (_d19 := _t6) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -2583,11 +2583,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_t34, _a11)
+        _t65 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t34) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (-1*_a0*(-1 + _ceiling(_div(_t6, _a0)))) + (_a5*_a6*_a11)
+        _t66 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t6) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -2595,19 +2595,19 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_t17*(_div(_a11, _t66) if _t67 else 1))
+        _t68 = (_t17*((_by_zero() if not (_d22 := _t66) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t67 else 1))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t17, _t5)
+        _t69 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t41 else _t65)) + (3*(_div((_t68*(-1 + (_div(_t66, _a11) if _t67 else 1))), _t5) if _t45 else _t69))
+        _t70 = (2*(0 if _t41 else _t65)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t68*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t66) % _d24 else _F(_n24, _d24)) if _t67 else 1)))) % _d25 else _F(_n25, _d25)) if _t45 else _t69))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t71 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -2619,7 +2619,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d27 := _t71) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -2627,7 +2627,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t28, _t6)
+        _t76 = (_by_zero() if not (_d28 := _t6) else _n28 // _d28 if not (_n28 := _t28) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
@@ -2639,11 +2639,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div(_t26, _t6)
+        _t79 = (_by_zero() if not (_d29 := _t6) else _n29 // _d29 if not (_n29 := _t26) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t26*_t37), _t11)
+        _t80 = (_by_zero() if not (_d30 := _t11) else _n30 // _d30 if not (_n30 := (_t26*_t37)) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -2651,7 +2651,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (2*(_div((_t73*_t75), _t6) if _t47 else _t76)) + (3*(_div(_t78, _t6) if _t47 else _t79)) + (5*(_div((_t37*_t78), _t11) if _t47 else _t80)) + (_div((_t73*_t81), _t6) if _t47 else _t25)
+        _t82 = (2*((_by_zero() if not (_d31 := _t6) else _n31 // _d31 if not (_n31 := (_t73*_t75)) % _d31 else _F(_n31, _d31)) if _t47 else _t76)) + (3*((_by_zero() if not (_d32 := _t6) else _n32 // _d32 if not (_n32 := _t78) % _d32 else _F(_n32, _d32)) if _t47 else _t79)) + (5*((_by_zero() if not (_d33 := _t11) else _n33 // _d33 if not (_n33 := (_t37*_t78)) % _d33 else _F(_n33, _d33)) if _t47 else _t80)) + ((_by_zero() if not (_d34 := _t6) else _n34 // _d34 if not (_n34 := (_t73*_t81)) % _d34 else _F(_n34, _d34)) if _t47 else _t25)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -2659,11 +2659,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t65 + _div((2*_t17), _t5)
+        _t84 = _t65 + (_by_zero() if not (_d35 := _t5) else _n35 // _d35 if not (_n35 := (2*_t17)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _t76 + _t79 + _div((3*_t23), _t6) + _div((4*_t29), _t11)
+        _t85 = _t76 + _t79 + (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := (3*_t23)) % _d36 else _F(_n36, _d36)) + (_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := (4*_t29)) % _d37 else _F(_n37, _d37))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -2691,7 +2691,7 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t60, _t11) if _t36 else 0))
+        _t92 = (3*((_by_zero() if not (_d38 := _t11) else _n38 // _d38 if not (_n38 := _t60) % _d38 else _F(_n38, _d38)) if _t36 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -2699,11 +2699,11 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_t65 if _t41 else 0)) + (3*(_div(_t68, _t5) if _t45 else 0))
+        _t94 = (2*(_t65 if _t41 else 0)) + (3*((_by_zero() if not (_d39 := _t5) else _n39 // _d39 if not (_n39 := _t68) % _d39 else _F(_n39, _d39)) if _t45 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (2*(_div(_t75, _t6) if _t47 else 0)) + (3*(_div(_t77, _t6) if _t47 else 0)) + (5*(_div((_t37*_t77), _t11) if _t47 else 0)) + (_div(_t81, _t6) if _t47 else 0)
+        _t95 = (2*((_by_zero() if not (_d40 := _t6) else _n40 // _d40 if not (_n40 := _t75) % _d40 else _F(_n40, _d40)) if _t47 else 0)) + (3*((_by_zero() if not (_d41 := _t6) else _n41 // _d41 if not (_n41 := _t77) % _d41 else _F(_n41, _d41)) if _t47 else 0)) + (5*((_by_zero() if not (_d42 := _t11) else _n42 // _d42 if not (_n42 := (_t37*_t77)) % _d42 else _F(_n42, _d42)) if _t47 else 0)) + ((_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t81) % _d43 else _F(_n43, _d43)) if _t47 else 0)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -2715,22 +2715,22 @@ def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t3, _t97)
+        _t98 = (_by_zero() if not (_d44 := _t97) else _n44 // _d44 if not (_n44 := _t3) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t38, _a9)
+        _t99 = (_by_zero() if not (_d45 := _a9) else _n45 // _d45 if not (_n45 := _t38) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, (_a6*_a8*_a11))
+        _t100 = (_by_zero() if not (_d46 := (_a6*_a8*_a11)) else _n46 // _d46 if not (_n46 := _t3) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t3, (_t6*_a8))
+        _t101 = (_by_zero() if not (_d47 := (_t6*_a8)) else _n47 // _d47 if not (_n47 := _t3) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
-    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
+    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d49 := _a2) else _n49 // _d49 if not (_n49 := _a11) % _d49 else _F(_n49, _d49)) if _t0 else (_by_zero() if not (_d48 := _t15) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, (_by_zero() if not (_d50 := _a8) else _n50 // _d50 if not (_n50 := _t33) % _d50 else _F(_n50, _d50)), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, (_by_zero() if not (_d51 := _t97) else _n51 // _d51 if not (_n51 := _t2) % _d51 else _F(_n51, _d51)), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, (_by_zero() if not (_d52 := _a11) else _n52 // _d52 if not (_n52 := _t14) % _d52 else _F(_n52, _d52)), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
 
 
 def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -2751,11 +2751,11 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -2767,7 +2767,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -2787,7 +2787,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div((2*_t12), _t0)
+        _t13 = (_by_zero() if not (_d4 := _t0) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -2815,7 +2815,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t17, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t17) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -2831,7 +2831,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t18)
+        _t24 = (_by_zero() if not (_d6 := _t18) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -2843,7 +2843,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t26, _t18)
+        _t27 = (_by_zero() if not (_d7 := _t18) else _n7 // _d7 if not (_n7 := _t26) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -2855,7 +2855,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _div(_t29, _t18)
+        _t30 = (_by_zero() if not (_d8 := _t18) else _n8 // _d8 if not (_n8 := _t29) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -2863,7 +2863,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
-        _t32 = _t24 + _t27 + _t30 + _div(_t31, _t19)
+        _t32 = _t24 + _t27 + _t30 + (_by_zero() if not (_d9 := _t19) else _n9 // _d9 if not (_n9 := _t31) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
@@ -2907,7 +2907,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div((_t14*_t42), _a10)
+        _t43 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t14*_t42)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -2939,7 +2939,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
-        _t51 = _div((_t41*_t50), _a10)
+        _t51 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t41*_t50)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
@@ -2959,11 +2959,11 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = (-1*_a0*(-1 + _ceiling(_div(_t18, _a0)))) + (_a5*_a6*_a12)
+        _t56 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t18) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = _div(_a0, _a12)
+        _t57 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
@@ -2975,19 +2975,19 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t6*(_div(_a12, _t56) if _t59 else 1))
+        _t60 = (_t6*((_by_zero() if not (_d14 := _t56) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t59 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t6, _t0)
+        _t61 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (3*(_div((_t60*(-1 + (_div(_t56, _a12) if _t59 else 1))), _t0) if _t37 else _t61))
+        _t62 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t60*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t56) % _d16 else _F(_n16, _d16)) if _t59 else 1)))) % _d17 else _F(_n17, _d17)) if _t37 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t39, _a0))))
+        _t63 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t39) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -2999,19 +2999,19 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_t65*(_div(_a12, _t63) if _t64 else 1))
+        _t66 = (_t65*((_by_zero() if not (_d19 := _t63) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t64 else 1))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = _div(_t65, _t19)
+        _t67 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t65) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (3*(_div((_t66*(-1 + (_div(_t63, _a12) if _t64 else 1))), _t19) if _t40 else _t67))
+        _t68 = (3*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t66*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t63) % _d21 else _F(_n21, _d21)) if _t64 else 1)))) % _d22 else _F(_n22, _d22)) if _t40 else _t67))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t12, _t0)
+        _t69 = (_by_zero() if not (_d23 := _t0) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -3019,7 +3019,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t71 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -3031,7 +3031,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d25 := _t71) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -3043,7 +3043,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div(_t75, _t19)
+        _t77 = (_by_zero() if not (_d26 := _t19) else _n26 // _d26 if not (_n26 := _t75) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -3059,7 +3059,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = (2*(_div((_t73*_t76), _t19) if _t49 else _t77)) + (_div((_t73*_t78), _t18) if _t49 else _t24) + (_div((_t73*_t79), _t18) if _t49 else _t27) + (_div((_t73*_t80), _t18) if _t49 else _t30)
+        _t81 = (2*((_by_zero() if not (_d27 := _t19) else _n27 // _d27 if not (_n27 := (_t73*_t76)) % _d27 else _F(_n27, _d27)) if _t49 else _t77)) + ((_by_zero() if not (_d28 := _t18) else _n28 // _d28 if not (_n28 := (_t73*_t78)) % _d28 else _F(_n28, _d28)) if _t49 else _t24) + ((_by_zero() if not (_d29 := _t18) else _n29 // _d29 if not (_n29 := (_t73*_t79)) % _d29 else _F(_n29, _d29)) if _t49 else _t27) + ((_by_zero() if not (_d30 := _t18) else _n30 // _d30 if not (_n30 := (_t73*_t80)) % _d30 else _F(_n30, _d30)) if _t49 else _t30)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
@@ -3067,11 +3067,11 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
-        _t83 = _div((2*_t6), _t0)
+        _t83 = (_by_zero() if not (_d31 := _t0) else _n31 // _d31 if not (_n31 := (2*_t6)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t77 + _div(_t25, _t18) + _div((3*_t22), _t18) + _div((_t25*_t28), _t18)
+        _t84 = _t77 + (_by_zero() if not (_d32 := _t18) else _n32 // _d32 if not (_n32 := _t25) % _d32 else _F(_n32, _d32)) + (_by_zero() if not (_d33 := _t18) else _n33 // _d33 if not (_n33 := (3*_t22)) % _d33 else _F(_n33, _d33)) + (_by_zero() if not (_d34 := _t18) else _n34 // _d34 if not (_n34 := (_t25*_t28)) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -3099,11 +3099,11 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (3*(_div(_t60, _t0) if _t37 else 0))
+        _t91 = (3*((_by_zero() if not (_d35 := _t0) else _n35 // _d35 if not (_n35 := _t60) % _d35 else _F(_n35, _d35)) if _t37 else 0))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t66, _t19) if _t40 else 0))
+        _t92 = (3*((_by_zero() if not (_d36 := _t19) else _n36 // _d36 if not (_n36 := _t66) % _d36 else _F(_n36, _d36)) if _t40 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -3111,7 +3111,7 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_div(_t76, _t19) if _t49 else 0)) + (_div(_t78, _t18) if _t49 else 0) + (_div(_t79, _t18) if _t49 else 0) + (_div(_t80, _t18) if _t49 else 0)
+        _t94 = (2*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t76) % _d37 else _F(_n37, _d37)) if _t49 else 0)) + ((_by_zero() if not (_d38 := _t18) else _n38 // _d38 if not (_n38 := _t78) % _d38 else _F(_n38, _d38)) if _t49 else 0) + ((_by_zero() if not (_d39 := _t18) else _n39 // _d39 if not (_n39 := _t79) % _d39 else _F(_n39, _d39)) if _t49 else 0) + ((_by_zero() if not (_d40 := _t18) else _n40 // _d40 if not (_n40 := _t80) % _d40 else _F(_n40, _d40)) if _t49 else 0)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -3123,18 +3123,18 @@ def _sheet2_26a825b48074(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t11, _t96)
+        _t97 = (_by_zero() if not (_d41 := _t96) else _n41 // _d41 if not (_n41 := _t11) % _d41 else _F(_n41, _d41))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t42, _a10)
+        _t98 = (_by_zero() if not (_d42 := _a10) else _n42 // _d42 if not (_n42 := _t42) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t15, (_a6*_a9*_a12))
+        _t99 = (_by_zero() if not (_d43 := (_a6*_a9*_a12)) else _n43 // _d43 if not (_n43 := _t15) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
-    return (_t33, _t33, _t17 + _t23 + _t31 + _t34 + (_t11*_t35*_t36) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t55, _t82, _t85, _t90, _t95, _t55, _t82, _t85, _t90, _t95, _div(_t35, _a9), _t19, _a12, _t97, _t98, _t77, _a12, _t97, _t98, _t77, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, 2, _t97, _a9, _t69, 2, _t97, _a9, _t69, _a12, _t97, _a9, _t30, _a12, _t97, _a9, _t27, _a12, _div(_t10, _t96), (3*_a9), _t24, _t0, _t5, 1, _t61, _t0, _t5, 1, _t61, _t32, _t54, _t81, _t84, _t89, _t94, _t20, _t44, _t68, _t67, _t87, _t92, _t13, _t48, _t70, _t88, _t93, _t8, _t38, _t62, _t83, _t86, _t91, )
+    return (_t33, _t33, _t17 + _t23 + _t31 + _t34 + (_t11*_t35*_t36) + (_t7*_a2*((_by_zero() if not (_d45 := _a2) else _n45 // _d45 if not (_n45 := _a12) % _d45 else _F(_n45, _d45)) if _t2 else (_by_zero() if not (_d44 := _t4) else _n44 // _d44 if not (_n44 := _a12) % _d44 else _F(_n44, _d44)))), _t55, _t82, _t85, _t90, _t95, _t55, _t82, _t85, _t90, _t95, (_by_zero() if not (_d46 := _a9) else _n46 // _d46 if not (_n46 := _t35) % _d46 else _F(_n46, _d46)), _t19, _a12, _t97, _t98, _t77, _a12, _t97, _t98, _t77, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, 2, _t97, _a9, _t69, 2, _t97, _a9, _t69, _a12, _t97, _a9, _t30, _a12, _t97, _a9, _t27, _a12, (_by_zero() if not (_d47 := _t96) else _n47 // _d47 if not (_n47 := _t10) % _d47 else _F(_n47, _d47)), (3*_a9), _t24, _t0, _t5, 1, _t61, _t0, _t5, 1, _t61, _t32, _t54, _t81, _t84, _t89, _t94, _t20, _t44, _t68, _t67, _t87, _t92, _t13, _t48, _t70, _t88, _t93, _t8, _t38, _t62, _t83, _t86, _t91, )
 
 
 def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20, _a21, _a22):
@@ -3167,7 +3167,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -3195,7 +3195,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div(_t11, _t13)
+        _t14 = (_by_zero() if not (_d1 := _t13) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -3247,11 +3247,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t19, _a19) + _div(_t24, _t26)
+        _t27 = (_by_zero() if not (_d2 := _a19) else _n2 // _d2 if not (_n2 := _t19) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t26) else _n3 // _d3 if not (_n3 := _t24) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a14)
+        _t28 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -3279,11 +3279,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a19)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a19) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a22) if _t0 else _div(_t35, _a22))
+        _t36 = ((_by_zero() if not (_d7 := _a22) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a22) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -3295,7 +3295,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t13) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -3311,7 +3311,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t6)
+        _t43 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -3351,11 +3351,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _div((-1*_a3), _a19)
+        _t53 = (_by_zero() if not (_d11 := _a19) else _n11 // _d11 if not (_n11 := (-1*_a3)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t53 + _div(_t50, _a19)
+        _t54 = _t53 + (_by_zero() if not (_d12 := _a19) else _n12 // _d12 if not (_n12 := _t50) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -3403,7 +3403,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _t53 + _div(_a2, _a19)
+        _t66 = _t53 + (_by_zero() if not (_d13 := _a19) else _n13 // _d13 if not (_n13 := _a2) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -3423,7 +3423,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _t43 + _div(_t45, _t6) + _div(_t48, _t12) + _div(_t52, _t13) + _div(_t56, _t6) + _div(_t62, _t13) + _div(_t65, _t13) + _div(_t67, _t6) + _div(_t70, _t13) + _div((2*_t58), _t6)
+        _t71 = _t43 + (_by_zero() if not (_d14 := _t6) else _n14 // _d14 if not (_n14 := _t45) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t12) else _n15 // _d15 if not (_n15 := _t48) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t13) else _n16 // _d16 if not (_n16 := _t52) % _d16 else _F(_n16, _d16)) + (_by_zero() if not (_d17 := _t6) else _n17 // _d17 if not (_n17 := _t56) % _d17 else _F(_n17, _d17)) + (_by_zero() if not (_d18 := _t13) else _n18 // _d18 if not (_n18 := _t62) % _d18 else _F(_n18, _d18)) + (_by_zero() if not (_d19 := _t13) else _n19 // _d19 if not (_n19 := _t65) % _d19 else _F(_n19, _d19)) + (_by_zero() if not (_d20 := _t6) else _n20 // _d20 if not (_n20 := _t67) % _d20 else _F(_n20, _d20)) + (_by_zero() if not (_d21 := _t13) else _n21 // _d21 if not (_n21 := _t70) % _d21 else _F(_n21, _d21)) + (_by_zero() if not (_d22 := _t6) else _n22 // _d22 if not (_n22 := (2*_t58)) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -3447,7 +3447,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t76*_t8), _a19)
+        _t77 = (_by_zero() if not (_d23 := _a19) else _n23 // _d23 if not (_n23 := (_t76*_t8)) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -3455,11 +3455,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t15, _a1))))
+        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t15) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_a1, _a22)
+        _t80 = (_by_zero() if not (_d25 := _a22) else _n25 // _d25 if not (_n25 := _a1) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -3467,11 +3467,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (_a1 == _t79) or (_div(_t25, _a14) == 1)
+        _t82 = (_a1 == _t79) or ((_by_zero() if not (_d26 := _a14) else _n26 // _d26 if not (_n26 := _t25) % _d26 else _F(_n26, _d26)) == 1)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
-        _t83 = (_div(_t79, _a22) if _t81 and _t82 else 1)
+        _t83 = ((_by_zero() if not (_d27 := _a22) else _n27 // _d27 if not (_n27 := _t79) % _d27 else _F(_n27, _d27)) if _t81 and _t82 else 1)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
@@ -3483,11 +3483,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = _div(_t17, _a19)
+        _t86 = (_by_zero() if not (_d28 := _a19) else _n28 // _d28 if not (_n28 := _t17) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (4*(_div((_t16*_t84), _a19) if _t85 else _div((_t16*_t20), _a19))) + (0 if _t85 else _t86)
+        _t87 = (4*((_by_zero() if not (_d30 := _a19) else _n30 // _d30 if not (_n30 := (_t16*_t84)) % _d30 else _F(_n30, _d30)) if _t85 else (_by_zero() if not (_d29 := _a19) else _n29 // _d29 if not (_n29 := (_t16*_t20)) % _d29 else _F(_n29, _d29)))) + (0 if _t85 else _t86)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
@@ -3535,11 +3535,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div((_t95*_a3), _a19)
+        _t99 = (_by_zero() if not (_d31 := _a19) else _n31 // _d31 if not (_n31 := (_t95*_a3)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div((_t95*_a2), _a19)
+        _t100 = (_by_zero() if not (_d32 := _a19) else _n32 // _d32 if not (_n32 := (_t95*_a2)) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -3567,7 +3567,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t74, _a1))))
+        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d33 := _a1) else _n33 // _d33 if not (_n33 := _t74) % _d33 else _F(_n33, _d33)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -3575,35 +3575,35 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_t10*(_div(_a22, _t107) if _t108 else 1))
+        _t109 = (_t10*((_by_zero() if not (_d34 := _t107) else _n34 // _d34 if not (_n34 := _a22) % _d34 else _F(_n34, _d34)) if _t108 else 1))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = _div(_t10, _t13)
+        _t110 = (_by_zero() if not (_d35 := _t13) else _n35 // _d35 if not (_n35 := _t10) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = (3*(_div((_t109*(-1 + (_div(_t107, _a22) if _t108 else 1))), _t13) if _t75 else _t110))
+        _t111 = (3*((_by_zero() if not (_d37 := _t13) else _n37 // _d37 if not (_n37 := (_t109*(-1 + ((_by_zero() if not (_d36 := _a22) else _n36 // _d36 if not (_n36 := _t107) % _d36 else _F(_n36, _d36)) if _t108 else 1)))) % _d37 else _F(_n37, _d37)) if _t75 else _t110))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = (_t18*(_div(1, _t79) if _t82 else 1))
+        _t112 = (_t18*((_by_zero() if not (_d38 := _t79) else _n38 // _d38 if not (_n38 := 1) % _d38 else _F(_n38, _d38)) if _t82 else 1))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _div(_t18, _a19)
+        _t113 = (_by_zero() if not (_d39 := _a19) else _n39 // _d39 if not (_n39 := _t18) % _d39 else _F(_n39, _d39))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
-        _t114 = _div(_t23, _t26)
+        _t114 = (_by_zero() if not (_d40 := _t26) else _n40 // _d40 if not (_n40 := _t23) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (4*(_div((_t112*(-1 + (_t79 if _t82 else 1))), _a19) if _t85 else _t113)) + (4*(_div((_t22*_t84), _t26) if _t85 else _t114))
+        _t115 = (4*((_by_zero() if not (_d41 := _a19) else _n41 // _d41 if not (_n41 := (_t112*(-1 + (_t79 if _t82 else 1)))) % _d41 else _F(_n41, _d41)) if _t85 else _t113)) + (4*((_by_zero() if not (_d42 := _t26) else _n42 // _d42 if not (_n42 := (_t22*_t84)) % _d42 else _F(_n42, _d42)) if _t85 else _t114))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t4, _t6)
+        _t116 = (_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t4) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -3611,11 +3611,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a9*_a10*_a22)
+        _t118 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d44 := _a1) else _n44 // _d44 if not (_n44 := _t6) % _d44 else _F(_n44, _d44))))) + (_a9*_a10*_a22)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_a1, _t15)
+        _t119 = (_by_zero() if not (_d45 := _t15) else _n45 // _d45 if not (_n45 := _a1) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -3627,11 +3627,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (_t30*(_div(_t15, _t118) if _t121 else 1))
+        _t122 = (_t30*((_by_zero() if not (_d46 := _t118) else _n46 // _d46 if not (_n46 := _t15) % _d46 else _F(_n46, _d46)) if _t121 else 1))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div(_t30, _t13)
+        _t123 = (_by_zero() if not (_d47 := _t13) else _n47 // _d47 if not (_n47 := _t30) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -3639,19 +3639,19 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
-        _t125 = (_t37*(_div(_a22, _t118) if _t124 else 1))
+        _t125 = (_t37*((_by_zero() if not (_d48 := _t118) else _n48 // _d48 if not (_n48 := _a22) % _d48 else _F(_n48, _d48)) if _t124 else 1))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
-        _t126 = _div(_t37, _t5)
+        _t126 = (_by_zero() if not (_d49 := _t5) else _n49 // _d49 if not (_n49 := _t37) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (3*(_div((_t122*(-1 + (_div(_t118, _t15) if _t121 else 1))), _t13) if _t92 else _t123)) + (3*(_div((_t125*(-1 + (_div(_t118, _a22) if _t124 else 1))), _t5) if _t92 else _t126))
+        _t127 = (3*((_by_zero() if not (_d51 := _t13) else _n51 // _d51 if not (_n51 := (_t122*(-1 + ((_by_zero() if not (_d50 := _t15) else _n50 // _d50 if not (_n50 := _t118) % _d50 else _F(_n50, _d50)) if _t121 else 1)))) % _d51 else _F(_n51, _d51)) if _t92 else _t123)) + (3*((_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (_t125*(-1 + ((_by_zero() if not (_d52 := _a22) else _n52 // _d52 if not (_n52 := _t118) % _d52 else _F(_n52, _d52)) if _t124 else 1)))) % _d53 else _F(_n53, _d53)) if _t92 else _t126))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = _a22 + (-1*_a1*(-1 + _ceiling(_div(_a22, _a1))))
+        _t128 = _a22 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d54 := _a1) else _n54 // _d54 if not (_n54 := _a22) % _d54 else _F(_n54, _d54)))))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -3663,7 +3663,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (_div(1, _t128) if _t129 else 1)
+        _t131 = ((_by_zero() if not (_d55 := _t128) else _n55 // _d55 if not (_n55 := 1) % _d55 else _F(_n55, _d55)) if _t129 else 1)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -3675,7 +3675,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t132, _t12)
+        _t134 = (_by_zero() if not (_d56 := _t12) else _n56 // _d56 if not (_n56 := _t132) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -3687,7 +3687,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t135, _t13)
+        _t137 = (_by_zero() if not (_d57 := _t13) else _n57 // _d57 if not (_n57 := _t135) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -3695,7 +3695,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t55, _t6)
+        _t139 = (_by_zero() if not (_d58 := _t6) else _n58 // _d58 if not (_n58 := _t55) % _d58 else _F(_n58, _d58))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
@@ -3703,7 +3703,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_t58, _t6)
+        _t141 = (_by_zero() if not (_d59 := _t6) else _n59 // _d59 if not (_n59 := _t58) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
@@ -3715,7 +3715,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
-        _t144 = _div(_t44, _t6)
+        _t144 = (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := _t44) % _d60 else _F(_n60, _d60))
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
@@ -3723,7 +3723,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t61, _t13)
+        _t146 = (_by_zero() if not (_d61 := _t13) else _n61 // _d61 if not (_n61 := _t61) % _d61 else _F(_n61, _d61))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
@@ -3731,7 +3731,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t64, _t13)
+        _t148 = (_by_zero() if not (_d62 := _t13) else _n62 // _d62 if not (_n62 := _t64) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
@@ -3743,11 +3743,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
     try:
-        _t151 = _div(_t149, _t6)
+        _t151 = (_by_zero() if not (_d63 := _t6) else _n63 // _d63 if not (_n63 := _t149) % _d63 else _F(_n63, _d63))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
     try:
-        _t152 = _div(_t69, _t13)
+        _t152 = (_by_zero() if not (_d64 := _t13) else _n64 // _d64 if not (_n64 := _t69) % _d64 else _F(_n64, _d64))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
     try:
@@ -3755,7 +3755,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
     try:
-        _t154 = (2*(_div((_t130*_t133), _t12) if _t94 else _t134)) + (2*(_div((_t130*_t136), _t13) if _t94 else _t137)) + (2*(_div((_t130*_t138), _t6) if _t94 else _t139)) + (2*(_div((_t130*_t140), _t6) if _t94 else _t141)) + (3*(_div(_t143, _t6) if _t94 else _t144)) + (3*(_div((_t130*_t145), _t13) if _t94 else _t146)) + (3*(_div((_t130*_t147), _t13) if _t94 else _t148)) + (3*(_div((_t130*_t150), _t6) if _t94 else _t151)) + (4*(_div((_t143*_t68), _t13) if _t94 else _t152)) + (_div((_t130*_t153), _t6) if _t94 else _t43)
+        _t154 = (2*((_by_zero() if not (_d65 := _t12) else _n65 // _d65 if not (_n65 := (_t130*_t133)) % _d65 else _F(_n65, _d65)) if _t94 else _t134)) + (2*((_by_zero() if not (_d66 := _t13) else _n66 // _d66 if not (_n66 := (_t130*_t136)) % _d66 else _F(_n66, _d66)) if _t94 else _t137)) + (2*((_by_zero() if not (_d67 := _t6) else _n67 // _d67 if not (_n67 := (_t130*_t138)) % _d67 else _F(_n67, _d67)) if _t94 else _t139)) + (2*((_by_zero() if not (_d68 := _t6) else _n68 // _d68 if not (_n68 := (_t130*_t140)) % _d68 else _F(_n68, _d68)) if _t94 else _t141)) + (3*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t143) % _d69 else _F(_n69, _d69)) if _t94 else _t144)) + (3*((_by_zero() if not (_d70 := _t13) else _n70 // _d70 if not (_n70 := (_t130*_t145)) % _d70 else _F(_n70, _d70)) if _t94 else _t146)) + (3*((_by_zero() if not (_d71 := _t13) else _n71 // _d71 if not (_n71 := (_t130*_t147)) % _d71 else _F(_n71, _d71)) if _t94 else _t148)) + (3*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := (_t130*_t150)) % _d72 else _F(_n72, _d72)) if _t94 else _t151)) + (4*((_by_zero() if not (_d73 := _t13) else _n73 // _d73 if not (_n73 := (_t143*_t68)) % _d73 else _F(_n73, _d73)) if _t94 else _t152)) + ((_by_zero() if not (_d74 := _t6) else _n74 // _d74 if not (_n74 := (_t130*_t153)) % _d74 else _F(_n74, _d74)) if _t94 else _t43)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
     try:
@@ -3763,11 +3763,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
     try:
-        _t156 = _div((2*_t30), _t13) + _div((2*_t37), _t5)
+        _t156 = (_by_zero() if not (_d75 := _t13) else _n75 // _d75 if not (_n75 := (2*_t30)) % _d75 else _F(_n75, _d75)) + (_by_zero() if not (_d76 := _t5) else _n76 // _d76 if not (_n76 := (2*_t37)) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
     try:
-        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + _div((2*_t69), _t13) + _div((3*_t41), _t6)
+        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + (_by_zero() if not (_d77 := _t13) else _n77 // _d77 if not (_n77 := (2*_t69)) % _d77 else _F(_n77, _d77)) + (_by_zero() if not (_d78 := _t6) else _n78 // _d78 if not (_n78 := (3*_t41)) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
     try:
@@ -3783,7 +3783,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
     try:
-        _t161 = (4*(_div((_t16*_t160), _a19) if _t85 else 0)) + (_t86 if _t85 else 0)
+        _t161 = (4*((_by_zero() if not (_d79 := _a19) else _n79 // _d79 if not (_n79 := (_t16*_t160)) % _d79 else _F(_n79, _d79)) if _t85 else 0)) + (_t86 if _t85 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
     try:
@@ -3803,11 +3803,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
     try:
-        _t166 = (3*(_div(_t109, _t13) if _t75 else 0))
+        _t166 = (3*((_by_zero() if not (_d80 := _t13) else _n80 // _d80 if not (_n80 := _t109) % _d80 else _F(_n80, _d80)) if _t75 else 0))
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
     try:
-        _t167 = (4*(_div(_t112, _a19) if _t85 else 0)) + (4*(_div((_t160*_t22), _t26) if _t85 else 0))
+        _t167 = (4*((_by_zero() if not (_d81 := _a19) else _n81 // _d81 if not (_n81 := _t112) % _d81 else _F(_n81, _d81)) if _t85 else 0)) + (4*((_by_zero() if not (_d82 := _t26) else _n82 // _d82 if not (_n82 := (_t160*_t22)) % _d82 else _F(_n82, _d82)) if _t85 else 0))
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
     try:
@@ -3815,11 +3815,11 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
     try:
-        _t169 = (3*(_div(_t122, _t13) if _t92 else 0)) + (3*(_div(_t125, _t5) if _t92 else 0))
+        _t169 = (3*((_by_zero() if not (_d83 := _t13) else _n83 // _d83 if not (_n83 := _t122) % _d83 else _F(_n83, _d83)) if _t92 else 0)) + (3*((_by_zero() if not (_d84 := _t5) else _n84 // _d84 if not (_n84 := _t125) % _d84 else _F(_n84, _d84)) if _t92 else 0))
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
     try:
-        _t170 = (2*(_div(_t133, _t12) if _t94 else 0)) + (2*(_div(_t136, _t13) if _t94 else 0)) + (2*(_div(_t138, _t6) if _t94 else 0)) + (2*(_div(_t140, _t6) if _t94 else 0)) + (3*(_div(_t142, _t6) if _t94 else 0)) + (3*(_div(_t145, _t13) if _t94 else 0)) + (3*(_div(_t147, _t13) if _t94 else 0)) + (3*(_div(_t150, _t6) if _t94 else 0)) + (4*(_div((_t142*_t68), _t13) if _t94 else 0)) + (_div(_t153, _t6) if _t94 else 0)
+        _t170 = (2*((_by_zero() if not (_d85 := _t12) else _n85 // _d85 if not (_n85 := _t133) % _d85 else _F(_n85, _d85)) if _t94 else 0)) + (2*((_by_zero() if not (_d86 := _t13) else _n86 // _d86 if not (_n86 := _t136) % _d86 else _F(_n86, _d86)) if _t94 else 0)) + (2*((_by_zero() if not (_d87 := _t6) else _n87 // _d87 if not (_n87 := _t138) % _d87 else _F(_n87, _d87)) if _t94 else 0)) + (2*((_by_zero() if not (_d88 := _t6) else _n88 // _d88 if not (_n88 := _t140) % _d88 else _F(_n88, _d88)) if _t94 else 0)) + (3*((_by_zero() if not (_d89 := _t6) else _n89 // _d89 if not (_n89 := _t142) % _d89 else _F(_n89, _d89)) if _t94 else 0)) + (3*((_by_zero() if not (_d90 := _t13) else _n90 // _d90 if not (_n90 := _t145) % _d90 else _F(_n90, _d90)) if _t94 else 0)) + (3*((_by_zero() if not (_d91 := _t13) else _n91 // _d91 if not (_n91 := _t147) % _d91 else _F(_n91, _d91)) if _t94 else 0)) + (3*((_by_zero() if not (_d92 := _t6) else _n92 // _d92 if not (_n92 := _t150) % _d92 else _F(_n92, _d92)) if _t94 else 0)) + (4*((_by_zero() if not (_d93 := _t13) else _n93 // _d93 if not (_n93 := (_t142*_t68)) % _d93 else _F(_n93, _d93)) if _t94 else 0)) + ((_by_zero() if not (_d94 := _t6) else _n94 // _d94 if not (_n94 := _t153) % _d94 else _F(_n94, _d94)) if _t94 else 0)
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
     try:
@@ -3831,7 +3831,7 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
     try:
-        _t173 = _div(_t3, _t172)
+        _t173 = (_by_zero() if not (_d95 := _t172) else _n95 // _d95 if not (_n95 := _t3) % _d95 else _F(_n95, _d95))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
     try:
@@ -3843,27 +3843,27 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
     try:
-        _t176 = _div(_t63, _t172)
+        _t176 = (_by_zero() if not (_d96 := _t172) else _n96 // _d96 if not (_n96 := _t63) % _d96 else _F(_n96, _d96))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
     try:
-        _t177 = _div((_a2*_a18), _a19)
+        _t177 = (_by_zero() if not (_d97 := _a19) else _n97 // _d97 if not (_n97 := (_a2*_a18)) % _d97 else _F(_n97, _d97))
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
     try:
-        _t178 = _div(_t59, _t172)
+        _t178 = (_by_zero() if not (_d98 := _t172) else _n98 // _d98 if not (_n98 := _t59) % _d98 else _F(_n98, _d98))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
     try:
-        _t179 = _div(_t49, _t172)
+        _t179 = (_by_zero() if not (_d99 := _t172) else _n99 // _d99 if not (_n99 := _t49) % _d99 else _F(_n99, _d99))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
     try:
-        _t180 = _div(_t9, (_t101*_a10*_a18))
+        _t180 = (_by_zero() if not (_d100 := (_t101*_a10*_a18)) else _n100 // _d100 if not (_n100 := _t9) % _d100 else _F(_n100, _d100))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
     try:
-        _t181 = _div(_t76, _a19)
+        _t181 = (_by_zero() if not (_d101 := _a19) else _n101 // _d101 if not (_n101 := _t76) % _d101 else _F(_n101, _d101))
     except _CANNOT as _err:
         _t181 = _Unusable(_err)
     try:
@@ -3871,26 +3871,26 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t182 = _Unusable(_err)
     try:
-        _t183 = _div(_t21, _t182)
+        _t183 = (_by_zero() if not (_d102 := _t182) else _n102 // _d102 if not (_n102 := _t21) % _d102 else _F(_n102, _d102))
     except _CANNOT as _err:
         _t183 = _Unusable(_err)
     try:
-        _t184 = _div(_t16, _a19)
+        _t184 = (_by_zero() if not (_d103 := _a19) else _n103 // _d103 if not (_n103 := _t16) % _d103 else _F(_n103, _d103))
     except _CANNOT as _err:
         _t184 = _Unusable(_err)
     try:
-        _t185 = _div(_t21, _t172)
+        _t185 = (_by_zero() if not (_d104 := _t172) else _n104 // _d104 if not (_n104 := _t21) % _d104 else _F(_n104, _d104))
     except _CANNOT as _err:
         _t185 = _Unusable(_err)
     try:
-        _t186 = _div(_t3, _t182)
+        _t186 = (_by_zero() if not (_d105 := _t182) else _n105 // _d105 if not (_n105 := _t3) % _d105 else _F(_n105, _d105))
     except _CANNOT as _err:
         _t186 = _Unusable(_err)
     try:
-        _t187 = _div(_a5, (_t15*_a19))
+        _t187 = (_by_zero() if not (_d106 := (_t15*_a19)) else _n106 // _d106 if not (_n106 := _a5) % _d106 else _F(_n106, _d106))
     except _CANNOT as _err:
         _t187 = _Unusable(_err)
-    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, _div(_t73, _a18), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _div(_t47, _a19), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _div(_t2, _t172), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
+    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*((_by_zero() if not (_d108 := _t33) else _n108 // _d108 if not (_n108 := _a22) % _d108 else _F(_n108, _d108)) if _t0 else (_by_zero() if not (_d107 := _t35) else _n107 // _d107 if not (_n107 := _a22) % _d107 else _F(_n107, _d107)))) + (_by_zero() if not (_d109 := _a14) else _n109 // _d109 if not (_n109 := _t24) % _d109 else _F(_n109, _d109)), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, (_by_zero() if not (_d110 := _a18) else _n110 // _d110 if not (_n110 := _t73) % _d110 else _F(_n110, _d110)), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, (_by_zero() if not (_d111 := _a19) else _n111 // _d111 if not (_n111 := _t47) % _d111 else _F(_n111, _d111)), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, (_by_zero() if not (_d112 := _t172) else _n112 // _d112 if not (_n112 := _t2) % _d112 else _F(_n112, _d112)), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
 
 
 def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20, _a21, _a22):
@@ -3923,7 +3923,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -3951,7 +3951,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div(_t11, _t13)
+        _t14 = (_by_zero() if not (_d1 := _t13) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -4003,11 +4003,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t19, _a19) + _div(_t24, _t26)
+        _t27 = (_by_zero() if not (_d2 := _a19) else _n2 // _d2 if not (_n2 := _t19) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t26) else _n3 // _d3 if not (_n3 := _t24) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a14)
+        _t28 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -4035,11 +4035,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a19)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a19) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a22) if _t0 else _div(_t35, _a22))
+        _t36 = ((_by_zero() if not (_d7 := _a22) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a22) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -4051,7 +4051,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t13) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -4067,7 +4067,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t6)
+        _t43 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -4119,7 +4119,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = _div((-1*_a3), _a19)
+        _t56 = (_by_zero() if not (_d11 := _a19) else _n11 // _d11 if not (_n11 := (-1*_a3)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
@@ -4127,7 +4127,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _t56 + _div(_t57, _a19)
+        _t58 = _t56 + (_by_zero() if not (_d12 := _a19) else _n12 // _d12 if not (_n12 := _t57) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
@@ -4155,7 +4155,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _t56 + _div(_a2, _a19)
+        _t65 = _t56 + (_by_zero() if not (_d13 := _a19) else _n13 // _d13 if not (_n13 := _a2) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -4179,7 +4179,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _t43 + _div(_t45, _t6) + _div(_t49, _t12) + _div(_t55, _t13) + _div(_t59, _t6) + _div(_t62, _t13) + _div(_t64, _t13) + _div(_t67, _t6) + _div(_t70, _t13) + _div((2*_t51), _t6)
+        _t71 = _t43 + (_by_zero() if not (_d14 := _t6) else _n14 // _d14 if not (_n14 := _t45) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t12) else _n15 // _d15 if not (_n15 := _t49) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t13) else _n16 // _d16 if not (_n16 := _t55) % _d16 else _F(_n16, _d16)) + (_by_zero() if not (_d17 := _t6) else _n17 // _d17 if not (_n17 := _t59) % _d17 else _F(_n17, _d17)) + (_by_zero() if not (_d18 := _t13) else _n18 // _d18 if not (_n18 := _t62) % _d18 else _F(_n18, _d18)) + (_by_zero() if not (_d19 := _t13) else _n19 // _d19 if not (_n19 := _t64) % _d19 else _F(_n19, _d19)) + (_by_zero() if not (_d20 := _t6) else _n20 // _d20 if not (_n20 := _t67) % _d20 else _F(_n20, _d20)) + (_by_zero() if not (_d21 := _t13) else _n21 // _d21 if not (_n21 := _t70) % _d21 else _F(_n21, _d21)) + (_by_zero() if not (_d22 := _t6) else _n22 // _d22 if not (_n22 := (2*_t51)) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -4203,7 +4203,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t76*_t8), _a19)
+        _t77 = (_by_zero() if not (_d23 := _a19) else _n23 // _d23 if not (_n23 := (_t76*_t8)) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -4215,15 +4215,15 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_t17, _a19)
+        _t80 = (_by_zero() if not (_d24 := _a19) else _n24 // _d24 if not (_n24 := _t17) % _d24 else _F(_n24, _d24))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t15, _a1))))
+        _t81 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d25 := _a1) else _n25 // _d25 if not (_n25 := _t15) % _d25 else _F(_n25, _d25)))))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _div(_a1, _a22)
+        _t82 = (_by_zero() if not (_d26 := _a22) else _n26 // _d26 if not (_n26 := _a1) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -4235,11 +4235,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = (_a1 == _t81) or (_div(_t84, _a14) == 1)
+        _t85 = (_a1 == _t81) or ((_by_zero() if not (_d27 := _a14) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) == 1)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (_div(_t81, _a22) if _t83 and _t85 else 1)
+        _t86 = ((_by_zero() if not (_d28 := _a22) else _n28 // _d28 if not (_n28 := _t81) % _d28 else _F(_n28, _d28)) if _t83 and _t85 else 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
@@ -4247,7 +4247,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (2*(0 if _t79 else _t80)) + (6*(_div((_t16*_t87), _a19) if _t79 else _div((_t16*_t20), _a19)))
+        _t88 = (2*(0 if _t79 else _t80)) + (6*((_by_zero() if not (_d30 := _a19) else _n30 // _d30 if not (_n30 := (_t16*_t87)) % _d30 else _F(_n30, _d30)) if _t79 else (_by_zero() if not (_d29 := _a19) else _n29 // _d29 if not (_n29 := (_t16*_t20)) % _d29 else _F(_n29, _d29))))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
@@ -4295,11 +4295,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div((_t96*_a3), _a19)
+        _t100 = (_by_zero() if not (_d31 := _a19) else _n31 // _d31 if not (_n31 := (_t96*_a3)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div((_t96*_a2), _a19)
+        _t101 = (_by_zero() if not (_d32 := _a19) else _n32 // _d32 if not (_n32 := (_t96*_a2)) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
@@ -4327,7 +4327,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t74, _a1))))
+        _t108 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d33 := _a1) else _n33 // _d33 if not (_n33 := _t74) % _d33 else _F(_n33, _d33)))))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
@@ -4335,35 +4335,35 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = (_t10*(_div(_a22, _t108) if _t109 else 1))
+        _t110 = (_t10*((_by_zero() if not (_d34 := _t108) else _n34 // _d34 if not (_n34 := _a22) % _d34 else _F(_n34, _d34)) if _t109 else 1))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = _div(_t10, _t13)
+        _t111 = (_by_zero() if not (_d35 := _t13) else _n35 // _d35 if not (_n35 := _t10) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = (4*(_div((_t110*(-1 + (_div(_t108, _a22) if _t109 else 1))), _t13) if _t75 else _t111))
+        _t112 = (4*((_by_zero() if not (_d37 := _t13) else _n37 // _d37 if not (_n37 := (_t110*(-1 + ((_by_zero() if not (_d36 := _a22) else _n36 // _d36 if not (_n36 := _t108) % _d36 else _F(_n36, _d36)) if _t109 else 1)))) % _d37 else _F(_n37, _d37)) if _t75 else _t111))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _div(_t23, _t26)
+        _t113 = (_by_zero() if not (_d38 := _t26) else _n38 // _d38 if not (_n38 := _t23) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
-        _t114 = (_t18*(_div(1, _t81) if _t85 else 1))
+        _t114 = (_t18*((_by_zero() if not (_d39 := _t81) else _n39 // _d39 if not (_n39 := 1) % _d39 else _F(_n39, _d39)) if _t85 else 1))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = _div(_t18, _a19)
+        _t115 = (_by_zero() if not (_d40 := _a19) else _n40 // _d40 if not (_n40 := _t18) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = (6*(_div((_t22*_t87), _t26) if _t79 else _t113)) + (8*(_div((_t114*(-1 + (_t81 if _t85 else 1))), _a19) if _t79 else _t115))
+        _t116 = (6*((_by_zero() if not (_d41 := _t26) else _n41 // _d41 if not (_n41 := (_t22*_t87)) % _d41 else _F(_n41, _d41)) if _t79 else _t113)) + (8*((_by_zero() if not (_d42 := _a19) else _n42 // _d42 if not (_n42 := (_t114*(-1 + (_t81 if _t85 else 1)))) % _d42 else _F(_n42, _d42)) if _t79 else _t115))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
-        _t117 = _div(_t4, _t6)
+        _t117 = (_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t4) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
@@ -4371,11 +4371,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a9*_a10*_a22)
+        _t119 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d44 := _a1) else _n44 // _d44 if not (_n44 := _t6) % _d44 else _F(_n44, _d44))))) + (_a9*_a10*_a22)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
-        _t120 = _div(_a1, _t15)
+        _t120 = (_by_zero() if not (_d45 := _t15) else _n45 // _d45 if not (_n45 := _a1) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
     try:
@@ -4387,11 +4387,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = (_t30*(_div(_t15, _t119) if _t122 else 1))
+        _t123 = (_t30*((_by_zero() if not (_d46 := _t119) else _n46 // _d46 if not (_n46 := _t15) % _d46 else _F(_n46, _d46)) if _t122 else 1))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
-        _t124 = _div(_t30, _t13)
+        _t124 = (_by_zero() if not (_d47 := _t13) else _n47 // _d47 if not (_n47 := _t30) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
@@ -4399,19 +4399,19 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
-        _t126 = (_t37*(_div(_a22, _t119) if _t125 else 1))
+        _t126 = (_t37*((_by_zero() if not (_d48 := _t119) else _n48 // _d48 if not (_n48 := _a22) % _d48 else _F(_n48, _d48)) if _t125 else 1))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = _div(_t37, _t5)
+        _t127 = (_by_zero() if not (_d49 := _t5) else _n49 // _d49 if not (_n49 := _t37) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (3*(_div((_t123*(-1 + (_div(_t119, _t15) if _t122 else 1))), _t13) if _t93 else _t124)) + (3*(_div((_t126*(-1 + (_div(_t119, _a22) if _t125 else 1))), _t5) if _t93 else _t127))
+        _t128 = (3*((_by_zero() if not (_d51 := _t13) else _n51 // _d51 if not (_n51 := (_t123*(-1 + ((_by_zero() if not (_d50 := _t15) else _n50 // _d50 if not (_n50 := _t119) % _d50 else _F(_n50, _d50)) if _t122 else 1)))) % _d51 else _F(_n51, _d51)) if _t93 else _t124)) + (3*((_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (_t126*(-1 + ((_by_zero() if not (_d52 := _a22) else _n52 // _d52 if not (_n52 := _t119) % _d52 else _F(_n52, _d52)) if _t125 else 1)))) % _d53 else _F(_n53, _d53)) if _t93 else _t127))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
-        _t129 = _a22 + (-1*_a1*(-1 + _ceiling(_div(_a22, _a1))))
+        _t129 = _a22 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d54 := _a1) else _n54 // _d54 if not (_n54 := _a22) % _d54 else _F(_n54, _d54)))))
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
@@ -4423,7 +4423,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
-        _t132 = (_div(1, _t129) if _t130 else 1)
+        _t132 = ((_by_zero() if not (_d55 := _t129) else _n55 // _d55 if not (_n55 := 1) % _d55 else _F(_n55, _d55)) if _t130 else 1)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
@@ -4435,7 +4435,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = _div(_t133, _t12)
+        _t135 = (_by_zero() if not (_d56 := _t12) else _n56 // _d56 if not (_n56 := _t133) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
@@ -4443,7 +4443,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t51, _t6)
+        _t137 = (_by_zero() if not (_d57 := _t6) else _n57 // _d57 if not (_n57 := _t51) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -4455,7 +4455,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t44, _t6)
+        _t140 = (_by_zero() if not (_d58 := _t6) else _n58 // _d58 if not (_n58 := _t44) % _d58 else _F(_n58, _d58))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -4463,7 +4463,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t54, _t13)
+        _t142 = (_by_zero() if not (_d59 := _t13) else _n59 // _d59 if not (_n59 := _t54) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
@@ -4475,7 +4475,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t143, _t6)
+        _t145 = (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := _t143) % _d60 else _F(_n60, _d60))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
@@ -4487,7 +4487,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t146, _t13)
+        _t148 = (_by_zero() if not (_d61 := _t13) else _n61 // _d61 if not (_n61 := _t146) % _d61 else _F(_n61, _d61))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
@@ -4499,7 +4499,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
     try:
-        _t151 = _div(_t149, _t13)
+        _t151 = (_by_zero() if not (_d62 := _t13) else _n62 // _d62 if not (_n62 := _t149) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
     try:
@@ -4507,11 +4507,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
     try:
-        _t153 = _div(_t66, _t6)
+        _t153 = (_by_zero() if not (_d63 := _t6) else _n63 // _d63 if not (_n63 := _t66) % _d63 else _F(_n63, _d63))
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
     try:
-        _t154 = _div(_t69, _t13)
+        _t154 = (_by_zero() if not (_d64 := _t13) else _n64 // _d64 if not (_n64 := _t69) % _d64 else _F(_n64, _d64))
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
     try:
@@ -4519,7 +4519,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
     try:
-        _t156 = (2*(_div((_t131*_t134), _t12) if _t95 else _t135)) + (2*(_div((_t131*_t136), _t6) if _t95 else _t137)) + (3*(_div(_t139, _t6) if _t95 else _t140)) + (3*(_div((_t131*_t141), _t13) if _t95 else _t142)) + (3*(_div((_t131*_t144), _t6) if _t95 else _t145)) + (4*(_div((_t131*_t147), _t13) if _t95 else _t148)) + (4*(_div((_t131*_t150), _t13) if _t95 else _t151)) + (4*(_div((_t131*_t152), _t6) if _t95 else _t153)) + (6*(_div((_t139*_t68), _t13) if _t95 else _t154)) + (_div((_t131*_t155), _t6) if _t95 else _t43)
+        _t156 = (2*((_by_zero() if not (_d65 := _t12) else _n65 // _d65 if not (_n65 := (_t131*_t134)) % _d65 else _F(_n65, _d65)) if _t95 else _t135)) + (2*((_by_zero() if not (_d66 := _t6) else _n66 // _d66 if not (_n66 := (_t131*_t136)) % _d66 else _F(_n66, _d66)) if _t95 else _t137)) + (3*((_by_zero() if not (_d67 := _t6) else _n67 // _d67 if not (_n67 := _t139) % _d67 else _F(_n67, _d67)) if _t95 else _t140)) + (3*((_by_zero() if not (_d68 := _t13) else _n68 // _d68 if not (_n68 := (_t131*_t141)) % _d68 else _F(_n68, _d68)) if _t95 else _t142)) + (3*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := (_t131*_t144)) % _d69 else _F(_n69, _d69)) if _t95 else _t145)) + (4*((_by_zero() if not (_d70 := _t13) else _n70 // _d70 if not (_n70 := (_t131*_t147)) % _d70 else _F(_n70, _d70)) if _t95 else _t148)) + (4*((_by_zero() if not (_d71 := _t13) else _n71 // _d71 if not (_n71 := (_t131*_t150)) % _d71 else _F(_n71, _d71)) if _t95 else _t151)) + (4*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := (_t131*_t152)) % _d72 else _F(_n72, _d72)) if _t95 else _t153)) + (6*((_by_zero() if not (_d73 := _t13) else _n73 // _d73 if not (_n73 := (_t139*_t68)) % _d73 else _F(_n73, _d73)) if _t95 else _t154)) + ((_by_zero() if not (_d74 := _t6) else _n74 // _d74 if not (_n74 := (_t131*_t155)) % _d74 else _F(_n74, _d74)) if _t95 else _t43)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
     try:
@@ -4527,11 +4527,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
     try:
-        _t158 = _div((2*_t30), _t13) + _div((2*_t37), _t5)
+        _t158 = (_by_zero() if not (_d75 := _t13) else _n75 // _d75 if not (_n75 := (2*_t30)) % _d75 else _F(_n75, _d75)) + (_by_zero() if not (_d76 := _t5) else _n76 // _d76 if not (_n76 := (2*_t37)) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
     try:
-        _t159 = _t135 + _t137 + _t140 + _t142 + _t148 + _t151 + _t153 + _div((2*_t143), _t6) + _div((3*_t41), _t6) + _div((_t45*_t68), _t13)
+        _t159 = _t135 + _t137 + _t140 + _t142 + _t148 + _t151 + _t153 + (_by_zero() if not (_d77 := _t6) else _n77 // _d77 if not (_n77 := (2*_t143)) % _d77 else _F(_n77, _d77)) + (_by_zero() if not (_d78 := _t6) else _n78 // _d78 if not (_n78 := (3*_t41)) % _d78 else _F(_n78, _d78)) + (_by_zero() if not (_d79 := _t13) else _n79 // _d79 if not (_n79 := (_t45*_t68)) % _d79 else _F(_n79, _d79))
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
     try:
@@ -4547,7 +4547,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
     try:
-        _t163 = (2*(_t80 if _t79 else 0)) + (6*(_div((_t16*_t162), _a19) if _t79 else 0))
+        _t163 = (2*(_t80 if _t79 else 0)) + (6*((_by_zero() if not (_d80 := _a19) else _n80 // _d80 if not (_n80 := (_t16*_t162)) % _d80 else _F(_n80, _d80)) if _t79 else 0))
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
     try:
@@ -4567,11 +4567,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
     try:
-        _t168 = (4*(_div(_t110, _t13) if _t75 else 0))
+        _t168 = (4*((_by_zero() if not (_d81 := _t13) else _n81 // _d81 if not (_n81 := _t110) % _d81 else _F(_n81, _d81)) if _t75 else 0))
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
     try:
-        _t169 = (6*(_div((_t162*_t22), _t26) if _t79 else 0)) + (8*(_div(_t114, _a19) if _t79 else 0))
+        _t169 = (6*((_by_zero() if not (_d82 := _t26) else _n82 // _d82 if not (_n82 := (_t162*_t22)) % _d82 else _F(_n82, _d82)) if _t79 else 0)) + (8*((_by_zero() if not (_d83 := _a19) else _n83 // _d83 if not (_n83 := _t114) % _d83 else _F(_n83, _d83)) if _t79 else 0))
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
     try:
@@ -4579,11 +4579,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
     try:
-        _t171 = (3*(_div(_t123, _t13) if _t93 else 0)) + (3*(_div(_t126, _t5) if _t93 else 0))
+        _t171 = (3*((_by_zero() if not (_d84 := _t13) else _n84 // _d84 if not (_n84 := _t123) % _d84 else _F(_n84, _d84)) if _t93 else 0)) + (3*((_by_zero() if not (_d85 := _t5) else _n85 // _d85 if not (_n85 := _t126) % _d85 else _F(_n85, _d85)) if _t93 else 0))
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
     try:
-        _t172 = (2*(_div(_t134, _t12) if _t95 else 0)) + (2*(_div(_t136, _t6) if _t95 else 0)) + (3*(_div(_t138, _t6) if _t95 else 0)) + (3*(_div(_t141, _t13) if _t95 else 0)) + (3*(_div(_t144, _t6) if _t95 else 0)) + (4*(_div(_t147, _t13) if _t95 else 0)) + (4*(_div(_t150, _t13) if _t95 else 0)) + (4*(_div(_t152, _t6) if _t95 else 0)) + (6*(_div((_t138*_t68), _t13) if _t95 else 0)) + (_div(_t155, _t6) if _t95 else 0)
+        _t172 = (2*((_by_zero() if not (_d86 := _t12) else _n86 // _d86 if not (_n86 := _t134) % _d86 else _F(_n86, _d86)) if _t95 else 0)) + (2*((_by_zero() if not (_d87 := _t6) else _n87 // _d87 if not (_n87 := _t136) % _d87 else _F(_n87, _d87)) if _t95 else 0)) + (3*((_by_zero() if not (_d88 := _t6) else _n88 // _d88 if not (_n88 := _t138) % _d88 else _F(_n88, _d88)) if _t95 else 0)) + (3*((_by_zero() if not (_d89 := _t13) else _n89 // _d89 if not (_n89 := _t141) % _d89 else _F(_n89, _d89)) if _t95 else 0)) + (3*((_by_zero() if not (_d90 := _t6) else _n90 // _d90 if not (_n90 := _t144) % _d90 else _F(_n90, _d90)) if _t95 else 0)) + (4*((_by_zero() if not (_d91 := _t13) else _n91 // _d91 if not (_n91 := _t147) % _d91 else _F(_n91, _d91)) if _t95 else 0)) + (4*((_by_zero() if not (_d92 := _t13) else _n92 // _d92 if not (_n92 := _t150) % _d92 else _F(_n92, _d92)) if _t95 else 0)) + (4*((_by_zero() if not (_d93 := _t6) else _n93 // _d93 if not (_n93 := _t152) % _d93 else _F(_n93, _d93)) if _t95 else 0)) + (6*((_by_zero() if not (_d94 := _t13) else _n94 // _d94 if not (_n94 := (_t138*_t68)) % _d94 else _F(_n94, _d94)) if _t95 else 0)) + ((_by_zero() if not (_d95 := _t6) else _n95 // _d95 if not (_n95 := _t155) % _d95 else _F(_n95, _d95)) if _t95 else 0)
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
     try:
@@ -4595,7 +4595,7 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
     try:
-        _t175 = _div(_t3, _t174)
+        _t175 = (_by_zero() if not (_d96 := _t174) else _n96 // _d96 if not (_n96 := _t3) % _d96 else _F(_n96, _d96))
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
     try:
@@ -4607,27 +4607,27 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
     try:
-        _t178 = _div(_t63, _t174)
+        _t178 = (_by_zero() if not (_d97 := _t174) else _n97 // _d97 if not (_n97 := _t63) % _d97 else _F(_n97, _d97))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
     try:
-        _t179 = _div((_a2*_a18), _a19)
+        _t179 = (_by_zero() if not (_d98 := _a19) else _n98 // _d98 if not (_n98 := (_a2*_a18)) % _d98 else _F(_n98, _d98))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
     try:
-        _t180 = _div(_t60, _t174)
+        _t180 = (_by_zero() if not (_d99 := _t174) else _n99 // _d99 if not (_n99 := _t60) % _d99 else _F(_n99, _d99))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
     try:
-        _t181 = _div(_t52, _t174)
+        _t181 = (_by_zero() if not (_d100 := _t174) else _n100 // _d100 if not (_n100 := _t52) % _d100 else _F(_n100, _d100))
     except _CANNOT as _err:
         _t181 = _Unusable(_err)
     try:
-        _t182 = _div(_t9, (_t102*_a10*_a18))
+        _t182 = (_by_zero() if not (_d101 := (_t102*_a10*_a18)) else _n101 // _d101 if not (_n101 := _t9) % _d101 else _F(_n101, _d101))
     except _CANNOT as _err:
         _t182 = _Unusable(_err)
     try:
-        _t183 = _div(_t76, _a19)
+        _t183 = (_by_zero() if not (_d102 := _a19) else _n102 // _d102 if not (_n102 := _t76) % _d102 else _F(_n102, _d102))
     except _CANNOT as _err:
         _t183 = _Unusable(_err)
     try:
@@ -4635,11 +4635,11 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t184 = _Unusable(_err)
     try:
-        _t185 = _div(_t21, _t184)
+        _t185 = (_by_zero() if not (_d103 := _t184) else _n103 // _d103 if not (_n103 := _t21) % _d103 else _F(_n103, _d103))
     except _CANNOT as _err:
         _t185 = _Unusable(_err)
     try:
-        _t186 = _div(_t16, _a19)
+        _t186 = (_by_zero() if not (_d104 := _a19) else _n104 // _d104 if not (_n104 := _t16) % _d104 else _F(_n104, _d104))
     except _CANNOT as _err:
         _t186 = _Unusable(_err)
     try:
@@ -4647,18 +4647,18 @@ def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t187 = _Unusable(_err)
     try:
-        _t188 = _div(_t21, _t174)
+        _t188 = (_by_zero() if not (_d105 := _t174) else _n105 // _d105 if not (_n105 := _t21) % _d105 else _F(_n105, _d105))
     except _CANNOT as _err:
         _t188 = _Unusable(_err)
     try:
-        _t189 = _div(_t3, _t184)
+        _t189 = (_by_zero() if not (_d106 := _t184) else _n106 // _d106 if not (_n106 := _t3) % _d106 else _F(_n106, _d106))
     except _CANNOT as _err:
         _t189 = _Unusable(_err)
     try:
-        _t190 = _div(_a5, _t25)
+        _t190 = (_by_zero() if not (_d107 := _t25) else _n107 // _d107 if not (_n107 := _a5) % _d107 else _F(_n107, _d107))
     except _CANNOT as _err:
         _t190 = _Unusable(_err)
-    return (_t72, _t72, _t11 + _t31 + _t42 + _t55 + _t62 + _t64 + _t70 + (5*_t44) + (_t19*_t6) + (_t49*_t5) + (_t59*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t107, _t157, _t160, _t167, _t173, _t107, _t157, _t160, _t167, _t173, _div(_t73, _a18), _t13, _a22, _t175, _t176, _t153, _a22, _t175, _t177, _t145, _a22, _t175, _t176, _t153, _a22, _t175, _t177, _t145, _a22, _t175, _t177, _t145, _a22, _t175, _t176, _t153, _a22, _t175, _t176, _t153, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _div(_t47, _a19), 1, _t135, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _t15, _t187, _t186, _t115, _t15, _t187, _t186, _t115, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, 2, _t189, _a18, _t117, 2, _t189, _a18, _t117, _a22, _t175, _a18, _t137, _a22, _t175, _a18, _t137, _a22, _t175, _a18, _t140, _a22, _t175, _a18, _t140, _a22, _t175, _a18, _t140, _a22, _div(_t2, _t174), _t104, _t43, _t5, _t36, 1, _t127, _t5, _t36, 1, _t127, _t28, _t190, 1, _t124, _t28, _t190, 1, _t124, _t71, _t106, _t156, _t159, _t166, _t172, _t14, _t78, _t112, _t111, _t161, _t168, _t27, _t88, _t116, _t163, _t169, _t7, _t92, _t118, _t164, _t170, _t39, _t94, _t128, _t158, _t165, _t171, )
+    return (_t72, _t72, _t11 + _t31 + _t42 + _t55 + _t62 + _t64 + _t70 + (5*_t44) + (_t19*_t6) + (_t49*_t5) + (_t59*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*((_by_zero() if not (_d109 := _t33) else _n109 // _d109 if not (_n109 := _a22) % _d109 else _F(_n109, _d109)) if _t0 else (_by_zero() if not (_d108 := _t35) else _n108 // _d108 if not (_n108 := _a22) % _d108 else _F(_n108, _d108)))) + (_by_zero() if not (_d110 := _a14) else _n110 // _d110 if not (_n110 := _t24) % _d110 else _F(_n110, _d110)), _t107, _t157, _t160, _t167, _t173, _t107, _t157, _t160, _t167, _t173, (_by_zero() if not (_d111 := _a18) else _n111 // _d111 if not (_n111 := _t73) % _d111 else _F(_n111, _d111)), _t13, _a22, _t175, _t176, _t153, _a22, _t175, _t177, _t145, _a22, _t175, _t176, _t153, _a22, _t175, _t177, _t145, _a22, _t175, _t177, _t145, _a22, _t175, _t176, _t153, _a22, _t175, _t176, _t153, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, _t181, _t179, _t142, _a22, _t178, _t179, _t151, _a22, _t180, _t179, _t148, _a22, (_by_zero() if not (_d112 := _a19) else _n112 // _d112 if not (_n112 := _t47) % _d112 else _F(_n112, _d112)), 1, _t135, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a9, _t182, _t183, _t111, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _a14, _t185, _t186, _t113, _t15, _t187, _t186, _t115, _t15, _t187, _t186, _t115, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, _a22, _t188, _t186, _t154, 2, _t189, _a18, _t117, 2, _t189, _a18, _t117, _a22, _t175, _a18, _t137, _a22, _t175, _a18, _t137, _a22, _t175, _a18, _t140, _a22, _t175, _a18, _t140, _a22, _t175, _a18, _t140, _a22, (_by_zero() if not (_d113 := _t174) else _n113 // _d113 if not (_n113 := _t2) % _d113 else _F(_n113, _d113)), _t104, _t43, _t5, _t36, 1, _t127, _t5, _t36, 1, _t127, _t28, _t190, 1, _t124, _t28, _t190, 1, _t124, _t71, _t106, _t156, _t159, _t166, _t172, _t14, _t78, _t112, _t111, _t161, _t168, _t27, _t88, _t116, _t163, _t169, _t7, _t92, _t118, _t164, _t170, _t39, _t94, _t128, _t158, _t165, _t171, )
 
 
 def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -4679,11 +4679,11 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -4695,7 +4695,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -4719,7 +4719,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div((2*_t12), _t13)
+        _t14 = (_by_zero() if not (_d4 := _t13) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -4743,7 +4743,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t18, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -4759,7 +4759,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t13)
+        _t24 = (_by_zero() if not (_d6 := _t13) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -4783,7 +4783,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _t24 + _div(_t29, _t19) + _div((2*_t27), _t13) + _div((3*_t25), _t13)
+        _t30 = _t24 + (_by_zero() if not (_d7 := _t19) else _n7 // _d7 if not (_n7 := _t29) % _d7 else _F(_n7, _d7)) + (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := (2*_t27)) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t13) else _n9 // _d9 if not (_n9 := (3*_t25)) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -4819,7 +4819,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t15*_t38), _a10)
+        _t39 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t15*_t38)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -4855,7 +4855,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div((_t37*_t46), _a10)
+        _t48 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t37*_t46)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -4875,11 +4875,11 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = (-1*_a0*(-1 + _ceiling(_div(_t13, _a0)))) + (_a5*_a6*_a12)
+        _t53 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t13) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _div(_a0, _a12)
+        _t54 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -4891,19 +4891,19 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = (_t6*(_div(_a12, _t53) if _t56 else 1))
+        _t57 = (_t6*((_by_zero() if not (_d14 := _t53) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t56 else 1))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div(_t6, _t0)
+        _t58 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = (3*(_div((_t57*(-1 + (_div(_t53, _a12) if _t56 else 1))), _t0) if _t33 else _t58))
+        _t59 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t57*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t53) % _d16 else _F(_n16, _d16)) if _t56 else 1)))) % _d17 else _F(_n17, _d17)) if _t33 else _t58))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t35) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -4915,19 +4915,19 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a12, _t60) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d19 := _t60) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t19)
+        _t64 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (3*(_div((_t63*(-1 + (_div(_t60, _a12) if _t61 else 1))), _t19) if _t36 else _t64))
+        _t65 = (3*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t63*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t60) % _d21 else _F(_n21, _d21)) if _t61 else 1)))) % _d22 else _F(_n22, _d22)) if _t36 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t12, _t13)
+        _t66 = (_by_zero() if not (_d23 := _t13) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -4935,7 +4935,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t68 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -4947,7 +4947,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_div(1, _t68) if _t69 else 1)
+        _t71 = ((_by_zero() if not (_d25 := _t68) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t69 else 1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -4955,7 +4955,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = _div(_t27, _t13)
+        _t73 = (_by_zero() if not (_d26 := _t13) else _n26 // _d26 if not (_n26 := _t27) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
@@ -4967,11 +4967,11 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t25, _t13)
+        _t76 = (_by_zero() if not (_d27 := _t13) else _n27 // _d27 if not (_n27 := _t25) % _d27 else _F(_n27, _d27))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t25*_t37), _t19)
+        _t77 = (_by_zero() if not (_d28 := _t19) else _n28 // _d28 if not (_n28 := (_t25*_t37)) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -4979,7 +4979,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (2*(_div((_t70*_t72), _t13) if _t45 else _t73)) + (3*(_div(_t75, _t13) if _t45 else _t76)) + (5*(_div((_t37*_t75), _t19) if _t45 else _t77)) + (_div((_t70*_t78), _t13) if _t45 else _t24)
+        _t79 = (2*((_by_zero() if not (_d29 := _t13) else _n29 // _d29 if not (_n29 := (_t70*_t72)) % _d29 else _F(_n29, _d29)) if _t45 else _t73)) + (3*((_by_zero() if not (_d30 := _t13) else _n30 // _d30 if not (_n30 := _t75) % _d30 else _F(_n30, _d30)) if _t45 else _t76)) + (5*((_by_zero() if not (_d31 := _t19) else _n31 // _d31 if not (_n31 := (_t37*_t75)) % _d31 else _F(_n31, _d31)) if _t45 else _t77)) + ((_by_zero() if not (_d32 := _t13) else _n32 // _d32 if not (_n32 := (_t70*_t78)) % _d32 else _F(_n32, _d32)) if _t45 else _t24)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -4987,11 +4987,11 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = _div((2*_t6), _t0)
+        _t81 = (_by_zero() if not (_d33 := _t0) else _n33 // _d33 if not (_n33 := (2*_t6)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _t73 + _t76 + _div((3*_t22), _t13) + _div((4*_t28), _t19)
+        _t82 = _t73 + _t76 + (_by_zero() if not (_d34 := _t13) else _n34 // _d34 if not (_n34 := (3*_t22)) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t19) else _n35 // _d35 if not (_n35 := (4*_t28)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -5019,11 +5019,11 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div(_t57, _t0) if _t33 else 0))
+        _t89 = (3*((_by_zero() if not (_d36 := _t0) else _n36 // _d36 if not (_n36 := _t57) % _d36 else _F(_n36, _d36)) if _t33 else 0))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div(_t63, _t19) if _t36 else 0))
+        _t90 = (3*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t36 else 0))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
@@ -5031,7 +5031,7 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (2*(_div(_t72, _t13) if _t45 else 0)) + (3*(_div(_t74, _t13) if _t45 else 0)) + (5*(_div((_t37*_t74), _t19) if _t45 else 0)) + (_div(_t78, _t13) if _t45 else 0)
+        _t92 = (2*((_by_zero() if not (_d38 := _t13) else _n38 // _d38 if not (_n38 := _t72) % _d38 else _F(_n38, _d38)) if _t45 else 0)) + (3*((_by_zero() if not (_d39 := _t13) else _n39 // _d39 if not (_n39 := _t74) % _d39 else _F(_n39, _d39)) if _t45 else 0)) + (5*((_by_zero() if not (_d40 := _t19) else _n40 // _d40 if not (_n40 := (_t37*_t74)) % _d40 else _F(_n40, _d40)) if _t45 else 0)) + ((_by_zero() if not (_d41 := _t13) else _n41 // _d41 if not (_n41 := _t78) % _d41 else _F(_n41, _d41)) if _t45 else 0)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -5043,22 +5043,22 @@ def _sheet2_39cced3a66e6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t11, _t94)
+        _t95 = (_by_zero() if not (_d42 := _t94) else _n42 // _d42 if not (_n42 := _t11) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t38, _a10)
+        _t96 = (_by_zero() if not (_d43 := _a10) else _n43 // _d43 if not (_n43 := _t38) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t16, (_a6*_a9*_a12))
+        _t97 = (_by_zero() if not (_d44 := (_a6*_a9*_a12)) else _n44 // _d44 if not (_n44 := _t16) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t11, (_t13*_a9))
+        _t98 = (_by_zero() if not (_d45 := (_t13*_a9)) else _n45 // _d45 if not (_n45 := _t11) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
-    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, _div(_t32, _a9), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _div(_t10, _t94), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
+    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a12) % _d47 else _F(_n47, _d47)) if _t2 else (_by_zero() if not (_d46 := _t4) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, (_by_zero() if not (_d48 := _a9) else _n48 // _d48 if not (_n48 := _t32) % _d48 else _F(_n48, _d48)), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, (_by_zero() if not (_d49 := _t94) else _n49 // _d49 if not (_n49 := _t10) % _d49 else _F(_n49, _d49)), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
 
 
 def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -5079,11 +5079,11 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -5095,7 +5095,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -5119,7 +5119,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div((2*_t12), _t13)
+        _t14 = (_by_zero() if not (_d4 := _t13) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -5143,7 +5143,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t18, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -5159,7 +5159,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t13)
+        _t24 = (_by_zero() if not (_d6 := _t13) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -5183,7 +5183,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _t24 + _div(_t29, _t19) + _div((2*_t27), _t13) + _div((3*_t25), _t13)
+        _t30 = _t24 + (_by_zero() if not (_d7 := _t19) else _n7 // _d7 if not (_n7 := _t29) % _d7 else _F(_n7, _d7)) + (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := (2*_t27)) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t13) else _n9 // _d9 if not (_n9 := (3*_t25)) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -5219,7 +5219,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t15*_t38), _a10)
+        _t39 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t15*_t38)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -5255,7 +5255,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div((_t37*_t46), _a10)
+        _t48 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t37*_t46)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -5275,11 +5275,11 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = (-1*_a0*(-1 + _ceiling(_div(_t13, _a0)))) + (_a5*_a6*_a12)
+        _t53 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t13) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _div(_a0, _a12)
+        _t54 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -5291,19 +5291,19 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = (_t6*(_div(_a12, _t53) if _t56 else 1))
+        _t57 = (_t6*((_by_zero() if not (_d14 := _t53) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t56 else 1))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div(_t6, _t0)
+        _t58 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = (3*(_div((_t57*(-1 + (_div(_t53, _a12) if _t56 else 1))), _t0) if _t33 else _t58))
+        _t59 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t57*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t53) % _d16 else _F(_n16, _d16)) if _t56 else 1)))) % _d17 else _F(_n17, _d17)) if _t33 else _t58))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t35) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -5315,19 +5315,19 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a12, _t60) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d19 := _t60) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t19)
+        _t64 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (3*(_div((_t63*(-1 + (_div(_t60, _a12) if _t61 else 1))), _t19) if _t36 else _t64))
+        _t65 = (3*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t63*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t60) % _d21 else _F(_n21, _d21)) if _t61 else 1)))) % _d22 else _F(_n22, _d22)) if _t36 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t12, _t13)
+        _t66 = (_by_zero() if not (_d23 := _t13) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -5335,7 +5335,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t68 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -5347,7 +5347,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_div(1, _t68) if _t69 else 1)
+        _t71 = ((_by_zero() if not (_d25 := _t68) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t69 else 1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -5355,7 +5355,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = _div(_t27, _t13)
+        _t73 = (_by_zero() if not (_d26 := _t13) else _n26 // _d26 if not (_n26 := _t27) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
@@ -5367,11 +5367,11 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t25, _t13)
+        _t76 = (_by_zero() if not (_d27 := _t13) else _n27 // _d27 if not (_n27 := _t25) % _d27 else _F(_n27, _d27))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t25*_t37), _t19)
+        _t77 = (_by_zero() if not (_d28 := _t19) else _n28 // _d28 if not (_n28 := (_t25*_t37)) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -5379,7 +5379,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (2*(_div((_t70*_t72), _t13) if _t45 else _t73)) + (3*(_div(_t75, _t13) if _t45 else _t76)) + (5*(_div((_t37*_t75), _t19) if _t45 else _t77)) + (_div((_t70*_t78), _t13) if _t45 else _t24)
+        _t79 = (2*((_by_zero() if not (_d29 := _t13) else _n29 // _d29 if not (_n29 := (_t70*_t72)) % _d29 else _F(_n29, _d29)) if _t45 else _t73)) + (3*((_by_zero() if not (_d30 := _t13) else _n30 // _d30 if not (_n30 := _t75) % _d30 else _F(_n30, _d30)) if _t45 else _t76)) + (5*((_by_zero() if not (_d31 := _t19) else _n31 // _d31 if not (_n31 := (_t37*_t75)) % _d31 else _F(_n31, _d31)) if _t45 else _t77)) + ((_by_zero() if not (_d32 := _t13) else _n32 // _d32 if not (_n32 := (_t70*_t78)) % _d32 else _F(_n32, _d32)) if _t45 else _t24)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -5387,11 +5387,11 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = _div((2*_t6), _t0)
+        _t81 = (_by_zero() if not (_d33 := _t0) else _n33 // _d33 if not (_n33 := (2*_t6)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _t73 + _t76 + _div((3*_t22), _t13) + _div((4*_t28), _t19)
+        _t82 = _t73 + _t76 + (_by_zero() if not (_d34 := _t13) else _n34 // _d34 if not (_n34 := (3*_t22)) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t19) else _n35 // _d35 if not (_n35 := (4*_t28)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -5419,11 +5419,11 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div(_t57, _t0) if _t33 else 0))
+        _t89 = (3*((_by_zero() if not (_d36 := _t0) else _n36 // _d36 if not (_n36 := _t57) % _d36 else _F(_n36, _d36)) if _t33 else 0))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div(_t63, _t19) if _t36 else 0))
+        _t90 = (3*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t36 else 0))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
@@ -5431,7 +5431,7 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (2*(_div(_t72, _t13) if _t45 else 0)) + (3*(_div(_t74, _t13) if _t45 else 0)) + (5*(_div((_t37*_t74), _t19) if _t45 else 0)) + (_div(_t78, _t13) if _t45 else 0)
+        _t92 = (2*((_by_zero() if not (_d38 := _t13) else _n38 // _d38 if not (_n38 := _t72) % _d38 else _F(_n38, _d38)) if _t45 else 0)) + (3*((_by_zero() if not (_d39 := _t13) else _n39 // _d39 if not (_n39 := _t74) % _d39 else _F(_n39, _d39)) if _t45 else 0)) + (5*((_by_zero() if not (_d40 := _t19) else _n40 // _d40 if not (_n40 := (_t37*_t74)) % _d40 else _F(_n40, _d40)) if _t45 else 0)) + ((_by_zero() if not (_d41 := _t13) else _n41 // _d41 if not (_n41 := _t78) % _d41 else _F(_n41, _d41)) if _t45 else 0)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -5443,22 +5443,22 @@ def _sheet2_3a45a297f44e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t11, _t94)
+        _t95 = (_by_zero() if not (_d42 := _t94) else _n42 // _d42 if not (_n42 := _t11) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t38, _a10)
+        _t96 = (_by_zero() if not (_d43 := _a10) else _n43 // _d43 if not (_n43 := _t38) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t16, (_a6*_a9*_a12))
+        _t97 = (_by_zero() if not (_d44 := (_a6*_a9*_a12)) else _n44 // _d44 if not (_n44 := _t16) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t11, (_t13*_a9))
+        _t98 = (_by_zero() if not (_d45 := (_t13*_a9)) else _n45 // _d45 if not (_n45 := _t11) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
-    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, _div(_t32, _a9), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _div(_t10, _t94), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
+    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a12) % _d47 else _F(_n47, _d47)) if _t2 else (_by_zero() if not (_d46 := _t4) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, (_by_zero() if not (_d48 := _a9) else _n48 // _d48 if not (_n48 := _t32) % _d48 else _F(_n48, _d48)), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, (_by_zero() if not (_d49 := _t94) else _n49 // _d49 if not (_n49 := _t10) % _d49 else _F(_n49, _d49)), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
 
 
 def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -5487,7 +5487,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -5515,7 +5515,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -5567,11 +5567,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -5599,11 +5599,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -5615,7 +5615,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -5631,7 +5631,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -5643,7 +5643,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -5655,7 +5655,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -5663,7 +5663,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a15) + _div((-1*_a3), _a15)
+        _t50 = (_by_zero() if not (_d13 := _a15) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a15) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -5675,7 +5675,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -5703,7 +5703,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a15)
+        _t60 = (_by_zero() if not (_d16 := _a15) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -5711,11 +5711,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t62 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_a1, _a17)
+        _t63 = (_by_zero() if not (_d18 := _a17) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -5723,11 +5723,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_a1 == _t62) or (_div(_t24, _a10) == 1)
+        _t65 = (_a1 == _t62) or ((_by_zero() if not (_d19 := _a10) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_div(_t62, _a17) if _t64 and _t65 else 1)
+        _t66 = ((_by_zero() if not (_d20 := _a17) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20)) if _t64 and _t65 else 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -5739,11 +5739,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t16, _a15)
+        _t69 = (_by_zero() if not (_d21 := _a15) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (4*(_div((_t15*_t67), _a15) if _t68 else _div((_t15*_t19), _a15))) + (0 if _t68 else _t69)
+        _t70 = (4*((_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t67)) % _d23 else _F(_n23, _d23)) if _t68 else (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t68 else _t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -5799,7 +5799,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -5811,35 +5811,35 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (_t86*(_div(_a17, _t84) if _t85 else 1))
+        _t87 = (_t86*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a17) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = _div(_t86, _t12)
+        _t88 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t86) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div((_t87*(-1 + (_div(_t84, _a17) if _t85 else 1))), _t12) if _t58 else _t88))
+        _t89 = (3*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t87*(-1 + ((_by_zero() if not (_d27 := _a17) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t88))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (_t17*(_div(1, _t62) if _t65 else 1))
+        _t90 = (_t17*((_by_zero() if not (_d29 := _t62) else _n29 // _d29 if not (_n29 := 1) % _d29 else _F(_n29, _d29)) if _t65 else 1))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _div(_t17, _a15)
+        _t91 = (_by_zero() if not (_d30 := _a15) else _n30 // _d30 if not (_n30 := _t17) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t22, _t25)
+        _t92 = (_by_zero() if not (_d31 := _t25) else _n31 // _d31 if not (_n31 := _t22) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (4*(_div((_t21*_t67), _t25) if _t68 else _t92)) + (4*(_div((_t90*(-1 + (_t62 if _t65 else 1))), _a15) if _t68 else _t91))
+        _t93 = (4*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t67)) % _d32 else _F(_n32, _d32)) if _t68 else _t92)) + (4*((_by_zero() if not (_d33 := _a15) else _n33 // _d33 if not (_n33 := (_t90*(-1 + (_t62 if _t65 else 1)))) % _d33 else _F(_n33, _d33)) if _t68 else _t91))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = _div(_t4, _t5)
+        _t94 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -5847,11 +5847,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a8*_a9*_a17)
+        _t96 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_a1, _t14)
+        _t97 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
@@ -5863,11 +5863,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = (_t29*(_div(_t14, _t96) if _t99 else 1))
+        _t100 = (_t29*((_by_zero() if not (_d37 := _t96) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t99 else 1))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t29, _t12)
+        _t101 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
@@ -5875,19 +5875,19 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = (_t36*(_div(_a17, _t96) if _t102 else 1))
+        _t103 = (_t36*((_by_zero() if not (_d39 := _t96) else _n39 // _d39 if not (_n39 := _a17) % _d39 else _F(_n39, _d39)) if _t102 else 1))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = _div(_t36, _t5)
+        _t104 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = (3*(_div((_t100*(-1 + (_div(_t96, _t14) if _t99 else 1))), _t12) if _t75 else _t101)) + (3*(_div((_t103*(-1 + (_div(_t96, _a17) if _t102 else 1))), _t5) if _t75 else _t104))
+        _t105 = (3*((_by_zero() if not (_d42 := _t12) else _n42 // _d42 if not (_n42 := (_t100*(-1 + ((_by_zero() if not (_d41 := _t14) else _n41 // _d41 if not (_n41 := _t96) % _d41 else _F(_n41, _d41)) if _t99 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t101)) + (3*((_by_zero() if not (_d44 := _t5) else _n44 // _d44 if not (_n44 := (_t103*(-1 + ((_by_zero() if not (_d43 := _a17) else _n43 // _d43 if not (_n43 := _t96) % _d43 else _F(_n43, _d43)) if _t102 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t104))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t106 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a17) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
@@ -5899,7 +5899,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_div(1, _t106) if _t107 else 1)
+        _t109 = ((_by_zero() if not (_d46 := _t106) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t107 else 1)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
@@ -5911,7 +5911,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t110, _t11)
+        _t112 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t110) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -5927,7 +5927,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = (2*(_div((_t108*_t111), _t11) if _t77 else _t112)) + (_div((_t108*_t113), _t11) if _t77 else _t42) + (_div((_t108*_t114), _t11) if _t77 else _t45) + (_div((_t108*_t115), _t11) if _t77 else _t48)
+        _t116 = (2*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t108*_t111)) % _d48 else _F(_n48, _d48)) if _t77 else _t112)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t108*_t113)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t108*_t114)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t108*_t115)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -5935,11 +5935,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t118 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _t112 + _div(_t43, _t11) + _div((3*_t40), _t11) + _div((_t43*_t46), _t11)
+        _t119 = _t112 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t43*_t46)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -5955,7 +5955,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = (4*(_div((_t122*_t15), _a15) if _t68 else 0)) + (_t69 if _t68 else 0)
+        _t123 = (4*((_by_zero() if not (_d57 := _a15) else _n57 // _d57 if not (_n57 := (_t122*_t15)) % _d57 else _F(_n57, _d57)) if _t68 else 0)) + (_t69 if _t68 else 0)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -5975,11 +5975,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (3*(_div(_t87, _t12) if _t58 else 0))
+        _t128 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t87) % _d58 else _F(_n58, _d58)) if _t58 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
-        _t129 = (4*(_div(_t90, _a15) if _t68 else 0)) + (4*(_div((_t122*_t21), _t25) if _t68 else 0))
+        _t129 = (4*((_by_zero() if not (_d59 := _a15) else _n59 // _d59 if not (_n59 := _t90) % _d59 else _F(_n59, _d59)) if _t68 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t122*_t21)) % _d60 else _F(_n60, _d60)) if _t68 else 0))
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
@@ -5987,11 +5987,11 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (3*(_div(_t100, _t12) if _t75 else 0)) + (3*(_div(_t103, _t5) if _t75 else 0))
+        _t131 = (3*((_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := _t100) % _d61 else _F(_n61, _d61)) if _t75 else 0)) + (3*((_by_zero() if not (_d62 := _t5) else _n62 // _d62 if not (_n62 := _t103) % _d62 else _F(_n62, _d62)) if _t75 else 0))
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
-        _t132 = (2*(_div(_t111, _t11) if _t77 else 0)) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0) + (_div(_t115, _t11) if _t77 else 0)
+        _t132 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t111) % _d63 else _F(_n63, _d63)) if _t77 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t113) % _d64 else _F(_n64, _d64)) if _t77 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t114) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t115) % _d66 else _F(_n66, _d66)) if _t77 else 0)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
@@ -6003,7 +6003,7 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = _div(_t3, _t134)
+        _t135 = (_by_zero() if not (_d67 := _t134) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
@@ -6011,26 +6011,26 @@ def _sheet2_3f9d696a0b05(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t8, (_a9*_a14*_a17))
+        _t137 = (_by_zero() if not (_d68 := (_a9*_a14*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t59, _a15)
+        _t138 = (_by_zero() if not (_d69 := _a15) else _n69 // _d69 if not (_n69 := _t59) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t20, _t134)
+        _t139 = (_by_zero() if not (_d70 := _t134) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t15, _a15)
+        _t140 = (_by_zero() if not (_d71 := _a15) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_a5, (_t14*_a15))
+        _t141 = (_by_zero() if not (_d72 := (_t14*_a15)) else _n72 // _d72 if not (_n72 := _a5) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div((_t23*_a17), _a10), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, _div(_t55, _a14), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _t14, (_t14*_a0), _t140, _t91, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, _div(_t2, _t134), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t141, 1, _t101, _t27, _t141, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d74 := _t32) else _n74 // _d74 if not (_n74 := _a17) % _d74 else _F(_n74, _d74)) if _t0 else (_by_zero() if not (_d73 := _t34) else _n73 // _d73 if not (_n73 := _a17) % _d73 else _F(_n73, _d73)))) + (_by_zero() if not (_d75 := _a10) else _n75 // _d75 if not (_n75 := (_t23*_a17)) % _d75 else _F(_n75, _d75)), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, (_by_zero() if not (_d76 := _a14) else _n76 // _d76 if not (_n76 := _t55) % _d76 else _F(_n76, _d76)), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _t14, (_t14*_a0), _t140, _t91, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, (_by_zero() if not (_d77 := _t134) else _n77 // _d77 if not (_n77 := _t2) % _d77 else _F(_n77, _d77)), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t141, 1, _t101, _t27, _t141, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
 
 
 def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -6063,7 +6063,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -6087,7 +6087,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t11, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -6139,11 +6139,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -6171,11 +6171,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -6187,7 +6187,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -6203,7 +6203,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t6)
+        _t42 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -6223,7 +6223,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
     try:
-        _t47 = _div(_t46, _a15) + _div((-1*_a3), _a15)
+        _t47 = (_by_zero() if not (_d11 := _a15) else _n11 // _d11 if not (_n11 := _t46) % _d11 else _F(_n11, _d11)) + (_by_zero() if not (_d12 := _a15) else _n12 // _d12 if not (_n12 := (-1*_a3)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
@@ -6247,7 +6247,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _div(_t49, _t6) + _div(_t52, _t12) + _div((2*_t45), _t6) + _div((3*_t43), _t6)
+        _t53 = _t42 + (_by_zero() if not (_d13 := _t6) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _t12) else _n14 // _d14 if not (_n14 := _t52) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t6) else _n15 // _d15 if not (_n15 := (2*_t45)) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t6) else _n16 // _d16 if not (_n16 := (3*_t43)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -6271,7 +6271,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = _div((_t58*_t8), _a15)
+        _t59 = (_by_zero() if not (_d17 := _a15) else _n17 // _d17 if not (_n17 := (_t58*_t8)) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
@@ -6279,11 +6279,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d18 := _a1) else _n18 // _d18 if not (_n18 := _t14) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = _div(_a1, _a17)
+        _t62 = (_by_zero() if not (_d19 := _a17) else _n19 // _d19 if not (_n19 := _a1) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
@@ -6291,11 +6291,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a1 == _t61) or (_div(_t24, _a10) == 1)
+        _t64 = (_a1 == _t61) or ((_by_zero() if not (_d20 := _a10) else _n20 // _d20 if not (_n20 := _t24) % _d20 else _F(_n20, _d20)) == 1)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_div(_t61, _a17) if _t63 and _t64 else 1)
+        _t65 = ((_by_zero() if not (_d21 := _a17) else _n21 // _d21 if not (_n21 := _t61) % _d21 else _F(_n21, _d21)) if _t63 and _t64 else 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -6307,11 +6307,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t16, _a15)
+        _t68 = (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := _t16) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (4*(_div((_t15*_t66), _a15) if _t67 else _div((_t15*_t19), _a15))) + (0 if _t67 else _t68)
+        _t69 = (4*((_by_zero() if not (_d24 := _a15) else _n24 // _d24 if not (_n24 := (_t15*_t66)) % _d24 else _F(_n24, _d24)) if _t67 else (_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t19)) % _d23 else _F(_n23, _d23)))) + (0 if _t67 else _t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -6351,7 +6351,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div((_t77*_a3), _a15)
+        _t79 = (_by_zero() if not (_d25 := _a15) else _n25 // _d25 if not (_n25 := (_t77*_a3)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -6375,7 +6375,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t56, _a1))))
+        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t56) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -6387,35 +6387,35 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (_t87*(_div(_a17, _t85) if _t86 else 1))
+        _t88 = (_t87*((_by_zero() if not (_d27 := _t85) else _n27 // _d27 if not (_n27 := _a17) % _d27 else _F(_n27, _d27)) if _t86 else 1))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = _div(_t87, _t12)
+        _t89 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t87) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div((_t88*(-1 + (_div(_t85, _a17) if _t86 else 1))), _t12) if _t57 else _t89))
+        _t90 = (3*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t88*(-1 + ((_by_zero() if not (_d29 := _a17) else _n29 // _d29 if not (_n29 := _t85) % _d29 else _F(_n29, _d29)) if _t86 else 1)))) % _d30 else _F(_n30, _d30)) if _t57 else _t89))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (_t17*(_div(1, _t61) if _t64 else 1))
+        _t91 = (_t17*((_by_zero() if not (_d31 := _t61) else _n31 // _d31 if not (_n31 := 1) % _d31 else _F(_n31, _d31)) if _t64 else 1))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t17, _a15)
+        _t92 = (_by_zero() if not (_d32 := _a15) else _n32 // _d32 if not (_n32 := _t17) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t22, _t25)
+        _t93 = (_by_zero() if not (_d33 := _t25) else _n33 // _d33 if not (_n33 := _t22) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (4*(_div((_t21*_t66), _t25) if _t67 else _t93)) + (4*(_div((_t91*(-1 + (_t61 if _t64 else 1))), _a15) if _t67 else _t92))
+        _t94 = (4*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t66)) % _d34 else _F(_n34, _d34)) if _t67 else _t93)) + (4*((_by_zero() if not (_d35 := _a15) else _n35 // _d35 if not (_n35 := (_t91*(-1 + (_t61 if _t64 else 1)))) % _d35 else _F(_n35, _d35)) if _t67 else _t92))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t4, _t6)
+        _t95 = (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -6423,11 +6423,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a8*_a9*_a17)
+        _t97 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t6) % _d37 else _F(_n37, _d37))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_a1, _t14)
+        _t98 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -6439,11 +6439,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = (_t29*(_div(_t14, _t97) if _t100 else 1))
+        _t101 = (_t29*((_by_zero() if not (_d39 := _t97) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t100 else 1))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t29, _t12)
+        _t102 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t29) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
@@ -6451,19 +6451,19 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (_t36*(_div(_a17, _t97) if _t103 else 1))
+        _t104 = (_t36*((_by_zero() if not (_d41 := _t97) else _n41 // _d41 if not (_n41 := _a17) % _d41 else _F(_n41, _d41)) if _t103 else 1))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _div(_t36, _t5)
+        _t105 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t36) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = (3*(_div((_t101*(-1 + (_div(_t97, _t14) if _t100 else 1))), _t12) if _t74 else _t102)) + (3*(_div((_t104*(-1 + (_div(_t97, _a17) if _t103 else 1))), _t5) if _t74 else _t105))
+        _t106 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t101*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t97) % _d43 else _F(_n43, _d43)) if _t100 else 1)))) % _d44 else _F(_n44, _d44)) if _t74 else _t102)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t104*(-1 + ((_by_zero() if not (_d45 := _a17) else _n45 // _d45 if not (_n45 := _t97) % _d45 else _F(_n45, _d45)) if _t103 else 1)))) % _d46 else _F(_n46, _d46)) if _t74 else _t105))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t107 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a17) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -6475,7 +6475,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = (_div(1, _t107) if _t108 else 1)
+        _t110 = ((_by_zero() if not (_d48 := _t107) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t108 else 1)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
@@ -6483,7 +6483,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t45, _t6)
+        _t112 = (_by_zero() if not (_d49 := _t6) else _n49 // _d49 if not (_n49 := _t45) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -6495,11 +6495,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = _div(_t43, _t6)
+        _t115 = (_by_zero() if not (_d50 := _t6) else _n50 // _d50 if not (_n50 := _t43) % _d50 else _F(_n50, _d50))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t51, _t12)
+        _t116 = (_by_zero() if not (_d51 := _t12) else _n51 // _d51 if not (_n51 := _t51) % _d51 else _F(_n51, _d51))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -6511,7 +6511,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t117, _t6)
+        _t119 = (_by_zero() if not (_d52 := _t6) else _n52 // _d52 if not (_n52 := _t117) % _d52 else _F(_n52, _d52))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -6519,7 +6519,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
     try:
-        _t121 = (2*(_div((_t109*_t111), _t6) if _t76 else _t112)) + (3*(_div(_t114, _t6) if _t76 else _t115)) + (4*(_div((_t114*_t50), _t12) if _t76 else _t116)) + (5*(_div((_t109*_t118), _t6) if _t76 else _t119)) + (_div((_t109*_t120), _t6) if _t76 else _t42)
+        _t121 = (2*((_by_zero() if not (_d53 := _t6) else _n53 // _d53 if not (_n53 := (_t109*_t111)) % _d53 else _F(_n53, _d53)) if _t76 else _t112)) + (3*((_by_zero() if not (_d54 := _t6) else _n54 // _d54 if not (_n54 := _t114) % _d54 else _F(_n54, _d54)) if _t76 else _t115)) + (4*((_by_zero() if not (_d55 := _t12) else _n55 // _d55 if not (_n55 := (_t114*_t50)) % _d55 else _F(_n55, _d55)) if _t76 else _t116)) + (5*((_by_zero() if not (_d56 := _t6) else _n56 // _d56 if not (_n56 := (_t109*_t118)) % _d56 else _F(_n56, _d56)) if _t76 else _t119)) + ((_by_zero() if not (_d57 := _t6) else _n57 // _d57 if not (_n57 := (_t109*_t120)) % _d57 else _F(_n57, _d57)) if _t76 else _t42)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
@@ -6527,11 +6527,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t123 = (_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := (2*_t29)) % _d58 else _F(_n58, _d58)) + (_by_zero() if not (_d59 := _t5) else _n59 // _d59 if not (_n59 := (2*_t36)) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
-        _t124 = _t112 + _t115 + _div((2*_t117), _t6) + _div((2*_t51), _t12) + _div((3*_t40), _t6)
+        _t124 = _t112 + _t115 + (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := (2*_t117)) % _d60 else _F(_n60, _d60)) + (_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := (2*_t51)) % _d61 else _F(_n61, _d61)) + (_by_zero() if not (_d62 := _t6) else _n62 // _d62 if not (_n62 := (3*_t40)) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
@@ -6547,7 +6547,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div((_t127*_t15), _a15) if _t67 else 0)) + (_t68 if _t67 else 0)
+        _t128 = (4*((_by_zero() if not (_d63 := _a15) else _n63 // _d63 if not (_n63 := (_t127*_t15)) % _d63 else _F(_n63, _d63)) if _t67 else 0)) + (_t68 if _t67 else 0)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -6567,11 +6567,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
-        _t133 = (3*(_div(_t88, _t12) if _t57 else 0))
+        _t133 = (3*((_by_zero() if not (_d64 := _t12) else _n64 // _d64 if not (_n64 := _t88) % _d64 else _F(_n64, _d64)) if _t57 else 0))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = (4*(_div(_t91, _a15) if _t67 else 0)) + (4*(_div((_t127*_t21), _t25) if _t67 else 0))
+        _t134 = (4*((_by_zero() if not (_d65 := _a15) else _n65 // _d65 if not (_n65 := _t91) % _d65 else _F(_n65, _d65)) if _t67 else 0)) + (4*((_by_zero() if not (_d66 := _t25) else _n66 // _d66 if not (_n66 := (_t127*_t21)) % _d66 else _F(_n66, _d66)) if _t67 else 0))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -6579,11 +6579,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = (3*(_div(_t101, _t12) if _t74 else 0)) + (3*(_div(_t104, _t5) if _t74 else 0))
+        _t136 = (3*((_by_zero() if not (_d67 := _t12) else _n67 // _d67 if not (_n67 := _t101) % _d67 else _F(_n67, _d67)) if _t74 else 0)) + (3*((_by_zero() if not (_d68 := _t5) else _n68 // _d68 if not (_n68 := _t104) % _d68 else _F(_n68, _d68)) if _t74 else 0))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = (2*(_div(_t111, _t6) if _t76 else 0)) + (3*(_div(_t113, _t6) if _t76 else 0)) + (4*(_div((_t113*_t50), _t12) if _t76 else 0)) + (5*(_div(_t118, _t6) if _t76 else 0)) + (_div(_t120, _t6) if _t76 else 0)
+        _t137 = (2*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t111) % _d69 else _F(_n69, _d69)) if _t76 else 0)) + (3*((_by_zero() if not (_d70 := _t6) else _n70 // _d70 if not (_n70 := _t113) % _d70 else _F(_n70, _d70)) if _t76 else 0)) + (4*((_by_zero() if not (_d71 := _t12) else _n71 // _d71 if not (_n71 := (_t113*_t50)) % _d71 else _F(_n71, _d71)) if _t76 else 0)) + (5*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := _t118) % _d72 else _F(_n72, _d72)) if _t76 else 0)) + ((_by_zero() if not (_d73 := _t6) else _n73 // _d73 if not (_n73 := _t120) % _d73 else _F(_n73, _d73)) if _t76 else 0)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -6595,7 +6595,7 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t3, _t139)
+        _t140 = (_by_zero() if not (_d74 := _t139) else _n74 // _d74 if not (_n74 := _t3) % _d74 else _F(_n74, _d74))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -6603,11 +6603,11 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t9, (_a9*_a14*_a17))
+        _t142 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _n75 // _d75 if not (_n75 := _t9) % _d75 else _F(_n75, _d75))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
-        _t143 = _div(_t58, _a15)
+        _t143 = (_by_zero() if not (_d76 := _a15) else _n76 // _d76 if not (_n76 := _t58) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
@@ -6615,26 +6615,26 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t20, _t144)
+        _t145 = (_by_zero() if not (_d77 := _t144) else _n77 // _d77 if not (_n77 := _t20) % _d77 else _F(_n77, _d77))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t15, _a15)
+        _t146 = (_by_zero() if not (_d78 := _a15) else _n78 // _d78 if not (_n78 := _t15) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
-        _t147 = _div(_t20, _t139)
+        _t147 = (_by_zero() if not (_d79 := _t139) else _n79 // _d79 if not (_n79 := _t20) % _d79 else _F(_n79, _d79))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t3, _t144)
+        _t148 = (_by_zero() if not (_d80 := _t144) else _n80 // _d80 if not (_n80 := _t3) % _d80 else _F(_n80, _d80))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
-        _t149 = _div(_a5, (_t14*_a15))
+        _t149 = (_by_zero() if not (_d81 := (_t14*_a15)) else _n81 // _d81 if not (_n81 := _a5) % _d81 else _F(_n81, _d81))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
-    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, _div(_t55, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _div(_t2, _t139), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
+    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*((_by_zero() if not (_d83 := _t32) else _n83 // _d83 if not (_n83 := _a17) % _d83 else _F(_n83, _d83)) if _t0 else (_by_zero() if not (_d82 := _t34) else _n82 // _d82 if not (_n82 := _a17) % _d82 else _F(_n82, _d82)))) + (_by_zero() if not (_d84 := _a10) else _n84 // _d84 if not (_n84 := _t23) % _d84 else _F(_n84, _d84)), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, (_by_zero() if not (_d85 := _a14) else _n85 // _d85 if not (_n85 := _t55) % _d85 else _F(_n85, _d85)), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, (_by_zero() if not (_d86 := _t139) else _n86 // _d86 if not (_n86 := _t2) % _d86 else _F(_n86, _d86)), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
 
 
 def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -6663,7 +6663,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -6691,7 +6691,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -6743,11 +6743,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -6775,11 +6775,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -6791,7 +6791,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -6807,7 +6807,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -6819,7 +6819,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -6831,7 +6831,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -6839,7 +6839,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a15) + _div((-1*_a3), _a15)
+        _t50 = (_by_zero() if not (_d13 := _a15) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a15) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -6851,7 +6851,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -6879,7 +6879,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a15)
+        _t60 = (_by_zero() if not (_d16 := _a15) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -6891,15 +6891,15 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t16, _a15)
+        _t63 = (_by_zero() if not (_d17 := _a15) else _n17 // _d17 if not (_n17 := _t16) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t64 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d18 := _a1) else _n18 // _d18 if not (_n18 := _t14) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_a1, _a17)
+        _t65 = (_by_zero() if not (_d19 := _a17) else _n19 // _d19 if not (_n19 := _a1) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -6907,11 +6907,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_a1 == _t64) or (_div(_t24, _a10) == 1)
+        _t67 = (_a1 == _t64) or ((_by_zero() if not (_d20 := _a10) else _n20 // _d20 if not (_n20 := _t24) % _d20 else _F(_n20, _d20)) == 1)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_div(_t64, _a17) if _t66 and _t67 else 1)
+        _t68 = ((_by_zero() if not (_d21 := _a17) else _n21 // _d21 if not (_n21 := _t64) % _d21 else _F(_n21, _d21)) if _t66 and _t67 else 1)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -6919,7 +6919,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t62 else _t63)) + (6*(_div((_t15*_t69), _a15) if _t62 else _div((_t15*_t19), _a15)))
+        _t70 = (2*(0 if _t62 else _t63)) + (6*((_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t69)) % _d23 else _F(_n23, _d23)) if _t62 else (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22))))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -6975,7 +6975,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -6987,35 +6987,35 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (_t86*(_div(_a17, _t84) if _t85 else 1))
+        _t87 = (_t86*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a17) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = _div(_t86, _t12)
+        _t88 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t86) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (4*(_div((_t87*(-1 + (_div(_t84, _a17) if _t85 else 1))), _t12) if _t58 else _t88))
+        _t89 = (4*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t87*(-1 + ((_by_zero() if not (_d27 := _a17) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t88))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = _div(_t22, _t25)
+        _t90 = (_by_zero() if not (_d29 := _t25) else _n29 // _d29 if not (_n29 := _t22) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (_t17*(_div(1, _t64) if _t67 else 1))
+        _t91 = (_t17*((_by_zero() if not (_d30 := _t64) else _n30 // _d30 if not (_n30 := 1) % _d30 else _F(_n30, _d30)) if _t67 else 1))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t17, _a15)
+        _t92 = (_by_zero() if not (_d31 := _a15) else _n31 // _d31 if not (_n31 := _t17) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (6*(_div((_t21*_t69), _t25) if _t62 else _t90)) + (8*(_div((_t91*(-1 + (_t64 if _t67 else 1))), _a15) if _t62 else _t92))
+        _t93 = (6*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t69)) % _d32 else _F(_n32, _d32)) if _t62 else _t90)) + (8*((_by_zero() if not (_d33 := _a15) else _n33 // _d33 if not (_n33 := (_t91*(-1 + (_t64 if _t67 else 1)))) % _d33 else _F(_n33, _d33)) if _t62 else _t92))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = _div(_t4, _t5)
+        _t94 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -7023,11 +7023,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a8*_a9*_a17)
+        _t96 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_a1, _t14)
+        _t97 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
@@ -7039,11 +7039,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = (_t29*(_div(_t14, _t96) if _t99 else 1))
+        _t100 = (_t29*((_by_zero() if not (_d37 := _t96) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t99 else 1))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t29, _t12)
+        _t101 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
@@ -7051,19 +7051,19 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = (_t36*(_div(_a17, _t96) if _t102 else 1))
+        _t103 = (_t36*((_by_zero() if not (_d39 := _t96) else _n39 // _d39 if not (_n39 := _a17) % _d39 else _F(_n39, _d39)) if _t102 else 1))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = _div(_t36, _t5)
+        _t104 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = (3*(_div((_t100*(-1 + (_div(_t96, _t14) if _t99 else 1))), _t12) if _t75 else _t101)) + (3*(_div((_t103*(-1 + (_div(_t96, _a17) if _t102 else 1))), _t5) if _t75 else _t104))
+        _t105 = (3*((_by_zero() if not (_d42 := _t12) else _n42 // _d42 if not (_n42 := (_t100*(-1 + ((_by_zero() if not (_d41 := _t14) else _n41 // _d41 if not (_n41 := _t96) % _d41 else _F(_n41, _d41)) if _t99 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t101)) + (3*((_by_zero() if not (_d44 := _t5) else _n44 // _d44 if not (_n44 := (_t103*(-1 + ((_by_zero() if not (_d43 := _a17) else _n43 // _d43 if not (_n43 := _t96) % _d43 else _F(_n43, _d43)) if _t102 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t104))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t106 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a17) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
@@ -7075,7 +7075,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_div(1, _t106) if _t107 else 1)
+        _t109 = ((_by_zero() if not (_d46 := _t106) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t107 else 1)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
@@ -7087,7 +7087,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t110, _t11)
+        _t112 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t110) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -7103,7 +7103,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = (3*(_div((_t108*_t111), _t11) if _t77 else _t112)) + (_div((_t108*_t113), _t11) if _t77 else _t42) + (_div((_t108*_t114), _t11) if _t77 else _t45) + (_div((_t108*_t115), _t11) if _t77 else _t48)
+        _t116 = (3*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t108*_t111)) % _d48 else _F(_n48, _d48)) if _t77 else _t112)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t108*_t113)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t108*_t114)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t108*_t115)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -7111,11 +7111,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t118 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t43, _t11) + _div((3*_t40), _t11) + _div((3*_t51), _t11) + _div((_t43*_t46), _t11)
+        _t119 = (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (3*_t51)) % _d56 else _F(_n56, _d56)) + (_by_zero() if not (_d57 := _t11) else _n57 // _d57 if not (_n57 := (_t43*_t46)) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -7131,7 +7131,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = (2*(_t63 if _t62 else 0)) + (6*(_div((_t122*_t15), _a15) if _t62 else 0))
+        _t123 = (2*(_t63 if _t62 else 0)) + (6*((_by_zero() if not (_d58 := _a15) else _n58 // _d58 if not (_n58 := (_t122*_t15)) % _d58 else _F(_n58, _d58)) if _t62 else 0))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -7151,11 +7151,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div(_t87, _t12) if _t58 else 0))
+        _t128 = (4*((_by_zero() if not (_d59 := _t12) else _n59 // _d59 if not (_n59 := _t87) % _d59 else _F(_n59, _d59)) if _t58 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
-        _t129 = (6*(_div((_t122*_t21), _t25) if _t62 else 0)) + (8*(_div(_t91, _a15) if _t62 else 0))
+        _t129 = (6*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t122*_t21)) % _d60 else _F(_n60, _d60)) if _t62 else 0)) + (8*((_by_zero() if not (_d61 := _a15) else _n61 // _d61 if not (_n61 := _t91) % _d61 else _F(_n61, _d61)) if _t62 else 0))
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
@@ -7163,11 +7163,11 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (3*(_div(_t100, _t12) if _t75 else 0)) + (3*(_div(_t103, _t5) if _t75 else 0))
+        _t131 = (3*((_by_zero() if not (_d62 := _t12) else _n62 // _d62 if not (_n62 := _t100) % _d62 else _F(_n62, _d62)) if _t75 else 0)) + (3*((_by_zero() if not (_d63 := _t5) else _n63 // _d63 if not (_n63 := _t103) % _d63 else _F(_n63, _d63)) if _t75 else 0))
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
-        _t132 = (3*(_div(_t111, _t11) if _t77 else 0)) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0) + (_div(_t115, _t11) if _t77 else 0)
+        _t132 = (3*((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t111) % _d64 else _F(_n64, _d64)) if _t77 else 0)) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t113) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t114) % _d66 else _F(_n66, _d66)) if _t77 else 0) + ((_by_zero() if not (_d67 := _t11) else _n67 // _d67 if not (_n67 := _t115) % _d67 else _F(_n67, _d67)) if _t77 else 0)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
@@ -7179,7 +7179,7 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = _div(_t3, _t134)
+        _t135 = (_by_zero() if not (_d68 := _t134) else _n68 // _d68 if not (_n68 := _t3) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
@@ -7187,19 +7187,19 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t8, (_a9*_a14*_a17))
+        _t137 = (_by_zero() if not (_d69 := (_a9*_a14*_a17)) else _n69 // _d69 if not (_n69 := _t8) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t59, _a15)
+        _t138 = (_by_zero() if not (_d70 := _a15) else _n70 // _d70 if not (_n70 := _t59) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t20, _t134)
+        _t139 = (_by_zero() if not (_d71 := _t134) else _n71 // _d71 if not (_n71 := _t20) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t15, _a15)
+        _t140 = (_by_zero() if not (_d72 := _a15) else _n72 // _d72 if not (_n72 := _t15) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -7207,10 +7207,10 @@ def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_a5, (_t14*_a15))
+        _t142 = (_by_zero() if not (_d73 := (_t14*_a15)) else _n73 // _d73 if not (_n73 := _a5) % _d73 else _F(_n73, _d73))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + (4*_t43) + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div((_t23*_a17), _a10), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, _div(_t55, _a14), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _t14, _t141, _t140, _t92, _t14, _t141, _t140, _t92, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, _div(_t2, _t134), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t142, 1, _t101, _t27, _t142, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + (4*_t43) + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d75 := _t32) else _n75 // _d75 if not (_n75 := _a17) % _d75 else _F(_n75, _d75)) if _t0 else (_by_zero() if not (_d74 := _t34) else _n74 // _d74 if not (_n74 := _a17) % _d74 else _F(_n74, _d74)))) + (_by_zero() if not (_d76 := _a10) else _n76 // _d76 if not (_n76 := (_t23*_a17)) % _d76 else _F(_n76, _d76)), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, (_by_zero() if not (_d77 := _a14) else _n77 // _d77 if not (_n77 := _t55) % _d77 else _F(_n77, _d77)), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _a10, _t139, _t140, _t90, _t14, _t141, _t140, _t92, _t14, _t141, _t140, _t92, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, (_by_zero() if not (_d78 := _t134) else _n78 // _d78 if not (_n78 := _t2) % _d78 else _F(_n78, _d78)), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t142, 1, _t101, _t27, _t142, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
 
 
 def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -7231,11 +7231,11 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -7247,7 +7247,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -7267,7 +7267,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div((2*_t12), _t0)
+        _t13 = (_by_zero() if not (_d4 := _t0) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -7295,7 +7295,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t17, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t17) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -7311,7 +7311,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t18)
+        _t24 = (_by_zero() if not (_d6 := _t18) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -7323,7 +7323,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t26, _t18)
+        _t27 = (_by_zero() if not (_d7 := _t18) else _n7 // _d7 if not (_n7 := _t26) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -7335,7 +7335,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _div(_t29, _t18)
+        _t30 = (_by_zero() if not (_d8 := _t18) else _n8 // _d8 if not (_n8 := _t29) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -7347,7 +7347,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
-        _t33 = _t24 + _t27 + _t30 + _div(_t32, _t19)
+        _t33 = _t24 + _t27 + _t30 + (_by_zero() if not (_d9 := _t19) else _n9 // _d9 if not (_n9 := _t32) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
@@ -7391,7 +7391,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
-        _t44 = _div((_t14*_t43), _a10)
+        _t44 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t14*_t43)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
@@ -7423,7 +7423,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
-        _t52 = _div((_t42*_t51), _a10)
+        _t52 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t42*_t51)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
@@ -7443,11 +7443,11 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = (-1*_a0*(-1 + _ceiling(_div(_t18, _a0)))) + (_a5*_a6*_a12)
+        _t57 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t18) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div(_a0, _a12)
+        _t58 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
@@ -7459,19 +7459,19 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = (_t6*(_div(_a12, _t57) if _t60 else 1))
+        _t61 = (_t6*((_by_zero() if not (_d14 := _t57) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t60 else 1))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = _div(_t6, _t0)
+        _t62 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (3*(_div((_t61*(-1 + (_div(_t57, _a12) if _t60 else 1))), _t0) if _t38 else _t62))
+        _t63 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t61*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t57) % _d16 else _F(_n16, _d16)) if _t60 else 1)))) % _d17 else _F(_n17, _d17)) if _t38 else _t62))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t40, _a0))))
+        _t64 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t40) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
@@ -7483,19 +7483,19 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_t66*(_div(_a12, _t64) if _t65 else 1))
+        _t67 = (_t66*((_by_zero() if not (_d19 := _t64) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t65 else 1))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t66, _t19)
+        _t68 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t66) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (4*(_div((_t67*(-1 + (_div(_t64, _a12) if _t65 else 1))), _t19) if _t41 else _t68))
+        _t69 = (4*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t67*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t64) % _d21 else _F(_n21, _d21)) if _t65 else 1)))) % _d22 else _F(_n22, _d22)) if _t41 else _t68))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = _div(_t12, _t0)
+        _t70 = (_by_zero() if not (_d23 := _t0) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -7503,7 +7503,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
-        _t72 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t72 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
@@ -7515,7 +7515,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
-        _t75 = (_div(1, _t72) if _t73 else 1)
+        _t75 = ((_by_zero() if not (_d25 := _t72) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t73 else 1)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
@@ -7527,7 +7527,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
-        _t78 = _div(_t76, _t19)
+        _t78 = (_by_zero() if not (_d26 := _t19) else _n26 // _d26 if not (_n26 := _t76) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
@@ -7543,7 +7543,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (3*(_div((_t74*_t77), _t19) if _t50 else _t78)) + (_div((_t74*_t79), _t18) if _t50 else _t24) + (_div((_t74*_t80), _t18) if _t50 else _t27) + (_div((_t74*_t81), _t18) if _t50 else _t30)
+        _t82 = (3*((_by_zero() if not (_d27 := _t19) else _n27 // _d27 if not (_n27 := (_t74*_t77)) % _d27 else _F(_n27, _d27)) if _t50 else _t78)) + ((_by_zero() if not (_d28 := _t18) else _n28 // _d28 if not (_n28 := (_t74*_t79)) % _d28 else _F(_n28, _d28)) if _t50 else _t24) + ((_by_zero() if not (_d29 := _t18) else _n29 // _d29 if not (_n29 := (_t74*_t80)) % _d29 else _F(_n29, _d29)) if _t50 else _t27) + ((_by_zero() if not (_d30 := _t18) else _n30 // _d30 if not (_n30 := (_t74*_t81)) % _d30 else _F(_n30, _d30)) if _t50 else _t30)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -7551,11 +7551,11 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _div((2*_t6), _t0)
+        _t84 = (_by_zero() if not (_d31 := _t0) else _n31 // _d31 if not (_n31 := (2*_t6)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _div(_t25, _t18) + _div((3*_t22), _t18) + _div((6*_t31), _t19) + _div((_t25*_t28), _t18)
+        _t85 = (_by_zero() if not (_d32 := _t18) else _n32 // _d32 if not (_n32 := _t25) % _d32 else _F(_n32, _d32)) + (_by_zero() if not (_d33 := _t18) else _n33 // _d33 if not (_n33 := (3*_t22)) % _d33 else _F(_n33, _d33)) + (_by_zero() if not (_d34 := _t19) else _n34 // _d34 if not (_n34 := (6*_t31)) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t18) else _n35 // _d35 if not (_n35 := (_t25*_t28)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -7583,11 +7583,11 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t61, _t0) if _t38 else 0))
+        _t92 = (3*((_by_zero() if not (_d36 := _t0) else _n36 // _d36 if not (_n36 := _t61) % _d36 else _F(_n36, _d36)) if _t38 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (4*(_div(_t67, _t19) if _t41 else 0))
+        _t93 = (4*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t67) % _d37 else _F(_n37, _d37)) if _t41 else 0))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
@@ -7595,7 +7595,7 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (3*(_div(_t77, _t19) if _t50 else 0)) + (_div(_t79, _t18) if _t50 else 0) + (_div(_t80, _t18) if _t50 else 0) + (_div(_t81, _t18) if _t50 else 0)
+        _t95 = (3*((_by_zero() if not (_d38 := _t19) else _n38 // _d38 if not (_n38 := _t77) % _d38 else _F(_n38, _d38)) if _t50 else 0)) + ((_by_zero() if not (_d39 := _t18) else _n39 // _d39 if not (_n39 := _t79) % _d39 else _F(_n39, _d39)) if _t50 else 0) + ((_by_zero() if not (_d40 := _t18) else _n40 // _d40 if not (_n40 := _t80) % _d40 else _F(_n40, _d40)) if _t50 else 0) + ((_by_zero() if not (_d41 := _t18) else _n41 // _d41 if not (_n41 := _t81) % _d41 else _F(_n41, _d41)) if _t50 else 0)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -7607,18 +7607,18 @@ def _sheet2_4b101e830588(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t11, _t97)
+        _t98 = (_by_zero() if not (_d42 := _t97) else _n42 // _d42 if not (_n42 := _t11) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t43, _a10)
+        _t99 = (_by_zero() if not (_d43 := _a10) else _n43 // _d43 if not (_n43 := _t43) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t15, (_a6*_a9*_a12))
+        _t100 = (_by_zero() if not (_d44 := (_a6*_a9*_a12)) else _n44 // _d44 if not (_n44 := _t15) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
-    return (_t34, _t34, _t17 + _t23 + _t32 + _t35 + (_t11*_t36*_t37) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t56, _t83, _t86, _t91, _t96, _t56, _t83, _t86, _t91, _t96, _div(_t36, _a9), _t19, _a12, _t98, _t99, _t78, _a12, _t98, _t99, _t78, _a12, _t98, _t99, _t78, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, 2, _t98, _a9, _t70, 2, _t98, _a9, _t70, _a12, _t98, _a9, _t30, _a12, _t98, _a9, _t27, _a12, _div(_t10, _t97), (3*_a9), _t24, _t0, _t5, 1, _t62, _t0, _t5, 1, _t62, _t33, _t55, _t82, _t85, _t90, _t95, _t20, _t45, _t69, _t68, _t88, _t93, _t13, _t49, _t71, _t89, _t94, _t8, _t39, _t63, _t84, _t87, _t92, )
+    return (_t34, _t34, _t17 + _t23 + _t32 + _t35 + (_t11*_t36*_t37) + (_t7*_a2*((_by_zero() if not (_d46 := _a2) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)) if _t2 else (_by_zero() if not (_d45 := _t4) else _n45 // _d45 if not (_n45 := _a12) % _d45 else _F(_n45, _d45)))), _t56, _t83, _t86, _t91, _t96, _t56, _t83, _t86, _t91, _t96, (_by_zero() if not (_d47 := _a9) else _n47 // _d47 if not (_n47 := _t36) % _d47 else _F(_n47, _d47)), _t19, _a12, _t98, _t99, _t78, _a12, _t98, _t99, _t78, _a12, _t98, _t99, _t78, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, _a5, _t100, _t99, _t68, 2, _t98, _a9, _t70, 2, _t98, _a9, _t70, _a12, _t98, _a9, _t30, _a12, _t98, _a9, _t27, _a12, (_by_zero() if not (_d48 := _t97) else _n48 // _d48 if not (_n48 := _t10) % _d48 else _F(_n48, _d48)), (3*_a9), _t24, _t0, _t5, 1, _t62, _t0, _t5, 1, _t62, _t33, _t55, _t82, _t85, _t90, _t95, _t20, _t45, _t69, _t68, _t88, _t93, _t13, _t49, _t71, _t89, _t94, _t8, _t39, _t63, _t84, _t87, _t92, )
 
 
 def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -7651,7 +7651,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -7675,7 +7675,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t11, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -7727,11 +7727,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -7759,11 +7759,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -7775,7 +7775,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -7791,7 +7791,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t6)
+        _t42 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -7815,7 +7815,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _a15) + _div((-1*_a3), _a15)
+        _t48 = (_by_zero() if not (_d11 := _a15) else _n11 // _d11 if not (_n11 := _t47) % _d11 else _F(_n11, _d11)) + (_by_zero() if not (_d12 := _a15) else _n12 // _d12 if not (_n12 := (-1*_a3)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -7839,7 +7839,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t42 + _div(_t44, _t6) + _div(_t50, _t6) + _div(_t53, _t12) + _div((2*_t46), _t6)
+        _t54 = _t42 + (_by_zero() if not (_d13 := _t6) else _n13 // _d13 if not (_n13 := _t44) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _t6) else _n14 // _d14 if not (_n14 := _t50) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t12) else _n15 // _d15 if not (_n15 := _t53) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t6) else _n16 // _d16 if not (_n16 := (2*_t46)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -7863,7 +7863,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t8), _a15)
+        _t60 = (_by_zero() if not (_d17 := _a15) else _n17 // _d17 if not (_n17 := (_t59*_t8)) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -7875,15 +7875,15 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t16, _a15)
+        _t63 = (_by_zero() if not (_d18 := _a15) else _n18 // _d18 if not (_n18 := _t16) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t64 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d19 := _a1) else _n19 // _d19 if not (_n19 := _t14) % _d19 else _F(_n19, _d19)))))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_a1, _a17)
+        _t65 = (_by_zero() if not (_d20 := _a17) else _n20 // _d20 if not (_n20 := _a1) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -7891,11 +7891,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_a1 == _t64) or (_div(_t24, _a10) == 1)
+        _t67 = (_a1 == _t64) or ((_by_zero() if not (_d21 := _a10) else _n21 // _d21 if not (_n21 := _t24) % _d21 else _F(_n21, _d21)) == 1)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_div(_t64, _a17) if _t66 and _t67 else 1)
+        _t68 = ((_by_zero() if not (_d22 := _a17) else _n22 // _d22 if not (_n22 := _t64) % _d22 else _F(_n22, _d22)) if _t66 and _t67 else 1)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -7903,7 +7903,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t62 else _t63)) + (6*(_div((_t15*_t69), _a15) if _t62 else _div((_t15*_t19), _a15)))
+        _t70 = (2*(0 if _t62 else _t63)) + (6*((_by_zero() if not (_d24 := _a15) else _n24 // _d24 if not (_n24 := (_t15*_t69)) % _d24 else _F(_n24, _d24)) if _t62 else (_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t19)) % _d23 else _F(_n23, _d23))))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -7943,7 +7943,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t78*_a3), _a15)
+        _t80 = (_by_zero() if not (_d25 := _a15) else _n25 // _d25 if not (_n25 := (_t78*_a3)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -7967,7 +7967,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t86 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t57) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
@@ -7979,35 +7979,35 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (_t88*(_div(_a17, _t86) if _t87 else 1))
+        _t89 = (_t88*((_by_zero() if not (_d27 := _t86) else _n27 // _d27 if not (_n27 := _a17) % _d27 else _F(_n27, _d27)) if _t87 else 1))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = _div(_t88, _t12)
+        _t90 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t88) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (4*(_div((_t89*(-1 + (_div(_t86, _a17) if _t87 else 1))), _t12) if _t58 else _t90))
+        _t91 = (4*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t89*(-1 + ((_by_zero() if not (_d29 := _a17) else _n29 // _d29 if not (_n29 := _t86) % _d29 else _F(_n29, _d29)) if _t87 else 1)))) % _d30 else _F(_n30, _d30)) if _t58 else _t90))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t22, _t25)
+        _t92 = (_by_zero() if not (_d31 := _t25) else _n31 // _d31 if not (_n31 := _t22) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (_t17*(_div(1, _t64) if _t67 else 1))
+        _t93 = (_t17*((_by_zero() if not (_d32 := _t64) else _n32 // _d32 if not (_n32 := 1) % _d32 else _F(_n32, _d32)) if _t67 else 1))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = _div(_t17, _a15)
+        _t94 = (_by_zero() if not (_d33 := _a15) else _n33 // _d33 if not (_n33 := _t17) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (6*(_div((_t21*_t69), _t25) if _t62 else _t92)) + (8*(_div((_t93*(-1 + (_t64 if _t67 else 1))), _a15) if _t62 else _t94))
+        _t95 = (6*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t69)) % _d34 else _F(_n34, _d34)) if _t62 else _t92)) + (8*((_by_zero() if not (_d35 := _a15) else _n35 // _d35 if not (_n35 := (_t93*(-1 + (_t64 if _t67 else 1)))) % _d35 else _F(_n35, _d35)) if _t62 else _t94))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t4, _t6)
+        _t96 = (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
@@ -8015,11 +8015,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a8*_a9*_a17)
+        _t98 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t6) % _d37 else _F(_n37, _d37))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_a1, _t14)
+        _t99 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
@@ -8031,11 +8031,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = (_t29*(_div(_t14, _t98) if _t101 else 1))
+        _t102 = (_t29*((_by_zero() if not (_d39 := _t98) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t101 else 1))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t29, _t12)
+        _t103 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t29) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
@@ -8043,19 +8043,19 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = (_t36*(_div(_a17, _t98) if _t104 else 1))
+        _t105 = (_t36*((_by_zero() if not (_d41 := _t98) else _n41 // _d41 if not (_n41 := _a17) % _d41 else _F(_n41, _d41)) if _t104 else 1))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _div(_t36, _t5)
+        _t106 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t36) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = (3*(_div((_t102*(-1 + (_div(_t98, _t14) if _t101 else 1))), _t12) if _t75 else _t103)) + (3*(_div((_t105*(-1 + (_div(_t98, _a17) if _t104 else 1))), _t5) if _t75 else _t106))
+        _t107 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t102*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t98) % _d43 else _F(_n43, _d43)) if _t101 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t103)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t105*(-1 + ((_by_zero() if not (_d45 := _a17) else _n45 // _d45 if not (_n45 := _t98) % _d45 else _F(_n45, _d45)) if _t104 else 1)))) % _d46 else _F(_n46, _d46)) if _t75 else _t106))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t108 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a17) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
@@ -8067,7 +8067,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = (_div(1, _t108) if _t109 else 1)
+        _t111 = ((_by_zero() if not (_d48 := _t108) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t109 else 1)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
@@ -8075,7 +8075,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _div(_t46, _t6)
+        _t113 = (_by_zero() if not (_d49 := _t6) else _n49 // _d49 if not (_n49 := _t46) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
@@ -8087,11 +8087,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t43, _t6)
+        _t116 = (_by_zero() if not (_d50 := _t6) else _n50 // _d50 if not (_n50 := _t43) % _d50 else _F(_n50, _d50))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
-        _t117 = _div(_t52, _t12)
+        _t117 = (_by_zero() if not (_d51 := _t12) else _n51 // _d51 if not (_n51 := _t52) % _d51 else _F(_n51, _d51))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
@@ -8099,7 +8099,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t49, _t6)
+        _t119 = (_by_zero() if not (_d52 := _t6) else _n52 // _d52 if not (_n52 := _t49) % _d52 else _F(_n52, _d52))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -8107,7 +8107,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
     try:
-        _t121 = (2*(_div((_t110*_t112), _t6) if _t77 else _t113)) + (3*(_div(_t115, _t6) if _t77 else _t116)) + (6*(_div((_t115*_t51), _t12) if _t77 else _t117)) + (7*(_div((_t110*_t118), _t6) if _t77 else _t119)) + (_div((_t110*_t120), _t6) if _t77 else _t42)
+        _t121 = (2*((_by_zero() if not (_d53 := _t6) else _n53 // _d53 if not (_n53 := (_t110*_t112)) % _d53 else _F(_n53, _d53)) if _t77 else _t113)) + (3*((_by_zero() if not (_d54 := _t6) else _n54 // _d54 if not (_n54 := _t115) % _d54 else _F(_n54, _d54)) if _t77 else _t116)) + (6*((_by_zero() if not (_d55 := _t12) else _n55 // _d55 if not (_n55 := (_t115*_t51)) % _d55 else _F(_n55, _d55)) if _t77 else _t117)) + (7*((_by_zero() if not (_d56 := _t6) else _n56 // _d56 if not (_n56 := (_t110*_t118)) % _d56 else _F(_n56, _d56)) if _t77 else _t119)) + ((_by_zero() if not (_d57 := _t6) else _n57 // _d57 if not (_n57 := (_t110*_t120)) % _d57 else _F(_n57, _d57)) if _t77 else _t42)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
@@ -8115,11 +8115,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t123 = (_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := (2*_t29)) % _d58 else _F(_n58, _d58)) + (_by_zero() if not (_d59 := _t5) else _n59 // _d59 if not (_n59 := (2*_t36)) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
-        _t124 = _t113 + _t116 + _div((3*_t40), _t6) + _div((_t44*_t48), _t6) + _div((_t44*_t51), _t12)
+        _t124 = _t113 + _t116 + (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := (3*_t40)) % _d60 else _F(_n60, _d60)) + (_by_zero() if not (_d61 := _t6) else _n61 // _d61 if not (_n61 := (_t44*_t48)) % _d61 else _F(_n61, _d61)) + (_by_zero() if not (_d62 := _t12) else _n62 // _d62 if not (_n62 := (_t44*_t51)) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
@@ -8135,7 +8135,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (2*(_t63 if _t62 else 0)) + (6*(_div((_t127*_t15), _a15) if _t62 else 0))
+        _t128 = (2*(_t63 if _t62 else 0)) + (6*((_by_zero() if not (_d63 := _a15) else _n63 // _d63 if not (_n63 := (_t127*_t15)) % _d63 else _F(_n63, _d63)) if _t62 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -8155,11 +8155,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
-        _t133 = (4*(_div(_t89, _t12) if _t58 else 0))
+        _t133 = (4*((_by_zero() if not (_d64 := _t12) else _n64 // _d64 if not (_n64 := _t89) % _d64 else _F(_n64, _d64)) if _t58 else 0))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = (6*(_div((_t127*_t21), _t25) if _t62 else 0)) + (8*(_div(_t93, _a15) if _t62 else 0))
+        _t134 = (6*((_by_zero() if not (_d65 := _t25) else _n65 // _d65 if not (_n65 := (_t127*_t21)) % _d65 else _F(_n65, _d65)) if _t62 else 0)) + (8*((_by_zero() if not (_d66 := _a15) else _n66 // _d66 if not (_n66 := _t93) % _d66 else _F(_n66, _d66)) if _t62 else 0))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -8167,11 +8167,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = (3*(_div(_t102, _t12) if _t75 else 0)) + (3*(_div(_t105, _t5) if _t75 else 0))
+        _t136 = (3*((_by_zero() if not (_d67 := _t12) else _n67 // _d67 if not (_n67 := _t102) % _d67 else _F(_n67, _d67)) if _t75 else 0)) + (3*((_by_zero() if not (_d68 := _t5) else _n68 // _d68 if not (_n68 := _t105) % _d68 else _F(_n68, _d68)) if _t75 else 0))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = (2*(_div(_t112, _t6) if _t77 else 0)) + (3*(_div(_t114, _t6) if _t77 else 0)) + (6*(_div((_t114*_t51), _t12) if _t77 else 0)) + (7*(_div(_t118, _t6) if _t77 else 0)) + (_div(_t120, _t6) if _t77 else 0)
+        _t137 = (2*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t112) % _d69 else _F(_n69, _d69)) if _t77 else 0)) + (3*((_by_zero() if not (_d70 := _t6) else _n70 // _d70 if not (_n70 := _t114) % _d70 else _F(_n70, _d70)) if _t77 else 0)) + (6*((_by_zero() if not (_d71 := _t12) else _n71 // _d71 if not (_n71 := (_t114*_t51)) % _d71 else _F(_n71, _d71)) if _t77 else 0)) + (7*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := _t118) % _d72 else _F(_n72, _d72)) if _t77 else 0)) + ((_by_zero() if not (_d73 := _t6) else _n73 // _d73 if not (_n73 := _t120) % _d73 else _F(_n73, _d73)) if _t77 else 0)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -8183,7 +8183,7 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t3, _t139)
+        _t140 = (_by_zero() if not (_d74 := _t139) else _n74 // _d74 if not (_n74 := _t3) % _d74 else _F(_n74, _d74))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -8191,11 +8191,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t9, (_a9*_a14*_a17))
+        _t142 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _n75 // _d75 if not (_n75 := _t9) % _d75 else _F(_n75, _d75))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
-        _t143 = _div(_t59, _a15)
+        _t143 = (_by_zero() if not (_d76 := _a15) else _n76 // _d76 if not (_n76 := _t59) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
@@ -8203,11 +8203,11 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t20, _t144)
+        _t145 = (_by_zero() if not (_d77 := _t144) else _n77 // _d77 if not (_n77 := _t20) % _d77 else _F(_n77, _d77))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t15, _a15)
+        _t146 = (_by_zero() if not (_d78 := _a15) else _n78 // _d78 if not (_n78 := _t15) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
@@ -8215,18 +8215,18 @@ def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t20, _t139)
+        _t148 = (_by_zero() if not (_d79 := _t139) else _n79 // _d79 if not (_n79 := _t20) % _d79 else _F(_n79, _d79))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
-        _t149 = _div(_t3, _t144)
+        _t149 = (_by_zero() if not (_d80 := _t144) else _n80 // _d80 if not (_n80 := _t3) % _d80 else _F(_n80, _d80))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
     try:
-        _t150 = _div(_a5, (_t14*_a15))
+        _t150 = (_by_zero() if not (_d81 := (_t14*_a15)) else _n81 // _d81 if not (_n81 := _a5) % _d81 else _F(_n81, _d81))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
-    return (_t55, _t55, _t11 + _t30 + _t41 + _t53 + (5*_t43) + (_t18*_t6) + (_t50*_a15) + (2*_t3*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t85, _t122, _t125, _t132, _t138, _t85, _t122, _t125, _t132, _t138, _div(_t56, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _t14, _t147, _t146, _t94, _t14, _t147, _t146, _t94, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, 2, _t149, _a14, _t96, 2, _t149, _a14, _t96, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, _div(_t2, _t139), _t82, _t42, _t5, _t35, 1, _t106, _t5, _t35, 1, _t106, _t27, _t150, 1, _t103, _t27, _t150, 1, _t103, _t54, _t84, _t121, _t124, _t131, _t137, _t13, _t61, _t91, _t90, _t126, _t133, _t26, _t70, _t95, _t128, _t134, _t7, _t74, _t97, _t129, _t135, _t38, _t76, _t107, _t123, _t130, _t136, )
+    return (_t55, _t55, _t11 + _t30 + _t41 + _t53 + (5*_t43) + (_t18*_t6) + (_t50*_a15) + (2*_t3*_t56) + (_t32*_t37*((_by_zero() if not (_d83 := _t32) else _n83 // _d83 if not (_n83 := _a17) % _d83 else _F(_n83, _d83)) if _t0 else (_by_zero() if not (_d82 := _t34) else _n82 // _d82 if not (_n82 := _a17) % _d82 else _F(_n82, _d82)))) + (_by_zero() if not (_d84 := _a10) else _n84 // _d84 if not (_n84 := _t23) % _d84 else _F(_n84, _d84)), _t85, _t122, _t125, _t132, _t138, _t85, _t122, _t125, _t132, _t138, (_by_zero() if not (_d85 := _a14) else _n85 // _d85 if not (_n85 := _t56) % _d85 else _F(_n85, _d85)), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a8, _t142, _t143, _t90, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _a10, _t145, _t146, _t92, _t14, _t147, _t146, _t94, _t14, _t147, _t146, _t94, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, _a17, _t148, _t146, _t117, 2, _t149, _a14, _t96, 2, _t149, _a14, _t96, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t113, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, _t140, _a14, _t116, _a17, (_by_zero() if not (_d86 := _t139) else _n86 // _d86 if not (_n86 := _t2) % _d86 else _F(_n86, _d86)), _t82, _t42, _t5, _t35, 1, _t106, _t5, _t35, 1, _t106, _t27, _t150, 1, _t103, _t27, _t150, 1, _t103, _t54, _t84, _t121, _t124, _t131, _t137, _t13, _t61, _t91, _t90, _t126, _t133, _t26, _t70, _t95, _t128, _t134, _t7, _t74, _t97, _t129, _t135, _t38, _t76, _t107, _t123, _t130, _t136, )
 
 
 def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
@@ -8255,7 +8255,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -8283,7 +8283,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -8335,7 +8335,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a18) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a18) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
@@ -8343,7 +8343,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a14)
+        _t28 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -8371,11 +8371,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a18)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a18) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a20) if _t0 else _div(_t35, _a20))
+        _t36 = ((_by_zero() if not (_d7 := _a20) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a20) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -8387,7 +8387,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t12) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -8403,7 +8403,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t11)
+        _t43 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -8415,7 +8415,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
-        _t46 = _div(_t45, _t11)
+        _t46 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t45) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
     try:
@@ -8427,7 +8427,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
-        _t49 = _div(_t48, _t11)
+        _t49 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t48) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
@@ -8435,7 +8435,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
-        _t51 = _div(_t50, _a18) + _div((-1*_a3), _a18)
+        _t51 = (_by_zero() if not (_d13 := _a18) else _n13 // _d13 if not (_n13 := _t50) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a18) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
@@ -8447,7 +8447,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t43 + _t46 + _t49 + _div(_t53, _t11)
+        _t54 = _t43 + _t46 + _t49 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t53) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -8475,7 +8475,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div((_t60*_t7), _a18)
+        _t61 = (_by_zero() if not (_d16 := _a18) else _n16 // _d16 if not (_n16 := (_t60*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
@@ -8483,11 +8483,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t63 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_a1, _a20)
+        _t64 = (_by_zero() if not (_d18 := _a20) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
@@ -8495,11 +8495,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_a1 == _t63) or (_div(_t24, _a14) == 1)
+        _t66 = (_a1 == _t63) or ((_by_zero() if not (_d19 := _a14) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_div(_t63, _a20) if _t65 and _t66 else 1)
+        _t67 = ((_by_zero() if not (_d20 := _a20) else _n20 // _d20 if not (_n20 := _t63) % _d20 else _F(_n20, _d20)) if _t65 and _t66 else 1)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
@@ -8511,11 +8511,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = _div(_t16, _a18)
+        _t70 = (_by_zero() if not (_d21 := _a18) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (4*(_div((_t15*_t68), _a18) if _t69 else _div((_t15*_t19), _a18))) + (0 if _t69 else _t70)
+        _t71 = (4*((_by_zero() if not (_d23 := _a18) else _n23 // _d23 if not (_n23 := (_t15*_t68)) % _d23 else _F(_n23, _d23)) if _t69 else (_by_zero() if not (_d22 := _a18) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t69 else _t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -8539,7 +8539,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = 1 + _div(_a2, _a18)
+        _t77 = 1 + (_by_zero() if not (_d24 := _a18) else _n24 // _d24 if not (_n24 := _a2) % _d24 else _F(_n24, _d24))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -8551,7 +8551,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t15*_t29), _a18)
+        _t80 = (_by_zero() if not (_d25 := _a18) else _n25 // _d25 if not (_n25 := (_t15*_t29)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -8587,7 +8587,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t58, _a1))))
+        _t89 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t58) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
@@ -8595,35 +8595,35 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (_t9*(_div(_a20, _t89) if _t90 else 1))
+        _t91 = (_t9*((_by_zero() if not (_d27 := _t89) else _n27 // _d27 if not (_n27 := _a20) % _d27 else _F(_n27, _d27)) if _t90 else 1))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t9, _t12)
+        _t92 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t9) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (3*(_div((_t91*(-1 + (_div(_t89, _a20) if _t90 else 1))), _t12) if _t59 else _t92))
+        _t93 = (3*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t91*(-1 + ((_by_zero() if not (_d29 := _a20) else _n29 // _d29 if not (_n29 := _t89) % _d29 else _F(_n29, _d29)) if _t90 else 1)))) % _d30 else _F(_n30, _d30)) if _t59 else _t92))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (_t17*(_div(1, _t63) if _t66 else 1))
+        _t94 = (_t17*((_by_zero() if not (_d31 := _t63) else _n31 // _d31 if not (_n31 := 1) % _d31 else _F(_n31, _d31)) if _t66 else 1))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t17, _a18)
+        _t95 = (_by_zero() if not (_d32 := _a18) else _n32 // _d32 if not (_n32 := _t17) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t22, _t25)
+        _t96 = (_by_zero() if not (_d33 := _t25) else _n33 // _d33 if not (_n33 := _t22) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (4*(_div((_t21*_t68), _t25) if _t69 else _t96)) + (4*(_div((_t94*(-1 + (_t63 if _t66 else 1))), _a18) if _t69 else _t95))
+        _t97 = (4*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t68)) % _d34 else _F(_n34, _d34)) if _t69 else _t96)) + (4*((_by_zero() if not (_d35 := _a18) else _n35 // _d35 if not (_n35 := (_t94*(-1 + (_t63 if _t66 else 1)))) % _d35 else _F(_n35, _d35)) if _t69 else _t95))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t4, _t5)
+        _t98 = (_by_zero() if not (_d36 := _t5) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -8631,11 +8631,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a9*_a10*_a20)
+        _t100 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t11) % _d37 else _F(_n37, _d37))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_a1, _t14)
+        _t101 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
@@ -8651,11 +8651,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = (_t104*(_div(_t14, _t100) if _t103 else 1))
+        _t105 = (_t104*((_by_zero() if not (_d39 := _t100) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t103 else 1))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _div(_t104, _t12)
+        _t106 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t104) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
@@ -8667,19 +8667,19 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_t108*(_div(_a20, _t100) if _t107 else 1))
+        _t109 = (_t108*((_by_zero() if not (_d41 := _t100) else _n41 // _d41 if not (_n41 := _a20) % _d41 else _F(_n41, _d41)) if _t107 else 1))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = _div(_t108, _t5)
+        _t110 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t108) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = (3*(_div((_t105*(-1 + (_div(_t100, _t14) if _t103 else 1))), _t12) if _t76 else _t106)) + (3*(_div((_t109*(-1 + (_div(_t100, _a20) if _t107 else 1))), _t5) if _t76 else _t110))
+        _t111 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t105*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t100) % _d43 else _F(_n43, _d43)) if _t103 else 1)))) % _d44 else _F(_n44, _d44)) if _t76 else _t106)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t109*(-1 + ((_by_zero() if not (_d45 := _a20) else _n45 // _d45 if not (_n45 := _t100) % _d45 else _F(_n45, _d45)) if _t107 else 1)))) % _d46 else _F(_n46, _d46)) if _t76 else _t110))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _a20 + (-1*_a1*(-1 + _ceiling(_div(_a20, _a1))))
+        _t112 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a20) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -8691,7 +8691,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (_div(1, _t112) if _t113 else 1)
+        _t115 = ((_by_zero() if not (_d48 := _t112) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t113 else 1)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
@@ -8703,7 +8703,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _div(_t116, _t11)
+        _t118 = (_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := _t116) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
@@ -8719,7 +8719,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (2*(_div((_t114*_t117), _t11) if _t82 else _t118)) + (_div((_t114*_t119), _t11) if _t82 else _t43) + (_div((_t114*_t120), _t11) if _t82 else _t46) + (_div((_t114*_t121), _t11) if _t82 else _t49)
+        _t122 = (2*((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t114*_t117)) % _d50 else _F(_n50, _d50)) if _t82 else _t118)) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t114*_t119)) % _d51 else _F(_n51, _d51)) if _t82 else _t43) + ((_by_zero() if not (_d52 := _t11) else _n52 // _d52 if not (_n52 := (_t114*_t120)) % _d52 else _F(_n52, _d52)) if _t82 else _t46) + ((_by_zero() if not (_d53 := _t11) else _n53 // _d53 if not (_n53 := (_t114*_t121)) % _d53 else _F(_n53, _d53)) if _t82 else _t49)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
@@ -8731,7 +8731,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
-        _t125 = _t118 + _div(_t44, _t11) + _div((3*_t41), _t11) + _div((_t44*_t47), _t11)
+        _t125 = _t118 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t44) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t41)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t44*_t47)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
@@ -8747,7 +8747,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
-        _t129 = (4*(_div((_t128*_t15), _a18) if _t69 else 0)) + (_t70 if _t69 else 0)
+        _t129 = (4*((_by_zero() if not (_d57 := _a18) else _n57 // _d57 if not (_n57 := (_t128*_t15)) % _d57 else _F(_n57, _d57)) if _t69 else 0)) + (_t70 if _t69 else 0)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
@@ -8767,11 +8767,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = (3*(_div(_t91, _t12) if _t59 else 0))
+        _t134 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t91) % _d58 else _F(_n58, _d58)) if _t59 else 0))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = (4*(_div(_t94, _a18) if _t69 else 0)) + (4*(_div((_t128*_t21), _t25) if _t69 else 0))
+        _t135 = (4*((_by_zero() if not (_d59 := _a18) else _n59 // _d59 if not (_n59 := _t94) % _d59 else _F(_n59, _d59)) if _t69 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t128*_t21)) % _d60 else _F(_n60, _d60)) if _t69 else 0))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
@@ -8779,11 +8779,11 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = (3*(_div(_t105, _t12) if _t76 else 0)) + (3*(_div(_t109, _t5) if _t76 else 0))
+        _t137 = (3*((_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := _t105) % _d61 else _F(_n61, _d61)) if _t76 else 0)) + (3*((_by_zero() if not (_d62 := _t5) else _n62 // _d62 if not (_n62 := _t109) % _d62 else _F(_n62, _d62)) if _t76 else 0))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = (2*(_div(_t117, _t11) if _t82 else 0)) + (_div(_t119, _t11) if _t82 else 0) + (_div(_t120, _t11) if _t82 else 0) + (_div(_t121, _t11) if _t82 else 0)
+        _t138 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t117) % _d63 else _F(_n63, _d63)) if _t82 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t119) % _d64 else _F(_n64, _d64)) if _t82 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t120) % _d65 else _F(_n65, _d65)) if _t82 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t121) % _d66 else _F(_n66, _d66)) if _t82 else 0)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
@@ -8795,7 +8795,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_t3, _t140)
+        _t141 = (_by_zero() if not (_d67 := _t140) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
@@ -8803,30 +8803,30 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
-        _t143 = _div(_t8, (_t57*_a10*_a17))
+        _t143 = (_by_zero() if not (_d68 := (_t57*_a10*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
-        _t144 = _div(_t60, _a18)
+        _t144 = (_by_zero() if not (_d69 := _a18) else _n69 // _d69 if not (_n69 := _t60) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t20, _t140)
+        _t145 = (_by_zero() if not (_d70 := _t140) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t15, _a18)
+        _t146 = (_by_zero() if not (_d71 := _a18) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
-        _t147 = _div(_t36, _t77)
+        _t147 = (_by_zero() if not (_d72 := _t77) else _n72 // _d72 if not (_n72 := _t36) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_a5, (_t14*_a3))
+        _t148 = (_by_zero() if not (_d73 := (_t14*_a3)) else _n73 // _d73 if not (_n73 := _a5) % _d73 else _F(_n73, _d73))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
-    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a18) + (_t3*_t56*_t57) + (_t33*_t38*(_div(_a20, _t33) if _t0 else _div(_a20, _t35))) + _div((_t23*_a20), _a14), _t88, _t123, _t126, _t133, _t139, _t88, _t123, _t126, _t133, _t139, _div(_t56, _a17), _t12, _a20, _t141, _t142, _t118, _a20, _t141, _t142, _t118, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _t14, (_t14*_a0), _t146, _t95, 2, _t141, _a17, _t98, 2, _t141, _a17, _t98, _a20, _t141, _a17, _t49, _a20, _t141, _a17, _t46, _a20, _div(_t2, _t140), _t27, _t43, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t54, _t87, _t122, _t125, _t132, _t138, _t13, _t62, _t93, _t92, _t127, _t134, _t26, _t71, _t97, _t129, _t135, _t6, _t75, _t99, _t130, _t136, _t39, _t81, _t111, _t124, _t131, _t137, )
+    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a18) + (_t3*_t56*_t57) + (_t33*_t38*((_by_zero() if not (_d75 := _t33) else _n75 // _d75 if not (_n75 := _a20) % _d75 else _F(_n75, _d75)) if _t0 else (_by_zero() if not (_d74 := _t35) else _n74 // _d74 if not (_n74 := _a20) % _d74 else _F(_n74, _d74)))) + (_by_zero() if not (_d76 := _a14) else _n76 // _d76 if not (_n76 := (_t23*_a20)) % _d76 else _F(_n76, _d76)), _t88, _t123, _t126, _t133, _t139, _t88, _t123, _t126, _t133, _t139, (_by_zero() if not (_d77 := _a17) else _n77 // _d77 if not (_n77 := _t56) % _d77 else _F(_n77, _d77)), _t12, _a20, _t141, _t142, _t118, _a20, _t141, _t142, _t118, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a9, _t143, _t144, _t92, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _a14, _t145, _t146, _t96, _t14, (_t14*_a0), _t146, _t95, 2, _t141, _a17, _t98, 2, _t141, _a17, _t98, _a20, _t141, _a17, _t49, _a20, _t141, _a17, _t46, _a20, (_by_zero() if not (_d78 := _t140) else _n78 // _d78 if not (_n78 := _t2) % _d78 else _F(_n78, _d78)), _t27, _t43, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t5, _t147, _t78, _t110, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t28, _t148, _t146, _t106, _t54, _t87, _t122, _t125, _t132, _t138, _t13, _t62, _t93, _t92, _t127, _t134, _t26, _t71, _t97, _t129, _t135, _t6, _t75, _t99, _t130, _t136, _t39, _t81, _t111, _t124, _t131, _t137, )
 
 
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -8859,7 +8859,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -8879,7 +8879,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t10, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -8891,11 +8891,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -8915,7 +8915,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -8931,7 +8931,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t6)
+        _t25 = (_by_zero() if not (_d7 := _t6) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -8955,7 +8955,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _t25 + _div(_t30, _t11) + _div((2*_t28), _t6) + _div((3*_t26), _t6)
+        _t31 = _t25 + (_by_zero() if not (_d8 := _t11) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t6) else _n9 // _d9 if not (_n9 := (2*_t28)) % _d9 else _F(_n9, _d9)) + (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := (3*_t26)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -8987,7 +8987,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t38*_t8), _a9)
+        _t39 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t38*_t8)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -9031,7 +9031,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div((_t37*_t48), _a9)
+        _t50 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t37*_t48)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -9051,11 +9051,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
-        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t35) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = _div(_a0, _a11)
+        _t56 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
@@ -9071,19 +9071,19 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t59*(_div(_a11, _t55) if _t58 else 1))
+        _t60 = (_t59*((_by_zero() if not (_d15 := _t55) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t58 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t59, _t11)
+        _t61 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t59) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (4*(_div((_t60*(-1 + (_div(_t55, _a11) if _t58 else 1))), _t11) if _t36 else _t61))
+        _t62 = (4*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t60*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t55) % _d17 else _F(_n17, _d17)) if _t58 else 1)))) % _d18 else _F(_n18, _d18)) if _t36 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t4, _t6)
+        _t63 = (_by_zero() if not (_d19 := _t6) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -9091,11 +9091,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_t34, _a11)
+        _t65 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t34) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (-1*_a0*(-1 + _ceiling(_div(_t6, _a0)))) + (_a5*_a6*_a11)
+        _t66 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t6) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -9103,19 +9103,19 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_t17*(_div(_a11, _t66) if _t67 else 1))
+        _t68 = (_t17*((_by_zero() if not (_d22 := _t66) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t67 else 1))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t17, _t5)
+        _t69 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t41 else _t65)) + (3*(_div((_t68*(-1 + (_div(_t66, _a11) if _t67 else 1))), _t5) if _t45 else _t69))
+        _t70 = (2*(0 if _t41 else _t65)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t68*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t66) % _d24 else _F(_n24, _d24)) if _t67 else 1)))) % _d25 else _F(_n25, _d25)) if _t45 else _t69))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t71 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -9127,7 +9127,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d27 := _t71) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -9135,7 +9135,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t28, _t6)
+        _t76 = (_by_zero() if not (_d28 := _t6) else _n28 // _d28 if not (_n28 := _t28) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
@@ -9147,11 +9147,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div(_t26, _t6)
+        _t79 = (_by_zero() if not (_d29 := _t6) else _n29 // _d29 if not (_n29 := _t26) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t26*_t37), _t11)
+        _t80 = (_by_zero() if not (_d30 := _t11) else _n30 // _d30 if not (_n30 := (_t26*_t37)) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -9159,7 +9159,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (2*(_div((_t73*_t75), _t6) if _t47 else _t76)) + (3*(_div(_t78, _t6) if _t47 else _t79)) + (7*(_div((_t37*_t78), _t11) if _t47 else _t80)) + (_div((_t73*_t81), _t6) if _t47 else _t25)
+        _t82 = (2*((_by_zero() if not (_d31 := _t6) else _n31 // _d31 if not (_n31 := (_t73*_t75)) % _d31 else _F(_n31, _d31)) if _t47 else _t76)) + (3*((_by_zero() if not (_d32 := _t6) else _n32 // _d32 if not (_n32 := _t78) % _d32 else _F(_n32, _d32)) if _t47 else _t79)) + (7*((_by_zero() if not (_d33 := _t11) else _n33 // _d33 if not (_n33 := (_t37*_t78)) % _d33 else _F(_n33, _d33)) if _t47 else _t80)) + ((_by_zero() if not (_d34 := _t6) else _n34 // _d34 if not (_n34 := (_t73*_t81)) % _d34 else _F(_n34, _d34)) if _t47 else _t25)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -9167,11 +9167,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t65 + _div((2*_t17), _t5)
+        _t84 = _t65 + (_by_zero() if not (_d35 := _t5) else _n35 // _d35 if not (_n35 := (2*_t17)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _t76 + _t79 + _div((3*_t23), _t6) + _div((6*_t29), _t11)
+        _t85 = _t76 + _t79 + (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := (3*_t23)) % _d36 else _F(_n36, _d36)) + (_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := (6*_t29)) % _d37 else _F(_n37, _d37))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -9199,7 +9199,7 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (4*(_div(_t60, _t11) if _t36 else 0))
+        _t92 = (4*((_by_zero() if not (_d38 := _t11) else _n38 // _d38 if not (_n38 := _t60) % _d38 else _F(_n38, _d38)) if _t36 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -9207,11 +9207,11 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_t65 if _t41 else 0)) + (3*(_div(_t68, _t5) if _t45 else 0))
+        _t94 = (2*(_t65 if _t41 else 0)) + (3*((_by_zero() if not (_d39 := _t5) else _n39 // _d39 if not (_n39 := _t68) % _d39 else _F(_n39, _d39)) if _t45 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (2*(_div(_t75, _t6) if _t47 else 0)) + (3*(_div(_t77, _t6) if _t47 else 0)) + (7*(_div((_t37*_t77), _t11) if _t47 else 0)) + (_div(_t81, _t6) if _t47 else 0)
+        _t95 = (2*((_by_zero() if not (_d40 := _t6) else _n40 // _d40 if not (_n40 := _t75) % _d40 else _F(_n40, _d40)) if _t47 else 0)) + (3*((_by_zero() if not (_d41 := _t6) else _n41 // _d41 if not (_n41 := _t77) % _d41 else _F(_n41, _d41)) if _t47 else 0)) + (7*((_by_zero() if not (_d42 := _t11) else _n42 // _d42 if not (_n42 := (_t37*_t77)) % _d42 else _F(_n42, _d42)) if _t47 else 0)) + ((_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t81) % _d43 else _F(_n43, _d43)) if _t47 else 0)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -9223,22 +9223,22 @@ def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t3, _t97)
+        _t98 = (_by_zero() if not (_d44 := _t97) else _n44 // _d44 if not (_n44 := _t3) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t38, _a9)
+        _t99 = (_by_zero() if not (_d45 := _a9) else _n45 // _d45 if not (_n45 := _t38) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, (_a6*_a8*_a11))
+        _t100 = (_by_zero() if not (_d46 := (_a6*_a8*_a11)) else _n46 // _d46 if not (_n46 := _t3) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t3, (_t6*_a8))
+        _t101 = (_by_zero() if not (_d47 := (_t6*_a8)) else _n47 // _d47 if not (_n47 := _t3) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
-    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
+    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d49 := _a2) else _n49 // _d49 if not (_n49 := _a11) % _d49 else _F(_n49, _d49)) if _t0 else (_by_zero() if not (_d48 := _t15) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, (_by_zero() if not (_d50 := _a8) else _n50 // _d50 if not (_n50 := _t33) % _d50 else _F(_n50, _d50)), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, (_by_zero() if not (_d51 := _t97) else _n51 // _d51 if not (_n51 := _t2) % _d51 else _F(_n51, _d51)), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, (_by_zero() if not (_d52 := _a11) else _n52 // _d52 if not (_n52 := _t14) % _d52 else _F(_n52, _d52)), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
 
 
 def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20, _a21, _a22):
@@ -9271,7 +9271,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -9299,7 +9299,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div(_t11, _t13)
+        _t14 = (_by_zero() if not (_d1 := _t13) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -9351,11 +9351,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t19, _a19) + _div(_t24, _t26)
+        _t27 = (_by_zero() if not (_d2 := _a19) else _n2 // _d2 if not (_n2 := _t19) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t26) else _n3 // _d3 if not (_n3 := _t24) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a14)
+        _t28 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -9383,11 +9383,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a19)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a19) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a22) if _t0 else _div(_t35, _a22))
+        _t36 = ((_by_zero() if not (_d7 := _a22) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a22) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -9399,7 +9399,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t13) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -9415,7 +9415,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t6)
+        _t43 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -9455,11 +9455,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _div((-1*_a3), _a19)
+        _t53 = (_by_zero() if not (_d11 := _a19) else _n11 // _d11 if not (_n11 := (-1*_a3)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t53 + _div(_t50, _a19)
+        _t54 = _t53 + (_by_zero() if not (_d12 := _a19) else _n12 // _d12 if not (_n12 := _t50) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -9507,7 +9507,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _t53 + _div(_a2, _a19)
+        _t66 = _t53 + (_by_zero() if not (_d13 := _a19) else _n13 // _d13 if not (_n13 := _a2) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -9527,7 +9527,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _t43 + _div(_t45, _t6) + _div(_t48, _t12) + _div(_t52, _t13) + _div(_t56, _t6) + _div(_t62, _t13) + _div(_t65, _t13) + _div(_t67, _t6) + _div(_t70, _t13) + _div((2*_t58), _t6)
+        _t71 = _t43 + (_by_zero() if not (_d14 := _t6) else _n14 // _d14 if not (_n14 := _t45) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t12) else _n15 // _d15 if not (_n15 := _t48) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t13) else _n16 // _d16 if not (_n16 := _t52) % _d16 else _F(_n16, _d16)) + (_by_zero() if not (_d17 := _t6) else _n17 // _d17 if not (_n17 := _t56) % _d17 else _F(_n17, _d17)) + (_by_zero() if not (_d18 := _t13) else _n18 // _d18 if not (_n18 := _t62) % _d18 else _F(_n18, _d18)) + (_by_zero() if not (_d19 := _t13) else _n19 // _d19 if not (_n19 := _t65) % _d19 else _F(_n19, _d19)) + (_by_zero() if not (_d20 := _t6) else _n20 // _d20 if not (_n20 := _t67) % _d20 else _F(_n20, _d20)) + (_by_zero() if not (_d21 := _t13) else _n21 // _d21 if not (_n21 := _t70) % _d21 else _F(_n21, _d21)) + (_by_zero() if not (_d22 := _t6) else _n22 // _d22 if not (_n22 := (2*_t58)) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -9551,7 +9551,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t76*_t8), _a19)
+        _t77 = (_by_zero() if not (_d23 := _a19) else _n23 // _d23 if not (_n23 := (_t76*_t8)) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -9559,11 +9559,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t15, _a1))))
+        _t79 = (_a14*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t15) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_a1, _a22)
+        _t80 = (_by_zero() if not (_d25 := _a22) else _n25 // _d25 if not (_n25 := _a1) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -9571,11 +9571,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (_a1 == _t79) or (_div(_t25, _a14) == 1)
+        _t82 = (_a1 == _t79) or ((_by_zero() if not (_d26 := _a14) else _n26 // _d26 if not (_n26 := _t25) % _d26 else _F(_n26, _d26)) == 1)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
-        _t83 = (_div(_t79, _a22) if _t81 and _t82 else 1)
+        _t83 = ((_by_zero() if not (_d27 := _a22) else _n27 // _d27 if not (_n27 := _t79) % _d27 else _F(_n27, _d27)) if _t81 and _t82 else 1)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
@@ -9587,11 +9587,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = _div(_t17, _a19)
+        _t86 = (_by_zero() if not (_d28 := _a19) else _n28 // _d28 if not (_n28 := _t17) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (4*(_div((_t16*_t84), _a19) if _t85 else _div((_t16*_t20), _a19))) + (0 if _t85 else _t86)
+        _t87 = (4*((_by_zero() if not (_d30 := _a19) else _n30 // _d30 if not (_n30 := (_t16*_t84)) % _d30 else _F(_n30, _d30)) if _t85 else (_by_zero() if not (_d29 := _a19) else _n29 // _d29 if not (_n29 := (_t16*_t20)) % _d29 else _F(_n29, _d29)))) + (0 if _t85 else _t86)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
@@ -9639,11 +9639,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div((_t95*_a3), _a19)
+        _t99 = (_by_zero() if not (_d31 := _a19) else _n31 // _d31 if not (_n31 := (_t95*_a3)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div((_t95*_a2), _a19)
+        _t100 = (_by_zero() if not (_d32 := _a19) else _n32 // _d32 if not (_n32 := (_t95*_a2)) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -9671,7 +9671,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling(_div(_t74, _a1))))
+        _t107 = (_a9*_a22) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d33 := _a1) else _n33 // _d33 if not (_n33 := _t74) % _d33 else _F(_n33, _d33)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -9679,35 +9679,35 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_t10*(_div(_a22, _t107) if _t108 else 1))
+        _t109 = (_t10*((_by_zero() if not (_d34 := _t107) else _n34 // _d34 if not (_n34 := _a22) % _d34 else _F(_n34, _d34)) if _t108 else 1))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = _div(_t10, _t13)
+        _t110 = (_by_zero() if not (_d35 := _t13) else _n35 // _d35 if not (_n35 := _t10) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = (3*(_div((_t109*(-1 + (_div(_t107, _a22) if _t108 else 1))), _t13) if _t75 else _t110))
+        _t111 = (3*((_by_zero() if not (_d37 := _t13) else _n37 // _d37 if not (_n37 := (_t109*(-1 + ((_by_zero() if not (_d36 := _a22) else _n36 // _d36 if not (_n36 := _t107) % _d36 else _F(_n36, _d36)) if _t108 else 1)))) % _d37 else _F(_n37, _d37)) if _t75 else _t110))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = (_t18*(_div(1, _t79) if _t82 else 1))
+        _t112 = (_t18*((_by_zero() if not (_d38 := _t79) else _n38 // _d38 if not (_n38 := 1) % _d38 else _F(_n38, _d38)) if _t82 else 1))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _div(_t18, _a19)
+        _t113 = (_by_zero() if not (_d39 := _a19) else _n39 // _d39 if not (_n39 := _t18) % _d39 else _F(_n39, _d39))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
-        _t114 = _div(_t23, _t26)
+        _t114 = (_by_zero() if not (_d40 := _t26) else _n40 // _d40 if not (_n40 := _t23) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (4*(_div((_t112*(-1 + (_t79 if _t82 else 1))), _a19) if _t85 else _t113)) + (4*(_div((_t22*_t84), _t26) if _t85 else _t114))
+        _t115 = (4*((_by_zero() if not (_d41 := _a19) else _n41 // _d41 if not (_n41 := (_t112*(-1 + (_t79 if _t82 else 1)))) % _d41 else _F(_n41, _d41)) if _t85 else _t113)) + (4*((_by_zero() if not (_d42 := _t26) else _n42 // _d42 if not (_n42 := (_t22*_t84)) % _d42 else _F(_n42, _d42)) if _t85 else _t114))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t4, _t6)
+        _t116 = (_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t4) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -9715,11 +9715,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a9*_a10*_a22)
+        _t118 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d44 := _a1) else _n44 // _d44 if not (_n44 := _t6) % _d44 else _F(_n44, _d44))))) + (_a9*_a10*_a22)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_a1, _t15)
+        _t119 = (_by_zero() if not (_d45 := _t15) else _n45 // _d45 if not (_n45 := _a1) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -9731,11 +9731,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (_t30*(_div(_t15, _t118) if _t121 else 1))
+        _t122 = (_t30*((_by_zero() if not (_d46 := _t118) else _n46 // _d46 if not (_n46 := _t15) % _d46 else _F(_n46, _d46)) if _t121 else 1))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div(_t30, _t13)
+        _t123 = (_by_zero() if not (_d47 := _t13) else _n47 // _d47 if not (_n47 := _t30) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -9743,19 +9743,19 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
-        _t125 = (_t37*(_div(_a22, _t118) if _t124 else 1))
+        _t125 = (_t37*((_by_zero() if not (_d48 := _t118) else _n48 // _d48 if not (_n48 := _a22) % _d48 else _F(_n48, _d48)) if _t124 else 1))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
-        _t126 = _div(_t37, _t5)
+        _t126 = (_by_zero() if not (_d49 := _t5) else _n49 // _d49 if not (_n49 := _t37) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (3*(_div((_t122*(-1 + (_div(_t118, _t15) if _t121 else 1))), _t13) if _t92 else _t123)) + (3*(_div((_t125*(-1 + (_div(_t118, _a22) if _t124 else 1))), _t5) if _t92 else _t126))
+        _t127 = (3*((_by_zero() if not (_d51 := _t13) else _n51 // _d51 if not (_n51 := (_t122*(-1 + ((_by_zero() if not (_d50 := _t15) else _n50 // _d50 if not (_n50 := _t118) % _d50 else _F(_n50, _d50)) if _t121 else 1)))) % _d51 else _F(_n51, _d51)) if _t92 else _t123)) + (3*((_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (_t125*(-1 + ((_by_zero() if not (_d52 := _a22) else _n52 // _d52 if not (_n52 := _t118) % _d52 else _F(_n52, _d52)) if _t124 else 1)))) % _d53 else _F(_n53, _d53)) if _t92 else _t126))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = _a22 + (-1*_a1*(-1 + _ceiling(_div(_a22, _a1))))
+        _t128 = _a22 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d54 := _a1) else _n54 // _d54 if not (_n54 := _a22) % _d54 else _F(_n54, _d54)))))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -9767,7 +9767,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (_div(1, _t128) if _t129 else 1)
+        _t131 = ((_by_zero() if not (_d55 := _t128) else _n55 // _d55 if not (_n55 := 1) % _d55 else _F(_n55, _d55)) if _t129 else 1)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -9779,7 +9779,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t132, _t12)
+        _t134 = (_by_zero() if not (_d56 := _t12) else _n56 // _d56 if not (_n56 := _t132) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -9791,7 +9791,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t135, _t13)
+        _t137 = (_by_zero() if not (_d57 := _t13) else _n57 // _d57 if not (_n57 := _t135) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -9799,7 +9799,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t55, _t6)
+        _t139 = (_by_zero() if not (_d58 := _t6) else _n58 // _d58 if not (_n58 := _t55) % _d58 else _F(_n58, _d58))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
@@ -9807,7 +9807,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_t58, _t6)
+        _t141 = (_by_zero() if not (_d59 := _t6) else _n59 // _d59 if not (_n59 := _t58) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
@@ -9819,7 +9819,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
-        _t144 = _div(_t44, _t6)
+        _t144 = (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := _t44) % _d60 else _F(_n60, _d60))
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
@@ -9827,7 +9827,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t61, _t13)
+        _t146 = (_by_zero() if not (_d61 := _t13) else _n61 // _d61 if not (_n61 := _t61) % _d61 else _F(_n61, _d61))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
@@ -9835,7 +9835,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t64, _t13)
+        _t148 = (_by_zero() if not (_d62 := _t13) else _n62 // _d62 if not (_n62 := _t64) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
@@ -9847,11 +9847,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
     try:
-        _t151 = _div(_t149, _t6)
+        _t151 = (_by_zero() if not (_d63 := _t6) else _n63 // _d63 if not (_n63 := _t149) % _d63 else _F(_n63, _d63))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
     try:
-        _t152 = _div(_t69, _t13)
+        _t152 = (_by_zero() if not (_d64 := _t13) else _n64 // _d64 if not (_n64 := _t69) % _d64 else _F(_n64, _d64))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
     try:
@@ -9859,7 +9859,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
     try:
-        _t154 = (2*(_div((_t130*_t133), _t12) if _t94 else _t134)) + (2*(_div((_t130*_t136), _t13) if _t94 else _t137)) + (2*(_div((_t130*_t138), _t6) if _t94 else _t139)) + (2*(_div((_t130*_t140), _t6) if _t94 else _t141)) + (3*(_div(_t143, _t6) if _t94 else _t144)) + (3*(_div((_t130*_t145), _t13) if _t94 else _t146)) + (3*(_div((_t130*_t147), _t13) if _t94 else _t148)) + (3*(_div((_t130*_t150), _t6) if _t94 else _t151)) + (4*(_div((_t143*_t68), _t13) if _t94 else _t152)) + (_div((_t130*_t153), _t6) if _t94 else _t43)
+        _t154 = (2*((_by_zero() if not (_d65 := _t12) else _n65 // _d65 if not (_n65 := (_t130*_t133)) % _d65 else _F(_n65, _d65)) if _t94 else _t134)) + (2*((_by_zero() if not (_d66 := _t13) else _n66 // _d66 if not (_n66 := (_t130*_t136)) % _d66 else _F(_n66, _d66)) if _t94 else _t137)) + (2*((_by_zero() if not (_d67 := _t6) else _n67 // _d67 if not (_n67 := (_t130*_t138)) % _d67 else _F(_n67, _d67)) if _t94 else _t139)) + (2*((_by_zero() if not (_d68 := _t6) else _n68 // _d68 if not (_n68 := (_t130*_t140)) % _d68 else _F(_n68, _d68)) if _t94 else _t141)) + (3*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t143) % _d69 else _F(_n69, _d69)) if _t94 else _t144)) + (3*((_by_zero() if not (_d70 := _t13) else _n70 // _d70 if not (_n70 := (_t130*_t145)) % _d70 else _F(_n70, _d70)) if _t94 else _t146)) + (3*((_by_zero() if not (_d71 := _t13) else _n71 // _d71 if not (_n71 := (_t130*_t147)) % _d71 else _F(_n71, _d71)) if _t94 else _t148)) + (3*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := (_t130*_t150)) % _d72 else _F(_n72, _d72)) if _t94 else _t151)) + (4*((_by_zero() if not (_d73 := _t13) else _n73 // _d73 if not (_n73 := (_t143*_t68)) % _d73 else _F(_n73, _d73)) if _t94 else _t152)) + ((_by_zero() if not (_d74 := _t6) else _n74 // _d74 if not (_n74 := (_t130*_t153)) % _d74 else _F(_n74, _d74)) if _t94 else _t43)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
     try:
@@ -9867,11 +9867,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
     try:
-        _t156 = _div((2*_t30), _t13) + _div((2*_t37), _t5)
+        _t156 = (_by_zero() if not (_d75 := _t13) else _n75 // _d75 if not (_n75 := (2*_t30)) % _d75 else _F(_n75, _d75)) + (_by_zero() if not (_d76 := _t5) else _n76 // _d76 if not (_n76 := (2*_t37)) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
     try:
-        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + _div((2*_t69), _t13) + _div((3*_t41), _t6)
+        _t157 = _t134 + _t137 + _t139 + _t141 + _t144 + _t146 + _t148 + _t151 + (_by_zero() if not (_d77 := _t13) else _n77 // _d77 if not (_n77 := (2*_t69)) % _d77 else _F(_n77, _d77)) + (_by_zero() if not (_d78 := _t6) else _n78 // _d78 if not (_n78 := (3*_t41)) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
     try:
@@ -9887,7 +9887,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
     try:
-        _t161 = (4*(_div((_t16*_t160), _a19) if _t85 else 0)) + (_t86 if _t85 else 0)
+        _t161 = (4*((_by_zero() if not (_d79 := _a19) else _n79 // _d79 if not (_n79 := (_t16*_t160)) % _d79 else _F(_n79, _d79)) if _t85 else 0)) + (_t86 if _t85 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
     try:
@@ -9907,11 +9907,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
     try:
-        _t166 = (3*(_div(_t109, _t13) if _t75 else 0))
+        _t166 = (3*((_by_zero() if not (_d80 := _t13) else _n80 // _d80 if not (_n80 := _t109) % _d80 else _F(_n80, _d80)) if _t75 else 0))
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
     try:
-        _t167 = (4*(_div(_t112, _a19) if _t85 else 0)) + (4*(_div((_t160*_t22), _t26) if _t85 else 0))
+        _t167 = (4*((_by_zero() if not (_d81 := _a19) else _n81 // _d81 if not (_n81 := _t112) % _d81 else _F(_n81, _d81)) if _t85 else 0)) + (4*((_by_zero() if not (_d82 := _t26) else _n82 // _d82 if not (_n82 := (_t160*_t22)) % _d82 else _F(_n82, _d82)) if _t85 else 0))
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
     try:
@@ -9919,11 +9919,11 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
     try:
-        _t169 = (3*(_div(_t122, _t13) if _t92 else 0)) + (3*(_div(_t125, _t5) if _t92 else 0))
+        _t169 = (3*((_by_zero() if not (_d83 := _t13) else _n83 // _d83 if not (_n83 := _t122) % _d83 else _F(_n83, _d83)) if _t92 else 0)) + (3*((_by_zero() if not (_d84 := _t5) else _n84 // _d84 if not (_n84 := _t125) % _d84 else _F(_n84, _d84)) if _t92 else 0))
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
     try:
-        _t170 = (2*(_div(_t133, _t12) if _t94 else 0)) + (2*(_div(_t136, _t13) if _t94 else 0)) + (2*(_div(_t138, _t6) if _t94 else 0)) + (2*(_div(_t140, _t6) if _t94 else 0)) + (3*(_div(_t142, _t6) if _t94 else 0)) + (3*(_div(_t145, _t13) if _t94 else 0)) + (3*(_div(_t147, _t13) if _t94 else 0)) + (3*(_div(_t150, _t6) if _t94 else 0)) + (4*(_div((_t142*_t68), _t13) if _t94 else 0)) + (_div(_t153, _t6) if _t94 else 0)
+        _t170 = (2*((_by_zero() if not (_d85 := _t12) else _n85 // _d85 if not (_n85 := _t133) % _d85 else _F(_n85, _d85)) if _t94 else 0)) + (2*((_by_zero() if not (_d86 := _t13) else _n86 // _d86 if not (_n86 := _t136) % _d86 else _F(_n86, _d86)) if _t94 else 0)) + (2*((_by_zero() if not (_d87 := _t6) else _n87 // _d87 if not (_n87 := _t138) % _d87 else _F(_n87, _d87)) if _t94 else 0)) + (2*((_by_zero() if not (_d88 := _t6) else _n88 // _d88 if not (_n88 := _t140) % _d88 else _F(_n88, _d88)) if _t94 else 0)) + (3*((_by_zero() if not (_d89 := _t6) else _n89 // _d89 if not (_n89 := _t142) % _d89 else _F(_n89, _d89)) if _t94 else 0)) + (3*((_by_zero() if not (_d90 := _t13) else _n90 // _d90 if not (_n90 := _t145) % _d90 else _F(_n90, _d90)) if _t94 else 0)) + (3*((_by_zero() if not (_d91 := _t13) else _n91 // _d91 if not (_n91 := _t147) % _d91 else _F(_n91, _d91)) if _t94 else 0)) + (3*((_by_zero() if not (_d92 := _t6) else _n92 // _d92 if not (_n92 := _t150) % _d92 else _F(_n92, _d92)) if _t94 else 0)) + (4*((_by_zero() if not (_d93 := _t13) else _n93 // _d93 if not (_n93 := (_t142*_t68)) % _d93 else _F(_n93, _d93)) if _t94 else 0)) + ((_by_zero() if not (_d94 := _t6) else _n94 // _d94 if not (_n94 := _t153) % _d94 else _F(_n94, _d94)) if _t94 else 0)
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
     try:
@@ -9935,7 +9935,7 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
     try:
-        _t173 = _div(_t3, _t172)
+        _t173 = (_by_zero() if not (_d95 := _t172) else _n95 // _d95 if not (_n95 := _t3) % _d95 else _F(_n95, _d95))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
     try:
@@ -9947,27 +9947,27 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
     try:
-        _t176 = _div(_t63, _t172)
+        _t176 = (_by_zero() if not (_d96 := _t172) else _n96 // _d96 if not (_n96 := _t63) % _d96 else _F(_n96, _d96))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
     try:
-        _t177 = _div((_a2*_a18), _a19)
+        _t177 = (_by_zero() if not (_d97 := _a19) else _n97 // _d97 if not (_n97 := (_a2*_a18)) % _d97 else _F(_n97, _d97))
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
     try:
-        _t178 = _div(_t59, _t172)
+        _t178 = (_by_zero() if not (_d98 := _t172) else _n98 // _d98 if not (_n98 := _t59) % _d98 else _F(_n98, _d98))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
     try:
-        _t179 = _div(_t49, _t172)
+        _t179 = (_by_zero() if not (_d99 := _t172) else _n99 // _d99 if not (_n99 := _t49) % _d99 else _F(_n99, _d99))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
     try:
-        _t180 = _div(_t9, (_t101*_a10*_a18))
+        _t180 = (_by_zero() if not (_d100 := (_t101*_a10*_a18)) else _n100 // _d100 if not (_n100 := _t9) % _d100 else _F(_n100, _d100))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
     try:
-        _t181 = _div(_t76, _a19)
+        _t181 = (_by_zero() if not (_d101 := _a19) else _n101 // _d101 if not (_n101 := _t76) % _d101 else _F(_n101, _d101))
     except _CANNOT as _err:
         _t181 = _Unusable(_err)
     try:
@@ -9975,26 +9975,26 @@ def _sheet2_755e7039ab19(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t182 = _Unusable(_err)
     try:
-        _t183 = _div(_t21, _t182)
+        _t183 = (_by_zero() if not (_d102 := _t182) else _n102 // _d102 if not (_n102 := _t21) % _d102 else _F(_n102, _d102))
     except _CANNOT as _err:
         _t183 = _Unusable(_err)
     try:
-        _t184 = _div(_t16, _a19)
+        _t184 = (_by_zero() if not (_d103 := _a19) else _n103 // _d103 if not (_n103 := _t16) % _d103 else _F(_n103, _d103))
     except _CANNOT as _err:
         _t184 = _Unusable(_err)
     try:
-        _t185 = _div(_t21, _t172)
+        _t185 = (_by_zero() if not (_d104 := _t172) else _n104 // _d104 if not (_n104 := _t21) % _d104 else _F(_n104, _d104))
     except _CANNOT as _err:
         _t185 = _Unusable(_err)
     try:
-        _t186 = _div(_t3, _t182)
+        _t186 = (_by_zero() if not (_d105 := _t182) else _n105 // _d105 if not (_n105 := _t3) % _d105 else _F(_n105, _d105))
     except _CANNOT as _err:
         _t186 = _Unusable(_err)
     try:
-        _t187 = _div(_a5, (_t15*_a19))
+        _t187 = (_by_zero() if not (_d106 := (_t15*_a19)) else _n106 // _d106 if not (_n106 := _a5) % _d106 else _F(_n106, _d106))
     except _CANNOT as _err:
         _t187 = _Unusable(_err)
-    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*(_div(_a22, _t33) if _t0 else _div(_a22, _t35))) + _div(_t24, _a14), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, _div(_t73, _a18), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _div(_t47, _a19), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _div(_t2, _t172), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
+    return (_t72, _t72, _t11 + _t31 + _t42 + _t52 + _t62 + _t65 + _t70 + (5*_t44) + (_t19*_t6) + (_t48*_t5) + (_t56*_a19) + (_t67*_a19) + (2*_t3*_t73) + (_t33*_t38*((_by_zero() if not (_d108 := _t33) else _n108 // _d108 if not (_n108 := _a22) % _d108 else _F(_n108, _d108)) if _t0 else (_by_zero() if not (_d107 := _t35) else _n107 // _d107 if not (_n107 := _a22) % _d107 else _F(_n107, _d107)))) + (_by_zero() if not (_d109 := _a14) else _n109 // _d109 if not (_n109 := _t24) % _d109 else _F(_n109, _d109)), _t106, _t155, _t158, _t165, _t171, _t106, _t155, _t158, _t165, _t171, (_by_zero() if not (_d110 := _a18) else _n110 // _d110 if not (_n110 := _t73) % _d110 else _F(_n110, _d110)), _t13, _a22, _t173, _t174, _t151, _a22, _t173, _t175, _t139, _a22, _t173, _t175, _t139, _a22, _t173, _t174, _t151, _a22, _t173, _t174, _t151, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, _t179, _t177, _t137, _a22, _t176, _t177, _t148, _a22, _t178, _t177, _t146, _a22, (_by_zero() if not (_d111 := _a19) else _n111 // _d111 if not (_n111 := _t47) % _d111 else _F(_n111, _d111)), 1, _t134, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a9, _t180, _t181, _t110, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _a14, _t183, _t184, _t114, _t15, (_t15*_a0), _t184, _t113, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, _a22, _t185, _t184, _t152, 2, _t186, _a18, _t116, 2, _t186, _a18, _t116, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t141, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, _t173, _a18, _t144, _a22, (_by_zero() if not (_d112 := _t172) else _n112 // _d112 if not (_n112 := _t2) % _d112 else _F(_n112, _d112)), _t103, _t43, _t5, _t36, 1, _t126, _t5, _t36, 1, _t126, _t28, _t187, 1, _t123, _t28, _t187, 1, _t123, _t71, _t105, _t154, _t157, _t164, _t170, _t14, _t78, _t111, _t110, _t159, _t166, _t27, _t87, _t115, _t161, _t167, _t7, _t91, _t117, _t162, _t168, _t39, _t93, _t127, _t156, _t163, _t169, )
 
 
 def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -10023,7 +10023,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -10047,7 +10047,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t9, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t9) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -10059,11 +10059,11 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -10083,7 +10083,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -10099,7 +10099,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t10)
+        _t25 = (_by_zero() if not (_d7 := _t10) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -10111,7 +10111,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t27, _t10)
+        _t28 = (_by_zero() if not (_d8 := _t10) else _n8 // _d8 if not (_n8 := _t27) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -10123,7 +10123,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _div(_t30, _t10)
+        _t31 = (_by_zero() if not (_d9 := _t10) else _n9 // _d9 if not (_n9 := _t30) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -10131,7 +10131,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
-        _t33 = _t25 + _t28 + _t31 + _div(_t32, _t11)
+        _t33 = _t25 + _t28 + _t31 + (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t32) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
@@ -10171,7 +10171,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div((_t42*_t7), _a9)
+        _t43 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t42*_t7)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -10211,7 +10211,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _div((_t41*_t52), _a9)
+        _t53 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t41*_t52)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -10231,11 +10231,11 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t39, _a0))))
+        _t58 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t39) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = _div(_a0, _a11)
+        _t59 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
@@ -10251,19 +10251,19 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a11, _t58) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d15 := _t58) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t11)
+        _t64 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t62) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (3*(_div((_t63*(-1 + (_div(_t58, _a11) if _t61 else 1))), _t11) if _t40 else _t64))
+        _t65 = (3*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t63*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t58) % _d17 else _F(_n17, _d17)) if _t61 else 1)))) % _d18 else _F(_n18, _d18)) if _t40 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t4, _t5)
+        _t66 = (_by_zero() if not (_d19 := _t5) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -10271,11 +10271,11 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t38, _a11)
+        _t68 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t38) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (-1*_a0*(-1 + _ceiling(_div(_t10, _a0)))) + (_a5*_a6*_a11)
+        _t69 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t10) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -10283,19 +10283,19 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_t17*(_div(_a11, _t69) if _t70 else 1))
+        _t71 = (_t17*((_by_zero() if not (_d22 := _t69) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t70 else 1))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
-        _t72 = _div(_t17, _t5)
+        _t72 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = (2*(0 if _t45 else _t68)) + (3*(_div((_t71*(-1 + (_div(_t69, _a11) if _t70 else 1))), _t5) if _t49 else _t72))
+        _t73 = (2*(0 if _t45 else _t68)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t71*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t69) % _d24 else _F(_n24, _d24)) if _t70 else 1)))) % _d25 else _F(_n25, _d25)) if _t49 else _t72))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t74 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -10307,7 +10307,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = (_div(1, _t74) if _t75 else 1)
+        _t77 = ((_by_zero() if not (_d27 := _t74) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t75 else 1)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -10319,7 +10319,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_t78, _t11)
+        _t80 = (_by_zero() if not (_d28 := _t11) else _n28 // _d28 if not (_n28 := _t78) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -10335,7 +10335,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (2*(_div((_t76*_t79), _t11) if _t51 else _t80)) + (_div((_t76*_t81), _t10) if _t51 else _t25) + (_div((_t76*_t82), _t10) if _t51 else _t28) + (_div((_t76*_t83), _t10) if _t51 else _t31)
+        _t84 = (2*((_by_zero() if not (_d29 := _t11) else _n29 // _d29 if not (_n29 := (_t76*_t79)) % _d29 else _F(_n29, _d29)) if _t51 else _t80)) + ((_by_zero() if not (_d30 := _t10) else _n30 // _d30 if not (_n30 := (_t76*_t81)) % _d30 else _F(_n30, _d30)) if _t51 else _t25) + ((_by_zero() if not (_d31 := _t10) else _n31 // _d31 if not (_n31 := (_t76*_t82)) % _d31 else _F(_n31, _d31)) if _t51 else _t28) + ((_by_zero() if not (_d32 := _t10) else _n32 // _d32 if not (_n32 := (_t76*_t83)) % _d32 else _F(_n32, _d32)) if _t51 else _t31)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -10343,11 +10343,11 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = _t68 + _div((2*_t17), _t5)
+        _t86 = _t68 + (_by_zero() if not (_d33 := _t5) else _n33 // _d33 if not (_n33 := (2*_t17)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _t80 + _div(_t26, _t10) + _div((3*_t23), _t10) + _div((_t26*_t29), _t10)
+        _t87 = _t80 + (_by_zero() if not (_d34 := _t10) else _n34 // _d34 if not (_n34 := _t26) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t10) else _n35 // _d35 if not (_n35 := (3*_t23)) % _d35 else _F(_n35, _d35)) + (_by_zero() if not (_d36 := _t10) else _n36 // _d36 if not (_n36 := (_t26*_t29)) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
@@ -10375,7 +10375,7 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (3*(_div(_t63, _t11) if _t40 else 0))
+        _t94 = (3*((_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t40 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -10383,11 +10383,11 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (2*(_t68 if _t45 else 0)) + (3*(_div(_t71, _t5) if _t49 else 0))
+        _t96 = (2*(_t68 if _t45 else 0)) + (3*((_by_zero() if not (_d38 := _t5) else _n38 // _d38 if not (_n38 := _t71) % _d38 else _F(_n38, _d38)) if _t49 else 0))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (2*(_div(_t79, _t11) if _t51 else 0)) + (_div(_t81, _t10) if _t51 else 0) + (_div(_t82, _t10) if _t51 else 0) + (_div(_t83, _t10) if _t51 else 0)
+        _t97 = (2*((_by_zero() if not (_d39 := _t11) else _n39 // _d39 if not (_n39 := _t79) % _d39 else _F(_n39, _d39)) if _t51 else 0)) + ((_by_zero() if not (_d40 := _t10) else _n40 // _d40 if not (_n40 := _t81) % _d40 else _F(_n40, _d40)) if _t51 else 0) + ((_by_zero() if not (_d41 := _t10) else _n41 // _d41 if not (_n41 := _t82) % _d41 else _F(_n41, _d41)) if _t51 else 0) + ((_by_zero() if not (_d42 := _t10) else _n42 // _d42 if not (_n42 := _t83) % _d42 else _F(_n42, _d42)) if _t51 else 0)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
@@ -10399,18 +10399,18 @@ def _sheet2_7698ab6b7210(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, _t99)
+        _t100 = (_by_zero() if not (_d43 := _t99) else _n43 // _d43 if not (_n43 := _t3) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t42, _a9)
+        _t101 = (_by_zero() if not (_d44 := _a9) else _n44 // _d44 if not (_n44 := _t42) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t3, (_a6*_a8*_a11))
+        _t102 = (_by_zero() if not (_d45 := (_a6*_a8*_a11)) else _n45 // _d45 if not (_n45 := _t3) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
-    return (_t34, _t34, _t24 + _t32 + _t35 + _t9 + (4*_t38*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))) + (_t3*_t36*_t37), _t57, _t85, _t88, _t93, _t98, _t57, _t85, _t88, _t93, _t98, _div(_t36, _a8), _t11, _a11, _t100, _t101, _t80, _a11, _t100, _t101, _t80, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, 2, _t100, _a8, _t66, 2, _t100, _a8, _t66, _a11, _t100, _a8, _t31, _a11, _t100, _a8, _t28, _a11, _div(_t2, _t99), (3*_a8), _t25, _t5, _t16, 1, _t72, _t5, _t16, 1, _t72, 2, _div(_t14, _a11), _t19, _t68, _t33, _t56, _t84, _t87, _t92, _t97, _t12, _t44, _t65, _t64, _t89, _t94, _t6, _t48, _t67, _t90, _t95, _t21, _t50, _t73, _t86, _t91, _t96, )
+    return (_t34, _t34, _t24 + _t32 + _t35 + _t9 + (4*_t38*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a11) % _d47 else _F(_n47, _d47)) if _t0 else (_by_zero() if not (_d46 := _t15) else _n46 // _d46 if not (_n46 := _a11) % _d46 else _F(_n46, _d46)))) + (_t3*_t36*_t37), _t57, _t85, _t88, _t93, _t98, _t57, _t85, _t88, _t93, _t98, (_by_zero() if not (_d48 := _a8) else _n48 // _d48 if not (_n48 := _t36) % _d48 else _F(_n48, _d48)), _t11, _a11, _t100, _t101, _t80, _a11, _t100, _t101, _t80, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, 2, _t100, _a8, _t66, 2, _t100, _a8, _t66, _a11, _t100, _a8, _t31, _a11, _t100, _a8, _t28, _a11, (_by_zero() if not (_d49 := _t99) else _n49 // _d49 if not (_n49 := _t2) % _d49 else _F(_n49, _d49)), (3*_a8), _t25, _t5, _t16, 1, _t72, _t5, _t16, 1, _t72, 2, (_by_zero() if not (_d50 := _a11) else _n50 // _d50 if not (_n50 := _t14) % _d50 else _F(_n50, _d50)), _t19, _t68, _t33, _t56, _t84, _t87, _t92, _t97, _t12, _t44, _t65, _t64, _t89, _t94, _t6, _t48, _t67, _t90, _t95, _t21, _t50, _t73, _t86, _t91, _t96, )
 
 
 def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -10431,11 +10431,11 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -10447,7 +10447,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -10471,7 +10471,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div((2*_t12), _t13)
+        _t14 = (_by_zero() if not (_d4 := _t13) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -10495,7 +10495,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t18, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -10511,7 +10511,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t13)
+        _t24 = (_by_zero() if not (_d6 := _t13) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -10535,7 +10535,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _t24 + _div(_t29, _t19) + _div((2*_t27), _t13) + _div((3*_t25), _t13)
+        _t30 = _t24 + (_by_zero() if not (_d7 := _t19) else _n7 // _d7 if not (_n7 := _t29) % _d7 else _F(_n7, _d7)) + (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := (2*_t27)) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t13) else _n9 // _d9 if not (_n9 := (3*_t25)) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -10571,7 +10571,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t15*_t38), _a10)
+        _t39 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t15*_t38)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -10607,7 +10607,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div((_t37*_t46), _a10)
+        _t48 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t37*_t46)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -10627,11 +10627,11 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = (-1*_a0*(-1 + _ceiling(_div(_t13, _a0)))) + (_a5*_a6*_a12)
+        _t53 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t13) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _div(_a0, _a12)
+        _t54 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -10643,19 +10643,19 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = (_t6*(_div(_a12, _t53) if _t56 else 1))
+        _t57 = (_t6*((_by_zero() if not (_d14 := _t53) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t56 else 1))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div(_t6, _t0)
+        _t58 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = (3*(_div((_t57*(-1 + (_div(_t53, _a12) if _t56 else 1))), _t0) if _t33 else _t58))
+        _t59 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t57*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t53) % _d16 else _F(_n16, _d16)) if _t56 else 1)))) % _d17 else _F(_n17, _d17)) if _t33 else _t58))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t35) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -10667,19 +10667,19 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a12, _t60) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d19 := _t60) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t19)
+        _t64 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (3*(_div((_t63*(-1 + (_div(_t60, _a12) if _t61 else 1))), _t19) if _t36 else _t64))
+        _t65 = (3*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t63*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t60) % _d21 else _F(_n21, _d21)) if _t61 else 1)))) % _d22 else _F(_n22, _d22)) if _t36 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t12, _t13)
+        _t66 = (_by_zero() if not (_d23 := _t13) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -10687,7 +10687,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t68 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -10699,7 +10699,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_div(1, _t68) if _t69 else 1)
+        _t71 = ((_by_zero() if not (_d25 := _t68) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t69 else 1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -10707,7 +10707,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = _div(_t27, _t13)
+        _t73 = (_by_zero() if not (_d26 := _t13) else _n26 // _d26 if not (_n26 := _t27) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
@@ -10719,11 +10719,11 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t25, _t13)
+        _t76 = (_by_zero() if not (_d27 := _t13) else _n27 // _d27 if not (_n27 := _t25) % _d27 else _F(_n27, _d27))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t25*_t37), _t19)
+        _t77 = (_by_zero() if not (_d28 := _t19) else _n28 // _d28 if not (_n28 := (_t25*_t37)) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -10731,7 +10731,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (2*(_div((_t70*_t72), _t13) if _t45 else _t73)) + (3*(_div(_t75, _t13) if _t45 else _t76)) + (5*(_div((_t37*_t75), _t19) if _t45 else _t77)) + (_div((_t70*_t78), _t13) if _t45 else _t24)
+        _t79 = (2*((_by_zero() if not (_d29 := _t13) else _n29 // _d29 if not (_n29 := (_t70*_t72)) % _d29 else _F(_n29, _d29)) if _t45 else _t73)) + (3*((_by_zero() if not (_d30 := _t13) else _n30 // _d30 if not (_n30 := _t75) % _d30 else _F(_n30, _d30)) if _t45 else _t76)) + (5*((_by_zero() if not (_d31 := _t19) else _n31 // _d31 if not (_n31 := (_t37*_t75)) % _d31 else _F(_n31, _d31)) if _t45 else _t77)) + ((_by_zero() if not (_d32 := _t13) else _n32 // _d32 if not (_n32 := (_t70*_t78)) % _d32 else _F(_n32, _d32)) if _t45 else _t24)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -10739,11 +10739,11 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = _div((2*_t6), _t0)
+        _t81 = (_by_zero() if not (_d33 := _t0) else _n33 // _d33 if not (_n33 := (2*_t6)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _t73 + _t76 + _div((3*_t22), _t13) + _div((4*_t28), _t19)
+        _t82 = _t73 + _t76 + (_by_zero() if not (_d34 := _t13) else _n34 // _d34 if not (_n34 := (3*_t22)) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t19) else _n35 // _d35 if not (_n35 := (4*_t28)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -10771,11 +10771,11 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div(_t57, _t0) if _t33 else 0))
+        _t89 = (3*((_by_zero() if not (_d36 := _t0) else _n36 // _d36 if not (_n36 := _t57) % _d36 else _F(_n36, _d36)) if _t33 else 0))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div(_t63, _t19) if _t36 else 0))
+        _t90 = (3*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t36 else 0))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
@@ -10783,7 +10783,7 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (2*(_div(_t72, _t13) if _t45 else 0)) + (3*(_div(_t74, _t13) if _t45 else 0)) + (5*(_div((_t37*_t74), _t19) if _t45 else 0)) + (_div(_t78, _t13) if _t45 else 0)
+        _t92 = (2*((_by_zero() if not (_d38 := _t13) else _n38 // _d38 if not (_n38 := _t72) % _d38 else _F(_n38, _d38)) if _t45 else 0)) + (3*((_by_zero() if not (_d39 := _t13) else _n39 // _d39 if not (_n39 := _t74) % _d39 else _F(_n39, _d39)) if _t45 else 0)) + (5*((_by_zero() if not (_d40 := _t19) else _n40 // _d40 if not (_n40 := (_t37*_t74)) % _d40 else _F(_n40, _d40)) if _t45 else 0)) + ((_by_zero() if not (_d41 := _t13) else _n41 // _d41 if not (_n41 := _t78) % _d41 else _F(_n41, _d41)) if _t45 else 0)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -10795,22 +10795,22 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t11, _t94)
+        _t95 = (_by_zero() if not (_d42 := _t94) else _n42 // _d42 if not (_n42 := _t11) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t38, _a10)
+        _t96 = (_by_zero() if not (_d43 := _a10) else _n43 // _d43 if not (_n43 := _t38) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t16, (_a6*_a9*_a12))
+        _t97 = (_by_zero() if not (_d44 := (_a6*_a9*_a12)) else _n44 // _d44 if not (_n44 := _t16) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t11, (_t13*_a9))
+        _t98 = (_by_zero() if not (_d45 := (_t13*_a9)) else _n45 // _d45 if not (_n45 := _t11) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
-    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, _div(_t32, _a9), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _div(_t10, _t94), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
+    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a12) % _d47 else _F(_n47, _d47)) if _t2 else (_by_zero() if not (_d46 := _t4) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, (_by_zero() if not (_d48 := _a9) else _n48 // _d48 if not (_n48 := _t32) % _d48 else _F(_n48, _d48)), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, (_by_zero() if not (_d49 := _t94) else _n49 // _d49 if not (_n49 := _t10) % _d49 else _F(_n49, _d49)), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
 
 
 def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -10835,11 +10835,11 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = _t4 + _div(_a2 + (-2*_t4), _a10)
+        _t5 = _t4 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = (_div(_a2, _a12) if _t3 else _div(_t5, _a12))
+        _t6 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t3 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t5) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -10851,7 +10851,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
-        _t9 = _div(_t8, _t1)
+        _t9 = (_by_zero() if not (_d3 := _t1) else _n3 // _d3 if not (_n3 := _t8) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t9 = _Unusable(_err)
     try:
@@ -10871,7 +10871,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div((2*_t13), _t1)
+        _t14 = (_by_zero() if not (_d4 := _t1) else _n4 // _d4 if not (_n4 := (2*_t13)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -10899,7 +10899,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t20)
+        _t21 = (_by_zero() if not (_d5 := _t20) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -10915,7 +10915,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t19)
+        _t25 = (_by_zero() if not (_d6 := _t19) else _n6 // _d6 if not (_n6 := _t24) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -10927,7 +10927,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t27, _t19)
+        _t28 = (_by_zero() if not (_d7 := _t19) else _n7 // _d7 if not (_n7 := _t27) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -10939,7 +10939,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _div(_t30, _t19)
+        _t31 = (_by_zero() if not (_d8 := _t19) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -10947,7 +10947,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
-        _t33 = _t25 + _t28 + _t31 + _div(_t32, _t20)
+        _t33 = _t25 + _t28 + _t31 + (_by_zero() if not (_d9 := _t20) else _n9 // _d9 if not (_n9 := _t32) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
@@ -10983,7 +10983,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div((_t15*_t41), _a10)
+        _t42 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t15*_t41)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -10995,7 +10995,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = 1 + _div(_a1, _a10)
+        _t45 = 1 + (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := _a1) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -11035,7 +11035,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
-        _t55 = _div((_t40*_t54), _a10)
+        _t55 = (_by_zero() if not (_d12 := _a10) else _n12 // _d12 if not (_n12 := (_t40*_t54)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
@@ -11055,11 +11055,11 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (-1*_a0*(-1 + _ceiling(_div(_t19, _a0)))) + (_a5*_a6*_a12)
+        _t60 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t19) % _d13 else _F(_n13, _d13))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_a0, _a12)
+        _t61 = (_by_zero() if not (_d14 := _a12) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
@@ -11075,19 +11075,19 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_t64*(_div(_a12, _t60) if _t63 else 1))
+        _t65 = (_t64*((_by_zero() if not (_d15 := _t60) else _n15 // _d15 if not (_n15 := _a12) % _d15 else _F(_n15, _d15)) if _t63 else 1))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t64, _t1)
+        _t66 = (_by_zero() if not (_d16 := _t1) else _n16 // _d16 if not (_n16 := _t64) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (3*(_div((_t65*(-1 + (_div(_t60, _a12) if _t63 else 1))), _t1) if _t44 else _t66))
+        _t67 = (3*((_by_zero() if not (_d18 := _t1) else _n18 // _d18 if not (_n18 := (_t65*(-1 + ((_by_zero() if not (_d17 := _a12) else _n17 // _d17 if not (_n17 := _t60) % _d17 else _F(_n17, _d17)) if _t63 else 1)))) % _d18 else _F(_n18, _d18)) if _t44 else _t66))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t38, _a0))))
+        _t68 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d19 := _a0) else _n19 // _d19 if not (_n19 := _t38) % _d19 else _F(_n19, _d19)))))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -11099,19 +11099,19 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_t70*(_div(_a12, _t68) if _t69 else 1))
+        _t71 = (_t70*((_by_zero() if not (_d20 := _t68) else _n20 // _d20 if not (_n20 := _a12) % _d20 else _F(_n20, _d20)) if _t69 else 1))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
-        _t72 = _div(_t70, _t20)
+        _t72 = (_by_zero() if not (_d21 := _t20) else _n21 // _d21 if not (_n21 := _t70) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = (3*(_div((_t71*(-1 + (_div(_t68, _a12) if _t69 else 1))), _t20) if _t39 else _t72))
+        _t73 = (3*((_by_zero() if not (_d23 := _t20) else _n23 // _d23 if not (_n23 := (_t71*(-1 + ((_by_zero() if not (_d22 := _a12) else _n22 // _d22 if not (_n22 := _t68) % _d22 else _F(_n22, _d22)) if _t69 else 1)))) % _d23 else _F(_n23, _d23)) if _t39 else _t72))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = _div(_t13, _t1)
+        _t74 = (_by_zero() if not (_d24 := _t1) else _n24 // _d24 if not (_n24 := _t13) % _d24 else _F(_n24, _d24))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -11119,7 +11119,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t76 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d25 := _a0) else _n25 // _d25 if not (_n25 := _a12) % _d25 else _F(_n25, _d25)))))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
@@ -11131,7 +11131,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (_div(1, _t76) if _t77 else 1)
+        _t79 = ((_by_zero() if not (_d26 := _t76) else _n26 // _d26 if not (_n26 := 1) % _d26 else _F(_n26, _d26)) if _t77 else 1)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -11143,7 +11143,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _div(_t80, _t20)
+        _t82 = (_by_zero() if not (_d27 := _t20) else _n27 // _d27 if not (_n27 := _t80) % _d27 else _F(_n27, _d27))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -11159,7 +11159,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (2*(_div((_t78*_t81), _t20) if _t53 else _t82)) + (_div((_t78*_t83), _t19) if _t53 else _t25) + (_div((_t78*_t84), _t19) if _t53 else _t28) + (_div((_t78*_t85), _t19) if _t53 else _t31)
+        _t86 = (2*((_by_zero() if not (_d28 := _t20) else _n28 // _d28 if not (_n28 := (_t78*_t81)) % _d28 else _F(_n28, _d28)) if _t53 else _t82)) + ((_by_zero() if not (_d29 := _t19) else _n29 // _d29 if not (_n29 := (_t78*_t83)) % _d29 else _F(_n29, _d29)) if _t53 else _t25) + ((_by_zero() if not (_d30 := _t19) else _n30 // _d30 if not (_n30 := (_t78*_t84)) % _d30 else _F(_n30, _d30)) if _t53 else _t28) + ((_by_zero() if not (_d31 := _t19) else _n31 // _d31 if not (_n31 := (_t78*_t85)) % _d31 else _F(_n31, _d31)) if _t53 else _t31)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
@@ -11167,7 +11167,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = _t82 + _div(_t26, _t19) + _div((3*_t23), _t19) + _div((_t26*_t29), _t19)
+        _t88 = _t82 + (_by_zero() if not (_d32 := _t19) else _n32 // _d32 if not (_n32 := _t26) % _d32 else _F(_n32, _d32)) + (_by_zero() if not (_d33 := _t19) else _n33 // _d33 if not (_n33 := (3*_t23)) % _d33 else _F(_n33, _d33)) + (_by_zero() if not (_d34 := _t19) else _n34 // _d34 if not (_n34 := (_t26*_t29)) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
@@ -11195,11 +11195,11 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (3*(_div(_t65, _t1) if _t44 else 0))
+        _t95 = (3*((_by_zero() if not (_d35 := _t1) else _n35 // _d35 if not (_n35 := _t65) % _d35 else _F(_n35, _d35)) if _t44 else 0))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (3*(_div(_t71, _t20) if _t39 else 0))
+        _t96 = (3*((_by_zero() if not (_d36 := _t20) else _n36 // _d36 if not (_n36 := _t71) % _d36 else _F(_n36, _d36)) if _t39 else 0))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
@@ -11207,7 +11207,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = (2*(_div(_t81, _t20) if _t53 else 0)) + (_div(_t83, _t19) if _t53 else 0) + (_div(_t84, _t19) if _t53 else 0) + (_div(_t85, _t19) if _t53 else 0)
+        _t98 = (2*((_by_zero() if not (_d37 := _t20) else _n37 // _d37 if not (_n37 := _t81) % _d37 else _F(_n37, _d37)) if _t53 else 0)) + ((_by_zero() if not (_d38 := _t19) else _n38 // _d38 if not (_n38 := _t83) % _d38 else _F(_n38, _d38)) if _t53 else 0) + ((_by_zero() if not (_d39 := _t19) else _n39 // _d39 if not (_n39 := _t84) % _d39 else _F(_n39, _d39)) if _t53 else 0) + ((_by_zero() if not (_d40 := _t19) else _n40 // _d40 if not (_n40 := _t85) % _d40 else _F(_n40, _d40)) if _t53 else 0)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -11219,22 +11219,22 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t12, _t100)
+        _t101 = (_by_zero() if not (_d41 := _t100) else _n41 // _d41 if not (_n41 := _t12) % _d41 else _F(_n41, _d41))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t41, _a10)
+        _t102 = (_by_zero() if not (_d42 := _a10) else _n42 // _d42 if not (_n42 := _t41) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t16, (_a6*_a9*_a12))
+        _t103 = (_by_zero() if not (_d43 := (_a6*_a9*_a12)) else _n43 // _d43 if not (_n43 := _t16) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = _div(_t6, _t45)
+        _t104 = (_by_zero() if not (_d44 := _t45) else _n44 // _d44 if not (_n44 := _t6) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
-    return (_t34, _t34, _t18 + _t24 + _t32 + _t35 + (_t12*_t36*_t37) + (_t8*_a2*(_div(_a12, _a2) if _t3 else _div(_a12, _t5))), _t59, _t87, _t89, _t94, _t99, _t59, _t87, _t89, _t94, _t99, _div(_t36, _a9), _t20, _a12, _t101, _t102, _t82, _a12, _t101, _t102, _t82, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, 2, _t101, _a9, _t74, 2, _t101, _a9, _t74, _a12, _t101, _a9, _t31, _a12, _t101, _a9, _t28, _a12, _div(_t11, _t100), _t0, _t25, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t33, _t58, _t86, _t88, _t93, _t98, _t21, _t43, _t73, _t72, _t91, _t96, _t14, _t52, _t75, _t92, _t97, _t9, _t48, _t67, _t66, _t90, _t95, )
+    return (_t34, _t34, _t18 + _t24 + _t32 + _t35 + (_t12*_t36*_t37) + (_t8*_a2*((_by_zero() if not (_d46 := _a2) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)) if _t3 else (_by_zero() if not (_d45 := _t5) else _n45 // _d45 if not (_n45 := _a12) % _d45 else _F(_n45, _d45)))), _t59, _t87, _t89, _t94, _t99, _t59, _t87, _t89, _t94, _t99, (_by_zero() if not (_d47 := _a9) else _n47 // _d47 if not (_n47 := _t36) % _d47 else _F(_n47, _d47)), _t20, _a12, _t101, _t102, _t82, _a12, _t101, _t102, _t82, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, _a5, _t103, _t102, _t72, 2, _t101, _a9, _t74, 2, _t101, _a9, _t74, _a12, _t101, _a9, _t31, _a12, _t101, _a9, _t28, _a12, (_by_zero() if not (_d48 := _t100) else _n48 // _d48 if not (_n48 := _t11) % _d48 else _F(_n48, _d48)), _t0, _t25, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t1, _t104, _t46, _t66, _t33, _t58, _t86, _t88, _t93, _t98, _t21, _t43, _t73, _t72, _t91, _t96, _t14, _t52, _t75, _t92, _t97, _t9, _t48, _t67, _t66, _t90, _t95, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -11263,7 +11263,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -11287,7 +11287,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t9, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t9) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -11299,11 +11299,11 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -11323,7 +11323,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -11339,7 +11339,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t10)
+        _t25 = (_by_zero() if not (_d7 := _t10) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -11351,7 +11351,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t27, _t10)
+        _t28 = (_by_zero() if not (_d8 := _t10) else _n8 // _d8 if not (_n8 := _t27) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -11363,7 +11363,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _div(_t30, _t10)
+        _t31 = (_by_zero() if not (_d9 := _t10) else _n9 // _d9 if not (_n9 := _t30) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -11375,7 +11375,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t25 + _t28 + _t31 + _div(_t33, _t11)
+        _t34 = _t25 + _t28 + _t31 + (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t33) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
@@ -11415,7 +11415,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
-        _t44 = _div((_t43*_t7), _a9)
+        _t44 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t43*_t7)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
@@ -11455,7 +11455,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _div((_t42*_t53), _a9)
+        _t54 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t42*_t53)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -11475,11 +11475,11 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t40, _a0))))
+        _t59 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t40) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div(_a0, _a11)
+        _t60 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -11495,19 +11495,19 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_t63*(_div(_a11, _t59) if _t62 else 1))
+        _t64 = (_t63*((_by_zero() if not (_d15 := _t59) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t62 else 1))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_t63, _t11)
+        _t65 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t63) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (4*(_div((_t64*(-1 + (_div(_t59, _a11) if _t62 else 1))), _t11) if _t41 else _t65))
+        _t66 = (4*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t64*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t59) % _d17 else _F(_n17, _d17)) if _t62 else 1)))) % _d18 else _F(_n18, _d18)) if _t41 else _t65))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = _div(_t4, _t5)
+        _t67 = (_by_zero() if not (_d19 := _t5) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
@@ -11515,11 +11515,11 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t39, _a11)
+        _t69 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t39) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (-1*_a0*(-1 + _ceiling(_div(_t10, _a0)))) + (_a5*_a6*_a11)
+        _t70 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t10) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -11527,19 +11527,19 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
-        _t72 = (_t17*(_div(_a11, _t70) if _t71 else 1))
+        _t72 = (_t17*((_by_zero() if not (_d22 := _t70) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t71 else 1))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = _div(_t17, _t5)
+        _t73 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (2*(0 if _t46 else _t69)) + (3*(_div((_t72*(-1 + (_div(_t70, _a11) if _t71 else 1))), _t5) if _t50 else _t73))
+        _t74 = (2*(0 if _t46 else _t69)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t72*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t70) % _d24 else _F(_n24, _d24)) if _t71 else 1)))) % _d25 else _F(_n25, _d25)) if _t50 else _t73))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
-        _t75 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t75 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
@@ -11551,7 +11551,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
-        _t78 = (_div(1, _t75) if _t76 else 1)
+        _t78 = ((_by_zero() if not (_d27 := _t75) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t76 else 1)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
@@ -11563,7 +11563,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = _div(_t79, _t11)
+        _t81 = (_by_zero() if not (_d28 := _t11) else _n28 // _d28 if not (_n28 := _t79) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
@@ -11579,7 +11579,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = (3*(_div((_t77*_t80), _t11) if _t52 else _t81)) + (_div((_t77*_t82), _t10) if _t52 else _t25) + (_div((_t77*_t83), _t10) if _t52 else _t28) + (_div((_t77*_t84), _t10) if _t52 else _t31)
+        _t85 = (3*((_by_zero() if not (_d29 := _t11) else _n29 // _d29 if not (_n29 := (_t77*_t80)) % _d29 else _F(_n29, _d29)) if _t52 else _t81)) + ((_by_zero() if not (_d30 := _t10) else _n30 // _d30 if not (_n30 := (_t77*_t82)) % _d30 else _F(_n30, _d30)) if _t52 else _t25) + ((_by_zero() if not (_d31 := _t10) else _n31 // _d31 if not (_n31 := (_t77*_t83)) % _d31 else _F(_n31, _d31)) if _t52 else _t28) + ((_by_zero() if not (_d32 := _t10) else _n32 // _d32 if not (_n32 := (_t77*_t84)) % _d32 else _F(_n32, _d32)) if _t52 else _t31)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -11587,11 +11587,11 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _t69 + _div((2*_t17), _t5)
+        _t87 = _t69 + (_by_zero() if not (_d33 := _t5) else _n33 // _d33 if not (_n33 := (2*_t17)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = _div(_t26, _t10) + _div((3*_t23), _t10) + _div((6*_t32), _t11) + _div((_t26*_t29), _t10)
+        _t88 = (_by_zero() if not (_d34 := _t10) else _n34 // _d34 if not (_n34 := _t26) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t10) else _n35 // _d35 if not (_n35 := (3*_t23)) % _d35 else _F(_n35, _d35)) + (_by_zero() if not (_d36 := _t11) else _n36 // _d36 if not (_n36 := (6*_t32)) % _d36 else _F(_n36, _d36)) + (_by_zero() if not (_d37 := _t10) else _n37 // _d37 if not (_n37 := (_t26*_t29)) % _d37 else _F(_n37, _d37))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
@@ -11619,7 +11619,7 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (4*(_div(_t64, _t11) if _t41 else 0))
+        _t95 = (4*((_by_zero() if not (_d38 := _t11) else _n38 // _d38 if not (_n38 := _t64) % _d38 else _F(_n38, _d38)) if _t41 else 0))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -11627,11 +11627,11 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (2*(_t69 if _t46 else 0)) + (3*(_div(_t72, _t5) if _t50 else 0))
+        _t97 = (2*(_t69 if _t46 else 0)) + (3*((_by_zero() if not (_d39 := _t5) else _n39 // _d39 if not (_n39 := _t72) % _d39 else _F(_n39, _d39)) if _t50 else 0))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = (3*(_div(_t80, _t11) if _t52 else 0)) + (_div(_t82, _t10) if _t52 else 0) + (_div(_t83, _t10) if _t52 else 0) + (_div(_t84, _t10) if _t52 else 0)
+        _t98 = (3*((_by_zero() if not (_d40 := _t11) else _n40 // _d40 if not (_n40 := _t80) % _d40 else _F(_n40, _d40)) if _t52 else 0)) + ((_by_zero() if not (_d41 := _t10) else _n41 // _d41 if not (_n41 := _t82) % _d41 else _F(_n41, _d41)) if _t52 else 0) + ((_by_zero() if not (_d42 := _t10) else _n42 // _d42 if not (_n42 := _t83) % _d42 else _F(_n42, _d42)) if _t52 else 0) + ((_by_zero() if not (_d43 := _t10) else _n43 // _d43 if not (_n43 := _t84) % _d43 else _F(_n43, _d43)) if _t52 else 0)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -11643,18 +11643,18 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t3, _t100)
+        _t101 = (_by_zero() if not (_d44 := _t100) else _n44 // _d44 if not (_n44 := _t3) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t43, _a9)
+        _t102 = (_by_zero() if not (_d45 := _a9) else _n45 // _d45 if not (_n45 := _t43) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t3, (_a6*_a8*_a11))
+        _t103 = (_by_zero() if not (_d46 := (_a6*_a8*_a11)) else _n46 // _d46 if not (_n46 := _t3) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
-    return (_t35, _t35, _t24 + _t33 + _t36 + _t9 + (4*_t39*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))) + (_t3*_t37*_t38), _t58, _t86, _t89, _t94, _t99, _t58, _t86, _t89, _t94, _t99, _div(_t37, _a8), _t11, _a11, _t101, _t102, _t81, _a11, _t101, _t102, _t81, _a11, _t101, _t102, _t81, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, 2, _t101, _a8, _t67, 2, _t101, _a8, _t67, _a11, _t101, _a8, _t31, _a11, _t101, _a8, _t28, _a11, _div(_t2, _t100), (3*_a8), _t25, _t5, _t16, 1, _t73, _t5, _t16, 1, _t73, 2, _div(_t14, _a11), _t19, _t69, _t34, _t57, _t85, _t88, _t93, _t98, _t12, _t45, _t66, _t65, _t90, _t95, _t6, _t49, _t68, _t91, _t96, _t21, _t51, _t74, _t87, _t92, _t97, )
+    return (_t35, _t35, _t24 + _t33 + _t36 + _t9 + (4*_t39*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d48 := _a2) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)) if _t0 else (_by_zero() if not (_d47 := _t15) else _n47 // _d47 if not (_n47 := _a11) % _d47 else _F(_n47, _d47)))) + (_t3*_t37*_t38), _t58, _t86, _t89, _t94, _t99, _t58, _t86, _t89, _t94, _t99, (_by_zero() if not (_d49 := _a8) else _n49 // _d49 if not (_n49 := _t37) % _d49 else _F(_n49, _d49)), _t11, _a11, _t101, _t102, _t81, _a11, _t101, _t102, _t81, _a11, _t101, _t102, _t81, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, _a5, _t103, _t102, _t65, 2, _t101, _a8, _t67, 2, _t101, _a8, _t67, _a11, _t101, _a8, _t31, _a11, _t101, _a8, _t28, _a11, (_by_zero() if not (_d50 := _t100) else _n50 // _d50 if not (_n50 := _t2) % _d50 else _F(_n50, _d50)), (3*_a8), _t25, _t5, _t16, 1, _t73, _t5, _t16, 1, _t73, 2, (_by_zero() if not (_d51 := _a11) else _n51 // _d51 if not (_n51 := _t14) % _d51 else _F(_n51, _d51)), _t19, _t69, _t34, _t57, _t85, _t88, _t93, _t98, _t12, _t45, _t66, _t65, _t90, _t95, _t6, _t49, _t68, _t91, _t96, _t21, _t51, _t74, _t87, _t92, _t97, )
 
 
 def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
@@ -11683,7 +11683,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -11711,7 +11711,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -11763,11 +11763,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a18) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a18) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a14)
+        _t27 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -11795,11 +11795,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a18)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a18) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a20) if _t0 else _div(_t34, _a20))
+        _t35 = ((_by_zero() if not (_d7 := _a20) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a20) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -11811,7 +11811,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -11827,7 +11827,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -11839,7 +11839,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -11851,7 +11851,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -11859,7 +11859,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a18) + _div((-1*_a3), _a18)
+        _t50 = (_by_zero() if not (_d13 := _a18) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a18) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -11871,7 +11871,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -11899,7 +11899,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a18)
+        _t60 = (_by_zero() if not (_d16 := _a18) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -11907,11 +11907,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t62 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_a1, _a20)
+        _t63 = (_by_zero() if not (_d18 := _a20) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -11919,11 +11919,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_a1 == _t62) or (_div(_t24, _a14) == 1)
+        _t65 = (_a1 == _t62) or ((_by_zero() if not (_d19 := _a14) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_div(_t62, _a20) if _t64 and _t65 else 1)
+        _t66 = ((_by_zero() if not (_d20 := _a20) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20)) if _t64 and _t65 else 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -11935,11 +11935,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t16, _a18)
+        _t69 = (_by_zero() if not (_d21 := _a18) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (4*(_div((_t15*_t67), _a18) if _t68 else _div((_t15*_t19), _a18))) + (0 if _t68 else _t69)
+        _t70 = (4*((_by_zero() if not (_d23 := _a18) else _n23 // _d23 if not (_n23 := (_t15*_t67)) % _d23 else _F(_n23, _d23)) if _t68 else (_by_zero() if not (_d22 := _a18) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t68 else _t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -11995,7 +11995,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -12003,35 +12003,35 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (_t9*(_div(_a20, _t84) if _t85 else 1))
+        _t86 = (_t9*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a20) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _div(_t9, _t12)
+        _t87 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t9) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (3*(_div((_t86*(-1 + (_div(_t84, _a20) if _t85 else 1))), _t12) if _t58 else _t87))
+        _t88 = (3*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t86*(-1 + ((_by_zero() if not (_d27 := _a20) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t87))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (_t17*(_div(1, _t62) if _t65 else 1))
+        _t89 = (_t17*((_by_zero() if not (_d29 := _t62) else _n29 // _d29 if not (_n29 := 1) % _d29 else _F(_n29, _d29)) if _t65 else 1))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = _div(_t17, _a18)
+        _t90 = (_by_zero() if not (_d30 := _a18) else _n30 // _d30 if not (_n30 := _t17) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _div(_t22, _t25)
+        _t91 = (_by_zero() if not (_d31 := _t25) else _n31 // _d31 if not (_n31 := _t22) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (4*(_div((_t21*_t67), _t25) if _t68 else _t91)) + (4*(_div((_t89*(-1 + (_t62 if _t65 else 1))), _a18) if _t68 else _t90))
+        _t92 = (4*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t67)) % _d32 else _F(_n32, _d32)) if _t68 else _t91)) + (4*((_by_zero() if not (_d33 := _a18) else _n33 // _d33 if not (_n33 := (_t89*(-1 + (_t62 if _t65 else 1)))) % _d33 else _F(_n33, _d33)) if _t68 else _t90))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t4, _t5)
+        _t93 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
@@ -12039,11 +12039,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a9*_a10*_a20)
+        _t95 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_a1, _t14)
+        _t96 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
@@ -12055,11 +12055,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = (_t29*(_div(_t14, _t95) if _t98 else 1))
+        _t99 = (_t29*((_by_zero() if not (_d37 := _t95) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t98 else 1))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t29, _t12)
+        _t100 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -12067,19 +12067,19 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = (_t36*(_div(_a20, _t95) if _t101 else 1))
+        _t102 = (_t36*((_by_zero() if not (_d39 := _t95) else _n39 // _d39 if not (_n39 := _a20) % _d39 else _F(_n39, _d39)) if _t101 else 1))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t36, _t5)
+        _t103 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (3*(_div((_t102*(-1 + (_div(_t95, _a20) if _t101 else 1))), _t5) if _t75 else _t103)) + (3*(_div((_t99*(-1 + (_div(_t95, _t14) if _t98 else 1))), _t12) if _t75 else _t100))
+        _t104 = (3*((_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := (_t102*(-1 + ((_by_zero() if not (_d41 := _a20) else _n41 // _d41 if not (_n41 := _t95) % _d41 else _F(_n41, _d41)) if _t101 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t103)) + (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t99*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t95) % _d43 else _F(_n43, _d43)) if _t98 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t100))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _a20 + (-1*_a1*(-1 + _ceiling(_div(_a20, _a1))))
+        _t105 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a20) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
@@ -12091,7 +12091,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = (_div(1, _t105) if _t106 else 1)
+        _t108 = ((_by_zero() if not (_d46 := _t105) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t106 else 1)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
@@ -12103,7 +12103,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = _div(_t109, _t11)
+        _t111 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t109) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
@@ -12119,7 +12119,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (2*(_div((_t107*_t110), _t11) if _t77 else _t111)) + (_div((_t107*_t112), _t11) if _t77 else _t42) + (_div((_t107*_t113), _t11) if _t77 else _t45) + (_div((_t107*_t114), _t11) if _t77 else _t48)
+        _t115 = (2*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t107*_t110)) % _d48 else _F(_n48, _d48)) if _t77 else _t111)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t107*_t112)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t107*_t113)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t107*_t114)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
@@ -12127,11 +12127,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
-        _t117 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t117 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _t111 + _div(_t43, _t11) + _div((3*_t40), _t11) + _div((_t43*_t46), _t11)
+        _t118 = _t111 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t43*_t46)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
@@ -12147,7 +12147,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (4*(_div((_t121*_t15), _a18) if _t68 else 0)) + (_t69 if _t68 else 0)
+        _t122 = (4*((_by_zero() if not (_d57 := _a18) else _n57 // _d57 if not (_n57 := (_t121*_t15)) % _d57 else _F(_n57, _d57)) if _t68 else 0)) + (_t69 if _t68 else 0)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
@@ -12167,11 +12167,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (3*(_div(_t86, _t12) if _t58 else 0))
+        _t127 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t86) % _d58 else _F(_n58, _d58)) if _t58 else 0))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div(_t89, _a18) if _t68 else 0)) + (4*(_div((_t121*_t21), _t25) if _t68 else 0))
+        _t128 = (4*((_by_zero() if not (_d59 := _a18) else _n59 // _d59 if not (_n59 := _t89) % _d59 else _F(_n59, _d59)) if _t68 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t121*_t21)) % _d60 else _F(_n60, _d60)) if _t68 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -12179,11 +12179,11 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
-        _t130 = (3*(_div(_t102, _t5) if _t75 else 0)) + (3*(_div(_t99, _t12) if _t75 else 0))
+        _t130 = (3*((_by_zero() if not (_d61 := _t5) else _n61 // _d61 if not (_n61 := _t102) % _d61 else _F(_n61, _d61)) if _t75 else 0)) + (3*((_by_zero() if not (_d62 := _t12) else _n62 // _d62 if not (_n62 := _t99) % _d62 else _F(_n62, _d62)) if _t75 else 0))
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (2*(_div(_t110, _t11) if _t77 else 0)) + (_div(_t112, _t11) if _t77 else 0) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0)
+        _t131 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t110) % _d63 else _F(_n63, _d63)) if _t77 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t112) % _d64 else _F(_n64, _d64)) if _t77 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t113) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t114) % _d66 else _F(_n66, _d66)) if _t77 else 0)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -12195,7 +12195,7 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t3, _t133)
+        _t134 = (_by_zero() if not (_d67 := _t133) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -12203,26 +12203,26 @@ def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = _div(_t8, (_t56*_a10*_a17))
+        _t136 = (_by_zero() if not (_d68 := (_t56*_a10*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t59, _a18)
+        _t137 = (_by_zero() if not (_d69 := _a18) else _n69 // _d69 if not (_n69 := _t59) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t20, _t133)
+        _t138 = (_by_zero() if not (_d70 := _t133) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t15, _a18)
+        _t139 = (_by_zero() if not (_d71 := _a18) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_a5, (_t14*_a18))
+        _t140 = (_by_zero() if not (_d72 := (_t14*_a18)) else _n72 // _d72 if not (_n72 := _a5) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a20, _t32) if _t0 else _div(_a20, _t34))) + _div((_t23*_a20), _a14), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, _div(_t55, _a17), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _t14, (_t14*_a0), _t139, _t90, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, _div(_t2, _t133), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t140, 1, _t100, _t27, _t140, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d74 := _t32) else _n74 // _d74 if not (_n74 := _a20) % _d74 else _F(_n74, _d74)) if _t0 else (_by_zero() if not (_d73 := _t34) else _n73 // _d73 if not (_n73 := _a20) % _d73 else _F(_n73, _d73)))) + (_by_zero() if not (_d75 := _a14) else _n75 // _d75 if not (_n75 := (_t23*_a20)) % _d75 else _F(_n75, _d75)), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, (_by_zero() if not (_d76 := _a17) else _n76 // _d76 if not (_n76 := _t55) % _d76 else _F(_n76, _d76)), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _t14, (_t14*_a0), _t139, _t90, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, (_by_zero() if not (_d77 := _t133) else _n77 // _d77 if not (_n77 := _t2) % _d77 else _F(_n77, _d77)), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t140, 1, _t100, _t27, _t140, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
 
 
 def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -12243,11 +12243,11 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -12259,7 +12259,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -12279,7 +12279,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div((2*_t12), _t0)
+        _t13 = (_by_zero() if not (_d4 := _t0) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -12307,7 +12307,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t17, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t17) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -12323,7 +12323,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t18)
+        _t24 = (_by_zero() if not (_d6 := _t18) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -12335,7 +12335,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t26, _t18)
+        _t27 = (_by_zero() if not (_d7 := _t18) else _n7 // _d7 if not (_n7 := _t26) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -12347,7 +12347,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _div(_t29, _t18)
+        _t30 = (_by_zero() if not (_d8 := _t18) else _n8 // _d8 if not (_n8 := _t29) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -12355,7 +12355,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
-        _t32 = _t24 + _t27 + _t30 + _div(_t31, _t19)
+        _t32 = _t24 + _t27 + _t30 + (_by_zero() if not (_d9 := _t19) else _n9 // _d9 if not (_n9 := _t31) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
@@ -12399,7 +12399,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div((_t14*_t42), _a10)
+        _t43 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t14*_t42)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -12431,7 +12431,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
-        _t51 = _div((_t41*_t50), _a10)
+        _t51 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t41*_t50)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
@@ -12451,11 +12451,11 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = (-1*_a0*(-1 + _ceiling(_div(_t18, _a0)))) + (_a5*_a6*_a12)
+        _t56 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t18) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = _div(_a0, _a12)
+        _t57 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
@@ -12467,19 +12467,19 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t6*(_div(_a12, _t56) if _t59 else 1))
+        _t60 = (_t6*((_by_zero() if not (_d14 := _t56) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t59 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t6, _t0)
+        _t61 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (3*(_div((_t60*(-1 + (_div(_t56, _a12) if _t59 else 1))), _t0) if _t37 else _t61))
+        _t62 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t60*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t56) % _d16 else _F(_n16, _d16)) if _t59 else 1)))) % _d17 else _F(_n17, _d17)) if _t37 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t39, _a0))))
+        _t63 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t39) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -12491,19 +12491,19 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_t65*(_div(_a12, _t63) if _t64 else 1))
+        _t66 = (_t65*((_by_zero() if not (_d19 := _t63) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t64 else 1))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = _div(_t65, _t19)
+        _t67 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t65) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (3*(_div((_t66*(-1 + (_div(_t63, _a12) if _t64 else 1))), _t19) if _t40 else _t67))
+        _t68 = (3*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t66*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t63) % _d21 else _F(_n21, _d21)) if _t64 else 1)))) % _d22 else _F(_n22, _d22)) if _t40 else _t67))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t12, _t0)
+        _t69 = (_by_zero() if not (_d23 := _t0) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -12511,7 +12511,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t71 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -12523,7 +12523,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d25 := _t71) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -12535,7 +12535,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div(_t75, _t19)
+        _t77 = (_by_zero() if not (_d26 := _t19) else _n26 // _d26 if not (_n26 := _t75) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -12551,7 +12551,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = (2*(_div((_t73*_t76), _t19) if _t49 else _t77)) + (_div((_t73*_t78), _t18) if _t49 else _t24) + (_div((_t73*_t79), _t18) if _t49 else _t27) + (_div((_t73*_t80), _t18) if _t49 else _t30)
+        _t81 = (2*((_by_zero() if not (_d27 := _t19) else _n27 // _d27 if not (_n27 := (_t73*_t76)) % _d27 else _F(_n27, _d27)) if _t49 else _t77)) + ((_by_zero() if not (_d28 := _t18) else _n28 // _d28 if not (_n28 := (_t73*_t78)) % _d28 else _F(_n28, _d28)) if _t49 else _t24) + ((_by_zero() if not (_d29 := _t18) else _n29 // _d29 if not (_n29 := (_t73*_t79)) % _d29 else _F(_n29, _d29)) if _t49 else _t27) + ((_by_zero() if not (_d30 := _t18) else _n30 // _d30 if not (_n30 := (_t73*_t80)) % _d30 else _F(_n30, _d30)) if _t49 else _t30)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
@@ -12559,11 +12559,11 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
-        _t83 = _div((2*_t6), _t0)
+        _t83 = (_by_zero() if not (_d31 := _t0) else _n31 // _d31 if not (_n31 := (2*_t6)) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t77 + _div(_t25, _t18) + _div((3*_t22), _t18) + _div((_t25*_t28), _t18)
+        _t84 = _t77 + (_by_zero() if not (_d32 := _t18) else _n32 // _d32 if not (_n32 := _t25) % _d32 else _F(_n32, _d32)) + (_by_zero() if not (_d33 := _t18) else _n33 // _d33 if not (_n33 := (3*_t22)) % _d33 else _F(_n33, _d33)) + (_by_zero() if not (_d34 := _t18) else _n34 // _d34 if not (_n34 := (_t25*_t28)) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -12591,11 +12591,11 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (3*(_div(_t60, _t0) if _t37 else 0))
+        _t91 = (3*((_by_zero() if not (_d35 := _t0) else _n35 // _d35 if not (_n35 := _t60) % _d35 else _F(_n35, _d35)) if _t37 else 0))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t66, _t19) if _t40 else 0))
+        _t92 = (3*((_by_zero() if not (_d36 := _t19) else _n36 // _d36 if not (_n36 := _t66) % _d36 else _F(_n36, _d36)) if _t40 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -12603,7 +12603,7 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_div(_t76, _t19) if _t49 else 0)) + (_div(_t78, _t18) if _t49 else 0) + (_div(_t79, _t18) if _t49 else 0) + (_div(_t80, _t18) if _t49 else 0)
+        _t94 = (2*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t76) % _d37 else _F(_n37, _d37)) if _t49 else 0)) + ((_by_zero() if not (_d38 := _t18) else _n38 // _d38 if not (_n38 := _t78) % _d38 else _F(_n38, _d38)) if _t49 else 0) + ((_by_zero() if not (_d39 := _t18) else _n39 // _d39 if not (_n39 := _t79) % _d39 else _F(_n39, _d39)) if _t49 else 0) + ((_by_zero() if not (_d40 := _t18) else _n40 // _d40 if not (_n40 := _t80) % _d40 else _F(_n40, _d40)) if _t49 else 0)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -12615,18 +12615,18 @@ def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t11, _t96)
+        _t97 = (_by_zero() if not (_d41 := _t96) else _n41 // _d41 if not (_n41 := _t11) % _d41 else _F(_n41, _d41))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t42, _a10)
+        _t98 = (_by_zero() if not (_d42 := _a10) else _n42 // _d42 if not (_n42 := _t42) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t15, (_a6*_a9*_a12))
+        _t99 = (_by_zero() if not (_d43 := (_a6*_a9*_a12)) else _n43 // _d43 if not (_n43 := _t15) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
-    return (_t33, _t33, _t17 + _t23 + _t31 + _t34 + (_t11*_t35*_t36) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t55, _t82, _t85, _t90, _t95, _t55, _t82, _t85, _t90, _t95, _div(_t35, _a9), _t19, _a12, _t97, _t98, _t77, _a12, _t97, _t98, _t77, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, 2, _t97, _a9, _t69, 2, _t97, _a9, _t69, _a12, _t97, _a9, _t30, _a12, _t97, _a9, _t27, _a12, _div(_t10, _t96), (3*_a9), _t24, _t0, _t5, 1, _t61, _t0, _t5, 1, _t61, _t32, _t54, _t81, _t84, _t89, _t94, _t20, _t44, _t68, _t67, _t87, _t92, _t13, _t48, _t70, _t88, _t93, _t8, _t38, _t62, _t83, _t86, _t91, )
+    return (_t33, _t33, _t17 + _t23 + _t31 + _t34 + (_t11*_t35*_t36) + (_t7*_a2*((_by_zero() if not (_d45 := _a2) else _n45 // _d45 if not (_n45 := _a12) % _d45 else _F(_n45, _d45)) if _t2 else (_by_zero() if not (_d44 := _t4) else _n44 // _d44 if not (_n44 := _a12) % _d44 else _F(_n44, _d44)))), _t55, _t82, _t85, _t90, _t95, _t55, _t82, _t85, _t90, _t95, (_by_zero() if not (_d46 := _a9) else _n46 // _d46 if not (_n46 := _t35) % _d46 else _F(_n46, _d46)), _t19, _a12, _t97, _t98, _t77, _a12, _t97, _t98, _t77, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, _a5, _t99, _t98, _t67, 2, _t97, _a9, _t69, 2, _t97, _a9, _t69, _a12, _t97, _a9, _t30, _a12, _t97, _a9, _t27, _a12, (_by_zero() if not (_d47 := _t96) else _n47 // _d47 if not (_n47 := _t10) % _d47 else _F(_n47, _d47)), (3*_a9), _t24, _t0, _t5, 1, _t61, _t0, _t5, 1, _t61, _t32, _t54, _t81, _t84, _t89, _t94, _t20, _t44, _t68, _t67, _t87, _t92, _t13, _t48, _t70, _t88, _t93, _t8, _t38, _t62, _t83, _t86, _t91, )
 
 
 def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
@@ -12655,7 +12655,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -12683,7 +12683,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -12735,11 +12735,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a18) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a18) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a14)
+        _t27 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -12767,11 +12767,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a18)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a18) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a20) if _t0 else _div(_t34, _a20))
+        _t35 = ((_by_zero() if not (_d7 := _a20) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a20) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -12783,7 +12783,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -12799,7 +12799,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -12811,7 +12811,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -12823,7 +12823,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -12831,7 +12831,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a18) + _div((-1*_a3), _a18)
+        _t50 = (_by_zero() if not (_d13 := _a18) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a18) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -12843,7 +12843,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -12871,7 +12871,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a18)
+        _t60 = (_by_zero() if not (_d16 := _a18) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -12883,15 +12883,15 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t16, _a18)
+        _t63 = (_by_zero() if not (_d17 := _a18) else _n17 // _d17 if not (_n17 := _t16) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t64 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d18 := _a1) else _n18 // _d18 if not (_n18 := _t14) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_a1, _a20)
+        _t65 = (_by_zero() if not (_d19 := _a20) else _n19 // _d19 if not (_n19 := _a1) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -12899,11 +12899,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_a1 == _t64) or (_div(_t24, _a14) == 1)
+        _t67 = (_a1 == _t64) or ((_by_zero() if not (_d20 := _a14) else _n20 // _d20 if not (_n20 := _t24) % _d20 else _F(_n20, _d20)) == 1)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_div(_t64, _a20) if _t66 and _t67 else 1)
+        _t68 = ((_by_zero() if not (_d21 := _a20) else _n21 // _d21 if not (_n21 := _t64) % _d21 else _F(_n21, _d21)) if _t66 and _t67 else 1)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -12911,7 +12911,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t62 else _t63)) + (6*(_div((_t15*_t69), _a18) if _t62 else _div((_t15*_t19), _a18)))
+        _t70 = (2*(0 if _t62 else _t63)) + (6*((_by_zero() if not (_d23 := _a18) else _n23 // _d23 if not (_n23 := (_t15*_t69)) % _d23 else _F(_n23, _d23)) if _t62 else (_by_zero() if not (_d22 := _a18) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22))))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -12967,7 +12967,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -12975,35 +12975,35 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (_t9*(_div(_a20, _t84) if _t85 else 1))
+        _t86 = (_t9*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a20) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _div(_t9, _t12)
+        _t87 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t9) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (4*(_div((_t86*(-1 + (_div(_t84, _a20) if _t85 else 1))), _t12) if _t58 else _t87))
+        _t88 = (4*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t86*(-1 + ((_by_zero() if not (_d27 := _a20) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t87))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = _div(_t22, _t25)
+        _t89 = (_by_zero() if not (_d29 := _t25) else _n29 // _d29 if not (_n29 := _t22) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (_t17*(_div(1, _t64) if _t67 else 1))
+        _t90 = (_t17*((_by_zero() if not (_d30 := _t64) else _n30 // _d30 if not (_n30 := 1) % _d30 else _F(_n30, _d30)) if _t67 else 1))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _div(_t17, _a18)
+        _t91 = (_by_zero() if not (_d31 := _a18) else _n31 // _d31 if not (_n31 := _t17) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (6*(_div((_t21*_t69), _t25) if _t62 else _t89)) + (8*(_div((_t90*(-1 + (_t64 if _t67 else 1))), _a18) if _t62 else _t91))
+        _t92 = (6*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t69)) % _d32 else _F(_n32, _d32)) if _t62 else _t89)) + (8*((_by_zero() if not (_d33 := _a18) else _n33 // _d33 if not (_n33 := (_t90*(-1 + (_t64 if _t67 else 1)))) % _d33 else _F(_n33, _d33)) if _t62 else _t91))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t4, _t5)
+        _t93 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
@@ -13011,11 +13011,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a9*_a10*_a20)
+        _t95 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_a1, _t14)
+        _t96 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
@@ -13027,11 +13027,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = (_t29*(_div(_t14, _t95) if _t98 else 1))
+        _t99 = (_t29*((_by_zero() if not (_d37 := _t95) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t98 else 1))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t29, _t12)
+        _t100 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -13039,19 +13039,19 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = (_t36*(_div(_a20, _t95) if _t101 else 1))
+        _t102 = (_t36*((_by_zero() if not (_d39 := _t95) else _n39 // _d39 if not (_n39 := _a20) % _d39 else _F(_n39, _d39)) if _t101 else 1))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t36, _t5)
+        _t103 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (3*(_div((_t102*(-1 + (_div(_t95, _a20) if _t101 else 1))), _t5) if _t75 else _t103)) + (3*(_div((_t99*(-1 + (_div(_t95, _t14) if _t98 else 1))), _t12) if _t75 else _t100))
+        _t104 = (3*((_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := (_t102*(-1 + ((_by_zero() if not (_d41 := _a20) else _n41 // _d41 if not (_n41 := _t95) % _d41 else _F(_n41, _d41)) if _t101 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t103)) + (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t99*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t95) % _d43 else _F(_n43, _d43)) if _t98 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t100))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _a20 + (-1*_a1*(-1 + _ceiling(_div(_a20, _a1))))
+        _t105 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a20) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
@@ -13063,7 +13063,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = (_div(1, _t105) if _t106 else 1)
+        _t108 = ((_by_zero() if not (_d46 := _t105) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t106 else 1)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
@@ -13075,7 +13075,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = _div(_t109, _t11)
+        _t111 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t109) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
@@ -13091,7 +13091,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (3*(_div((_t107*_t110), _t11) if _t77 else _t111)) + (_div((_t107*_t112), _t11) if _t77 else _t42) + (_div((_t107*_t113), _t11) if _t77 else _t45) + (_div((_t107*_t114), _t11) if _t77 else _t48)
+        _t115 = (3*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t107*_t110)) % _d48 else _F(_n48, _d48)) if _t77 else _t111)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t107*_t112)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t107*_t113)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t107*_t114)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
@@ -13099,11 +13099,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
-        _t117 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t117 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _div(_t43, _t11) + _div((3*_t40), _t11) + _div((3*_t51), _t11) + _div((_t43*_t46), _t11)
+        _t118 = (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (3*_t51)) % _d56 else _F(_n56, _d56)) + (_by_zero() if not (_d57 := _t11) else _n57 // _d57 if not (_n57 := (_t43*_t46)) % _d57 else _F(_n57, _d57))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
@@ -13119,7 +13119,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (2*(_t63 if _t62 else 0)) + (6*(_div((_t121*_t15), _a18) if _t62 else 0))
+        _t122 = (2*(_t63 if _t62 else 0)) + (6*((_by_zero() if not (_d58 := _a18) else _n58 // _d58 if not (_n58 := (_t121*_t15)) % _d58 else _F(_n58, _d58)) if _t62 else 0))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
@@ -13139,11 +13139,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (4*(_div(_t86, _t12) if _t58 else 0))
+        _t127 = (4*((_by_zero() if not (_d59 := _t12) else _n59 // _d59 if not (_n59 := _t86) % _d59 else _F(_n59, _d59)) if _t58 else 0))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (6*(_div((_t121*_t21), _t25) if _t62 else 0)) + (8*(_div(_t90, _a18) if _t62 else 0))
+        _t128 = (6*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t121*_t21)) % _d60 else _F(_n60, _d60)) if _t62 else 0)) + (8*((_by_zero() if not (_d61 := _a18) else _n61 // _d61 if not (_n61 := _t90) % _d61 else _F(_n61, _d61)) if _t62 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -13151,11 +13151,11 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
-        _t130 = (3*(_div(_t102, _t5) if _t75 else 0)) + (3*(_div(_t99, _t12) if _t75 else 0))
+        _t130 = (3*((_by_zero() if not (_d62 := _t5) else _n62 // _d62 if not (_n62 := _t102) % _d62 else _F(_n62, _d62)) if _t75 else 0)) + (3*((_by_zero() if not (_d63 := _t12) else _n63 // _d63 if not (_n63 := _t99) % _d63 else _F(_n63, _d63)) if _t75 else 0))
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (3*(_div(_t110, _t11) if _t77 else 0)) + (_div(_t112, _t11) if _t77 else 0) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0)
+        _t131 = (3*((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t110) % _d64 else _F(_n64, _d64)) if _t77 else 0)) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t112) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t113) % _d66 else _F(_n66, _d66)) if _t77 else 0) + ((_by_zero() if not (_d67 := _t11) else _n67 // _d67 if not (_n67 := _t114) % _d67 else _F(_n67, _d67)) if _t77 else 0)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -13167,7 +13167,7 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t3, _t133)
+        _t134 = (_by_zero() if not (_d68 := _t133) else _n68 // _d68 if not (_n68 := _t3) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -13175,19 +13175,19 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = _div(_t8, (_t56*_a10*_a17))
+        _t136 = (_by_zero() if not (_d69 := (_t56*_a10*_a17)) else _n69 // _d69 if not (_n69 := _t8) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t59, _a18)
+        _t137 = (_by_zero() if not (_d70 := _a18) else _n70 // _d70 if not (_n70 := _t59) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t20, _t133)
+        _t138 = (_by_zero() if not (_d71 := _t133) else _n71 // _d71 if not (_n71 := _t20) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t15, _a18)
+        _t139 = (_by_zero() if not (_d72 := _a18) else _n72 // _d72 if not (_n72 := _t15) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
@@ -13195,10 +13195,10 @@ def _sheet2_ac9e41daed8a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_a5, (_t14*_a18))
+        _t141 = (_by_zero() if not (_d73 := (_t14*_a18)) else _n73 // _d73 if not (_n73 := _a5) % _d73 else _F(_n73, _d73))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + (4*_t43) + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a20, _t32) if _t0 else _div(_a20, _t34))) + _div((_t23*_a20), _a14), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, _div(_t55, _a17), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _t14, _t140, _t139, _t91, _t14, _t140, _t139, _t91, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, _div(_t2, _t133), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t141, 1, _t100, _t27, _t141, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + (4*_t43) + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d75 := _t32) else _n75 // _d75 if not (_n75 := _a20) % _d75 else _F(_n75, _d75)) if _t0 else (_by_zero() if not (_d74 := _t34) else _n74 // _d74 if not (_n74 := _a20) % _d74 else _F(_n74, _d74)))) + (_by_zero() if not (_d76 := _a14) else _n76 // _d76 if not (_n76 := (_t23*_a20)) % _d76 else _F(_n76, _d76)), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, (_by_zero() if not (_d77 := _a17) else _n77 // _d77 if not (_n77 := _t55) % _d77 else _F(_n77, _d77)), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _a14, _t138, _t139, _t89, _t14, _t140, _t139, _t91, _t14, _t140, _t139, _t91, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, (_by_zero() if not (_d78 := _t133) else _n78 // _d78 if not (_n78 := _t2) % _d78 else _F(_n78, _d78)), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t141, 1, _t100, _t27, _t141, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
 
 
 def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -13227,7 +13227,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -13251,7 +13251,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t9, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t9) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -13263,11 +13263,11 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -13287,7 +13287,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -13303,7 +13303,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t10)
+        _t25 = (_by_zero() if not (_d7 := _t10) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -13315,7 +13315,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t27, _t10)
+        _t28 = (_by_zero() if not (_d8 := _t10) else _n8 // _d8 if not (_n8 := _t27) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -13327,7 +13327,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _div(_t30, _t10)
+        _t31 = (_by_zero() if not (_d9 := _t10) else _n9 // _d9 if not (_n9 := _t30) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -13335,7 +13335,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
-        _t33 = _t25 + _t28 + _t31 + _div(_t32, _t11)
+        _t33 = _t25 + _t28 + _t31 + (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t32) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
@@ -13375,7 +13375,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div((_t42*_t7), _a9)
+        _t43 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t42*_t7)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -13415,7 +13415,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _div((_t41*_t52), _a9)
+        _t53 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t41*_t52)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -13435,11 +13435,11 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t39, _a0))))
+        _t58 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t39) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = _div(_a0, _a11)
+        _t59 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
@@ -13455,19 +13455,19 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a11, _t58) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d15 := _t58) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t11)
+        _t64 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t62) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (3*(_div((_t63*(-1 + (_div(_t58, _a11) if _t61 else 1))), _t11) if _t40 else _t64))
+        _t65 = (3*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t63*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t58) % _d17 else _F(_n17, _d17)) if _t61 else 1)))) % _d18 else _F(_n18, _d18)) if _t40 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t4, _t5)
+        _t66 = (_by_zero() if not (_d19 := _t5) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -13475,11 +13475,11 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t38, _a11)
+        _t68 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t38) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (-1*_a0*(-1 + _ceiling(_div(_t10, _a0)))) + (_a5*_a6*_a11)
+        _t69 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t10) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -13487,19 +13487,19 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_t17*(_div(_a11, _t69) if _t70 else 1))
+        _t71 = (_t17*((_by_zero() if not (_d22 := _t69) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t70 else 1))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
-        _t72 = _div(_t17, _t5)
+        _t72 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = (2*(0 if _t45 else _t68)) + (3*(_div((_t71*(-1 + (_div(_t69, _a11) if _t70 else 1))), _t5) if _t49 else _t72))
+        _t73 = (2*(0 if _t45 else _t68)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t71*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t69) % _d24 else _F(_n24, _d24)) if _t70 else 1)))) % _d25 else _F(_n25, _d25)) if _t49 else _t72))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t74 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -13511,7 +13511,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = (_div(1, _t74) if _t75 else 1)
+        _t77 = ((_by_zero() if not (_d27 := _t74) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t75 else 1)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -13523,7 +13523,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div(_t78, _t11)
+        _t80 = (_by_zero() if not (_d28 := _t11) else _n28 // _d28 if not (_n28 := _t78) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -13539,7 +13539,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (2*(_div((_t76*_t79), _t11) if _t51 else _t80)) + (_div((_t76*_t81), _t10) if _t51 else _t25) + (_div((_t76*_t82), _t10) if _t51 else _t28) + (_div((_t76*_t83), _t10) if _t51 else _t31)
+        _t84 = (2*((_by_zero() if not (_d29 := _t11) else _n29 // _d29 if not (_n29 := (_t76*_t79)) % _d29 else _F(_n29, _d29)) if _t51 else _t80)) + ((_by_zero() if not (_d30 := _t10) else _n30 // _d30 if not (_n30 := (_t76*_t81)) % _d30 else _F(_n30, _d30)) if _t51 else _t25) + ((_by_zero() if not (_d31 := _t10) else _n31 // _d31 if not (_n31 := (_t76*_t82)) % _d31 else _F(_n31, _d31)) if _t51 else _t28) + ((_by_zero() if not (_d32 := _t10) else _n32 // _d32 if not (_n32 := (_t76*_t83)) % _d32 else _F(_n32, _d32)) if _t51 else _t31)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -13547,11 +13547,11 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = _t68 + _div((2*_t17), _t5)
+        _t86 = _t68 + (_by_zero() if not (_d33 := _t5) else _n33 // _d33 if not (_n33 := (2*_t17)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _t80 + _div(_t26, _t10) + _div((3*_t23), _t10) + _div((_t26*_t29), _t10)
+        _t87 = _t80 + (_by_zero() if not (_d34 := _t10) else _n34 // _d34 if not (_n34 := _t26) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t10) else _n35 // _d35 if not (_n35 := (3*_t23)) % _d35 else _F(_n35, _d35)) + (_by_zero() if not (_d36 := _t10) else _n36 // _d36 if not (_n36 := (_t26*_t29)) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
@@ -13579,7 +13579,7 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (3*(_div(_t63, _t11) if _t40 else 0))
+        _t94 = (3*((_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t40 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -13587,11 +13587,11 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (2*(_t68 if _t45 else 0)) + (3*(_div(_t71, _t5) if _t49 else 0))
+        _t96 = (2*(_t68 if _t45 else 0)) + (3*((_by_zero() if not (_d38 := _t5) else _n38 // _d38 if not (_n38 := _t71) % _d38 else _F(_n38, _d38)) if _t49 else 0))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (2*(_div(_t79, _t11) if _t51 else 0)) + (_div(_t81, _t10) if _t51 else 0) + (_div(_t82, _t10) if _t51 else 0) + (_div(_t83, _t10) if _t51 else 0)
+        _t97 = (2*((_by_zero() if not (_d39 := _t11) else _n39 // _d39 if not (_n39 := _t79) % _d39 else _F(_n39, _d39)) if _t51 else 0)) + ((_by_zero() if not (_d40 := _t10) else _n40 // _d40 if not (_n40 := _t81) % _d40 else _F(_n40, _d40)) if _t51 else 0) + ((_by_zero() if not (_d41 := _t10) else _n41 // _d41 if not (_n41 := _t82) % _d41 else _F(_n41, _d41)) if _t51 else 0) + ((_by_zero() if not (_d42 := _t10) else _n42 // _d42 if not (_n42 := _t83) % _d42 else _F(_n42, _d42)) if _t51 else 0)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
@@ -13603,18 +13603,18 @@ def _sheet2_c0f175ecb747(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, _t99)
+        _t100 = (_by_zero() if not (_d43 := _t99) else _n43 // _d43 if not (_n43 := _t3) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t42, _a9)
+        _t101 = (_by_zero() if not (_d44 := _a9) else _n44 // _d44 if not (_n44 := _t42) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t3, (_a6*_a8*_a11))
+        _t102 = (_by_zero() if not (_d45 := (_a6*_a8*_a11)) else _n45 // _d45 if not (_n45 := _t3) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
-    return (_t34, _t34, _t24 + _t32 + _t35 + _t9 + (4*_t38*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))) + (_t3*_t36*_t37), _t57, _t85, _t88, _t93, _t98, _t57, _t85, _t88, _t93, _t98, _div(_t36, _a8), _t11, _a11, _t100, _t101, _t80, _a11, _t100, _t101, _t80, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, 2, _t100, _a8, _t66, 2, _t100, _a8, _t66, _a11, _t100, _a8, _t31, _a11, _t100, _a8, _t28, _a11, _div(_t2, _t99), (3*_a8), _t25, _t5, _t16, 1, _t72, _t5, _t16, 1, _t72, 2, _div(_t14, _a11), _t19, _t68, _t33, _t56, _t84, _t87, _t92, _t97, _t12, _t44, _t65, _t64, _t89, _t94, _t6, _t48, _t67, _t90, _t95, _t21, _t50, _t73, _t86, _t91, _t96, )
+    return (_t34, _t34, _t24 + _t32 + _t35 + _t9 + (4*_t38*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a11) % _d47 else _F(_n47, _d47)) if _t0 else (_by_zero() if not (_d46 := _t15) else _n46 // _d46 if not (_n46 := _a11) % _d46 else _F(_n46, _d46)))) + (_t3*_t36*_t37), _t57, _t85, _t88, _t93, _t98, _t57, _t85, _t88, _t93, _t98, (_by_zero() if not (_d48 := _a8) else _n48 // _d48 if not (_n48 := _t36) % _d48 else _F(_n48, _d48)), _t11, _a11, _t100, _t101, _t80, _a11, _t100, _t101, _t80, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, _a5, _t102, _t101, _t64, 2, _t100, _a8, _t66, 2, _t100, _a8, _t66, _a11, _t100, _a8, _t31, _a11, _t100, _a8, _t28, _a11, (_by_zero() if not (_d49 := _t99) else _n49 // _d49 if not (_n49 := _t2) % _d49 else _F(_n49, _d49)), (3*_a8), _t25, _t5, _t16, 1, _t72, _t5, _t16, 1, _t72, 2, (_by_zero() if not (_d50 := _a11) else _n50 // _d50 if not (_n50 := _t14) % _d50 else _F(_n50, _d50)), _t19, _t68, _t33, _t56, _t84, _t87, _t92, _t97, _t12, _t44, _t65, _t64, _t89, _t94, _t6, _t48, _t67, _t90, _t95, _t21, _t50, _t73, _t86, _t91, _t96, )
 
 
 def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -13635,11 +13635,11 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _t3 + _div(_a2 + (-2*_t3), _a10)
+        _t4 = _t3 + (_by_zero() if not (_d0 := _a10) else _n0 // _d0 if not (_n0 := _a2 + (-2*_t3)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_div(_a2, _a12) if _t2 else _div(_t4, _a12))
+        _t5 = ((_by_zero() if not (_d2 := _a12) else _n2 // _d2 if not (_n2 := _a2) % _d2 else _F(_n2, _d2)) if _t2 else (_by_zero() if not (_d1 := _a12) else _n1 // _d1 if not (_n1 := _t4) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -13651,7 +13651,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div(_t7, _t0)
+        _t8 = (_by_zero() if not (_d3 := _t0) else _n3 // _d3 if not (_n3 := _t7) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -13675,7 +13675,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
-        _t14 = _div((2*_t12), _t13)
+        _t14 = (_by_zero() if not (_d4 := _t13) else _n4 // _d4 if not (_n4 := (2*_t12)) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
@@ -13699,7 +13699,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = _div(_t18, _t19)
+        _t20 = (_by_zero() if not (_d5 := _t19) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -13715,7 +13715,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
-        _t24 = _div(_t23, _t13)
+        _t24 = (_by_zero() if not (_d6 := _t13) else _n6 // _d6 if not (_n6 := _t23) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
@@ -13739,7 +13739,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _t24 + _div(_t29, _t19) + _div((2*_t27), _t13) + _div((3*_t25), _t13)
+        _t30 = _t24 + (_by_zero() if not (_d7 := _t19) else _n7 // _d7 if not (_n7 := _t29) % _d7 else _F(_n7, _d7)) + (_by_zero() if not (_d8 := _t13) else _n8 // _d8 if not (_n8 := (2*_t27)) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t13) else _n9 // _d9 if not (_n9 := (3*_t25)) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -13775,7 +13775,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t15*_t38), _a10)
+        _t39 = (_by_zero() if not (_d10 := _a10) else _n10 // _d10 if not (_n10 := (_t15*_t38)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -13811,7 +13811,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div((_t37*_t46), _a10)
+        _t48 = (_by_zero() if not (_d11 := _a10) else _n11 // _d11 if not (_n11 := (_t37*_t46)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -13831,11 +13831,11 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = (-1*_a0*(-1 + _ceiling(_div(_t13, _a0)))) + (_a5*_a6*_a12)
+        _t53 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d12 := _a0) else _n12 // _d12 if not (_n12 := _t13) % _d12 else _F(_n12, _d12))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _div(_a0, _a12)
+        _t54 = (_by_zero() if not (_d13 := _a12) else _n13 // _d13 if not (_n13 := _a0) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -13847,19 +13847,19 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
-        _t57 = (_t6*(_div(_a12, _t53) if _t56 else 1))
+        _t57 = (_t6*((_by_zero() if not (_d14 := _t53) else _n14 // _d14 if not (_n14 := _a12) % _d14 else _F(_n14, _d14)) if _t56 else 1))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div(_t6, _t0)
+        _t58 = (_by_zero() if not (_d15 := _t0) else _n15 // _d15 if not (_n15 := _t6) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = (3*(_div((_t57*(-1 + (_div(_t53, _a12) if _t56 else 1))), _t0) if _t33 else _t58))
+        _t59 = (3*((_by_zero() if not (_d17 := _t0) else _n17 // _d17 if not (_n17 := (_t57*(-1 + ((_by_zero() if not (_d16 := _a12) else _n16 // _d16 if not (_n16 := _t53) % _d16 else _F(_n16, _d16)) if _t56 else 1)))) % _d17 else _F(_n17, _d17)) if _t33 else _t58))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t60 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d18 := _a0) else _n18 // _d18 if not (_n18 := _t35) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -13871,19 +13871,19 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_t62*(_div(_a12, _t60) if _t61 else 1))
+        _t63 = (_t62*((_by_zero() if not (_d19 := _t60) else _n19 // _d19 if not (_n19 := _a12) % _d19 else _F(_n19, _d19)) if _t61 else 1))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_t62, _t19)
+        _t64 = (_by_zero() if not (_d20 := _t19) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (4*(_div((_t63*(-1 + (_div(_t60, _a12) if _t61 else 1))), _t19) if _t36 else _t64))
+        _t65 = (4*((_by_zero() if not (_d22 := _t19) else _n22 // _d22 if not (_n22 := (_t63*(-1 + ((_by_zero() if not (_d21 := _a12) else _n21 // _d21 if not (_n21 := _t60) % _d21 else _F(_n21, _d21)) if _t61 else 1)))) % _d22 else _F(_n22, _d22)) if _t36 else _t64))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = _div(_t12, _t13)
+        _t66 = (_by_zero() if not (_d23 := _t13) else _n23 // _d23 if not (_n23 := _t12) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -13891,7 +13891,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _a12 + (-1*_a0*(-1 + _ceiling(_div(_a12, _a0))))
+        _t68 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d24 := _a0) else _n24 // _d24 if not (_n24 := _a12) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
@@ -13903,7 +13903,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (_div(1, _t68) if _t69 else 1)
+        _t71 = ((_by_zero() if not (_d25 := _t68) else _n25 // _d25 if not (_n25 := 1) % _d25 else _F(_n25, _d25)) if _t69 else 1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -13911,7 +13911,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = _div(_t27, _t13)
+        _t73 = (_by_zero() if not (_d26 := _t13) else _n26 // _d26 if not (_n26 := _t27) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
@@ -13923,11 +13923,11 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t25, _t13)
+        _t76 = (_by_zero() if not (_d27 := _t13) else _n27 // _d27 if not (_n27 := _t25) % _d27 else _F(_n27, _d27))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div((_t25*_t37), _t19)
+        _t77 = (_by_zero() if not (_d28 := _t19) else _n28 // _d28 if not (_n28 := (_t25*_t37)) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -13935,7 +13935,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = (2*(_div((_t70*_t72), _t13) if _t45 else _t73)) + (3*(_div(_t75, _t13) if _t45 else _t76)) + (7*(_div((_t37*_t75), _t19) if _t45 else _t77)) + (_div((_t70*_t78), _t13) if _t45 else _t24)
+        _t79 = (2*((_by_zero() if not (_d29 := _t13) else _n29 // _d29 if not (_n29 := (_t70*_t72)) % _d29 else _F(_n29, _d29)) if _t45 else _t73)) + (3*((_by_zero() if not (_d30 := _t13) else _n30 // _d30 if not (_n30 := _t75) % _d30 else _F(_n30, _d30)) if _t45 else _t76)) + (7*((_by_zero() if not (_d31 := _t19) else _n31 // _d31 if not (_n31 := (_t37*_t75)) % _d31 else _F(_n31, _d31)) if _t45 else _t77)) + ((_by_zero() if not (_d32 := _t13) else _n32 // _d32 if not (_n32 := (_t70*_t78)) % _d32 else _F(_n32, _d32)) if _t45 else _t24)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -13943,11 +13943,11 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
-        _t81 = _div((2*_t6), _t0)
+        _t81 = (_by_zero() if not (_d33 := _t0) else _n33 // _d33 if not (_n33 := (2*_t6)) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = _t73 + _t76 + _div((3*_t22), _t13) + _div((6*_t28), _t19)
+        _t82 = _t73 + _t76 + (_by_zero() if not (_d34 := _t13) else _n34 // _d34 if not (_n34 := (3*_t22)) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t19) else _n35 // _d35 if not (_n35 := (6*_t28)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -13975,11 +13975,11 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div(_t57, _t0) if _t33 else 0))
+        _t89 = (3*((_by_zero() if not (_d36 := _t0) else _n36 // _d36 if not (_n36 := _t57) % _d36 else _F(_n36, _d36)) if _t33 else 0))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (4*(_div(_t63, _t19) if _t36 else 0))
+        _t90 = (4*((_by_zero() if not (_d37 := _t19) else _n37 // _d37 if not (_n37 := _t63) % _d37 else _F(_n37, _d37)) if _t36 else 0))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
@@ -13987,7 +13987,7 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (2*(_div(_t72, _t13) if _t45 else 0)) + (3*(_div(_t74, _t13) if _t45 else 0)) + (7*(_div((_t37*_t74), _t19) if _t45 else 0)) + (_div(_t78, _t13) if _t45 else 0)
+        _t92 = (2*((_by_zero() if not (_d38 := _t13) else _n38 // _d38 if not (_n38 := _t72) % _d38 else _F(_n38, _d38)) if _t45 else 0)) + (3*((_by_zero() if not (_d39 := _t13) else _n39 // _d39 if not (_n39 := _t74) % _d39 else _F(_n39, _d39)) if _t45 else 0)) + (7*((_by_zero() if not (_d40 := _t19) else _n40 // _d40 if not (_n40 := (_t37*_t74)) % _d40 else _F(_n40, _d40)) if _t45 else 0)) + ((_by_zero() if not (_d41 := _t13) else _n41 // _d41 if not (_n41 := _t78) % _d41 else _F(_n41, _d41)) if _t45 else 0)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -13999,22 +13999,22 @@ def _sheet2_caf1ee0698fe(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t11, _t94)
+        _t95 = (_by_zero() if not (_d42 := _t94) else _n42 // _d42 if not (_n42 := _t11) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t38, _a10)
+        _t96 = (_by_zero() if not (_d43 := _a10) else _n43 // _d43 if not (_n43 := _t38) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t16, (_a6*_a9*_a12))
+        _t97 = (_by_zero() if not (_d44 := (_a6*_a9*_a12)) else _n44 // _d44 if not (_n44 := _t16) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t11, (_t13*_a9))
+        _t98 = (_by_zero() if not (_d45 := (_t13*_a9)) else _n45 // _d45 if not (_n45 := _t11) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
-    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*(_div(_a12, _a2) if _t2 else _div(_a12, _t4))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, _div(_t32, _a9), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _div(_t10, _t94), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
+    return (_t31, _t31, _t18 + _t23 + _t29 + (5*_t25) + (2*_t11*_t32) + (_t7*_a2*((_by_zero() if not (_d47 := _a2) else _n47 // _d47 if not (_n47 := _a12) % _d47 else _F(_n47, _d47)) if _t2 else (_by_zero() if not (_d46 := _t4) else _n46 // _d46 if not (_n46 := _a12) % _d46 else _F(_n46, _d46)))), _t52, _t80, _t83, _t88, _t93, _t52, _t80, _t83, _t88, _t93, (_by_zero() if not (_d48 := _a9) else _n48 // _d48 if not (_n48 := _t32) % _d48 else _F(_n48, _d48)), _t19, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a12, _t95, _t96, _t77, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, _a5, _t97, _t96, _t64, 2, _t98, _a9, _t66, 2, _t98, _a9, _t66, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t73, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, _t95, _a9, _t76, _a12, (_by_zero() if not (_d49 := _t94) else _n49 // _d49 if not (_n49 := _t10) % _d49 else _F(_n49, _d49)), _t49, _t24, _t0, _t5, 1, _t58, _t0, _t5, 1, _t58, _t30, _t51, _t79, _t82, _t87, _t92, _t20, _t40, _t65, _t64, _t85, _t90, _t14, _t44, _t67, _t86, _t91, _t8, _t34, _t59, _t81, _t84, _t89, )
 
 
 def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -14047,7 +14047,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -14071,7 +14071,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t11, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -14123,11 +14123,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -14155,11 +14155,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -14171,7 +14171,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -14187,7 +14187,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t6)
+        _t42 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -14207,7 +14207,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
     try:
-        _t47 = _div(_t46, _a15) + _div((-1*_a3), _a15)
+        _t47 = (_by_zero() if not (_d11 := _a15) else _n11 // _d11 if not (_n11 := _t46) % _d11 else _F(_n11, _d11)) + (_by_zero() if not (_d12 := _a15) else _n12 // _d12 if not (_n12 := (-1*_a3)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
@@ -14231,7 +14231,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _div(_t49, _t6) + _div(_t52, _t12) + _div((2*_t45), _t6) + _div((3*_t43), _t6)
+        _t53 = _t42 + (_by_zero() if not (_d13 := _t6) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _t12) else _n14 // _d14 if not (_n14 := _t52) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t6) else _n15 // _d15 if not (_n15 := (2*_t45)) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t6) else _n16 // _d16 if not (_n16 := (3*_t43)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -14255,7 +14255,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = _div((_t58*_t8), _a15)
+        _t59 = (_by_zero() if not (_d17 := _a15) else _n17 // _d17 if not (_n17 := (_t58*_t8)) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
@@ -14263,11 +14263,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d18 := _a1) else _n18 // _d18 if not (_n18 := _t14) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = _div(_a1, _a17)
+        _t62 = (_by_zero() if not (_d19 := _a17) else _n19 // _d19 if not (_n19 := _a1) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
@@ -14275,11 +14275,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a1 == _t61) or (_div(_t24, _a10) == 1)
+        _t64 = (_a1 == _t61) or ((_by_zero() if not (_d20 := _a10) else _n20 // _d20 if not (_n20 := _t24) % _d20 else _F(_n20, _d20)) == 1)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_div(_t61, _a17) if _t63 and _t64 else 1)
+        _t65 = ((_by_zero() if not (_d21 := _a17) else _n21 // _d21 if not (_n21 := _t61) % _d21 else _F(_n21, _d21)) if _t63 and _t64 else 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -14291,11 +14291,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t16, _a15)
+        _t68 = (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := _t16) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (4*(_div((_t15*_t66), _a15) if _t67 else _div((_t15*_t19), _a15))) + (0 if _t67 else _t68)
+        _t69 = (4*((_by_zero() if not (_d24 := _a15) else _n24 // _d24 if not (_n24 := (_t15*_t66)) % _d24 else _F(_n24, _d24)) if _t67 else (_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t19)) % _d23 else _F(_n23, _d23)))) + (0 if _t67 else _t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -14335,7 +14335,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div((_t77*_a3), _a15)
+        _t79 = (_by_zero() if not (_d25 := _a15) else _n25 // _d25 if not (_n25 := (_t77*_a3)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -14359,7 +14359,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t56, _a1))))
+        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t56) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -14371,35 +14371,35 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (_t87*(_div(_a17, _t85) if _t86 else 1))
+        _t88 = (_t87*((_by_zero() if not (_d27 := _t85) else _n27 // _d27 if not (_n27 := _a17) % _d27 else _F(_n27, _d27)) if _t86 else 1))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = _div(_t87, _t12)
+        _t89 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t87) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div((_t88*(-1 + (_div(_t85, _a17) if _t86 else 1))), _t12) if _t57 else _t89))
+        _t90 = (3*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t88*(-1 + ((_by_zero() if not (_d29 := _a17) else _n29 // _d29 if not (_n29 := _t85) % _d29 else _F(_n29, _d29)) if _t86 else 1)))) % _d30 else _F(_n30, _d30)) if _t57 else _t89))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (_t17*(_div(1, _t61) if _t64 else 1))
+        _t91 = (_t17*((_by_zero() if not (_d31 := _t61) else _n31 // _d31 if not (_n31 := 1) % _d31 else _F(_n31, _d31)) if _t64 else 1))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t17, _a15)
+        _t92 = (_by_zero() if not (_d32 := _a15) else _n32 // _d32 if not (_n32 := _t17) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t22, _t25)
+        _t93 = (_by_zero() if not (_d33 := _t25) else _n33 // _d33 if not (_n33 := _t22) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (4*(_div((_t21*_t66), _t25) if _t67 else _t93)) + (4*(_div((_t91*(-1 + (_t61 if _t64 else 1))), _a15) if _t67 else _t92))
+        _t94 = (4*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t66)) % _d34 else _F(_n34, _d34)) if _t67 else _t93)) + (4*((_by_zero() if not (_d35 := _a15) else _n35 // _d35 if not (_n35 := (_t91*(-1 + (_t61 if _t64 else 1)))) % _d35 else _F(_n35, _d35)) if _t67 else _t92))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t4, _t6)
+        _t95 = (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -14407,11 +14407,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a8*_a9*_a17)
+        _t97 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t6) % _d37 else _F(_n37, _d37))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_a1, _t14)
+        _t98 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -14423,11 +14423,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = (_t29*(_div(_t14, _t97) if _t100 else 1))
+        _t101 = (_t29*((_by_zero() if not (_d39 := _t97) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t100 else 1))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t29, _t12)
+        _t102 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t29) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
@@ -14435,19 +14435,19 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (_t36*(_div(_a17, _t97) if _t103 else 1))
+        _t104 = (_t36*((_by_zero() if not (_d41 := _t97) else _n41 // _d41 if not (_n41 := _a17) % _d41 else _F(_n41, _d41)) if _t103 else 1))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _div(_t36, _t5)
+        _t105 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t36) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = (3*(_div((_t101*(-1 + (_div(_t97, _t14) if _t100 else 1))), _t12) if _t74 else _t102)) + (3*(_div((_t104*(-1 + (_div(_t97, _a17) if _t103 else 1))), _t5) if _t74 else _t105))
+        _t106 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t101*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t97) % _d43 else _F(_n43, _d43)) if _t100 else 1)))) % _d44 else _F(_n44, _d44)) if _t74 else _t102)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t104*(-1 + ((_by_zero() if not (_d45 := _a17) else _n45 // _d45 if not (_n45 := _t97) % _d45 else _F(_n45, _d45)) if _t103 else 1)))) % _d46 else _F(_n46, _d46)) if _t74 else _t105))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t107 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a17) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -14459,7 +14459,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = (_div(1, _t107) if _t108 else 1)
+        _t110 = ((_by_zero() if not (_d48 := _t107) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t108 else 1)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
@@ -14467,7 +14467,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t45, _t6)
+        _t112 = (_by_zero() if not (_d49 := _t6) else _n49 // _d49 if not (_n49 := _t45) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -14479,11 +14479,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = _div(_t43, _t6)
+        _t115 = (_by_zero() if not (_d50 := _t6) else _n50 // _d50 if not (_n50 := _t43) % _d50 else _F(_n50, _d50))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t51, _t12)
+        _t116 = (_by_zero() if not (_d51 := _t12) else _n51 // _d51 if not (_n51 := _t51) % _d51 else _F(_n51, _d51))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -14495,7 +14495,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t117, _t6)
+        _t119 = (_by_zero() if not (_d52 := _t6) else _n52 // _d52 if not (_n52 := _t117) % _d52 else _F(_n52, _d52))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -14503,7 +14503,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
     try:
-        _t121 = (2*(_div((_t109*_t111), _t6) if _t76 else _t112)) + (3*(_div(_t114, _t6) if _t76 else _t115)) + (4*(_div((_t114*_t50), _t12) if _t76 else _t116)) + (5*(_div((_t109*_t118), _t6) if _t76 else _t119)) + (_div((_t109*_t120), _t6) if _t76 else _t42)
+        _t121 = (2*((_by_zero() if not (_d53 := _t6) else _n53 // _d53 if not (_n53 := (_t109*_t111)) % _d53 else _F(_n53, _d53)) if _t76 else _t112)) + (3*((_by_zero() if not (_d54 := _t6) else _n54 // _d54 if not (_n54 := _t114) % _d54 else _F(_n54, _d54)) if _t76 else _t115)) + (4*((_by_zero() if not (_d55 := _t12) else _n55 // _d55 if not (_n55 := (_t114*_t50)) % _d55 else _F(_n55, _d55)) if _t76 else _t116)) + (5*((_by_zero() if not (_d56 := _t6) else _n56 // _d56 if not (_n56 := (_t109*_t118)) % _d56 else _F(_n56, _d56)) if _t76 else _t119)) + ((_by_zero() if not (_d57 := _t6) else _n57 // _d57 if not (_n57 := (_t109*_t120)) % _d57 else _F(_n57, _d57)) if _t76 else _t42)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
@@ -14511,11 +14511,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t123 = (_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := (2*_t29)) % _d58 else _F(_n58, _d58)) + (_by_zero() if not (_d59 := _t5) else _n59 // _d59 if not (_n59 := (2*_t36)) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
-        _t124 = _t112 + _t115 + _div((2*_t117), _t6) + _div((2*_t51), _t12) + _div((3*_t40), _t6)
+        _t124 = _t112 + _t115 + (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := (2*_t117)) % _d60 else _F(_n60, _d60)) + (_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := (2*_t51)) % _d61 else _F(_n61, _d61)) + (_by_zero() if not (_d62 := _t6) else _n62 // _d62 if not (_n62 := (3*_t40)) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
@@ -14531,7 +14531,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div((_t127*_t15), _a15) if _t67 else 0)) + (_t68 if _t67 else 0)
+        _t128 = (4*((_by_zero() if not (_d63 := _a15) else _n63 // _d63 if not (_n63 := (_t127*_t15)) % _d63 else _F(_n63, _d63)) if _t67 else 0)) + (_t68 if _t67 else 0)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -14551,11 +14551,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
-        _t133 = (3*(_div(_t88, _t12) if _t57 else 0))
+        _t133 = (3*((_by_zero() if not (_d64 := _t12) else _n64 // _d64 if not (_n64 := _t88) % _d64 else _F(_n64, _d64)) if _t57 else 0))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = (4*(_div(_t91, _a15) if _t67 else 0)) + (4*(_div((_t127*_t21), _t25) if _t67 else 0))
+        _t134 = (4*((_by_zero() if not (_d65 := _a15) else _n65 // _d65 if not (_n65 := _t91) % _d65 else _F(_n65, _d65)) if _t67 else 0)) + (4*((_by_zero() if not (_d66 := _t25) else _n66 // _d66 if not (_n66 := (_t127*_t21)) % _d66 else _F(_n66, _d66)) if _t67 else 0))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -14563,11 +14563,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = (3*(_div(_t101, _t12) if _t74 else 0)) + (3*(_div(_t104, _t5) if _t74 else 0))
+        _t136 = (3*((_by_zero() if not (_d67 := _t12) else _n67 // _d67 if not (_n67 := _t101) % _d67 else _F(_n67, _d67)) if _t74 else 0)) + (3*((_by_zero() if not (_d68 := _t5) else _n68 // _d68 if not (_n68 := _t104) % _d68 else _F(_n68, _d68)) if _t74 else 0))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = (2*(_div(_t111, _t6) if _t76 else 0)) + (3*(_div(_t113, _t6) if _t76 else 0)) + (4*(_div((_t113*_t50), _t12) if _t76 else 0)) + (5*(_div(_t118, _t6) if _t76 else 0)) + (_div(_t120, _t6) if _t76 else 0)
+        _t137 = (2*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t111) % _d69 else _F(_n69, _d69)) if _t76 else 0)) + (3*((_by_zero() if not (_d70 := _t6) else _n70 // _d70 if not (_n70 := _t113) % _d70 else _F(_n70, _d70)) if _t76 else 0)) + (4*((_by_zero() if not (_d71 := _t12) else _n71 // _d71 if not (_n71 := (_t113*_t50)) % _d71 else _F(_n71, _d71)) if _t76 else 0)) + (5*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := _t118) % _d72 else _F(_n72, _d72)) if _t76 else 0)) + ((_by_zero() if not (_d73 := _t6) else _n73 // _d73 if not (_n73 := _t120) % _d73 else _F(_n73, _d73)) if _t76 else 0)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -14579,7 +14579,7 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t3, _t139)
+        _t140 = (_by_zero() if not (_d74 := _t139) else _n74 // _d74 if not (_n74 := _t3) % _d74 else _F(_n74, _d74))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -14587,11 +14587,11 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t9, (_a9*_a14*_a17))
+        _t142 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _n75 // _d75 if not (_n75 := _t9) % _d75 else _F(_n75, _d75))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
-        _t143 = _div(_t58, _a15)
+        _t143 = (_by_zero() if not (_d76 := _a15) else _n76 // _d76 if not (_n76 := _t58) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
@@ -14599,26 +14599,26 @@ def _sheet2_cb0869e5fdba(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t20, _t144)
+        _t145 = (_by_zero() if not (_d77 := _t144) else _n77 // _d77 if not (_n77 := _t20) % _d77 else _F(_n77, _d77))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t15, _a15)
+        _t146 = (_by_zero() if not (_d78 := _a15) else _n78 // _d78 if not (_n78 := _t15) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
-        _t147 = _div(_t20, _t139)
+        _t147 = (_by_zero() if not (_d79 := _t139) else _n79 // _d79 if not (_n79 := _t20) % _d79 else _F(_n79, _d79))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t3, _t144)
+        _t148 = (_by_zero() if not (_d80 := _t144) else _n80 // _d80 if not (_n80 := _t3) % _d80 else _F(_n80, _d80))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
-        _t149 = _div(_a5, (_t14*_a15))
+        _t149 = (_by_zero() if not (_d81 := (_t14*_a15)) else _n81 // _d81 if not (_n81 := _a5) % _d81 else _F(_n81, _d81))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
-    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, _div(_t55, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _div(_t2, _t139), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
+    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*((_by_zero() if not (_d83 := _t32) else _n83 // _d83 if not (_n83 := _a17) % _d83 else _F(_n83, _d83)) if _t0 else (_by_zero() if not (_d82 := _t34) else _n82 // _d82 if not (_n82 := _a17) % _d82 else _F(_n82, _d82)))) + (_by_zero() if not (_d84 := _a10) else _n84 // _d84 if not (_n84 := _t23) % _d84 else _F(_n84, _d84)), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, (_by_zero() if not (_d85 := _a14) else _n85 // _d85 if not (_n85 := _t55) % _d85 else _F(_n85, _d85)), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, (_by_zero() if not (_d86 := _t139) else _n86 // _d86 if not (_n86 := _t2) % _d86 else _F(_n86, _d86)), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
 
 
 def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -14647,7 +14647,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -14671,7 +14671,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t9, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t9) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -14687,7 +14687,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = _div(_t15, _a11)
+        _t16 = (_by_zero() if not (_d2 := _a11) else _n2 // _d2 if not (_n2 := _t15) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -14699,11 +14699,11 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
     try:
-        _t19 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t19 = _t14 + (_by_zero() if not (_d3 := _a9) else _n3 // _d3 if not (_n3 := _a2 + (-1*_t14)) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
     try:
-        _t20 = (_div(_a2, _a11) if _t0 else _div(_t19, _a11))
+        _t20 = ((_by_zero() if not (_d5 := _a11) else _n5 // _d5 if not (_n5 := _a2) % _d5 else _F(_n5, _d5)) if _t0 else (_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _t19) % _d4 else _F(_n4, _d4)))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
@@ -14715,7 +14715,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
     try:
-        _t23 = _t16 + _div(_t22, _t5)
+        _t23 = _t16 + (_by_zero() if not (_d6 := _t5) else _n6 // _d6 if not (_n6 := _t22) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
     try:
@@ -14731,7 +14731,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t26, _t10)
+        _t27 = (_by_zero() if not (_d7 := _t10) else _n7 // _d7 if not (_n7 := _t26) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -14743,7 +14743,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
     try:
-        _t30 = _div(_t29, _t10)
+        _t30 = (_by_zero() if not (_d8 := _t10) else _n8 // _d8 if not (_n8 := _t29) % _d8 else _F(_n8, _d8))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
@@ -14755,7 +14755,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
     try:
-        _t33 = _div(_t32, _t10)
+        _t33 = (_by_zero() if not (_d9 := _t10) else _n9 // _d9 if not (_n9 := _t32) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
@@ -14763,7 +14763,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t27 + _t30 + _t33 + _div(_t34, _t11)
+        _t35 = _t27 + _t30 + _t33 + (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t34) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -14803,7 +14803,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div((_t44*_t7), _a9)
+        _t45 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t44*_t7)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -14831,7 +14831,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
-        _t52 = 1 + _div(_a1, _a9)
+        _t52 = 1 + (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := _a1) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
@@ -14855,7 +14855,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
     try:
-        _t58 = _div((_t43*_t57), _a9)
+        _t58 = (_by_zero() if not (_d13 := _a9) else _n13 // _d13 if not (_n13 := (_t43*_t57)) % _d13 else _F(_n13, _d13))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
@@ -14875,11 +14875,11 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t41, _a0))))
+        _t63 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d14 := _a0) else _n14 // _d14 if not (_n14 := _t41) % _d14 else _F(_n14, _d14)))))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_a0, _a11)
+        _t64 = (_by_zero() if not (_d15 := _a11) else _n15 // _d15 if not (_n15 := _a0) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
@@ -14895,19 +14895,19 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_t67*(_div(_a11, _t63) if _t66 else 1))
+        _t68 = (_t67*((_by_zero() if not (_d16 := _t63) else _n16 // _d16 if not (_n16 := _a11) % _d16 else _F(_n16, _d16)) if _t66 else 1))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t67, _t11)
+        _t69 = (_by_zero() if not (_d17 := _t11) else _n17 // _d17 if not (_n17 := _t67) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (3*(_div((_t68*(-1 + (_div(_t63, _a11) if _t66 else 1))), _t11) if _t42 else _t69))
+        _t70 = (3*((_by_zero() if not (_d19 := _t11) else _n19 // _d19 if not (_n19 := (_t68*(-1 + ((_by_zero() if not (_d18 := _a11) else _n18 // _d18 if not (_n18 := _t63) % _d18 else _F(_n18, _d18)) if _t66 else 1)))) % _d19 else _F(_n19, _d19)) if _t42 else _t69))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _div(_t4, _t5)
+        _t71 = (_by_zero() if not (_d20 := _t5) else _n20 // _d20 if not (_n20 := _t4) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -14915,7 +14915,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
     try:
-        _t73 = (-1*_a0*(-1 + _ceiling(_div(_t10, _a0)))) + (_a5*_a6*_a11)
+        _t73 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t10) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
@@ -14927,19 +14927,19 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = (_t75*(_div(_a11, _t73) if _t74 else 1))
+        _t76 = (_t75*((_by_zero() if not (_d22 := _t73) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t74 else 1))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = _div(_t75, _t5)
+        _t77 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t75) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
-        _t78 = (3*(_div((_t76*(-1 + (_div(_t73, _a11) if _t74 else 1))), _t5) if _t51 else _t77)) + (0 if _t47 else _t16)
+        _t78 = (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t76*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t73) % _d24 else _F(_n24, _d24)) if _t74 else 1)))) % _d25 else _F(_n25, _d25)) if _t51 else _t77)) + (0 if _t47 else _t16)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t79 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -14951,7 +14951,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (_div(1, _t79) if _t80 else 1)
+        _t82 = ((_by_zero() if not (_d27 := _t79) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t80 else 1)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -14963,7 +14963,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _div(_t83, _t11)
+        _t85 = (_by_zero() if not (_d28 := _t11) else _n28 // _d28 if not (_n28 := _t83) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -14979,7 +14979,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (2*(_div((_t81*_t84), _t11) if _t56 else _t85)) + (_div((_t81*_t86), _t10) if _t56 else _t27) + (_div((_t81*_t87), _t10) if _t56 else _t30) + (_div((_t81*_t88), _t10) if _t56 else _t33)
+        _t89 = (2*((_by_zero() if not (_d29 := _t11) else _n29 // _d29 if not (_n29 := (_t81*_t84)) % _d29 else _F(_n29, _d29)) if _t56 else _t85)) + ((_by_zero() if not (_d30 := _t10) else _n30 // _d30 if not (_n30 := (_t81*_t86)) % _d30 else _F(_n30, _d30)) if _t56 else _t27) + ((_by_zero() if not (_d31 := _t10) else _n31 // _d31 if not (_n31 := (_t81*_t87)) % _d31 else _F(_n31, _d31)) if _t56 else _t30) + ((_by_zero() if not (_d32 := _t10) else _n32 // _d32 if not (_n32 := (_t81*_t88)) % _d32 else _F(_n32, _d32)) if _t56 else _t33)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
@@ -14987,11 +14987,11 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _t77 + _div(_t15, _t40)
+        _t91 = _t77 + (_by_zero() if not (_d33 := _t40) else _n33 // _d33 if not (_n33 := _t15) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _t85 + _div(_t28, _t10) + _div((3*_t25), _t10) + _div((_t28*_t31), _t10)
+        _t92 = _t85 + (_by_zero() if not (_d34 := _t10) else _n34 // _d34 if not (_n34 := _t28) % _d34 else _F(_n34, _d34)) + (_by_zero() if not (_d35 := _t10) else _n35 // _d35 if not (_n35 := (3*_t25)) % _d35 else _F(_n35, _d35)) + (_by_zero() if not (_d36 := _t10) else _n36 // _d36 if not (_n36 := (_t28*_t31)) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -15019,7 +15019,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = (3*(_div(_t68, _t11) if _t42 else 0))
+        _t99 = (3*((_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := _t68) % _d37 else _F(_n37, _d37)) if _t42 else 0))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
@@ -15027,11 +15027,11 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = (3*(_div(_t76, _t5) if _t51 else 0)) + (_t16 if _t47 else 0)
+        _t101 = (3*((_by_zero() if not (_d38 := _t5) else _n38 // _d38 if not (_n38 := _t76) % _d38 else _F(_n38, _d38)) if _t51 else 0)) + (_t16 if _t47 else 0)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = (2*(_div(_t84, _t11) if _t56 else 0)) + (_div(_t86, _t10) if _t56 else 0) + (_div(_t87, _t10) if _t56 else 0) + (_div(_t88, _t10) if _t56 else 0)
+        _t102 = (2*((_by_zero() if not (_d39 := _t11) else _n39 // _d39 if not (_n39 := _t84) % _d39 else _F(_n39, _d39)) if _t56 else 0)) + ((_by_zero() if not (_d40 := _t10) else _n40 // _d40 if not (_n40 := _t86) % _d40 else _F(_n40, _d40)) if _t56 else 0) + ((_by_zero() if not (_d41 := _t10) else _n41 // _d41 if not (_n41 := _t87) % _d41 else _F(_n41, _d41)) if _t56 else 0) + ((_by_zero() if not (_d42 := _t10) else _n42 // _d42 if not (_n42 := _t88) % _d42 else _F(_n42, _d42)) if _t56 else 0)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
@@ -15043,22 +15043,22 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _div(_t3, _t104)
+        _t105 = (_by_zero() if not (_d43 := _t104) else _n43 // _d43 if not (_n43 := _t3) % _d43 else _F(_n43, _d43))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _div(_t44, _a9)
+        _t106 = (_by_zero() if not (_d44 := _a9) else _n44 // _d44 if not (_n44 := _t44) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = _div(_t3, (_a6*_a8*_a11))
+        _t107 = (_by_zero() if not (_d45 := (_a6*_a8*_a11)) else _n45 // _d45 if not (_n45 := _t3) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = _div(_t20, _t52)
+        _t108 = (_by_zero() if not (_d46 := _t52) else _n46 // _d46 if not (_n46 := _t20) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
-    return (_t36, _t36, _t26 + _t34 + _t37 + _t9 + (_t14*_t38*_t5) + (_t22*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t19))) + (_t3*_t39*_t40), _t62, _t90, _t93, _t98, _t103, _t62, _t90, _t93, _t98, _t103, _div(_t39, _a8), _t11, _a11, _t105, _t106, _t85, _a11, _t105, _t106, _t85, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, 2, _t105, _a8, _t71, 2, _t105, _a8, _t71, _a11, _t105, _a8, _t33, _a11, _t105, _a8, _t30, _a11, _div(_t2, _t104), _t17, _t27, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, 2, _div(_t14, _a11), _t13, _t16, _t35, _t61, _t89, _t92, _t97, _t102, _t12, _t46, _t70, _t69, _t94, _t99, _t6, _t50, _t72, _t95, _t100, _t23, _t55, _t78, _t91, _t96, _t101, )
+    return (_t36, _t36, _t26 + _t34 + _t37 + _t9 + (_t14*_t38*_t5) + (_t22*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d48 := _a2) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)) if _t0 else (_by_zero() if not (_d47 := _t19) else _n47 // _d47 if not (_n47 := _a11) % _d47 else _F(_n47, _d47)))) + (_t3*_t39*_t40), _t62, _t90, _t93, _t98, _t103, _t62, _t90, _t93, _t98, _t103, (_by_zero() if not (_d49 := _a8) else _n49 // _d49 if not (_n49 := _t39) % _d49 else _F(_n49, _d49)), _t11, _a11, _t105, _t106, _t85, _a11, _t105, _t106, _t85, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, _a5, _t107, _t106, _t69, 2, _t105, _a8, _t71, 2, _t105, _a8, _t71, _a11, _t105, _a8, _t33, _a11, _t105, _a8, _t30, _a11, (_by_zero() if not (_d50 := _t104) else _n50 // _d50 if not (_n50 := _t2) % _d50 else _F(_n50, _d50)), _t17, _t27, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, _t5, _t108, _t53, _t77, 2, (_by_zero() if not (_d51 := _a11) else _n51 // _d51 if not (_n51 := _t14) % _d51 else _F(_n51, _d51)), _t13, _t16, _t35, _t61, _t89, _t92, _t97, _t102, _t12, _t46, _t70, _t69, _t94, _t99, _t6, _t50, _t72, _t95, _t100, _t23, _t55, _t78, _t91, _t96, _t101, )
 
 
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -15087,7 +15087,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -15115,7 +15115,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -15167,11 +15167,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -15199,11 +15199,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -15215,7 +15215,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -15231,7 +15231,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -15243,7 +15243,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -15255,7 +15255,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -15263,7 +15263,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a15) + _div((-1*_a3), _a15)
+        _t50 = (_by_zero() if not (_d13 := _a15) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a15) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -15275,7 +15275,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -15303,7 +15303,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a15)
+        _t60 = (_by_zero() if not (_d16 := _a15) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -15311,11 +15311,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t62 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_a1, _a17)
+        _t63 = (_by_zero() if not (_d18 := _a17) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -15323,11 +15323,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_a1 == _t62) or (_div(_t24, _a10) == 1)
+        _t65 = (_a1 == _t62) or ((_by_zero() if not (_d19 := _a10) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_div(_t62, _a17) if _t64 and _t65 else 1)
+        _t66 = ((_by_zero() if not (_d20 := _a17) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20)) if _t64 and _t65 else 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -15339,11 +15339,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t16, _a15)
+        _t69 = (_by_zero() if not (_d21 := _a15) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (4*(_div((_t15*_t67), _a15) if _t68 else _div((_t15*_t19), _a15))) + (0 if _t68 else _t69)
+        _t70 = (4*((_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t67)) % _d23 else _F(_n23, _d23)) if _t68 else (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t68 else _t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -15399,7 +15399,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -15411,35 +15411,35 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = (_t86*(_div(_a17, _t84) if _t85 else 1))
+        _t87 = (_t86*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a17) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = _div(_t86, _t12)
+        _t88 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t86) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (3*(_div((_t87*(-1 + (_div(_t84, _a17) if _t85 else 1))), _t12) if _t58 else _t88))
+        _t89 = (3*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t87*(-1 + ((_by_zero() if not (_d27 := _a17) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t88))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (_t17*(_div(1, _t62) if _t65 else 1))
+        _t90 = (_t17*((_by_zero() if not (_d29 := _t62) else _n29 // _d29 if not (_n29 := 1) % _d29 else _F(_n29, _d29)) if _t65 else 1))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _div(_t17, _a15)
+        _t91 = (_by_zero() if not (_d30 := _a15) else _n30 // _d30 if not (_n30 := _t17) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t22, _t25)
+        _t92 = (_by_zero() if not (_d31 := _t25) else _n31 // _d31 if not (_n31 := _t22) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = (4*(_div((_t21*_t67), _t25) if _t68 else _t92)) + (4*(_div((_t90*(-1 + (_t62 if _t65 else 1))), _a15) if _t68 else _t91))
+        _t93 = (4*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t67)) % _d32 else _F(_n32, _d32)) if _t68 else _t92)) + (4*((_by_zero() if not (_d33 := _a15) else _n33 // _d33 if not (_n33 := (_t90*(-1 + (_t62 if _t65 else 1)))) % _d33 else _F(_n33, _d33)) if _t68 else _t91))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = _div(_t4, _t5)
+        _t94 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
@@ -15447,11 +15447,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a8*_a9*_a17)
+        _t96 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_a1, _t14)
+        _t97 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
@@ -15463,11 +15463,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = (_t29*(_div(_t14, _t96) if _t99 else 1))
+        _t100 = (_t29*((_by_zero() if not (_d37 := _t96) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t99 else 1))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t29, _t12)
+        _t101 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
@@ -15475,19 +15475,19 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = (_t36*(_div(_a17, _t96) if _t102 else 1))
+        _t103 = (_t36*((_by_zero() if not (_d39 := _t96) else _n39 // _d39 if not (_n39 := _a17) % _d39 else _F(_n39, _d39)) if _t102 else 1))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = _div(_t36, _t5)
+        _t104 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = (3*(_div((_t100*(-1 + (_div(_t96, _t14) if _t99 else 1))), _t12) if _t75 else _t101)) + (3*(_div((_t103*(-1 + (_div(_t96, _a17) if _t102 else 1))), _t5) if _t75 else _t104))
+        _t105 = (3*((_by_zero() if not (_d42 := _t12) else _n42 // _d42 if not (_n42 := (_t100*(-1 + ((_by_zero() if not (_d41 := _t14) else _n41 // _d41 if not (_n41 := _t96) % _d41 else _F(_n41, _d41)) if _t99 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t101)) + (3*((_by_zero() if not (_d44 := _t5) else _n44 // _d44 if not (_n44 := (_t103*(-1 + ((_by_zero() if not (_d43 := _a17) else _n43 // _d43 if not (_n43 := _t96) % _d43 else _F(_n43, _d43)) if _t102 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t104))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t106 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a17) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
@@ -15499,7 +15499,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
-        _t109 = (_div(1, _t106) if _t107 else 1)
+        _t109 = ((_by_zero() if not (_d46 := _t106) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t107 else 1)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
@@ -15511,7 +15511,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t110, _t11)
+        _t112 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t110) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -15527,7 +15527,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = (2*(_div((_t108*_t111), _t11) if _t77 else _t112)) + (_div((_t108*_t113), _t11) if _t77 else _t42) + (_div((_t108*_t114), _t11) if _t77 else _t45) + (_div((_t108*_t115), _t11) if _t77 else _t48)
+        _t116 = (2*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t108*_t111)) % _d48 else _F(_n48, _d48)) if _t77 else _t112)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t108*_t113)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t108*_t114)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t108*_t115)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -15535,11 +15535,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t118 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _t112 + _div(_t43, _t11) + _div((3*_t40), _t11) + _div((_t43*_t46), _t11)
+        _t119 = _t112 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t43*_t46)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -15555,7 +15555,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = (4*(_div((_t122*_t15), _a15) if _t68 else 0)) + (_t69 if _t68 else 0)
+        _t123 = (4*((_by_zero() if not (_d57 := _a15) else _n57 // _d57 if not (_n57 := (_t122*_t15)) % _d57 else _F(_n57, _d57)) if _t68 else 0)) + (_t69 if _t68 else 0)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -15575,11 +15575,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (3*(_div(_t87, _t12) if _t58 else 0))
+        _t128 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t87) % _d58 else _F(_n58, _d58)) if _t58 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
-        _t129 = (4*(_div(_t90, _a15) if _t68 else 0)) + (4*(_div((_t122*_t21), _t25) if _t68 else 0))
+        _t129 = (4*((_by_zero() if not (_d59 := _a15) else _n59 // _d59 if not (_n59 := _t90) % _d59 else _F(_n59, _d59)) if _t68 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t122*_t21)) % _d60 else _F(_n60, _d60)) if _t68 else 0))
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
@@ -15587,11 +15587,11 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (3*(_div(_t100, _t12) if _t75 else 0)) + (3*(_div(_t103, _t5) if _t75 else 0))
+        _t131 = (3*((_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := _t100) % _d61 else _F(_n61, _d61)) if _t75 else 0)) + (3*((_by_zero() if not (_d62 := _t5) else _n62 // _d62 if not (_n62 := _t103) % _d62 else _F(_n62, _d62)) if _t75 else 0))
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
-        _t132 = (2*(_div(_t111, _t11) if _t77 else 0)) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0) + (_div(_t115, _t11) if _t77 else 0)
+        _t132 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t111) % _d63 else _F(_n63, _d63)) if _t77 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t113) % _d64 else _F(_n64, _d64)) if _t77 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t114) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t115) % _d66 else _F(_n66, _d66)) if _t77 else 0)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
@@ -15603,7 +15603,7 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = _div(_t3, _t134)
+        _t135 = (_by_zero() if not (_d67 := _t134) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
@@ -15611,26 +15611,26 @@ def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t8, (_a9*_a14*_a17))
+        _t137 = (_by_zero() if not (_d68 := (_a9*_a14*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t59, _a15)
+        _t138 = (_by_zero() if not (_d69 := _a15) else _n69 // _d69 if not (_n69 := _t59) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t20, _t134)
+        _t139 = (_by_zero() if not (_d70 := _t134) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t15, _a15)
+        _t140 = (_by_zero() if not (_d71 := _a15) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
-        _t141 = _div(_a5, (_t14*_a15))
+        _t141 = (_by_zero() if not (_d72 := (_t14*_a15)) else _n72 // _d72 if not (_n72 := _a5) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div((_t23*_a17), _a10), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, _div(_t55, _a14), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _t14, (_t14*_a0), _t140, _t91, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, _div(_t2, _t134), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t141, 1, _t101, _t27, _t141, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a15) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d74 := _t32) else _n74 // _d74 if not (_n74 := _a17) % _d74 else _F(_n74, _d74)) if _t0 else (_by_zero() if not (_d73 := _t34) else _n73 // _d73 if not (_n73 := _a17) % _d73 else _F(_n73, _d73)))) + (_by_zero() if not (_d75 := _a10) else _n75 // _d75 if not (_n75 := (_t23*_a17)) % _d75 else _F(_n75, _d75)), _t83, _t117, _t120, _t127, _t133, _t83, _t117, _t120, _t127, _t133, (_by_zero() if not (_d76 := _a14) else _n76 // _d76 if not (_n76 := _t55) % _d76 else _F(_n76, _d76)), _t12, _a17, _t135, _t136, _t112, _a17, _t135, _t136, _t112, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a8, _t137, _t138, _t88, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _a10, _t139, _t140, _t92, _t14, (_t14*_a0), _t140, _t91, 2, _t135, _a14, _t94, 2, _t135, _a14, _t94, _a17, _t135, _a14, _t48, _a17, _t135, _a14, _t45, _a17, (_by_zero() if not (_d77 := _t134) else _n77 // _d77 if not (_n77 := _t2) % _d77 else _F(_n77, _d77)), (3*_a14), _t42, _t5, _t35, 1, _t104, _t5, _t35, 1, _t104, _t27, _t141, 1, _t101, _t27, _t141, 1, _t101, _t53, _t82, _t116, _t119, _t126, _t132, _t13, _t61, _t89, _t88, _t121, _t128, _t26, _t70, _t93, _t123, _t129, _t6, _t74, _t95, _t124, _t130, _t38, _t76, _t105, _t118, _t125, _t131, )
 
 
 def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
@@ -15659,7 +15659,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -15687,7 +15687,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -15739,11 +15739,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a18) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a18) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a14)
+        _t27 = (_by_zero() if not (_d4 := _a14) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -15771,11 +15771,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a18)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a18) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a20) if _t0 else _div(_t34, _a20))
+        _t35 = ((_by_zero() if not (_d7 := _a20) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a20) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -15787,7 +15787,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -15803,7 +15803,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t11)
+        _t42 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -15815,7 +15815,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
     try:
-        _t45 = _div(_t44, _t11)
+        _t45 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t44) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
@@ -15827,7 +15827,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
-        _t48 = _div(_t47, _t11)
+        _t48 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t47) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
@@ -15835,7 +15835,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div(_t49, _a18) + _div((-1*_a3), _a18)
+        _t50 = (_by_zero() if not (_d13 := _a18) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a18) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -15847,7 +15847,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _t45 + _t48 + _div(_t52, _t11)
+        _t53 = _t42 + _t45 + _t48 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t52) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -15875,7 +15875,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = _div((_t59*_t7), _a18)
+        _t60 = (_by_zero() if not (_d16 := _a18) else _n16 // _d16 if not (_n16 := (_t59*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
@@ -15883,11 +15883,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t62 = (_a14*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_a1, _a20)
+        _t63 = (_by_zero() if not (_d18 := _a20) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -15895,11 +15895,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_a1 == _t62) or (_div(_t24, _a14) == 1)
+        _t65 = (_a1 == _t62) or ((_by_zero() if not (_d19 := _a14) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_div(_t62, _a20) if _t64 and _t65 else 1)
+        _t66 = ((_by_zero() if not (_d20 := _a20) else _n20 // _d20 if not (_n20 := _t62) % _d20 else _F(_n20, _d20)) if _t64 and _t65 else 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -15911,11 +15911,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t16, _a18)
+        _t69 = (_by_zero() if not (_d21 := _a18) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (4*(_div((_t15*_t67), _a18) if _t68 else _div((_t15*_t19), _a18))) + (0 if _t68 else _t69)
+        _t70 = (4*((_by_zero() if not (_d23 := _a18) else _n23 // _d23 if not (_n23 := (_t15*_t67)) % _d23 else _F(_n23, _d23)) if _t68 else (_by_zero() if not (_d22 := _a18) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t68 else _t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
@@ -15971,7 +15971,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling(_div(_t57, _a1))))
+        _t84 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d24 := _a1) else _n24 // _d24 if not (_n24 := _t57) % _d24 else _F(_n24, _d24)))))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
@@ -15979,35 +15979,35 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
-        _t86 = (_t9*(_div(_a20, _t84) if _t85 else 1))
+        _t86 = (_t9*((_by_zero() if not (_d25 := _t84) else _n25 // _d25 if not (_n25 := _a20) % _d25 else _F(_n25, _d25)) if _t85 else 1))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
     try:
-        _t87 = _div(_t9, _t12)
+        _t87 = (_by_zero() if not (_d26 := _t12) else _n26 // _d26 if not (_n26 := _t9) % _d26 else _F(_n26, _d26))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (3*(_div((_t86*(-1 + (_div(_t84, _a20) if _t85 else 1))), _t12) if _t58 else _t87))
+        _t88 = (3*((_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := (_t86*(-1 + ((_by_zero() if not (_d27 := _a20) else _n27 // _d27 if not (_n27 := _t84) % _d27 else _F(_n27, _d27)) if _t85 else 1)))) % _d28 else _F(_n28, _d28)) if _t58 else _t87))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (_t17*(_div(1, _t62) if _t65 else 1))
+        _t89 = (_t17*((_by_zero() if not (_d29 := _t62) else _n29 // _d29 if not (_n29 := 1) % _d29 else _F(_n29, _d29)) if _t65 else 1))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = _div(_t17, _a18)
+        _t90 = (_by_zero() if not (_d30 := _a18) else _n30 // _d30 if not (_n30 := _t17) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = _div(_t22, _t25)
+        _t91 = (_by_zero() if not (_d31 := _t25) else _n31 // _d31 if not (_n31 := _t22) % _d31 else _F(_n31, _d31))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (4*(_div((_t21*_t67), _t25) if _t68 else _t91)) + (4*(_div((_t89*(-1 + (_t62 if _t65 else 1))), _a18) if _t68 else _t90))
+        _t92 = (4*((_by_zero() if not (_d32 := _t25) else _n32 // _d32 if not (_n32 := (_t21*_t67)) % _d32 else _F(_n32, _d32)) if _t68 else _t91)) + (4*((_by_zero() if not (_d33 := _a18) else _n33 // _d33 if not (_n33 := (_t89*(-1 + (_t62 if _t65 else 1)))) % _d33 else _F(_n33, _d33)) if _t68 else _t90))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t4, _t5)
+        _t93 = (_by_zero() if not (_d34 := _t5) else _n34 // _d34 if not (_n34 := _t4) % _d34 else _F(_n34, _d34))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
@@ -16015,11 +16015,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a9*_a10*_a20)
+        _t95 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d35 := _a1) else _n35 // _d35 if not (_n35 := _t11) % _d35 else _F(_n35, _d35))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_a1, _t14)
+        _t96 = (_by_zero() if not (_d36 := _t14) else _n36 // _d36 if not (_n36 := _a1) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
@@ -16031,11 +16031,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = (_t29*(_div(_t14, _t95) if _t98 else 1))
+        _t99 = (_t29*((_by_zero() if not (_d37 := _t95) else _n37 // _d37 if not (_n37 := _t14) % _d37 else _F(_n37, _d37)) if _t98 else 1))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t29, _t12)
+        _t100 = (_by_zero() if not (_d38 := _t12) else _n38 // _d38 if not (_n38 := _t29) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
@@ -16043,19 +16043,19 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = (_t36*(_div(_a20, _t95) if _t101 else 1))
+        _t102 = (_t36*((_by_zero() if not (_d39 := _t95) else _n39 // _d39 if not (_n39 := _a20) % _d39 else _F(_n39, _d39)) if _t101 else 1))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
-        _t103 = _div(_t36, _t5)
+        _t103 = (_by_zero() if not (_d40 := _t5) else _n40 // _d40 if not (_n40 := _t36) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (3*(_div((_t102*(-1 + (_div(_t95, _a20) if _t101 else 1))), _t5) if _t75 else _t103)) + (3*(_div((_t99*(-1 + (_div(_t95, _t14) if _t98 else 1))), _t12) if _t75 else _t100))
+        _t104 = (3*((_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := (_t102*(-1 + ((_by_zero() if not (_d41 := _a20) else _n41 // _d41 if not (_n41 := _t95) % _d41 else _F(_n41, _d41)) if _t101 else 1)))) % _d42 else _F(_n42, _d42)) if _t75 else _t103)) + (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t99*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t95) % _d43 else _F(_n43, _d43)) if _t98 else 1)))) % _d44 else _F(_n44, _d44)) if _t75 else _t100))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _a20 + (-1*_a1*(-1 + _ceiling(_div(_a20, _a1))))
+        _t105 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d45 := _a1) else _n45 // _d45 if not (_n45 := _a20) % _d45 else _F(_n45, _d45)))))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
@@ -16067,7 +16067,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
-        _t108 = (_div(1, _t105) if _t106 else 1)
+        _t108 = ((_by_zero() if not (_d46 := _t105) else _n46 // _d46 if not (_n46 := 1) % _d46 else _F(_n46, _d46)) if _t106 else 1)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
     try:
@@ -16079,7 +16079,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = _div(_t109, _t11)
+        _t111 = (_by_zero() if not (_d47 := _t11) else _n47 // _d47 if not (_n47 := _t109) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
@@ -16095,7 +16095,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = (2*(_div((_t107*_t110), _t11) if _t77 else _t111)) + (_div((_t107*_t112), _t11) if _t77 else _t42) + (_div((_t107*_t113), _t11) if _t77 else _t45) + (_div((_t107*_t114), _t11) if _t77 else _t48)
+        _t115 = (2*((_by_zero() if not (_d48 := _t11) else _n48 // _d48 if not (_n48 := (_t107*_t110)) % _d48 else _F(_n48, _d48)) if _t77 else _t111)) + ((_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := (_t107*_t112)) % _d49 else _F(_n49, _d49)) if _t77 else _t42) + ((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t107*_t113)) % _d50 else _F(_n50, _d50)) if _t77 else _t45) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t107*_t114)) % _d51 else _F(_n51, _d51)) if _t77 else _t48)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
@@ -16103,11 +16103,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
-        _t117 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t117 = (_by_zero() if not (_d52 := _t12) else _n52 // _d52 if not (_n52 := (2*_t29)) % _d52 else _F(_n52, _d52)) + (_by_zero() if not (_d53 := _t5) else _n53 // _d53 if not (_n53 := (2*_t36)) % _d53 else _F(_n53, _d53))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
     try:
-        _t118 = _t111 + _div(_t43, _t11) + _div((3*_t40), _t11) + _div((_t43*_t46), _t11)
+        _t118 = _t111 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t43) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t40)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t43*_t46)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
@@ -16123,7 +16123,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
-        _t122 = (4*(_div((_t121*_t15), _a18) if _t68 else 0)) + (_t69 if _t68 else 0)
+        _t122 = (4*((_by_zero() if not (_d57 := _a18) else _n57 // _d57 if not (_n57 := (_t121*_t15)) % _d57 else _F(_n57, _d57)) if _t68 else 0)) + (_t69 if _t68 else 0)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
@@ -16143,11 +16143,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
-        _t127 = (3*(_div(_t86, _t12) if _t58 else 0))
+        _t127 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t86) % _d58 else _F(_n58, _d58)) if _t58 else 0))
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div(_t89, _a18) if _t68 else 0)) + (4*(_div((_t121*_t21), _t25) if _t68 else 0))
+        _t128 = (4*((_by_zero() if not (_d59 := _a18) else _n59 // _d59 if not (_n59 := _t89) % _d59 else _F(_n59, _d59)) if _t68 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t121*_t21)) % _d60 else _F(_n60, _d60)) if _t68 else 0))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -16155,11 +16155,11 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
-        _t130 = (3*(_div(_t102, _t5) if _t75 else 0)) + (3*(_div(_t99, _t12) if _t75 else 0))
+        _t130 = (3*((_by_zero() if not (_d61 := _t5) else _n61 // _d61 if not (_n61 := _t102) % _d61 else _F(_n61, _d61)) if _t75 else 0)) + (3*((_by_zero() if not (_d62 := _t12) else _n62 // _d62 if not (_n62 := _t99) % _d62 else _F(_n62, _d62)) if _t75 else 0))
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
-        _t131 = (2*(_div(_t110, _t11) if _t77 else 0)) + (_div(_t112, _t11) if _t77 else 0) + (_div(_t113, _t11) if _t77 else 0) + (_div(_t114, _t11) if _t77 else 0)
+        _t131 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t110) % _d63 else _F(_n63, _d63)) if _t77 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t112) % _d64 else _F(_n64, _d64)) if _t77 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t113) % _d65 else _F(_n65, _d65)) if _t77 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t114) % _d66 else _F(_n66, _d66)) if _t77 else 0)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
     try:
@@ -16171,7 +16171,7 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = _div(_t3, _t133)
+        _t134 = (_by_zero() if not (_d67 := _t133) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -16179,26 +16179,26 @@ def _sheet2_d2dae402a231(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = _div(_t8, (_t56*_a10*_a17))
+        _t136 = (_by_zero() if not (_d68 := (_t56*_a10*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = _div(_t59, _a18)
+        _t137 = (_by_zero() if not (_d69 := _a18) else _n69 // _d69 if not (_n69 := _t59) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = _div(_t20, _t133)
+        _t138 = (_by_zero() if not (_d70 := _t133) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = _div(_t15, _a18)
+        _t139 = (_by_zero() if not (_d71 := _a18) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_a5, (_t14*_a18))
+        _t140 = (_by_zero() if not (_d72 := (_t14*_a18)) else _n72 // _d72 if not (_n72 := _a5) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
-    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*(_div(_a20, _t32) if _t0 else _div(_a20, _t34))) + _div((_t23*_a20), _a14), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, _div(_t55, _a17), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _t14, (_t14*_a0), _t139, _t90, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, _div(_t2, _t133), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t140, 1, _t100, _t27, _t140, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
+    return (_t54, _t54, _t10 + _t30 + _t41 + _t51 + (_t11*_t18) + (_t52*_a18) + (_t3*_t55*_t56) + (_t32*_t37*((_by_zero() if not (_d74 := _t32) else _n74 // _d74 if not (_n74 := _a20) % _d74 else _F(_n74, _d74)) if _t0 else (_by_zero() if not (_d73 := _t34) else _n73 // _d73 if not (_n73 := _a20) % _d73 else _F(_n73, _d73)))) + (_by_zero() if not (_d75 := _a14) else _n75 // _d75 if not (_n75 := (_t23*_a20)) % _d75 else _F(_n75, _d75)), _t83, _t116, _t119, _t126, _t132, _t83, _t116, _t119, _t126, _t132, (_by_zero() if not (_d76 := _a17) else _n76 // _d76 if not (_n76 := _t55) % _d76 else _F(_n76, _d76)), _t12, _a20, _t134, _t135, _t111, _a20, _t134, _t135, _t111, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a9, _t136, _t137, _t87, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _a14, _t138, _t139, _t91, _t14, (_t14*_a0), _t139, _t90, 2, _t134, _a17, _t93, 2, _t134, _a17, _t93, _a20, _t134, _a17, _t48, _a20, _t134, _a17, _t45, _a20, (_by_zero() if not (_d77 := _t133) else _n77 // _d77 if not (_n77 := _t2) % _d77 else _F(_n77, _d77)), (3*_a17), _t42, _t5, _t35, 1, _t103, _t5, _t35, 1, _t103, _t27, _t140, 1, _t100, _t27, _t140, 1, _t100, _t53, _t82, _t115, _t118, _t125, _t131, _t13, _t61, _t88, _t87, _t120, _t127, _t26, _t70, _t92, _t122, _t128, _t6, _t74, _t94, _t123, _t129, _t38, _t76, _t104, _t117, _t124, _t130, )
 
 
 def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -16227,7 +16227,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((2*_t4), _t5)
+        _t6 = (_by_zero() if not (_d0 := _t5) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
@@ -16255,7 +16255,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t10, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -16307,7 +16307,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
@@ -16315,7 +16315,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
-        _t28 = _div(_t5, _a10)
+        _t28 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
     try:
@@ -16343,11 +16343,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = _t34 + _div(_a4 + (-1*_a5) + (-2*_t34), _a15)
+        _t35 = _t34 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t34)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
-        _t36 = (_div(_t33, _a17) if _t0 else _div(_t35, _a17))
+        _t36 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t33) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t35) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
     try:
@@ -16359,7 +16359,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div(_t31, _t12) + _div(_t38, _t5)
+        _t39 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t31) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t38) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -16375,7 +16375,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
-        _t43 = _div(_t42, _t11)
+        _t43 = (_by_zero() if not (_d10 := _t11) else _n10 // _d10 if not (_n10 := _t42) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
     try:
@@ -16387,7 +16387,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
     try:
-        _t46 = _div(_t45, _t11)
+        _t46 = (_by_zero() if not (_d11 := _t11) else _n11 // _d11 if not (_n11 := _t45) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
     try:
@@ -16399,7 +16399,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
     try:
-        _t49 = _div(_t48, _t11)
+        _t49 = (_by_zero() if not (_d12 := _t11) else _n12 // _d12 if not (_n12 := _t48) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
@@ -16407,7 +16407,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
-        _t51 = _div(_t50, _a15) + _div((-1*_a3), _a15)
+        _t51 = (_by_zero() if not (_d13 := _a15) else _n13 // _d13 if not (_n13 := _t50) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _a15) else _n14 // _d14 if not (_n14 := (-1*_a3)) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
     try:
@@ -16419,7 +16419,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
-        _t54 = _t43 + _t46 + _t49 + _div(_t53, _t11)
+        _t54 = _t43 + _t46 + _t49 + (_by_zero() if not (_d15 := _t11) else _n15 // _d15 if not (_n15 := _t53) % _d15 else _F(_n15, _d15))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
@@ -16447,7 +16447,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div((_t60*_t7), _a15)
+        _t61 = (_by_zero() if not (_d16 := _a15) else _n16 // _d16 if not (_n16 := (_t60*_t7)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
@@ -16455,11 +16455,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t63 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d17 := _a1) else _n17 // _d17 if not (_n17 := _t14) % _d17 else _F(_n17, _d17)))))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = _div(_a1, _a17)
+        _t64 = (_by_zero() if not (_d18 := _a17) else _n18 // _d18 if not (_n18 := _a1) % _d18 else _F(_n18, _d18))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
@@ -16467,11 +16467,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (_a1 == _t63) or (_div(_t24, _a10) == 1)
+        _t66 = (_a1 == _t63) or ((_by_zero() if not (_d19 := _a10) else _n19 // _d19 if not (_n19 := _t24) % _d19 else _F(_n19, _d19)) == 1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
-        _t67 = (_div(_t63, _a17) if _t65 and _t66 else 1)
+        _t67 = ((_by_zero() if not (_d20 := _a17) else _n20 // _d20 if not (_n20 := _t63) % _d20 else _F(_n20, _d20)) if _t65 and _t66 else 1)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
@@ -16483,11 +16483,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = _div(_t16, _a15)
+        _t70 = (_by_zero() if not (_d21 := _a15) else _n21 // _d21 if not (_n21 := _t16) % _d21 else _F(_n21, _d21))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = (4*(_div((_t15*_t68), _a15) if _t69 else _div((_t15*_t19), _a15))) + (0 if _t69 else _t70)
+        _t71 = (4*((_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t68)) % _d23 else _F(_n23, _d23)) if _t69 else (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := (_t15*_t19)) % _d22 else _F(_n22, _d22)))) + (0 if _t69 else _t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -16511,7 +16511,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
-        _t77 = 1 + _div(_a2, _a15)
+        _t77 = 1 + (_by_zero() if not (_d24 := _a15) else _n24 // _d24 if not (_n24 := _a2) % _d24 else _F(_n24, _d24))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
     try:
@@ -16523,7 +16523,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t15*_t29), _a15)
+        _t80 = (_by_zero() if not (_d25 := _a15) else _n25 // _d25 if not (_n25 := (_t15*_t29)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -16559,7 +16559,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t58, _a1))))
+        _t89 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t58) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
@@ -16571,35 +16571,35 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (_t91*(_div(_a17, _t89) if _t90 else 1))
+        _t92 = (_t91*((_by_zero() if not (_d27 := _t89) else _n27 // _d27 if not (_n27 := _a17) % _d27 else _F(_n27, _d27)) if _t90 else 1))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t91, _t12)
+        _t93 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t91) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (3*(_div((_t92*(-1 + (_div(_t89, _a17) if _t90 else 1))), _t12) if _t59 else _t93))
+        _t94 = (3*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t92*(-1 + ((_by_zero() if not (_d29 := _a17) else _n29 // _d29 if not (_n29 := _t89) % _d29 else _F(_n29, _d29)) if _t90 else 1)))) % _d30 else _F(_n30, _d30)) if _t59 else _t93))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (_t17*(_div(1, _t63) if _t66 else 1))
+        _t95 = (_t17*((_by_zero() if not (_d31 := _t63) else _n31 // _d31 if not (_n31 := 1) % _d31 else _F(_n31, _d31)) if _t66 else 1))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
-        _t96 = _div(_t17, _a15)
+        _t96 = (_by_zero() if not (_d32 := _a15) else _n32 // _d32 if not (_n32 := _t17) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = _div(_t22, _t25)
+        _t97 = (_by_zero() if not (_d33 := _t25) else _n33 // _d33 if not (_n33 := _t22) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = (4*(_div((_t21*_t68), _t25) if _t69 else _t97)) + (4*(_div((_t95*(-1 + (_t63 if _t66 else 1))), _a15) if _t69 else _t96))
+        _t98 = (4*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t68)) % _d34 else _F(_n34, _d34)) if _t69 else _t97)) + (4*((_by_zero() if not (_d35 := _a15) else _n35 // _d35 if not (_n35 := (_t95*(-1 + (_t63 if _t66 else 1)))) % _d35 else _F(_n35, _d35)) if _t69 else _t96))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t4, _t5)
+        _t99 = (_by_zero() if not (_d36 := _t5) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
@@ -16607,11 +16607,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = (-1*_a1*(-1 + _ceiling(_div(_t11, _a1)))) + (_a8*_a9*_a17)
+        _t101 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t11) % _d37 else _F(_n37, _d37))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_a1, _t14)
+        _t102 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
@@ -16627,11 +16627,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = (_t105*(_div(_t14, _t101) if _t104 else 1))
+        _t106 = (_t105*((_by_zero() if not (_d39 := _t101) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t104 else 1))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = _div(_t105, _t12)
+        _t107 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t105) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -16643,19 +16643,19 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = (_t109*(_div(_a17, _t101) if _t108 else 1))
+        _t110 = (_t109*((_by_zero() if not (_d41 := _t101) else _n41 // _d41 if not (_n41 := _a17) % _d41 else _F(_n41, _d41)) if _t108 else 1))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
-        _t111 = _div(_t109, _t5)
+        _t111 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t109) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = (3*(_div((_t106*(-1 + (_div(_t101, _t14) if _t104 else 1))), _t12) if _t76 else _t107)) + (3*(_div((_t110*(-1 + (_div(_t101, _a17) if _t108 else 1))), _t5) if _t76 else _t111))
+        _t112 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t106*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t101) % _d43 else _F(_n43, _d43)) if _t104 else 1)))) % _d44 else _F(_n44, _d44)) if _t76 else _t107)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t110*(-1 + ((_by_zero() if not (_d45 := _a17) else _n45 // _d45 if not (_n45 := _t101) % _d45 else _F(_n45, _d45)) if _t108 else 1)))) % _d46 else _F(_n46, _d46)) if _t76 else _t111))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
-        _t113 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t113 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a17) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
     try:
@@ -16667,7 +16667,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = (_div(1, _t113) if _t114 else 1)
+        _t116 = ((_by_zero() if not (_d48 := _t113) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t114 else 1)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -16679,7 +16679,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t117, _t11)
+        _t119 = (_by_zero() if not (_d49 := _t11) else _n49 // _d49 if not (_n49 := _t117) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -16695,7 +16695,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = (2*(_div((_t115*_t118), _t11) if _t82 else _t119)) + (_div((_t115*_t120), _t11) if _t82 else _t43) + (_div((_t115*_t121), _t11) if _t82 else _t46) + (_div((_t115*_t122), _t11) if _t82 else _t49)
+        _t123 = (2*((_by_zero() if not (_d50 := _t11) else _n50 // _d50 if not (_n50 := (_t115*_t118)) % _d50 else _F(_n50, _d50)) if _t82 else _t119)) + ((_by_zero() if not (_d51 := _t11) else _n51 // _d51 if not (_n51 := (_t115*_t120)) % _d51 else _F(_n51, _d51)) if _t82 else _t43) + ((_by_zero() if not (_d52 := _t11) else _n52 // _d52 if not (_n52 := (_t115*_t121)) % _d52 else _F(_n52, _d52)) if _t82 else _t46) + ((_by_zero() if not (_d53 := _t11) else _n53 // _d53 if not (_n53 := (_t115*_t122)) % _d53 else _F(_n53, _d53)) if _t82 else _t49)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
@@ -16707,7 +16707,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
     try:
-        _t126 = _t119 + _div(_t44, _t11) + _div((3*_t41), _t11) + _div((_t44*_t47), _t11)
+        _t126 = _t119 + (_by_zero() if not (_d54 := _t11) else _n54 // _d54 if not (_n54 := _t44) % _d54 else _F(_n54, _d54)) + (_by_zero() if not (_d55 := _t11) else _n55 // _d55 if not (_n55 := (3*_t41)) % _d55 else _F(_n55, _d55)) + (_by_zero() if not (_d56 := _t11) else _n56 // _d56 if not (_n56 := (_t44*_t47)) % _d56 else _F(_n56, _d56))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
     try:
@@ -16723,7 +16723,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
     try:
-        _t130 = (4*(_div((_t129*_t15), _a15) if _t69 else 0)) + (_t70 if _t69 else 0)
+        _t130 = (4*((_by_zero() if not (_d57 := _a15) else _n57 // _d57 if not (_n57 := (_t129*_t15)) % _d57 else _F(_n57, _d57)) if _t69 else 0)) + (_t70 if _t69 else 0)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
     try:
@@ -16743,11 +16743,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
-        _t135 = (3*(_div(_t92, _t12) if _t59 else 0))
+        _t135 = (3*((_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := _t92) % _d58 else _F(_n58, _d58)) if _t59 else 0))
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = (4*(_div(_t95, _a15) if _t69 else 0)) + (4*(_div((_t129*_t21), _t25) if _t69 else 0))
+        _t136 = (4*((_by_zero() if not (_d59 := _a15) else _n59 // _d59 if not (_n59 := _t95) % _d59 else _F(_n59, _d59)) if _t69 else 0)) + (4*((_by_zero() if not (_d60 := _t25) else _n60 // _d60 if not (_n60 := (_t129*_t21)) % _d60 else _F(_n60, _d60)) if _t69 else 0))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
@@ -16755,11 +16755,11 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
-        _t138 = (3*(_div(_t106, _t12) if _t76 else 0)) + (3*(_div(_t110, _t5) if _t76 else 0))
+        _t138 = (3*((_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := _t106) % _d61 else _F(_n61, _d61)) if _t76 else 0)) + (3*((_by_zero() if not (_d62 := _t5) else _n62 // _d62 if not (_n62 := _t110) % _d62 else _F(_n62, _d62)) if _t76 else 0))
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
     try:
-        _t139 = (2*(_div(_t118, _t11) if _t82 else 0)) + (_div(_t120, _t11) if _t82 else 0) + (_div(_t121, _t11) if _t82 else 0) + (_div(_t122, _t11) if _t82 else 0)
+        _t139 = (2*((_by_zero() if not (_d63 := _t11) else _n63 // _d63 if not (_n63 := _t118) % _d63 else _F(_n63, _d63)) if _t82 else 0)) + ((_by_zero() if not (_d64 := _t11) else _n64 // _d64 if not (_n64 := _t120) % _d64 else _F(_n64, _d64)) if _t82 else 0) + ((_by_zero() if not (_d65 := _t11) else _n65 // _d65 if not (_n65 := _t121) % _d65 else _F(_n65, _d65)) if _t82 else 0) + ((_by_zero() if not (_d66 := _t11) else _n66 // _d66 if not (_n66 := _t122) % _d66 else _F(_n66, _d66)) if _t82 else 0)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
@@ -16771,7 +16771,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t3, _t141)
+        _t142 = (_by_zero() if not (_d67 := _t141) else _n67 // _d67 if not (_n67 := _t3) % _d67 else _F(_n67, _d67))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
@@ -16779,30 +16779,30 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
-        _t144 = _div(_t8, (_a9*_a14*_a17))
+        _t144 = (_by_zero() if not (_d68 := (_a9*_a14*_a17)) else _n68 // _d68 if not (_n68 := _t8) % _d68 else _F(_n68, _d68))
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t60, _a15)
+        _t145 = (_by_zero() if not (_d69 := _a15) else _n69 // _d69 if not (_n69 := _t60) % _d69 else _F(_n69, _d69))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t20, _t141)
+        _t146 = (_by_zero() if not (_d70 := _t141) else _n70 // _d70 if not (_n70 := _t20) % _d70 else _F(_n70, _d70))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
-        _t147 = _div(_t15, _a15)
+        _t147 = (_by_zero() if not (_d71 := _a15) else _n71 // _d71 if not (_n71 := _t15) % _d71 else _F(_n71, _d71))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t36, _t77)
+        _t148 = (_by_zero() if not (_d72 := _t77) else _n72 // _d72 if not (_n72 := _t36) % _d72 else _F(_n72, _d72))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
-        _t149 = _div(_a5, (_t14*_a3))
+        _t149 = (_by_zero() if not (_d73 := (_t14*_a3)) else _n73 // _d73 if not (_n73 := _a5) % _d73 else _F(_n73, _d73))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
-    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a15) + (_t3*_t56*_t57) + (_t33*_t38*(_div(_a17, _t33) if _t0 else _div(_a17, _t35))) + _div((_t23*_a17), _a10), _t88, _t124, _t127, _t134, _t140, _t88, _t124, _t127, _t134, _t140, _div(_t56, _a14), _t12, _a17, _t142, _t143, _t119, _a17, _t142, _t143, _t119, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _t14, (_t14*_a0), _t147, _t96, 2, _t142, _a14, _t99, 2, _t142, _a14, _t99, _a17, _t142, _a14, _t49, _a17, _t142, _a14, _t46, _a17, _div(_t2, _t141), _t27, _t43, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t54, _t87, _t123, _t126, _t133, _t139, _t13, _t62, _t94, _t93, _t128, _t135, _t26, _t71, _t98, _t130, _t136, _t6, _t75, _t100, _t131, _t137, _t39, _t81, _t112, _t125, _t132, _t138, )
+    return (_t55, _t55, _t10 + _t31 + _t42 + _t52 + (_t11*_t18) + (_t53*_a15) + (_t3*_t56*_t57) + (_t33*_t38*((_by_zero() if not (_d75 := _t33) else _n75 // _d75 if not (_n75 := _a17) % _d75 else _F(_n75, _d75)) if _t0 else (_by_zero() if not (_d74 := _t35) else _n74 // _d74 if not (_n74 := _a17) % _d74 else _F(_n74, _d74)))) + (_by_zero() if not (_d76 := _a10) else _n76 // _d76 if not (_n76 := (_t23*_a17)) % _d76 else _F(_n76, _d76)), _t88, _t124, _t127, _t134, _t140, _t88, _t124, _t127, _t134, _t140, (_by_zero() if not (_d77 := _a14) else _n77 // _d77 if not (_n77 := _t56) % _d77 else _F(_n77, _d77)), _t12, _a17, _t142, _t143, _t119, _a17, _t142, _t143, _t119, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a8, _t144, _t145, _t93, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _a10, _t146, _t147, _t97, _t14, (_t14*_a0), _t147, _t96, 2, _t142, _a14, _t99, 2, _t142, _a14, _t99, _a17, _t142, _a14, _t49, _a17, _t142, _a14, _t46, _a17, (_by_zero() if not (_d78 := _t141) else _n78 // _d78 if not (_n78 := _t2) % _d78 else _F(_n78, _d78)), _t27, _t43, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t5, _t148, _t78, _t111, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t28, _t149, _t147, _t107, _t54, _t87, _t123, _t126, _t133, _t139, _t13, _t62, _t94, _t93, _t128, _t135, _t26, _t71, _t98, _t130, _t136, _t6, _t75, _t100, _t131, _t137, _t39, _t81, _t112, _t125, _t132, _t138, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -16835,7 +16835,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -16859,7 +16859,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
-        _t13 = _div(_t11, _t12)
+        _t13 = (_by_zero() if not (_d1 := _t12) else _n1 // _d1 if not (_n1 := _t11) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
     try:
@@ -16911,11 +16911,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
-        _t26 = _div(_t18, _a15) + _div(_t23, _t25)
+        _t26 = (_by_zero() if not (_d2 := _a15) else _n2 // _d2 if not (_n2 := _t18) % _d2 else _F(_n2, _d2)) + (_by_zero() if not (_d3 := _t25) else _n3 // _d3 if not (_n3 := _t23) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
     try:
-        _t27 = _div(_t5, _a10)
+        _t27 = (_by_zero() if not (_d4 := _a10) else _n4 // _d4 if not (_n4 := _t5) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
     try:
@@ -16943,11 +16943,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
     try:
-        _t34 = _t33 + _div(_a4 + (-1*_a5) + (-2*_t33), _a15)
+        _t34 = _t33 + (_by_zero() if not (_d5 := _a15) else _n5 // _d5 if not (_n5 := _a4 + (-1*_a5) + (-2*_t33)) % _d5 else _F(_n5, _d5))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
     try:
-        _t35 = (_div(_t32, _a17) if _t0 else _div(_t34, _a17))
+        _t35 = ((_by_zero() if not (_d7 := _a17) else _n7 // _d7 if not (_n7 := _t32) % _d7 else _F(_n7, _d7)) if _t0 else (_by_zero() if not (_d6 := _a17) else _n6 // _d6 if not (_n6 := _t34) % _d6 else _F(_n6, _d6)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
     try:
@@ -16959,7 +16959,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
     try:
-        _t38 = _div(_t30, _t12) + _div(_t37, _t5)
+        _t38 = (_by_zero() if not (_d8 := _t12) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t5) else _n9 // _d9 if not (_n9 := _t37) % _d9 else _F(_n9, _d9))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
@@ -16975,7 +16975,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
     try:
-        _t42 = _div(_t41, _t6)
+        _t42 = (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := _t41) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
     try:
@@ -16995,7 +16995,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
     try:
-        _t47 = _div(_t46, _a15) + _div((-1*_a3), _a15)
+        _t47 = (_by_zero() if not (_d11 := _a15) else _n11 // _d11 if not (_n11 := _t46) % _d11 else _F(_n11, _d11)) + (_by_zero() if not (_d12 := _a15) else _n12 // _d12 if not (_n12 := (-1*_a3)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
     try:
@@ -17019,7 +17019,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
     try:
-        _t53 = _t42 + _div(_t49, _t6) + _div(_t52, _t12) + _div((2*_t45), _t6) + _div((3*_t43), _t6)
+        _t53 = _t42 + (_by_zero() if not (_d13 := _t6) else _n13 // _d13 if not (_n13 := _t49) % _d13 else _F(_n13, _d13)) + (_by_zero() if not (_d14 := _t12) else _n14 // _d14 if not (_n14 := _t52) % _d14 else _F(_n14, _d14)) + (_by_zero() if not (_d15 := _t6) else _n15 // _d15 if not (_n15 := (2*_t45)) % _d15 else _F(_n15, _d15)) + (_by_zero() if not (_d16 := _t6) else _n16 // _d16 if not (_n16 := (3*_t43)) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
     try:
@@ -17043,7 +17043,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
     try:
-        _t59 = _div((_t58*_t8), _a15)
+        _t59 = (_by_zero() if not (_d17 := _a15) else _n17 // _d17 if not (_n17 := (_t58*_t8)) % _d17 else _F(_n17, _d17))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
@@ -17051,11 +17051,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t14, _a1))))
+        _t61 = (_a10*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d18 := _a1) else _n18 // _d18 if not (_n18 := _t14) % _d18 else _F(_n18, _d18)))))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = _div(_a1, _a17)
+        _t62 = (_by_zero() if not (_d19 := _a17) else _n19 // _d19 if not (_n19 := _a1) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
@@ -17063,11 +17063,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
-        _t64 = (_a1 == _t61) or (_div(_t24, _a10) == 1)
+        _t64 = (_a1 == _t61) or ((_by_zero() if not (_d20 := _a10) else _n20 // _d20 if not (_n20 := _t24) % _d20 else _F(_n20, _d20)) == 1)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = (_div(_t61, _a17) if _t63 and _t64 else 1)
+        _t65 = ((_by_zero() if not (_d21 := _a17) else _n21 // _d21 if not (_n21 := _t61) % _d21 else _F(_n21, _d21)) if _t63 and _t64 else 1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
@@ -17079,11 +17079,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = _div(_t16, _a15)
+        _t68 = (_by_zero() if not (_d22 := _a15) else _n22 // _d22 if not (_n22 := _t16) % _d22 else _F(_n22, _d22))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = (4*(_div((_t15*_t66), _a15) if _t67 else _div((_t15*_t19), _a15))) + (0 if _t67 else _t68)
+        _t69 = (4*((_by_zero() if not (_d24 := _a15) else _n24 // _d24 if not (_n24 := (_t15*_t66)) % _d24 else _F(_n24, _d24)) if _t67 else (_by_zero() if not (_d23 := _a15) else _n23 // _d23 if not (_n23 := (_t15*_t19)) % _d23 else _F(_n23, _d23)))) + (0 if _t67 else _t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
@@ -17123,7 +17123,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div((_t77*_a3), _a15)
+        _t79 = (_by_zero() if not (_d25 := _a15) else _n25 // _d25 if not (_n25 := (_t77*_a3)) % _d25 else _F(_n25, _d25))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
@@ -17147,7 +17147,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling(_div(_t56, _a1))))
+        _t85 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d26 := _a1) else _n26 // _d26 if not (_n26 := _t56) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -17159,35 +17159,35 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
     try:
-        _t88 = (_t87*(_div(_a17, _t85) if _t86 else 1))
+        _t88 = (_t87*((_by_zero() if not (_d27 := _t85) else _n27 // _d27 if not (_n27 := _a17) % _d27 else _F(_n27, _d27)) if _t86 else 1))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
     try:
-        _t89 = _div(_t87, _t12)
+        _t89 = (_by_zero() if not (_d28 := _t12) else _n28 // _d28 if not (_n28 := _t87) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
     try:
-        _t90 = (3*(_div((_t88*(-1 + (_div(_t85, _a17) if _t86 else 1))), _t12) if _t57 else _t89))
+        _t90 = (3*((_by_zero() if not (_d30 := _t12) else _n30 // _d30 if not (_n30 := (_t88*(-1 + ((_by_zero() if not (_d29 := _a17) else _n29 // _d29 if not (_n29 := _t85) % _d29 else _F(_n29, _d29)) if _t86 else 1)))) % _d30 else _F(_n30, _d30)) if _t57 else _t89))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
     try:
-        _t91 = (_t17*(_div(1, _t61) if _t64 else 1))
+        _t91 = (_t17*((_by_zero() if not (_d31 := _t61) else _n31 // _d31 if not (_n31 := 1) % _d31 else _F(_n31, _d31)) if _t64 else 1))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = _div(_t17, _a15)
+        _t92 = (_by_zero() if not (_d32 := _a15) else _n32 // _d32 if not (_n32 := _t17) % _d32 else _F(_n32, _d32))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
-        _t93 = _div(_t22, _t25)
+        _t93 = (_by_zero() if not (_d33 := _t25) else _n33 // _d33 if not (_n33 := _t22) % _d33 else _F(_n33, _d33))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (4*(_div((_t21*_t66), _t25) if _t67 else _t93)) + (4*(_div((_t91*(-1 + (_t61 if _t64 else 1))), _a15) if _t67 else _t92))
+        _t94 = (4*((_by_zero() if not (_d34 := _t25) else _n34 // _d34 if not (_n34 := (_t21*_t66)) % _d34 else _F(_n34, _d34)) if _t67 else _t93)) + (4*((_by_zero() if not (_d35 := _a15) else _n35 // _d35 if not (_n35 := (_t91*(-1 + (_t61 if _t64 else 1)))) % _d35 else _F(_n35, _d35)) if _t67 else _t92))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = _div(_t4, _t6)
+        _t95 = (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := _t4) % _d36 else _F(_n36, _d36))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -17195,11 +17195,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
     try:
-        _t97 = (-1*_a1*(-1 + _ceiling(_div(_t6, _a1)))) + (_a8*_a9*_a17)
+        _t97 = (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d37 := _a1) else _n37 // _d37 if not (_n37 := _t6) % _d37 else _F(_n37, _d37))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_a1, _t14)
+        _t98 = (_by_zero() if not (_d38 := _t14) else _n38 // _d38 if not (_n38 := _a1) % _d38 else _F(_n38, _d38))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
@@ -17211,11 +17211,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = (_t29*(_div(_t14, _t97) if _t100 else 1))
+        _t101 = (_t29*((_by_zero() if not (_d39 := _t97) else _n39 // _d39 if not (_n39 := _t14) % _d39 else _F(_n39, _d39)) if _t100 else 1))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
     try:
-        _t102 = _div(_t29, _t12)
+        _t102 = (_by_zero() if not (_d40 := _t12) else _n40 // _d40 if not (_n40 := _t29) % _d40 else _F(_n40, _d40))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
     try:
@@ -17223,19 +17223,19 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
     try:
-        _t104 = (_t36*(_div(_a17, _t97) if _t103 else 1))
+        _t104 = (_t36*((_by_zero() if not (_d41 := _t97) else _n41 // _d41 if not (_n41 := _a17) % _d41 else _F(_n41, _d41)) if _t103 else 1))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
     try:
-        _t105 = _div(_t36, _t5)
+        _t105 = (_by_zero() if not (_d42 := _t5) else _n42 // _d42 if not (_n42 := _t36) % _d42 else _F(_n42, _d42))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
     try:
-        _t106 = (3*(_div((_t101*(-1 + (_div(_t97, _t14) if _t100 else 1))), _t12) if _t74 else _t102)) + (3*(_div((_t104*(-1 + (_div(_t97, _a17) if _t103 else 1))), _t5) if _t74 else _t105))
+        _t106 = (3*((_by_zero() if not (_d44 := _t12) else _n44 // _d44 if not (_n44 := (_t101*(-1 + ((_by_zero() if not (_d43 := _t14) else _n43 // _d43 if not (_n43 := _t97) % _d43 else _F(_n43, _d43)) if _t100 else 1)))) % _d44 else _F(_n44, _d44)) if _t74 else _t102)) + (3*((_by_zero() if not (_d46 := _t5) else _n46 // _d46 if not (_n46 := (_t104*(-1 + ((_by_zero() if not (_d45 := _a17) else _n45 // _d45 if not (_n45 := _t97) % _d45 else _F(_n45, _d45)) if _t103 else 1)))) % _d46 else _F(_n46, _d46)) if _t74 else _t105))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
     try:
-        _t107 = _a17 + (-1*_a1*(-1 + _ceiling(_div(_a17, _a1))))
+        _t107 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not (_d47 := _a1) else _n47 // _d47 if not (_n47 := _a17) % _d47 else _F(_n47, _d47)))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
     try:
@@ -17247,7 +17247,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
     try:
-        _t110 = (_div(1, _t107) if _t108 else 1)
+        _t110 = ((_by_zero() if not (_d48 := _t107) else _n48 // _d48 if not (_n48 := 1) % _d48 else _F(_n48, _d48)) if _t108 else 1)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
     try:
@@ -17255,7 +17255,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
     try:
-        _t112 = _div(_t45, _t6)
+        _t112 = (_by_zero() if not (_d49 := _t6) else _n49 // _d49 if not (_n49 := _t45) % _d49 else _F(_n49, _d49))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
     try:
@@ -17267,11 +17267,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
     try:
-        _t115 = _div(_t43, _t6)
+        _t115 = (_by_zero() if not (_d50 := _t6) else _n50 // _d50 if not (_n50 := _t43) % _d50 else _F(_n50, _d50))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
     try:
-        _t116 = _div(_t51, _t12)
+        _t116 = (_by_zero() if not (_d51 := _t12) else _n51 // _d51 if not (_n51 := _t51) % _d51 else _F(_n51, _d51))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
     try:
@@ -17283,7 +17283,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
     try:
-        _t119 = _div(_t117, _t6)
+        _t119 = (_by_zero() if not (_d52 := _t6) else _n52 // _d52 if not (_n52 := _t117) % _d52 else _F(_n52, _d52))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
     try:
@@ -17291,7 +17291,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
     try:
-        _t121 = (2*(_div((_t109*_t111), _t6) if _t76 else _t112)) + (3*(_div(_t114, _t6) if _t76 else _t115)) + (4*(_div((_t114*_t50), _t12) if _t76 else _t116)) + (5*(_div((_t109*_t118), _t6) if _t76 else _t119)) + (_div((_t109*_t120), _t6) if _t76 else _t42)
+        _t121 = (2*((_by_zero() if not (_d53 := _t6) else _n53 // _d53 if not (_n53 := (_t109*_t111)) % _d53 else _F(_n53, _d53)) if _t76 else _t112)) + (3*((_by_zero() if not (_d54 := _t6) else _n54 // _d54 if not (_n54 := _t114) % _d54 else _F(_n54, _d54)) if _t76 else _t115)) + (4*((_by_zero() if not (_d55 := _t12) else _n55 // _d55 if not (_n55 := (_t114*_t50)) % _d55 else _F(_n55, _d55)) if _t76 else _t116)) + (5*((_by_zero() if not (_d56 := _t6) else _n56 // _d56 if not (_n56 := (_t109*_t118)) % _d56 else _F(_n56, _d56)) if _t76 else _t119)) + ((_by_zero() if not (_d57 := _t6) else _n57 // _d57 if not (_n57 := (_t109*_t120)) % _d57 else _F(_n57, _d57)) if _t76 else _t42)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
     try:
@@ -17299,11 +17299,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
     try:
-        _t123 = _div((2*_t29), _t12) + _div((2*_t36), _t5)
+        _t123 = (_by_zero() if not (_d58 := _t12) else _n58 // _d58 if not (_n58 := (2*_t29)) % _d58 else _F(_n58, _d58)) + (_by_zero() if not (_d59 := _t5) else _n59 // _d59 if not (_n59 := (2*_t36)) % _d59 else _F(_n59, _d59))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
     try:
-        _t124 = _t112 + _t115 + _div((2*_t117), _t6) + _div((2*_t51), _t12) + _div((3*_t40), _t6)
+        _t124 = _t112 + _t115 + (_by_zero() if not (_d60 := _t6) else _n60 // _d60 if not (_n60 := (2*_t117)) % _d60 else _F(_n60, _d60)) + (_by_zero() if not (_d61 := _t12) else _n61 // _d61 if not (_n61 := (2*_t51)) % _d61 else _F(_n61, _d61)) + (_by_zero() if not (_d62 := _t6) else _n62 // _d62 if not (_n62 := (3*_t40)) % _d62 else _F(_n62, _d62))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
     try:
@@ -17319,7 +17319,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
     try:
-        _t128 = (4*(_div((_t127*_t15), _a15) if _t67 else 0)) + (_t68 if _t67 else 0)
+        _t128 = (4*((_by_zero() if not (_d63 := _a15) else _n63 // _d63 if not (_n63 := (_t127*_t15)) % _d63 else _F(_n63, _d63)) if _t67 else 0)) + (_t68 if _t67 else 0)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
     try:
@@ -17339,11 +17339,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
     try:
-        _t133 = (3*(_div(_t88, _t12) if _t57 else 0))
+        _t133 = (3*((_by_zero() if not (_d64 := _t12) else _n64 // _d64 if not (_n64 := _t88) % _d64 else _F(_n64, _d64)) if _t57 else 0))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
     try:
-        _t134 = (4*(_div(_t91, _a15) if _t67 else 0)) + (4*(_div((_t127*_t21), _t25) if _t67 else 0))
+        _t134 = (4*((_by_zero() if not (_d65 := _a15) else _n65 // _d65 if not (_n65 := _t91) % _d65 else _F(_n65, _d65)) if _t67 else 0)) + (4*((_by_zero() if not (_d66 := _t25) else _n66 // _d66 if not (_n66 := (_t127*_t21)) % _d66 else _F(_n66, _d66)) if _t67 else 0))
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
     try:
@@ -17351,11 +17351,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
     try:
-        _t136 = (3*(_div(_t101, _t12) if _t74 else 0)) + (3*(_div(_t104, _t5) if _t74 else 0))
+        _t136 = (3*((_by_zero() if not (_d67 := _t12) else _n67 // _d67 if not (_n67 := _t101) % _d67 else _F(_n67, _d67)) if _t74 else 0)) + (3*((_by_zero() if not (_d68 := _t5) else _n68 // _d68 if not (_n68 := _t104) % _d68 else _F(_n68, _d68)) if _t74 else 0))
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
     try:
-        _t137 = (2*(_div(_t111, _t6) if _t76 else 0)) + (3*(_div(_t113, _t6) if _t76 else 0)) + (4*(_div((_t113*_t50), _t12) if _t76 else 0)) + (5*(_div(_t118, _t6) if _t76 else 0)) + (_div(_t120, _t6) if _t76 else 0)
+        _t137 = (2*((_by_zero() if not (_d69 := _t6) else _n69 // _d69 if not (_n69 := _t111) % _d69 else _F(_n69, _d69)) if _t76 else 0)) + (3*((_by_zero() if not (_d70 := _t6) else _n70 // _d70 if not (_n70 := _t113) % _d70 else _F(_n70, _d70)) if _t76 else 0)) + (4*((_by_zero() if not (_d71 := _t12) else _n71 // _d71 if not (_n71 := (_t113*_t50)) % _d71 else _F(_n71, _d71)) if _t76 else 0)) + (5*((_by_zero() if not (_d72 := _t6) else _n72 // _d72 if not (_n72 := _t118) % _d72 else _F(_n72, _d72)) if _t76 else 0)) + ((_by_zero() if not (_d73 := _t6) else _n73 // _d73 if not (_n73 := _t120) % _d73 else _F(_n73, _d73)) if _t76 else 0)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
     try:
@@ -17367,7 +17367,7 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
     try:
-        _t140 = _div(_t3, _t139)
+        _t140 = (_by_zero() if not (_d74 := _t139) else _n74 // _d74 if not (_n74 := _t3) % _d74 else _F(_n74, _d74))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
     try:
@@ -17375,11 +17375,11 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
     try:
-        _t142 = _div(_t9, (_a9*_a14*_a17))
+        _t142 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _n75 // _d75 if not (_n75 := _t9) % _d75 else _F(_n75, _d75))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
     try:
-        _t143 = _div(_t58, _a15)
+        _t143 = (_by_zero() if not (_d76 := _a15) else _n76 // _d76 if not (_n76 := _t58) % _d76 else _F(_n76, _d76))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
     try:
@@ -17387,26 +17387,26 @@ def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
     try:
-        _t145 = _div(_t20, _t144)
+        _t145 = (_by_zero() if not (_d77 := _t144) else _n77 // _d77 if not (_n77 := _t20) % _d77 else _F(_n77, _d77))
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
     try:
-        _t146 = _div(_t15, _a15)
+        _t146 = (_by_zero() if not (_d78 := _a15) else _n78 // _d78 if not (_n78 := _t15) % _d78 else _F(_n78, _d78))
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
     try:
-        _t147 = _div(_t20, _t139)
+        _t147 = (_by_zero() if not (_d79 := _t139) else _n79 // _d79 if not (_n79 := _t20) % _d79 else _F(_n79, _d79))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
     try:
-        _t148 = _div(_t3, _t144)
+        _t148 = (_by_zero() if not (_d80 := _t144) else _n80 // _d80 if not (_n80 := _t3) % _d80 else _F(_n80, _d80))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
     try:
-        _t149 = _div(_a5, (_t14*_a15))
+        _t149 = (_by_zero() if not (_d81 := (_t14*_a15)) else _n81 // _d81 if not (_n81 := _a5) % _d81 else _F(_n81, _d81))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
-    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*(_div(_a17, _t32) if _t0 else _div(_a17, _t34))) + _div(_t23, _a10), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, _div(_t55, _a14), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _div(_t2, _t139), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
+    return (_t54, _t54, _t11 + _t30 + _t41 + _t48 + _t52 + (_t18*_t6) + (_t49*_a15) + (2*_t3*_t55) + (_t32*_t37*((_by_zero() if not (_d83 := _t32) else _n83 // _d83 if not (_n83 := _a17) % _d83 else _F(_n83, _d83)) if _t0 else (_by_zero() if not (_d82 := _t34) else _n82 // _d82 if not (_n82 := _a17) % _d82 else _F(_n82, _d82)))) + (_by_zero() if not (_d84 := _a10) else _n84 // _d84 if not (_n84 := _t23) % _d84 else _F(_n84, _d84)), _t84, _t122, _t125, _t132, _t138, _t84, _t122, _t125, _t132, _t138, (_by_zero() if not (_d85 := _a14) else _n85 // _d85 if not (_n85 := _t55) % _d85 else _F(_n85, _d85)), _t12, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a17, _t140, _t141, _t119, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a8, _t142, _t143, _t89, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _a10, _t145, _t146, _t93, _t14, (_t14*_a0), _t146, _t92, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, _a17, _t147, _t146, _t116, 2, _t148, _a14, _t95, 2, _t148, _a14, _t95, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t112, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, _t140, _a14, _t115, _a17, (_by_zero() if not (_d86 := _t139) else _n86 // _d86 if not (_n86 := _t2) % _d86 else _F(_n86, _d86)), _t81, _t42, _t5, _t35, 1, _t105, _t5, _t35, 1, _t105, _t27, _t149, 1, _t102, _t27, _t149, 1, _t102, _t53, _t83, _t121, _t124, _t131, _t137, _t13, _t60, _t90, _t89, _t126, _t133, _t26, _t69, _t94, _t128, _t134, _t7, _t73, _t96, _t129, _t135, _t38, _t75, _t106, _t123, _t130, _t136, )
 
 
 def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -17439,7 +17439,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div((2*_t4), _t6)
+        _t7 = (_by_zero() if not (_d0 := _t6) else _n0 // _d0 if not (_n0 := (2*_t4)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
@@ -17459,7 +17459,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_t10, _t11)
+        _t12 = (_by_zero() if not (_d1 := _t11) else _n1 // _d1 if not (_n1 := _t10) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -17471,11 +17471,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
     try:
-        _t15 = _t14 + _div(_a2 + (-1*_t14), _a9)
+        _t15 = _t14 + (_by_zero() if not (_d2 := _a9) else _n2 // _d2 if not (_n2 := _a2 + (-1*_t14)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
     try:
-        _t16 = (_div(_a2, _a11) if _t0 else _div(_t15, _a11))
+        _t16 = ((_by_zero() if not (_d4 := _a11) else _n4 // _d4 if not (_n4 := _a2) % _d4 else _F(_n4, _d4)) if _t0 else (_by_zero() if not (_d3 := _a11) else _n3 // _d3 if not (_n3 := _t15) % _d3 else _F(_n3, _d3)))
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
     try:
@@ -17495,7 +17495,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
     try:
-        _t21 = _div(_t18, _t5) + _div((_t14*_t20), _a11)
+        _t21 = (_by_zero() if not (_d5 := _t5) else _n5 // _d5 if not (_n5 := _t18) % _d5 else _F(_n5, _d5)) + (_by_zero() if not (_d6 := _a11) else _n6 // _d6 if not (_n6 := (_t14*_t20)) % _d6 else _F(_n6, _d6))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
     try:
@@ -17511,7 +17511,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
     try:
-        _t25 = _div(_t24, _t6)
+        _t25 = (_by_zero() if not (_d7 := _t6) else _n7 // _d7 if not (_n7 := _t24) % _d7 else _F(_n7, _d7))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
     try:
@@ -17535,7 +17535,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
     try:
-        _t31 = _t25 + _div(_t30, _t11) + _div((2*_t28), _t6) + _div((3*_t26), _t6)
+        _t31 = _t25 + (_by_zero() if not (_d8 := _t11) else _n8 // _d8 if not (_n8 := _t30) % _d8 else _F(_n8, _d8)) + (_by_zero() if not (_d9 := _t6) else _n9 // _d9 if not (_n9 := (2*_t28)) % _d9 else _F(_n9, _d9)) + (_by_zero() if not (_d10 := _t6) else _n10 // _d10 if not (_n10 := (3*_t26)) % _d10 else _F(_n10, _d10))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
     try:
@@ -17567,7 +17567,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
     try:
-        _t39 = _div((_t38*_t8), _a9)
+        _t39 = (_by_zero() if not (_d11 := _a9) else _n11 // _d11 if not (_n11 := (_t38*_t8)) % _d11 else _F(_n11, _d11))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
     try:
@@ -17611,7 +17611,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
     try:
-        _t50 = _div((_t37*_t48), _a9)
+        _t50 = (_by_zero() if not (_d12 := _a9) else _n12 // _d12 if not (_n12 := (_t37*_t48)) % _d12 else _F(_n12, _d12))
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
     try:
@@ -17631,11 +17631,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
     try:
-        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling(_div(_t35, _a0))))
+        _t55 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d13 := _a0) else _n13 // _d13 if not (_n13 := _t35) % _d13 else _F(_n13, _d13)))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
     try:
-        _t56 = _div(_a0, _a11)
+        _t56 = (_by_zero() if not (_d14 := _a11) else _n14 // _d14 if not (_n14 := _a0) % _d14 else _F(_n14, _d14))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
     try:
@@ -17651,19 +17651,19 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
     try:
-        _t60 = (_t59*(_div(_a11, _t55) if _t58 else 1))
+        _t60 = (_t59*((_by_zero() if not (_d15 := _t55) else _n15 // _d15 if not (_n15 := _a11) % _d15 else _F(_n15, _d15)) if _t58 else 1))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
     try:
-        _t61 = _div(_t59, _t11)
+        _t61 = (_by_zero() if not (_d16 := _t11) else _n16 // _d16 if not (_n16 := _t59) % _d16 else _F(_n16, _d16))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
     try:
-        _t62 = (3*(_div((_t60*(-1 + (_div(_t55, _a11) if _t58 else 1))), _t11) if _t36 else _t61))
+        _t62 = (3*((_by_zero() if not (_d18 := _t11) else _n18 // _d18 if not (_n18 := (_t60*(-1 + ((_by_zero() if not (_d17 := _a11) else _n17 // _d17 if not (_n17 := _t55) % _d17 else _F(_n17, _d17)) if _t58 else 1)))) % _d18 else _F(_n18, _d18)) if _t36 else _t61))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
     try:
-        _t63 = _div(_t4, _t6)
+        _t63 = (_by_zero() if not (_d19 := _t6) else _n19 // _d19 if not (_n19 := _t4) % _d19 else _F(_n19, _d19))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
     try:
@@ -17671,11 +17671,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
     try:
-        _t65 = _div(_t34, _a11)
+        _t65 = (_by_zero() if not (_d20 := _a11) else _n20 // _d20 if not (_n20 := _t34) % _d20 else _F(_n20, _d20))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
     try:
-        _t66 = (-1*_a0*(-1 + _ceiling(_div(_t6, _a0)))) + (_a5*_a6*_a11)
+        _t66 = (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d21 := _a0) else _n21 // _d21 if not (_n21 := _t6) % _d21 else _F(_n21, _d21))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
     try:
@@ -17683,19 +17683,19 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
     try:
-        _t68 = (_t17*(_div(_a11, _t66) if _t67 else 1))
+        _t68 = (_t17*((_by_zero() if not (_d22 := _t66) else _n22 // _d22 if not (_n22 := _a11) % _d22 else _F(_n22, _d22)) if _t67 else 1))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
     try:
-        _t69 = _div(_t17, _t5)
+        _t69 = (_by_zero() if not (_d23 := _t5) else _n23 // _d23 if not (_n23 := _t17) % _d23 else _F(_n23, _d23))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
     try:
-        _t70 = (2*(0 if _t41 else _t65)) + (3*(_div((_t68*(-1 + (_div(_t66, _a11) if _t67 else 1))), _t5) if _t45 else _t69))
+        _t70 = (2*(0 if _t41 else _t65)) + (3*((_by_zero() if not (_d25 := _t5) else _n25 // _d25 if not (_n25 := (_t68*(-1 + ((_by_zero() if not (_d24 := _a11) else _n24 // _d24 if not (_n24 := _t66) % _d24 else _F(_n24, _d24)) if _t67 else 1)))) % _d25 else _F(_n25, _d25)) if _t45 else _t69))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
     try:
-        _t71 = _a11 + (-1*_a0*(-1 + _ceiling(_div(_a11, _a0))))
+        _t71 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not (_d26 := _a0) else _n26 // _d26 if not (_n26 := _a11) % _d26 else _F(_n26, _d26)))))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
     try:
@@ -17707,7 +17707,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
     try:
-        _t74 = (_div(1, _t71) if _t72 else 1)
+        _t74 = ((_by_zero() if not (_d27 := _t71) else _n27 // _d27 if not (_n27 := 1) % _d27 else _F(_n27, _d27)) if _t72 else 1)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
     try:
@@ -17715,7 +17715,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
     try:
-        _t76 = _div(_t28, _t6)
+        _t76 = (_by_zero() if not (_d28 := _t6) else _n28 // _d28 if not (_n28 := _t28) % _d28 else _F(_n28, _d28))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
     try:
@@ -17727,11 +17727,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
     try:
-        _t79 = _div(_t26, _t6)
+        _t79 = (_by_zero() if not (_d29 := _t6) else _n29 // _d29 if not (_n29 := _t26) % _d29 else _F(_n29, _d29))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
     try:
-        _t80 = _div((_t26*_t37), _t11)
+        _t80 = (_by_zero() if not (_d30 := _t11) else _n30 // _d30 if not (_n30 := (_t26*_t37)) % _d30 else _F(_n30, _d30))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
     try:
@@ -17739,7 +17739,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
     try:
-        _t82 = (2*(_div((_t73*_t75), _t6) if _t47 else _t76)) + (3*(_div(_t78, _t6) if _t47 else _t79)) + (5*(_div((_t37*_t78), _t11) if _t47 else _t80)) + (_div((_t73*_t81), _t6) if _t47 else _t25)
+        _t82 = (2*((_by_zero() if not (_d31 := _t6) else _n31 // _d31 if not (_n31 := (_t73*_t75)) % _d31 else _F(_n31, _d31)) if _t47 else _t76)) + (3*((_by_zero() if not (_d32 := _t6) else _n32 // _d32 if not (_n32 := _t78) % _d32 else _F(_n32, _d32)) if _t47 else _t79)) + (5*((_by_zero() if not (_d33 := _t11) else _n33 // _d33 if not (_n33 := (_t37*_t78)) % _d33 else _F(_n33, _d33)) if _t47 else _t80)) + ((_by_zero() if not (_d34 := _t6) else _n34 // _d34 if not (_n34 := (_t73*_t81)) % _d34 else _F(_n34, _d34)) if _t47 else _t25)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
     try:
@@ -17747,11 +17747,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
     try:
-        _t84 = _t65 + _div((2*_t17), _t5)
+        _t84 = _t65 + (_by_zero() if not (_d35 := _t5) else _n35 // _d35 if not (_n35 := (2*_t17)) % _d35 else _F(_n35, _d35))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
     try:
-        _t85 = _t76 + _t79 + _div((3*_t23), _t6) + _div((4*_t29), _t11)
+        _t85 = _t76 + _t79 + (_by_zero() if not (_d36 := _t6) else _n36 // _d36 if not (_n36 := (3*_t23)) % _d36 else _F(_n36, _d36)) + (_by_zero() if not (_d37 := _t11) else _n37 // _d37 if not (_n37 := (4*_t29)) % _d37 else _F(_n37, _d37))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
     try:
@@ -17779,7 +17779,7 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
     try:
-        _t92 = (3*(_div(_t60, _t11) if _t36 else 0))
+        _t92 = (3*((_by_zero() if not (_d38 := _t11) else _n38 // _d38 if not (_n38 := _t60) % _d38 else _F(_n38, _d38)) if _t36 else 0))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
     try:
@@ -17787,11 +17787,11 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
     try:
-        _t94 = (2*(_t65 if _t41 else 0)) + (3*(_div(_t68, _t5) if _t45 else 0))
+        _t94 = (2*(_t65 if _t41 else 0)) + (3*((_by_zero() if not (_d39 := _t5) else _n39 // _d39 if not (_n39 := _t68) % _d39 else _F(_n39, _d39)) if _t45 else 0))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
     try:
-        _t95 = (2*(_div(_t75, _t6) if _t47 else 0)) + (3*(_div(_t77, _t6) if _t47 else 0)) + (5*(_div((_t37*_t77), _t11) if _t47 else 0)) + (_div(_t81, _t6) if _t47 else 0)
+        _t95 = (2*((_by_zero() if not (_d40 := _t6) else _n40 // _d40 if not (_n40 := _t75) % _d40 else _F(_n40, _d40)) if _t47 else 0)) + (3*((_by_zero() if not (_d41 := _t6) else _n41 // _d41 if not (_n41 := _t77) % _d41 else _F(_n41, _d41)) if _t47 else 0)) + (5*((_by_zero() if not (_d42 := _t11) else _n42 // _d42 if not (_n42 := (_t37*_t77)) % _d42 else _F(_n42, _d42)) if _t47 else 0)) + ((_by_zero() if not (_d43 := _t6) else _n43 // _d43 if not (_n43 := _t81) % _d43 else _F(_n43, _d43)) if _t47 else 0)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
     try:
@@ -17803,22 +17803,22 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
     try:
-        _t98 = _div(_t3, _t97)
+        _t98 = (_by_zero() if not (_d44 := _t97) else _n44 // _d44 if not (_n44 := _t3) % _d44 else _F(_n44, _d44))
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
     try:
-        _t99 = _div(_t38, _a9)
+        _t99 = (_by_zero() if not (_d45 := _a9) else _n45 // _d45 if not (_n45 := _t38) % _d45 else _F(_n45, _d45))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
     try:
-        _t100 = _div(_t3, (_a6*_a8*_a11))
+        _t100 = (_by_zero() if not (_d46 := (_a6*_a8*_a11)) else _n46 // _d46 if not (_n46 := _t3) % _d46 else _F(_n46, _d46))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
     try:
-        _t101 = _div(_t3, (_t6*_a8))
+        _t101 = (_by_zero() if not (_d47 := (_t6*_a8)) else _n47 // _d47 if not (_n47 := _t3) % _d47 else _F(_n47, _d47))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
-    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*(_div(_a11, _a2) if _t0 else _div(_a11, _t15))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, _div(_t33, _a8), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _div(_t2, _t97), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, _div(_t14, _a11), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
+    return (_t32, _t32, _t10 + _t24 + _t30 + (5*_t26) + (2*_t3*_t33) + (4*_t34*_t5) + (_t18*(_a2 + (0 if _t0 else _t14))*((_by_zero() if not (_d49 := _a2) else _n49 // _d49 if not (_n49 := _a11) % _d49 else _F(_n49, _d49)) if _t0 else (_by_zero() if not (_d48 := _t15) else _n48 // _d48 if not (_n48 := _a11) % _d48 else _F(_n48, _d48)))), _t54, _t83, _t86, _t91, _t96, _t54, _t83, _t86, _t91, _t96, (_by_zero() if not (_d50 := _a8) else _n50 // _d50 if not (_n50 := _t33) % _d50 else _F(_n50, _d50)), _t11, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a11, _t98, _t99, _t80, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, _a5, _t100, _t99, _t61, 2, _t101, _a8, _t63, 2, _t101, _a8, _t63, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t76, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, _t98, _a8, _t79, _a11, (_by_zero() if not (_d51 := _t97) else _n51 // _d51 if not (_n51 := _t2) % _d51 else _F(_n51, _d51)), _t51, _t25, _t5, _t16, 1, _t69, _t5, _t16, 1, _t69, 2, (_by_zero() if not (_d52 := _a11) else _n52 // _d52 if not (_n52 := _t14) % _d52 else _F(_n52, _d52)), _t19, _t65, _t31, _t53, _t82, _t85, _t90, _t95, _t12, _t40, _t62, _t61, _t87, _t92, _t7, _t44, _t64, _t88, _t93, _t21, _t46, _t70, _t84, _t89, _t94, )
 
 
 def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):

@@ -16,6 +16,10 @@ not hold, an uneven pipeline split, and every refusal (a name unknown or missing
 exact answer, a step model output that is not finite) — raises :class:`Fallback` with nothing said (the notes of
 this path are held until it answers): then :func:`symcomm.training.answers.eval_payload` answers, with SymPy,
 the same document or the same refusal.
+
+A Python API call answered here leaves its plan (:class:`_Plan`): what the answer read besides the numbers typed,
+resolved once; the next call with the same names is answered by it (:func:`warm`), its numbers parsed, bounded,
+checked and computed as here.
 """
 
 from __future__ import annotations
@@ -62,8 +66,14 @@ def usable(args) -> bool:
 def answer(args, data=None) -> dict:
     """eval_payload's document for ``args``, or :class:`Fallback` (nothing said).  ``data``: the generated
     module (:mod:`symcomm.training.hybrid_data`), or what the generator holds while it prints it."""
+    key = None
     if data is None:
         from . import hybrid_data as data
+
+        payload = warm(args)
+        if payload is not None:
+            return payload
+        key = _plan_key(args)
     with notes.collected() as said:
         try:
             payload = _answer(args, data)
@@ -73,6 +83,8 @@ def answer(args, data=None) -> dict:
             raise Fallback(str(err)) from None
     for note in said:
         notes.add(note.text, restates_default=note.restates_default)
+    if key is not None:
+        _keep_plan(key, args, data, tuple(said))
     return payload
 
 
@@ -134,6 +146,8 @@ def _bind(entry: dict, texts: dict, data) -> tuple[dict, dict]:
 
 def _holds(kind: str, x, y=None) -> bool:
     """core.rules.KINDS' tests on exact Python numbers (fasteval._check's)."""
+    if kind == "divides" and type(x) is int and type(y) is int:    # the common case: no Fraction built
+        return x == 0 or y % x == 0
     if type(x) not in (int, Fraction) or (y is not None and type(y) not in (int, Fraction)):
         raise NotExact("a rule's value that is not exact")
     if kind == "power_of_two":
@@ -237,6 +251,15 @@ def _answer(args, data) -> dict:
 
 
 def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: str, data) -> dict:
+    rows, dtype_row = _input_rows(args, values, times, typed, derived, dtype, data)
+    out = {}
+    for (name, unit, source, _), value in zip(rows, (*values.values(), *times.values())):
+        out[name] = {"value": value if type(value) is int else plain_exact(value), "unit": unit, "source": source}
+    out["dtype"] = dict(dtype_row)
+    return out
+
+
+def _input_rows(args, values: dict, times: dict, typed: set, derived: dict, dtype: str, data) -> tuple:
     key = (args.model, args.hardware, bool(args.dtype), dtype, tuple(typed), tuple(derived.items()), tuple(values),
            tuple(times))
     held = _ROWS.get(key)       # worded once per what determines them (shipped presets: fixed in a process)
@@ -246,12 +269,7 @@ def _inputs(args, values: dict, times: dict, typed: set, derived: dict, dtype: s
         if len(_ROWS) >= 512:
             _ROWS.clear()
         _ROWS[key] = held
-    rows, dtype_row = held
-    out = {}
-    for (name, unit, source, _), value in zip(rows, (*values.values(), *times.values())):
-        out[name] = {"value": value if type(value) is int else plain_exact(value), "unit": unit, "source": source}
-    out["dtype"] = dict(dtype_row)
-    return out
+    return held
 
 
 #: the inputs' rows by what determines them (usable() takes shipped presets only, never a file)
@@ -304,3 +322,233 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])
     return add_hardware_report(out, system, compute, sorted(typed_peaks), options, dtype)
+
+
+# -- the plan: what a call met before reads again, resolved once (the Python API's warm calls) ---------------------
+#
+# Everything an answer reads but the numbers typed — the option set's entry, the presets' values parsed, the rules
+# that apply, the sheet's and the step model's arguments by position, the time constants' weights, the rows' words,
+# the notes — depends on the model and hardware presets, the dtype, the option words and the names typed alone
+# (the shipped presets never change in a process).  Held per those (a bounded table), a call with the same names
+# parses, bounds and checks its numbers and computes every field again; only the resolving is not redone.
+
+#: names whose value changes more than a number (the link rule reads N and G, a unit or a bandwidth is converted, a
+#: typed peak changes the hardware's constants, a typed time constant the weights): such calls are not planned
+_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "peak", "peak_fp8", "gpus_per_node")) | TIME_NAMES
+
+
+def warm(args) -> dict | None:
+    """:func:`answer` by the plan of a call met before with the same names (:class:`_Plan`), or None when none is
+    held (:func:`answer` then answers, and plans the names it answered); :class:`Fallback` as :func:`answer`."""
+    key = _plan_key(args)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is None:
+        return None
+    try:
+        payload = _planned(plan, args.values)
+    except _REFUSED as err:
+        raise Fallback(str(err)) from None
+    notes.extend(plan.notes)
+    return payload
+
+
+def _plan_key(args):
+    """What the plan of ``args`` depends on (the API's keyword values: the option words with their text, the
+    other names alone), or None for a call that is not planned (words from the command line: one call a process)."""
+    given_values = getattr(args, "values", None)
+    if given_values is None or args.name != "hybrid":
+        return None
+    words = _option_words()
+    parts = [args.model, args.hardware, args.dtype, getattr(args, "backend", None),
+             getattr(args, "algorithm", None), getattr(args, "model_config", None)]
+    for name, value in given_values.items():
+        parts.append((name, value_text(value)) if name in words else name)
+    return tuple(parts)
+
+
+def _option_words() -> frozenset:
+    global _OPTION_WORDS
+    if _OPTION_WORDS is None:
+        from . import hybrid_data
+
+        _OPTION_WORDS = hybrid_data.OPTION_WORDS
+    return _OPTION_WORDS
+
+
+#: the generated module's option words, kept once read (an import statement per call costs its lookups)
+_OPTION_WORDS = None
+
+
+class _Plan:
+    """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
+
+    __slots__ = ("slots", "rules", "sheet", "sheet_at", "bounds", "fields", "field_scale", "counts", "weights", "den",
+                 "extras", "terms", "axes", "head", "dtype_row", "rows", "times", "units", "result_keys", "step",
+                 "step_point", "step_at", "system", "compute", "step_options", "step_units", "stages", "notes")
+
+    def __init__(self, **parts):
+        for name, value in parts.items():
+            setattr(self, name, value)
+
+
+#: what the exact code's numbers are (an int, else a Fraction)
+_EXACT = frozenset((int, Fraction))
+#: plan key → its _Plan (None: a call of these names that is not planned)
+_PLANS: dict = {}
+
+
+def _keep_plan(key: tuple, args, data, said: tuple) -> None:
+    if len(_PLANS) >= 256:
+        _PLANS.clear()
+    try:
+        _PLANS[key] = _plan(args, data, said)
+    except _REFUSED:
+        _PLANS[key] = None
+
+
+def _plan(args, data, said: tuple):
+    """The :class:`_Plan` of a call just answered (``said``: the notes it said), or None where it is not planned."""
+    from .. import presets
+
+    with notes.collected():
+        entry, _, values, times, dtype, typed, derived, step_texts = _bound(args, data)
+    if derived or not typed.isdisjoint(_UNPLANNED) or not typed <= values.keys() or not typed <= args.values.keys():
+        return None
+    slots = tuple((name, None, None, None, None, value) if name not in typed else
+                  (name, name, data.SPELLED.get(name, name), data.WHOLE[name], entry["least"].get(name, data.LEAST[name]),
+                   None) for name, value in values.items())
+    rules = tuple((kind, names, check) for kind, _, names, check in entry["rules"]
+                  if all(name in values for name in names))
+    scale = bytes_per_element(dtype)
+    sheet = entry["sheets"][(scale, bool(times))]
+    weights, den = [], 1
+    if times:
+        den = math.lcm(*(1 if type(c) is int else c.denominator for c in times.values()))
+        weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
+                   * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
+    position = {name: i for i, name in enumerate(times)}
+    axes = tuple((name, tuple(position[n] for n in coefficients) if times else (), words)
+                 for name, coefficients, words in sheet["axes"])
+    rows, dtype_row = _input_rows(args, values, times, typed, derived, dtype, data)
+    # the step model: its point with the numbers typed left open (filled per call by position)
+    system = presets.hardware(args.hardware)
+    options = entry["options"]
+    precision = str(options.get("precision", "bf16"))
+    kernel = str(step_texts.get("attention_kernel", "fused"))
+    compute = system.compute_values(dtype, precision, False, kernel, {})
+    if dtype == "fp8" and precision == "bf16":
+        return None
+    numbers = {name: float(value) for name, value in values.items()}
+    numbers, step_texts = with_model_shape(presets.model(args.model), numbers, step_texts)
+    if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
+        return None
+    for name, value in times.items():
+        numbers[name] = float(value) * (1 if name in PER_MESSAGE_NAMES else scale)
+    numbers.update(compute)
+    stepping = {**{k: v for k, v in options.items() if k != "backend"}, **step_texts}
+    step = data.STEPS.get((scale, tuple(sorted(stepping.items()))))
+    point = presets.systems.absent_filled(numbers)
+    if step is None or not data.SYMBOL_NAMES.issuperset(point) or not typed.isdisjoint(compute):
+        return None
+    template = [point[name] for name in step["arguments"]]
+    step_at = tuple((i, name) for i, name in enumerate(step["arguments"]) if name in typed)
+    result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
+    shown_times = tuple((name, unit, source, value if type(value) is int else plain_exact(value))
+                        for (name, unit, source, _), value in zip(rows[len(values):], times.values()))
+    return _Plan(slots=slots, rules=rules, sheet=sheet["function"], sheet_at=tuple(sheet["arguments"]),
+                 bounds=sheet["bounds"], fields=tuple(sheet["fields"]),
+                 field_scale=tuple(1 if name in PER_MESSAGE_NAMES else scale for name in sheet["fields"]),
+                 counts=tuple(position[name] for name in sheet["coefficients"]) if times else None,
+                 weights=weights, den=den, extras=tuple(sheet["extras"]), terms=tuple(
+                     (own, {"label": label, "axis": axis, "collective": primitive, "algorithm": algorithm, "group": None,
+                            "message": None, "count": None, "send": None, **dtype_entry})
+                     for label, axis, primitive, algorithm, own, dtype_entry in sheet["terms"]), axes=axes,
+                 head=(entry["label"], entry["kind"], dict(options), dtype, scale), dtype_row=dtype_row,
+                 rows=tuple((name, unit, source) for name, unit, source, _ in rows[:len(values)]), times=shown_times,
+                 units=units_of(result_keys, tuple(sheet["extras"]), "bytes"), result_keys=result_keys,
+                 step=step, step_point=template, step_at=step_at, system=system, compute=compute,
+                 step_options=stepping, step_units=data.STEP_UNITS, stages=None if "p" in typed else numbers.get("p", 0), notes=said)
+
+
+def _planned(plan: _Plan, given_values: dict) -> dict:
+    """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
+    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed."""
+    values = {}
+    for name, typed, spelled, whole, least, held in plan.slots:
+        values[name] = held if typed is None else _value(spelled, given_values[typed], whole, least)[0]
+    for kind, names, check in plan.rules:
+        if not _holds(kind, *check(*[values[name] for name in names])):
+            raise Fallback("a rule broken")     # the general path refuses it in its words
+    got = plan.sheet(*[values[name] for name in plan.sheet_at])
+    if not _EXACT.issuperset(map(type, got)):
+        raise NotExact("not an exact number")
+    (f0, f1), (c0, _), (e0, e1), (t0, _), (a0, _) = plan.bounds
+    label, kind, options, dtype, scale = plan.head
+    payload = {"label": label, "kind": kind, "name": "hybrid", "options": dict(options),
+               "values": {name: value if type(value) is int else plain_exact(value) for name, value in values.items()},
+               "unit": "bytes", "dtype": dtype, "bytes_per_element": scale}
+    for key, number, by in zip(plan.fields, got[f0:f1], plan.field_scale):
+        number *= by
+        payload[key] = number if type(number) is int else plain_exact(number)
+    weights, den = plan.weights, plan.den
+    if plan.counts is not None:
+        time = summed_time(plan.counts, got[c0:], weights, den)
+        payload["time"] = time if type(time) is float else plain_exact(time)
+    for key, number in zip(plan.extras, got[e0:e1]):
+        payload[key] = plain_exact(number)
+    terms = []
+    at = t0
+    for own, row in plan.terms:     # each row's words copied, its four numbers set in their places
+        group, message, count, send = got[at: at + 4]
+        at += 4
+        row = row.copy()
+        row["group"] = group if type(group) is int else plain_exact(group)
+        row["message"] = message * own if type(message) is int else plain_exact(message * own)
+        row["count"] = count if type(count) is int else plain_exact(count)
+        row["send"] = send * own if type(send) is int else plain_exact(send * own)
+        terms.append(row)
+    payload["terms"] = terms
+    stages = values.get("p")
+    pick = 0 if stages == 1 else 1 if stages == 2 else 2
+    axes, at = {}, a0
+    for name, constants, words in plan.axes:
+        row = {"send": plain_exact(got[at] * scale), "stage": words[pick]}
+        if plan.counts is not None:
+            time = summed_time(constants, got[at + 1: at + 1 + len(constants)], weights, den)
+            row["time"] = time if type(time) is float else plain_exact(time)
+            at += len(constants)
+        at += 1
+        axes[name] = row
+    if len(axes) > 1:
+        payload["axes"] = axes
+    inputs = {name: {"value": value if type(value) is int else plain_exact(value), "unit": unit, "source": source}
+              for (name, unit, source), value in zip(plan.rows, values.values())}
+    for name, unit, source, value in plan.times:
+        inputs[name] = {"value": value, "unit": unit, "source": source}
+    inputs["dtype"] = dict(plan.dtype_row)
+    payload["inputs"] = inputs
+    payload["units"] = dict(plan.units)
+    payload["_result_keys"] = list(plan.result_keys)
+    payload["_extra_keys"] = list(plan.extras)
+    payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+    # the step model at these numbers (_step_report's, its point resolved but for the numbers typed)
+    step = plan.step
+    point = list(plan.step_point)
+    for i, name in plan.step_at:
+        point[i] = float(values[name])
+    number = dict(zip(step["names"], map(float, step["function"](*point))))
+    if not math.isfinite(sum(number.values())):
+        raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
+    out = {k: number[k] for k in plan.step_units}
+    out["comm_time_per_axis"] = {short: number[k] for short, k in step["comm"]}
+    out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in step["exposed"]}
+    out["memory"] = {short: number[k] for short, k in step["memory"]}
+    out["memory_stage"] = dict(step["memory_stage"])
+    out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
+    out["units"] = dict(step["units"])
+    stages = float(values["p"]) if plan.stages is None else plan.stages
+    out["busiest_stage"] = dict(step["busiest"][0 if int(stages) == 1 else 1])
+    out["options"] = dict(step["options"])
+    out["assumptions"] = list(step["assumptions"])
+    payload.update(add_hardware_report(out, plan.system, plan.compute, (), plan.step_options, dtype))
+    return payload

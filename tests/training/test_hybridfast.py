@@ -188,3 +188,80 @@ def test_a_cold_eval_hybrid_loads_no_sympy():
             "print(sorted(m for m in sys.modules if m == 'sympy' or m.startswith('sympy.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _api_and_sympy(model, hardware, **values):
+    """(symcomm.evaluate's document as JSON text and its notes, eval_payload's for the same words)."""
+    import symcomm
+
+    try:
+        got = symcomm.evaluate("hybrid", model=model, hardware=hardware, **values)
+        api = (json.dumps(got.to_dict()), list(got.notes))
+    except InputError as err:
+        api = (f"refused: {err}", None)
+    words = [f"{key}={value}" for key, value in values.items()]
+    with notes.collected() as said:
+        try:
+            doc = answers.eval_payload(_args(words, model, hardware))
+        except InputError as err:
+            return api, (f"refused: {err}", None)
+    doc.pop("_result_keys"), doc.pop("_extra_keys")
+    return api, (json.dumps(json.loads(json.dumps(doc))), [n.text for n in said])
+
+
+def test_a_warm_call_is_answered_by_the_plan_of_its_names_with_its_own_numbers(monkeypatch):
+    # the first call plans the names t, p, d, c, b, m, s (and recompute=selective); then the cold path is made to
+    # fail, so every later answer under those names is the plan's: each must be the SymPy path's, number for number
+    first = dict(t=8, p=8, d=1, c=1, b=64, m=64, s=2048, recompute="selective")
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **first)
+    assert api == sympy_path
+    monkeypatch.setattr(hybridfast, "_answer", lambda *_: pytest.fail("the cold path ran for a planned call"))
+    for layout in (dict(t=4, p=4, d=2, c=1, b=128, m=16, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
+                   dict(t=2, p=2, d=16, c=2, b=512, m=4, s=8192), dict(t=8, p=8, d=1, c=1, b=64, m=64, s=2048)):
+        api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **layout, recompute="selective")
+        assert api == sympy_path, layout
+        doc = json.loads(api[0])
+        # by hand (test_the_bench_case_is_answered_here): 96 layers / p stages, two tp all-reduces per layer in the
+        # forward, per micro-batch (m = b / d / micro-batch of one sequence)
+        assert doc["terms"][0]["count"] == 96 // layout["p"] * layout["m"] * 2
+        assert doc["values"]["t"] == layout["t"] and doc["values"]["s"] == layout["s"]
+    # a value the rules refuse (b = 100 is not divisible by d = 8): refused as the SymPy path refuses it
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", t=8, p=1, d=8, c=1, b=100, m=8, s=1024,
+                                     recompute="selective")
+    assert api == sympy_path and api[0].startswith("refused: ")
+
+
+def test_a_planned_answer_shares_nothing_with_the_next():
+    import symcomm
+
+    layout = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=4, c=1, b=64, m=8, s=4096)
+    symcomm.evaluate("hybrid", **layout)
+    first = symcomm.evaluate("hybrid", **layout).data       # by the plan
+    expected = json.dumps(symcomm.evaluate("hybrid", **layout).to_dict())
+    # every mapping and list of the document changed in place: the next answer is as before
+    stack = [first]
+    while stack:
+        node = stack.pop()
+        keys = list(node) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            if isinstance(node[key], (dict, list)):
+                stack.append(node[key])
+        if isinstance(node, dict):
+            node["changed"] = True
+        else:
+            node.append("changed")
+    assert json.dumps(symcomm.evaluate("hybrid", **layout).to_dict()) == expected
+
+
+def test_names_that_change_more_than_a_number_are_not_planned():
+    # a typed time constant (the weights), N or G (the link rule), bw (a conversion): answered cold every time,
+    # each the SymPy path's answer
+    base = dict(t=8, p=2, d=4, c=1, b=64, m=8, s=4096)
+    for extra in (dict(alpha=1e-5), dict(G=4), dict(bw="100GB/s")):
+        for _ in range(2):
+            api, sympy_path = _api_and_sympy("llama3-8b", "h100", **base, **extra)
+            assert api == sympy_path, extra
+        key = hybridfast._plan_key(SimpleNamespace(name="hybrid", values={**base, **extra}, model="llama3-8b",
+                                                   hardware="h100", dtype=None, backend=None, algorithm=None,
+                                                   model_config=None))
+        assert hybridfast._PLANS.get(key) is None

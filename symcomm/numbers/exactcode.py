@@ -153,7 +153,15 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
     out = None
     if expr.is_Mul or (expr.is_Pow and expr.exp.is_Integer and expr.exp < 0):
         coef, factors = expr.as_coeff_mul()
-        if coef.is_Rational:
+        piece = next((f for f in factors if f.is_Piecewise and any(_is_quotient(v) for v, _ in f.args)), None)
+        if coef.is_Rational and piece is not None:
+            # a product with a Piecewise one of whose branches is a quotient (1/x where x may divide the rest): the
+            # rest multiplied into each branch, so that each is one quotient of whole products, an int where it
+            # divides, instead of a Fraction taken first and multiplied after; the same number in every branch
+            rest = [f for f in factors if f is not piece]
+            out = _quotients(sp.Piecewise(*((sp.Mul(coef, *rest, value), cond) for value, cond in piece.args),
+                                          evaluate=False), seen)
+        elif coef.is_Rational:
             top, bottom = [], []
             for f in factors:
                 if f.is_Pow and f.exp.is_Integer and f.exp < 0:
@@ -172,6 +180,12 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
     # first one's object, so that ``new is old`` above holds for it as it would when walked anew
     seen[expr] = _UNCHANGED if out is expr else out
     return out
+
+
+def _is_quotient(value: sp.Expr) -> bool:
+    """Whether ``value`` is a quotient: a fraction, a reciprocal, or a product with either among its factors."""
+    return any((f.is_Rational and not f.is_Integer) or (f.is_Pow and f.exp.is_Integer and f.exp < 0)
+               for f in (value.args if value.is_Mul else (value,)))
 
 
 def _function(result: str, params: list, body: str = ""):

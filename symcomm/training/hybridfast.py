@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from operator import itemgetter
 
 from ..base import notes
+from ..base.inputs import MAX_VALUE
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from .settings import step_options
-from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, input_rows, preset_shape, units_of, \
-    value_text, with_model_shape, add_hardware_report
+from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
+    preset_shape, units_of, value_text, with_hardware_report, with_model_shape, add_hardware_report
 
 
 class Fallback(Exception):
@@ -384,7 +386,7 @@ class _Plan:
 
     __slots__ = ("slots", "rules", "sheet", "sheet_at", "bounds", "fields", "field_scale", "counts", "weights", "den",
                  "extras", "terms", "axes", "head", "dtype_row", "rows", "times", "units", "result_keys", "step",
-                 "step_point", "step_at", "system", "compute", "step_options", "step_units", "stages", "notes")
+                 "step_point", "step_at", "system", "report", "hardware", "stages", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -414,10 +416,14 @@ def _plan(args, data, said: tuple):
         entry, _, values, times, dtype, typed, derived, step_texts = _bound(args, data)
     if derived or not typed.isdisjoint(_UNPLANNED) or not typed <= values.keys() or not typed <= args.values.keys():
         return None
-    slots = tuple((name, None, None, None, None, value) if name not in typed else
-                  (name, name, data.SPELLED.get(name, name), data.WHOLE[name], entry["least"].get(name, data.LEAST[name]),
-                   None) for name, value in values.items())
-    rules = tuple((kind, names, check) for kind, _, names, check in entry["rules"]
+    slots = []
+    for name, value in values.items():
+        if name not in typed:
+            slots.append((name, None, None, None, None, None, value))
+        else:
+            whole, least = data.WHOLE[name], entry["least"].get(name, data.LEAST[name])
+            slots.append((name, name, data.SPELLED.get(name, name), whole, least, least if whole else 0, None))
+    rules = tuple((kind, _getter(names), check) for kind, _, names, check in entry["rules"]
                   if all(name in values for name in names))
     scale = bytes_per_element(dtype)
     sheet = entry["sheets"][(scale, bool(times))]
@@ -450,12 +456,20 @@ def _plan(args, data, said: tuple):
     point = presets.systems.absent_filled(numbers)
     if step is None or not data.SYMBOL_NAMES.issuperset(point) or not typed.isdisjoint(compute):
         return None
+    names = step["names"]
+    if len(set(names)) != len(names):
+        return None     # the report reads its quantities by name: each once
     template = [point[name] for name in step["arguments"]]
     step_at = tuple((i, name) for i, name in enumerate(step["arguments"]) if name in typed)
+    where = {name: i for i, name in enumerate(names)}
+    report = (step["function"], _getter([where[k] for k in data.STEP_UNITS]), tuple(data.STEP_UNITS),
+              *((tuple(short for short, _ in pairs), _getter([where[k] for _, k in pairs]))
+                for pairs in (step["comm"], step["exposed"], step["memory"])),
+              where["bubble_time"], where["step_time"])
     result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
     shown_times = tuple((name, unit, source, value if type(value) is int else plain_exact(value))
                         for (name, unit, source, _), value in zip(rows[len(values):], times.values()))
-    return _Plan(slots=slots, rules=rules, sheet=sheet["function"], sheet_at=tuple(sheet["arguments"]),
+    return _Plan(slots=tuple(slots), rules=rules, sheet=sheet["function"], sheet_at=_getter(sheet["arguments"]),
                  bounds=sheet["bounds"], fields=tuple(sheet["fields"]),
                  field_scale=tuple(1 if name in PER_MESSAGE_NAMES else scale for name in sheet["fields"]),
                  counts=tuple(position[name] for name in sheet["coefficients"]) if times else None,
@@ -466,25 +480,31 @@ def _plan(args, data, said: tuple):
                  head=(entry["label"], entry["kind"], dict(options), dtype, scale), dtype_row=dtype_row,
                  rows=tuple((name, unit, source) for name, unit, source, _ in rows[:len(values)]), times=shown_times,
                  units=units_of(result_keys, tuple(sheet["extras"]), "bytes"), result_keys=result_keys,
-                 step=step, step_point=template, step_at=step_at, system=system, compute=compute,
-                 step_options=stepping, step_units=data.STEP_UNITS, stages=None if "p" in typed else numbers.get("p", 0), notes=said)
+                 step=step, step_point=template, step_at=step_at, system=system, report=report,
+                 hardware=hardware_words(system, compute, (), stepping, dtype), stages=None if "p" in typed else numbers.get("p", 0), notes=said)
 
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
     plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed."""
     values = {}
-    for name, typed, spelled, whole, least, held in plan.slots:
-        values[name] = held if typed is None else _value(spelled, given_values[typed], whole, least)[0]
+    for name, typed, spelled, whole, least, low, held in plan.slots:
+        if typed is None:
+            values[name] = held
+        else:
+            value = given_values[typed]     # an int within its bounds is the number it is (words._value's rule)
+            values[name] = value if type(value) is int and low <= value <= MAX_VALUE else \
+                _value(spelled, value, whole, least)[0]
     for kind, names, check in plan.rules:
-        if not _holds(kind, *check(*[values[name] for name in names])):
+        if not _holds(kind, *check(*names(values))):
             raise Fallback("a rule broken")     # the general path refuses it in its words
-    got = plan.sheet(*[values[name] for name in plan.sheet_at])
+    got = plan.sheet(*plan.sheet_at(values))
     if not _EXACT.issuperset(map(type, got)):
         raise NotExact("not an exact number")
     (f0, f1), (c0, _), (e0, e1), (t0, _), (a0, _) = plan.bounds
     label, kind, options, dtype, scale = plan.head
-    payload = {"label": label, "kind": kind, "name": "hybrid", "options": dict(options),
+    # "options" and "units" hold their places: the step report's own replace them (payload.update below)
+    payload = {"label": label, "kind": kind, "name": "hybrid", "options": None,
                "values": {name: value if type(value) is int else plain_exact(value) for name, value in values.items()},
                "unit": "bytes", "dtype": dtype, "bytes_per_element": scale}
     for key, number, by in zip(plan.fields, got[f0:f1], plan.field_scale):
@@ -527,28 +547,39 @@ def _planned(plan: _Plan, given_values: dict) -> dict:
         inputs[name] = {"value": value, "unit": unit, "source": source}
     inputs["dtype"] = dict(plan.dtype_row)
     payload["inputs"] = inputs
-    payload["units"] = dict(plan.units)
+    payload["units"] = None
     payload["_result_keys"] = list(plan.result_keys)
     payload["_extra_keys"] = list(plan.extras)
     payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
-    # the step model at these numbers (_step_report's, its point resolved but for the numbers typed)
+    # the step model at these numbers (_step_report's, its point resolved but for the numbers typed), its quantities
+    # read by position
     step = plan.step
+    function, units, unit_keys, (comm_keys, comm), (exposed_keys, exposed), (memory_keys, memory), bubble, whole = \
+        plan.report
     point = list(plan.step_point)
     for i, name in plan.step_at:
         point[i] = float(values[name])
-    number = dict(zip(step["names"], map(float, step["function"](*point))))
-    if not math.isfinite(sum(number.values())):
+    number = tuple(map(float, function(*point)))
+    if not math.isfinite(sum(number)):
         raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
-    out = {k: number[k] for k in plan.step_units}
-    out["comm_time_per_axis"] = {short: number[k] for short, k in step["comm"]}
-    out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in step["exposed"]}
-    out["memory"] = {short: number[k] for short, k in step["memory"]}
+    out = dict(zip(unit_keys, units(number)))
+    out["comm_time_per_axis"] = dict(zip(comm_keys, comm(number)))
+    out["exposed_comm_time_per_axis"] = dict(zip(exposed_keys, exposed(number)))
+    out["memory"] = dict(zip(memory_keys, memory(number)))
     out["memory_stage"] = dict(step["memory_stage"])
-    out["bubble_fraction_of_step"] = number["bubble_time"] / number["step_time"]
+    out["bubble_fraction_of_step"] = number[bubble] / number[whole]
     out["units"] = dict(step["units"])
     stages = float(values["p"]) if plan.stages is None else plan.stages
     out["busiest_stage"] = dict(step["busiest"][0 if int(stages) == 1 else 1])
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])
-    payload.update(add_hardware_report(out, plan.system, plan.compute, (), plan.step_options, dtype))
+    payload.update(with_hardware_report(out, plan.system, plan.hardware))
     return payload
+
+
+def _getter(positions: list):
+    """The items at ``positions`` of a sequence, as a tuple (itemgetter's, one position included)."""
+    if len(positions) == 1:
+        at = positions[0]
+        return lambda items: (items[at],)
+    return itemgetter(*positions)

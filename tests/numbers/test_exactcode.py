@@ -77,6 +77,21 @@ def test_a_quotient_printed_in_line_is_whole_when_it_divides_and_refuses_zero_as
             function(*zero_at)
 
 
+def test_a_product_with_a_branch_that_is_a_quotient_is_whole_where_the_product_divides():
+    # 6·x·(1/y if y > 1 else 1): the product is taken inside each branch, so 6·4/8 = 3 is the int 3 (not the
+    # Fraction 3/1 that 6·4·(1/8) would leave), 6·1/4 = 3/2 stays a Fraction, and the other branch is 6·x
+    x, y = sp.symbols("x y", integer=True, positive=True)
+    expr = 6 * x * sp.Piecewise((1 / y, y > 1), (1, True))
+    function, symbols = exactcode.compiled_many((expr,))
+    assert [str(s) for s in symbols] == ["x", "y"]
+    (got,) = function(4, 8)
+    assert got == 3 and type(got) is int
+    assert function(1, 4) == (Fraction(3, 2),)
+    (got,) = function(5, 1)
+    assert got == 30 and type(got) is int
+    assert exactcode.at(expr, {x: 4, y: 8}) == 3
+
+
 def _alone_and_together(exprs, numbers):
     """(each formula's exact number by `at` alone, None where it has none; the bundle's tuple by `at_many`, None
     where it refuses)."""

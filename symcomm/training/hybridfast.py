@@ -384,9 +384,8 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("slots", "rules", "sheet", "sheet_at", "bounds", "fields", "field_scale", "counts", "weights", "den",
-                 "extras", "terms", "axes", "head", "dtype_row", "rows", "times", "units", "result_keys", "step",
-                 "step_point", "step_at", "system", "report", "hardware", "stages", "notes")
+    __slots__ = ("slots", "rules", "sheet", "sheet_at", "fill", "fill_whole", "extras", "step", "step_point", "step_at", "system", "report",
+                 "hardware", "stages", "stages_held", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -395,6 +394,7 @@ class _Plan:
 
 #: what the exact code's numbers are (an int, else a Fraction)
 _EXACT = frozenset((int, Fraction))
+_INT = frozenset((int,))
 #: plan key → its _Plan (None: a call of these names that is not planned)
 _PLANS: dict = {}
 
@@ -416,25 +416,18 @@ def _plan(args, data, said: tuple):
         entry, _, values, times, dtype, typed, derived, step_texts = _bound(args, data)
     if derived or not typed.isdisjoint(_UNPLANNED) or not typed <= values.keys() or not typed <= args.values.keys():
         return None
+    at = {name: i for i, name in enumerate(values)}      # each value by its place in the bound values' order
     slots = []
     for name, value in values.items():
         if name not in typed:
-            slots.append((name, None, None, None, None, None, value))
+            slots.append((None, None, None, None, None, value))
         else:
             whole, least = data.WHOLE[name], entry["least"].get(name, data.LEAST[name])
-            slots.append((name, name, data.SPELLED.get(name, name), whole, least, least if whole else 0, None))
-    rules = tuple((kind, _getter(names), check) for kind, _, names, check in entry["rules"]
+            slots.append((name, data.SPELLED.get(name, name), whole, least, least if whole else 0, None))
+    rules = tuple((kind, _getter([at[name] for name in names]), check) for kind, _, names, check in entry["rules"]
                   if all(name in values for name in names))
     scale = bytes_per_element(dtype)
     sheet = entry["sheets"][(scale, bool(times))]
-    weights, den = [], 1
-    if times:
-        den = math.lcm(*(1 if type(c) is int else c.denominator for c in times.values()))
-        weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
-                   * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
-    position = {name: i for i, name in enumerate(times)}
-    axes = tuple((name, tuple(position[n] for n in coefficients) if times else (), words)
-                 for name, coefficients, words in sheet["axes"])
     rows, dtype_row = _input_rows(args, values, times, typed, derived, dtype, data)
     # the step model: its point with the numbers typed left open (filled per call by position)
     system = presets.hardware(args.hardware)
@@ -459,106 +452,137 @@ def _plan(args, data, said: tuple):
     names = step["names"]
     if len(set(names)) != len(names):
         return None     # the report reads its quantities by name: each once
-    template = [point[name] for name in step["arguments"]]
-    step_at = tuple((i, name) for i, name in enumerate(step["arguments"]) if name in typed)
     where = {name: i for i, name in enumerate(names)}
     report = (step["function"], _getter([where[k] for k in data.STEP_UNITS]), tuple(data.STEP_UNITS),
               *((tuple(short for short, _ in pairs), _getter([where[k] for _, k in pairs]))
                 for pairs in (step["comm"], step["exposed"], step["memory"])),
               where["bubble_time"], where["step_time"])
+    return _Plan(slots=tuple(slots), rules=rules, sheet=sheet["function"],
+                 sheet_at=_getter([at[name] for name in sheet["arguments"]]),
+                 fill=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row),
+                 fill_whole=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, whole=True),
+                 extras=(sheet["bounds"][2][0], sheet["bounds"][2][1]),
+                 step=step, step_point=[point[name] for name in step["arguments"]],
+                 step_at=tuple((i, at[name]) for i, name in enumerate(step["arguments"]) if name in typed),
+                 system=system, report=report, hardware=hardware_words(system, compute, (), stepping, dtype),
+                 stages=at["p"] if "p" in typed else None, stages_held=numbers.get("p", 0), notes=said)
+
+
+def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale: int, dtype: str, rows, dtype_row,
+            whole: bool = False):
+    """The document but its step report, as one function of the bound values (in their order) and the sheet's
+    numbers, printed once per plan: :func:`_answer`'s payload, key for key, without a loop or a lookup by name.
+    Its text holds no word of the data or of the call: every word is a constant it reads as a parameter's default.
+    ``whole``: for values and numbers that are all ints (but the extras, always shown by plain_exact), shown as they are."""
+    constants: list = []
+    index: dict = {}
+
+    def k(value) -> str:        # a constant as a parameter of its own (read as a local: one step, not a lookup)
+        key = (type(value), value) if isinstance(value, (str, int)) else id(value)
+        if key not in index:
+            index[key] = len(constants)
+            constants.append(value)
+        return f"_k{index[key]}"
+
+    def shown(item: str) -> str:        # an exact number as the answer shows it (plain_exact, ints as they are)
+        return item if whole else f"(_x if type(_x := {item}) is int else _pe(_x))"
+
+    def times_own(item: str, own: int) -> str:      # a count of elements of the term's own type, shown
+        return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
+
+    def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
+        return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
+               "else _pe(_x))"
+
+    position = {name: i for i, name in enumerate(times)}
+    weights, den = [], 1
+    if times:
+        den = math.lcm(*(1 if type(c) is int else c.denominator for c in times.values()))
+        weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
+                   * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
+    (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
+    lines = [f"{k('label')}: {k(entry['label'])}", f"{k('kind')}: {k(entry['kind'])}", f"{k('name')}: {k('hybrid')}",
+             f"{k('options')}: None",      # its place: the step report's own options replace it
+             f"{k('values')}: {{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}",
+             f"{k('unit')}: {k('bytes')}", f"{k('dtype')}: {k(dtype)}", f"{k('bytes_per_element')}: {scale}"]
+    for i, name in enumerate(sheet["fields"]):
+        number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {scale}"
+        lines.append(f"{k(name)}: {shown(number)}")
+    if times:
+        lines.append(f"{k('time')}: {time(tuple(position[n] for n in sheet['coefficients']), c0, None)}")
+    lines += [f"{k(name)}: _pe(g[{e0 + i}])" for i, name in enumerate(sheet["extras"])]
+    terms = []
+    for i, (label, axis, primitive, algorithm, own, dtype_entry) in enumerate(sheet["terms"]):
+        g = t0 + 4 * i
+        row = {"label": k(label), "axis": k(axis), "collective": k(primitive), "algorithm": k(algorithm),
+               "group": shown(f"g[{g}]"), "message": times_own(f"g[{g + 1}]", own), "count": shown(f"g[{g + 2}]"),
+               "send": times_own(f"g[{g + 3}]", own),
+               **{key: k(value) for key, value in dtype_entry.items()}}
+        terms.append("{" + ", ".join(f"{k(key)}: {text}" for key, text in row.items()) + "}")
+    lines.append(f"{k('terms')}: [" + ", ".join(terms) + "]")
+    axes, a = [], a0
+    pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
+    for name, coefficients, words in sheet["axes"]:
+        row = [f"{k('send')}: _pe(g[{a}] * {scale})", f"{k('stage')}: {k(tuple(words))}[{pick}]"]
+        if times:
+            row.append(f"{k('time')}: {time(tuple(position[n] for n in coefficients), a + 1, a + 1 + len(coefficients))}")
+            a += len(coefficients)
+        a += 1
+        axes.append(f"{k(name)}: {{" + ", ".join(row) + "}")
+    axes_text = "{" + ", ".join(axes) + "}"
+    if len(axes) > 1:
+        lines.append(f"{k('axes')}: {axes_text}")
+    inputs = [f"{k(name)}: {{{k('value')}: {shown(f'v[{at[name]}]')}, {k('unit')}: {k(unit)}, {k('source')}: {k(source)}}}"
+              for name, unit, source, _ in rows[:len(values)]]
+    inputs += [f"{k(name)}: {{{k('value')}: {k(value if type(value) is int else plain_exact(value))}, "
+               f"{k('unit')}: {k(unit)}, {k('source')}: {k(source)}}}"
+               for (name, unit, source, _), value in zip(rows[len(values):], times.values())]
+    inputs.append(f"{k('dtype')}: dict({k(dtype_row)})")
+    lines.append(f"{k('inputs')}: {{" + ", ".join(inputs) + "}")
     result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
-    shown_times = tuple((name, unit, source, value if type(value) is int else plain_exact(value))
-                        for (name, unit, source, _), value in zip(rows[len(values):], times.values()))
-    return _Plan(slots=tuple(slots), rules=rules, sheet=sheet["function"], sheet_at=_getter(sheet["arguments"]),
-                 bounds=sheet["bounds"], fields=tuple(sheet["fields"]),
-                 field_scale=tuple(1 if name in PER_MESSAGE_NAMES else scale for name in sheet["fields"]),
-                 counts=tuple(position[name] for name in sheet["coefficients"]) if times else None,
-                 weights=weights, den=den, extras=tuple(sheet["extras"]), terms=tuple(
-                     (own, {"label": label, "axis": axis, "collective": primitive, "algorithm": algorithm, "group": None,
-                            "message": None, "count": None, "send": None, **dtype_entry})
-                     for label, axis, primitive, algorithm, own, dtype_entry in sheet["terms"]), axes=axes,
-                 head=(entry["label"], entry["kind"], dict(options), dtype, scale), dtype_row=dtype_row,
-                 rows=tuple((name, unit, source) for name, unit, source, _ in rows[:len(values)]), times=shown_times,
-                 units=units_of(result_keys, tuple(sheet["extras"]), "bytes"), result_keys=result_keys,
-                 step=step, step_point=template, step_at=step_at, system=system, report=report,
-                 hardware=hardware_words(system, compute, (), stepping, dtype), stages=None if "p" in typed else numbers.get("p", 0), notes=said)
+    lines += [f"{k('units')}: None",     # its place: the step report's own units replace it
+              f"{k('_result_keys')}: list({k(result_keys)})", f"{k('_extra_keys')}: list({k(tuple(sheet['extras']))})",
+              f"{k('time_is')}: {k('communication alone (no compute, overlap or bubble); step_time is the whole step')}"]
+    body = "" if len(axes) > 1 else f"    {axes_text}\n"    # computed all the same: its refusals are the answer's
+    parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
+    source = (f"def _fill(v, g, _w=None, _d=None, _pe=None, _st=None{parameters}):\n{body}    return {{\n        "
+              + ",\n        ".join(lines) + ",\n    }\n")
+    namespace: dict = {}
+    exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
+    fill = namespace["_fill"]
+    fill.__defaults__ = (tuple(weights), den, plain_exact, summed_time, *constants)
+    return fill
 
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
     plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed."""
-    values = {}
-    for name, typed, spelled, whole, least, low, held in plan.slots:
+    values = []
+    for typed, spelled, whole, least, low, held in plan.slots:
         if typed is None:
-            values[name] = held
+            values.append(held)
         else:
             value = given_values[typed]     # an int within its bounds is the number it is (words._value's rule)
-            values[name] = value if type(value) is int and low <= value <= MAX_VALUE else \
-                _value(spelled, value, whole, least)[0]
+            values.append(value if type(value) is int and low <= value <= MAX_VALUE else
+                          _value(spelled, value, whole, least)[0])
     for kind, names, check in plan.rules:
         if not _holds(kind, *check(*names(values))):
             raise Fallback("a rule broken")     # the general path refuses it in its words
     got = plan.sheet(*plan.sheet_at(values))
     if not _EXACT.issuperset(map(type, got)):
         raise NotExact("not an exact number")
-    (f0, f1), (c0, _), (e0, e1), (t0, _), (a0, _) = plan.bounds
-    label, kind, options, dtype, scale = plan.head
-    # "options" and "units" hold their places: the step report's own replace them (payload.update below)
-    payload = {"label": label, "kind": kind, "name": "hybrid", "options": None,
-               "values": {name: value if type(value) is int else plain_exact(value) for name, value in values.items()},
-               "unit": "bytes", "dtype": dtype, "bytes_per_element": scale}
-    for key, number, by in zip(plan.fields, got[f0:f1], plan.field_scale):
-        number *= by
-        payload[key] = number if type(number) is int else plain_exact(number)
-    weights, den = plan.weights, plan.den
-    if plan.counts is not None:
-        time = summed_time(plan.counts, got[c0:], weights, den)
-        payload["time"] = time if type(time) is float else plain_exact(time)
-    for key, number in zip(plan.extras, got[e0:e1]):
-        payload[key] = plain_exact(number)
-    terms = []
-    at = t0
-    for own, row in plan.terms:     # each row's words copied, its four numbers set in their places
-        group, message, count, send = got[at: at + 4]
-        at += 4
-        row = row.copy()
-        row["group"] = group if type(group) is int else plain_exact(group)
-        row["message"] = message * own if type(message) is int else plain_exact(message * own)
-        row["count"] = count if type(count) is int else plain_exact(count)
-        row["send"] = send * own if type(send) is int else plain_exact(send * own)
-        terms.append(row)
-    payload["terms"] = terms
-    stages = values.get("p")
-    pick = 0 if stages == 1 else 1 if stages == 2 else 2
-    axes, at = {}, a0
-    for name, constants, words in plan.axes:
-        row = {"send": plain_exact(got[at] * scale), "stage": words[pick]}
-        if plan.counts is not None:
-            time = summed_time(constants, got[at + 1: at + 1 + len(constants)], weights, den)
-            row["time"] = time if type(time) is float else plain_exact(time)
-            at += len(constants)
-        at += 1
-        axes[name] = row
-    if len(axes) > 1:
-        payload["axes"] = axes
-    inputs = {name: {"value": value if type(value) is int else plain_exact(value), "unit": unit, "source": source}
-              for (name, unit, source), value in zip(plan.rows, values.values())}
-    for name, unit, source, value in plan.times:
-        inputs[name] = {"value": value, "unit": unit, "source": source}
-    inputs["dtype"] = dict(plan.dtype_row)
-    payload["inputs"] = inputs
-    payload["units"] = None
-    payload["_result_keys"] = list(plan.result_keys)
-    payload["_extra_keys"] = list(plan.extras)
-    payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+    e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
+    whole = _INT.issuperset(map(type, values)) and _INT.issuperset(map(type, got[:e0])) and \
+        _INT.issuperset(map(type, got[e1:]))
+    payload = (plan.fill_whole if whole else plan.fill)(values, got)
     # the step model at these numbers (_step_report's, its point resolved but for the numbers typed), its quantities
     # read by position
     step = plan.step
     function, units, unit_keys, (comm_keys, comm), (exposed_keys, exposed), (memory_keys, memory), bubble, whole = \
         plan.report
     point = list(plan.step_point)
-    for i, name in plan.step_at:
-        point[i] = float(values[name])
+    for i, j in plan.step_at:
+        point[i] = float(values[j])
     number = tuple(map(float, function(*point)))
     if not math.isfinite(sum(number)):
         raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
@@ -569,7 +593,7 @@ def _planned(plan: _Plan, given_values: dict) -> dict:
     out["memory_stage"] = dict(step["memory_stage"])
     out["bubble_fraction_of_step"] = number[bubble] / number[whole]
     out["units"] = dict(step["units"])
-    stages = float(values["p"]) if plan.stages is None else plan.stages
+    stages = plan.stages_held if plan.stages is None else float(values[plan.stages])
     out["busiest_stage"] = dict(step["busiest"][0 if int(stages) == 1 else 1])
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])

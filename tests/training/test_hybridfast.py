@@ -268,3 +268,25 @@ def test_names_that_change_more_than_a_number_are_not_planned():
                                                    hardware="h100", dtype=None, backend=None, algorithm=None,
                                                    model_config=None))
         assert hybridfast._PLANS.get(key) is None
+
+
+def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypatch):
+    # each plan prints two fills (hybridfast._filler): one for ints throughout, one testing each number; forced onto
+    # the second (no number taken as an int), every answer is still the SymPy path's
+    layouts = (dict(t=4, p=2, d=2, c=1, b=64, m=8, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
+               dict(t=2, p=4, d=4, c=2, b=32, m=8, s=4096))
+    for layout in layouts:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)     # planned by the first
+        assert api == sympy_path
+    monkeypatch.setattr(hybridfast, "_INT", frozenset())
+    for layout in layouts:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)
+        assert api == sympy_path
+    # the printed code names parameters and positions only: every word (a key, a label, a source) is a parameter's
+    # default, never text of the code (nothing of the data or of the call is compiled)
+    plans = [plan for plan in hybridfast._PLANS.values() if plan is not None]
+    assert plans
+    for plan in plans:
+        for fill in (plan.fill, plan.fill_whole):
+            assert not [c for c in fill.__code__.co_consts if isinstance(c, str)]
+            assert set(fill.__code__.co_names) <= {"type", "int", "float", "dict", "list"}

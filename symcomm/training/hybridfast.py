@@ -230,6 +230,10 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
 
 # -- the answer (answers.eval_payload) ---------------------------------------------------------------------------
 
+#: what the communication figures beside the step time count (answers.eval_payload's words)
+_TIME_IS = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+
+
 def _answer(args, data) -> dict:
     entry, key, values, times, dtype, typed, derived, step_texts = _bound(args, data)
     scale = bytes_per_element(dtype)          # a hardware preset: a dtype always (bf16 when not typed)
@@ -247,7 +251,7 @@ def _answer(args, data) -> dict:
     payload["units"] = dict(units_of(tuple(result), tuple(extras), unit))
     payload["_result_keys"] = list(result)
     payload["_extra_keys"] = list(extras)
-    payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+    payload["time_is"] = _TIME_IS
     payload.update(_step_report(args, entry, values, times, dtype, step_texts, data))
     return payload
 
@@ -344,7 +348,7 @@ def warm(args) -> dict | None:
     held (:func:`answer` then answers, and plans the names it answered); :class:`Fallback` as :func:`answer`."""
     key = _plan_key(args)
     plan = _PLANS.get(key) if key is not None else None
-    if plan is None:
+    if plan is None or plan is _ONCE:
         return None
     try:
         payload = _planned(plan, args.values)
@@ -384,24 +388,37 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("slots", "rules", "sheet", "sheet_at", "fill", "fill_whole", "extras", "step", "step_point", "step_at", "system", "report",
-                 "hardware", "stages", "stages_held", "notes")
+    __slots__ = ("slots", "rules", "sheet", "sheet_at", "fill", "fill_whole", "extras", "step", "step_point",
+                 "step_at", "system", "report", "hardware", "stages", "stages_held", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
             setattr(self, name, value)
 
 
+#: the keys every answer has, the one text a plan's printed fill holds (_filler): the program's words, never data's
+_WORDS = frozenset(("label", "kind", "name", "hybrid", "options", "values", "unit", "bytes", "dtype",
+                    "bytes_per_element", "time", "terms", "axis", "collective", "algorithm", "group", "message", "count",
+                    "send", "stage", "axes", "value", "source", "inputs", "units", "_result_keys", "_extra_keys",
+                    "time_is"))
 #: what the exact code's numbers are (an int, else a Fraction)
 _EXACT = frozenset((int, Fraction))
 _INT = frozenset((int,))
-#: plan key → its _Plan (None: a call of these names that is not planned)
+#: plan key → its _Plan (None: a call of these names that is not planned; _ONCE: answered once, not yet planned)
 _PLANS: dict = {}
+_UNSEEN, _ONCE = object(), object()
 
 
 def _keep_plan(key: tuple, args, data, said: tuple) -> None:
+    """Plan ``key`` at its second answer (sheet.Plan's rule: a call made once pays for no printing)."""
+    held = _PLANS.get(key, _UNSEEN)
+    if held is not _UNSEEN and held is not _ONCE:
+        return      # planned, or not to be planned
     if len(_PLANS) >= 256:
         _PLANS.clear()
+    if held is _UNSEEN:
+        _PLANS[key] = _ONCE
+        return
     try:
         _PLANS[key] = _plan(args, data, said)
     except _REFUSED:
@@ -472,8 +489,10 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
             whole: bool = False):
     """The document but its step report, as one function of the bound values (in their order) and the sheet's
     numbers, printed once per plan: :func:`_answer`'s payload, key for key, without a loop or a lookup by name.
-    Its text holds no word of the data or of the call: every word is a constant it reads as a parameter's default.
-    ``whole``: for values and numbers that are all ints (but the extras, always shown by plain_exact), shown as they are."""
+    Its text holds no word of the data or of the call: those are constants it reads as parameters' defaults; only
+    the keys every answer has (:data:`_WORDS`) are printed as themselves.
+    ``whole``: for values and numbers that are all ints (but the extras, always shown by plain_exact): shown as they
+    are, without a test each."""
     constants: list = []
     index: dict = {}
 
@@ -483,6 +502,11 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
             index[key] = len(constants)
             constants.append(value)
         return f"_k{index[key]}"
+
+    def w(word: str) -> str:     # a word of this program's own (a key every answer has): printed as itself
+        if word not in _WORDS:
+            raise ValueError(f"not a word every answer has: {word!r}")
+        return repr(word)
 
     def shown(item: str) -> str:        # an exact number as the answer shows it (plain_exact, ints as they are)
         return item if whole else f"(_x if type(_x := {item}) is int else _pe(_x))"
@@ -501,15 +525,15 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
         weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
     (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
-    lines = [f"{k('label')}: {k(entry['label'])}", f"{k('kind')}: {k(entry['kind'])}", f"{k('name')}: {k('hybrid')}",
-             f"{k('options')}: None",      # its place: the step report's own options replace it
-             f"{k('values')}: {{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}",
-             f"{k('unit')}: {k('bytes')}", f"{k('dtype')}: {k(dtype)}", f"{k('bytes_per_element')}: {scale}"]
+    lines = [f"{w('label')}: {k(entry['label'])}", f"{w('kind')}: {k(entry['kind'])}", f"{w('name')}: {w('hybrid')}",
+             f"{w('options')}: None",      # its place: the step report's own options replace it
+             f"{w('values')}: {{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}",
+             f"{w('unit')}: {w('bytes')}", f"{w('dtype')}: {k(dtype)}", f"{w('bytes_per_element')}: {scale}"]
     for i, name in enumerate(sheet["fields"]):
         number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {scale}"
         lines.append(f"{k(name)}: {shown(number)}")
     if times:
-        lines.append(f"{k('time')}: {time(tuple(position[n] for n in sheet['coefficients']), c0, None)}")
+        lines.append(f"{w('time')}: {time(tuple(position[n] for n in sheet['coefficients']), c0, None)}")
     lines += [f"{k(name)}: _pe(g[{e0 + i}])" for i, name in enumerate(sheet["extras"])]
     terms = []
     for i, (label, axis, primitive, algorithm, own, dtype_entry) in enumerate(sheet["terms"]):
@@ -518,31 +542,33 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
                "group": shown(f"g[{g}]"), "message": times_own(f"g[{g + 1}]", own), "count": shown(f"g[{g + 2}]"),
                "send": times_own(f"g[{g + 3}]", own),
                **{key: k(value) for key, value in dtype_entry.items()}}
-        terms.append("{" + ", ".join(f"{k(key)}: {text}" for key, text in row.items()) + "}")
-    lines.append(f"{k('terms')}: [" + ", ".join(terms) + "]")
+        terms.append("{" + ", ".join(f"{w(key)}: {text}" for key, text in row.items()) + "}")
+    lines.append(f"{w('terms')}: [" + ", ".join(terms) + "]")
     axes, a = [], a0
     pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
     for name, coefficients, words in sheet["axes"]:
-        row = [f"{k('send')}: _pe(g[{a}] * {scale})", f"{k('stage')}: {k(tuple(words))}[{pick}]"]
+        row = [f"{w('send')}: _pe(g[{a}] * {scale})", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
         if times:
-            row.append(f"{k('time')}: {time(tuple(position[n] for n in coefficients), a + 1, a + 1 + len(coefficients))}")
+            counts = tuple(position[n] for n in coefficients)
+            row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")
             a += len(coefficients)
         a += 1
         axes.append(f"{k(name)}: {{" + ", ".join(row) + "}")
     axes_text = "{" + ", ".join(axes) + "}"
     if len(axes) > 1:
-        lines.append(f"{k('axes')}: {axes_text}")
-    inputs = [f"{k(name)}: {{{k('value')}: {shown(f'v[{at[name]}]')}, {k('unit')}: {k(unit)}, {k('source')}: {k(source)}}}"
-              for name, unit, source, _ in rows[:len(values)]]
-    inputs += [f"{k(name)}: {{{k('value')}: {k(value if type(value) is int else plain_exact(value))}, "
-               f"{k('unit')}: {k(unit)}, {k('source')}: {k(source)}}}"
+        lines.append(f"{w('axes')}: {axes_text}")
+    inputs = [f"{k(name)}: {{{w('value')}: {shown(f'v[{at[name]}]')}, {w('unit')}: {k(unit)}, "
+              f"{w('source')}: {k(source)}}}" for name, unit, source, _ in rows[:len(values)]]
+    inputs += [f"{k(name)}: {{{w('value')}: {k(value if type(value) is int else plain_exact(value))}, "
+               f"{w('unit')}: {k(unit)}, {w('source')}: {k(source)}}}"
                for (name, unit, source, _), value in zip(rows[len(values):], times.values())]
-    inputs.append(f"{k('dtype')}: dict({k(dtype_row)})")
-    lines.append(f"{k('inputs')}: {{" + ", ".join(inputs) + "}")
+    inputs.append(f"{w('dtype')}: dict({k(dtype_row)})")
+    lines.append(f"{w('inputs')}: {{" + ", ".join(inputs) + "}")
     result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
-    lines += [f"{k('units')}: None",     # its place: the step report's own units replace it
-              f"{k('_result_keys')}: list({k(result_keys)})", f"{k('_extra_keys')}: list({k(tuple(sheet['extras']))})",
-              f"{k('time_is')}: {k('communication alone (no compute, overlap or bubble); step_time is the whole step')}"]
+    lines += [f"{w('units')}: None",     # its place: the step report's own units replace it
+              f"{w('_result_keys')}: list({k(result_keys)})",
+              f"{w('_extra_keys')}: list({k(tuple(sheet['extras']))})",
+              f"{w('time_is')}: {k(_TIME_IS)}"]
     body = "" if len(axes) > 1 else f"    {axes_text}\n"    # computed all the same: its refusals are the answer's
     parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
     source = (f"def _fill(v, g, _w=None, _d=None, _pe=None, _st=None{parameters}):\n{body}    return {{\n        "
@@ -569,16 +595,16 @@ def _planned(plan: _Plan, given_values: dict) -> dict:
         if not _holds(kind, *check(*names(values))):
             raise Fallback("a rule broken")     # the general path refuses it in its words
     got = plan.sheet(*plan.sheet_at(values))
-    if not _EXACT.issuperset(map(type, got)):
-        raise NotExact("not an exact number")
     e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
-    whole = _INT.issuperset(map(type, values)) and _INT.issuperset(map(type, got[:e0])) and \
-        _INT.issuperset(map(type, got[e1:]))
+    whole = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
+    if not _EXACT.issuperset(map(type, got[e0:e1] if whole else got)):
+        raise NotExact("not an exact number")
+    whole = whole and _INT.issuperset(map(type, values))
     payload = (plan.fill_whole if whole else plan.fill)(values, got)
     # the step model at these numbers (_step_report's, its point resolved but for the numbers typed), its quantities
     # read by position
     step = plan.step
-    function, units, unit_keys, (comm_keys, comm), (exposed_keys, exposed), (memory_keys, memory), bubble, whole = \
+    function, units, unit_keys, (comm_keys, comm), (exposed_keys, exposed), (memory_keys, memory), bubble, step_time = \
         plan.report
     point = list(plan.step_point)
     for i, j in plan.step_at:
@@ -591,7 +617,7 @@ def _planned(plan: _Plan, given_values: dict) -> dict:
     out["exposed_comm_time_per_axis"] = dict(zip(exposed_keys, exposed(number)))
     out["memory"] = dict(zip(memory_keys, memory(number)))
     out["memory_stage"] = dict(step["memory_stage"])
-    out["bubble_fraction_of_step"] = number[bubble] / number[whole]
+    out["bubble_fraction_of_step"] = number[bubble] / number[step_time]
     out["units"] = dict(step["units"])
     stages = plan.stages_held if plan.stages is None else float(values[plan.stages])
     out["busiest_stage"] = dict(step["busiest"][0 if int(stages) == 1 else 1])

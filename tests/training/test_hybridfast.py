@@ -213,8 +213,14 @@ def test_a_warm_call_is_answered_by_the_plan_of_its_names_with_its_own_numbers(m
     # the first call plans the names t, p, d, c, b, m, s (and recompute=selective); then the cold path is made to
     # fail, so every later answer under those names is the plan's: each must be the SymPy path's, number for number
     first = dict(t=8, p=8, d=1, c=1, b=64, m=64, s=2048, recompute="selective")
+    key = hybridfast._plan_key(SimpleNamespace(name="hybrid", values=first, model="gpt3-175b", hardware="a100",
+                                               dtype=None, backend=None, algorithm=None, model_config=None))
+    hybridfast._PLANS.pop(key, None)
     api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **first)
     assert api == sympy_path
+    assert hybridfast._PLANS[key] is hybridfast._ONCE      # a call made once prints nothing (sheet.Plan's rule)
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **first)
+    assert api == sympy_path and isinstance(hybridfast._PLANS[key], hybridfast._Plan)
     monkeypatch.setattr(hybridfast, "_answer", lambda *_: pytest.fail("the cold path ran for a planned call"))
     # and the SymPy path may not answer in its place (a plan that stepped aside would leave it to answer)
     monkeypatch.setattr(fasteval, "_eval_payload", lambda: pytest.fail("the plan stepped aside"))
@@ -239,6 +245,7 @@ def test_a_planned_answer_shares_nothing_with_the_next():
 
     layout = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=4, c=1, b=64, m=8, s=4096)
     symcomm.evaluate("hybrid", **layout)
+    symcomm.evaluate("hybrid", **layout)                    # planned at its second answer
     first = symcomm.evaluate("hybrid", **layout).data       # by the plan
     expected = json.dumps(symcomm.evaluate("hybrid", **layout).to_dict())
     # every mapping and list of the document changed in place: the next answer is as before
@@ -276,17 +283,23 @@ def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypat
     layouts = (dict(t=4, p=2, d=2, c=1, b=64, m=8, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
                dict(t=2, p=4, d=4, c=2, b=32, m=8, s=4096))
     for layout in layouts:
-        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)     # planned by the first
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)     # planned by the second
         assert api == sympy_path
     monkeypatch.setattr(hybridfast, "_INT", frozenset())
     for layout in layouts:
         api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)
         assert api == sympy_path
-    # the printed code names parameters and positions only: every word (a key, a label, a source) is a parameter's
-    # default, never text of the code (nothing of the data or of the call is compiled)
-    plans = [plan for plan in hybridfast._PLANS.values() if plan is not None]
+    # the printed code names parameters and positions only: every word of the data or the call (a label, a source, a
+    # name typed) is a parameter's default, never text of the code; its only text is the keys every answer has
+    plans = [plan for key, plan in hybridfast._PLANS.items() if isinstance(plan, hybridfast._Plan)
+             and key[0] == "llama3-8b"]
     assert plans
     for plan in plans:
         for fill in (plan.fill, plan.fill_whole):
-            assert not [c for c in fill.__code__.co_consts if isinstance(c, str)]
+            texts = {c for c in fill.__code__.co_consts if isinstance(c, str)}
+            assert texts and texts <= {"label", "kind", "name", "hybrid", "options", "values", "unit", "bytes",
+                                       "dtype", "bytes_per_element", "time", "terms", "axis", "collective",
+                                       "algorithm", "group", "message", "count", "send", "stage", "axes", "value",
+                                       "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
+            assert "llama3-8b" in str(fill.__defaults__) and "llama3-8b" not in texts
             assert set(fill.__code__.co_names) <= {"type", "int", "float", "dict", "list"}

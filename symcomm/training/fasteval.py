@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from fractions import Fraction
 
 from ..base import notes
@@ -55,14 +56,16 @@ def eval_document(args) -> dict:
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
     elif args.name == "hybrid":
-        # the generated data answers whether or not the SymPy path is loaded (the API loads it): warm, by the plan
-        # of the names met before (hybridfast._Plan), in half the time of the SymPy path's plans; the same document
+        # the generated data answers by the plan of names met before (hybridfast._Plan: the API's warm calls, in half
+        # the time of the SymPy path's own plans), and cold in a process without the SymPy path (a command, an API
+        # process that never needed it); one that has it answers the names no plan takes from its compiled plans
+        # (sheet.Plan, steptime._ReportPlan), faster warm than the generated data cold: the same document either way
         hybrid = _hybridfast()
         try:
             done = hybrid.warm(args)
             if done is not None:
                 return done
-            if hybrid.usable(args):
+            if hybrid.usable(args) and (_SYMPY_PATH not in sys.modules or hybrid.may_plan(args)):
                 return hybrid.answer(args)
         except hybrid.Fallback:
             pass    # an option set the generated data does not hold, or a refusal (nothing said): SymPy's
@@ -94,6 +97,8 @@ def _eval_payload():
 
 
 _EVAL_PAYLOAD = None
+#: the module whose presence says the SymPy path is loaded
+_SYMPY_PATH = "symcomm.training.answers"
 
 
 def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:

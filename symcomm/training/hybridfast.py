@@ -358,6 +358,12 @@ def warm(args) -> dict | None:
     return payload
 
 
+def may_plan(args) -> bool:
+    """Whether an answer here may yet plan ``args``' names (the API's values, answered at most once so far)."""
+    key = _plan_key(args)
+    return key is not None and _PLANS.get(key, _UNSEEN) in (_UNSEEN, _ONCE)
+
+
 def _plan_key(args):
     """What the plan of ``args`` depends on (the API's keyword values: the option words with their text, the
     other names alone), or None for a call that is not planned (words from the command line: one call a process)."""

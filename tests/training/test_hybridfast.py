@@ -263,18 +263,23 @@ def test_a_planned_answer_shares_nothing_with_the_next():
     assert json.dumps(symcomm.evaluate("hybrid", **layout).to_dict()) == expected
 
 
-def test_names_that_change_more_than_a_number_are_not_planned():
-    # a typed time constant (the weights), N or G (the link rule), bw (a conversion): answered cold every time,
-    # each the SymPy path's answer
+def test_names_that_change_more_than_a_number_are_not_planned(monkeypatch):
+    # a typed time constant (the weights), N or G (the link rule), bw (a conversion): not planned, each answer the
+    # SymPy path's; once that is known, a process holding the SymPy path answers them there (its own plans, warm)
     base = dict(t=8, p=2, d=4, c=1, b=64, m=8, s=4096)
-    for extra in (dict(alpha=1e-5), dict(G=4), dict(bw="100GB/s")):
+    extras = (dict(alpha=1e-5), dict(G=4), dict(bw="100GB/s"))
+    for extra in extras:
         for _ in range(2):
             api, sympy_path = _api_and_sympy("llama3-8b", "h100", **base, **extra)
             assert api == sympy_path, extra
         key = hybridfast._plan_key(SimpleNamespace(name="hybrid", values={**base, **extra}, model="llama3-8b",
                                                    hardware="h100", dtype=None, backend=None, algorithm=None,
                                                    model_config=None))
-        assert hybridfast._PLANS.get(key) is None
+        assert key in hybridfast._PLANS and hybridfast._PLANS[key] is None
+    monkeypatch.setattr(hybridfast, "answer", lambda *_: pytest.fail("answered cold where a plan never will"))
+    for extra in extras:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **base, **extra)
+        assert api == sympy_path, extra
 
 
 def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypatch):

@@ -141,7 +141,7 @@ def summed_time(positions, counts, weights: list, den: int):
             break
         num += count * weights[at]
     else:       # whole counts (the common case): one numerator over den
-        return _shown(num, den)
+        return shown_quotient(num, den)
     num, bottom = 0, 1
     for at, count in zip(positions, counts):
         if type(count) is int:
@@ -149,10 +149,10 @@ def summed_time(positions, counts, weights: list, den: int):
         else:
             num = num * count.denominator + count.numerator * weights[at] * bottom
             bottom *= count.denominator
-    return _shown(num, bottom * den)
+    return shown_quotient(num, bottom * den)
 
 
-def _shown(num: int, bottom: int):
+def shown_quotient(num: int, bottom: int):
     """num / bottom as an answer shows it: an int when whole, else the correctly rounded float of the quotient."""
     if num % bottom == 0:
         return num // bottom

@@ -31,7 +31,7 @@ from operator import itemgetter
 from ..base import notes
 from ..base.inputs import MAX_VALUE
 from ..base.units import bytes_per_element
-from ..numbers.exactops import NotExact, plain_exact, summed_time
+from ..numbers.exactops import NotExact, plain_exact, shown_quotient, summed_time
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_hardware_report, with_model_shape, add_hardware_report
@@ -521,6 +521,9 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
         return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
 
     def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
+        if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line
+            total = " + ".join(f"g[{start + i}] * {k(weights[at])}" for i, at in enumerate(positions)) or "0"
+            return f"_sh({total}, _d)"
         return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
                "else _pe(_x))"
 
@@ -553,7 +556,7 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
     axes, a = [], a0
     pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
     for name, coefficients, words in sheet["axes"]:
-        row = [f"{w('send')}: _pe(g[{a}] * {scale})", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
+        row = [f"{w('send')}: {shown(f'g[{a}] * {scale}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
         if times:
             counts = tuple(position[n] for n in coefficients)
             row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")
@@ -577,12 +580,12 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
               f"{w('time_is')}: {k(_TIME_IS)}"]
     body = "" if len(axes) > 1 else f"    {axes_text}\n"    # computed all the same: its refusals are the answer's
     parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
-    source = (f"def _fill(v, g, _w=None, _d=None, _pe=None, _st=None{parameters}):\n{body}    return {{\n        "
-              + ",\n        ".join(lines) + ",\n    }\n")
+    source = (f"def _fill(v, g, _w=None, _d=None, _pe=None, _st=None, _sh=None{parameters}):\n{body}"
+              "    return {\n        " + ",\n        ".join(lines) + ",\n    }\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
     fill = namespace["_fill"]
-    fill.__defaults__ = (tuple(weights), den, plain_exact, summed_time, *constants)
+    fill.__defaults__ = (tuple(weights), den, plain_exact, summed_time, shown_quotient, *constants)
     return fill
 
 

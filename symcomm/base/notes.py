@@ -31,6 +31,15 @@ def add(text: str, *, restates_default: bool = False) -> None:
         bucket.append(Note(text, restates_default))
 
 
+def extend(held) -> None:
+    """Add the notes ``held`` (Notes said before, immutable) as :func:`add` adds each."""
+    bucket = _BUCKET.get()
+    if bucket is not None:
+        for note in held:
+            if not any(n.text == note.text for n in bucket):
+                bucket.append(note)
+
+
 class collected:
     """Collect the notes added inside the ``with`` block into the list it yields (a class, not a generator:
     the Python API enters one per call, and this costs a third of a generator-based context manager)."""

@@ -25,7 +25,7 @@ from .rational import _cli_name
 
 
 class _ExactPrinter(NamedPrinting, PythonCodePrinter):
-    """Python over ints and Fractions: quotients through ``_div``, rationals as ``_F(p, q)``."""
+    """Python over ints and Fractions: quotients in line (``_div``'s rule), rationals as ``_F(p, q)``."""
 
     # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
     printmethod = "_symcomm_exactcode"
@@ -34,6 +34,17 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
                           "order": "none"})
         self.names = slot or {}       # each symbol as its parameter's name (NamedPrinting): printed as built
+        self.quotients = 0            # the quotients printed so far: each names its own operands
+
+    def _quotient(self, top: str, bottom: str) -> str:
+        """``_div(top, bottom)`` in line (a call and its type tests cost more than the division): an int when the
+        remainder is zero (ints, or Fractions whose quotient is whole: ``//`` is then exact), else a Fraction;
+        by zero, ``_by_zero`` refuses as ``_div`` does.  Its operands are held in names of its own (a quotient
+        nested in its operands has others), each computed once."""
+        i = self.quotients
+        self.quotients += 1
+        n, d = f"_n{i}", f"_d{i}"
+        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else _F({n}, {d}))"
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")
@@ -51,7 +62,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
                 raise NotExact("a power that is not whole")
             return f"_pow({self._print(base)}, {self._print(exp)})"    # 2**⌈log₂N⌉: whole at run time
         if exp < 0:
-            return f"_div(1, {self.parenthesize(base, 60)}**{-int(exp)})"
+            return self._quotient("1", f"{self.parenthesize(base, 60)}**{-int(exp)}")
         return f"{self.parenthesize(base, 60)}**{int(exp)}"
 
     def _print_Mul(self, expr):
@@ -68,7 +79,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         top += [self.parenthesize(f, 60) for f in num]
         bottom = ([str(int(coef.q))] if coef.q != 1 else []) + [self.parenthesize(f, 60) for f in den]
         text = "*".join(top)
-        return f"_div({text}, {'*'.join(bottom)})" if bottom else f"({text})"
+        return self._quotient(text, "*".join(bottom)) if bottom else f"({text})"
 
     def _print_Piecewise(self, expr):
         out = "_no_branch()"
@@ -93,7 +104,7 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         if expr.func.__name__ == "_log2":
             return f"_log2({self._print(expr.args[0])})"
         if expr.func.__name__ == "_q":           # compiled_many's opaque quotient (_quotients)
-            return f"_div({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+            return self._quotient(self._print(expr.args[0]), self._print(expr.args[1]))
         raise NotExact(f"no exact code for {expr.func.__name__}")
 
     def _print_floor(self, expr):
@@ -142,7 +153,15 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
     out = None
     if expr.is_Mul or (expr.is_Pow and expr.exp.is_Integer and expr.exp < 0):
         coef, factors = expr.as_coeff_mul()
-        if coef.is_Rational:
+        piece = next((f for f in factors if f.is_Piecewise and any(_is_quotient(v) for v, _ in f.args)), None)
+        if coef.is_Rational and piece is not None:
+            # a product with a Piecewise one of whose branches is a quotient (1/x where x may divide the rest): the
+            # rest multiplied into each branch, so that each is one quotient of whole products, an int where it
+            # divides, instead of a Fraction taken first and multiplied after; the same number in every branch
+            rest = [f for f in factors if f is not piece]
+            out = _quotients(sp.Piecewise(*((sp.Mul(coef, *rest, value), cond) for value, cond in piece.args),
+                                          evaluate=False), seen)
+        elif coef.is_Rational:
             top, bottom = [], []
             for f in factors:
                 if f.is_Pow and f.exp.is_Integer and f.exp < 0:
@@ -161,6 +180,12 @@ def _quotients(expr: sp.Expr, seen: dict) -> sp.Expr:
     # first one's object, so that ``new is old`` above holds for it as it would when walked anew
     seen[expr] = _UNCHANGED if out is expr else out
     return out
+
+
+def _is_quotient(value: sp.Expr) -> bool:
+    """Whether ``value`` is a quotient: a fraction, a reciprocal, or a product with either among its factors."""
+    return any((f.is_Rational and not f.is_Integer) or (f.is_Pow and f.exp.is_Integer and f.exp < 0)
+               for f in (value.args if value.is_Mul else (value,)))
 
 
 def _function(result: str, params: list, body: str = ""):

@@ -31,6 +31,11 @@ def _div(a, b):
     return out.numerator if out.denominator == 1 else out
 
 
+def _by_zero():
+    # the printed code's quotient (exactcode._ExactPrinter._quotient) by zero: _div's refusal, in its words
+    raise NotExact("division by zero")
+
+
 def _whole(x) -> int:
     if type(x) is int:
         return x
@@ -96,7 +101,7 @@ class _Unusable:
 _CANNOT = (ArithmeticError, TypeError, ValueError, NameError)
 
 #: the names printed exact code calls (symcomm.numbers.exactcode prints them; the generated modules import them)
-HELPERS = {"_div": _div, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
+HELPERS = {"_div": _div, "_by_zero": _by_zero, "_F": Fraction, "_log2": _log2, "_ceil_log2": _ceil_log2,
            "_ones_below": _ones_below, "_pow": _pow, "_no_branch": _no_branch, "_floor": _floor, "_ceiling": _ceiling,
            "_Unusable": _Unusable, "_CANNOT": _CANNOT}
 
@@ -136,7 +141,7 @@ def summed_time(positions, counts, weights: list, den: int):
             break
         num += count * weights[at]
     else:       # whole counts (the common case): one numerator over den
-        return _shown(num, den)
+        return shown_quotient(num, den)
     num, bottom = 0, 1
     for at, count in zip(positions, counts):
         if type(count) is int:
@@ -144,10 +149,10 @@ def summed_time(positions, counts, weights: list, den: int):
         else:
             num = num * count.denominator + count.numerator * weights[at] * bottom
             bottom *= count.denominator
-    return _shown(num, bottom * den)
+    return shown_quotient(num, bottom * den)
 
 
-def _shown(num: int, bottom: int):
+def shown_quotient(num: int, bottom: int):
     """num / bottom as an answer shows it: an int when whole, else the correctly rounded float of the quotient."""
     if num % bottom == 0:
         return num // bottom

@@ -49,7 +49,7 @@ import math
 from fractions import Fraction as _F  # noqa: F401
 
 from ..base.bits import ones_below_int as _ones_below_int
-from ..numbers.exactops import (_CANNOT, _Unusable, _ceil_log2, _ceiling, _div, _floor, _log2,  # noqa: F401
+from ..numbers.exactops import (_CANNOT, _Unusable, _by_zero, _ceil_log2, _ceiling, _floor, _log2,  # noqa: F401
                                 _no_branch, _ones_below, _pow)
 
 nan = math.nan

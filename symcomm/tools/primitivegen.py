@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from fractions import Fraction as _F  # noqa: F401
 
-from ..numbers.exactops import (_CANNOT, _ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
+from ..numbers.exactops import (_CANNOT, _by_zero, _ceil_log2, _ceiling, _floor, _log2, _no_branch,  # noqa: F401
                                 _ones_below, _pow, _Unusable)
 '''
 

@@ -55,18 +55,34 @@ def eval_document(args) -> dict:
             return _answer(args, entry)
         except NotExact:
             pass     # a point the exact code cannot answer (no note said, nothing refused yet): SymPy's
-    elif args.name == "hybrid" and _SYMPY_PATH not in sys.modules:
-        # a process without the SymPy path (a cold command, an API process that never needed it) answers from the
-        # generated data; one that has it answers from its compiled plans (sheet.Plan, steptime._ReportPlan),
-        # faster warm: the same document either way
-        from . import hybridfast     # on first use: a primitive's answer never reads the hybrid's data
-
-        if hybridfast.usable(args):
-            try:
-                return hybridfast.answer(args)
-            except hybridfast.Fallback:
-                pass    # an option set the generated data does not hold, or a refusal (nothing said): SymPy's
+    elif args.name == "hybrid":
+        # the generated data answers by the plan of names met before (hybridfast._Plan: the API's warm calls, in half
+        # the time of the SymPy path's own plans), and cold in a process without the SymPy path (a command, an API
+        # process that never needed it); one that has it answers the names no plan takes from its compiled plans
+        # (sheet.Plan, steptime._ReportPlan), faster warm than the generated data cold: the same document either way
+        hybrid = _hybridfast()
+        try:
+            done = hybrid.warm(args)
+            if done is not None:
+                return done
+            if hybrid.usable(args) and (_SYMPY_PATH not in sys.modules or hybrid.may_plan(args)):
+                return hybrid.answer(args)
+        except hybrid.Fallback:
+            pass    # an option set the generated data does not hold, or a refusal (nothing said): SymPy's
     return _eval_payload()(args)
+
+
+def _hybridfast():
+    # imported on first use (a primitive's answer never reads the hybrid's data), then kept (_eval_payload's rule)
+    global _HYBRIDFAST
+    if _HYBRIDFAST is None:
+        from . import hybridfast
+
+        _HYBRIDFAST = hybridfast
+    return _HYBRIDFAST
+
+
+_HYBRIDFAST = None
 
 
 def _eval_payload():

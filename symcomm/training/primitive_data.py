@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fractions import Fraction as _F  # noqa: F401
 
-from ..numbers.exactops import (_CANNOT, _ceil_log2, _ceiling, _div, _floor, _log2, _no_branch,  # noqa: F401
+from ..numbers.exactops import (_CANNOT, _by_zero, _ceil_log2, _ceiling, _floor, _log2, _no_branch,  # noqa: F401
                                 _ones_below, _pow, _Unusable)
 
 #: each primitive's algorithm when --algorithm is not given (algorithms.DEFAULT_ALGORITHM)
@@ -65,7 +65,7 @@ def _broadcast__scatter_allgather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((2*_t0*_a0), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -77,14 +77,14 @@ def _broadcast__scatter_allgather_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = max(_div(_t3, 4), _a1 + _div((-1*_t3), 2))
+        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
         _t5 = _t0 + _t2
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
-    return (max(_t1, _div((_a0*(-2 + _t4 + _a1)), _a1)), _div((_a0*(_t0 + _t4)), _a1), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t5, _t1, 0, _t5, _t1, )
+    return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_allgather_checks(M, N):
@@ -99,7 +99,7 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((2*_t0*_a0), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -111,14 +111,14 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = max(_div(_t3, 4), _a1 + _div((-1*_t3), 2))
+        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
         _t5 = _t2 + _log2(_a1)
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
-    return (max(_t1, _div((_a0*(-2 + _t4 + _a1)), _a1)), _div((_a0*(_t0 + _t4)), _a1), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t5, _t1, 0, _t5, _t1, )
+    return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_rd_allgather_checks(M, N):
@@ -133,10 +133,10 @@ def _scatter__flat_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((_t0*_a0), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
-    return (_t1, _div(_a0, _a1), _t1, _t0, _t1, 0, _t0, _t1, )
+    return (_t1, (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _scatter__flat_checks(M, N):
@@ -147,7 +147,7 @@ def _scatter__binomial_tree_cost(M, N):
     _a0 = M
     _a1 = N
     try:
-        _t0 = _div((_a0*(-1 + _a1)), _a1)
+        _t0 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_a0*(-1 + _a1))) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -159,10 +159,10 @@ def _scatter__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = max(_div(_t2, 2), _a1 + (-1*_t2))
+        _t3 = max((_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _t2) % _d1 else _F(_n1, _d1)), _a1 + (-1*_t2))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return (max(_t0, _div((_a0*(-1 + _t3)), _a1)), _div((_t3*_a0), _a1), _div((_a0*_ones_below(_a1)), _a1), _t1, _t0, 0, _t1, _t0, )
+    return (max(_t0, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_a0*(-1 + _t3))) % _d2 else _F(_n2, _d2))), (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_t3*_a0)) % _d3 else _F(_n3, _d3)), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t1, _t0, 0, _t1, _t0, )
 
 
 def _scatter__binomial_tree_checks(M, N):
@@ -177,10 +177,10 @@ def _gather__flat_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((_t0*_a0), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
-    return (_div(_a0, _a1), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
+    return ((_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _gather__flat_checks(M, N):
@@ -199,14 +199,14 @@ def _gather__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max(_div(_t1, 2), _a1 + (-1*_t1))
+        _t2 = max((_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (-1*_t1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _div((_a0*(-1 + _a1)), _a1)
+        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := (_a0*(-1 + _a1))) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return (_div((_t2*_a0), _a1), max(_t3, _div((_a0*(-1 + _t2)), _a1)), _div((_a0*_ones_below(_a1)), _a1), _t0, _t3, 0, _t0, _t3, )
+    return ((_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t2*_a0)) % _d2 else _F(_n2, _d2)), max(_t3, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-1 + _t2))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t0, _t3, 0, _t0, _t3, )
 
 
 def _gather__binomial_tree_checks(M, N):
@@ -261,7 +261,7 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max(_div(_t1, 4), _a1 + _div((-1*_t1), 2))
+        _t2 = max((_by_zero() if not (_d0 := 4) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (-1*_t1)) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -273,7 +273,7 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = _div((2*_t4), _a1)
+        _t5 = (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (2*_t4)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -281,10 +281,10 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div(_t4, _a1)
+        _t7 = (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := _t4) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
-    return (_div((_a0*(_t2 + _t3)), _a1), max(_t5, _div((_a0*(-2 + _t2 + _a1)), _a1)), _div((_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1))), _a1), _t6, _t5, _t7, _t6, _t5, _t7, )
+    return ((_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t2 + _t3))) % _d4 else _F(_n4, _d4)), max(_t5, (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _d5 else _F(_n5, _d5))), (_by_zero() if not (_d6 := _a1) else _n6 // _d6 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d6 else _F(_n6, _d6)), _t6, _t5, _t7, _t6, _t5, _t7, )
 
 
 def _reduce__rabenseifner_checks(M, N):
@@ -307,7 +307,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _div(1, _t2**1)
+        _t3 = (_by_zero() if not (_d0 := _t2**1) else _n0 // _d0 if not (_n0 := 1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -346,7 +346,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
         _t12 = _t5 + _t7
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
-    return (_t5 + _div(_a0, 2), max(_t9, _t5 + (_t8*(-1 + _div(_t2, 2))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + _div((_t1*_a0), 2), _t11, _t9, _t12, _t11, _t9, _t12, )
+    return (_t5 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), max(_t9, _t5 + (_t8*(-1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := _t2) % _d2 else _F(_n2, _d2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_by_zero() if not (_d3 := 2) else _n3 // _d3 if not (_n3 := (_t1*_a0)) % _d3 else _F(_n3, _d3)), _t11, _t9, _t12, _t11, _t9, _t12, )
 
 
 def _reduce__rabenseifner_fold_checks(M, N):
@@ -365,7 +365,7 @@ def _all_gather__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
@@ -383,7 +383,7 @@ def _all_gather__recursive_doubling_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div(_t0, _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -405,7 +405,7 @@ def _all_gather__bruck_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div(_t0, _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -427,7 +427,7 @@ def _all_gather__gather_broadcast_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((_t0*(1 + _a1)), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*(1 + _a1))) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -453,7 +453,7 @@ def _reduce_scatter__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
@@ -471,7 +471,7 @@ def _reduce_scatter__recursive_halving_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div(_t0, _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -497,7 +497,7 @@ def _reduce_scatter__pairwise_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
@@ -519,7 +519,7 @@ def _all_reduce__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -527,7 +527,7 @@ def _all_reduce__ring_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _div(_t0, _a1)
+        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
@@ -571,7 +571,7 @@ def _all_reduce__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + _div((-1*(_pow(2, _t0))), 2))))))
+        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := (-1*(_pow(2, _t0)))) % _d0 else _F(_n0, _d0)))))))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -657,7 +657,7 @@ def _all_reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -665,7 +665,7 @@ def _all_reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _div(_t0, _a1)
+        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
@@ -695,7 +695,7 @@ def _all_reduce__rabenseifner_fold_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = _div(_a0, _t3)
+        _t4 = (_by_zero() if not (_d0 := _t3) else _n0 // _d0 if not (_n0 := _a0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
@@ -748,7 +748,7 @@ def _all_reduce__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a2)
+        _t2 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -764,19 +764,19 @@ def _all_reduce__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((_t5*(-1 + _a0)), _a0)
+        _t6 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t5*(-1 + _a0))) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = _div(_t0, _a2)
+        _t7 = (_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := _t0) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = _div((-1*_t3) + (2*_a2), _a0)
+        _t8 = (_by_zero() if not (_d3 := _a0) else _n3 // _d3 if not (_n3 := (-1*_t3) + (2*_a2)) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
-        _t9 = _div((-1*_t5*(_a0 + (-1*_a2))), (_a0*_a2))
+        _t9 = (_by_zero() if not (_d4 := (_a0*_a2)) else _n4 // _d4 if not (_n4 := (-1*_t5*(_a0 + (-1*_a2)))) % _d4 else _F(_n4, _d4))
     except _CANNOT as _err:
         _t9 = _Unusable(_err)
     return (_t2, _t2, _t1, _t4, _t6, _t7, _t8, _t9, _t4, _t6, _t7, _t8, _t9, )
@@ -795,7 +795,7 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div(_t0, _a2)
+        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -803,7 +803,7 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _div((_t2*_a1), _a0)
+        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -811,11 +811,11 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = _div((-1*_t4), _a0)
+        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((-1*_t4*_a1), (_a0*_a2))
+        _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     return (_t1, _t1, _t0, _t2, _t3, 0, _t5, _t6, _t2, _t3, _t5, _t6, )
@@ -834,7 +834,7 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div(_t0, _a2)
+        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -842,7 +842,7 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _div((_t2*_a1), _a0)
+        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -850,11 +850,11 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = _div((-1*_t4), _a0)
+        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = _div((-1*_t4*_a1), (_a0*_a2))
+        _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     return (_t1, _t1, _t0, _t2, _t3, _t1, _t5, _t6, _t2, _t3, _t1, _t5, _t6, )
@@ -876,7 +876,7 @@ def _all_to_all__pairwise_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, _a1)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
@@ -898,10 +898,10 @@ def _all_to_all__bruck_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _div(_t1, 2)
+        _t2 = (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
-    return (_t2, _t2, _div((_t1*_a1), 2), _t0, _t2, 0, _t0, _t2, )
+    return (_t2, _t2, (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (_t1*_a1)) % _d1 else _F(_n1, _d1)), _t0, _t2, 0, _t0, _t2, )
 
 
 def _all_to_all__bruck_checks(M, N):
@@ -926,7 +926,7 @@ def _broadcast__ring_cost(C, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((_t0*_a1), _a0)
+        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, 0, _t0, _t1, )
@@ -945,7 +945,7 @@ def _reduce__ring_cost(C, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((_t0*_a1), _a0)
+        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, _t1, _t0, _t1, _t1, )
@@ -986,15 +986,15 @@ def _reduce__ring_segmented_cost(K, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = min(_a0, _ceiling(_div(_a1, _t0)))
+        _t1 = min(_a0, _ceiling((_by_zero() if not (_d0 := _t0) else _n0 // _d0 if not (_n0 := _a1) % _d0 else _F(_n0, _d0))))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _ceiling(_div(_a1, _t1))
+        _t2 = _ceiling((_by_zero() if not (_d1 := _t1) else _n1 // _d1 if not (_n1 := _a1) % _d1 else _F(_n1, _d1)))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _ceiling(_div(max(_t0, _t2), _a2))
+        _t3 = _ceiling((_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := max(_t0, _t2)) % _d2 else _F(_n2, _d2)))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -1030,7 +1030,7 @@ def _reduce__ring_segmented_cost(K, M, N):
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = _div(_a1, _t5)
+        _t12 = (_by_zero() if not (_d3 := _t5) else _n3 // _d3 if not (_n3 := _a1) % _d3 else _F(_n3, _d3))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -1068,7 +1068,7 @@ def _reduce__ring_gather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = _div((2*_t0), _a1)
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0)) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -1076,10 +1076,10 @@ def _reduce__ring_gather_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _div(_t0, _a1)
+        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return (_a0, _t1, _div((_t0*(1 + _a1)), _a1), _t2, _t1, _t3, _t2, _t1, _t3, )
+    return (_a0, _t1, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t0*(1 + _a1))) % _d2 else _F(_n2, _d2)), _t2, _t1, _t3, _t2, _t1, _t3, )
 
 
 def _reduce__ring_gather_checks(M, N):

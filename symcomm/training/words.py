@@ -310,16 +310,31 @@ def add_hardware_report(out: dict, system, compute: dict, typed_names, options: 
     planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's framework (``options``:
     the step options, each absent one at its default) and the defaults taken.  One rule for the general path
     (``answers.py``) and the generated one (``hybridfast.py``)."""
+    return with_hardware_report(out, system, hardware_words(system, compute, typed_names, options, dtype))
+
+
+def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str) -> tuple:
+    """What :func:`add_hardware_report` adds whatever the numbers: (the constants with their sources, the framework
+    whose checks the error shows, the units added, the defaults taken), worded once by a plan (hybridfast)."""
     precision = options.get("precision", OPTIONS["precision"].default)
     framework = options.get("framework", OPTIONS["framework"].default)
     typed_names = list(typed_names)
     peak_source = (f"typed ({', '.join(typed_names)}); the hardware's: {system.peak_source}" if typed_names
                    else system.peak_source)
-    out["constants"] = {**compute, "source": system.step_time_source, "peak_source": peak_source,
-                        "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
+    constants = {**compute, "source": system.step_time_source, "peak_source": peak_source,
+                 "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
+    units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
+             "step_time_error": "ratios (predicted / measured - 1); runs: a count"}
+    return constants, framework, units, tuple(system.defaults_used())
+
+
+def with_hardware_report(out: dict, system, words: tuple) -> dict:
+    """:func:`add_hardware_report` by its :func:`hardware_words`: the memory verdict and the fit's error made anew
+    (both are the answer's own mappings), the words copied."""
+    constants, framework, units, defaults = words
+    out["constants"] = dict(constants)
     out.update(system.memory_verdict(out["memory_per_gpu"]))
     out["step_time_error"] = system.step_time_error(framework)
-    out["units"].update({"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
-                         "step_time_error": "ratios (predicted / measured - 1); runs: a count"})
-    out["assumptions"] += list(system.defaults_used())
+    out["units"].update(units)
+    out["assumptions"] += defaults
     return out

@@ -518,6 +518,18 @@ def test_run_prints_notes_after_the_answer_and_defaults_only_verbose(capsys):
                                                     "symcomm: note: a typed value was not used"]
 
 
+def test_notes_said_before_are_added_again_once_each():
+    from symcomm.base import notes
+
+    held = (notes.Note("a default was taken", True), notes.Note("a typed value was not used"))
+    notes.extend(held)                                  # no collector: nowhere, as notes.add
+    with notes.collected() as said:
+        notes.add("a typed value was not used")
+        notes.extend(held)
+        notes.extend(held)
+    assert said == [notes.Note("a typed value was not used"), notes.Note("a default was taken", True)]
+
+
 @pytest.mark.parametrize("raised,code,said", [
     (ValueError("bad\n value"), 2, "symcomm: error: bad value\n"),   # folded to one line
     (KeyboardInterrupt(), 130, "symcomm: interrupted\n"),            # 128 + SIGINT, as a shell says

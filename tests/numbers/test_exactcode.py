@@ -56,6 +56,42 @@ def test_a_quotient_stays_exact_and_a_float_in_a_formula_is_refused():
     assert exactcode.compiled(sp.Float(0.5) * n) is None
 
 
+def test_a_quotient_printed_in_line_is_whole_when_it_divides_and_refuses_zero_as_not_exact():
+    # the printer writes each quotient in line, its operands in names of its own: a nested quotient keeps its
+    # own; a whole quotient is an int, Fractions included; by zero, NotExact (what the callers catch), not
+    # ZeroDivisionError
+    x, y, z = sp.symbols("x y z", rational=True)
+    function, symbols = exactcode.compiled((x / y + 1) / z)
+    assert [str(s) for s in symbols] == ["x", "y", "z"]
+    assert function(3, 2, 5) == Fraction(1, 2)                      # (3/2 + 1)/5 = (5/2)/5, by hand
+    got = function(6, 2, 4)                                          # (3 + 1)/4 = 1
+    assert got == 1 and type(got) is int
+    got = function(Fraction(3, 2), Fraction(1, 2), Fraction(1, 4))   # (3 + 1)/(1/4) = 16
+    assert got == 16 and type(got) is int
+    assert function(-7, 2, 3) == Fraction(-5, 6)                     # (−7/2 + 1)/3 = (−5/2)/3
+    for zero_at in ((1, 0, 1), (1, 1, 0), (-1, 1, 1)):              # y = 0; z = 0; x/y + 1 = 0 is fine: 0
+        if zero_at == (-1, 1, 1):
+            assert function(*zero_at) == 0 and type(function(*zero_at)) is int
+            continue
+        with pytest.raises(exactcode.NotExact):
+            function(*zero_at)
+
+
+def test_a_product_with_a_branch_that_is_a_quotient_is_whole_where_the_product_divides():
+    # 6·x·(1/y if y > 1 else 1): the product is taken inside each branch, so 6·4/8 = 3 is the int 3 (not the
+    # Fraction 3/1 that 6·4·(1/8) would leave), 6·1/4 = 3/2 stays a Fraction, and the other branch is 6·x
+    x, y = sp.symbols("x y", integer=True, positive=True)
+    expr = 6 * x * sp.Piecewise((1 / y, y > 1), (1, True))
+    function, symbols = exactcode.compiled_many((expr,))
+    assert [str(s) for s in symbols] == ["x", "y"]
+    (got,) = function(4, 8)
+    assert got == 3 and type(got) is int
+    assert function(1, 4) == (Fraction(3, 2),)
+    (got,) = function(5, 1)
+    assert got == 30 and type(got) is int
+    assert exactcode.at(expr, {x: 4, y: 8}) == 3
+
+
 def _alone_and_together(exprs, numbers):
     """(each formula's exact number by `at` alone, None where it has none; the bundle's tuple by `at_many`, None
     where it refuses)."""

@@ -188,3 +188,123 @@ def test_a_cold_eval_hybrid_loads_no_sympy():
             "print(sorted(m for m in sys.modules if m == 'sympy' or m.startswith('sympy.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _api_and_sympy(model, hardware, **values):
+    """(symcomm.evaluate's document as JSON text and its notes, eval_payload's for the same words)."""
+    import symcomm
+
+    try:
+        got = symcomm.evaluate("hybrid", model=model, hardware=hardware, **values)
+        api = (json.dumps(got.to_dict()), list(got.notes))
+    except InputError as err:
+        api = (f"refused: {err}", None)
+    words = [f"{key}={value}" for key, value in values.items()]
+    with notes.collected() as said:
+        try:
+            doc = answers.eval_payload(_args(words, model, hardware))
+        except InputError as err:
+            return api, (f"refused: {err}", None)
+    doc.pop("_result_keys"), doc.pop("_extra_keys")
+    return api, (json.dumps(json.loads(json.dumps(doc))), [n.text for n in said])
+
+
+def test_a_warm_call_is_answered_by_the_plan_of_its_names_with_its_own_numbers(monkeypatch):
+    # the first call plans the names t, p, d, c, b, m, s (and recompute=selective); then the cold path is made to
+    # fail, so every later answer under those names is the plan's: each must be the SymPy path's, number for number
+    first = dict(t=8, p=8, d=1, c=1, b=64, m=64, s=2048, recompute="selective")
+    key = hybridfast._plan_key(SimpleNamespace(name="hybrid", values=first, model="gpt3-175b", hardware="a100",
+                                               dtype=None, backend=None, algorithm=None, model_config=None))
+    hybridfast._PLANS.pop(key, None)
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **first)
+    assert api == sympy_path
+    assert hybridfast._PLANS[key] is hybridfast._ONCE      # a call made once prints nothing (sheet.Plan's rule)
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **first)
+    assert api == sympy_path and isinstance(hybridfast._PLANS[key], hybridfast._Plan)
+    monkeypatch.setattr(hybridfast, "_answer", lambda *_: pytest.fail("the cold path ran for a planned call"))
+    # and the SymPy path may not answer in its place (a plan that stepped aside would leave it to answer)
+    monkeypatch.setattr(fasteval, "_eval_payload", lambda: pytest.fail("the plan stepped aside"))
+    for layout in (dict(t=4, p=4, d=2, c=1, b=128, m=16, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
+                   dict(t=2, p=2, d=16, c=2, b=512, m=4, s=8192), dict(t=8, p=8, d=1, c=1, b=64, m=64, s=2048)):
+        api, sympy_path = _api_and_sympy("gpt3-175b", "a100", **layout, recompute="selective")
+        assert api == sympy_path, layout
+        doc = json.loads(api[0])
+        # by hand (test_the_bench_case_is_answered_here): 96 layers / p stages, two tp all-reduces per layer in the
+        # forward, per micro-batch (m = b / d / micro-batch of one sequence)
+        assert doc["terms"][0]["count"] == 96 // layout["p"] * layout["m"] * 2
+        assert doc["values"]["t"] == layout["t"] and doc["values"]["s"] == layout["s"]
+    # a value the rules refuse (b = 100 is not divisible by d = 8): refused as the SymPy path refuses it
+    monkeypatch.undo()
+    api, sympy_path = _api_and_sympy("gpt3-175b", "a100", t=8, p=1, d=8, c=1, b=100, m=8, s=1024,
+                                     recompute="selective")
+    assert api == sympy_path and api[0].startswith("refused: ")
+
+
+def test_a_planned_answer_shares_nothing_with_the_next():
+    import symcomm
+
+    layout = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=4, c=1, b=64, m=8, s=4096)
+    symcomm.evaluate("hybrid", **layout)
+    symcomm.evaluate("hybrid", **layout)                    # planned at its second answer
+    first = symcomm.evaluate("hybrid", **layout).data       # by the plan
+    expected = json.dumps(symcomm.evaluate("hybrid", **layout).to_dict())
+    # every mapping and list of the document changed in place: the next answer is as before
+    stack = [first]
+    while stack:
+        node = stack.pop()
+        keys = list(node) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            if isinstance(node[key], (dict, list)):
+                stack.append(node[key])
+        if isinstance(node, dict):
+            node["changed"] = True
+        else:
+            node.append("changed")
+    assert json.dumps(symcomm.evaluate("hybrid", **layout).to_dict()) == expected
+
+
+def test_names_that_change_more_than_a_number_are_not_planned(monkeypatch):
+    # a typed time constant (the weights), N or G (the link rule), bw (a conversion): not planned, each answer the
+    # SymPy path's; once that is known, a process holding the SymPy path answers them there (its own plans, warm)
+    base = dict(t=8, p=2, d=4, c=1, b=64, m=8, s=4096)
+    extras = (dict(alpha=1e-5), dict(G=4), dict(bw="100GB/s"))
+    for extra in extras:
+        for _ in range(2):
+            api, sympy_path = _api_and_sympy("llama3-8b", "h100", **base, **extra)
+            assert api == sympy_path, extra
+        key = hybridfast._plan_key(SimpleNamespace(name="hybrid", values={**base, **extra}, model="llama3-8b",
+                                                   hardware="h100", dtype=None, backend=None, algorithm=None,
+                                                   model_config=None))
+        assert key in hybridfast._PLANS and hybridfast._PLANS[key] is None
+    monkeypatch.setattr(hybridfast, "answer", lambda *_: pytest.fail("answered cold where a plan never will"))
+    for extra in extras:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **base, **extra)
+        assert api == sympy_path, extra
+
+
+def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypatch):
+    # each plan prints two fills (hybridfast._filler): one for ints throughout, one testing each number; forced onto
+    # the second (no number taken as an int), every answer is still the SymPy path's
+    layouts = (dict(t=4, p=2, d=2, c=1, b=64, m=8, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
+               dict(t=2, p=4, d=4, c=2, b=32, m=8, s=4096))
+    for layout in layouts:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)     # planned by the second
+        assert api == sympy_path
+    monkeypatch.setattr(hybridfast, "_INT", frozenset())
+    for layout in layouts:
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **layout)
+        assert api == sympy_path
+    # the printed code names parameters and positions only: every word of the data or the call (a label, a source, a
+    # name typed) is a parameter's default, never text of the code; its only text is the keys every answer has
+    plans = [plan for key, plan in hybridfast._PLANS.items() if isinstance(plan, hybridfast._Plan)
+             and key[0] == "llama3-8b"]
+    assert plans
+    for plan in plans:
+        for fill in (plan.fill, plan.fill_whole):
+            texts = {c for c in fill.__code__.co_consts if isinstance(c, str)}
+            assert texts and texts <= {"label", "kind", "name", "hybrid", "options", "values", "unit", "bytes",
+                                       "dtype", "bytes_per_element", "time", "terms", "axis", "collective",
+                                       "algorithm", "group", "message", "count", "send", "stage", "axes", "value",
+                                       "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
+            assert "llama3-8b" in str(fill.__defaults__) and "llama3-8b" not in texts
+            assert set(fill.__code__.co_names) <= {"type", "int", "float", "dict", "list"}

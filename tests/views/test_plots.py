@@ -32,6 +32,34 @@ def test_a_label_of_an_unknown_form_is_refused_not_shipped_as_math():
         plain_log_label(r"$\mathdefault{10^{2.50}}$")
 
 
+def _pyplot():
+    """matplotlib's pyplot on the file-only backend, or the test skipped (a user without the plots extra)."""
+    try:
+        import matplotlib
+    except ImportError:
+        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _every_plot():
+    """(name, figure) of every plot the docs draw, each drawn from what it takes (the plots close nothing: the
+    caller closes each figure when done)."""
+    _pyplot()
+    from symcomm.derivations.calibration import fit_dicts
+    from symcomm.derivations.step_time import run_rows
+    from symcomm.training.strategies import STRATEGIES
+    from symcomm.views.plots import PLOTS, TAKES
+
+    for name, draw in PLOTS.items():
+        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
+                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
+        fig, _, _ = draw(*given)
+        yield name, fig
+
+
 def _value(label: str) -> float:
     """The number a plain label shows, read back independently of the module: '3×10⁻⁵' → 3e-5."""
     digits = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -42,25 +70,12 @@ def _value(label: str) -> float:
 
 
 def test_every_plot_labels_its_log_ticks_as_matplotlib_would_without_math_text():
-    try:
-        import matplotlib
-    except ImportError:
-        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
+    from matplotlib.text import Text
     from matplotlib.ticker import LogFormatterSciNotation
-
-    from symcomm.derivations.calibration import fit_dicts
-    from symcomm.derivations.step_time import run_rows
-    from symcomm.training.strategies import STRATEGIES
-    from symcomm.views.plots import PLOTS, TAKES
-
-    for name, draw in PLOTS.items():
-        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
-                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
-        fig, _, _ = draw(*given)
+    for name, fig in _every_plot():
         fig.canvas.draw()
-        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+        texts = [t.get_text() for t in fig.findobj(Text)]
         assert not [t for t in texts if "$" in t], name
         labelled = 0
         for ax in fig.axes:
@@ -88,22 +103,8 @@ def test_every_text_of_every_plot_stands_inside_its_figure():
     """The plots are saved whole, inside fixed margins (views.plots.MARGINS), not cropped to a measured box: every
     text the renderer draws (tick labels, axis labels, legends) must then fit in the figure, with room to spare
     from its edge.  The texts are the ones handed to the renderer's draw_text, so hidden ticks do not count."""
-    try:
-        import matplotlib
-    except ImportError:
-        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from symcomm.derivations.calibration import fit_dicts
-    from symcomm.derivations.step_time import run_rows
-    from symcomm.training.strategies import STRATEGIES
-    from symcomm.views.plots import PLOTS, TAKES
-
-    for name, draw in PLOTS.items():
-        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
-                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
-        fig, _, _ = draw(*given)
+    plt = _pyplot()
+    for name, fig in _every_plot():
         renderer = fig.canvas.get_renderer()
         drawn = []
         draw_text = renderer.draw_text
@@ -129,24 +130,10 @@ def test_every_minor_tick_matplotlib_would_draw_is_drawn_once():
     """Minor ticks are drawn as two lines per axis (views.plots.minor_ticks_as_lines), their marks and their grid
     lines, the labelled ones left as ticks: together at exactly the places matplotlib's own log scale puts its
     minor ticks (a fresh LogLocator(base, subs="auto") over the final limits, the majors left out), each once."""
-    try:
-        import matplotlib
-    except ImportError:
-        absent("matplotlib is not installed (pip install 'symcomm[plots]')")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
     from matplotlib.lines import TICKDOWN, TICKLEFT, Line2D
     from matplotlib.ticker import LogLocator
-
-    from symcomm.derivations.calibration import fit_dicts
-    from symcomm.derivations.step_time import run_rows
-    from symcomm.training.strategies import STRATEGIES
-    from symcomm.views.plots import PLOTS, TAKES
-
-    for name, draw in PLOTS.items():
-        given = {"nothing": lambda: (), "published runs": lambda: (run_rows(),),
-                 "calibration": lambda: (fit_dicts(),)}.get(TAKES.get(name, ""), lambda: (STRATEGIES,))()
-        fig, _, _ = draw(*given)
+    for name, fig in _every_plot():
         fig.canvas.draw()
         drawn_minor = 0
         for ax in fig.axes:

@@ -80,9 +80,11 @@ class _NamedMathPrinter(NamedPrinting, _MathPrinter):
         self.names = names
 
 
-def _shared(exprs) -> list:
+def _shared(exprs, conditions: bool = False) -> list:
     """The distinct compound expressions reached more than once from ``exprs``, children before parents (each
-    distinct subtree walked once: a step model's Max and Min repeat their arguments)."""
+    distinct subtree walked once: a step model's Max and Min repeat their arguments); with ``conditions``, the
+    relations and their And/Or/Not too (plain Python: a step model tests ``G < c*d*p*t`` in a dozen branches,
+    each test a product and a comparison; as a name it is one bool, the branch taken the same)."""
     seen: dict = {}
     order: list = []
 
@@ -99,17 +101,19 @@ def _shared(exprs) -> list:
     for expr in exprs:
         if not expr.is_Atom:
             walk(expr)
-    # only values (a relation or a Piecewise's (value, condition) pair is not assigned on its own)
-    return [node for node in order if seen[node] > 1 and isinstance(node, sp.Expr)]
+    # values, and with ``conditions`` their tests (a Piecewise's (value, condition) pair is never assigned on its
+    # own; numpy's conditions stay in line: its printer groups products by the arrays they read)
+    kinds = (sp.Expr, sp.core.relational.Relational, sp.logic.boolalg.BooleanFunction) if conditions else sp.Expr
+    return [node for node in order if seen[node] > 1 and isinstance(node, kinds)]
 
 
-def _named_source(name: str, exprs: list, params: tuple, printer) -> str:
+def _named_source(name: str, exprs: list, params: tuple, printer, conditions: bool = False) -> str:
     """The function's source: each shared subexpression assigned once, in the order its uses need, printed by
     ``printer`` (whose ``names`` hold the symbols' parameter names) over the names given so far."""
     taken = {str(p) for p in params}
     temps = (f"x{i}" for i in itertools.count() if f"x{i}" not in taken)
     assigned = []
-    for node in _shared(exprs):
+    for node in _shared(exprs, conditions):
         text = printer.doprint(node)        # before the node is named: its own value, over its children's names
         printer.names[node] = temp = next(temps)
         assigned.append([temp, text])
@@ -340,7 +344,7 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     exprs = [sp.sympify(e, strict=True) for e in exprs]
     names = {sym: str(param) for sym, param in zip(symbols, params)}
     if target == "math":
-        return _named_source(name, exprs, params, _NamedMathPrinter(names))
+        return _named_source(name, exprs, params, _NamedMathPrinter(names), conditions=True)
     if arrange:
         arranged: dict = {}         # a bundle's expressions repeat (the same quantity of several combinations)
         exprs = [arranged[e] if e in arranged else arranged.setdefault(e, _arrange(e)) for e in exprs]

@@ -119,6 +119,8 @@ def _named_source(name: str, exprs: list, params: tuple, printer, conditions: bo
         assigned.append([temp, text])
     values = [printer.doprint(e) for e in exprs]
     assigned, values = _inline_single_uses(assigned, values)
+    if conditions:
+        assigned, values = _shared_products(assigned, values, temps)
     lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
     lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
     return "\n".join(lines) + "\n"
@@ -375,6 +377,37 @@ def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
         pattern = re.compile(rf"\b{temp}\b")
         assigned = [[t, pattern.sub(lambda _m: f"({text})", v)] for t, v in assigned]
         values = [pattern.sub(lambda _m: f"({text})", v) for v in values]
+
+
+#: a parenthesized product of names and whole numbers only (a printed denominator such as ``(c*d*p*t)``), not a call's
+#: argument list (no name, ``)`` or ``]`` just before it)
+_PRODUCT = re.compile(r"(?<![\w.)\]])\((?:[A-Za-z_]\w*|\d+)(?:\*(?:[A-Za-z_]\w*|\d+))+\)")
+
+
+def _shared_products(assigned: list, values: list, temps) -> tuple[list, list]:
+    """Each parenthesized product printed more than once (SymPy flattens 1/(c*d*t) into the product it divides, so
+    the printer's denominators are no shared node) computed once, just before its first use.  The same float either
+    way: a parenthesized group is evaluated on its own, left to right, and a product of numbers raises nothing."""
+    lines = [text for _, text in assigned] + values
+    uses: dict = {}
+    for text in lines:
+        for group in _PRODUCT.findall(text):
+            uses[group] = uses.get(group, 0) + 1
+    named = {group: next(temps) for group, count in uses.items() if count > 1}
+    if not named:
+        return assigned, values
+
+    def rename(text: str) -> str:
+        return _PRODUCT.sub(lambda m: named.get(m.group(0), m.group(0)), text)
+
+    out, done = [], set()
+    for temp, text in assigned + [[None, value] for value in values]:
+        for group in _PRODUCT.findall(text):
+            if group in named and group not in done:
+                done.add(group)
+                out.append([named[group], group[1:-1]])
+        out.append([temp, rename(text)])
+    return [a for a in out if a[0] is not None], [text for temp, text in out if temp is None]
 
 
 def _compile(source: str, name: str) -> Callable:

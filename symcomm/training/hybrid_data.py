@@ -19834,20 +19834,24 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x165 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x165 if x17 else (x2)*x16/x165)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x166 = e*t
+    x21 = G/x166
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x167 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x166 if x22 else 1))*x23/x167 if x17 else Phi_E*(x20)/x167)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x165 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x167 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x165 + 2*Phi_E*(x20)/x167)
+    x168 = e*p*t
+    x33 = (16*x16 + 30*x16/x165 + 16*Phi_E/x168 + 30*Phi_E/x167)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -19855,7 +19859,8 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x169 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x169 + 18*F*h*(x39)/x169 + 6*L*a*d_v*h/x169 + 6*L*a*kv_lora*(x40)/x169 + 18*E_s*F_e*L_moe*h/x169 + 18*E*F_e*L_moe*h/x168)/hbm
     x43 = e*t
     x44 = (G < x43)
     x45 = -1 + x43
@@ -19869,8 +19874,9 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x49
     x54 = alpha_inter*(2*(x46 if x44 else 0) + 6*(L_moe*m*(x53)/p if x44 else 0))
     x55 = (1/(x47) if x48 else 1)
-    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/(c*d*e*p) if x44 else L_moe*b*h*k*s*(x51)/(c*d*e*p)) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
-    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/(c*d*e*p) if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
+    x170 = c*d*e*p
+    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/x170 if x44 else L_moe*b*h*k*s*(x51)/x170) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
+    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/x170 if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -19878,7 +19884,7 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d)
+    x65 = b*h*s*x60/x165
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -19897,9 +19903,10 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x81 = (G == x80) or (c*d*p == 1)
     x82 = -1 + (x80 if x81 else 1)
     x83 = (1/(x80) if x81 else 1)
-    x84 = beta*(3*(2*b*h*s*(x79)*(x82)*(x71)*x83/(c*d*t) if x69 else 2*b*h*s*(x79)*(x71)/(c*d*t)) + (6*b*s*(x79)*(x82)*x83/(c*d*t) if x69 else 6*b*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x83/(c*d*t) if x69 else 2*b*h*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x75*x83/(c*d*t) if x69 else 2*b*h*s*(x79)*x75/(c*d*t)))
-    x85 = beta_inter*(3*(2*b*h*s*(x79)*(x71)*x83/(c*d*t) if x69 else 0) + (6*b*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x75*x83/(c*d*t) if x69 else 0))
-    x86 = gamma*(3*b*s*(x79)/(c*d*t) + b*h*s*(x79)/(c*d*t) + b*h*s*(x79)*x75/(c*d*t) + 3*b*h*s*(x79)*(x71)/(c*d*t))
+    x171 = c*d*t
+    x84 = beta*(3*(2*b*h*s*(x79)*(x82)*(x71)*x83/x171 if x69 else 2*b*h*s*(x79)*(x71)/x171) + (6*b*s*(x79)*(x82)*x83/x171 if x69 else 6*b*s*(x79)/x171) + (2*b*h*s*(x79)*(x82)*x83/x171 if x69 else 2*b*h*s*(x79)/x171) + (2*b*h*s*(x79)*(x82)*x75*x83/x171 if x69 else 2*b*h*s*(x79)*x75/x171))
+    x85 = beta_inter*(3*(2*b*h*s*(x79)*(x71)*x83/x171 if x69 else 0) + (6*b*s*(x79)*x83/x171 if x69 else 0) + (2*b*h*s*(x79)*x83/x171 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x171 if x69 else 0))
+    x86 = gamma*(3*b*s*(x79)/x171 + b*h*s*(x79)/x171 + b*h*s*(x79)*x75/x171 + 3*b*h*s*(x79)*(x71)/x171)
     x87 = x77 + x78 + x84 + x85 + x86
     x88 = c*t
     x89 = (G < x88)
@@ -19911,42 +19918,53 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x95 = x8 and ((G == x94) or (d*p == 1))
     x96 = d_nope + d_rope + d_v
     x97 = (t/(x94) if x95 else 1)
-    x98 = 4*beta*(L*a*b*s*(x90)*(-1 + ((x94)/t if x95 else 1))*(x96)*x97/(c*d*p*t) if x89 else L*a*b*s*(x90)*(x96)/(c*d*p*t))
-    x99 = 4*beta_inter*(L*a*b*s*(x90)*(x96)*x97/(c*d*p*t) if x89 else 0)
-    x100 = gamma*L*a*b*s*(x90)*(x96)/(c*d*p*t)
+    x98 = 4*beta*(L*a*b*s*(x90)*(-1 + ((x94)/t if x95 else 1))*(x96)*x97/x167 if x89 else L*a*b*s*(x90)*(x96)/x167)
+    x99 = 4*beta_inter*(L*a*b*s*(x90)*(x96)*x97/x167 if x89 else 0)
+    x100 = gamma*L*a*b*s*(x90)*(x96)/x167
     x101 = x92 + x93 + x98 + x99 + x100
     x104 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x105 = 2*b*s*(x104)/(d*m)
+    x172 = d*m
+    x105 = 2*b*s*(x104)/x172
     x106 = s**2
-    x107 = 2*a*b*x106*(x96)/(d*m)
+    x107 = 2*a*b*x106*(x96)/x172
     x108 = E_s + k
-    x109 = (L_moe*(x105 + x107 + 6*F_e*b*h*s*(x108)/(d*m)) + (x39)*(x105 + x107 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x110 = (x109)/(c*t)
-    x111 = -2*L*a*b*x106*(x96)/(c*d*m*p*t)
-    x112 = (x110 + x111)/(eta*peak)
-    x113 = (2*(x109)/(c*t) - 4*L*a*b*x106*(x96)/(c*d*m*p*t))/(eta*peak)
-    x114 = (x110 - 2*V*b*h*s/(c*d*m*t) + x111)/(eta*peak)
-    x115 = b*h*s/(c*d*m)
-    x116 = V*h/t + x115 + V*b*s/(c*d*m*t)
-    x117 = h*(x38)/t + x115 + b*s*(x38)/(c*d*m*t)
-    x118 = a*d_v*h/t + x115 + a*b*d_v*s/(c*d*m*t)
-    x119 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x109 = (L_moe*(x105 + x107 + 6*F_e*b*h*s*(x108)/x172) + (x39)*(x105 + x107 + 6*F*b*h*s/x172))/p + 2*V*b*h*s/x172
+    x173 = c*t
+    x110 = (x109)/x173
+    x174 = c*d*m*p*t
+    x111 = -2*L*a*b*x106*(x96)/x174
+    x175 = eta*peak
+    x112 = (x110 + x111)/x175
+    x113 = (2*(x109)/x173 - 4*L*a*b*x106*(x96)/x174)/x175
+    x176 = c*d*m*t
+    x114 = (x110 - 2*V*b*h*s/x176 + x111)/x175
+    x177 = c*d*m
+    x115 = b*h*s/x177
+    x116 = V*h/t + x115 + V*b*s/x176
+    x117 = h*(x38)/t + x115 + b*s*(x38)/x176
+    x118 = a*d_v*h/t + x115 + a*b*d_v*s/x176
+    x119 = a*kv_lora*(x40)/t + b*kv_lora*s/x177 + a*b*s*(x40)/x176
     x120 = x115 + b*s*x37/(c*d*h*m) + x37
-    x121 = F*h/t + x115 + F*b*s/(c*d*m*t)
-    x122 = 2*F*h/t + x115 + 2*F*b*s/(c*d*m*t)
+    x121 = F*h/t + x115 + F*b*s/x176
+    x122 = 2*F*h/t + x115 + 2*F*b*s/x176
     x123 = F_e*h/t
-    x124 = x123 + x115 + F_e*b*s/(c*d*m*t)
+    x124 = x123 + x115 + F_e*b*s/x176
     x125 = 2*F_e*h/t
-    x126 = x125 + x115 + 2*F_e*b*s/(c*d*m*t)
+    x126 = x125 + x115 + 2*F_e*b*s/x176
     x128 = b*e*h*k*s/(E*c*d*m)
-    x129 = x123 + x128 + F_e*b*e*k*s/(E*c*d*m*t)
-    x130 = x125 + x128 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x131 = (2*w_half*(x116) + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x119)/p + 2*w_half*L*(x120)/p + 2*w_half*(x39)*(x121)/p + 2*w_half*(x39)*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half*E_s*L_moe*(x126)/p + 2*w_half_expert*E*L_moe*(x129)/(e*p) + 2*w_half_expert*E*L_moe*(x130)/(e*p))/(eta*peak)
-    x132 = (4*w_half*(x116) + 6*w_half*L*(x117)/p + 6*w_half*L*(x118)/p + 6*w_half*L*(x119)/p + 6*w_half*L*(x120)/p + 6*w_half*(x39)*(x121)/p + 6*w_half*(x39)*(x122)/p + 6*w_half*E_s*L_moe*(x124)/p + 6*w_half*E_s*L_moe*(x126)/p + 6*w_half_expert*E*L_moe*(x129)/(e*p) + 6*w_half_expert*E*L_moe*(x130)/(e*p))/(eta*peak)
-    x133 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x134 = (4/3)*kappa*L*(x133)/(hbm*p)
-    x135 = 52*V*b*s/(hbm*c*d*m*t)
-    x137 = (9/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)
+    x178 = E*c*d*m*t
+    x129 = x123 + x128 + F_e*b*e*k*s/x178
+    x130 = x125 + x128 + 2*F_e*b*e*k*s/x178
+    x179 = e*p
+    x131 = (2*w_half*(x116) + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x119)/p + 2*w_half*L*(x120)/p + 2*w_half*(x39)*(x121)/p + 2*w_half*(x39)*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half*E_s*L_moe*(x126)/p + 2*w_half_expert*E*L_moe*(x129)/x179 + 2*w_half_expert*E*L_moe*(x130)/x179)/x175
+    x132 = (4*w_half*(x116) + 6*w_half*L*(x117)/p + 6*w_half*L*(x118)/p + 6*w_half*L*(x119)/p + 6*w_half*L*(x120)/p + 6*w_half*(x39)*(x121)/p + 6*w_half*(x39)*(x122)/p + 6*w_half*E_s*L_moe*(x124)/p + 6*w_half*E_s*L_moe*(x126)/p + 6*w_half_expert*E*L_moe*(x129)/x179 + 6*w_half_expert*E*L_moe*(x130)/x179)/x175
+    x133 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x177 + b*h*s*(7 + 16/t)/x177 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x180 = hbm*p
+    x134 = (4/3)*kappa*L*(x133)/x180
+    x181 = hbm*c*d*m*t
+    x135 = 52*V*b*s/x181
+    x182 = eta_attn*peak*c*d*m*p*t
+    x137 = (9/2)*L*a*b*x106*(x96)/x182
     x138 = x41 + (x58)/m + (x68)/m + (x87)/m + (x101)/m + x112 + x113 + x114 + x131 + x132 + x134 + x135 + x137
     x139 = (0 if x17 else x2)
     x140 = (0 if x17 else x20)
@@ -19954,7 +19972,7 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x142 = (x2 if x17 else 0)
     x143 = (x20 if x17 else 0)
     x144 = 2*alpha_inter*(x142 + x143)
-    x145 = max(0, -m*(x41 + x113 + x114 + x132 + (8/9)*kappa*L*(x133)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)))
+    x145 = max(0, -m*(x41 + x113 + x114 + x132 + (8/9)*kappa*L*(x133)/x180 + 14*V*b*s/x181 + (7/2)*L*a*b*x106*(x96)/x182))
     x146 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x138) + x141 + x144 + x145
     x147 = alpha*(2*x139 + 2*x140)
     x148 = alpha_inter*(2*x142 + 2*x143)
@@ -19967,13 +19985,14 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x156 = 6*V*b*h*s
     x157 = 3*L_moe*(x154) + 3*(x39)*(x155) + x156
     x158 = 4*L_moe*(x154) + 4*(x39)*(x155) + x156
-    x159 = 12*x16/(c*d)
-    x160 = 12*Phi_E/(c*d*p*t)
-    x161 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x162 = 6*V*b*s/(c*d*m*t)
-    x163 = b*h*s*(10 + 24/t)/(c*d*m)
+    x159 = 12*x16/x165
+    x160 = 12*Phi_E/x167
+    x183 = c*d*m*p
+    x161 = 2*L*b*h*s*min(m, p)/x183
+    x162 = 6*V*b*s/x176
+    x163 = b*h*s*(10 + 24/t)/x177
     x164 = max(x162, x163)
-    return (x146, m*(x41 + x112 + x113 + x114 + x131 + x132 + x134 + x135 + x137), x52 + x147 + x63 + x77 + x54 + x148 + x64 + x78 + x149 + x56 + x66 + x84 + x150 + x57 + x67 + x85 + x31 + x86 + x92 + x93 + x98 + x99 + x100, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x84 + x29 + x57 + x30 + x67 + x85 + x31 + x86 + x141 + x144 + x92 + x93 + x98 + x99 + x100 + x145, (-1 + p)*(x138), x33, b*s/(x146), (x157)/(peak*c*d*p*t*(x146)), (x158)/(peak*c*d*p*t*(x146)), x157, x158, 6*x16 + x159 + 6*Phi_E/(e*p*t) + x160 + (x161 + x164 if x9 else max(x163 + x161, 2*L*b*h*s/(c*d*m*p) + x164)), x87, x101, x58, x68, x147 + x148 + x149 + x150 + x31, x87, x101, x58, x68, x25 + x26 + x29 + x30 + x31 + x141 + x144 + x145, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x159 + x160, x161, x162, x163, 0,)
+    return (x146, m*(x41 + x112 + x113 + x114 + x131 + x132 + x134 + x135 + x137), x52 + x147 + x63 + x77 + x54 + x148 + x64 + x78 + x149 + x56 + x66 + x84 + x150 + x57 + x67 + x85 + x31 + x86 + x92 + x93 + x98 + x99 + x100, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x84 + x29 + x57 + x30 + x67 + x85 + x31 + x86 + x141 + x144 + x92 + x93 + x98 + x99 + x100 + x145, (-1 + p)*(x138), x33, b*s/(x146), (x157)/(peak*c*d*p*t*(x146)), (x158)/(peak*c*d*p*t*(x146)), x157, x158, 6*x16 + x159 + 6*Phi_E/x168 + x160 + (x161 + x164 if x9 else max(x163 + x161, 2*L*b*h*s/x183 + x164)), x87, x101, x58, x68, x147 + x148 + x149 + x150 + x31, x87, x101, x58, x68, x25 + x26 + x29 + x30 + x31 + x141 + x144 + x145, 2*x16 + 2*Phi_E/x168, 4*x16 + 4*Phi_E/x168, x159 + x160, x161, x162, x163, 0,)
 
 
 def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -20011,14 +20030,16 @@ def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x37 = x17 + x18 + x33 + x34 + gamma*(x16)*x31/(c*d*(x22))
     x38 = m*(x37)
     x41 = (c >= 2)
-    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if x41 else 0)/hbm
-    x43 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if x41 else 0)/hbm
+    x156 = c*d*m*t
+    x42 = (L*(b*h*s*(-26 + 38*c)/x156 + b*h*s*(-8 + 8*c)/x156)/p if x41 else 0)/hbm
+    x43 = (L*(b*h*s*(6 + 50*c)/x156 + b*h*s*(10 + 10*c)/x156)/p if x41 else 0)/hbm
     x44 = (0 if x1 else (1/2 if (p == 2) else 1))
     x45 = m*x44
     x46 = (G < 1 + x14)
     x47 = alpha*((0 if x0 else x45) + (0 if x46 else x45))
     x48 = alpha_inter*((x45 if x0 else 0) + (x45 if x46 else 0))
-    x49 = b*h*s*x44/(c*d)
+    x157 = c*d
+    x49 = b*h*s*x44/x157
     x50 = beta*((0 if x0 else x49) + (0 if x46 else x49))
     x51 = beta_inter*((x49 if x0 else 0) + (x49 if x46 else 0))
     x52 = x47 + x48 + x50 + x51
@@ -20036,28 +20057,36 @@ def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x64 = (G == x63) or (c*d*p == 1)
     x65 = -1 + (x63 if x64 else 1)
     x66 = (1/(x63) if x64 else 1)
-    x67 = 4*L*b*h*s*(x62)/(c*d*p*t)
-    x68 = beta*(2*(4*L*b*h*s*(x62)*(x65)*x66/(c*d*p*t) if x53 else x67) + (6*b*s*(x62)*(x65)*x66/(c*d*t) if x53 else 6*b*s*(x62)/(c*d*t)) + (2*b*h*s*(x62)*(x65)*x66/(c*d*t) if x53 else 2*b*h*s*(x62)/(c*d*t)) + (2*b*h*s*(x62)*(x65)*x58*x66/(c*d*t) if x53 else 2*b*h*s*(x62)*x58/(c*d*t)))
-    x69 = beta_inter*(2*(4*L*b*h*s*(x62)*x66/(c*d*p*t) if x53 else 0) + (6*b*s*(x62)*x66/(c*d*t) if x53 else 0) + (2*b*h*s*(x62)*x66/(c*d*t) if x53 else 0) + (2*b*h*s*(x62)*x58*x66/(c*d*t) if x53 else 0))
-    x70 = gamma*(3*b*s*(x62)/(c*d*t) + b*h*s*(x62)/(c*d*t) + b*h*s*(x62)*x58/(c*d*t) + x67)
+    x158 = c*d*p*t
+    x67 = 4*L*b*h*s*(x62)/x158
+    x159 = c*d*t
+    x68 = beta*(2*(4*L*b*h*s*(x62)*(x65)*x66/x158 if x53 else x67) + (6*b*s*(x62)*(x65)*x66/x159 if x53 else 6*b*s*(x62)/x159) + (2*b*h*s*(x62)*(x65)*x66/x159 if x53 else 2*b*h*s*(x62)/x159) + (2*b*h*s*(x62)*(x65)*x58*x66/x159 if x53 else 2*b*h*s*(x62)*x58/x159))
+    x69 = beta_inter*(2*(4*L*b*h*s*(x62)*x66/x158 if x53 else 0) + (6*b*s*(x62)*x66/x159 if x53 else 0) + (2*b*h*s*(x62)*x66/x159 if x53 else 0) + (2*b*h*s*(x62)*x58*x66/x159 if x53 else 0))
+    x70 = gamma*(3*b*s*(x62)/x159 + b*h*s*(x62)/x159 + b*h*s*(x62)*x58/x159 + x67)
     x71 = x60 + x61 + x68 + x69 + x70
     x74 = s**2
     x75 = 2*h
     x76 = x75 + 2*h_kv
-    x77 = L*(4*b*h*x74/(d*m) + 2*b*h*s*(x76)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x78 = ((x77)/(c*t) - 4*L*b*h*x74/(c*d*m*p*t))/(eta*peak)
-    x79 = (2*(x77)/(c*t) - 8*L*b*h*x74/(c*d*m*p*t))/(eta*peak)
-    x80 = b*h*s/(c*d*m)
-    x81 = V*h/t + x80 + V*b*s/(c*d*m*t)
-    x82 = h**2/t + x80 + b*h*s/(c*d*m*t)
-    x83 = F*h/t + x80 + F*b*s/(c*d*m*t)
-    x84 = h*h_kv/t + x80 + b*h_kv*s/(c*d*m*t)
-    x85 = (2*w_half*(x81) + 4*w_half*L*(x82)/p + 4*w_half*L*(x83)/p + 4*w_half*L*(x84)/p)/(eta*peak)
-    x86 = (4*w_half*(x81) + 8*w_half*L*(x82)/p + 8*w_half*L*(x83)/p + 8*w_half*L*(x84)/p)/(eta*peak)
-    x87 = 3*L*(64*b*h*s/(c*d*m) + b*s*(16*h + 16*h_kv)/(c*d*m*t))/(hbm*p)
+    x160 = d*m
+    x77 = L*(4*b*h*x74/x160 + 2*b*h*s*(x76)/x160 + 4*F*b*h*s/x160)/p + 2*V*b*h*s/x160
+    x161 = c*t
+    x162 = c*d*m*p*t
+    x163 = eta*peak
+    x78 = ((x77)/x161 - 4*L*b*h*x74/x162)/x163
+    x79 = (2*(x77)/x161 - 8*L*b*h*x74/x162)/x163
+    x164 = c*d*m
+    x80 = b*h*s/x164
+    x81 = V*h/t + x80 + V*b*s/x156
+    x82 = h**2/t + x80 + b*h*s/x156
+    x83 = F*h/t + x80 + F*b*s/x156
+    x84 = h*h_kv/t + x80 + b*h_kv*s/x156
+    x85 = (2*w_half*(x81) + 4*w_half*L*(x82)/p + 4*w_half*L*(x83)/p + 4*w_half*L*(x84)/p)/x163
+    x86 = (4*w_half*(x81) + 8*w_half*L*(x82)/p + 8*w_half*L*(x83)/p + 8*w_half*L*(x84)/p)/x163
+    x87 = 3*L*(64*b*h*s/x164 + b*s*(16*h + 16*h_kv)/x156)/(hbm*p)
     x88 = (t == 1)
-    x89 = V*b*s*(22 if x88 else 38)/(hbm*c*d*m*t)
-    x90 = V*b*s*(26 if x88 else 38)/(hbm*c*d*m*t)
+    x165 = hbm*c*d*m*t
+    x89 = V*b*s*(22 if x88 else 38)/x165
+    x90 = V*b*s*(26 if x88 else 38)/x165
     x91 = 10 + 24/t
     x92 = kappa*L*b*h*s*(x91)/(hbm*c*d*m*p)
     x94 = 7*L*b*h*x74/(eta_attn*peak*c*d*m*p*t)
@@ -20074,14 +20103,14 @@ def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x106 = x98 - G*(-1 + math.ceil(c*t/G))
     x107 = x27 and ((G == x106) or (d*p == 1))
     x108 = (t/(x106) if x107 else 1)
-    x109 = (2*L*b*h*s*(x100)*(-1 + ((x106)/t if x107 else 1))*x108/(c*d*p*t) if x99 else 2*L*b*h*s*(x100)/(c*d*p*t))
+    x109 = (2*L*b*h*s*(x100)*(-1 + ((x106)/t if x107 else 1))*x108/x158 if x99 else 2*L*b*h*s*(x100)/x158)
     x110 = beta*x109
-    x111 = (2*L*b*h*s*(x100)*x108/(c*d*p*t) if x99 else 0)
+    x111 = (2*L*b*h*s*(x100)*x108/x158 if x99 else 0)
     x112 = beta_inter*x111
     x113 = (x103 + x105 + x110 + x112)/m
     x114 = max(0, x113 - 5*L*b*h*x74/(eta_attn*peak*c**2*d*m*p*t))
     x115 = max(0, x113 + x96)
-    x116 = 2*gamma*L*b*h*s*(x100)/(c*d*p*t)
+    x116 = 2*gamma*L*b*h*s*(x100)/x158
     x117 = max(0, (x103 + x105 + x110 + x112 + x116)/m - 5*L*b*h*x74*(x100)/(eta_attn*peak*c**2*d*m*p*t))
     x118 = x42 + x43 + (x52)/m + (x71)/m + x78 + x79 + x85 + x86 + x87 + x89 + x90 + x92 + x94 + x97 + x114 + x115 + x117
     x119 = x17 + x18
@@ -20094,10 +20123,10 @@ def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x126 = 28*x31/(hbm*c*d)
     x127 = (1/2)*gamma*V*h*x2/t
     x128 = x42 + x43 + x78 + x79 + x85 + x86 + x87 + x89 + x90 + x92 + x94
-    x129 = m*(x16)*x31/(c*d)
-    x130 = (m*(x16)*(x29)*x31*x32/(c*d) if x15 else x129)
-    x131 = (m*(x16)*x31*x32/(c*d) if x15 else 0)
-    x132 = max(0, -m*(x35) - m*(x37) - m*(x128) + 2*m*(x119) + 3*beta*x130 + 3*beta_inter*x131 + gamma*m*(x16)*x31/(c*d))
+    x129 = m*(x16)*x31/x157
+    x130 = (m*(x16)*(x29)*x31*x32/x157 if x15 else x129)
+    x131 = (m*(x16)*x31*x32/x157 if x15 else 0)
+    x132 = max(0, -m*(x35) - m*(x37) - m*(x128) + 2*m*(x119) + 3*beta*x130 + 3*beta_inter*x131 + gamma*m*(x16)*x31/x157)
     x133 = x5 + x7 + x11 + x13 + x36 + x38 + (-1 + m + p)*(x118) + x120 + x123 + x125 + x126 + x127 + x132
     x134 = alpha*(3*x122 + x4)
     x135 = alpha_inter*(3*x124 + x6)
@@ -20114,13 +20143,14 @@ def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x147 = 2*V*h/t
     x148 = 8*(x30)/(L*t)
     x149 = min(m, p)
-    x150 = L*b*h*s*(x91)*x149/(c*d*m*p)
-    x151 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x152 = b*s*(x75 + 6*h/t)/(c*d*m)
-    x153 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x166 = c*d*m*p
+    x150 = L*b*h*s*(x91)*x149/x166
+    x151 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x156)
+    x152 = b*s*(x75 + 6*h/t)/x164
+    x153 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x156
     x154 = max(x147 + x151, x152 + x153)
-    x155 = (0 if x1 else 2*b*h*s*(m + x149)/(c*d*m))
-    return (x133, m*(x128), x134 + x47 + x60 + x135 + x48 + x61 + x136 + x50 + x68 + x137 + x51 + x69 + x138 + x70 + x139 + x140 + x141 + x142 + x116, x47 + x60 + x5 + x48 + x61 + x7 + x50 + x68 + x11 + x51 + x69 + x13 + x70 + x36 + x143 + x38 + x120 + x123 + x125 + x127 + x132, (-1 + p)*(x118), x126, b*s/(x133), x146, x146, x145, x145, x147 + x148 + 14*x31/(c*d) + (x150 + x154 + x155 if x1 else max(x150 + x151 + x155, L*b*h*s*(x91)/(c*d*m*p) + x154)), x71, x139 + x140 + x141 + x142 + x116, x52, x134 + x135 + x136 + x137 + x138, x71, x143, x52, x5 + x7 + x11 + x13 + x36 + x38 + x120 + x123 + x125 + x127 + x132, 0, 2*x31/(c*d), 12*x31/(c*d), x150, x155, x153, x147, x152, x147, x151, x148,)
+    x155 = (0 if x1 else 2*b*h*s*(m + x149)/x164)
+    return (x133, m*(x128), x134 + x47 + x60 + x135 + x48 + x61 + x136 + x50 + x68 + x137 + x51 + x69 + x138 + x70 + x139 + x140 + x141 + x142 + x116, x47 + x60 + x5 + x48 + x61 + x7 + x50 + x68 + x11 + x51 + x69 + x13 + x70 + x36 + x143 + x38 + x120 + x123 + x125 + x127 + x132, (-1 + p)*(x118), x126, b*s/(x133), x146, x146, x145, x145, x147 + x148 + 14*x31/x157 + (x150 + x154 + x155 if x1 else max(x150 + x151 + x155, L*b*h*s*(x91)/x166 + x154)), x71, x139 + x140 + x141 + x142 + x116, x52, x134 + x135 + x136 + x137 + x138, x71, x143, x52, x5 + x7 + x11 + x13 + x36 + x38 + x120 + x123 + x125 + x127 + x132, 0, 2*x31/x157, 12*x31/x157, x150, x155, x153, x147, x152, x147, x151, x148,)
 
 
 def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -20146,15 +20176,17 @@ def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x25 = x3 + x4 + x21 + x22 + gamma*(x2)*x19/(c*d*(x8))
     x26 = m*(x25)
     x29 = (c >= 2)
-    x30 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if x29 else 0)/hbm
-    x31 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if x29 else 0)/hbm
+    x138 = c*d*m*t
+    x30 = (L*(b*h*s*(-26 + 38*c)/x138 + b*h_kv*s*(-8 + 8*c)/x138)/p if x29 else 0)/hbm
+    x31 = (L*(b*h*s*(10 + 10*c)/x138 + b*h_kv*s*(6 + 50*c)/x138)/p if x29 else 0)/hbm
     x32 = (G < c*d*p*t)
     x33 = (0 if x15 else (1/2 if (p == 2) else 1))
     x34 = m*x33
     x35 = (G < 1 + x0)
     x36 = alpha*((0 if x32 else x34) + (0 if x35 else x34))
     x37 = alpha_inter*((x34 if x32 else 0) + (x34 if x35 else 0))
-    x38 = b*h*s*x33/(c*d)
+    x139 = c*d
+    x38 = b*h*s*x33/x139
     x39 = beta*((0 if x32 else x38) + (0 if x35 else x38))
     x40 = beta_inter*((x38 if x32 else 0) + (x38 if x35 else 0))
     x41 = x36 + x37 + x39 + x40
@@ -20172,28 +20204,36 @@ def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x53 = (G == x52) or (c*d*p == 1)
     x54 = -1 + (x52 if x53 else 1)
     x55 = (1/(x52) if x53 else 1)
-    x56 = 4*L*b*h*s*(x51)/(c*d*p*t)
-    x57 = beta*(2*(4*L*b*h*s*(x51)*(x54)*x55/(c*d*p*t) if x42 else x56) + (6*b*s*(x51)*(x54)*x55/(c*d*t) if x42 else 6*b*s*(x51)/(c*d*t)) + (2*b*h*s*(x51)*(x54)*x55/(c*d*t) if x42 else 2*b*h*s*(x51)/(c*d*t)) + (2*b*h*s*(x51)*(x54)*x47*x55/(c*d*t) if x42 else 2*b*h*s*(x51)*x47/(c*d*t)))
-    x58 = beta_inter*(2*(4*L*b*h*s*(x51)*x55/(c*d*p*t) if x42 else 0) + (6*b*s*(x51)*x55/(c*d*t) if x42 else 0) + (2*b*h*s*(x51)*x55/(c*d*t) if x42 else 0) + (2*b*h*s*(x51)*x47*x55/(c*d*t) if x42 else 0))
-    x59 = gamma*(3*b*s*(x51)/(c*d*t) + b*h*s*(x51)/(c*d*t) + b*h*s*(x51)*x47/(c*d*t) + x56)
+    x140 = c*d*p*t
+    x56 = 4*L*b*h*s*(x51)/x140
+    x141 = c*d*t
+    x57 = beta*(2*(4*L*b*h*s*(x51)*(x54)*x55/x140 if x42 else x56) + (6*b*s*(x51)*(x54)*x55/x141 if x42 else 6*b*s*(x51)/x141) + (2*b*h*s*(x51)*(x54)*x55/x141 if x42 else 2*b*h*s*(x51)/x141) + (2*b*h*s*(x51)*(x54)*x47*x55/x141 if x42 else 2*b*h*s*(x51)*x47/x141))
+    x58 = beta_inter*(2*(4*L*b*h*s*(x51)*x55/x140 if x42 else 0) + (6*b*s*(x51)*x55/x141 if x42 else 0) + (2*b*h*s*(x51)*x55/x141 if x42 else 0) + (2*b*h*s*(x51)*x47*x55/x141 if x42 else 0))
+    x59 = gamma*(3*b*s*(x51)/x141 + b*h*s*(x51)/x141 + b*h*s*(x51)*x47/x141 + x56)
     x60 = x49 + x50 + x57 + x58 + x59
     x63 = s**2
     x64 = 2*h
     x65 = x64 + 2*h_kv
-    x66 = L*(4*b*h*x63/(d*m) + 2*b*h*s*(x65)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x67 = ((x66)/(c*t) - 4*L*b*h*x63/(c*d*m*p*t))/(eta*peak)
-    x68 = (2*(x66)/(c*t) - 8*L*b*h*x63/(c*d*m*p*t))/(eta*peak)
-    x69 = b*h*s/(c*d*m)
-    x70 = V*h/t + x69 + V*b*s/(c*d*m*t)
-    x71 = h**2/t + x69 + b*h*s/(c*d*m*t)
-    x72 = h*h_kv/t + x69 + b*h_kv*s/(c*d*m*t)
-    x73 = F*h/t + x69 + F*b*s/(c*d*m*t)
-    x74 = (2*w_half*(x70) + 4*w_half*L*(x71)/p + 4*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/(eta*peak)
-    x75 = (4*w_half*(x70) + 8*w_half*L*(x71)/p + 8*w_half*L*(x72)/p + 12*w_half*L*(x73)/p)/(eta*peak)
-    x76 = 3*L*(b*s*((16*h + 16*h_kv)/t + 4*F/t)/(c*d*m) + 64*b*h*s/(c*d*m))/(hbm*p)
+    x142 = d*m
+    x66 = L*(4*b*h*x63/x142 + 2*b*h*s*(x65)/x142 + 6*F*b*h*s/x142)/p + 2*V*b*h*s/x142
+    x143 = c*t
+    x144 = c*d*m*p*t
+    x145 = eta*peak
+    x67 = ((x66)/x143 - 4*L*b*h*x63/x144)/x145
+    x68 = (2*(x66)/x143 - 8*L*b*h*x63/x144)/x145
+    x146 = c*d*m
+    x69 = b*h*s/x146
+    x70 = V*h/t + x69 + V*b*s/x138
+    x71 = h**2/t + x69 + b*h*s/x138
+    x72 = h*h_kv/t + x69 + b*h_kv*s/x138
+    x73 = F*h/t + x69 + F*b*s/x138
+    x74 = (2*w_half*(x70) + 4*w_half*L*(x71)/p + 4*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/x145
+    x75 = (4*w_half*(x70) + 8*w_half*L*(x71)/p + 8*w_half*L*(x72)/p + 12*w_half*L*(x73)/p)/x145
+    x76 = 3*L*(b*s*((16*h + 16*h_kv)/t + 4*F/t)/x146 + 64*b*h*s/x146)/(hbm*p)
     x77 = (t == 1)
-    x78 = V*b*s*(22 if x77 else 38)/(hbm*c*d*m*t)
-    x79 = V*b*s*(26 if x77 else 38)/(hbm*c*d*m*t)
+    x147 = hbm*c*d*m*t
+    x78 = V*b*s*(22 if x77 else 38)/x147
+    x79 = V*b*s*(26 if x77 else 38)/x147
     x80 = 10 + 24/t
     x81 = kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)
     x83 = 7*L*b*h*x63/(eta_attn*peak*c*d*m*p*t)
@@ -20210,14 +20250,14 @@ def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x95 = x87 - G*(-1 + math.ceil(c*t/G))
     x96 = x14 and ((G == x95) or (d*p == 1))
     x97 = (t/(x95) if x96 else 1)
-    x98 = (2*L*b*h_kv*s*(x89)*(-1 + ((x95)/t if x96 else 1))*x97/(c*d*p*t) if x88 else 2*L*b*h_kv*s*(x89)/(c*d*p*t))
+    x98 = (2*L*b*h_kv*s*(x89)*(-1 + ((x95)/t if x96 else 1))*x97/x140 if x88 else 2*L*b*h_kv*s*(x89)/x140)
     x99 = beta*x98
-    x100 = (2*L*b*h_kv*s*(x89)*x97/(c*d*p*t) if x88 else 0)
+    x100 = (2*L*b*h_kv*s*(x89)*x97/x140 if x88 else 0)
     x101 = beta_inter*x100
     x102 = (x92 + x94 + x99 + x101)/m
     x103 = max(0, x102 - 5*L*b*h*x63/(eta_attn*peak*c**2*d*m*p*t))
     x104 = max(0, x102 + x85)
-    x105 = 2*gamma*L*b*h_kv*s*(x89)/(c*d*p*t)
+    x105 = 2*gamma*L*b*h_kv*s*(x89)/x140
     x106 = max(0, (x92 + x94 + x99 + x101 + x105)/m - 5*L*b*h*x63*(x89)/(eta_attn*peak*c**2*d*m*p*t))
     x107 = x30 + x31 + (x41)/m + (x60)/m + x67 + x68 + x74 + x75 + x76 + x78 + x79 + x81 + x83 + x86 + x103 + x104 + x106
     x108 = x3 + x4
@@ -20227,9 +20267,9 @@ def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x112 = 3*alpha_inter*(x110 if x1 else 0)
     x113 = 28*x19/(hbm*c*d)
     x114 = x30 + x31 + x67 + x68 + x74 + x75 + x76 + x78 + x79 + x81 + x83
-    x115 = 3*beta*(m*(x2)*(x17)*x19*x20/(c*d) if x1 else m*(x2)*x19/(c*d))
-    x116 = 3*beta_inter*(m*(x2)*x19*x20/(c*d) if x1 else 0)
-    x117 = gamma*m*(x2)*x19/(c*d)
+    x115 = 3*beta*(m*(x2)*(x17)*x19*x20/x139 if x1 else m*(x2)*x19/x139)
+    x116 = 3*beta_inter*(m*(x2)*x19*x20/x139 if x1 else 0)
+    x117 = gamma*m*(x2)*x19/x139
     x118 = max(0, -m*(x23) - m*(x25) - m*(x114) + 2*m*(x108) + x115 + x116 + x117)
     x119 = x24 + x26 + (-1 + m + p)*(x107) + x109 + x111 + x112 + x113 + x118
     x120 = 3*alpha*x91
@@ -20242,14 +20282,15 @@ def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x128 = 4*V*h/t
     x129 = 8*(x18)/(L*t)
     x130 = min(m, p)
-    x131 = L*b*h*s*(x80)*x130/(c*d*m*p)
+    x148 = c*d*m*p
+    x131 = L*b*h*s*(x80)*x130/x148
     x132 = 2*V*h/t
-    x133 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x134 = b*s*(x64 + 6*h/t)/(c*d*m)
-    x135 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x133 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x138)
+    x134 = b*s*(x64 + 6*h/t)/x146
+    x135 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x138
     x136 = max(x132 + x133, x134 + x135)
-    x137 = (0 if x15 else 2*b*h*s*(m + x130)/(c*d*m))
-    return (x119, m*(x114), x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x120 + x111 + x112 + x121 + x115 + x122 + x116 + x123 + x117 + x105, x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x24 + x124 + x26 + x109 + x111 + x112 + x118, (-1 + p)*(x107), x113, b*s/(x119), x127, x127, x126, x126, x128 + x129 + 14*x19/(c*d) + (x131 + x136 + x137 if x15 else max(x131 + x133 + x137, L*b*h*s*(x80)/(c*d*m*p) + x136)), x60, x120 + x121 + x122 + x123 + x105, x41, x111 + x112 + x115 + x116 + x117, x60, x124, x41, x24 + x26 + x109 + x111 + x112 + x118, 0, 2*x19/(c*d), 12*x19/(c*d), x131, x137, x135, x128, x134, x132, x133, x129,)
+    x137 = (0 if x15 else 2*b*h*s*(m + x130)/x146)
+    return (x119, m*(x114), x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x120 + x111 + x112 + x121 + x115 + x122 + x116 + x123 + x117 + x105, x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x24 + x124 + x26 + x109 + x111 + x112 + x118, (-1 + p)*(x107), x113, b*s/(x119), x127, x127, x126, x126, x128 + x129 + 14*x19/x139 + (x131 + x136 + x137 if x15 else max(x131 + x133 + x137, L*b*h*s*(x80)/x148 + x136)), x60, x120 + x121 + x122 + x123 + x105, x41, x111 + x112 + x115 + x116 + x117, x60, x124, x41, x24 + x26 + x109 + x111 + x112 + x118, 0, 2*x19/x139, 12*x19/x139, x131, x137, x135, x128, x134, x132, x133, x129,)
 
 
 def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -20265,25 +20306,30 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x162 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x162 if x17 else (x2)*x16/x162)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x163 = e*t
+    x21 = G/x163
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x164 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x163 if x22 else 1))*x23/x164 if x17 else Phi_E*(x20)/x164)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x162 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x164 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x162 + 2*Phi_E*(x20)/x164)
+    x165 = e*p*t
+    x33 = (16*x16 + 30*x16/x162 + 16*Phi_E/x165 + 30*Phi_E/x164)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x166 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x166 + 6*L*h*(x36)/x166 + 18*F*h*(x37)/x166 + 18*E_s*F_e*L_moe*h/x166 + 18*E*F_e*L_moe*h/x165)/hbm
     x40 = e*t
     x41 = (G < x40)
     x42 = -1 + x40
@@ -20297,8 +20343,9 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x46
     x51 = alpha_inter*(2*(x43 if x41 else 0) + 6*(L_moe*m*(x50)/p if x41 else 0))
     x52 = (1/(x44) if x45 else 1)
-    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/(c*d*e*p*t) if x41 else L_moe*b*h*k*s*(x48)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
-    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/(c*d*e*p*t) if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
+    x167 = c*d*e*p*t
+    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/x167 if x41 else L_moe*b*h*k*s*(x48)/x167) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
+    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/x167 if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -20306,7 +20353,8 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d*t)
+    x168 = c*d*t
+    x62 = b*h*s*x57/x168
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -20325,11 +20373,11 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = b*h*s*(x67)*x68/(c*d*t)
-    x82 = b*h*s*(x67)/(c*d*t)
-    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/(c*d*t) if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/(c*d*t) if x66 else x82) + 6*(L_moe*b*h*k*s*(x67)*(x79)*x80/(c*d*p*t) if x66 else L_moe*b*h*k*s*(x67)/(c*d*p*t)) + 7*(b*h*s*(x67)*(x79)*(x72)*x80/(c*d*t) if x66 else b*h*s*(x67)*(x72)/(c*d*t)) + (6*b*s*(x67)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x67)/(c*d*t)))
-    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/(c*d*t) if x66 else 0) + 3*(b*h*s*(x67)*x80/(c*d*t) if x66 else 0) + 6*(L_moe*b*h*k*s*(x67)*x80/(c*d*p*t) if x66 else 0) + 7*(b*h*s*(x67)*(x72)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x67)*x80/(c*d*t) if x66 else 0))
-    x85 = gamma*(3*b*s*(x67)/(c*d*t) + x82 + x81 + 3*b*h*s*(x67)*(x72)/(c*d*t) + 3*L_moe*b*h*k*s*(x67)/(c*d*p*t))
+    x81 = b*h*s*(x67)*x68/x168
+    x82 = b*h*s*(x67)/x168
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x168 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x168 if x66 else x82) + 6*(L_moe*b*h*k*s*(x67)*(x79)*x80/x164 if x66 else L_moe*b*h*k*s*(x67)/x164) + 7*(b*h*s*(x67)*(x79)*(x72)*x80/x168 if x66 else b*h*s*(x67)*(x72)/x168) + (6*b*s*(x67)*(x79)*x80/x168 if x66 else 6*b*s*(x67)/x168))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x168 if x66 else 0) + 3*(b*h*s*(x67)*x80/x168 if x66 else 0) + 6*(L_moe*b*h*k*s*(x67)*x80/x164 if x66 else 0) + 7*(b*h*s*(x67)*(x72)*x80/x168 if x66 else 0) + (6*b*s*(x67)*x80/x168 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x168 + x82 + x81 + 3*b*h*s*(x67)*(x72)/x168 + 3*L_moe*b*h*k*s*(x67)/x164)
     x86 = x75 + x76 + x83 + x84 + x85
     x87 = c*t
     x88 = (G < x87)
@@ -20340,42 +20388,52 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x93 = x87 - G*(-1 + math.ceil(c*t/G))
     x94 = x8 and ((G == x93) or (d*p == 1))
     x95 = (t/(x93) if x94 else 1)
-    x96 = 4*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/(c*d*p*t) if x88 else 2*L*b*h_kv*s*(x89)/(c*d*p*t))
-    x97 = 4*beta_inter*(2*L*b*h_kv*s*(x89)*x95/(c*d*p*t) if x88 else 0)
-    x98 = 2*gamma*L*b*h_kv*s*(x89)/(c*d*p*t)
+    x96 = 4*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x164 if x88 else 2*L*b*h_kv*s*(x89)/x164)
+    x97 = 4*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x164 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x164
     x99 = x91 + x92 + x96 + x97 + x98
     x102 = s**2
-    x103 = 4*b*h*x102/(d*m)
+    x169 = d*m
+    x103 = 4*b*h*x102/x169
     x104 = 2*h
     x105 = x104 + x35
-    x106 = 2*b*h*s*(x105)/(d*m)
+    x106 = 2*b*h*s*(x105)/x169
     x107 = E_s + k
-    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/(d*m)) + (x37)*(x103 + x106 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x109 = (x108)/(c*t)
-    x110 = -4*L*b*h*x102/(c*d*m*p*t)
-    x111 = (x109 + x110)/(eta*peak)
-    x112 = (2*(x108)/(c*t) - 8*L*b*h*x102/(c*d*m*p*t))/(eta*peak)
-    x113 = (x109 - 2*V*b*h*s/(c*d*m*t) + x110)/(eta*peak)
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x169) + (x37)*(x103 + x106 + 6*F*b*h*s/x169))/p + 2*V*b*h*s/x169
+    x170 = c*t
+    x109 = (x108)/x170
+    x171 = c*d*m*p*t
+    x110 = -4*L*b*h*x102/x171
+    x172 = eta*peak
+    x111 = (x109 + x110)/x172
+    x112 = (2*(x108)/x170 - 8*L*b*h*x102/x171)/x172
+    x173 = c*d*m*t
+    x113 = (x109 - 2*V*b*h*s/x173 + x110)/x172
     x114 = b*h*s/(c*d*m)
-    x115 = V*h/t + x114 + V*b*s/(c*d*m*t)
-    x116 = x34/t + x114 + b*h*s/(c*d*m*t)
-    x117 = h*(x36)/t + x114 + b*s*(x36)/(c*d*m*t)
-    x118 = F*h/t + x114 + F*b*s/(c*d*m*t)
-    x119 = 2*F*h/t + x114 + 2*F*b*s/(c*d*m*t)
+    x115 = V*h/t + x114 + V*b*s/x173
+    x116 = x34/t + x114 + b*h*s/x173
+    x117 = h*(x36)/t + x114 + b*s*(x36)/x173
+    x118 = F*h/t + x114 + F*b*s/x173
+    x119 = 2*F*h/t + x114 + 2*F*b*s/x173
     x120 = F_e*h/t
-    x121 = x120 + x114 + F_e*b*s/(c*d*m*t)
+    x121 = x120 + x114 + F_e*b*s/x173
     x122 = 2*F_e*h/t
-    x123 = x122 + x114 + 2*F_e*b*s/(c*d*m*t)
+    x123 = x122 + x114 + 2*F_e*b*s/x173
     x125 = b*e*h*k*s/(E*c*d*m)
-    x126 = x120 + x125 + F_e*b*e*k*s/(E*c*d*m*t)
-    x127 = x122 + x125 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x128 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*(x37)*(x118)/p + 2*w_half*(x37)*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half_expert*E*L_moe*(x126)/(e*p) + 2*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x129 = (4*w_half*(x115) + 6*w_half*L*(x116)/p + 6*w_half*L*(x117)/p + 6*w_half*(x37)*(x118)/p + 6*w_half*(x37)*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half*E_s*L_moe*(x123)/p + 6*w_half_expert*E*L_moe*(x126)/(e*p) + 6*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x130 = 34*b*h*s/(c*d*m*t)
+    x174 = E*c*d*m*t
+    x126 = x120 + x125 + F_e*b*e*k*s/x174
+    x127 = x122 + x125 + 2*F_e*b*e*k*s/x174
+    x175 = e*p
+    x128 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*(x37)*(x118)/p + 2*w_half*(x37)*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half_expert*E*L_moe*(x126)/x175 + 2*w_half_expert*E*L_moe*(x127)/x175)/x172
+    x129 = (4*w_half*(x115) + 6*w_half*L*(x116)/p + 6*w_half*L*(x117)/p + 6*w_half*(x37)*(x118)/p + 6*w_half*(x37)*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half*E_s*L_moe*(x123)/p + 6*w_half_expert*E*L_moe*(x126)/x175 + 6*w_half_expert*E*L_moe*(x127)/x175)/x172
+    x130 = 34*b*h*s/x173
     x131 = x130 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
-    x132 = (4/3)*kappa*L*(x131)/(hbm*p)
-    x133 = 52*V*b*s/(hbm*c*d*m*t)
-    x135 = 9*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)
+    x176 = hbm*p
+    x132 = (4/3)*kappa*L*(x131)/x176
+    x177 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x177
+    x178 = eta_attn*peak*c*d*m*p*t
+    x135 = 9*L*b*h*x102/x178
     x136 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x111 + x112 + x113 + x128 + x129 + x132 + x133 + x135
     x137 = (0 if x17 else x2)
     x138 = (0 if x17 else x20)
@@ -20383,7 +20441,7 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x140 = (x2 if x17 else 0)
     x141 = (x20 if x17 else 0)
     x142 = 2*alpha_inter*(x140 + x141)
-    x143 = max(0, -m*(x38 + x112 + x113 + x129 + (8/9)*kappa*L*(x131)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)))
+    x143 = max(0, -m*(x38 + x112 + x113 + x129 + (8/9)*kappa*L*(x131)/x176 + 14*V*b*s/x177 + 7*L*b*h*x102/x178))
     x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
     x145 = alpha*(2*x137 + 2*x138)
     x146 = alpha_inter*(2*x140 + 2*x141)
@@ -20396,12 +20454,12 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x154 = 6*V*b*h*s
     x155 = 3*L_moe*(x152) + 3*(x37)*(x153) + x154
     x156 = 4*L_moe*(x152) + 4*(x37)*(x153) + x154
-    x157 = 12*x16/(c*d)
-    x158 = 12*Phi_E/(c*d*p*t)
-    x159 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x160 = 6*V*b*s/(c*d*m*t)
+    x157 = 12*x16/x162
+    x158 = 12*Phi_E/x164
+    x159 = 2*L*b*h*s*min(m, p)/x171
+    x160 = 6*V*b*s/x173
     x161 = max(x160, x130)
-    return (x144, m*(x38 + x111 + x112 + x113 + x128 + x129 + x132 + x133 + x135), x49 + x145 + x60 + x75 + x51 + x146 + x61 + x76 + x147 + x53 + x63 + x83 + x148 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x139 + x142 + x91 + x92 + x96 + x97 + x98 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/(e*p*t) + x158 + (x159 + x161 if x9 else max(x130 + x159, 2*L*b*h*s/(c*d*m*p*t) + x161)), x86, x99, x55, x65, x145 + x146 + x147 + x148 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x157 + x158, x159, x160, x130, 0,)
+    return (x144, m*(x38 + x111 + x112 + x113 + x128 + x129 + x132 + x133 + x135), x49 + x145 + x60 + x75 + x51 + x146 + x61 + x76 + x147 + x53 + x63 + x83 + x148 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x139 + x142 + x91 + x92 + x96 + x97 + x98 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/x165 + x158 + (x159 + x161 if x9 else max(x130 + x159, 2*L*b*h*s/x171 + x161)), x86, x99, x55, x65, x145 + x146 + x147 + x148 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x165, 4*x16 + 4*Phi_E/x165, x157 + x158, x159, x160, x130, 0,)
 
 
 def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -20414,18 +20472,21 @@ def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x119 = c*d
+    x14 = (16*x11 + 30*x11/x119)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x120 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x120 + 6*L*h*(x17)/x120 + 12*F*L*h/x120)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d*t)
+    x121 = c*d*t
+    x26 = b*h*s*x20/x121
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -20442,11 +20503,12 @@ def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x41 = (G == x40) or (c*d*p == 1)
     x42 = -1 + (x40 if x41 else 1)
     x43 = (1/(x40) if x41 else 1)
-    x44 = b*h*s*(x31)*x32/(c*d*t)
-    x45 = b*h*s*(x31)/(c*d*t)
-    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/(c*d*t) if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/(c*d*t) if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/(c*d*p*t) if x30 else 2*L*b*h*s*(x31)/(c*d*p*t)) + (6*b*s*(x31)*(x42)*x43/(c*d*t) if x30 else 6*b*s*(x31)/(c*d*t)))
-    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/(c*d*t) if x30 else 0) + 3*(b*h*s*(x31)*x43/(c*d*t) if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/(c*d*p*t) if x30 else 0) + (6*b*s*(x31)*x43/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x31)/(c*d*t) + x45 + x44 + 4*L*b*h*s*(x31)/(c*d*p*t))
+    x44 = b*h*s*(x31)*x32/x121
+    x45 = b*h*s*(x31)/x121
+    x122 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x121 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x121 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x122 if x30 else 2*L*b*h*s*(x31)/x122) + (6*b*s*(x31)*(x42)*x43/x121 if x30 else 6*b*s*(x31)/x121))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x121 if x30 else 0) + 3*(b*h*s*(x31)*x43/x121 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x122 if x30 else 0) + (6*b*s*(x31)*x43/x121 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x121 + x45 + x44 + 4*L*b*h*s*(x31)/x122)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -20459,25 +20521,33 @@ def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h*s*(x52)/(c*d*p*t))
-    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h*s*(x52)/(c*d*p*t)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x122 if x51 else 2*L*b*h*s*(x52)/x122)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x122 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x122
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = s**2
     x68 = 2*h + x16
-    x69 = L*(4*b*h*x67/(d*m) + 2*b*h*s*(x68)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x70 = ((x69)/(c*t) - 4*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
-    x71 = (2*(x69)/(c*t) - 8*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
+    x123 = d*m
+    x69 = L*(4*b*h*x67/x123 + 2*b*h*s*(x68)/x123 + 4*F*b*h*s/x123)/p + 2*V*b*h*s/x123
+    x124 = c*t
+    x125 = c*d*m*p*t
+    x126 = eta*peak
+    x70 = ((x69)/x124 - 4*L*b*h*x67/x125)/x126
+    x71 = (2*(x69)/x124 - 8*L*b*h*x67/x125)/x126
     x72 = b*h*s/(c*d*m)
-    x73 = V*h/t + x72 + V*b*s/(c*d*m*t)
-    x74 = x15/t + x72 + b*h*s/(c*d*m*t)
-    x75 = h*(x17)/t + x72 + b*s*(x17)/(c*d*m*t)
-    x76 = F*h/t + x72 + F*b*s/(c*d*m*t)
-    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/(eta*peak)
-    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/(eta*peak)
-    x79 = 52*V*b*s/(hbm*c*d*m*t)
-    x81 = 9*L*b*h*x67/(eta_attn*peak*c*d*m*p*t)
-    x82 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x127 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x127
+    x74 = x15/t + x72 + b*h*s/x127
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x127
+    x76 = F*h/t + x72 + F*b*s/x127
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x126
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x126
+    x128 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x128
+    x129 = eta_attn*peak*c*d*m*p*t
+    x81 = 9*L*b*h*x67/x129
+    x130 = hbm*c*d*m*p*t
+    x82 = 34*kappa*L*b*h*s/x130
     x83 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x82
     x84 = (G < x22)
     x85 = -1 + c*d
@@ -20493,27 +20563,27 @@ def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x95 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x96 = x58 and ((G == x95) or x1)
     x97 = (t/(x95) if x96 else 1)
-    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/(c*d) if x84 else (x85)*x11/(c*d))
+    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/x119 if x84 else (x85)*x11/x119)
     x99 = 3*beta*x98
-    x100 = ((x85)*x11*x97/(c*d) if x84 else 0)
+    x100 = ((x85)*x11*x97/x119 if x84 else 0)
     x101 = 3*beta_inter*x100
     x102 = gamma*V*h*x2/t
-    x103 = 2*gamma*(x85)*x11/(c*d)
-    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x67/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x103 = 2*gamma*(x85)*x11/x119
+    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x128 + 7*L*b*h*x67/x129 + (68/3)*kappa*L*b*h*s/x130))
     x105 = x5 + x7 + x14 + (-1 + m + p)*(x83) + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104
     x106 = alpha*(2*x86 + x4)
     x107 = alpha_inter*(2*x88 + x6)
     x108 = beta*(2*x91 + 3*x98)
     x109 = beta_inter*(2*x93 + 3*x100)
-    x110 = gamma*(x90 + 2*(x85)*x11/(c*d))
+    x110 = gamma*(x90 + 2*(x85)*x11/x119)
     x112 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s)
     x113 = 6*V*b*h*s
     x114 = x112 + x113
     x115 = x112 + 4*L*b*h*x67 + x113
-    x116 = 12*x11/(c*d)
-    x117 = 6*V*b*s/(c*d*m*t)
-    x118 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), (x114)/(peak*c*d*p*t*(x105)), (x115)/(peak*c*d*p*t*(x105)), x114, x115, 6*x11 + x116 + (x117 + x118 if x1 else max(x118, x117 + 34*L*b*h*s/(c*d*m*p*t))), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x116, x118, x117, 0,)
+    x116 = 12*x11/x119
+    x117 = 6*V*b*s/x127
+    x118 = 34*L*b*h*s*min(m, p)/x125
+    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), (x114)/(peak*c*d*p*t*(x105)), (x115)/(peak*c*d*p*t*(x105)), x114, x115, 6*x11 + x116 + (x117 + x118 if x1 else max(x118, x117 + 34*L*b*h*s/x125)), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x116, x118, x117, 0,)
 
 
 def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -20542,21 +20612,26 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x30 = Phi + x29 - 2*V*h
     x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
     x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
-    x34 = G/(e*t)
+    x187 = e*t
+    x34 = G/x187
     x35 = (x34 == math.floor(x34)) and (x24)
-    x36 = -1 + ((x20)/(e*t) if x35 else 1)
+    x36 = -1 + ((x20)/x187 if x35 else 1)
     x37 = (e*t/(x20) if x35 else 1)
-    x38 = beta*(Phi_E*(x7)*(x36)*x37/(L_moe*c*d*t) if x1 else Phi_E*(x7)/(L_moe*c*d*t))
+    x188 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x188 if x1 else Phi_E*(x7)/x188)
     x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
-    x40 = beta_inter*(Phi_E*(x7)*x37/(L_moe*c*d*t) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x188 if x1 else 0)
     x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
     x42 = m*(x41)
-    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/(L_moe*c*d*t)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x188
     x44 = m*(x43)
-    x46 = (28*x31/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x189 = c*d
+    x190 = c*d*p*t
+    x46 = (28*x31/x189 + 28*Phi_E/x190)/hbm
     x48 = (c >= 2)
-    x49 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if x48 else 0)/hbm
-    x50 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if x48 else 0)/hbm
+    x191 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x191 + b*h_kv*s*(-8 + 8*c)/x191)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(10 + 10*c)/x191 + b*h_kv*s*(6 + 50*c)/x191)/p if x48 else 0)/hbm
     x51 = e*t
     x52 = x51 - G*(-1 + math.ceil(e*t/G))
     x53 = (G == x52) or (c*d*p/e == 1)
@@ -20570,8 +20645,9 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x61 = e - x54
     x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
     x63 = (1/(x52) if x53 else 1)
-    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/(c*d*e*p) if x56 else L_moe*b*h*k*s*(x57)/(c*d*e*p)))
-    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/(c*d*e*p) if x56 else 0))
+    x192 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x192 if x56 else L_moe*b*h*k*s*(x57)/x192))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x192 if x56 else 0))
     x66 = x60 + x62 + x64 + x65
     x67 = (G < c*d*p*t)
     x68 = (0 if x23 else (1/2 if (p == 2) else 1))
@@ -20579,7 +20655,7 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x70 = (G < 1 + x0)
     x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
     x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
-    x73 = b*h*s*x68/(c*d)
+    x73 = b*h*s*x68/x189
     x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
     x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
     x76 = x71 + x72 + x74 + x75
@@ -20598,40 +20674,49 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x89 = (G == x88) or (c*d*p == 1)
     x90 = -1 + (x88 if x89 else 1)
     x91 = (1/(x88) if x89 else 1)
-    x92 = 2*b*h*s*(x87)*(x79)/(c*d*t)
-    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/(c*d*t) if x77 else x92) + (6*b*s*(x87)*(x90)*x91/(c*d*t) if x77 else 6*b*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x91/(c*d*t) if x77 else 2*b*h*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x83*x91/(c*d*t) if x77 else 2*b*h*s*(x87)*x83/(c*d*t)))
-    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/(c*d*t) if x77 else 0) + (6*b*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x83*x91/(c*d*t) if x77 else 0))
-    x95 = gamma*(3*b*s*(x87)/(c*d*t) + b*h*s*(x87)/(c*d*t) + b*h*s*(x87)*x83/(c*d*t) + x92)
+    x193 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x193
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x193 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x193 if x77 else 6*b*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x91/x193 if x77 else 2*b*h*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x83*x91/x193 if x77 else 2*b*h*s*(x87)*x83/x193))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x193 if x77 else 0) + (6*b*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x193 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x193 + b*h*s*(x87)/x193 + b*h*s*(x87)*x83/x193 + x92)
     x96 = x85 + x86 + x93 + x94 + x95
     x99 = s**2
-    x100 = 4*b*h*x99/(d*m)
+    x194 = d*m
+    x100 = 4*b*h*x99/x194
     x101 = 2*h
     x102 = x101 + 2*h_kv
-    x103 = 2*b*h*s*(x102)/(d*m)
+    x103 = 2*b*h*s*(x102)/x194
     x104 = E_s + k
     x105 = L - L_moe
-    x106 = (L_moe*(x100 + x103 + 6*F_e*b*h*s*(x104)/(d*m)) + (x105)*(x100 + x103 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x107 = ((x106)/(c*t) - 4*L*b*h*x99/(c*d*m*p*t))/(eta*peak)
-    x108 = (2*(x106)/(c*t) - 8*L*b*h*x99/(c*d*m*p*t))/(eta*peak)
-    x109 = b*h*s/(c*d*m)
-    x110 = V*h/t + x109 + V*b*s/(c*d*m*t)
-    x111 = h**2/t + x109 + b*h*s/(c*d*m*t)
-    x112 = h*h_kv/t + x109 + b*h_kv*s/(c*d*m*t)
-    x113 = F*h/t + x109 + F*b*s/(c*d*m*t)
+    x106 = (L_moe*(x100 + x103 + 6*F_e*b*h*s*(x104)/x194) + (x105)*(x100 + x103 + 6*F*b*h*s/x194))/p + 2*V*b*h*s/x194
+    x195 = c*t
+    x196 = c*d*m*p*t
+    x197 = eta*peak
+    x107 = ((x106)/x195 - 4*L*b*h*x99/x196)/x197
+    x108 = (2*(x106)/x195 - 8*L*b*h*x99/x196)/x197
+    x198 = c*d*m
+    x109 = b*h*s/x198
+    x110 = V*h/t + x109 + V*b*s/x191
+    x111 = h**2/t + x109 + b*h*s/x191
+    x112 = h*h_kv/t + x109 + b*h_kv*s/x191
+    x113 = F*h/t + x109 + F*b*s/x191
     x114 = F_e*h/t
-    x115 = x114 + x109 + F_e*b*s/(c*d*m*t)
+    x115 = x114 + x109 + F_e*b*s/x191
     x116 = 2*F_e*h/t
-    x117 = x116 + x109 + 2*F_e*b*s/(c*d*m*t)
+    x117 = x116 + x109 + 2*F_e*b*s/x191
     x119 = b*e*h*k*s/(E*c*d*m)
-    x120 = x114 + x119 + F_e*b*e*k*s/(E*c*d*m*t)
-    x121 = x116 + x119 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x122 = (2*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 6*w_half*(x105)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/(e*p) + 2*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x123 = (4*w_half*(x110) + 8*w_half*L*(x111)/p + 8*w_half*L*(x112)/p + 12*w_half*(x105)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/(e*p) + 4*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x125 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x101 + 3*F_e/t)/(L*c*d*m)
+    x199 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x199
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x199
+    x200 = e*p
+    x122 = (2*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 6*w_half*(x105)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x200 + 2*w_half_expert*E*L_moe*(x121)/x200)/x197
+    x123 = (4*w_half*(x110) + 8*w_half*L*(x111)/p + 8*w_half*L*(x112)/p + 12*w_half*(x105)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x200 + 4*w_half_expert*E*L_moe*(x121)/x200)/x197
+    x125 = b*h*s*(10 + 24/t)/x198 + 2*L_moe*b*k*s*(x101 + 3*F_e/t)/(L*c*d*m)
     x126 = kappa*L*(x125)/(hbm*p)
     x127 = (t == 1)
-    x128 = V*b*s*(22 if x127 else 38)/(hbm*c*d*m*t)
-    x129 = V*b*s*(26 if x127 else 38)/(hbm*c*d*m*t)
+    x201 = hbm*c*d*m*t
+    x128 = V*b*s*(22 if x127 else 38)/x201
+    x129 = V*b*s*(26 if x127 else 38)/x201
     x131 = 7*L*b*h*x99/(eta_attn*peak*c*d*m*p*t)
     x133 = -2*L*b*h*x99/(eta_attn*peak*c**2*d*m*p*t)
     x134 = max(0, x133)
@@ -20646,22 +20731,22 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x143 = x135 - G*(-1 + math.ceil(c*t/G))
     x144 = x22 and ((G == x143) or (d*p == 1))
     x145 = (t/(x143) if x144 else 1)
-    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/(c*d*p*t) if x136 else 2*L*b*h_kv*s*(x137)/(c*d*p*t))
+    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/x190 if x136 else 2*L*b*h_kv*s*(x137)/x190)
     x147 = beta*x146
-    x148 = (2*L*b*h_kv*s*(x137)*x145/(c*d*p*t) if x136 else 0)
+    x148 = (2*L*b*h_kv*s*(x137)*x145/x190 if x136 else 0)
     x149 = beta_inter*x148
     x150 = (x140 + x142 + x147 + x149)/m
     x151 = max(0, x150 - 5*L*b*h*x99/(eta_attn*peak*c**2*d*m*p*t))
     x152 = max(0, x150 + x133)
-    x153 = 2*gamma*L*b*h_kv*s*(x137)/(c*d*p*t)
+    x153 = 2*gamma*L*b*h_kv*s*(x137)/x190
     x154 = max(0, (x140 + x142 + x147 + x149 + x153)/m - 5*L*b*h*x99*(x137)/(eta_attn*peak*c**2*d*m*p*t))
     x155 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x107 + x108 + x122 + x123 + x126 + x128 + x129 + x131 + x134 + x151 + x152 + x154
     x156 = x11 + x12 + x13 + x14
     x157 = -2*m*(x156)
-    x158 = m*(x4)*x31/(c*d)
-    x159 = Phi_E*m*(x7)/(c*d*p*t)
-    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/(c*d) if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/(c*d*p*t) if x1 else x159))
-    x161 = beta_inter*(3*(m*(x4)*x28*x31/(c*d) if x1 else 0) + 3*(Phi_E*m*(x7)*x37/(c*d*p*t) if x1 else 0))
+    x158 = m*(x4)*x31/x189
+    x159 = Phi_E*m*(x7)/x190
+    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/x189 if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/x190 if x1 else x159))
+    x161 = beta_inter*(3*(m*(x4)*x28*x31/x189 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x190 if x1 else 0))
     x162 = gamma*(x158 + x159)
     x163 = x49 + x50 + x107 + x108 + x122 + x123 + x126 + x128 + x129 + x131
     x164 = max(0, x160 + x161 + x162 - m*(x41) - m*(x43) - m*(x163) + 2*m*(x156))
@@ -20681,12 +20766,12 @@ def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x179 = min(m, p)
     x180 = L*(x125)*x179/p
     x181 = 2*V*h/t
-    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x183 = b*s*(x101 + 6*h/t)/(c*d*m)
-    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x191)
+    x183 = b*s*(x101 + 6*h/t)/x198
+    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x191
     x185 = max(x181 + x182, x183 + x184)
-    x186 = (0 if x23 else 2*b*h*s*(m + x179)/(c*d*m))
-    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/(c*d) + x178 + 14*Phi_E/(c*d*p*t) + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/(c*d) + 2*Phi_E/(c*d*p*t), 12*x31/(c*d) + 12*Phi_E/(c*d*p*t), x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
+    x186 = (0 if x23 else 2*b*h*s*(m + x179)/x198)
+    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/x189 + x178 + 14*Phi_E/x190 + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/x189 + 2*Phi_E/x190, 12*x31/x189 + 12*Phi_E/x190, x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
 
 
 def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -20702,36 +20787,43 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x156 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x156 if x17 else (x2)*x16/x156)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x157 = e*t
+    x21 = G/x157
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x158 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x157 if x22 else 1))*x23/x158 if x17 else Phi_E*(x20)/x158)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x156 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x158 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x156 + 2*Phi_E*(x20)/x158)
+    x159 = e*p*t
+    x33 = (16*x16 + 30*x16/x156 + 16*Phi_E/x159 + 30*Phi_E/x158)/hbm
     x34 = h**2
-    x35 = 6*L*x34/(p*t)
+    x160 = p*t
+    x35 = 6*L*x34/x160
     x36 = 2*h_kv
     x37 = h + x36
-    x38 = 6*L*h*(x37)/(p*t)
+    x38 = 6*L*h*(x37)/x160
     x39 = L - L_moe
-    x40 = 18*F*h*(x39)/(p*t)
-    x41 = 18*E_s*F_e*L_moe*h/(p*t)
-    x42 = 18*E*F_e*L_moe*h/(e*p*t)
+    x40 = 18*F*h*(x39)/x160
+    x41 = 18*E_s*F_e*L_moe*h/x160
+    x42 = 18*E*F_e*L_moe*h/x159
     x43 = (6*V*h/t + x35 + x38 + x40 + x41 + x42)/hbm
-    x45 = 6*L*b*h*s/(c*d*m*p)
-    x46 = 6*b*h*s*(x39)/(c*d*m*p)
-    x47 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x48 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x49 = (x45 + x46 + x47 + 6*L*b*s*(x37)/(c*d*m*p*t) + x48 + 12*F*b*s*(x39)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x50 = ((x35 + x38 + x40 + x41 + x42)/m + x45 + x46 + x47 + 6*F*b*s*(x39)/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t) + x48 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x161 = c*d*m*p
+    x45 = 6*L*b*h*s/x161
+    x46 = 6*b*h*s*(x39)/x161
+    x47 = 6*E_s*L_moe*b*h*s/x161
+    x48 = 6*L_moe*b*h*k*s/x161
+    x162 = c*d*m*p*t
+    x49 = (x45 + x46 + x47 + 6*L*b*s*(x37)/x162 + x48 + 12*F*b*s*(x39)/x162 + 12*E_s*F_e*L_moe*b*s/x162 + 12*F_e*L_moe*b*k*s/x162)/hbm
+    x50 = ((x35 + x38 + x40 + x41 + x42)/m + x45 + x46 + x47 + 6*F*b*s*(x39)/x162 + 6*L*b*h*s/x162 + x48 + 6*E_s*F_e*L_moe*b*s/x162 + 6*F_e*L_moe*b*k*s/x162)/hbm
     x51 = e*t
     x52 = x51 - G*(-1 + math.ceil(e*t/G))
     x53 = (G == x52) or (c*d*p/e == 1)
@@ -20745,8 +20837,9 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x61 = e - x54
     x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
     x63 = (1/(x52) if x53 else 1)
-    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/(c*d*e*p*t) if x56 else L_moe*b*h*k*s*(x57)/(c*d*e*p*t)))
-    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/(c*d*e*p*t) if x56 else 0))
+    x163 = c*d*e*p*t
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x163 if x56 else L_moe*b*h*k*s*(x57)/x163))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x163 if x56 else 0))
     x66 = x60 + x62 + x64 + x65
     x67 = (G < c*d*p*t)
     x68 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -20754,7 +20847,8 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x70 = (G < 1 + x5)
     x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
     x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
-    x73 = b*h*s*x68/(c*d*t)
+    x164 = c*d*t
+    x73 = b*h*s*x68/x164
     x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
     x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
     x76 = x71 + x72 + x74 + x75
@@ -20773,11 +20867,11 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x89 = (G == x88) or (c*d*p == 1)
     x90 = -1 + (x88 if x89 else 1)
     x91 = (1/(x88) if x89 else 1)
-    x92 = b*h*s*(x78)*x79/(c*d*t)
-    x93 = b*h*s*(x78)/(c*d*t)
-    x94 = beta*(2*(b*h*s*(x78)*(x90)*x79*x91/(c*d*t) if x77 else x92) + 3*(b*h*s*(x78)*(x90)*x91/(c*d*t) if x77 else x93) + 4*(L_moe*b*h*k*s*(x78)*(x90)*x91/(c*d*p*t) if x77 else L_moe*b*h*k*s*(x78)/(c*d*p*t)) + 5*(b*h*s*(x78)*(x90)*(x83)*x91/(c*d*t) if x77 else b*h*s*(x78)*(x83)/(c*d*t)) + (6*b*s*(x78)*(x90)*x91/(c*d*t) if x77 else 6*b*s*(x78)/(c*d*t)))
-    x95 = beta_inter*(2*(b*h*s*(x78)*x79*x91/(c*d*t) if x77 else 0) + 3*(b*h*s*(x78)*x91/(c*d*t) if x77 else 0) + 4*(L_moe*b*h*k*s*(x78)*x91/(c*d*p*t) if x77 else 0) + 5*(b*h*s*(x78)*(x83)*x91/(c*d*t) if x77 else 0) + (6*b*s*(x78)*x91/(c*d*t) if x77 else 0))
-    x96 = gamma*(3*b*s*(x78)/(c*d*t) + x93 + x92 + 2*b*h*s*(x78)*(x83)/(c*d*t) + 2*L_moe*b*h*k*s*(x78)/(c*d*p*t))
+    x92 = b*h*s*(x78)*x79/x164
+    x93 = b*h*s*(x78)/x164
+    x94 = beta*(2*(b*h*s*(x78)*(x90)*x79*x91/x164 if x77 else x92) + 3*(b*h*s*(x78)*(x90)*x91/x164 if x77 else x93) + 4*(L_moe*b*h*k*s*(x78)*(x90)*x91/x158 if x77 else L_moe*b*h*k*s*(x78)/x158) + 5*(b*h*s*(x78)*(x90)*(x83)*x91/x164 if x77 else b*h*s*(x78)*(x83)/x164) + (6*b*s*(x78)*(x90)*x91/x164 if x77 else 6*b*s*(x78)/x164))
+    x95 = beta_inter*(2*(b*h*s*(x78)*x79*x91/x164 if x77 else 0) + 3*(b*h*s*(x78)*x91/x164 if x77 else 0) + 4*(L_moe*b*h*k*s*(x78)*x91/x158 if x77 else 0) + 5*(b*h*s*(x78)*(x83)*x91/x164 if x77 else 0) + (6*b*s*(x78)*x91/x164 if x77 else 0))
+    x96 = gamma*(3*b*s*(x78)/x164 + x93 + x92 + 2*b*h*s*(x78)*(x83)/x164 + 2*L_moe*b*h*k*s*(x78)/x158)
     x97 = x86 + x87 + x94 + x95 + x96
     x98 = c*t
     x99 = (G < x98)
@@ -20788,24 +20882,32 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x104 = x98 - G*(-1 + math.ceil(c*t/G))
     x105 = x8 and ((G == x104) or (d*p == 1))
     x106 = (t/(x104) if x105 else 1)
-    x107 = 3*beta*(2*L*b*h_kv*s*(x100)*(-1 + ((x104)/t if x105 else 1))*x106/(c*d*p*t) if x99 else 2*L*b*h_kv*s*(x100)/(c*d*p*t))
-    x108 = 3*beta_inter*(2*L*b*h_kv*s*(x100)*x106/(c*d*p*t) if x99 else 0)
-    x109 = 2*gamma*L*b*h_kv*s*(x100)/(c*d*p*t)
+    x107 = 3*beta*(2*L*b*h_kv*s*(x100)*(-1 + ((x104)/t if x105 else 1))*x106/x158 if x99 else 2*L*b*h_kv*s*(x100)/x158)
+    x108 = 3*beta_inter*(2*L*b*h_kv*s*(x100)*x106/x158 if x99 else 0)
+    x109 = 2*gamma*L*b*h_kv*s*(x100)/x158
     x110 = x102 + x103 + x107 + x108 + x109
     x113 = b*h*s/(c*d*m)
-    x114 = 2*w_half*(V*h/t + x113 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x115 = 3*(x114)/(eta*peak)
+    x165 = c*d*m*t
+    x114 = 2*w_half*(V*h/t + x113 + V*b*s/x165) + 2*V*b*h*s/x165
+    x166 = eta*peak
+    x115 = 3*(x114)/x166
     x118 = F_e*h/t
     x119 = 2*F_e*h/t
     x121 = b*e*h*k*s/(E*c*d*m)
-    x122 = 2*w_half*L*(x34/t + x113 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x37)/t + x113 + b*s*(x37)/(c*d*m*t))/p + 2*w_half*(x39)*(F*h/t + x113 + F*b*s/(c*d*m*t))/p + 2*w_half*(x39)*(2*F*h/t + x113 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x118 + x113 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x119 + x113 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x118 + x121 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x119 + x121 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x34/(c*d*m*p*t) + 2*L*b*h*s*(x37)/(c*d*m*p*t) + 6*F*b*h*s*(x39)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x123 = 3*(x122)/(eta_fp8*peak_fp8)
+    x167 = E*c*d*m*t
+    x168 = e*p
+    x122 = 2*w_half*L*(x34/t + x113 + b*h*s/x165)/p + 2*w_half*L*(h*(x37)/t + x113 + b*s*(x37)/x165)/p + 2*w_half*(x39)*(F*h/t + x113 + F*b*s/x165)/p + 2*w_half*(x39)*(2*F*h/t + x113 + 2*F*b*s/x165)/p + 2*w_half*E_s*L_moe*(x118 + x113 + F_e*b*s/x165)/p + 2*w_half*E_s*L_moe*(x119 + x113 + 2*F_e*b*s/x165)/p + 2*w_half_expert*E*L_moe*(x118 + x121 + F_e*b*e*k*s/x167)/x168 + 2*w_half_expert*E*L_moe*(x119 + x121 + 2*F_e*b*e*k*s/x167)/x168 + 2*L*b*s*x34/x162 + 2*L*b*h*s*(x37)/x162 + 6*F*b*h*s*(x39)/x162 + 6*E_s*F_e*L_moe*b*h*s/x162 + 6*F_e*L_moe*b*h*k*s/x162
+    x169 = eta_fp8*peak_fp8
+    x123 = 3*(x122)/x169
     x124 = 2*h
-    x125 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
-    x126 = kappa*L*(x125)/(hbm*p)
-    x127 = 52*V*b*s/(hbm*c*d*m*t)
+    x125 = 34*b*h*s/x165 + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
+    x170 = hbm*p
+    x126 = kappa*L*(x125)/x170
+    x171 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x171
     x129 = s**2
-    x130 = 9*L*b*h*x129/(eta_attn*peak*c*d*m*p*t)
+    x172 = eta_attn*peak*c*d*m*p*t
+    x130 = 9*L*b*h*x129/x172
     x131 = x43 + x49 + x50 + (x66)/m + (x76)/m + (x97)/m + (x110)/m + x115 + x123 + x126 + x127 + x130
     x132 = (0 if x17 else x2)
     x133 = (0 if x17 else x20)
@@ -20813,7 +20915,7 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x135 = (x2 if x17 else 0)
     x136 = (x20 if x17 else 0)
     x137 = 2*alpha_inter*(x135 + x136)
-    x138 = max(0, -m*(x43 + x49 + 2*(x114)/(eta*peak) + 2*(x122)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x125)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x129/(eta_attn*peak*c*d*m*p*t)))
+    x138 = max(0, -m*(x43 + x49 + 2*(x114)/x166 + 2*(x122)/x169 + (2/3)*kappa*L*(x125)/x170 + 14*V*b*s/x171 + 7*L*b*h*x129/x172))
     x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
     x140 = alpha*(2*x132 + 2*x133)
     x141 = alpha_inter*(2*x135 + 2*x136)
@@ -20826,11 +20928,11 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x149 = 6*V*b*h*s
     x150 = x147 + x148 + x149
     x151 = x147 + x148 + 4*L*b*h*x129 + x149
-    x152 = 12*x16/(c*d)
-    x153 = 12*Phi_E/(c*d*p*t)
+    x152 = 12*x16/x156
+    x153 = 12*Phi_E/x158
     x154 = L*(x125)*min(m, p)/p
-    x155 = 6*V*b*s/(c*d*m*t)
-    return (x139, m*(x43 + x49 + x50 + x115 + x123 + x126 + x127 + x130), x140 + x60 + x71 + x86 + x141 + x62 + x72 + x87 + x142 + x64 + x74 + x94 + x143 + x65 + x75 + x95 + x31 + x96 + x102 + x103 + x107 + x108 + x109, x60 + x71 + x86 + x62 + x72 + x87 + x25 + x64 + x74 + x26 + x94 + x29 + x65 + x30 + x75 + x95 + x31 + x96 + x134 + x137 + x102 + x103 + x107 + x108 + x109 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/(e*p*t) + x153 + (x154 + x155 if x9 else max(x154, L*(x125)/p + x155)), x97, x110, x66, x76, x140 + x141 + x142 + x143 + x31, x97, x110, x66, x76, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x152 + x153, x154, x155, 0,)
+    x155 = 6*V*b*s/x165
+    return (x139, m*(x43 + x49 + x50 + x115 + x123 + x126 + x127 + x130), x140 + x60 + x71 + x86 + x141 + x62 + x72 + x87 + x142 + x64 + x74 + x94 + x143 + x65 + x75 + x95 + x31 + x96 + x102 + x103 + x107 + x108 + x109, x60 + x71 + x86 + x62 + x72 + x87 + x25 + x64 + x74 + x26 + x94 + x29 + x65 + x30 + x75 + x95 + x31 + x96 + x134 + x137 + x102 + x103 + x107 + x108 + x109 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/x159 + x153 + (x154 + x155 if x9 else max(x154, L*(x125)/p + x155)), x97, x110, x66, x76, x140 + x141 + x142 + x143 + x31, x97, x110, x66, x76, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x159, 4*x16 + 4*Phi_E/x159, x152 + x153, x154, x155, 0,)
 
 
 def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -20846,25 +20948,30 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x156 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x156 if x17 else (x2)*x16/x156)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x157 = e*t
+    x21 = G/x157
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x158 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x157 if x22 else 1))*x23/x158 if x17 else Phi_E*(x20)/x158)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x156 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x158 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x156 + 2*Phi_E*(x20)/x158)
+    x159 = e*p*t
+    x33 = (16*x16 + 30*x16/x156 + 16*Phi_E/x159 + 30*Phi_E/x158)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x160 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x160 + 6*L*h*(x36)/x160 + 18*F*h*(x37)/x160 + 18*E_s*F_e*L_moe*h/x160 + 18*E*F_e*L_moe*h/x159)/hbm
     x40 = e*t
     x41 = x40 - G*(-1 + math.ceil(e*t/G))
     x42 = (G == x41) or (c*d*p/e == 1)
@@ -20878,8 +20985,9 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x43
     x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
     x52 = (1/(x41) if x42 else 1)
-    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p) if x45 else L_moe*b*h*k*s*(x46)/(c*d*e*p)))
-    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/(c*d*e*p) if x45 else 0))
+    x161 = c*d*e*p
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x161 if x45 else L_moe*b*h*k*s*(x46)/x161))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x161 if x45 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -20887,7 +20995,7 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d)
+    x62 = b*h*s*x57/x156
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -20906,10 +21014,11 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = 2*b*h*s*(x76)*(x68)/(c*d*t)
-    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/(c*d*t) if x66 else x81) + (6*b*s*(x76)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x80/(c*d*t) if x66 else 2*b*h*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x72*x80/(c*d*t) if x66 else 2*b*h*s*(x76)*x72/(c*d*t)))
-    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x72*x80/(c*d*t) if x66 else 0))
-    x84 = gamma*(3*b*s*(x76)/(c*d*t) + b*h*s*(x76)/(c*d*t) + b*h*s*(x76)*x72/(c*d*t) + x81)
+    x162 = c*d*t
+    x81 = 2*b*h*s*(x76)*(x68)/x162
+    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/x162 if x66 else x81) + (6*b*s*(x76)*(x79)*x80/x162 if x66 else 6*b*s*(x76)/x162) + (2*b*h*s*(x76)*(x79)*x80/x162 if x66 else 2*b*h*s*(x76)/x162) + (2*b*h*s*(x76)*(x79)*x72*x80/x162 if x66 else 2*b*h*s*(x76)*x72/x162))
+    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/x162 if x66 else 0) + (6*b*s*(x76)*x80/x162 if x66 else 0) + (2*b*h*s*(x76)*x80/x162 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x162 if x66 else 0))
+    x84 = gamma*(3*b*s*(x76)/x162 + b*h*s*(x76)/x162 + b*h*s*(x76)*x72/x162 + x81)
     x85 = x74 + x75 + x82 + x83 + x84
     x86 = c*t
     x87 = (G < x86)
@@ -20920,38 +21029,49 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x92 = x86 - G*(-1 + math.ceil(c*t/G))
     x93 = x8 and ((G == x92) or (d*p == 1))
     x94 = (t/(x92) if x93 else 1)
-    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/(c*d*p*t) if x87 else 2*L*b*h_kv*s*(x88)/(c*d*p*t))
-    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/(c*d*p*t) if x87 else 0)
-    x97 = 2*gamma*L*b*h_kv*s*(x88)/(c*d*p*t)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x158 if x87 else 2*L*b*h_kv*s*(x88)/x158)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x158 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x158
     x98 = x90 + x91 + x95 + x96 + x97
     x101 = s**2
-    x102 = 4*b*h*x101/(d*m)
+    x163 = d*m
+    x102 = 4*b*h*x101/x163
     x103 = 2*h
     x104 = x103 + x35
-    x105 = 2*b*h*s*(x104)/(d*m)
+    x105 = 2*b*h*s*(x104)/x163
     x106 = E_s + k
-    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/(d*m)) + (x37)*(x102 + x105 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x108 = ((x107)/(c*t) - 4*L*b*h*x101/(c*d*m*p*t))/(eta*peak)
-    x109 = (2*(x107)/(c*t) - 8*L*b*h*x101/(c*d*m*p*t))/(eta*peak)
-    x110 = b*h*s/(c*d*m)
-    x111 = V*h/t + x110 + V*b*s/(c*d*m*t)
-    x112 = x34/t + x110 + b*h*s/(c*d*m*t)
-    x113 = h*(x36)/t + x110 + b*s*(x36)/(c*d*m*t)
-    x114 = F*h/t + x110 + F*b*s/(c*d*m*t)
-    x115 = 2*F*h/t + x110 + 2*F*b*s/(c*d*m*t)
+    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/x163) + (x37)*(x102 + x105 + 6*F*b*h*s/x163))/p + 2*V*b*h*s/x163
+    x164 = c*t
+    x165 = c*d*m*p*t
+    x166 = eta*peak
+    x108 = ((x107)/x164 - 4*L*b*h*x101/x165)/x166
+    x109 = (2*(x107)/x164 - 8*L*b*h*x101/x165)/x166
+    x167 = c*d*m
+    x110 = b*h*s/x167
+    x168 = c*d*m*t
+    x111 = V*h/t + x110 + V*b*s/x168
+    x112 = x34/t + x110 + b*h*s/x168
+    x113 = h*(x36)/t + x110 + b*s*(x36)/x168
+    x114 = F*h/t + x110 + F*b*s/x168
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x168
     x116 = F_e*h/t
-    x117 = x116 + x110 + F_e*b*s/(c*d*m*t)
+    x117 = x116 + x110 + F_e*b*s/x168
     x118 = 2*F_e*h/t
-    x119 = x118 + x110 + 2*F_e*b*s/(c*d*m*t)
+    x119 = x118 + x110 + 2*F_e*b*s/x168
     x121 = b*e*h*k*s/(E*c*d*m)
-    x122 = x116 + x121 + F_e*b*e*k*s/(E*c*d*m*t)
-    x123 = x118 + x121 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/(e*p) + 2*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/(e*p) + 4*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x126 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
-    x127 = kappa*L*(x126)/(hbm*p)
-    x128 = 52*V*b*s/(hbm*c*d*m*t)
-    x130 = 9*L*b*h*x101/(eta_attn*peak*c*d*m*p*t)
+    x169 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x169
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x169
+    x170 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x170 + 2*w_half_expert*E*L_moe*(x123)/x170)/x166
+    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/x170 + 4*w_half_expert*E*L_moe*(x123)/x170)/x166
+    x126 = b*h*s*(10 + 24/t)/x167 + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
+    x171 = hbm*p
+    x127 = kappa*L*(x126)/x171
+    x172 = hbm*c*d*m*t
+    x128 = 52*V*b*s/x172
+    x173 = eta_attn*peak*c*d*m*p*t
+    x130 = 9*L*b*h*x101/x173
     x131 = x38 + (x55)/m + (x65)/m + (x85)/m + (x98)/m + x108 + x109 + x124 + x125 + x127 + x128 + x130
     x132 = (0 if x17 else x2)
     x133 = (0 if x17 else x20)
@@ -20959,7 +21079,7 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x135 = (x2 if x17 else 0)
     x136 = (x20 if x17 else 0)
     x137 = 2*alpha_inter*(x135 + x136)
-    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x101/(eta_attn*peak*c*d*m*p*t)))
+    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/x171 + 14*V*b*s/x172 + 7*L*b*h*x101/x173))
     x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
     x140 = alpha*(2*x132 + 2*x133)
     x141 = alpha_inter*(2*x135 + 2*x136)
@@ -20972,21 +21092,23 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x149 = 6*V*b*h*s
     x150 = x147 + x148 + x149
     x151 = x147 + x148 + 4*L*b*h*x101 + x149
-    x152 = 12*x16/(c*d)
-    x153 = 12*Phi_E/(c*d*p*t)
+    x152 = 12*x16/x156
+    x153 = 12*Phi_E/x158
     x154 = L*(x126)*min(m, p)/p
-    x155 = 6*V*b*s/(c*d*m*t)
-    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/(e*p*t) + x153 + (x154 + x155 if x9 else max(x154, L*(x126)/p + x155)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x152 + x153, x154, x155, 0,)
+    x155 = 6*V*b*s/x168
+    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/x159 + x153 + (x154 + x155 if x9 else max(x154, L*(x126)/p + x155)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x159, 4*x16 + 4*Phi_E/x159, x152 + x153, x154, x155, 0,)
 
 
 def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x104 = c*d
+    x7 = (16*x4 + 30*x4/x104)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x105 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x105 + 6*L*h*(x10)/x105 + 18*F*L*h/x105)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -20994,7 +21116,7 @@ def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d)
+    x20 = b*h*s*x14/x104
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -21012,9 +21134,11 @@ def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x36 = (G == x35) or (c*d*p == 1)
     x37 = -1 + (x35 if x36 else 1)
     x38 = (1/(x35) if x36 else 1)
-    x39 = beta*(3*(4*L*b*h*s*(x33)*(x37)*x38/(c*d*p*t) if x24 else 4*L*b*h*s*(x33)/(c*d*p*t)) + (6*b*s*(x33)*(x37)*x38/(c*d*t) if x24 else 6*b*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x38/(c*d*t) if x24 else 2*b*h*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x29*x38/(c*d*t) if x24 else 2*b*h*s*(x33)*x29/(c*d*t)))
-    x40 = beta_inter*(3*(4*L*b*h*s*(x33)*x38/(c*d*p*t) if x24 else 0) + (6*b*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x29*x38/(c*d*t) if x24 else 0))
-    x41 = gamma*(3*b*s*(x33)/(c*d*t) + b*h*s*(x33)/(c*d*t) + b*h*s*(x33)*x29/(c*d*t) + 6*L*b*h*s*(x33)/(c*d*p*t))
+    x106 = c*d*p*t
+    x107 = c*d*t
+    x39 = beta*(3*(4*L*b*h*s*(x33)*(x37)*x38/x106 if x24 else 4*L*b*h*s*(x33)/x106) + (6*b*s*(x33)*(x37)*x38/x107 if x24 else 6*b*s*(x33)/x107) + (2*b*h*s*(x33)*(x37)*x38/x107 if x24 else 2*b*h*s*(x33)/x107) + (2*b*h*s*(x33)*(x37)*x29*x38/x107 if x24 else 2*b*h*s*(x33)*x29/x107))
+    x40 = beta_inter*(3*(4*L*b*h*s*(x33)*x38/x106 if x24 else 0) + (6*b*s*(x33)*x38/x107 if x24 else 0) + (2*b*h*s*(x33)*x38/x107 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x107 if x24 else 0))
+    x41 = gamma*(3*b*s*(x33)/x107 + b*h*s*(x33)/x107 + b*h*s*(x33)*x29/x107 + 6*L*b*h*s*(x33)/x106)
     x42 = x31 + x32 + x39 + x40 + x41
     x43 = c*t
     x44 = (G < x43)
@@ -21027,30 +21151,39 @@ def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x51 = (x50 == math.floor(x50))
     x52 = x51 and ((G == x49) or (d*p == 1))
     x53 = (t/(x49) if x52 else 1)
-    x54 = 4*beta*(2*L*b*h_kv*s*(x45)*(-1 + ((x49)/t if x52 else 1))*x53/(c*d*p*t) if x44 else 2*L*b*h_kv*s*(x45)/(c*d*p*t))
-    x55 = 4*beta_inter*(2*L*b*h_kv*s*(x45)*x53/(c*d*p*t) if x44 else 0)
-    x56 = 2*gamma*L*b*h_kv*s*(x45)/(c*d*p*t)
+    x54 = 4*beta*(2*L*b*h_kv*s*(x45)*(-1 + ((x49)/t if x52 else 1))*x53/x106 if x44 else 2*L*b*h_kv*s*(x45)/x106)
+    x55 = 4*beta_inter*(2*L*b*h_kv*s*(x45)*x53/x106 if x44 else 0)
+    x56 = 2*gamma*L*b*h_kv*s*(x45)/x106
     x57 = x47 + x48 + x54 + x55 + x56
     x60 = s**2
     x61 = 2*h + x9
-    x62 = L*(4*b*h*x60/(d*m) + 2*b*h*s*(x61)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x63 = (x62)/(c*t)
-    x64 = -4*L*b*h*x60/(c*d*m*p*t)
-    x65 = (x63 + x64)/(eta*peak)
-    x66 = (2*(x62)/(c*t) - 8*L*b*h*x60/(c*d*m*p*t))/(eta*peak)
-    x67 = (x63 - 2*V*b*h*s/(c*d*m*t) + x64)/(eta*peak)
-    x68 = b*h*s/(c*d*m)
-    x69 = V*h/t + x68 + V*b*s/(c*d*m*t)
-    x70 = x8/t + x68 + b*h*s/(c*d*m*t)
-    x71 = F*h/t + x68 + F*b*s/(c*d*m*t)
-    x72 = h*(x10)/t + x68 + b*s*(x10)/(c*d*m*t)
-    x73 = 2*F*h/t + x68 + 2*F*b*s/(c*d*m*t)
-    x74 = (2*w_half*(x69) + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p)/(eta*peak)
-    x75 = (4*w_half*(x69) + 6*w_half*L*(x70)/p + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/(eta*peak)
-    x76 = 52*V*b*s/(hbm*c*d*m*t)
-    x78 = 9*L*b*h*x60/(eta_attn*peak*c*d*m*p*t)
+    x108 = d*m
+    x62 = L*(4*b*h*x60/x108 + 2*b*h*s*(x61)/x108 + 6*F*b*h*s/x108)/p + 2*V*b*h*s/x108
+    x109 = c*t
+    x63 = (x62)/x109
+    x110 = c*d*m*p*t
+    x64 = -4*L*b*h*x60/x110
+    x111 = eta*peak
+    x65 = (x63 + x64)/x111
+    x66 = (2*(x62)/x109 - 8*L*b*h*x60/x110)/x111
+    x112 = c*d*m*t
+    x67 = (x63 - 2*V*b*h*s/x112 + x64)/x111
+    x113 = c*d*m
+    x68 = b*h*s/x113
+    x69 = V*h/t + x68 + V*b*s/x112
+    x70 = x8/t + x68 + b*h*s/x112
+    x71 = F*h/t + x68 + F*b*s/x112
+    x72 = h*(x10)/t + x68 + b*s*(x10)/x112
+    x73 = 2*F*h/t + x68 + 2*F*b*s/x112
+    x74 = (2*w_half*(x69) + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p)/x111
+    x75 = (4*w_half*(x69) + 6*w_half*L*(x70)/p + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/x111
+    x114 = hbm*c*d*m*t
+    x76 = 52*V*b*s/x114
+    x115 = eta_attn*peak*c*d*m*p*t
+    x78 = 9*L*b*h*x60/x115
     x79 = 10 + 24/t
-    x80 = (4/3)*kappa*L*b*h*s*(x79)/(hbm*c*d*m*p)
+    x116 = hbm*c*d*m*p
+    x80 = (4/3)*kappa*L*b*h*s*(x79)/x116
     x81 = x11 + (x23)/m + (x42)/m + (x57)/m + x65 + x66 + x67 + x74 + x75 + x76 + x78 + x80
     x82 = (G < x16)
     x83 = -1 + c*d
@@ -21059,21 +21192,22 @@ def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x86 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x87 = x51 and ((G == x86) or x2)
     x88 = (t/(x86) if x87 else 1)
-    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/(c*d) if x82 else (x83)*x4/(c*d))
-    x90 = 3*beta_inter*((x83)*x4*x88/(c*d) if x82 else 0)
-    x91 = 2*gamma*(x83)*x4/(c*d)
-    x92 = max(0, -m*(x11 + x66 + x67 + x75 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x60/(eta_attn*peak*c*d*m*p*t) + (8/9)*kappa*L*b*h*s*(x79)/(hbm*c*d*m*p)))
+    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/x104 if x82 else (x83)*x4/x104)
+    x90 = 3*beta_inter*((x83)*x4*x88/x104 if x82 else 0)
+    x91 = 2*gamma*(x83)*x4/x104
+    x92 = max(0, -m*(x11 + x66 + x67 + x75 + 14*V*b*s/x114 + 7*L*b*h*x60/x115 + (8/9)*kappa*L*b*h*s*(x79)/x116))
     x93 = x7 + (-1 + m + p)*(x81) + x84 + x85 + x89 + x90 + x91 + x92
     x95 = 4*b*h*x60 + 2*b*h*s*(x61) + 6*F*b*h*s
     x96 = 6*V*b*h*s
     x97 = 3*L*(x95) + x96
     x98 = 4*L*(x95) + x96
-    x99 = 12*x4/(c*d)
-    x100 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x101 = 6*V*b*s/(c*d*m*t)
-    x102 = b*h*s*(x79)/(c*d*m)
+    x99 = 12*x4/x104
+    x117 = c*d*m*p
+    x100 = 2*L*b*h*s*min(m, p)/x117
+    x101 = 6*V*b*s/x112
+    x102 = b*h*s*(x79)/x113
     x103 = max(x101, x102)
-    return (x93, m*(x11 + x65 + x66 + x67 + x74 + x75 + x76 + x78 + x80), x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56, x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/(c*d*m*p) + x103)), x42, x57, x23, x84 + x85 + x89 + x90 + x91, x42, x57, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
+    return (x93, m*(x11 + x65 + x66 + x67 + x74 + x75 + x76 + x78 + x80), x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56, x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/x117 + x103)), x42, x57, x23, x84 + x85 + x89 + x90 + x91, x42, x57, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
 
 
 def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -21086,18 +21220,20 @@ def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x124 = c*d
+    x14 = (16*x11 + 30*x11/x124)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x125 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x125 + 6*L*h*(x17)/x125 + 12*F*L*h/x125)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d)
+    x26 = b*h*s*x20/x124
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -21115,9 +21251,11 @@ def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x42 = (G == x41) or (c*d*p == 1)
     x43 = -1 + (x41 if x42 else 1)
     x44 = (1/(x41) if x42 else 1)
-    x45 = beta*(3*(4*L*b*h*s*(x39)*(x43)*x44/(c*d*p*t) if x30 else 4*L*b*h*s*(x39)/(c*d*p*t)) + (6*b*s*(x39)*(x43)*x44/(c*d*t) if x30 else 6*b*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x44/(c*d*t) if x30 else 2*b*h*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x35*x44/(c*d*t) if x30 else 2*b*h*s*(x39)*x35/(c*d*t)))
-    x46 = beta_inter*(3*(4*L*b*h*s*(x39)*x44/(c*d*p*t) if x30 else 0) + (6*b*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x35*x44/(c*d*t) if x30 else 0))
-    x47 = gamma*(3*b*s*(x39)/(c*d*t) + b*h*s*(x39)/(c*d*t) + b*h*s*(x39)*x35/(c*d*t) + 6*L*b*h*s*(x39)/(c*d*p*t))
+    x126 = c*d*p*t
+    x127 = c*d*t
+    x45 = beta*(3*(4*L*b*h*s*(x39)*(x43)*x44/x126 if x30 else 4*L*b*h*s*(x39)/x126) + (6*b*s*(x39)*(x43)*x44/x127 if x30 else 6*b*s*(x39)/x127) + (2*b*h*s*(x39)*(x43)*x44/x127 if x30 else 2*b*h*s*(x39)/x127) + (2*b*h*s*(x39)*(x43)*x35*x44/x127 if x30 else 2*b*h*s*(x39)*x35/x127))
+    x46 = beta_inter*(3*(4*L*b*h*s*(x39)*x44/x126 if x30 else 0) + (6*b*s*(x39)*x44/x127 if x30 else 0) + (2*b*h*s*(x39)*x44/x127 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x127 if x30 else 0))
+    x47 = gamma*(3*b*s*(x39)/x127 + b*h*s*(x39)/x127 + b*h*s*(x39)*x35/x127 + 6*L*b*h*s*(x39)/x126)
     x48 = x37 + x38 + x45 + x46 + x47
     x49 = c*t
     x50 = (G < x49)
@@ -21130,29 +21268,38 @@ def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x57 = (x56 == math.floor(x56))
     x58 = x57 and ((G == x55) or (d*p == 1))
     x59 = (t/(x55) if x58 else 1)
-    x60 = 4*beta*(2*L*b*h*s*(x51)*(-1 + ((x55)/t if x58 else 1))*x59/(c*d*p*t) if x50 else 2*L*b*h*s*(x51)/(c*d*p*t))
-    x61 = 4*beta_inter*(2*L*b*h*s*(x51)*x59/(c*d*p*t) if x50 else 0)
-    x62 = 2*gamma*L*b*h*s*(x51)/(c*d*p*t)
+    x60 = 4*beta*(2*L*b*h*s*(x51)*(-1 + ((x55)/t if x58 else 1))*x59/x126 if x50 else 2*L*b*h*s*(x51)/x126)
+    x61 = 4*beta_inter*(2*L*b*h*s*(x51)*x59/x126 if x50 else 0)
+    x62 = 2*gamma*L*b*h*s*(x51)/x126
     x63 = x53 + x54 + x60 + x61 + x62
     x66 = s**2
     x67 = 2*h + x16
-    x68 = L*(4*b*h*x66/(d*m) + 2*b*h*s*(x67)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x69 = (x68)/(c*t)
-    x70 = -4*L*b*h*x66/(c*d*m*p*t)
-    x71 = (x69 + x70)/(eta*peak)
-    x72 = (2*(x68)/(c*t) - 8*L*b*h*x66/(c*d*m*p*t))/(eta*peak)
-    x73 = (x69 - 2*V*b*h*s/(c*d*m*t) + x70)/(eta*peak)
-    x74 = b*h*s/(c*d*m)
-    x75 = V*h/t + x74 + V*b*s/(c*d*m*t)
-    x76 = x15/t + x74 + b*h*s/(c*d*m*t)
-    x77 = h*(x17)/t + x74 + b*s*(x17)/(c*d*m*t)
-    x78 = F*h/t + x74 + F*b*s/(c*d*m*t)
-    x79 = (2*w_half*(x75) + 2*w_half*L*(x76)/p + 2*w_half*L*(x77)/p + 4*w_half*L*(x78)/p)/(eta*peak)
-    x80 = (4*w_half*(x75) + 6*w_half*L*(x76)/p + 6*w_half*L*(x77)/p + 12*w_half*L*(x78)/p)/(eta*peak)
-    x81 = 52*V*b*s/(hbm*c*d*m*t)
-    x83 = 9*L*b*h*x66/(eta_attn*peak*c*d*m*p*t)
+    x128 = d*m
+    x68 = L*(4*b*h*x66/x128 + 2*b*h*s*(x67)/x128 + 4*F*b*h*s/x128)/p + 2*V*b*h*s/x128
+    x129 = c*t
+    x69 = (x68)/x129
+    x130 = c*d*m*p*t
+    x70 = -4*L*b*h*x66/x130
+    x131 = eta*peak
+    x71 = (x69 + x70)/x131
+    x72 = (2*(x68)/x129 - 8*L*b*h*x66/x130)/x131
+    x132 = c*d*m*t
+    x73 = (x69 - 2*V*b*h*s/x132 + x70)/x131
+    x133 = c*d*m
+    x74 = b*h*s/x133
+    x75 = V*h/t + x74 + V*b*s/x132
+    x76 = x15/t + x74 + b*h*s/x132
+    x77 = h*(x17)/t + x74 + b*s*(x17)/x132
+    x78 = F*h/t + x74 + F*b*s/x132
+    x79 = (2*w_half*(x75) + 2*w_half*L*(x76)/p + 2*w_half*L*(x77)/p + 4*w_half*L*(x78)/p)/x131
+    x80 = (4*w_half*(x75) + 6*w_half*L*(x76)/p + 6*w_half*L*(x77)/p + 12*w_half*L*(x78)/p)/x131
+    x134 = hbm*c*d*m*t
+    x81 = 52*V*b*s/x134
+    x135 = eta_attn*peak*c*d*m*p*t
+    x83 = 9*L*b*h*x66/x135
     x84 = 10 + 24/t
-    x85 = (4/3)*kappa*L*b*h*s*(x84)/(hbm*c*d*m*p)
+    x136 = hbm*c*d*m*p
+    x85 = (4/3)*kappa*L*b*h*s*(x84)/x136
     x86 = x18 + (x29)/m + (x48)/m + (x63)/m + x71 + x72 + x73 + x79 + x80 + x81 + x83 + x85
     x87 = (G < x22)
     x88 = -1 + c*d
@@ -21168,29 +21315,30 @@ def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x98 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x99 = x57 and ((G == x98) or x1)
     x100 = (t/(x98) if x99 else 1)
-    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/(c*d) if x87 else (x88)*x11/(c*d))
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x124 if x87 else (x88)*x11/x124)
     x102 = 3*beta*x101
-    x103 = ((x88)*x11*x100/(c*d) if x87 else 0)
+    x103 = ((x88)*x11*x100/x124 if x87 else 0)
     x104 = 3*beta_inter*x103
     x105 = gamma*V*h*x2/t
-    x106 = 2*gamma*(x88)*x11/(c*d)
-    x107 = max(0, -m*(x18 + x72 + x73 + x80 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x66/(eta_attn*peak*c*d*m*p*t) + (8/9)*kappa*L*b*h*s*(x84)/(hbm*c*d*m*p)))
+    x106 = 2*gamma*(x88)*x11/x124
+    x107 = max(0, -m*(x18 + x72 + x73 + x80 + 14*V*b*s/x134 + 7*L*b*h*x66/x135 + (8/9)*kappa*L*b*h*s*(x84)/x136))
     x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
     x109 = alpha*(2*x89 + x4)
     x110 = alpha_inter*(2*x91 + x6)
     x111 = beta*(2*x94 + 3*x101)
     x112 = beta_inter*(2*x96 + 3*x103)
-    x113 = gamma*(x93 + 2*(x88)*x11/(c*d))
+    x113 = gamma*(x93 + 2*(x88)*x11/x124)
     x115 = 4*b*h*x66 + 2*b*h*s*(x67) + 4*F*b*h*s
     x116 = 6*V*b*h*s
     x117 = 3*L*(x115) + x116
     x118 = 4*L*(x115) + x116
-    x119 = 12*x11/(c*d)
-    x120 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x121 = 6*V*b*s/(c*d*m*t)
-    x122 = b*h*s*(x84)/(c*d*m)
+    x119 = 12*x11/x124
+    x137 = c*d*m*p
+    x120 = 2*L*b*h*s*min(m, p)/x137
+    x121 = 6*V*b*s/x132
+    x122 = b*h*s*(x84)/x133
     x123 = max(x121, x122)
-    return (x108, m*(x18 + x71 + x72 + x73 + x79 + x80 + x81 + x83 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x45 + x112 + x28 + x46 + x113 + x47 + x53 + x54 + x60 + x61 + x62, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x45 + x28 + x46 + x47 + x90 + x92 + x95 + x97 + x102 + x104 + x53 + x54 + x60 + x61 + x105 + x106 + x62 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/(c*d*m*p) + x123)), x48, x63, x29, x109 + x110 + x111 + x112 + x113, x48, x63, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
+    return (x108, m*(x18 + x71 + x72 + x73 + x79 + x80 + x81 + x83 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x45 + x112 + x28 + x46 + x113 + x47 + x53 + x54 + x60 + x61 + x62, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x45 + x28 + x46 + x47 + x90 + x92 + x95 + x97 + x102 + x104 + x53 + x54 + x60 + x61 + x105 + x106 + x62 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/x137 + x123)), x48, x63, x29, x109 + x110 + x111 + x112 + x113, x48, x63, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
 
 
 def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -21206,24 +21354,29 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x155 = e*t
+    x21 = G/x155
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x158 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x158 + 6*L*h*(x35)/x158 + 18*F*h*(x36)/x158 + 18*E_s*F_e*L_moe*h/x158 + 18*E*F_e*L_moe*h/x157)/hbm
     x39 = e*t
     x40 = x39 - G*(-1 + math.ceil(e*t/G))
     x41 = (G == x40) or (c*d*p/e == 1)
@@ -21237,8 +21390,9 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x42
     x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
     x51 = (1/(x40) if x41 else 1)
-    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/(c*d*e*p) if x44 else L_moe*b*h*k*s*(x45)/(c*d*e*p)))
-    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/(c*d*e*p) if x44 else 0))
+    x159 = c*d*e*p
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x159 if x44 else L_moe*b*h*k*s*(x45)/x159))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x159 if x44 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -21246,7 +21400,7 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d)
+    x61 = b*h*s*x56/x154
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -21265,10 +21419,11 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = 2*b*h*s*(x75)*(x67)/(c*d*t)
-    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/(c*d*t) if x65 else x80) + (6*b*s*(x75)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x79/(c*d*t) if x65 else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x71*x79/(c*d*t) if x65 else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x71*x79/(c*d*t) if x65 else 0))
-    x83 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x80)
+    x160 = c*d*t
+    x80 = 2*b*h*s*(x75)*(x67)/x160
+    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/x160 if x65 else x80) + (6*b*s*(x75)*(x78)*x79/x160 if x65 else 6*b*s*(x75)/x160) + (2*b*h*s*(x75)*(x78)*x79/x160 if x65 else 2*b*h*s*(x75)/x160) + (2*b*h*s*(x75)*(x78)*x71*x79/x160 if x65 else 2*b*h*s*(x75)*x71/x160))
+    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/x160 if x65 else 0) + (6*b*s*(x75)*x79/x160 if x65 else 0) + (2*b*h*s*(x75)*x79/x160 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x160 if x65 else 0))
+    x83 = gamma*(3*b*s*(x75)/x160 + b*h*s*(x75)/x160 + b*h*s*(x75)*x71/x160 + x80)
     x84 = x73 + x74 + x81 + x82 + x83
     x85 = c*t
     x86 = (G < x85)
@@ -21279,37 +21434,48 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x91 = x85 - G*(-1 + math.ceil(c*t/G))
     x92 = x8 and ((G == x91) or (d*p == 1))
     x93 = (t/(x91) if x92 else 1)
-    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/(c*d*p*t) if x86 else 2*L*b*h_kv*s*(x87)/(c*d*p*t))
-    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/(c*d*p*t) if x86 else 0)
-    x96 = 2*gamma*L*b*h_kv*s*(x87)/(c*d*p*t)
+    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x156 if x86 else 2*L*b*h_kv*s*(x87)/x156)
+    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x156 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x156
     x97 = x89 + x90 + x94 + x95 + x96
     x100 = s**2
-    x101 = 4*b*h_q*x100/(d*m)
+    x161 = d*m
+    x101 = 4*b*h_q*x100/x161
     x102 = x34 + 2*h_q
-    x103 = 2*b*h*s*(x102)/(d*m)
+    x103 = 2*b*h*s*(x102)/x161
     x104 = E_s + k
-    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/(d*m)) + (x36)*(x101 + x103 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x106 = ((x105)/(c*t) - 4*L*b*h_q*x100/(c*d*m*p*t))/(eta*peak)
-    x107 = (2*(x105)/(c*t) - 8*L*b*h_q*x100/(c*d*m*p*t))/(eta*peak)
-    x108 = b*h*s/(c*d*m)
-    x109 = V*h/t + x108 + V*b*s/(c*d*m*t)
-    x110 = h*h_q/t + x108 + b*h_q*s/(c*d*m*t)
-    x111 = h*(x35)/t + x108 + b*s*(x35)/(c*d*m*t)
-    x112 = F*h/t + x108 + F*b*s/(c*d*m*t)
-    x113 = 2*F*h/t + x108 + 2*F*b*s/(c*d*m*t)
+    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/x161) + (x36)*(x101 + x103 + 6*F*b*h*s/x161))/p + 2*V*b*h*s/x161
+    x162 = c*t
+    x163 = c*d*m*p*t
+    x164 = eta*peak
+    x106 = ((x105)/x162 - 4*L*b*h_q*x100/x163)/x164
+    x107 = (2*(x105)/x162 - 8*L*b*h_q*x100/x163)/x164
+    x165 = c*d*m
+    x108 = b*h*s/x165
+    x166 = c*d*m*t
+    x109 = V*h/t + x108 + V*b*s/x166
+    x110 = h*h_q/t + x108 + b*h_q*s/x166
+    x111 = h*(x35)/t + x108 + b*s*(x35)/x166
+    x112 = F*h/t + x108 + F*b*s/x166
+    x113 = 2*F*h/t + x108 + 2*F*b*s/x166
     x114 = F_e*h/t
-    x115 = x114 + x108 + F_e*b*s/(c*d*m*t)
+    x115 = x114 + x108 + F_e*b*s/x166
     x116 = 2*F_e*h/t
-    x117 = x116 + x108 + 2*F_e*b*s/(c*d*m*t)
+    x117 = x116 + x108 + 2*F_e*b*s/x166
     x119 = b*e*h*k*s/(E*c*d*m)
-    x120 = x114 + x119 + F_e*b*e*k*s/(E*c*d*m*t)
-    x121 = x116 + x119 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/(e*p) + 2*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/(e*p) + 4*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x124 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x125 = kappa*L*(x124)/(hbm*p)
-    x126 = 52*V*b*s/(hbm*c*d*m*t)
-    x128 = 9*L*b*h_q*x100/(eta_attn*peak*c*d*m*p*t)
+    x167 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x167
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x167
+    x168 = e*p
+    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x168 + 2*w_half_expert*E*L_moe*(x121)/x168)/x164
+    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x168 + 4*w_half_expert*E*L_moe*(x121)/x168)/x164
+    x124 = b*h*s*(10 + 24/t)/x165 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x169 = hbm*p
+    x125 = kappa*L*(x124)/x169
+    x170 = hbm*c*d*m*t
+    x126 = 52*V*b*s/x170
+    x171 = eta_attn*peak*c*d*m*p*t
+    x128 = 9*L*b*h_q*x100/x171
     x129 = x37 + (x54)/m + (x64)/m + (x84)/m + (x97)/m + x106 + x107 + x122 + x123 + x125 + x126 + x128
     x130 = (0 if x17 else x2)
     x131 = (0 if x17 else x20)
@@ -21317,7 +21483,7 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x133 = (x2 if x17 else 0)
     x134 = (x20 if x17 else 0)
     x135 = 2*alpha_inter*(x133 + x134)
-    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x100/(eta_attn*peak*c*d*m*p*t)))
+    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/x169 + 14*V*b*s/x170 + 7*L*b*h_q*x100/x171))
     x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
     x138 = alpha*(2*x130 + 2*x131)
     x139 = alpha_inter*(2*x133 + 2*x134)
@@ -21330,11 +21496,11 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x147 = 6*V*b*h*s
     x148 = x145 + x146 + x147
     x149 = x145 + x146 + 4*L*b*h_q*x100 + x147
-    x150 = 12*x16/(c*d)
-    x151 = 12*Phi_E/(c*d*p*t)
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
     x152 = L*(x124)*min(m, p)/p
-    x153 = 6*V*b*s/(c*d*m*t)
-    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/(e*p*t) + x151 + (x152 + x153 if x9 else max(x152, L*(x124)/p + x153)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x150 + x151, x152, x153, 0,)
+    x153 = 6*V*b*s/x166
+    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x124)/p + x153)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
 
 
 def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -21363,21 +21529,26 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x30 = Phi + x29 - 2*V*h
     x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
     x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
-    x34 = G/(e*t)
+    x196 = e*t
+    x34 = G/x196
     x35 = (x34 == math.floor(x34)) and (x24)
-    x36 = -1 + ((x20)/(e*t) if x35 else 1)
+    x36 = -1 + ((x20)/x196 if x35 else 1)
     x37 = (e*t/(x20) if x35 else 1)
-    x38 = beta*(Phi_E*(x7)*(x36)*x37/(L_moe*c*d*t) if x1 else Phi_E*(x7)/(L_moe*c*d*t))
+    x197 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x197 if x1 else Phi_E*(x7)/x197)
     x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
-    x40 = beta_inter*(Phi_E*(x7)*x37/(L_moe*c*d*t) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x197 if x1 else 0)
     x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
     x42 = m*(x41)
-    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/(L_moe*c*d*t)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x197
     x44 = m*(x43)
-    x46 = (28*x31/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x198 = c*d
+    x199 = c*d*p*t
+    x46 = (28*x31/x198 + 28*Phi_E/x199)/hbm
     x48 = (c >= 2)
-    x49 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if x48 else 0)/hbm
-    x50 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if x48 else 0)/hbm
+    x200 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x200 + b*h*s*(-8 + 8*c)/x200)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(6 + 50*c)/x200 + b*h*s*(10 + 10*c)/x200)/p if x48 else 0)/hbm
     x51 = e*t
     x52 = x51 - G*(-1 + math.ceil(e*t/G))
     x53 = (G == x52) or (c*d*p/e == 1)
@@ -21391,8 +21562,9 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x61 = e - x54
     x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
     x63 = (1/(x52) if x53 else 1)
-    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/(c*d*e*p) if x56 else L_moe*b*h*k*s*(x57)/(c*d*e*p)))
-    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/(c*d*e*p) if x56 else 0))
+    x201 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x201 if x56 else L_moe*b*h*k*s*(x57)/x201))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x201 if x56 else 0))
     x66 = x60 + x62 + x64 + x65
     x67 = (G < c*d*p*t)
     x68 = (0 if x23 else (1/2 if (p == 2) else 1))
@@ -21400,7 +21572,7 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x70 = (G < 1 + x0)
     x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
     x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
-    x73 = b*h*s*x68/(c*d)
+    x73 = b*h*s*x68/x198
     x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
     x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
     x76 = x71 + x72 + x74 + x75
@@ -21419,10 +21591,11 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x89 = (G == x88) or (c*d*p == 1)
     x90 = -1 + (x88 if x89 else 1)
     x91 = (1/(x88) if x89 else 1)
-    x92 = 2*b*h*s*(x87)*(x79)/(c*d*t)
-    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/(c*d*t) if x77 else x92) + (6*b*s*(x87)*(x90)*x91/(c*d*t) if x77 else 6*b*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x91/(c*d*t) if x77 else 2*b*h*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x83*x91/(c*d*t) if x77 else 2*b*h*s*(x87)*x83/(c*d*t)))
-    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/(c*d*t) if x77 else 0) + (6*b*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x83*x91/(c*d*t) if x77 else 0))
-    x95 = gamma*(3*b*s*(x87)/(c*d*t) + b*h*s*(x87)/(c*d*t) + b*h*s*(x87)*x83/(c*d*t) + x92)
+    x202 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x202
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x202 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x202 if x77 else 6*b*s*(x87)/x202) + (2*b*h*s*(x87)*(x90)*x91/x202 if x77 else 2*b*h*s*(x87)/x202) + (2*b*h*s*(x87)*(x90)*x83*x91/x202 if x77 else 2*b*h*s*(x87)*x83/x202))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x202 if x77 else 0) + (6*b*s*(x87)*x91/x202 if x77 else 0) + (2*b*h*s*(x87)*x91/x202 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x202 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x202 + b*h*s*(x87)/x202 + b*h*s*(x87)*x83/x202 + x92)
     x96 = x85 + x86 + x93 + x94 + x95
     x99 = d_rope + kv_lora
     x100 = d_nope + d_v
@@ -21430,38 +21603,46 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x102 = (q_lora == 0)
     x103 = h + a*(x101)
     x104 = h*(x99) + a*d_v*h + a*kv_lora*(x100) + (a*h*(x101) if x102 else q_lora*(x103))
-    x105 = 2*b*s*(x104)/(d*m)
+    x203 = d*m
+    x105 = 2*b*s*(x104)/x203
     x106 = s**2
     x107 = d_nope + d_rope + d_v
-    x108 = 2*a*b*x106*(x107)/(d*m)
+    x108 = 2*a*b*x106*(x107)/x203
     x109 = E_s + k
     x110 = L - L_moe
-    x111 = (L_moe*(x105 + x108 + 6*F_e*b*h*s*(x109)/(d*m)) + (x110)*(x105 + x108 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x112 = ((x111)/(c*t) - 2*L*a*b*x106*(x107)/(c*d*m*p*t))/(eta*peak)
-    x113 = (2*(x111)/(c*t) - 4*L*a*b*x106*(x107)/(c*d*m*p*t))/(eta*peak)
-    x114 = b*h*s/(c*d*m)
-    x115 = V*h/t + x114 + V*b*s/(c*d*m*t)
-    x116 = h*(x99)/t + x114 + b*s*(x99)/(c*d*m*t)
-    x117 = a*d_v*h/t + x114 + a*b*d_v*s/(c*d*m*t)
-    x118 = a*kv_lora*(x100)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x100)/(c*d*m*t)
+    x111 = (L_moe*(x105 + x108 + 6*F_e*b*h*s*(x109)/x203) + (x110)*(x105 + x108 + 6*F*b*h*s/x203))/p + 2*V*b*h*s/x203
+    x204 = c*t
+    x205 = c*d*m*p*t
+    x206 = eta*peak
+    x112 = ((x111)/x204 - 2*L*a*b*x106*(x107)/x205)/x206
+    x113 = (2*(x111)/x204 - 4*L*a*b*x106*(x107)/x205)/x206
+    x207 = c*d*m
+    x114 = b*h*s/x207
+    x115 = V*h/t + x114 + V*b*s/x200
+    x116 = h*(x99)/t + x114 + b*s*(x99)/x200
+    x117 = a*d_v*h/t + x114 + a*b*d_v*s/x200
+    x118 = a*kv_lora*(x100)/t + b*kv_lora*s/x207 + a*b*s*(x100)/x200
     x119 = (a*h*(x101)/t if x102 else q_lora*(x103)/t)
     x120 = x114 + b*s*x119/(c*d*h*m) + x119
-    x121 = F*h/t + x114 + F*b*s/(c*d*m*t)
+    x121 = F*h/t + x114 + F*b*s/x200
     x122 = F_e*h/t
-    x123 = x122 + x114 + F_e*b*s/(c*d*m*t)
+    x123 = x122 + x114 + F_e*b*s/x200
     x124 = 2*F_e*h/t
-    x125 = x124 + x114 + 2*F_e*b*s/(c*d*m*t)
+    x125 = x124 + x114 + 2*F_e*b*s/x200
     x127 = b*e*h*k*s/(E*c*d*m)
-    x128 = x122 + x127 + F_e*b*e*k*s/(E*c*d*m*t)
-    x129 = x124 + x127 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x130 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x120)/p + 6*w_half*(x110)*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half*E_s*L_moe*(x125)/p + 2*w_half_expert*E*L_moe*(x128)/(e*p) + 2*w_half_expert*E*L_moe*(x129)/(e*p))/(eta*peak)
-    x131 = (4*w_half*(x115) + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*L*(x120)/p + 12*w_half*(x110)*(x121)/p + 4*w_half*E_s*L_moe*(x123)/p + 4*w_half*E_s*L_moe*(x125)/p + 4*w_half_expert*E*L_moe*(x128)/(e*p) + 4*w_half_expert*E*L_moe*(x129)/(e*p))/(eta*peak)
+    x208 = E*c*d*m*t
+    x128 = x122 + x127 + F_e*b*e*k*s/x208
+    x129 = x124 + x127 + 2*F_e*b*e*k*s/x208
+    x209 = e*p
+    x130 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x120)/p + 6*w_half*(x110)*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half*E_s*L_moe*(x125)/p + 2*w_half_expert*E*L_moe*(x128)/x209 + 2*w_half_expert*E*L_moe*(x129)/x209)/x206
+    x131 = (4*w_half*(x115) + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*L*(x120)/p + 12*w_half*(x110)*(x121)/p + 4*w_half*E_s*L_moe*(x123)/p + 4*w_half*E_s*L_moe*(x125)/p + 4*w_half_expert*E*L_moe*(x128)/x209 + 4*w_half_expert*E*L_moe*(x129)/x209)/x206
     x133 = 2*h
-    x134 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x101))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(x133 + 3*F_e/t)/(L*c*d*m)
+    x134 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x101))/t)/x207 + b*h*s*(7 + 16/t)/x207 + 2*L_moe*b*k*s*(x133 + 3*F_e/t)/(L*c*d*m)
     x135 = kappa*L*(x134)/(hbm*p)
     x136 = (t == 1)
-    x137 = V*b*s*(22 if x136 else 38)/(hbm*c*d*m*t)
-    x138 = V*b*s*(26 if x136 else 38)/(hbm*c*d*m*t)
+    x210 = hbm*c*d*m*t
+    x137 = V*b*s*(22 if x136 else 38)/x210
+    x138 = V*b*s*(26 if x136 else 38)/x210
     x140 = (7/2)*L*a*b*x106*(x107)/(eta_attn*peak*c*d*m*p*t)
     x142 = -L*a*b*x106*(x107)/(eta_attn*peak*c**2*d*m*p*t)
     x143 = max(0, x142)
@@ -21476,22 +21657,22 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x152 = x144 - G*(-1 + math.ceil(c*t/G))
     x153 = x22 and ((G == x152) or (d*p == 1))
     x154 = (t/(x152) if x153 else 1)
-    x155 = (L*a*b*s*(x146)*(-1 + ((x152)/t if x153 else 1))*(x107)*x154/(c*d*p*t) if x145 else L*a*b*s*(x146)*(x107)/(c*d*p*t))
+    x155 = (L*a*b*s*(x146)*(-1 + ((x152)/t if x153 else 1))*(x107)*x154/x199 if x145 else L*a*b*s*(x146)*(x107)/x199)
     x156 = beta*x155
-    x157 = (L*a*b*s*(x146)*(x107)*x154/(c*d*p*t) if x145 else 0)
+    x157 = (L*a*b*s*(x146)*(x107)*x154/x199 if x145 else 0)
     x158 = beta_inter*x157
     x159 = (x149 + x151 + x156 + x158)/m
     x160 = max(0, x159 + x142)
     x161 = max(0, x159 - 5/2*L*a*b*x106*(x107)/(eta_attn*peak*c**2*d*m*p*t))
-    x162 = gamma*L*a*b*s*(x146)*(x107)/(c*d*p*t)
+    x162 = gamma*L*a*b*s*(x146)*(x107)/x199
     x163 = max(0, (x149 + x151 + x156 + x158 + x162)/m - 5/2*L*a*b*x106*(x146)*(x107)/(eta_attn*peak*c**2*d*m*p*t))
     x164 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x112 + x113 + x130 + x131 + x135 + x137 + x138 + x140 + x143 + x160 + x161 + x163
     x165 = x11 + x12 + x13 + x14
     x166 = -2*m*(x165)
-    x167 = m*(x4)*x31/(c*d)
-    x168 = Phi_E*m*(x7)/(c*d*p*t)
-    x169 = beta*(3*(m*(x4)*(x26)*x28*x31/(c*d) if x1 else x167) + 3*(Phi_E*m*(x7)*(x36)*x37/(c*d*p*t) if x1 else x168))
-    x170 = beta_inter*(3*(m*(x4)*x28*x31/(c*d) if x1 else 0) + 3*(Phi_E*m*(x7)*x37/(c*d*p*t) if x1 else 0))
+    x167 = m*(x4)*x31/x198
+    x168 = Phi_E*m*(x7)/x199
+    x169 = beta*(3*(m*(x4)*(x26)*x28*x31/x198 if x1 else x167) + 3*(Phi_E*m*(x7)*(x36)*x37/x199 if x1 else x168))
+    x170 = beta_inter*(3*(m*(x4)*x28*x31/x198 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x199 if x1 else 0))
     x171 = gamma*(x167 + x168)
     x172 = x49 + x50 + x112 + x113 + x130 + x131 + x135 + x137 + x138 + x140
     x173 = max(0, x169 + x170 + x171 - m*(x41) - m*(x43) - m*(x172) + 2*m*(x165))
@@ -21511,12 +21692,12 @@ def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x188 = min(m, p)
     x189 = L*(x134)*x188/p
     x190 = 2*V*h/t
-    x191 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x192 = b*s*(x133 + 6*h/t)/(c*d*m)
-    x193 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x191 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x200)
+    x192 = b*s*(x133 + 6*h/t)/x207
+    x193 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x200
     x194 = max(x190 + x191, x192 + x193)
-    x195 = (0 if x23 else 2*b*h*s*(m + x188)/(c*d*m))
-    return (x174, m*(x172), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x169 + x64 + x74 + x93 + x170 + x65 + x75 + x94 + x171 + x95 + x175 + x176 + x177 + x178 + x162, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x179 + x42 + x44 + x166 + x173, (-1 + p)*(x164), x46, b*s/(x174), x184, x184, x183, x183, x185 + x186 + 14*x31/(c*d) + x187 + 14*Phi_E/(c*d*p*t) + (x189 + x194 + x195 if x23 else max(x189 + x191 + x195, L*(x134)/p + x194)), x96, x175 + x176 + x177 + x178 + x162, x66, x76, x9 + x10 + x169 + x170 + x171, x96, x179, x66, x76, x9 + x10 + x42 + x44 + x166 + x173, 0, 2*x31/(c*d) + 2*Phi_E/(c*d*p*t), 12*x31/(c*d) + 12*Phi_E/(c*d*p*t), x189, x195, x193, x185, x192, x190, x191, x186 + x187,)
+    x195 = (0 if x23 else 2*b*h*s*(m + x188)/x207)
+    return (x174, m*(x172), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x169 + x64 + x74 + x93 + x170 + x65 + x75 + x94 + x171 + x95 + x175 + x176 + x177 + x178 + x162, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x179 + x42 + x44 + x166 + x173, (-1 + p)*(x164), x46, b*s/(x174), x184, x184, x183, x183, x185 + x186 + 14*x31/x198 + x187 + 14*Phi_E/x199 + (x189 + x194 + x195 if x23 else max(x189 + x191 + x195, L*(x134)/p + x194)), x96, x175 + x176 + x177 + x178 + x162, x66, x76, x9 + x10 + x169 + x170 + x171, x96, x179, x66, x76, x9 + x10 + x42 + x44 + x166 + x173, 0, 2*x31/x198 + 2*Phi_E/x199, 12*x31/x198 + 12*Phi_E/x199, x189, x195, x193, x185, x192, x190, x191, x186 + x187,)
 
 
 def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -21532,24 +21713,29 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x160 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x160 if x17 else (x2)*x16/x160)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x161 = e*t
+    x21 = G/x161
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x162 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x161 if x22 else 1))*x23/x162 if x17 else Phi_E*(x20)/x162)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x160 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x162 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x160 + 2*Phi_E*(x20)/x162)
+    x163 = e*p*t
+    x33 = (16*x16 + 30*x16/x160 + 16*Phi_E/x163 + 30*Phi_E/x162)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x164 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x164 + 6*L*h*(x35)/x164 + 18*F*h*(x36)/x164 + 18*E_s*F_e*L_moe*h/x164 + 18*E*F_e*L_moe*h/x163)/hbm
     x39 = e*t
     x40 = (G < x39)
     x41 = -1 + x39
@@ -21563,8 +21749,9 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x45
     x50 = alpha_inter*(2*(x42 if x40 else 0) + 6*(L_moe*m*(x49)/p if x40 else 0))
     x51 = (1/(x43) if x44 else 1)
-    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/(c*d*e*p*t) if x40 else L_moe*b*h*k*s*(x47)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
-    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/(c*d*e*p*t) if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
+    x165 = c*d*e*p*t
+    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/x165 if x40 else L_moe*b*h*k*s*(x47)/x165) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
+    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/x165 if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -21572,7 +21759,8 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d*t)
+    x166 = c*d*t
+    x61 = b*h*s*x56/x166
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -21591,11 +21779,11 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = b*h*s*(x66)*x67/(c*d*t)
-    x81 = b*h*s*(x66)/(c*d*t)
-    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/(c*d*t) if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/(c*d*t) if x65 else x81) + 6*(L_moe*b*h*k*s*(x66)*(x78)*x79/(c*d*p*t) if x65 else L_moe*b*h*k*s*(x66)/(c*d*p*t)) + 7*(b*h*s*(x66)*(x78)*(x71)*x79/(c*d*t) if x65 else b*h*s*(x66)*(x71)/(c*d*t)) + (6*b*s*(x66)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x66)/(c*d*t)))
-    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/(c*d*t) if x65 else 0) + 3*(b*h*s*(x66)*x79/(c*d*t) if x65 else 0) + 6*(L_moe*b*h*k*s*(x66)*x79/(c*d*p*t) if x65 else 0) + 7*(b*h*s*(x66)*(x71)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x66)*x79/(c*d*t) if x65 else 0))
-    x84 = gamma*(3*b*s*(x66)/(c*d*t) + x81 + x80 + 3*b*h*s*(x66)*(x71)/(c*d*t) + 3*L_moe*b*h*k*s*(x66)/(c*d*p*t))
+    x80 = b*h*s*(x66)*x67/x166
+    x81 = b*h*s*(x66)/x166
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x166 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x166 if x65 else x81) + 6*(L_moe*b*h*k*s*(x66)*(x78)*x79/x162 if x65 else L_moe*b*h*k*s*(x66)/x162) + 7*(b*h*s*(x66)*(x78)*(x71)*x79/x166 if x65 else b*h*s*(x66)*(x71)/x166) + (6*b*s*(x66)*(x78)*x79/x166 if x65 else 6*b*s*(x66)/x166))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x166 if x65 else 0) + 3*(b*h*s*(x66)*x79/x166 if x65 else 0) + 6*(L_moe*b*h*k*s*(x66)*x79/x162 if x65 else 0) + 7*(b*h*s*(x66)*(x71)*x79/x166 if x65 else 0) + (6*b*s*(x66)*x79/x166 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x166 + x81 + x80 + 3*b*h*s*(x66)*(x71)/x166 + 3*L_moe*b*h*k*s*(x66)/x162)
     x85 = x74 + x75 + x82 + x83 + x84
     x86 = c*t
     x87 = (G < x86)
@@ -21606,41 +21794,51 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x92 = x86 - G*(-1 + math.ceil(c*t/G))
     x93 = x8 and ((G == x92) or (d*p == 1))
     x94 = (t/(x92) if x93 else 1)
-    x95 = 4*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/(c*d*p*t) if x87 else 2*L*b*h_kv*s*(x88)/(c*d*p*t))
-    x96 = 4*beta_inter*(2*L*b*h_kv*s*(x88)*x94/(c*d*p*t) if x87 else 0)
-    x97 = 2*gamma*L*b*h_kv*s*(x88)/(c*d*p*t)
+    x95 = 4*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x162 if x87 else 2*L*b*h_kv*s*(x88)/x162)
+    x96 = 4*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x162 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x162
     x98 = x90 + x91 + x95 + x96 + x97
     x101 = s**2
-    x102 = 4*b*h_q*x101/(d*m)
+    x167 = d*m
+    x102 = 4*b*h_q*x101/x167
     x103 = x34 + 2*h_q
-    x104 = 2*b*h*s*(x103)/(d*m)
+    x104 = 2*b*h*s*(x103)/x167
     x105 = E_s + k
-    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/(d*m)) + (x36)*(x102 + x104 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x107 = (x106)/(c*t)
-    x108 = -4*L*b*h_q*x101/(c*d*m*p*t)
-    x109 = (x107 + x108)/(eta*peak)
-    x110 = (2*(x106)/(c*t) - 8*L*b*h_q*x101/(c*d*m*p*t))/(eta*peak)
-    x111 = (x107 - 2*V*b*h*s/(c*d*m*t) + x108)/(eta*peak)
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x167) + (x36)*(x102 + x104 + 6*F*b*h*s/x167))/p + 2*V*b*h*s/x167
+    x168 = c*t
+    x107 = (x106)/x168
+    x169 = c*d*m*p*t
+    x108 = -4*L*b*h_q*x101/x169
+    x170 = eta*peak
+    x109 = (x107 + x108)/x170
+    x110 = (2*(x106)/x168 - 8*L*b*h_q*x101/x169)/x170
+    x171 = c*d*m*t
+    x111 = (x107 - 2*V*b*h*s/x171 + x108)/x170
     x112 = b*h*s/(c*d*m)
-    x113 = V*h/t + x112 + V*b*s/(c*d*m*t)
-    x114 = h*h_q/t + x112 + b*h_q*s/(c*d*m*t)
-    x115 = h*(x35)/t + x112 + b*s*(x35)/(c*d*m*t)
-    x116 = F*h/t + x112 + F*b*s/(c*d*m*t)
-    x117 = 2*F*h/t + x112 + 2*F*b*s/(c*d*m*t)
+    x113 = V*h/t + x112 + V*b*s/x171
+    x114 = h*h_q/t + x112 + b*h_q*s/x171
+    x115 = h*(x35)/t + x112 + b*s*(x35)/x171
+    x116 = F*h/t + x112 + F*b*s/x171
+    x117 = 2*F*h/t + x112 + 2*F*b*s/x171
     x118 = F_e*h/t
-    x119 = x118 + x112 + F_e*b*s/(c*d*m*t)
+    x119 = x118 + x112 + F_e*b*s/x171
     x120 = 2*F_e*h/t
-    x121 = x120 + x112 + 2*F_e*b*s/(c*d*m*t)
+    x121 = x120 + x112 + 2*F_e*b*s/x171
     x123 = b*e*h*k*s/(E*c*d*m)
-    x124 = x118 + x123 + F_e*b*e*k*s/(E*c*d*m*t)
-    x125 = x120 + x123 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x36)*(x116)/p + 2*w_half*(x36)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/(e*p) + 2*w_half_expert*E*L_moe*(x125)/(e*p))/(eta*peak)
-    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x36)*(x116)/p + 6*w_half*(x36)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/(e*p) + 6*w_half_expert*E*L_moe*(x125)/(e*p))/(eta*peak)
-    x128 = 34*b*h*s/(c*d*m*t)
+    x172 = E*c*d*m*t
+    x124 = x118 + x123 + F_e*b*e*k*s/x172
+    x125 = x120 + x123 + 2*F_e*b*e*k*s/x172
+    x173 = e*p
+    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x36)*(x116)/p + 2*w_half*(x36)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/x173 + 2*w_half_expert*E*L_moe*(x125)/x173)/x170
+    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x36)*(x116)/p + 6*w_half*(x36)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/x173 + 6*w_half_expert*E*L_moe*(x125)/x173)/x170
+    x128 = 34*b*h*s/x171
     x129 = x128 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x130 = (4/3)*kappa*L*(x129)/(hbm*p)
-    x131 = 52*V*b*s/(hbm*c*d*m*t)
-    x133 = 9*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)
+    x174 = hbm*p
+    x130 = (4/3)*kappa*L*(x129)/x174
+    x175 = hbm*c*d*m*t
+    x131 = 52*V*b*s/x175
+    x176 = eta_attn*peak*c*d*m*p*t
+    x133 = 9*L*b*h_q*x101/x176
     x134 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133
     x135 = (0 if x17 else x2)
     x136 = (0 if x17 else x20)
@@ -21648,7 +21846,7 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x138 = (x2 if x17 else 0)
     x139 = (x20 if x17 else 0)
     x140 = 2*alpha_inter*(x138 + x139)
-    x141 = max(0, -m*(x37 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)))
+    x141 = max(0, -m*(x37 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/x174 + 14*V*b*s/x175 + 7*L*b*h_q*x101/x176))
     x142 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x134) + x137 + x140 + x141
     x143 = alpha*(2*x135 + 2*x136)
     x144 = alpha_inter*(2*x138 + 2*x139)
@@ -21661,12 +21859,12 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x152 = 6*V*b*h*s
     x153 = 3*L_moe*(x150) + 3*(x36)*(x151) + x152
     x154 = 4*L_moe*(x150) + 4*(x36)*(x151) + x152
-    x155 = 12*x16/(c*d)
-    x156 = 12*Phi_E/(c*d*p*t)
-    x157 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x158 = 6*V*b*s/(c*d*m*t)
+    x155 = 12*x16/x160
+    x156 = 12*Phi_E/x162
+    x157 = 2*L*b*h*s*min(m, p)/x169
+    x158 = 6*V*b*s/x171
     x159 = max(x158, x128)
-    return (x142, m*(x37 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x48 + x143 + x59 + x74 + x50 + x144 + x60 + x75 + x145 + x52 + x62 + x82 + x146 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x137 + x140 + x90 + x91 + x95 + x96 + x97 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/(e*p*t) + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/(c*d*m*p*t) + x159)), x85, x98, x54, x64, x143 + x144 + x145 + x146 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x155 + x156, x157, x158, x128, 0,)
+    return (x142, m*(x37 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x48 + x143 + x59 + x74 + x50 + x144 + x60 + x75 + x145 + x52 + x62 + x82 + x146 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x137 + x140 + x90 + x91 + x95 + x96 + x97 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/x163 + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/x169 + x159)), x85, x98, x54, x64, x143 + x144 + x145 + x146 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/x163, 4*x16 + 4*Phi_E/x163, x155 + x156, x157, x158, x128, 0,)
 
 
 def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -21682,35 +21880,42 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x155 = e*t
+    x21 = G/x155
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x34 = 6*L*h*h_q/(p*t)
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
+    x158 = p*t
+    x34 = 6*L*h*h_q/x158
     x35 = 2*h_kv
     x36 = h_q + x35
-    x37 = 6*L*h*(x36)/(p*t)
+    x37 = 6*L*h*(x36)/x158
     x38 = L - L_moe
-    x39 = 18*F*h*(x38)/(p*t)
-    x40 = 18*E_s*F_e*L_moe*h/(p*t)
-    x41 = 18*E*F_e*L_moe*h/(e*p*t)
+    x39 = 18*F*h*(x38)/x158
+    x40 = 18*E_s*F_e*L_moe*h/x158
+    x41 = 18*E*F_e*L_moe*h/x157
     x42 = (6*V*h/t + x34 + x37 + x39 + x40 + x41)/hbm
-    x44 = 6*L*b*h*s/(c*d*m*p)
-    x45 = 6*b*h*s*(x38)/(c*d*m*p)
-    x46 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x47 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x48 = (x44 + x45 + x46 + 6*L*b*s*(x36)/(c*d*m*p*t) + x47 + 12*F*b*s*(x38)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x49 = ((x34 + x37 + x39 + x40 + x41)/m + x44 + x45 + x46 + 6*F*b*s*(x38)/(c*d*m*p*t) + 6*L*b*h_q*s/(c*d*m*p*t) + x47 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x159 = c*d*m*p
+    x44 = 6*L*b*h*s/x159
+    x45 = 6*b*h*s*(x38)/x159
+    x46 = 6*E_s*L_moe*b*h*s/x159
+    x47 = 6*L_moe*b*h*k*s/x159
+    x160 = c*d*m*p*t
+    x48 = (x44 + x45 + x46 + 6*L*b*s*(x36)/x160 + x47 + 12*F*b*s*(x38)/x160 + 12*E_s*F_e*L_moe*b*s/x160 + 12*F_e*L_moe*b*k*s/x160)/hbm
+    x49 = ((x34 + x37 + x39 + x40 + x41)/m + x44 + x45 + x46 + 6*F*b*s*(x38)/x160 + 6*L*b*h_q*s/x160 + x47 + 6*E_s*F_e*L_moe*b*s/x160 + 6*F_e*L_moe*b*k*s/x160)/hbm
     x50 = e*t
     x51 = x50 - G*(-1 + math.ceil(e*t/G))
     x52 = (G == x51) or (c*d*p/e == 1)
@@ -21724,8 +21929,9 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x60 = e - x53
     x61 = alpha_inter*(4*(L_moe*m*(x60)/p if x55 else 0) + (x58 if x55 else 0))
     x62 = (1/(x51) if x52 else 1)
-    x63 = beta*(4*(E*L_moe*m*(x57)*(-1 + (x51 if x52 else 1))*x62/p if x55 else E*L_moe*m*(x57)/p) + 4*(L_moe*b*h*k*s*(x54)/(c*d*e*p*t) if x55 else L_moe*b*h*k*s*(x56)/(c*d*e*p*t)))
-    x64 = beta_inter*(4*(E*L_moe*m*(x57)*x62/p if x55 else 0) + 4*(L_moe*b*h*k*s*(x60)/(c*d*e*p*t) if x55 else 0))
+    x161 = c*d*e*p*t
+    x63 = beta*(4*(E*L_moe*m*(x57)*(-1 + (x51 if x52 else 1))*x62/p if x55 else E*L_moe*m*(x57)/p) + 4*(L_moe*b*h*k*s*(x54)/x161 if x55 else L_moe*b*h*k*s*(x56)/x161))
+    x64 = beta_inter*(4*(E*L_moe*m*(x57)*x62/p if x55 else 0) + 4*(L_moe*b*h*k*s*(x60)/x161 if x55 else 0))
     x65 = x59 + x61 + x63 + x64
     x66 = (G < c*d*p*t)
     x67 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -21733,7 +21939,8 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x69 = (G < 1 + x5)
     x70 = alpha*((0 if x66 else x68) + (0 if x69 else x68))
     x71 = alpha_inter*((x68 if x66 else 0) + (x68 if x69 else 0))
-    x72 = b*h*s*x67/(c*d*t)
+    x162 = c*d*t
+    x72 = b*h*s*x67/x162
     x73 = beta*((0 if x66 else x72) + (0 if x69 else x72))
     x74 = beta_inter*((x72 if x66 else 0) + (x72 if x69 else 0))
     x75 = x70 + x71 + x73 + x74
@@ -21752,11 +21959,11 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x88 = (G == x87) or (c*d*p == 1)
     x89 = -1 + (x87 if x88 else 1)
     x90 = (1/(x87) if x88 else 1)
-    x91 = b*h*s*(x77)*x78/(c*d*t)
-    x92 = b*h*s*(x77)/(c*d*t)
-    x93 = beta*(2*(b*h*s*(x77)*(x89)*x78*x90/(c*d*t) if x76 else x91) + 3*(b*h*s*(x77)*(x89)*x90/(c*d*t) if x76 else x92) + 4*(L_moe*b*h*k*s*(x77)*(x89)*x90/(c*d*p*t) if x76 else L_moe*b*h*k*s*(x77)/(c*d*p*t)) + 5*(b*h*s*(x77)*(x89)*(x82)*x90/(c*d*t) if x76 else b*h*s*(x77)*(x82)/(c*d*t)) + (6*b*s*(x77)*(x89)*x90/(c*d*t) if x76 else 6*b*s*(x77)/(c*d*t)))
-    x94 = beta_inter*(2*(b*h*s*(x77)*x78*x90/(c*d*t) if x76 else 0) + 3*(b*h*s*(x77)*x90/(c*d*t) if x76 else 0) + 4*(L_moe*b*h*k*s*(x77)*x90/(c*d*p*t) if x76 else 0) + 5*(b*h*s*(x77)*(x82)*x90/(c*d*t) if x76 else 0) + (6*b*s*(x77)*x90/(c*d*t) if x76 else 0))
-    x95 = gamma*(3*b*s*(x77)/(c*d*t) + x92 + x91 + 2*b*h*s*(x77)*(x82)/(c*d*t) + 2*L_moe*b*h*k*s*(x77)/(c*d*p*t))
+    x91 = b*h*s*(x77)*x78/x162
+    x92 = b*h*s*(x77)/x162
+    x93 = beta*(2*(b*h*s*(x77)*(x89)*x78*x90/x162 if x76 else x91) + 3*(b*h*s*(x77)*(x89)*x90/x162 if x76 else x92) + 4*(L_moe*b*h*k*s*(x77)*(x89)*x90/x156 if x76 else L_moe*b*h*k*s*(x77)/x156) + 5*(b*h*s*(x77)*(x89)*(x82)*x90/x162 if x76 else b*h*s*(x77)*(x82)/x162) + (6*b*s*(x77)*(x89)*x90/x162 if x76 else 6*b*s*(x77)/x162))
+    x94 = beta_inter*(2*(b*h*s*(x77)*x78*x90/x162 if x76 else 0) + 3*(b*h*s*(x77)*x90/x162 if x76 else 0) + 4*(L_moe*b*h*k*s*(x77)*x90/x156 if x76 else 0) + 5*(b*h*s*(x77)*(x82)*x90/x162 if x76 else 0) + (6*b*s*(x77)*x90/x162 if x76 else 0))
+    x95 = gamma*(3*b*s*(x77)/x162 + x92 + x91 + 2*b*h*s*(x77)*(x82)/x162 + 2*L_moe*b*h*k*s*(x77)/x156)
     x96 = x85 + x86 + x93 + x94 + x95
     x97 = c*t
     x98 = (G < x97)
@@ -21767,23 +21974,31 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x103 = x97 - G*(-1 + math.ceil(c*t/G))
     x104 = x8 and ((G == x103) or (d*p == 1))
     x105 = (t/(x103) if x104 else 1)
-    x106 = 3*beta*(2*L*b*h_kv*s*(x99)*(-1 + ((x103)/t if x104 else 1))*x105/(c*d*p*t) if x98 else 2*L*b*h_kv*s*(x99)/(c*d*p*t))
-    x107 = 3*beta_inter*(2*L*b*h_kv*s*(x99)*x105/(c*d*p*t) if x98 else 0)
-    x108 = 2*gamma*L*b*h_kv*s*(x99)/(c*d*p*t)
+    x106 = 3*beta*(2*L*b*h_kv*s*(x99)*(-1 + ((x103)/t if x104 else 1))*x105/x156 if x98 else 2*L*b*h_kv*s*(x99)/x156)
+    x107 = 3*beta_inter*(2*L*b*h_kv*s*(x99)*x105/x156 if x98 else 0)
+    x108 = 2*gamma*L*b*h_kv*s*(x99)/x156
     x109 = x101 + x102 + x106 + x107 + x108
     x112 = b*h*s/(c*d*m)
-    x113 = 2*w_half*(V*h/t + x112 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x114 = 3*(x113)/(eta*peak)
+    x163 = c*d*m*t
+    x113 = 2*w_half*(V*h/t + x112 + V*b*s/x163) + 2*V*b*h*s/x163
+    x164 = eta*peak
+    x114 = 3*(x113)/x164
     x117 = F_e*h/t
     x118 = 2*F_e*h/t
     x120 = b*e*h*k*s/(E*c*d*m)
-    x121 = 2*w_half*L*(h*h_q/t + x112 + b*h_q*s/(c*d*m*t))/p + 2*w_half*L*(h*(x36)/t + x112 + b*s*(x36)/(c*d*m*t))/p + 2*w_half*(x38)*(F*h/t + x112 + F*b*s/(c*d*m*t))/p + 2*w_half*(x38)*(2*F*h/t + x112 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x117 + x112 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x118 + x112 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x117 + x120 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x118 + x120 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*h*h_q*s/(c*d*m*p*t) + 2*L*b*h*s*(x36)/(c*d*m*p*t) + 6*F*b*h*s*(x38)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x122 = 3*(x121)/(eta_fp8*peak_fp8)
-    x123 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x124 = kappa*L*(x123)/(hbm*p)
-    x125 = 52*V*b*s/(hbm*c*d*m*t)
+    x165 = E*c*d*m*t
+    x166 = e*p
+    x121 = 2*w_half*L*(h*h_q/t + x112 + b*h_q*s/x163)/p + 2*w_half*L*(h*(x36)/t + x112 + b*s*(x36)/x163)/p + 2*w_half*(x38)*(F*h/t + x112 + F*b*s/x163)/p + 2*w_half*(x38)*(2*F*h/t + x112 + 2*F*b*s/x163)/p + 2*w_half*E_s*L_moe*(x117 + x112 + F_e*b*s/x163)/p + 2*w_half*E_s*L_moe*(x118 + x112 + 2*F_e*b*s/x163)/p + 2*w_half_expert*E*L_moe*(x117 + x120 + F_e*b*e*k*s/x165)/x166 + 2*w_half_expert*E*L_moe*(x118 + x120 + 2*F_e*b*e*k*s/x165)/x166 + 2*L*b*h*h_q*s/x160 + 2*L*b*h*s*(x36)/x160 + 6*F*b*h*s*(x38)/x160 + 6*E_s*F_e*L_moe*b*h*s/x160 + 6*F_e*L_moe*b*h*k*s/x160
+    x167 = eta_fp8*peak_fp8
+    x122 = 3*(x121)/x167
+    x123 = 34*b*h*s/x163 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x124 = kappa*L*(x123)/x168
+    x169 = hbm*c*d*m*t
+    x125 = 52*V*b*s/x169
     x127 = s**2
-    x128 = 9*L*b*h_q*x127/(eta_attn*peak*c*d*m*p*t)
+    x170 = eta_attn*peak*c*d*m*p*t
+    x128 = 9*L*b*h_q*x127/x170
     x129 = x42 + x48 + x49 + (x65)/m + (x75)/m + (x96)/m + (x109)/m + x114 + x122 + x124 + x125 + x128
     x130 = (0 if x17 else x2)
     x131 = (0 if x17 else x20)
@@ -21791,7 +22006,7 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x133 = (x2 if x17 else 0)
     x134 = (x20 if x17 else 0)
     x135 = 2*alpha_inter*(x133 + x134)
-    x136 = max(0, -m*(x42 + x48 + 2*(x113)/(eta*peak) + 2*(x121)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x123)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x127/(eta_attn*peak*c*d*m*p*t)))
+    x136 = max(0, -m*(x42 + x48 + 2*(x113)/x164 + 2*(x121)/x167 + (2/3)*kappa*L*(x123)/x168 + 14*V*b*s/x169 + 7*L*b*h_q*x127/x170))
     x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
     x138 = alpha*(2*x130 + 2*x131)
     x139 = alpha_inter*(2*x133 + 2*x134)
@@ -21804,11 +22019,11 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x147 = 6*V*b*h*s
     x148 = x145 + x146 + x147
     x149 = x145 + x146 + 4*L*b*h_q*x127 + x147
-    x150 = 12*x16/(c*d)
-    x151 = 12*Phi_E/(c*d*p*t)
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
     x152 = L*(x123)*min(m, p)/p
-    x153 = 6*V*b*s/(c*d*m*t)
-    return (x137, m*(x42 + x48 + x49 + x114 + x122 + x124 + x125 + x128), x138 + x59 + x70 + x85 + x139 + x61 + x71 + x86 + x140 + x63 + x73 + x93 + x141 + x64 + x74 + x94 + x31 + x95 + x101 + x102 + x106 + x107 + x108, x59 + x70 + x85 + x61 + x71 + x86 + x25 + x63 + x73 + x26 + x93 + x29 + x64 + x30 + x74 + x94 + x31 + x95 + x132 + x135 + x101 + x102 + x106 + x107 + x108 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/(e*p*t) + x151 + (x152 + x153 if x9 else max(x152, L*(x123)/p + x153)), x96, x109, x65, x75, x138 + x139 + x140 + x141 + x31, x96, x109, x65, x75, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x150 + x151, x152, x153, 0,)
+    x153 = 6*V*b*s/x163
+    return (x137, m*(x42 + x48 + x49 + x114 + x122 + x124 + x125 + x128), x138 + x59 + x70 + x85 + x139 + x61 + x71 + x86 + x140 + x63 + x73 + x93 + x141 + x64 + x74 + x94 + x31 + x95 + x101 + x102 + x106 + x107 + x108, x59 + x70 + x85 + x61 + x71 + x86 + x25 + x63 + x73 + x26 + x93 + x29 + x64 + x30 + x74 + x94 + x31 + x95 + x132 + x135 + x101 + x102 + x106 + x107 + x108 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x123)/p + x153)), x96, x109, x65, x75, x138 + x139 + x140 + x141 + x31, x96, x109, x65, x75, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
 
 
 def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -21824,20 +22039,24 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x158 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x158 if x17 else (x2)*x16/x158)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x159 = e*t
+    x21 = G/x159
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x160 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x159 if x22 else 1))*x23/x160 if x17 else Phi_E*(x20)/x160)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x158 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x160 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x158 + 2*Phi_E*(x20)/x160)
+    x161 = e*p*t
+    x33 = (16*x16 + 30*x16/x158 + 16*Phi_E/x161 + 30*Phi_E/x160)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -21845,7 +22064,8 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x162 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x162 + 18*F*h*(x39)/x162 + 6*L*a*d_v*h/x162 + 6*L*a*kv_lora*(x40)/x162 + 18*E_s*F_e*L_moe*h/x162 + 18*E*F_e*L_moe*h/x161)/hbm
     x43 = e*t
     x44 = x43 - G*(-1 + math.ceil(e*t/G))
     x45 = (G == x44) or (c*d*p/e == 1)
@@ -21859,8 +22079,9 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x46
     x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
     x55 = (1/(x44) if x45 else 1)
-    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if x48 else L_moe*b*h*k*s*(x49)/(c*d*e*p)))
-    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p) if x48 else 0))
+    x163 = c*d*e*p
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x163 if x48 else L_moe*b*h*k*s*(x49)/x163))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x163 if x48 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -21868,7 +22089,7 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d)
+    x65 = b*h*s*x60/x158
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -21887,10 +22108,11 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x81 = (G == x80) or (c*d*p == 1)
     x82 = -1 + (x80 if x81 else 1)
     x83 = (1/(x80) if x81 else 1)
-    x84 = 2*b*h*s*(x79)*(x71)/(c*d*t)
-    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/(c*d*t) if x69 else x84) + (6*b*s*(x79)*(x82)*x83/(c*d*t) if x69 else 6*b*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x83/(c*d*t) if x69 else 2*b*h*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x75*x83/(c*d*t) if x69 else 2*b*h*s*(x79)*x75/(c*d*t)))
-    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/(c*d*t) if x69 else 0) + (6*b*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x75*x83/(c*d*t) if x69 else 0))
-    x87 = gamma*(3*b*s*(x79)/(c*d*t) + b*h*s*(x79)/(c*d*t) + b*h*s*(x79)*x75/(c*d*t) + x84)
+    x164 = c*d*t
+    x84 = 2*b*h*s*(x79)*(x71)/x164
+    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/x164 if x69 else x84) + (6*b*s*(x79)*(x82)*x83/x164 if x69 else 6*b*s*(x79)/x164) + (2*b*h*s*(x79)*(x82)*x83/x164 if x69 else 2*b*h*s*(x79)/x164) + (2*b*h*s*(x79)*(x82)*x75*x83/x164 if x69 else 2*b*h*s*(x79)*x75/x164))
+    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/x164 if x69 else 0) + (6*b*s*(x79)*x83/x164 if x69 else 0) + (2*b*h*s*(x79)*x83/x164 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x164 if x69 else 0))
+    x87 = gamma*(3*b*s*(x79)/x164 + b*h*s*(x79)/x164 + b*h*s*(x79)*x75/x164 + x84)
     x88 = x77 + x78 + x85 + x86 + x87
     x89 = c*t
     x90 = (G < x89)
@@ -21902,39 +22124,50 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x96 = x8 and ((G == x95) or (d*p == 1))
     x97 = d_nope + d_rope + d_v
     x98 = (t/(x95) if x96 else 1)
-    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/(c*d*p*t) if x90 else L*a*b*s*(x91)*(x97)/(c*d*p*t))
-    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/(c*d*p*t) if x90 else 0)
-    x101 = gamma*L*a*b*s*(x91)*(x97)/(c*d*p*t)
+    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/x160 if x90 else L*a*b*s*(x91)*(x97)/x160)
+    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/x160 if x90 else 0)
+    x101 = gamma*L*a*b*s*(x91)*(x97)/x160
     x102 = x93 + x94 + x99 + x100 + x101
     x105 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x106 = 2*b*s*(x105)/(d*m)
+    x165 = d*m
+    x106 = 2*b*s*(x105)/x165
     x107 = s**2
-    x108 = 2*a*b*x107*(x97)/(d*m)
+    x108 = 2*a*b*x107*(x97)/x165
     x109 = E_s + k
-    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/(d*m)) + (x39)*(x106 + x108 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x111 = ((x110)/(c*t) - 2*L*a*b*x107*(x97)/(c*d*m*p*t))/(eta*peak)
-    x112 = (2*(x110)/(c*t) - 4*L*a*b*x107*(x97)/(c*d*m*p*t))/(eta*peak)
-    x113 = b*h*s/(c*d*m)
-    x114 = V*h/t + x113 + V*b*s/(c*d*m*t)
-    x115 = h*(x38)/t + x113 + b*s*(x38)/(c*d*m*t)
-    x116 = a*d_v*h/t + x113 + a*b*d_v*s/(c*d*m*t)
-    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/x165) + (x39)*(x106 + x108 + 6*F*b*h*s/x165))/p + 2*V*b*h*s/x165
+    x166 = c*t
+    x167 = c*d*m*p*t
+    x168 = eta*peak
+    x111 = ((x110)/x166 - 2*L*a*b*x107*(x97)/x167)/x168
+    x112 = (2*(x110)/x166 - 4*L*a*b*x107*(x97)/x167)/x168
+    x169 = c*d*m
+    x113 = b*h*s/x169
+    x170 = c*d*m*t
+    x114 = V*h/t + x113 + V*b*s/x170
+    x115 = h*(x38)/t + x113 + b*s*(x38)/x170
+    x116 = a*d_v*h/t + x113 + a*b*d_v*s/x170
+    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/x169 + a*b*s*(x40)/x170
     x118 = x113 + b*s*x37/(c*d*h*m) + x37
-    x119 = F*h/t + x113 + F*b*s/(c*d*m*t)
-    x120 = 2*F*h/t + x113 + 2*F*b*s/(c*d*m*t)
+    x119 = F*h/t + x113 + F*b*s/x170
+    x120 = 2*F*h/t + x113 + 2*F*b*s/x170
     x121 = F_e*h/t
-    x122 = x121 + x113 + F_e*b*s/(c*d*m*t)
+    x122 = x121 + x113 + F_e*b*s/x170
     x123 = 2*F_e*h/t
-    x124 = x123 + x113 + 2*F_e*b*s/(c*d*m*t)
+    x124 = x123 + x113 + 2*F_e*b*s/x170
     x126 = b*e*h*k*s/(E*c*d*m)
-    x127 = x121 + x126 + F_e*b*e*k*s/(E*c*d*m*t)
-    x128 = x123 + x126 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/(e*p) + 2*w_half_expert*E*L_moe*(x128)/(e*p))/(eta*peak)
-    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/(e*p) + 4*w_half_expert*E*L_moe*(x128)/(e*p))/(eta*peak)
-    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x132 = kappa*L*(x131)/(hbm*p)
-    x133 = 52*V*b*s/(hbm*c*d*m*t)
-    x135 = (7/2)*L*a*b*x107*(x97)/(eta_attn*peak*c*d*m*p*t)
+    x171 = E*c*d*m*t
+    x127 = x121 + x126 + F_e*b*e*k*s/x171
+    x128 = x123 + x126 + 2*F_e*b*e*k*s/x171
+    x172 = e*p
+    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/x172 + 2*w_half_expert*E*L_moe*(x128)/x172)/x168
+    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/x172 + 4*w_half_expert*E*L_moe*(x128)/x172)/x168
+    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x169 + b*h*s*(7 + 16/t)/x169 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x173 = hbm*p
+    x132 = kappa*L*(x131)/x173
+    x174 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x174
+    x175 = eta_attn*peak*c*d*m*p*t
+    x135 = (7/2)*L*a*b*x107*(x97)/x175
     x136 = x41 + (x58)/m + (x68)/m + (x88)/m + (x102)/m + x111 + x112 + x129 + x130 + x132 + x133 + x135
     x137 = (0 if x17 else x2)
     x138 = (0 if x17 else x20)
@@ -21942,7 +22175,7 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x140 = (x2 if x17 else 0)
     x141 = (x20 if x17 else 0)
     x142 = 2*alpha_inter*(x140 + x141)
-    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (5/2)*L*a*b*x107*(x97)/(eta_attn*peak*c*d*m*p*t)))
+    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/x173 + 14*V*b*s/x174 + (5/2)*L*a*b*x107*(x97)/x175))
     x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
     x145 = alpha*(2*x137 + 2*x138)
     x146 = alpha_inter*(2*x140 + 2*x141)
@@ -21952,11 +22185,11 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x151 = 2*a*b*x107*(x97)
     x152 = 3*L_moe*(x150 + x151 + 6*F_e*b*h*s*(x109)) + 3*(x39)*(x150 + x151 + 6*F*b*h*s) + 6*V*b*h*s
     x153 = (x152)/(peak*c*d*p*t*(x144))
-    x154 = 12*x16/(c*d)
-    x155 = 12*Phi_E/(c*d*p*t)
+    x154 = 12*x16/x158
+    x155 = 12*Phi_E/x160
     x156 = L*(x131)*min(m, p)/p
-    x157 = 6*V*b*s/(c*d*m*t)
-    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), x153, x153, x152, x152, 6*x16 + x154 + 6*Phi_E/(e*p*t) + x155 + (x156 + x157 if x9 else max(x156, L*(x131)/p + x157)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x154 + x155, x156, x157, 0,)
+    x157 = 6*V*b*s/x170
+    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), x153, x153, x152, x152, 6*x16 + x154 + 6*Phi_E/x161 + x155 + (x156 + x157 if x9 else max(x156, L*(x131)/p + x157)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x161, 4*x16 + 4*Phi_E/x161, x154 + x155, x156, x157, 0,)
 
 
 def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -21972,20 +22205,24 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x179 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x179 if x17 else (x2)*x16/x179)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x180 = e*t
+    x21 = G/x180
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x181 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x180 if x22 else 1))*x23/x181 if x17 else Phi_E*(x20)/x181)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x179 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x181 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x179 + 2*Phi_E*(x20)/x181)
+    x182 = e*p*t
+    x33 = (16*x16 + 30*x16/x179 + 16*Phi_E/x182 + 30*Phi_E/x181)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -21993,7 +22230,8 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x183 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x183 + 18*F*h*(x39)/x183 + 6*L*a*d_v*h/x183 + 6*L*a*kv_lora*(x40)/x183 + 18*E_s*F_e*L_moe*h/x183 + 18*E*F_e*L_moe*h/x182)/hbm
     x43 = e*t
     x44 = (G < x43)
     x45 = -1 + x43
@@ -22007,8 +22245,9 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x49
     x54 = alpha_inter*(2*(x46 if x44 else 0) + 6*(L_moe*m*(x53)/p if x44 else 0))
     x55 = (1/(x47) if x48 else 1)
-    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/(c*d*e*p*t) if x44 else L_moe*b*h*k*s*(x51)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
-    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/(c*d*e*p*t) if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
+    x184 = c*d*e*p*t
+    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/x184 if x44 else L_moe*b*h*k*s*(x51)/x184) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
+    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/x184 if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -22016,7 +22255,8 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d*t)
+    x185 = c*d*t
+    x65 = b*h*s*x60/x185
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -22041,17 +22281,17 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x87 = -1 + (x85 if x86 else 1)
     x88 = q_lora + d_rope + kv_lora
     x89 = (1/(x85) if x86 else 1)
-    x90 = 2*L*h*(x70)*(x88)/(p*t)
-    x91 = b*h*s*(x70)*x71/(c*d*t)
-    x92 = b*h*s*(x70)/(c*d*t)
-    x93 = L*b*d_rope*s*(x70)/(c*d*p*t)
-    x94 = b*h*s*(x70)*(x77)/(c*d*t)
-    x95 = L*b*kv_lora*s*(x70)/(c*d*p*t)
+    x90 = 2*L*h*(x70)*(x88)/x183
+    x91 = b*h*s*(x70)*x71/x185
+    x92 = b*h*s*(x70)/x185
+    x93 = L*b*d_rope*s*(x70)/x181
+    x94 = b*h*s*(x70)*(x77)/x185
+    x95 = L*b*kv_lora*s*(x70)/x181
     x96 = (h if x35 else q_lora)
-    x97 = L*b*s*(x70)*x96/(c*d*p*t)
-    x98 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/(p*t) if x69 else x90) + 2*(b*h*s*(x70)*(x87)*x71*x89/(c*d*t) if x69 else x91) + 3*(b*h*s*(x70)*(x87)*x89/(c*d*t) if x69 else x92) + 3*(b*h*s*(x70)*(x87)*(x75)*x89/(c*d*t) if x69 else b*h*s*(x70)*(x75)/(c*d*t)) + 3*(L*b*d_rope*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x93) + 4*(b*h*s*(x70)*(x87)*(x77)*x89/(c*d*t) if x69 else x94) + 4*(L*b*kv_lora*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x95) + 4*(L*b*s*(x70)*(x87)*x96*x89/(c*d*p*t) if x69 else x97) + 6*(L_moe*b*h*k*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else L_moe*b*h*k*s*(x70)/(c*d*p*t)) + (6*b*s*(x70)*(x87)*x89/(c*d*t) if x69 else 6*b*s*(x70)/(c*d*t)))
-    x99 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/(p*t) if x69 else 0) + 2*(b*h*s*(x70)*x71*x89/(c*d*t) if x69 else 0) + 3*(b*h*s*(x70)*x89/(c*d*t) if x69 else 0) + 3*(b*h*s*(x70)*(x75)*x89/(c*d*t) if x69 else 0) + 3*(L*b*d_rope*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 4*(b*h*s*(x70)*(x77)*x89/(c*d*t) if x69 else 0) + 4*(L*b*kv_lora*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 4*(L*b*s*(x70)*x96*x89/(c*d*p*t) if x69 else 0) + 6*(L_moe*b*h*k*s*(x70)*x89/(c*d*p*t) if x69 else 0) + (6*b*s*(x70)*x89/(c*d*t) if x69 else 0))
-    x100 = gamma*(x90 + 3*b*s*(x70)/(c*d*t) + x92 + x94 + x91 + 2*b*h*s*(x70)*(x75)/(c*d*t) + x93 + x95 + x97 + 3*L_moe*b*h*k*s*(x70)/(c*d*p*t))
+    x97 = L*b*s*(x70)*x96/x181
+    x98 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x183 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*x71*x89/x185 if x69 else x91) + 3*(b*h*s*(x70)*(x87)*x89/x185 if x69 else x92) + 3*(b*h*s*(x70)*(x87)*(x75)*x89/x185 if x69 else b*h*s*(x70)*(x75)/x185) + 3*(L*b*d_rope*s*(x70)*(x87)*x89/x181 if x69 else x93) + 4*(b*h*s*(x70)*(x87)*(x77)*x89/x185 if x69 else x94) + 4*(L*b*kv_lora*s*(x70)*(x87)*x89/x181 if x69 else x95) + 4*(L*b*s*(x70)*(x87)*x96*x89/x181 if x69 else x97) + 6*(L_moe*b*h*k*s*(x70)*(x87)*x89/x181 if x69 else L_moe*b*h*k*s*(x70)/x181) + (6*b*s*(x70)*(x87)*x89/x185 if x69 else 6*b*s*(x70)/x185))
+    x99 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x183 if x69 else 0) + 2*(b*h*s*(x70)*x71*x89/x185 if x69 else 0) + 3*(b*h*s*(x70)*x89/x185 if x69 else 0) + 3*(b*h*s*(x70)*(x75)*x89/x185 if x69 else 0) + 3*(L*b*d_rope*s*(x70)*x89/x181 if x69 else 0) + 4*(b*h*s*(x70)*(x77)*x89/x185 if x69 else 0) + 4*(L*b*kv_lora*s*(x70)*x89/x181 if x69 else 0) + 4*(L*b*s*(x70)*x96*x89/x181 if x69 else 0) + 6*(L_moe*b*h*k*s*(x70)*x89/x181 if x69 else 0) + (6*b*s*(x70)*x89/x185 if x69 else 0))
+    x100 = gamma*(x90 + 3*b*s*(x70)/x185 + x92 + x94 + x91 + 2*b*h*s*(x70)*(x75)/x185 + x93 + x95 + x97 + 3*L_moe*b*h*k*s*(x70)/x181)
     x101 = x83 + x84 + x98 + x99 + x100
     x102 = c*t
     x103 = (G < x102)
@@ -22063,42 +22303,53 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x109 = x8 and ((G == x108) or (d*p == 1))
     x110 = d_nope + d_rope + d_v
     x111 = (t/(x108) if x109 else 1)
-    x112 = 4*beta*(L*a*b*s*(x104)*(-1 + ((x108)/t if x109 else 1))*(x110)*x111/(c*d*p*t) if x103 else L*a*b*s*(x104)*(x110)/(c*d*p*t))
-    x113 = 4*beta_inter*(L*a*b*s*(x104)*(x110)*x111/(c*d*p*t) if x103 else 0)
-    x114 = gamma*L*a*b*s*(x104)*(x110)/(c*d*p*t)
+    x112 = 4*beta*(L*a*b*s*(x104)*(-1 + ((x108)/t if x109 else 1))*(x110)*x111/x181 if x103 else L*a*b*s*(x104)*(x110)/x181)
+    x113 = 4*beta_inter*(L*a*b*s*(x104)*(x110)*x111/x181 if x103 else 0)
+    x114 = gamma*L*a*b*s*(x104)*(x110)/x181
     x115 = x106 + x107 + x112 + x113 + x114
     x118 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x119 = 2*b*s*(x118)/(d*m)
+    x186 = d*m
+    x119 = 2*b*s*(x118)/x186
     x120 = s**2
-    x121 = 2*a*b*x120*(x110)/(d*m)
+    x121 = 2*a*b*x120*(x110)/x186
     x122 = E_s + k
-    x123 = (L_moe*(x119 + x121 + 6*F_e*b*h*s*(x122)/(d*m)) + (x39)*(x119 + x121 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x124 = (x123)/(c*t)
-    x125 = -2*L*a*b*x120*(x110)/(c*d*m*p*t)
-    x126 = (x124 + x125)/(eta*peak)
-    x127 = (2*(x123)/(c*t) - 4*L*a*b*x120*(x110)/(c*d*m*p*t))/(eta*peak)
-    x128 = (x124 - 2*V*b*h*s/(c*d*m*t) + x125)/(eta*peak)
-    x129 = b*h*s/(c*d*m)
-    x130 = V*h/t + x129 + V*b*s/(c*d*m*t)
-    x131 = h*(x38)/t + x129 + b*s*(x38)/(c*d*m*t)
-    x132 = a*d_v*h/t + x129 + a*b*d_v*s/(c*d*m*t)
-    x133 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x123 = (L_moe*(x119 + x121 + 6*F_e*b*h*s*(x122)/x186) + (x39)*(x119 + x121 + 6*F*b*h*s/x186))/p + 2*V*b*h*s/x186
+    x187 = c*t
+    x124 = (x123)/x187
+    x188 = c*d*m*p*t
+    x125 = -2*L*a*b*x120*(x110)/x188
+    x189 = eta*peak
+    x126 = (x124 + x125)/x189
+    x127 = (2*(x123)/x187 - 4*L*a*b*x120*(x110)/x188)/x189
+    x190 = c*d*m*t
+    x128 = (x124 - 2*V*b*h*s/x190 + x125)/x189
+    x191 = c*d*m
+    x129 = b*h*s/x191
+    x130 = V*h/t + x129 + V*b*s/x190
+    x131 = h*(x38)/t + x129 + b*s*(x38)/x190
+    x132 = a*d_v*h/t + x129 + a*b*d_v*s/x190
+    x133 = a*kv_lora*(x40)/t + b*kv_lora*s/x191 + a*b*s*(x40)/x190
     x134 = x129 + b*s*x37/(c*d*h*m) + x37
-    x135 = F*h/t + x129 + F*b*s/(c*d*m*t)
-    x136 = 2*F*h/t + x129 + 2*F*b*s/(c*d*m*t)
+    x135 = F*h/t + x129 + F*b*s/x190
+    x136 = 2*F*h/t + x129 + 2*F*b*s/x190
     x137 = F_e*h/t
-    x138 = x137 + x129 + F_e*b*s/(c*d*m*t)
+    x138 = x137 + x129 + F_e*b*s/x190
     x139 = 2*F_e*h/t
-    x140 = x139 + x129 + 2*F_e*b*s/(c*d*m*t)
+    x140 = x139 + x129 + 2*F_e*b*s/x190
     x142 = b*e*h*k*s/(E*c*d*m)
-    x143 = x137 + x142 + F_e*b*e*k*s/(E*c*d*m*t)
-    x144 = x139 + x142 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x145 = (2*w_half*(x130) + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*L*(x133)/p + 2*w_half*L*(x134)/p + 2*w_half*(x39)*(x135)/p + 2*w_half*(x39)*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half*E_s*L_moe*(x140)/p + 2*w_half_expert*E*L_moe*(x143)/(e*p) + 2*w_half_expert*E*L_moe*(x144)/(e*p))/(eta*peak)
-    x146 = (4*w_half*(x130) + 6*w_half*L*(x131)/p + 6*w_half*L*(x132)/p + 6*w_half*L*(x133)/p + 6*w_half*L*(x134)/p + 6*w_half*(x39)*(x135)/p + 6*w_half*(x39)*(x136)/p + 6*w_half*E_s*L_moe*(x138)/p + 6*w_half*E_s*L_moe*(x140)/p + 6*w_half_expert*E*L_moe*(x143)/(e*p) + 6*w_half_expert*E*L_moe*(x144)/(e*p))/(eta*peak)
-    x147 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x148 = (4/3)*kappa*L*(x147)/(hbm*p)
-    x149 = 52*V*b*s/(hbm*c*d*m*t)
-    x151 = (9/2)*L*a*b*x120*(x110)/(eta_attn*peak*c*d*m*p*t)
+    x192 = E*c*d*m*t
+    x143 = x137 + x142 + F_e*b*e*k*s/x192
+    x144 = x139 + x142 + 2*F_e*b*e*k*s/x192
+    x193 = e*p
+    x145 = (2*w_half*(x130) + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*L*(x133)/p + 2*w_half*L*(x134)/p + 2*w_half*(x39)*(x135)/p + 2*w_half*(x39)*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half*E_s*L_moe*(x140)/p + 2*w_half_expert*E*L_moe*(x143)/x193 + 2*w_half_expert*E*L_moe*(x144)/x193)/x189
+    x146 = (4*w_half*(x130) + 6*w_half*L*(x131)/p + 6*w_half*L*(x132)/p + 6*w_half*L*(x133)/p + 6*w_half*L*(x134)/p + 6*w_half*(x39)*(x135)/p + 6*w_half*(x39)*(x136)/p + 6*w_half*E_s*L_moe*(x138)/p + 6*w_half*E_s*L_moe*(x140)/p + 6*w_half_expert*E*L_moe*(x143)/x193 + 6*w_half_expert*E*L_moe*(x144)/x193)/x189
+    x147 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x191 + 23*b*h*s/x190 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x194 = hbm*p
+    x148 = (4/3)*kappa*L*(x147)/x194
+    x195 = hbm*c*d*m*t
+    x149 = 52*V*b*s/x195
+    x196 = eta_attn*peak*c*d*m*p*t
+    x151 = (9/2)*L*a*b*x120*(x110)/x196
     x152 = x41 + (x58)/m + (x68)/m + (x101)/m + (x115)/m + x126 + x127 + x128 + x145 + x146 + x148 + x149 + x151
     x153 = (0 if x17 else x2)
     x154 = (0 if x17 else x20)
@@ -22106,7 +22357,7 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x156 = (x2 if x17 else 0)
     x157 = (x20 if x17 else 0)
     x158 = 2*alpha_inter*(x156 + x157)
-    x159 = max(0, -m*(x41 + x127 + x128 + x146 + (8/9)*kappa*L*(x147)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x120*(x110)/(eta_attn*peak*c*d*m*p*t)))
+    x159 = max(0, -m*(x41 + x127 + x128 + x146 + (8/9)*kappa*L*(x147)/x194 + 14*V*b*s/x195 + (7/2)*L*a*b*x120*(x110)/x196))
     x160 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x152) + x155 + x158 + x159
     x161 = alpha*(2*x153 + 2*x154)
     x162 = alpha_inter*(2*x156 + 2*x157)
@@ -22119,28 +22370,31 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x170 = 6*V*b*h*s
     x171 = 3*L_moe*(x168) + 3*(x39)*(x169) + x170
     x172 = 4*L_moe*(x168) + 4*(x39)*(x169) + x170
-    x173 = 12*x16/(c*d)
-    x174 = 12*Phi_E/(c*d*p*t)
-    x175 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x176 = 6*V*b*s/(c*d*m*t)
-    x177 = 34*b*h*s/(c*d*m*t)
+    x173 = 12*x16/x179
+    x174 = 12*Phi_E/x181
+    x175 = 2*L*b*h*s*min(m, p)/x188
+    x176 = 6*V*b*s/x190
+    x177 = 34*b*h*s/x190
     x178 = max(x176, x177)
-    return (x160, m*(x41 + x126 + x127 + x128 + x145 + x146 + x148 + x149 + x151), x52 + x161 + x63 + x83 + x54 + x162 + x64 + x84 + x163 + x56 + x66 + x98 + x164 + x57 + x67 + x99 + x31 + x100 + x106 + x107 + x112 + x113 + x114, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x98 + x29 + x57 + x30 + x67 + x99 + x31 + x100 + x155 + x158 + x106 + x107 + x112 + x113 + x114 + x159, (-1 + p)*(x152), x33, b*s/(x160), (x171)/(peak*c*d*p*t*(x160)), (x172)/(peak*c*d*p*t*(x160)), x171, x172, 6*x16 + x173 + 6*Phi_E/(e*p*t) + x174 + (x175 + x178 if x9 else max(x177 + x175, 2*L*b*h*s/(c*d*m*p*t) + x178)), x101, x115, x58, x68, x161 + x162 + x163 + x164 + x31, x101, x115, x58, x68, x25 + x26 + x29 + x30 + x31 + x155 + x158 + x159, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x173 + x174, x175, x176, x177, 0,)
+    return (x160, m*(x41 + x126 + x127 + x128 + x145 + x146 + x148 + x149 + x151), x52 + x161 + x63 + x83 + x54 + x162 + x64 + x84 + x163 + x56 + x66 + x98 + x164 + x57 + x67 + x99 + x31 + x100 + x106 + x107 + x112 + x113 + x114, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x98 + x29 + x57 + x30 + x67 + x99 + x31 + x100 + x155 + x158 + x106 + x107 + x112 + x113 + x114 + x159, (-1 + p)*(x152), x33, b*s/(x160), (x171)/(peak*c*d*p*t*(x160)), (x172)/(peak*c*d*p*t*(x160)), x171, x172, 6*x16 + x173 + 6*Phi_E/x182 + x174 + (x175 + x178 if x9 else max(x177 + x175, 2*L*b*h*s/x188 + x178)), x101, x115, x58, x68, x161 + x162 + x163 + x164 + x31, x101, x115, x58, x68, x25 + x26 + x29 + x30 + x31 + x155 + x158 + x159, 2*x16 + 2*Phi_E/x182, 4*x16 + 4*Phi_E/x182, x173 + x174, x175, x176, x177, 0,)
 
 
 def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x100 = c*d
+    x7 = (16*x4 + 30*x4/x100)/hbm
     x9 = 12*L*b*h*s/(c*d*m*p)
     x10 = 2*h_kv
     x11 = h + x10
-    x12 = (x9 + 6*L*b*s*(x11)/(c*d*m*p*t) + 12*F*L*b*s/(c*d*m*p*t))/hbm
+    x101 = c*d*m*p*t
+    x12 = (x9 + 6*L*b*s*(x11)/x101 + 12*F*L*b*s/x101)/hbm
     x13 = h**2
-    x14 = 6*L*x13/(p*t)
-    x15 = 6*L*h*(x11)/(p*t)
-    x16 = 18*F*L*h/(p*t)
-    x17 = ((x14 + x15 + x16)/m + x9 + 6*F*L*b*s/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t))/hbm
+    x102 = p*t
+    x14 = 6*L*x13/x102
+    x15 = 6*L*h*(x11)/x102
+    x16 = 18*F*L*h/x102
+    x17 = ((x14 + x15 + x16)/m + x9 + 6*F*L*b*s/x101 + 6*L*b*h*s/x101)/hbm
     x18 = (6*V*h/t + x14 + x15 + x16)/hbm
     x19 = (G < c*d*p*t)
     x20 = (0 if x2 else (1/2 if (p == 2) else 1))
@@ -22149,7 +22403,8 @@ def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x19 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x19 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d*t)
+    x103 = c*d*t
+    x26 = b*h*s*x20/x103
     x27 = beta*((0 if x19 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x19 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -22166,11 +22421,12 @@ def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x41 = (G == x40) or (c*d*p == 1)
     x42 = -1 + (x40 if x41 else 1)
     x43 = (1/(x40) if x41 else 1)
-    x44 = b*h*s*(x31)*x32/(c*d*t)
-    x45 = b*h*s*(x31)/(c*d*t)
-    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/(c*d*t) if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/(c*d*t) if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/(c*d*p*t) if x30 else 2*L*b*h*s*(x31)/(c*d*p*t)) + (6*b*s*(x31)*(x42)*x43/(c*d*t) if x30 else 6*b*s*(x31)/(c*d*t)))
-    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/(c*d*t) if x30 else 0) + 3*(b*h*s*(x31)*x43/(c*d*t) if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/(c*d*p*t) if x30 else 0) + (6*b*s*(x31)*x43/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x31)/(c*d*t) + x45 + x44 + 4*L*b*h*s*(x31)/(c*d*p*t))
+    x44 = b*h*s*(x31)*x32/x103
+    x45 = b*h*s*(x31)/x103
+    x104 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x103 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x103 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x104 if x30 else 2*L*b*h*s*(x31)/x104) + (6*b*s*(x31)*(x42)*x43/x103 if x30 else 6*b*s*(x31)/x103))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x103 if x30 else 0) + 3*(b*h*s*(x31)*x43/x103 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x104 if x30 else 0) + (6*b*s*(x31)*x43/x103 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x103 + x45 + x44 + 4*L*b*h*s*(x31)/x104)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -22183,19 +22439,25 @@ def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 3*beta*(2*L*b*h_kv*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h_kv*s*(x52)/(c*d*p*t))
-    x62 = 3*beta_inter*(2*L*b*h_kv*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h_kv*s*(x52)/(c*d*p*t)
+    x61 = 3*beta*(2*L*b*h_kv*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x104 if x51 else 2*L*b*h_kv*s*(x52)/x104)
+    x62 = 3*beta_inter*(2*L*b*h_kv*s*(x52)*x60/x104 if x51 else 0)
+    x63 = 2*gamma*L*b*h_kv*s*(x52)/x104
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = b*h*s/(c*d*m)
-    x68 = 2*w_half*(V*h/t + x67 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x69 = 3*(x68)/(eta*peak)
-    x72 = 2*w_half*L*(x13/t + x67 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(F*h/t + x67 + F*b*s/(c*d*m*t))/p + 2*w_half*L*(h*(x11)/t + x67 + b*s*(x11)/(c*d*m*t))/p + 2*w_half*L*(2*F*h/t + x67 + 2*F*b*s/(c*d*m*t))/p + 2*L*b*s*x13/(c*d*m*p*t) + 2*L*b*h*s*(x11)/(c*d*m*p*t) + 6*F*L*b*h*s/(c*d*m*p*t)
-    x73 = 3*(x72)/(eta_fp8*peak_fp8)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
+    x105 = c*d*m*t
+    x68 = 2*w_half*(V*h/t + x67 + V*b*s/x105) + 2*V*b*h*s/x105
+    x106 = eta*peak
+    x69 = 3*(x68)/x106
+    x72 = 2*w_half*L*(x13/t + x67 + b*h*s/x105)/p + 2*w_half*L*(F*h/t + x67 + F*b*s/x105)/p + 2*w_half*L*(h*(x11)/t + x67 + b*s*(x11)/x105)/p + 2*w_half*L*(2*F*h/t + x67 + 2*F*b*s/x105)/p + 2*L*b*s*x13/x101 + 2*L*b*h*s*(x11)/x101 + 6*F*L*b*h*s/x101
+    x107 = eta_fp8*peak_fp8
+    x73 = 3*(x72)/x107
+    x108 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x108
     x76 = s**2
-    x77 = 9*L*b*h*x76/(eta_attn*peak*c*d*m*p*t)
-    x78 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x109 = eta_attn*peak*c*d*m*p*t
+    x77 = 9*L*b*h*x76/x109
+    x110 = hbm*c*d*m*p*t
+    x78 = 34*kappa*L*b*h*s/x110
     x79 = x12 + x17 + x18 + (x29)/m + (x49)/m + (x64)/m + x69 + x73 + x74 + x77 + x78
     x80 = (G < x22)
     x81 = -1 + c*d
@@ -22204,19 +22466,19 @@ def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x84 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x85 = x58 and ((G == x84) or x2)
     x86 = (t/(x84) if x85 else 1)
-    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/(c*d) if x80 else (x81)*x4/(c*d))
-    x88 = 3*beta_inter*((x81)*x4*x86/(c*d) if x80 else 0)
-    x89 = 2*gamma*(x81)*x4/(c*d)
-    x90 = max(0, -m*(x12 + x18 + 2*(x68)/(eta*peak) + 2*(x72)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x76/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x100 if x80 else (x81)*x4/x100)
+    x88 = 3*beta_inter*((x81)*x4*x86/x100 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x100
+    x90 = max(0, -m*(x12 + x18 + 2*(x68)/x106 + 2*(x72)/x107 + 14*V*b*s/x108 + 7*L*b*h*x76/x109 + (68/3)*kappa*L*b*h*s/x110))
     x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
     x93 = 3*L*(4*b*h*x76 + 2*b*h*s*(2*h + x10) + 6*F*b*h*s)
     x94 = 6*V*b*h*s
     x95 = x93 + x94
     x96 = x93 + 4*L*b*h*x76 + x94
-    x97 = 12*x4/(c*d)
-    x98 = 6*V*b*s/(c*d*m*t)
-    x99 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x91, m*(x12 + x17 + x18 + x69 + x73 + x74 + x77 + x78), x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63, x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + 34*L*b*h*s/(c*d*m*p*t))), x49, x64, x29, x82 + x83 + x87 + x88 + x89, x49, x64, x29, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
+    x97 = 12*x4/x100
+    x98 = 6*V*b*s/x105
+    x99 = 34*L*b*h*s*min(m, p)/x101
+    return (x91, m*(x12 + x17 + x18 + x69 + x73 + x74 + x77 + x78), x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63, x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + 34*L*b*h*s/x101)), x49, x64, x29, x82 + x83 + x87 + x88 + x89, x49, x64, x29, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
 
 
 def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -22232,25 +22494,30 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x160 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x160 if x17 else (x2)*x16/x160)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x161 = e*t
+    x21 = G/x161
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x162 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x161 if x22 else 1))*x23/x162 if x17 else Phi_E*(x20)/x162)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x160 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x162 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x160 + 2*Phi_E*(x20)/x162)
+    x163 = e*p*t
+    x33 = (16*x16 + 30*x16/x160 + 16*Phi_E/x163 + 30*Phi_E/x162)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x164 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x164 + 6*L*h*(x36)/x164 + 18*F*h*(x37)/x164 + 18*E_s*F_e*L_moe*h/x164 + 18*E*F_e*L_moe*h/x163)/hbm
     x40 = e*t
     x41 = (G < x40)
     x42 = -1 + x40
@@ -22264,8 +22531,9 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x46
     x51 = alpha_inter*(2*(x43 if x41 else 0) + 6*(L_moe*m*(x50)/p if x41 else 0))
     x52 = (1/(x44) if x45 else 1)
-    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if x41 else L_moe*b*h*k*s*(x48)/(c*d*e*p)) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
-    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/(c*d*e*p) if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
+    x165 = c*d*e*p
+    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/x165 if x41 else L_moe*b*h*k*s*(x48)/x165) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
+    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/x165 if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -22273,7 +22541,7 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d)
+    x62 = b*h*s*x57/x160
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -22292,9 +22560,10 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = beta*(3*(2*b*h*s*(x76)*(x79)*(x68)*x80/(c*d*t) if x66 else 2*b*h*s*(x76)*(x68)/(c*d*t)) + (6*b*s*(x76)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x80/(c*d*t) if x66 else 2*b*h*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x72*x80/(c*d*t) if x66 else 2*b*h*s*(x76)*x72/(c*d*t)))
-    x82 = beta_inter*(3*(2*b*h*s*(x76)*(x68)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x72*x80/(c*d*t) if x66 else 0))
-    x83 = gamma*(3*b*s*(x76)/(c*d*t) + b*h*s*(x76)/(c*d*t) + b*h*s*(x76)*x72/(c*d*t) + 3*b*h*s*(x76)*(x68)/(c*d*t))
+    x166 = c*d*t
+    x81 = beta*(3*(2*b*h*s*(x76)*(x79)*(x68)*x80/x166 if x66 else 2*b*h*s*(x76)*(x68)/x166) + (6*b*s*(x76)*(x79)*x80/x166 if x66 else 6*b*s*(x76)/x166) + (2*b*h*s*(x76)*(x79)*x80/x166 if x66 else 2*b*h*s*(x76)/x166) + (2*b*h*s*(x76)*(x79)*x72*x80/x166 if x66 else 2*b*h*s*(x76)*x72/x166))
+    x82 = beta_inter*(3*(2*b*h*s*(x76)*(x68)*x80/x166 if x66 else 0) + (6*b*s*(x76)*x80/x166 if x66 else 0) + (2*b*h*s*(x76)*x80/x166 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x166 if x66 else 0))
+    x83 = gamma*(3*b*s*(x76)/x166 + b*h*s*(x76)/x166 + b*h*s*(x76)*x72/x166 + 3*b*h*s*(x76)*(x68)/x166)
     x84 = x74 + x75 + x81 + x82 + x83
     x85 = c*t
     x86 = (G < x85)
@@ -22305,42 +22574,53 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x91 = x85 - G*(-1 + math.ceil(c*t/G))
     x92 = x8 and ((G == x91) or (d*p == 1))
     x93 = (t/(x91) if x92 else 1)
-    x94 = 4*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/(c*d*p*t) if x86 else 2*L*b*h_kv*s*(x87)/(c*d*p*t))
-    x95 = 4*beta_inter*(2*L*b*h_kv*s*(x87)*x93/(c*d*p*t) if x86 else 0)
-    x96 = 2*gamma*L*b*h_kv*s*(x87)/(c*d*p*t)
+    x94 = 4*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x162 if x86 else 2*L*b*h_kv*s*(x87)/x162)
+    x95 = 4*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x162 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x162
     x97 = x89 + x90 + x94 + x95 + x96
     x100 = s**2
-    x101 = 4*b*h*x100/(d*m)
+    x167 = d*m
+    x101 = 4*b*h*x100/x167
     x102 = 2*h
     x103 = x102 + x35
-    x104 = 2*b*h*s*(x103)/(d*m)
+    x104 = 2*b*h*s*(x103)/x167
     x105 = E_s + k
-    x106 = (L_moe*(x101 + x104 + 6*F_e*b*h*s*(x105)/(d*m)) + (x37)*(x101 + x104 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x107 = (x106)/(c*t)
-    x108 = -4*L*b*h*x100/(c*d*m*p*t)
-    x109 = (x107 + x108)/(eta*peak)
-    x110 = (2*(x106)/(c*t) - 8*L*b*h*x100/(c*d*m*p*t))/(eta*peak)
-    x111 = (x107 - 2*V*b*h*s/(c*d*m*t) + x108)/(eta*peak)
-    x112 = b*h*s/(c*d*m)
-    x113 = V*h/t + x112 + V*b*s/(c*d*m*t)
-    x114 = x34/t + x112 + b*h*s/(c*d*m*t)
-    x115 = h*(x36)/t + x112 + b*s*(x36)/(c*d*m*t)
-    x116 = F*h/t + x112 + F*b*s/(c*d*m*t)
-    x117 = 2*F*h/t + x112 + 2*F*b*s/(c*d*m*t)
+    x106 = (L_moe*(x101 + x104 + 6*F_e*b*h*s*(x105)/x167) + (x37)*(x101 + x104 + 6*F*b*h*s/x167))/p + 2*V*b*h*s/x167
+    x168 = c*t
+    x107 = (x106)/x168
+    x169 = c*d*m*p*t
+    x108 = -4*L*b*h*x100/x169
+    x170 = eta*peak
+    x109 = (x107 + x108)/x170
+    x110 = (2*(x106)/x168 - 8*L*b*h*x100/x169)/x170
+    x171 = c*d*m*t
+    x111 = (x107 - 2*V*b*h*s/x171 + x108)/x170
+    x172 = c*d*m
+    x112 = b*h*s/x172
+    x113 = V*h/t + x112 + V*b*s/x171
+    x114 = x34/t + x112 + b*h*s/x171
+    x115 = h*(x36)/t + x112 + b*s*(x36)/x171
+    x116 = F*h/t + x112 + F*b*s/x171
+    x117 = 2*F*h/t + x112 + 2*F*b*s/x171
     x118 = F_e*h/t
-    x119 = x118 + x112 + F_e*b*s/(c*d*m*t)
+    x119 = x118 + x112 + F_e*b*s/x171
     x120 = 2*F_e*h/t
-    x121 = x120 + x112 + 2*F_e*b*s/(c*d*m*t)
+    x121 = x120 + x112 + 2*F_e*b*s/x171
     x123 = b*e*h*k*s/(E*c*d*m)
-    x124 = x118 + x123 + F_e*b*e*k*s/(E*c*d*m*t)
-    x125 = x120 + x123 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*(x37)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/(e*p) + 2*w_half_expert*E*L_moe*(x125)/(e*p))/(eta*peak)
-    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x37)*(x116)/p + 6*w_half*(x37)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/(e*p) + 6*w_half_expert*E*L_moe*(x125)/(e*p))/(eta*peak)
-    x128 = b*h*s*(10 + 24/t)/(c*d*m)
+    x173 = E*c*d*m*t
+    x124 = x118 + x123 + F_e*b*e*k*s/x173
+    x125 = x120 + x123 + 2*F_e*b*e*k*s/x173
+    x174 = e*p
+    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*(x37)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/x174 + 2*w_half_expert*E*L_moe*(x125)/x174)/x170
+    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x37)*(x116)/p + 6*w_half*(x37)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/x174 + 6*w_half_expert*E*L_moe*(x125)/x174)/x170
+    x128 = b*h*s*(10 + 24/t)/x172
     x129 = x128 + 2*L_moe*b*k*s*(x102 + 3*F_e/t)/(L*c*d*m)
-    x130 = (4/3)*kappa*L*(x129)/(hbm*p)
-    x131 = 52*V*b*s/(hbm*c*d*m*t)
-    x133 = 9*L*b*h*x100/(eta_attn*peak*c*d*m*p*t)
+    x175 = hbm*p
+    x130 = (4/3)*kappa*L*(x129)/x175
+    x176 = hbm*c*d*m*t
+    x131 = 52*V*b*s/x176
+    x177 = eta_attn*peak*c*d*m*p*t
+    x133 = 9*L*b*h*x100/x177
     x134 = x38 + (x55)/m + (x65)/m + (x84)/m + (x97)/m + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133
     x135 = (0 if x17 else x2)
     x136 = (0 if x17 else x20)
@@ -22348,7 +22628,7 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x138 = (x2 if x17 else 0)
     x139 = (x20 if x17 else 0)
     x140 = 2*alpha_inter*(x138 + x139)
-    x141 = max(0, -m*(x38 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x100/(eta_attn*peak*c*d*m*p*t)))
+    x141 = max(0, -m*(x38 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/x175 + 14*V*b*s/x176 + 7*L*b*h*x100/x177))
     x142 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x134) + x137 + x140 + x141
     x143 = alpha*(2*x135 + 2*x136)
     x144 = alpha_inter*(2*x138 + 2*x139)
@@ -22361,12 +22641,13 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x152 = 6*V*b*h*s
     x153 = 3*L_moe*(x150) + 3*(x37)*(x151) + x152
     x154 = 4*L_moe*(x150) + 4*(x37)*(x151) + x152
-    x155 = 12*x16/(c*d)
-    x156 = 12*Phi_E/(c*d*p*t)
-    x157 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x158 = 6*V*b*s/(c*d*m*t)
+    x155 = 12*x16/x160
+    x156 = 12*Phi_E/x162
+    x178 = c*d*m*p
+    x157 = 2*L*b*h*s*min(m, p)/x178
+    x158 = 6*V*b*s/x171
     x159 = max(x158, x128)
-    return (x142, m*(x38 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x49 + x143 + x60 + x74 + x51 + x144 + x61 + x75 + x145 + x53 + x63 + x81 + x146 + x54 + x64 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x81 + x29 + x54 + x30 + x64 + x82 + x31 + x83 + x137 + x140 + x89 + x90 + x94 + x95 + x96 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/(e*p*t) + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/(c*d*m*p) + x159)), x84, x97, x55, x65, x143 + x144 + x145 + x146 + x31, x84, x97, x55, x65, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x155 + x156, x157, x158, x128, 0,)
+    return (x142, m*(x38 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x49 + x143 + x60 + x74 + x51 + x144 + x61 + x75 + x145 + x53 + x63 + x81 + x146 + x54 + x64 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x81 + x29 + x54 + x30 + x64 + x82 + x31 + x83 + x137 + x140 + x89 + x90 + x94 + x95 + x96 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/x163 + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/x178 + x159)), x84, x97, x55, x65, x143 + x144 + x145 + x146 + x31, x84, x97, x55, x65, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/x163, 4*x16 + 4*Phi_E/x163, x155 + x156, x157, x158, x128, 0,)
 
 
 def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -22382,20 +22663,24 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x161 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x161 if x17 else (x2)*x16/x161)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x162 = e*t
+    x21 = G/x162
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x163 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x162 if x22 else 1))*x23/x163 if x17 else Phi_E*(x20)/x163)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x161 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x163 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x161 + 2*Phi_E*(x20)/x163)
+    x164 = e*p*t
+    x33 = (16*x16 + 30*x16/x161 + 16*Phi_E/x164 + 30*Phi_E/x163)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -22403,7 +22688,8 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x165 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x165 + 18*F*h*(x39)/x165 + 6*L*a*d_v*h/x165 + 6*L*a*kv_lora*(x40)/x165 + 18*E_s*F_e*L_moe*h/x165 + 18*E*F_e*L_moe*h/x164)/hbm
     x43 = e*t
     x44 = x43 - G*(-1 + math.ceil(e*t/G))
     x45 = (G == x44) or (c*d*p/e == 1)
@@ -22417,8 +22703,9 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x46
     x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
     x55 = (1/(x44) if x45 else 1)
-    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if x48 else L_moe*b*h*k*s*(x49)/(c*d*e*p)))
-    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p) if x48 else 0))
+    x166 = c*d*e*p
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x166 if x48 else L_moe*b*h*k*s*(x49)/x166))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x166 if x48 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -22426,7 +22713,7 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d)
+    x65 = b*h*s*x60/x161
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -22445,10 +22732,11 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x81 = (G == x80) or (c*d*p == 1)
     x82 = -1 + (x80 if x81 else 1)
     x83 = (1/(x80) if x81 else 1)
-    x84 = 2*b*h*s*(x79)*(x71)/(c*d*t)
-    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/(c*d*t) if x69 else x84) + (6*b*s*(x79)*(x82)*x83/(c*d*t) if x69 else 6*b*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x83/(c*d*t) if x69 else 2*b*h*s*(x79)/(c*d*t)) + (2*b*h*s*(x79)*(x82)*x75*x83/(c*d*t) if x69 else 2*b*h*s*(x79)*x75/(c*d*t)))
-    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/(c*d*t) if x69 else 0) + (6*b*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x83/(c*d*t) if x69 else 0) + (2*b*h*s*(x79)*x75*x83/(c*d*t) if x69 else 0))
-    x87 = gamma*(3*b*s*(x79)/(c*d*t) + b*h*s*(x79)/(c*d*t) + b*h*s*(x79)*x75/(c*d*t) + x84)
+    x167 = c*d*t
+    x84 = 2*b*h*s*(x79)*(x71)/x167
+    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/x167 if x69 else x84) + (6*b*s*(x79)*(x82)*x83/x167 if x69 else 6*b*s*(x79)/x167) + (2*b*h*s*(x79)*(x82)*x83/x167 if x69 else 2*b*h*s*(x79)/x167) + (2*b*h*s*(x79)*(x82)*x75*x83/x167 if x69 else 2*b*h*s*(x79)*x75/x167))
+    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/x167 if x69 else 0) + (6*b*s*(x79)*x83/x167 if x69 else 0) + (2*b*h*s*(x79)*x83/x167 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x167 if x69 else 0))
+    x87 = gamma*(3*b*s*(x79)/x167 + b*h*s*(x79)/x167 + b*h*s*(x79)*x75/x167 + x84)
     x88 = x77 + x78 + x85 + x86 + x87
     x89 = c*t
     x90 = (G < x89)
@@ -22460,39 +22748,50 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x96 = x8 and ((G == x95) or (d*p == 1))
     x97 = d_nope + d_rope + d_v
     x98 = (t/(x95) if x96 else 1)
-    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/(c*d*p*t) if x90 else L*a*b*s*(x91)*(x97)/(c*d*p*t))
-    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/(c*d*p*t) if x90 else 0)
-    x101 = gamma*L*a*b*s*(x91)*(x97)/(c*d*p*t)
+    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/x163 if x90 else L*a*b*s*(x91)*(x97)/x163)
+    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/x163 if x90 else 0)
+    x101 = gamma*L*a*b*s*(x91)*(x97)/x163
     x102 = x93 + x94 + x99 + x100 + x101
     x105 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x106 = 2*b*s*(x105)/(d*m)
+    x168 = d*m
+    x106 = 2*b*s*(x105)/x168
     x107 = s**2
-    x108 = 2*a*b*x107*(x97)/(d*m)
+    x108 = 2*a*b*x107*(x97)/x168
     x109 = E_s + k
-    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/(d*m)) + (x39)*(x106 + x108 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x111 = ((x110)/(c*t) - 2*L*a*b*x107*(x97)/(c*d*m*p*t))/(eta*peak)
-    x112 = (2*(x110)/(c*t) - 4*L*a*b*x107*(x97)/(c*d*m*p*t))/(eta*peak)
-    x113 = b*h*s/(c*d*m)
-    x114 = V*h/t + x113 + V*b*s/(c*d*m*t)
-    x115 = h*(x38)/t + x113 + b*s*(x38)/(c*d*m*t)
-    x116 = a*d_v*h/t + x113 + a*b*d_v*s/(c*d*m*t)
-    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/x168) + (x39)*(x106 + x108 + 6*F*b*h*s/x168))/p + 2*V*b*h*s/x168
+    x169 = c*t
+    x170 = c*d*m*p*t
+    x171 = eta*peak
+    x111 = ((x110)/x169 - 2*L*a*b*x107*(x97)/x170)/x171
+    x112 = (2*(x110)/x169 - 4*L*a*b*x107*(x97)/x170)/x171
+    x172 = c*d*m
+    x113 = b*h*s/x172
+    x173 = c*d*m*t
+    x114 = V*h/t + x113 + V*b*s/x173
+    x115 = h*(x38)/t + x113 + b*s*(x38)/x173
+    x116 = a*d_v*h/t + x113 + a*b*d_v*s/x173
+    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/x172 + a*b*s*(x40)/x173
     x118 = x113 + b*s*x37/(c*d*h*m) + x37
-    x119 = F*h/t + x113 + F*b*s/(c*d*m*t)
-    x120 = 2*F*h/t + x113 + 2*F*b*s/(c*d*m*t)
+    x119 = F*h/t + x113 + F*b*s/x173
+    x120 = 2*F*h/t + x113 + 2*F*b*s/x173
     x121 = F_e*h/t
-    x122 = x121 + x113 + F_e*b*s/(c*d*m*t)
+    x122 = x121 + x113 + F_e*b*s/x173
     x123 = 2*F_e*h/t
-    x124 = x123 + x113 + 2*F_e*b*s/(c*d*m*t)
+    x124 = x123 + x113 + 2*F_e*b*s/x173
     x126 = b*e*h*k*s/(E*c*d*m)
-    x127 = x121 + x126 + F_e*b*e*k*s/(E*c*d*m*t)
-    x128 = x123 + x126 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/(e*p) + 2*w_half_expert*E*L_moe*(x128)/(e*p))/(eta*peak)
-    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/(e*p) + 4*w_half_expert*E*L_moe*(x128)/(e*p))/(eta*peak)
-    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x132 = kappa*L*(x131)/(hbm*p)
-    x133 = 52*V*b*s/(hbm*c*d*m*t)
-    x135 = (9/2)*L*a*b*x107*(x97)/(eta_attn*peak*c*d*m*p*t)
+    x174 = E*c*d*m*t
+    x127 = x121 + x126 + F_e*b*e*k*s/x174
+    x128 = x123 + x126 + 2*F_e*b*e*k*s/x174
+    x175 = e*p
+    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/x175 + 2*w_half_expert*E*L_moe*(x128)/x175)/x171
+    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/x175 + 4*w_half_expert*E*L_moe*(x128)/x175)/x171
+    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x172 + b*h*s*(7 + 16/t)/x172 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x176 = hbm*p
+    x132 = kappa*L*(x131)/x176
+    x177 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x177
+    x178 = eta_attn*peak*c*d*m*p*t
+    x135 = (9/2)*L*a*b*x107*(x97)/x178
     x136 = x41 + (x58)/m + (x68)/m + (x88)/m + (x102)/m + x111 + x112 + x129 + x130 + x132 + x133 + x135
     x137 = (0 if x17 else x2)
     x138 = (0 if x17 else x20)
@@ -22500,7 +22799,7 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x140 = (x2 if x17 else 0)
     x141 = (x20 if x17 else 0)
     x142 = 2*alpha_inter*(x140 + x141)
-    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x107*(x97)/(eta_attn*peak*c*d*m*p*t)))
+    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/x176 + 14*V*b*s/x177 + (7/2)*L*a*b*x107*(x97)/x178))
     x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
     x145 = alpha*(2*x137 + 2*x138)
     x146 = alpha_inter*(2*x140 + 2*x141)
@@ -22513,11 +22812,11 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x154 = 6*V*b*h*s
     x155 = x152 + x153 + x154
     x156 = x152 + x153 + x154 + 2*L*a*b*x107*(x97)
-    x157 = 12*x16/(c*d)
-    x158 = 12*Phi_E/(c*d*p*t)
+    x157 = 12*x16/x161
+    x158 = 12*Phi_E/x163
     x159 = L*(x131)*min(m, p)/p
-    x160 = 6*V*b*s/(c*d*m*t)
-    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/(e*p*t) + x158 + (x159 + x160 if x9 else max(x159, L*(x131)/p + x160)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x157 + x158, x159, x160, 0,)
+    x160 = 6*V*b*s/x173
+    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/x164 + x158 + (x159 + x160 if x9 else max(x159, L*(x131)/p + x160)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x164, 4*x16 + 4*Phi_E/x164, x157 + x158, x159, x160, 0,)
 
 
 def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -22530,18 +22829,21 @@ def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x124 = c*d
+    x14 = (16*x11 + 30*x11/x124)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x125 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x125 + 6*L*h*(x17)/x125 + 12*F*L*h/x125)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d*t)
+    x126 = c*d*t
+    x26 = b*h*s*x20/x126
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -22558,11 +22860,12 @@ def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x41 = (G == x40) or (c*d*p == 1)
     x42 = -1 + (x40 if x41 else 1)
     x43 = (1/(x40) if x41 else 1)
-    x44 = b*h*s*(x31)*x32/(c*d*t)
-    x45 = b*h*s*(x31)/(c*d*t)
-    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/(c*d*t) if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/(c*d*t) if x30 else x45) + 7*(2*L*b*h*s*(x31)*(x42)*x43/(c*d*p*t) if x30 else 2*L*b*h*s*(x31)/(c*d*p*t)) + (6*b*s*(x31)*(x42)*x43/(c*d*t) if x30 else 6*b*s*(x31)/(c*d*t)))
-    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/(c*d*t) if x30 else 0) + 3*(b*h*s*(x31)*x43/(c*d*t) if x30 else 0) + 7*(2*L*b*h*s*(x31)*x43/(c*d*p*t) if x30 else 0) + (6*b*s*(x31)*x43/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x31)/(c*d*t) + x45 + x44 + 6*L*b*h*s*(x31)/(c*d*p*t))
+    x44 = b*h*s*(x31)*x32/x126
+    x45 = b*h*s*(x31)/x126
+    x127 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x126 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x126 if x30 else x45) + 7*(2*L*b*h*s*(x31)*(x42)*x43/x127 if x30 else 2*L*b*h*s*(x31)/x127) + (6*b*s*(x31)*(x42)*x43/x126 if x30 else 6*b*s*(x31)/x126))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x126 if x30 else 0) + 3*(b*h*s*(x31)*x43/x126 if x30 else 0) + 7*(2*L*b*h*s*(x31)*x43/x127 if x30 else 0) + (6*b*s*(x31)*x43/x126 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x126 + x45 + x44 + 6*L*b*h*s*(x31)/x127)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -22575,28 +22878,36 @@ def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 4*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h*s*(x52)/(c*d*p*t))
-    x62 = 4*beta_inter*(2*L*b*h*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h*s*(x52)/(c*d*p*t)
+    x61 = 4*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x127 if x51 else 2*L*b*h*s*(x52)/x127)
+    x62 = 4*beta_inter*(2*L*b*h*s*(x52)*x60/x127 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x127
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = s**2
     x68 = 2*h + x16
-    x69 = L*(4*b*h*x67/(d*m) + 2*b*h*s*(x68)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x70 = (x69)/(c*t)
-    x71 = -4*L*b*h*x67/(c*d*m*p*t)
-    x72 = (x70 + x71)/(eta*peak)
-    x73 = (2*(x69)/(c*t) - 8*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
-    x74 = (x70 - 2*V*b*h*s/(c*d*m*t) + x71)/(eta*peak)
+    x128 = d*m
+    x69 = L*(4*b*h*x67/x128 + 2*b*h*s*(x68)/x128 + 4*F*b*h*s/x128)/p + 2*V*b*h*s/x128
+    x129 = c*t
+    x70 = (x69)/x129
+    x130 = c*d*m*p*t
+    x71 = -4*L*b*h*x67/x130
+    x131 = eta*peak
+    x72 = (x70 + x71)/x131
+    x73 = (2*(x69)/x129 - 8*L*b*h*x67/x130)/x131
+    x132 = c*d*m*t
+    x74 = (x70 - 2*V*b*h*s/x132 + x71)/x131
     x75 = b*h*s/(c*d*m)
-    x76 = V*h/t + x75 + V*b*s/(c*d*m*t)
-    x77 = x15/t + x75 + b*h*s/(c*d*m*t)
-    x78 = h*(x17)/t + x75 + b*s*(x17)/(c*d*m*t)
-    x79 = F*h/t + x75 + F*b*s/(c*d*m*t)
-    x80 = (2*w_half*(x76) + 2*w_half*L*(x77)/p + 2*w_half*L*(x78)/p + 4*w_half*L*(x79)/p)/(eta*peak)
-    x81 = (4*w_half*(x76) + 6*w_half*L*(x77)/p + 6*w_half*L*(x78)/p + 12*w_half*L*(x79)/p)/(eta*peak)
-    x82 = 52*V*b*s/(hbm*c*d*m*t)
-    x84 = 9*L*b*h*x67/(eta_attn*peak*c*d*m*p*t)
-    x85 = (136/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x76 = V*h/t + x75 + V*b*s/x132
+    x77 = x15/t + x75 + b*h*s/x132
+    x78 = h*(x17)/t + x75 + b*s*(x17)/x132
+    x79 = F*h/t + x75 + F*b*s/x132
+    x80 = (2*w_half*(x76) + 2*w_half*L*(x77)/p + 2*w_half*L*(x78)/p + 4*w_half*L*(x79)/p)/x131
+    x81 = (4*w_half*(x76) + 6*w_half*L*(x77)/p + 6*w_half*L*(x78)/p + 12*w_half*L*(x79)/p)/x131
+    x133 = hbm*c*d*m*t
+    x82 = 52*V*b*s/x133
+    x134 = eta_attn*peak*c*d*m*p*t
+    x84 = 9*L*b*h*x67/x134
+    x135 = hbm*c*d*m*p*t
+    x85 = (136/3)*kappa*L*b*h*s/x135
     x86 = x18 + (x29)/m + (x49)/m + (x64)/m + x72 + x73 + x74 + x80 + x81 + x82 + x84 + x85
     x87 = (G < x22)
     x88 = -1 + c*d
@@ -22612,29 +22923,29 @@ def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x98 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x99 = x58 and ((G == x98) or x1)
     x100 = (t/(x98) if x99 else 1)
-    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/(c*d) if x87 else (x88)*x11/(c*d))
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x124 if x87 else (x88)*x11/x124)
     x102 = 3*beta*x101
-    x103 = ((x88)*x11*x100/(c*d) if x87 else 0)
+    x103 = ((x88)*x11*x100/x124 if x87 else 0)
     x104 = 3*beta_inter*x103
     x105 = gamma*V*h*x2/t
-    x106 = 2*gamma*(x88)*x11/(c*d)
-    x107 = max(0, -m*(x18 + x73 + x74 + x81 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x67/(eta_attn*peak*c*d*m*p*t) + (272/9)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x106 = 2*gamma*(x88)*x11/x124
+    x107 = max(0, -m*(x18 + x73 + x74 + x81 + 14*V*b*s/x133 + 7*L*b*h*x67/x134 + (272/9)*kappa*L*b*h*s/x135))
     x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
     x109 = alpha*(2*x89 + x4)
     x110 = alpha_inter*(2*x91 + x6)
     x111 = beta*(2*x94 + 3*x101)
     x112 = beta_inter*(2*x96 + 3*x103)
-    x113 = gamma*(x93 + 2*(x88)*x11/(c*d))
+    x113 = gamma*(x93 + 2*(x88)*x11/x124)
     x115 = 4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s
     x116 = 6*V*b*h*s
     x117 = 3*L*(x115) + x116
     x118 = 4*L*(x115) + x116
-    x119 = 12*x11/(c*d)
-    x120 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x121 = 6*V*b*s/(c*d*m*t)
-    x122 = 34*b*h*s/(c*d*m*t)
+    x119 = 12*x11/x124
+    x120 = 2*L*b*h*s*min(m, p)/x130
+    x121 = 6*V*b*s/x132
+    x122 = 34*b*h*s/x132
     x123 = max(x121, x122)
-    return (x108, m*(x18 + x72 + x73 + x74 + x80 + x81 + x82 + x84 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x46 + x112 + x28 + x47 + x113 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x90 + x92 + x95 + x97 + x102 + x104 + x54 + x55 + x61 + x62 + x105 + x106 + x63 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/(c*d*m*p*t) + x123)), x49, x64, x29, x109 + x110 + x111 + x112 + x113, x49, x64, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
+    return (x108, m*(x18 + x72 + x73 + x74 + x80 + x81 + x82 + x84 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x46 + x112 + x28 + x47 + x113 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x90 + x92 + x95 + x97 + x102 + x104 + x54 + x55 + x61 + x62 + x105 + x106 + x63 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/x130 + x123)), x49, x64, x29, x109 + x110 + x111 + x112 + x113, x49, x64, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
 
 
 def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -22650,25 +22961,30 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x157 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x157 if x17 else (x2)*x16/x157)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x158 = e*t
+    x21 = G/x158
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x159 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x158 if x22 else 1))*x23/x159 if x17 else Phi_E*(x20)/x159)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x157 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x159 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x157 + 2*Phi_E*(x20)/x159)
+    x160 = e*p*t
+    x33 = (16*x16 + 30*x16/x157 + 16*Phi_E/x160 + 30*Phi_E/x159)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x161 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x161 + 6*L*h*(x36)/x161 + 18*F*h*(x37)/x161 + 18*E_s*F_e*L_moe*h/x161 + 18*E*F_e*L_moe*h/x160)/hbm
     x40 = e*t
     x41 = x40 - G*(-1 + math.ceil(e*t/G))
     x42 = (G == x41) or (c*d*p/e == 1)
@@ -22682,8 +22998,9 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x43
     x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
     x52 = (1/(x41) if x42 else 1)
-    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p*t) if x45 else L_moe*b*h*k*s*(x46)/(c*d*e*p*t)))
-    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/(c*d*e*p*t) if x45 else 0))
+    x162 = c*d*e*p*t
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x162 if x45 else L_moe*b*h*k*s*(x46)/x162))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x162 if x45 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -22691,7 +23008,8 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d*t)
+    x163 = c*d*t
+    x62 = b*h*s*x57/x163
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -22710,11 +23028,11 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = b*h*s*(x67)*x68/(c*d*t)
-    x82 = b*h*s*(x67)/(c*d*t)
-    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/(c*d*t) if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/(c*d*t) if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/(c*d*p*t) if x66 else L_moe*b*h*k*s*(x67)/(c*d*p*t)) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/(c*d*t) if x66 else b*h*s*(x67)*(x72)/(c*d*t)) + (6*b*s*(x67)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x67)/(c*d*t)))
-    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/(c*d*t) if x66 else 0) + 3*(b*h*s*(x67)*x80/(c*d*t) if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/(c*d*p*t) if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x67)*x80/(c*d*t) if x66 else 0))
-    x85 = gamma*(3*b*s*(x67)/(c*d*t) + x82 + x81 + 2*b*h*s*(x67)*(x72)/(c*d*t) + 2*L_moe*b*h*k*s*(x67)/(c*d*p*t))
+    x81 = b*h*s*(x67)*x68/x163
+    x82 = b*h*s*(x67)/x163
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x163 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x163 if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/x159 if x66 else L_moe*b*h*k*s*(x67)/x159) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/x163 if x66 else b*h*s*(x67)*(x72)/x163) + (6*b*s*(x67)*(x79)*x80/x163 if x66 else 6*b*s*(x67)/x163))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x163 if x66 else 0) + 3*(b*h*s*(x67)*x80/x163 if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/x159 if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/x163 if x66 else 0) + (6*b*s*(x67)*x80/x163 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x163 + x82 + x81 + 2*b*h*s*(x67)*(x72)/x163 + 2*L_moe*b*h*k*s*(x67)/x159)
     x86 = x75 + x76 + x83 + x84 + x85
     x87 = c*t
     x88 = (G < x87)
@@ -22725,38 +23043,48 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x93 = x87 - G*(-1 + math.ceil(c*t/G))
     x94 = x8 and ((G == x93) or (d*p == 1))
     x95 = (t/(x93) if x94 else 1)
-    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/(c*d*p*t) if x88 else 2*L*b*h_kv*s*(x89)/(c*d*p*t))
-    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/(c*d*p*t) if x88 else 0)
-    x98 = 2*gamma*L*b*h_kv*s*(x89)/(c*d*p*t)
+    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x159 if x88 else 2*L*b*h_kv*s*(x89)/x159)
+    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x159 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x159
     x99 = x91 + x92 + x96 + x97 + x98
     x102 = s**2
-    x103 = 4*b*h*x102/(d*m)
+    x164 = d*m
+    x103 = 4*b*h*x102/x164
     x104 = 2*h
     x105 = x104 + x35
-    x106 = 2*b*h*s*(x105)/(d*m)
+    x106 = 2*b*h*s*(x105)/x164
     x107 = E_s + k
-    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/(d*m)) + (x37)*(x103 + x106 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x109 = ((x108)/(c*t) - 4*L*b*h*x102/(c*d*m*p*t))/(eta*peak)
-    x110 = (2*(x108)/(c*t) - 8*L*b*h*x102/(c*d*m*p*t))/(eta*peak)
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x164) + (x37)*(x103 + x106 + 6*F*b*h*s/x164))/p + 2*V*b*h*s/x164
+    x165 = c*t
+    x166 = c*d*m*p*t
+    x167 = eta*peak
+    x109 = ((x108)/x165 - 4*L*b*h*x102/x166)/x167
+    x110 = (2*(x108)/x165 - 8*L*b*h*x102/x166)/x167
     x111 = b*h*s/(c*d*m)
-    x112 = V*h/t + x111 + V*b*s/(c*d*m*t)
-    x113 = x34/t + x111 + b*h*s/(c*d*m*t)
-    x114 = h*(x36)/t + x111 + b*s*(x36)/(c*d*m*t)
-    x115 = F*h/t + x111 + F*b*s/(c*d*m*t)
-    x116 = 2*F*h/t + x111 + 2*F*b*s/(c*d*m*t)
+    x168 = c*d*m*t
+    x112 = V*h/t + x111 + V*b*s/x168
+    x113 = x34/t + x111 + b*h*s/x168
+    x114 = h*(x36)/t + x111 + b*s*(x36)/x168
+    x115 = F*h/t + x111 + F*b*s/x168
+    x116 = 2*F*h/t + x111 + 2*F*b*s/x168
     x117 = F_e*h/t
-    x118 = x117 + x111 + F_e*b*s/(c*d*m*t)
+    x118 = x117 + x111 + F_e*b*s/x168
     x119 = 2*F_e*h/t
-    x120 = x119 + x111 + 2*F_e*b*s/(c*d*m*t)
+    x120 = x119 + x111 + 2*F_e*b*s/x168
     x122 = b*e*h*k*s/(E*c*d*m)
-    x123 = x117 + x122 + F_e*b*e*k*s/(E*c*d*m*t)
-    x124 = x119 + x122 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/(e*p) + 2*w_half_expert*E*L_moe*(x124)/(e*p))/(eta*peak)
-    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/(e*p) + 4*w_half_expert*E*L_moe*(x124)/(e*p))/(eta*peak)
-    x127 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
-    x128 = kappa*L*(x127)/(hbm*p)
-    x129 = 52*V*b*s/(hbm*c*d*m*t)
-    x131 = 9*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)
+    x169 = E*c*d*m*t
+    x123 = x117 + x122 + F_e*b*e*k*s/x169
+    x124 = x119 + x122 + 2*F_e*b*e*k*s/x169
+    x170 = e*p
+    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/x170 + 2*w_half_expert*E*L_moe*(x124)/x170)/x167
+    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/x170 + 4*w_half_expert*E*L_moe*(x124)/x170)/x167
+    x127 = 34*b*h*s/x168 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
+    x171 = hbm*p
+    x128 = kappa*L*(x127)/x171
+    x172 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x172
+    x173 = eta_attn*peak*c*d*m*p*t
+    x131 = 9*L*b*h*x102/x173
     x132 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x109 + x110 + x125 + x126 + x128 + x129 + x131
     x133 = (0 if x17 else x2)
     x134 = (0 if x17 else x20)
@@ -22764,7 +23092,7 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x136 = (x2 if x17 else 0)
     x137 = (x20 if x17 else 0)
     x138 = 2*alpha_inter*(x136 + x137)
-    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)))
+    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/x171 + 14*V*b*s/x172 + 7*L*b*h*x102/x173))
     x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
     x141 = alpha*(2*x133 + 2*x134)
     x142 = alpha_inter*(2*x136 + 2*x137)
@@ -22777,21 +23105,23 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x150 = 6*V*b*h*s
     x151 = x148 + x149 + x150
     x152 = x148 + x149 + 4*L*b*h*x102 + x150
-    x153 = 12*x16/(c*d)
-    x154 = 12*Phi_E/(c*d*p*t)
+    x153 = 12*x16/x157
+    x154 = 12*Phi_E/x159
     x155 = L*(x127)*min(m, p)/p
-    x156 = 6*V*b*s/(c*d*m*t)
-    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/(e*p*t) + x154 + (x155 + x156 if x9 else max(x155, L*(x127)/p + x156)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x153 + x154, x155, x156, 0,)
+    x156 = 6*V*b*s/x168
+    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/x160 + x154 + (x155 + x156 if x9 else max(x155, L*(x127)/p + x156)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x160, 4*x16 + 4*Phi_E/x160, x153 + x154, x155, x156, 0,)
 
 
 def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x97 = c*d
+    x7 = (16*x4 + 30*x4/x97)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x98 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x98 + 6*L*h*(x10)/x98 + 18*F*L*h/x98)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -22799,7 +23129,8 @@ def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d*t)
+    x99 = c*d*t
+    x20 = b*h*s*x14/x99
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -22816,11 +23147,12 @@ def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x35 = (G == x34) or (c*d*p == 1)
     x36 = -1 + (x34 if x35 else 1)
     x37 = (1/(x34) if x35 else 1)
-    x38 = b*h*s*(x25)*x26/(c*d*t)
-    x39 = b*h*s*(x25)/(c*d*t)
-    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/(c*d*t) if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/(c*d*t) if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/(c*d*p*t) if x24 else 2*L*b*h*s*(x25)/(c*d*p*t)) + (6*b*s*(x25)*(x36)*x37/(c*d*t) if x24 else 6*b*s*(x25)/(c*d*t)))
-    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/(c*d*t) if x24 else 0) + 3*(b*h*s*(x25)*x37/(c*d*t) if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/(c*d*p*t) if x24 else 0) + (6*b*s*(x25)*x37/(c*d*t) if x24 else 0))
-    x42 = gamma*(3*b*s*(x25)/(c*d*t) + x39 + x38 + 4*L*b*h*s*(x25)/(c*d*p*t))
+    x38 = b*h*s*(x25)*x26/x99
+    x39 = b*h*s*(x25)/x99
+    x100 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x99 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x99 if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/x100 if x24 else 2*L*b*h*s*(x25)/x100) + (6*b*s*(x25)*(x36)*x37/x99 if x24 else 6*b*s*(x25)/x99))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x99 if x24 else 0) + 3*(b*h*s*(x25)*x37/x99 if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/x100 if x24 else 0) + (6*b*s*(x25)*x37/x99 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x99 + x39 + x38 + 4*L*b*h*s*(x25)/x100)
     x43 = x31 + x32 + x40 + x41 + x42
     x44 = c*t
     x45 = (G < x44)
@@ -22833,26 +23165,34 @@ def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x52 = (x51 == math.floor(x51))
     x53 = x52 and ((G == x50) or (d*p == 1))
     x54 = (t/(x50) if x53 else 1)
-    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/(c*d*p*t) if x45 else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/(c*d*p*t) if x45 else 0)
-    x57 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x100 if x45 else 2*L*b*h_kv*s*(x46)/x100)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x100 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x100
     x58 = x48 + x49 + x55 + x56 + x57
     x61 = s**2
     x62 = 2*h + x9
-    x63 = L*(4*b*h*x61/(d*m) + 2*b*h*s*(x62)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x64 = ((x63)/(c*t) - 4*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
-    x65 = (2*(x63)/(c*t) - 8*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
+    x101 = d*m
+    x63 = L*(4*b*h*x61/x101 + 2*b*h*s*(x62)/x101 + 6*F*b*h*s/x101)/p + 2*V*b*h*s/x101
+    x102 = c*t
+    x103 = c*d*m*p*t
+    x104 = eta*peak
+    x64 = ((x63)/x102 - 4*L*b*h*x61/x103)/x104
+    x65 = (2*(x63)/x102 - 8*L*b*h*x61/x103)/x104
     x66 = b*h*s/(c*d*m)
-    x67 = V*h/t + x66 + V*b*s/(c*d*m*t)
-    x68 = x8/t + x66 + b*h*s/(c*d*m*t)
-    x69 = F*h/t + x66 + F*b*s/(c*d*m*t)
-    x70 = h*(x10)/t + x66 + b*s*(x10)/(c*d*m*t)
-    x71 = 2*F*h/t + x66 + 2*F*b*s/(c*d*m*t)
-    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/(eta*peak)
-    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/(eta*peak)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
-    x76 = 7*L*b*h*x61/(eta_attn*peak*c*d*m*p*t)
-    x77 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x105 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x105
+    x68 = x8/t + x66 + b*h*s/x105
+    x69 = F*h/t + x66 + F*b*s/x105
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x105
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x105
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x104
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x104
+    x106 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x106
+    x107 = eta_attn*peak*c*d*m*p*t
+    x76 = 7*L*b*h*x61/x107
+    x108 = hbm*c*d*m*p*t
+    x77 = 34*kappa*L*b*h*s/x108
     x78 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x77
     x79 = (G < x16)
     x80 = -1 + c*d
@@ -22861,17 +23201,17 @@ def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x83 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x84 = x52 and ((G == x83) or x2)
     x85 = (t/(x83) if x84 else 1)
-    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/(c*d) if x79 else (x80)*x4/(c*d))
-    x87 = 3*beta_inter*((x80)*x4*x85/(c*d) if x79 else 0)
-    x88 = 2*gamma*(x80)*x4/(c*d)
-    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x61/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/x97 if x79 else (x80)*x4/x97)
+    x87 = 3*beta_inter*((x80)*x4*x85/x97 if x79 else 0)
+    x88 = 2*gamma*(x80)*x4/x97
+    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x106 + 5*L*b*h*x61/x107 + (68/3)*kappa*L*b*h*s/x108))
     x90 = x7 + (-1 + m + p)*(x78) + x81 + x82 + x86 + x87 + x88 + x89
     x92 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s) + 6*V*b*h*s
     x93 = (x92)/(peak*c*d*p*t*(x90))
-    x94 = 12*x4/(c*d)
-    x95 = 6*V*b*s/(c*d*m*t)
-    x96 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), x93, x93, x92, x92, 6*x4 + x94 + (x95 + x96 if x2 else max(x96, x95 + 34*L*b*h*s/(c*d*m*p*t))), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x94, x96, x95, 0,)
+    x94 = 12*x4/x97
+    x95 = 6*V*b*s/x105
+    x96 = 34*L*b*h*s*min(m, p)/x103
+    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), x93, x93, x92, x92, 6*x4 + x94 + (x95 + x96 if x2 else max(x96, x95 + 34*L*b*h*s/x103)), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x94, x96, x95, 0,)
 
 
 def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -22887,20 +23227,24 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x172 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x172 if x17 else (x2)*x16/x172)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x173 = e*t
+    x21 = G/x173
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x174 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x173 if x22 else 1))*x23/x174 if x17 else Phi_E*(x20)/x174)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x172 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x174 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x172 + 2*Phi_E*(x20)/x174)
+    x175 = e*p*t
+    x33 = (16*x16 + 30*x16/x172 + 16*Phi_E/x175 + 30*Phi_E/x174)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -22908,7 +23252,8 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x176 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x176 + 18*F*h*(x39)/x176 + 6*L*a*d_v*h/x176 + 6*L*a*kv_lora*(x40)/x176 + 18*E_s*F_e*L_moe*h/x176 + 18*E*F_e*L_moe*h/x175)/hbm
     x43 = e*t
     x44 = x43 - G*(-1 + math.ceil(e*t/G))
     x45 = (G == x44) or (c*d*p/e == 1)
@@ -22922,8 +23267,9 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x46
     x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
     x55 = (1/(x44) if x45 else 1)
-    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p*t) if x48 else L_moe*b*h*k*s*(x49)/(c*d*e*p*t)))
-    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p*t) if x48 else 0))
+    x177 = c*d*e*p*t
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x177 if x48 else L_moe*b*h*k*s*(x49)/x177))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x177 if x48 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -22931,7 +23277,8 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d*t)
+    x178 = c*d*t
+    x65 = b*h*s*x60/x178
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -22956,18 +23303,18 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x87 = -1 + (x85 if x86 else 1)
     x88 = q_lora + d_rope + kv_lora
     x89 = (1/(x85) if x86 else 1)
-    x90 = 2*L*h*(x70)*(x88)/(p*t)
-    x91 = b*h*s*(x70)*(x72)/(c*d*t)
-    x92 = b*h*s*(x70)*x74/(c*d*t)
-    x93 = L*b*d_rope*s*(x70)/(c*d*p*t)
-    x94 = b*h*s*(x70)/(c*d*t)
-    x95 = b*h*s*(x70)*(x77)/(c*d*t)
-    x96 = L*b*kv_lora*s*(x70)/(c*d*p*t)
+    x90 = 2*L*h*(x70)*(x88)/x176
+    x91 = b*h*s*(x70)*(x72)/x178
+    x92 = b*h*s*(x70)*x74/x178
+    x93 = L*b*d_rope*s*(x70)/x174
+    x94 = b*h*s*(x70)/x178
+    x95 = b*h*s*(x70)*(x77)/x178
+    x96 = L*b*kv_lora*s*(x70)/x174
     x97 = (h if x35 else q_lora)
-    x98 = L*b*s*(x70)*x97/(c*d*p*t)
-    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/(p*t) if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/(c*d*t) if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/(c*d*t) if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/(c*d*t) if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/(c*d*t) if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/(c*d*p*t) if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else L_moe*b*h*k*s*(x70)/(c*d*p*t)) + (6*b*s*(x70)*(x87)*x89/(c*d*t) if x69 else 6*b*s*(x70)/(c*d*t)))
-    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/(p*t) if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/(c*d*t) if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/(c*d*t) if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 3*(b*h*s*(x70)*x89/(c*d*t) if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/(c*d*t) if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/(c*d*p*t) if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/(c*d*p*t) if x69 else 0) + (6*b*s*(x70)*x89/(c*d*t) if x69 else 0))
-    x101 = gamma*(x90 + 3*b*s*(x70)/(c*d*t) + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/(c*d*p*t))
+    x98 = L*b*s*(x70)*x97/x174
+    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x176 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/x178 if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/x178 if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/x174 if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/x178 if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/x178 if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/x174 if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/x174 if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/x174 if x69 else L_moe*b*h*k*s*(x70)/x174) + (6*b*s*(x70)*(x87)*x89/x178 if x69 else 6*b*s*(x70)/x178))
+    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x176 if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/x178 if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/x178 if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/x174 if x69 else 0) + 3*(b*h*s*(x70)*x89/x178 if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/x178 if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/x174 if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/x174 if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/x174 if x69 else 0) + (6*b*s*(x70)*x89/x178 if x69 else 0))
+    x101 = gamma*(x90 + 3*b*s*(x70)/x178 + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/x174)
     x102 = x83 + x84 + x99 + x100 + x101
     x103 = c*t
     x104 = (G < x103)
@@ -22979,39 +23326,50 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x110 = x8 and ((G == x109) or (d*p == 1))
     x111 = d_nope + d_rope + d_v
     x112 = (t/(x109) if x110 else 1)
-    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/(c*d*p*t) if x104 else L*a*b*s*(x105)*(x111)/(c*d*p*t))
-    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/(c*d*p*t) if x104 else 0)
-    x115 = gamma*L*a*b*s*(x105)*(x111)/(c*d*p*t)
+    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/x174 if x104 else L*a*b*s*(x105)*(x111)/x174)
+    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/x174 if x104 else 0)
+    x115 = gamma*L*a*b*s*(x105)*(x111)/x174
     x116 = x107 + x108 + x113 + x114 + x115
     x119 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x120 = 2*b*s*(x119)/(d*m)
+    x179 = d*m
+    x120 = 2*b*s*(x119)/x179
     x121 = s**2
-    x122 = 2*a*b*x121*(x111)/(d*m)
+    x122 = 2*a*b*x121*(x111)/x179
     x123 = E_s + k
-    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/(d*m)) + (x39)*(x120 + x122 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x125 = ((x124)/(c*t) - 2*L*a*b*x121*(x111)/(c*d*m*p*t))/(eta*peak)
-    x126 = (2*(x124)/(c*t) - 4*L*a*b*x121*(x111)/(c*d*m*p*t))/(eta*peak)
-    x127 = b*h*s/(c*d*m)
-    x128 = V*h/t + x127 + V*b*s/(c*d*m*t)
-    x129 = h*(x38)/t + x127 + b*s*(x38)/(c*d*m*t)
-    x130 = a*d_v*h/t + x127 + a*b*d_v*s/(c*d*m*t)
-    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/x179) + (x39)*(x120 + x122 + 6*F*b*h*s/x179))/p + 2*V*b*h*s/x179
+    x180 = c*t
+    x181 = c*d*m*p*t
+    x182 = eta*peak
+    x125 = ((x124)/x180 - 2*L*a*b*x121*(x111)/x181)/x182
+    x126 = (2*(x124)/x180 - 4*L*a*b*x121*(x111)/x181)/x182
+    x183 = c*d*m
+    x127 = b*h*s/x183
+    x184 = c*d*m*t
+    x128 = V*h/t + x127 + V*b*s/x184
+    x129 = h*(x38)/t + x127 + b*s*(x38)/x184
+    x130 = a*d_v*h/t + x127 + a*b*d_v*s/x184
+    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/x183 + a*b*s*(x40)/x184
     x132 = x127 + b*s*x37/(c*d*h*m) + x37
-    x133 = F*h/t + x127 + F*b*s/(c*d*m*t)
-    x134 = 2*F*h/t + x127 + 2*F*b*s/(c*d*m*t)
+    x133 = F*h/t + x127 + F*b*s/x184
+    x134 = 2*F*h/t + x127 + 2*F*b*s/x184
     x135 = F_e*h/t
-    x136 = x135 + x127 + F_e*b*s/(c*d*m*t)
+    x136 = x135 + x127 + F_e*b*s/x184
     x137 = 2*F_e*h/t
-    x138 = x137 + x127 + 2*F_e*b*s/(c*d*m*t)
+    x138 = x137 + x127 + 2*F_e*b*s/x184
     x140 = b*e*h*k*s/(E*c*d*m)
-    x141 = x135 + x140 + F_e*b*e*k*s/(E*c*d*m*t)
-    x142 = x137 + x140 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/(e*p) + 2*w_half_expert*E*L_moe*(x142)/(e*p))/(eta*peak)
-    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/(e*p) + 4*w_half_expert*E*L_moe*(x142)/(e*p))/(eta*peak)
-    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x146 = kappa*L*(x145)/(hbm*p)
-    x147 = 52*V*b*s/(hbm*c*d*m*t)
-    x149 = (7/2)*L*a*b*x121*(x111)/(eta_attn*peak*c*d*m*p*t)
+    x185 = E*c*d*m*t
+    x141 = x135 + x140 + F_e*b*e*k*s/x185
+    x142 = x137 + x140 + 2*F_e*b*e*k*s/x185
+    x186 = e*p
+    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/x186 + 2*w_half_expert*E*L_moe*(x142)/x186)/x182
+    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/x186 + 4*w_half_expert*E*L_moe*(x142)/x186)/x182
+    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x183 + 23*b*h*s/x184 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x187 = hbm*p
+    x146 = kappa*L*(x145)/x187
+    x188 = hbm*c*d*m*t
+    x147 = 52*V*b*s/x188
+    x189 = eta_attn*peak*c*d*m*p*t
+    x149 = (7/2)*L*a*b*x121*(x111)/x189
     x150 = x41 + (x58)/m + (x68)/m + (x102)/m + (x116)/m + x125 + x126 + x143 + x144 + x146 + x147 + x149
     x151 = (0 if x17 else x2)
     x152 = (0 if x17 else x20)
@@ -23019,7 +23377,7 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x154 = (x2 if x17 else 0)
     x155 = (x20 if x17 else 0)
     x156 = 2*alpha_inter*(x154 + x155)
-    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (5/2)*L*a*b*x121*(x111)/(eta_attn*peak*c*d*m*p*t)))
+    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/x187 + 14*V*b*s/x188 + (5/2)*L*a*b*x121*(x111)/x189))
     x158 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x150) + x153 + x156 + x157
     x159 = alpha*(2*x151 + 2*x152)
     x160 = alpha_inter*(2*x154 + 2*x155)
@@ -23029,11 +23387,11 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x165 = 2*a*b*x121*(x111)
     x166 = 3*L_moe*(x164 + x165 + 6*F_e*b*h*s*(x123)) + 3*(x39)*(x164 + x165 + 6*F*b*h*s) + 6*V*b*h*s
     x167 = (x166)/(peak*c*d*p*t*(x158))
-    x168 = 12*x16/(c*d)
-    x169 = 12*Phi_E/(c*d*p*t)
+    x168 = 12*x16/x172
+    x169 = 12*Phi_E/x174
     x170 = L*(x145)*min(m, p)/p
-    x171 = 6*V*b*s/(c*d*m*t)
-    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), x167, x167, x166, x166, 6*x16 + x168 + 6*Phi_E/(e*p*t) + x169 + (x170 + x171 if x9 else max(x170, L*(x145)/p + x171)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x168 + x169, x170, x171, 0,)
+    x171 = 6*V*b*s/x184
+    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), x167, x167, x166, x166, 6*x16 + x168 + 6*Phi_E/x175 + x169 + (x170 + x171 if x9 else max(x170, L*(x145)/p + x171)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/x175, 4*x16 + 4*Phi_E/x175, x168 + x169, x170, x171, 0,)
 
 
 def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -23046,18 +23404,20 @@ def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x120 = c*d
+    x14 = (16*x11 + 30*x11/x120)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x121 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x121 + 6*L*h*(x17)/x121 + 12*F*L*h/x121)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d)
+    x26 = b*h*s*x20/x120
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -23075,10 +23435,12 @@ def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x42 = (G == x41) or (c*d*p == 1)
     x43 = -1 + (x41 if x42 else 1)
     x44 = (1/(x41) if x42 else 1)
-    x45 = 4*L*b*h*s*(x39)/(c*d*p*t)
-    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/(c*d*p*t) if x30 else x45) + (6*b*s*(x39)*(x43)*x44/(c*d*t) if x30 else 6*b*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x44/(c*d*t) if x30 else 2*b*h*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x35*x44/(c*d*t) if x30 else 2*b*h*s*(x39)*x35/(c*d*t)))
-    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/(c*d*p*t) if x30 else 0) + (6*b*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x35*x44/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x39)/(c*d*t) + b*h*s*(x39)/(c*d*t) + b*h*s*(x39)*x35/(c*d*t) + x45)
+    x122 = c*d*p*t
+    x45 = 4*L*b*h*s*(x39)/x122
+    x123 = c*d*t
+    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/x122 if x30 else x45) + (6*b*s*(x39)*(x43)*x44/x123 if x30 else 6*b*s*(x39)/x123) + (2*b*h*s*(x39)*(x43)*x44/x123 if x30 else 2*b*h*s*(x39)/x123) + (2*b*h*s*(x39)*(x43)*x35*x44/x123 if x30 else 2*b*h*s*(x39)*x35/x123))
+    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/x122 if x30 else 0) + (6*b*s*(x39)*x44/x123 if x30 else 0) + (2*b*h*s*(x39)*x44/x123 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x123 if x30 else 0))
+    x48 = gamma*(3*b*s*(x39)/x123 + b*h*s*(x39)/x123 + b*h*s*(x39)*x35/x123 + x45)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -23091,26 +23453,34 @@ def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h*s*(x52)/(c*d*p*t))
-    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h*s*(x52)/(c*d*p*t)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x122 if x51 else 2*L*b*h*s*(x52)/x122)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x122 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x122
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = s**2
     x68 = 2*h + x16
-    x69 = L*(4*b*h*x67/(d*m) + 2*b*h*s*(x68)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x70 = ((x69)/(c*t) - 4*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
-    x71 = (2*(x69)/(c*t) - 8*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
+    x124 = d*m
+    x69 = L*(4*b*h*x67/x124 + 2*b*h*s*(x68)/x124 + 4*F*b*h*s/x124)/p + 2*V*b*h*s/x124
+    x125 = c*t
+    x126 = c*d*m*p*t
+    x127 = eta*peak
+    x70 = ((x69)/x125 - 4*L*b*h*x67/x126)/x127
+    x71 = (2*(x69)/x125 - 8*L*b*h*x67/x126)/x127
     x72 = b*h*s/(c*d*m)
-    x73 = V*h/t + x72 + V*b*s/(c*d*m*t)
-    x74 = x15/t + x72 + b*h*s/(c*d*m*t)
-    x75 = h*(x17)/t + x72 + b*s*(x17)/(c*d*m*t)
-    x76 = F*h/t + x72 + F*b*s/(c*d*m*t)
-    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/(eta*peak)
-    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/(eta*peak)
-    x79 = 52*V*b*s/(hbm*c*d*m*t)
+    x128 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x128
+    x74 = x15/t + x72 + b*h*s/x128
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x128
+    x76 = F*h/t + x72 + F*b*s/x128
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x127
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x127
+    x129 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x129
     x80 = 10 + 24/t
-    x81 = kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)
-    x83 = 9*L*b*h*x67/(eta_attn*peak*c*d*m*p*t)
+    x130 = hbm*c*d*m*p
+    x81 = kappa*L*b*h*s*(x80)/x130
+    x131 = eta_attn*peak*c*d*m*p*t
+    x83 = 9*L*b*h*x67/x131
     x84 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x83
     x85 = (G < x22)
     x86 = -1 + c*d
@@ -23126,27 +23496,28 @@ def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x96 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x97 = x58 and ((G == x96) or x1)
     x98 = (t/(x96) if x97 else 1)
-    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/(c*d) if x85 else (x86)*x11/(c*d))
+    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/x120 if x85 else (x86)*x11/x120)
     x100 = 3*beta*x99
-    x101 = ((x86)*x11*x98/(c*d) if x85 else 0)
+    x101 = ((x86)*x11*x98/x120 if x85 else 0)
     x102 = 3*beta_inter*x101
     x103 = gamma*V*h*x2/t
-    x104 = 2*gamma*(x86)*x11/(c*d)
-    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x67/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)))
+    x104 = 2*gamma*(x86)*x11/x120
+    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x129 + 7*L*b*h*x67/x131 + (2/3)*kappa*L*b*h*s*(x80)/x130))
     x106 = x5 + x7 + x14 + (-1 + m + p)*(x84) + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105
     x107 = alpha*(2*x87 + x4)
     x108 = alpha_inter*(2*x89 + x6)
     x109 = beta*(2*x92 + 3*x99)
     x110 = beta_inter*(2*x94 + 3*x101)
-    x111 = gamma*(x91 + 2*(x86)*x11/(c*d))
+    x111 = gamma*(x91 + 2*(x86)*x11/x120)
     x113 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s)
     x114 = 6*V*b*h*s
     x115 = x113 + x114
     x116 = x113 + 4*L*b*h*x67 + x114
-    x117 = 12*x11/(c*d)
-    x118 = 6*V*b*s/(c*d*m*t)
-    x119 = L*b*h*s*(x80)*min(m, p)/(c*d*m*p)
-    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), (x115)/(peak*c*d*p*t*(x106)), (x116)/(peak*c*d*p*t*(x106)), x115, x116, 6*x11 + x117 + (x118 + x119 if x1 else max(x119, x118 + L*b*h*s*(x80)/(c*d*m*p))), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x117, x119, x118, 0,)
+    x117 = 12*x11/x120
+    x118 = 6*V*b*s/x128
+    x132 = c*d*m*p
+    x119 = L*b*h*s*(x80)*min(m, p)/x132
+    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), (x115)/(peak*c*d*p*t*(x106)), (x116)/(peak*c*d*p*t*(x106)), x115, x116, 6*x11 + x117 + (x118 + x119 if x1 else max(x119, x118 + L*b*h*s*(x80)/x132)), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x117, x119, x118, 0,)
 
 
 def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
@@ -23159,17 +23530,20 @@ def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x122 = c*d
+    x14 = (16*x11 + 30*x11/x122)/hbm
     x16 = 12*L*b*h*s/(c*d*m*p)
-    x17 = 6*F*L*b*s/(c*d*m*p*t)
+    x123 = c*d*m*p*t
+    x17 = 6*F*L*b*s/x123
     x18 = 2*h_kv
     x19 = h + x18
-    x20 = (x16 + x17 + 6*L*b*s*(x19)/(c*d*m*p*t))/hbm
+    x20 = (x16 + x17 + 6*L*b*s*(x19)/x123)/hbm
     x21 = h**2
-    x22 = 6*L*x21/(p*t)
-    x23 = 6*L*h*(x19)/(p*t)
-    x24 = 12*F*L*h/(p*t)
-    x25 = ((x22 + x23 + x24)/m + x16 + x17 + 6*L*b*h*s/(c*d*m*p*t))/hbm
+    x124 = p*t
+    x22 = 6*L*x21/x124
+    x23 = 6*L*h*(x19)/x124
+    x24 = 12*F*L*h/x124
+    x25 = ((x22 + x23 + x24)/m + x16 + x17 + 6*L*b*h*s/x123)/hbm
     x26 = (6*V*h/t + x22 + x23 + x24)/hbm
     x27 = (0 if x1 else (1/2 if (p == 2) else 1))
     x28 = m*x27
@@ -23177,7 +23551,8 @@ def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x30 = (G < 1 + x29)
     x31 = alpha*((0 if x0 else x28) + (0 if x30 else x28))
     x32 = alpha_inter*((x28 if x0 else 0) + (x28 if x30 else 0))
-    x33 = b*h*s*x27/(c*d*t)
+    x125 = c*d*t
+    x33 = b*h*s*x27/x125
     x34 = beta*((0 if x0 else x33) + (0 if x30 else x33))
     x35 = beta_inter*((x33 if x0 else 0) + (x33 if x30 else 0))
     x36 = x31 + x32 + x34 + x35
@@ -23194,11 +23569,12 @@ def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x48 = (G == x47) or (c*d*p == 1)
     x49 = -1 + (x47 if x48 else 1)
     x50 = (1/(x47) if x48 else 1)
-    x51 = b*h*s*(x38)*x39/(c*d*t)
-    x52 = b*h*s*(x38)/(c*d*t)
-    x53 = beta*(2*(b*h*s*(x38)*(x49)*x39*x50/(c*d*t) if x37 else x51) + 3*(b*h*s*(x38)*(x49)*x50/(c*d*t) if x37 else x52) + 5*(2*L*b*h*s*(x38)*(x49)*x50/(c*d*p*t) if x37 else 2*L*b*h*s*(x38)/(c*d*p*t)) + (6*b*s*(x38)*(x49)*x50/(c*d*t) if x37 else 6*b*s*(x38)/(c*d*t)))
-    x54 = beta_inter*(2*(b*h*s*(x38)*x39*x50/(c*d*t) if x37 else 0) + 3*(b*h*s*(x38)*x50/(c*d*t) if x37 else 0) + 5*(2*L*b*h*s*(x38)*x50/(c*d*p*t) if x37 else 0) + (6*b*s*(x38)*x50/(c*d*t) if x37 else 0))
-    x55 = gamma*(3*b*s*(x38)/(c*d*t) + x52 + x51 + 4*L*b*h*s*(x38)/(c*d*p*t))
+    x51 = b*h*s*(x38)*x39/x125
+    x52 = b*h*s*(x38)/x125
+    x126 = c*d*p*t
+    x53 = beta*(2*(b*h*s*(x38)*(x49)*x39*x50/x125 if x37 else x51) + 3*(b*h*s*(x38)*(x49)*x50/x125 if x37 else x52) + 5*(2*L*b*h*s*(x38)*(x49)*x50/x126 if x37 else 2*L*b*h*s*(x38)/x126) + (6*b*s*(x38)*(x49)*x50/x125 if x37 else 6*b*s*(x38)/x125))
+    x54 = beta_inter*(2*(b*h*s*(x38)*x39*x50/x125 if x37 else 0) + 3*(b*h*s*(x38)*x50/x125 if x37 else 0) + 5*(2*L*b*h*s*(x38)*x50/x126 if x37 else 0) + (6*b*s*(x38)*x50/x125 if x37 else 0))
+    x55 = gamma*(3*b*s*(x38)/x125 + x52 + x51 + 4*L*b*h*s*(x38)/x126)
     x56 = x44 + x45 + x53 + x54 + x55
     x57 = c*t
     x58 = (G < x57)
@@ -23211,19 +23587,25 @@ def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x65 = (x64 == math.floor(x64))
     x66 = x65 and ((G == x63) or (d*p == 1))
     x67 = (t/(x63) if x66 else 1)
-    x68 = 3*beta*(2*L*b*h*s*(x59)*(-1 + ((x63)/t if x66 else 1))*x67/(c*d*p*t) if x58 else 2*L*b*h*s*(x59)/(c*d*p*t))
-    x69 = 3*beta_inter*(2*L*b*h*s*(x59)*x67/(c*d*p*t) if x58 else 0)
-    x70 = 2*gamma*L*b*h*s*(x59)/(c*d*p*t)
+    x68 = 3*beta*(2*L*b*h*s*(x59)*(-1 + ((x63)/t if x66 else 1))*x67/x126 if x58 else 2*L*b*h*s*(x59)/x126)
+    x69 = 3*beta_inter*(2*L*b*h*s*(x59)*x67/x126 if x58 else 0)
+    x70 = 2*gamma*L*b*h*s*(x59)/x126
     x71 = x61 + x62 + x68 + x69 + x70
     x74 = b*h*s/(c*d*m)
-    x75 = 2*w_half*(V*h/t + x74 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x76 = 3*(x75)/(eta*peak)
-    x79 = 2*w_half*L*(x21/t + x74 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x19)/t + x74 + b*s*(x19)/(c*d*m*t))/p + 4*w_half*L*(F*h/t + x74 + F*b*s/(c*d*m*t))/p + 2*L*b*s*x21/(c*d*m*p*t) + 2*L*b*h*s*(x19)/(c*d*m*p*t) + 4*F*L*b*h*s/(c*d*m*p*t)
-    x80 = 3*(x79)/(eta_fp8*peak_fp8)
-    x81 = 52*V*b*s/(hbm*c*d*m*t)
+    x127 = c*d*m*t
+    x75 = 2*w_half*(V*h/t + x74 + V*b*s/x127) + 2*V*b*h*s/x127
+    x128 = eta*peak
+    x76 = 3*(x75)/x128
+    x79 = 2*w_half*L*(x21/t + x74 + b*h*s/x127)/p + 2*w_half*L*(h*(x19)/t + x74 + b*s*(x19)/x127)/p + 4*w_half*L*(F*h/t + x74 + F*b*s/x127)/p + 2*L*b*s*x21/x123 + 2*L*b*h*s*(x19)/x123 + 4*F*L*b*h*s/x123
+    x129 = eta_fp8*peak_fp8
+    x80 = 3*(x79)/x129
+    x130 = hbm*c*d*m*t
+    x81 = 52*V*b*s/x130
     x83 = s**2
-    x84 = 9*L*b*h*x83/(eta_attn*peak*c*d*m*p*t)
-    x85 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x131 = eta_attn*peak*c*d*m*p*t
+    x84 = 9*L*b*h*x83/x131
+    x132 = hbm*c*d*m*p*t
+    x85 = 34*kappa*L*b*h*s/x132
     x86 = x20 + x25 + x26 + (x36)/m + (x56)/m + (x71)/m + x76 + x80 + x81 + x84 + x85
     x87 = (G < x29)
     x88 = -1 + c*d
@@ -23239,27 +23621,27 @@ def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x98 = -G*(-1 + math.ceil(c*d*t/G)) + x29
     x99 = x65 and ((G == x98) or x1)
     x100 = (t/(x98) if x99 else 1)
-    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/(c*d) if x87 else (x88)*x11/(c*d))
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x122 if x87 else (x88)*x11/x122)
     x102 = 3*beta*x101
-    x103 = ((x88)*x11*x100/(c*d) if x87 else 0)
+    x103 = ((x88)*x11*x100/x122 if x87 else 0)
     x104 = 3*beta_inter*x103
     x105 = gamma*V*h*x2/t
-    x106 = 2*gamma*(x88)*x11/(c*d)
-    x107 = max(0, -m*(x20 + x26 + 2*(x75)/(eta*peak) + 2*(x79)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x83/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x106 = 2*gamma*(x88)*x11/x122
+    x107 = max(0, -m*(x20 + x26 + 2*(x75)/x128 + 2*(x79)/x129 + 14*V*b*s/x130 + 7*L*b*h*x83/x131 + (68/3)*kappa*L*b*h*s/x132))
     x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
     x109 = alpha*(2*x89 + x4)
     x110 = alpha_inter*(2*x91 + x6)
     x111 = beta*(2*x94 + 3*x101)
     x112 = beta_inter*(2*x96 + 3*x103)
-    x113 = gamma*(x93 + 2*(x88)*x11/(c*d))
+    x113 = gamma*(x93 + 2*(x88)*x11/x122)
     x115 = 3*L*(4*b*h*x83 + 2*b*h*s*(2*h + x18) + 4*F*b*h*s)
     x116 = 6*V*b*h*s
     x117 = x115 + x116
     x118 = x115 + 4*L*b*h*x83 + x116
-    x119 = 12*x11/(c*d)
-    x120 = 6*V*b*s/(c*d*m*t)
-    x121 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x108, m*(x20 + x25 + x26 + x76 + x80 + x81 + x84 + x85), x109 + x31 + x44 + x110 + x32 + x45 + x111 + x34 + x53 + x112 + x35 + x54 + x113 + x55 + x61 + x62 + x68 + x69 + x70, x31 + x44 + x5 + x32 + x45 + x7 + x34 + x53 + x35 + x54 + x55 + x90 + x92 + x95 + x97 + x61 + x62 + x102 + x68 + x104 + x69 + x105 + x106 + x70 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x121 if x1 else max(x121, x120 + 34*L*b*h*s/(c*d*m*p*t))), x56, x71, x36, x109 + x110 + x111 + x112 + x113, x56, x71, x36, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x121, x120, 0,)
+    x119 = 12*x11/x122
+    x120 = 6*V*b*s/x127
+    x121 = 34*L*b*h*s*min(m, p)/x123
+    return (x108, m*(x20 + x25 + x26 + x76 + x80 + x81 + x84 + x85), x109 + x31 + x44 + x110 + x32 + x45 + x111 + x34 + x53 + x112 + x35 + x54 + x113 + x55 + x61 + x62 + x68 + x69 + x70, x31 + x44 + x5 + x32 + x45 + x7 + x34 + x53 + x35 + x54 + x55 + x90 + x92 + x95 + x97 + x61 + x62 + x102 + x68 + x104 + x69 + x105 + x106 + x70 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x121 if x1 else max(x121, x120 + 34*L*b*h*s/x123)), x56, x71, x36, x109 + x110 + x111 + x112 + x113, x56, x71, x36, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x121, x120, 0,)
 
 
 def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -23272,18 +23654,20 @@ def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x118 = c*d
+    x14 = (16*x11 + 30*x11/x118)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x119 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x119 + 6*L*h*(x17)/x119 + 12*F*L*h/x119)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d)
+    x26 = b*h*s*x20/x118
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -23301,10 +23685,12 @@ def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x42 = (G == x41) or (c*d*p == 1)
     x43 = -1 + (x41 if x42 else 1)
     x44 = (1/(x41) if x42 else 1)
-    x45 = 4*L*b*h*s*(x39)/(c*d*p*t)
-    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/(c*d*p*t) if x30 else x45) + (6*b*s*(x39)*(x43)*x44/(c*d*t) if x30 else 6*b*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x44/(c*d*t) if x30 else 2*b*h*s*(x39)/(c*d*t)) + (2*b*h*s*(x39)*(x43)*x35*x44/(c*d*t) if x30 else 2*b*h*s*(x39)*x35/(c*d*t)))
-    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/(c*d*p*t) if x30 else 0) + (6*b*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x44/(c*d*t) if x30 else 0) + (2*b*h*s*(x39)*x35*x44/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x39)/(c*d*t) + b*h*s*(x39)/(c*d*t) + b*h*s*(x39)*x35/(c*d*t) + x45)
+    x120 = c*d*p*t
+    x45 = 4*L*b*h*s*(x39)/x120
+    x121 = c*d*t
+    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/x120 if x30 else x45) + (6*b*s*(x39)*(x43)*x44/x121 if x30 else 6*b*s*(x39)/x121) + (2*b*h*s*(x39)*(x43)*x44/x121 if x30 else 2*b*h*s*(x39)/x121) + (2*b*h*s*(x39)*(x43)*x35*x44/x121 if x30 else 2*b*h*s*(x39)*x35/x121))
+    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/x120 if x30 else 0) + (6*b*s*(x39)*x44/x121 if x30 else 0) + (2*b*h*s*(x39)*x44/x121 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x121 if x30 else 0))
+    x48 = gamma*(3*b*s*(x39)/x121 + b*h*s*(x39)/x121 + b*h*s*(x39)*x35/x121 + x45)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -23317,26 +23703,34 @@ def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h*s*(x52)/(c*d*p*t))
-    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h*s*(x52)/(c*d*p*t)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x120 if x51 else 2*L*b*h*s*(x52)/x120)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x120 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x120
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = s**2
     x68 = 2*h + x16
-    x69 = L*(4*b*h*x67/(d*m) + 2*b*h*s*(x68)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x70 = ((x69)/(c*t) - 4*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
-    x71 = (2*(x69)/(c*t) - 8*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
+    x122 = d*m
+    x69 = L*(4*b*h*x67/x122 + 2*b*h*s*(x68)/x122 + 4*F*b*h*s/x122)/p + 2*V*b*h*s/x122
+    x123 = c*t
+    x124 = c*d*m*p*t
+    x125 = eta*peak
+    x70 = ((x69)/x123 - 4*L*b*h*x67/x124)/x125
+    x71 = (2*(x69)/x123 - 8*L*b*h*x67/x124)/x125
     x72 = b*h*s/(c*d*m)
-    x73 = V*h/t + x72 + V*b*s/(c*d*m*t)
-    x74 = x15/t + x72 + b*h*s/(c*d*m*t)
-    x75 = h*(x17)/t + x72 + b*s*(x17)/(c*d*m*t)
-    x76 = F*h/t + x72 + F*b*s/(c*d*m*t)
-    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/(eta*peak)
-    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/(eta*peak)
-    x79 = 52*V*b*s/(hbm*c*d*m*t)
+    x126 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x126
+    x74 = x15/t + x72 + b*h*s/x126
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x126
+    x76 = F*h/t + x72 + F*b*s/x126
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x125
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x125
+    x127 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x127
     x80 = 10 + 24/t
-    x81 = kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)
-    x83 = 7*L*b*h*x67/(eta_attn*peak*c*d*m*p*t)
+    x128 = hbm*c*d*m*p
+    x81 = kappa*L*b*h*s*(x80)/x128
+    x129 = eta_attn*peak*c*d*m*p*t
+    x83 = 7*L*b*h*x67/x129
     x84 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x83
     x85 = (G < x22)
     x86 = -1 + c*d
@@ -23352,25 +23746,26 @@ def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x96 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x97 = x58 and ((G == x96) or x1)
     x98 = (t/(x96) if x97 else 1)
-    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/(c*d) if x85 else (x86)*x11/(c*d))
+    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/x118 if x85 else (x86)*x11/x118)
     x100 = 3*beta*x99
-    x101 = ((x86)*x11*x98/(c*d) if x85 else 0)
+    x101 = ((x86)*x11*x98/x118 if x85 else 0)
     x102 = 3*beta_inter*x101
     x103 = gamma*V*h*x2/t
-    x104 = 2*gamma*(x86)*x11/(c*d)
-    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x67/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)))
+    x104 = 2*gamma*(x86)*x11/x118
+    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x127 + 5*L*b*h*x67/x129 + (2/3)*kappa*L*b*h*s*(x80)/x128))
     x106 = x5 + x7 + x14 + (-1 + m + p)*(x84) + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105
     x107 = alpha*(2*x87 + x4)
     x108 = alpha_inter*(2*x89 + x6)
     x109 = beta*(2*x92 + 3*x99)
     x110 = beta_inter*(2*x94 + 3*x101)
-    x111 = gamma*(x91 + 2*(x86)*x11/(c*d))
+    x111 = gamma*(x91 + 2*(x86)*x11/x118)
     x113 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s) + 6*V*b*h*s
     x114 = (x113)/(peak*c*d*p*t*(x106))
-    x115 = 12*x11/(c*d)
-    x116 = 6*V*b*s/(c*d*m*t)
-    x117 = L*b*h*s*(x80)*min(m, p)/(c*d*m*p)
-    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), x114, x114, x113, x113, 6*x11 + x115 + (x116 + x117 if x1 else max(x117, x116 + L*b*h*s*(x80)/(c*d*m*p))), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x115, x117, x116, 0,)
+    x115 = 12*x11/x118
+    x116 = 6*V*b*s/x126
+    x130 = c*d*m*p
+    x117 = L*b*h*s*(x80)*min(m, p)/x130
+    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), x114, x114, x113, x113, 6*x11 + x115 + (x116 + x117 if x1 else max(x117, x116 + L*b*h*s*(x80)/x130)), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x115, x117, x116, 0,)
 
 
 def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -23386,20 +23781,24 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x175 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x175 if x17 else (x2)*x16/x175)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x176 = e*t
+    x21 = G/x176
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x177 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x176 if x22 else 1))*x23/x177 if x17 else Phi_E*(x20)/x177)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x175 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x177 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x175 + 2*Phi_E*(x20)/x177)
+    x178 = e*p*t
+    x33 = (16*x16 + 30*x16/x175 + 16*Phi_E/x178 + 30*Phi_E/x177)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
@@ -23407,7 +23806,8 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x38 = d_rope + kv_lora
     x39 = L - L_moe
     x40 = d_nope + d_v
-    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/(p*t) + 18*F*h*(x39)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x40)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x179 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x179 + 18*F*h*(x39)/x179 + 6*L*a*d_v*h/x179 + 6*L*a*kv_lora*(x40)/x179 + 18*E_s*F_e*L_moe*h/x179 + 18*E*F_e*L_moe*h/x178)/hbm
     x43 = e*t
     x44 = x43 - G*(-1 + math.ceil(e*t/G))
     x45 = (G == x44) or (c*d*p/e == 1)
@@ -23421,8 +23821,9 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x53 = e - x46
     x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
     x55 = (1/(x44) if x45 else 1)
-    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p*t) if x48 else L_moe*b*h*k*s*(x49)/(c*d*e*p*t)))
-    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p*t) if x48 else 0))
+    x180 = c*d*e*p*t
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x180 if x48 else L_moe*b*h*k*s*(x49)/x180))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x180 if x48 else 0))
     x58 = x52 + x54 + x56 + x57
     x59 = (G < c*d*p*t)
     x60 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -23430,7 +23831,8 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x62 = (G < 1 + x5)
     x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
     x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
-    x65 = b*h*s*x60/(c*d*t)
+    x181 = c*d*t
+    x65 = b*h*s*x60/x181
     x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
     x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
     x68 = x63 + x64 + x66 + x67
@@ -23455,18 +23857,18 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x87 = -1 + (x85 if x86 else 1)
     x88 = q_lora + d_rope + kv_lora
     x89 = (1/(x85) if x86 else 1)
-    x90 = 2*L*h*(x70)*(x88)/(p*t)
-    x91 = b*h*s*(x70)*(x72)/(c*d*t)
-    x92 = b*h*s*(x70)*x74/(c*d*t)
-    x93 = L*b*d_rope*s*(x70)/(c*d*p*t)
-    x94 = b*h*s*(x70)/(c*d*t)
-    x95 = b*h*s*(x70)*(x77)/(c*d*t)
-    x96 = L*b*kv_lora*s*(x70)/(c*d*p*t)
+    x90 = 2*L*h*(x70)*(x88)/x179
+    x91 = b*h*s*(x70)*(x72)/x181
+    x92 = b*h*s*(x70)*x74/x181
+    x93 = L*b*d_rope*s*(x70)/x177
+    x94 = b*h*s*(x70)/x181
+    x95 = b*h*s*(x70)*(x77)/x181
+    x96 = L*b*kv_lora*s*(x70)/x177
     x97 = (h if x35 else q_lora)
-    x98 = L*b*s*(x70)*x97/(c*d*p*t)
-    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/(p*t) if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/(c*d*t) if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/(c*d*t) if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/(c*d*t) if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/(c*d*t) if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/(c*d*p*t) if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/(c*d*p*t) if x69 else L_moe*b*h*k*s*(x70)/(c*d*p*t)) + (6*b*s*(x70)*(x87)*x89/(c*d*t) if x69 else 6*b*s*(x70)/(c*d*t)))
-    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/(p*t) if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/(c*d*t) if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/(c*d*t) if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 3*(b*h*s*(x70)*x89/(c*d*t) if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/(c*d*t) if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/(c*d*p*t) if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/(c*d*p*t) if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/(c*d*p*t) if x69 else 0) + (6*b*s*(x70)*x89/(c*d*t) if x69 else 0))
-    x101 = gamma*(x90 + 3*b*s*(x70)/(c*d*t) + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/(c*d*p*t))
+    x98 = L*b*s*(x70)*x97/x177
+    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x179 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/x181 if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/x181 if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/x177 if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/x181 if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/x181 if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/x177 if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/x177 if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/x177 if x69 else L_moe*b*h*k*s*(x70)/x177) + (6*b*s*(x70)*(x87)*x89/x181 if x69 else 6*b*s*(x70)/x181))
+    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x179 if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/x181 if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/x181 if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/x177 if x69 else 0) + 3*(b*h*s*(x70)*x89/x181 if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/x181 if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/x177 if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/x177 if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/x177 if x69 else 0) + (6*b*s*(x70)*x89/x181 if x69 else 0))
+    x101 = gamma*(x90 + 3*b*s*(x70)/x181 + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/x177)
     x102 = x83 + x84 + x99 + x100 + x101
     x103 = c*t
     x104 = (G < x103)
@@ -23478,39 +23880,50 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x110 = x8 and ((G == x109) or (d*p == 1))
     x111 = d_nope + d_rope + d_v
     x112 = (t/(x109) if x110 else 1)
-    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/(c*d*p*t) if x104 else L*a*b*s*(x105)*(x111)/(c*d*p*t))
-    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/(c*d*p*t) if x104 else 0)
-    x115 = gamma*L*a*b*s*(x105)*(x111)/(c*d*p*t)
+    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/x177 if x104 else L*a*b*s*(x105)*(x111)/x177)
+    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/x177 if x104 else 0)
+    x115 = gamma*L*a*b*s*(x105)*(x111)/x177
     x116 = x107 + x108 + x113 + x114 + x115
     x119 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
-    x120 = 2*b*s*(x119)/(d*m)
+    x182 = d*m
+    x120 = 2*b*s*(x119)/x182
     x121 = s**2
-    x122 = 2*a*b*x121*(x111)/(d*m)
+    x122 = 2*a*b*x121*(x111)/x182
     x123 = E_s + k
-    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/(d*m)) + (x39)*(x120 + x122 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x125 = ((x124)/(c*t) - 2*L*a*b*x121*(x111)/(c*d*m*p*t))/(eta*peak)
-    x126 = (2*(x124)/(c*t) - 4*L*a*b*x121*(x111)/(c*d*m*p*t))/(eta*peak)
-    x127 = b*h*s/(c*d*m)
-    x128 = V*h/t + x127 + V*b*s/(c*d*m*t)
-    x129 = h*(x38)/t + x127 + b*s*(x38)/(c*d*m*t)
-    x130 = a*d_v*h/t + x127 + a*b*d_v*s/(c*d*m*t)
-    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x40)/(c*d*m*t)
+    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/x182) + (x39)*(x120 + x122 + 6*F*b*h*s/x182))/p + 2*V*b*h*s/x182
+    x183 = c*t
+    x184 = c*d*m*p*t
+    x185 = eta*peak
+    x125 = ((x124)/x183 - 2*L*a*b*x121*(x111)/x184)/x185
+    x126 = (2*(x124)/x183 - 4*L*a*b*x121*(x111)/x184)/x185
+    x186 = c*d*m
+    x127 = b*h*s/x186
+    x187 = c*d*m*t
+    x128 = V*h/t + x127 + V*b*s/x187
+    x129 = h*(x38)/t + x127 + b*s*(x38)/x187
+    x130 = a*d_v*h/t + x127 + a*b*d_v*s/x187
+    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/x186 + a*b*s*(x40)/x187
     x132 = x127 + b*s*x37/(c*d*h*m) + x37
-    x133 = F*h/t + x127 + F*b*s/(c*d*m*t)
-    x134 = 2*F*h/t + x127 + 2*F*b*s/(c*d*m*t)
+    x133 = F*h/t + x127 + F*b*s/x187
+    x134 = 2*F*h/t + x127 + 2*F*b*s/x187
     x135 = F_e*h/t
-    x136 = x135 + x127 + F_e*b*s/(c*d*m*t)
+    x136 = x135 + x127 + F_e*b*s/x187
     x137 = 2*F_e*h/t
-    x138 = x137 + x127 + 2*F_e*b*s/(c*d*m*t)
+    x138 = x137 + x127 + 2*F_e*b*s/x187
     x140 = b*e*h*k*s/(E*c*d*m)
-    x141 = x135 + x140 + F_e*b*e*k*s/(E*c*d*m*t)
-    x142 = x137 + x140 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/(e*p) + 2*w_half_expert*E*L_moe*(x142)/(e*p))/(eta*peak)
-    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/(e*p) + 4*w_half_expert*E*L_moe*(x142)/(e*p))/(eta*peak)
-    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x146 = kappa*L*(x145)/(hbm*p)
-    x147 = 52*V*b*s/(hbm*c*d*m*t)
-    x149 = (9/2)*L*a*b*x121*(x111)/(eta_attn*peak*c*d*m*p*t)
+    x188 = E*c*d*m*t
+    x141 = x135 + x140 + F_e*b*e*k*s/x188
+    x142 = x137 + x140 + 2*F_e*b*e*k*s/x188
+    x189 = e*p
+    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/x189 + 2*w_half_expert*E*L_moe*(x142)/x189)/x185
+    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/x189 + 4*w_half_expert*E*L_moe*(x142)/x189)/x185
+    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x186 + 23*b*h*s/x187 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x190 = hbm*p
+    x146 = kappa*L*(x145)/x190
+    x191 = hbm*c*d*m*t
+    x147 = 52*V*b*s/x191
+    x192 = eta_attn*peak*c*d*m*p*t
+    x149 = (9/2)*L*a*b*x121*(x111)/x192
     x150 = x41 + (x58)/m + (x68)/m + (x102)/m + (x116)/m + x125 + x126 + x143 + x144 + x146 + x147 + x149
     x151 = (0 if x17 else x2)
     x152 = (0 if x17 else x20)
@@ -23518,7 +23931,7 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x154 = (x2 if x17 else 0)
     x155 = (x20 if x17 else 0)
     x156 = 2*alpha_inter*(x154 + x155)
-    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x121*(x111)/(eta_attn*peak*c*d*m*p*t)))
+    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/x190 + 14*V*b*s/x191 + (7/2)*L*a*b*x121*(x111)/x192))
     x158 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x150) + x153 + x156 + x157
     x159 = alpha*(2*x151 + 2*x152)
     x160 = alpha_inter*(2*x154 + 2*x155)
@@ -23531,11 +23944,11 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x168 = 6*V*b*h*s
     x169 = x166 + x167 + x168
     x170 = x166 + x167 + x168 + 2*L*a*b*x121*(x111)
-    x171 = 12*x16/(c*d)
-    x172 = 12*Phi_E/(c*d*p*t)
+    x171 = 12*x16/x175
+    x172 = 12*Phi_E/x177
     x173 = L*(x145)*min(m, p)/p
-    x174 = 6*V*b*s/(c*d*m*t)
-    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), (x169)/(peak*c*d*p*t*(x158)), (x170)/(peak*c*d*p*t*(x158)), x169, x170, 6*x16 + x171 + 6*Phi_E/(e*p*t) + x172 + (x173 + x174 if x9 else max(x173, L*(x145)/p + x174)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x171 + x172, x173, x174, 0,)
+    x174 = 6*V*b*s/x187
+    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), (x169)/(peak*c*d*p*t*(x158)), (x170)/(peak*c*d*p*t*(x158)), x169, x170, 6*x16 + x171 + 6*Phi_E/x178 + x172 + (x173 + x174 if x9 else max(x173, L*(x145)/p + x174)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/x178, 4*x16 + 4*Phi_E/x178, x171 + x172, x173, x174, 0,)
 
 
 def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23551,24 +23964,29 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x151 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x151 if x17 else (x2)*x16/x151)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x152 = e*t
+    x21 = G/x152
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x153 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x152 if x22 else 1))*x23/x153 if x17 else Phi_E*(x20)/x153)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x151 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x153 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x151 + 2*Phi_E*(x20)/x153)
+    x154 = e*p*t
+    x33 = (16*x16 + 30*x16/x151 + 16*Phi_E/x154 + 30*Phi_E/x153)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x155 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x155 + 6*L*h*(x35)/x155 + 18*F*h*(x36)/x155 + 18*E_s*F_e*L_moe*h/x155 + 18*E*F_e*L_moe*h/x154)/hbm
     x39 = e*t
     x40 = x39 - G*(-1 + math.ceil(e*t/G))
     x41 = (G == x40) or (c*d*p/e == 1)
@@ -23582,8 +24000,9 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x42
     x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
     x51 = (1/(x40) if x41 else 1)
-    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/(c*d*e*p) if x44 else L_moe*b*h*k*s*(x45)/(c*d*e*p)))
-    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/(c*d*e*p) if x44 else 0))
+    x156 = c*d*e*p
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x156 if x44 else L_moe*b*h*k*s*(x45)/x156))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x156 if x44 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -23591,7 +24010,7 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d)
+    x61 = b*h*s*x56/x151
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -23610,10 +24029,11 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = 2*b*h*s*(x75)*(x67)/(c*d*t)
-    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/(c*d*t) if x65 else x80) + (6*b*s*(x75)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x79/(c*d*t) if x65 else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x71*x79/(c*d*t) if x65 else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x71*x79/(c*d*t) if x65 else 0))
-    x83 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x80)
+    x157 = c*d*t
+    x80 = 2*b*h*s*(x75)*(x67)/x157
+    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/x157 if x65 else x80) + (6*b*s*(x75)*(x78)*x79/x157 if x65 else 6*b*s*(x75)/x157) + (2*b*h*s*(x75)*(x78)*x79/x157 if x65 else 2*b*h*s*(x75)/x157) + (2*b*h*s*(x75)*(x78)*x71*x79/x157 if x65 else 2*b*h*s*(x75)*x71/x157))
+    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/x157 if x65 else 0) + (6*b*s*(x75)*x79/x157 if x65 else 0) + (2*b*h*s*(x75)*x79/x157 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x157 if x65 else 0))
+    x83 = gamma*(3*b*s*(x75)/x157 + b*h*s*(x75)/x157 + b*h*s*(x75)*x71/x157 + x80)
     x84 = x73 + x74 + x81 + x82 + x83
     x85 = c*t
     x86 = (G < x85)
@@ -23624,37 +24044,48 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x91 = x85 - G*(-1 + math.ceil(c*t/G))
     x92 = x8 and ((G == x91) or (d*p == 1))
     x93 = (t/(x91) if x92 else 1)
-    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/(c*d*p*t) if x86 else 2*L*b*h_kv*s*(x87)/(c*d*p*t))
-    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/(c*d*p*t) if x86 else 0)
-    x96 = 2*gamma*L*b*h_kv*s*(x87)/(c*d*p*t)
+    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x153 if x86 else 2*L*b*h_kv*s*(x87)/x153)
+    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x153 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x153
     x97 = x89 + x90 + x94 + x95 + x96
     x100 = s**2
-    x101 = 4*b*h_q*x100/(d*m)
+    x158 = d*m
+    x101 = 4*b*h_q*x100/x158
     x102 = x34 + 2*h_q
-    x103 = 2*b*h*s*(x102)/(d*m)
+    x103 = 2*b*h*s*(x102)/x158
     x104 = E_s + k
-    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/(d*m)) + (x36)*(x101 + x103 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x106 = ((x105)/(c*t) - 4*L*b*h_q*x100/(c*d*m*p*t))/(eta*peak)
-    x107 = (2*(x105)/(c*t) - 8*L*b*h_q*x100/(c*d*m*p*t))/(eta*peak)
-    x108 = b*h*s/(c*d*m)
-    x109 = V*h/t + x108 + V*b*s/(c*d*m*t)
-    x110 = h*h_q/t + x108 + b*h_q*s/(c*d*m*t)
-    x111 = h*(x35)/t + x108 + b*s*(x35)/(c*d*m*t)
-    x112 = F*h/t + x108 + F*b*s/(c*d*m*t)
-    x113 = 2*F*h/t + x108 + 2*F*b*s/(c*d*m*t)
+    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/x158) + (x36)*(x101 + x103 + 6*F*b*h*s/x158))/p + 2*V*b*h*s/x158
+    x159 = c*t
+    x160 = c*d*m*p*t
+    x161 = eta*peak
+    x106 = ((x105)/x159 - 4*L*b*h_q*x100/x160)/x161
+    x107 = (2*(x105)/x159 - 8*L*b*h_q*x100/x160)/x161
+    x162 = c*d*m
+    x108 = b*h*s/x162
+    x163 = c*d*m*t
+    x109 = V*h/t + x108 + V*b*s/x163
+    x110 = h*h_q/t + x108 + b*h_q*s/x163
+    x111 = h*(x35)/t + x108 + b*s*(x35)/x163
+    x112 = F*h/t + x108 + F*b*s/x163
+    x113 = 2*F*h/t + x108 + 2*F*b*s/x163
     x114 = F_e*h/t
-    x115 = x114 + x108 + F_e*b*s/(c*d*m*t)
+    x115 = x114 + x108 + F_e*b*s/x163
     x116 = 2*F_e*h/t
-    x117 = x116 + x108 + 2*F_e*b*s/(c*d*m*t)
+    x117 = x116 + x108 + 2*F_e*b*s/x163
     x119 = b*e*h*k*s/(E*c*d*m)
-    x120 = x114 + x119 + F_e*b*e*k*s/(E*c*d*m*t)
-    x121 = x116 + x119 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/(e*p) + 2*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/(e*p) + 4*w_half_expert*E*L_moe*(x121)/(e*p))/(eta*peak)
-    x124 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x125 = kappa*L*(x124)/(hbm*p)
-    x126 = 52*V*b*s/(hbm*c*d*m*t)
-    x128 = 7*L*b*h_q*x100/(eta_attn*peak*c*d*m*p*t)
+    x164 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x164
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x164
+    x165 = e*p
+    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x165 + 2*w_half_expert*E*L_moe*(x121)/x165)/x161
+    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x165 + 4*w_half_expert*E*L_moe*(x121)/x165)/x161
+    x124 = b*h*s*(10 + 24/t)/x162 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x166 = hbm*p
+    x125 = kappa*L*(x124)/x166
+    x167 = hbm*c*d*m*t
+    x126 = 52*V*b*s/x167
+    x168 = eta_attn*peak*c*d*m*p*t
+    x128 = 7*L*b*h_q*x100/x168
     x129 = x37 + (x54)/m + (x64)/m + (x84)/m + (x97)/m + x106 + x107 + x122 + x123 + x125 + x126 + x128
     x130 = (0 if x17 else x2)
     x131 = (0 if x17 else x20)
@@ -23662,7 +24093,7 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x133 = (x2 if x17 else 0)
     x134 = (x20 if x17 else 0)
     x135 = 2*alpha_inter*(x133 + x134)
-    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h_q*x100/(eta_attn*peak*c*d*m*p*t)))
+    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/x166 + 14*V*b*s/x167 + 5*L*b*h_q*x100/x168))
     x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
     x138 = alpha*(2*x130 + 2*x131)
     x139 = alpha_inter*(2*x133 + 2*x134)
@@ -23672,11 +24103,11 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x144 = 2*b*h*s*(x102)
     x145 = 3*L_moe*(x143 + x144 + 6*F_e*b*h*s*(x104)) + 3*(x36)*(x143 + x144 + 6*F*b*h*s) + 6*V*b*h*s
     x146 = (x145)/(peak*c*d*p*t*(x137))
-    x147 = 12*x16/(c*d)
-    x148 = 12*Phi_E/(c*d*p*t)
+    x147 = 12*x16/x151
+    x148 = 12*Phi_E/x153
     x149 = L*(x124)*min(m, p)/p
-    x150 = 6*V*b*s/(c*d*m*t)
-    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), x146, x146, x145, x145, 6*x16 + x147 + 6*Phi_E/(e*p*t) + x148 + (x149 + x150 if x9 else max(x149, L*(x124)/p + x150)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x147 + x148, x149, x150, 0,)
+    x150 = 6*V*b*s/x163
+    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), x146, x146, x145, x145, 6*x16 + x147 + 6*Phi_E/x154 + x148 + (x149 + x150 if x9 else max(x149, L*(x124)/p + x150)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x154, 4*x16 + 4*Phi_E/x154, x147 + x148, x149, x150, 0,)
 
 
 def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23692,24 +24123,29 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x158 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x158 if x17 else (x2)*x16/x158)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x159 = e*t
+    x21 = G/x159
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x160 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x159 if x22 else 1))*x23/x160 if x17 else Phi_E*(x20)/x160)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x158 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x160 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x158 + 2*Phi_E*(x20)/x160)
+    x161 = e*p*t
+    x33 = (16*x16 + 30*x16/x158 + 16*Phi_E/x161 + 30*Phi_E/x160)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x162 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x162 + 6*L*h*(x35)/x162 + 18*F*h*(x36)/x162 + 18*E_s*F_e*L_moe*h/x162 + 18*E*F_e*L_moe*h/x161)/hbm
     x39 = e*t
     x40 = (G < x39)
     x41 = -1 + x39
@@ -23723,8 +24159,9 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x45
     x50 = alpha_inter*(2*(x42 if x40 else 0) + 6*(L_moe*m*(x49)/p if x40 else 0))
     x51 = (1/(x43) if x44 else 1)
-    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/(c*d*e*p) if x40 else L_moe*b*h*k*s*(x47)/(c*d*e*p)) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
-    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/(c*d*e*p) if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
+    x163 = c*d*e*p
+    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/x163 if x40 else L_moe*b*h*k*s*(x47)/x163) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
+    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/x163 if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -23732,7 +24169,7 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d)
+    x61 = b*h*s*x56/x158
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -23751,9 +24188,10 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = beta*(3*(2*b*h*s*(x75)*(x78)*(x67)*x79/(c*d*t) if x65 else 2*b*h*s*(x75)*(x67)/(c*d*t)) + (6*b*s*(x75)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x79/(c*d*t) if x65 else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x78)*x71*x79/(c*d*t) if x65 else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x81 = beta_inter*(3*(2*b*h*s*(x75)*(x67)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x79/(c*d*t) if x65 else 0) + (2*b*h*s*(x75)*x71*x79/(c*d*t) if x65 else 0))
-    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + 3*b*h*s*(x75)*(x67)/(c*d*t))
+    x164 = c*d*t
+    x80 = beta*(3*(2*b*h*s*(x75)*(x78)*(x67)*x79/x164 if x65 else 2*b*h*s*(x75)*(x67)/x164) + (6*b*s*(x75)*(x78)*x79/x164 if x65 else 6*b*s*(x75)/x164) + (2*b*h*s*(x75)*(x78)*x79/x164 if x65 else 2*b*h*s*(x75)/x164) + (2*b*h*s*(x75)*(x78)*x71*x79/x164 if x65 else 2*b*h*s*(x75)*x71/x164))
+    x81 = beta_inter*(3*(2*b*h*s*(x75)*(x67)*x79/x164 if x65 else 0) + (6*b*s*(x75)*x79/x164 if x65 else 0) + (2*b*h*s*(x75)*x79/x164 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x164 if x65 else 0))
+    x82 = gamma*(3*b*s*(x75)/x164 + b*h*s*(x75)/x164 + b*h*s*(x75)*x71/x164 + 3*b*h*s*(x75)*(x67)/x164)
     x83 = x73 + x74 + x80 + x81 + x82
     x84 = c*t
     x85 = (G < x84)
@@ -23764,41 +24202,52 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x90 = x84 - G*(-1 + math.ceil(c*t/G))
     x91 = x8 and ((G == x90) or (d*p == 1))
     x92 = (t/(x90) if x91 else 1)
-    x93 = 4*beta*(2*L*b*h_kv*s*(x86)*(-1 + ((x90)/t if x91 else 1))*x92/(c*d*p*t) if x85 else 2*L*b*h_kv*s*(x86)/(c*d*p*t))
-    x94 = 4*beta_inter*(2*L*b*h_kv*s*(x86)*x92/(c*d*p*t) if x85 else 0)
-    x95 = 2*gamma*L*b*h_kv*s*(x86)/(c*d*p*t)
+    x93 = 4*beta*(2*L*b*h_kv*s*(x86)*(-1 + ((x90)/t if x91 else 1))*x92/x160 if x85 else 2*L*b*h_kv*s*(x86)/x160)
+    x94 = 4*beta_inter*(2*L*b*h_kv*s*(x86)*x92/x160 if x85 else 0)
+    x95 = 2*gamma*L*b*h_kv*s*(x86)/x160
     x96 = x88 + x89 + x93 + x94 + x95
     x99 = s**2
-    x100 = 4*b*h_q*x99/(d*m)
+    x165 = d*m
+    x100 = 4*b*h_q*x99/x165
     x101 = x34 + 2*h_q
-    x102 = 2*b*h*s*(x101)/(d*m)
+    x102 = 2*b*h*s*(x101)/x165
     x103 = E_s + k
-    x104 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/(d*m)) + (x36)*(x100 + x102 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x105 = (x104)/(c*t)
-    x106 = -4*L*b*h_q*x99/(c*d*m*p*t)
-    x107 = (x105 + x106)/(eta*peak)
-    x108 = (2*(x104)/(c*t) - 8*L*b*h_q*x99/(c*d*m*p*t))/(eta*peak)
-    x109 = (x105 - 2*V*b*h*s/(c*d*m*t) + x106)/(eta*peak)
-    x110 = b*h*s/(c*d*m)
-    x111 = V*h/t + x110 + V*b*s/(c*d*m*t)
-    x112 = h*h_q/t + x110 + b*h_q*s/(c*d*m*t)
-    x113 = h*(x35)/t + x110 + b*s*(x35)/(c*d*m*t)
-    x114 = F*h/t + x110 + F*b*s/(c*d*m*t)
-    x115 = 2*F*h/t + x110 + 2*F*b*s/(c*d*m*t)
+    x104 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/x165) + (x36)*(x100 + x102 + 6*F*b*h*s/x165))/p + 2*V*b*h*s/x165
+    x166 = c*t
+    x105 = (x104)/x166
+    x167 = c*d*m*p*t
+    x106 = -4*L*b*h_q*x99/x167
+    x168 = eta*peak
+    x107 = (x105 + x106)/x168
+    x108 = (2*(x104)/x166 - 8*L*b*h_q*x99/x167)/x168
+    x169 = c*d*m*t
+    x109 = (x105 - 2*V*b*h*s/x169 + x106)/x168
+    x170 = c*d*m
+    x110 = b*h*s/x170
+    x111 = V*h/t + x110 + V*b*s/x169
+    x112 = h*h_q/t + x110 + b*h_q*s/x169
+    x113 = h*(x35)/t + x110 + b*s*(x35)/x169
+    x114 = F*h/t + x110 + F*b*s/x169
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x169
     x116 = F_e*h/t
-    x117 = x116 + x110 + F_e*b*s/(c*d*m*t)
+    x117 = x116 + x110 + F_e*b*s/x169
     x118 = 2*F_e*h/t
-    x119 = x118 + x110 + 2*F_e*b*s/(c*d*m*t)
+    x119 = x118 + x110 + 2*F_e*b*s/x169
     x121 = b*e*h*k*s/(E*c*d*m)
-    x122 = x116 + x121 + F_e*b*e*k*s/(E*c*d*m*t)
-    x123 = x118 + x121 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*(x36)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/(e*p) + 2*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x125 = (4*w_half*(x111) + 6*w_half*L*(x112)/p + 6*w_half*L*(x113)/p + 6*w_half*(x36)*(x114)/p + 6*w_half*(x36)*(x115)/p + 6*w_half*E_s*L_moe*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half_expert*E*L_moe*(x122)/(e*p) + 6*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x126 = b*h*s*(10 + 24/t)/(c*d*m)
+    x171 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x171
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x171
+    x172 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*(x36)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x172 + 2*w_half_expert*E*L_moe*(x123)/x172)/x168
+    x125 = (4*w_half*(x111) + 6*w_half*L*(x112)/p + 6*w_half*L*(x113)/p + 6*w_half*(x36)*(x114)/p + 6*w_half*(x36)*(x115)/p + 6*w_half*E_s*L_moe*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half_expert*E*L_moe*(x122)/x172 + 6*w_half_expert*E*L_moe*(x123)/x172)/x168
+    x126 = b*h*s*(10 + 24/t)/x170
     x127 = x126 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x128 = (4/3)*kappa*L*(x127)/(hbm*p)
-    x129 = 52*V*b*s/(hbm*c*d*m*t)
-    x131 = 9*L*b*h_q*x99/(eta_attn*peak*c*d*m*p*t)
+    x173 = hbm*p
+    x128 = (4/3)*kappa*L*(x127)/x173
+    x174 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x174
+    x175 = eta_attn*peak*c*d*m*p*t
+    x131 = 9*L*b*h_q*x99/x175
     x132 = x37 + (x54)/m + (x64)/m + (x83)/m + (x96)/m + x107 + x108 + x109 + x124 + x125 + x128 + x129 + x131
     x133 = (0 if x17 else x2)
     x134 = (0 if x17 else x20)
@@ -23806,7 +24255,7 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x136 = (x2 if x17 else 0)
     x137 = (x20 if x17 else 0)
     x138 = 2*alpha_inter*(x136 + x137)
-    x139 = max(0, -m*(x37 + x108 + x109 + x125 + (8/9)*kappa*L*(x127)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x99/(eta_attn*peak*c*d*m*p*t)))
+    x139 = max(0, -m*(x37 + x108 + x109 + x125 + (8/9)*kappa*L*(x127)/x173 + 14*V*b*s/x174 + 7*L*b*h_q*x99/x175))
     x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
     x141 = alpha*(2*x133 + 2*x134)
     x142 = alpha_inter*(2*x136 + 2*x137)
@@ -23819,12 +24268,13 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x150 = 6*V*b*h*s
     x151 = 3*L_moe*(x148) + 3*(x36)*(x149) + x150
     x152 = 4*L_moe*(x148) + 4*(x36)*(x149) + x150
-    x153 = 12*x16/(c*d)
-    x154 = 12*Phi_E/(c*d*p*t)
-    x155 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x156 = 6*V*b*s/(c*d*m*t)
+    x153 = 12*x16/x158
+    x154 = 12*Phi_E/x160
+    x176 = c*d*m*p
+    x155 = 2*L*b*h*s*min(m, p)/x176
+    x156 = 6*V*b*s/x169
     x157 = max(x156, x126)
-    return (x140, m*(x37 + x107 + x108 + x109 + x124 + x125 + x128 + x129 + x131), x48 + x141 + x59 + x73 + x50 + x142 + x60 + x74 + x143 + x52 + x62 + x80 + x144 + x53 + x63 + x81 + x31 + x82 + x88 + x89 + x93 + x94 + x95, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x80 + x29 + x53 + x30 + x63 + x81 + x31 + x82 + x135 + x138 + x88 + x89 + x93 + x94 + x95 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/(e*p*t) + x154 + (x155 + x157 if x9 else max(x126 + x155, 2*L*b*h*s/(c*d*m*p) + x157)), x83, x96, x54, x64, x141 + x142 + x143 + x144 + x31, x83, x96, x54, x64, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x153 + x154, x155, x156, x126, 0,)
+    return (x140, m*(x37 + x107 + x108 + x109 + x124 + x125 + x128 + x129 + x131), x48 + x141 + x59 + x73 + x50 + x142 + x60 + x74 + x143 + x52 + x62 + x80 + x144 + x53 + x63 + x81 + x31 + x82 + x88 + x89 + x93 + x94 + x95, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x80 + x29 + x53 + x30 + x63 + x81 + x31 + x82 + x135 + x138 + x88 + x89 + x93 + x94 + x95 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/x161 + x154 + (x155 + x157 if x9 else max(x126 + x155, 2*L*b*h*s/x176 + x157)), x83, x96, x54, x64, x141 + x142 + x143 + x144 + x31, x83, x96, x54, x64, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x161, 4*x16 + 4*Phi_E/x161, x153 + x154, x155, x156, x126, 0,)
 
 
 def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -23837,18 +24287,21 @@ def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x6 = (x3 if x0 else 0)
     x7 = alpha_inter*x6
     x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
-    x14 = (16*x11 + 30*x11/(c*d))/hbm
+    x117 = c*d
+    x14 = (16*x11 + 30*x11/x117)/hbm
     x15 = h**2
     x16 = 2*h_kv
     x17 = h + x16
-    x18 = (6*V*h/t + 6*L*x15/(p*t) + 6*L*h*(x17)/(p*t) + 12*F*L*h/(p*t))/hbm
+    x118 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x118 + 6*L*h*(x17)/x118 + 12*F*L*h/x118)/hbm
     x20 = (0 if x1 else (1/2 if (p == 2) else 1))
     x21 = m*x20
     x22 = c*d*t
     x23 = (G < 1 + x22)
     x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
     x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
-    x26 = b*h*s*x20/(c*d*t)
+    x119 = c*d*t
+    x26 = b*h*s*x20/x119
     x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
     x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
     x29 = x24 + x25 + x27 + x28
@@ -23865,11 +24318,12 @@ def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x41 = (G == x40) or (c*d*p == 1)
     x42 = -1 + (x40 if x41 else 1)
     x43 = (1/(x40) if x41 else 1)
-    x44 = b*h*s*(x31)*x32/(c*d*t)
-    x45 = b*h*s*(x31)/(c*d*t)
-    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/(c*d*t) if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/(c*d*t) if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/(c*d*p*t) if x30 else 2*L*b*h*s*(x31)/(c*d*p*t)) + (6*b*s*(x31)*(x42)*x43/(c*d*t) if x30 else 6*b*s*(x31)/(c*d*t)))
-    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/(c*d*t) if x30 else 0) + 3*(b*h*s*(x31)*x43/(c*d*t) if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/(c*d*p*t) if x30 else 0) + (6*b*s*(x31)*x43/(c*d*t) if x30 else 0))
-    x48 = gamma*(3*b*s*(x31)/(c*d*t) + x45 + x44 + 4*L*b*h*s*(x31)/(c*d*p*t))
+    x44 = b*h*s*(x31)*x32/x119
+    x45 = b*h*s*(x31)/x119
+    x120 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x119 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x119 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x120 if x30 else 2*L*b*h*s*(x31)/x120) + (6*b*s*(x31)*(x42)*x43/x119 if x30 else 6*b*s*(x31)/x119))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x119 if x30 else 0) + 3*(b*h*s*(x31)*x43/x119 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x120 if x30 else 0) + (6*b*s*(x31)*x43/x119 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x119 + x45 + x44 + 4*L*b*h*s*(x31)/x120)
     x49 = x37 + x38 + x46 + x47 + x48
     x50 = c*t
     x51 = (G < x50)
@@ -23882,25 +24336,33 @@ def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x58 = (x57 == math.floor(x57))
     x59 = x58 and ((G == x56) or (d*p == 1))
     x60 = (t/(x56) if x59 else 1)
-    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/(c*d*p*t) if x51 else 2*L*b*h*s*(x52)/(c*d*p*t))
-    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/(c*d*p*t) if x51 else 0)
-    x63 = 2*gamma*L*b*h*s*(x52)/(c*d*p*t)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x120 if x51 else 2*L*b*h*s*(x52)/x120)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x120 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x120
     x64 = x54 + x55 + x61 + x62 + x63
     x67 = s**2
     x68 = 2*h + x16
-    x69 = L*(4*b*h*x67/(d*m) + 2*b*h*s*(x68)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x70 = ((x69)/(c*t) - 4*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
-    x71 = (2*(x69)/(c*t) - 8*L*b*h*x67/(c*d*m*p*t))/(eta*peak)
+    x121 = d*m
+    x69 = L*(4*b*h*x67/x121 + 2*b*h*s*(x68)/x121 + 4*F*b*h*s/x121)/p + 2*V*b*h*s/x121
+    x122 = c*t
+    x123 = c*d*m*p*t
+    x124 = eta*peak
+    x70 = ((x69)/x122 - 4*L*b*h*x67/x123)/x124
+    x71 = (2*(x69)/x122 - 8*L*b*h*x67/x123)/x124
     x72 = b*h*s/(c*d*m)
-    x73 = V*h/t + x72 + V*b*s/(c*d*m*t)
-    x74 = x15/t + x72 + b*h*s/(c*d*m*t)
-    x75 = h*(x17)/t + x72 + b*s*(x17)/(c*d*m*t)
-    x76 = F*h/t + x72 + F*b*s/(c*d*m*t)
-    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/(eta*peak)
-    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/(eta*peak)
-    x79 = 52*V*b*s/(hbm*c*d*m*t)
-    x81 = 7*L*b*h*x67/(eta_attn*peak*c*d*m*p*t)
-    x82 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x125 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x125
+    x74 = x15/t + x72 + b*h*s/x125
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x125
+    x76 = F*h/t + x72 + F*b*s/x125
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x124
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x124
+    x126 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x126
+    x127 = eta_attn*peak*c*d*m*p*t
+    x81 = 7*L*b*h*x67/x127
+    x128 = hbm*c*d*m*p*t
+    x82 = 34*kappa*L*b*h*s/x128
     x83 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x82
     x84 = (G < x22)
     x85 = -1 + c*d
@@ -23916,25 +24378,25 @@ def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x95 = -G*(-1 + math.ceil(c*d*t/G)) + x22
     x96 = x58 and ((G == x95) or x1)
     x97 = (t/(x95) if x96 else 1)
-    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/(c*d) if x84 else (x85)*x11/(c*d))
+    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/x117 if x84 else (x85)*x11/x117)
     x99 = 3*beta*x98
-    x100 = ((x85)*x11*x97/(c*d) if x84 else 0)
+    x100 = ((x85)*x11*x97/x117 if x84 else 0)
     x101 = 3*beta_inter*x100
     x102 = gamma*V*h*x2/t
-    x103 = 2*gamma*(x85)*x11/(c*d)
-    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x67/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x103 = 2*gamma*(x85)*x11/x117
+    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x126 + 5*L*b*h*x67/x127 + (68/3)*kappa*L*b*h*s/x128))
     x105 = x5 + x7 + x14 + (-1 + m + p)*(x83) + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104
     x106 = alpha*(2*x86 + x4)
     x107 = alpha_inter*(2*x88 + x6)
     x108 = beta*(2*x91 + 3*x98)
     x109 = beta_inter*(2*x93 + 3*x100)
-    x110 = gamma*(x90 + 2*(x85)*x11/(c*d))
+    x110 = gamma*(x90 + 2*(x85)*x11/x117)
     x112 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s) + 6*V*b*h*s
     x113 = (x112)/(peak*c*d*p*t*(x105))
-    x114 = 12*x11/(c*d)
-    x115 = 6*V*b*s/(c*d*m*t)
-    x116 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), x113, x113, x112, x112, 6*x11 + x114 + (x115 + x116 if x1 else max(x116, x115 + 34*L*b*h*s/(c*d*m*p*t))), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x114, x116, x115, 0,)
+    x114 = 12*x11/x117
+    x115 = 6*V*b*s/x125
+    x116 = 34*L*b*h*s*min(m, p)/x123
+    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), x113, x113, x112, x112, 6*x11 + x114 + (x115 + x116 if x1 else max(x116, x115 + 34*L*b*h*s/x123)), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x114, x116, x115, 0,)
 
 
 def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23950,24 +24412,29 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x152 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x152 if x17 else (x2)*x16/x152)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x153 = e*t
+    x21 = G/x153
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x154 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x153 if x22 else 1))*x23/x154 if x17 else Phi_E*(x20)/x154)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x152 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x154 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x152 + 2*Phi_E*(x20)/x154)
+    x155 = e*p*t
+    x33 = (16*x16 + 30*x16/x152 + 16*Phi_E/x155 + 30*Phi_E/x154)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x156 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x156 + 6*L*h*(x35)/x156 + 18*F*h*(x36)/x156 + 18*E_s*F_e*L_moe*h/x156 + 18*E*F_e*L_moe*h/x155)/hbm
     x39 = e*t
     x40 = x39 - G*(-1 + math.ceil(e*t/G))
     x41 = (G == x40) or (c*d*p/e == 1)
@@ -23981,8 +24448,9 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x42
     x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
     x51 = (1/(x40) if x41 else 1)
-    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/(c*d*e*p*t) if x44 else L_moe*b*h*k*s*(x45)/(c*d*e*p*t)))
-    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/(c*d*e*p*t) if x44 else 0))
+    x157 = c*d*e*p*t
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x157 if x44 else L_moe*b*h*k*s*(x45)/x157))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x157 if x44 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -23990,7 +24458,8 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d*t)
+    x158 = c*d*t
+    x61 = b*h*s*x56/x158
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -24009,11 +24478,11 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = b*h*s*(x66)*x67/(c*d*t)
-    x81 = b*h*s*(x66)/(c*d*t)
-    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/(c*d*t) if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/(c*d*t) if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/(c*d*p*t) if x65 else L_moe*b*h*k*s*(x66)/(c*d*p*t)) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/(c*d*t) if x65 else b*h*s*(x66)*(x71)/(c*d*t)) + (6*b*s*(x66)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x66)/(c*d*t)))
-    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/(c*d*t) if x65 else 0) + 3*(b*h*s*(x66)*x79/(c*d*t) if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/(c*d*p*t) if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x66)*x79/(c*d*t) if x65 else 0))
-    x84 = gamma*(3*b*s*(x66)/(c*d*t) + x81 + x80 + 2*b*h*s*(x66)*(x71)/(c*d*t) + 2*L_moe*b*h*k*s*(x66)/(c*d*p*t))
+    x80 = b*h*s*(x66)*x67/x158
+    x81 = b*h*s*(x66)/x158
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x158 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x158 if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/x154 if x65 else L_moe*b*h*k*s*(x66)/x154) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/x158 if x65 else b*h*s*(x66)*(x71)/x158) + (6*b*s*(x66)*(x78)*x79/x158 if x65 else 6*b*s*(x66)/x158))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x158 if x65 else 0) + 3*(b*h*s*(x66)*x79/x158 if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/x154 if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/x158 if x65 else 0) + (6*b*s*(x66)*x79/x158 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x158 + x81 + x80 + 2*b*h*s*(x66)*(x71)/x158 + 2*L_moe*b*h*k*s*(x66)/x154)
     x85 = x74 + x75 + x82 + x83 + x84
     x86 = c*t
     x87 = (G < x86)
@@ -24024,37 +24493,47 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x92 = x86 - G*(-1 + math.ceil(c*t/G))
     x93 = x8 and ((G == x92) or (d*p == 1))
     x94 = (t/(x92) if x93 else 1)
-    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/(c*d*p*t) if x87 else 2*L*b*h_kv*s*(x88)/(c*d*p*t))
-    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/(c*d*p*t) if x87 else 0)
-    x97 = 2*gamma*L*b*h_kv*s*(x88)/(c*d*p*t)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x154 if x87 else 2*L*b*h_kv*s*(x88)/x154)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x154 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x154
     x98 = x90 + x91 + x95 + x96 + x97
     x101 = s**2
-    x102 = 4*b*h_q*x101/(d*m)
+    x159 = d*m
+    x102 = 4*b*h_q*x101/x159
     x103 = x34 + 2*h_q
-    x104 = 2*b*h*s*(x103)/(d*m)
+    x104 = 2*b*h*s*(x103)/x159
     x105 = E_s + k
-    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/(d*m)) + (x36)*(x102 + x104 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x107 = ((x106)/(c*t) - 4*L*b*h_q*x101/(c*d*m*p*t))/(eta*peak)
-    x108 = (2*(x106)/(c*t) - 8*L*b*h_q*x101/(c*d*m*p*t))/(eta*peak)
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x159) + (x36)*(x102 + x104 + 6*F*b*h*s/x159))/p + 2*V*b*h*s/x159
+    x160 = c*t
+    x161 = c*d*m*p*t
+    x162 = eta*peak
+    x107 = ((x106)/x160 - 4*L*b*h_q*x101/x161)/x162
+    x108 = (2*(x106)/x160 - 8*L*b*h_q*x101/x161)/x162
     x109 = b*h*s/(c*d*m)
-    x110 = V*h/t + x109 + V*b*s/(c*d*m*t)
-    x111 = h*h_q/t + x109 + b*h_q*s/(c*d*m*t)
-    x112 = h*(x35)/t + x109 + b*s*(x35)/(c*d*m*t)
-    x113 = F*h/t + x109 + F*b*s/(c*d*m*t)
-    x114 = 2*F*h/t + x109 + 2*F*b*s/(c*d*m*t)
+    x163 = c*d*m*t
+    x110 = V*h/t + x109 + V*b*s/x163
+    x111 = h*h_q/t + x109 + b*h_q*s/x163
+    x112 = h*(x35)/t + x109 + b*s*(x35)/x163
+    x113 = F*h/t + x109 + F*b*s/x163
+    x114 = 2*F*h/t + x109 + 2*F*b*s/x163
     x115 = F_e*h/t
-    x116 = x115 + x109 + F_e*b*s/(c*d*m*t)
+    x116 = x115 + x109 + F_e*b*s/x163
     x117 = 2*F_e*h/t
-    x118 = x117 + x109 + 2*F_e*b*s/(c*d*m*t)
+    x118 = x117 + x109 + 2*F_e*b*s/x163
     x120 = b*e*h*k*s/(E*c*d*m)
-    x121 = x115 + x120 + F_e*b*e*k*s/(E*c*d*m*t)
-    x122 = x117 + x120 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/(e*p) + 2*w_half_expert*E*L_moe*(x122)/(e*p))/(eta*peak)
-    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/(e*p) + 4*w_half_expert*E*L_moe*(x122)/(e*p))/(eta*peak)
-    x125 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x126 = kappa*L*(x125)/(hbm*p)
-    x127 = 52*V*b*s/(hbm*c*d*m*t)
-    x129 = 7*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)
+    x164 = E*c*d*m*t
+    x121 = x115 + x120 + F_e*b*e*k*s/x164
+    x122 = x117 + x120 + 2*F_e*b*e*k*s/x164
+    x165 = e*p
+    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/x165 + 2*w_half_expert*E*L_moe*(x122)/x165)/x162
+    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/x165 + 4*w_half_expert*E*L_moe*(x122)/x165)/x162
+    x125 = 34*b*h*s/x163 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x166 = hbm*p
+    x126 = kappa*L*(x125)/x166
+    x167 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x167
+    x168 = eta_attn*peak*c*d*m*p*t
+    x129 = 7*L*b*h_q*x101/x168
     x130 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x107 + x108 + x123 + x124 + x126 + x127 + x129
     x131 = (0 if x17 else x2)
     x132 = (0 if x17 else x20)
@@ -24062,7 +24541,7 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x134 = (x2 if x17 else 0)
     x135 = (x20 if x17 else 0)
     x136 = 2*alpha_inter*(x134 + x135)
-    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)))
+    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/x166 + 14*V*b*s/x167 + 5*L*b*h_q*x101/x168))
     x138 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x130) + x133 + x136 + x137
     x139 = alpha*(2*x131 + 2*x132)
     x140 = alpha_inter*(2*x134 + 2*x135)
@@ -24072,21 +24551,23 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x145 = 2*b*h*s*(x103)
     x146 = 3*L_moe*(x144 + x145 + 6*F_e*b*h*s*(x105)) + 3*(x36)*(x144 + x145 + 6*F*b*h*s) + 6*V*b*h*s
     x147 = (x146)/(peak*c*d*p*t*(x138))
-    x148 = 12*x16/(c*d)
-    x149 = 12*Phi_E/(c*d*p*t)
+    x148 = 12*x16/x152
+    x149 = 12*Phi_E/x154
     x150 = L*(x125)*min(m, p)/p
-    x151 = 6*V*b*s/(c*d*m*t)
-    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), x147, x147, x146, x146, 6*x16 + x148 + 6*Phi_E/(e*p*t) + x149 + (x150 + x151 if x9 else max(x150, L*(x125)/p + x151)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x148 + x149, x150, x151, 0,)
+    x151 = 6*V*b*s/x163
+    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), x147, x147, x146, x146, 6*x16 + x148 + 6*Phi_E/x155 + x149 + (x150 + x151 if x9 else max(x150, L*(x125)/p + x151)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/x155, 4*x16 + 4*Phi_E/x155, x148 + x149, x150, x151, 0,)
 
 
 def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x100 = c*d
+    x7 = (16*x4 + 30*x4/x100)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x101 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x101 + 6*L*h*(x10)/x101 + 18*F*L*h/x101)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -24094,7 +24575,7 @@ def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d)
+    x20 = b*h*s*x14/x100
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -24112,10 +24593,12 @@ def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x36 = (G == x35) or (c*d*p == 1)
     x37 = -1 + (x35 if x36 else 1)
     x38 = (1/(x35) if x36 else 1)
-    x39 = 4*L*b*h*s*(x33)/(c*d*p*t)
-    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/(c*d*p*t) if x24 else x39) + (6*b*s*(x33)*(x37)*x38/(c*d*t) if x24 else 6*b*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x38/(c*d*t) if x24 else 2*b*h*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x29*x38/(c*d*t) if x24 else 2*b*h*s*(x33)*x29/(c*d*t)))
-    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/(c*d*p*t) if x24 else 0) + (6*b*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x29*x38/(c*d*t) if x24 else 0))
-    x42 = gamma*(3*b*s*(x33)/(c*d*t) + b*h*s*(x33)/(c*d*t) + b*h*s*(x33)*x29/(c*d*t) + x39)
+    x102 = c*d*p*t
+    x39 = 4*L*b*h*s*(x33)/x102
+    x103 = c*d*t
+    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/x102 if x24 else x39) + (6*b*s*(x33)*(x37)*x38/x103 if x24 else 6*b*s*(x33)/x103) + (2*b*h*s*(x33)*(x37)*x38/x103 if x24 else 2*b*h*s*(x33)/x103) + (2*b*h*s*(x33)*(x37)*x29*x38/x103 if x24 else 2*b*h*s*(x33)*x29/x103))
+    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/x102 if x24 else 0) + (6*b*s*(x33)*x38/x103 if x24 else 0) + (2*b*h*s*(x33)*x38/x103 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x103 if x24 else 0))
+    x42 = gamma*(3*b*s*(x33)/x103 + b*h*s*(x33)/x103 + b*h*s*(x33)*x29/x103 + x39)
     x43 = x31 + x32 + x40 + x41 + x42
     x44 = c*t
     x45 = (G < x44)
@@ -24128,27 +24611,35 @@ def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x52 = (x51 == math.floor(x51))
     x53 = x52 and ((G == x50) or (d*p == 1))
     x54 = (t/(x50) if x53 else 1)
-    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/(c*d*p*t) if x45 else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/(c*d*p*t) if x45 else 0)
-    x57 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x102 if x45 else 2*L*b*h_kv*s*(x46)/x102)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x102 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x102
     x58 = x48 + x49 + x55 + x56 + x57
     x61 = s**2
     x62 = 2*h + x9
-    x63 = L*(4*b*h*x61/(d*m) + 2*b*h*s*(x62)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x64 = ((x63)/(c*t) - 4*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
-    x65 = (2*(x63)/(c*t) - 8*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
+    x104 = d*m
+    x63 = L*(4*b*h*x61/x104 + 2*b*h*s*(x62)/x104 + 6*F*b*h*s/x104)/p + 2*V*b*h*s/x104
+    x105 = c*t
+    x106 = c*d*m*p*t
+    x107 = eta*peak
+    x64 = ((x63)/x105 - 4*L*b*h*x61/x106)/x107
+    x65 = (2*(x63)/x105 - 8*L*b*h*x61/x106)/x107
     x66 = b*h*s/(c*d*m)
-    x67 = V*h/t + x66 + V*b*s/(c*d*m*t)
-    x68 = x8/t + x66 + b*h*s/(c*d*m*t)
-    x69 = F*h/t + x66 + F*b*s/(c*d*m*t)
-    x70 = h*(x10)/t + x66 + b*s*(x10)/(c*d*m*t)
-    x71 = 2*F*h/t + x66 + 2*F*b*s/(c*d*m*t)
-    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/(eta*peak)
-    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/(eta*peak)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
+    x108 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x108
+    x68 = x8/t + x66 + b*h*s/x108
+    x69 = F*h/t + x66 + F*b*s/x108
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x108
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x108
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x107
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x107
+    x109 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x109
     x75 = 10 + 24/t
-    x76 = kappa*L*b*h*s*(x75)/(hbm*c*d*m*p)
-    x78 = 9*L*b*h*x61/(eta_attn*peak*c*d*m*p*t)
+    x110 = hbm*c*d*m*p
+    x76 = kappa*L*b*h*s*(x75)/x110
+    x111 = eta_attn*peak*c*d*m*p*t
+    x78 = 9*L*b*h*x61/x111
     x79 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x78
     x80 = (G < x16)
     x81 = -1 + c*d
@@ -24157,29 +24648,32 @@ def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x84 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x85 = x52 and ((G == x84) or x2)
     x86 = (t/(x84) if x85 else 1)
-    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/(c*d) if x80 else (x81)*x4/(c*d))
-    x88 = 3*beta_inter*((x81)*x4*x86/(c*d) if x80 else 0)
-    x89 = 2*gamma*(x81)*x4/(c*d)
-    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x61/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x75)/(hbm*c*d*m*p)))
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x100 if x80 else (x81)*x4/x100)
+    x88 = 3*beta_inter*((x81)*x4*x86/x100 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x100
+    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x109 + 7*L*b*h*x61/x111 + (2/3)*kappa*L*b*h*s*(x75)/x110))
     x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
     x93 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s)
     x94 = 6*V*b*h*s
     x95 = x93 + x94
     x96 = x93 + 4*L*b*h*x61 + x94
-    x97 = 12*x4/(c*d)
-    x98 = 6*V*b*s/(c*d*m*t)
-    x99 = L*b*h*s*(x75)*min(m, p)/(c*d*m*p)
-    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + L*b*h*s*(x75)/(c*d*m*p))), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
+    x97 = 12*x4/x100
+    x98 = 6*V*b*s/x108
+    x112 = c*d*m*p
+    x99 = L*b*h*s*(x75)*min(m, p)/x112
+    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + L*b*h*s*(x75)/x112)), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
 
 
 def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x99 = c*d
+    x7 = (16*x4 + 30*x4/x99)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x100 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x100 + 6*L*h*(x10)/x100 + 18*F*L*h/x100)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -24187,7 +24681,8 @@ def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d*t)
+    x101 = c*d*t
+    x20 = b*h*s*x14/x101
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -24204,11 +24699,12 @@ def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x35 = (G == x34) or (c*d*p == 1)
     x36 = -1 + (x34 if x35 else 1)
     x37 = (1/(x34) if x35 else 1)
-    x38 = b*h*s*(x25)*x26/(c*d*t)
-    x39 = b*h*s*(x25)/(c*d*t)
-    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/(c*d*t) if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/(c*d*t) if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/(c*d*p*t) if x24 else 2*L*b*h*s*(x25)/(c*d*p*t)) + (6*b*s*(x25)*(x36)*x37/(c*d*t) if x24 else 6*b*s*(x25)/(c*d*t)))
-    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/(c*d*t) if x24 else 0) + 3*(b*h*s*(x25)*x37/(c*d*t) if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/(c*d*p*t) if x24 else 0) + (6*b*s*(x25)*x37/(c*d*t) if x24 else 0))
-    x42 = gamma*(3*b*s*(x25)/(c*d*t) + x39 + x38 + 4*L*b*h*s*(x25)/(c*d*p*t))
+    x38 = b*h*s*(x25)*x26/x101
+    x39 = b*h*s*(x25)/x101
+    x102 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x101 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x101 if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/x102 if x24 else 2*L*b*h*s*(x25)/x102) + (6*b*s*(x25)*(x36)*x37/x101 if x24 else 6*b*s*(x25)/x101))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x101 if x24 else 0) + 3*(b*h*s*(x25)*x37/x101 if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/x102 if x24 else 0) + (6*b*s*(x25)*x37/x101 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x101 + x39 + x38 + 4*L*b*h*s*(x25)/x102)
     x43 = x31 + x32 + x40 + x41 + x42
     x44 = c*t
     x45 = (G < x44)
@@ -24221,26 +24717,34 @@ def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x52 = (x51 == math.floor(x51))
     x53 = x52 and ((G == x50) or (d*p == 1))
     x54 = (t/(x50) if x53 else 1)
-    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/(c*d*p*t) if x45 else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/(c*d*p*t) if x45 else 0)
-    x57 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x102 if x45 else 2*L*b*h_kv*s*(x46)/x102)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x102 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x102
     x58 = x48 + x49 + x55 + x56 + x57
     x61 = s**2
     x62 = 2*h + x9
-    x63 = L*(4*b*h*x61/(d*m) + 2*b*h*s*(x62)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x64 = ((x63)/(c*t) - 4*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
-    x65 = (2*(x63)/(c*t) - 8*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
+    x103 = d*m
+    x63 = L*(4*b*h*x61/x103 + 2*b*h*s*(x62)/x103 + 6*F*b*h*s/x103)/p + 2*V*b*h*s/x103
+    x104 = c*t
+    x105 = c*d*m*p*t
+    x106 = eta*peak
+    x64 = ((x63)/x104 - 4*L*b*h*x61/x105)/x106
+    x65 = (2*(x63)/x104 - 8*L*b*h*x61/x105)/x106
     x66 = b*h*s/(c*d*m)
-    x67 = V*h/t + x66 + V*b*s/(c*d*m*t)
-    x68 = x8/t + x66 + b*h*s/(c*d*m*t)
-    x69 = F*h/t + x66 + F*b*s/(c*d*m*t)
-    x70 = h*(x10)/t + x66 + b*s*(x10)/(c*d*m*t)
-    x71 = 2*F*h/t + x66 + 2*F*b*s/(c*d*m*t)
-    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/(eta*peak)
-    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/(eta*peak)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
-    x76 = 9*L*b*h*x61/(eta_attn*peak*c*d*m*p*t)
-    x77 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x107 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x107
+    x68 = x8/t + x66 + b*h*s/x107
+    x69 = F*h/t + x66 + F*b*s/x107
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x107
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x107
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x106
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x106
+    x108 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x108
+    x109 = eta_attn*peak*c*d*m*p*t
+    x76 = 9*L*b*h*x61/x109
+    x110 = hbm*c*d*m*p*t
+    x77 = 34*kappa*L*b*h*s/x110
     x78 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x77
     x79 = (G < x16)
     x80 = -1 + c*d
@@ -24249,19 +24753,19 @@ def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x83 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x84 = x52 and ((G == x83) or x2)
     x85 = (t/(x83) if x84 else 1)
-    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/(c*d) if x79 else (x80)*x4/(c*d))
-    x87 = 3*beta_inter*((x80)*x4*x85/(c*d) if x79 else 0)
-    x88 = 2*gamma*(x80)*x4/(c*d)
-    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x61/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/x99 if x79 else (x80)*x4/x99)
+    x87 = 3*beta_inter*((x80)*x4*x85/x99 if x79 else 0)
+    x88 = 2*gamma*(x80)*x4/x99
+    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x108 + 7*L*b*h*x61/x109 + (68/3)*kappa*L*b*h*s/x110))
     x90 = x7 + (-1 + m + p)*(x78) + x81 + x82 + x86 + x87 + x88 + x89
     x92 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s)
     x93 = 6*V*b*h*s
     x94 = x92 + x93
     x95 = x92 + 4*L*b*h*x61 + x93
-    x96 = 12*x4/(c*d)
-    x97 = 6*V*b*s/(c*d*m*t)
-    x98 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), (x94)/(peak*c*d*p*t*(x90)), (x95)/(peak*c*d*p*t*(x90)), x94, x95, 6*x4 + x96 + (x97 + x98 if x2 else max(x98, x97 + 34*L*b*h*s/(c*d*m*p*t))), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x96, x98, x97, 0,)
+    x96 = 12*x4/x99
+    x97 = 6*V*b*s/x107
+    x98 = 34*L*b*h*s*min(m, p)/x105
+    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), (x94)/(peak*c*d*p*t*(x90)), (x95)/(peak*c*d*p*t*(x90)), x94, x95, 6*x4 + x96 + (x97 + x98 if x2 else max(x98, x97 + 34*L*b*h*s/x105)), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x96, x98, x97, 0,)
 
 
 def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -24277,25 +24781,30 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x153 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x153 if x17 else (x2)*x16/x153)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x154 = e*t
+    x21 = G/x154
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x155 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x154 if x22 else 1))*x23/x155 if x17 else Phi_E*(x20)/x155)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x153 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x155 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x153 + 2*Phi_E*(x20)/x155)
+    x156 = e*p*t
+    x33 = (16*x16 + 30*x16/x153 + 16*Phi_E/x156 + 30*Phi_E/x155)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x157 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x157 + 6*L*h*(x36)/x157 + 18*F*h*(x37)/x157 + 18*E_s*F_e*L_moe*h/x157 + 18*E*F_e*L_moe*h/x156)/hbm
     x40 = e*t
     x41 = x40 - G*(-1 + math.ceil(e*t/G))
     x42 = (G == x41) or (c*d*p/e == 1)
@@ -24309,8 +24818,9 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x43
     x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
     x52 = (1/(x41) if x42 else 1)
-    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p) if x45 else L_moe*b*h*k*s*(x46)/(c*d*e*p)))
-    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/(c*d*e*p) if x45 else 0))
+    x158 = c*d*e*p
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x158 if x45 else L_moe*b*h*k*s*(x46)/x158))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x158 if x45 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -24318,7 +24828,7 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d)
+    x62 = b*h*s*x57/x153
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -24337,10 +24847,11 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = 2*b*h*s*(x76)*(x68)/(c*d*t)
-    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/(c*d*t) if x66 else x81) + (6*b*s*(x76)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x80/(c*d*t) if x66 else 2*b*h*s*(x76)/(c*d*t)) + (2*b*h*s*(x76)*(x79)*x72*x80/(c*d*t) if x66 else 2*b*h*s*(x76)*x72/(c*d*t)))
-    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x80/(c*d*t) if x66 else 0) + (2*b*h*s*(x76)*x72*x80/(c*d*t) if x66 else 0))
-    x84 = gamma*(3*b*s*(x76)/(c*d*t) + b*h*s*(x76)/(c*d*t) + b*h*s*(x76)*x72/(c*d*t) + x81)
+    x159 = c*d*t
+    x81 = 2*b*h*s*(x76)*(x68)/x159
+    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/x159 if x66 else x81) + (6*b*s*(x76)*(x79)*x80/x159 if x66 else 6*b*s*(x76)/x159) + (2*b*h*s*(x76)*(x79)*x80/x159 if x66 else 2*b*h*s*(x76)/x159) + (2*b*h*s*(x76)*(x79)*x72*x80/x159 if x66 else 2*b*h*s*(x76)*x72/x159))
+    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/x159 if x66 else 0) + (6*b*s*(x76)*x80/x159 if x66 else 0) + (2*b*h*s*(x76)*x80/x159 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x159 if x66 else 0))
+    x84 = gamma*(3*b*s*(x76)/x159 + b*h*s*(x76)/x159 + b*h*s*(x76)*x72/x159 + x81)
     x85 = x74 + x75 + x82 + x83 + x84
     x86 = c*t
     x87 = (G < x86)
@@ -24351,38 +24862,49 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x92 = x86 - G*(-1 + math.ceil(c*t/G))
     x93 = x8 and ((G == x92) or (d*p == 1))
     x94 = (t/(x92) if x93 else 1)
-    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/(c*d*p*t) if x87 else 2*L*b*h_kv*s*(x88)/(c*d*p*t))
-    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/(c*d*p*t) if x87 else 0)
-    x97 = 2*gamma*L*b*h_kv*s*(x88)/(c*d*p*t)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x155 if x87 else 2*L*b*h_kv*s*(x88)/x155)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x155 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x155
     x98 = x90 + x91 + x95 + x96 + x97
     x101 = s**2
-    x102 = 4*b*h*x101/(d*m)
+    x160 = d*m
+    x102 = 4*b*h*x101/x160
     x103 = 2*h
     x104 = x103 + x35
-    x105 = 2*b*h*s*(x104)/(d*m)
+    x105 = 2*b*h*s*(x104)/x160
     x106 = E_s + k
-    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/(d*m)) + (x37)*(x102 + x105 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x108 = ((x107)/(c*t) - 4*L*b*h*x101/(c*d*m*p*t))/(eta*peak)
-    x109 = (2*(x107)/(c*t) - 8*L*b*h*x101/(c*d*m*p*t))/(eta*peak)
-    x110 = b*h*s/(c*d*m)
-    x111 = V*h/t + x110 + V*b*s/(c*d*m*t)
-    x112 = x34/t + x110 + b*h*s/(c*d*m*t)
-    x113 = h*(x36)/t + x110 + b*s*(x36)/(c*d*m*t)
-    x114 = F*h/t + x110 + F*b*s/(c*d*m*t)
-    x115 = 2*F*h/t + x110 + 2*F*b*s/(c*d*m*t)
+    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/x160) + (x37)*(x102 + x105 + 6*F*b*h*s/x160))/p + 2*V*b*h*s/x160
+    x161 = c*t
+    x162 = c*d*m*p*t
+    x163 = eta*peak
+    x108 = ((x107)/x161 - 4*L*b*h*x101/x162)/x163
+    x109 = (2*(x107)/x161 - 8*L*b*h*x101/x162)/x163
+    x164 = c*d*m
+    x110 = b*h*s/x164
+    x165 = c*d*m*t
+    x111 = V*h/t + x110 + V*b*s/x165
+    x112 = x34/t + x110 + b*h*s/x165
+    x113 = h*(x36)/t + x110 + b*s*(x36)/x165
+    x114 = F*h/t + x110 + F*b*s/x165
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x165
     x116 = F_e*h/t
-    x117 = x116 + x110 + F_e*b*s/(c*d*m*t)
+    x117 = x116 + x110 + F_e*b*s/x165
     x118 = 2*F_e*h/t
-    x119 = x118 + x110 + 2*F_e*b*s/(c*d*m*t)
+    x119 = x118 + x110 + 2*F_e*b*s/x165
     x121 = b*e*h*k*s/(E*c*d*m)
-    x122 = x116 + x121 + F_e*b*e*k*s/(E*c*d*m*t)
-    x123 = x118 + x121 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/(e*p) + 2*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/(e*p) + 4*w_half_expert*E*L_moe*(x123)/(e*p))/(eta*peak)
-    x126 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
-    x127 = kappa*L*(x126)/(hbm*p)
-    x128 = 52*V*b*s/(hbm*c*d*m*t)
-    x130 = 7*L*b*h*x101/(eta_attn*peak*c*d*m*p*t)
+    x166 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x166
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x166
+    x167 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x167 + 2*w_half_expert*E*L_moe*(x123)/x167)/x163
+    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/x167 + 4*w_half_expert*E*L_moe*(x123)/x167)/x163
+    x126 = b*h*s*(10 + 24/t)/x164 + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x127 = kappa*L*(x126)/x168
+    x169 = hbm*c*d*m*t
+    x128 = 52*V*b*s/x169
+    x170 = eta_attn*peak*c*d*m*p*t
+    x130 = 7*L*b*h*x101/x170
     x131 = x38 + (x55)/m + (x65)/m + (x85)/m + (x98)/m + x108 + x109 + x124 + x125 + x127 + x128 + x130
     x132 = (0 if x17 else x2)
     x133 = (0 if x17 else x20)
@@ -24390,7 +24912,7 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x135 = (x2 if x17 else 0)
     x136 = (x20 if x17 else 0)
     x137 = 2*alpha_inter*(x135 + x136)
-    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x101/(eta_attn*peak*c*d*m*p*t)))
+    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/x168 + 14*V*b*s/x169 + 5*L*b*h*x101/x170))
     x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
     x140 = alpha*(2*x132 + 2*x133)
     x141 = alpha_inter*(2*x135 + 2*x136)
@@ -24400,21 +24922,23 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x146 = 2*b*h*s*(x104)
     x147 = 3*L_moe*(x145 + x146 + 6*F_e*b*h*s*(x106)) + 3*(x37)*(x145 + x146 + 6*F*b*h*s) + 6*V*b*h*s
     x148 = (x147)/(peak*c*d*p*t*(x139))
-    x149 = 12*x16/(c*d)
-    x150 = 12*Phi_E/(c*d*p*t)
+    x149 = 12*x16/x153
+    x150 = 12*Phi_E/x155
     x151 = L*(x126)*min(m, p)/p
-    x152 = 6*V*b*s/(c*d*m*t)
-    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), x148, x148, x147, x147, 6*x16 + x149 + 6*Phi_E/(e*p*t) + x150 + (x151 + x152 if x9 else max(x151, L*(x126)/p + x152)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x149 + x150, x151, x152, 0,)
+    x152 = 6*V*b*s/x165
+    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), x148, x148, x147, x147, 6*x16 + x149 + 6*Phi_E/x156 + x150 + (x151 + x152 if x9 else max(x151, L*(x126)/p + x152)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x156, 4*x16 + 4*Phi_E/x156, x149 + x150, x151, x152, 0,)
 
 
 def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x98 = c*d
+    x7 = (16*x4 + 30*x4/x98)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x99 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x99 + 6*L*h*(x10)/x99 + 18*F*L*h/x99)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -24422,7 +24946,7 @@ def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d)
+    x20 = b*h*s*x14/x98
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -24440,10 +24964,12 @@ def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x36 = (G == x35) or (c*d*p == 1)
     x37 = -1 + (x35 if x36 else 1)
     x38 = (1/(x35) if x36 else 1)
-    x39 = 4*L*b*h*s*(x33)/(c*d*p*t)
-    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/(c*d*p*t) if x24 else x39) + (6*b*s*(x33)*(x37)*x38/(c*d*t) if x24 else 6*b*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x38/(c*d*t) if x24 else 2*b*h*s*(x33)/(c*d*t)) + (2*b*h*s*(x33)*(x37)*x29*x38/(c*d*t) if x24 else 2*b*h*s*(x33)*x29/(c*d*t)))
-    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/(c*d*p*t) if x24 else 0) + (6*b*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x38/(c*d*t) if x24 else 0) + (2*b*h*s*(x33)*x29*x38/(c*d*t) if x24 else 0))
-    x42 = gamma*(3*b*s*(x33)/(c*d*t) + b*h*s*(x33)/(c*d*t) + b*h*s*(x33)*x29/(c*d*t) + x39)
+    x100 = c*d*p*t
+    x39 = 4*L*b*h*s*(x33)/x100
+    x101 = c*d*t
+    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/x100 if x24 else x39) + (6*b*s*(x33)*(x37)*x38/x101 if x24 else 6*b*s*(x33)/x101) + (2*b*h*s*(x33)*(x37)*x38/x101 if x24 else 2*b*h*s*(x33)/x101) + (2*b*h*s*(x33)*(x37)*x29*x38/x101 if x24 else 2*b*h*s*(x33)*x29/x101))
+    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/x100 if x24 else 0) + (6*b*s*(x33)*x38/x101 if x24 else 0) + (2*b*h*s*(x33)*x38/x101 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x101 if x24 else 0))
+    x42 = gamma*(3*b*s*(x33)/x101 + b*h*s*(x33)/x101 + b*h*s*(x33)*x29/x101 + x39)
     x43 = x31 + x32 + x40 + x41 + x42
     x44 = c*t
     x45 = (G < x44)
@@ -24456,27 +24982,35 @@ def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x52 = (x51 == math.floor(x51))
     x53 = x52 and ((G == x50) or (d*p == 1))
     x54 = (t/(x50) if x53 else 1)
-    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/(c*d*p*t) if x45 else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/(c*d*p*t) if x45 else 0)
-    x57 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x100 if x45 else 2*L*b*h_kv*s*(x46)/x100)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x100 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x100
     x58 = x48 + x49 + x55 + x56 + x57
     x61 = s**2
     x62 = 2*h + x9
-    x63 = L*(4*b*h*x61/(d*m) + 2*b*h*s*(x62)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x64 = ((x63)/(c*t) - 4*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
-    x65 = (2*(x63)/(c*t) - 8*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
+    x102 = d*m
+    x63 = L*(4*b*h*x61/x102 + 2*b*h*s*(x62)/x102 + 6*F*b*h*s/x102)/p + 2*V*b*h*s/x102
+    x103 = c*t
+    x104 = c*d*m*p*t
+    x105 = eta*peak
+    x64 = ((x63)/x103 - 4*L*b*h*x61/x104)/x105
+    x65 = (2*(x63)/x103 - 8*L*b*h*x61/x104)/x105
     x66 = b*h*s/(c*d*m)
-    x67 = V*h/t + x66 + V*b*s/(c*d*m*t)
-    x68 = x8/t + x66 + b*h*s/(c*d*m*t)
-    x69 = F*h/t + x66 + F*b*s/(c*d*m*t)
-    x70 = h*(x10)/t + x66 + b*s*(x10)/(c*d*m*t)
-    x71 = 2*F*h/t + x66 + 2*F*b*s/(c*d*m*t)
-    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/(eta*peak)
-    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/(eta*peak)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
+    x106 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x106
+    x68 = x8/t + x66 + b*h*s/x106
+    x69 = F*h/t + x66 + F*b*s/x106
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x106
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x106
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x105
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x105
+    x107 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x107
     x75 = 10 + 24/t
-    x76 = kappa*L*b*h*s*(x75)/(hbm*c*d*m*p)
-    x78 = 7*L*b*h*x61/(eta_attn*peak*c*d*m*p*t)
+    x108 = hbm*c*d*m*p
+    x76 = kappa*L*b*h*s*(x75)/x108
+    x109 = eta_attn*peak*c*d*m*p*t
+    x78 = 7*L*b*h*x61/x109
     x79 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x78
     x80 = (G < x16)
     x81 = -1 + c*d
@@ -24485,17 +25019,18 @@ def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x84 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x85 = x52 and ((G == x84) or x2)
     x86 = (t/(x84) if x85 else 1)
-    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/(c*d) if x80 else (x81)*x4/(c*d))
-    x88 = 3*beta_inter*((x81)*x4*x86/(c*d) if x80 else 0)
-    x89 = 2*gamma*(x81)*x4/(c*d)
-    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x61/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x75)/(hbm*c*d*m*p)))
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x98 if x80 else (x81)*x4/x98)
+    x88 = 3*beta_inter*((x81)*x4*x86/x98 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x98
+    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x107 + 5*L*b*h*x61/x109 + (2/3)*kappa*L*b*h*s*(x75)/x108))
     x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
     x93 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s) + 6*V*b*h*s
     x94 = (x93)/(peak*c*d*p*t*(x91))
-    x95 = 12*x4/(c*d)
-    x96 = 6*V*b*s/(c*d*m*t)
-    x97 = L*b*h*s*(x75)*min(m, p)/(c*d*m*p)
-    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), x94, x94, x93, x93, 6*x4 + x95 + (x96 + x97 if x2 else max(x97, x96 + L*b*h*s*(x75)/(c*d*m*p))), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x95, x97, x96, 0,)
+    x95 = 12*x4/x98
+    x96 = 6*V*b*s/x106
+    x110 = c*d*m*p
+    x97 = L*b*h*s*(x75)*min(m, p)/x110
+    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), x94, x94, x93, x93, 6*x4 + x95 + (x96 + x97 if x2 else max(x97, x96 + L*b*h*s*(x75)/x110)), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x95, x97, x96, 0,)
 
 
 def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -24511,25 +25046,30 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x155 = e*t
+    x21 = G/x155
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
     x34 = h**2
     x35 = 2*h_kv
     x36 = h + x35
     x37 = L - L_moe
-    x38 = (6*V*h/t + 6*L*x34/(p*t) + 6*L*h*(x36)/(p*t) + 18*F*h*(x37)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x158 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x158 + 6*L*h*(x36)/x158 + 18*F*h*(x37)/x158 + 18*E_s*F_e*L_moe*h/x158 + 18*E*F_e*L_moe*h/x157)/hbm
     x40 = e*t
     x41 = x40 - G*(-1 + math.ceil(e*t/G))
     x42 = (G == x41) or (c*d*p/e == 1)
@@ -24543,8 +25083,9 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x50 = e - x43
     x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
     x52 = (1/(x41) if x42 else 1)
-    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p*t) if x45 else L_moe*b*h*k*s*(x46)/(c*d*e*p*t)))
-    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/(c*d*e*p*t) if x45 else 0))
+    x159 = c*d*e*p*t
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x159 if x45 else L_moe*b*h*k*s*(x46)/x159))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x159 if x45 else 0))
     x55 = x49 + x51 + x53 + x54
     x56 = (G < c*d*p*t)
     x57 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -24552,7 +25093,8 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x59 = (G < 1 + x5)
     x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
     x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
-    x62 = b*h*s*x57/(c*d*t)
+    x160 = c*d*t
+    x62 = b*h*s*x57/x160
     x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
     x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
     x65 = x60 + x61 + x63 + x64
@@ -24571,11 +25113,11 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x78 = (G == x77) or (c*d*p == 1)
     x79 = -1 + (x77 if x78 else 1)
     x80 = (1/(x77) if x78 else 1)
-    x81 = b*h*s*(x67)*x68/(c*d*t)
-    x82 = b*h*s*(x67)/(c*d*t)
-    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/(c*d*t) if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/(c*d*t) if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/(c*d*p*t) if x66 else L_moe*b*h*k*s*(x67)/(c*d*p*t)) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/(c*d*t) if x66 else b*h*s*(x67)*(x72)/(c*d*t)) + (6*b*s*(x67)*(x79)*x80/(c*d*t) if x66 else 6*b*s*(x67)/(c*d*t)))
-    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/(c*d*t) if x66 else 0) + 3*(b*h*s*(x67)*x80/(c*d*t) if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/(c*d*p*t) if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/(c*d*t) if x66 else 0) + (6*b*s*(x67)*x80/(c*d*t) if x66 else 0))
-    x85 = gamma*(3*b*s*(x67)/(c*d*t) + x82 + x81 + 2*b*h*s*(x67)*(x72)/(c*d*t) + 2*L_moe*b*h*k*s*(x67)/(c*d*p*t))
+    x81 = b*h*s*(x67)*x68/x160
+    x82 = b*h*s*(x67)/x160
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x160 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x160 if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/x156 if x66 else L_moe*b*h*k*s*(x67)/x156) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/x160 if x66 else b*h*s*(x67)*(x72)/x160) + (6*b*s*(x67)*(x79)*x80/x160 if x66 else 6*b*s*(x67)/x160))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x160 if x66 else 0) + 3*(b*h*s*(x67)*x80/x160 if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/x156 if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/x160 if x66 else 0) + (6*b*s*(x67)*x80/x160 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x160 + x82 + x81 + 2*b*h*s*(x67)*(x72)/x160 + 2*L_moe*b*h*k*s*(x67)/x156)
     x86 = x75 + x76 + x83 + x84 + x85
     x87 = c*t
     x88 = (G < x87)
@@ -24586,38 +25128,48 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x93 = x87 - G*(-1 + math.ceil(c*t/G))
     x94 = x8 and ((G == x93) or (d*p == 1))
     x95 = (t/(x93) if x94 else 1)
-    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/(c*d*p*t) if x88 else 2*L*b*h_kv*s*(x89)/(c*d*p*t))
-    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/(c*d*p*t) if x88 else 0)
-    x98 = 2*gamma*L*b*h_kv*s*(x89)/(c*d*p*t)
+    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x156 if x88 else 2*L*b*h_kv*s*(x89)/x156)
+    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x156 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x156
     x99 = x91 + x92 + x96 + x97 + x98
     x102 = s**2
-    x103 = 4*b*h*x102/(d*m)
+    x161 = d*m
+    x103 = 4*b*h*x102/x161
     x104 = 2*h
     x105 = x104 + x35
-    x106 = 2*b*h*s*(x105)/(d*m)
+    x106 = 2*b*h*s*(x105)/x161
     x107 = E_s + k
-    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/(d*m)) + (x37)*(x103 + x106 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x109 = ((x108)/(c*t) - 4*L*b*h*x102/(c*d*m*p*t))/(eta*peak)
-    x110 = (2*(x108)/(c*t) - 8*L*b*h*x102/(c*d*m*p*t))/(eta*peak)
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x161) + (x37)*(x103 + x106 + 6*F*b*h*s/x161))/p + 2*V*b*h*s/x161
+    x162 = c*t
+    x163 = c*d*m*p*t
+    x164 = eta*peak
+    x109 = ((x108)/x162 - 4*L*b*h*x102/x163)/x164
+    x110 = (2*(x108)/x162 - 8*L*b*h*x102/x163)/x164
     x111 = b*h*s/(c*d*m)
-    x112 = V*h/t + x111 + V*b*s/(c*d*m*t)
-    x113 = x34/t + x111 + b*h*s/(c*d*m*t)
-    x114 = h*(x36)/t + x111 + b*s*(x36)/(c*d*m*t)
-    x115 = F*h/t + x111 + F*b*s/(c*d*m*t)
-    x116 = 2*F*h/t + x111 + 2*F*b*s/(c*d*m*t)
+    x165 = c*d*m*t
+    x112 = V*h/t + x111 + V*b*s/x165
+    x113 = x34/t + x111 + b*h*s/x165
+    x114 = h*(x36)/t + x111 + b*s*(x36)/x165
+    x115 = F*h/t + x111 + F*b*s/x165
+    x116 = 2*F*h/t + x111 + 2*F*b*s/x165
     x117 = F_e*h/t
-    x118 = x117 + x111 + F_e*b*s/(c*d*m*t)
+    x118 = x117 + x111 + F_e*b*s/x165
     x119 = 2*F_e*h/t
-    x120 = x119 + x111 + 2*F_e*b*s/(c*d*m*t)
+    x120 = x119 + x111 + 2*F_e*b*s/x165
     x122 = b*e*h*k*s/(E*c*d*m)
-    x123 = x117 + x122 + F_e*b*e*k*s/(E*c*d*m*t)
-    x124 = x119 + x122 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/(e*p) + 2*w_half_expert*E*L_moe*(x124)/(e*p))/(eta*peak)
-    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/(e*p) + 4*w_half_expert*E*L_moe*(x124)/(e*p))/(eta*peak)
-    x127 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
-    x128 = kappa*L*(x127)/(hbm*p)
-    x129 = 52*V*b*s/(hbm*c*d*m*t)
-    x131 = 7*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)
+    x166 = E*c*d*m*t
+    x123 = x117 + x122 + F_e*b*e*k*s/x166
+    x124 = x119 + x122 + 2*F_e*b*e*k*s/x166
+    x167 = e*p
+    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/x167 + 2*w_half_expert*E*L_moe*(x124)/x167)/x164
+    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/x167 + 4*w_half_expert*E*L_moe*(x124)/x167)/x164
+    x127 = 34*b*h*s/x165 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x128 = kappa*L*(x127)/x168
+    x169 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x169
+    x170 = eta_attn*peak*c*d*m*p*t
+    x131 = 7*L*b*h*x102/x170
     x132 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x109 + x110 + x125 + x126 + x128 + x129 + x131
     x133 = (0 if x17 else x2)
     x134 = (0 if x17 else x20)
@@ -24625,7 +25177,7 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x136 = (x2 if x17 else 0)
     x137 = (x20 if x17 else 0)
     x138 = 2*alpha_inter*(x136 + x137)
-    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x102/(eta_attn*peak*c*d*m*p*t)))
+    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/x168 + 14*V*b*s/x169 + 5*L*b*h*x102/x170))
     x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
     x141 = alpha*(2*x133 + 2*x134)
     x142 = alpha_inter*(2*x136 + 2*x137)
@@ -24635,21 +25187,23 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x147 = 2*b*h*s*(x105)
     x148 = 3*L_moe*(x146 + x147 + 6*F_e*b*h*s*(x107)) + 3*(x37)*(x146 + x147 + 6*F*b*h*s) + 6*V*b*h*s
     x149 = (x148)/(peak*c*d*p*t*(x140))
-    x150 = 12*x16/(c*d)
-    x151 = 12*Phi_E/(c*d*p*t)
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
     x152 = L*(x127)*min(m, p)/p
-    x153 = 6*V*b*s/(c*d*m*t)
-    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), x149, x149, x148, x148, 6*x16 + x150 + 6*Phi_E/(e*p*t) + x151 + (x152 + x153 if x9 else max(x152, L*(x127)/p + x153)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x150 + x151, x152, x153, 0,)
+    x153 = 6*V*b*s/x165
+    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), x149, x149, x148, x148, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x127)/p + x153)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
 
 
 def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x2 = (p == 1)
     x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
-    x7 = (16*x4 + 30*x4/(c*d))/hbm
+    x104 = c*d
+    x7 = (16*x4 + 30*x4/x104)/hbm
     x8 = h**2
     x9 = 2*h_kv
     x10 = h + x9
-    x11 = (6*V*h/t + 6*L*x8/(p*t) + 6*L*h*(x10)/(p*t) + 18*F*L*h/(p*t))/hbm
+    x105 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x105 + 6*L*h*(x10)/x105 + 18*F*L*h/x105)/hbm
     x13 = (G < c*d*p*t)
     x14 = (0 if x2 else (1/2 if (p == 2) else 1))
     x15 = m*x14
@@ -24657,7 +25211,8 @@ def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x17 = (G < 1 + x16)
     x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
     x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
-    x20 = b*h*s*x14/(c*d*t)
+    x106 = c*d*t
+    x20 = b*h*s*x14/x106
     x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
     x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
     x23 = x18 + x19 + x21 + x22
@@ -24674,11 +25229,12 @@ def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x35 = (G == x34) or (c*d*p == 1)
     x36 = -1 + (x34 if x35 else 1)
     x37 = (1/(x34) if x35 else 1)
-    x38 = b*h*s*(x25)*x26/(c*d*t)
-    x39 = b*h*s*(x25)/(c*d*t)
-    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/(c*d*t) if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/(c*d*t) if x24 else x39) + 7*(2*L*b*h*s*(x25)*(x36)*x37/(c*d*p*t) if x24 else 2*L*b*h*s*(x25)/(c*d*p*t)) + (6*b*s*(x25)*(x36)*x37/(c*d*t) if x24 else 6*b*s*(x25)/(c*d*t)))
-    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/(c*d*t) if x24 else 0) + 3*(b*h*s*(x25)*x37/(c*d*t) if x24 else 0) + 7*(2*L*b*h*s*(x25)*x37/(c*d*p*t) if x24 else 0) + (6*b*s*(x25)*x37/(c*d*t) if x24 else 0))
-    x42 = gamma*(3*b*s*(x25)/(c*d*t) + x39 + x38 + 6*L*b*h*s*(x25)/(c*d*p*t))
+    x38 = b*h*s*(x25)*x26/x106
+    x39 = b*h*s*(x25)/x106
+    x107 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x106 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x106 if x24 else x39) + 7*(2*L*b*h*s*(x25)*(x36)*x37/x107 if x24 else 2*L*b*h*s*(x25)/x107) + (6*b*s*(x25)*(x36)*x37/x106 if x24 else 6*b*s*(x25)/x106))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x106 if x24 else 0) + 3*(b*h*s*(x25)*x37/x106 if x24 else 0) + 7*(2*L*b*h*s*(x25)*x37/x107 if x24 else 0) + (6*b*s*(x25)*x37/x106 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x106 + x39 + x38 + 6*L*b*h*s*(x25)/x107)
     x43 = x31 + x32 + x40 + x41 + x42
     x44 = c*t
     x45 = (G < x44)
@@ -24691,29 +25247,37 @@ def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x52 = (x51 == math.floor(x51))
     x53 = x52 and ((G == x50) or (d*p == 1))
     x54 = (t/(x50) if x53 else 1)
-    x55 = 4*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/(c*d*p*t) if x45 else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x56 = 4*beta_inter*(2*L*b*h_kv*s*(x46)*x54/(c*d*p*t) if x45 else 0)
-    x57 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
+    x55 = 4*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x107 if x45 else 2*L*b*h_kv*s*(x46)/x107)
+    x56 = 4*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x107 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x107
     x58 = x48 + x49 + x55 + x56 + x57
     x61 = s**2
     x62 = 2*h + x9
-    x63 = L*(4*b*h*x61/(d*m) + 2*b*h*s*(x62)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x64 = (x63)/(c*t)
-    x65 = -4*L*b*h*x61/(c*d*m*p*t)
-    x66 = (x64 + x65)/(eta*peak)
-    x67 = (2*(x63)/(c*t) - 8*L*b*h*x61/(c*d*m*p*t))/(eta*peak)
-    x68 = (x64 - 2*V*b*h*s/(c*d*m*t) + x65)/(eta*peak)
+    x108 = d*m
+    x63 = L*(4*b*h*x61/x108 + 2*b*h*s*(x62)/x108 + 6*F*b*h*s/x108)/p + 2*V*b*h*s/x108
+    x109 = c*t
+    x64 = (x63)/x109
+    x110 = c*d*m*p*t
+    x65 = -4*L*b*h*x61/x110
+    x111 = eta*peak
+    x66 = (x64 + x65)/x111
+    x67 = (2*(x63)/x109 - 8*L*b*h*x61/x110)/x111
+    x112 = c*d*m*t
+    x68 = (x64 - 2*V*b*h*s/x112 + x65)/x111
     x69 = b*h*s/(c*d*m)
-    x70 = V*h/t + x69 + V*b*s/(c*d*m*t)
-    x71 = x8/t + x69 + b*h*s/(c*d*m*t)
-    x72 = F*h/t + x69 + F*b*s/(c*d*m*t)
-    x73 = h*(x10)/t + x69 + b*s*(x10)/(c*d*m*t)
-    x74 = 2*F*h/t + x69 + 2*F*b*s/(c*d*m*t)
-    x75 = (2*w_half*(x70) + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p + 2*w_half*L*(x74)/p)/(eta*peak)
-    x76 = (4*w_half*(x70) + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p + 6*w_half*L*(x74)/p)/(eta*peak)
-    x77 = 52*V*b*s/(hbm*c*d*m*t)
-    x79 = 9*L*b*h*x61/(eta_attn*peak*c*d*m*p*t)
-    x80 = (136/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)
+    x70 = V*h/t + x69 + V*b*s/x112
+    x71 = x8/t + x69 + b*h*s/x112
+    x72 = F*h/t + x69 + F*b*s/x112
+    x73 = h*(x10)/t + x69 + b*s*(x10)/x112
+    x74 = 2*F*h/t + x69 + 2*F*b*s/x112
+    x75 = (2*w_half*(x70) + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p + 2*w_half*L*(x74)/p)/x111
+    x76 = (4*w_half*(x70) + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p + 6*w_half*L*(x74)/p)/x111
+    x113 = hbm*c*d*m*t
+    x77 = 52*V*b*s/x113
+    x114 = eta_attn*peak*c*d*m*p*t
+    x79 = 9*L*b*h*x61/x114
+    x115 = hbm*c*d*m*p*t
+    x80 = (136/3)*kappa*L*b*h*s/x115
     x81 = x11 + (x23)/m + (x43)/m + (x58)/m + x66 + x67 + x68 + x75 + x76 + x77 + x79 + x80
     x82 = (G < x16)
     x83 = -1 + c*d
@@ -24722,21 +25286,21 @@ def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x86 = -G*(-1 + math.ceil(c*d*t/G)) + x16
     x87 = x52 and ((G == x86) or x2)
     x88 = (t/(x86) if x87 else 1)
-    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/(c*d) if x82 else (x83)*x4/(c*d))
-    x90 = 3*beta_inter*((x83)*x4*x88/(c*d) if x82 else 0)
-    x91 = 2*gamma*(x83)*x4/(c*d)
-    x92 = max(0, -m*(x11 + x67 + x68 + x76 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x61/(eta_attn*peak*c*d*m*p*t) + (272/9)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
+    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/x104 if x82 else (x83)*x4/x104)
+    x90 = 3*beta_inter*((x83)*x4*x88/x104 if x82 else 0)
+    x91 = 2*gamma*(x83)*x4/x104
+    x92 = max(0, -m*(x11 + x67 + x68 + x76 + 14*V*b*s/x113 + 7*L*b*h*x61/x114 + (272/9)*kappa*L*b*h*s/x115))
     x93 = x7 + (-1 + m + p)*(x81) + x84 + x85 + x89 + x90 + x91 + x92
     x95 = 4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s
     x96 = 6*V*b*h*s
     x97 = 3*L*(x95) + x96
     x98 = 4*L*(x95) + x96
-    x99 = 12*x4/(c*d)
-    x100 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x101 = 6*V*b*s/(c*d*m*t)
-    x102 = 34*b*h*s/(c*d*m*t)
+    x99 = 12*x4/x104
+    x100 = 2*L*b*h*s*min(m, p)/x110
+    x101 = 6*V*b*s/x112
+    x102 = 34*b*h*s/x112
     x103 = max(x101, x102)
-    return (x93, m*(x11 + x66 + x67 + x68 + x75 + x76 + x77 + x79 + x80), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/(c*d*m*p*t) + x103)), x43, x58, x23, x84 + x85 + x89 + x90 + x91, x43, x58, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
+    return (x93, m*(x11 + x66 + x67 + x68 + x75 + x76 + x77 + x79 + x80), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/x110 + x103)), x43, x58, x23, x84 + x85 + x89 + x90 + x91, x43, x58, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
 
 
 def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, eta_fp8, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half, w_half_expert):
@@ -24752,40 +25316,47 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x174 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x174 if x17 else (x2)*x16/x174)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x175 = e*t
+    x21 = G/x175
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x176 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x175 if x22 else 1))*x23/x176 if x17 else Phi_E*(x20)/x176)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x174 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x176 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x174 + 2*Phi_E*(x20)/x176)
+    x177 = e*p*t
+    x33 = (16*x16 + 30*x16/x174 + 16*Phi_E/x177 + 30*Phi_E/x176)/hbm
     x34 = d_nope + d_rope
     x35 = (q_lora == 0)
     x36 = h + a*(x34)
     x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
     x38 = 6*L*x37/p
     x39 = d_rope + kv_lora
-    x40 = 6*L*h*(x39)/(p*t)
+    x178 = p*t
+    x40 = 6*L*h*(x39)/x178
     x41 = L - L_moe
-    x42 = 18*F*h*(x41)/(p*t)
-    x43 = 6*L*a*d_v*h/(p*t)
+    x42 = 18*F*h*(x41)/x178
+    x43 = 6*L*a*d_v*h/x178
     x44 = d_nope + d_v
-    x45 = 6*L*a*kv_lora*(x44)/(p*t)
-    x46 = 18*E_s*F_e*L_moe*h/(p*t)
-    x47 = 18*E*F_e*L_moe*h/(e*p*t)
+    x45 = 6*L*a*kv_lora*(x44)/x178
+    x46 = 18*E_s*F_e*L_moe*h/x178
+    x47 = 18*E*F_e*L_moe*h/x177
     x48 = (x38 + 6*V*h/t + x40 + x42 + x43 + x45 + x46 + x47)/hbm
-    x50 = 6*b*h*s*(x41)/(c*d*m*p)
-    x51 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x52 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x53 = ((x38 + x40 + x42 + x43 + x45 + x46 + x47)/m + 6*L*b*kv_lora*s/(c*d*m*p) + x50 + 12*L*b*h*s/(c*d*m*p) + x51 + 6*F*b*s*(x41)/(c*d*m*p*t) + x52 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t) + 6*L*a*b*d_v*s/(c*d*m*p*t))/hbm
-    x55 = (6*L*b*h*s/(c*d*m*p) + x50 + x51 + 6*L*b*s*x37/(c*d*h*m*p) + 6*L*b*s*(x39)/(c*d*m*p*t) + x52 + 12*F*b*s*(x41)/(c*d*m*p*t) + 6*L*a*b*s*(x44)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
+    x179 = c*d*m*p
+    x50 = 6*b*h*s*(x41)/x179
+    x51 = 6*E_s*L_moe*b*h*s/x179
+    x52 = 6*L_moe*b*h*k*s/x179
+    x180 = c*d*m*p*t
+    x53 = ((x38 + x40 + x42 + x43 + x45 + x46 + x47)/m + 6*L*b*kv_lora*s/x179 + x50 + 12*L*b*h*s/x179 + x51 + 6*F*b*s*(x41)/x180 + x52 + 6*E_s*F_e*L_moe*b*s/x180 + 6*F_e*L_moe*b*k*s/x180 + 6*L*a*b*d_v*s/x180)/hbm
+    x55 = (6*L*b*h*s/x179 + x50 + x51 + 6*L*b*s*x37/(c*d*h*m*p) + 6*L*b*s*(x39)/x180 + x52 + 12*F*b*s*(x41)/x180 + 6*L*a*b*s*(x44)/x180 + 12*E_s*F_e*L_moe*b*s/x180 + 12*F_e*L_moe*b*k*s/x180)/hbm
     x56 = e*t
     x57 = x56 - G*(-1 + math.ceil(e*t/G))
     x58 = (G == x57) or (c*d*p/e == 1)
@@ -24799,8 +25370,9 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x66 = e - x59
     x67 = alpha_inter*(4*(L_moe*m*(x66)/p if x61 else 0) + (x64 if x61 else 0))
     x68 = (1/(x57) if x58 else 1)
-    x69 = beta*(4*(E*L_moe*m*(x63)*(-1 + (x57 if x58 else 1))*x68/p if x61 else E*L_moe*m*(x63)/p) + 4*(L_moe*b*h*k*s*(x60)/(c*d*e*p*t) if x61 else L_moe*b*h*k*s*(x62)/(c*d*e*p*t)))
-    x70 = beta_inter*(4*(E*L_moe*m*(x63)*x68/p if x61 else 0) + 4*(L_moe*b*h*k*s*(x66)/(c*d*e*p*t) if x61 else 0))
+    x181 = c*d*e*p*t
+    x69 = beta*(4*(E*L_moe*m*(x63)*(-1 + (x57 if x58 else 1))*x68/p if x61 else E*L_moe*m*(x63)/p) + 4*(L_moe*b*h*k*s*(x60)/x181 if x61 else L_moe*b*h*k*s*(x62)/x181))
+    x70 = beta_inter*(4*(E*L_moe*m*(x63)*x68/p if x61 else 0) + 4*(L_moe*b*h*k*s*(x66)/x181 if x61 else 0))
     x71 = x65 + x67 + x69 + x70
     x72 = (G < c*d*p*t)
     x73 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -24808,7 +25380,8 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x75 = (G < 1 + x5)
     x76 = alpha*((0 if x72 else x74) + (0 if x75 else x74))
     x77 = alpha_inter*((x74 if x72 else 0) + (x74 if x75 else 0))
-    x78 = b*h*s*x73/(c*d*t)
+    x182 = c*d*t
+    x78 = b*h*s*x73/x182
     x79 = beta*((0 if x72 else x78) + (0 if x75 else x78))
     x80 = beta_inter*((x78 if x72 else 0) + (x78 if x75 else 0))
     x81 = x76 + x77 + x79 + x80
@@ -24833,18 +25406,18 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x100 = -1 + (x98 if x99 else 1)
     x101 = q_lora + d_rope + kv_lora
     x102 = (1/(x98) if x99 else 1)
-    x103 = 2*L*h*(x83)*(x101)/(p*t)
-    x104 = b*h*s*(x83)*(x85)/(c*d*t)
-    x105 = b*h*s*(x83)*x87/(c*d*t)
-    x106 = L*b*d_rope*s*(x83)/(c*d*p*t)
-    x107 = b*h*s*(x83)/(c*d*t)
-    x108 = b*h*s*(x83)*(x90)/(c*d*t)
-    x109 = L*b*kv_lora*s*(x83)/(c*d*p*t)
+    x103 = 2*L*h*(x83)*(x101)/x178
+    x104 = b*h*s*(x83)*(x85)/x182
+    x105 = b*h*s*(x83)*x87/x182
+    x106 = L*b*d_rope*s*(x83)/x176
+    x107 = b*h*s*(x83)/x182
+    x108 = b*h*s*(x83)*(x90)/x182
+    x109 = L*b*kv_lora*s*(x83)/x176
     x110 = (h if x35 else q_lora)
-    x111 = L*b*s*(x83)*x110/(c*d*p*t)
-    x112 = beta*(2*(2*L*h*(x83)*(x100)*(x101)*x102/(p*t) if x82 else x103) + 2*(b*h*s*(x83)*(x100)*(x85)*x102/(c*d*t) if x82 else x104) + 2*(b*h*s*(x83)*(x100)*x87*x102/(c*d*t) if x82 else x105) + 2*(L*b*d_rope*s*(x83)*(x100)*x102/(c*d*p*t) if x82 else x106) + 3*(b*h*s*(x83)*(x100)*x102/(c*d*t) if x82 else x107) + 3*(b*h*s*(x83)*(x100)*(x90)*x102/(c*d*t) if x82 else x108) + 3*(L*b*kv_lora*s*(x83)*(x100)*x102/(c*d*p*t) if x82 else x109) + 3*(L*b*s*(x83)*(x100)*x110*x102/(c*d*p*t) if x82 else x111) + 4*(L_moe*b*h*k*s*(x83)*(x100)*x102/(c*d*p*t) if x82 else L_moe*b*h*k*s*(x83)/(c*d*p*t)) + (6*b*s*(x83)*(x100)*x102/(c*d*t) if x82 else 6*b*s*(x83)/(c*d*t)))
-    x113 = beta_inter*(2*(2*L*h*(x83)*(x101)*x102/(p*t) if x82 else 0) + 2*(b*h*s*(x83)*(x85)*x102/(c*d*t) if x82 else 0) + 2*(b*h*s*(x83)*x87*x102/(c*d*t) if x82 else 0) + 2*(L*b*d_rope*s*(x83)*x102/(c*d*p*t) if x82 else 0) + 3*(b*h*s*(x83)*x102/(c*d*t) if x82 else 0) + 3*(b*h*s*(x83)*(x90)*x102/(c*d*t) if x82 else 0) + 3*(L*b*kv_lora*s*(x83)*x102/(c*d*p*t) if x82 else 0) + 3*(L*b*s*(x83)*x110*x102/(c*d*p*t) if x82 else 0) + 4*(L_moe*b*h*k*s*(x83)*x102/(c*d*p*t) if x82 else 0) + (6*b*s*(x83)*x102/(c*d*t) if x82 else 0))
-    x114 = gamma*(x103 + 3*b*s*(x83)/(c*d*t) + x107 + x108 + x104 + x105 + x106 + x109 + x111 + 2*L_moe*b*h*k*s*(x83)/(c*d*p*t))
+    x111 = L*b*s*(x83)*x110/x176
+    x112 = beta*(2*(2*L*h*(x83)*(x100)*(x101)*x102/x178 if x82 else x103) + 2*(b*h*s*(x83)*(x100)*(x85)*x102/x182 if x82 else x104) + 2*(b*h*s*(x83)*(x100)*x87*x102/x182 if x82 else x105) + 2*(L*b*d_rope*s*(x83)*(x100)*x102/x176 if x82 else x106) + 3*(b*h*s*(x83)*(x100)*x102/x182 if x82 else x107) + 3*(b*h*s*(x83)*(x100)*(x90)*x102/x182 if x82 else x108) + 3*(L*b*kv_lora*s*(x83)*(x100)*x102/x176 if x82 else x109) + 3*(L*b*s*(x83)*(x100)*x110*x102/x176 if x82 else x111) + 4*(L_moe*b*h*k*s*(x83)*(x100)*x102/x176 if x82 else L_moe*b*h*k*s*(x83)/x176) + (6*b*s*(x83)*(x100)*x102/x182 if x82 else 6*b*s*(x83)/x182))
+    x113 = beta_inter*(2*(2*L*h*(x83)*(x101)*x102/x178 if x82 else 0) + 2*(b*h*s*(x83)*(x85)*x102/x182 if x82 else 0) + 2*(b*h*s*(x83)*x87*x102/x182 if x82 else 0) + 2*(L*b*d_rope*s*(x83)*x102/x176 if x82 else 0) + 3*(b*h*s*(x83)*x102/x182 if x82 else 0) + 3*(b*h*s*(x83)*(x90)*x102/x182 if x82 else 0) + 3*(L*b*kv_lora*s*(x83)*x102/x176 if x82 else 0) + 3*(L*b*s*(x83)*x110*x102/x176 if x82 else 0) + 4*(L_moe*b*h*k*s*(x83)*x102/x176 if x82 else 0) + (6*b*s*(x83)*x102/x182 if x82 else 0))
+    x114 = gamma*(x103 + 3*b*s*(x83)/x182 + x107 + x108 + x104 + x105 + x106 + x109 + x111 + 2*L_moe*b*h*k*s*(x83)/x176)
     x115 = x96 + x97 + x112 + x113 + x114
     x116 = c*t
     x117 = (G < x116)
@@ -24856,23 +25429,32 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x123 = x8 and ((G == x122) or (d*p == 1))
     x124 = d_nope + d_rope + d_v
     x125 = (t/(x122) if x123 else 1)
-    x126 = 3*beta*(L*a*b*s*(x118)*(-1 + ((x122)/t if x123 else 1))*(x124)*x125/(c*d*p*t) if x117 else L*a*b*s*(x118)*(x124)/(c*d*p*t))
-    x127 = 3*beta_inter*(L*a*b*s*(x118)*(x124)*x125/(c*d*p*t) if x117 else 0)
-    x128 = gamma*L*a*b*s*(x118)*(x124)/(c*d*p*t)
+    x126 = 3*beta*(L*a*b*s*(x118)*(-1 + ((x122)/t if x123 else 1))*(x124)*x125/x176 if x117 else L*a*b*s*(x118)*(x124)/x176)
+    x127 = 3*beta_inter*(L*a*b*s*(x118)*(x124)*x125/x176 if x117 else 0)
+    x128 = gamma*L*a*b*s*(x118)*(x124)/x176
     x129 = x120 + x121 + x126 + x127 + x128
-    x132 = b*h*s/(c*d*m)
-    x133 = 2*w_half*(V*h/t + x132 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x134 = 3*(x133)/(eta*peak)
+    x183 = c*d*m
+    x132 = b*h*s/x183
+    x184 = c*d*m*t
+    x133 = 2*w_half*(V*h/t + x132 + V*b*s/x184) + 2*V*b*h*s/x184
+    x185 = eta*peak
+    x134 = 3*(x133)/x185
     x137 = F_e*h/t
     x138 = 2*F_e*h/t
     x140 = b*e*h*k*s/(E*c*d*m)
-    x141 = 2*w_half*L*(h*(x39)/t + x132 + b*s*(x39)/(c*d*m*t))/p + 2*w_half*L*(a*d_v*h/t + x132 + a*b*d_v*s/(c*d*m*t))/p + 2*w_half*L*(a*kv_lora*(x44)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x44)/(c*d*m*t))/p + 2*w_half*L*(x132 + b*s*x37/(c*d*h*m) + x37)/p + 2*w_half*(x41)*(F*h/t + x132 + F*b*s/(c*d*m*t))/p + 2*w_half*(x41)*(2*F*h/t + x132 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x137 + x132 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x138 + x132 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x137 + x140 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x138 + x140 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x37/(c*d*m*p) + 2*L*b*h*s*(x39)/(c*d*m*p*t) + 6*F*b*h*s*(x41)/(c*d*m*p*t) + 2*L*a*b*d_v*h*s/(c*d*m*p*t) + 2*L*a*b*kv_lora*s*(x44)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x142 = 3*(x141)/(eta_fp8*peak_fp8)
-    x143 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x144 = kappa*L*(x143)/(hbm*p)
-    x145 = 52*V*b*s/(hbm*c*d*m*t)
+    x186 = E*c*d*m*t
+    x187 = e*p
+    x141 = 2*w_half*L*(h*(x39)/t + x132 + b*s*(x39)/x184)/p + 2*w_half*L*(a*d_v*h/t + x132 + a*b*d_v*s/x184)/p + 2*w_half*L*(a*kv_lora*(x44)/t + b*kv_lora*s/x183 + a*b*s*(x44)/x184)/p + 2*w_half*L*(x132 + b*s*x37/(c*d*h*m) + x37)/p + 2*w_half*(x41)*(F*h/t + x132 + F*b*s/x184)/p + 2*w_half*(x41)*(2*F*h/t + x132 + 2*F*b*s/x184)/p + 2*w_half*E_s*L_moe*(x137 + x132 + F_e*b*s/x184)/p + 2*w_half*E_s*L_moe*(x138 + x132 + 2*F_e*b*s/x184)/p + 2*w_half_expert*E*L_moe*(x137 + x140 + F_e*b*e*k*s/x186)/x187 + 2*w_half_expert*E*L_moe*(x138 + x140 + 2*F_e*b*e*k*s/x186)/x187 + 2*L*b*s*x37/x179 + 2*L*b*h*s*(x39)/x180 + 6*F*b*h*s*(x41)/x180 + 2*L*a*b*d_v*h*s/x180 + 2*L*a*b*kv_lora*s*(x44)/x180 + 6*E_s*F_e*L_moe*b*h*s/x180 + 6*F_e*L_moe*b*h*k*s/x180
+    x188 = eta_fp8*peak_fp8
+    x142 = 3*(x141)/x188
+    x143 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x183 + 23*b*h*s/x184 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x189 = hbm*p
+    x144 = kappa*L*(x143)/x189
+    x190 = hbm*c*d*m*t
+    x145 = 52*V*b*s/x190
     x147 = s**2
-    x148 = (9/2)*L*a*b*x147*(x124)/(eta_attn*peak*c*d*m*p*t)
+    x191 = eta_attn*peak*c*d*m*p*t
+    x148 = (9/2)*L*a*b*x147*(x124)/x191
     x149 = x48 + x53 + x55 + (x71)/m + (x81)/m + (x115)/m + (x129)/m + x134 + x142 + x144 + x145 + x148
     x150 = (0 if x17 else x2)
     x151 = (0 if x17 else x20)
@@ -24880,7 +25462,7 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x153 = (x2 if x17 else 0)
     x154 = (x20 if x17 else 0)
     x155 = 2*alpha_inter*(x153 + x154)
-    x156 = max(0, -m*(x48 + x55 + 2*(x133)/(eta*peak) + 2*(x141)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x143)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x147*(x124)/(eta_attn*peak*c*d*m*p*t)))
+    x156 = max(0, -m*(x48 + x55 + 2*(x133)/x185 + 2*(x141)/x188 + (2/3)*kappa*L*(x143)/x189 + 14*V*b*s/x190 + (7/2)*L*a*b*x147*(x124)/x191))
     x157 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x149) + x152 + x155 + x156
     x158 = alpha*(2*x150 + 2*x151)
     x159 = alpha_inter*(2*x153 + 2*x154)
@@ -24893,11 +25475,11 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x167 = 6*V*b*h*s
     x168 = x165 + x166 + x167
     x169 = x165 + x166 + x167 + 2*L*a*b*x147*(x124)
-    x170 = 12*x16/(c*d)
-    x171 = 12*Phi_E/(c*d*p*t)
+    x170 = 12*x16/x174
+    x171 = 12*Phi_E/x176
     x172 = L*(x143)*min(m, p)/p
-    x173 = 6*V*b*s/(c*d*m*t)
-    return (x157, m*(x48 + x53 + x55 + x134 + x142 + x144 + x145 + x148), x158 + x65 + x76 + x96 + x159 + x67 + x77 + x97 + x160 + x69 + x79 + x112 + x161 + x70 + x80 + x113 + x31 + x114 + x120 + x121 + x126 + x127 + x128, x65 + x76 + x96 + x67 + x77 + x97 + x25 + x69 + x79 + x26 + x112 + x29 + x70 + x30 + x80 + x113 + x31 + x114 + x152 + x155 + x120 + x121 + x126 + x127 + x128 + x156, (-1 + p)*(x149), x33, b*s/(x157), (x168)/(peak*c*d*p*t*(x157)), (x169)/(peak*c*d*p*t*(x157)), x168, x169, 6*x16 + x170 + 6*Phi_E/(e*p*t) + x171 + (x172 + x173 if x9 else max(x172, L*(x143)/p + x173)), x115, x129, x71, x81, x158 + x159 + x160 + x161 + x31, x115, x129, x71, x81, x25 + x26 + x29 + x30 + x31 + x152 + x155 + x156, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x170 + x171, x172, x173, 0,)
+    x173 = 6*V*b*s/x184
+    return (x157, m*(x48 + x53 + x55 + x134 + x142 + x144 + x145 + x148), x158 + x65 + x76 + x96 + x159 + x67 + x77 + x97 + x160 + x69 + x79 + x112 + x161 + x70 + x80 + x113 + x31 + x114 + x120 + x121 + x126 + x127 + x128, x65 + x76 + x96 + x67 + x77 + x97 + x25 + x69 + x79 + x26 + x112 + x29 + x70 + x30 + x80 + x113 + x31 + x114 + x152 + x155 + x120 + x121 + x126 + x127 + x128 + x156, (-1 + p)*(x149), x33, b*s/(x157), (x168)/(peak*c*d*p*t*(x157)), (x169)/(peak*c*d*p*t*(x157)), x168, x169, 6*x16 + x170 + 6*Phi_E/x177 + x171 + (x172 + x173 if x9 else max(x172, L*(x143)/p + x173)), x115, x129, x71, x81, x158 + x159 + x160 + x161 + x31, x115, x129, x71, x81, x25 + x26 + x29 + x30 + x31 + x152 + x155 + x156, 2*x16 + 2*Phi_E/x177, 4*x16 + 4*Phi_E/x177, x170 + x171, x172, x173, 0,)
 
 
 def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -24913,24 +25495,29 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x14 = -Phi_E
     x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
     x17 = (G < x5)
-    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/(c*d) if x17 else (x2)*x16/(c*d))
+    x155 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x155 if x17 else (x2)*x16/x155)
     x20 = -1 + c*d/e
-    x21 = G/(e*t)
+    x156 = e*t
+    x21 = G/x156
     x22 = (x21 == math.floor(x21)) and (x10)
     x23 = (e*t/(x6) if x22 else 1)
-    x24 = (Phi_E*(x20)*(-1 + ((x6)/(e*t) if x22 else 1))*x23/(c*d*p*t) if x17 else Phi_E*(x20)/(c*d*p*t))
+    x157 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x156 if x22 else 1))*x23/x157 if x17 else Phi_E*(x20)/x157)
     x25 = beta*(2*x18 + 2*x24)
     x26 = beta*(x18 + x24)
-    x27 = ((x2)*x13*x16/(c*d) if x17 else 0)
-    x28 = (Phi_E*(x20)*x23/(c*d*p*t) if x17 else 0)
+    x27 = ((x2)*x13*x16/x155 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x157 if x17 else 0)
     x29 = beta_inter*(2*x27 + 2*x28)
     x30 = beta_inter*(x27 + x28)
-    x31 = gamma*(2*(x2)*x16/(c*d) + 2*Phi_E*(x20)/(c*d*p*t))
-    x33 = (16*x16 + 30*x16/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
+    x31 = gamma*(2*(x2)*x16/x155 + 2*Phi_E*(x20)/x157)
+    x158 = e*p*t
+    x33 = (16*x16 + 30*x16/x155 + 16*Phi_E/x158 + 30*Phi_E/x157)/hbm
     x34 = 2*h_kv
     x35 = h_q + x34
     x36 = L - L_moe
-    x37 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x35)/(p*t) + 18*F*h*(x36)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
+    x159 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x159 + 6*L*h*(x35)/x159 + 18*F*h*(x36)/x159 + 18*E_s*F_e*L_moe*h/x159 + 18*E*F_e*L_moe*h/x158)/hbm
     x39 = e*t
     x40 = x39 - G*(-1 + math.ceil(e*t/G))
     x41 = (G == x40) or (c*d*p/e == 1)
@@ -24944,8 +25531,9 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x49 = e - x42
     x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
     x51 = (1/(x40) if x41 else 1)
-    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/(c*d*e*p*t) if x44 else L_moe*b*h*k*s*(x45)/(c*d*e*p*t)))
-    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/(c*d*e*p*t) if x44 else 0))
+    x160 = c*d*e*p*t
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x160 if x44 else L_moe*b*h*k*s*(x45)/x160))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x160 if x44 else 0))
     x54 = x48 + x50 + x52 + x53
     x55 = (G < c*d*p*t)
     x56 = (0 if x9 else (1/2 if (p == 2) else 1))
@@ -24953,7 +25541,8 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x58 = (G < 1 + x5)
     x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
     x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
-    x61 = b*h*s*x56/(c*d*t)
+    x161 = c*d*t
+    x61 = b*h*s*x56/x161
     x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
     x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
     x64 = x59 + x60 + x62 + x63
@@ -24972,11 +25561,11 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x77 = (G == x76) or (c*d*p == 1)
     x78 = -1 + (x76 if x77 else 1)
     x79 = (1/(x76) if x77 else 1)
-    x80 = b*h*s*(x66)*x67/(c*d*t)
-    x81 = b*h*s*(x66)/(c*d*t)
-    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/(c*d*t) if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/(c*d*t) if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/(c*d*p*t) if x65 else L_moe*b*h*k*s*(x66)/(c*d*p*t)) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/(c*d*t) if x65 else b*h*s*(x66)*(x71)/(c*d*t)) + (6*b*s*(x66)*(x78)*x79/(c*d*t) if x65 else 6*b*s*(x66)/(c*d*t)))
-    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/(c*d*t) if x65 else 0) + 3*(b*h*s*(x66)*x79/(c*d*t) if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/(c*d*p*t) if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/(c*d*t) if x65 else 0) + (6*b*s*(x66)*x79/(c*d*t) if x65 else 0))
-    x84 = gamma*(3*b*s*(x66)/(c*d*t) + x81 + x80 + 2*b*h*s*(x66)*(x71)/(c*d*t) + 2*L_moe*b*h*k*s*(x66)/(c*d*p*t))
+    x80 = b*h*s*(x66)*x67/x161
+    x81 = b*h*s*(x66)/x161
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x161 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x161 if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/x157 if x65 else L_moe*b*h*k*s*(x66)/x157) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/x161 if x65 else b*h*s*(x66)*(x71)/x161) + (6*b*s*(x66)*(x78)*x79/x161 if x65 else 6*b*s*(x66)/x161))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x161 if x65 else 0) + 3*(b*h*s*(x66)*x79/x161 if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/x157 if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/x161 if x65 else 0) + (6*b*s*(x66)*x79/x161 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x161 + x81 + x80 + 2*b*h*s*(x66)*(x71)/x161 + 2*L_moe*b*h*k*s*(x66)/x157)
     x85 = x74 + x75 + x82 + x83 + x84
     x86 = c*t
     x87 = (G < x86)
@@ -24987,37 +25576,47 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x92 = x86 - G*(-1 + math.ceil(c*t/G))
     x93 = x8 and ((G == x92) or (d*p == 1))
     x94 = (t/(x92) if x93 else 1)
-    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/(c*d*p*t) if x87 else 2*L*b*h_kv*s*(x88)/(c*d*p*t))
-    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/(c*d*p*t) if x87 else 0)
-    x97 = 2*gamma*L*b*h_kv*s*(x88)/(c*d*p*t)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x157 if x87 else 2*L*b*h_kv*s*(x88)/x157)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x157 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x157
     x98 = x90 + x91 + x95 + x96 + x97
     x101 = s**2
-    x102 = 4*b*h_q*x101/(d*m)
+    x162 = d*m
+    x102 = 4*b*h_q*x101/x162
     x103 = x34 + 2*h_q
-    x104 = 2*b*h*s*(x103)/(d*m)
+    x104 = 2*b*h*s*(x103)/x162
     x105 = E_s + k
-    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/(d*m)) + (x36)*(x102 + x104 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x107 = ((x106)/(c*t) - 4*L*b*h_q*x101/(c*d*m*p*t))/(eta*peak)
-    x108 = (2*(x106)/(c*t) - 8*L*b*h_q*x101/(c*d*m*p*t))/(eta*peak)
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x162) + (x36)*(x102 + x104 + 6*F*b*h*s/x162))/p + 2*V*b*h*s/x162
+    x163 = c*t
+    x164 = c*d*m*p*t
+    x165 = eta*peak
+    x107 = ((x106)/x163 - 4*L*b*h_q*x101/x164)/x165
+    x108 = (2*(x106)/x163 - 8*L*b*h_q*x101/x164)/x165
     x109 = b*h*s/(c*d*m)
-    x110 = V*h/t + x109 + V*b*s/(c*d*m*t)
-    x111 = h*h_q/t + x109 + b*h_q*s/(c*d*m*t)
-    x112 = h*(x35)/t + x109 + b*s*(x35)/(c*d*m*t)
-    x113 = F*h/t + x109 + F*b*s/(c*d*m*t)
-    x114 = 2*F*h/t + x109 + 2*F*b*s/(c*d*m*t)
+    x166 = c*d*m*t
+    x110 = V*h/t + x109 + V*b*s/x166
+    x111 = h*h_q/t + x109 + b*h_q*s/x166
+    x112 = h*(x35)/t + x109 + b*s*(x35)/x166
+    x113 = F*h/t + x109 + F*b*s/x166
+    x114 = 2*F*h/t + x109 + 2*F*b*s/x166
     x115 = F_e*h/t
-    x116 = x115 + x109 + F_e*b*s/(c*d*m*t)
+    x116 = x115 + x109 + F_e*b*s/x166
     x117 = 2*F_e*h/t
-    x118 = x117 + x109 + 2*F_e*b*s/(c*d*m*t)
+    x118 = x117 + x109 + 2*F_e*b*s/x166
     x120 = b*e*h*k*s/(E*c*d*m)
-    x121 = x115 + x120 + F_e*b*e*k*s/(E*c*d*m*t)
-    x122 = x117 + x120 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/(e*p) + 2*w_half_expert*E*L_moe*(x122)/(e*p))/(eta*peak)
-    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/(e*p) + 4*w_half_expert*E*L_moe*(x122)/(e*p))/(eta*peak)
-    x125 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x126 = kappa*L*(x125)/(hbm*p)
-    x127 = 52*V*b*s/(hbm*c*d*m*t)
-    x129 = 9*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)
+    x167 = E*c*d*m*t
+    x121 = x115 + x120 + F_e*b*e*k*s/x167
+    x122 = x117 + x120 + 2*F_e*b*e*k*s/x167
+    x168 = e*p
+    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/x168 + 2*w_half_expert*E*L_moe*(x122)/x168)/x165
+    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/x168 + 4*w_half_expert*E*L_moe*(x122)/x168)/x165
+    x125 = 34*b*h*s/x166 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x169 = hbm*p
+    x126 = kappa*L*(x125)/x169
+    x170 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x170
+    x171 = eta_attn*peak*c*d*m*p*t
+    x129 = 9*L*b*h_q*x101/x171
     x130 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x107 + x108 + x123 + x124 + x126 + x127 + x129
     x131 = (0 if x17 else x2)
     x132 = (0 if x17 else x20)
@@ -25025,7 +25624,7 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x134 = (x2 if x17 else 0)
     x135 = (x20 if x17 else 0)
     x136 = 2*alpha_inter*(x134 + x135)
-    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x101/(eta_attn*peak*c*d*m*p*t)))
+    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/x169 + 14*V*b*s/x170 + 7*L*b*h_q*x101/x171))
     x138 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x130) + x133 + x136 + x137
     x139 = alpha*(2*x131 + 2*x132)
     x140 = alpha_inter*(2*x134 + 2*x135)
@@ -25038,11 +25637,11 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x148 = 6*V*b*h*s
     x149 = x146 + x147 + x148
     x150 = x146 + x147 + 4*L*b*h_q*x101 + x148
-    x151 = 12*x16/(c*d)
-    x152 = 12*Phi_E/(c*d*p*t)
+    x151 = 12*x16/x155
+    x152 = 12*Phi_E/x157
     x153 = L*(x125)*min(m, p)/p
-    x154 = 6*V*b*s/(c*d*m*t)
-    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), (x149)/(peak*c*d*p*t*(x138)), (x150)/(peak*c*d*p*t*(x138)), x149, x150, 6*x16 + x151 + 6*Phi_E/(e*p*t) + x152 + (x153 + x154 if x9 else max(x153, L*(x125)/p + x154)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/(e*p*t), 4*x16 + 4*Phi_E/(e*p*t), x151 + x152, x153, x154, 0,)
+    x154 = 6*V*b*s/x166
+    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), (x149)/(peak*c*d*p*t*(x138)), (x150)/(peak*c*d*p*t*(x138)), x149, x150, 6*x16 + x151 + 6*Phi_E/x158 + x152 + (x153 + x154 if x9 else max(x153, L*(x125)/p + x154)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/x158, 4*x16 + 4*Phi_E/x158, x151 + x152, x153, x154, 0,)
 
 
 def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -25071,21 +25670,26 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x30 = Phi + x29 - 2*V*h
     x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
     x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
-    x34 = G/(e*t)
+    x187 = e*t
+    x34 = G/x187
     x35 = (x34 == math.floor(x34)) and (x24)
-    x36 = -1 + ((x20)/(e*t) if x35 else 1)
+    x36 = -1 + ((x20)/x187 if x35 else 1)
     x37 = (e*t/(x20) if x35 else 1)
-    x38 = beta*(Phi_E*(x7)*(x36)*x37/(L_moe*c*d*t) if x1 else Phi_E*(x7)/(L_moe*c*d*t))
+    x188 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x188 if x1 else Phi_E*(x7)/x188)
     x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
-    x40 = beta_inter*(Phi_E*(x7)*x37/(L_moe*c*d*t) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x188 if x1 else 0)
     x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
     x42 = m*(x41)
-    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/(L_moe*c*d*t)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x188
     x44 = m*(x43)
-    x46 = (28*x31/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
+    x189 = c*d
+    x190 = c*d*p*t
+    x46 = (28*x31/x189 + 28*Phi_E/x190)/hbm
     x48 = (c >= 2)
-    x49 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if x48 else 0)/hbm
-    x50 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if x48 else 0)/hbm
+    x191 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x191 + b*h_kv*s*(-8 + 8*c)/x191)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(10 + 10*c)/x191 + b*h_kv*s*(6 + 50*c)/x191)/p if x48 else 0)/hbm
     x51 = e*t
     x52 = x51 - G*(-1 + math.ceil(e*t/G))
     x53 = (G == x52) or (c*d*p/e == 1)
@@ -25099,8 +25703,9 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x61 = e - x54
     x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
     x63 = (1/(x52) if x53 else 1)
-    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/(c*d*e*p) if x56 else L_moe*b*h*k*s*(x57)/(c*d*e*p)))
-    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/(c*d*e*p) if x56 else 0))
+    x192 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x192 if x56 else L_moe*b*h*k*s*(x57)/x192))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x192 if x56 else 0))
     x66 = x60 + x62 + x64 + x65
     x67 = (G < c*d*p*t)
     x68 = (0 if x23 else (1/2 if (p == 2) else 1))
@@ -25108,7 +25713,7 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x70 = (G < 1 + x0)
     x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
     x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
-    x73 = b*h*s*x68/(c*d)
+    x73 = b*h*s*x68/x189
     x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
     x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
     x76 = x71 + x72 + x74 + x75
@@ -25127,40 +25732,49 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x89 = (G == x88) or (c*d*p == 1)
     x90 = -1 + (x88 if x89 else 1)
     x91 = (1/(x88) if x89 else 1)
-    x92 = 2*b*h*s*(x87)*(x79)/(c*d*t)
-    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/(c*d*t) if x77 else x92) + (6*b*s*(x87)*(x90)*x91/(c*d*t) if x77 else 6*b*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x91/(c*d*t) if x77 else 2*b*h*s*(x87)/(c*d*t)) + (2*b*h*s*(x87)*(x90)*x83*x91/(c*d*t) if x77 else 2*b*h*s*(x87)*x83/(c*d*t)))
-    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/(c*d*t) if x77 else 0) + (6*b*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x91/(c*d*t) if x77 else 0) + (2*b*h*s*(x87)*x83*x91/(c*d*t) if x77 else 0))
-    x95 = gamma*(3*b*s*(x87)/(c*d*t) + b*h*s*(x87)/(c*d*t) + b*h*s*(x87)*x83/(c*d*t) + x92)
+    x193 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x193
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x193 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x193 if x77 else 6*b*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x91/x193 if x77 else 2*b*h*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x83*x91/x193 if x77 else 2*b*h*s*(x87)*x83/x193))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x193 if x77 else 0) + (6*b*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x193 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x193 + b*h*s*(x87)/x193 + b*h*s*(x87)*x83/x193 + x92)
     x96 = x85 + x86 + x93 + x94 + x95
     x99 = s**2
-    x100 = 4*b*h_q*x99/(d*m)
+    x194 = d*m
+    x100 = 4*b*h_q*x99/x194
     x101 = 2*h_kv + 2*h_q
-    x102 = 2*b*h*s*(x101)/(d*m)
+    x102 = 2*b*h*s*(x101)/x194
     x103 = E_s + k
     x104 = L - L_moe
-    x105 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/(d*m)) + (x104)*(x100 + x102 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x106 = ((x105)/(c*t) - 4*L*b*h_q*x99/(c*d*m*p*t))/(eta*peak)
-    x107 = (2*(x105)/(c*t) - 8*L*b*h_q*x99/(c*d*m*p*t))/(eta*peak)
-    x108 = b*h*s/(c*d*m)
-    x109 = V*h/t + x108 + V*b*s/(c*d*m*t)
-    x110 = h*h_kv/t + x108 + b*h_kv*s/(c*d*m*t)
-    x111 = h*h_q/t + x108 + b*h_q*s/(c*d*m*t)
-    x112 = F*h/t + x108 + F*b*s/(c*d*m*t)
+    x105 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/x194) + (x104)*(x100 + x102 + 6*F*b*h*s/x194))/p + 2*V*b*h*s/x194
+    x195 = c*t
+    x196 = c*d*m*p*t
+    x197 = eta*peak
+    x106 = ((x105)/x195 - 4*L*b*h_q*x99/x196)/x197
+    x107 = (2*(x105)/x195 - 8*L*b*h_q*x99/x196)/x197
+    x198 = c*d*m
+    x108 = b*h*s/x198
+    x109 = V*h/t + x108 + V*b*s/x191
+    x110 = h*h_kv/t + x108 + b*h_kv*s/x191
+    x111 = h*h_q/t + x108 + b*h_q*s/x191
+    x112 = F*h/t + x108 + F*b*s/x191
     x113 = F_e*h/t
-    x114 = x113 + x108 + F_e*b*s/(c*d*m*t)
+    x114 = x113 + x108 + F_e*b*s/x191
     x115 = 2*F_e*h/t
-    x116 = x115 + x108 + 2*F_e*b*s/(c*d*m*t)
+    x116 = x115 + x108 + 2*F_e*b*s/x191
     x118 = b*e*h*k*s/(E*c*d*m)
-    x119 = x113 + x118 + F_e*b*e*k*s/(E*c*d*m*t)
-    x120 = x115 + x118 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x121 = (2*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 6*w_half*(x104)*(x112)/p + 2*w_half*E_s*L_moe*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half_expert*E*L_moe*(x119)/(e*p) + 2*w_half_expert*E*L_moe*(x120)/(e*p))/(eta*peak)
-    x122 = (4*w_half*(x109) + 8*w_half*L*(x110)/p + 8*w_half*L*(x111)/p + 12*w_half*(x104)*(x112)/p + 4*w_half*E_s*L_moe*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half_expert*E*L_moe*(x119)/(e*p) + 4*w_half_expert*E*L_moe*(x120)/(e*p))/(eta*peak)
+    x199 = E*c*d*m*t
+    x119 = x113 + x118 + F_e*b*e*k*s/x199
+    x120 = x115 + x118 + 2*F_e*b*e*k*s/x199
+    x200 = e*p
+    x121 = (2*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 6*w_half*(x104)*(x112)/p + 2*w_half*E_s*L_moe*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half_expert*E*L_moe*(x119)/x200 + 2*w_half_expert*E*L_moe*(x120)/x200)/x197
+    x122 = (4*w_half*(x109) + 8*w_half*L*(x110)/p + 8*w_half*L*(x111)/p + 12*w_half*(x104)*(x112)/p + 4*w_half*E_s*L_moe*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half_expert*E*L_moe*(x119)/x200 + 4*w_half_expert*E*L_moe*(x120)/x200)/x197
     x124 = 2*h
-    x125 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
+    x125 = b*h*s*(10 + 24/t)/x198 + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
     x126 = kappa*L*(x125)/(hbm*p)
     x127 = (t == 1)
-    x128 = V*b*s*(22 if x127 else 38)/(hbm*c*d*m*t)
-    x129 = V*b*s*(26 if x127 else 38)/(hbm*c*d*m*t)
+    x201 = hbm*c*d*m*t
+    x128 = V*b*s*(22 if x127 else 38)/x201
+    x129 = V*b*s*(26 if x127 else 38)/x201
     x131 = 7*L*b*h_q*x99/(eta_attn*peak*c*d*m*p*t)
     x133 = -2*L*b*h_q*x99/(eta_attn*peak*c**2*d*m*p*t)
     x134 = max(0, x133)
@@ -25175,22 +25789,22 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x143 = x135 - G*(-1 + math.ceil(c*t/G))
     x144 = x22 and ((G == x143) or (d*p == 1))
     x145 = (t/(x143) if x144 else 1)
-    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/(c*d*p*t) if x136 else 2*L*b*h_kv*s*(x137)/(c*d*p*t))
+    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/x190 if x136 else 2*L*b*h_kv*s*(x137)/x190)
     x147 = beta*x146
-    x148 = (2*L*b*h_kv*s*(x137)*x145/(c*d*p*t) if x136 else 0)
+    x148 = (2*L*b*h_kv*s*(x137)*x145/x190 if x136 else 0)
     x149 = beta_inter*x148
     x150 = (x140 + x142 + x147 + x149)/m
     x151 = max(0, x150 - 5*L*b*h_q*x99/(eta_attn*peak*c**2*d*m*p*t))
     x152 = max(0, x150 + x133)
-    x153 = 2*gamma*L*b*h_kv*s*(x137)/(c*d*p*t)
+    x153 = 2*gamma*L*b*h_kv*s*(x137)/x190
     x154 = max(0, (x140 + x142 + x147 + x149 + x153)/m - 5*L*b*h_q*x99*(x137)/(eta_attn*peak*c**2*d*m*p*t))
     x155 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x106 + x107 + x121 + x122 + x126 + x128 + x129 + x131 + x134 + x151 + x152 + x154
     x156 = x11 + x12 + x13 + x14
     x157 = -2*m*(x156)
-    x158 = m*(x4)*x31/(c*d)
-    x159 = Phi_E*m*(x7)/(c*d*p*t)
-    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/(c*d) if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/(c*d*p*t) if x1 else x159))
-    x161 = beta_inter*(3*(m*(x4)*x28*x31/(c*d) if x1 else 0) + 3*(Phi_E*m*(x7)*x37/(c*d*p*t) if x1 else 0))
+    x158 = m*(x4)*x31/x189
+    x159 = Phi_E*m*(x7)/x190
+    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/x189 if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/x190 if x1 else x159))
+    x161 = beta_inter*(3*(m*(x4)*x28*x31/x189 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x190 if x1 else 0))
     x162 = gamma*(x158 + x159)
     x163 = x49 + x50 + x106 + x107 + x121 + x122 + x126 + x128 + x129 + x131
     x164 = max(0, x160 + x161 + x162 - m*(x41) - m*(x43) - m*(x163) + 2*m*(x156))
@@ -25210,12 +25824,12 @@ def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x179 = min(m, p)
     x180 = L*(x125)*x179/p
     x181 = 2*V*h/t
-    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x183 = b*s*(x124 + 6*h/t)/(c*d*m)
-    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
+    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x191)
+    x183 = b*s*(x124 + 6*h/t)/x198
+    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x191
     x185 = max(x181 + x182, x183 + x184)
-    x186 = (0 if x23 else 2*b*h*s*(m + x179)/(c*d*m))
-    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/(c*d) + x178 + 14*Phi_E/(c*d*p*t) + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/(c*d) + 2*Phi_E/(c*d*p*t), 12*x31/(c*d) + 12*Phi_E/(c*d*p*t), x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
+    x186 = (0 if x23 else 2*b*h*s*(m + x179)/x198)
+    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/x189 + x178 + 14*Phi_E/x190 + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/x189 + 2*Phi_E/x190, 12*x31/x189 + 12*Phi_E/x190, x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
 
 
 #: hybrid option words (sorted) → the subject's entry

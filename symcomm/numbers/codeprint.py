@@ -80,9 +80,11 @@ class _NamedMathPrinter(NamedPrinting, _MathPrinter):
         self.names = names
 
 
-def _shared(exprs) -> list:
+def _shared(exprs, conditions: bool = False) -> list:
     """The distinct compound expressions reached more than once from ``exprs``, children before parents (each
-    distinct subtree walked once: a step model's Max and Min repeat their arguments)."""
+    distinct subtree walked once: a step model's Max and Min repeat their arguments); with ``conditions``, the
+    relations and their And/Or/Not too (plain Python: a step model tests ``G < c*d*p*t`` in a dozen branches,
+    each test a product and a comparison; as a name it is one bool, the branch taken the same)."""
     seen: dict = {}
     order: list = []
 
@@ -99,22 +101,26 @@ def _shared(exprs) -> list:
     for expr in exprs:
         if not expr.is_Atom:
             walk(expr)
-    # only values (a relation or a Piecewise's (value, condition) pair is not assigned on its own)
-    return [node for node in order if seen[node] > 1 and isinstance(node, sp.Expr)]
+    # values, and with ``conditions`` their tests (a Piecewise's (value, condition) pair is never assigned on its
+    # own; numpy's conditions stay in line: its printer groups products by the arrays they read)
+    kinds = (sp.Expr, sp.core.relational.Relational, sp.logic.boolalg.BooleanFunction) if conditions else sp.Expr
+    return [node for node in order if seen[node] > 1 and isinstance(node, kinds)]
 
 
-def _named_source(name: str, exprs: list, params: tuple, printer) -> str:
+def _named_source(name: str, exprs: list, params: tuple, printer, conditions: bool = False) -> str:
     """The function's source: each shared subexpression assigned once, in the order its uses need, printed by
     ``printer`` (whose ``names`` hold the symbols' parameter names) over the names given so far."""
     taken = {str(p) for p in params}
     temps = (f"x{i}" for i in itertools.count() if f"x{i}" not in taken)
     assigned = []
-    for node in _shared(exprs):
+    for node in _shared(exprs, conditions):
         text = printer.doprint(node)        # before the node is named: its own value, over its children's names
         printer.names[node] = temp = next(temps)
         assigned.append([temp, text])
     values = [printer.doprint(e) for e in exprs]
     assigned, values = _inline_single_uses(assigned, values)
+    if conditions:
+        assigned, values = _shared_products(assigned, values, temps)
     lines = [f"def {name}({', '.join(params)}):"] + [f"    {temp} = {text}" for temp, text in assigned]
     lines.append(f"    return {values[0]}" if len(values) == 1 else f"    return ({', '.join(values)},)")
     return "\n".join(lines) + "\n"
@@ -340,7 +346,7 @@ def function_source(name: str, exprs, symbols: tuple, params: tuple, *, target: 
     exprs = [sp.sympify(e, strict=True) for e in exprs]
     names = {sym: str(param) for sym, param in zip(symbols, params)}
     if target == "math":
-        return _named_source(name, exprs, params, _NamedMathPrinter(names))
+        return _named_source(name, exprs, params, _NamedMathPrinter(names), conditions=True)
     if arrange:
         arranged: dict = {}         # a bundle's expressions repeat (the same quantity of several combinations)
         exprs = [arranged[e] if e in arranged else arranged.setdefault(e, _arrange(e)) for e in exprs]
@@ -371,6 +377,37 @@ def _inline_single_uses(assigned: list, values: list) -> tuple[list, list]:
         pattern = re.compile(rf"\b{temp}\b")
         assigned = [[t, pattern.sub(lambda _m: f"({text})", v)] for t, v in assigned]
         values = [pattern.sub(lambda _m: f"({text})", v) for v in values]
+
+
+#: a parenthesized product of names and whole numbers only (a printed denominator such as ``(c*d*p*t)``), not a call's
+#: argument list (no name, ``)`` or ``]`` just before it)
+_PRODUCT = re.compile(r"(?<![\w.)\]])\((?:[A-Za-z_]\w*|\d+)(?:\*(?:[A-Za-z_]\w*|\d+))+\)")
+
+
+def _shared_products(assigned: list, values: list, temps) -> tuple[list, list]:
+    """Each parenthesized product printed more than once (SymPy flattens 1/(c*d*t) into the product it divides, so
+    the printer's denominators are no shared node) computed once, just before its first use.  The same float either
+    way: a parenthesized group is evaluated on its own, left to right, and a product of numbers raises nothing."""
+    lines = [text for _, text in assigned] + values
+    uses: dict = {}
+    for text in lines:
+        for group in _PRODUCT.findall(text):
+            uses[group] = uses.get(group, 0) + 1
+    named = {group: next(temps) for group, count in uses.items() if count > 1}
+    if not named:
+        return assigned, values
+
+    def rename(text: str) -> str:
+        return _PRODUCT.sub(lambda m: named.get(m.group(0), m.group(0)), text)
+
+    out, done = [], set()
+    for temp, text in assigned + [[None, value] for value in values]:
+        for group in _PRODUCT.findall(text):
+            if group in named and group not in done:
+                done.add(group)
+                out.append([named[group], group[1:-1]])
+        out.append([temp, rename(text)])
+    return [a for a in out if a[0] is not None], [text for temp, text in out if temp is None]
 
 
 def _compile(source: str, name: str) -> Callable:

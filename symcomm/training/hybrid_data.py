@@ -19826,391 +19826,471 @@ def _step_08f3393a3029(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = -1 + x36
-    x38 = L_moe*m*(x37)/p
-    x39 = x36 - G*(-1 + math.ceil(e*t/G))
-    x40 = ((x39)/t if (x7 == math.floor(x7)) and ((G == x39) or (c*d*p/e == 1)) else 1)
-    x41 = -1 + x40
-    x42 = -1 + e
-    x43 = alpha*(2*(0 if (G < x36) else x38) + 6*(L_moe*m*(x41)/p if (G < x36) else L_moe*m*(x42)/p))
-    x44 = e - x40
-    x45 = alpha_inter*(2*(x38 if (G < x36) else 0) + 6*(L_moe*m*(x44)/p if (G < x36) else 0))
-    x46 = (1/(x39) if (G == x39) or (c*d*p/e == 1) else 1)
-    x47 = beta*(6*(L_moe*b*h*k*s*(x41)/(c*d*e*p) if (G < x36) else L_moe*b*h*k*s*(x42)/(c*d*e*p)) + 8*(E*L_moe*m*(x37)*(-1 + (x39 if (G == x39) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x37)/p))
-    x48 = beta_inter*(6*(L_moe*b*h*k*s*(x44)/(c*d*e*p) if (G < x36) else 0) + 8*(E*L_moe*m*(x37)*x46/p if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -2 + 2*t
-    x59 = -L_moe/p + 2*L/p
-    x60 = m*(x58)*(x59)
-    x61 = m*(x58)
-    x62 = 3*m*(x58)
-    x63 = (1 if (p == 1) else 0)
-    x64 = m*(x58)*x63
-    x65 = alpha*(3*(0 if (G < t) else x60) + (0 if (G < t) else x61) + (0 if (G < t) else x62) + (0 if (G < t) else x64))
-    x66 = alpha_inter*(3*(x60 if (G < t) else 0) + (x61 if (G < t) else 0) + (x62 if (G < t) else 0) + (x64 if (G < t) else 0))
-    x67 = -1 + t
-    x68 = t - G*(-1 + math.ceil(t/G))
-    x69 = -1 + (x68 if (G == x68) or (c*d*p == 1) else 1)
-    x70 = (1/(x68) if (G == x68) or (c*d*p == 1) else 1)
-    x71 = beta*(3*(2*b*h*s*(x67)*(x69)*(x59)*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)*(x59)/(c*d*t)) + (6*b*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 6*b*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x63*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)*x63/(c*d*t)))
-    x72 = beta_inter*(3*(2*b*h*s*(x67)*(x59)*x70/(c*d*t) if (G < t) else 0) + (6*b*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x63*x70/(c*d*t) if (G < t) else 0))
-    x73 = gamma*(3*b*s*(x67)/(c*d*t) + b*h*s*(x67)/(c*d*t) + b*h*s*(x67)*x63/(c*d*t) + 3*b*h*s*(x67)*(x59)/(c*d*t))
-    x74 = x65 + x66 + x71 + x72 + x73
-    x75 = c*t
-    x76 = -1 + c
-    x77 = 2*L*m*(x76)/p
-    x78 = 4*alpha*(0 if (G < x75) else x77)
-    x79 = 4*alpha_inter*(x77 if (G < x75) else 0)
-    x80 = x75 - G*(-1 + math.ceil(c*t/G))
-    x81 = d_nope + d_rope + d_v
-    x82 = (t/(x80) if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1)
-    x83 = 4*beta*(L*a*b*s*(x76)*(-1 + ((x80)/t if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1))*(x81)*x82/(c*d*p*t) if (G < x75) else L*a*b*s*(x76)*(x81)/(c*d*p*t))
-    x84 = 4*beta_inter*(L*a*b*s*(x76)*(x81)*x82/(c*d*p*t) if (G < x75) else 0)
-    x85 = gamma*L*a*b*s*(x76)*(x81)/(c*d*p*t)
-    x86 = x78 + x79 + x83 + x84 + x85
-    x89 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x90 = 2*b*s*(x89)/(d*m)
-    x91 = s**2
-    x92 = 2*a*b*x91*(x81)/(d*m)
-    x93 = E_s + k
-    x94 = (L_moe*(x90 + x92 + 6*F_e*b*h*s*(x93)/(d*m)) + (x32)*(x90 + x92 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x95 = (x94)/(c*t)
-    x96 = -2*L*a*b*x91*(x81)/(c*d*m*p*t)
-    x97 = (x95 + x96)/(eta*peak)
-    x98 = (2*(x94)/(c*t) - 4*L*a*b*x91*(x81)/(c*d*m*p*t))/(eta*peak)
-    x99 = (x95 - 2*V*b*h*s/(c*d*m*t) + x96)/(eta*peak)
-    x100 = b*h*s/(c*d*m)
-    x101 = V*h/t + x100 + V*b*s/(c*d*m*t)
-    x102 = h*(x31)/t + x100 + b*s*(x31)/(c*d*m*t)
-    x103 = a*d_v*h/t + x100 + a*b*d_v*s/(c*d*m*t)
-    x104 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x105 = x100 + b*s*x30/(c*d*h*m) + x30
-    x106 = F*h/t + x100 + F*b*s/(c*d*m*t)
-    x107 = 2*F*h/t + x100 + 2*F*b*s/(c*d*m*t)
-    x108 = F_e*h/t
-    x109 = x108 + x100 + F_e*b*s/(c*d*m*t)
-    x110 = 2*F_e*h/t
-    x111 = x110 + x100 + 2*F_e*b*s/(c*d*m*t)
-    x113 = b*e*h*k*s/(E*c*d*m)
-    x114 = x108 + x113 + F_e*b*e*k*s/(E*c*d*m*t)
-    x115 = x110 + x113 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x116 = (2*w_half*(x101) + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*L*(x104)/p + 2*w_half*L*(x105)/p + 2*w_half*(x32)*(x106)/p + 2*w_half*(x32)*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half*E_s*L_moe*(x111)/p + 2*w_half_expert*E*L_moe*(x114)/(e*p) + 2*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
-    x117 = (4*w_half*(x101) + 6*w_half*L*(x102)/p + 6*w_half*L*(x103)/p + 6*w_half*L*(x104)/p + 6*w_half*L*(x105)/p + 6*w_half*(x32)*(x106)/p + 6*w_half*(x32)*(x107)/p + 6*w_half*E_s*L_moe*(x109)/p + 6*w_half*E_s*L_moe*(x111)/p + 6*w_half_expert*E*L_moe*(x114)/(e*p) + 6*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
-    x118 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x28))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x119 = (4/3)*kappa*L*(x118)/(hbm*p)
-    x120 = 52*V*b*s/(hbm*c*d*m*t)
-    x122 = (9/2)*L*a*b*x91*(x81)/(eta_attn*peak*c*d*m*p*t)
-    x123 = x34 + (x49)/m + (x57)/m + (x74)/m + (x86)/m + x97 + x98 + x99 + x116 + x117 + x119 + x120 + x122
-    x124 = (0 if (G < x5) else x2)
-    x125 = (0 if (G < x5) else x15)
-    x126 = 2*alpha*(x124 + x125)
-    x127 = (x2 if (G < x5) else 0)
-    x128 = (x15 if (G < x5) else 0)
-    x129 = 2*alpha_inter*(x127 + x128)
-    x130 = max(0, -m*(x34 + x98 + x99 + x117 + (8/9)*kappa*L*(x118)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x91*(x81)/(eta_attn*peak*c*d*m*p*t)))
-    x131 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x123) + x126 + x129 + x130
-    x132 = alpha*(2*x124 + 2*x125)
-    x133 = alpha_inter*(2*x127 + 2*x128)
-    x134 = beta*(3*x13 + 3*x18)
-    x135 = beta_inter*(3*x21 + 3*x22)
-    x137 = 2*b*s*(x89)
-    x138 = 2*a*b*x91*(x81)
-    x139 = x137 + x138 + 6*F_e*b*h*s*(x93)
-    x140 = x137 + x138 + 6*F*b*h*s
-    x141 = 6*V*b*h*s
-    x142 = 3*L_moe*(x139) + 3*(x32)*(x140) + x141
-    x143 = 4*L_moe*(x139) + 4*(x32)*(x140) + x141
-    x144 = 12*x12/(c*d)
-    x145 = 12*Phi_E/(c*d*p*t)
-    x146 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x147 = 6*V*b*s/(c*d*m*t)
-    x148 = b*h*s*(10 + 24/t)/(c*d*m)
-    x149 = max(x147, x148)
-    return (x131, m*(x34 + x97 + x98 + x99 + x116 + x117 + x119 + x120 + x122), x43 + x132 + x52 + x65 + x45 + x133 + x53 + x66 + x134 + x47 + x55 + x71 + x135 + x48 + x56 + x72 + x25 + x73 + x78 + x79 + x83 + x84 + x85, x43 + x52 + x65 + x45 + x53 + x66 + x19 + x47 + x55 + x20 + x71 + x23 + x48 + x24 + x56 + x72 + x25 + x73 + x126 + x129 + x78 + x79 + x83 + x84 + x85 + x130, (-1 + p)*(x123), x27, b*s/(x131), (x142)/(peak*c*d*p*t*(x131)), (x143)/(peak*c*d*p*t*(x131)), x142, x143, 6*x12 + x144 + 6*Phi_E/(e*p*t) + x145 + (x146 + x149 if (p == 1) else max(x148 + x146, 2*L*b*h*s/(c*d*m*p) + x149)), x74, x86, x49, x57, x132 + x133 + x134 + x135 + x25, x74, x86, x49, x57, x19 + x20 + x23 + x24 + x25 + x126 + x129 + x130, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x144 + x145, x146, x147, x148, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x165 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x165 if x17 else (x2)*x16/x165)
+    x20 = -1 + c*d/e
+    x166 = e*t
+    x21 = G/x166
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x167 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x166 if x22 else 1))*x23/x167 if x17 else Phi_E*(x20)/x167)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x165 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x167 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x165 + 2*Phi_E*(x20)/x167)
+    x168 = e*p*t
+    x33 = (16*x16 + 30*x16/x165 + 16*Phi_E/x168 + 30*Phi_E/x167)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x169 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x169 + 18*F*h*(x39)/x169 + 6*L*a*d_v*h/x169 + 6*L*a*kv_lora*(x40)/x169 + 18*E_s*F_e*L_moe*h/x169 + 18*E*F_e*L_moe*h/x168)/hbm
+    x43 = e*t
+    x44 = (G < x43)
+    x45 = -1 + x43
+    x46 = L_moe*m*(x45)/p
+    x47 = x43 - G*(-1 + math.ceil(e*t/G))
+    x48 = (G == x47) or (c*d*p/e == 1)
+    x49 = ((x47)/t if x8 and (x48) else 1)
+    x50 = -1 + x49
+    x51 = -1 + e
+    x52 = alpha*(2*(0 if x44 else x46) + 6*(L_moe*m*(x50)/p if x44 else L_moe*m*(x51)/p))
+    x53 = e - x49
+    x54 = alpha_inter*(2*(x46 if x44 else 0) + 6*(L_moe*m*(x53)/p if x44 else 0))
+    x55 = (1/(x47) if x48 else 1)
+    x170 = c*d*e*p
+    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/x170 if x44 else L_moe*b*h*k*s*(x51)/x170) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
+    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/x170 if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x65 = b*h*s*x60/x165
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -2 + 2*t
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x70)*(x71)
+    x73 = m*(x70)
+    x74 = 3*m*(x70)
+    x75 = (1 if x9 else 0)
+    x76 = m*(x70)*x75
+    x77 = alpha*(3*(0 if x69 else x72) + (0 if x69 else x73) + (0 if x69 else x74) + (0 if x69 else x76))
+    x78 = alpha_inter*(3*(x72 if x69 else 0) + (x73 if x69 else 0) + (x74 if x69 else 0) + (x76 if x69 else 0))
+    x79 = -1 + t
+    x80 = t - G*(-1 + math.ceil(t/G))
+    x81 = (G == x80) or (c*d*p == 1)
+    x82 = -1 + (x80 if x81 else 1)
+    x83 = (1/(x80) if x81 else 1)
+    x171 = c*d*t
+    x84 = beta*(3*(2*b*h*s*(x79)*(x82)*(x71)*x83/x171 if x69 else 2*b*h*s*(x79)*(x71)/x171) + (6*b*s*(x79)*(x82)*x83/x171 if x69 else 6*b*s*(x79)/x171) + (2*b*h*s*(x79)*(x82)*x83/x171 if x69 else 2*b*h*s*(x79)/x171) + (2*b*h*s*(x79)*(x82)*x75*x83/x171 if x69 else 2*b*h*s*(x79)*x75/x171))
+    x85 = beta_inter*(3*(2*b*h*s*(x79)*(x71)*x83/x171 if x69 else 0) + (6*b*s*(x79)*x83/x171 if x69 else 0) + (2*b*h*s*(x79)*x83/x171 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x171 if x69 else 0))
+    x86 = gamma*(3*b*s*(x79)/x171 + b*h*s*(x79)/x171 + b*h*s*(x79)*x75/x171 + 3*b*h*s*(x79)*(x71)/x171)
+    x87 = x77 + x78 + x84 + x85 + x86
+    x88 = c*t
+    x89 = (G < x88)
+    x90 = -1 + c
+    x91 = 2*L*m*(x90)/p
+    x92 = 4*alpha*(0 if x89 else x91)
+    x93 = 4*alpha_inter*(x91 if x89 else 0)
+    x94 = x88 - G*(-1 + math.ceil(c*t/G))
+    x95 = x8 and ((G == x94) or (d*p == 1))
+    x96 = d_nope + d_rope + d_v
+    x97 = (t/(x94) if x95 else 1)
+    x98 = 4*beta*(L*a*b*s*(x90)*(-1 + ((x94)/t if x95 else 1))*(x96)*x97/x167 if x89 else L*a*b*s*(x90)*(x96)/x167)
+    x99 = 4*beta_inter*(L*a*b*s*(x90)*(x96)*x97/x167 if x89 else 0)
+    x100 = gamma*L*a*b*s*(x90)*(x96)/x167
+    x101 = x92 + x93 + x98 + x99 + x100
+    x104 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x172 = d*m
+    x105 = 2*b*s*(x104)/x172
+    x106 = s**2
+    x107 = 2*a*b*x106*(x96)/x172
+    x108 = E_s + k
+    x109 = (L_moe*(x105 + x107 + 6*F_e*b*h*s*(x108)/x172) + (x39)*(x105 + x107 + 6*F*b*h*s/x172))/p + 2*V*b*h*s/x172
+    x173 = c*t
+    x110 = (x109)/x173
+    x174 = c*d*m*p*t
+    x111 = -2*L*a*b*x106*(x96)/x174
+    x175 = eta*peak
+    x112 = (x110 + x111)/x175
+    x113 = (2*(x109)/x173 - 4*L*a*b*x106*(x96)/x174)/x175
+    x176 = c*d*m*t
+    x114 = (x110 - 2*V*b*h*s/x176 + x111)/x175
+    x177 = c*d*m
+    x115 = b*h*s/x177
+    x116 = V*h/t + x115 + V*b*s/x176
+    x117 = h*(x38)/t + x115 + b*s*(x38)/x176
+    x118 = a*d_v*h/t + x115 + a*b*d_v*s/x176
+    x119 = a*kv_lora*(x40)/t + b*kv_lora*s/x177 + a*b*s*(x40)/x176
+    x120 = x115 + b*s*x37/(c*d*h*m) + x37
+    x121 = F*h/t + x115 + F*b*s/x176
+    x122 = 2*F*h/t + x115 + 2*F*b*s/x176
+    x123 = F_e*h/t
+    x124 = x123 + x115 + F_e*b*s/x176
+    x125 = 2*F_e*h/t
+    x126 = x125 + x115 + 2*F_e*b*s/x176
+    x128 = b*e*h*k*s/(E*c*d*m)
+    x178 = E*c*d*m*t
+    x129 = x123 + x128 + F_e*b*e*k*s/x178
+    x130 = x125 + x128 + 2*F_e*b*e*k*s/x178
+    x179 = e*p
+    x131 = (2*w_half*(x116) + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x119)/p + 2*w_half*L*(x120)/p + 2*w_half*(x39)*(x121)/p + 2*w_half*(x39)*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half*E_s*L_moe*(x126)/p + 2*w_half_expert*E*L_moe*(x129)/x179 + 2*w_half_expert*E*L_moe*(x130)/x179)/x175
+    x132 = (4*w_half*(x116) + 6*w_half*L*(x117)/p + 6*w_half*L*(x118)/p + 6*w_half*L*(x119)/p + 6*w_half*L*(x120)/p + 6*w_half*(x39)*(x121)/p + 6*w_half*(x39)*(x122)/p + 6*w_half*E_s*L_moe*(x124)/p + 6*w_half*E_s*L_moe*(x126)/p + 6*w_half_expert*E*L_moe*(x129)/x179 + 6*w_half_expert*E*L_moe*(x130)/x179)/x175
+    x133 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x177 + b*h*s*(7 + 16/t)/x177 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x180 = hbm*p
+    x134 = (4/3)*kappa*L*(x133)/x180
+    x181 = hbm*c*d*m*t
+    x135 = 52*V*b*s/x181
+    x182 = eta_attn*peak*c*d*m*p*t
+    x137 = (9/2)*L*a*b*x106*(x96)/x182
+    x138 = x41 + (x58)/m + (x68)/m + (x87)/m + (x101)/m + x112 + x113 + x114 + x131 + x132 + x134 + x135 + x137
+    x139 = (0 if x17 else x2)
+    x140 = (0 if x17 else x20)
+    x141 = 2*alpha*(x139 + x140)
+    x142 = (x2 if x17 else 0)
+    x143 = (x20 if x17 else 0)
+    x144 = 2*alpha_inter*(x142 + x143)
+    x145 = max(0, -m*(x41 + x113 + x114 + x132 + (8/9)*kappa*L*(x133)/x180 + 14*V*b*s/x181 + (7/2)*L*a*b*x106*(x96)/x182))
+    x146 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x138) + x141 + x144 + x145
+    x147 = alpha*(2*x139 + 2*x140)
+    x148 = alpha_inter*(2*x142 + 2*x143)
+    x149 = beta*(3*x18 + 3*x24)
+    x150 = beta_inter*(3*x27 + 3*x28)
+    x152 = 2*b*s*(x104)
+    x153 = 2*a*b*x106*(x96)
+    x154 = x152 + x153 + 6*F_e*b*h*s*(x108)
+    x155 = x152 + x153 + 6*F*b*h*s
+    x156 = 6*V*b*h*s
+    x157 = 3*L_moe*(x154) + 3*(x39)*(x155) + x156
+    x158 = 4*L_moe*(x154) + 4*(x39)*(x155) + x156
+    x159 = 12*x16/x165
+    x160 = 12*Phi_E/x167
+    x183 = c*d*m*p
+    x161 = 2*L*b*h*s*min(m, p)/x183
+    x162 = 6*V*b*s/x176
+    x163 = b*h*s*(10 + 24/t)/x177
+    x164 = max(x162, x163)
+    return (x146, m*(x41 + x112 + x113 + x114 + x131 + x132 + x134 + x135 + x137), x52 + x147 + x63 + x77 + x54 + x148 + x64 + x78 + x149 + x56 + x66 + x84 + x150 + x57 + x67 + x85 + x31 + x86 + x92 + x93 + x98 + x99 + x100, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x84 + x29 + x57 + x30 + x67 + x85 + x31 + x86 + x141 + x144 + x92 + x93 + x98 + x99 + x100 + x145, (-1 + p)*(x138), x33, b*s/(x146), (x157)/(peak*c*d*p*t*(x146)), (x158)/(peak*c*d*p*t*(x146)), x157, x158, 6*x16 + x159 + 6*Phi_E/x168 + x160 + (x161 + x164 if x9 else max(x163 + x161, 2*L*b*h*s/x183 + x164)), x87, x101, x58, x68, x147 + x148 + x149 + x150 + x31, x87, x101, x58, x68, x25 + x26 + x29 + x30 + x31 + x141 + x144 + x145, 2*x16 + 2*Phi_E/x168, 4*x16 + 4*Phi_E/x168, x159 + x160, x161, x162, x163, 0,)
 
 
 def _step_120018654a38(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x7 = V*h*x0/t
-    x8 = (0 if (G < c*d*p*t) else x7)
-    x9 = beta*x8
-    x10 = (x7 if (G < c*d*p*t) else 0)
-    x11 = beta_inter*x10
-    x12 = c*d*t
-    x13 = -1 + c*d
-    x14 = alpha*(0 if (G < x12) else x13)
-    x15 = alpha_inter*(x13 if (G < x12) else 0)
-    x19 = 1 + L/p
-    x22 = -G*(-1 + math.ceil(c*d*t/G)) + x12
-    x23 = G/t
-    x24 = -1 + ((x22)/t if (x23 == math.floor(x23)) and ((G == x22) or (p == 1)) else 1)
-    x25 = Phi - V*h
-    x26 = (Phi/t if (p == 1) else (V*h + (x25)/p)/t)
-    x27 = (t/(x22) if (x23 == math.floor(x23)) and ((G == x22) or (p == 1)) else 1)
-    x28 = beta*((x13)*(x24)*x26*x27/(c*d*(x19)) if (G < x12) else (x13)*x26/(c*d*(x19)))
-    x29 = beta_inter*((x13)*x26*x27/(c*d*(x19)) if (G < x12) else 0)
-    x30 = x14 + x15 + x28 + x29
-    x31 = m*(x30)
-    x32 = x14 + x15 + x28 + x29 + gamma*(x13)*x26/(c*d*(x19))
-    x33 = m*(x32)
-    x36 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x37 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x38 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x39 = m*x38
-    x40 = alpha*((0 if (G < c*d*p*t) else x39) + (0 if (G < 1 + x12) else x39))
-    x41 = alpha_inter*((x39 if (G < c*d*p*t) else 0) + (x39 if (G < 1 + x12) else 0))
-    x42 = b*h*s*x38/(c*d)
-    x43 = beta*((0 if (G < c*d*p*t) else x42) + (0 if (G < 1 + x12) else x42))
-    x44 = beta_inter*((x42 if (G < c*d*p*t) else 0) + (x42 if (G < 1 + x12) else 0))
-    x45 = x40 + x41 + x43 + x44
-    x46 = -2 + 2*t
-    x47 = 2*L*m*(x46)/p
-    x48 = m*(x46)
-    x49 = 3*m*(x46)
-    x50 = (1 if (p == 1) else 0)
-    x51 = m*(x46)*x50
-    x52 = alpha*(2*(0 if (G < t) else x47) + (0 if (G < t) else x48) + (0 if (G < t) else x49) + (0 if (G < t) else x51))
-    x53 = alpha_inter*(2*(x47 if (G < t) else 0) + (x48 if (G < t) else 0) + (x49 if (G < t) else 0) + (x51 if (G < t) else 0))
-    x54 = -1 + t
-    x55 = t - G*(-1 + math.ceil(t/G))
-    x56 = -1 + (x55 if (G == x55) or (c*d*p == 1) else 1)
-    x57 = (1/(x55) if (G == x55) or (c*d*p == 1) else 1)
-    x58 = 4*L*b*h*s*(x54)/(c*d*p*t)
-    x59 = beta*(2*(4*L*b*h*s*(x54)*(x56)*x57/(c*d*p*t) if (G < t) else x58) + (6*b*s*(x54)*(x56)*x57/(c*d*t) if (G < t) else 6*b*s*(x54)/(c*d*t)) + (2*b*h*s*(x54)*(x56)*x57/(c*d*t) if (G < t) else 2*b*h*s*(x54)/(c*d*t)) + (2*b*h*s*(x54)*(x56)*x50*x57/(c*d*t) if (G < t) else 2*b*h*s*(x54)*x50/(c*d*t)))
-    x60 = beta_inter*(2*(4*L*b*h*s*(x54)*x57/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x54)*x57/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x54)*x57/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x54)*x50*x57/(c*d*t) if (G < t) else 0))
-    x61 = gamma*(3*b*s*(x54)/(c*d*t) + b*h*s*(x54)/(c*d*t) + b*h*s*(x54)*x50/(c*d*t) + x58)
-    x62 = x52 + x53 + x59 + x60 + x61
-    x65 = s**2
-    x66 = 2*h
-    x67 = x66 + 2*h_kv
-    x68 = L*(4*b*h*x65/(d*m) + 2*b*h*s*(x67)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x69 = ((x68)/(c*t) - 4*L*b*h*x65/(c*d*m*p*t))/(eta*peak)
-    x70 = (2*(x68)/(c*t) - 8*L*b*h*x65/(c*d*m*p*t))/(eta*peak)
-    x71 = b*h*s/(c*d*m)
-    x72 = V*h/t + x71 + V*b*s/(c*d*m*t)
-    x73 = h**2/t + x71 + b*h*s/(c*d*m*t)
-    x74 = F*h/t + x71 + F*b*s/(c*d*m*t)
-    x75 = h*h_kv/t + x71 + b*h_kv*s/(c*d*m*t)
-    x76 = (2*w_half*(x72) + 4*w_half*L*(x73)/p + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p)/(eta*peak)
-    x77 = (4*w_half*(x72) + 8*w_half*L*(x73)/p + 8*w_half*L*(x74)/p + 8*w_half*L*(x75)/p)/(eta*peak)
-    x78 = 3*L*(64*b*h*s/(c*d*m) + b*s*(16*h + 16*h_kv)/(c*d*m*t))/(hbm*p)
-    x79 = V*b*s*(22 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x80 = V*b*s*(26 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x81 = 10 + 24/t
-    x82 = kappa*L*b*h*s*(x81)/(hbm*c*d*m*p)
-    x84 = 7*L*b*h*x65/(eta_attn*peak*c*d*m*p*t)
-    x86 = -2*L*b*h*x65/(eta_attn*peak*c**2*d*m*p*t)
-    x87 = max(0, x86)
-    x88 = c*t
-    x89 = -1 + c
-    x90 = 2*L*m*(x89)/p
-    x91 = (0 if (G < x88) else x90)
-    x92 = alpha*x91
-    x93 = (x90 if (G < x88) else 0)
-    x94 = alpha_inter*x93
-    x95 = x88 - G*(-1 + math.ceil(c*t/G))
-    x96 = (t/(x95) if (x23 == math.floor(x23)) and ((G == x95) or (d*p == 1)) else 1)
-    x97 = (2*L*b*h*s*(x89)*(-1 + ((x95)/t if (x23 == math.floor(x23)) and ((G == x95) or (d*p == 1)) else 1))*x96/(c*d*p*t) if (G < x88) else 2*L*b*h*s*(x89)/(c*d*p*t))
-    x98 = beta*x97
-    x99 = (2*L*b*h*s*(x89)*x96/(c*d*p*t) if (G < x88) else 0)
-    x100 = beta_inter*x99
-    x101 = (x92 + x94 + x98 + x100)/m
-    x102 = max(0, x101 - 5*L*b*h*x65/(eta_attn*peak*c**2*d*m*p*t))
-    x103 = max(0, x101 + x86)
-    x104 = 2*gamma*L*b*h*s*(x89)/(c*d*p*t)
-    x105 = max(0, (x92 + x94 + x98 + x100 + x104)/m - 5*L*b*h*x65*(x89)/(eta_attn*peak*c**2*d*m*p*t))
-    x106 = x36 + x37 + (x45)/m + (x62)/m + x69 + x70 + x76 + x77 + x78 + x79 + x80 + x82 + x84 + x87 + x102 + x103 + x105
-    x107 = x14 + x15
-    x108 = -2*m*(x107)
-    x109 = m*(x19)*(x13)
-    x110 = (0 if (G < x12) else x109)
-    x111 = 3*alpha*x110
-    x112 = (x109 if (G < x12) else 0)
-    x113 = 3*alpha_inter*x112
-    x114 = 28*x26/(hbm*c*d)
-    x115 = (1/2)*gamma*V*h*x0/t
-    x116 = x36 + x37 + x69 + x70 + x76 + x77 + x78 + x79 + x80 + x82 + x84
-    x117 = m*(x13)*x26/(c*d)
-    x118 = (m*(x13)*(x24)*x26*x27/(c*d) if (G < x12) else x117)
-    x119 = (m*(x13)*x26*x27/(c*d) if (G < x12) else 0)
-    x120 = max(0, -m*(x30) - m*(x32) - m*(x116) + 2*m*(x107) + 3*beta*x118 + 3*beta_inter*x119 + gamma*m*(x13)*x26/(c*d))
-    x121 = x3 + x5 + x9 + x11 + x31 + x33 + (-1 + m + p)*(x106) + x108 + x111 + x113 + x114 + x115 + x120
-    x122 = alpha*(3*x110 + x2)
-    x123 = alpha_inter*(3*x112 + x4)
-    x124 = beta*(3*x118 + x8)
-    x125 = beta_inter*(3*x119 + x10)
-    x126 = gamma*((1/2)*V*h*x0/t + x117)
-    x127 = 3*alpha*x91
-    x128 = 3*alpha_inter*x93
-    x129 = 3*beta*x97
-    x130 = 3*beta_inter*x99
-    x131 = m*(x87 + x102 + x103 + x105)
-    x133 = 3*L*(4*b*h*x65 + 2*b*h*s*(x67) + 4*F*b*h*s) + 6*V*b*h*s
-    x134 = (x133)/(peak*c*d*p*t*(x121))
-    x135 = 2*V*h/t
-    x136 = 8*(x25)/(L*t)
-    x137 = min(m, p)
-    x138 = L*b*h*s*(x81)*x137/(c*d*m*p)
-    x139 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x140 = b*s*(x66 + 6*h/t)/(c*d*m)
-    x141 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
-    x142 = max(x135 + x139, x140 + x141)
-    x143 = (0 if (p == 1) else 2*b*h*s*(m + x137)/(c*d*m))
-    return (x121, m*(x116), x122 + x40 + x52 + x123 + x41 + x53 + x124 + x43 + x59 + x125 + x44 + x60 + x126 + x61 + x127 + x128 + x129 + x130 + x104, x40 + x52 + x3 + x41 + x53 + x5 + x43 + x59 + x9 + x44 + x60 + x11 + x61 + x31 + x131 + x33 + x108 + x111 + x113 + x115 + x120, (-1 + p)*(x106), x114, b*s/(x121), x134, x134, x133, x133, x135 + x136 + 14*x26/(c*d) + (x138 + x142 + x143 if (p == 1) else max(x138 + x139 + x143, L*b*h*s*(x81)/(c*d*m*p) + x142)), x62, x127 + x128 + x129 + x130 + x104, x45, x122 + x123 + x124 + x125 + x126, x62, x131, x45, x3 + x5 + x9 + x11 + x31 + x33 + x108 + x111 + x113 + x115 + x120, 0, 2*x26/(c*d), 12*x26/(c*d), x138, x143, x141, x135, x140, x135, x139, x136,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x9 = V*h*x2/t
+    x10 = (0 if x0 else x9)
+    x11 = beta*x10
+    x12 = (x9 if x0 else 0)
+    x13 = beta_inter*x12
+    x14 = c*d*t
+    x15 = (G < x14)
+    x16 = -1 + c*d
+    x17 = alpha*(0 if x15 else x16)
+    x18 = alpha_inter*(x16 if x15 else 0)
+    x22 = 1 + L/p
+    x25 = -G*(-1 + math.ceil(c*d*t/G)) + x14
+    x26 = G/t
+    x27 = (x26 == math.floor(x26))
+    x28 = x27 and ((G == x25) or x1)
+    x29 = -1 + ((x25)/t if x28 else 1)
+    x30 = Phi - V*h
+    x31 = (Phi/t if x1 else (V*h + (x30)/p)/t)
+    x32 = (t/(x25) if x28 else 1)
+    x33 = beta*((x16)*(x29)*x31*x32/(c*d*(x22)) if x15 else (x16)*x31/(c*d*(x22)))
+    x34 = beta_inter*((x16)*x31*x32/(c*d*(x22)) if x15 else 0)
+    x35 = x17 + x18 + x33 + x34
+    x36 = m*(x35)
+    x37 = x17 + x18 + x33 + x34 + gamma*(x16)*x31/(c*d*(x22))
+    x38 = m*(x37)
+    x41 = (c >= 2)
+    x156 = c*d*m*t
+    x42 = (L*(b*h*s*(-26 + 38*c)/x156 + b*h*s*(-8 + 8*c)/x156)/p if x41 else 0)/hbm
+    x43 = (L*(b*h*s*(6 + 50*c)/x156 + b*h*s*(10 + 10*c)/x156)/p if x41 else 0)/hbm
+    x44 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x45 = m*x44
+    x46 = (G < 1 + x14)
+    x47 = alpha*((0 if x0 else x45) + (0 if x46 else x45))
+    x48 = alpha_inter*((x45 if x0 else 0) + (x45 if x46 else 0))
+    x157 = c*d
+    x49 = b*h*s*x44/x157
+    x50 = beta*((0 if x0 else x49) + (0 if x46 else x49))
+    x51 = beta_inter*((x49 if x0 else 0) + (x49 if x46 else 0))
+    x52 = x47 + x48 + x50 + x51
+    x53 = (G < t)
+    x54 = -2 + 2*t
+    x55 = 2*L*m*(x54)/p
+    x56 = m*(x54)
+    x57 = 3*m*(x54)
+    x58 = (1 if x1 else 0)
+    x59 = m*(x54)*x58
+    x60 = alpha*(2*(0 if x53 else x55) + (0 if x53 else x56) + (0 if x53 else x57) + (0 if x53 else x59))
+    x61 = alpha_inter*(2*(x55 if x53 else 0) + (x56 if x53 else 0) + (x57 if x53 else 0) + (x59 if x53 else 0))
+    x62 = -1 + t
+    x63 = t - G*(-1 + math.ceil(t/G))
+    x64 = (G == x63) or (c*d*p == 1)
+    x65 = -1 + (x63 if x64 else 1)
+    x66 = (1/(x63) if x64 else 1)
+    x158 = c*d*p*t
+    x67 = 4*L*b*h*s*(x62)/x158
+    x159 = c*d*t
+    x68 = beta*(2*(4*L*b*h*s*(x62)*(x65)*x66/x158 if x53 else x67) + (6*b*s*(x62)*(x65)*x66/x159 if x53 else 6*b*s*(x62)/x159) + (2*b*h*s*(x62)*(x65)*x66/x159 if x53 else 2*b*h*s*(x62)/x159) + (2*b*h*s*(x62)*(x65)*x58*x66/x159 if x53 else 2*b*h*s*(x62)*x58/x159))
+    x69 = beta_inter*(2*(4*L*b*h*s*(x62)*x66/x158 if x53 else 0) + (6*b*s*(x62)*x66/x159 if x53 else 0) + (2*b*h*s*(x62)*x66/x159 if x53 else 0) + (2*b*h*s*(x62)*x58*x66/x159 if x53 else 0))
+    x70 = gamma*(3*b*s*(x62)/x159 + b*h*s*(x62)/x159 + b*h*s*(x62)*x58/x159 + x67)
+    x71 = x60 + x61 + x68 + x69 + x70
+    x74 = s**2
+    x75 = 2*h
+    x76 = x75 + 2*h_kv
+    x160 = d*m
+    x77 = L*(4*b*h*x74/x160 + 2*b*h*s*(x76)/x160 + 4*F*b*h*s/x160)/p + 2*V*b*h*s/x160
+    x161 = c*t
+    x162 = c*d*m*p*t
+    x163 = eta*peak
+    x78 = ((x77)/x161 - 4*L*b*h*x74/x162)/x163
+    x79 = (2*(x77)/x161 - 8*L*b*h*x74/x162)/x163
+    x164 = c*d*m
+    x80 = b*h*s/x164
+    x81 = V*h/t + x80 + V*b*s/x156
+    x82 = h**2/t + x80 + b*h*s/x156
+    x83 = F*h/t + x80 + F*b*s/x156
+    x84 = h*h_kv/t + x80 + b*h_kv*s/x156
+    x85 = (2*w_half*(x81) + 4*w_half*L*(x82)/p + 4*w_half*L*(x83)/p + 4*w_half*L*(x84)/p)/x163
+    x86 = (4*w_half*(x81) + 8*w_half*L*(x82)/p + 8*w_half*L*(x83)/p + 8*w_half*L*(x84)/p)/x163
+    x87 = 3*L*(64*b*h*s/x164 + b*s*(16*h + 16*h_kv)/x156)/(hbm*p)
+    x88 = (t == 1)
+    x165 = hbm*c*d*m*t
+    x89 = V*b*s*(22 if x88 else 38)/x165
+    x90 = V*b*s*(26 if x88 else 38)/x165
+    x91 = 10 + 24/t
+    x92 = kappa*L*b*h*s*(x91)/(hbm*c*d*m*p)
+    x94 = 7*L*b*h*x74/(eta_attn*peak*c*d*m*p*t)
+    x96 = -2*L*b*h*x74/(eta_attn*peak*c**2*d*m*p*t)
+    x97 = max(0, x96)
+    x98 = c*t
+    x99 = (G < x98)
+    x100 = -1 + c
+    x101 = 2*L*m*(x100)/p
+    x102 = (0 if x99 else x101)
+    x103 = alpha*x102
+    x104 = (x101 if x99 else 0)
+    x105 = alpha_inter*x104
+    x106 = x98 - G*(-1 + math.ceil(c*t/G))
+    x107 = x27 and ((G == x106) or (d*p == 1))
+    x108 = (t/(x106) if x107 else 1)
+    x109 = (2*L*b*h*s*(x100)*(-1 + ((x106)/t if x107 else 1))*x108/x158 if x99 else 2*L*b*h*s*(x100)/x158)
+    x110 = beta*x109
+    x111 = (2*L*b*h*s*(x100)*x108/x158 if x99 else 0)
+    x112 = beta_inter*x111
+    x113 = (x103 + x105 + x110 + x112)/m
+    x114 = max(0, x113 - 5*L*b*h*x74/(eta_attn*peak*c**2*d*m*p*t))
+    x115 = max(0, x113 + x96)
+    x116 = 2*gamma*L*b*h*s*(x100)/x158
+    x117 = max(0, (x103 + x105 + x110 + x112 + x116)/m - 5*L*b*h*x74*(x100)/(eta_attn*peak*c**2*d*m*p*t))
+    x118 = x42 + x43 + (x52)/m + (x71)/m + x78 + x79 + x85 + x86 + x87 + x89 + x90 + x92 + x94 + x97 + x114 + x115 + x117
+    x119 = x17 + x18
+    x120 = -2*m*(x119)
+    x121 = m*(x22)*(x16)
+    x122 = (0 if x15 else x121)
+    x123 = 3*alpha*x122
+    x124 = (x121 if x15 else 0)
+    x125 = 3*alpha_inter*x124
+    x126 = 28*x31/(hbm*c*d)
+    x127 = (1/2)*gamma*V*h*x2/t
+    x128 = x42 + x43 + x78 + x79 + x85 + x86 + x87 + x89 + x90 + x92 + x94
+    x129 = m*(x16)*x31/x157
+    x130 = (m*(x16)*(x29)*x31*x32/x157 if x15 else x129)
+    x131 = (m*(x16)*x31*x32/x157 if x15 else 0)
+    x132 = max(0, -m*(x35) - m*(x37) - m*(x128) + 2*m*(x119) + 3*beta*x130 + 3*beta_inter*x131 + gamma*m*(x16)*x31/x157)
+    x133 = x5 + x7 + x11 + x13 + x36 + x38 + (-1 + m + p)*(x118) + x120 + x123 + x125 + x126 + x127 + x132
+    x134 = alpha*(3*x122 + x4)
+    x135 = alpha_inter*(3*x124 + x6)
+    x136 = beta*(3*x130 + x10)
+    x137 = beta_inter*(3*x131 + x12)
+    x138 = gamma*((1/2)*V*h*x2/t + x129)
+    x139 = 3*alpha*x102
+    x140 = 3*alpha_inter*x104
+    x141 = 3*beta*x109
+    x142 = 3*beta_inter*x111
+    x143 = m*(x97 + x114 + x115 + x117)
+    x145 = 3*L*(4*b*h*x74 + 2*b*h*s*(x76) + 4*F*b*h*s) + 6*V*b*h*s
+    x146 = (x145)/(peak*c*d*p*t*(x133))
+    x147 = 2*V*h/t
+    x148 = 8*(x30)/(L*t)
+    x149 = min(m, p)
+    x166 = c*d*m*p
+    x150 = L*b*h*s*(x91)*x149/x166
+    x151 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x156)
+    x152 = b*s*(x75 + 6*h/t)/x164
+    x153 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x156
+    x154 = max(x147 + x151, x152 + x153)
+    x155 = (0 if x1 else 2*b*h*s*(m + x149)/x164)
+    return (x133, m*(x128), x134 + x47 + x60 + x135 + x48 + x61 + x136 + x50 + x68 + x137 + x51 + x69 + x138 + x70 + x139 + x140 + x141 + x142 + x116, x47 + x60 + x5 + x48 + x61 + x7 + x50 + x68 + x11 + x51 + x69 + x13 + x70 + x36 + x143 + x38 + x120 + x123 + x125 + x127 + x132, (-1 + p)*(x118), x126, b*s/(x133), x146, x146, x145, x145, x147 + x148 + 14*x31/x157 + (x150 + x154 + x155 if x1 else max(x150 + x151 + x155, L*b*h*s*(x91)/x166 + x154)), x71, x139 + x140 + x141 + x142 + x116, x52, x134 + x135 + x136 + x137 + x138, x71, x143, x52, x5 + x7 + x11 + x13 + x36 + x38 + x120 + x123 + x125 + x127 + x132, 0, 2*x31/x157, 12*x31/x157, x150, x155, x153, x147, x152, x147, x151, x148,)
 
 
 def _step_132af5dda173(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = c*d*t
-    x1 = -1 + c*d
-    x2 = alpha*(0 if (G < x0) else x1)
-    x3 = alpha_inter*(x1 if (G < x0) else 0)
-    x7 = 1 + L/p
-    x11 = -G*(-1 + math.ceil(c*d*t/G)) + x0
-    x12 = G/t
-    x13 = -1 + ((x11)/t if (x12 == math.floor(x12)) and ((G == x11) or (p == 1)) else 1)
-    x14 = Phi - 2*V*h
-    x15 = (Phi/t if (p == 1) else (V*h + (x14)/p)/t)
-    x16 = (t/(x11) if (x12 == math.floor(x12)) and ((G == x11) or (p == 1)) else 1)
-    x17 = beta*((x1)*(x13)*x15*x16/(c*d*(x7)) if (G < x0) else (x1)*x15/(c*d*(x7)))
-    x18 = beta_inter*((x1)*x15*x16/(c*d*(x7)) if (G < x0) else 0)
-    x19 = x2 + x3 + x17 + x18
-    x20 = m*(x19)
-    x21 = x2 + x3 + x17 + x18 + gamma*(x1)*x15/(c*d*(x7))
-    x22 = m*(x21)
-    x25 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x26 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x27 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x28 = m*x27
-    x29 = alpha*((0 if (G < c*d*p*t) else x28) + (0 if (G < 1 + x0) else x28))
-    x30 = alpha_inter*((x28 if (G < c*d*p*t) else 0) + (x28 if (G < 1 + x0) else 0))
-    x31 = b*h*s*x27/(c*d)
-    x32 = beta*((0 if (G < c*d*p*t) else x31) + (0 if (G < 1 + x0) else x31))
-    x33 = beta_inter*((x31 if (G < c*d*p*t) else 0) + (x31 if (G < 1 + x0) else 0))
-    x34 = x29 + x30 + x32 + x33
-    x35 = -2 + 2*t
-    x36 = 2*L*m*(x35)/p
-    x37 = m*(x35)
-    x38 = 3*m*(x35)
-    x39 = (1 if (p == 1) else 0)
-    x40 = m*(x35)*x39
-    x41 = alpha*(2*(0 if (G < t) else x36) + (0 if (G < t) else x37) + (0 if (G < t) else x38) + (0 if (G < t) else x40))
-    x42 = alpha_inter*(2*(x36 if (G < t) else 0) + (x37 if (G < t) else 0) + (x38 if (G < t) else 0) + (x40 if (G < t) else 0))
-    x43 = -1 + t
-    x44 = t - G*(-1 + math.ceil(t/G))
-    x45 = -1 + (x44 if (G == x44) or (c*d*p == 1) else 1)
-    x46 = (1/(x44) if (G == x44) or (c*d*p == 1) else 1)
-    x47 = 4*L*b*h*s*(x43)/(c*d*p*t)
-    x48 = beta*(2*(4*L*b*h*s*(x43)*(x45)*x46/(c*d*p*t) if (G < t) else x47) + (6*b*s*(x43)*(x45)*x46/(c*d*t) if (G < t) else 6*b*s*(x43)/(c*d*t)) + (2*b*h*s*(x43)*(x45)*x46/(c*d*t) if (G < t) else 2*b*h*s*(x43)/(c*d*t)) + (2*b*h*s*(x43)*(x45)*x39*x46/(c*d*t) if (G < t) else 2*b*h*s*(x43)*x39/(c*d*t)))
-    x49 = beta_inter*(2*(4*L*b*h*s*(x43)*x46/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x43)*x46/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x43)*x46/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x43)*x39*x46/(c*d*t) if (G < t) else 0))
-    x50 = gamma*(3*b*s*(x43)/(c*d*t) + b*h*s*(x43)/(c*d*t) + b*h*s*(x43)*x39/(c*d*t) + x47)
-    x51 = x41 + x42 + x48 + x49 + x50
-    x54 = s**2
-    x55 = 2*h
-    x56 = x55 + 2*h_kv
-    x57 = L*(4*b*h*x54/(d*m) + 2*b*h*s*(x56)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x58 = ((x57)/(c*t) - 4*L*b*h*x54/(c*d*m*p*t))/(eta*peak)
-    x59 = (2*(x57)/(c*t) - 8*L*b*h*x54/(c*d*m*p*t))/(eta*peak)
-    x60 = b*h*s/(c*d*m)
-    x61 = V*h/t + x60 + V*b*s/(c*d*m*t)
-    x62 = h**2/t + x60 + b*h*s/(c*d*m*t)
-    x63 = h*h_kv/t + x60 + b*h_kv*s/(c*d*m*t)
-    x64 = F*h/t + x60 + F*b*s/(c*d*m*t)
-    x65 = (2*w_half*(x61) + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p + 6*w_half*L*(x64)/p)/(eta*peak)
-    x66 = (4*w_half*(x61) + 8*w_half*L*(x62)/p + 8*w_half*L*(x63)/p + 12*w_half*L*(x64)/p)/(eta*peak)
-    x67 = 3*L*(b*s*((16*h + 16*h_kv)/t + 4*F/t)/(c*d*m) + 64*b*h*s/(c*d*m))/(hbm*p)
-    x68 = V*b*s*(22 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x69 = V*b*s*(26 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x70 = 10 + 24/t
-    x71 = kappa*L*b*h*s*(x70)/(hbm*c*d*m*p)
-    x73 = 7*L*b*h*x54/(eta_attn*peak*c*d*m*p*t)
-    x75 = -2*L*b*h*x54/(eta_attn*peak*c**2*d*m*p*t)
-    x76 = max(0, x75)
-    x77 = c*t
-    x78 = -1 + c
-    x79 = 2*L*m*(x78)/p
-    x80 = (0 if (G < x77) else x79)
-    x81 = alpha*x80
-    x82 = (x79 if (G < x77) else 0)
-    x83 = alpha_inter*x82
-    x84 = x77 - G*(-1 + math.ceil(c*t/G))
-    x85 = (t/(x84) if (x12 == math.floor(x12)) and ((G == x84) or (d*p == 1)) else 1)
-    x86 = (2*L*b*h_kv*s*(x78)*(-1 + ((x84)/t if (x12 == math.floor(x12)) and ((G == x84) or (d*p == 1)) else 1))*x85/(c*d*p*t) if (G < x77) else 2*L*b*h_kv*s*(x78)/(c*d*p*t))
-    x87 = beta*x86
-    x88 = (2*L*b*h_kv*s*(x78)*x85/(c*d*p*t) if (G < x77) else 0)
-    x89 = beta_inter*x88
-    x90 = (x81 + x83 + x87 + x89)/m
-    x91 = max(0, x90 - 5*L*b*h*x54/(eta_attn*peak*c**2*d*m*p*t))
-    x92 = max(0, x90 + x75)
-    x93 = 2*gamma*L*b*h_kv*s*(x78)/(c*d*p*t)
-    x94 = max(0, (x81 + x83 + x87 + x89 + x93)/m - 5*L*b*h*x54*(x78)/(eta_attn*peak*c**2*d*m*p*t))
-    x95 = x25 + x26 + (x34)/m + (x51)/m + x58 + x59 + x65 + x66 + x67 + x68 + x69 + x71 + x73 + x76 + x91 + x92 + x94
-    x96 = x2 + x3
-    x97 = -2*m*(x96)
-    x98 = m*(x7)*(x1)
-    x99 = 3*alpha*(0 if (G < x0) else x98)
-    x100 = 3*alpha_inter*(x98 if (G < x0) else 0)
-    x101 = 28*x15/(hbm*c*d)
-    x102 = x25 + x26 + x58 + x59 + x65 + x66 + x67 + x68 + x69 + x71 + x73
-    x103 = 3*beta*(m*(x1)*(x13)*x15*x16/(c*d) if (G < x0) else m*(x1)*x15/(c*d))
-    x104 = 3*beta_inter*(m*(x1)*x15*x16/(c*d) if (G < x0) else 0)
-    x105 = gamma*m*(x1)*x15/(c*d)
-    x106 = max(0, -m*(x19) - m*(x21) - m*(x102) + 2*m*(x96) + x103 + x104 + x105)
-    x107 = x20 + x22 + (-1 + m + p)*(x95) + x97 + x99 + x100 + x101 + x106
-    x108 = 3*alpha*x80
-    x109 = 3*alpha_inter*x82
-    x110 = 3*beta*x86
-    x111 = 3*beta_inter*x88
-    x112 = m*(x76 + x91 + x92 + x94)
-    x114 = 3*L*(4*b*h*x54 + 2*b*h*s*(x56) + 6*F*b*h*s) + 6*V*b*h*s
-    x115 = (x114)/(peak*c*d*p*t*(x107))
-    x116 = 4*V*h/t
-    x117 = 8*(x14)/(L*t)
-    x118 = min(m, p)
-    x119 = L*b*h*s*(x70)*x118/(c*d*m*p)
-    x120 = 2*V*h/t
-    x121 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x122 = b*s*(x55 + 6*h/t)/(c*d*m)
-    x123 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
-    x124 = max(x120 + x121, x122 + x123)
-    x125 = (0 if (p == 1) else 2*b*h*s*(m + x118)/(c*d*m))
-    return (x107, m*(x102), x29 + x41 + x30 + x42 + x32 + x48 + x33 + x49 + x50 + x108 + x99 + x100 + x109 + x103 + x110 + x104 + x111 + x105 + x93, x29 + x41 + x30 + x42 + x32 + x48 + x33 + x49 + x50 + x20 + x112 + x22 + x97 + x99 + x100 + x106, (-1 + p)*(x95), x101, b*s/(x107), x115, x115, x114, x114, x116 + x117 + 14*x15/(c*d) + (x119 + x124 + x125 if (p == 1) else max(x119 + x121 + x125, L*b*h*s*(x70)/(c*d*m*p) + x124)), x51, x108 + x109 + x110 + x111 + x93, x34, x99 + x100 + x103 + x104 + x105, x51, x112, x34, x20 + x22 + x97 + x99 + x100 + x106, 0, 2*x15/(c*d), 12*x15/(c*d), x119, x125, x123, x116, x122, x120, x121, x117,)
+    x1 = (G < x0)
+    x2 = -1 + c*d
+    x3 = alpha*(0 if x1 else x2)
+    x4 = alpha_inter*(x2 if x1 else 0)
+    x8 = 1 + L/p
+    x12 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x13 = G/t
+    x14 = (x13 == math.floor(x13))
+    x15 = (p == 1)
+    x16 = x14 and ((G == x12) or x15)
+    x17 = -1 + ((x12)/t if x16 else 1)
+    x18 = Phi - 2*V*h
+    x19 = (Phi/t if x15 else (V*h + (x18)/p)/t)
+    x20 = (t/(x12) if x16 else 1)
+    x21 = beta*((x2)*(x17)*x19*x20/(c*d*(x8)) if x1 else (x2)*x19/(c*d*(x8)))
+    x22 = beta_inter*((x2)*x19*x20/(c*d*(x8)) if x1 else 0)
+    x23 = x3 + x4 + x21 + x22
+    x24 = m*(x23)
+    x25 = x3 + x4 + x21 + x22 + gamma*(x2)*x19/(c*d*(x8))
+    x26 = m*(x25)
+    x29 = (c >= 2)
+    x138 = c*d*m*t
+    x30 = (L*(b*h*s*(-26 + 38*c)/x138 + b*h_kv*s*(-8 + 8*c)/x138)/p if x29 else 0)/hbm
+    x31 = (L*(b*h*s*(10 + 10*c)/x138 + b*h_kv*s*(6 + 50*c)/x138)/p if x29 else 0)/hbm
+    x32 = (G < c*d*p*t)
+    x33 = (0 if x15 else (1/2 if (p == 2) else 1))
+    x34 = m*x33
+    x35 = (G < 1 + x0)
+    x36 = alpha*((0 if x32 else x34) + (0 if x35 else x34))
+    x37 = alpha_inter*((x34 if x32 else 0) + (x34 if x35 else 0))
+    x139 = c*d
+    x38 = b*h*s*x33/x139
+    x39 = beta*((0 if x32 else x38) + (0 if x35 else x38))
+    x40 = beta_inter*((x38 if x32 else 0) + (x38 if x35 else 0))
+    x41 = x36 + x37 + x39 + x40
+    x42 = (G < t)
+    x43 = -2 + 2*t
+    x44 = 2*L*m*(x43)/p
+    x45 = m*(x43)
+    x46 = 3*m*(x43)
+    x47 = (1 if x15 else 0)
+    x48 = m*(x43)*x47
+    x49 = alpha*(2*(0 if x42 else x44) + (0 if x42 else x45) + (0 if x42 else x46) + (0 if x42 else x48))
+    x50 = alpha_inter*(2*(x44 if x42 else 0) + (x45 if x42 else 0) + (x46 if x42 else 0) + (x48 if x42 else 0))
+    x51 = -1 + t
+    x52 = t - G*(-1 + math.ceil(t/G))
+    x53 = (G == x52) or (c*d*p == 1)
+    x54 = -1 + (x52 if x53 else 1)
+    x55 = (1/(x52) if x53 else 1)
+    x140 = c*d*p*t
+    x56 = 4*L*b*h*s*(x51)/x140
+    x141 = c*d*t
+    x57 = beta*(2*(4*L*b*h*s*(x51)*(x54)*x55/x140 if x42 else x56) + (6*b*s*(x51)*(x54)*x55/x141 if x42 else 6*b*s*(x51)/x141) + (2*b*h*s*(x51)*(x54)*x55/x141 if x42 else 2*b*h*s*(x51)/x141) + (2*b*h*s*(x51)*(x54)*x47*x55/x141 if x42 else 2*b*h*s*(x51)*x47/x141))
+    x58 = beta_inter*(2*(4*L*b*h*s*(x51)*x55/x140 if x42 else 0) + (6*b*s*(x51)*x55/x141 if x42 else 0) + (2*b*h*s*(x51)*x55/x141 if x42 else 0) + (2*b*h*s*(x51)*x47*x55/x141 if x42 else 0))
+    x59 = gamma*(3*b*s*(x51)/x141 + b*h*s*(x51)/x141 + b*h*s*(x51)*x47/x141 + x56)
+    x60 = x49 + x50 + x57 + x58 + x59
+    x63 = s**2
+    x64 = 2*h
+    x65 = x64 + 2*h_kv
+    x142 = d*m
+    x66 = L*(4*b*h*x63/x142 + 2*b*h*s*(x65)/x142 + 6*F*b*h*s/x142)/p + 2*V*b*h*s/x142
+    x143 = c*t
+    x144 = c*d*m*p*t
+    x145 = eta*peak
+    x67 = ((x66)/x143 - 4*L*b*h*x63/x144)/x145
+    x68 = (2*(x66)/x143 - 8*L*b*h*x63/x144)/x145
+    x146 = c*d*m
+    x69 = b*h*s/x146
+    x70 = V*h/t + x69 + V*b*s/x138
+    x71 = h**2/t + x69 + b*h*s/x138
+    x72 = h*h_kv/t + x69 + b*h_kv*s/x138
+    x73 = F*h/t + x69 + F*b*s/x138
+    x74 = (2*w_half*(x70) + 4*w_half*L*(x71)/p + 4*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/x145
+    x75 = (4*w_half*(x70) + 8*w_half*L*(x71)/p + 8*w_half*L*(x72)/p + 12*w_half*L*(x73)/p)/x145
+    x76 = 3*L*(b*s*((16*h + 16*h_kv)/t + 4*F/t)/x146 + 64*b*h*s/x146)/(hbm*p)
+    x77 = (t == 1)
+    x147 = hbm*c*d*m*t
+    x78 = V*b*s*(22 if x77 else 38)/x147
+    x79 = V*b*s*(26 if x77 else 38)/x147
+    x80 = 10 + 24/t
+    x81 = kappa*L*b*h*s*(x80)/(hbm*c*d*m*p)
+    x83 = 7*L*b*h*x63/(eta_attn*peak*c*d*m*p*t)
+    x85 = -2*L*b*h*x63/(eta_attn*peak*c**2*d*m*p*t)
+    x86 = max(0, x85)
+    x87 = c*t
+    x88 = (G < x87)
+    x89 = -1 + c
+    x90 = 2*L*m*(x89)/p
+    x91 = (0 if x88 else x90)
+    x92 = alpha*x91
+    x93 = (x90 if x88 else 0)
+    x94 = alpha_inter*x93
+    x95 = x87 - G*(-1 + math.ceil(c*t/G))
+    x96 = x14 and ((G == x95) or (d*p == 1))
+    x97 = (t/(x95) if x96 else 1)
+    x98 = (2*L*b*h_kv*s*(x89)*(-1 + ((x95)/t if x96 else 1))*x97/x140 if x88 else 2*L*b*h_kv*s*(x89)/x140)
+    x99 = beta*x98
+    x100 = (2*L*b*h_kv*s*(x89)*x97/x140 if x88 else 0)
+    x101 = beta_inter*x100
+    x102 = (x92 + x94 + x99 + x101)/m
+    x103 = max(0, x102 - 5*L*b*h*x63/(eta_attn*peak*c**2*d*m*p*t))
+    x104 = max(0, x102 + x85)
+    x105 = 2*gamma*L*b*h_kv*s*(x89)/x140
+    x106 = max(0, (x92 + x94 + x99 + x101 + x105)/m - 5*L*b*h*x63*(x89)/(eta_attn*peak*c**2*d*m*p*t))
+    x107 = x30 + x31 + (x41)/m + (x60)/m + x67 + x68 + x74 + x75 + x76 + x78 + x79 + x81 + x83 + x86 + x103 + x104 + x106
+    x108 = x3 + x4
+    x109 = -2*m*(x108)
+    x110 = m*(x8)*(x2)
+    x111 = 3*alpha*(0 if x1 else x110)
+    x112 = 3*alpha_inter*(x110 if x1 else 0)
+    x113 = 28*x19/(hbm*c*d)
+    x114 = x30 + x31 + x67 + x68 + x74 + x75 + x76 + x78 + x79 + x81 + x83
+    x115 = 3*beta*(m*(x2)*(x17)*x19*x20/x139 if x1 else m*(x2)*x19/x139)
+    x116 = 3*beta_inter*(m*(x2)*x19*x20/x139 if x1 else 0)
+    x117 = gamma*m*(x2)*x19/x139
+    x118 = max(0, -m*(x23) - m*(x25) - m*(x114) + 2*m*(x108) + x115 + x116 + x117)
+    x119 = x24 + x26 + (-1 + m + p)*(x107) + x109 + x111 + x112 + x113 + x118
+    x120 = 3*alpha*x91
+    x121 = 3*alpha_inter*x93
+    x122 = 3*beta*x98
+    x123 = 3*beta_inter*x100
+    x124 = m*(x86 + x103 + x104 + x106)
+    x126 = 3*L*(4*b*h*x63 + 2*b*h*s*(x65) + 6*F*b*h*s) + 6*V*b*h*s
+    x127 = (x126)/(peak*c*d*p*t*(x119))
+    x128 = 4*V*h/t
+    x129 = 8*(x18)/(L*t)
+    x130 = min(m, p)
+    x148 = c*d*m*p
+    x131 = L*b*h*s*(x80)*x130/x148
+    x132 = 2*V*h/t
+    x133 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x138)
+    x134 = b*s*(x64 + 6*h/t)/x146
+    x135 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x138
+    x136 = max(x132 + x133, x134 + x135)
+    x137 = (0 if x15 else 2*b*h*s*(m + x130)/x146)
+    return (x119, m*(x114), x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x120 + x111 + x112 + x121 + x115 + x122 + x116 + x123 + x117 + x105, x36 + x49 + x37 + x50 + x39 + x57 + x40 + x58 + x59 + x24 + x124 + x26 + x109 + x111 + x112 + x118, (-1 + p)*(x107), x113, b*s/(x119), x127, x127, x126, x126, x128 + x129 + 14*x19/x139 + (x131 + x136 + x137 if x15 else max(x131 + x133 + x137, L*b*h*s*(x80)/x148 + x136)), x60, x120 + x121 + x122 + x123 + x105, x41, x111 + x112 + x115 + x116 + x117, x60, x124, x41, x24 + x26 + x109 + x111 + x112 + x118, 0, 2*x19/x139, 12*x19/x139, x131, x137, x135, x128, x134, x132, x133, x129,)
 
 
 def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -20218,396 +20298,480 @@ def _step_20098670dbc9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = -1 + x34
-    x36 = L_moe*m*(x35)/p
-    x37 = x34 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = alpha*(2*(0 if (G < x34) else x36) + 6*(L_moe*m*(x39)/p if (G < x34) else L_moe*m*(x40)/p))
-    x42 = e - x38
-    x43 = alpha_inter*(2*(x36 if (G < x34) else 0) + 6*(L_moe*m*(x42)/p if (G < x34) else 0))
-    x44 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x45 = beta*(6*(L_moe*b*h*k*s*(x39)/(c*d*e*p*t) if (G < x34) else L_moe*b*h*k*s*(x40)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x35)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x35)/p))
-    x46 = beta_inter*(6*(L_moe*b*h*k*s*(x42)/(c*d*e*p*t) if (G < x34) else 0) + 8*(E*L_moe*m*(x35)*x44/p if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d*t)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -1 + t
-    x57 = (1 if (p == 1) else 0)
-    x58 = m*(x56)*x57
-    x59 = m*(x56)
-    x60 = L_moe*m*(x56)/p
-    x61 = -L_moe/p + 2*L/p
-    x62 = m*(x56)*(x61)
-    x63 = 3*m*(-2 + 2*t)
-    x64 = alpha*(2*(0 if (G < t) else x58) + 3*(0 if (G < t) else x59) + 6*(0 if (G < t) else x60) + 7*(0 if (G < t) else x62) + (0 if (G < t) else x63))
-    x65 = alpha_inter*(2*(x58 if (G < t) else 0) + 3*(x59 if (G < t) else 0) + 6*(x60 if (G < t) else 0) + 7*(x62 if (G < t) else 0) + (x63 if (G < t) else 0))
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = b*h*s*(x56)*x57/(c*d*t)
-    x70 = b*h*s*(x56)/(c*d*t)
-    x71 = beta*(2*(b*h*s*(x56)*(x67)*x57*x68/(c*d*t) if (G < t) else x69) + 3*(b*h*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else x70) + 6*(L_moe*b*h*k*s*(x56)*(x67)*x68/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x56)/(c*d*p*t)) + 7*(b*h*s*(x56)*(x67)*(x61)*x68/(c*d*t) if (G < t) else b*h*s*(x56)*(x61)/(c*d*t)) + (6*b*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x56)/(c*d*t)))
-    x72 = beta_inter*(2*(b*h*s*(x56)*x57*x68/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x56)*x68/(c*d*t) if (G < t) else 0) + 6*(L_moe*b*h*k*s*(x56)*x68/(c*d*p*t) if (G < t) else 0) + 7*(b*h*s*(x56)*(x61)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x56)*x68/(c*d*t) if (G < t) else 0))
-    x73 = gamma*(3*b*s*(x56)/(c*d*t) + x70 + x69 + 3*b*h*s*(x56)*(x61)/(c*d*t) + 3*L_moe*b*h*k*s*(x56)/(c*d*p*t))
-    x74 = x64 + x65 + x71 + x72 + x73
-    x75 = c*t
-    x76 = -1 + c
-    x77 = 2*L*m*(x76)/p
-    x78 = 4*alpha*(0 if (G < x75) else x77)
-    x79 = 4*alpha_inter*(x77 if (G < x75) else 0)
-    x80 = x75 - G*(-1 + math.ceil(c*t/G))
-    x81 = (t/(x80) if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1)
-    x82 = 4*beta*(2*L*b*h_kv*s*(x76)*(-1 + ((x80)/t if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1))*x81/(c*d*p*t) if (G < x75) else 2*L*b*h_kv*s*(x76)/(c*d*p*t))
-    x83 = 4*beta_inter*(2*L*b*h_kv*s*(x76)*x81/(c*d*p*t) if (G < x75) else 0)
-    x84 = 2*gamma*L*b*h_kv*s*(x76)/(c*d*p*t)
-    x85 = x78 + x79 + x82 + x83 + x84
-    x88 = s**2
-    x89 = 4*b*h*x88/(d*m)
-    x90 = 2*h
-    x91 = x90 + x29
-    x92 = 2*b*h*s*(x91)/(d*m)
-    x93 = E_s + k
-    x94 = (L_moe*(x89 + x92 + 6*F_e*b*h*s*(x93)/(d*m)) + (x31)*(x89 + x92 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x95 = (x94)/(c*t)
-    x96 = -4*L*b*h*x88/(c*d*m*p*t)
-    x97 = (x95 + x96)/(eta*peak)
-    x98 = (2*(x94)/(c*t) - 8*L*b*h*x88/(c*d*m*p*t))/(eta*peak)
-    x99 = (x95 - 2*V*b*h*s/(c*d*m*t) + x96)/(eta*peak)
-    x100 = b*h*s/(c*d*m)
-    x101 = V*h/t + x100 + V*b*s/(c*d*m*t)
-    x102 = x28/t + x100 + b*h*s/(c*d*m*t)
-    x103 = h*(x30)/t + x100 + b*s*(x30)/(c*d*m*t)
-    x104 = F*h/t + x100 + F*b*s/(c*d*m*t)
-    x105 = 2*F*h/t + x100 + 2*F*b*s/(c*d*m*t)
-    x106 = F_e*h/t
-    x107 = x106 + x100 + F_e*b*s/(c*d*m*t)
-    x108 = 2*F_e*h/t
-    x109 = x108 + x100 + 2*F_e*b*s/(c*d*m*t)
-    x111 = b*e*h*k*s/(E*c*d*m)
-    x112 = x106 + x111 + F_e*b*e*k*s/(E*c*d*m*t)
-    x113 = x108 + x111 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x114 = (2*w_half*(x101) + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*(x31)*(x104)/p + 2*w_half*(x31)*(x105)/p + 2*w_half*E_s*L_moe*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half_expert*E*L_moe*(x112)/(e*p) + 2*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x115 = (4*w_half*(x101) + 6*w_half*L*(x102)/p + 6*w_half*L*(x103)/p + 6*w_half*(x31)*(x104)/p + 6*w_half*(x31)*(x105)/p + 6*w_half*E_s*L_moe*(x107)/p + 6*w_half*E_s*L_moe*(x109)/p + 6*w_half_expert*E*L_moe*(x112)/(e*p) + 6*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x116 = 34*b*h*s/(c*d*m*t)
-    x117 = x116 + 2*L_moe*b*k*s*(x90 + 3*F_e/t)/(L*c*d*m)
-    x118 = (4/3)*kappa*L*(x117)/(hbm*p)
-    x119 = 52*V*b*s/(hbm*c*d*m*t)
-    x121 = 9*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)
-    x122 = x32 + (x47)/m + (x55)/m + (x74)/m + (x85)/m + x97 + x98 + x99 + x114 + x115 + x118 + x119 + x121
-    x123 = (0 if (G < x5) else x2)
-    x124 = (0 if (G < x5) else x15)
-    x125 = 2*alpha*(x123 + x124)
-    x126 = (x2 if (G < x5) else 0)
-    x127 = (x15 if (G < x5) else 0)
-    x128 = 2*alpha_inter*(x126 + x127)
-    x129 = max(0, -m*(x32 + x98 + x99 + x115 + (8/9)*kappa*L*(x117)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)))
-    x130 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x122) + x125 + x128 + x129
-    x131 = alpha*(2*x123 + 2*x124)
-    x132 = alpha_inter*(2*x126 + 2*x127)
-    x133 = beta*(3*x13 + 3*x18)
-    x134 = beta_inter*(3*x21 + 3*x22)
-    x136 = 4*b*h*x88
-    x137 = 2*b*h*s*(x91)
-    x138 = x136 + x137 + 6*F_e*b*h*s*(x93)
-    x139 = x136 + x137 + 6*F*b*h*s
-    x140 = 6*V*b*h*s
-    x141 = 3*L_moe*(x138) + 3*(x31)*(x139) + x140
-    x142 = 4*L_moe*(x138) + 4*(x31)*(x139) + x140
-    x143 = 12*x12/(c*d)
-    x144 = 12*Phi_E/(c*d*p*t)
-    x145 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x146 = 6*V*b*s/(c*d*m*t)
-    x147 = max(x146, x116)
-    return (x130, m*(x32 + x97 + x98 + x99 + x114 + x115 + x118 + x119 + x121), x41 + x131 + x50 + x64 + x43 + x132 + x51 + x65 + x133 + x45 + x53 + x71 + x134 + x46 + x54 + x72 + x25 + x73 + x78 + x79 + x82 + x83 + x84, x41 + x50 + x64 + x43 + x51 + x65 + x19 + x45 + x53 + x20 + x71 + x23 + x46 + x24 + x54 + x72 + x25 + x73 + x125 + x128 + x78 + x79 + x82 + x83 + x84 + x129, (-1 + p)*(x122), x27, b*s/(x130), (x141)/(peak*c*d*p*t*(x130)), (x142)/(peak*c*d*p*t*(x130)), x141, x142, 6*x12 + x143 + 6*Phi_E/(e*p*t) + x144 + (x145 + x147 if (p == 1) else max(x116 + x145, 2*L*b*h*s/(c*d*m*p*t) + x147)), x74, x85, x47, x55, x131 + x132 + x133 + x134 + x25, x74, x85, x47, x55, x19 + x20 + x23 + x24 + x25 + x125 + x128 + x129, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x143 + x144, x145, x146, x116, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x162 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x162 if x17 else (x2)*x16/x162)
+    x20 = -1 + c*d/e
+    x163 = e*t
+    x21 = G/x163
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x164 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x163 if x22 else 1))*x23/x164 if x17 else Phi_E*(x20)/x164)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x162 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x164 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x162 + 2*Phi_E*(x20)/x164)
+    x165 = e*p*t
+    x33 = (16*x16 + 30*x16/x162 + 16*Phi_E/x165 + 30*Phi_E/x164)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x166 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x166 + 6*L*h*(x36)/x166 + 18*F*h*(x37)/x166 + 18*E_s*F_e*L_moe*h/x166 + 18*E*F_e*L_moe*h/x165)/hbm
+    x40 = e*t
+    x41 = (G < x40)
+    x42 = -1 + x40
+    x43 = L_moe*m*(x42)/p
+    x44 = x40 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = alpha*(2*(0 if x41 else x43) + 6*(L_moe*m*(x47)/p if x41 else L_moe*m*(x48)/p))
+    x50 = e - x46
+    x51 = alpha_inter*(2*(x43 if x41 else 0) + 6*(L_moe*m*(x50)/p if x41 else 0))
+    x52 = (1/(x44) if x45 else 1)
+    x167 = c*d*e*p*t
+    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/x167 if x41 else L_moe*b*h*k*s*(x48)/x167) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
+    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/x167 if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x168 = c*d*t
+    x62 = b*h*s*x57/x168
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -1 + t
+    x68 = (1 if x9 else 0)
+    x69 = m*(x67)*x68
+    x70 = m*(x67)
+    x71 = L_moe*m*(x67)/p
+    x72 = -L_moe/p + 2*L/p
+    x73 = m*(x67)*(x72)
+    x74 = 3*m*(-2 + 2*t)
+    x75 = alpha*(2*(0 if x66 else x69) + 3*(0 if x66 else x70) + 6*(0 if x66 else x71) + 7*(0 if x66 else x73) + (0 if x66 else x74))
+    x76 = alpha_inter*(2*(x69 if x66 else 0) + 3*(x70 if x66 else 0) + 6*(x71 if x66 else 0) + 7*(x73 if x66 else 0) + (x74 if x66 else 0))
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x81 = b*h*s*(x67)*x68/x168
+    x82 = b*h*s*(x67)/x168
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x168 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x168 if x66 else x82) + 6*(L_moe*b*h*k*s*(x67)*(x79)*x80/x164 if x66 else L_moe*b*h*k*s*(x67)/x164) + 7*(b*h*s*(x67)*(x79)*(x72)*x80/x168 if x66 else b*h*s*(x67)*(x72)/x168) + (6*b*s*(x67)*(x79)*x80/x168 if x66 else 6*b*s*(x67)/x168))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x168 if x66 else 0) + 3*(b*h*s*(x67)*x80/x168 if x66 else 0) + 6*(L_moe*b*h*k*s*(x67)*x80/x164 if x66 else 0) + 7*(b*h*s*(x67)*(x72)*x80/x168 if x66 else 0) + (6*b*s*(x67)*x80/x168 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x168 + x82 + x81 + 3*b*h*s*(x67)*(x72)/x168 + 3*L_moe*b*h*k*s*(x67)/x164)
+    x86 = x75 + x76 + x83 + x84 + x85
+    x87 = c*t
+    x88 = (G < x87)
+    x89 = -1 + c
+    x90 = 2*L*m*(x89)/p
+    x91 = 4*alpha*(0 if x88 else x90)
+    x92 = 4*alpha_inter*(x90 if x88 else 0)
+    x93 = x87 - G*(-1 + math.ceil(c*t/G))
+    x94 = x8 and ((G == x93) or (d*p == 1))
+    x95 = (t/(x93) if x94 else 1)
+    x96 = 4*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x164 if x88 else 2*L*b*h_kv*s*(x89)/x164)
+    x97 = 4*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x164 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x164
+    x99 = x91 + x92 + x96 + x97 + x98
+    x102 = s**2
+    x169 = d*m
+    x103 = 4*b*h*x102/x169
+    x104 = 2*h
+    x105 = x104 + x35
+    x106 = 2*b*h*s*(x105)/x169
+    x107 = E_s + k
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x169) + (x37)*(x103 + x106 + 6*F*b*h*s/x169))/p + 2*V*b*h*s/x169
+    x170 = c*t
+    x109 = (x108)/x170
+    x171 = c*d*m*p*t
+    x110 = -4*L*b*h*x102/x171
+    x172 = eta*peak
+    x111 = (x109 + x110)/x172
+    x112 = (2*(x108)/x170 - 8*L*b*h*x102/x171)/x172
+    x173 = c*d*m*t
+    x113 = (x109 - 2*V*b*h*s/x173 + x110)/x172
+    x114 = b*h*s/(c*d*m)
+    x115 = V*h/t + x114 + V*b*s/x173
+    x116 = x34/t + x114 + b*h*s/x173
+    x117 = h*(x36)/t + x114 + b*s*(x36)/x173
+    x118 = F*h/t + x114 + F*b*s/x173
+    x119 = 2*F*h/t + x114 + 2*F*b*s/x173
+    x120 = F_e*h/t
+    x121 = x120 + x114 + F_e*b*s/x173
+    x122 = 2*F_e*h/t
+    x123 = x122 + x114 + 2*F_e*b*s/x173
+    x125 = b*e*h*k*s/(E*c*d*m)
+    x174 = E*c*d*m*t
+    x126 = x120 + x125 + F_e*b*e*k*s/x174
+    x127 = x122 + x125 + 2*F_e*b*e*k*s/x174
+    x175 = e*p
+    x128 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*(x37)*(x118)/p + 2*w_half*(x37)*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half_expert*E*L_moe*(x126)/x175 + 2*w_half_expert*E*L_moe*(x127)/x175)/x172
+    x129 = (4*w_half*(x115) + 6*w_half*L*(x116)/p + 6*w_half*L*(x117)/p + 6*w_half*(x37)*(x118)/p + 6*w_half*(x37)*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half*E_s*L_moe*(x123)/p + 6*w_half_expert*E*L_moe*(x126)/x175 + 6*w_half_expert*E*L_moe*(x127)/x175)/x172
+    x130 = 34*b*h*s/x173
+    x131 = x130 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
+    x176 = hbm*p
+    x132 = (4/3)*kappa*L*(x131)/x176
+    x177 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x177
+    x178 = eta_attn*peak*c*d*m*p*t
+    x135 = 9*L*b*h*x102/x178
+    x136 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x111 + x112 + x113 + x128 + x129 + x132 + x133 + x135
+    x137 = (0 if x17 else x2)
+    x138 = (0 if x17 else x20)
+    x139 = 2*alpha*(x137 + x138)
+    x140 = (x2 if x17 else 0)
+    x141 = (x20 if x17 else 0)
+    x142 = 2*alpha_inter*(x140 + x141)
+    x143 = max(0, -m*(x38 + x112 + x113 + x129 + (8/9)*kappa*L*(x131)/x176 + 14*V*b*s/x177 + 7*L*b*h*x102/x178))
+    x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
+    x145 = alpha*(2*x137 + 2*x138)
+    x146 = alpha_inter*(2*x140 + 2*x141)
+    x147 = beta*(3*x18 + 3*x24)
+    x148 = beta_inter*(3*x27 + 3*x28)
+    x150 = 4*b*h*x102
+    x151 = 2*b*h*s*(x105)
+    x152 = x150 + x151 + 6*F_e*b*h*s*(x107)
+    x153 = x150 + x151 + 6*F*b*h*s
+    x154 = 6*V*b*h*s
+    x155 = 3*L_moe*(x152) + 3*(x37)*(x153) + x154
+    x156 = 4*L_moe*(x152) + 4*(x37)*(x153) + x154
+    x157 = 12*x16/x162
+    x158 = 12*Phi_E/x164
+    x159 = 2*L*b*h*s*min(m, p)/x171
+    x160 = 6*V*b*s/x173
+    x161 = max(x160, x130)
+    return (x144, m*(x38 + x111 + x112 + x113 + x128 + x129 + x132 + x133 + x135), x49 + x145 + x60 + x75 + x51 + x146 + x61 + x76 + x147 + x53 + x63 + x83 + x148 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x139 + x142 + x91 + x92 + x96 + x97 + x98 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/x165 + x158 + (x159 + x161 if x9 else max(x130 + x159, 2*L*b*h*s/x171 + x161)), x86, x99, x55, x65, x145 + x146 + x147 + x148 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x165, 4*x16 + 4*Phi_E/x165, x157 + x158, x159, x160, x130, 0,)
 
 
 def _step_299cd34a5b5d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d*t)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -1 + t
-    x28 = (1 if (p == 1) else 0)
-    x29 = m*(x27)*x28
-    x30 = m*(x27)
-    x31 = 2*L*m*(x27)/p
-    x32 = 3*m*(-2 + 2*t)
-    x33 = alpha*(2*(0 if (G < t) else x29) + 3*(0 if (G < t) else x30) + 5*(0 if (G < t) else x31) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x29 if (G < t) else 0) + 3*(x30 if (G < t) else 0) + 5*(x31 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x36 = t - G*(-1 + math.ceil(t/G))
-    x37 = -1 + (x36 if (G == x36) or (c*d*p == 1) else 1)
-    x38 = (1/(x36) if (G == x36) or (c*d*p == 1) else 1)
-    x39 = b*h*s*(x27)*x28/(c*d*t)
-    x40 = b*h*s*(x27)/(c*d*t)
-    x41 = beta*(2*(b*h*s*(x27)*(x37)*x28*x38/(c*d*t) if (G < t) else x39) + 3*(b*h*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else x40) + 5*(2*L*b*h*s*(x27)*(x37)*x38/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x27)/(c*d*p*t)) + (6*b*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else 6*b*s*(x27)/(c*d*t)))
-    x42 = beta_inter*(2*(b*h*s*(x27)*x28*x38/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x27)*x38/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x27)*x38/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x27)*x38/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x27)/(c*d*t) + x40 + x39 + 4*L*b*h*s*(x27)/(c*d*p*t))
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 3*alpha*(0 if (G < x45) else x47)
-    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 3*beta*(2*L*b*h*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h*s*(x46)/(c*d*p*t))
-    x54 = 3*beta_inter*(2*L*b*h*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = s**2
-    x60 = 2*h + x14
-    x61 = L*(4*b*h*x59/(d*m) + 2*b*h*s*(x60)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x62 = ((x61)/(c*t) - 4*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x63 = (2*(x61)/(c*t) - 8*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x64 = b*h*s/(c*d*m)
-    x65 = V*h/t + x64 + V*b*s/(c*d*m*t)
-    x66 = x13/t + x64 + b*h*s/(c*d*m*t)
-    x67 = h*(x15)/t + x64 + b*s*(x15)/(c*d*m*t)
-    x68 = F*h/t + x64 + F*b*s/(c*d*m*t)
-    x69 = (2*w_half*(x65) + 2*w_half*L*(x66)/p + 2*w_half*L*(x67)/p + 4*w_half*L*(x68)/p)/(eta*peak)
-    x70 = (4*w_half*(x65) + 4*w_half*L*(x66)/p + 4*w_half*L*(x67)/p + 8*w_half*L*(x68)/p)/(eta*peak)
-    x71 = 52*V*b*s/(hbm*c*d*m*t)
-    x73 = 9*L*b*h*x59/(eta_attn*peak*c*d*m*p*t)
-    x74 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x75 = x16 + (x26)/m + (x44)/m + (x56)/m + x62 + x63 + x69 + x70 + x71 + x73 + x74
-    x76 = -1 + c*d
-    x77 = (0 if (G < x20) else x76)
-    x78 = 2*alpha*x77
-    x79 = (x76 if (G < x20) else 0)
-    x80 = 2*alpha_inter*x79
-    x81 = V*h*x0/t
-    x82 = (0 if (G < c*d*p*t) else x81)
-    x83 = 2*beta*x82
-    x84 = (x81 if (G < c*d*p*t) else 0)
-    x85 = 2*beta_inter*x84
-    x86 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x87 = (t/(x86) if (x51 == math.floor(x51)) and ((G == x86) or (p == 1)) else 1)
-    x88 = ((x76)*(-1 + ((x86)/t if (x51 == math.floor(x51)) and ((G == x86) or (p == 1)) else 1))*x9*x87/(c*d) if (G < x20) else (x76)*x9/(c*d))
-    x89 = 3*beta*x88
-    x90 = ((x76)*x9*x87/(c*d) if (G < x20) else 0)
-    x91 = 3*beta_inter*x90
-    x92 = gamma*V*h*x0/t
-    x93 = 2*gamma*(x76)*x9/(c*d)
-    x94 = max(0, -m*(x16 + x63 + x70 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x59/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x95 = x3 + x5 + x12 + (-1 + m + p)*(x75) + x78 + x80 + x83 + x85 + x89 + x91 + x92 + x93 + x94
-    x96 = alpha*(2*x77 + x2)
-    x97 = alpha_inter*(2*x79 + x4)
-    x98 = beta*(2*x82 + 3*x88)
-    x99 = beta_inter*(2*x84 + 3*x90)
-    x100 = gamma*(x81 + 2*(x76)*x9/(c*d))
-    x102 = 3*L*(4*b*h*x59 + 2*b*h*s*(x60) + 4*F*b*h*s)
-    x103 = 6*V*b*h*s
-    x104 = x102 + x103
-    x105 = x102 + 4*L*b*h*x59 + x103
-    x106 = 12*x9/(c*d)
-    x107 = 6*V*b*s/(c*d*m*t)
-    x108 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x95, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x74), x96 + x21 + x33 + x97 + x22 + x34 + x98 + x24 + x41 + x99 + x25 + x42 + x100 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x78 + x80 + x83 + x85 + x48 + x49 + x89 + x53 + x91 + x54 + x92 + x93 + x55 + x94, (-1 + p)*(x75), x12, b*s/(x95), (x104)/(peak*c*d*p*t*(x95)), (x105)/(peak*c*d*p*t*(x95)), x104, x105, 6*x9 + x106 + (x107 + x108 if (p == 1) else max(x108, x107 + 34*L*b*h*s/(c*d*m*p*t))), x44, x56, x26, x96 + x97 + x98 + x99 + x100, x44, x56, x26, x3 + x5 + x78 + x80 + x83 + x85 + x89 + x91 + x92 + x93 + x94, 2*x9, 4*x9, x106, x108, x107, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x119 = c*d
+    x14 = (16*x11 + 30*x11/x119)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x120 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x120 + 6*L*h*(x17)/x120 + 12*F*L*h/x120)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x121 = c*d*t
+    x26 = b*h*s*x20/x121
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -1 + t
+    x32 = (1 if x1 else 0)
+    x33 = m*(x31)*x32
+    x34 = m*(x31)
+    x35 = 2*L*m*(x31)/p
+    x36 = 3*m*(-2 + 2*t)
+    x37 = alpha*(2*(0 if x30 else x33) + 3*(0 if x30 else x34) + 5*(0 if x30 else x35) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x33 if x30 else 0) + 3*(x34 if x30 else 0) + 5*(x35 if x30 else 0) + (x36 if x30 else 0))
+    x40 = t - G*(-1 + math.ceil(t/G))
+    x41 = (G == x40) or (c*d*p == 1)
+    x42 = -1 + (x40 if x41 else 1)
+    x43 = (1/(x40) if x41 else 1)
+    x44 = b*h*s*(x31)*x32/x121
+    x45 = b*h*s*(x31)/x121
+    x122 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x121 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x121 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x122 if x30 else 2*L*b*h*s*(x31)/x122) + (6*b*s*(x31)*(x42)*x43/x121 if x30 else 6*b*s*(x31)/x121))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x121 if x30 else 0) + 3*(b*h*s*(x31)*x43/x121 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x122 if x30 else 0) + (6*b*s*(x31)*x43/x121 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x121 + x45 + x44 + 4*L*b*h*s*(x31)/x122)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 3*alpha*(0 if x51 else x53)
+    x55 = 3*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x122 if x51 else 2*L*b*h*s*(x52)/x122)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x122 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x122
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = s**2
+    x68 = 2*h + x16
+    x123 = d*m
+    x69 = L*(4*b*h*x67/x123 + 2*b*h*s*(x68)/x123 + 4*F*b*h*s/x123)/p + 2*V*b*h*s/x123
+    x124 = c*t
+    x125 = c*d*m*p*t
+    x126 = eta*peak
+    x70 = ((x69)/x124 - 4*L*b*h*x67/x125)/x126
+    x71 = (2*(x69)/x124 - 8*L*b*h*x67/x125)/x126
+    x72 = b*h*s/(c*d*m)
+    x127 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x127
+    x74 = x15/t + x72 + b*h*s/x127
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x127
+    x76 = F*h/t + x72 + F*b*s/x127
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x126
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x126
+    x128 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x128
+    x129 = eta_attn*peak*c*d*m*p*t
+    x81 = 9*L*b*h*x67/x129
+    x130 = hbm*c*d*m*p*t
+    x82 = 34*kappa*L*b*h*s/x130
+    x83 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x82
+    x84 = (G < x22)
+    x85 = -1 + c*d
+    x86 = (0 if x84 else x85)
+    x87 = 2*alpha*x86
+    x88 = (x85 if x84 else 0)
+    x89 = 2*alpha_inter*x88
+    x90 = V*h*x2/t
+    x91 = (0 if x0 else x90)
+    x92 = 2*beta*x91
+    x93 = (x90 if x0 else 0)
+    x94 = 2*beta_inter*x93
+    x95 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x96 = x58 and ((G == x95) or x1)
+    x97 = (t/(x95) if x96 else 1)
+    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/x119 if x84 else (x85)*x11/x119)
+    x99 = 3*beta*x98
+    x100 = ((x85)*x11*x97/x119 if x84 else 0)
+    x101 = 3*beta_inter*x100
+    x102 = gamma*V*h*x2/t
+    x103 = 2*gamma*(x85)*x11/x119
+    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x128 + 7*L*b*h*x67/x129 + (68/3)*kappa*L*b*h*s/x130))
+    x105 = x5 + x7 + x14 + (-1 + m + p)*(x83) + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104
+    x106 = alpha*(2*x86 + x4)
+    x107 = alpha_inter*(2*x88 + x6)
+    x108 = beta*(2*x91 + 3*x98)
+    x109 = beta_inter*(2*x93 + 3*x100)
+    x110 = gamma*(x90 + 2*(x85)*x11/x119)
+    x112 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s)
+    x113 = 6*V*b*h*s
+    x114 = x112 + x113
+    x115 = x112 + 4*L*b*h*x67 + x113
+    x116 = 12*x11/x119
+    x117 = 6*V*b*s/x127
+    x118 = 34*L*b*h*s*min(m, p)/x125
+    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), (x114)/(peak*c*d*p*t*(x105)), (x115)/(peak*c*d*p*t*(x105)), x114, x115, 6*x11 + x116 + (x117 + x118 if x1 else max(x118, x117 + 34*L*b*h*s/x125)), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x116, x118, x117, 0,)
 
 
 def _step_2c9df2f90459(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
     x0 = c*d*t
-    x2 = 1 + L/p
-    x3 = -1 + c*d
-    x4 = m*(x2)*(x3)
-    x6 = -1 + c*d/e
-    x7 = L_moe*m*(x6)/p
-    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
-    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
-    x10 = alpha*(0 if (G < x0) else x3)
-    x11 = alpha*(0 if (G < x0) else x6)
-    x12 = alpha_inter*(x3 if (G < x0) else 0)
-    x13 = alpha_inter*(x6 if (G < x0) else 0)
-    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
-    x20 = G/t
-    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x24 = -Phi_E
-    x25 = Phi + x24 - 2*V*h
-    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
-    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
-    x29 = G/(e*t)
-    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
-    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
-    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
-    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
-    x36 = m*(x35)
-    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
-    x38 = m*(x37)
-    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
-    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x43 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x44 = e*t
-    x45 = x44 - G*(-1 + math.ceil(e*t/G))
-    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
-    x47 = -1 + x46
-    x48 = -1 + e
-    x49 = -1 + x44
-    x50 = L_moe*m*(x49)/p
-    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
-    x52 = e - x46
-    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
-    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
-    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
-    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
-    x57 = x51 + x53 + x55 + x56
-    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x59 = m*x58
-    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
-    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
-    x62 = b*h*s*x58/(c*d)
-    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
-    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
-    x65 = x60 + x61 + x63 + x64
-    x66 = -2 + 2*t
-    x67 = -L_moe/p + 2*L/p
-    x68 = m*(x66)*(x67)
-    x69 = m*(x66)
-    x70 = 3*m*(x66)
-    x71 = (1 if (p == 1) else 0)
-    x72 = m*(x66)*x71
-    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
-    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
-    x75 = -1 + t
-    x76 = t - G*(-1 + math.ceil(t/G))
-    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
-    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
-    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
-    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
-    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
-    x83 = x73 + x74 + x80 + x81 + x82
-    x86 = s**2
-    x87 = 4*b*h*x86/(d*m)
-    x88 = 2*h
-    x89 = x88 + 2*h_kv
-    x90 = 2*b*h*s*(x89)/(d*m)
-    x91 = E_s + k
-    x92 = L - L_moe
-    x93 = (L_moe*(x87 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x92)*(x87 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x94 = ((x93)/(c*t) - 4*L*b*h*x86/(c*d*m*p*t))/(eta*peak)
-    x95 = (2*(x93)/(c*t) - 8*L*b*h*x86/(c*d*m*p*t))/(eta*peak)
-    x96 = b*h*s/(c*d*m)
-    x97 = V*h/t + x96 + V*b*s/(c*d*m*t)
-    x98 = h**2/t + x96 + b*h*s/(c*d*m*t)
-    x99 = h*h_kv/t + x96 + b*h_kv*s/(c*d*m*t)
-    x100 = F*h/t + x96 + F*b*s/(c*d*m*t)
-    x101 = F_e*h/t
-    x102 = x101 + x96 + F_e*b*s/(c*d*m*t)
-    x103 = 2*F_e*h/t
-    x104 = x103 + x96 + 2*F_e*b*s/(c*d*m*t)
-    x106 = b*e*h*k*s/(E*c*d*m)
-    x107 = x101 + x106 + F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = x103 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = (2*w_half*(x97) + 4*w_half*L*(x98)/p + 4*w_half*L*(x99)/p + 6*w_half*(x92)*(x100)/p + 2*w_half*E_s*L_moe*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half_expert*E*L_moe*(x107)/(e*p) + 2*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x110 = (4*w_half*(x97) + 8*w_half*L*(x98)/p + 8*w_half*L*(x99)/p + 12*w_half*(x92)*(x100)/p + 4*w_half*E_s*L_moe*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half_expert*E*L_moe*(x107)/(e*p) + 4*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x88 + 3*F_e/t)/(L*c*d*m)
-    x113 = kappa*L*(x112)/(hbm*p)
-    x114 = V*b*s*(22 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x115 = V*b*s*(26 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x117 = 7*L*b*h*x86/(eta_attn*peak*c*d*m*p*t)
-    x119 = -2*L*b*h*x86/(eta_attn*peak*c**2*d*m*p*t)
-    x120 = max(0, x119)
-    x121 = c*t
-    x122 = -1 + c
-    x123 = 2*L*m*(x122)/p
-    x124 = (0 if (G < x121) else x123)
-    x125 = alpha*x124
-    x126 = (x123 if (G < x121) else 0)
-    x127 = alpha_inter*x126
-    x128 = x121 - G*(-1 + math.ceil(c*t/G))
-    x129 = (t/(x128) if (x20 == math.floor(x20)) and ((G == x128) or (d*p == 1)) else 1)
-    x130 = (2*L*b*h_kv*s*(x122)*(-1 + ((x128)/t if (x20 == math.floor(x20)) and ((G == x128) or (d*p == 1)) else 1))*x129/(c*d*p*t) if (G < x121) else 2*L*b*h_kv*s*(x122)/(c*d*p*t))
-    x131 = beta*x130
-    x132 = (2*L*b*h_kv*s*(x122)*x129/(c*d*p*t) if (G < x121) else 0)
-    x133 = beta_inter*x132
-    x134 = (x125 + x127 + x131 + x133)/m
-    x135 = max(0, x134 - 5*L*b*h*x86/(eta_attn*peak*c**2*d*m*p*t))
-    x136 = max(0, x134 + x119)
-    x137 = 2*gamma*L*b*h_kv*s*(x122)/(c*d*p*t)
-    x138 = max(0, (x125 + x127 + x131 + x133 + x137)/m - 5*L*b*h*x86*(x122)/(eta_attn*peak*c**2*d*m*p*t))
-    x139 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x94 + x95 + x109 + x110 + x113 + x114 + x115 + x117 + x120 + x135 + x136 + x138
-    x140 = x10 + x11 + x12 + x13
-    x141 = -2*m*(x140)
-    x142 = m*(x3)*x26/(c*d)
-    x143 = Phi_E*m*(x6)/(c*d*p*t)
-    x144 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x142) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x143))
-    x145 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
-    x146 = gamma*(x142 + x143)
-    x147 = x42 + x43 + x94 + x95 + x109 + x110 + x113 + x114 + x115 + x117
-    x148 = max(0, x144 + x145 + x146 - m*(x35) - m*(x37) - m*(x147) + 2*m*(x140))
-    x149 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x139) + x141 + x148
-    x150 = 3*alpha*x124
-    x151 = 3*alpha_inter*x126
-    x152 = 3*beta*x130
-    x153 = 3*beta_inter*x132
-    x154 = m*(x120 + x135 + x136 + x138)
-    x156 = 4*b*h*x86
-    x157 = 2*b*h*s*(x89)
-    x158 = 3*L_moe*(x156 + x157 + 6*F_e*b*h*s*(x91)) + 3*(x92)*(x156 + x157 + 6*F*b*h*s) + 6*V*b*h*s
-    x159 = (x158)/(peak*c*d*p*t*(x149))
-    x160 = 4*V*h/t
-    x161 = 8*(x25)/(L*t)
-    x162 = 8*Phi_E/(L_moe*e*t)
-    x163 = min(m, p)
-    x164 = L*(x112)*x163/p
-    x165 = 2*V*h/t
-    x166 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x167 = b*s*(x88 + 6*h/t)/(c*d*m)
-    x168 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
-    x169 = max(x165 + x166, x167 + x168)
-    x170 = (0 if (p == 1) else 2*b*h*s*(m + x163)/(c*d*m))
-    return (x149, m*(x147), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x144 + x55 + x63 + x80 + x145 + x56 + x64 + x81 + x146 + x82 + x150 + x151 + x152 + x153 + x137, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x154 + x36 + x38 + x141 + x148, (-1 + p)*(x139), x40, b*s/(x149), x159, x159, x158, x158, x160 + x161 + 14*x26/(c*d) + x162 + 14*Phi_E/(c*d*p*t) + (x164 + x169 + x170 if (p == 1) else max(x164 + x166 + x170, L*(x112)/p + x169)), x83, x150 + x151 + x152 + x153 + x137, x57, x65, x8 + x9 + x144 + x145 + x146, x83, x154, x57, x65, x8 + x9 + x36 + x38 + x141 + x148, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x164, x170, x168, x160, x167, x165, x166, x161 + x162,)
+    x1 = (G < x0)
+    x3 = 1 + L/p
+    x4 = -1 + c*d
+    x5 = m*(x3)*(x4)
+    x7 = -1 + c*d/e
+    x8 = L_moe*m*(x7)/p
+    x9 = alpha*(3*(0 if x1 else x5) + 3*(0 if x1 else x8))
+    x10 = alpha_inter*(3*(x5 if x1 else 0) + 3*(x8 if x1 else 0))
+    x11 = alpha*(0 if x1 else x4)
+    x12 = alpha*(0 if x1 else x7)
+    x13 = alpha_inter*(x4 if x1 else 0)
+    x14 = alpha_inter*(x7 if x1 else 0)
+    x20 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x21 = G/t
+    x22 = (x21 == math.floor(x21))
+    x23 = (p == 1)
+    x24 = (G == x20) or x23
+    x25 = x22 and (x24)
+    x26 = -1 + ((x20)/t if x25 else 1)
+    x28 = (t/(x20) if x25 else 1)
+    x29 = -Phi_E
+    x30 = Phi + x29 - 2*V*h
+    x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
+    x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
+    x187 = e*t
+    x34 = G/x187
+    x35 = (x34 == math.floor(x34)) and (x24)
+    x36 = -1 + ((x20)/x187 if x35 else 1)
+    x37 = (e*t/(x20) if x35 else 1)
+    x188 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x188 if x1 else Phi_E*(x7)/x188)
+    x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x188 if x1 else 0)
+    x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
+    x42 = m*(x41)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x188
+    x44 = m*(x43)
+    x189 = c*d
+    x190 = c*d*p*t
+    x46 = (28*x31/x189 + 28*Phi_E/x190)/hbm
+    x48 = (c >= 2)
+    x191 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x191 + b*h_kv*s*(-8 + 8*c)/x191)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(10 + 10*c)/x191 + b*h_kv*s*(6 + 50*c)/x191)/p if x48 else 0)/hbm
+    x51 = e*t
+    x52 = x51 - G*(-1 + math.ceil(e*t/G))
+    x53 = (G == x52) or (c*d*p/e == 1)
+    x54 = ((x52)/t if x22 and (x53) else 1)
+    x55 = -1 + x54
+    x56 = (G < x51)
+    x57 = -1 + e
+    x58 = -1 + x51
+    x59 = L_moe*m*(x58)/p
+    x60 = alpha*(4*(L_moe*m*(x55)/p if x56 else L_moe*m*(x57)/p) + (0 if x56 else x59))
+    x61 = e - x54
+    x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
+    x63 = (1/(x52) if x53 else 1)
+    x192 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x192 if x56 else L_moe*b*h*k*s*(x57)/x192))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x192 if x56 else 0))
+    x66 = x60 + x62 + x64 + x65
+    x67 = (G < c*d*p*t)
+    x68 = (0 if x23 else (1/2 if (p == 2) else 1))
+    x69 = m*x68
+    x70 = (G < 1 + x0)
+    x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
+    x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
+    x73 = b*h*s*x68/x189
+    x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
+    x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
+    x76 = x71 + x72 + x74 + x75
+    x77 = (G < t)
+    x78 = -2 + 2*t
+    x79 = -L_moe/p + 2*L/p
+    x80 = m*(x78)*(x79)
+    x81 = m*(x78)
+    x82 = 3*m*(x78)
+    x83 = (1 if x23 else 0)
+    x84 = m*(x78)*x83
+    x85 = alpha*(2*(0 if x77 else x80) + (0 if x77 else x81) + (0 if x77 else x82) + (0 if x77 else x84))
+    x86 = alpha_inter*(2*(x80 if x77 else 0) + (x81 if x77 else 0) + (x82 if x77 else 0) + (x84 if x77 else 0))
+    x87 = -1 + t
+    x88 = t - G*(-1 + math.ceil(t/G))
+    x89 = (G == x88) or (c*d*p == 1)
+    x90 = -1 + (x88 if x89 else 1)
+    x91 = (1/(x88) if x89 else 1)
+    x193 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x193
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x193 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x193 if x77 else 6*b*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x91/x193 if x77 else 2*b*h*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x83*x91/x193 if x77 else 2*b*h*s*(x87)*x83/x193))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x193 if x77 else 0) + (6*b*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x193 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x193 + b*h*s*(x87)/x193 + b*h*s*(x87)*x83/x193 + x92)
+    x96 = x85 + x86 + x93 + x94 + x95
+    x99 = s**2
+    x194 = d*m
+    x100 = 4*b*h*x99/x194
+    x101 = 2*h
+    x102 = x101 + 2*h_kv
+    x103 = 2*b*h*s*(x102)/x194
+    x104 = E_s + k
+    x105 = L - L_moe
+    x106 = (L_moe*(x100 + x103 + 6*F_e*b*h*s*(x104)/x194) + (x105)*(x100 + x103 + 6*F*b*h*s/x194))/p + 2*V*b*h*s/x194
+    x195 = c*t
+    x196 = c*d*m*p*t
+    x197 = eta*peak
+    x107 = ((x106)/x195 - 4*L*b*h*x99/x196)/x197
+    x108 = (2*(x106)/x195 - 8*L*b*h*x99/x196)/x197
+    x198 = c*d*m
+    x109 = b*h*s/x198
+    x110 = V*h/t + x109 + V*b*s/x191
+    x111 = h**2/t + x109 + b*h*s/x191
+    x112 = h*h_kv/t + x109 + b*h_kv*s/x191
+    x113 = F*h/t + x109 + F*b*s/x191
+    x114 = F_e*h/t
+    x115 = x114 + x109 + F_e*b*s/x191
+    x116 = 2*F_e*h/t
+    x117 = x116 + x109 + 2*F_e*b*s/x191
+    x119 = b*e*h*k*s/(E*c*d*m)
+    x199 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x199
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x199
+    x200 = e*p
+    x122 = (2*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 6*w_half*(x105)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x200 + 2*w_half_expert*E*L_moe*(x121)/x200)/x197
+    x123 = (4*w_half*(x110) + 8*w_half*L*(x111)/p + 8*w_half*L*(x112)/p + 12*w_half*(x105)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x200 + 4*w_half_expert*E*L_moe*(x121)/x200)/x197
+    x125 = b*h*s*(10 + 24/t)/x198 + 2*L_moe*b*k*s*(x101 + 3*F_e/t)/(L*c*d*m)
+    x126 = kappa*L*(x125)/(hbm*p)
+    x127 = (t == 1)
+    x201 = hbm*c*d*m*t
+    x128 = V*b*s*(22 if x127 else 38)/x201
+    x129 = V*b*s*(26 if x127 else 38)/x201
+    x131 = 7*L*b*h*x99/(eta_attn*peak*c*d*m*p*t)
+    x133 = -2*L*b*h*x99/(eta_attn*peak*c**2*d*m*p*t)
+    x134 = max(0, x133)
+    x135 = c*t
+    x136 = (G < x135)
+    x137 = -1 + c
+    x138 = 2*L*m*(x137)/p
+    x139 = (0 if x136 else x138)
+    x140 = alpha*x139
+    x141 = (x138 if x136 else 0)
+    x142 = alpha_inter*x141
+    x143 = x135 - G*(-1 + math.ceil(c*t/G))
+    x144 = x22 and ((G == x143) or (d*p == 1))
+    x145 = (t/(x143) if x144 else 1)
+    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/x190 if x136 else 2*L*b*h_kv*s*(x137)/x190)
+    x147 = beta*x146
+    x148 = (2*L*b*h_kv*s*(x137)*x145/x190 if x136 else 0)
+    x149 = beta_inter*x148
+    x150 = (x140 + x142 + x147 + x149)/m
+    x151 = max(0, x150 - 5*L*b*h*x99/(eta_attn*peak*c**2*d*m*p*t))
+    x152 = max(0, x150 + x133)
+    x153 = 2*gamma*L*b*h_kv*s*(x137)/x190
+    x154 = max(0, (x140 + x142 + x147 + x149 + x153)/m - 5*L*b*h*x99*(x137)/(eta_attn*peak*c**2*d*m*p*t))
+    x155 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x107 + x108 + x122 + x123 + x126 + x128 + x129 + x131 + x134 + x151 + x152 + x154
+    x156 = x11 + x12 + x13 + x14
+    x157 = -2*m*(x156)
+    x158 = m*(x4)*x31/x189
+    x159 = Phi_E*m*(x7)/x190
+    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/x189 if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/x190 if x1 else x159))
+    x161 = beta_inter*(3*(m*(x4)*x28*x31/x189 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x190 if x1 else 0))
+    x162 = gamma*(x158 + x159)
+    x163 = x49 + x50 + x107 + x108 + x122 + x123 + x126 + x128 + x129 + x131
+    x164 = max(0, x160 + x161 + x162 - m*(x41) - m*(x43) - m*(x163) + 2*m*(x156))
+    x165 = x9 + x10 + x42 + x44 + x46 + (-1 + m + p)*(x155) + x157 + x164
+    x166 = 3*alpha*x139
+    x167 = 3*alpha_inter*x141
+    x168 = 3*beta*x146
+    x169 = 3*beta_inter*x148
+    x170 = m*(x134 + x151 + x152 + x154)
+    x172 = 4*b*h*x99
+    x173 = 2*b*h*s*(x102)
+    x174 = 3*L_moe*(x172 + x173 + 6*F_e*b*h*s*(x104)) + 3*(x105)*(x172 + x173 + 6*F*b*h*s) + 6*V*b*h*s
+    x175 = (x174)/(peak*c*d*p*t*(x165))
+    x176 = 4*V*h/t
+    x177 = 8*(x30)/(L*t)
+    x178 = 8*Phi_E/(L_moe*e*t)
+    x179 = min(m, p)
+    x180 = L*(x125)*x179/p
+    x181 = 2*V*h/t
+    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x191)
+    x183 = b*s*(x101 + 6*h/t)/x198
+    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x191
+    x185 = max(x181 + x182, x183 + x184)
+    x186 = (0 if x23 else 2*b*h*s*(m + x179)/x198)
+    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/x189 + x178 + 14*Phi_E/x190 + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/x189 + 2*Phi_E/x190, 12*x31/x189 + 12*Phi_E/x190, x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
 
 
 def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -20615,129 +20779,160 @@ def _step_2f07c1598895(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 6*L*x28/(p*t)
-    x30 = 2*h_kv
-    x31 = h + x30
-    x32 = 6*L*h*(x31)/(p*t)
-    x33 = L - L_moe
-    x34 = 18*F*h*(x33)/(p*t)
-    x35 = 18*E_s*F_e*L_moe*h/(p*t)
-    x36 = 18*E*F_e*L_moe*h/(e*p*t)
-    x37 = (6*V*h/t + x29 + x32 + x34 + x35 + x36)/hbm
-    x39 = 6*L*b*h*s/(c*d*m*p)
-    x40 = 6*b*h*s*(x33)/(c*d*m*p)
-    x41 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x42 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x43 = (x39 + x40 + x41 + 6*L*b*s*(x31)/(c*d*m*p*t) + x42 + 12*F*b*s*(x33)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x44 = ((x29 + x32 + x34 + x35 + x36)/m + x39 + x40 + x41 + 6*F*b*s*(x33)/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t) + x42 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x45 = e*t
-    x46 = x45 - G*(-1 + math.ceil(e*t/G))
-    x47 = ((x46)/t if (x7 == math.floor(x7)) and ((G == x46) or (c*d*p/e == 1)) else 1)
-    x48 = -1 + x47
-    x49 = -1 + e
-    x50 = -1 + x45
-    x51 = L_moe*m*(x50)/p
-    x52 = alpha*(4*(L_moe*m*(x48)/p if (G < x45) else L_moe*m*(x49)/p) + (0 if (G < x45) else x51))
-    x53 = e - x47
-    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if (G < x45) else 0) + (x51 if (G < x45) else 0))
-    x55 = (1/(x46) if (G == x46) or (c*d*p/e == 1) else 1)
-    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x46 if (G == x46) or (c*d*p/e == 1) else 1))*x55/p if (G < x45) else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x48)/(c*d*e*p*t) if (G < x45) else L_moe*b*h*k*s*(x49)/(c*d*e*p*t)))
-    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if (G < x45) else 0) + 4*(L_moe*b*h*k*s*(x53)/(c*d*e*p*t) if (G < x45) else 0))
-    x58 = x52 + x54 + x56 + x57
-    x59 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x60 = m*x59
-    x61 = alpha*((0 if (G < c*d*p*t) else x60) + (0 if (G < 1 + x5) else x60))
-    x62 = alpha_inter*((x60 if (G < c*d*p*t) else 0) + (x60 if (G < 1 + x5) else 0))
-    x63 = b*h*s*x59/(c*d*t)
-    x64 = beta*((0 if (G < c*d*p*t) else x63) + (0 if (G < 1 + x5) else x63))
-    x65 = beta_inter*((x63 if (G < c*d*p*t) else 0) + (x63 if (G < 1 + x5) else 0))
-    x66 = x61 + x62 + x64 + x65
-    x67 = -1 + t
-    x68 = (1 if (p == 1) else 0)
-    x69 = m*(x67)*x68
-    x70 = m*(x67)
-    x71 = L_moe*m*(x67)/p
-    x72 = -L_moe/p + 2*L/p
-    x73 = m*(x67)*(x72)
-    x74 = 3*m*(-2 + 2*t)
-    x75 = alpha*(2*(0 if (G < t) else x69) + 3*(0 if (G < t) else x70) + 4*(0 if (G < t) else x71) + 5*(0 if (G < t) else x73) + (0 if (G < t) else x74))
-    x76 = alpha_inter*(2*(x69 if (G < t) else 0) + 3*(x70 if (G < t) else 0) + 4*(x71 if (G < t) else 0) + 5*(x73 if (G < t) else 0) + (x74 if (G < t) else 0))
-    x77 = t - G*(-1 + math.ceil(t/G))
-    x78 = -1 + (x77 if (G == x77) or (c*d*p == 1) else 1)
-    x79 = (1/(x77) if (G == x77) or (c*d*p == 1) else 1)
-    x80 = b*h*s*(x67)*x68/(c*d*t)
-    x81 = b*h*s*(x67)/(c*d*t)
-    x82 = beta*(2*(b*h*s*(x67)*(x78)*x68*x79/(c*d*t) if (G < t) else x80) + 3*(b*h*s*(x67)*(x78)*x79/(c*d*t) if (G < t) else x81) + 4*(L_moe*b*h*k*s*(x67)*(x78)*x79/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x67)/(c*d*p*t)) + 5*(b*h*s*(x67)*(x78)*(x72)*x79/(c*d*t) if (G < t) else b*h*s*(x67)*(x72)/(c*d*t)) + (6*b*s*(x67)*(x78)*x79/(c*d*t) if (G < t) else 6*b*s*(x67)/(c*d*t)))
-    x83 = beta_inter*(2*(b*h*s*(x67)*x68*x79/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x67)*x79/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x67)*x79/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x67)*(x72)*x79/(c*d*t) if (G < t) else 0) + (6*b*s*(x67)*x79/(c*d*t) if (G < t) else 0))
-    x84 = gamma*(3*b*s*(x67)/(c*d*t) + x81 + x80 + 2*b*h*s*(x67)*(x72)/(c*d*t) + 2*L_moe*b*h*k*s*(x67)/(c*d*p*t))
-    x85 = x75 + x76 + x82 + x83 + x84
-    x86 = c*t
-    x87 = -1 + c
-    x88 = 2*L*m*(x87)/p
-    x89 = 3*alpha*(0 if (G < x86) else x88)
-    x90 = 3*alpha_inter*(x88 if (G < x86) else 0)
-    x91 = x86 - G*(-1 + math.ceil(c*t/G))
-    x92 = (t/(x91) if (x7 == math.floor(x7)) and ((G == x91) or (d*p == 1)) else 1)
-    x93 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if (x7 == math.floor(x7)) and ((G == x91) or (d*p == 1)) else 1))*x92/(c*d*p*t) if (G < x86) else 2*L*b*h_kv*s*(x87)/(c*d*p*t))
-    x94 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x92/(c*d*p*t) if (G < x86) else 0)
-    x95 = 2*gamma*L*b*h_kv*s*(x87)/(c*d*p*t)
-    x96 = x89 + x90 + x93 + x94 + x95
-    x99 = b*h*s/(c*d*m)
-    x100 = 2*w_half*(V*h/t + x99 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x101 = 3*(x100)/(eta*peak)
-    x104 = F_e*h/t
-    x105 = 2*F_e*h/t
-    x107 = b*e*h*k*s/(E*c*d*m)
-    x108 = 2*w_half*L*(x28/t + x99 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x31)/t + x99 + b*s*(x31)/(c*d*m*t))/p + 2*w_half*(x33)*(F*h/t + x99 + F*b*s/(c*d*m*t))/p + 2*w_half*(x33)*(2*F*h/t + x99 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x104 + x99 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x105 + x99 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x104 + x107 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x105 + x107 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x28/(c*d*m*p*t) + 2*L*b*h*s*(x31)/(c*d*m*p*t) + 6*F*b*h*s*(x33)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x109 = 3*(x108)/(eta_fp8*peak_fp8)
-    x110 = 2*h
-    x111 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x110 + 3*F_e/t)/(L*c*d*m)
-    x112 = kappa*L*(x111)/(hbm*p)
-    x113 = 52*V*b*s/(hbm*c*d*m*t)
-    x115 = s**2
-    x116 = 9*L*b*h*x115/(eta_attn*peak*c*d*m*p*t)
-    x117 = x37 + x43 + x44 + (x58)/m + (x66)/m + (x85)/m + (x96)/m + x101 + x109 + x112 + x113 + x116
-    x118 = (0 if (G < x5) else x2)
-    x119 = (0 if (G < x5) else x15)
-    x120 = 2*alpha*(x118 + x119)
-    x121 = (x2 if (G < x5) else 0)
-    x122 = (x15 if (G < x5) else 0)
-    x123 = 2*alpha_inter*(x121 + x122)
-    x124 = max(0, -m*(x37 + x43 + 2*(x100)/(eta*peak) + 2*(x108)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x111)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x115/(eta_attn*peak*c*d*m*p*t)))
-    x125 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x117) + x120 + x123 + x124
-    x126 = alpha*(2*x118 + 2*x119)
-    x127 = alpha_inter*(2*x121 + 2*x122)
-    x128 = beta*(3*x13 + 3*x18)
-    x129 = beta_inter*(3*x21 + 3*x22)
-    x131 = 4*b*h*x115
-    x132 = 2*b*h*s*(x110 + x30)
-    x133 = 3*L_moe*(x131 + x132 + 6*F_e*b*h*s*(E_s + k))
-    x134 = 3*(x33)*(x131 + x132 + 6*F*b*h*s)
-    x135 = 6*V*b*h*s
-    x136 = x133 + x134 + x135
-    x137 = x133 + x134 + 4*L*b*h*x115 + x135
-    x138 = 12*x12/(c*d)
-    x139 = 12*Phi_E/(c*d*p*t)
-    x140 = L*(x111)*min(m, p)/p
-    x141 = 6*V*b*s/(c*d*m*t)
-    return (x125, m*(x37 + x43 + x44 + x101 + x109 + x112 + x113 + x116), x126 + x52 + x61 + x75 + x127 + x54 + x62 + x76 + x128 + x56 + x64 + x82 + x129 + x57 + x65 + x83 + x25 + x84 + x89 + x90 + x93 + x94 + x95, x52 + x61 + x75 + x54 + x62 + x76 + x19 + x56 + x64 + x20 + x82 + x23 + x57 + x24 + x65 + x83 + x25 + x84 + x120 + x123 + x89 + x90 + x93 + x94 + x95 + x124, (-1 + p)*(x117), x27, b*s/(x125), (x136)/(peak*c*d*p*t*(x125)), (x137)/(peak*c*d*p*t*(x125)), x136, x137, 6*x12 + x138 + 6*Phi_E/(e*p*t) + x139 + (x140 + x141 if (p == 1) else max(x140, L*(x111)/p + x141)), x85, x96, x58, x66, x126 + x127 + x128 + x129 + x25, x85, x96, x58, x66, x19 + x20 + x23 + x24 + x25 + x120 + x123 + x124, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x138 + x139, x140, x141, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x156 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x156 if x17 else (x2)*x16/x156)
+    x20 = -1 + c*d/e
+    x157 = e*t
+    x21 = G/x157
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x158 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x157 if x22 else 1))*x23/x158 if x17 else Phi_E*(x20)/x158)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x156 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x158 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x156 + 2*Phi_E*(x20)/x158)
+    x159 = e*p*t
+    x33 = (16*x16 + 30*x16/x156 + 16*Phi_E/x159 + 30*Phi_E/x158)/hbm
+    x34 = h**2
+    x160 = p*t
+    x35 = 6*L*x34/x160
+    x36 = 2*h_kv
+    x37 = h + x36
+    x38 = 6*L*h*(x37)/x160
+    x39 = L - L_moe
+    x40 = 18*F*h*(x39)/x160
+    x41 = 18*E_s*F_e*L_moe*h/x160
+    x42 = 18*E*F_e*L_moe*h/x159
+    x43 = (6*V*h/t + x35 + x38 + x40 + x41 + x42)/hbm
+    x161 = c*d*m*p
+    x45 = 6*L*b*h*s/x161
+    x46 = 6*b*h*s*(x39)/x161
+    x47 = 6*E_s*L_moe*b*h*s/x161
+    x48 = 6*L_moe*b*h*k*s/x161
+    x162 = c*d*m*p*t
+    x49 = (x45 + x46 + x47 + 6*L*b*s*(x37)/x162 + x48 + 12*F*b*s*(x39)/x162 + 12*E_s*F_e*L_moe*b*s/x162 + 12*F_e*L_moe*b*k*s/x162)/hbm
+    x50 = ((x35 + x38 + x40 + x41 + x42)/m + x45 + x46 + x47 + 6*F*b*s*(x39)/x162 + 6*L*b*h*s/x162 + x48 + 6*E_s*F_e*L_moe*b*s/x162 + 6*F_e*L_moe*b*k*s/x162)/hbm
+    x51 = e*t
+    x52 = x51 - G*(-1 + math.ceil(e*t/G))
+    x53 = (G == x52) or (c*d*p/e == 1)
+    x54 = ((x52)/t if x8 and (x53) else 1)
+    x55 = -1 + x54
+    x56 = (G < x51)
+    x57 = -1 + e
+    x58 = -1 + x51
+    x59 = L_moe*m*(x58)/p
+    x60 = alpha*(4*(L_moe*m*(x55)/p if x56 else L_moe*m*(x57)/p) + (0 if x56 else x59))
+    x61 = e - x54
+    x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
+    x63 = (1/(x52) if x53 else 1)
+    x163 = c*d*e*p*t
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x163 if x56 else L_moe*b*h*k*s*(x57)/x163))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x163 if x56 else 0))
+    x66 = x60 + x62 + x64 + x65
+    x67 = (G < c*d*p*t)
+    x68 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x69 = m*x68
+    x70 = (G < 1 + x5)
+    x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
+    x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
+    x164 = c*d*t
+    x73 = b*h*s*x68/x164
+    x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
+    x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
+    x76 = x71 + x72 + x74 + x75
+    x77 = (G < t)
+    x78 = -1 + t
+    x79 = (1 if x9 else 0)
+    x80 = m*(x78)*x79
+    x81 = m*(x78)
+    x82 = L_moe*m*(x78)/p
+    x83 = -L_moe/p + 2*L/p
+    x84 = m*(x78)*(x83)
+    x85 = 3*m*(-2 + 2*t)
+    x86 = alpha*(2*(0 if x77 else x80) + 3*(0 if x77 else x81) + 4*(0 if x77 else x82) + 5*(0 if x77 else x84) + (0 if x77 else x85))
+    x87 = alpha_inter*(2*(x80 if x77 else 0) + 3*(x81 if x77 else 0) + 4*(x82 if x77 else 0) + 5*(x84 if x77 else 0) + (x85 if x77 else 0))
+    x88 = t - G*(-1 + math.ceil(t/G))
+    x89 = (G == x88) or (c*d*p == 1)
+    x90 = -1 + (x88 if x89 else 1)
+    x91 = (1/(x88) if x89 else 1)
+    x92 = b*h*s*(x78)*x79/x164
+    x93 = b*h*s*(x78)/x164
+    x94 = beta*(2*(b*h*s*(x78)*(x90)*x79*x91/x164 if x77 else x92) + 3*(b*h*s*(x78)*(x90)*x91/x164 if x77 else x93) + 4*(L_moe*b*h*k*s*(x78)*(x90)*x91/x158 if x77 else L_moe*b*h*k*s*(x78)/x158) + 5*(b*h*s*(x78)*(x90)*(x83)*x91/x164 if x77 else b*h*s*(x78)*(x83)/x164) + (6*b*s*(x78)*(x90)*x91/x164 if x77 else 6*b*s*(x78)/x164))
+    x95 = beta_inter*(2*(b*h*s*(x78)*x79*x91/x164 if x77 else 0) + 3*(b*h*s*(x78)*x91/x164 if x77 else 0) + 4*(L_moe*b*h*k*s*(x78)*x91/x158 if x77 else 0) + 5*(b*h*s*(x78)*(x83)*x91/x164 if x77 else 0) + (6*b*s*(x78)*x91/x164 if x77 else 0))
+    x96 = gamma*(3*b*s*(x78)/x164 + x93 + x92 + 2*b*h*s*(x78)*(x83)/x164 + 2*L_moe*b*h*k*s*(x78)/x158)
+    x97 = x86 + x87 + x94 + x95 + x96
+    x98 = c*t
+    x99 = (G < x98)
+    x100 = -1 + c
+    x101 = 2*L*m*(x100)/p
+    x102 = 3*alpha*(0 if x99 else x101)
+    x103 = 3*alpha_inter*(x101 if x99 else 0)
+    x104 = x98 - G*(-1 + math.ceil(c*t/G))
+    x105 = x8 and ((G == x104) or (d*p == 1))
+    x106 = (t/(x104) if x105 else 1)
+    x107 = 3*beta*(2*L*b*h_kv*s*(x100)*(-1 + ((x104)/t if x105 else 1))*x106/x158 if x99 else 2*L*b*h_kv*s*(x100)/x158)
+    x108 = 3*beta_inter*(2*L*b*h_kv*s*(x100)*x106/x158 if x99 else 0)
+    x109 = 2*gamma*L*b*h_kv*s*(x100)/x158
+    x110 = x102 + x103 + x107 + x108 + x109
+    x113 = b*h*s/(c*d*m)
+    x165 = c*d*m*t
+    x114 = 2*w_half*(V*h/t + x113 + V*b*s/x165) + 2*V*b*h*s/x165
+    x166 = eta*peak
+    x115 = 3*(x114)/x166
+    x118 = F_e*h/t
+    x119 = 2*F_e*h/t
+    x121 = b*e*h*k*s/(E*c*d*m)
+    x167 = E*c*d*m*t
+    x168 = e*p
+    x122 = 2*w_half*L*(x34/t + x113 + b*h*s/x165)/p + 2*w_half*L*(h*(x37)/t + x113 + b*s*(x37)/x165)/p + 2*w_half*(x39)*(F*h/t + x113 + F*b*s/x165)/p + 2*w_half*(x39)*(2*F*h/t + x113 + 2*F*b*s/x165)/p + 2*w_half*E_s*L_moe*(x118 + x113 + F_e*b*s/x165)/p + 2*w_half*E_s*L_moe*(x119 + x113 + 2*F_e*b*s/x165)/p + 2*w_half_expert*E*L_moe*(x118 + x121 + F_e*b*e*k*s/x167)/x168 + 2*w_half_expert*E*L_moe*(x119 + x121 + 2*F_e*b*e*k*s/x167)/x168 + 2*L*b*s*x34/x162 + 2*L*b*h*s*(x37)/x162 + 6*F*b*h*s*(x39)/x162 + 6*E_s*F_e*L_moe*b*h*s/x162 + 6*F_e*L_moe*b*h*k*s/x162
+    x169 = eta_fp8*peak_fp8
+    x123 = 3*(x122)/x169
+    x124 = 2*h
+    x125 = 34*b*h*s/x165 + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
+    x170 = hbm*p
+    x126 = kappa*L*(x125)/x170
+    x171 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x171
+    x129 = s**2
+    x172 = eta_attn*peak*c*d*m*p*t
+    x130 = 9*L*b*h*x129/x172
+    x131 = x43 + x49 + x50 + (x66)/m + (x76)/m + (x97)/m + (x110)/m + x115 + x123 + x126 + x127 + x130
+    x132 = (0 if x17 else x2)
+    x133 = (0 if x17 else x20)
+    x134 = 2*alpha*(x132 + x133)
+    x135 = (x2 if x17 else 0)
+    x136 = (x20 if x17 else 0)
+    x137 = 2*alpha_inter*(x135 + x136)
+    x138 = max(0, -m*(x43 + x49 + 2*(x114)/x166 + 2*(x122)/x169 + (2/3)*kappa*L*(x125)/x170 + 14*V*b*s/x171 + 7*L*b*h*x129/x172))
+    x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
+    x140 = alpha*(2*x132 + 2*x133)
+    x141 = alpha_inter*(2*x135 + 2*x136)
+    x142 = beta*(3*x18 + 3*x24)
+    x143 = beta_inter*(3*x27 + 3*x28)
+    x145 = 4*b*h*x129
+    x146 = 2*b*h*s*(x124 + x36)
+    x147 = 3*L_moe*(x145 + x146 + 6*F_e*b*h*s*(E_s + k))
+    x148 = 3*(x39)*(x145 + x146 + 6*F*b*h*s)
+    x149 = 6*V*b*h*s
+    x150 = x147 + x148 + x149
+    x151 = x147 + x148 + 4*L*b*h*x129 + x149
+    x152 = 12*x16/x156
+    x153 = 12*Phi_E/x158
+    x154 = L*(x125)*min(m, p)/p
+    x155 = 6*V*b*s/x165
+    return (x139, m*(x43 + x49 + x50 + x115 + x123 + x126 + x127 + x130), x140 + x60 + x71 + x86 + x141 + x62 + x72 + x87 + x142 + x64 + x74 + x94 + x143 + x65 + x75 + x95 + x31 + x96 + x102 + x103 + x107 + x108 + x109, x60 + x71 + x86 + x62 + x72 + x87 + x25 + x64 + x74 + x26 + x94 + x29 + x65 + x30 + x75 + x95 + x31 + x96 + x134 + x137 + x102 + x103 + x107 + x108 + x109 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/x159 + x153 + (x154 + x155 if x9 else max(x154, L*(x125)/p + x155)), x97, x110, x66, x76, x140 + x141 + x142 + x143 + x31, x97, x110, x66, x76, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x159, 4*x16 + 4*Phi_E/x159, x152 + x153, x154, x155, 0,)
 
 
 def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -20745,325 +20940,405 @@ def _step_30bc846425ea(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = x34 - G*(-1 + math.ceil(e*t/G))
-    x36 = ((x35)/t if (x7 == math.floor(x7)) and ((G == x35) or (c*d*p/e == 1)) else 1)
-    x37 = -1 + x36
-    x38 = -1 + e
-    x39 = -1 + x34
-    x40 = L_moe*m*(x39)/p
-    x41 = alpha*(4*(L_moe*m*(x37)/p if (G < x34) else L_moe*m*(x38)/p) + (0 if (G < x34) else x40))
-    x42 = e - x36
-    x43 = alpha_inter*(4*(L_moe*m*(x42)/p if (G < x34) else 0) + (x40 if (G < x34) else 0))
-    x44 = (1/(x35) if (G == x35) or (c*d*p/e == 1) else 1)
-    x45 = beta*(4*(E*L_moe*m*(x39)*(-1 + (x35 if (G == x35) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x39)/p) + 4*(L_moe*b*h*k*s*(x37)/(c*d*e*p) if (G < x34) else L_moe*b*h*k*s*(x38)/(c*d*e*p)))
-    x46 = beta_inter*(4*(E*L_moe*m*(x39)*x44/p if (G < x34) else 0) + 4*(L_moe*b*h*k*s*(x42)/(c*d*e*p) if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -2 + 2*t
-    x57 = -L_moe/p + 2*L/p
-    x58 = m*(x56)*(x57)
-    x59 = m*(x56)
-    x60 = 3*m*(x56)
-    x61 = (1 if (p == 1) else 0)
-    x62 = m*(x56)*x61
-    x63 = alpha*(2*(0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x60) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(2*(x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x60 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = -1 + t
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = 2*b*h*s*(x65)*(x57)/(c*d*t)
-    x70 = beta*(2*(2*b*h*s*(x65)*(x67)*(x57)*x68/(c*d*t) if (G < t) else x69) + (6*b*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x61*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)*x61/(c*d*t)))
-    x71 = beta_inter*(2*(2*b*h*s*(x65)*(x57)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x61*x68/(c*d*t) if (G < t) else 0))
-    x72 = gamma*(3*b*s*(x65)/(c*d*t) + b*h*s*(x65)/(c*d*t) + b*h*s*(x65)*x61/(c*d*t) + x69)
-    x73 = x63 + x64 + x70 + x71 + x72
-    x74 = c*t
-    x75 = -1 + c
-    x76 = 2*L*m*(x75)/p
-    x77 = 3*alpha*(0 if (G < x74) else x76)
-    x78 = 3*alpha_inter*(x76 if (G < x74) else 0)
-    x79 = x74 - G*(-1 + math.ceil(c*t/G))
-    x80 = (t/(x79) if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1)
-    x81 = 3*beta*(2*L*b*h_kv*s*(x75)*(-1 + ((x79)/t if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1))*x80/(c*d*p*t) if (G < x74) else 2*L*b*h_kv*s*(x75)/(c*d*p*t))
-    x82 = 3*beta_inter*(2*L*b*h_kv*s*(x75)*x80/(c*d*p*t) if (G < x74) else 0)
-    x83 = 2*gamma*L*b*h_kv*s*(x75)/(c*d*p*t)
-    x84 = x77 + x78 + x81 + x82 + x83
-    x87 = s**2
-    x88 = 4*b*h*x87/(d*m)
-    x89 = 2*h
-    x90 = x89 + x29
-    x91 = 2*b*h*s*(x90)/(d*m)
-    x92 = E_s + k
-    x93 = (L_moe*(x88 + x91 + 6*F_e*b*h*s*(x92)/(d*m)) + (x31)*(x88 + x91 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x94 = ((x93)/(c*t) - 4*L*b*h*x87/(c*d*m*p*t))/(eta*peak)
-    x95 = (2*(x93)/(c*t) - 8*L*b*h*x87/(c*d*m*p*t))/(eta*peak)
-    x96 = b*h*s/(c*d*m)
-    x97 = V*h/t + x96 + V*b*s/(c*d*m*t)
-    x98 = x28/t + x96 + b*h*s/(c*d*m*t)
-    x99 = h*(x30)/t + x96 + b*s*(x30)/(c*d*m*t)
-    x100 = F*h/t + x96 + F*b*s/(c*d*m*t)
-    x101 = 2*F*h/t + x96 + 2*F*b*s/(c*d*m*t)
-    x102 = F_e*h/t
-    x103 = x102 + x96 + F_e*b*s/(c*d*m*t)
-    x104 = 2*F_e*h/t
-    x105 = x104 + x96 + 2*F_e*b*s/(c*d*m*t)
-    x107 = b*e*h*k*s/(E*c*d*m)
-    x108 = x102 + x107 + F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = x104 + x107 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x110 = (2*w_half*(x97) + 2*w_half*L*(x98)/p + 2*w_half*L*(x99)/p + 2*w_half*(x31)*(x100)/p + 2*w_half*(x31)*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half*E_s*L_moe*(x105)/p + 2*w_half_expert*E*L_moe*(x108)/(e*p) + 2*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x111 = (4*w_half*(x97) + 4*w_half*L*(x98)/p + 4*w_half*L*(x99)/p + 4*w_half*(x31)*(x100)/p + 4*w_half*(x31)*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half*E_s*L_moe*(x105)/p + 4*w_half_expert*E*L_moe*(x108)/(e*p) + 4*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x89 + 3*F_e/t)/(L*c*d*m)
-    x113 = kappa*L*(x112)/(hbm*p)
-    x114 = 52*V*b*s/(hbm*c*d*m*t)
-    x116 = 9*L*b*h*x87/(eta_attn*peak*c*d*m*p*t)
-    x117 = x32 + (x47)/m + (x55)/m + (x73)/m + (x84)/m + x94 + x95 + x110 + x111 + x113 + x114 + x116
-    x118 = (0 if (G < x5) else x2)
-    x119 = (0 if (G < x5) else x15)
-    x120 = 2*alpha*(x118 + x119)
-    x121 = (x2 if (G < x5) else 0)
-    x122 = (x15 if (G < x5) else 0)
-    x123 = 2*alpha_inter*(x121 + x122)
-    x124 = max(0, -m*(x32 + x95 + x111 + (2/3)*kappa*L*(x112)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x87/(eta_attn*peak*c*d*m*p*t)))
-    x125 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x117) + x120 + x123 + x124
-    x126 = alpha*(2*x118 + 2*x119)
-    x127 = alpha_inter*(2*x121 + 2*x122)
-    x128 = beta*(3*x13 + 3*x18)
-    x129 = beta_inter*(3*x21 + 3*x22)
-    x131 = 4*b*h*x87
-    x132 = 2*b*h*s*(x90)
-    x133 = 3*L_moe*(x131 + x132 + 6*F_e*b*h*s*(x92))
-    x134 = 3*(x31)*(x131 + x132 + 6*F*b*h*s)
-    x135 = 6*V*b*h*s
-    x136 = x133 + x134 + x135
-    x137 = x133 + x134 + 4*L*b*h*x87 + x135
-    x138 = 12*x12/(c*d)
-    x139 = 12*Phi_E/(c*d*p*t)
-    x140 = L*(x112)*min(m, p)/p
-    x141 = 6*V*b*s/(c*d*m*t)
-    return (x125, m*(x32 + x94 + x95 + x110 + x111 + x113 + x114 + x116), x126 + x41 + x50 + x63 + x127 + x43 + x51 + x64 + x128 + x45 + x53 + x70 + x129 + x46 + x54 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x41 + x50 + x63 + x43 + x51 + x64 + x19 + x45 + x53 + x20 + x70 + x23 + x46 + x24 + x54 + x71 + x25 + x72 + x120 + x123 + x77 + x78 + x81 + x82 + x83 + x124, (-1 + p)*(x117), x27, b*s/(x125), (x136)/(peak*c*d*p*t*(x125)), (x137)/(peak*c*d*p*t*(x125)), x136, x137, 6*x12 + x138 + 6*Phi_E/(e*p*t) + x139 + (x140 + x141 if (p == 1) else max(x140, L*(x112)/p + x141)), x73, x84, x47, x55, x126 + x127 + x128 + x129 + x25, x73, x84, x47, x55, x19 + x20 + x23 + x24 + x25 + x120 + x123 + x124, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x138 + x139, x140, x141, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x156 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x156 if x17 else (x2)*x16/x156)
+    x20 = -1 + c*d/e
+    x157 = e*t
+    x21 = G/x157
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x158 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x157 if x22 else 1))*x23/x158 if x17 else Phi_E*(x20)/x158)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x156 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x158 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x156 + 2*Phi_E*(x20)/x158)
+    x159 = e*p*t
+    x33 = (16*x16 + 30*x16/x156 + 16*Phi_E/x159 + 30*Phi_E/x158)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x160 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x160 + 6*L*h*(x36)/x160 + 18*F*h*(x37)/x160 + 18*E_s*F_e*L_moe*h/x160 + 18*E*F_e*L_moe*h/x159)/hbm
+    x40 = e*t
+    x41 = x40 - G*(-1 + math.ceil(e*t/G))
+    x42 = (G == x41) or (c*d*p/e == 1)
+    x43 = ((x41)/t if x8 and (x42) else 1)
+    x44 = -1 + x43
+    x45 = (G < x40)
+    x46 = -1 + e
+    x47 = -1 + x40
+    x48 = L_moe*m*(x47)/p
+    x49 = alpha*(4*(L_moe*m*(x44)/p if x45 else L_moe*m*(x46)/p) + (0 if x45 else x48))
+    x50 = e - x43
+    x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
+    x52 = (1/(x41) if x42 else 1)
+    x161 = c*d*e*p
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x161 if x45 else L_moe*b*h*k*s*(x46)/x161))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x161 if x45 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x62 = b*h*s*x57/x156
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -2 + 2*t
+    x68 = -L_moe/p + 2*L/p
+    x69 = m*(x67)*(x68)
+    x70 = m*(x67)
+    x71 = 3*m*(x67)
+    x72 = (1 if x9 else 0)
+    x73 = m*(x67)*x72
+    x74 = alpha*(2*(0 if x66 else x69) + (0 if x66 else x70) + (0 if x66 else x71) + (0 if x66 else x73))
+    x75 = alpha_inter*(2*(x69 if x66 else 0) + (x70 if x66 else 0) + (x71 if x66 else 0) + (x73 if x66 else 0))
+    x76 = -1 + t
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x162 = c*d*t
+    x81 = 2*b*h*s*(x76)*(x68)/x162
+    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/x162 if x66 else x81) + (6*b*s*(x76)*(x79)*x80/x162 if x66 else 6*b*s*(x76)/x162) + (2*b*h*s*(x76)*(x79)*x80/x162 if x66 else 2*b*h*s*(x76)/x162) + (2*b*h*s*(x76)*(x79)*x72*x80/x162 if x66 else 2*b*h*s*(x76)*x72/x162))
+    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/x162 if x66 else 0) + (6*b*s*(x76)*x80/x162 if x66 else 0) + (2*b*h*s*(x76)*x80/x162 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x162 if x66 else 0))
+    x84 = gamma*(3*b*s*(x76)/x162 + b*h*s*(x76)/x162 + b*h*s*(x76)*x72/x162 + x81)
+    x85 = x74 + x75 + x82 + x83 + x84
+    x86 = c*t
+    x87 = (G < x86)
+    x88 = -1 + c
+    x89 = 2*L*m*(x88)/p
+    x90 = 3*alpha*(0 if x87 else x89)
+    x91 = 3*alpha_inter*(x89 if x87 else 0)
+    x92 = x86 - G*(-1 + math.ceil(c*t/G))
+    x93 = x8 and ((G == x92) or (d*p == 1))
+    x94 = (t/(x92) if x93 else 1)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x158 if x87 else 2*L*b*h_kv*s*(x88)/x158)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x158 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x158
+    x98 = x90 + x91 + x95 + x96 + x97
+    x101 = s**2
+    x163 = d*m
+    x102 = 4*b*h*x101/x163
+    x103 = 2*h
+    x104 = x103 + x35
+    x105 = 2*b*h*s*(x104)/x163
+    x106 = E_s + k
+    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/x163) + (x37)*(x102 + x105 + 6*F*b*h*s/x163))/p + 2*V*b*h*s/x163
+    x164 = c*t
+    x165 = c*d*m*p*t
+    x166 = eta*peak
+    x108 = ((x107)/x164 - 4*L*b*h*x101/x165)/x166
+    x109 = (2*(x107)/x164 - 8*L*b*h*x101/x165)/x166
+    x167 = c*d*m
+    x110 = b*h*s/x167
+    x168 = c*d*m*t
+    x111 = V*h/t + x110 + V*b*s/x168
+    x112 = x34/t + x110 + b*h*s/x168
+    x113 = h*(x36)/t + x110 + b*s*(x36)/x168
+    x114 = F*h/t + x110 + F*b*s/x168
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x168
+    x116 = F_e*h/t
+    x117 = x116 + x110 + F_e*b*s/x168
+    x118 = 2*F_e*h/t
+    x119 = x118 + x110 + 2*F_e*b*s/x168
+    x121 = b*e*h*k*s/(E*c*d*m)
+    x169 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x169
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x169
+    x170 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x170 + 2*w_half_expert*E*L_moe*(x123)/x170)/x166
+    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/x170 + 4*w_half_expert*E*L_moe*(x123)/x170)/x166
+    x126 = b*h*s*(10 + 24/t)/x167 + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
+    x171 = hbm*p
+    x127 = kappa*L*(x126)/x171
+    x172 = hbm*c*d*m*t
+    x128 = 52*V*b*s/x172
+    x173 = eta_attn*peak*c*d*m*p*t
+    x130 = 9*L*b*h*x101/x173
+    x131 = x38 + (x55)/m + (x65)/m + (x85)/m + (x98)/m + x108 + x109 + x124 + x125 + x127 + x128 + x130
+    x132 = (0 if x17 else x2)
+    x133 = (0 if x17 else x20)
+    x134 = 2*alpha*(x132 + x133)
+    x135 = (x2 if x17 else 0)
+    x136 = (x20 if x17 else 0)
+    x137 = 2*alpha_inter*(x135 + x136)
+    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/x171 + 14*V*b*s/x172 + 7*L*b*h*x101/x173))
+    x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
+    x140 = alpha*(2*x132 + 2*x133)
+    x141 = alpha_inter*(2*x135 + 2*x136)
+    x142 = beta*(3*x18 + 3*x24)
+    x143 = beta_inter*(3*x27 + 3*x28)
+    x145 = 4*b*h*x101
+    x146 = 2*b*h*s*(x104)
+    x147 = 3*L_moe*(x145 + x146 + 6*F_e*b*h*s*(x106))
+    x148 = 3*(x37)*(x145 + x146 + 6*F*b*h*s)
+    x149 = 6*V*b*h*s
+    x150 = x147 + x148 + x149
+    x151 = x147 + x148 + 4*L*b*h*x101 + x149
+    x152 = 12*x16/x156
+    x153 = 12*Phi_E/x158
+    x154 = L*(x126)*min(m, p)/p
+    x155 = 6*V*b*s/x168
+    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), (x150)/(peak*c*d*p*t*(x139)), (x151)/(peak*c*d*p*t*(x139)), x150, x151, 6*x16 + x152 + 6*Phi_E/x159 + x153 + (x154 + x155 if x9 else max(x154, L*(x126)/p + x155)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x159, 4*x16 + 4*Phi_E/x159, x152 + x153, x154, x155, 0,)
 
 
 def _step_3313f43ce2cc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -2 + 2*t
-    x22 = 2*L*m*(x21)/p
-    x23 = m*(x21)
-    x24 = 3*m*(x21)
-    x25 = (1 if (p == 1) else 0)
-    x26 = m*(x21)*x25
-    x27 = alpha*(3*(0 if (G < t) else x22) + (0 if (G < t) else x23) + (0 if (G < t) else x24) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(3*(x22 if (G < t) else 0) + (x23 if (G < t) else 0) + (x24 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x29 = -1 + t
-    x31 = t - G*(-1 + math.ceil(t/G))
-    x32 = -1 + (x31 if (G == x31) or (c*d*p == 1) else 1)
-    x33 = (1/(x31) if (G == x31) or (c*d*p == 1) else 1)
-    x34 = beta*(3*(4*L*b*h*s*(x29)*(x32)*x33/(c*d*p*t) if (G < t) else 4*L*b*h*s*(x29)/(c*d*p*t)) + (6*b*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 6*b*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x25*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)*x25/(c*d*t)))
-    x35 = beta_inter*(3*(4*L*b*h*s*(x29)*x33/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x25*x33/(c*d*t) if (G < t) else 0))
-    x36 = gamma*(3*b*s*(x29)/(c*d*t) + b*h*s*(x29)/(c*d*t) + b*h*s*(x29)*x25/(c*d*t) + 6*L*b*h*s*(x29)/(c*d*p*t))
-    x37 = x27 + x28 + x34 + x35 + x36
-    x38 = c*t
-    x39 = -1 + c
-    x40 = 2*L*m*(x39)/p
-    x41 = 4*alpha*(0 if (G < x38) else x40)
-    x42 = 4*alpha_inter*(x40 if (G < x38) else 0)
-    x43 = x38 - G*(-1 + math.ceil(c*t/G))
-    x44 = G/t
-    x45 = (t/(x43) if (x44 == math.floor(x44)) and ((G == x43) or (d*p == 1)) else 1)
-    x46 = 4*beta*(2*L*b*h_kv*s*(x39)*(-1 + ((x43)/t if (x44 == math.floor(x44)) and ((G == x43) or (d*p == 1)) else 1))*x45/(c*d*p*t) if (G < x38) else 2*L*b*h_kv*s*(x39)/(c*d*p*t))
-    x47 = 4*beta_inter*(2*L*b*h_kv*s*(x39)*x45/(c*d*p*t) if (G < x38) else 0)
-    x48 = 2*gamma*L*b*h_kv*s*(x39)/(c*d*p*t)
-    x49 = x41 + x42 + x46 + x47 + x48
-    x52 = s**2
-    x53 = 2*h + x8
-    x54 = L*(4*b*h*x52/(d*m) + 2*b*h*s*(x53)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x55 = (x54)/(c*t)
-    x56 = -4*L*b*h*x52/(c*d*m*p*t)
-    x57 = (x55 + x56)/(eta*peak)
-    x58 = (2*(x54)/(c*t) - 8*L*b*h*x52/(c*d*m*p*t))/(eta*peak)
-    x59 = (x55 - 2*V*b*h*s/(c*d*m*t) + x56)/(eta*peak)
-    x60 = b*h*s/(c*d*m)
-    x61 = V*h/t + x60 + V*b*s/(c*d*m*t)
-    x62 = x7/t + x60 + b*h*s/(c*d*m*t)
-    x63 = F*h/t + x60 + F*b*s/(c*d*m*t)
-    x64 = h*(x9)/t + x60 + b*s*(x9)/(c*d*m*t)
-    x65 = 2*F*h/t + x60 + 2*F*b*s/(c*d*m*t)
-    x66 = (2*w_half*(x61) + 2*w_half*L*(x62)/p + 2*w_half*L*(x63)/p + 2*w_half*L*(x64)/p + 2*w_half*L*(x65)/p)/(eta*peak)
-    x67 = (4*w_half*(x61) + 6*w_half*L*(x62)/p + 6*w_half*L*(x63)/p + 6*w_half*L*(x64)/p + 6*w_half*L*(x65)/p)/(eta*peak)
-    x68 = 52*V*b*s/(hbm*c*d*m*t)
-    x70 = 9*L*b*h*x52/(eta_attn*peak*c*d*m*p*t)
-    x71 = 10 + 24/t
-    x72 = (4/3)*kappa*L*b*h*s*(x71)/(hbm*c*d*m*p)
-    x73 = x10 + (x20)/m + (x37)/m + (x49)/m + x57 + x58 + x59 + x66 + x67 + x68 + x70 + x72
-    x74 = -1 + c*d
-    x75 = 2*alpha*(0 if (G < x14) else x74)
-    x76 = 2*alpha_inter*(x74 if (G < x14) else 0)
-    x77 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x78 = (t/(x77) if (x44 == math.floor(x44)) and ((G == x77) or (p == 1)) else 1)
-    x79 = 3*beta*((x74)*(-1 + ((x77)/t if (x44 == math.floor(x44)) and ((G == x77) or (p == 1)) else 1))*x3*x78/(c*d) if (G < x14) else (x74)*x3/(c*d))
-    x80 = 3*beta_inter*((x74)*x3*x78/(c*d) if (G < x14) else 0)
-    x81 = 2*gamma*(x74)*x3/(c*d)
-    x82 = max(0, -m*(x10 + x58 + x59 + x67 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x52/(eta_attn*peak*c*d*m*p*t) + (8/9)*kappa*L*b*h*s*(x71)/(hbm*c*d*m*p)))
-    x83 = x6 + (-1 + m + p)*(x73) + x75 + x76 + x79 + x80 + x81 + x82
-    x85 = 4*b*h*x52 + 2*b*h*s*(x53) + 6*F*b*h*s
-    x86 = 6*V*b*h*s
-    x87 = 3*L*(x85) + x86
-    x88 = 4*L*(x85) + x86
-    x89 = 12*x3/(c*d)
-    x90 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x91 = 6*V*b*s/(c*d*m*t)
-    x92 = b*h*s*(x71)/(c*d*m)
-    x93 = max(x91, x92)
-    return (x83, m*(x10 + x57 + x58 + x59 + x66 + x67 + x68 + x70 + x72), x15 + x27 + x16 + x28 + x18 + x34 + x19 + x35 + x36 + x75 + x76 + x79 + x80 + x41 + x42 + x46 + x47 + x81 + x48, x15 + x27 + x16 + x28 + x18 + x34 + x19 + x35 + x36 + x75 + x76 + x79 + x80 + x41 + x42 + x46 + x47 + x81 + x48 + x82, (-1 + p)*(x73), x6, b*s/(x83), (x87)/(peak*c*d*p*t*(x83)), (x88)/(peak*c*d*p*t*(x83)), x87, x88, 6*x3 + x89 + (x90 + x93 if (p == 1) else max(x92 + x90, 2*L*b*h*s/(c*d*m*p) + x93)), x37, x49, x20, x75 + x76 + x79 + x80 + x81, x37, x49, x20, x75 + x76 + x79 + x80 + x81 + x82, 2*x3, 4*x3, x89, x90, x91, x92, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x104 = c*d
+    x7 = (16*x4 + 30*x4/x104)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x105 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x105 + 6*L*h*(x10)/x105 + 18*F*L*h/x105)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x20 = b*h*s*x14/x104
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -2 + 2*t
+    x26 = 2*L*m*(x25)/p
+    x27 = m*(x25)
+    x28 = 3*m*(x25)
+    x29 = (1 if x2 else 0)
+    x30 = m*(x25)*x29
+    x31 = alpha*(3*(0 if x24 else x26) + (0 if x24 else x27) + (0 if x24 else x28) + (0 if x24 else x30))
+    x32 = alpha_inter*(3*(x26 if x24 else 0) + (x27 if x24 else 0) + (x28 if x24 else 0) + (x30 if x24 else 0))
+    x33 = -1 + t
+    x35 = t - G*(-1 + math.ceil(t/G))
+    x36 = (G == x35) or (c*d*p == 1)
+    x37 = -1 + (x35 if x36 else 1)
+    x38 = (1/(x35) if x36 else 1)
+    x106 = c*d*p*t
+    x107 = c*d*t
+    x39 = beta*(3*(4*L*b*h*s*(x33)*(x37)*x38/x106 if x24 else 4*L*b*h*s*(x33)/x106) + (6*b*s*(x33)*(x37)*x38/x107 if x24 else 6*b*s*(x33)/x107) + (2*b*h*s*(x33)*(x37)*x38/x107 if x24 else 2*b*h*s*(x33)/x107) + (2*b*h*s*(x33)*(x37)*x29*x38/x107 if x24 else 2*b*h*s*(x33)*x29/x107))
+    x40 = beta_inter*(3*(4*L*b*h*s*(x33)*x38/x106 if x24 else 0) + (6*b*s*(x33)*x38/x107 if x24 else 0) + (2*b*h*s*(x33)*x38/x107 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x107 if x24 else 0))
+    x41 = gamma*(3*b*s*(x33)/x107 + b*h*s*(x33)/x107 + b*h*s*(x33)*x29/x107 + 6*L*b*h*s*(x33)/x106)
+    x42 = x31 + x32 + x39 + x40 + x41
+    x43 = c*t
+    x44 = (G < x43)
+    x45 = -1 + c
+    x46 = 2*L*m*(x45)/p
+    x47 = 4*alpha*(0 if x44 else x46)
+    x48 = 4*alpha_inter*(x46 if x44 else 0)
+    x49 = x43 - G*(-1 + math.ceil(c*t/G))
+    x50 = G/t
+    x51 = (x50 == math.floor(x50))
+    x52 = x51 and ((G == x49) or (d*p == 1))
+    x53 = (t/(x49) if x52 else 1)
+    x54 = 4*beta*(2*L*b*h_kv*s*(x45)*(-1 + ((x49)/t if x52 else 1))*x53/x106 if x44 else 2*L*b*h_kv*s*(x45)/x106)
+    x55 = 4*beta_inter*(2*L*b*h_kv*s*(x45)*x53/x106 if x44 else 0)
+    x56 = 2*gamma*L*b*h_kv*s*(x45)/x106
+    x57 = x47 + x48 + x54 + x55 + x56
+    x60 = s**2
+    x61 = 2*h + x9
+    x108 = d*m
+    x62 = L*(4*b*h*x60/x108 + 2*b*h*s*(x61)/x108 + 6*F*b*h*s/x108)/p + 2*V*b*h*s/x108
+    x109 = c*t
+    x63 = (x62)/x109
+    x110 = c*d*m*p*t
+    x64 = -4*L*b*h*x60/x110
+    x111 = eta*peak
+    x65 = (x63 + x64)/x111
+    x66 = (2*(x62)/x109 - 8*L*b*h*x60/x110)/x111
+    x112 = c*d*m*t
+    x67 = (x63 - 2*V*b*h*s/x112 + x64)/x111
+    x113 = c*d*m
+    x68 = b*h*s/x113
+    x69 = V*h/t + x68 + V*b*s/x112
+    x70 = x8/t + x68 + b*h*s/x112
+    x71 = F*h/t + x68 + F*b*s/x112
+    x72 = h*(x10)/t + x68 + b*s*(x10)/x112
+    x73 = 2*F*h/t + x68 + 2*F*b*s/x112
+    x74 = (2*w_half*(x69) + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p)/x111
+    x75 = (4*w_half*(x69) + 6*w_half*L*(x70)/p + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p)/x111
+    x114 = hbm*c*d*m*t
+    x76 = 52*V*b*s/x114
+    x115 = eta_attn*peak*c*d*m*p*t
+    x78 = 9*L*b*h*x60/x115
+    x79 = 10 + 24/t
+    x116 = hbm*c*d*m*p
+    x80 = (4/3)*kappa*L*b*h*s*(x79)/x116
+    x81 = x11 + (x23)/m + (x42)/m + (x57)/m + x65 + x66 + x67 + x74 + x75 + x76 + x78 + x80
+    x82 = (G < x16)
+    x83 = -1 + c*d
+    x84 = 2*alpha*(0 if x82 else x83)
+    x85 = 2*alpha_inter*(x83 if x82 else 0)
+    x86 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x87 = x51 and ((G == x86) or x2)
+    x88 = (t/(x86) if x87 else 1)
+    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/x104 if x82 else (x83)*x4/x104)
+    x90 = 3*beta_inter*((x83)*x4*x88/x104 if x82 else 0)
+    x91 = 2*gamma*(x83)*x4/x104
+    x92 = max(0, -m*(x11 + x66 + x67 + x75 + 14*V*b*s/x114 + 7*L*b*h*x60/x115 + (8/9)*kappa*L*b*h*s*(x79)/x116))
+    x93 = x7 + (-1 + m + p)*(x81) + x84 + x85 + x89 + x90 + x91 + x92
+    x95 = 4*b*h*x60 + 2*b*h*s*(x61) + 6*F*b*h*s
+    x96 = 6*V*b*h*s
+    x97 = 3*L*(x95) + x96
+    x98 = 4*L*(x95) + x96
+    x99 = 12*x4/x104
+    x117 = c*d*m*p
+    x100 = 2*L*b*h*s*min(m, p)/x117
+    x101 = 6*V*b*s/x112
+    x102 = b*h*s*(x79)/x113
+    x103 = max(x101, x102)
+    return (x93, m*(x11 + x65 + x66 + x67 + x74 + x75 + x76 + x78 + x80), x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56, x18 + x31 + x19 + x32 + x21 + x39 + x22 + x40 + x41 + x84 + x85 + x89 + x90 + x47 + x48 + x54 + x55 + x91 + x56 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/x117 + x103)), x42, x57, x23, x84 + x85 + x89 + x90 + x91, x42, x57, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
 
 
 def _step_3a85151970b6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -2 + 2*t
-    x28 = 2*L*m*(x27)/p
-    x29 = m*(x27)
-    x30 = 3*m*(x27)
-    x31 = (1 if (p == 1) else 0)
-    x32 = m*(x27)*x31
-    x33 = alpha*(3*(0 if (G < t) else x28) + (0 if (G < t) else x29) + (0 if (G < t) else x30) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(3*(x28 if (G < t) else 0) + (x29 if (G < t) else 0) + (x30 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x35 = -1 + t
-    x37 = t - G*(-1 + math.ceil(t/G))
-    x38 = -1 + (x37 if (G == x37) or (c*d*p == 1) else 1)
-    x39 = (1/(x37) if (G == x37) or (c*d*p == 1) else 1)
-    x40 = beta*(3*(4*L*b*h*s*(x35)*(x38)*x39/(c*d*p*t) if (G < t) else 4*L*b*h*s*(x35)/(c*d*p*t)) + (6*b*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 6*b*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x31*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)*x31/(c*d*t)))
-    x41 = beta_inter*(3*(4*L*b*h*s*(x35)*x39/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x31*x39/(c*d*t) if (G < t) else 0))
-    x42 = gamma*(3*b*s*(x35)/(c*d*t) + b*h*s*(x35)/(c*d*t) + b*h*s*(x35)*x31/(c*d*t) + 6*L*b*h*s*(x35)/(c*d*p*t))
-    x43 = x33 + x34 + x40 + x41 + x42
-    x44 = c*t
-    x45 = -1 + c
-    x46 = 2*L*m*(x45)/p
-    x47 = 4*alpha*(0 if (G < x44) else x46)
-    x48 = 4*alpha_inter*(x46 if (G < x44) else 0)
-    x49 = x44 - G*(-1 + math.ceil(c*t/G))
-    x50 = G/t
-    x51 = (t/(x49) if (x50 == math.floor(x50)) and ((G == x49) or (d*p == 1)) else 1)
-    x52 = 4*beta*(2*L*b*h*s*(x45)*(-1 + ((x49)/t if (x50 == math.floor(x50)) and ((G == x49) or (d*p == 1)) else 1))*x51/(c*d*p*t) if (G < x44) else 2*L*b*h*s*(x45)/(c*d*p*t))
-    x53 = 4*beta_inter*(2*L*b*h*s*(x45)*x51/(c*d*p*t) if (G < x44) else 0)
-    x54 = 2*gamma*L*b*h*s*(x45)/(c*d*p*t)
-    x55 = x47 + x48 + x52 + x53 + x54
-    x58 = s**2
-    x59 = 2*h + x14
-    x60 = L*(4*b*h*x58/(d*m) + 2*b*h*s*(x59)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x61 = (x60)/(c*t)
-    x62 = -4*L*b*h*x58/(c*d*m*p*t)
-    x63 = (x61 + x62)/(eta*peak)
-    x64 = (2*(x60)/(c*t) - 8*L*b*h*x58/(c*d*m*p*t))/(eta*peak)
-    x65 = (x61 - 2*V*b*h*s/(c*d*m*t) + x62)/(eta*peak)
-    x66 = b*h*s/(c*d*m)
-    x67 = V*h/t + x66 + V*b*s/(c*d*m*t)
-    x68 = x13/t + x66 + b*h*s/(c*d*m*t)
-    x69 = h*(x15)/t + x66 + b*s*(x15)/(c*d*m*t)
-    x70 = F*h/t + x66 + F*b*s/(c*d*m*t)
-    x71 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 4*w_half*L*(x70)/p)/(eta*peak)
-    x72 = (4*w_half*(x67) + 6*w_half*L*(x68)/p + 6*w_half*L*(x69)/p + 12*w_half*L*(x70)/p)/(eta*peak)
-    x73 = 52*V*b*s/(hbm*c*d*m*t)
-    x75 = 9*L*b*h*x58/(eta_attn*peak*c*d*m*p*t)
-    x76 = 10 + 24/t
-    x77 = (4/3)*kappa*L*b*h*s*(x76)/(hbm*c*d*m*p)
-    x78 = x16 + (x26)/m + (x43)/m + (x55)/m + x63 + x64 + x65 + x71 + x72 + x73 + x75 + x77
-    x79 = -1 + c*d
-    x80 = (0 if (G < x20) else x79)
-    x81 = 2*alpha*x80
-    x82 = (x79 if (G < x20) else 0)
-    x83 = 2*alpha_inter*x82
-    x84 = V*h*x0/t
-    x85 = (0 if (G < c*d*p*t) else x84)
-    x86 = 2*beta*x85
-    x87 = (x84 if (G < c*d*p*t) else 0)
-    x88 = 2*beta_inter*x87
-    x89 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x90 = (t/(x89) if (x50 == math.floor(x50)) and ((G == x89) or (p == 1)) else 1)
-    x91 = ((x79)*(-1 + ((x89)/t if (x50 == math.floor(x50)) and ((G == x89) or (p == 1)) else 1))*x9*x90/(c*d) if (G < x20) else (x79)*x9/(c*d))
-    x92 = 3*beta*x91
-    x93 = ((x79)*x9*x90/(c*d) if (G < x20) else 0)
-    x94 = 3*beta_inter*x93
-    x95 = gamma*V*h*x0/t
-    x96 = 2*gamma*(x79)*x9/(c*d)
-    x97 = max(0, -m*(x16 + x64 + x65 + x72 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x58/(eta_attn*peak*c*d*m*p*t) + (8/9)*kappa*L*b*h*s*(x76)/(hbm*c*d*m*p)))
-    x98 = x3 + x5 + x12 + (-1 + m + p)*(x78) + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97
-    x99 = alpha*(2*x80 + x2)
-    x100 = alpha_inter*(2*x82 + x4)
-    x101 = beta*(2*x85 + 3*x91)
-    x102 = beta_inter*(2*x87 + 3*x93)
-    x103 = gamma*(x84 + 2*(x79)*x9/(c*d))
-    x105 = 4*b*h*x58 + 2*b*h*s*(x59) + 4*F*b*h*s
-    x106 = 6*V*b*h*s
-    x107 = 3*L*(x105) + x106
-    x108 = 4*L*(x105) + x106
-    x109 = 12*x9/(c*d)
-    x110 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x111 = 6*V*b*s/(c*d*m*t)
-    x112 = b*h*s*(x76)/(c*d*m)
-    x113 = max(x111, x112)
-    return (x98, m*(x16 + x63 + x64 + x65 + x71 + x72 + x73 + x75 + x77), x99 + x21 + x33 + x100 + x22 + x34 + x101 + x24 + x40 + x102 + x25 + x41 + x103 + x42 + x47 + x48 + x52 + x53 + x54, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x40 + x25 + x41 + x42 + x81 + x83 + x86 + x88 + x92 + x94 + x47 + x48 + x52 + x53 + x95 + x96 + x54 + x97, (-1 + p)*(x78), x12, b*s/(x98), (x107)/(peak*c*d*p*t*(x98)), (x108)/(peak*c*d*p*t*(x98)), x107, x108, 6*x9 + x109 + (x110 + x113 if (p == 1) else max(x112 + x110, 2*L*b*h*s/(c*d*m*p) + x113)), x43, x55, x26, x99 + x100 + x101 + x102 + x103, x43, x55, x26, x3 + x5 + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97, 2*x9, 4*x9, x109, x110, x111, x112, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x124 = c*d
+    x14 = (16*x11 + 30*x11/x124)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x125 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x125 + 6*L*h*(x17)/x125 + 12*F*L*h/x125)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x26 = b*h*s*x20/x124
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -2 + 2*t
+    x32 = 2*L*m*(x31)/p
+    x33 = m*(x31)
+    x34 = 3*m*(x31)
+    x35 = (1 if x1 else 0)
+    x36 = m*(x31)*x35
+    x37 = alpha*(3*(0 if x30 else x32) + (0 if x30 else x33) + (0 if x30 else x34) + (0 if x30 else x36))
+    x38 = alpha_inter*(3*(x32 if x30 else 0) + (x33 if x30 else 0) + (x34 if x30 else 0) + (x36 if x30 else 0))
+    x39 = -1 + t
+    x41 = t - G*(-1 + math.ceil(t/G))
+    x42 = (G == x41) or (c*d*p == 1)
+    x43 = -1 + (x41 if x42 else 1)
+    x44 = (1/(x41) if x42 else 1)
+    x126 = c*d*p*t
+    x127 = c*d*t
+    x45 = beta*(3*(4*L*b*h*s*(x39)*(x43)*x44/x126 if x30 else 4*L*b*h*s*(x39)/x126) + (6*b*s*(x39)*(x43)*x44/x127 if x30 else 6*b*s*(x39)/x127) + (2*b*h*s*(x39)*(x43)*x44/x127 if x30 else 2*b*h*s*(x39)/x127) + (2*b*h*s*(x39)*(x43)*x35*x44/x127 if x30 else 2*b*h*s*(x39)*x35/x127))
+    x46 = beta_inter*(3*(4*L*b*h*s*(x39)*x44/x126 if x30 else 0) + (6*b*s*(x39)*x44/x127 if x30 else 0) + (2*b*h*s*(x39)*x44/x127 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x127 if x30 else 0))
+    x47 = gamma*(3*b*s*(x39)/x127 + b*h*s*(x39)/x127 + b*h*s*(x39)*x35/x127 + 6*L*b*h*s*(x39)/x126)
+    x48 = x37 + x38 + x45 + x46 + x47
+    x49 = c*t
+    x50 = (G < x49)
+    x51 = -1 + c
+    x52 = 2*L*m*(x51)/p
+    x53 = 4*alpha*(0 if x50 else x52)
+    x54 = 4*alpha_inter*(x52 if x50 else 0)
+    x55 = x49 - G*(-1 + math.ceil(c*t/G))
+    x56 = G/t
+    x57 = (x56 == math.floor(x56))
+    x58 = x57 and ((G == x55) or (d*p == 1))
+    x59 = (t/(x55) if x58 else 1)
+    x60 = 4*beta*(2*L*b*h*s*(x51)*(-1 + ((x55)/t if x58 else 1))*x59/x126 if x50 else 2*L*b*h*s*(x51)/x126)
+    x61 = 4*beta_inter*(2*L*b*h*s*(x51)*x59/x126 if x50 else 0)
+    x62 = 2*gamma*L*b*h*s*(x51)/x126
+    x63 = x53 + x54 + x60 + x61 + x62
+    x66 = s**2
+    x67 = 2*h + x16
+    x128 = d*m
+    x68 = L*(4*b*h*x66/x128 + 2*b*h*s*(x67)/x128 + 4*F*b*h*s/x128)/p + 2*V*b*h*s/x128
+    x129 = c*t
+    x69 = (x68)/x129
+    x130 = c*d*m*p*t
+    x70 = -4*L*b*h*x66/x130
+    x131 = eta*peak
+    x71 = (x69 + x70)/x131
+    x72 = (2*(x68)/x129 - 8*L*b*h*x66/x130)/x131
+    x132 = c*d*m*t
+    x73 = (x69 - 2*V*b*h*s/x132 + x70)/x131
+    x133 = c*d*m
+    x74 = b*h*s/x133
+    x75 = V*h/t + x74 + V*b*s/x132
+    x76 = x15/t + x74 + b*h*s/x132
+    x77 = h*(x17)/t + x74 + b*s*(x17)/x132
+    x78 = F*h/t + x74 + F*b*s/x132
+    x79 = (2*w_half*(x75) + 2*w_half*L*(x76)/p + 2*w_half*L*(x77)/p + 4*w_half*L*(x78)/p)/x131
+    x80 = (4*w_half*(x75) + 6*w_half*L*(x76)/p + 6*w_half*L*(x77)/p + 12*w_half*L*(x78)/p)/x131
+    x134 = hbm*c*d*m*t
+    x81 = 52*V*b*s/x134
+    x135 = eta_attn*peak*c*d*m*p*t
+    x83 = 9*L*b*h*x66/x135
+    x84 = 10 + 24/t
+    x136 = hbm*c*d*m*p
+    x85 = (4/3)*kappa*L*b*h*s*(x84)/x136
+    x86 = x18 + (x29)/m + (x48)/m + (x63)/m + x71 + x72 + x73 + x79 + x80 + x81 + x83 + x85
+    x87 = (G < x22)
+    x88 = -1 + c*d
+    x89 = (0 if x87 else x88)
+    x90 = 2*alpha*x89
+    x91 = (x88 if x87 else 0)
+    x92 = 2*alpha_inter*x91
+    x93 = V*h*x2/t
+    x94 = (0 if x0 else x93)
+    x95 = 2*beta*x94
+    x96 = (x93 if x0 else 0)
+    x97 = 2*beta_inter*x96
+    x98 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x99 = x57 and ((G == x98) or x1)
+    x100 = (t/(x98) if x99 else 1)
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x124 if x87 else (x88)*x11/x124)
+    x102 = 3*beta*x101
+    x103 = ((x88)*x11*x100/x124 if x87 else 0)
+    x104 = 3*beta_inter*x103
+    x105 = gamma*V*h*x2/t
+    x106 = 2*gamma*(x88)*x11/x124
+    x107 = max(0, -m*(x18 + x72 + x73 + x80 + 14*V*b*s/x134 + 7*L*b*h*x66/x135 + (8/9)*kappa*L*b*h*s*(x84)/x136))
+    x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
+    x109 = alpha*(2*x89 + x4)
+    x110 = alpha_inter*(2*x91 + x6)
+    x111 = beta*(2*x94 + 3*x101)
+    x112 = beta_inter*(2*x96 + 3*x103)
+    x113 = gamma*(x93 + 2*(x88)*x11/x124)
+    x115 = 4*b*h*x66 + 2*b*h*s*(x67) + 4*F*b*h*s
+    x116 = 6*V*b*h*s
+    x117 = 3*L*(x115) + x116
+    x118 = 4*L*(x115) + x116
+    x119 = 12*x11/x124
+    x137 = c*d*m*p
+    x120 = 2*L*b*h*s*min(m, p)/x137
+    x121 = 6*V*b*s/x132
+    x122 = b*h*s*(x84)/x133
+    x123 = max(x121, x122)
+    return (x108, m*(x18 + x71 + x72 + x73 + x79 + x80 + x81 + x83 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x45 + x112 + x28 + x46 + x113 + x47 + x53 + x54 + x60 + x61 + x62, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x45 + x28 + x46 + x47 + x90 + x92 + x95 + x97 + x102 + x104 + x53 + x54 + x60 + x61 + x105 + x106 + x62 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/x137 + x123)), x48, x63, x29, x109 + x110 + x111 + x112 + x113, x48, x63, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
 
 
 def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -21071,294 +21346,358 @@ def _step_4757246a0e08(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = x33 - G*(-1 + math.ceil(e*t/G))
-    x35 = ((x34)/t if (x7 == math.floor(x7)) and ((G == x34) or (c*d*p/e == 1)) else 1)
-    x36 = -1 + x35
-    x37 = -1 + e
-    x38 = -1 + x33
-    x39 = L_moe*m*(x38)/p
-    x40 = alpha*(4*(L_moe*m*(x36)/p if (G < x33) else L_moe*m*(x37)/p) + (0 if (G < x33) else x39))
-    x41 = e - x35
-    x42 = alpha_inter*(4*(L_moe*m*(x41)/p if (G < x33) else 0) + (x39 if (G < x33) else 0))
-    x43 = (1/(x34) if (G == x34) or (c*d*p/e == 1) else 1)
-    x44 = beta*(4*(E*L_moe*m*(x38)*(-1 + (x34 if (G == x34) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x38)/p) + 4*(L_moe*b*h*k*s*(x36)/(c*d*e*p) if (G < x33) else L_moe*b*h*k*s*(x37)/(c*d*e*p)))
-    x45 = beta_inter*(4*(E*L_moe*m*(x38)*x43/p if (G < x33) else 0) + 4*(L_moe*b*h*k*s*(x41)/(c*d*e*p) if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -2 + 2*t
-    x56 = -L_moe/p + 2*L/p
-    x57 = m*(x55)*(x56)
-    x58 = m*(x55)
-    x59 = 3*m*(x55)
-    x60 = (1 if (p == 1) else 0)
-    x61 = m*(x55)*x60
-    x62 = alpha*(2*(0 if (G < t) else x57) + (0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x61))
-    x63 = alpha_inter*(2*(x57 if (G < t) else 0) + (x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x61 if (G < t) else 0))
-    x64 = -1 + t
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = 2*b*h*s*(x64)*(x56)/(c*d*t)
-    x69 = beta*(2*(2*b*h*s*(x64)*(x66)*(x56)*x67/(c*d*t) if (G < t) else x68) + (6*b*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x60*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)*x60/(c*d*t)))
-    x70 = beta_inter*(2*(2*b*h*s*(x64)*(x56)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x60*x67/(c*d*t) if (G < t) else 0))
-    x71 = gamma*(3*b*s*(x64)/(c*d*t) + b*h*s*(x64)/(c*d*t) + b*h*s*(x64)*x60/(c*d*t) + x68)
-    x72 = x62 + x63 + x69 + x70 + x71
-    x73 = c*t
-    x74 = -1 + c
-    x75 = 2*L*m*(x74)/p
-    x76 = 3*alpha*(0 if (G < x73) else x75)
-    x77 = 3*alpha_inter*(x75 if (G < x73) else 0)
-    x78 = x73 - G*(-1 + math.ceil(c*t/G))
-    x79 = (t/(x78) if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1)
-    x80 = 3*beta*(2*L*b*h_kv*s*(x74)*(-1 + ((x78)/t if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1))*x79/(c*d*p*t) if (G < x73) else 2*L*b*h_kv*s*(x74)/(c*d*p*t))
-    x81 = 3*beta_inter*(2*L*b*h_kv*s*(x74)*x79/(c*d*p*t) if (G < x73) else 0)
-    x82 = 2*gamma*L*b*h_kv*s*(x74)/(c*d*p*t)
-    x83 = x76 + x77 + x80 + x81 + x82
-    x86 = s**2
-    x87 = 4*b*h_q*x86/(d*m)
-    x88 = x28 + 2*h_q
-    x89 = 2*b*h*s*(x88)/(d*m)
-    x90 = E_s + k
-    x91 = (L_moe*(x87 + x89 + 6*F_e*b*h*s*(x90)/(d*m)) + (x30)*(x87 + x89 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x92 = ((x91)/(c*t) - 4*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x93 = (2*(x91)/(c*t) - 8*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x94 = b*h*s/(c*d*m)
-    x95 = V*h/t + x94 + V*b*s/(c*d*m*t)
-    x96 = h*h_q/t + x94 + b*h_q*s/(c*d*m*t)
-    x97 = h*(x29)/t + x94 + b*s*(x29)/(c*d*m*t)
-    x98 = F*h/t + x94 + F*b*s/(c*d*m*t)
-    x99 = 2*F*h/t + x94 + 2*F*b*s/(c*d*m*t)
-    x100 = F_e*h/t
-    x101 = x100 + x94 + F_e*b*s/(c*d*m*t)
-    x102 = 2*F_e*h/t
-    x103 = x102 + x94 + 2*F_e*b*s/(c*d*m*t)
-    x105 = b*e*h*k*s/(E*c*d*m)
-    x106 = x100 + x105 + F_e*b*e*k*s/(E*c*d*m*t)
-    x107 = x102 + x105 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = (2*w_half*(x95) + 2*w_half*L*(x96)/p + 2*w_half*L*(x97)/p + 2*w_half*(x30)*(x98)/p + 2*w_half*(x30)*(x99)/p + 2*w_half*E_s*L_moe*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half_expert*E*L_moe*(x106)/(e*p) + 2*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x109 = (4*w_half*(x95) + 4*w_half*L*(x96)/p + 4*w_half*L*(x97)/p + 4*w_half*(x30)*(x98)/p + 4*w_half*(x30)*(x99)/p + 4*w_half*E_s*L_moe*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half_expert*E*L_moe*(x106)/(e*p) + 4*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x110 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x111 = kappa*L*(x110)/(hbm*p)
-    x112 = 52*V*b*s/(hbm*c*d*m*t)
-    x114 = 9*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)
-    x115 = x31 + (x46)/m + (x54)/m + (x72)/m + (x83)/m + x92 + x93 + x108 + x109 + x111 + x112 + x114
-    x116 = (0 if (G < x5) else x2)
-    x117 = (0 if (G < x5) else x15)
-    x118 = 2*alpha*(x116 + x117)
-    x119 = (x2 if (G < x5) else 0)
-    x120 = (x15 if (G < x5) else 0)
-    x121 = 2*alpha_inter*(x119 + x120)
-    x122 = max(0, -m*(x31 + x93 + x109 + (2/3)*kappa*L*(x110)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)))
-    x123 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x115) + x118 + x121 + x122
-    x124 = alpha*(2*x116 + 2*x117)
-    x125 = alpha_inter*(2*x119 + 2*x120)
-    x126 = beta*(3*x13 + 3*x18)
-    x127 = beta_inter*(3*x21 + 3*x22)
-    x129 = 4*b*h_q*x86
-    x130 = 2*b*h*s*(x88)
-    x131 = 3*L_moe*(x129 + x130 + 6*F_e*b*h*s*(x90))
-    x132 = 3*(x30)*(x129 + x130 + 6*F*b*h*s)
-    x133 = 6*V*b*h*s
-    x134 = x131 + x132 + x133
-    x135 = x131 + x132 + 4*L*b*h_q*x86 + x133
-    x136 = 12*x12/(c*d)
-    x137 = 12*Phi_E/(c*d*p*t)
-    x138 = L*(x110)*min(m, p)/p
-    x139 = 6*V*b*s/(c*d*m*t)
-    return (x123, m*(x31 + x92 + x93 + x108 + x109 + x111 + x112 + x114), x124 + x40 + x49 + x62 + x125 + x42 + x50 + x63 + x126 + x44 + x52 + x69 + x127 + x45 + x53 + x70 + x25 + x71 + x76 + x77 + x80 + x81 + x82, x40 + x49 + x62 + x42 + x50 + x63 + x19 + x44 + x52 + x20 + x69 + x23 + x45 + x24 + x53 + x70 + x25 + x71 + x118 + x121 + x76 + x77 + x80 + x81 + x82 + x122, (-1 + p)*(x115), x27, b*s/(x123), (x134)/(peak*c*d*p*t*(x123)), (x135)/(peak*c*d*p*t*(x123)), x134, x135, 6*x12 + x136 + 6*Phi_E/(e*p*t) + x137 + (x138 + x139 if (p == 1) else max(x138, L*(x110)/p + x139)), x72, x83, x46, x54, x124 + x125 + x126 + x127 + x25, x72, x83, x46, x54, x19 + x20 + x23 + x24 + x25 + x118 + x121 + x122, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x136 + x137, x138, x139, 0,)
-
-
-def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
-    x0 = c*d*t
-    x2 = 1 + L/p
-    x3 = -1 + c*d
-    x4 = m*(x2)*(x3)
-    x6 = -1 + c*d/e
-    x7 = L_moe*m*(x6)/p
-    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
-    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
-    x10 = alpha*(0 if (G < x0) else x3)
-    x11 = alpha*(0 if (G < x0) else x6)
-    x12 = alpha_inter*(x3 if (G < x0) else 0)
-    x13 = alpha_inter*(x6 if (G < x0) else 0)
-    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
-    x20 = G/t
-    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x24 = -Phi_E
-    x25 = Phi + x24 - 2*V*h
-    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
-    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
-    x29 = G/(e*t)
-    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
-    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
-    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
-    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
-    x36 = m*(x35)
-    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
-    x38 = m*(x37)
-    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
-    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x43 = (L*(b*h*s*(6 + 50*c)/(c*d*m*t) + b*h*s*(10 + 10*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x44 = e*t
-    x45 = x44 - G*(-1 + math.ceil(e*t/G))
-    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
-    x47 = -1 + x46
-    x48 = -1 + e
-    x49 = -1 + x44
-    x50 = L_moe*m*(x49)/p
-    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
-    x52 = e - x46
-    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
-    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
-    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
-    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
-    x57 = x51 + x53 + x55 + x56
-    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x59 = m*x58
-    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
-    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
-    x62 = b*h*s*x58/(c*d)
-    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
-    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
-    x65 = x60 + x61 + x63 + x64
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
+    x20 = -1 + c*d/e
+    x155 = e*t
+    x21 = G/x155
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x158 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x158 + 6*L*h*(x35)/x158 + 18*F*h*(x36)/x158 + 18*E_s*F_e*L_moe*h/x158 + 18*E*F_e*L_moe*h/x157)/hbm
+    x39 = e*t
+    x40 = x39 - G*(-1 + math.ceil(e*t/G))
+    x41 = (G == x40) or (c*d*p/e == 1)
+    x42 = ((x40)/t if x8 and (x41) else 1)
+    x43 = -1 + x42
+    x44 = (G < x39)
+    x45 = -1 + e
+    x46 = -1 + x39
+    x47 = L_moe*m*(x46)/p
+    x48 = alpha*(4*(L_moe*m*(x43)/p if x44 else L_moe*m*(x45)/p) + (0 if x44 else x47))
+    x49 = e - x42
+    x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
+    x51 = (1/(x40) if x41 else 1)
+    x159 = c*d*e*p
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x159 if x44 else L_moe*b*h*k*s*(x45)/x159))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x159 if x44 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x61 = b*h*s*x56/x154
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
     x66 = -2 + 2*t
     x67 = -L_moe/p + 2*L/p
     x68 = m*(x66)*(x67)
     x69 = m*(x66)
     x70 = 3*m*(x66)
-    x71 = (1 if (p == 1) else 0)
+    x71 = (1 if x9 else 0)
     x72 = m*(x66)*x71
-    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
-    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
+    x73 = alpha*(2*(0 if x65 else x68) + (0 if x65 else x69) + (0 if x65 else x70) + (0 if x65 else x72))
+    x74 = alpha_inter*(2*(x68 if x65 else 0) + (x69 if x65 else 0) + (x70 if x65 else 0) + (x72 if x65 else 0))
     x75 = -1 + t
     x76 = t - G*(-1 + math.ceil(t/G))
-    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
-    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
-    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
-    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
-    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
-    x83 = x73 + x74 + x80 + x81 + x82
-    x86 = d_rope + kv_lora
-    x87 = d_nope + d_v
-    x88 = d_nope + d_rope
-    x89 = h + a*(x88)
-    x90 = h*(x86) + a*d_v*h + a*kv_lora*(x87) + (a*h*(x88) if (q_lora == 0) else q_lora*(x89))
-    x91 = 2*b*s*(x90)/(d*m)
-    x92 = s**2
-    x93 = d_nope + d_rope + d_v
-    x94 = 2*a*b*x92*(x93)/(d*m)
-    x95 = E_s + k
-    x96 = L - L_moe
-    x97 = (L_moe*(x91 + x94 + 6*F_e*b*h*s*(x95)/(d*m)) + (x96)*(x91 + x94 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x98 = ((x97)/(c*t) - 2*L*a*b*x92*(x93)/(c*d*m*p*t))/(eta*peak)
-    x99 = (2*(x97)/(c*t) - 4*L*a*b*x92*(x93)/(c*d*m*p*t))/(eta*peak)
-    x100 = b*h*s/(c*d*m)
-    x101 = V*h/t + x100 + V*b*s/(c*d*m*t)
-    x102 = h*(x86)/t + x100 + b*s*(x86)/(c*d*m*t)
-    x103 = a*d_v*h/t + x100 + a*b*d_v*s/(c*d*m*t)
-    x104 = a*kv_lora*(x87)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x87)/(c*d*m*t)
-    x105 = (a*h*(x88)/t if (q_lora == 0) else q_lora*(x89)/t)
-    x106 = x100 + b*s*x105/(c*d*h*m) + x105
-    x107 = F*h/t + x100 + F*b*s/(c*d*m*t)
-    x108 = F_e*h/t
-    x109 = x108 + x100 + F_e*b*s/(c*d*m*t)
-    x110 = 2*F_e*h/t
-    x111 = x110 + x100 + 2*F_e*b*s/(c*d*m*t)
-    x113 = b*e*h*k*s/(E*c*d*m)
-    x114 = x108 + x113 + F_e*b*e*k*s/(E*c*d*m*t)
-    x115 = x110 + x113 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x116 = (2*w_half*(x101) + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*L*(x104)/p + 2*w_half*L*(x106)/p + 6*w_half*(x96)*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half*E_s*L_moe*(x111)/p + 2*w_half_expert*E*L_moe*(x114)/(e*p) + 2*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
-    x117 = (4*w_half*(x101) + 4*w_half*L*(x102)/p + 4*w_half*L*(x103)/p + 4*w_half*L*(x104)/p + 4*w_half*L*(x106)/p + 12*w_half*(x96)*(x107)/p + 4*w_half*E_s*L_moe*(x109)/p + 4*w_half*E_s*L_moe*(x111)/p + 4*w_half_expert*E*L_moe*(x114)/(e*p) + 4*w_half_expert*E*L_moe*(x115)/(e*p))/(eta*peak)
-    x119 = 2*h
-    x120 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x88))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(x119 + 3*F_e/t)/(L*c*d*m)
-    x121 = kappa*L*(x120)/(hbm*p)
-    x122 = V*b*s*(22 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x123 = V*b*s*(26 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x125 = (7/2)*L*a*b*x92*(x93)/(eta_attn*peak*c*d*m*p*t)
-    x127 = -L*a*b*x92*(x93)/(eta_attn*peak*c**2*d*m*p*t)
-    x128 = max(0, x127)
-    x129 = c*t
-    x130 = -1 + c
-    x131 = 2*L*m*(x130)/p
-    x132 = (0 if (G < x129) else x131)
-    x133 = alpha*x132
-    x134 = (x131 if (G < x129) else 0)
-    x135 = alpha_inter*x134
-    x136 = x129 - G*(-1 + math.ceil(c*t/G))
-    x137 = (t/(x136) if (x20 == math.floor(x20)) and ((G == x136) or (d*p == 1)) else 1)
-    x138 = (L*a*b*s*(x130)*(-1 + ((x136)/t if (x20 == math.floor(x20)) and ((G == x136) or (d*p == 1)) else 1))*(x93)*x137/(c*d*p*t) if (G < x129) else L*a*b*s*(x130)*(x93)/(c*d*p*t))
-    x139 = beta*x138
-    x140 = (L*a*b*s*(x130)*(x93)*x137/(c*d*p*t) if (G < x129) else 0)
-    x141 = beta_inter*x140
-    x142 = (x133 + x135 + x139 + x141)/m
-    x143 = max(0, x142 + x127)
-    x144 = max(0, x142 - 5/2*L*a*b*x92*(x93)/(eta_attn*peak*c**2*d*m*p*t))
-    x145 = gamma*L*a*b*s*(x130)*(x93)/(c*d*p*t)
-    x146 = max(0, (x133 + x135 + x139 + x141 + x145)/m - 5/2*L*a*b*x92*(x130)*(x93)/(eta_attn*peak*c**2*d*m*p*t))
-    x147 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x98 + x99 + x116 + x117 + x121 + x122 + x123 + x125 + x128 + x143 + x144 + x146
-    x148 = x10 + x11 + x12 + x13
-    x149 = -2*m*(x148)
-    x150 = m*(x3)*x26/(c*d)
-    x151 = Phi_E*m*(x6)/(c*d*p*t)
-    x152 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x150) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x151))
-    x153 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
-    x154 = gamma*(x150 + x151)
-    x155 = x42 + x43 + x98 + x99 + x116 + x117 + x121 + x122 + x123 + x125
-    x156 = max(0, x152 + x153 + x154 - m*(x35) - m*(x37) - m*(x155) + 2*m*(x148))
-    x157 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x147) + x149 + x156
-    x158 = 3*alpha*x132
-    x159 = 3*alpha_inter*x134
-    x160 = 3*beta*x138
-    x161 = 3*beta_inter*x140
-    x162 = m*(x128 + x143 + x144 + x146)
-    x164 = 2*b*s*(x90)
-    x165 = 2*a*b*x92*(x93)
-    x166 = 3*L_moe*(x164 + x165 + 6*F_e*b*h*s*(x95)) + 3*(x96)*(x164 + x165 + 6*F*b*h*s) + 6*V*b*h*s
-    x167 = (x166)/(peak*c*d*p*t*(x157))
-    x168 = 4*V*h/t
-    x169 = 8*(x25)/(L*t)
-    x170 = 8*Phi_E/(L_moe*e*t)
-    x171 = min(m, p)
-    x172 = L*(x120)*x171/p
-    x173 = 2*V*h/t
-    x174 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x175 = b*s*(x119 + 6*h/t)/(c*d*m)
-    x176 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
-    x177 = max(x173 + x174, x175 + x176)
-    x178 = (0 if (p == 1) else 2*b*h*s*(m + x171)/(c*d*m))
-    return (x157, m*(x155), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x152 + x55 + x63 + x80 + x153 + x56 + x64 + x81 + x154 + x82 + x158 + x159 + x160 + x161 + x145, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x162 + x36 + x38 + x149 + x156, (-1 + p)*(x147), x40, b*s/(x157), x167, x167, x166, x166, x168 + x169 + 14*x26/(c*d) + x170 + 14*Phi_E/(c*d*p*t) + (x172 + x177 + x178 if (p == 1) else max(x172 + x174 + x178, L*(x120)/p + x177)), x83, x158 + x159 + x160 + x161 + x145, x57, x65, x8 + x9 + x152 + x153 + x154, x83, x162, x57, x65, x8 + x9 + x36 + x38 + x149 + x156, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x172, x178, x176, x168, x175, x173, x174, x169 + x170,)
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x160 = c*d*t
+    x80 = 2*b*h*s*(x75)*(x67)/x160
+    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/x160 if x65 else x80) + (6*b*s*(x75)*(x78)*x79/x160 if x65 else 6*b*s*(x75)/x160) + (2*b*h*s*(x75)*(x78)*x79/x160 if x65 else 2*b*h*s*(x75)/x160) + (2*b*h*s*(x75)*(x78)*x71*x79/x160 if x65 else 2*b*h*s*(x75)*x71/x160))
+    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/x160 if x65 else 0) + (6*b*s*(x75)*x79/x160 if x65 else 0) + (2*b*h*s*(x75)*x79/x160 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x160 if x65 else 0))
+    x83 = gamma*(3*b*s*(x75)/x160 + b*h*s*(x75)/x160 + b*h*s*(x75)*x71/x160 + x80)
+    x84 = x73 + x74 + x81 + x82 + x83
+    x85 = c*t
+    x86 = (G < x85)
+    x87 = -1 + c
+    x88 = 2*L*m*(x87)/p
+    x89 = 3*alpha*(0 if x86 else x88)
+    x90 = 3*alpha_inter*(x88 if x86 else 0)
+    x91 = x85 - G*(-1 + math.ceil(c*t/G))
+    x92 = x8 and ((G == x91) or (d*p == 1))
+    x93 = (t/(x91) if x92 else 1)
+    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x156 if x86 else 2*L*b*h_kv*s*(x87)/x156)
+    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x156 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x156
+    x97 = x89 + x90 + x94 + x95 + x96
+    x100 = s**2
+    x161 = d*m
+    x101 = 4*b*h_q*x100/x161
+    x102 = x34 + 2*h_q
+    x103 = 2*b*h*s*(x102)/x161
+    x104 = E_s + k
+    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/x161) + (x36)*(x101 + x103 + 6*F*b*h*s/x161))/p + 2*V*b*h*s/x161
+    x162 = c*t
+    x163 = c*d*m*p*t
+    x164 = eta*peak
+    x106 = ((x105)/x162 - 4*L*b*h_q*x100/x163)/x164
+    x107 = (2*(x105)/x162 - 8*L*b*h_q*x100/x163)/x164
+    x165 = c*d*m
+    x108 = b*h*s/x165
+    x166 = c*d*m*t
+    x109 = V*h/t + x108 + V*b*s/x166
+    x110 = h*h_q/t + x108 + b*h_q*s/x166
+    x111 = h*(x35)/t + x108 + b*s*(x35)/x166
+    x112 = F*h/t + x108 + F*b*s/x166
+    x113 = 2*F*h/t + x108 + 2*F*b*s/x166
+    x114 = F_e*h/t
+    x115 = x114 + x108 + F_e*b*s/x166
+    x116 = 2*F_e*h/t
+    x117 = x116 + x108 + 2*F_e*b*s/x166
+    x119 = b*e*h*k*s/(E*c*d*m)
+    x167 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x167
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x167
+    x168 = e*p
+    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x168 + 2*w_half_expert*E*L_moe*(x121)/x168)/x164
+    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x168 + 4*w_half_expert*E*L_moe*(x121)/x168)/x164
+    x124 = b*h*s*(10 + 24/t)/x165 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x169 = hbm*p
+    x125 = kappa*L*(x124)/x169
+    x170 = hbm*c*d*m*t
+    x126 = 52*V*b*s/x170
+    x171 = eta_attn*peak*c*d*m*p*t
+    x128 = 9*L*b*h_q*x100/x171
+    x129 = x37 + (x54)/m + (x64)/m + (x84)/m + (x97)/m + x106 + x107 + x122 + x123 + x125 + x126 + x128
+    x130 = (0 if x17 else x2)
+    x131 = (0 if x17 else x20)
+    x132 = 2*alpha*(x130 + x131)
+    x133 = (x2 if x17 else 0)
+    x134 = (x20 if x17 else 0)
+    x135 = 2*alpha_inter*(x133 + x134)
+    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/x169 + 14*V*b*s/x170 + 7*L*b*h_q*x100/x171))
+    x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
+    x138 = alpha*(2*x130 + 2*x131)
+    x139 = alpha_inter*(2*x133 + 2*x134)
+    x140 = beta*(3*x18 + 3*x24)
+    x141 = beta_inter*(3*x27 + 3*x28)
+    x143 = 4*b*h_q*x100
+    x144 = 2*b*h*s*(x102)
+    x145 = 3*L_moe*(x143 + x144 + 6*F_e*b*h*s*(x104))
+    x146 = 3*(x36)*(x143 + x144 + 6*F*b*h*s)
+    x147 = 6*V*b*h*s
+    x148 = x145 + x146 + x147
+    x149 = x145 + x146 + 4*L*b*h_q*x100 + x147
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
+    x152 = L*(x124)*min(m, p)/p
+    x153 = 6*V*b*s/x166
+    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x124)/p + x153)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
+
+
+def _step_4b31d0e16449(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
+    x0 = c*d*t
+    x1 = (G < x0)
+    x3 = 1 + L/p
+    x4 = -1 + c*d
+    x5 = m*(x3)*(x4)
+    x7 = -1 + c*d/e
+    x8 = L_moe*m*(x7)/p
+    x9 = alpha*(3*(0 if x1 else x5) + 3*(0 if x1 else x8))
+    x10 = alpha_inter*(3*(x5 if x1 else 0) + 3*(x8 if x1 else 0))
+    x11 = alpha*(0 if x1 else x4)
+    x12 = alpha*(0 if x1 else x7)
+    x13 = alpha_inter*(x4 if x1 else 0)
+    x14 = alpha_inter*(x7 if x1 else 0)
+    x20 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x21 = G/t
+    x22 = (x21 == math.floor(x21))
+    x23 = (p == 1)
+    x24 = (G == x20) or x23
+    x25 = x22 and (x24)
+    x26 = -1 + ((x20)/t if x25 else 1)
+    x28 = (t/(x20) if x25 else 1)
+    x29 = -Phi_E
+    x30 = Phi + x29 - 2*V*h
+    x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
+    x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
+    x196 = e*t
+    x34 = G/x196
+    x35 = (x34 == math.floor(x34)) and (x24)
+    x36 = -1 + ((x20)/x196 if x35 else 1)
+    x37 = (e*t/(x20) if x35 else 1)
+    x197 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x197 if x1 else Phi_E*(x7)/x197)
+    x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x197 if x1 else 0)
+    x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
+    x42 = m*(x41)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x197
+    x44 = m*(x43)
+    x198 = c*d
+    x199 = c*d*p*t
+    x46 = (28*x31/x198 + 28*Phi_E/x199)/hbm
+    x48 = (c >= 2)
+    x200 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x200 + b*h*s*(-8 + 8*c)/x200)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(6 + 50*c)/x200 + b*h*s*(10 + 10*c)/x200)/p if x48 else 0)/hbm
+    x51 = e*t
+    x52 = x51 - G*(-1 + math.ceil(e*t/G))
+    x53 = (G == x52) or (c*d*p/e == 1)
+    x54 = ((x52)/t if x22 and (x53) else 1)
+    x55 = -1 + x54
+    x56 = (G < x51)
+    x57 = -1 + e
+    x58 = -1 + x51
+    x59 = L_moe*m*(x58)/p
+    x60 = alpha*(4*(L_moe*m*(x55)/p if x56 else L_moe*m*(x57)/p) + (0 if x56 else x59))
+    x61 = e - x54
+    x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
+    x63 = (1/(x52) if x53 else 1)
+    x201 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x201 if x56 else L_moe*b*h*k*s*(x57)/x201))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x201 if x56 else 0))
+    x66 = x60 + x62 + x64 + x65
+    x67 = (G < c*d*p*t)
+    x68 = (0 if x23 else (1/2 if (p == 2) else 1))
+    x69 = m*x68
+    x70 = (G < 1 + x0)
+    x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
+    x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
+    x73 = b*h*s*x68/x198
+    x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
+    x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
+    x76 = x71 + x72 + x74 + x75
+    x77 = (G < t)
+    x78 = -2 + 2*t
+    x79 = -L_moe/p + 2*L/p
+    x80 = m*(x78)*(x79)
+    x81 = m*(x78)
+    x82 = 3*m*(x78)
+    x83 = (1 if x23 else 0)
+    x84 = m*(x78)*x83
+    x85 = alpha*(2*(0 if x77 else x80) + (0 if x77 else x81) + (0 if x77 else x82) + (0 if x77 else x84))
+    x86 = alpha_inter*(2*(x80 if x77 else 0) + (x81 if x77 else 0) + (x82 if x77 else 0) + (x84 if x77 else 0))
+    x87 = -1 + t
+    x88 = t - G*(-1 + math.ceil(t/G))
+    x89 = (G == x88) or (c*d*p == 1)
+    x90 = -1 + (x88 if x89 else 1)
+    x91 = (1/(x88) if x89 else 1)
+    x202 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x202
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x202 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x202 if x77 else 6*b*s*(x87)/x202) + (2*b*h*s*(x87)*(x90)*x91/x202 if x77 else 2*b*h*s*(x87)/x202) + (2*b*h*s*(x87)*(x90)*x83*x91/x202 if x77 else 2*b*h*s*(x87)*x83/x202))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x202 if x77 else 0) + (6*b*s*(x87)*x91/x202 if x77 else 0) + (2*b*h*s*(x87)*x91/x202 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x202 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x202 + b*h*s*(x87)/x202 + b*h*s*(x87)*x83/x202 + x92)
+    x96 = x85 + x86 + x93 + x94 + x95
+    x99 = d_rope + kv_lora
+    x100 = d_nope + d_v
+    x101 = d_nope + d_rope
+    x102 = (q_lora == 0)
+    x103 = h + a*(x101)
+    x104 = h*(x99) + a*d_v*h + a*kv_lora*(x100) + (a*h*(x101) if x102 else q_lora*(x103))
+    x203 = d*m
+    x105 = 2*b*s*(x104)/x203
+    x106 = s**2
+    x107 = d_nope + d_rope + d_v
+    x108 = 2*a*b*x106*(x107)/x203
+    x109 = E_s + k
+    x110 = L - L_moe
+    x111 = (L_moe*(x105 + x108 + 6*F_e*b*h*s*(x109)/x203) + (x110)*(x105 + x108 + 6*F*b*h*s/x203))/p + 2*V*b*h*s/x203
+    x204 = c*t
+    x205 = c*d*m*p*t
+    x206 = eta*peak
+    x112 = ((x111)/x204 - 2*L*a*b*x106*(x107)/x205)/x206
+    x113 = (2*(x111)/x204 - 4*L*a*b*x106*(x107)/x205)/x206
+    x207 = c*d*m
+    x114 = b*h*s/x207
+    x115 = V*h/t + x114 + V*b*s/x200
+    x116 = h*(x99)/t + x114 + b*s*(x99)/x200
+    x117 = a*d_v*h/t + x114 + a*b*d_v*s/x200
+    x118 = a*kv_lora*(x100)/t + b*kv_lora*s/x207 + a*b*s*(x100)/x200
+    x119 = (a*h*(x101)/t if x102 else q_lora*(x103)/t)
+    x120 = x114 + b*s*x119/(c*d*h*m) + x119
+    x121 = F*h/t + x114 + F*b*s/x200
+    x122 = F_e*h/t
+    x123 = x122 + x114 + F_e*b*s/x200
+    x124 = 2*F_e*h/t
+    x125 = x124 + x114 + 2*F_e*b*s/x200
+    x127 = b*e*h*k*s/(E*c*d*m)
+    x208 = E*c*d*m*t
+    x128 = x122 + x127 + F_e*b*e*k*s/x208
+    x129 = x124 + x127 + 2*F_e*b*e*k*s/x208
+    x209 = e*p
+    x130 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x120)/p + 6*w_half*(x110)*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half*E_s*L_moe*(x125)/p + 2*w_half_expert*E*L_moe*(x128)/x209 + 2*w_half_expert*E*L_moe*(x129)/x209)/x206
+    x131 = (4*w_half*(x115) + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*L*(x120)/p + 12*w_half*(x110)*(x121)/p + 4*w_half*E_s*L_moe*(x123)/p + 4*w_half*E_s*L_moe*(x125)/p + 4*w_half_expert*E*L_moe*(x128)/x209 + 4*w_half_expert*E*L_moe*(x129)/x209)/x206
+    x133 = 2*h
+    x134 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x101))/t)/x207 + b*h*s*(7 + 16/t)/x207 + 2*L_moe*b*k*s*(x133 + 3*F_e/t)/(L*c*d*m)
+    x135 = kappa*L*(x134)/(hbm*p)
+    x136 = (t == 1)
+    x210 = hbm*c*d*m*t
+    x137 = V*b*s*(22 if x136 else 38)/x210
+    x138 = V*b*s*(26 if x136 else 38)/x210
+    x140 = (7/2)*L*a*b*x106*(x107)/(eta_attn*peak*c*d*m*p*t)
+    x142 = -L*a*b*x106*(x107)/(eta_attn*peak*c**2*d*m*p*t)
+    x143 = max(0, x142)
+    x144 = c*t
+    x145 = (G < x144)
+    x146 = -1 + c
+    x147 = 2*L*m*(x146)/p
+    x148 = (0 if x145 else x147)
+    x149 = alpha*x148
+    x150 = (x147 if x145 else 0)
+    x151 = alpha_inter*x150
+    x152 = x144 - G*(-1 + math.ceil(c*t/G))
+    x153 = x22 and ((G == x152) or (d*p == 1))
+    x154 = (t/(x152) if x153 else 1)
+    x155 = (L*a*b*s*(x146)*(-1 + ((x152)/t if x153 else 1))*(x107)*x154/x199 if x145 else L*a*b*s*(x146)*(x107)/x199)
+    x156 = beta*x155
+    x157 = (L*a*b*s*(x146)*(x107)*x154/x199 if x145 else 0)
+    x158 = beta_inter*x157
+    x159 = (x149 + x151 + x156 + x158)/m
+    x160 = max(0, x159 + x142)
+    x161 = max(0, x159 - 5/2*L*a*b*x106*(x107)/(eta_attn*peak*c**2*d*m*p*t))
+    x162 = gamma*L*a*b*s*(x146)*(x107)/x199
+    x163 = max(0, (x149 + x151 + x156 + x158 + x162)/m - 5/2*L*a*b*x106*(x146)*(x107)/(eta_attn*peak*c**2*d*m*p*t))
+    x164 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x112 + x113 + x130 + x131 + x135 + x137 + x138 + x140 + x143 + x160 + x161 + x163
+    x165 = x11 + x12 + x13 + x14
+    x166 = -2*m*(x165)
+    x167 = m*(x4)*x31/x198
+    x168 = Phi_E*m*(x7)/x199
+    x169 = beta*(3*(m*(x4)*(x26)*x28*x31/x198 if x1 else x167) + 3*(Phi_E*m*(x7)*(x36)*x37/x199 if x1 else x168))
+    x170 = beta_inter*(3*(m*(x4)*x28*x31/x198 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x199 if x1 else 0))
+    x171 = gamma*(x167 + x168)
+    x172 = x49 + x50 + x112 + x113 + x130 + x131 + x135 + x137 + x138 + x140
+    x173 = max(0, x169 + x170 + x171 - m*(x41) - m*(x43) - m*(x172) + 2*m*(x165))
+    x174 = x9 + x10 + x42 + x44 + x46 + (-1 + m + p)*(x164) + x166 + x173
+    x175 = 3*alpha*x148
+    x176 = 3*alpha_inter*x150
+    x177 = 3*beta*x155
+    x178 = 3*beta_inter*x157
+    x179 = m*(x143 + x160 + x161 + x163)
+    x181 = 2*b*s*(x104)
+    x182 = 2*a*b*x106*(x107)
+    x183 = 3*L_moe*(x181 + x182 + 6*F_e*b*h*s*(x109)) + 3*(x110)*(x181 + x182 + 6*F*b*h*s) + 6*V*b*h*s
+    x184 = (x183)/(peak*c*d*p*t*(x174))
+    x185 = 4*V*h/t
+    x186 = 8*(x30)/(L*t)
+    x187 = 8*Phi_E/(L_moe*e*t)
+    x188 = min(m, p)
+    x189 = L*(x134)*x188/p
+    x190 = 2*V*h/t
+    x191 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x200)
+    x192 = b*s*(x133 + 6*h/t)/x207
+    x193 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x200
+    x194 = max(x190 + x191, x192 + x193)
+    x195 = (0 if x23 else 2*b*h*s*(m + x188)/x207)
+    return (x174, m*(x172), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x169 + x64 + x74 + x93 + x170 + x65 + x75 + x94 + x171 + x95 + x175 + x176 + x177 + x178 + x162, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x179 + x42 + x44 + x166 + x173, (-1 + p)*(x164), x46, b*s/(x174), x184, x184, x183, x183, x185 + x186 + 14*x31/x198 + x187 + 14*Phi_E/x199 + (x189 + x194 + x195 if x23 else max(x189 + x191 + x195, L*(x134)/p + x194)), x96, x175 + x176 + x177 + x178 + x162, x66, x76, x9 + x10 + x169 + x170 + x171, x96, x179, x66, x76, x9 + x10 + x42 + x44 + x166 + x173, 0, 2*x31/x198 + 2*Phi_E/x199, 12*x31/x198 + 12*Phi_E/x199, x189, x195, x193, x185, x192, x190, x191, x186 + x187,)
 
 
 def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -21366,135 +21705,166 @@ def _step_579e9fdc27cf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = -1 + x33
-    x35 = L_moe*m*(x34)/p
-    x36 = x33 - G*(-1 + math.ceil(e*t/G))
-    x37 = ((x36)/t if (x7 == math.floor(x7)) and ((G == x36) or (c*d*p/e == 1)) else 1)
-    x38 = -1 + x37
-    x39 = -1 + e
-    x40 = alpha*(2*(0 if (G < x33) else x35) + 6*(L_moe*m*(x38)/p if (G < x33) else L_moe*m*(x39)/p))
-    x41 = e - x37
-    x42 = alpha_inter*(2*(x35 if (G < x33) else 0) + 6*(L_moe*m*(x41)/p if (G < x33) else 0))
-    x43 = (1/(x36) if (G == x36) or (c*d*p/e == 1) else 1)
-    x44 = beta*(6*(L_moe*b*h*k*s*(x38)/(c*d*e*p*t) if (G < x33) else L_moe*b*h*k*s*(x39)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x34)*(-1 + (x36 if (G == x36) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x34)/p))
-    x45 = beta_inter*(6*(L_moe*b*h*k*s*(x41)/(c*d*e*p*t) if (G < x33) else 0) + 8*(E*L_moe*m*(x34)*x43/p if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d*t)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -1 + t
-    x56 = (1 if (p == 1) else 0)
-    x57 = m*(x55)*x56
-    x58 = m*(x55)
-    x59 = L_moe*m*(x55)/p
-    x60 = -L_moe/p + 2*L/p
-    x61 = m*(x55)*(x60)
-    x62 = 3*m*(-2 + 2*t)
-    x63 = alpha*(2*(0 if (G < t) else x57) + 3*(0 if (G < t) else x58) + 6*(0 if (G < t) else x59) + 7*(0 if (G < t) else x61) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(2*(x57 if (G < t) else 0) + 3*(x58 if (G < t) else 0) + 6*(x59 if (G < t) else 0) + 7*(x61 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = b*h*s*(x55)*x56/(c*d*t)
-    x69 = b*h*s*(x55)/(c*d*t)
-    x70 = beta*(2*(b*h*s*(x55)*(x66)*x56*x67/(c*d*t) if (G < t) else x68) + 3*(b*h*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else x69) + 6*(L_moe*b*h*k*s*(x55)*(x66)*x67/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x55)/(c*d*p*t)) + 7*(b*h*s*(x55)*(x66)*(x60)*x67/(c*d*t) if (G < t) else b*h*s*(x55)*(x60)/(c*d*t)) + (6*b*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x55)/(c*d*t)))
-    x71 = beta_inter*(2*(b*h*s*(x55)*x56*x67/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x55)*x67/(c*d*t) if (G < t) else 0) + 6*(L_moe*b*h*k*s*(x55)*x67/(c*d*p*t) if (G < t) else 0) + 7*(b*h*s*(x55)*(x60)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x55)*x67/(c*d*t) if (G < t) else 0))
-    x72 = gamma*(3*b*s*(x55)/(c*d*t) + x69 + x68 + 3*b*h*s*(x55)*(x60)/(c*d*t) + 3*L_moe*b*h*k*s*(x55)/(c*d*p*t))
-    x73 = x63 + x64 + x70 + x71 + x72
-    x74 = c*t
-    x75 = -1 + c
-    x76 = 2*L*m*(x75)/p
-    x77 = 4*alpha*(0 if (G < x74) else x76)
-    x78 = 4*alpha_inter*(x76 if (G < x74) else 0)
-    x79 = x74 - G*(-1 + math.ceil(c*t/G))
-    x80 = (t/(x79) if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1)
-    x81 = 4*beta*(2*L*b*h_kv*s*(x75)*(-1 + ((x79)/t if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1))*x80/(c*d*p*t) if (G < x74) else 2*L*b*h_kv*s*(x75)/(c*d*p*t))
-    x82 = 4*beta_inter*(2*L*b*h_kv*s*(x75)*x80/(c*d*p*t) if (G < x74) else 0)
-    x83 = 2*gamma*L*b*h_kv*s*(x75)/(c*d*p*t)
-    x84 = x77 + x78 + x81 + x82 + x83
-    x87 = s**2
-    x88 = 4*b*h_q*x87/(d*m)
-    x89 = x28 + 2*h_q
-    x90 = 2*b*h*s*(x89)/(d*m)
-    x91 = E_s + k
-    x92 = (L_moe*(x88 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x30)*(x88 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x93 = (x92)/(c*t)
-    x94 = -4*L*b*h_q*x87/(c*d*m*p*t)
-    x95 = (x93 + x94)/(eta*peak)
-    x96 = (2*(x92)/(c*t) - 8*L*b*h_q*x87/(c*d*m*p*t))/(eta*peak)
-    x97 = (x93 - 2*V*b*h*s/(c*d*m*t) + x94)/(eta*peak)
-    x98 = b*h*s/(c*d*m)
-    x99 = V*h/t + x98 + V*b*s/(c*d*m*t)
-    x100 = h*h_q/t + x98 + b*h_q*s/(c*d*m*t)
-    x101 = h*(x29)/t + x98 + b*s*(x29)/(c*d*m*t)
-    x102 = F*h/t + x98 + F*b*s/(c*d*m*t)
-    x103 = 2*F*h/t + x98 + 2*F*b*s/(c*d*m*t)
-    x104 = F_e*h/t
-    x105 = x104 + x98 + F_e*b*s/(c*d*m*t)
-    x106 = 2*F_e*h/t
-    x107 = x106 + x98 + 2*F_e*b*s/(c*d*m*t)
-    x109 = b*e*h*k*s/(E*c*d*m)
-    x110 = x104 + x109 + F_e*b*e*k*s/(E*c*d*m*t)
-    x111 = x106 + x109 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x112 = (2*w_half*(x99) + 2*w_half*L*(x100)/p + 2*w_half*L*(x101)/p + 2*w_half*(x30)*(x102)/p + 2*w_half*(x30)*(x103)/p + 2*w_half*E_s*L_moe*(x105)/p + 2*w_half*E_s*L_moe*(x107)/p + 2*w_half_expert*E*L_moe*(x110)/(e*p) + 2*w_half_expert*E*L_moe*(x111)/(e*p))/(eta*peak)
-    x113 = (4*w_half*(x99) + 6*w_half*L*(x100)/p + 6*w_half*L*(x101)/p + 6*w_half*(x30)*(x102)/p + 6*w_half*(x30)*(x103)/p + 6*w_half*E_s*L_moe*(x105)/p + 6*w_half*E_s*L_moe*(x107)/p + 6*w_half_expert*E*L_moe*(x110)/(e*p) + 6*w_half_expert*E*L_moe*(x111)/(e*p))/(eta*peak)
-    x114 = 34*b*h*s/(c*d*m*t)
-    x115 = x114 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x116 = (4/3)*kappa*L*(x115)/(hbm*p)
-    x117 = 52*V*b*s/(hbm*c*d*m*t)
-    x119 = 9*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)
-    x120 = x31 + (x46)/m + (x54)/m + (x73)/m + (x84)/m + x95 + x96 + x97 + x112 + x113 + x116 + x117 + x119
-    x121 = (0 if (G < x5) else x2)
-    x122 = (0 if (G < x5) else x15)
-    x123 = 2*alpha*(x121 + x122)
-    x124 = (x2 if (G < x5) else 0)
-    x125 = (x15 if (G < x5) else 0)
-    x126 = 2*alpha_inter*(x124 + x125)
-    x127 = max(0, -m*(x31 + x96 + x97 + x113 + (8/9)*kappa*L*(x115)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)))
-    x128 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x120) + x123 + x126 + x127
-    x129 = alpha*(2*x121 + 2*x122)
-    x130 = alpha_inter*(2*x124 + 2*x125)
-    x131 = beta*(3*x13 + 3*x18)
-    x132 = beta_inter*(3*x21 + 3*x22)
-    x134 = 4*b*h_q*x87
-    x135 = 2*b*h*s*(x89)
-    x136 = x134 + x135 + 6*F_e*b*h*s*(x91)
-    x137 = x134 + x135 + 6*F*b*h*s
-    x138 = 6*V*b*h*s
-    x139 = 3*L_moe*(x136) + 3*(x30)*(x137) + x138
-    x140 = 4*L_moe*(x136) + 4*(x30)*(x137) + x138
-    x141 = 12*x12/(c*d)
-    x142 = 12*Phi_E/(c*d*p*t)
-    x143 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x144 = 6*V*b*s/(c*d*m*t)
-    x145 = max(x144, x114)
-    return (x128, m*(x31 + x95 + x96 + x97 + x112 + x113 + x116 + x117 + x119), x40 + x129 + x49 + x63 + x42 + x130 + x50 + x64 + x131 + x44 + x52 + x70 + x132 + x45 + x53 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x40 + x49 + x63 + x42 + x50 + x64 + x19 + x44 + x52 + x20 + x70 + x23 + x45 + x24 + x53 + x71 + x25 + x72 + x123 + x126 + x77 + x78 + x81 + x82 + x83 + x127, (-1 + p)*(x120), x27, b*s/(x128), (x139)/(peak*c*d*p*t*(x128)), (x140)/(peak*c*d*p*t*(x128)), x139, x140, 6*x12 + x141 + 6*Phi_E/(e*p*t) + x142 + (x143 + x145 if (p == 1) else max(x114 + x143, 2*L*b*h*s/(c*d*m*p*t) + x145)), x73, x84, x46, x54, x129 + x130 + x131 + x132 + x25, x73, x84, x46, x54, x19 + x20 + x23 + x24 + x25 + x123 + x126 + x127, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x141 + x142, x143, x144, x114, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x160 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x160 if x17 else (x2)*x16/x160)
+    x20 = -1 + c*d/e
+    x161 = e*t
+    x21 = G/x161
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x162 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x161 if x22 else 1))*x23/x162 if x17 else Phi_E*(x20)/x162)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x160 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x162 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x160 + 2*Phi_E*(x20)/x162)
+    x163 = e*p*t
+    x33 = (16*x16 + 30*x16/x160 + 16*Phi_E/x163 + 30*Phi_E/x162)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x164 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x164 + 6*L*h*(x35)/x164 + 18*F*h*(x36)/x164 + 18*E_s*F_e*L_moe*h/x164 + 18*E*F_e*L_moe*h/x163)/hbm
+    x39 = e*t
+    x40 = (G < x39)
+    x41 = -1 + x39
+    x42 = L_moe*m*(x41)/p
+    x43 = x39 - G*(-1 + math.ceil(e*t/G))
+    x44 = (G == x43) or (c*d*p/e == 1)
+    x45 = ((x43)/t if x8 and (x44) else 1)
+    x46 = -1 + x45
+    x47 = -1 + e
+    x48 = alpha*(2*(0 if x40 else x42) + 6*(L_moe*m*(x46)/p if x40 else L_moe*m*(x47)/p))
+    x49 = e - x45
+    x50 = alpha_inter*(2*(x42 if x40 else 0) + 6*(L_moe*m*(x49)/p if x40 else 0))
+    x51 = (1/(x43) if x44 else 1)
+    x165 = c*d*e*p*t
+    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/x165 if x40 else L_moe*b*h*k*s*(x47)/x165) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
+    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/x165 if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x166 = c*d*t
+    x61 = b*h*s*x56/x166
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
+    x66 = -1 + t
+    x67 = (1 if x9 else 0)
+    x68 = m*(x66)*x67
+    x69 = m*(x66)
+    x70 = L_moe*m*(x66)/p
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x66)*(x71)
+    x73 = 3*m*(-2 + 2*t)
+    x74 = alpha*(2*(0 if x65 else x68) + 3*(0 if x65 else x69) + 6*(0 if x65 else x70) + 7*(0 if x65 else x72) + (0 if x65 else x73))
+    x75 = alpha_inter*(2*(x68 if x65 else 0) + 3*(x69 if x65 else 0) + 6*(x70 if x65 else 0) + 7*(x72 if x65 else 0) + (x73 if x65 else 0))
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x80 = b*h*s*(x66)*x67/x166
+    x81 = b*h*s*(x66)/x166
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x166 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x166 if x65 else x81) + 6*(L_moe*b*h*k*s*(x66)*(x78)*x79/x162 if x65 else L_moe*b*h*k*s*(x66)/x162) + 7*(b*h*s*(x66)*(x78)*(x71)*x79/x166 if x65 else b*h*s*(x66)*(x71)/x166) + (6*b*s*(x66)*(x78)*x79/x166 if x65 else 6*b*s*(x66)/x166))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x166 if x65 else 0) + 3*(b*h*s*(x66)*x79/x166 if x65 else 0) + 6*(L_moe*b*h*k*s*(x66)*x79/x162 if x65 else 0) + 7*(b*h*s*(x66)*(x71)*x79/x166 if x65 else 0) + (6*b*s*(x66)*x79/x166 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x166 + x81 + x80 + 3*b*h*s*(x66)*(x71)/x166 + 3*L_moe*b*h*k*s*(x66)/x162)
+    x85 = x74 + x75 + x82 + x83 + x84
+    x86 = c*t
+    x87 = (G < x86)
+    x88 = -1 + c
+    x89 = 2*L*m*(x88)/p
+    x90 = 4*alpha*(0 if x87 else x89)
+    x91 = 4*alpha_inter*(x89 if x87 else 0)
+    x92 = x86 - G*(-1 + math.ceil(c*t/G))
+    x93 = x8 and ((G == x92) or (d*p == 1))
+    x94 = (t/(x92) if x93 else 1)
+    x95 = 4*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x162 if x87 else 2*L*b*h_kv*s*(x88)/x162)
+    x96 = 4*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x162 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x162
+    x98 = x90 + x91 + x95 + x96 + x97
+    x101 = s**2
+    x167 = d*m
+    x102 = 4*b*h_q*x101/x167
+    x103 = x34 + 2*h_q
+    x104 = 2*b*h*s*(x103)/x167
+    x105 = E_s + k
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x167) + (x36)*(x102 + x104 + 6*F*b*h*s/x167))/p + 2*V*b*h*s/x167
+    x168 = c*t
+    x107 = (x106)/x168
+    x169 = c*d*m*p*t
+    x108 = -4*L*b*h_q*x101/x169
+    x170 = eta*peak
+    x109 = (x107 + x108)/x170
+    x110 = (2*(x106)/x168 - 8*L*b*h_q*x101/x169)/x170
+    x171 = c*d*m*t
+    x111 = (x107 - 2*V*b*h*s/x171 + x108)/x170
+    x112 = b*h*s/(c*d*m)
+    x113 = V*h/t + x112 + V*b*s/x171
+    x114 = h*h_q/t + x112 + b*h_q*s/x171
+    x115 = h*(x35)/t + x112 + b*s*(x35)/x171
+    x116 = F*h/t + x112 + F*b*s/x171
+    x117 = 2*F*h/t + x112 + 2*F*b*s/x171
+    x118 = F_e*h/t
+    x119 = x118 + x112 + F_e*b*s/x171
+    x120 = 2*F_e*h/t
+    x121 = x120 + x112 + 2*F_e*b*s/x171
+    x123 = b*e*h*k*s/(E*c*d*m)
+    x172 = E*c*d*m*t
+    x124 = x118 + x123 + F_e*b*e*k*s/x172
+    x125 = x120 + x123 + 2*F_e*b*e*k*s/x172
+    x173 = e*p
+    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x36)*(x116)/p + 2*w_half*(x36)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/x173 + 2*w_half_expert*E*L_moe*(x125)/x173)/x170
+    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x36)*(x116)/p + 6*w_half*(x36)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/x173 + 6*w_half_expert*E*L_moe*(x125)/x173)/x170
+    x128 = 34*b*h*s/x171
+    x129 = x128 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x174 = hbm*p
+    x130 = (4/3)*kappa*L*(x129)/x174
+    x175 = hbm*c*d*m*t
+    x131 = 52*V*b*s/x175
+    x176 = eta_attn*peak*c*d*m*p*t
+    x133 = 9*L*b*h_q*x101/x176
+    x134 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133
+    x135 = (0 if x17 else x2)
+    x136 = (0 if x17 else x20)
+    x137 = 2*alpha*(x135 + x136)
+    x138 = (x2 if x17 else 0)
+    x139 = (x20 if x17 else 0)
+    x140 = 2*alpha_inter*(x138 + x139)
+    x141 = max(0, -m*(x37 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/x174 + 14*V*b*s/x175 + 7*L*b*h_q*x101/x176))
+    x142 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x134) + x137 + x140 + x141
+    x143 = alpha*(2*x135 + 2*x136)
+    x144 = alpha_inter*(2*x138 + 2*x139)
+    x145 = beta*(3*x18 + 3*x24)
+    x146 = beta_inter*(3*x27 + 3*x28)
+    x148 = 4*b*h_q*x101
+    x149 = 2*b*h*s*(x103)
+    x150 = x148 + x149 + 6*F_e*b*h*s*(x105)
+    x151 = x148 + x149 + 6*F*b*h*s
+    x152 = 6*V*b*h*s
+    x153 = 3*L_moe*(x150) + 3*(x36)*(x151) + x152
+    x154 = 4*L_moe*(x150) + 4*(x36)*(x151) + x152
+    x155 = 12*x16/x160
+    x156 = 12*Phi_E/x162
+    x157 = 2*L*b*h*s*min(m, p)/x169
+    x158 = 6*V*b*s/x171
+    x159 = max(x158, x128)
+    return (x142, m*(x37 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x48 + x143 + x59 + x74 + x50 + x144 + x60 + x75 + x145 + x52 + x62 + x82 + x146 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x137 + x140 + x90 + x91 + x95 + x96 + x97 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/x163 + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/x169 + x159)), x85, x98, x54, x64, x143 + x144 + x145 + x146 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/x163, 4*x16 + 4*Phi_E/x163, x155 + x156, x157, x158, x128, 0,)
 
 
 def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -21502,127 +21872,158 @@ def _step_60ffadf1299d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 6*L*h*h_q/(p*t)
-    x29 = 2*h_kv
-    x30 = h_q + x29
-    x31 = 6*L*h*(x30)/(p*t)
-    x32 = L - L_moe
-    x33 = 18*F*h*(x32)/(p*t)
-    x34 = 18*E_s*F_e*L_moe*h/(p*t)
-    x35 = 18*E*F_e*L_moe*h/(e*p*t)
-    x36 = (6*V*h/t + x28 + x31 + x33 + x34 + x35)/hbm
-    x38 = 6*L*b*h*s/(c*d*m*p)
-    x39 = 6*b*h*s*(x32)/(c*d*m*p)
-    x40 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x41 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x42 = (x38 + x39 + x40 + 6*L*b*s*(x30)/(c*d*m*p*t) + x41 + 12*F*b*s*(x32)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x43 = ((x28 + x31 + x33 + x34 + x35)/m + x38 + x39 + x40 + 6*F*b*s*(x32)/(c*d*m*p*t) + 6*L*b*h_q*s/(c*d*m*p*t) + x41 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x44 = e*t
-    x45 = x44 - G*(-1 + math.ceil(e*t/G))
-    x46 = ((x45)/t if (x7 == math.floor(x7)) and ((G == x45) or (c*d*p/e == 1)) else 1)
-    x47 = -1 + x46
-    x48 = -1 + e
-    x49 = -1 + x44
-    x50 = L_moe*m*(x49)/p
-    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
-    x52 = e - x46
-    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
-    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
-    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p*t) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p*t)))
-    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p*t) if (G < x44) else 0))
-    x57 = x51 + x53 + x55 + x56
-    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x59 = m*x58
-    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x5) else x59))
-    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x5) else 0))
-    x62 = b*h*s*x58/(c*d*t)
-    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x5) else x62))
-    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x5) else 0))
-    x65 = x60 + x61 + x63 + x64
-    x66 = -1 + t
-    x67 = (1 if (p == 1) else 0)
-    x68 = m*(x66)*x67
-    x69 = m*(x66)
-    x70 = L_moe*m*(x66)/p
-    x71 = -L_moe/p + 2*L/p
-    x72 = m*(x66)*(x71)
-    x73 = 3*m*(-2 + 2*t)
-    x74 = alpha*(2*(0 if (G < t) else x68) + 3*(0 if (G < t) else x69) + 4*(0 if (G < t) else x70) + 5*(0 if (G < t) else x72) + (0 if (G < t) else x73))
-    x75 = alpha_inter*(2*(x68 if (G < t) else 0) + 3*(x69 if (G < t) else 0) + 4*(x70 if (G < t) else 0) + 5*(x72 if (G < t) else 0) + (x73 if (G < t) else 0))
-    x76 = t - G*(-1 + math.ceil(t/G))
-    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
-    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
-    x79 = b*h*s*(x66)*x67/(c*d*t)
-    x80 = b*h*s*(x66)/(c*d*t)
-    x81 = beta*(2*(b*h*s*(x66)*(x77)*x67*x78/(c*d*t) if (G < t) else x79) + 3*(b*h*s*(x66)*(x77)*x78/(c*d*t) if (G < t) else x80) + 4*(L_moe*b*h*k*s*(x66)*(x77)*x78/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x66)/(c*d*p*t)) + 5*(b*h*s*(x66)*(x77)*(x71)*x78/(c*d*t) if (G < t) else b*h*s*(x66)*(x71)/(c*d*t)) + (6*b*s*(x66)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x66)/(c*d*t)))
-    x82 = beta_inter*(2*(b*h*s*(x66)*x67*x78/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x66)*x78/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x66)*x78/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x66)*(x71)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x66)*x78/(c*d*t) if (G < t) else 0))
-    x83 = gamma*(3*b*s*(x66)/(c*d*t) + x80 + x79 + 2*b*h*s*(x66)*(x71)/(c*d*t) + 2*L_moe*b*h*k*s*(x66)/(c*d*p*t))
-    x84 = x74 + x75 + x81 + x82 + x83
-    x85 = c*t
-    x86 = -1 + c
-    x87 = 2*L*m*(x86)/p
-    x88 = 3*alpha*(0 if (G < x85) else x87)
-    x89 = 3*alpha_inter*(x87 if (G < x85) else 0)
-    x90 = x85 - G*(-1 + math.ceil(c*t/G))
-    x91 = (t/(x90) if (x7 == math.floor(x7)) and ((G == x90) or (d*p == 1)) else 1)
-    x92 = 3*beta*(2*L*b*h_kv*s*(x86)*(-1 + ((x90)/t if (x7 == math.floor(x7)) and ((G == x90) or (d*p == 1)) else 1))*x91/(c*d*p*t) if (G < x85) else 2*L*b*h_kv*s*(x86)/(c*d*p*t))
-    x93 = 3*beta_inter*(2*L*b*h_kv*s*(x86)*x91/(c*d*p*t) if (G < x85) else 0)
-    x94 = 2*gamma*L*b*h_kv*s*(x86)/(c*d*p*t)
-    x95 = x88 + x89 + x92 + x93 + x94
-    x98 = b*h*s/(c*d*m)
-    x99 = 2*w_half*(V*h/t + x98 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x100 = 3*(x99)/(eta*peak)
-    x103 = F_e*h/t
-    x104 = 2*F_e*h/t
-    x106 = b*e*h*k*s/(E*c*d*m)
-    x107 = 2*w_half*L*(h*h_q/t + x98 + b*h_q*s/(c*d*m*t))/p + 2*w_half*L*(h*(x30)/t + x98 + b*s*(x30)/(c*d*m*t))/p + 2*w_half*(x32)*(F*h/t + x98 + F*b*s/(c*d*m*t))/p + 2*w_half*(x32)*(2*F*h/t + x98 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x103 + x98 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x104 + x98 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x103 + x106 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x104 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*h*h_q*s/(c*d*m*p*t) + 2*L*b*h*s*(x30)/(c*d*m*p*t) + 6*F*b*h*s*(x32)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x108 = 3*(x107)/(eta_fp8*peak_fp8)
-    x109 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x110 = kappa*L*(x109)/(hbm*p)
-    x111 = 52*V*b*s/(hbm*c*d*m*t)
-    x113 = s**2
-    x114 = 9*L*b*h_q*x113/(eta_attn*peak*c*d*m*p*t)
-    x115 = x36 + x42 + x43 + (x57)/m + (x65)/m + (x84)/m + (x95)/m + x100 + x108 + x110 + x111 + x114
-    x116 = (0 if (G < x5) else x2)
-    x117 = (0 if (G < x5) else x15)
-    x118 = 2*alpha*(x116 + x117)
-    x119 = (x2 if (G < x5) else 0)
-    x120 = (x15 if (G < x5) else 0)
-    x121 = 2*alpha_inter*(x119 + x120)
-    x122 = max(0, -m*(x36 + x42 + 2*(x99)/(eta*peak) + 2*(x107)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x109)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x113/(eta_attn*peak*c*d*m*p*t)))
-    x123 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x115) + x118 + x121 + x122
-    x124 = alpha*(2*x116 + 2*x117)
-    x125 = alpha_inter*(2*x119 + 2*x120)
-    x126 = beta*(3*x13 + 3*x18)
-    x127 = beta_inter*(3*x21 + 3*x22)
-    x129 = 4*b*h_q*x113
-    x130 = 2*b*h*s*(x29 + 2*h_q)
-    x131 = 3*L_moe*(x129 + x130 + 6*F_e*b*h*s*(E_s + k))
-    x132 = 3*(x32)*(x129 + x130 + 6*F*b*h*s)
-    x133 = 6*V*b*h*s
-    x134 = x131 + x132 + x133
-    x135 = x131 + x132 + 4*L*b*h_q*x113 + x133
-    x136 = 12*x12/(c*d)
-    x137 = 12*Phi_E/(c*d*p*t)
-    x138 = L*(x109)*min(m, p)/p
-    x139 = 6*V*b*s/(c*d*m*t)
-    return (x123, m*(x36 + x42 + x43 + x100 + x108 + x110 + x111 + x114), x124 + x51 + x60 + x74 + x125 + x53 + x61 + x75 + x126 + x55 + x63 + x81 + x127 + x56 + x64 + x82 + x25 + x83 + x88 + x89 + x92 + x93 + x94, x51 + x60 + x74 + x53 + x61 + x75 + x19 + x55 + x63 + x20 + x81 + x23 + x56 + x24 + x64 + x82 + x25 + x83 + x118 + x121 + x88 + x89 + x92 + x93 + x94 + x122, (-1 + p)*(x115), x27, b*s/(x123), (x134)/(peak*c*d*p*t*(x123)), (x135)/(peak*c*d*p*t*(x123)), x134, x135, 6*x12 + x136 + 6*Phi_E/(e*p*t) + x137 + (x138 + x139 if (p == 1) else max(x138, L*(x109)/p + x139)), x84, x95, x57, x65, x124 + x125 + x126 + x127 + x25, x84, x95, x57, x65, x19 + x20 + x23 + x24 + x25 + x118 + x121 + x122, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x136 + x137, x138, x139, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
+    x20 = -1 + c*d/e
+    x155 = e*t
+    x21 = G/x155
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
+    x158 = p*t
+    x34 = 6*L*h*h_q/x158
+    x35 = 2*h_kv
+    x36 = h_q + x35
+    x37 = 6*L*h*(x36)/x158
+    x38 = L - L_moe
+    x39 = 18*F*h*(x38)/x158
+    x40 = 18*E_s*F_e*L_moe*h/x158
+    x41 = 18*E*F_e*L_moe*h/x157
+    x42 = (6*V*h/t + x34 + x37 + x39 + x40 + x41)/hbm
+    x159 = c*d*m*p
+    x44 = 6*L*b*h*s/x159
+    x45 = 6*b*h*s*(x38)/x159
+    x46 = 6*E_s*L_moe*b*h*s/x159
+    x47 = 6*L_moe*b*h*k*s/x159
+    x160 = c*d*m*p*t
+    x48 = (x44 + x45 + x46 + 6*L*b*s*(x36)/x160 + x47 + 12*F*b*s*(x38)/x160 + 12*E_s*F_e*L_moe*b*s/x160 + 12*F_e*L_moe*b*k*s/x160)/hbm
+    x49 = ((x34 + x37 + x39 + x40 + x41)/m + x44 + x45 + x46 + 6*F*b*s*(x38)/x160 + 6*L*b*h_q*s/x160 + x47 + 6*E_s*F_e*L_moe*b*s/x160 + 6*F_e*L_moe*b*k*s/x160)/hbm
+    x50 = e*t
+    x51 = x50 - G*(-1 + math.ceil(e*t/G))
+    x52 = (G == x51) or (c*d*p/e == 1)
+    x53 = ((x51)/t if x8 and (x52) else 1)
+    x54 = -1 + x53
+    x55 = (G < x50)
+    x56 = -1 + e
+    x57 = -1 + x50
+    x58 = L_moe*m*(x57)/p
+    x59 = alpha*(4*(L_moe*m*(x54)/p if x55 else L_moe*m*(x56)/p) + (0 if x55 else x58))
+    x60 = e - x53
+    x61 = alpha_inter*(4*(L_moe*m*(x60)/p if x55 else 0) + (x58 if x55 else 0))
+    x62 = (1/(x51) if x52 else 1)
+    x161 = c*d*e*p*t
+    x63 = beta*(4*(E*L_moe*m*(x57)*(-1 + (x51 if x52 else 1))*x62/p if x55 else E*L_moe*m*(x57)/p) + 4*(L_moe*b*h*k*s*(x54)/x161 if x55 else L_moe*b*h*k*s*(x56)/x161))
+    x64 = beta_inter*(4*(E*L_moe*m*(x57)*x62/p if x55 else 0) + 4*(L_moe*b*h*k*s*(x60)/x161 if x55 else 0))
+    x65 = x59 + x61 + x63 + x64
+    x66 = (G < c*d*p*t)
+    x67 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x68 = m*x67
+    x69 = (G < 1 + x5)
+    x70 = alpha*((0 if x66 else x68) + (0 if x69 else x68))
+    x71 = alpha_inter*((x68 if x66 else 0) + (x68 if x69 else 0))
+    x162 = c*d*t
+    x72 = b*h*s*x67/x162
+    x73 = beta*((0 if x66 else x72) + (0 if x69 else x72))
+    x74 = beta_inter*((x72 if x66 else 0) + (x72 if x69 else 0))
+    x75 = x70 + x71 + x73 + x74
+    x76 = (G < t)
+    x77 = -1 + t
+    x78 = (1 if x9 else 0)
+    x79 = m*(x77)*x78
+    x80 = m*(x77)
+    x81 = L_moe*m*(x77)/p
+    x82 = -L_moe/p + 2*L/p
+    x83 = m*(x77)*(x82)
+    x84 = 3*m*(-2 + 2*t)
+    x85 = alpha*(2*(0 if x76 else x79) + 3*(0 if x76 else x80) + 4*(0 if x76 else x81) + 5*(0 if x76 else x83) + (0 if x76 else x84))
+    x86 = alpha_inter*(2*(x79 if x76 else 0) + 3*(x80 if x76 else 0) + 4*(x81 if x76 else 0) + 5*(x83 if x76 else 0) + (x84 if x76 else 0))
+    x87 = t - G*(-1 + math.ceil(t/G))
+    x88 = (G == x87) or (c*d*p == 1)
+    x89 = -1 + (x87 if x88 else 1)
+    x90 = (1/(x87) if x88 else 1)
+    x91 = b*h*s*(x77)*x78/x162
+    x92 = b*h*s*(x77)/x162
+    x93 = beta*(2*(b*h*s*(x77)*(x89)*x78*x90/x162 if x76 else x91) + 3*(b*h*s*(x77)*(x89)*x90/x162 if x76 else x92) + 4*(L_moe*b*h*k*s*(x77)*(x89)*x90/x156 if x76 else L_moe*b*h*k*s*(x77)/x156) + 5*(b*h*s*(x77)*(x89)*(x82)*x90/x162 if x76 else b*h*s*(x77)*(x82)/x162) + (6*b*s*(x77)*(x89)*x90/x162 if x76 else 6*b*s*(x77)/x162))
+    x94 = beta_inter*(2*(b*h*s*(x77)*x78*x90/x162 if x76 else 0) + 3*(b*h*s*(x77)*x90/x162 if x76 else 0) + 4*(L_moe*b*h*k*s*(x77)*x90/x156 if x76 else 0) + 5*(b*h*s*(x77)*(x82)*x90/x162 if x76 else 0) + (6*b*s*(x77)*x90/x162 if x76 else 0))
+    x95 = gamma*(3*b*s*(x77)/x162 + x92 + x91 + 2*b*h*s*(x77)*(x82)/x162 + 2*L_moe*b*h*k*s*(x77)/x156)
+    x96 = x85 + x86 + x93 + x94 + x95
+    x97 = c*t
+    x98 = (G < x97)
+    x99 = -1 + c
+    x100 = 2*L*m*(x99)/p
+    x101 = 3*alpha*(0 if x98 else x100)
+    x102 = 3*alpha_inter*(x100 if x98 else 0)
+    x103 = x97 - G*(-1 + math.ceil(c*t/G))
+    x104 = x8 and ((G == x103) or (d*p == 1))
+    x105 = (t/(x103) if x104 else 1)
+    x106 = 3*beta*(2*L*b*h_kv*s*(x99)*(-1 + ((x103)/t if x104 else 1))*x105/x156 if x98 else 2*L*b*h_kv*s*(x99)/x156)
+    x107 = 3*beta_inter*(2*L*b*h_kv*s*(x99)*x105/x156 if x98 else 0)
+    x108 = 2*gamma*L*b*h_kv*s*(x99)/x156
+    x109 = x101 + x102 + x106 + x107 + x108
+    x112 = b*h*s/(c*d*m)
+    x163 = c*d*m*t
+    x113 = 2*w_half*(V*h/t + x112 + V*b*s/x163) + 2*V*b*h*s/x163
+    x164 = eta*peak
+    x114 = 3*(x113)/x164
+    x117 = F_e*h/t
+    x118 = 2*F_e*h/t
+    x120 = b*e*h*k*s/(E*c*d*m)
+    x165 = E*c*d*m*t
+    x166 = e*p
+    x121 = 2*w_half*L*(h*h_q/t + x112 + b*h_q*s/x163)/p + 2*w_half*L*(h*(x36)/t + x112 + b*s*(x36)/x163)/p + 2*w_half*(x38)*(F*h/t + x112 + F*b*s/x163)/p + 2*w_half*(x38)*(2*F*h/t + x112 + 2*F*b*s/x163)/p + 2*w_half*E_s*L_moe*(x117 + x112 + F_e*b*s/x163)/p + 2*w_half*E_s*L_moe*(x118 + x112 + 2*F_e*b*s/x163)/p + 2*w_half_expert*E*L_moe*(x117 + x120 + F_e*b*e*k*s/x165)/x166 + 2*w_half_expert*E*L_moe*(x118 + x120 + 2*F_e*b*e*k*s/x165)/x166 + 2*L*b*h*h_q*s/x160 + 2*L*b*h*s*(x36)/x160 + 6*F*b*h*s*(x38)/x160 + 6*E_s*F_e*L_moe*b*h*s/x160 + 6*F_e*L_moe*b*h*k*s/x160
+    x167 = eta_fp8*peak_fp8
+    x122 = 3*(x121)/x167
+    x123 = 34*b*h*s/x163 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x124 = kappa*L*(x123)/x168
+    x169 = hbm*c*d*m*t
+    x125 = 52*V*b*s/x169
+    x127 = s**2
+    x170 = eta_attn*peak*c*d*m*p*t
+    x128 = 9*L*b*h_q*x127/x170
+    x129 = x42 + x48 + x49 + (x65)/m + (x75)/m + (x96)/m + (x109)/m + x114 + x122 + x124 + x125 + x128
+    x130 = (0 if x17 else x2)
+    x131 = (0 if x17 else x20)
+    x132 = 2*alpha*(x130 + x131)
+    x133 = (x2 if x17 else 0)
+    x134 = (x20 if x17 else 0)
+    x135 = 2*alpha_inter*(x133 + x134)
+    x136 = max(0, -m*(x42 + x48 + 2*(x113)/x164 + 2*(x121)/x167 + (2/3)*kappa*L*(x123)/x168 + 14*V*b*s/x169 + 7*L*b*h_q*x127/x170))
+    x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
+    x138 = alpha*(2*x130 + 2*x131)
+    x139 = alpha_inter*(2*x133 + 2*x134)
+    x140 = beta*(3*x18 + 3*x24)
+    x141 = beta_inter*(3*x27 + 3*x28)
+    x143 = 4*b*h_q*x127
+    x144 = 2*b*h*s*(x35 + 2*h_q)
+    x145 = 3*L_moe*(x143 + x144 + 6*F_e*b*h*s*(E_s + k))
+    x146 = 3*(x38)*(x143 + x144 + 6*F*b*h*s)
+    x147 = 6*V*b*h*s
+    x148 = x145 + x146 + x147
+    x149 = x145 + x146 + 4*L*b*h_q*x127 + x147
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
+    x152 = L*(x123)*min(m, p)/p
+    x153 = 6*V*b*s/x163
+    return (x137, m*(x42 + x48 + x49 + x114 + x122 + x124 + x125 + x128), x138 + x59 + x70 + x85 + x139 + x61 + x71 + x86 + x140 + x63 + x73 + x93 + x141 + x64 + x74 + x94 + x31 + x95 + x101 + x102 + x106 + x107 + x108, x59 + x70 + x85 + x61 + x71 + x86 + x25 + x63 + x73 + x26 + x93 + x29 + x64 + x30 + x74 + x94 + x31 + x95 + x132 + x135 + x101 + x102 + x106 + x107 + x108 + x136, (-1 + p)*(x129), x33, b*s/(x137), (x148)/(peak*c*d*p*t*(x137)), (x149)/(peak*c*d*p*t*(x137)), x148, x149, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x123)/p + x153)), x96, x109, x65, x75, x138 + x139 + x140 + x141 + x31, x96, x109, x65, x75, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
 
 
 def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -21630,132 +22031,165 @@ def _step_61257d9da1d1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = x36 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = -1 + x36
-    x42 = L_moe*m*(x41)/p
-    x43 = alpha*(4*(L_moe*m*(x39)/p if (G < x36) else L_moe*m*(x40)/p) + (0 if (G < x36) else x42))
-    x44 = e - x38
-    x45 = alpha_inter*(4*(L_moe*m*(x44)/p if (G < x36) else 0) + (x42 if (G < x36) else 0))
-    x46 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x47 = beta*(4*(E*L_moe*m*(x41)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x41)/p) + 4*(L_moe*b*h*k*s*(x39)/(c*d*e*p) if (G < x36) else L_moe*b*h*k*s*(x40)/(c*d*e*p)))
-    x48 = beta_inter*(4*(E*L_moe*m*(x41)*x46/p if (G < x36) else 0) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p) if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -2 + 2*t
-    x59 = -L_moe/p + 2*L/p
-    x60 = m*(x58)*(x59)
-    x61 = m*(x58)
-    x62 = 3*m*(x58)
-    x63 = (1 if (p == 1) else 0)
-    x64 = m*(x58)*x63
-    x65 = alpha*(2*(0 if (G < t) else x60) + (0 if (G < t) else x61) + (0 if (G < t) else x62) + (0 if (G < t) else x64))
-    x66 = alpha_inter*(2*(x60 if (G < t) else 0) + (x61 if (G < t) else 0) + (x62 if (G < t) else 0) + (x64 if (G < t) else 0))
-    x67 = -1 + t
-    x68 = t - G*(-1 + math.ceil(t/G))
-    x69 = -1 + (x68 if (G == x68) or (c*d*p == 1) else 1)
-    x70 = (1/(x68) if (G == x68) or (c*d*p == 1) else 1)
-    x71 = 2*b*h*s*(x67)*(x59)/(c*d*t)
-    x72 = beta*(2*(2*b*h*s*(x67)*(x69)*(x59)*x70/(c*d*t) if (G < t) else x71) + (6*b*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 6*b*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x63*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)*x63/(c*d*t)))
-    x73 = beta_inter*(2*(2*b*h*s*(x67)*(x59)*x70/(c*d*t) if (G < t) else 0) + (6*b*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x63*x70/(c*d*t) if (G < t) else 0))
-    x74 = gamma*(3*b*s*(x67)/(c*d*t) + b*h*s*(x67)/(c*d*t) + b*h*s*(x67)*x63/(c*d*t) + x71)
-    x75 = x65 + x66 + x72 + x73 + x74
-    x76 = c*t
-    x77 = -1 + c
-    x78 = 2*L*m*(x77)/p
-    x79 = 3*alpha*(0 if (G < x76) else x78)
-    x80 = 3*alpha_inter*(x78 if (G < x76) else 0)
-    x81 = x76 - G*(-1 + math.ceil(c*t/G))
-    x82 = d_nope + d_rope + d_v
-    x83 = (t/(x81) if (x7 == math.floor(x7)) and ((G == x81) or (d*p == 1)) else 1)
-    x84 = 3*beta*(L*a*b*s*(x77)*(-1 + ((x81)/t if (x7 == math.floor(x7)) and ((G == x81) or (d*p == 1)) else 1))*(x82)*x83/(c*d*p*t) if (G < x76) else L*a*b*s*(x77)*(x82)/(c*d*p*t))
-    x85 = 3*beta_inter*(L*a*b*s*(x77)*(x82)*x83/(c*d*p*t) if (G < x76) else 0)
-    x86 = gamma*L*a*b*s*(x77)*(x82)/(c*d*p*t)
-    x87 = x79 + x80 + x84 + x85 + x86
-    x90 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x91 = 2*b*s*(x90)/(d*m)
-    x92 = s**2
-    x93 = 2*a*b*x92*(x82)/(d*m)
-    x94 = E_s + k
-    x95 = (L_moe*(x91 + x93 + 6*F_e*b*h*s*(x94)/(d*m)) + (x32)*(x91 + x93 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x96 = ((x95)/(c*t) - 2*L*a*b*x92*(x82)/(c*d*m*p*t))/(eta*peak)
-    x97 = (2*(x95)/(c*t) - 4*L*a*b*x92*(x82)/(c*d*m*p*t))/(eta*peak)
-    x98 = b*h*s/(c*d*m)
-    x99 = V*h/t + x98 + V*b*s/(c*d*m*t)
-    x100 = h*(x31)/t + x98 + b*s*(x31)/(c*d*m*t)
-    x101 = a*d_v*h/t + x98 + a*b*d_v*s/(c*d*m*t)
-    x102 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x103 = x98 + b*s*x30/(c*d*h*m) + x30
-    x104 = F*h/t + x98 + F*b*s/(c*d*m*t)
-    x105 = 2*F*h/t + x98 + 2*F*b*s/(c*d*m*t)
-    x106 = F_e*h/t
-    x107 = x106 + x98 + F_e*b*s/(c*d*m*t)
-    x108 = 2*F_e*h/t
-    x109 = x108 + x98 + 2*F_e*b*s/(c*d*m*t)
-    x111 = b*e*h*k*s/(E*c*d*m)
-    x112 = x106 + x111 + F_e*b*e*k*s/(E*c*d*m*t)
-    x113 = x108 + x111 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x114 = (2*w_half*(x99) + 2*w_half*L*(x100)/p + 2*w_half*L*(x101)/p + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*(x32)*(x104)/p + 2*w_half*(x32)*(x105)/p + 2*w_half*E_s*L_moe*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half_expert*E*L_moe*(x112)/(e*p) + 2*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x115 = (4*w_half*(x99) + 4*w_half*L*(x100)/p + 4*w_half*L*(x101)/p + 4*w_half*L*(x102)/p + 4*w_half*L*(x103)/p + 4*w_half*(x32)*(x104)/p + 4*w_half*(x32)*(x105)/p + 4*w_half*E_s*L_moe*(x107)/p + 4*w_half*E_s*L_moe*(x109)/p + 4*w_half_expert*E*L_moe*(x112)/(e*p) + 4*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x116 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x28))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x117 = kappa*L*(x116)/(hbm*p)
-    x118 = 52*V*b*s/(hbm*c*d*m*t)
-    x120 = (7/2)*L*a*b*x92*(x82)/(eta_attn*peak*c*d*m*p*t)
-    x121 = x34 + (x49)/m + (x57)/m + (x75)/m + (x87)/m + x96 + x97 + x114 + x115 + x117 + x118 + x120
-    x122 = (0 if (G < x5) else x2)
-    x123 = (0 if (G < x5) else x15)
-    x124 = 2*alpha*(x122 + x123)
-    x125 = (x2 if (G < x5) else 0)
-    x126 = (x15 if (G < x5) else 0)
-    x127 = 2*alpha_inter*(x125 + x126)
-    x128 = max(0, -m*(x34 + x97 + x115 + (2/3)*kappa*L*(x116)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (5/2)*L*a*b*x92*(x82)/(eta_attn*peak*c*d*m*p*t)))
-    x129 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x121) + x124 + x127 + x128
-    x130 = alpha*(2*x122 + 2*x123)
-    x131 = alpha_inter*(2*x125 + 2*x126)
-    x132 = beta*(3*x13 + 3*x18)
-    x133 = beta_inter*(3*x21 + 3*x22)
-    x135 = 2*b*s*(x90)
-    x136 = 2*a*b*x92*(x82)
-    x137 = 3*L_moe*(x135 + x136 + 6*F_e*b*h*s*(x94)) + 3*(x32)*(x135 + x136 + 6*F*b*h*s) + 6*V*b*h*s
-    x138 = (x137)/(peak*c*d*p*t*(x129))
-    x139 = 12*x12/(c*d)
-    x140 = 12*Phi_E/(c*d*p*t)
-    x141 = L*(x116)*min(m, p)/p
-    x142 = 6*V*b*s/(c*d*m*t)
-    return (x129, m*(x34 + x96 + x97 + x114 + x115 + x117 + x118 + x120), x130 + x43 + x52 + x65 + x131 + x45 + x53 + x66 + x132 + x47 + x55 + x72 + x133 + x48 + x56 + x73 + x25 + x74 + x79 + x80 + x84 + x85 + x86, x43 + x52 + x65 + x45 + x53 + x66 + x19 + x47 + x55 + x20 + x72 + x23 + x48 + x24 + x56 + x73 + x25 + x74 + x124 + x127 + x79 + x80 + x84 + x85 + x86 + x128, (-1 + p)*(x121), x27, b*s/(x129), x138, x138, x137, x137, 6*x12 + x139 + 6*Phi_E/(e*p*t) + x140 + (x141 + x142 if (p == 1) else max(x141, L*(x116)/p + x142)), x75, x87, x49, x57, x130 + x131 + x132 + x133 + x25, x75, x87, x49, x57, x19 + x20 + x23 + x24 + x25 + x124 + x127 + x128, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x139 + x140, x141, x142, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x158 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x158 if x17 else (x2)*x16/x158)
+    x20 = -1 + c*d/e
+    x159 = e*t
+    x21 = G/x159
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x160 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x159 if x22 else 1))*x23/x160 if x17 else Phi_E*(x20)/x160)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x158 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x160 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x158 + 2*Phi_E*(x20)/x160)
+    x161 = e*p*t
+    x33 = (16*x16 + 30*x16/x158 + 16*Phi_E/x161 + 30*Phi_E/x160)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x162 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x162 + 18*F*h*(x39)/x162 + 6*L*a*d_v*h/x162 + 6*L*a*kv_lora*(x40)/x162 + 18*E_s*F_e*L_moe*h/x162 + 18*E*F_e*L_moe*h/x161)/hbm
+    x43 = e*t
+    x44 = x43 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = (G < x43)
+    x49 = -1 + e
+    x50 = -1 + x43
+    x51 = L_moe*m*(x50)/p
+    x52 = alpha*(4*(L_moe*m*(x47)/p if x48 else L_moe*m*(x49)/p) + (0 if x48 else x51))
+    x53 = e - x46
+    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
+    x55 = (1/(x44) if x45 else 1)
+    x163 = c*d*e*p
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x163 if x48 else L_moe*b*h*k*s*(x49)/x163))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x163 if x48 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x65 = b*h*s*x60/x158
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -2 + 2*t
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x70)*(x71)
+    x73 = m*(x70)
+    x74 = 3*m*(x70)
+    x75 = (1 if x9 else 0)
+    x76 = m*(x70)*x75
+    x77 = alpha*(2*(0 if x69 else x72) + (0 if x69 else x73) + (0 if x69 else x74) + (0 if x69 else x76))
+    x78 = alpha_inter*(2*(x72 if x69 else 0) + (x73 if x69 else 0) + (x74 if x69 else 0) + (x76 if x69 else 0))
+    x79 = -1 + t
+    x80 = t - G*(-1 + math.ceil(t/G))
+    x81 = (G == x80) or (c*d*p == 1)
+    x82 = -1 + (x80 if x81 else 1)
+    x83 = (1/(x80) if x81 else 1)
+    x164 = c*d*t
+    x84 = 2*b*h*s*(x79)*(x71)/x164
+    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/x164 if x69 else x84) + (6*b*s*(x79)*(x82)*x83/x164 if x69 else 6*b*s*(x79)/x164) + (2*b*h*s*(x79)*(x82)*x83/x164 if x69 else 2*b*h*s*(x79)/x164) + (2*b*h*s*(x79)*(x82)*x75*x83/x164 if x69 else 2*b*h*s*(x79)*x75/x164))
+    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/x164 if x69 else 0) + (6*b*s*(x79)*x83/x164 if x69 else 0) + (2*b*h*s*(x79)*x83/x164 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x164 if x69 else 0))
+    x87 = gamma*(3*b*s*(x79)/x164 + b*h*s*(x79)/x164 + b*h*s*(x79)*x75/x164 + x84)
+    x88 = x77 + x78 + x85 + x86 + x87
+    x89 = c*t
+    x90 = (G < x89)
+    x91 = -1 + c
+    x92 = 2*L*m*(x91)/p
+    x93 = 3*alpha*(0 if x90 else x92)
+    x94 = 3*alpha_inter*(x92 if x90 else 0)
+    x95 = x89 - G*(-1 + math.ceil(c*t/G))
+    x96 = x8 and ((G == x95) or (d*p == 1))
+    x97 = d_nope + d_rope + d_v
+    x98 = (t/(x95) if x96 else 1)
+    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/x160 if x90 else L*a*b*s*(x91)*(x97)/x160)
+    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/x160 if x90 else 0)
+    x101 = gamma*L*a*b*s*(x91)*(x97)/x160
+    x102 = x93 + x94 + x99 + x100 + x101
+    x105 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x165 = d*m
+    x106 = 2*b*s*(x105)/x165
+    x107 = s**2
+    x108 = 2*a*b*x107*(x97)/x165
+    x109 = E_s + k
+    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/x165) + (x39)*(x106 + x108 + 6*F*b*h*s/x165))/p + 2*V*b*h*s/x165
+    x166 = c*t
+    x167 = c*d*m*p*t
+    x168 = eta*peak
+    x111 = ((x110)/x166 - 2*L*a*b*x107*(x97)/x167)/x168
+    x112 = (2*(x110)/x166 - 4*L*a*b*x107*(x97)/x167)/x168
+    x169 = c*d*m
+    x113 = b*h*s/x169
+    x170 = c*d*m*t
+    x114 = V*h/t + x113 + V*b*s/x170
+    x115 = h*(x38)/t + x113 + b*s*(x38)/x170
+    x116 = a*d_v*h/t + x113 + a*b*d_v*s/x170
+    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/x169 + a*b*s*(x40)/x170
+    x118 = x113 + b*s*x37/(c*d*h*m) + x37
+    x119 = F*h/t + x113 + F*b*s/x170
+    x120 = 2*F*h/t + x113 + 2*F*b*s/x170
+    x121 = F_e*h/t
+    x122 = x121 + x113 + F_e*b*s/x170
+    x123 = 2*F_e*h/t
+    x124 = x123 + x113 + 2*F_e*b*s/x170
+    x126 = b*e*h*k*s/(E*c*d*m)
+    x171 = E*c*d*m*t
+    x127 = x121 + x126 + F_e*b*e*k*s/x171
+    x128 = x123 + x126 + 2*F_e*b*e*k*s/x171
+    x172 = e*p
+    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/x172 + 2*w_half_expert*E*L_moe*(x128)/x172)/x168
+    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/x172 + 4*w_half_expert*E*L_moe*(x128)/x172)/x168
+    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x169 + b*h*s*(7 + 16/t)/x169 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x173 = hbm*p
+    x132 = kappa*L*(x131)/x173
+    x174 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x174
+    x175 = eta_attn*peak*c*d*m*p*t
+    x135 = (7/2)*L*a*b*x107*(x97)/x175
+    x136 = x41 + (x58)/m + (x68)/m + (x88)/m + (x102)/m + x111 + x112 + x129 + x130 + x132 + x133 + x135
+    x137 = (0 if x17 else x2)
+    x138 = (0 if x17 else x20)
+    x139 = 2*alpha*(x137 + x138)
+    x140 = (x2 if x17 else 0)
+    x141 = (x20 if x17 else 0)
+    x142 = 2*alpha_inter*(x140 + x141)
+    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/x173 + 14*V*b*s/x174 + (5/2)*L*a*b*x107*(x97)/x175))
+    x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
+    x145 = alpha*(2*x137 + 2*x138)
+    x146 = alpha_inter*(2*x140 + 2*x141)
+    x147 = beta*(3*x18 + 3*x24)
+    x148 = beta_inter*(3*x27 + 3*x28)
+    x150 = 2*b*s*(x105)
+    x151 = 2*a*b*x107*(x97)
+    x152 = 3*L_moe*(x150 + x151 + 6*F_e*b*h*s*(x109)) + 3*(x39)*(x150 + x151 + 6*F*b*h*s) + 6*V*b*h*s
+    x153 = (x152)/(peak*c*d*p*t*(x144))
+    x154 = 12*x16/x158
+    x155 = 12*Phi_E/x160
+    x156 = L*(x131)*min(m, p)/p
+    x157 = 6*V*b*s/x170
+    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), x153, x153, x152, x152, 6*x16 + x154 + 6*Phi_E/x161 + x155 + (x156 + x157 if x9 else max(x156, L*(x131)/p + x157)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x161, 4*x16 + 4*Phi_E/x161, x154 + x155, x156, x157, 0,)
 
 
 def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -21763,234 +22197,288 @@ def _step_656d1537ffc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = -1 + x36
-    x38 = L_moe*m*(x37)/p
-    x39 = x36 - G*(-1 + math.ceil(e*t/G))
-    x40 = ((x39)/t if (x7 == math.floor(x7)) and ((G == x39) or (c*d*p/e == 1)) else 1)
-    x41 = -1 + x40
-    x42 = -1 + e
-    x43 = alpha*(2*(0 if (G < x36) else x38) + 6*(L_moe*m*(x41)/p if (G < x36) else L_moe*m*(x42)/p))
-    x44 = e - x40
-    x45 = alpha_inter*(2*(x38 if (G < x36) else 0) + 6*(L_moe*m*(x44)/p if (G < x36) else 0))
-    x46 = (1/(x39) if (G == x39) or (c*d*p/e == 1) else 1)
-    x47 = beta*(6*(L_moe*b*h*k*s*(x41)/(c*d*e*p*t) if (G < x36) else L_moe*b*h*k*s*(x42)/(c*d*e*p*t)) + 8*(E*L_moe*m*(x37)*(-1 + (x39 if (G == x39) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x37)/p))
-    x48 = beta_inter*(6*(L_moe*b*h*k*s*(x44)/(c*d*e*p*t) if (G < x36) else 0) + 8*(E*L_moe*m*(x37)*x46/p if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d*t)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -1 + t
-    x59 = (1 if (p == 1) else 0)
-    x60 = m*(x58)*x59
-    x61 = m*(x58)
-    x62 = -L_moe/p
-    x63 = x62 + 2*L/p
-    x64 = m*(x58)*(x63)
-    x65 = L/p + x62
-    x66 = m*(x58)*(x65)
-    x67 = L_moe*m*(x58)/p
-    x68 = L*m*(x58)/p
-    x69 = -2 + 2*t
-    x70 = 3*m*(x69)
-    x71 = alpha*(2*(0 if (G < t) else x60) + 3*(0 if (G < t) else x61) + 3*(0 if (G < t) else x64) + 4*(0 if (G < t) else x66) + 6*(0 if (G < t) else x67) + 11*(0 if (G < t) else x68) + (0 if (G < t) else x70) + (0 if (G < t) else x69))
-    x72 = alpha_inter*(2*(x60 if (G < t) else 0) + 3*(x61 if (G < t) else 0) + 3*(x64 if (G < t) else 0) + 4*(x66 if (G < t) else 0) + 6*(x67 if (G < t) else 0) + 11*(x68 if (G < t) else 0) + (x70 if (G < t) else 0) + (x69 if (G < t) else 0))
-    x73 = t - G*(-1 + math.ceil(t/G))
-    x74 = -1 + (x73 if (G == x73) or (c*d*p == 1) else 1)
-    x75 = q_lora + d_rope + kv_lora
-    x76 = (1/(x73) if (G == x73) or (c*d*p == 1) else 1)
-    x77 = 2*L*h*(x58)*(x75)/(p*t)
-    x78 = b*h*s*(x58)*x59/(c*d*t)
-    x79 = b*h*s*(x58)/(c*d*t)
-    x80 = L*b*d_rope*s*(x58)/(c*d*p*t)
-    x81 = b*h*s*(x58)*(x65)/(c*d*t)
-    x82 = L*b*kv_lora*s*(x58)/(c*d*p*t)
-    x83 = (h if (q_lora == 0) else q_lora)
-    x84 = L*b*s*(x58)*x83/(c*d*p*t)
-    x85 = beta*(2*(2*L*h*(x58)*(x74)*(x75)*x76/(p*t) if (G < t) else x77) + 2*(b*h*s*(x58)*(x74)*x59*x76/(c*d*t) if (G < t) else x78) + 3*(b*h*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else x79) + 3*(b*h*s*(x58)*(x74)*(x63)*x76/(c*d*t) if (G < t) else b*h*s*(x58)*(x63)/(c*d*t)) + 3*(L*b*d_rope*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x80) + 4*(b*h*s*(x58)*(x74)*(x65)*x76/(c*d*t) if (G < t) else x81) + 4*(L*b*kv_lora*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x82) + 4*(L*b*s*(x58)*(x74)*x83*x76/(c*d*p*t) if (G < t) else x84) + 6*(L_moe*b*h*k*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x58)/(c*d*p*t)) + (6*b*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else 6*b*s*(x58)/(c*d*t)))
-    x86 = beta_inter*(2*(2*L*h*(x58)*(x75)*x76/(p*t) if (G < t) else 0) + 2*(b*h*s*(x58)*x59*x76/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x58)*x76/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x58)*(x63)*x76/(c*d*t) if (G < t) else 0) + 3*(L*b*d_rope*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 4*(b*h*s*(x58)*(x65)*x76/(c*d*t) if (G < t) else 0) + 4*(L*b*kv_lora*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 4*(L*b*s*(x58)*x83*x76/(c*d*p*t) if (G < t) else 0) + 6*(L_moe*b*h*k*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x58)*x76/(c*d*t) if (G < t) else 0))
-    x87 = gamma*(x77 + 3*b*s*(x58)/(c*d*t) + x79 + x81 + x78 + 2*b*h*s*(x58)*(x63)/(c*d*t) + x80 + x82 + x84 + 3*L_moe*b*h*k*s*(x58)/(c*d*p*t))
-    x88 = x71 + x72 + x85 + x86 + x87
-    x89 = c*t
-    x90 = -1 + c
-    x91 = 2*L*m*(x90)/p
-    x92 = 4*alpha*(0 if (G < x89) else x91)
-    x93 = 4*alpha_inter*(x91 if (G < x89) else 0)
-    x94 = x89 - G*(-1 + math.ceil(c*t/G))
-    x95 = d_nope + d_rope + d_v
-    x96 = (t/(x94) if (x7 == math.floor(x7)) and ((G == x94) or (d*p == 1)) else 1)
-    x97 = 4*beta*(L*a*b*s*(x90)*(-1 + ((x94)/t if (x7 == math.floor(x7)) and ((G == x94) or (d*p == 1)) else 1))*(x95)*x96/(c*d*p*t) if (G < x89) else L*a*b*s*(x90)*(x95)/(c*d*p*t))
-    x98 = 4*beta_inter*(L*a*b*s*(x90)*(x95)*x96/(c*d*p*t) if (G < x89) else 0)
-    x99 = gamma*L*a*b*s*(x90)*(x95)/(c*d*p*t)
-    x100 = x92 + x93 + x97 + x98 + x99
-    x103 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x104 = 2*b*s*(x103)/(d*m)
-    x105 = s**2
-    x106 = 2*a*b*x105*(x95)/(d*m)
-    x107 = E_s + k
-    x108 = (L_moe*(x104 + x106 + 6*F_e*b*h*s*(x107)/(d*m)) + (x32)*(x104 + x106 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x109 = (x108)/(c*t)
-    x110 = -2*L*a*b*x105*(x95)/(c*d*m*p*t)
-    x111 = (x109 + x110)/(eta*peak)
-    x112 = (2*(x108)/(c*t) - 4*L*a*b*x105*(x95)/(c*d*m*p*t))/(eta*peak)
-    x113 = (x109 - 2*V*b*h*s/(c*d*m*t) + x110)/(eta*peak)
-    x114 = b*h*s/(c*d*m)
-    x115 = V*h/t + x114 + V*b*s/(c*d*m*t)
-    x116 = h*(x31)/t + x114 + b*s*(x31)/(c*d*m*t)
-    x117 = a*d_v*h/t + x114 + a*b*d_v*s/(c*d*m*t)
-    x118 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x119 = x114 + b*s*x30/(c*d*h*m) + x30
-    x120 = F*h/t + x114 + F*b*s/(c*d*m*t)
-    x121 = 2*F*h/t + x114 + 2*F*b*s/(c*d*m*t)
-    x122 = F_e*h/t
-    x123 = x122 + x114 + F_e*b*s/(c*d*m*t)
-    x124 = 2*F_e*h/t
-    x125 = x124 + x114 + 2*F_e*b*s/(c*d*m*t)
-    x127 = b*e*h*k*s/(E*c*d*m)
-    x128 = x122 + x127 + F_e*b*e*k*s/(E*c*d*m*t)
-    x129 = x124 + x127 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x130 = (2*w_half*(x115) + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*L*(x119)/p + 2*w_half*(x32)*(x120)/p + 2*w_half*(x32)*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half*E_s*L_moe*(x125)/p + 2*w_half_expert*E*L_moe*(x128)/(e*p) + 2*w_half_expert*E*L_moe*(x129)/(e*p))/(eta*peak)
-    x131 = (4*w_half*(x115) + 6*w_half*L*(x116)/p + 6*w_half*L*(x117)/p + 6*w_half*L*(x118)/p + 6*w_half*L*(x119)/p + 6*w_half*(x32)*(x120)/p + 6*w_half*(x32)*(x121)/p + 6*w_half*E_s*L_moe*(x123)/p + 6*w_half*E_s*L_moe*(x125)/p + 6*w_half_expert*E*L_moe*(x128)/(e*p) + 6*w_half_expert*E*L_moe*(x129)/(e*p))/(eta*peak)
-    x132 = b*s*((4*a*d_v + 4*a*(x28))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x133 = (4/3)*kappa*L*(x132)/(hbm*p)
-    x134 = 52*V*b*s/(hbm*c*d*m*t)
-    x136 = (9/2)*L*a*b*x105*(x95)/(eta_attn*peak*c*d*m*p*t)
-    x137 = x34 + (x49)/m + (x57)/m + (x88)/m + (x100)/m + x111 + x112 + x113 + x130 + x131 + x133 + x134 + x136
-    x138 = (0 if (G < x5) else x2)
-    x139 = (0 if (G < x5) else x15)
-    x140 = 2*alpha*(x138 + x139)
-    x141 = (x2 if (G < x5) else 0)
-    x142 = (x15 if (G < x5) else 0)
-    x143 = 2*alpha_inter*(x141 + x142)
-    x144 = max(0, -m*(x34 + x112 + x113 + x131 + (8/9)*kappa*L*(x132)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x105*(x95)/(eta_attn*peak*c*d*m*p*t)))
-    x145 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x137) + x140 + x143 + x144
-    x146 = alpha*(2*x138 + 2*x139)
-    x147 = alpha_inter*(2*x141 + 2*x142)
-    x148 = beta*(3*x13 + 3*x18)
-    x149 = beta_inter*(3*x21 + 3*x22)
-    x151 = 2*b*s*(x103)
-    x152 = 2*a*b*x105*(x95)
-    x153 = x151 + x152 + 6*F_e*b*h*s*(x107)
-    x154 = x151 + x152 + 6*F*b*h*s
-    x155 = 6*V*b*h*s
-    x156 = 3*L_moe*(x153) + 3*(x32)*(x154) + x155
-    x157 = 4*L_moe*(x153) + 4*(x32)*(x154) + x155
-    x158 = 12*x12/(c*d)
-    x159 = 12*Phi_E/(c*d*p*t)
-    x160 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x161 = 6*V*b*s/(c*d*m*t)
-    x162 = 34*b*h*s/(c*d*m*t)
-    x163 = max(x161, x162)
-    return (x145, m*(x34 + x111 + x112 + x113 + x130 + x131 + x133 + x134 + x136), x43 + x146 + x52 + x71 + x45 + x147 + x53 + x72 + x148 + x47 + x55 + x85 + x149 + x48 + x56 + x86 + x25 + x87 + x92 + x93 + x97 + x98 + x99, x43 + x52 + x71 + x45 + x53 + x72 + x19 + x47 + x55 + x20 + x85 + x23 + x48 + x24 + x56 + x86 + x25 + x87 + x140 + x143 + x92 + x93 + x97 + x98 + x99 + x144, (-1 + p)*(x137), x27, b*s/(x145), (x156)/(peak*c*d*p*t*(x145)), (x157)/(peak*c*d*p*t*(x145)), x156, x157, 6*x12 + x158 + 6*Phi_E/(e*p*t) + x159 + (x160 + x163 if (p == 1) else max(x162 + x160, 2*L*b*h*s/(c*d*m*p*t) + x163)), x88, x100, x49, x57, x146 + x147 + x148 + x149 + x25, x88, x100, x49, x57, x19 + x20 + x23 + x24 + x25 + x140 + x143 + x144, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x158 + x159, x160, x161, x162, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x179 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x179 if x17 else (x2)*x16/x179)
+    x20 = -1 + c*d/e
+    x180 = e*t
+    x21 = G/x180
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x181 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x180 if x22 else 1))*x23/x181 if x17 else Phi_E*(x20)/x181)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x179 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x181 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x179 + 2*Phi_E*(x20)/x181)
+    x182 = e*p*t
+    x33 = (16*x16 + 30*x16/x179 + 16*Phi_E/x182 + 30*Phi_E/x181)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x183 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x183 + 18*F*h*(x39)/x183 + 6*L*a*d_v*h/x183 + 6*L*a*kv_lora*(x40)/x183 + 18*E_s*F_e*L_moe*h/x183 + 18*E*F_e*L_moe*h/x182)/hbm
+    x43 = e*t
+    x44 = (G < x43)
+    x45 = -1 + x43
+    x46 = L_moe*m*(x45)/p
+    x47 = x43 - G*(-1 + math.ceil(e*t/G))
+    x48 = (G == x47) or (c*d*p/e == 1)
+    x49 = ((x47)/t if x8 and (x48) else 1)
+    x50 = -1 + x49
+    x51 = -1 + e
+    x52 = alpha*(2*(0 if x44 else x46) + 6*(L_moe*m*(x50)/p if x44 else L_moe*m*(x51)/p))
+    x53 = e - x49
+    x54 = alpha_inter*(2*(x46 if x44 else 0) + 6*(L_moe*m*(x53)/p if x44 else 0))
+    x55 = (1/(x47) if x48 else 1)
+    x184 = c*d*e*p*t
+    x56 = beta*(6*(L_moe*b*h*k*s*(x50)/x184 if x44 else L_moe*b*h*k*s*(x51)/x184) + 8*(E*L_moe*m*(x45)*(-1 + (x47 if x48 else 1))*x55/p if x44 else E*L_moe*m*(x45)/p))
+    x57 = beta_inter*(6*(L_moe*b*h*k*s*(x53)/x184 if x44 else 0) + 8*(E*L_moe*m*(x45)*x55/p if x44 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x185 = c*d*t
+    x65 = b*h*s*x60/x185
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -1 + t
+    x71 = (1 if x9 else 0)
+    x72 = m*(x70)*x71
+    x73 = m*(x70)
+    x74 = -L_moe/p
+    x75 = x74 + 2*L/p
+    x76 = m*(x70)*(x75)
+    x77 = L/p + x74
+    x78 = m*(x70)*(x77)
+    x79 = L_moe*m*(x70)/p
+    x80 = L*m*(x70)/p
+    x81 = -2 + 2*t
+    x82 = 3*m*(x81)
+    x83 = alpha*(2*(0 if x69 else x72) + 3*(0 if x69 else x73) + 3*(0 if x69 else x76) + 4*(0 if x69 else x78) + 6*(0 if x69 else x79) + 11*(0 if x69 else x80) + (0 if x69 else x82) + (0 if x69 else x81))
+    x84 = alpha_inter*(2*(x72 if x69 else 0) + 3*(x73 if x69 else 0) + 3*(x76 if x69 else 0) + 4*(x78 if x69 else 0) + 6*(x79 if x69 else 0) + 11*(x80 if x69 else 0) + (x82 if x69 else 0) + (x81 if x69 else 0))
+    x85 = t - G*(-1 + math.ceil(t/G))
+    x86 = (G == x85) or (c*d*p == 1)
+    x87 = -1 + (x85 if x86 else 1)
+    x88 = q_lora + d_rope + kv_lora
+    x89 = (1/(x85) if x86 else 1)
+    x90 = 2*L*h*(x70)*(x88)/x183
+    x91 = b*h*s*(x70)*x71/x185
+    x92 = b*h*s*(x70)/x185
+    x93 = L*b*d_rope*s*(x70)/x181
+    x94 = b*h*s*(x70)*(x77)/x185
+    x95 = L*b*kv_lora*s*(x70)/x181
+    x96 = (h if x35 else q_lora)
+    x97 = L*b*s*(x70)*x96/x181
+    x98 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x183 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*x71*x89/x185 if x69 else x91) + 3*(b*h*s*(x70)*(x87)*x89/x185 if x69 else x92) + 3*(b*h*s*(x70)*(x87)*(x75)*x89/x185 if x69 else b*h*s*(x70)*(x75)/x185) + 3*(L*b*d_rope*s*(x70)*(x87)*x89/x181 if x69 else x93) + 4*(b*h*s*(x70)*(x87)*(x77)*x89/x185 if x69 else x94) + 4*(L*b*kv_lora*s*(x70)*(x87)*x89/x181 if x69 else x95) + 4*(L*b*s*(x70)*(x87)*x96*x89/x181 if x69 else x97) + 6*(L_moe*b*h*k*s*(x70)*(x87)*x89/x181 if x69 else L_moe*b*h*k*s*(x70)/x181) + (6*b*s*(x70)*(x87)*x89/x185 if x69 else 6*b*s*(x70)/x185))
+    x99 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x183 if x69 else 0) + 2*(b*h*s*(x70)*x71*x89/x185 if x69 else 0) + 3*(b*h*s*(x70)*x89/x185 if x69 else 0) + 3*(b*h*s*(x70)*(x75)*x89/x185 if x69 else 0) + 3*(L*b*d_rope*s*(x70)*x89/x181 if x69 else 0) + 4*(b*h*s*(x70)*(x77)*x89/x185 if x69 else 0) + 4*(L*b*kv_lora*s*(x70)*x89/x181 if x69 else 0) + 4*(L*b*s*(x70)*x96*x89/x181 if x69 else 0) + 6*(L_moe*b*h*k*s*(x70)*x89/x181 if x69 else 0) + (6*b*s*(x70)*x89/x185 if x69 else 0))
+    x100 = gamma*(x90 + 3*b*s*(x70)/x185 + x92 + x94 + x91 + 2*b*h*s*(x70)*(x75)/x185 + x93 + x95 + x97 + 3*L_moe*b*h*k*s*(x70)/x181)
+    x101 = x83 + x84 + x98 + x99 + x100
+    x102 = c*t
+    x103 = (G < x102)
+    x104 = -1 + c
+    x105 = 2*L*m*(x104)/p
+    x106 = 4*alpha*(0 if x103 else x105)
+    x107 = 4*alpha_inter*(x105 if x103 else 0)
+    x108 = x102 - G*(-1 + math.ceil(c*t/G))
+    x109 = x8 and ((G == x108) or (d*p == 1))
+    x110 = d_nope + d_rope + d_v
+    x111 = (t/(x108) if x109 else 1)
+    x112 = 4*beta*(L*a*b*s*(x104)*(-1 + ((x108)/t if x109 else 1))*(x110)*x111/x181 if x103 else L*a*b*s*(x104)*(x110)/x181)
+    x113 = 4*beta_inter*(L*a*b*s*(x104)*(x110)*x111/x181 if x103 else 0)
+    x114 = gamma*L*a*b*s*(x104)*(x110)/x181
+    x115 = x106 + x107 + x112 + x113 + x114
+    x118 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x186 = d*m
+    x119 = 2*b*s*(x118)/x186
+    x120 = s**2
+    x121 = 2*a*b*x120*(x110)/x186
+    x122 = E_s + k
+    x123 = (L_moe*(x119 + x121 + 6*F_e*b*h*s*(x122)/x186) + (x39)*(x119 + x121 + 6*F*b*h*s/x186))/p + 2*V*b*h*s/x186
+    x187 = c*t
+    x124 = (x123)/x187
+    x188 = c*d*m*p*t
+    x125 = -2*L*a*b*x120*(x110)/x188
+    x189 = eta*peak
+    x126 = (x124 + x125)/x189
+    x127 = (2*(x123)/x187 - 4*L*a*b*x120*(x110)/x188)/x189
+    x190 = c*d*m*t
+    x128 = (x124 - 2*V*b*h*s/x190 + x125)/x189
+    x191 = c*d*m
+    x129 = b*h*s/x191
+    x130 = V*h/t + x129 + V*b*s/x190
+    x131 = h*(x38)/t + x129 + b*s*(x38)/x190
+    x132 = a*d_v*h/t + x129 + a*b*d_v*s/x190
+    x133 = a*kv_lora*(x40)/t + b*kv_lora*s/x191 + a*b*s*(x40)/x190
+    x134 = x129 + b*s*x37/(c*d*h*m) + x37
+    x135 = F*h/t + x129 + F*b*s/x190
+    x136 = 2*F*h/t + x129 + 2*F*b*s/x190
+    x137 = F_e*h/t
+    x138 = x137 + x129 + F_e*b*s/x190
+    x139 = 2*F_e*h/t
+    x140 = x139 + x129 + 2*F_e*b*s/x190
+    x142 = b*e*h*k*s/(E*c*d*m)
+    x192 = E*c*d*m*t
+    x143 = x137 + x142 + F_e*b*e*k*s/x192
+    x144 = x139 + x142 + 2*F_e*b*e*k*s/x192
+    x193 = e*p
+    x145 = (2*w_half*(x130) + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*L*(x133)/p + 2*w_half*L*(x134)/p + 2*w_half*(x39)*(x135)/p + 2*w_half*(x39)*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half*E_s*L_moe*(x140)/p + 2*w_half_expert*E*L_moe*(x143)/x193 + 2*w_half_expert*E*L_moe*(x144)/x193)/x189
+    x146 = (4*w_half*(x130) + 6*w_half*L*(x131)/p + 6*w_half*L*(x132)/p + 6*w_half*L*(x133)/p + 6*w_half*L*(x134)/p + 6*w_half*(x39)*(x135)/p + 6*w_half*(x39)*(x136)/p + 6*w_half*E_s*L_moe*(x138)/p + 6*w_half*E_s*L_moe*(x140)/p + 6*w_half_expert*E*L_moe*(x143)/x193 + 6*w_half_expert*E*L_moe*(x144)/x193)/x189
+    x147 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x191 + 23*b*h*s/x190 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x194 = hbm*p
+    x148 = (4/3)*kappa*L*(x147)/x194
+    x195 = hbm*c*d*m*t
+    x149 = 52*V*b*s/x195
+    x196 = eta_attn*peak*c*d*m*p*t
+    x151 = (9/2)*L*a*b*x120*(x110)/x196
+    x152 = x41 + (x58)/m + (x68)/m + (x101)/m + (x115)/m + x126 + x127 + x128 + x145 + x146 + x148 + x149 + x151
+    x153 = (0 if x17 else x2)
+    x154 = (0 if x17 else x20)
+    x155 = 2*alpha*(x153 + x154)
+    x156 = (x2 if x17 else 0)
+    x157 = (x20 if x17 else 0)
+    x158 = 2*alpha_inter*(x156 + x157)
+    x159 = max(0, -m*(x41 + x127 + x128 + x146 + (8/9)*kappa*L*(x147)/x194 + 14*V*b*s/x195 + (7/2)*L*a*b*x120*(x110)/x196))
+    x160 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x152) + x155 + x158 + x159
+    x161 = alpha*(2*x153 + 2*x154)
+    x162 = alpha_inter*(2*x156 + 2*x157)
+    x163 = beta*(3*x18 + 3*x24)
+    x164 = beta_inter*(3*x27 + 3*x28)
+    x166 = 2*b*s*(x118)
+    x167 = 2*a*b*x120*(x110)
+    x168 = x166 + x167 + 6*F_e*b*h*s*(x122)
+    x169 = x166 + x167 + 6*F*b*h*s
+    x170 = 6*V*b*h*s
+    x171 = 3*L_moe*(x168) + 3*(x39)*(x169) + x170
+    x172 = 4*L_moe*(x168) + 4*(x39)*(x169) + x170
+    x173 = 12*x16/x179
+    x174 = 12*Phi_E/x181
+    x175 = 2*L*b*h*s*min(m, p)/x188
+    x176 = 6*V*b*s/x190
+    x177 = 34*b*h*s/x190
+    x178 = max(x176, x177)
+    return (x160, m*(x41 + x126 + x127 + x128 + x145 + x146 + x148 + x149 + x151), x52 + x161 + x63 + x83 + x54 + x162 + x64 + x84 + x163 + x56 + x66 + x98 + x164 + x57 + x67 + x99 + x31 + x100 + x106 + x107 + x112 + x113 + x114, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x98 + x29 + x57 + x30 + x67 + x99 + x31 + x100 + x155 + x158 + x106 + x107 + x112 + x113 + x114 + x159, (-1 + p)*(x152), x33, b*s/(x160), (x171)/(peak*c*d*p*t*(x160)), (x172)/(peak*c*d*p*t*(x160)), x171, x172, 6*x16 + x173 + 6*Phi_E/x182 + x174 + (x175 + x178 if x9 else max(x177 + x175, 2*L*b*h*s/x188 + x178)), x101, x115, x58, x68, x161 + x162 + x163 + x164 + x31, x101, x115, x58, x68, x25 + x26 + x29 + x30 + x31 + x155 + x158 + x159, 2*x16 + 2*Phi_E/x182, 4*x16 + 4*Phi_E/x182, x173 + x174, x175, x176, x177, 0,)
 
 
 def _step_6a3de76b4c7c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x8 = 12*L*b*h*s/(c*d*m*p)
-    x9 = 2*h_kv
-    x10 = h + x9
-    x11 = (x8 + 6*L*b*s*(x10)/(c*d*m*p*t) + 12*F*L*b*s/(c*d*m*p*t))/hbm
-    x12 = h**2
-    x13 = 6*L*x12/(p*t)
-    x14 = 6*L*h*(x10)/(p*t)
-    x15 = 18*F*L*h/(p*t)
-    x16 = ((x13 + x14 + x15)/m + x8 + 6*F*L*b*s/(c*d*m*p*t) + 6*L*b*h*s/(c*d*m*p*t))/hbm
-    x17 = (6*V*h/t + x13 + x14 + x15)/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d*t)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -1 + t
-    x28 = (1 if (p == 1) else 0)
-    x29 = m*(x27)*x28
-    x30 = m*(x27)
-    x31 = 2*L*m*(x27)/p
-    x32 = 3*m*(-2 + 2*t)
-    x33 = alpha*(2*(0 if (G < t) else x29) + 3*(0 if (G < t) else x30) + 5*(0 if (G < t) else x31) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x29 if (G < t) else 0) + 3*(x30 if (G < t) else 0) + 5*(x31 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x36 = t - G*(-1 + math.ceil(t/G))
-    x37 = -1 + (x36 if (G == x36) or (c*d*p == 1) else 1)
-    x38 = (1/(x36) if (G == x36) or (c*d*p == 1) else 1)
-    x39 = b*h*s*(x27)*x28/(c*d*t)
-    x40 = b*h*s*(x27)/(c*d*t)
-    x41 = beta*(2*(b*h*s*(x27)*(x37)*x28*x38/(c*d*t) if (G < t) else x39) + 3*(b*h*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else x40) + 5*(2*L*b*h*s*(x27)*(x37)*x38/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x27)/(c*d*p*t)) + (6*b*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else 6*b*s*(x27)/(c*d*t)))
-    x42 = beta_inter*(2*(b*h*s*(x27)*x28*x38/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x27)*x38/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x27)*x38/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x27)*x38/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x27)/(c*d*t) + x40 + x39 + 4*L*b*h*s*(x27)/(c*d*p*t))
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 3*alpha*(0 if (G < x45) else x47)
-    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h_kv*s*(x46)/(c*d*p*t))
-    x54 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h_kv*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = b*h*s/(c*d*m)
-    x60 = 2*w_half*(V*h/t + x59 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x61 = 3*(x60)/(eta*peak)
-    x64 = 2*w_half*L*(x12/t + x59 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(F*h/t + x59 + F*b*s/(c*d*m*t))/p + 2*w_half*L*(h*(x10)/t + x59 + b*s*(x10)/(c*d*m*t))/p + 2*w_half*L*(2*F*h/t + x59 + 2*F*b*s/(c*d*m*t))/p + 2*L*b*s*x12/(c*d*m*p*t) + 2*L*b*h*s*(x10)/(c*d*m*p*t) + 6*F*L*b*h*s/(c*d*m*p*t)
-    x65 = 3*(x64)/(eta_fp8*peak_fp8)
-    x66 = 52*V*b*s/(hbm*c*d*m*t)
-    x68 = s**2
-    x69 = 9*L*b*h*x68/(eta_attn*peak*c*d*m*p*t)
-    x70 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x71 = x11 + x16 + x17 + (x26)/m + (x44)/m + (x56)/m + x61 + x65 + x66 + x69 + x70
-    x72 = -1 + c*d
-    x73 = 2*alpha*(0 if (G < x20) else x72)
-    x74 = 2*alpha_inter*(x72 if (G < x20) else 0)
-    x75 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x76 = (t/(x75) if (x51 == math.floor(x51)) and ((G == x75) or (p == 1)) else 1)
-    x77 = 3*beta*((x72)*(-1 + ((x75)/t if (x51 == math.floor(x51)) and ((G == x75) or (p == 1)) else 1))*x3*x76/(c*d) if (G < x20) else (x72)*x3/(c*d))
-    x78 = 3*beta_inter*((x72)*x3*x76/(c*d) if (G < x20) else 0)
-    x79 = 2*gamma*(x72)*x3/(c*d)
-    x80 = max(0, -m*(x11 + x17 + 2*(x60)/(eta*peak) + 2*(x64)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x68/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x81 = x6 + (-1 + m + p)*(x71) + x73 + x74 + x77 + x78 + x79 + x80
-    x83 = 3*L*(4*b*h*x68 + 2*b*h*s*(2*h + x9) + 6*F*b*h*s)
-    x84 = 6*V*b*h*s
-    x85 = x83 + x84
-    x86 = x83 + 4*L*b*h*x68 + x84
-    x87 = 12*x3/(c*d)
-    x88 = 6*V*b*s/(c*d*m*t)
-    x89 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x81, m*(x11 + x16 + x17 + x61 + x65 + x66 + x69 + x70), x21 + x33 + x22 + x34 + x24 + x41 + x25 + x42 + x43 + x73 + x74 + x48 + x49 + x77 + x53 + x78 + x54 + x79 + x55, x21 + x33 + x22 + x34 + x24 + x41 + x25 + x42 + x43 + x73 + x74 + x48 + x49 + x77 + x53 + x78 + x54 + x79 + x55 + x80, (-1 + p)*(x71), x6, b*s/(x81), (x85)/(peak*c*d*p*t*(x81)), (x86)/(peak*c*d*p*t*(x81)), x85, x86, 6*x3 + x87 + (x88 + x89 if (p == 1) else max(x89, x88 + 34*L*b*h*s/(c*d*m*p*t))), x44, x56, x26, x73 + x74 + x77 + x78 + x79, x44, x56, x26, x73 + x74 + x77 + x78 + x79 + x80, 2*x3, 4*x3, x87, x89, x88, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x100 = c*d
+    x7 = (16*x4 + 30*x4/x100)/hbm
+    x9 = 12*L*b*h*s/(c*d*m*p)
+    x10 = 2*h_kv
+    x11 = h + x10
+    x101 = c*d*m*p*t
+    x12 = (x9 + 6*L*b*s*(x11)/x101 + 12*F*L*b*s/x101)/hbm
+    x13 = h**2
+    x102 = p*t
+    x14 = 6*L*x13/x102
+    x15 = 6*L*h*(x11)/x102
+    x16 = 18*F*L*h/x102
+    x17 = ((x14 + x15 + x16)/m + x9 + 6*F*L*b*s/x101 + 6*L*b*h*s/x101)/hbm
+    x18 = (6*V*h/t + x14 + x15 + x16)/hbm
+    x19 = (G < c*d*p*t)
+    x20 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x19 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x19 else 0) + (x21 if x23 else 0))
+    x103 = c*d*t
+    x26 = b*h*s*x20/x103
+    x27 = beta*((0 if x19 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x19 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -1 + t
+    x32 = (1 if x2 else 0)
+    x33 = m*(x31)*x32
+    x34 = m*(x31)
+    x35 = 2*L*m*(x31)/p
+    x36 = 3*m*(-2 + 2*t)
+    x37 = alpha*(2*(0 if x30 else x33) + 3*(0 if x30 else x34) + 5*(0 if x30 else x35) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x33 if x30 else 0) + 3*(x34 if x30 else 0) + 5*(x35 if x30 else 0) + (x36 if x30 else 0))
+    x40 = t - G*(-1 + math.ceil(t/G))
+    x41 = (G == x40) or (c*d*p == 1)
+    x42 = -1 + (x40 if x41 else 1)
+    x43 = (1/(x40) if x41 else 1)
+    x44 = b*h*s*(x31)*x32/x103
+    x45 = b*h*s*(x31)/x103
+    x104 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x103 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x103 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x104 if x30 else 2*L*b*h*s*(x31)/x104) + (6*b*s*(x31)*(x42)*x43/x103 if x30 else 6*b*s*(x31)/x103))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x103 if x30 else 0) + 3*(b*h*s*(x31)*x43/x103 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x104 if x30 else 0) + (6*b*s*(x31)*x43/x103 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x103 + x45 + x44 + 4*L*b*h*s*(x31)/x104)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 3*alpha*(0 if x51 else x53)
+    x55 = 3*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 3*beta*(2*L*b*h_kv*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x104 if x51 else 2*L*b*h_kv*s*(x52)/x104)
+    x62 = 3*beta_inter*(2*L*b*h_kv*s*(x52)*x60/x104 if x51 else 0)
+    x63 = 2*gamma*L*b*h_kv*s*(x52)/x104
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = b*h*s/(c*d*m)
+    x105 = c*d*m*t
+    x68 = 2*w_half*(V*h/t + x67 + V*b*s/x105) + 2*V*b*h*s/x105
+    x106 = eta*peak
+    x69 = 3*(x68)/x106
+    x72 = 2*w_half*L*(x13/t + x67 + b*h*s/x105)/p + 2*w_half*L*(F*h/t + x67 + F*b*s/x105)/p + 2*w_half*L*(h*(x11)/t + x67 + b*s*(x11)/x105)/p + 2*w_half*L*(2*F*h/t + x67 + 2*F*b*s/x105)/p + 2*L*b*s*x13/x101 + 2*L*b*h*s*(x11)/x101 + 6*F*L*b*h*s/x101
+    x107 = eta_fp8*peak_fp8
+    x73 = 3*(x72)/x107
+    x108 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x108
+    x76 = s**2
+    x109 = eta_attn*peak*c*d*m*p*t
+    x77 = 9*L*b*h*x76/x109
+    x110 = hbm*c*d*m*p*t
+    x78 = 34*kappa*L*b*h*s/x110
+    x79 = x12 + x17 + x18 + (x29)/m + (x49)/m + (x64)/m + x69 + x73 + x74 + x77 + x78
+    x80 = (G < x22)
+    x81 = -1 + c*d
+    x82 = 2*alpha*(0 if x80 else x81)
+    x83 = 2*alpha_inter*(x81 if x80 else 0)
+    x84 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x85 = x58 and ((G == x84) or x2)
+    x86 = (t/(x84) if x85 else 1)
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x100 if x80 else (x81)*x4/x100)
+    x88 = 3*beta_inter*((x81)*x4*x86/x100 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x100
+    x90 = max(0, -m*(x12 + x18 + 2*(x68)/x106 + 2*(x72)/x107 + 14*V*b*s/x108 + 7*L*b*h*x76/x109 + (68/3)*kappa*L*b*h*s/x110))
+    x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
+    x93 = 3*L*(4*b*h*x76 + 2*b*h*s*(2*h + x10) + 6*F*b*h*s)
+    x94 = 6*V*b*h*s
+    x95 = x93 + x94
+    x96 = x93 + 4*L*b*h*x76 + x94
+    x97 = 12*x4/x100
+    x98 = 6*V*b*s/x105
+    x99 = 34*L*b*h*s*min(m, p)/x101
+    return (x91, m*(x12 + x17 + x18 + x69 + x73 + x74 + x77 + x78), x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63, x24 + x37 + x25 + x38 + x27 + x46 + x28 + x47 + x48 + x82 + x83 + x54 + x55 + x87 + x61 + x88 + x62 + x89 + x63 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + 34*L*b*h*s/x101)), x49, x64, x29, x82 + x83 + x87 + x88 + x89, x49, x64, x29, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
 
 
 def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -21998,135 +22486,168 @@ def _step_6f78d55fa69a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = -1 + x34
-    x36 = L_moe*m*(x35)/p
-    x37 = x34 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = alpha*(2*(0 if (G < x34) else x36) + 6*(L_moe*m*(x39)/p if (G < x34) else L_moe*m*(x40)/p))
-    x42 = e - x38
-    x43 = alpha_inter*(2*(x36 if (G < x34) else 0) + 6*(L_moe*m*(x42)/p if (G < x34) else 0))
-    x44 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x45 = beta*(6*(L_moe*b*h*k*s*(x39)/(c*d*e*p) if (G < x34) else L_moe*b*h*k*s*(x40)/(c*d*e*p)) + 8*(E*L_moe*m*(x35)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x35)/p))
-    x46 = beta_inter*(6*(L_moe*b*h*k*s*(x42)/(c*d*e*p) if (G < x34) else 0) + 8*(E*L_moe*m*(x35)*x44/p if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -2 + 2*t
-    x57 = -L_moe/p + 2*L/p
-    x58 = m*(x56)*(x57)
-    x59 = m*(x56)
-    x60 = 3*m*(x56)
-    x61 = (1 if (p == 1) else 0)
-    x62 = m*(x56)*x61
-    x63 = alpha*(3*(0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x60) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(3*(x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x60 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = -1 + t
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = beta*(3*(2*b*h*s*(x65)*(x67)*(x57)*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)*(x57)/(c*d*t)) + (6*b*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x61*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)*x61/(c*d*t)))
-    x70 = beta_inter*(3*(2*b*h*s*(x65)*(x57)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x61*x68/(c*d*t) if (G < t) else 0))
-    x71 = gamma*(3*b*s*(x65)/(c*d*t) + b*h*s*(x65)/(c*d*t) + b*h*s*(x65)*x61/(c*d*t) + 3*b*h*s*(x65)*(x57)/(c*d*t))
-    x72 = x63 + x64 + x69 + x70 + x71
-    x73 = c*t
-    x74 = -1 + c
-    x75 = 2*L*m*(x74)/p
-    x76 = 4*alpha*(0 if (G < x73) else x75)
-    x77 = 4*alpha_inter*(x75 if (G < x73) else 0)
-    x78 = x73 - G*(-1 + math.ceil(c*t/G))
-    x79 = (t/(x78) if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1)
-    x80 = 4*beta*(2*L*b*h_kv*s*(x74)*(-1 + ((x78)/t if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1))*x79/(c*d*p*t) if (G < x73) else 2*L*b*h_kv*s*(x74)/(c*d*p*t))
-    x81 = 4*beta_inter*(2*L*b*h_kv*s*(x74)*x79/(c*d*p*t) if (G < x73) else 0)
-    x82 = 2*gamma*L*b*h_kv*s*(x74)/(c*d*p*t)
-    x83 = x76 + x77 + x80 + x81 + x82
-    x86 = s**2
-    x87 = 4*b*h*x86/(d*m)
-    x88 = 2*h
-    x89 = x88 + x29
-    x90 = 2*b*h*s*(x89)/(d*m)
-    x91 = E_s + k
-    x92 = (L_moe*(x87 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x31)*(x87 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x93 = (x92)/(c*t)
-    x94 = -4*L*b*h*x86/(c*d*m*p*t)
-    x95 = (x93 + x94)/(eta*peak)
-    x96 = (2*(x92)/(c*t) - 8*L*b*h*x86/(c*d*m*p*t))/(eta*peak)
-    x97 = (x93 - 2*V*b*h*s/(c*d*m*t) + x94)/(eta*peak)
-    x98 = b*h*s/(c*d*m)
-    x99 = V*h/t + x98 + V*b*s/(c*d*m*t)
-    x100 = x28/t + x98 + b*h*s/(c*d*m*t)
-    x101 = h*(x30)/t + x98 + b*s*(x30)/(c*d*m*t)
-    x102 = F*h/t + x98 + F*b*s/(c*d*m*t)
-    x103 = 2*F*h/t + x98 + 2*F*b*s/(c*d*m*t)
-    x104 = F_e*h/t
-    x105 = x104 + x98 + F_e*b*s/(c*d*m*t)
-    x106 = 2*F_e*h/t
-    x107 = x106 + x98 + 2*F_e*b*s/(c*d*m*t)
-    x109 = b*e*h*k*s/(E*c*d*m)
-    x110 = x104 + x109 + F_e*b*e*k*s/(E*c*d*m*t)
-    x111 = x106 + x109 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x112 = (2*w_half*(x99) + 2*w_half*L*(x100)/p + 2*w_half*L*(x101)/p + 2*w_half*(x31)*(x102)/p + 2*w_half*(x31)*(x103)/p + 2*w_half*E_s*L_moe*(x105)/p + 2*w_half*E_s*L_moe*(x107)/p + 2*w_half_expert*E*L_moe*(x110)/(e*p) + 2*w_half_expert*E*L_moe*(x111)/(e*p))/(eta*peak)
-    x113 = (4*w_half*(x99) + 6*w_half*L*(x100)/p + 6*w_half*L*(x101)/p + 6*w_half*(x31)*(x102)/p + 6*w_half*(x31)*(x103)/p + 6*w_half*E_s*L_moe*(x105)/p + 6*w_half*E_s*L_moe*(x107)/p + 6*w_half_expert*E*L_moe*(x110)/(e*p) + 6*w_half_expert*E*L_moe*(x111)/(e*p))/(eta*peak)
-    x114 = b*h*s*(10 + 24/t)/(c*d*m)
-    x115 = x114 + 2*L_moe*b*k*s*(x88 + 3*F_e/t)/(L*c*d*m)
-    x116 = (4/3)*kappa*L*(x115)/(hbm*p)
-    x117 = 52*V*b*s/(hbm*c*d*m*t)
-    x119 = 9*L*b*h*x86/(eta_attn*peak*c*d*m*p*t)
-    x120 = x32 + (x47)/m + (x55)/m + (x72)/m + (x83)/m + x95 + x96 + x97 + x112 + x113 + x116 + x117 + x119
-    x121 = (0 if (G < x5) else x2)
-    x122 = (0 if (G < x5) else x15)
-    x123 = 2*alpha*(x121 + x122)
-    x124 = (x2 if (G < x5) else 0)
-    x125 = (x15 if (G < x5) else 0)
-    x126 = 2*alpha_inter*(x124 + x125)
-    x127 = max(0, -m*(x32 + x96 + x97 + x113 + (8/9)*kappa*L*(x115)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x86/(eta_attn*peak*c*d*m*p*t)))
-    x128 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x120) + x123 + x126 + x127
-    x129 = alpha*(2*x121 + 2*x122)
-    x130 = alpha_inter*(2*x124 + 2*x125)
-    x131 = beta*(3*x13 + 3*x18)
-    x132 = beta_inter*(3*x21 + 3*x22)
-    x134 = 4*b*h*x86
-    x135 = 2*b*h*s*(x89)
-    x136 = x134 + x135 + 6*F_e*b*h*s*(x91)
-    x137 = x134 + x135 + 6*F*b*h*s
-    x138 = 6*V*b*h*s
-    x139 = 3*L_moe*(x136) + 3*(x31)*(x137) + x138
-    x140 = 4*L_moe*(x136) + 4*(x31)*(x137) + x138
-    x141 = 12*x12/(c*d)
-    x142 = 12*Phi_E/(c*d*p*t)
-    x143 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x144 = 6*V*b*s/(c*d*m*t)
-    x145 = max(x144, x114)
-    return (x128, m*(x32 + x95 + x96 + x97 + x112 + x113 + x116 + x117 + x119), x41 + x129 + x50 + x63 + x43 + x130 + x51 + x64 + x131 + x45 + x53 + x69 + x132 + x46 + x54 + x70 + x25 + x71 + x76 + x77 + x80 + x81 + x82, x41 + x50 + x63 + x43 + x51 + x64 + x19 + x45 + x53 + x20 + x69 + x23 + x46 + x24 + x54 + x70 + x25 + x71 + x123 + x126 + x76 + x77 + x80 + x81 + x82 + x127, (-1 + p)*(x120), x27, b*s/(x128), (x139)/(peak*c*d*p*t*(x128)), (x140)/(peak*c*d*p*t*(x128)), x139, x140, 6*x12 + x141 + 6*Phi_E/(e*p*t) + x142 + (x143 + x145 if (p == 1) else max(x114 + x143, 2*L*b*h*s/(c*d*m*p) + x145)), x72, x83, x47, x55, x129 + x130 + x131 + x132 + x25, x72, x83, x47, x55, x19 + x20 + x23 + x24 + x25 + x123 + x126 + x127, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x141 + x142, x143, x144, x114, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x160 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x160 if x17 else (x2)*x16/x160)
+    x20 = -1 + c*d/e
+    x161 = e*t
+    x21 = G/x161
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x162 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x161 if x22 else 1))*x23/x162 if x17 else Phi_E*(x20)/x162)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x160 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x162 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x160 + 2*Phi_E*(x20)/x162)
+    x163 = e*p*t
+    x33 = (16*x16 + 30*x16/x160 + 16*Phi_E/x163 + 30*Phi_E/x162)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x164 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x164 + 6*L*h*(x36)/x164 + 18*F*h*(x37)/x164 + 18*E_s*F_e*L_moe*h/x164 + 18*E*F_e*L_moe*h/x163)/hbm
+    x40 = e*t
+    x41 = (G < x40)
+    x42 = -1 + x40
+    x43 = L_moe*m*(x42)/p
+    x44 = x40 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = -1 + e
+    x49 = alpha*(2*(0 if x41 else x43) + 6*(L_moe*m*(x47)/p if x41 else L_moe*m*(x48)/p))
+    x50 = e - x46
+    x51 = alpha_inter*(2*(x43 if x41 else 0) + 6*(L_moe*m*(x50)/p if x41 else 0))
+    x52 = (1/(x44) if x45 else 1)
+    x165 = c*d*e*p
+    x53 = beta*(6*(L_moe*b*h*k*s*(x47)/x165 if x41 else L_moe*b*h*k*s*(x48)/x165) + 8*(E*L_moe*m*(x42)*(-1 + (x44 if x45 else 1))*x52/p if x41 else E*L_moe*m*(x42)/p))
+    x54 = beta_inter*(6*(L_moe*b*h*k*s*(x50)/x165 if x41 else 0) + 8*(E*L_moe*m*(x42)*x52/p if x41 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x62 = b*h*s*x57/x160
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -2 + 2*t
+    x68 = -L_moe/p + 2*L/p
+    x69 = m*(x67)*(x68)
+    x70 = m*(x67)
+    x71 = 3*m*(x67)
+    x72 = (1 if x9 else 0)
+    x73 = m*(x67)*x72
+    x74 = alpha*(3*(0 if x66 else x69) + (0 if x66 else x70) + (0 if x66 else x71) + (0 if x66 else x73))
+    x75 = alpha_inter*(3*(x69 if x66 else 0) + (x70 if x66 else 0) + (x71 if x66 else 0) + (x73 if x66 else 0))
+    x76 = -1 + t
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x166 = c*d*t
+    x81 = beta*(3*(2*b*h*s*(x76)*(x79)*(x68)*x80/x166 if x66 else 2*b*h*s*(x76)*(x68)/x166) + (6*b*s*(x76)*(x79)*x80/x166 if x66 else 6*b*s*(x76)/x166) + (2*b*h*s*(x76)*(x79)*x80/x166 if x66 else 2*b*h*s*(x76)/x166) + (2*b*h*s*(x76)*(x79)*x72*x80/x166 if x66 else 2*b*h*s*(x76)*x72/x166))
+    x82 = beta_inter*(3*(2*b*h*s*(x76)*(x68)*x80/x166 if x66 else 0) + (6*b*s*(x76)*x80/x166 if x66 else 0) + (2*b*h*s*(x76)*x80/x166 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x166 if x66 else 0))
+    x83 = gamma*(3*b*s*(x76)/x166 + b*h*s*(x76)/x166 + b*h*s*(x76)*x72/x166 + 3*b*h*s*(x76)*(x68)/x166)
+    x84 = x74 + x75 + x81 + x82 + x83
+    x85 = c*t
+    x86 = (G < x85)
+    x87 = -1 + c
+    x88 = 2*L*m*(x87)/p
+    x89 = 4*alpha*(0 if x86 else x88)
+    x90 = 4*alpha_inter*(x88 if x86 else 0)
+    x91 = x85 - G*(-1 + math.ceil(c*t/G))
+    x92 = x8 and ((G == x91) or (d*p == 1))
+    x93 = (t/(x91) if x92 else 1)
+    x94 = 4*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x162 if x86 else 2*L*b*h_kv*s*(x87)/x162)
+    x95 = 4*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x162 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x162
+    x97 = x89 + x90 + x94 + x95 + x96
+    x100 = s**2
+    x167 = d*m
+    x101 = 4*b*h*x100/x167
+    x102 = 2*h
+    x103 = x102 + x35
+    x104 = 2*b*h*s*(x103)/x167
+    x105 = E_s + k
+    x106 = (L_moe*(x101 + x104 + 6*F_e*b*h*s*(x105)/x167) + (x37)*(x101 + x104 + 6*F*b*h*s/x167))/p + 2*V*b*h*s/x167
+    x168 = c*t
+    x107 = (x106)/x168
+    x169 = c*d*m*p*t
+    x108 = -4*L*b*h*x100/x169
+    x170 = eta*peak
+    x109 = (x107 + x108)/x170
+    x110 = (2*(x106)/x168 - 8*L*b*h*x100/x169)/x170
+    x171 = c*d*m*t
+    x111 = (x107 - 2*V*b*h*s/x171 + x108)/x170
+    x172 = c*d*m
+    x112 = b*h*s/x172
+    x113 = V*h/t + x112 + V*b*s/x171
+    x114 = x34/t + x112 + b*h*s/x171
+    x115 = h*(x36)/t + x112 + b*s*(x36)/x171
+    x116 = F*h/t + x112 + F*b*s/x171
+    x117 = 2*F*h/t + x112 + 2*F*b*s/x171
+    x118 = F_e*h/t
+    x119 = x118 + x112 + F_e*b*s/x171
+    x120 = 2*F_e*h/t
+    x121 = x120 + x112 + 2*F_e*b*s/x171
+    x123 = b*e*h*k*s/(E*c*d*m)
+    x173 = E*c*d*m*t
+    x124 = x118 + x123 + F_e*b*e*k*s/x173
+    x125 = x120 + x123 + 2*F_e*b*e*k*s/x173
+    x174 = e*p
+    x126 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*(x37)*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half_expert*E*L_moe*(x124)/x174 + 2*w_half_expert*E*L_moe*(x125)/x174)/x170
+    x127 = (4*w_half*(x113) + 6*w_half*L*(x114)/p + 6*w_half*L*(x115)/p + 6*w_half*(x37)*(x116)/p + 6*w_half*(x37)*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half*E_s*L_moe*(x121)/p + 6*w_half_expert*E*L_moe*(x124)/x174 + 6*w_half_expert*E*L_moe*(x125)/x174)/x170
+    x128 = b*h*s*(10 + 24/t)/x172
+    x129 = x128 + 2*L_moe*b*k*s*(x102 + 3*F_e/t)/(L*c*d*m)
+    x175 = hbm*p
+    x130 = (4/3)*kappa*L*(x129)/x175
+    x176 = hbm*c*d*m*t
+    x131 = 52*V*b*s/x176
+    x177 = eta_attn*peak*c*d*m*p*t
+    x133 = 9*L*b*h*x100/x177
+    x134 = x38 + (x55)/m + (x65)/m + (x84)/m + (x97)/m + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133
+    x135 = (0 if x17 else x2)
+    x136 = (0 if x17 else x20)
+    x137 = 2*alpha*(x135 + x136)
+    x138 = (x2 if x17 else 0)
+    x139 = (x20 if x17 else 0)
+    x140 = 2*alpha_inter*(x138 + x139)
+    x141 = max(0, -m*(x38 + x110 + x111 + x127 + (8/9)*kappa*L*(x129)/x175 + 14*V*b*s/x176 + 7*L*b*h*x100/x177))
+    x142 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x134) + x137 + x140 + x141
+    x143 = alpha*(2*x135 + 2*x136)
+    x144 = alpha_inter*(2*x138 + 2*x139)
+    x145 = beta*(3*x18 + 3*x24)
+    x146 = beta_inter*(3*x27 + 3*x28)
+    x148 = 4*b*h*x100
+    x149 = 2*b*h*s*(x103)
+    x150 = x148 + x149 + 6*F_e*b*h*s*(x105)
+    x151 = x148 + x149 + 6*F*b*h*s
+    x152 = 6*V*b*h*s
+    x153 = 3*L_moe*(x150) + 3*(x37)*(x151) + x152
+    x154 = 4*L_moe*(x150) + 4*(x37)*(x151) + x152
+    x155 = 12*x16/x160
+    x156 = 12*Phi_E/x162
+    x178 = c*d*m*p
+    x157 = 2*L*b*h*s*min(m, p)/x178
+    x158 = 6*V*b*s/x171
+    x159 = max(x158, x128)
+    return (x142, m*(x38 + x109 + x110 + x111 + x126 + x127 + x130 + x131 + x133), x49 + x143 + x60 + x74 + x51 + x144 + x61 + x75 + x145 + x53 + x63 + x81 + x146 + x54 + x64 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x81 + x29 + x54 + x30 + x64 + x82 + x31 + x83 + x137 + x140 + x89 + x90 + x94 + x95 + x96 + x141, (-1 + p)*(x134), x33, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x16 + x155 + 6*Phi_E/x163 + x156 + (x157 + x159 if x9 else max(x128 + x157, 2*L*b*h*s/x178 + x159)), x84, x97, x55, x65, x143 + x144 + x145 + x146 + x31, x84, x97, x55, x65, x25 + x26 + x29 + x30 + x31 + x137 + x140 + x141, 2*x16 + 2*Phi_E/x163, 4*x16 + 4*Phi_E/x163, x155 + x156, x157, x158, x128, 0,)
 
 
 def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -22134,242 +22655,297 @@ def _step_74a4c2b519e1(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = x36 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = -1 + x36
-    x42 = L_moe*m*(x41)/p
-    x43 = alpha*(4*(L_moe*m*(x39)/p if (G < x36) else L_moe*m*(x40)/p) + (0 if (G < x36) else x42))
-    x44 = e - x38
-    x45 = alpha_inter*(4*(L_moe*m*(x44)/p if (G < x36) else 0) + (x42 if (G < x36) else 0))
-    x46 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x47 = beta*(4*(E*L_moe*m*(x41)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x41)/p) + 4*(L_moe*b*h*k*s*(x39)/(c*d*e*p) if (G < x36) else L_moe*b*h*k*s*(x40)/(c*d*e*p)))
-    x48 = beta_inter*(4*(E*L_moe*m*(x41)*x46/p if (G < x36) else 0) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p) if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -2 + 2*t
-    x59 = -L_moe/p + 2*L/p
-    x60 = m*(x58)*(x59)
-    x61 = m*(x58)
-    x62 = 3*m*(x58)
-    x63 = (1 if (p == 1) else 0)
-    x64 = m*(x58)*x63
-    x65 = alpha*(2*(0 if (G < t) else x60) + (0 if (G < t) else x61) + (0 if (G < t) else x62) + (0 if (G < t) else x64))
-    x66 = alpha_inter*(2*(x60 if (G < t) else 0) + (x61 if (G < t) else 0) + (x62 if (G < t) else 0) + (x64 if (G < t) else 0))
-    x67 = -1 + t
-    x68 = t - G*(-1 + math.ceil(t/G))
-    x69 = -1 + (x68 if (G == x68) or (c*d*p == 1) else 1)
-    x70 = (1/(x68) if (G == x68) or (c*d*p == 1) else 1)
-    x71 = 2*b*h*s*(x67)*(x59)/(c*d*t)
-    x72 = beta*(2*(2*b*h*s*(x67)*(x69)*(x59)*x70/(c*d*t) if (G < t) else x71) + (6*b*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 6*b*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)/(c*d*t)) + (2*b*h*s*(x67)*(x69)*x63*x70/(c*d*t) if (G < t) else 2*b*h*s*(x67)*x63/(c*d*t)))
-    x73 = beta_inter*(2*(2*b*h*s*(x67)*(x59)*x70/(c*d*t) if (G < t) else 0) + (6*b*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x70/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x67)*x63*x70/(c*d*t) if (G < t) else 0))
-    x74 = gamma*(3*b*s*(x67)/(c*d*t) + b*h*s*(x67)/(c*d*t) + b*h*s*(x67)*x63/(c*d*t) + x71)
-    x75 = x65 + x66 + x72 + x73 + x74
-    x76 = c*t
-    x77 = -1 + c
-    x78 = 2*L*m*(x77)/p
-    x79 = 3*alpha*(0 if (G < x76) else x78)
-    x80 = 3*alpha_inter*(x78 if (G < x76) else 0)
-    x81 = x76 - G*(-1 + math.ceil(c*t/G))
-    x82 = d_nope + d_rope + d_v
-    x83 = (t/(x81) if (x7 == math.floor(x7)) and ((G == x81) or (d*p == 1)) else 1)
-    x84 = 3*beta*(L*a*b*s*(x77)*(-1 + ((x81)/t if (x7 == math.floor(x7)) and ((G == x81) or (d*p == 1)) else 1))*(x82)*x83/(c*d*p*t) if (G < x76) else L*a*b*s*(x77)*(x82)/(c*d*p*t))
-    x85 = 3*beta_inter*(L*a*b*s*(x77)*(x82)*x83/(c*d*p*t) if (G < x76) else 0)
-    x86 = gamma*L*a*b*s*(x77)*(x82)/(c*d*p*t)
-    x87 = x79 + x80 + x84 + x85 + x86
-    x90 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x91 = 2*b*s*(x90)/(d*m)
-    x92 = s**2
-    x93 = 2*a*b*x92*(x82)/(d*m)
-    x94 = E_s + k
-    x95 = (L_moe*(x91 + x93 + 6*F_e*b*h*s*(x94)/(d*m)) + (x32)*(x91 + x93 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x96 = ((x95)/(c*t) - 2*L*a*b*x92*(x82)/(c*d*m*p*t))/(eta*peak)
-    x97 = (2*(x95)/(c*t) - 4*L*a*b*x92*(x82)/(c*d*m*p*t))/(eta*peak)
-    x98 = b*h*s/(c*d*m)
-    x99 = V*h/t + x98 + V*b*s/(c*d*m*t)
-    x100 = h*(x31)/t + x98 + b*s*(x31)/(c*d*m*t)
-    x101 = a*d_v*h/t + x98 + a*b*d_v*s/(c*d*m*t)
-    x102 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x103 = x98 + b*s*x30/(c*d*h*m) + x30
-    x104 = F*h/t + x98 + F*b*s/(c*d*m*t)
-    x105 = 2*F*h/t + x98 + 2*F*b*s/(c*d*m*t)
-    x106 = F_e*h/t
-    x107 = x106 + x98 + F_e*b*s/(c*d*m*t)
-    x108 = 2*F_e*h/t
-    x109 = x108 + x98 + 2*F_e*b*s/(c*d*m*t)
-    x111 = b*e*h*k*s/(E*c*d*m)
-    x112 = x106 + x111 + F_e*b*e*k*s/(E*c*d*m*t)
-    x113 = x108 + x111 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x114 = (2*w_half*(x99) + 2*w_half*L*(x100)/p + 2*w_half*L*(x101)/p + 2*w_half*L*(x102)/p + 2*w_half*L*(x103)/p + 2*w_half*(x32)*(x104)/p + 2*w_half*(x32)*(x105)/p + 2*w_half*E_s*L_moe*(x107)/p + 2*w_half*E_s*L_moe*(x109)/p + 2*w_half_expert*E*L_moe*(x112)/(e*p) + 2*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x115 = (4*w_half*(x99) + 4*w_half*L*(x100)/p + 4*w_half*L*(x101)/p + 4*w_half*L*(x102)/p + 4*w_half*L*(x103)/p + 4*w_half*(x32)*(x104)/p + 4*w_half*(x32)*(x105)/p + 4*w_half*E_s*L_moe*(x107)/p + 4*w_half*E_s*L_moe*(x109)/p + 4*w_half_expert*E*L_moe*(x112)/(e*p) + 4*w_half_expert*E*L_moe*(x113)/(e*p))/(eta*peak)
-    x116 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x28))/t)/(c*d*m) + b*h*s*(7 + 16/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x117 = kappa*L*(x116)/(hbm*p)
-    x118 = 52*V*b*s/(hbm*c*d*m*t)
-    x120 = (9/2)*L*a*b*x92*(x82)/(eta_attn*peak*c*d*m*p*t)
-    x121 = x34 + (x49)/m + (x57)/m + (x75)/m + (x87)/m + x96 + x97 + x114 + x115 + x117 + x118 + x120
-    x122 = (0 if (G < x5) else x2)
-    x123 = (0 if (G < x5) else x15)
-    x124 = 2*alpha*(x122 + x123)
-    x125 = (x2 if (G < x5) else 0)
-    x126 = (x15 if (G < x5) else 0)
-    x127 = 2*alpha_inter*(x125 + x126)
-    x128 = max(0, -m*(x34 + x97 + x115 + (2/3)*kappa*L*(x116)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x92*(x82)/(eta_attn*peak*c*d*m*p*t)))
-    x129 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x121) + x124 + x127 + x128
-    x130 = alpha*(2*x122 + 2*x123)
-    x131 = alpha_inter*(2*x125 + 2*x126)
-    x132 = beta*(3*x13 + 3*x18)
-    x133 = beta_inter*(3*x21 + 3*x22)
-    x135 = 2*b*s*(x90)
-    x136 = 2*a*b*x92*(x82)
-    x137 = 3*L_moe*(x135 + x136 + 6*F_e*b*h*s*(x94))
-    x138 = 3*(x32)*(x135 + x136 + 6*F*b*h*s)
-    x139 = 6*V*b*h*s
-    x140 = x137 + x138 + x139
-    x141 = x137 + x138 + x139 + 2*L*a*b*x92*(x82)
-    x142 = 12*x12/(c*d)
-    x143 = 12*Phi_E/(c*d*p*t)
-    x144 = L*(x116)*min(m, p)/p
-    x145 = 6*V*b*s/(c*d*m*t)
-    return (x129, m*(x34 + x96 + x97 + x114 + x115 + x117 + x118 + x120), x130 + x43 + x52 + x65 + x131 + x45 + x53 + x66 + x132 + x47 + x55 + x72 + x133 + x48 + x56 + x73 + x25 + x74 + x79 + x80 + x84 + x85 + x86, x43 + x52 + x65 + x45 + x53 + x66 + x19 + x47 + x55 + x20 + x72 + x23 + x48 + x24 + x56 + x73 + x25 + x74 + x124 + x127 + x79 + x80 + x84 + x85 + x86 + x128, (-1 + p)*(x121), x27, b*s/(x129), (x140)/(peak*c*d*p*t*(x129)), (x141)/(peak*c*d*p*t*(x129)), x140, x141, 6*x12 + x142 + 6*Phi_E/(e*p*t) + x143 + (x144 + x145 if (p == 1) else max(x144, L*(x116)/p + x145)), x75, x87, x49, x57, x130 + x131 + x132 + x133 + x25, x75, x87, x49, x57, x19 + x20 + x23 + x24 + x25 + x124 + x127 + x128, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x142 + x143, x144, x145, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x161 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x161 if x17 else (x2)*x16/x161)
+    x20 = -1 + c*d/e
+    x162 = e*t
+    x21 = G/x162
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x163 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x162 if x22 else 1))*x23/x163 if x17 else Phi_E*(x20)/x163)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x161 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x163 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x161 + 2*Phi_E*(x20)/x163)
+    x164 = e*p*t
+    x33 = (16*x16 + 30*x16/x161 + 16*Phi_E/x164 + 30*Phi_E/x163)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x165 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x165 + 18*F*h*(x39)/x165 + 6*L*a*d_v*h/x165 + 6*L*a*kv_lora*(x40)/x165 + 18*E_s*F_e*L_moe*h/x165 + 18*E*F_e*L_moe*h/x164)/hbm
+    x43 = e*t
+    x44 = x43 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = (G < x43)
+    x49 = -1 + e
+    x50 = -1 + x43
+    x51 = L_moe*m*(x50)/p
+    x52 = alpha*(4*(L_moe*m*(x47)/p if x48 else L_moe*m*(x49)/p) + (0 if x48 else x51))
+    x53 = e - x46
+    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
+    x55 = (1/(x44) if x45 else 1)
+    x166 = c*d*e*p
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x166 if x48 else L_moe*b*h*k*s*(x49)/x166))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x166 if x48 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x65 = b*h*s*x60/x161
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -2 + 2*t
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x70)*(x71)
+    x73 = m*(x70)
+    x74 = 3*m*(x70)
+    x75 = (1 if x9 else 0)
+    x76 = m*(x70)*x75
+    x77 = alpha*(2*(0 if x69 else x72) + (0 if x69 else x73) + (0 if x69 else x74) + (0 if x69 else x76))
+    x78 = alpha_inter*(2*(x72 if x69 else 0) + (x73 if x69 else 0) + (x74 if x69 else 0) + (x76 if x69 else 0))
+    x79 = -1 + t
+    x80 = t - G*(-1 + math.ceil(t/G))
+    x81 = (G == x80) or (c*d*p == 1)
+    x82 = -1 + (x80 if x81 else 1)
+    x83 = (1/(x80) if x81 else 1)
+    x167 = c*d*t
+    x84 = 2*b*h*s*(x79)*(x71)/x167
+    x85 = beta*(2*(2*b*h*s*(x79)*(x82)*(x71)*x83/x167 if x69 else x84) + (6*b*s*(x79)*(x82)*x83/x167 if x69 else 6*b*s*(x79)/x167) + (2*b*h*s*(x79)*(x82)*x83/x167 if x69 else 2*b*h*s*(x79)/x167) + (2*b*h*s*(x79)*(x82)*x75*x83/x167 if x69 else 2*b*h*s*(x79)*x75/x167))
+    x86 = beta_inter*(2*(2*b*h*s*(x79)*(x71)*x83/x167 if x69 else 0) + (6*b*s*(x79)*x83/x167 if x69 else 0) + (2*b*h*s*(x79)*x83/x167 if x69 else 0) + (2*b*h*s*(x79)*x75*x83/x167 if x69 else 0))
+    x87 = gamma*(3*b*s*(x79)/x167 + b*h*s*(x79)/x167 + b*h*s*(x79)*x75/x167 + x84)
+    x88 = x77 + x78 + x85 + x86 + x87
+    x89 = c*t
+    x90 = (G < x89)
+    x91 = -1 + c
+    x92 = 2*L*m*(x91)/p
+    x93 = 3*alpha*(0 if x90 else x92)
+    x94 = 3*alpha_inter*(x92 if x90 else 0)
+    x95 = x89 - G*(-1 + math.ceil(c*t/G))
+    x96 = x8 and ((G == x95) or (d*p == 1))
+    x97 = d_nope + d_rope + d_v
+    x98 = (t/(x95) if x96 else 1)
+    x99 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if x96 else 1))*(x97)*x98/x163 if x90 else L*a*b*s*(x91)*(x97)/x163)
+    x100 = 3*beta_inter*(L*a*b*s*(x91)*(x97)*x98/x163 if x90 else 0)
+    x101 = gamma*L*a*b*s*(x91)*(x97)/x163
+    x102 = x93 + x94 + x99 + x100 + x101
+    x105 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x168 = d*m
+    x106 = 2*b*s*(x105)/x168
+    x107 = s**2
+    x108 = 2*a*b*x107*(x97)/x168
+    x109 = E_s + k
+    x110 = (L_moe*(x106 + x108 + 6*F_e*b*h*s*(x109)/x168) + (x39)*(x106 + x108 + 6*F*b*h*s/x168))/p + 2*V*b*h*s/x168
+    x169 = c*t
+    x170 = c*d*m*p*t
+    x171 = eta*peak
+    x111 = ((x110)/x169 - 2*L*a*b*x107*(x97)/x170)/x171
+    x112 = (2*(x110)/x169 - 4*L*a*b*x107*(x97)/x170)/x171
+    x172 = c*d*m
+    x113 = b*h*s/x172
+    x173 = c*d*m*t
+    x114 = V*h/t + x113 + V*b*s/x173
+    x115 = h*(x38)/t + x113 + b*s*(x38)/x173
+    x116 = a*d_v*h/t + x113 + a*b*d_v*s/x173
+    x117 = a*kv_lora*(x40)/t + b*kv_lora*s/x172 + a*b*s*(x40)/x173
+    x118 = x113 + b*s*x37/(c*d*h*m) + x37
+    x119 = F*h/t + x113 + F*b*s/x173
+    x120 = 2*F*h/t + x113 + 2*F*b*s/x173
+    x121 = F_e*h/t
+    x122 = x121 + x113 + F_e*b*s/x173
+    x123 = 2*F_e*h/t
+    x124 = x123 + x113 + 2*F_e*b*s/x173
+    x126 = b*e*h*k*s/(E*c*d*m)
+    x174 = E*c*d*m*t
+    x127 = x121 + x126 + F_e*b*e*k*s/x174
+    x128 = x123 + x126 + 2*F_e*b*e*k*s/x174
+    x175 = e*p
+    x129 = (2*w_half*(x114) + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*L*(x118)/p + 2*w_half*(x39)*(x119)/p + 2*w_half*(x39)*(x120)/p + 2*w_half*E_s*L_moe*(x122)/p + 2*w_half*E_s*L_moe*(x124)/p + 2*w_half_expert*E*L_moe*(x127)/x175 + 2*w_half_expert*E*L_moe*(x128)/x175)/x171
+    x130 = (4*w_half*(x114) + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*L*(x118)/p + 4*w_half*(x39)*(x119)/p + 4*w_half*(x39)*(x120)/p + 4*w_half*E_s*L_moe*(x122)/p + 4*w_half*E_s*L_moe*(x124)/p + 4*w_half_expert*E*L_moe*(x127)/x175 + 4*w_half_expert*E*L_moe*(x128)/x175)/x171
+    x131 = b*s*(2*d_rope + 3*h + 4*q_lora + 4*kv_lora + (4*a*d_v + 4*a*(x34))/t)/x172 + b*h*s*(7 + 16/t)/x172 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x176 = hbm*p
+    x132 = kappa*L*(x131)/x176
+    x177 = hbm*c*d*m*t
+    x133 = 52*V*b*s/x177
+    x178 = eta_attn*peak*c*d*m*p*t
+    x135 = (9/2)*L*a*b*x107*(x97)/x178
+    x136 = x41 + (x58)/m + (x68)/m + (x88)/m + (x102)/m + x111 + x112 + x129 + x130 + x132 + x133 + x135
+    x137 = (0 if x17 else x2)
+    x138 = (0 if x17 else x20)
+    x139 = 2*alpha*(x137 + x138)
+    x140 = (x2 if x17 else 0)
+    x141 = (x20 if x17 else 0)
+    x142 = 2*alpha_inter*(x140 + x141)
+    x143 = max(0, -m*(x41 + x112 + x130 + (2/3)*kappa*L*(x131)/x176 + 14*V*b*s/x177 + (7/2)*L*a*b*x107*(x97)/x178))
+    x144 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x136) + x139 + x142 + x143
+    x145 = alpha*(2*x137 + 2*x138)
+    x146 = alpha_inter*(2*x140 + 2*x141)
+    x147 = beta*(3*x18 + 3*x24)
+    x148 = beta_inter*(3*x27 + 3*x28)
+    x150 = 2*b*s*(x105)
+    x151 = 2*a*b*x107*(x97)
+    x152 = 3*L_moe*(x150 + x151 + 6*F_e*b*h*s*(x109))
+    x153 = 3*(x39)*(x150 + x151 + 6*F*b*h*s)
+    x154 = 6*V*b*h*s
+    x155 = x152 + x153 + x154
+    x156 = x152 + x153 + x154 + 2*L*a*b*x107*(x97)
+    x157 = 12*x16/x161
+    x158 = 12*Phi_E/x163
+    x159 = L*(x131)*min(m, p)/p
+    x160 = 6*V*b*s/x173
+    return (x144, m*(x41 + x111 + x112 + x129 + x130 + x132 + x133 + x135), x145 + x52 + x63 + x77 + x146 + x54 + x64 + x78 + x147 + x56 + x66 + x85 + x148 + x57 + x67 + x86 + x31 + x87 + x93 + x94 + x99 + x100 + x101, x52 + x63 + x77 + x54 + x64 + x78 + x25 + x56 + x66 + x26 + x85 + x29 + x57 + x30 + x67 + x86 + x31 + x87 + x139 + x142 + x93 + x94 + x99 + x100 + x101 + x143, (-1 + p)*(x136), x33, b*s/(x144), (x155)/(peak*c*d*p*t*(x144)), (x156)/(peak*c*d*p*t*(x144)), x155, x156, 6*x16 + x157 + 6*Phi_E/x164 + x158 + (x159 + x160 if x9 else max(x159, L*(x131)/p + x160)), x88, x102, x58, x68, x145 + x146 + x147 + x148 + x31, x88, x102, x58, x68, x25 + x26 + x29 + x30 + x31 + x139 + x142 + x143, 2*x16 + 2*Phi_E/x164, 4*x16 + 4*Phi_E/x164, x157 + x158, x159, x160, 0,)
 
 
 def _step_788b3565c297(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d*t)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -1 + t
-    x28 = (1 if (p == 1) else 0)
-    x29 = m*(x27)*x28
-    x30 = m*(x27)
-    x31 = 2*L*m*(x27)/p
-    x32 = 3*m*(-2 + 2*t)
-    x33 = alpha*(2*(0 if (G < t) else x29) + 3*(0 if (G < t) else x30) + 7*(0 if (G < t) else x31) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x29 if (G < t) else 0) + 3*(x30 if (G < t) else 0) + 7*(x31 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x36 = t - G*(-1 + math.ceil(t/G))
-    x37 = -1 + (x36 if (G == x36) or (c*d*p == 1) else 1)
-    x38 = (1/(x36) if (G == x36) or (c*d*p == 1) else 1)
-    x39 = b*h*s*(x27)*x28/(c*d*t)
-    x40 = b*h*s*(x27)/(c*d*t)
-    x41 = beta*(2*(b*h*s*(x27)*(x37)*x28*x38/(c*d*t) if (G < t) else x39) + 3*(b*h*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else x40) + 7*(2*L*b*h*s*(x27)*(x37)*x38/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x27)/(c*d*p*t)) + (6*b*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else 6*b*s*(x27)/(c*d*t)))
-    x42 = beta_inter*(2*(b*h*s*(x27)*x28*x38/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x27)*x38/(c*d*t) if (G < t) else 0) + 7*(2*L*b*h*s*(x27)*x38/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x27)*x38/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x27)/(c*d*t) + x40 + x39 + 6*L*b*h*s*(x27)/(c*d*p*t))
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 4*alpha*(0 if (G < x45) else x47)
-    x49 = 4*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 4*beta*(2*L*b*h*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h*s*(x46)/(c*d*p*t))
-    x54 = 4*beta_inter*(2*L*b*h*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = s**2
-    x60 = 2*h + x14
-    x61 = L*(4*b*h*x59/(d*m) + 2*b*h*s*(x60)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x62 = (x61)/(c*t)
-    x63 = -4*L*b*h*x59/(c*d*m*p*t)
-    x64 = (x62 + x63)/(eta*peak)
-    x65 = (2*(x61)/(c*t) - 8*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x66 = (x62 - 2*V*b*h*s/(c*d*m*t) + x63)/(eta*peak)
-    x67 = b*h*s/(c*d*m)
-    x68 = V*h/t + x67 + V*b*s/(c*d*m*t)
-    x69 = x13/t + x67 + b*h*s/(c*d*m*t)
-    x70 = h*(x15)/t + x67 + b*s*(x15)/(c*d*m*t)
-    x71 = F*h/t + x67 + F*b*s/(c*d*m*t)
-    x72 = (2*w_half*(x68) + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/(eta*peak)
-    x73 = (4*w_half*(x68) + 6*w_half*L*(x69)/p + 6*w_half*L*(x70)/p + 12*w_half*L*(x71)/p)/(eta*peak)
-    x74 = 52*V*b*s/(hbm*c*d*m*t)
-    x76 = 9*L*b*h*x59/(eta_attn*peak*c*d*m*p*t)
-    x77 = (136/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x78 = x16 + (x26)/m + (x44)/m + (x56)/m + x64 + x65 + x66 + x72 + x73 + x74 + x76 + x77
-    x79 = -1 + c*d
-    x80 = (0 if (G < x20) else x79)
-    x81 = 2*alpha*x80
-    x82 = (x79 if (G < x20) else 0)
-    x83 = 2*alpha_inter*x82
-    x84 = V*h*x0/t
-    x85 = (0 if (G < c*d*p*t) else x84)
-    x86 = 2*beta*x85
-    x87 = (x84 if (G < c*d*p*t) else 0)
-    x88 = 2*beta_inter*x87
-    x89 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x90 = (t/(x89) if (x51 == math.floor(x51)) and ((G == x89) or (p == 1)) else 1)
-    x91 = ((x79)*(-1 + ((x89)/t if (x51 == math.floor(x51)) and ((G == x89) or (p == 1)) else 1))*x9*x90/(c*d) if (G < x20) else (x79)*x9/(c*d))
-    x92 = 3*beta*x91
-    x93 = ((x79)*x9*x90/(c*d) if (G < x20) else 0)
-    x94 = 3*beta_inter*x93
-    x95 = gamma*V*h*x0/t
-    x96 = 2*gamma*(x79)*x9/(c*d)
-    x97 = max(0, -m*(x16 + x65 + x66 + x73 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x59/(eta_attn*peak*c*d*m*p*t) + (272/9)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x98 = x3 + x5 + x12 + (-1 + m + p)*(x78) + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97
-    x99 = alpha*(2*x80 + x2)
-    x100 = alpha_inter*(2*x82 + x4)
-    x101 = beta*(2*x85 + 3*x91)
-    x102 = beta_inter*(2*x87 + 3*x93)
-    x103 = gamma*(x84 + 2*(x79)*x9/(c*d))
-    x105 = 4*b*h*x59 + 2*b*h*s*(x60) + 4*F*b*h*s
-    x106 = 6*V*b*h*s
-    x107 = 3*L*(x105) + x106
-    x108 = 4*L*(x105) + x106
-    x109 = 12*x9/(c*d)
-    x110 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x111 = 6*V*b*s/(c*d*m*t)
-    x112 = 34*b*h*s/(c*d*m*t)
-    x113 = max(x111, x112)
-    return (x98, m*(x16 + x64 + x65 + x66 + x72 + x73 + x74 + x76 + x77), x99 + x21 + x33 + x100 + x22 + x34 + x101 + x24 + x41 + x102 + x25 + x42 + x103 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x81 + x83 + x86 + x88 + x92 + x94 + x48 + x49 + x53 + x54 + x95 + x96 + x55 + x97, (-1 + p)*(x78), x12, b*s/(x98), (x107)/(peak*c*d*p*t*(x98)), (x108)/(peak*c*d*p*t*(x98)), x107, x108, 6*x9 + x109 + (x110 + x113 if (p == 1) else max(x112 + x110, 2*L*b*h*s/(c*d*m*p*t) + x113)), x44, x56, x26, x99 + x100 + x101 + x102 + x103, x44, x56, x26, x3 + x5 + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97, 2*x9, 4*x9, x109, x110, x111, x112, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x124 = c*d
+    x14 = (16*x11 + 30*x11/x124)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x125 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x125 + 6*L*h*(x17)/x125 + 12*F*L*h/x125)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x126 = c*d*t
+    x26 = b*h*s*x20/x126
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -1 + t
+    x32 = (1 if x1 else 0)
+    x33 = m*(x31)*x32
+    x34 = m*(x31)
+    x35 = 2*L*m*(x31)/p
+    x36 = 3*m*(-2 + 2*t)
+    x37 = alpha*(2*(0 if x30 else x33) + 3*(0 if x30 else x34) + 7*(0 if x30 else x35) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x33 if x30 else 0) + 3*(x34 if x30 else 0) + 7*(x35 if x30 else 0) + (x36 if x30 else 0))
+    x40 = t - G*(-1 + math.ceil(t/G))
+    x41 = (G == x40) or (c*d*p == 1)
+    x42 = -1 + (x40 if x41 else 1)
+    x43 = (1/(x40) if x41 else 1)
+    x44 = b*h*s*(x31)*x32/x126
+    x45 = b*h*s*(x31)/x126
+    x127 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x126 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x126 if x30 else x45) + 7*(2*L*b*h*s*(x31)*(x42)*x43/x127 if x30 else 2*L*b*h*s*(x31)/x127) + (6*b*s*(x31)*(x42)*x43/x126 if x30 else 6*b*s*(x31)/x126))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x126 if x30 else 0) + 3*(b*h*s*(x31)*x43/x126 if x30 else 0) + 7*(2*L*b*h*s*(x31)*x43/x127 if x30 else 0) + (6*b*s*(x31)*x43/x126 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x126 + x45 + x44 + 6*L*b*h*s*(x31)/x127)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 4*alpha*(0 if x51 else x53)
+    x55 = 4*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 4*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x127 if x51 else 2*L*b*h*s*(x52)/x127)
+    x62 = 4*beta_inter*(2*L*b*h*s*(x52)*x60/x127 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x127
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = s**2
+    x68 = 2*h + x16
+    x128 = d*m
+    x69 = L*(4*b*h*x67/x128 + 2*b*h*s*(x68)/x128 + 4*F*b*h*s/x128)/p + 2*V*b*h*s/x128
+    x129 = c*t
+    x70 = (x69)/x129
+    x130 = c*d*m*p*t
+    x71 = -4*L*b*h*x67/x130
+    x131 = eta*peak
+    x72 = (x70 + x71)/x131
+    x73 = (2*(x69)/x129 - 8*L*b*h*x67/x130)/x131
+    x132 = c*d*m*t
+    x74 = (x70 - 2*V*b*h*s/x132 + x71)/x131
+    x75 = b*h*s/(c*d*m)
+    x76 = V*h/t + x75 + V*b*s/x132
+    x77 = x15/t + x75 + b*h*s/x132
+    x78 = h*(x17)/t + x75 + b*s*(x17)/x132
+    x79 = F*h/t + x75 + F*b*s/x132
+    x80 = (2*w_half*(x76) + 2*w_half*L*(x77)/p + 2*w_half*L*(x78)/p + 4*w_half*L*(x79)/p)/x131
+    x81 = (4*w_half*(x76) + 6*w_half*L*(x77)/p + 6*w_half*L*(x78)/p + 12*w_half*L*(x79)/p)/x131
+    x133 = hbm*c*d*m*t
+    x82 = 52*V*b*s/x133
+    x134 = eta_attn*peak*c*d*m*p*t
+    x84 = 9*L*b*h*x67/x134
+    x135 = hbm*c*d*m*p*t
+    x85 = (136/3)*kappa*L*b*h*s/x135
+    x86 = x18 + (x29)/m + (x49)/m + (x64)/m + x72 + x73 + x74 + x80 + x81 + x82 + x84 + x85
+    x87 = (G < x22)
+    x88 = -1 + c*d
+    x89 = (0 if x87 else x88)
+    x90 = 2*alpha*x89
+    x91 = (x88 if x87 else 0)
+    x92 = 2*alpha_inter*x91
+    x93 = V*h*x2/t
+    x94 = (0 if x0 else x93)
+    x95 = 2*beta*x94
+    x96 = (x93 if x0 else 0)
+    x97 = 2*beta_inter*x96
+    x98 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x99 = x58 and ((G == x98) or x1)
+    x100 = (t/(x98) if x99 else 1)
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x124 if x87 else (x88)*x11/x124)
+    x102 = 3*beta*x101
+    x103 = ((x88)*x11*x100/x124 if x87 else 0)
+    x104 = 3*beta_inter*x103
+    x105 = gamma*V*h*x2/t
+    x106 = 2*gamma*(x88)*x11/x124
+    x107 = max(0, -m*(x18 + x73 + x74 + x81 + 14*V*b*s/x133 + 7*L*b*h*x67/x134 + (272/9)*kappa*L*b*h*s/x135))
+    x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
+    x109 = alpha*(2*x89 + x4)
+    x110 = alpha_inter*(2*x91 + x6)
+    x111 = beta*(2*x94 + 3*x101)
+    x112 = beta_inter*(2*x96 + 3*x103)
+    x113 = gamma*(x93 + 2*(x88)*x11/x124)
+    x115 = 4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s
+    x116 = 6*V*b*h*s
+    x117 = 3*L*(x115) + x116
+    x118 = 4*L*(x115) + x116
+    x119 = 12*x11/x124
+    x120 = 2*L*b*h*s*min(m, p)/x130
+    x121 = 6*V*b*s/x132
+    x122 = 34*b*h*s/x132
+    x123 = max(x121, x122)
+    return (x108, m*(x18 + x72 + x73 + x74 + x80 + x81 + x82 + x84 + x85), x109 + x24 + x37 + x110 + x25 + x38 + x111 + x27 + x46 + x112 + x28 + x47 + x113 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x90 + x92 + x95 + x97 + x102 + x104 + x54 + x55 + x61 + x62 + x105 + x106 + x63 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x123 if x1 else max(x122 + x120, 2*L*b*h*s/x130 + x123)), x49, x64, x29, x109 + x110 + x111 + x112 + x113, x49, x64, x29, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x120, x121, x122, 0,)
 
 
 def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -22377,212 +22953,265 @@ def _step_88d50ea8031b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = x34 - G*(-1 + math.ceil(e*t/G))
-    x36 = ((x35)/t if (x7 == math.floor(x7)) and ((G == x35) or (c*d*p/e == 1)) else 1)
-    x37 = -1 + x36
-    x38 = -1 + e
-    x39 = -1 + x34
-    x40 = L_moe*m*(x39)/p
-    x41 = alpha*(4*(L_moe*m*(x37)/p if (G < x34) else L_moe*m*(x38)/p) + (0 if (G < x34) else x40))
-    x42 = e - x36
-    x43 = alpha_inter*(4*(L_moe*m*(x42)/p if (G < x34) else 0) + (x40 if (G < x34) else 0))
-    x44 = (1/(x35) if (G == x35) or (c*d*p/e == 1) else 1)
-    x45 = beta*(4*(E*L_moe*m*(x39)*(-1 + (x35 if (G == x35) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x39)/p) + 4*(L_moe*b*h*k*s*(x37)/(c*d*e*p*t) if (G < x34) else L_moe*b*h*k*s*(x38)/(c*d*e*p*t)))
-    x46 = beta_inter*(4*(E*L_moe*m*(x39)*x44/p if (G < x34) else 0) + 4*(L_moe*b*h*k*s*(x42)/(c*d*e*p*t) if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d*t)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -1 + t
-    x57 = (1 if (p == 1) else 0)
-    x58 = m*(x56)*x57
-    x59 = m*(x56)
-    x60 = L_moe*m*(x56)/p
-    x61 = -L_moe/p + 2*L/p
-    x62 = m*(x56)*(x61)
-    x63 = 3*m*(-2 + 2*t)
-    x64 = alpha*(2*(0 if (G < t) else x58) + 3*(0 if (G < t) else x59) + 4*(0 if (G < t) else x60) + 5*(0 if (G < t) else x62) + (0 if (G < t) else x63))
-    x65 = alpha_inter*(2*(x58 if (G < t) else 0) + 3*(x59 if (G < t) else 0) + 4*(x60 if (G < t) else 0) + 5*(x62 if (G < t) else 0) + (x63 if (G < t) else 0))
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = b*h*s*(x56)*x57/(c*d*t)
-    x70 = b*h*s*(x56)/(c*d*t)
-    x71 = beta*(2*(b*h*s*(x56)*(x67)*x57*x68/(c*d*t) if (G < t) else x69) + 3*(b*h*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else x70) + 4*(L_moe*b*h*k*s*(x56)*(x67)*x68/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x56)/(c*d*p*t)) + 5*(b*h*s*(x56)*(x67)*(x61)*x68/(c*d*t) if (G < t) else b*h*s*(x56)*(x61)/(c*d*t)) + (6*b*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x56)/(c*d*t)))
-    x72 = beta_inter*(2*(b*h*s*(x56)*x57*x68/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x56)*x68/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x56)*x68/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x56)*(x61)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x56)*x68/(c*d*t) if (G < t) else 0))
-    x73 = gamma*(3*b*s*(x56)/(c*d*t) + x70 + x69 + 2*b*h*s*(x56)*(x61)/(c*d*t) + 2*L_moe*b*h*k*s*(x56)/(c*d*p*t))
-    x74 = x64 + x65 + x71 + x72 + x73
-    x75 = c*t
-    x76 = -1 + c
-    x77 = 2*L*m*(x76)/p
-    x78 = 3*alpha*(0 if (G < x75) else x77)
-    x79 = 3*alpha_inter*(x77 if (G < x75) else 0)
-    x80 = x75 - G*(-1 + math.ceil(c*t/G))
-    x81 = (t/(x80) if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1)
-    x82 = 3*beta*(2*L*b*h_kv*s*(x76)*(-1 + ((x80)/t if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1))*x81/(c*d*p*t) if (G < x75) else 2*L*b*h_kv*s*(x76)/(c*d*p*t))
-    x83 = 3*beta_inter*(2*L*b*h_kv*s*(x76)*x81/(c*d*p*t) if (G < x75) else 0)
-    x84 = 2*gamma*L*b*h_kv*s*(x76)/(c*d*p*t)
-    x85 = x78 + x79 + x82 + x83 + x84
-    x88 = s**2
-    x89 = 4*b*h*x88/(d*m)
-    x90 = 2*h
-    x91 = x90 + x29
-    x92 = 2*b*h*s*(x91)/(d*m)
-    x93 = E_s + k
-    x94 = (L_moe*(x89 + x92 + 6*F_e*b*h*s*(x93)/(d*m)) + (x31)*(x89 + x92 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x95 = ((x94)/(c*t) - 4*L*b*h*x88/(c*d*m*p*t))/(eta*peak)
-    x96 = (2*(x94)/(c*t) - 8*L*b*h*x88/(c*d*m*p*t))/(eta*peak)
-    x97 = b*h*s/(c*d*m)
-    x98 = V*h/t + x97 + V*b*s/(c*d*m*t)
-    x99 = x28/t + x97 + b*h*s/(c*d*m*t)
-    x100 = h*(x30)/t + x97 + b*s*(x30)/(c*d*m*t)
-    x101 = F*h/t + x97 + F*b*s/(c*d*m*t)
-    x102 = 2*F*h/t + x97 + 2*F*b*s/(c*d*m*t)
-    x103 = F_e*h/t
-    x104 = x103 + x97 + F_e*b*s/(c*d*m*t)
-    x105 = 2*F_e*h/t
-    x106 = x105 + x97 + 2*F_e*b*s/(c*d*m*t)
-    x108 = b*e*h*k*s/(E*c*d*m)
-    x109 = x103 + x108 + F_e*b*e*k*s/(E*c*d*m*t)
-    x110 = x105 + x108 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x111 = (2*w_half*(x98) + 2*w_half*L*(x99)/p + 2*w_half*L*(x100)/p + 2*w_half*(x31)*(x101)/p + 2*w_half*(x31)*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half*E_s*L_moe*(x106)/p + 2*w_half_expert*E*L_moe*(x109)/(e*p) + 2*w_half_expert*E*L_moe*(x110)/(e*p))/(eta*peak)
-    x112 = (4*w_half*(x98) + 4*w_half*L*(x99)/p + 4*w_half*L*(x100)/p + 4*w_half*(x31)*(x101)/p + 4*w_half*(x31)*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half*E_s*L_moe*(x106)/p + 4*w_half_expert*E*L_moe*(x109)/(e*p) + 4*w_half_expert*E*L_moe*(x110)/(e*p))/(eta*peak)
-    x113 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x90 + 3*F_e/t)/(L*c*d*m)
-    x114 = kappa*L*(x113)/(hbm*p)
-    x115 = 52*V*b*s/(hbm*c*d*m*t)
-    x117 = 9*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)
-    x118 = x32 + (x47)/m + (x55)/m + (x74)/m + (x85)/m + x95 + x96 + x111 + x112 + x114 + x115 + x117
-    x119 = (0 if (G < x5) else x2)
-    x120 = (0 if (G < x5) else x15)
-    x121 = 2*alpha*(x119 + x120)
-    x122 = (x2 if (G < x5) else 0)
-    x123 = (x15 if (G < x5) else 0)
-    x124 = 2*alpha_inter*(x122 + x123)
-    x125 = max(0, -m*(x32 + x96 + x112 + (2/3)*kappa*L*(x113)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)))
-    x126 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x118) + x121 + x124 + x125
-    x127 = alpha*(2*x119 + 2*x120)
-    x128 = alpha_inter*(2*x122 + 2*x123)
-    x129 = beta*(3*x13 + 3*x18)
-    x130 = beta_inter*(3*x21 + 3*x22)
-    x132 = 4*b*h*x88
-    x133 = 2*b*h*s*(x91)
-    x134 = 3*L_moe*(x132 + x133 + 6*F_e*b*h*s*(x93))
-    x135 = 3*(x31)*(x132 + x133 + 6*F*b*h*s)
-    x136 = 6*V*b*h*s
-    x137 = x134 + x135 + x136
-    x138 = x134 + x135 + 4*L*b*h*x88 + x136
-    x139 = 12*x12/(c*d)
-    x140 = 12*Phi_E/(c*d*p*t)
-    x141 = L*(x113)*min(m, p)/p
-    x142 = 6*V*b*s/(c*d*m*t)
-    return (x126, m*(x32 + x95 + x96 + x111 + x112 + x114 + x115 + x117), x127 + x41 + x50 + x64 + x128 + x43 + x51 + x65 + x129 + x45 + x53 + x71 + x130 + x46 + x54 + x72 + x25 + x73 + x78 + x79 + x82 + x83 + x84, x41 + x50 + x64 + x43 + x51 + x65 + x19 + x45 + x53 + x20 + x71 + x23 + x46 + x24 + x54 + x72 + x25 + x73 + x121 + x124 + x78 + x79 + x82 + x83 + x84 + x125, (-1 + p)*(x118), x27, b*s/(x126), (x137)/(peak*c*d*p*t*(x126)), (x138)/(peak*c*d*p*t*(x126)), x137, x138, 6*x12 + x139 + 6*Phi_E/(e*p*t) + x140 + (x141 + x142 if (p == 1) else max(x141, L*(x113)/p + x142)), x74, x85, x47, x55, x127 + x128 + x129 + x130 + x25, x74, x85, x47, x55, x19 + x20 + x23 + x24 + x25 + x121 + x124 + x125, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x139 + x140, x141, x142, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x157 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x157 if x17 else (x2)*x16/x157)
+    x20 = -1 + c*d/e
+    x158 = e*t
+    x21 = G/x158
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x159 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x158 if x22 else 1))*x23/x159 if x17 else Phi_E*(x20)/x159)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x157 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x159 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x157 + 2*Phi_E*(x20)/x159)
+    x160 = e*p*t
+    x33 = (16*x16 + 30*x16/x157 + 16*Phi_E/x160 + 30*Phi_E/x159)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x161 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x161 + 6*L*h*(x36)/x161 + 18*F*h*(x37)/x161 + 18*E_s*F_e*L_moe*h/x161 + 18*E*F_e*L_moe*h/x160)/hbm
+    x40 = e*t
+    x41 = x40 - G*(-1 + math.ceil(e*t/G))
+    x42 = (G == x41) or (c*d*p/e == 1)
+    x43 = ((x41)/t if x8 and (x42) else 1)
+    x44 = -1 + x43
+    x45 = (G < x40)
+    x46 = -1 + e
+    x47 = -1 + x40
+    x48 = L_moe*m*(x47)/p
+    x49 = alpha*(4*(L_moe*m*(x44)/p if x45 else L_moe*m*(x46)/p) + (0 if x45 else x48))
+    x50 = e - x43
+    x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
+    x52 = (1/(x41) if x42 else 1)
+    x162 = c*d*e*p*t
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x162 if x45 else L_moe*b*h*k*s*(x46)/x162))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x162 if x45 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x163 = c*d*t
+    x62 = b*h*s*x57/x163
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -1 + t
+    x68 = (1 if x9 else 0)
+    x69 = m*(x67)*x68
+    x70 = m*(x67)
+    x71 = L_moe*m*(x67)/p
+    x72 = -L_moe/p + 2*L/p
+    x73 = m*(x67)*(x72)
+    x74 = 3*m*(-2 + 2*t)
+    x75 = alpha*(2*(0 if x66 else x69) + 3*(0 if x66 else x70) + 4*(0 if x66 else x71) + 5*(0 if x66 else x73) + (0 if x66 else x74))
+    x76 = alpha_inter*(2*(x69 if x66 else 0) + 3*(x70 if x66 else 0) + 4*(x71 if x66 else 0) + 5*(x73 if x66 else 0) + (x74 if x66 else 0))
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x81 = b*h*s*(x67)*x68/x163
+    x82 = b*h*s*(x67)/x163
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x163 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x163 if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/x159 if x66 else L_moe*b*h*k*s*(x67)/x159) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/x163 if x66 else b*h*s*(x67)*(x72)/x163) + (6*b*s*(x67)*(x79)*x80/x163 if x66 else 6*b*s*(x67)/x163))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x163 if x66 else 0) + 3*(b*h*s*(x67)*x80/x163 if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/x159 if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/x163 if x66 else 0) + (6*b*s*(x67)*x80/x163 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x163 + x82 + x81 + 2*b*h*s*(x67)*(x72)/x163 + 2*L_moe*b*h*k*s*(x67)/x159)
+    x86 = x75 + x76 + x83 + x84 + x85
+    x87 = c*t
+    x88 = (G < x87)
+    x89 = -1 + c
+    x90 = 2*L*m*(x89)/p
+    x91 = 3*alpha*(0 if x88 else x90)
+    x92 = 3*alpha_inter*(x90 if x88 else 0)
+    x93 = x87 - G*(-1 + math.ceil(c*t/G))
+    x94 = x8 and ((G == x93) or (d*p == 1))
+    x95 = (t/(x93) if x94 else 1)
+    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x159 if x88 else 2*L*b*h_kv*s*(x89)/x159)
+    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x159 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x159
+    x99 = x91 + x92 + x96 + x97 + x98
+    x102 = s**2
+    x164 = d*m
+    x103 = 4*b*h*x102/x164
+    x104 = 2*h
+    x105 = x104 + x35
+    x106 = 2*b*h*s*(x105)/x164
+    x107 = E_s + k
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x164) + (x37)*(x103 + x106 + 6*F*b*h*s/x164))/p + 2*V*b*h*s/x164
+    x165 = c*t
+    x166 = c*d*m*p*t
+    x167 = eta*peak
+    x109 = ((x108)/x165 - 4*L*b*h*x102/x166)/x167
+    x110 = (2*(x108)/x165 - 8*L*b*h*x102/x166)/x167
+    x111 = b*h*s/(c*d*m)
+    x168 = c*d*m*t
+    x112 = V*h/t + x111 + V*b*s/x168
+    x113 = x34/t + x111 + b*h*s/x168
+    x114 = h*(x36)/t + x111 + b*s*(x36)/x168
+    x115 = F*h/t + x111 + F*b*s/x168
+    x116 = 2*F*h/t + x111 + 2*F*b*s/x168
+    x117 = F_e*h/t
+    x118 = x117 + x111 + F_e*b*s/x168
+    x119 = 2*F_e*h/t
+    x120 = x119 + x111 + 2*F_e*b*s/x168
+    x122 = b*e*h*k*s/(E*c*d*m)
+    x169 = E*c*d*m*t
+    x123 = x117 + x122 + F_e*b*e*k*s/x169
+    x124 = x119 + x122 + 2*F_e*b*e*k*s/x169
+    x170 = e*p
+    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/x170 + 2*w_half_expert*E*L_moe*(x124)/x170)/x167
+    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/x170 + 4*w_half_expert*E*L_moe*(x124)/x170)/x167
+    x127 = 34*b*h*s/x168 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
+    x171 = hbm*p
+    x128 = kappa*L*(x127)/x171
+    x172 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x172
+    x173 = eta_attn*peak*c*d*m*p*t
+    x131 = 9*L*b*h*x102/x173
+    x132 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x109 + x110 + x125 + x126 + x128 + x129 + x131
+    x133 = (0 if x17 else x2)
+    x134 = (0 if x17 else x20)
+    x135 = 2*alpha*(x133 + x134)
+    x136 = (x2 if x17 else 0)
+    x137 = (x20 if x17 else 0)
+    x138 = 2*alpha_inter*(x136 + x137)
+    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/x171 + 14*V*b*s/x172 + 7*L*b*h*x102/x173))
+    x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
+    x141 = alpha*(2*x133 + 2*x134)
+    x142 = alpha_inter*(2*x136 + 2*x137)
+    x143 = beta*(3*x18 + 3*x24)
+    x144 = beta_inter*(3*x27 + 3*x28)
+    x146 = 4*b*h*x102
+    x147 = 2*b*h*s*(x105)
+    x148 = 3*L_moe*(x146 + x147 + 6*F_e*b*h*s*(x107))
+    x149 = 3*(x37)*(x146 + x147 + 6*F*b*h*s)
+    x150 = 6*V*b*h*s
+    x151 = x148 + x149 + x150
+    x152 = x148 + x149 + 4*L*b*h*x102 + x150
+    x153 = 12*x16/x157
+    x154 = 12*Phi_E/x159
+    x155 = L*(x127)*min(m, p)/p
+    x156 = 6*V*b*s/x168
+    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/x160 + x154 + (x155 + x156 if x9 else max(x155, L*(x127)/p + x156)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x160, 4*x16 + 4*Phi_E/x160, x153 + x154, x155, x156, 0,)
 
 
 def _step_89dd75328813(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d*t)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -1 + t
-    x22 = (1 if (p == 1) else 0)
-    x23 = m*(x21)*x22
-    x24 = m*(x21)
-    x25 = 2*L*m*(x21)/p
-    x26 = 3*m*(-2 + 2*t)
-    x27 = alpha*(2*(0 if (G < t) else x23) + 3*(0 if (G < t) else x24) + 5*(0 if (G < t) else x25) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(2*(x23 if (G < t) else 0) + 3*(x24 if (G < t) else 0) + 5*(x25 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x30 = t - G*(-1 + math.ceil(t/G))
-    x31 = -1 + (x30 if (G == x30) or (c*d*p == 1) else 1)
-    x32 = (1/(x30) if (G == x30) or (c*d*p == 1) else 1)
-    x33 = b*h*s*(x21)*x22/(c*d*t)
-    x34 = b*h*s*(x21)/(c*d*t)
-    x35 = beta*(2*(b*h*s*(x21)*(x31)*x22*x32/(c*d*t) if (G < t) else x33) + 3*(b*h*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else x34) + 5*(2*L*b*h*s*(x21)*(x31)*x32/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x21)/(c*d*p*t)) + (6*b*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else 6*b*s*(x21)/(c*d*t)))
-    x36 = beta_inter*(2*(b*h*s*(x21)*x22*x32/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x21)*x32/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x21)*x32/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x21)*x32/(c*d*t) if (G < t) else 0))
-    x37 = gamma*(3*b*s*(x21)/(c*d*t) + x34 + x33 + 4*L*b*h*s*(x21)/(c*d*p*t))
-    x38 = x27 + x28 + x35 + x36 + x37
-    x39 = c*t
-    x40 = -1 + c
-    x41 = 2*L*m*(x40)/p
-    x42 = 3*alpha*(0 if (G < x39) else x41)
-    x43 = 3*alpha_inter*(x41 if (G < x39) else 0)
-    x44 = x39 - G*(-1 + math.ceil(c*t/G))
-    x45 = G/t
-    x46 = (t/(x44) if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1)
-    x47 = 3*beta*(2*L*b*h_kv*s*(x40)*(-1 + ((x44)/t if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1))*x46/(c*d*p*t) if (G < x39) else 2*L*b*h_kv*s*(x40)/(c*d*p*t))
-    x48 = 3*beta_inter*(2*L*b*h_kv*s*(x40)*x46/(c*d*p*t) if (G < x39) else 0)
-    x49 = 2*gamma*L*b*h_kv*s*(x40)/(c*d*p*t)
-    x50 = x42 + x43 + x47 + x48 + x49
-    x53 = s**2
-    x54 = 2*h + x8
-    x55 = L*(4*b*h*x53/(d*m) + 2*b*h*s*(x54)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x56 = ((x55)/(c*t) - 4*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x57 = (2*(x55)/(c*t) - 8*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x58 = b*h*s/(c*d*m)
-    x59 = V*h/t + x58 + V*b*s/(c*d*m*t)
-    x60 = x7/t + x58 + b*h*s/(c*d*m*t)
-    x61 = F*h/t + x58 + F*b*s/(c*d*m*t)
-    x62 = h*(x9)/t + x58 + b*s*(x9)/(c*d*m*t)
-    x63 = 2*F*h/t + x58 + 2*F*b*s/(c*d*m*t)
-    x64 = (2*w_half*(x59) + 2*w_half*L*(x60)/p + 2*w_half*L*(x61)/p + 2*w_half*L*(x62)/p + 2*w_half*L*(x63)/p)/(eta*peak)
-    x65 = (4*w_half*(x59) + 4*w_half*L*(x60)/p + 4*w_half*L*(x61)/p + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p)/(eta*peak)
-    x66 = 52*V*b*s/(hbm*c*d*m*t)
-    x68 = 7*L*b*h*x53/(eta_attn*peak*c*d*m*p*t)
-    x69 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x70 = x10 + (x20)/m + (x38)/m + (x50)/m + x56 + x57 + x64 + x65 + x66 + x68 + x69
-    x71 = -1 + c*d
-    x72 = 2*alpha*(0 if (G < x14) else x71)
-    x73 = 2*alpha_inter*(x71 if (G < x14) else 0)
-    x74 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x75 = (t/(x74) if (x45 == math.floor(x45)) and ((G == x74) or (p == 1)) else 1)
-    x76 = 3*beta*((x71)*(-1 + ((x74)/t if (x45 == math.floor(x45)) and ((G == x74) or (p == 1)) else 1))*x3*x75/(c*d) if (G < x14) else (x71)*x3/(c*d))
-    x77 = 3*beta_inter*((x71)*x3*x75/(c*d) if (G < x14) else 0)
-    x78 = 2*gamma*(x71)*x3/(c*d)
-    x79 = max(0, -m*(x10 + x57 + x65 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x53/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x80 = x6 + (-1 + m + p)*(x70) + x72 + x73 + x76 + x77 + x78 + x79
-    x82 = 3*L*(4*b*h*x53 + 2*b*h*s*(x54) + 6*F*b*h*s) + 6*V*b*h*s
-    x83 = (x82)/(peak*c*d*p*t*(x80))
-    x84 = 12*x3/(c*d)
-    x85 = 6*V*b*s/(c*d*m*t)
-    x86 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x80, m*(x10 + x56 + x57 + x64 + x65 + x66 + x68 + x69), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x72 + x73 + x42 + x43 + x76 + x47 + x77 + x48 + x78 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x72 + x73 + x42 + x43 + x76 + x47 + x77 + x48 + x78 + x49 + x79, (-1 + p)*(x70), x6, b*s/(x80), x83, x83, x82, x82, 6*x3 + x84 + (x85 + x86 if (p == 1) else max(x86, x85 + 34*L*b*h*s/(c*d*m*p*t))), x38, x50, x20, x72 + x73 + x76 + x77 + x78, x38, x50, x20, x72 + x73 + x76 + x77 + x78 + x79, 2*x3, 4*x3, x84, x86, x85, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x97 = c*d
+    x7 = (16*x4 + 30*x4/x97)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x98 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x98 + 6*L*h*(x10)/x98 + 18*F*L*h/x98)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x99 = c*d*t
+    x20 = b*h*s*x14/x99
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -1 + t
+    x26 = (1 if x2 else 0)
+    x27 = m*(x25)*x26
+    x28 = m*(x25)
+    x29 = 2*L*m*(x25)/p
+    x30 = 3*m*(-2 + 2*t)
+    x31 = alpha*(2*(0 if x24 else x27) + 3*(0 if x24 else x28) + 5*(0 if x24 else x29) + (0 if x24 else x30))
+    x32 = alpha_inter*(2*(x27 if x24 else 0) + 3*(x28 if x24 else 0) + 5*(x29 if x24 else 0) + (x30 if x24 else 0))
+    x34 = t - G*(-1 + math.ceil(t/G))
+    x35 = (G == x34) or (c*d*p == 1)
+    x36 = -1 + (x34 if x35 else 1)
+    x37 = (1/(x34) if x35 else 1)
+    x38 = b*h*s*(x25)*x26/x99
+    x39 = b*h*s*(x25)/x99
+    x100 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x99 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x99 if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/x100 if x24 else 2*L*b*h*s*(x25)/x100) + (6*b*s*(x25)*(x36)*x37/x99 if x24 else 6*b*s*(x25)/x99))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x99 if x24 else 0) + 3*(b*h*s*(x25)*x37/x99 if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/x100 if x24 else 0) + (6*b*s*(x25)*x37/x99 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x99 + x39 + x38 + 4*L*b*h*s*(x25)/x100)
+    x43 = x31 + x32 + x40 + x41 + x42
+    x44 = c*t
+    x45 = (G < x44)
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 3*alpha*(0 if x45 else x47)
+    x49 = 3*alpha_inter*(x47 if x45 else 0)
+    x50 = x44 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (x51 == math.floor(x51))
+    x53 = x52 and ((G == x50) or (d*p == 1))
+    x54 = (t/(x50) if x53 else 1)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x100 if x45 else 2*L*b*h_kv*s*(x46)/x100)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x100 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x100
+    x58 = x48 + x49 + x55 + x56 + x57
+    x61 = s**2
+    x62 = 2*h + x9
+    x101 = d*m
+    x63 = L*(4*b*h*x61/x101 + 2*b*h*s*(x62)/x101 + 6*F*b*h*s/x101)/p + 2*V*b*h*s/x101
+    x102 = c*t
+    x103 = c*d*m*p*t
+    x104 = eta*peak
+    x64 = ((x63)/x102 - 4*L*b*h*x61/x103)/x104
+    x65 = (2*(x63)/x102 - 8*L*b*h*x61/x103)/x104
+    x66 = b*h*s/(c*d*m)
+    x105 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x105
+    x68 = x8/t + x66 + b*h*s/x105
+    x69 = F*h/t + x66 + F*b*s/x105
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x105
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x105
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x104
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x104
+    x106 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x106
+    x107 = eta_attn*peak*c*d*m*p*t
+    x76 = 7*L*b*h*x61/x107
+    x108 = hbm*c*d*m*p*t
+    x77 = 34*kappa*L*b*h*s/x108
+    x78 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x77
+    x79 = (G < x16)
+    x80 = -1 + c*d
+    x81 = 2*alpha*(0 if x79 else x80)
+    x82 = 2*alpha_inter*(x80 if x79 else 0)
+    x83 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x84 = x52 and ((G == x83) or x2)
+    x85 = (t/(x83) if x84 else 1)
+    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/x97 if x79 else (x80)*x4/x97)
+    x87 = 3*beta_inter*((x80)*x4*x85/x97 if x79 else 0)
+    x88 = 2*gamma*(x80)*x4/x97
+    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x106 + 5*L*b*h*x61/x107 + (68/3)*kappa*L*b*h*s/x108))
+    x90 = x7 + (-1 + m + p)*(x78) + x81 + x82 + x86 + x87 + x88 + x89
+    x92 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s) + 6*V*b*h*s
+    x93 = (x92)/(peak*c*d*p*t*(x90))
+    x94 = 12*x4/x97
+    x95 = 6*V*b*s/x105
+    x96 = 34*L*b*h*s*min(m, p)/x103
+    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), x93, x93, x92, x92, 6*x4 + x94 + (x95 + x96 if x2 else max(x96, x95 + 34*L*b*h*s/x103)), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x94, x96, x95, 0,)
 
 
 def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -22590,453 +23219,553 @@ def _step_8a939c19bf6a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = x36 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = -1 + x36
-    x42 = L_moe*m*(x41)/p
-    x43 = alpha*(4*(L_moe*m*(x39)/p if (G < x36) else L_moe*m*(x40)/p) + (0 if (G < x36) else x42))
-    x44 = e - x38
-    x45 = alpha_inter*(4*(L_moe*m*(x44)/p if (G < x36) else 0) + (x42 if (G < x36) else 0))
-    x46 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x47 = beta*(4*(E*L_moe*m*(x41)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x41)/p) + 4*(L_moe*b*h*k*s*(x39)/(c*d*e*p*t) if (G < x36) else L_moe*b*h*k*s*(x40)/(c*d*e*p*t)))
-    x48 = beta_inter*(4*(E*L_moe*m*(x41)*x46/p if (G < x36) else 0) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p*t) if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d*t)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -1 + t
-    x59 = -L_moe/p
-    x60 = x59 + 2*L/p
-    x61 = m*(x58)*(x60)
-    x62 = (1 if (p == 1) else 0)
-    x63 = m*(x58)*x62
-    x64 = m*(x58)
-    x65 = L/p + x59
-    x66 = m*(x58)*(x65)
-    x67 = L_moe*m*(x58)/p
-    x68 = L*m*(x58)/p
-    x69 = -2 + 2*t
-    x70 = 3*m*(x69)
-    x71 = alpha*(2*(0 if (G < t) else x61) + 2*(0 if (G < t) else x63) + 3*(0 if (G < t) else x64) + 3*(0 if (G < t) else x66) + 4*(0 if (G < t) else x67) + 8*(0 if (G < t) else x68) + (0 if (G < t) else x70) + (0 if (G < t) else x69))
-    x72 = alpha_inter*(2*(x61 if (G < t) else 0) + 2*(x63 if (G < t) else 0) + 3*(x64 if (G < t) else 0) + 3*(x66 if (G < t) else 0) + 4*(x67 if (G < t) else 0) + 8*(x68 if (G < t) else 0) + (x70 if (G < t) else 0) + (x69 if (G < t) else 0))
-    x73 = t - G*(-1 + math.ceil(t/G))
-    x74 = -1 + (x73 if (G == x73) or (c*d*p == 1) else 1)
-    x75 = q_lora + d_rope + kv_lora
-    x76 = (1/(x73) if (G == x73) or (c*d*p == 1) else 1)
-    x77 = 2*L*h*(x58)*(x75)/(p*t)
-    x78 = b*h*s*(x58)*(x60)/(c*d*t)
-    x79 = b*h*s*(x58)*x62/(c*d*t)
-    x80 = L*b*d_rope*s*(x58)/(c*d*p*t)
-    x81 = b*h*s*(x58)/(c*d*t)
-    x82 = b*h*s*(x58)*(x65)/(c*d*t)
-    x83 = L*b*kv_lora*s*(x58)/(c*d*p*t)
-    x84 = (h if (q_lora == 0) else q_lora)
-    x85 = L*b*s*(x58)*x84/(c*d*p*t)
-    x86 = beta*(2*(2*L*h*(x58)*(x74)*(x75)*x76/(p*t) if (G < t) else x77) + 2*(b*h*s*(x58)*(x74)*(x60)*x76/(c*d*t) if (G < t) else x78) + 2*(b*h*s*(x58)*(x74)*x62*x76/(c*d*t) if (G < t) else x79) + 2*(L*b*d_rope*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x80) + 3*(b*h*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else x81) + 3*(b*h*s*(x58)*(x74)*(x65)*x76/(c*d*t) if (G < t) else x82) + 3*(L*b*kv_lora*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x83) + 3*(L*b*s*(x58)*(x74)*x84*x76/(c*d*p*t) if (G < t) else x85) + 4*(L_moe*b*h*k*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x58)/(c*d*p*t)) + (6*b*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else 6*b*s*(x58)/(c*d*t)))
-    x87 = beta_inter*(2*(2*L*h*(x58)*(x75)*x76/(p*t) if (G < t) else 0) + 2*(b*h*s*(x58)*(x60)*x76/(c*d*t) if (G < t) else 0) + 2*(b*h*s*(x58)*x62*x76/(c*d*t) if (G < t) else 0) + 2*(L*b*d_rope*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 3*(b*h*s*(x58)*x76/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x58)*(x65)*x76/(c*d*t) if (G < t) else 0) + 3*(L*b*kv_lora*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 3*(L*b*s*(x58)*x84*x76/(c*d*p*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x58)*x76/(c*d*t) if (G < t) else 0))
-    x88 = gamma*(x77 + 3*b*s*(x58)/(c*d*t) + x81 + x82 + x78 + x79 + x80 + x83 + x85 + 2*L_moe*b*h*k*s*(x58)/(c*d*p*t))
-    x89 = x71 + x72 + x86 + x87 + x88
-    x90 = c*t
-    x91 = -1 + c
-    x92 = 2*L*m*(x91)/p
-    x93 = 3*alpha*(0 if (G < x90) else x92)
-    x94 = 3*alpha_inter*(x92 if (G < x90) else 0)
-    x95 = x90 - G*(-1 + math.ceil(c*t/G))
-    x96 = d_nope + d_rope + d_v
-    x97 = (t/(x95) if (x7 == math.floor(x7)) and ((G == x95) or (d*p == 1)) else 1)
-    x98 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if (x7 == math.floor(x7)) and ((G == x95) or (d*p == 1)) else 1))*(x96)*x97/(c*d*p*t) if (G < x90) else L*a*b*s*(x91)*(x96)/(c*d*p*t))
-    x99 = 3*beta_inter*(L*a*b*s*(x91)*(x96)*x97/(c*d*p*t) if (G < x90) else 0)
-    x100 = gamma*L*a*b*s*(x91)*(x96)/(c*d*p*t)
-    x101 = x93 + x94 + x98 + x99 + x100
-    x104 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x105 = 2*b*s*(x104)/(d*m)
-    x106 = s**2
-    x107 = 2*a*b*x106*(x96)/(d*m)
-    x108 = E_s + k
-    x109 = (L_moe*(x105 + x107 + 6*F_e*b*h*s*(x108)/(d*m)) + (x32)*(x105 + x107 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x110 = ((x109)/(c*t) - 2*L*a*b*x106*(x96)/(c*d*m*p*t))/(eta*peak)
-    x111 = (2*(x109)/(c*t) - 4*L*a*b*x106*(x96)/(c*d*m*p*t))/(eta*peak)
-    x112 = b*h*s/(c*d*m)
-    x113 = V*h/t + x112 + V*b*s/(c*d*m*t)
-    x114 = h*(x31)/t + x112 + b*s*(x31)/(c*d*m*t)
-    x115 = a*d_v*h/t + x112 + a*b*d_v*s/(c*d*m*t)
-    x116 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x117 = x112 + b*s*x30/(c*d*h*m) + x30
-    x118 = F*h/t + x112 + F*b*s/(c*d*m*t)
-    x119 = 2*F*h/t + x112 + 2*F*b*s/(c*d*m*t)
-    x120 = F_e*h/t
-    x121 = x120 + x112 + F_e*b*s/(c*d*m*t)
-    x122 = 2*F_e*h/t
-    x123 = x122 + x112 + 2*F_e*b*s/(c*d*m*t)
-    x125 = b*e*h*k*s/(E*c*d*m)
-    x126 = x120 + x125 + F_e*b*e*k*s/(E*c*d*m*t)
-    x127 = x122 + x125 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x128 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*(x32)*(x118)/p + 2*w_half*(x32)*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half_expert*E*L_moe*(x126)/(e*p) + 2*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x129 = (4*w_half*(x113) + 4*w_half*L*(x114)/p + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*(x32)*(x118)/p + 4*w_half*(x32)*(x119)/p + 4*w_half*E_s*L_moe*(x121)/p + 4*w_half*E_s*L_moe*(x123)/p + 4*w_half_expert*E*L_moe*(x126)/(e*p) + 4*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x130 = b*s*((4*a*d_v + 4*a*(x28))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x131 = kappa*L*(x130)/(hbm*p)
-    x132 = 52*V*b*s/(hbm*c*d*m*t)
-    x134 = (7/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)
-    x135 = x34 + (x49)/m + (x57)/m + (x89)/m + (x101)/m + x110 + x111 + x128 + x129 + x131 + x132 + x134
-    x136 = (0 if (G < x5) else x2)
-    x137 = (0 if (G < x5) else x15)
-    x138 = 2*alpha*(x136 + x137)
-    x139 = (x2 if (G < x5) else 0)
-    x140 = (x15 if (G < x5) else 0)
-    x141 = 2*alpha_inter*(x139 + x140)
-    x142 = max(0, -m*(x34 + x111 + x129 + (2/3)*kappa*L*(x130)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (5/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)))
-    x143 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x135) + x138 + x141 + x142
-    x144 = alpha*(2*x136 + 2*x137)
-    x145 = alpha_inter*(2*x139 + 2*x140)
-    x146 = beta*(3*x13 + 3*x18)
-    x147 = beta_inter*(3*x21 + 3*x22)
-    x149 = 2*b*s*(x104)
-    x150 = 2*a*b*x106*(x96)
-    x151 = 3*L_moe*(x149 + x150 + 6*F_e*b*h*s*(x108)) + 3*(x32)*(x149 + x150 + 6*F*b*h*s) + 6*V*b*h*s
-    x152 = (x151)/(peak*c*d*p*t*(x143))
-    x153 = 12*x12/(c*d)
-    x154 = 12*Phi_E/(c*d*p*t)
-    x155 = L*(x130)*min(m, p)/p
-    x156 = 6*V*b*s/(c*d*m*t)
-    return (x143, m*(x34 + x110 + x111 + x128 + x129 + x131 + x132 + x134), x144 + x43 + x52 + x71 + x145 + x45 + x53 + x72 + x146 + x47 + x55 + x86 + x147 + x48 + x56 + x87 + x25 + x88 + x93 + x94 + x98 + x99 + x100, x43 + x52 + x71 + x45 + x53 + x72 + x19 + x47 + x55 + x20 + x86 + x23 + x48 + x24 + x56 + x87 + x25 + x88 + x138 + x141 + x93 + x94 + x98 + x99 + x100 + x142, (-1 + p)*(x135), x27, b*s/(x143), x152, x152, x151, x151, 6*x12 + x153 + 6*Phi_E/(e*p*t) + x154 + (x155 + x156 if (p == 1) else max(x155, L*(x130)/p + x156)), x89, x101, x49, x57, x144 + x145 + x146 + x147 + x25, x89, x101, x49, x57, x19 + x20 + x23 + x24 + x25 + x138 + x141 + x142, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x153 + x154, x155, x156, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x172 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x172 if x17 else (x2)*x16/x172)
+    x20 = -1 + c*d/e
+    x173 = e*t
+    x21 = G/x173
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x174 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x173 if x22 else 1))*x23/x174 if x17 else Phi_E*(x20)/x174)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x172 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x174 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x172 + 2*Phi_E*(x20)/x174)
+    x175 = e*p*t
+    x33 = (16*x16 + 30*x16/x172 + 16*Phi_E/x175 + 30*Phi_E/x174)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x176 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x176 + 18*F*h*(x39)/x176 + 6*L*a*d_v*h/x176 + 6*L*a*kv_lora*(x40)/x176 + 18*E_s*F_e*L_moe*h/x176 + 18*E*F_e*L_moe*h/x175)/hbm
+    x43 = e*t
+    x44 = x43 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = (G < x43)
+    x49 = -1 + e
+    x50 = -1 + x43
+    x51 = L_moe*m*(x50)/p
+    x52 = alpha*(4*(L_moe*m*(x47)/p if x48 else L_moe*m*(x49)/p) + (0 if x48 else x51))
+    x53 = e - x46
+    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
+    x55 = (1/(x44) if x45 else 1)
+    x177 = c*d*e*p*t
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x177 if x48 else L_moe*b*h*k*s*(x49)/x177))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x177 if x48 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x178 = c*d*t
+    x65 = b*h*s*x60/x178
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -1 + t
+    x71 = -L_moe/p
+    x72 = x71 + 2*L/p
+    x73 = m*(x70)*(x72)
+    x74 = (1 if x9 else 0)
+    x75 = m*(x70)*x74
+    x76 = m*(x70)
+    x77 = L/p + x71
+    x78 = m*(x70)*(x77)
+    x79 = L_moe*m*(x70)/p
+    x80 = L*m*(x70)/p
+    x81 = -2 + 2*t
+    x82 = 3*m*(x81)
+    x83 = alpha*(2*(0 if x69 else x73) + 2*(0 if x69 else x75) + 3*(0 if x69 else x76) + 3*(0 if x69 else x78) + 4*(0 if x69 else x79) + 8*(0 if x69 else x80) + (0 if x69 else x82) + (0 if x69 else x81))
+    x84 = alpha_inter*(2*(x73 if x69 else 0) + 2*(x75 if x69 else 0) + 3*(x76 if x69 else 0) + 3*(x78 if x69 else 0) + 4*(x79 if x69 else 0) + 8*(x80 if x69 else 0) + (x82 if x69 else 0) + (x81 if x69 else 0))
+    x85 = t - G*(-1 + math.ceil(t/G))
+    x86 = (G == x85) or (c*d*p == 1)
+    x87 = -1 + (x85 if x86 else 1)
+    x88 = q_lora + d_rope + kv_lora
+    x89 = (1/(x85) if x86 else 1)
+    x90 = 2*L*h*(x70)*(x88)/x176
+    x91 = b*h*s*(x70)*(x72)/x178
+    x92 = b*h*s*(x70)*x74/x178
+    x93 = L*b*d_rope*s*(x70)/x174
+    x94 = b*h*s*(x70)/x178
+    x95 = b*h*s*(x70)*(x77)/x178
+    x96 = L*b*kv_lora*s*(x70)/x174
+    x97 = (h if x35 else q_lora)
+    x98 = L*b*s*(x70)*x97/x174
+    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x176 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/x178 if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/x178 if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/x174 if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/x178 if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/x178 if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/x174 if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/x174 if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/x174 if x69 else L_moe*b*h*k*s*(x70)/x174) + (6*b*s*(x70)*(x87)*x89/x178 if x69 else 6*b*s*(x70)/x178))
+    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x176 if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/x178 if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/x178 if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/x174 if x69 else 0) + 3*(b*h*s*(x70)*x89/x178 if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/x178 if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/x174 if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/x174 if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/x174 if x69 else 0) + (6*b*s*(x70)*x89/x178 if x69 else 0))
+    x101 = gamma*(x90 + 3*b*s*(x70)/x178 + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/x174)
+    x102 = x83 + x84 + x99 + x100 + x101
+    x103 = c*t
+    x104 = (G < x103)
+    x105 = -1 + c
+    x106 = 2*L*m*(x105)/p
+    x107 = 3*alpha*(0 if x104 else x106)
+    x108 = 3*alpha_inter*(x106 if x104 else 0)
+    x109 = x103 - G*(-1 + math.ceil(c*t/G))
+    x110 = x8 and ((G == x109) or (d*p == 1))
+    x111 = d_nope + d_rope + d_v
+    x112 = (t/(x109) if x110 else 1)
+    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/x174 if x104 else L*a*b*s*(x105)*(x111)/x174)
+    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/x174 if x104 else 0)
+    x115 = gamma*L*a*b*s*(x105)*(x111)/x174
+    x116 = x107 + x108 + x113 + x114 + x115
+    x119 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x179 = d*m
+    x120 = 2*b*s*(x119)/x179
+    x121 = s**2
+    x122 = 2*a*b*x121*(x111)/x179
+    x123 = E_s + k
+    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/x179) + (x39)*(x120 + x122 + 6*F*b*h*s/x179))/p + 2*V*b*h*s/x179
+    x180 = c*t
+    x181 = c*d*m*p*t
+    x182 = eta*peak
+    x125 = ((x124)/x180 - 2*L*a*b*x121*(x111)/x181)/x182
+    x126 = (2*(x124)/x180 - 4*L*a*b*x121*(x111)/x181)/x182
+    x183 = c*d*m
+    x127 = b*h*s/x183
+    x184 = c*d*m*t
+    x128 = V*h/t + x127 + V*b*s/x184
+    x129 = h*(x38)/t + x127 + b*s*(x38)/x184
+    x130 = a*d_v*h/t + x127 + a*b*d_v*s/x184
+    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/x183 + a*b*s*(x40)/x184
+    x132 = x127 + b*s*x37/(c*d*h*m) + x37
+    x133 = F*h/t + x127 + F*b*s/x184
+    x134 = 2*F*h/t + x127 + 2*F*b*s/x184
+    x135 = F_e*h/t
+    x136 = x135 + x127 + F_e*b*s/x184
+    x137 = 2*F_e*h/t
+    x138 = x137 + x127 + 2*F_e*b*s/x184
+    x140 = b*e*h*k*s/(E*c*d*m)
+    x185 = E*c*d*m*t
+    x141 = x135 + x140 + F_e*b*e*k*s/x185
+    x142 = x137 + x140 + 2*F_e*b*e*k*s/x185
+    x186 = e*p
+    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/x186 + 2*w_half_expert*E*L_moe*(x142)/x186)/x182
+    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/x186 + 4*w_half_expert*E*L_moe*(x142)/x186)/x182
+    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x183 + 23*b*h*s/x184 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x187 = hbm*p
+    x146 = kappa*L*(x145)/x187
+    x188 = hbm*c*d*m*t
+    x147 = 52*V*b*s/x188
+    x189 = eta_attn*peak*c*d*m*p*t
+    x149 = (7/2)*L*a*b*x121*(x111)/x189
+    x150 = x41 + (x58)/m + (x68)/m + (x102)/m + (x116)/m + x125 + x126 + x143 + x144 + x146 + x147 + x149
+    x151 = (0 if x17 else x2)
+    x152 = (0 if x17 else x20)
+    x153 = 2*alpha*(x151 + x152)
+    x154 = (x2 if x17 else 0)
+    x155 = (x20 if x17 else 0)
+    x156 = 2*alpha_inter*(x154 + x155)
+    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/x187 + 14*V*b*s/x188 + (5/2)*L*a*b*x121*(x111)/x189))
+    x158 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x150) + x153 + x156 + x157
+    x159 = alpha*(2*x151 + 2*x152)
+    x160 = alpha_inter*(2*x154 + 2*x155)
+    x161 = beta*(3*x18 + 3*x24)
+    x162 = beta_inter*(3*x27 + 3*x28)
+    x164 = 2*b*s*(x119)
+    x165 = 2*a*b*x121*(x111)
+    x166 = 3*L_moe*(x164 + x165 + 6*F_e*b*h*s*(x123)) + 3*(x39)*(x164 + x165 + 6*F*b*h*s) + 6*V*b*h*s
+    x167 = (x166)/(peak*c*d*p*t*(x158))
+    x168 = 12*x16/x172
+    x169 = 12*Phi_E/x174
+    x170 = L*(x145)*min(m, p)/p
+    x171 = 6*V*b*s/x184
+    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), x167, x167, x166, x166, 6*x16 + x168 + 6*Phi_E/x175 + x169 + (x170 + x171 if x9 else max(x170, L*(x145)/p + x171)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/x175, 4*x16 + 4*Phi_E/x175, x168 + x169, x170, x171, 0,)
 
 
 def _step_8a9459202163(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -2 + 2*t
-    x28 = 2*L*m*(x27)/p
-    x29 = m*(x27)
-    x30 = 3*m*(x27)
-    x31 = (1 if (p == 1) else 0)
-    x32 = m*(x27)*x31
-    x33 = alpha*(2*(0 if (G < t) else x28) + (0 if (G < t) else x29) + (0 if (G < t) else x30) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x28 if (G < t) else 0) + (x29 if (G < t) else 0) + (x30 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x35 = -1 + t
-    x37 = t - G*(-1 + math.ceil(t/G))
-    x38 = -1 + (x37 if (G == x37) or (c*d*p == 1) else 1)
-    x39 = (1/(x37) if (G == x37) or (c*d*p == 1) else 1)
-    x40 = 4*L*b*h*s*(x35)/(c*d*p*t)
-    x41 = beta*(2*(4*L*b*h*s*(x35)*(x38)*x39/(c*d*p*t) if (G < t) else x40) + (6*b*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 6*b*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x31*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)*x31/(c*d*t)))
-    x42 = beta_inter*(2*(4*L*b*h*s*(x35)*x39/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x31*x39/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x35)/(c*d*t) + b*h*s*(x35)/(c*d*t) + b*h*s*(x35)*x31/(c*d*t) + x40)
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 3*alpha*(0 if (G < x45) else x47)
-    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 3*beta*(2*L*b*h*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h*s*(x46)/(c*d*p*t))
-    x54 = 3*beta_inter*(2*L*b*h*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = s**2
-    x60 = 2*h + x14
-    x61 = L*(4*b*h*x59/(d*m) + 2*b*h*s*(x60)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x62 = ((x61)/(c*t) - 4*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x63 = (2*(x61)/(c*t) - 8*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x64 = b*h*s/(c*d*m)
-    x65 = V*h/t + x64 + V*b*s/(c*d*m*t)
-    x66 = x13/t + x64 + b*h*s/(c*d*m*t)
-    x67 = h*(x15)/t + x64 + b*s*(x15)/(c*d*m*t)
-    x68 = F*h/t + x64 + F*b*s/(c*d*m*t)
-    x69 = (2*w_half*(x65) + 2*w_half*L*(x66)/p + 2*w_half*L*(x67)/p + 4*w_half*L*(x68)/p)/(eta*peak)
-    x70 = (4*w_half*(x65) + 4*w_half*L*(x66)/p + 4*w_half*L*(x67)/p + 8*w_half*L*(x68)/p)/(eta*peak)
-    x71 = 52*V*b*s/(hbm*c*d*m*t)
-    x72 = 10 + 24/t
-    x73 = kappa*L*b*h*s*(x72)/(hbm*c*d*m*p)
-    x75 = 9*L*b*h*x59/(eta_attn*peak*c*d*m*p*t)
-    x76 = x16 + (x26)/m + (x44)/m + (x56)/m + x62 + x63 + x69 + x70 + x71 + x73 + x75
-    x77 = -1 + c*d
-    x78 = (0 if (G < x20) else x77)
-    x79 = 2*alpha*x78
-    x80 = (x77 if (G < x20) else 0)
-    x81 = 2*alpha_inter*x80
-    x82 = V*h*x0/t
-    x83 = (0 if (G < c*d*p*t) else x82)
-    x84 = 2*beta*x83
-    x85 = (x82 if (G < c*d*p*t) else 0)
-    x86 = 2*beta_inter*x85
-    x87 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x88 = (t/(x87) if (x51 == math.floor(x51)) and ((G == x87) or (p == 1)) else 1)
-    x89 = ((x77)*(-1 + ((x87)/t if (x51 == math.floor(x51)) and ((G == x87) or (p == 1)) else 1))*x9*x88/(c*d) if (G < x20) else (x77)*x9/(c*d))
-    x90 = 3*beta*x89
-    x91 = ((x77)*x9*x88/(c*d) if (G < x20) else 0)
-    x92 = 3*beta_inter*x91
-    x93 = gamma*V*h*x0/t
-    x94 = 2*gamma*(x77)*x9/(c*d)
-    x95 = max(0, -m*(x16 + x63 + x70 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x59/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x72)/(hbm*c*d*m*p)))
-    x96 = x3 + x5 + x12 + (-1 + m + p)*(x76) + x79 + x81 + x84 + x86 + x90 + x92 + x93 + x94 + x95
-    x97 = alpha*(2*x78 + x2)
-    x98 = alpha_inter*(2*x80 + x4)
-    x99 = beta*(2*x83 + 3*x89)
-    x100 = beta_inter*(2*x85 + 3*x91)
-    x101 = gamma*(x82 + 2*(x77)*x9/(c*d))
-    x103 = 3*L*(4*b*h*x59 + 2*b*h*s*(x60) + 4*F*b*h*s)
-    x104 = 6*V*b*h*s
-    x105 = x103 + x104
-    x106 = x103 + 4*L*b*h*x59 + x104
-    x107 = 12*x9/(c*d)
-    x108 = 6*V*b*s/(c*d*m*t)
-    x109 = L*b*h*s*(x72)*min(m, p)/(c*d*m*p)
-    return (x96, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x75), x97 + x21 + x33 + x98 + x22 + x34 + x99 + x24 + x41 + x100 + x25 + x42 + x101 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x79 + x81 + x84 + x86 + x48 + x49 + x90 + x53 + x92 + x54 + x93 + x94 + x55 + x95, (-1 + p)*(x76), x12, b*s/(x96), (x105)/(peak*c*d*p*t*(x96)), (x106)/(peak*c*d*p*t*(x96)), x105, x106, 6*x9 + x107 + (x108 + x109 if (p == 1) else max(x109, x108 + L*b*h*s*(x72)/(c*d*m*p))), x44, x56, x26, x97 + x98 + x99 + x100 + x101, x44, x56, x26, x3 + x5 + x79 + x81 + x84 + x86 + x90 + x92 + x93 + x94 + x95, 2*x9, 4*x9, x107, x109, x108, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x120 = c*d
+    x14 = (16*x11 + 30*x11/x120)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x121 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x121 + 6*L*h*(x17)/x121 + 12*F*L*h/x121)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x26 = b*h*s*x20/x120
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -2 + 2*t
+    x32 = 2*L*m*(x31)/p
+    x33 = m*(x31)
+    x34 = 3*m*(x31)
+    x35 = (1 if x1 else 0)
+    x36 = m*(x31)*x35
+    x37 = alpha*(2*(0 if x30 else x32) + (0 if x30 else x33) + (0 if x30 else x34) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x32 if x30 else 0) + (x33 if x30 else 0) + (x34 if x30 else 0) + (x36 if x30 else 0))
+    x39 = -1 + t
+    x41 = t - G*(-1 + math.ceil(t/G))
+    x42 = (G == x41) or (c*d*p == 1)
+    x43 = -1 + (x41 if x42 else 1)
+    x44 = (1/(x41) if x42 else 1)
+    x122 = c*d*p*t
+    x45 = 4*L*b*h*s*(x39)/x122
+    x123 = c*d*t
+    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/x122 if x30 else x45) + (6*b*s*(x39)*(x43)*x44/x123 if x30 else 6*b*s*(x39)/x123) + (2*b*h*s*(x39)*(x43)*x44/x123 if x30 else 2*b*h*s*(x39)/x123) + (2*b*h*s*(x39)*(x43)*x35*x44/x123 if x30 else 2*b*h*s*(x39)*x35/x123))
+    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/x122 if x30 else 0) + (6*b*s*(x39)*x44/x123 if x30 else 0) + (2*b*h*s*(x39)*x44/x123 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x123 if x30 else 0))
+    x48 = gamma*(3*b*s*(x39)/x123 + b*h*s*(x39)/x123 + b*h*s*(x39)*x35/x123 + x45)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 3*alpha*(0 if x51 else x53)
+    x55 = 3*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x122 if x51 else 2*L*b*h*s*(x52)/x122)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x122 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x122
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = s**2
+    x68 = 2*h + x16
+    x124 = d*m
+    x69 = L*(4*b*h*x67/x124 + 2*b*h*s*(x68)/x124 + 4*F*b*h*s/x124)/p + 2*V*b*h*s/x124
+    x125 = c*t
+    x126 = c*d*m*p*t
+    x127 = eta*peak
+    x70 = ((x69)/x125 - 4*L*b*h*x67/x126)/x127
+    x71 = (2*(x69)/x125 - 8*L*b*h*x67/x126)/x127
+    x72 = b*h*s/(c*d*m)
+    x128 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x128
+    x74 = x15/t + x72 + b*h*s/x128
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x128
+    x76 = F*h/t + x72 + F*b*s/x128
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x127
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x127
+    x129 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x129
+    x80 = 10 + 24/t
+    x130 = hbm*c*d*m*p
+    x81 = kappa*L*b*h*s*(x80)/x130
+    x131 = eta_attn*peak*c*d*m*p*t
+    x83 = 9*L*b*h*x67/x131
+    x84 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x83
+    x85 = (G < x22)
+    x86 = -1 + c*d
+    x87 = (0 if x85 else x86)
+    x88 = 2*alpha*x87
+    x89 = (x86 if x85 else 0)
+    x90 = 2*alpha_inter*x89
+    x91 = V*h*x2/t
+    x92 = (0 if x0 else x91)
+    x93 = 2*beta*x92
+    x94 = (x91 if x0 else 0)
+    x95 = 2*beta_inter*x94
+    x96 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x97 = x58 and ((G == x96) or x1)
+    x98 = (t/(x96) if x97 else 1)
+    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/x120 if x85 else (x86)*x11/x120)
+    x100 = 3*beta*x99
+    x101 = ((x86)*x11*x98/x120 if x85 else 0)
+    x102 = 3*beta_inter*x101
+    x103 = gamma*V*h*x2/t
+    x104 = 2*gamma*(x86)*x11/x120
+    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x129 + 7*L*b*h*x67/x131 + (2/3)*kappa*L*b*h*s*(x80)/x130))
+    x106 = x5 + x7 + x14 + (-1 + m + p)*(x84) + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105
+    x107 = alpha*(2*x87 + x4)
+    x108 = alpha_inter*(2*x89 + x6)
+    x109 = beta*(2*x92 + 3*x99)
+    x110 = beta_inter*(2*x94 + 3*x101)
+    x111 = gamma*(x91 + 2*(x86)*x11/x120)
+    x113 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s)
+    x114 = 6*V*b*h*s
+    x115 = x113 + x114
+    x116 = x113 + 4*L*b*h*x67 + x114
+    x117 = 12*x11/x120
+    x118 = 6*V*b*s/x128
+    x132 = c*d*m*p
+    x119 = L*b*h*s*(x80)*min(m, p)/x132
+    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), (x115)/(peak*c*d*p*t*(x106)), (x116)/(peak*c*d*p*t*(x106)), x115, x116, 6*x11 + x117 + (x118 + x119 if x1 else max(x119, x118 + L*b*h*s*(x80)/x132)), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x117, x119, x118, 0,)
 
 
 def _step_925f6fa80862(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x14 = 12*L*b*h*s/(c*d*m*p)
-    x15 = 6*F*L*b*s/(c*d*m*p*t)
-    x16 = 2*h_kv
-    x17 = h + x16
-    x18 = (x14 + x15 + 6*L*b*s*(x17)/(c*d*m*p*t))/hbm
-    x19 = h**2
-    x20 = 6*L*x19/(p*t)
-    x21 = 6*L*h*(x17)/(p*t)
-    x22 = 12*F*L*h/(p*t)
-    x23 = ((x20 + x21 + x22)/m + x14 + x15 + 6*L*b*h*s/(c*d*m*p*t))/hbm
-    x24 = (6*V*h/t + x20 + x21 + x22)/hbm
-    x25 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x26 = m*x25
-    x27 = c*d*t
-    x28 = alpha*((0 if (G < c*d*p*t) else x26) + (0 if (G < 1 + x27) else x26))
-    x29 = alpha_inter*((x26 if (G < c*d*p*t) else 0) + (x26 if (G < 1 + x27) else 0))
-    x30 = b*h*s*x25/(c*d*t)
-    x31 = beta*((0 if (G < c*d*p*t) else x30) + (0 if (G < 1 + x27) else x30))
-    x32 = beta_inter*((x30 if (G < c*d*p*t) else 0) + (x30 if (G < 1 + x27) else 0))
-    x33 = x28 + x29 + x31 + x32
-    x34 = -1 + t
-    x35 = (1 if (p == 1) else 0)
-    x36 = m*(x34)*x35
-    x37 = m*(x34)
-    x38 = 2*L*m*(x34)/p
-    x39 = 3*m*(-2 + 2*t)
-    x40 = alpha*(2*(0 if (G < t) else x36) + 3*(0 if (G < t) else x37) + 5*(0 if (G < t) else x38) + (0 if (G < t) else x39))
-    x41 = alpha_inter*(2*(x36 if (G < t) else 0) + 3*(x37 if (G < t) else 0) + 5*(x38 if (G < t) else 0) + (x39 if (G < t) else 0))
-    x43 = t - G*(-1 + math.ceil(t/G))
-    x44 = -1 + (x43 if (G == x43) or (c*d*p == 1) else 1)
-    x45 = (1/(x43) if (G == x43) or (c*d*p == 1) else 1)
-    x46 = b*h*s*(x34)*x35/(c*d*t)
-    x47 = b*h*s*(x34)/(c*d*t)
-    x48 = beta*(2*(b*h*s*(x34)*(x44)*x35*x45/(c*d*t) if (G < t) else x46) + 3*(b*h*s*(x34)*(x44)*x45/(c*d*t) if (G < t) else x47) + 5*(2*L*b*h*s*(x34)*(x44)*x45/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x34)/(c*d*p*t)) + (6*b*s*(x34)*(x44)*x45/(c*d*t) if (G < t) else 6*b*s*(x34)/(c*d*t)))
-    x49 = beta_inter*(2*(b*h*s*(x34)*x35*x45/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x34)*x45/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x34)*x45/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x34)*x45/(c*d*t) if (G < t) else 0))
-    x50 = gamma*(3*b*s*(x34)/(c*d*t) + x47 + x46 + 4*L*b*h*s*(x34)/(c*d*p*t))
-    x51 = x40 + x41 + x48 + x49 + x50
-    x52 = c*t
-    x53 = -1 + c
-    x54 = 2*L*m*(x53)/p
-    x55 = 3*alpha*(0 if (G < x52) else x54)
-    x56 = 3*alpha_inter*(x54 if (G < x52) else 0)
-    x57 = x52 - G*(-1 + math.ceil(c*t/G))
-    x58 = G/t
-    x59 = (t/(x57) if (x58 == math.floor(x58)) and ((G == x57) or (d*p == 1)) else 1)
-    x60 = 3*beta*(2*L*b*h*s*(x53)*(-1 + ((x57)/t if (x58 == math.floor(x58)) and ((G == x57) or (d*p == 1)) else 1))*x59/(c*d*p*t) if (G < x52) else 2*L*b*h*s*(x53)/(c*d*p*t))
-    x61 = 3*beta_inter*(2*L*b*h*s*(x53)*x59/(c*d*p*t) if (G < x52) else 0)
-    x62 = 2*gamma*L*b*h*s*(x53)/(c*d*p*t)
-    x63 = x55 + x56 + x60 + x61 + x62
-    x66 = b*h*s/(c*d*m)
-    x67 = 2*w_half*(V*h/t + x66 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x68 = 3*(x67)/(eta*peak)
-    x71 = 2*w_half*L*(x19/t + x66 + b*h*s/(c*d*m*t))/p + 2*w_half*L*(h*(x17)/t + x66 + b*s*(x17)/(c*d*m*t))/p + 4*w_half*L*(F*h/t + x66 + F*b*s/(c*d*m*t))/p + 2*L*b*s*x19/(c*d*m*p*t) + 2*L*b*h*s*(x17)/(c*d*m*p*t) + 4*F*L*b*h*s/(c*d*m*p*t)
-    x72 = 3*(x71)/(eta_fp8*peak_fp8)
-    x73 = 52*V*b*s/(hbm*c*d*m*t)
-    x75 = s**2
-    x76 = 9*L*b*h*x75/(eta_attn*peak*c*d*m*p*t)
-    x77 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x78 = x18 + x23 + x24 + (x33)/m + (x51)/m + (x63)/m + x68 + x72 + x73 + x76 + x77
-    x79 = -1 + c*d
-    x80 = (0 if (G < x27) else x79)
-    x81 = 2*alpha*x80
-    x82 = (x79 if (G < x27) else 0)
-    x83 = 2*alpha_inter*x82
-    x84 = V*h*x0/t
-    x85 = (0 if (G < c*d*p*t) else x84)
-    x86 = 2*beta*x85
-    x87 = (x84 if (G < c*d*p*t) else 0)
-    x88 = 2*beta_inter*x87
-    x89 = -G*(-1 + math.ceil(c*d*t/G)) + x27
-    x90 = (t/(x89) if (x58 == math.floor(x58)) and ((G == x89) or (p == 1)) else 1)
-    x91 = ((x79)*(-1 + ((x89)/t if (x58 == math.floor(x58)) and ((G == x89) or (p == 1)) else 1))*x9*x90/(c*d) if (G < x27) else (x79)*x9/(c*d))
-    x92 = 3*beta*x91
-    x93 = ((x79)*x9*x90/(c*d) if (G < x27) else 0)
-    x94 = 3*beta_inter*x93
-    x95 = gamma*V*h*x0/t
-    x96 = 2*gamma*(x79)*x9/(c*d)
-    x97 = max(0, -m*(x18 + x24 + 2*(x67)/(eta*peak) + 2*(x71)/(eta_fp8*peak_fp8) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x75/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x98 = x3 + x5 + x12 + (-1 + m + p)*(x78) + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97
-    x99 = alpha*(2*x80 + x2)
-    x100 = alpha_inter*(2*x82 + x4)
-    x101 = beta*(2*x85 + 3*x91)
-    x102 = beta_inter*(2*x87 + 3*x93)
-    x103 = gamma*(x84 + 2*(x79)*x9/(c*d))
-    x105 = 3*L*(4*b*h*x75 + 2*b*h*s*(2*h + x16) + 4*F*b*h*s)
-    x106 = 6*V*b*h*s
-    x107 = x105 + x106
-    x108 = x105 + 4*L*b*h*x75 + x106
-    x109 = 12*x9/(c*d)
-    x110 = 6*V*b*s/(c*d*m*t)
-    x111 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x98, m*(x18 + x23 + x24 + x68 + x72 + x73 + x76 + x77), x99 + x28 + x40 + x100 + x29 + x41 + x101 + x31 + x48 + x102 + x32 + x49 + x103 + x50 + x55 + x56 + x60 + x61 + x62, x28 + x40 + x3 + x29 + x41 + x5 + x31 + x48 + x32 + x49 + x50 + x81 + x83 + x86 + x88 + x55 + x56 + x92 + x60 + x94 + x61 + x95 + x96 + x62 + x97, (-1 + p)*(x78), x12, b*s/(x98), (x107)/(peak*c*d*p*t*(x98)), (x108)/(peak*c*d*p*t*(x98)), x107, x108, 6*x9 + x109 + (x110 + x111 if (p == 1) else max(x111, x110 + 34*L*b*h*s/(c*d*m*p*t))), x51, x63, x33, x99 + x100 + x101 + x102 + x103, x51, x63, x33, x3 + x5 + x81 + x83 + x86 + x88 + x92 + x94 + x95 + x96 + x97, 2*x9, 4*x9, x109, x111, x110, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x122 = c*d
+    x14 = (16*x11 + 30*x11/x122)/hbm
+    x16 = 12*L*b*h*s/(c*d*m*p)
+    x123 = c*d*m*p*t
+    x17 = 6*F*L*b*s/x123
+    x18 = 2*h_kv
+    x19 = h + x18
+    x20 = (x16 + x17 + 6*L*b*s*(x19)/x123)/hbm
+    x21 = h**2
+    x124 = p*t
+    x22 = 6*L*x21/x124
+    x23 = 6*L*h*(x19)/x124
+    x24 = 12*F*L*h/x124
+    x25 = ((x22 + x23 + x24)/m + x16 + x17 + 6*L*b*h*s/x123)/hbm
+    x26 = (6*V*h/t + x22 + x23 + x24)/hbm
+    x27 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x28 = m*x27
+    x29 = c*d*t
+    x30 = (G < 1 + x29)
+    x31 = alpha*((0 if x0 else x28) + (0 if x30 else x28))
+    x32 = alpha_inter*((x28 if x0 else 0) + (x28 if x30 else 0))
+    x125 = c*d*t
+    x33 = b*h*s*x27/x125
+    x34 = beta*((0 if x0 else x33) + (0 if x30 else x33))
+    x35 = beta_inter*((x33 if x0 else 0) + (x33 if x30 else 0))
+    x36 = x31 + x32 + x34 + x35
+    x37 = (G < t)
+    x38 = -1 + t
+    x39 = (1 if x1 else 0)
+    x40 = m*(x38)*x39
+    x41 = m*(x38)
+    x42 = 2*L*m*(x38)/p
+    x43 = 3*m*(-2 + 2*t)
+    x44 = alpha*(2*(0 if x37 else x40) + 3*(0 if x37 else x41) + 5*(0 if x37 else x42) + (0 if x37 else x43))
+    x45 = alpha_inter*(2*(x40 if x37 else 0) + 3*(x41 if x37 else 0) + 5*(x42 if x37 else 0) + (x43 if x37 else 0))
+    x47 = t - G*(-1 + math.ceil(t/G))
+    x48 = (G == x47) or (c*d*p == 1)
+    x49 = -1 + (x47 if x48 else 1)
+    x50 = (1/(x47) if x48 else 1)
+    x51 = b*h*s*(x38)*x39/x125
+    x52 = b*h*s*(x38)/x125
+    x126 = c*d*p*t
+    x53 = beta*(2*(b*h*s*(x38)*(x49)*x39*x50/x125 if x37 else x51) + 3*(b*h*s*(x38)*(x49)*x50/x125 if x37 else x52) + 5*(2*L*b*h*s*(x38)*(x49)*x50/x126 if x37 else 2*L*b*h*s*(x38)/x126) + (6*b*s*(x38)*(x49)*x50/x125 if x37 else 6*b*s*(x38)/x125))
+    x54 = beta_inter*(2*(b*h*s*(x38)*x39*x50/x125 if x37 else 0) + 3*(b*h*s*(x38)*x50/x125 if x37 else 0) + 5*(2*L*b*h*s*(x38)*x50/x126 if x37 else 0) + (6*b*s*(x38)*x50/x125 if x37 else 0))
+    x55 = gamma*(3*b*s*(x38)/x125 + x52 + x51 + 4*L*b*h*s*(x38)/x126)
+    x56 = x44 + x45 + x53 + x54 + x55
+    x57 = c*t
+    x58 = (G < x57)
+    x59 = -1 + c
+    x60 = 2*L*m*(x59)/p
+    x61 = 3*alpha*(0 if x58 else x60)
+    x62 = 3*alpha_inter*(x60 if x58 else 0)
+    x63 = x57 - G*(-1 + math.ceil(c*t/G))
+    x64 = G/t
+    x65 = (x64 == math.floor(x64))
+    x66 = x65 and ((G == x63) or (d*p == 1))
+    x67 = (t/(x63) if x66 else 1)
+    x68 = 3*beta*(2*L*b*h*s*(x59)*(-1 + ((x63)/t if x66 else 1))*x67/x126 if x58 else 2*L*b*h*s*(x59)/x126)
+    x69 = 3*beta_inter*(2*L*b*h*s*(x59)*x67/x126 if x58 else 0)
+    x70 = 2*gamma*L*b*h*s*(x59)/x126
+    x71 = x61 + x62 + x68 + x69 + x70
+    x74 = b*h*s/(c*d*m)
+    x127 = c*d*m*t
+    x75 = 2*w_half*(V*h/t + x74 + V*b*s/x127) + 2*V*b*h*s/x127
+    x128 = eta*peak
+    x76 = 3*(x75)/x128
+    x79 = 2*w_half*L*(x21/t + x74 + b*h*s/x127)/p + 2*w_half*L*(h*(x19)/t + x74 + b*s*(x19)/x127)/p + 4*w_half*L*(F*h/t + x74 + F*b*s/x127)/p + 2*L*b*s*x21/x123 + 2*L*b*h*s*(x19)/x123 + 4*F*L*b*h*s/x123
+    x129 = eta_fp8*peak_fp8
+    x80 = 3*(x79)/x129
+    x130 = hbm*c*d*m*t
+    x81 = 52*V*b*s/x130
+    x83 = s**2
+    x131 = eta_attn*peak*c*d*m*p*t
+    x84 = 9*L*b*h*x83/x131
+    x132 = hbm*c*d*m*p*t
+    x85 = 34*kappa*L*b*h*s/x132
+    x86 = x20 + x25 + x26 + (x36)/m + (x56)/m + (x71)/m + x76 + x80 + x81 + x84 + x85
+    x87 = (G < x29)
+    x88 = -1 + c*d
+    x89 = (0 if x87 else x88)
+    x90 = 2*alpha*x89
+    x91 = (x88 if x87 else 0)
+    x92 = 2*alpha_inter*x91
+    x93 = V*h*x2/t
+    x94 = (0 if x0 else x93)
+    x95 = 2*beta*x94
+    x96 = (x93 if x0 else 0)
+    x97 = 2*beta_inter*x96
+    x98 = -G*(-1 + math.ceil(c*d*t/G)) + x29
+    x99 = x65 and ((G == x98) or x1)
+    x100 = (t/(x98) if x99 else 1)
+    x101 = ((x88)*(-1 + ((x98)/t if x99 else 1))*x11*x100/x122 if x87 else (x88)*x11/x122)
+    x102 = 3*beta*x101
+    x103 = ((x88)*x11*x100/x122 if x87 else 0)
+    x104 = 3*beta_inter*x103
+    x105 = gamma*V*h*x2/t
+    x106 = 2*gamma*(x88)*x11/x122
+    x107 = max(0, -m*(x20 + x26 + 2*(x75)/x128 + 2*(x79)/x129 + 14*V*b*s/x130 + 7*L*b*h*x83/x131 + (68/3)*kappa*L*b*h*s/x132))
+    x108 = x5 + x7 + x14 + (-1 + m + p)*(x86) + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107
+    x109 = alpha*(2*x89 + x4)
+    x110 = alpha_inter*(2*x91 + x6)
+    x111 = beta*(2*x94 + 3*x101)
+    x112 = beta_inter*(2*x96 + 3*x103)
+    x113 = gamma*(x93 + 2*(x88)*x11/x122)
+    x115 = 3*L*(4*b*h*x83 + 2*b*h*s*(2*h + x18) + 4*F*b*h*s)
+    x116 = 6*V*b*h*s
+    x117 = x115 + x116
+    x118 = x115 + 4*L*b*h*x83 + x116
+    x119 = 12*x11/x122
+    x120 = 6*V*b*s/x127
+    x121 = 34*L*b*h*s*min(m, p)/x123
+    return (x108, m*(x20 + x25 + x26 + x76 + x80 + x81 + x84 + x85), x109 + x31 + x44 + x110 + x32 + x45 + x111 + x34 + x53 + x112 + x35 + x54 + x113 + x55 + x61 + x62 + x68 + x69 + x70, x31 + x44 + x5 + x32 + x45 + x7 + x34 + x53 + x35 + x54 + x55 + x90 + x92 + x95 + x97 + x61 + x62 + x102 + x68 + x104 + x69 + x105 + x106 + x70 + x107, (-1 + p)*(x86), x14, b*s/(x108), (x117)/(peak*c*d*p*t*(x108)), (x118)/(peak*c*d*p*t*(x108)), x117, x118, 6*x11 + x119 + (x120 + x121 if x1 else max(x121, x120 + 34*L*b*h*s/x123)), x56, x71, x36, x109 + x110 + x111 + x112 + x113, x56, x71, x36, x5 + x7 + x90 + x92 + x95 + x97 + x102 + x104 + x105 + x106 + x107, 2*x11, 4*x11, x119, x121, x120, 0,)
 
 
 def _step_94056f05a05e(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -2 + 2*t
-    x28 = 2*L*m*(x27)/p
-    x29 = m*(x27)
-    x30 = 3*m*(x27)
-    x31 = (1 if (p == 1) else 0)
-    x32 = m*(x27)*x31
-    x33 = alpha*(2*(0 if (G < t) else x28) + (0 if (G < t) else x29) + (0 if (G < t) else x30) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x28 if (G < t) else 0) + (x29 if (G < t) else 0) + (x30 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x35 = -1 + t
-    x37 = t - G*(-1 + math.ceil(t/G))
-    x38 = -1 + (x37 if (G == x37) or (c*d*p == 1) else 1)
-    x39 = (1/(x37) if (G == x37) or (c*d*p == 1) else 1)
-    x40 = 4*L*b*h*s*(x35)/(c*d*p*t)
-    x41 = beta*(2*(4*L*b*h*s*(x35)*(x38)*x39/(c*d*p*t) if (G < t) else x40) + (6*b*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 6*b*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)/(c*d*t)) + (2*b*h*s*(x35)*(x38)*x31*x39/(c*d*t) if (G < t) else 2*b*h*s*(x35)*x31/(c*d*t)))
-    x42 = beta_inter*(2*(4*L*b*h*s*(x35)*x39/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x39/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x35)*x31*x39/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x35)/(c*d*t) + b*h*s*(x35)/(c*d*t) + b*h*s*(x35)*x31/(c*d*t) + x40)
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 3*alpha*(0 if (G < x45) else x47)
-    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 3*beta*(2*L*b*h*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h*s*(x46)/(c*d*p*t))
-    x54 = 3*beta_inter*(2*L*b*h*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = s**2
-    x60 = 2*h + x14
-    x61 = L*(4*b*h*x59/(d*m) + 2*b*h*s*(x60)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x62 = ((x61)/(c*t) - 4*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x63 = (2*(x61)/(c*t) - 8*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x64 = b*h*s/(c*d*m)
-    x65 = V*h/t + x64 + V*b*s/(c*d*m*t)
-    x66 = x13/t + x64 + b*h*s/(c*d*m*t)
-    x67 = h*(x15)/t + x64 + b*s*(x15)/(c*d*m*t)
-    x68 = F*h/t + x64 + F*b*s/(c*d*m*t)
-    x69 = (2*w_half*(x65) + 2*w_half*L*(x66)/p + 2*w_half*L*(x67)/p + 4*w_half*L*(x68)/p)/(eta*peak)
-    x70 = (4*w_half*(x65) + 4*w_half*L*(x66)/p + 4*w_half*L*(x67)/p + 8*w_half*L*(x68)/p)/(eta*peak)
-    x71 = 52*V*b*s/(hbm*c*d*m*t)
-    x72 = 10 + 24/t
-    x73 = kappa*L*b*h*s*(x72)/(hbm*c*d*m*p)
-    x75 = 7*L*b*h*x59/(eta_attn*peak*c*d*m*p*t)
-    x76 = x16 + (x26)/m + (x44)/m + (x56)/m + x62 + x63 + x69 + x70 + x71 + x73 + x75
-    x77 = -1 + c*d
-    x78 = (0 if (G < x20) else x77)
-    x79 = 2*alpha*x78
-    x80 = (x77 if (G < x20) else 0)
-    x81 = 2*alpha_inter*x80
-    x82 = V*h*x0/t
-    x83 = (0 if (G < c*d*p*t) else x82)
-    x84 = 2*beta*x83
-    x85 = (x82 if (G < c*d*p*t) else 0)
-    x86 = 2*beta_inter*x85
-    x87 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x88 = (t/(x87) if (x51 == math.floor(x51)) and ((G == x87) or (p == 1)) else 1)
-    x89 = ((x77)*(-1 + ((x87)/t if (x51 == math.floor(x51)) and ((G == x87) or (p == 1)) else 1))*x9*x88/(c*d) if (G < x20) else (x77)*x9/(c*d))
-    x90 = 3*beta*x89
-    x91 = ((x77)*x9*x88/(c*d) if (G < x20) else 0)
-    x92 = 3*beta_inter*x91
-    x93 = gamma*V*h*x0/t
-    x94 = 2*gamma*(x77)*x9/(c*d)
-    x95 = max(0, -m*(x16 + x63 + x70 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x59/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x72)/(hbm*c*d*m*p)))
-    x96 = x3 + x5 + x12 + (-1 + m + p)*(x76) + x79 + x81 + x84 + x86 + x90 + x92 + x93 + x94 + x95
-    x97 = alpha*(2*x78 + x2)
-    x98 = alpha_inter*(2*x80 + x4)
-    x99 = beta*(2*x83 + 3*x89)
-    x100 = beta_inter*(2*x85 + 3*x91)
-    x101 = gamma*(x82 + 2*(x77)*x9/(c*d))
-    x103 = 3*L*(4*b*h*x59 + 2*b*h*s*(x60) + 4*F*b*h*s) + 6*V*b*h*s
-    x104 = (x103)/(peak*c*d*p*t*(x96))
-    x105 = 12*x9/(c*d)
-    x106 = 6*V*b*s/(c*d*m*t)
-    x107 = L*b*h*s*(x72)*min(m, p)/(c*d*m*p)
-    return (x96, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x75), x97 + x21 + x33 + x98 + x22 + x34 + x99 + x24 + x41 + x100 + x25 + x42 + x101 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x79 + x81 + x84 + x86 + x48 + x49 + x90 + x53 + x92 + x54 + x93 + x94 + x55 + x95, (-1 + p)*(x76), x12, b*s/(x96), x104, x104, x103, x103, 6*x9 + x105 + (x106 + x107 if (p == 1) else max(x107, x106 + L*b*h*s*(x72)/(c*d*m*p))), x44, x56, x26, x97 + x98 + x99 + x100 + x101, x44, x56, x26, x3 + x5 + x79 + x81 + x84 + x86 + x90 + x92 + x93 + x94 + x95, 2*x9, 4*x9, x105, x107, x106, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x118 = c*d
+    x14 = (16*x11 + 30*x11/x118)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x119 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x119 + 6*L*h*(x17)/x119 + 12*F*L*h/x119)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x26 = b*h*s*x20/x118
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -2 + 2*t
+    x32 = 2*L*m*(x31)/p
+    x33 = m*(x31)
+    x34 = 3*m*(x31)
+    x35 = (1 if x1 else 0)
+    x36 = m*(x31)*x35
+    x37 = alpha*(2*(0 if x30 else x32) + (0 if x30 else x33) + (0 if x30 else x34) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x32 if x30 else 0) + (x33 if x30 else 0) + (x34 if x30 else 0) + (x36 if x30 else 0))
+    x39 = -1 + t
+    x41 = t - G*(-1 + math.ceil(t/G))
+    x42 = (G == x41) or (c*d*p == 1)
+    x43 = -1 + (x41 if x42 else 1)
+    x44 = (1/(x41) if x42 else 1)
+    x120 = c*d*p*t
+    x45 = 4*L*b*h*s*(x39)/x120
+    x121 = c*d*t
+    x46 = beta*(2*(4*L*b*h*s*(x39)*(x43)*x44/x120 if x30 else x45) + (6*b*s*(x39)*(x43)*x44/x121 if x30 else 6*b*s*(x39)/x121) + (2*b*h*s*(x39)*(x43)*x44/x121 if x30 else 2*b*h*s*(x39)/x121) + (2*b*h*s*(x39)*(x43)*x35*x44/x121 if x30 else 2*b*h*s*(x39)*x35/x121))
+    x47 = beta_inter*(2*(4*L*b*h*s*(x39)*x44/x120 if x30 else 0) + (6*b*s*(x39)*x44/x121 if x30 else 0) + (2*b*h*s*(x39)*x44/x121 if x30 else 0) + (2*b*h*s*(x39)*x35*x44/x121 if x30 else 0))
+    x48 = gamma*(3*b*s*(x39)/x121 + b*h*s*(x39)/x121 + b*h*s*(x39)*x35/x121 + x45)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 3*alpha*(0 if x51 else x53)
+    x55 = 3*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x120 if x51 else 2*L*b*h*s*(x52)/x120)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x120 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x120
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = s**2
+    x68 = 2*h + x16
+    x122 = d*m
+    x69 = L*(4*b*h*x67/x122 + 2*b*h*s*(x68)/x122 + 4*F*b*h*s/x122)/p + 2*V*b*h*s/x122
+    x123 = c*t
+    x124 = c*d*m*p*t
+    x125 = eta*peak
+    x70 = ((x69)/x123 - 4*L*b*h*x67/x124)/x125
+    x71 = (2*(x69)/x123 - 8*L*b*h*x67/x124)/x125
+    x72 = b*h*s/(c*d*m)
+    x126 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x126
+    x74 = x15/t + x72 + b*h*s/x126
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x126
+    x76 = F*h/t + x72 + F*b*s/x126
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x125
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x125
+    x127 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x127
+    x80 = 10 + 24/t
+    x128 = hbm*c*d*m*p
+    x81 = kappa*L*b*h*s*(x80)/x128
+    x129 = eta_attn*peak*c*d*m*p*t
+    x83 = 7*L*b*h*x67/x129
+    x84 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x83
+    x85 = (G < x22)
+    x86 = -1 + c*d
+    x87 = (0 if x85 else x86)
+    x88 = 2*alpha*x87
+    x89 = (x86 if x85 else 0)
+    x90 = 2*alpha_inter*x89
+    x91 = V*h*x2/t
+    x92 = (0 if x0 else x91)
+    x93 = 2*beta*x92
+    x94 = (x91 if x0 else 0)
+    x95 = 2*beta_inter*x94
+    x96 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x97 = x58 and ((G == x96) or x1)
+    x98 = (t/(x96) if x97 else 1)
+    x99 = ((x86)*(-1 + ((x96)/t if x97 else 1))*x11*x98/x118 if x85 else (x86)*x11/x118)
+    x100 = 3*beta*x99
+    x101 = ((x86)*x11*x98/x118 if x85 else 0)
+    x102 = 3*beta_inter*x101
+    x103 = gamma*V*h*x2/t
+    x104 = 2*gamma*(x86)*x11/x118
+    x105 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x127 + 5*L*b*h*x67/x129 + (2/3)*kappa*L*b*h*s*(x80)/x128))
+    x106 = x5 + x7 + x14 + (-1 + m + p)*(x84) + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105
+    x107 = alpha*(2*x87 + x4)
+    x108 = alpha_inter*(2*x89 + x6)
+    x109 = beta*(2*x92 + 3*x99)
+    x110 = beta_inter*(2*x94 + 3*x101)
+    x111 = gamma*(x91 + 2*(x86)*x11/x118)
+    x113 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s) + 6*V*b*h*s
+    x114 = (x113)/(peak*c*d*p*t*(x106))
+    x115 = 12*x11/x118
+    x116 = 6*V*b*s/x126
+    x130 = c*d*m*p
+    x117 = L*b*h*s*(x80)*min(m, p)/x130
+    return (x106, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x83), x107 + x24 + x37 + x108 + x25 + x38 + x109 + x27 + x46 + x110 + x28 + x47 + x111 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x88 + x90 + x93 + x95 + x54 + x55 + x100 + x61 + x102 + x62 + x103 + x104 + x63 + x105, (-1 + p)*(x84), x14, b*s/(x106), x114, x114, x113, x113, 6*x11 + x115 + (x116 + x117 if x1 else max(x117, x116 + L*b*h*s*(x80)/x130)), x49, x64, x29, x107 + x108 + x109 + x110 + x111, x49, x64, x29, x5 + x7 + x88 + x90 + x93 + x95 + x100 + x102 + x103 + x104 + x105, 2*x11, 4*x11, x115, x117, x116, 0,)
 
 
 def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -23044,149 +23773,182 @@ def _step_9e853d96d670(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = d_rope + kv_lora
-    x32 = L - L_moe
-    x33 = d_nope + d_v
-    x34 = (6*L*x30/p + 6*V*h/t + 6*L*h*(x31)/(p*t) + 18*F*h*(x32)/(p*t) + 6*L*a*d_v*h/(p*t) + 6*L*a*kv_lora*(x33)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x36 = e*t
-    x37 = x36 - G*(-1 + math.ceil(e*t/G))
-    x38 = ((x37)/t if (x7 == math.floor(x7)) and ((G == x37) or (c*d*p/e == 1)) else 1)
-    x39 = -1 + x38
-    x40 = -1 + e
-    x41 = -1 + x36
-    x42 = L_moe*m*(x41)/p
-    x43 = alpha*(4*(L_moe*m*(x39)/p if (G < x36) else L_moe*m*(x40)/p) + (0 if (G < x36) else x42))
-    x44 = e - x38
-    x45 = alpha_inter*(4*(L_moe*m*(x44)/p if (G < x36) else 0) + (x42 if (G < x36) else 0))
-    x46 = (1/(x37) if (G == x37) or (c*d*p/e == 1) else 1)
-    x47 = beta*(4*(E*L_moe*m*(x41)*(-1 + (x37 if (G == x37) or (c*d*p/e == 1) else 1))*x46/p if (G < x36) else E*L_moe*m*(x41)/p) + 4*(L_moe*b*h*k*s*(x39)/(c*d*e*p*t) if (G < x36) else L_moe*b*h*k*s*(x40)/(c*d*e*p*t)))
-    x48 = beta_inter*(4*(E*L_moe*m*(x41)*x46/p if (G < x36) else 0) + 4*(L_moe*b*h*k*s*(x44)/(c*d*e*p*t) if (G < x36) else 0))
-    x49 = x43 + x45 + x47 + x48
-    x50 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x51 = m*x50
-    x52 = alpha*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = alpha_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = b*h*s*x50/(c*d*t)
-    x55 = beta*((0 if (G < c*d*p*t) else x54) + (0 if (G < 1 + x5) else x54))
-    x56 = beta_inter*((x54 if (G < c*d*p*t) else 0) + (x54 if (G < 1 + x5) else 0))
-    x57 = x52 + x53 + x55 + x56
-    x58 = -1 + t
-    x59 = -L_moe/p
-    x60 = x59 + 2*L/p
-    x61 = m*(x58)*(x60)
-    x62 = (1 if (p == 1) else 0)
-    x63 = m*(x58)*x62
-    x64 = m*(x58)
-    x65 = L/p + x59
-    x66 = m*(x58)*(x65)
-    x67 = L_moe*m*(x58)/p
-    x68 = L*m*(x58)/p
-    x69 = -2 + 2*t
-    x70 = 3*m*(x69)
-    x71 = alpha*(2*(0 if (G < t) else x61) + 2*(0 if (G < t) else x63) + 3*(0 if (G < t) else x64) + 3*(0 if (G < t) else x66) + 4*(0 if (G < t) else x67) + 8*(0 if (G < t) else x68) + (0 if (G < t) else x70) + (0 if (G < t) else x69))
-    x72 = alpha_inter*(2*(x61 if (G < t) else 0) + 2*(x63 if (G < t) else 0) + 3*(x64 if (G < t) else 0) + 3*(x66 if (G < t) else 0) + 4*(x67 if (G < t) else 0) + 8*(x68 if (G < t) else 0) + (x70 if (G < t) else 0) + (x69 if (G < t) else 0))
-    x73 = t - G*(-1 + math.ceil(t/G))
-    x74 = -1 + (x73 if (G == x73) or (c*d*p == 1) else 1)
-    x75 = q_lora + d_rope + kv_lora
-    x76 = (1/(x73) if (G == x73) or (c*d*p == 1) else 1)
-    x77 = 2*L*h*(x58)*(x75)/(p*t)
-    x78 = b*h*s*(x58)*(x60)/(c*d*t)
-    x79 = b*h*s*(x58)*x62/(c*d*t)
-    x80 = L*b*d_rope*s*(x58)/(c*d*p*t)
-    x81 = b*h*s*(x58)/(c*d*t)
-    x82 = b*h*s*(x58)*(x65)/(c*d*t)
-    x83 = L*b*kv_lora*s*(x58)/(c*d*p*t)
-    x84 = (h if (q_lora == 0) else q_lora)
-    x85 = L*b*s*(x58)*x84/(c*d*p*t)
-    x86 = beta*(2*(2*L*h*(x58)*(x74)*(x75)*x76/(p*t) if (G < t) else x77) + 2*(b*h*s*(x58)*(x74)*(x60)*x76/(c*d*t) if (G < t) else x78) + 2*(b*h*s*(x58)*(x74)*x62*x76/(c*d*t) if (G < t) else x79) + 2*(L*b*d_rope*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x80) + 3*(b*h*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else x81) + 3*(b*h*s*(x58)*(x74)*(x65)*x76/(c*d*t) if (G < t) else x82) + 3*(L*b*kv_lora*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else x83) + 3*(L*b*s*(x58)*(x74)*x84*x76/(c*d*p*t) if (G < t) else x85) + 4*(L_moe*b*h*k*s*(x58)*(x74)*x76/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x58)/(c*d*p*t)) + (6*b*s*(x58)*(x74)*x76/(c*d*t) if (G < t) else 6*b*s*(x58)/(c*d*t)))
-    x87 = beta_inter*(2*(2*L*h*(x58)*(x75)*x76/(p*t) if (G < t) else 0) + 2*(b*h*s*(x58)*(x60)*x76/(c*d*t) if (G < t) else 0) + 2*(b*h*s*(x58)*x62*x76/(c*d*t) if (G < t) else 0) + 2*(L*b*d_rope*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 3*(b*h*s*(x58)*x76/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x58)*(x65)*x76/(c*d*t) if (G < t) else 0) + 3*(L*b*kv_lora*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + 3*(L*b*s*(x58)*x84*x76/(c*d*p*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x58)*x76/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x58)*x76/(c*d*t) if (G < t) else 0))
-    x88 = gamma*(x77 + 3*b*s*(x58)/(c*d*t) + x81 + x82 + x78 + x79 + x80 + x83 + x85 + 2*L_moe*b*h*k*s*(x58)/(c*d*p*t))
-    x89 = x71 + x72 + x86 + x87 + x88
-    x90 = c*t
-    x91 = -1 + c
-    x92 = 2*L*m*(x91)/p
-    x93 = 3*alpha*(0 if (G < x90) else x92)
-    x94 = 3*alpha_inter*(x92 if (G < x90) else 0)
-    x95 = x90 - G*(-1 + math.ceil(c*t/G))
-    x96 = d_nope + d_rope + d_v
-    x97 = (t/(x95) if (x7 == math.floor(x7)) and ((G == x95) or (d*p == 1)) else 1)
-    x98 = 3*beta*(L*a*b*s*(x91)*(-1 + ((x95)/t if (x7 == math.floor(x7)) and ((G == x95) or (d*p == 1)) else 1))*(x96)*x97/(c*d*p*t) if (G < x90) else L*a*b*s*(x91)*(x96)/(c*d*p*t))
-    x99 = 3*beta_inter*(L*a*b*s*(x91)*(x96)*x97/(c*d*p*t) if (G < x90) else 0)
-    x100 = gamma*L*a*b*s*(x91)*(x96)/(c*d*p*t)
-    x101 = x93 + x94 + x98 + x99 + x100
-    x104 = h*(x31) + a*d_v*h + a*kv_lora*(x33) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29))
-    x105 = 2*b*s*(x104)/(d*m)
-    x106 = s**2
-    x107 = 2*a*b*x106*(x96)/(d*m)
-    x108 = E_s + k
-    x109 = (L_moe*(x105 + x107 + 6*F_e*b*h*s*(x108)/(d*m)) + (x32)*(x105 + x107 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x110 = ((x109)/(c*t) - 2*L*a*b*x106*(x96)/(c*d*m*p*t))/(eta*peak)
-    x111 = (2*(x109)/(c*t) - 4*L*a*b*x106*(x96)/(c*d*m*p*t))/(eta*peak)
-    x112 = b*h*s/(c*d*m)
-    x113 = V*h/t + x112 + V*b*s/(c*d*m*t)
-    x114 = h*(x31)/t + x112 + b*s*(x31)/(c*d*m*t)
-    x115 = a*d_v*h/t + x112 + a*b*d_v*s/(c*d*m*t)
-    x116 = a*kv_lora*(x33)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x33)/(c*d*m*t)
-    x117 = x112 + b*s*x30/(c*d*h*m) + x30
-    x118 = F*h/t + x112 + F*b*s/(c*d*m*t)
-    x119 = 2*F*h/t + x112 + 2*F*b*s/(c*d*m*t)
-    x120 = F_e*h/t
-    x121 = x120 + x112 + F_e*b*s/(c*d*m*t)
-    x122 = 2*F_e*h/t
-    x123 = x122 + x112 + 2*F_e*b*s/(c*d*m*t)
-    x125 = b*e*h*k*s/(E*c*d*m)
-    x126 = x120 + x125 + F_e*b*e*k*s/(E*c*d*m*t)
-    x127 = x122 + x125 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x128 = (2*w_half*(x113) + 2*w_half*L*(x114)/p + 2*w_half*L*(x115)/p + 2*w_half*L*(x116)/p + 2*w_half*L*(x117)/p + 2*w_half*(x32)*(x118)/p + 2*w_half*(x32)*(x119)/p + 2*w_half*E_s*L_moe*(x121)/p + 2*w_half*E_s*L_moe*(x123)/p + 2*w_half_expert*E*L_moe*(x126)/(e*p) + 2*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x129 = (4*w_half*(x113) + 4*w_half*L*(x114)/p + 4*w_half*L*(x115)/p + 4*w_half*L*(x116)/p + 4*w_half*L*(x117)/p + 4*w_half*(x32)*(x118)/p + 4*w_half*(x32)*(x119)/p + 4*w_half*E_s*L_moe*(x121)/p + 4*w_half*E_s*L_moe*(x123)/p + 4*w_half_expert*E*L_moe*(x126)/(e*p) + 4*w_half_expert*E*L_moe*(x127)/(e*p))/(eta*peak)
-    x130 = b*s*((4*a*d_v + 4*a*(x28))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x131 = kappa*L*(x130)/(hbm*p)
-    x132 = 52*V*b*s/(hbm*c*d*m*t)
-    x134 = (9/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)
-    x135 = x34 + (x49)/m + (x57)/m + (x89)/m + (x101)/m + x110 + x111 + x128 + x129 + x131 + x132 + x134
-    x136 = (0 if (G < x5) else x2)
-    x137 = (0 if (G < x5) else x15)
-    x138 = 2*alpha*(x136 + x137)
-    x139 = (x2 if (G < x5) else 0)
-    x140 = (x15 if (G < x5) else 0)
-    x141 = 2*alpha_inter*(x139 + x140)
-    x142 = max(0, -m*(x34 + x111 + x129 + (2/3)*kappa*L*(x130)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x106*(x96)/(eta_attn*peak*c*d*m*p*t)))
-    x143 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x135) + x138 + x141 + x142
-    x144 = alpha*(2*x136 + 2*x137)
-    x145 = alpha_inter*(2*x139 + 2*x140)
-    x146 = beta*(3*x13 + 3*x18)
-    x147 = beta_inter*(3*x21 + 3*x22)
-    x149 = 2*b*s*(x104)
-    x150 = 2*a*b*x106*(x96)
-    x151 = 3*L_moe*(x149 + x150 + 6*F_e*b*h*s*(x108))
-    x152 = 3*(x32)*(x149 + x150 + 6*F*b*h*s)
-    x153 = 6*V*b*h*s
-    x154 = x151 + x152 + x153
-    x155 = x151 + x152 + x153 + 2*L*a*b*x106*(x96)
-    x156 = 12*x12/(c*d)
-    x157 = 12*Phi_E/(c*d*p*t)
-    x158 = L*(x130)*min(m, p)/p
-    x159 = 6*V*b*s/(c*d*m*t)
-    return (x143, m*(x34 + x110 + x111 + x128 + x129 + x131 + x132 + x134), x144 + x43 + x52 + x71 + x145 + x45 + x53 + x72 + x146 + x47 + x55 + x86 + x147 + x48 + x56 + x87 + x25 + x88 + x93 + x94 + x98 + x99 + x100, x43 + x52 + x71 + x45 + x53 + x72 + x19 + x47 + x55 + x20 + x86 + x23 + x48 + x24 + x56 + x87 + x25 + x88 + x138 + x141 + x93 + x94 + x98 + x99 + x100 + x142, (-1 + p)*(x135), x27, b*s/(x143), (x154)/(peak*c*d*p*t*(x143)), (x155)/(peak*c*d*p*t*(x143)), x154, x155, 6*x12 + x156 + 6*Phi_E/(e*p*t) + x157 + (x158 + x159 if (p == 1) else max(x158, L*(x130)/p + x159)), x89, x101, x49, x57, x144 + x145 + x146 + x147 + x25, x89, x101, x49, x57, x19 + x20 + x23 + x24 + x25 + x138 + x141 + x142, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x156 + x157, x158, x159, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x175 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x175 if x17 else (x2)*x16/x175)
+    x20 = -1 + c*d/e
+    x176 = e*t
+    x21 = G/x176
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x177 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x176 if x22 else 1))*x23/x177 if x17 else Phi_E*(x20)/x177)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x175 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x177 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x175 + 2*Phi_E*(x20)/x177)
+    x178 = e*p*t
+    x33 = (16*x16 + 30*x16/x175 + 16*Phi_E/x178 + 30*Phi_E/x177)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = d_rope + kv_lora
+    x39 = L - L_moe
+    x40 = d_nope + d_v
+    x179 = p*t
+    x41 = (6*L*x37/p + 6*V*h/t + 6*L*h*(x38)/x179 + 18*F*h*(x39)/x179 + 6*L*a*d_v*h/x179 + 6*L*a*kv_lora*(x40)/x179 + 18*E_s*F_e*L_moe*h/x179 + 18*E*F_e*L_moe*h/x178)/hbm
+    x43 = e*t
+    x44 = x43 - G*(-1 + math.ceil(e*t/G))
+    x45 = (G == x44) or (c*d*p/e == 1)
+    x46 = ((x44)/t if x8 and (x45) else 1)
+    x47 = -1 + x46
+    x48 = (G < x43)
+    x49 = -1 + e
+    x50 = -1 + x43
+    x51 = L_moe*m*(x50)/p
+    x52 = alpha*(4*(L_moe*m*(x47)/p if x48 else L_moe*m*(x49)/p) + (0 if x48 else x51))
+    x53 = e - x46
+    x54 = alpha_inter*(4*(L_moe*m*(x53)/p if x48 else 0) + (x51 if x48 else 0))
+    x55 = (1/(x44) if x45 else 1)
+    x180 = c*d*e*p*t
+    x56 = beta*(4*(E*L_moe*m*(x50)*(-1 + (x44 if x45 else 1))*x55/p if x48 else E*L_moe*m*(x50)/p) + 4*(L_moe*b*h*k*s*(x47)/x180 if x48 else L_moe*b*h*k*s*(x49)/x180))
+    x57 = beta_inter*(4*(E*L_moe*m*(x50)*x55/p if x48 else 0) + 4*(L_moe*b*h*k*s*(x53)/x180 if x48 else 0))
+    x58 = x52 + x54 + x56 + x57
+    x59 = (G < c*d*p*t)
+    x60 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x61 = m*x60
+    x62 = (G < 1 + x5)
+    x63 = alpha*((0 if x59 else x61) + (0 if x62 else x61))
+    x64 = alpha_inter*((x61 if x59 else 0) + (x61 if x62 else 0))
+    x181 = c*d*t
+    x65 = b*h*s*x60/x181
+    x66 = beta*((0 if x59 else x65) + (0 if x62 else x65))
+    x67 = beta_inter*((x65 if x59 else 0) + (x65 if x62 else 0))
+    x68 = x63 + x64 + x66 + x67
+    x69 = (G < t)
+    x70 = -1 + t
+    x71 = -L_moe/p
+    x72 = x71 + 2*L/p
+    x73 = m*(x70)*(x72)
+    x74 = (1 if x9 else 0)
+    x75 = m*(x70)*x74
+    x76 = m*(x70)
+    x77 = L/p + x71
+    x78 = m*(x70)*(x77)
+    x79 = L_moe*m*(x70)/p
+    x80 = L*m*(x70)/p
+    x81 = -2 + 2*t
+    x82 = 3*m*(x81)
+    x83 = alpha*(2*(0 if x69 else x73) + 2*(0 if x69 else x75) + 3*(0 if x69 else x76) + 3*(0 if x69 else x78) + 4*(0 if x69 else x79) + 8*(0 if x69 else x80) + (0 if x69 else x82) + (0 if x69 else x81))
+    x84 = alpha_inter*(2*(x73 if x69 else 0) + 2*(x75 if x69 else 0) + 3*(x76 if x69 else 0) + 3*(x78 if x69 else 0) + 4*(x79 if x69 else 0) + 8*(x80 if x69 else 0) + (x82 if x69 else 0) + (x81 if x69 else 0))
+    x85 = t - G*(-1 + math.ceil(t/G))
+    x86 = (G == x85) or (c*d*p == 1)
+    x87 = -1 + (x85 if x86 else 1)
+    x88 = q_lora + d_rope + kv_lora
+    x89 = (1/(x85) if x86 else 1)
+    x90 = 2*L*h*(x70)*(x88)/x179
+    x91 = b*h*s*(x70)*(x72)/x181
+    x92 = b*h*s*(x70)*x74/x181
+    x93 = L*b*d_rope*s*(x70)/x177
+    x94 = b*h*s*(x70)/x181
+    x95 = b*h*s*(x70)*(x77)/x181
+    x96 = L*b*kv_lora*s*(x70)/x177
+    x97 = (h if x35 else q_lora)
+    x98 = L*b*s*(x70)*x97/x177
+    x99 = beta*(2*(2*L*h*(x70)*(x87)*(x88)*x89/x179 if x69 else x90) + 2*(b*h*s*(x70)*(x87)*(x72)*x89/x181 if x69 else x91) + 2*(b*h*s*(x70)*(x87)*x74*x89/x181 if x69 else x92) + 2*(L*b*d_rope*s*(x70)*(x87)*x89/x177 if x69 else x93) + 3*(b*h*s*(x70)*(x87)*x89/x181 if x69 else x94) + 3*(b*h*s*(x70)*(x87)*(x77)*x89/x181 if x69 else x95) + 3*(L*b*kv_lora*s*(x70)*(x87)*x89/x177 if x69 else x96) + 3*(L*b*s*(x70)*(x87)*x97*x89/x177 if x69 else x98) + 4*(L_moe*b*h*k*s*(x70)*(x87)*x89/x177 if x69 else L_moe*b*h*k*s*(x70)/x177) + (6*b*s*(x70)*(x87)*x89/x181 if x69 else 6*b*s*(x70)/x181))
+    x100 = beta_inter*(2*(2*L*h*(x70)*(x88)*x89/x179 if x69 else 0) + 2*(b*h*s*(x70)*(x72)*x89/x181 if x69 else 0) + 2*(b*h*s*(x70)*x74*x89/x181 if x69 else 0) + 2*(L*b*d_rope*s*(x70)*x89/x177 if x69 else 0) + 3*(b*h*s*(x70)*x89/x181 if x69 else 0) + 3*(b*h*s*(x70)*(x77)*x89/x181 if x69 else 0) + 3*(L*b*kv_lora*s*(x70)*x89/x177 if x69 else 0) + 3*(L*b*s*(x70)*x97*x89/x177 if x69 else 0) + 4*(L_moe*b*h*k*s*(x70)*x89/x177 if x69 else 0) + (6*b*s*(x70)*x89/x181 if x69 else 0))
+    x101 = gamma*(x90 + 3*b*s*(x70)/x181 + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x70)/x177)
+    x102 = x83 + x84 + x99 + x100 + x101
+    x103 = c*t
+    x104 = (G < x103)
+    x105 = -1 + c
+    x106 = 2*L*m*(x105)/p
+    x107 = 3*alpha*(0 if x104 else x106)
+    x108 = 3*alpha_inter*(x106 if x104 else 0)
+    x109 = x103 - G*(-1 + math.ceil(c*t/G))
+    x110 = x8 and ((G == x109) or (d*p == 1))
+    x111 = d_nope + d_rope + d_v
+    x112 = (t/(x109) if x110 else 1)
+    x113 = 3*beta*(L*a*b*s*(x105)*(-1 + ((x109)/t if x110 else 1))*(x111)*x112/x177 if x104 else L*a*b*s*(x105)*(x111)/x177)
+    x114 = 3*beta_inter*(L*a*b*s*(x105)*(x111)*x112/x177 if x104 else 0)
+    x115 = gamma*L*a*b*s*(x105)*(x111)/x177
+    x116 = x107 + x108 + x113 + x114 + x115
+    x119 = h*(x38) + a*d_v*h + a*kv_lora*(x40) + (a*h*(x34) if x35 else q_lora*(x36))
+    x182 = d*m
+    x120 = 2*b*s*(x119)/x182
+    x121 = s**2
+    x122 = 2*a*b*x121*(x111)/x182
+    x123 = E_s + k
+    x124 = (L_moe*(x120 + x122 + 6*F_e*b*h*s*(x123)/x182) + (x39)*(x120 + x122 + 6*F*b*h*s/x182))/p + 2*V*b*h*s/x182
+    x183 = c*t
+    x184 = c*d*m*p*t
+    x185 = eta*peak
+    x125 = ((x124)/x183 - 2*L*a*b*x121*(x111)/x184)/x185
+    x126 = (2*(x124)/x183 - 4*L*a*b*x121*(x111)/x184)/x185
+    x186 = c*d*m
+    x127 = b*h*s/x186
+    x187 = c*d*m*t
+    x128 = V*h/t + x127 + V*b*s/x187
+    x129 = h*(x38)/t + x127 + b*s*(x38)/x187
+    x130 = a*d_v*h/t + x127 + a*b*d_v*s/x187
+    x131 = a*kv_lora*(x40)/t + b*kv_lora*s/x186 + a*b*s*(x40)/x187
+    x132 = x127 + b*s*x37/(c*d*h*m) + x37
+    x133 = F*h/t + x127 + F*b*s/x187
+    x134 = 2*F*h/t + x127 + 2*F*b*s/x187
+    x135 = F_e*h/t
+    x136 = x135 + x127 + F_e*b*s/x187
+    x137 = 2*F_e*h/t
+    x138 = x137 + x127 + 2*F_e*b*s/x187
+    x140 = b*e*h*k*s/(E*c*d*m)
+    x188 = E*c*d*m*t
+    x141 = x135 + x140 + F_e*b*e*k*s/x188
+    x142 = x137 + x140 + 2*F_e*b*e*k*s/x188
+    x189 = e*p
+    x143 = (2*w_half*(x128) + 2*w_half*L*(x129)/p + 2*w_half*L*(x130)/p + 2*w_half*L*(x131)/p + 2*w_half*L*(x132)/p + 2*w_half*(x39)*(x133)/p + 2*w_half*(x39)*(x134)/p + 2*w_half*E_s*L_moe*(x136)/p + 2*w_half*E_s*L_moe*(x138)/p + 2*w_half_expert*E*L_moe*(x141)/x189 + 2*w_half_expert*E*L_moe*(x142)/x189)/x185
+    x144 = (4*w_half*(x128) + 4*w_half*L*(x129)/p + 4*w_half*L*(x130)/p + 4*w_half*L*(x131)/p + 4*w_half*L*(x132)/p + 4*w_half*(x39)*(x133)/p + 4*w_half*(x39)*(x134)/p + 4*w_half*E_s*L_moe*(x136)/p + 4*w_half*E_s*L_moe*(x138)/p + 4*w_half_expert*E*L_moe*(x141)/x189 + 4*w_half_expert*E*L_moe*(x142)/x189)/x185
+    x145 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x186 + 23*b*h*s/x187 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x190 = hbm*p
+    x146 = kappa*L*(x145)/x190
+    x191 = hbm*c*d*m*t
+    x147 = 52*V*b*s/x191
+    x192 = eta_attn*peak*c*d*m*p*t
+    x149 = (9/2)*L*a*b*x121*(x111)/x192
+    x150 = x41 + (x58)/m + (x68)/m + (x102)/m + (x116)/m + x125 + x126 + x143 + x144 + x146 + x147 + x149
+    x151 = (0 if x17 else x2)
+    x152 = (0 if x17 else x20)
+    x153 = 2*alpha*(x151 + x152)
+    x154 = (x2 if x17 else 0)
+    x155 = (x20 if x17 else 0)
+    x156 = 2*alpha_inter*(x154 + x155)
+    x157 = max(0, -m*(x41 + x126 + x144 + (2/3)*kappa*L*(x145)/x190 + 14*V*b*s/x191 + (7/2)*L*a*b*x121*(x111)/x192))
+    x158 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x150) + x153 + x156 + x157
+    x159 = alpha*(2*x151 + 2*x152)
+    x160 = alpha_inter*(2*x154 + 2*x155)
+    x161 = beta*(3*x18 + 3*x24)
+    x162 = beta_inter*(3*x27 + 3*x28)
+    x164 = 2*b*s*(x119)
+    x165 = 2*a*b*x121*(x111)
+    x166 = 3*L_moe*(x164 + x165 + 6*F_e*b*h*s*(x123))
+    x167 = 3*(x39)*(x164 + x165 + 6*F*b*h*s)
+    x168 = 6*V*b*h*s
+    x169 = x166 + x167 + x168
+    x170 = x166 + x167 + x168 + 2*L*a*b*x121*(x111)
+    x171 = 12*x16/x175
+    x172 = 12*Phi_E/x177
+    x173 = L*(x145)*min(m, p)/p
+    x174 = 6*V*b*s/x187
+    return (x158, m*(x41 + x125 + x126 + x143 + x144 + x146 + x147 + x149), x159 + x52 + x63 + x83 + x160 + x54 + x64 + x84 + x161 + x56 + x66 + x99 + x162 + x57 + x67 + x100 + x31 + x101 + x107 + x108 + x113 + x114 + x115, x52 + x63 + x83 + x54 + x64 + x84 + x25 + x56 + x66 + x26 + x99 + x29 + x57 + x30 + x67 + x100 + x31 + x101 + x153 + x156 + x107 + x108 + x113 + x114 + x115 + x157, (-1 + p)*(x150), x33, b*s/(x158), (x169)/(peak*c*d*p*t*(x158)), (x170)/(peak*c*d*p*t*(x158)), x169, x170, 6*x16 + x171 + 6*Phi_E/x178 + x172 + (x173 + x174 if x9 else max(x173, L*(x145)/p + x174)), x102, x116, x58, x68, x159 + x160 + x161 + x162 + x31, x102, x116, x58, x68, x25 + x26 + x29 + x30 + x31 + x153 + x156 + x157, 2*x16 + 2*Phi_E/x178, 4*x16 + 4*Phi_E/x178, x171 + x172, x173, x174, 0,)
 
 
 def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23194,126 +23956,158 @@ def _step_a05373495135(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = x33 - G*(-1 + math.ceil(e*t/G))
-    x35 = ((x34)/t if (x7 == math.floor(x7)) and ((G == x34) or (c*d*p/e == 1)) else 1)
-    x36 = -1 + x35
-    x37 = -1 + e
-    x38 = -1 + x33
-    x39 = L_moe*m*(x38)/p
-    x40 = alpha*(4*(L_moe*m*(x36)/p if (G < x33) else L_moe*m*(x37)/p) + (0 if (G < x33) else x39))
-    x41 = e - x35
-    x42 = alpha_inter*(4*(L_moe*m*(x41)/p if (G < x33) else 0) + (x39 if (G < x33) else 0))
-    x43 = (1/(x34) if (G == x34) or (c*d*p/e == 1) else 1)
-    x44 = beta*(4*(E*L_moe*m*(x38)*(-1 + (x34 if (G == x34) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x38)/p) + 4*(L_moe*b*h*k*s*(x36)/(c*d*e*p) if (G < x33) else L_moe*b*h*k*s*(x37)/(c*d*e*p)))
-    x45 = beta_inter*(4*(E*L_moe*m*(x38)*x43/p if (G < x33) else 0) + 4*(L_moe*b*h*k*s*(x41)/(c*d*e*p) if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -2 + 2*t
-    x56 = -L_moe/p + 2*L/p
-    x57 = m*(x55)*(x56)
-    x58 = m*(x55)
-    x59 = 3*m*(x55)
-    x60 = (1 if (p == 1) else 0)
-    x61 = m*(x55)*x60
-    x62 = alpha*(2*(0 if (G < t) else x57) + (0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x61))
-    x63 = alpha_inter*(2*(x57 if (G < t) else 0) + (x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x61 if (G < t) else 0))
-    x64 = -1 + t
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = 2*b*h*s*(x64)*(x56)/(c*d*t)
-    x69 = beta*(2*(2*b*h*s*(x64)*(x66)*(x56)*x67/(c*d*t) if (G < t) else x68) + (6*b*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x60*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)*x60/(c*d*t)))
-    x70 = beta_inter*(2*(2*b*h*s*(x64)*(x56)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x60*x67/(c*d*t) if (G < t) else 0))
-    x71 = gamma*(3*b*s*(x64)/(c*d*t) + b*h*s*(x64)/(c*d*t) + b*h*s*(x64)*x60/(c*d*t) + x68)
-    x72 = x62 + x63 + x69 + x70 + x71
-    x73 = c*t
-    x74 = -1 + c
-    x75 = 2*L*m*(x74)/p
-    x76 = 3*alpha*(0 if (G < x73) else x75)
-    x77 = 3*alpha_inter*(x75 if (G < x73) else 0)
-    x78 = x73 - G*(-1 + math.ceil(c*t/G))
-    x79 = (t/(x78) if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1)
-    x80 = 3*beta*(2*L*b*h_kv*s*(x74)*(-1 + ((x78)/t if (x7 == math.floor(x7)) and ((G == x78) or (d*p == 1)) else 1))*x79/(c*d*p*t) if (G < x73) else 2*L*b*h_kv*s*(x74)/(c*d*p*t))
-    x81 = 3*beta_inter*(2*L*b*h_kv*s*(x74)*x79/(c*d*p*t) if (G < x73) else 0)
-    x82 = 2*gamma*L*b*h_kv*s*(x74)/(c*d*p*t)
-    x83 = x76 + x77 + x80 + x81 + x82
-    x86 = s**2
-    x87 = 4*b*h_q*x86/(d*m)
-    x88 = x28 + 2*h_q
-    x89 = 2*b*h*s*(x88)/(d*m)
-    x90 = E_s + k
-    x91 = (L_moe*(x87 + x89 + 6*F_e*b*h*s*(x90)/(d*m)) + (x30)*(x87 + x89 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x92 = ((x91)/(c*t) - 4*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x93 = (2*(x91)/(c*t) - 8*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x94 = b*h*s/(c*d*m)
-    x95 = V*h/t + x94 + V*b*s/(c*d*m*t)
-    x96 = h*h_q/t + x94 + b*h_q*s/(c*d*m*t)
-    x97 = h*(x29)/t + x94 + b*s*(x29)/(c*d*m*t)
-    x98 = F*h/t + x94 + F*b*s/(c*d*m*t)
-    x99 = 2*F*h/t + x94 + 2*F*b*s/(c*d*m*t)
-    x100 = F_e*h/t
-    x101 = x100 + x94 + F_e*b*s/(c*d*m*t)
-    x102 = 2*F_e*h/t
-    x103 = x102 + x94 + 2*F_e*b*s/(c*d*m*t)
-    x105 = b*e*h*k*s/(E*c*d*m)
-    x106 = x100 + x105 + F_e*b*e*k*s/(E*c*d*m*t)
-    x107 = x102 + x105 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = (2*w_half*(x95) + 2*w_half*L*(x96)/p + 2*w_half*L*(x97)/p + 2*w_half*(x30)*(x98)/p + 2*w_half*(x30)*(x99)/p + 2*w_half*E_s*L_moe*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half_expert*E*L_moe*(x106)/(e*p) + 2*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x109 = (4*w_half*(x95) + 4*w_half*L*(x96)/p + 4*w_half*L*(x97)/p + 4*w_half*(x30)*(x98)/p + 4*w_half*(x30)*(x99)/p + 4*w_half*E_s*L_moe*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half_expert*E*L_moe*(x106)/(e*p) + 4*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x110 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x111 = kappa*L*(x110)/(hbm*p)
-    x112 = 52*V*b*s/(hbm*c*d*m*t)
-    x114 = 7*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)
-    x115 = x31 + (x46)/m + (x54)/m + (x72)/m + (x83)/m + x92 + x93 + x108 + x109 + x111 + x112 + x114
-    x116 = (0 if (G < x5) else x2)
-    x117 = (0 if (G < x5) else x15)
-    x118 = 2*alpha*(x116 + x117)
-    x119 = (x2 if (G < x5) else 0)
-    x120 = (x15 if (G < x5) else 0)
-    x121 = 2*alpha_inter*(x119 + x120)
-    x122 = max(0, -m*(x31 + x93 + x109 + (2/3)*kappa*L*(x110)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)))
-    x123 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x115) + x118 + x121 + x122
-    x124 = alpha*(2*x116 + 2*x117)
-    x125 = alpha_inter*(2*x119 + 2*x120)
-    x126 = beta*(3*x13 + 3*x18)
-    x127 = beta_inter*(3*x21 + 3*x22)
-    x129 = 4*b*h_q*x86
-    x130 = 2*b*h*s*(x88)
-    x131 = 3*L_moe*(x129 + x130 + 6*F_e*b*h*s*(x90)) + 3*(x30)*(x129 + x130 + 6*F*b*h*s) + 6*V*b*h*s
-    x132 = (x131)/(peak*c*d*p*t*(x123))
-    x133 = 12*x12/(c*d)
-    x134 = 12*Phi_E/(c*d*p*t)
-    x135 = L*(x110)*min(m, p)/p
-    x136 = 6*V*b*s/(c*d*m*t)
-    return (x123, m*(x31 + x92 + x93 + x108 + x109 + x111 + x112 + x114), x124 + x40 + x49 + x62 + x125 + x42 + x50 + x63 + x126 + x44 + x52 + x69 + x127 + x45 + x53 + x70 + x25 + x71 + x76 + x77 + x80 + x81 + x82, x40 + x49 + x62 + x42 + x50 + x63 + x19 + x44 + x52 + x20 + x69 + x23 + x45 + x24 + x53 + x70 + x25 + x71 + x118 + x121 + x76 + x77 + x80 + x81 + x82 + x122, (-1 + p)*(x115), x27, b*s/(x123), x132, x132, x131, x131, 6*x12 + x133 + 6*Phi_E/(e*p*t) + x134 + (x135 + x136 if (p == 1) else max(x135, L*(x110)/p + x136)), x72, x83, x46, x54, x124 + x125 + x126 + x127 + x25, x72, x83, x46, x54, x19 + x20 + x23 + x24 + x25 + x118 + x121 + x122, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x133 + x134, x135, x136, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x151 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x151 if x17 else (x2)*x16/x151)
+    x20 = -1 + c*d/e
+    x152 = e*t
+    x21 = G/x152
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x153 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x152 if x22 else 1))*x23/x153 if x17 else Phi_E*(x20)/x153)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x151 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x153 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x151 + 2*Phi_E*(x20)/x153)
+    x154 = e*p*t
+    x33 = (16*x16 + 30*x16/x151 + 16*Phi_E/x154 + 30*Phi_E/x153)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x155 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x155 + 6*L*h*(x35)/x155 + 18*F*h*(x36)/x155 + 18*E_s*F_e*L_moe*h/x155 + 18*E*F_e*L_moe*h/x154)/hbm
+    x39 = e*t
+    x40 = x39 - G*(-1 + math.ceil(e*t/G))
+    x41 = (G == x40) or (c*d*p/e == 1)
+    x42 = ((x40)/t if x8 and (x41) else 1)
+    x43 = -1 + x42
+    x44 = (G < x39)
+    x45 = -1 + e
+    x46 = -1 + x39
+    x47 = L_moe*m*(x46)/p
+    x48 = alpha*(4*(L_moe*m*(x43)/p if x44 else L_moe*m*(x45)/p) + (0 if x44 else x47))
+    x49 = e - x42
+    x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
+    x51 = (1/(x40) if x41 else 1)
+    x156 = c*d*e*p
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x156 if x44 else L_moe*b*h*k*s*(x45)/x156))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x156 if x44 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x61 = b*h*s*x56/x151
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
+    x66 = -2 + 2*t
+    x67 = -L_moe/p + 2*L/p
+    x68 = m*(x66)*(x67)
+    x69 = m*(x66)
+    x70 = 3*m*(x66)
+    x71 = (1 if x9 else 0)
+    x72 = m*(x66)*x71
+    x73 = alpha*(2*(0 if x65 else x68) + (0 if x65 else x69) + (0 if x65 else x70) + (0 if x65 else x72))
+    x74 = alpha_inter*(2*(x68 if x65 else 0) + (x69 if x65 else 0) + (x70 if x65 else 0) + (x72 if x65 else 0))
+    x75 = -1 + t
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x157 = c*d*t
+    x80 = 2*b*h*s*(x75)*(x67)/x157
+    x81 = beta*(2*(2*b*h*s*(x75)*(x78)*(x67)*x79/x157 if x65 else x80) + (6*b*s*(x75)*(x78)*x79/x157 if x65 else 6*b*s*(x75)/x157) + (2*b*h*s*(x75)*(x78)*x79/x157 if x65 else 2*b*h*s*(x75)/x157) + (2*b*h*s*(x75)*(x78)*x71*x79/x157 if x65 else 2*b*h*s*(x75)*x71/x157))
+    x82 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x79/x157 if x65 else 0) + (6*b*s*(x75)*x79/x157 if x65 else 0) + (2*b*h*s*(x75)*x79/x157 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x157 if x65 else 0))
+    x83 = gamma*(3*b*s*(x75)/x157 + b*h*s*(x75)/x157 + b*h*s*(x75)*x71/x157 + x80)
+    x84 = x73 + x74 + x81 + x82 + x83
+    x85 = c*t
+    x86 = (G < x85)
+    x87 = -1 + c
+    x88 = 2*L*m*(x87)/p
+    x89 = 3*alpha*(0 if x86 else x88)
+    x90 = 3*alpha_inter*(x88 if x86 else 0)
+    x91 = x85 - G*(-1 + math.ceil(c*t/G))
+    x92 = x8 and ((G == x91) or (d*p == 1))
+    x93 = (t/(x91) if x92 else 1)
+    x94 = 3*beta*(2*L*b*h_kv*s*(x87)*(-1 + ((x91)/t if x92 else 1))*x93/x153 if x86 else 2*L*b*h_kv*s*(x87)/x153)
+    x95 = 3*beta_inter*(2*L*b*h_kv*s*(x87)*x93/x153 if x86 else 0)
+    x96 = 2*gamma*L*b*h_kv*s*(x87)/x153
+    x97 = x89 + x90 + x94 + x95 + x96
+    x100 = s**2
+    x158 = d*m
+    x101 = 4*b*h_q*x100/x158
+    x102 = x34 + 2*h_q
+    x103 = 2*b*h*s*(x102)/x158
+    x104 = E_s + k
+    x105 = (L_moe*(x101 + x103 + 6*F_e*b*h*s*(x104)/x158) + (x36)*(x101 + x103 + 6*F*b*h*s/x158))/p + 2*V*b*h*s/x158
+    x159 = c*t
+    x160 = c*d*m*p*t
+    x161 = eta*peak
+    x106 = ((x105)/x159 - 4*L*b*h_q*x100/x160)/x161
+    x107 = (2*(x105)/x159 - 8*L*b*h_q*x100/x160)/x161
+    x162 = c*d*m
+    x108 = b*h*s/x162
+    x163 = c*d*m*t
+    x109 = V*h/t + x108 + V*b*s/x163
+    x110 = h*h_q/t + x108 + b*h_q*s/x163
+    x111 = h*(x35)/t + x108 + b*s*(x35)/x163
+    x112 = F*h/t + x108 + F*b*s/x163
+    x113 = 2*F*h/t + x108 + 2*F*b*s/x163
+    x114 = F_e*h/t
+    x115 = x114 + x108 + F_e*b*s/x163
+    x116 = 2*F_e*h/t
+    x117 = x116 + x108 + 2*F_e*b*s/x163
+    x119 = b*e*h*k*s/(E*c*d*m)
+    x164 = E*c*d*m*t
+    x120 = x114 + x119 + F_e*b*e*k*s/x164
+    x121 = x116 + x119 + 2*F_e*b*e*k*s/x164
+    x165 = e*p
+    x122 = (2*w_half*(x109) + 2*w_half*L*(x110)/p + 2*w_half*L*(x111)/p + 2*w_half*(x36)*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*E_s*L_moe*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half_expert*E*L_moe*(x120)/x165 + 2*w_half_expert*E*L_moe*(x121)/x165)/x161
+    x123 = (4*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 4*w_half*(x36)*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*E_s*L_moe*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half_expert*E*L_moe*(x120)/x165 + 4*w_half_expert*E*L_moe*(x121)/x165)/x161
+    x124 = b*h*s*(10 + 24/t)/x162 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x166 = hbm*p
+    x125 = kappa*L*(x124)/x166
+    x167 = hbm*c*d*m*t
+    x126 = 52*V*b*s/x167
+    x168 = eta_attn*peak*c*d*m*p*t
+    x128 = 7*L*b*h_q*x100/x168
+    x129 = x37 + (x54)/m + (x64)/m + (x84)/m + (x97)/m + x106 + x107 + x122 + x123 + x125 + x126 + x128
+    x130 = (0 if x17 else x2)
+    x131 = (0 if x17 else x20)
+    x132 = 2*alpha*(x130 + x131)
+    x133 = (x2 if x17 else 0)
+    x134 = (x20 if x17 else 0)
+    x135 = 2*alpha_inter*(x133 + x134)
+    x136 = max(0, -m*(x37 + x107 + x123 + (2/3)*kappa*L*(x124)/x166 + 14*V*b*s/x167 + 5*L*b*h_q*x100/x168))
+    x137 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x129) + x132 + x135 + x136
+    x138 = alpha*(2*x130 + 2*x131)
+    x139 = alpha_inter*(2*x133 + 2*x134)
+    x140 = beta*(3*x18 + 3*x24)
+    x141 = beta_inter*(3*x27 + 3*x28)
+    x143 = 4*b*h_q*x100
+    x144 = 2*b*h*s*(x102)
+    x145 = 3*L_moe*(x143 + x144 + 6*F_e*b*h*s*(x104)) + 3*(x36)*(x143 + x144 + 6*F*b*h*s) + 6*V*b*h*s
+    x146 = (x145)/(peak*c*d*p*t*(x137))
+    x147 = 12*x16/x151
+    x148 = 12*Phi_E/x153
+    x149 = L*(x124)*min(m, p)/p
+    x150 = 6*V*b*s/x163
+    return (x137, m*(x37 + x106 + x107 + x122 + x123 + x125 + x126 + x128), x138 + x48 + x59 + x73 + x139 + x50 + x60 + x74 + x140 + x52 + x62 + x81 + x141 + x53 + x63 + x82 + x31 + x83 + x89 + x90 + x94 + x95 + x96, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x81 + x29 + x53 + x30 + x63 + x82 + x31 + x83 + x132 + x135 + x89 + x90 + x94 + x95 + x96 + x136, (-1 + p)*(x129), x33, b*s/(x137), x146, x146, x145, x145, 6*x16 + x147 + 6*Phi_E/x154 + x148 + (x149 + x150 if x9 else max(x149, L*(x124)/p + x150)), x84, x97, x54, x64, x138 + x139 + x140 + x141 + x31, x84, x97, x54, x64, x25 + x26 + x29 + x30 + x31 + x132 + x135 + x136, 2*x16 + 2*Phi_E/x154, 4*x16 + 4*Phi_E/x154, x147 + x148, x149, x150, 0,)
 
 
 def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23321,233 +24115,288 @@ def _step_ae6eb75a36a2(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = -1 + x33
-    x35 = L_moe*m*(x34)/p
-    x36 = x33 - G*(-1 + math.ceil(e*t/G))
-    x37 = ((x36)/t if (x7 == math.floor(x7)) and ((G == x36) or (c*d*p/e == 1)) else 1)
-    x38 = -1 + x37
-    x39 = -1 + e
-    x40 = alpha*(2*(0 if (G < x33) else x35) + 6*(L_moe*m*(x38)/p if (G < x33) else L_moe*m*(x39)/p))
-    x41 = e - x37
-    x42 = alpha_inter*(2*(x35 if (G < x33) else 0) + 6*(L_moe*m*(x41)/p if (G < x33) else 0))
-    x43 = (1/(x36) if (G == x36) or (c*d*p/e == 1) else 1)
-    x44 = beta*(6*(L_moe*b*h*k*s*(x38)/(c*d*e*p) if (G < x33) else L_moe*b*h*k*s*(x39)/(c*d*e*p)) + 8*(E*L_moe*m*(x34)*(-1 + (x36 if (G == x36) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x34)/p))
-    x45 = beta_inter*(6*(L_moe*b*h*k*s*(x41)/(c*d*e*p) if (G < x33) else 0) + 8*(E*L_moe*m*(x34)*x43/p if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -2 + 2*t
-    x56 = -L_moe/p + 2*L/p
-    x57 = m*(x55)*(x56)
-    x58 = m*(x55)
-    x59 = 3*m*(x55)
-    x60 = (1 if (p == 1) else 0)
-    x61 = m*(x55)*x60
-    x62 = alpha*(3*(0 if (G < t) else x57) + (0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x61))
-    x63 = alpha_inter*(3*(x57 if (G < t) else 0) + (x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x61 if (G < t) else 0))
-    x64 = -1 + t
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = beta*(3*(2*b*h*s*(x64)*(x66)*(x56)*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)*(x56)/(c*d*t)) + (6*b*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)/(c*d*t)) + (2*b*h*s*(x64)*(x66)*x60*x67/(c*d*t) if (G < t) else 2*b*h*s*(x64)*x60/(c*d*t)))
-    x69 = beta_inter*(3*(2*b*h*s*(x64)*(x56)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x67/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x64)*x60*x67/(c*d*t) if (G < t) else 0))
-    x70 = gamma*(3*b*s*(x64)/(c*d*t) + b*h*s*(x64)/(c*d*t) + b*h*s*(x64)*x60/(c*d*t) + 3*b*h*s*(x64)*(x56)/(c*d*t))
-    x71 = x62 + x63 + x68 + x69 + x70
-    x72 = c*t
-    x73 = -1 + c
-    x74 = 2*L*m*(x73)/p
-    x75 = 4*alpha*(0 if (G < x72) else x74)
-    x76 = 4*alpha_inter*(x74 if (G < x72) else 0)
-    x77 = x72 - G*(-1 + math.ceil(c*t/G))
-    x78 = (t/(x77) if (x7 == math.floor(x7)) and ((G == x77) or (d*p == 1)) else 1)
-    x79 = 4*beta*(2*L*b*h_kv*s*(x73)*(-1 + ((x77)/t if (x7 == math.floor(x7)) and ((G == x77) or (d*p == 1)) else 1))*x78/(c*d*p*t) if (G < x72) else 2*L*b*h_kv*s*(x73)/(c*d*p*t))
-    x80 = 4*beta_inter*(2*L*b*h_kv*s*(x73)*x78/(c*d*p*t) if (G < x72) else 0)
-    x81 = 2*gamma*L*b*h_kv*s*(x73)/(c*d*p*t)
-    x82 = x75 + x76 + x79 + x80 + x81
-    x85 = s**2
-    x86 = 4*b*h_q*x85/(d*m)
-    x87 = x28 + 2*h_q
-    x88 = 2*b*h*s*(x87)/(d*m)
-    x89 = E_s + k
-    x90 = (L_moe*(x86 + x88 + 6*F_e*b*h*s*(x89)/(d*m)) + (x30)*(x86 + x88 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x91 = (x90)/(c*t)
-    x92 = -4*L*b*h_q*x85/(c*d*m*p*t)
-    x93 = (x91 + x92)/(eta*peak)
-    x94 = (2*(x90)/(c*t) - 8*L*b*h_q*x85/(c*d*m*p*t))/(eta*peak)
-    x95 = (x91 - 2*V*b*h*s/(c*d*m*t) + x92)/(eta*peak)
-    x96 = b*h*s/(c*d*m)
-    x97 = V*h/t + x96 + V*b*s/(c*d*m*t)
-    x98 = h*h_q/t + x96 + b*h_q*s/(c*d*m*t)
-    x99 = h*(x29)/t + x96 + b*s*(x29)/(c*d*m*t)
-    x100 = F*h/t + x96 + F*b*s/(c*d*m*t)
-    x101 = 2*F*h/t + x96 + 2*F*b*s/(c*d*m*t)
-    x102 = F_e*h/t
-    x103 = x102 + x96 + F_e*b*s/(c*d*m*t)
-    x104 = 2*F_e*h/t
-    x105 = x104 + x96 + 2*F_e*b*s/(c*d*m*t)
-    x107 = b*e*h*k*s/(E*c*d*m)
-    x108 = x102 + x107 + F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = x104 + x107 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x110 = (2*w_half*(x97) + 2*w_half*L*(x98)/p + 2*w_half*L*(x99)/p + 2*w_half*(x30)*(x100)/p + 2*w_half*(x30)*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half*E_s*L_moe*(x105)/p + 2*w_half_expert*E*L_moe*(x108)/(e*p) + 2*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x111 = (4*w_half*(x97) + 6*w_half*L*(x98)/p + 6*w_half*L*(x99)/p + 6*w_half*(x30)*(x100)/p + 6*w_half*(x30)*(x101)/p + 6*w_half*E_s*L_moe*(x103)/p + 6*w_half*E_s*L_moe*(x105)/p + 6*w_half_expert*E*L_moe*(x108)/(e*p) + 6*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x112 = b*h*s*(10 + 24/t)/(c*d*m)
-    x113 = x112 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x114 = (4/3)*kappa*L*(x113)/(hbm*p)
-    x115 = 52*V*b*s/(hbm*c*d*m*t)
-    x117 = 9*L*b*h_q*x85/(eta_attn*peak*c*d*m*p*t)
-    x118 = x31 + (x46)/m + (x54)/m + (x71)/m + (x82)/m + x93 + x94 + x95 + x110 + x111 + x114 + x115 + x117
-    x119 = (0 if (G < x5) else x2)
-    x120 = (0 if (G < x5) else x15)
-    x121 = 2*alpha*(x119 + x120)
-    x122 = (x2 if (G < x5) else 0)
-    x123 = (x15 if (G < x5) else 0)
-    x124 = 2*alpha_inter*(x122 + x123)
-    x125 = max(0, -m*(x31 + x94 + x95 + x111 + (8/9)*kappa*L*(x113)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x85/(eta_attn*peak*c*d*m*p*t)))
-    x126 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x118) + x121 + x124 + x125
-    x127 = alpha*(2*x119 + 2*x120)
-    x128 = alpha_inter*(2*x122 + 2*x123)
-    x129 = beta*(3*x13 + 3*x18)
-    x130 = beta_inter*(3*x21 + 3*x22)
-    x132 = 4*b*h_q*x85
-    x133 = 2*b*h*s*(x87)
-    x134 = x132 + x133 + 6*F_e*b*h*s*(x89)
-    x135 = x132 + x133 + 6*F*b*h*s
-    x136 = 6*V*b*h*s
-    x137 = 3*L_moe*(x134) + 3*(x30)*(x135) + x136
-    x138 = 4*L_moe*(x134) + 4*(x30)*(x135) + x136
-    x139 = 12*x12/(c*d)
-    x140 = 12*Phi_E/(c*d*p*t)
-    x141 = 2*L*b*h*s*min(m, p)/(c*d*m*p)
-    x142 = 6*V*b*s/(c*d*m*t)
-    x143 = max(x142, x112)
-    return (x126, m*(x31 + x93 + x94 + x95 + x110 + x111 + x114 + x115 + x117), x40 + x127 + x49 + x62 + x42 + x128 + x50 + x63 + x129 + x44 + x52 + x68 + x130 + x45 + x53 + x69 + x25 + x70 + x75 + x76 + x79 + x80 + x81, x40 + x49 + x62 + x42 + x50 + x63 + x19 + x44 + x52 + x20 + x68 + x23 + x45 + x24 + x53 + x69 + x25 + x70 + x121 + x124 + x75 + x76 + x79 + x80 + x81 + x125, (-1 + p)*(x118), x27, b*s/(x126), (x137)/(peak*c*d*p*t*(x126)), (x138)/(peak*c*d*p*t*(x126)), x137, x138, 6*x12 + x139 + 6*Phi_E/(e*p*t) + x140 + (x141 + x143 if (p == 1) else max(x112 + x141, 2*L*b*h*s/(c*d*m*p) + x143)), x71, x82, x46, x54, x127 + x128 + x129 + x130 + x25, x71, x82, x46, x54, x19 + x20 + x23 + x24 + x25 + x121 + x124 + x125, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x139 + x140, x141, x142, x112, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x158 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x158 if x17 else (x2)*x16/x158)
+    x20 = -1 + c*d/e
+    x159 = e*t
+    x21 = G/x159
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x160 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x159 if x22 else 1))*x23/x160 if x17 else Phi_E*(x20)/x160)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x158 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x160 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x158 + 2*Phi_E*(x20)/x160)
+    x161 = e*p*t
+    x33 = (16*x16 + 30*x16/x158 + 16*Phi_E/x161 + 30*Phi_E/x160)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x162 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x162 + 6*L*h*(x35)/x162 + 18*F*h*(x36)/x162 + 18*E_s*F_e*L_moe*h/x162 + 18*E*F_e*L_moe*h/x161)/hbm
+    x39 = e*t
+    x40 = (G < x39)
+    x41 = -1 + x39
+    x42 = L_moe*m*(x41)/p
+    x43 = x39 - G*(-1 + math.ceil(e*t/G))
+    x44 = (G == x43) or (c*d*p/e == 1)
+    x45 = ((x43)/t if x8 and (x44) else 1)
+    x46 = -1 + x45
+    x47 = -1 + e
+    x48 = alpha*(2*(0 if x40 else x42) + 6*(L_moe*m*(x46)/p if x40 else L_moe*m*(x47)/p))
+    x49 = e - x45
+    x50 = alpha_inter*(2*(x42 if x40 else 0) + 6*(L_moe*m*(x49)/p if x40 else 0))
+    x51 = (1/(x43) if x44 else 1)
+    x163 = c*d*e*p
+    x52 = beta*(6*(L_moe*b*h*k*s*(x46)/x163 if x40 else L_moe*b*h*k*s*(x47)/x163) + 8*(E*L_moe*m*(x41)*(-1 + (x43 if x44 else 1))*x51/p if x40 else E*L_moe*m*(x41)/p))
+    x53 = beta_inter*(6*(L_moe*b*h*k*s*(x49)/x163 if x40 else 0) + 8*(E*L_moe*m*(x41)*x51/p if x40 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x61 = b*h*s*x56/x158
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
+    x66 = -2 + 2*t
+    x67 = -L_moe/p + 2*L/p
+    x68 = m*(x66)*(x67)
+    x69 = m*(x66)
+    x70 = 3*m*(x66)
+    x71 = (1 if x9 else 0)
+    x72 = m*(x66)*x71
+    x73 = alpha*(3*(0 if x65 else x68) + (0 if x65 else x69) + (0 if x65 else x70) + (0 if x65 else x72))
+    x74 = alpha_inter*(3*(x68 if x65 else 0) + (x69 if x65 else 0) + (x70 if x65 else 0) + (x72 if x65 else 0))
+    x75 = -1 + t
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x164 = c*d*t
+    x80 = beta*(3*(2*b*h*s*(x75)*(x78)*(x67)*x79/x164 if x65 else 2*b*h*s*(x75)*(x67)/x164) + (6*b*s*(x75)*(x78)*x79/x164 if x65 else 6*b*s*(x75)/x164) + (2*b*h*s*(x75)*(x78)*x79/x164 if x65 else 2*b*h*s*(x75)/x164) + (2*b*h*s*(x75)*(x78)*x71*x79/x164 if x65 else 2*b*h*s*(x75)*x71/x164))
+    x81 = beta_inter*(3*(2*b*h*s*(x75)*(x67)*x79/x164 if x65 else 0) + (6*b*s*(x75)*x79/x164 if x65 else 0) + (2*b*h*s*(x75)*x79/x164 if x65 else 0) + (2*b*h*s*(x75)*x71*x79/x164 if x65 else 0))
+    x82 = gamma*(3*b*s*(x75)/x164 + b*h*s*(x75)/x164 + b*h*s*(x75)*x71/x164 + 3*b*h*s*(x75)*(x67)/x164)
+    x83 = x73 + x74 + x80 + x81 + x82
+    x84 = c*t
+    x85 = (G < x84)
+    x86 = -1 + c
+    x87 = 2*L*m*(x86)/p
+    x88 = 4*alpha*(0 if x85 else x87)
+    x89 = 4*alpha_inter*(x87 if x85 else 0)
+    x90 = x84 - G*(-1 + math.ceil(c*t/G))
+    x91 = x8 and ((G == x90) or (d*p == 1))
+    x92 = (t/(x90) if x91 else 1)
+    x93 = 4*beta*(2*L*b*h_kv*s*(x86)*(-1 + ((x90)/t if x91 else 1))*x92/x160 if x85 else 2*L*b*h_kv*s*(x86)/x160)
+    x94 = 4*beta_inter*(2*L*b*h_kv*s*(x86)*x92/x160 if x85 else 0)
+    x95 = 2*gamma*L*b*h_kv*s*(x86)/x160
+    x96 = x88 + x89 + x93 + x94 + x95
+    x99 = s**2
+    x165 = d*m
+    x100 = 4*b*h_q*x99/x165
+    x101 = x34 + 2*h_q
+    x102 = 2*b*h*s*(x101)/x165
+    x103 = E_s + k
+    x104 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/x165) + (x36)*(x100 + x102 + 6*F*b*h*s/x165))/p + 2*V*b*h*s/x165
+    x166 = c*t
+    x105 = (x104)/x166
+    x167 = c*d*m*p*t
+    x106 = -4*L*b*h_q*x99/x167
+    x168 = eta*peak
+    x107 = (x105 + x106)/x168
+    x108 = (2*(x104)/x166 - 8*L*b*h_q*x99/x167)/x168
+    x169 = c*d*m*t
+    x109 = (x105 - 2*V*b*h*s/x169 + x106)/x168
+    x170 = c*d*m
+    x110 = b*h*s/x170
+    x111 = V*h/t + x110 + V*b*s/x169
+    x112 = h*h_q/t + x110 + b*h_q*s/x169
+    x113 = h*(x35)/t + x110 + b*s*(x35)/x169
+    x114 = F*h/t + x110 + F*b*s/x169
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x169
+    x116 = F_e*h/t
+    x117 = x116 + x110 + F_e*b*s/x169
+    x118 = 2*F_e*h/t
+    x119 = x118 + x110 + 2*F_e*b*s/x169
+    x121 = b*e*h*k*s/(E*c*d*m)
+    x171 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x171
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x171
+    x172 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*(x36)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x172 + 2*w_half_expert*E*L_moe*(x123)/x172)/x168
+    x125 = (4*w_half*(x111) + 6*w_half*L*(x112)/p + 6*w_half*L*(x113)/p + 6*w_half*(x36)*(x114)/p + 6*w_half*(x36)*(x115)/p + 6*w_half*E_s*L_moe*(x117)/p + 6*w_half*E_s*L_moe*(x119)/p + 6*w_half_expert*E*L_moe*(x122)/x172 + 6*w_half_expert*E*L_moe*(x123)/x172)/x168
+    x126 = b*h*s*(10 + 24/t)/x170
+    x127 = x126 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x173 = hbm*p
+    x128 = (4/3)*kappa*L*(x127)/x173
+    x174 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x174
+    x175 = eta_attn*peak*c*d*m*p*t
+    x131 = 9*L*b*h_q*x99/x175
+    x132 = x37 + (x54)/m + (x64)/m + (x83)/m + (x96)/m + x107 + x108 + x109 + x124 + x125 + x128 + x129 + x131
+    x133 = (0 if x17 else x2)
+    x134 = (0 if x17 else x20)
+    x135 = 2*alpha*(x133 + x134)
+    x136 = (x2 if x17 else 0)
+    x137 = (x20 if x17 else 0)
+    x138 = 2*alpha_inter*(x136 + x137)
+    x139 = max(0, -m*(x37 + x108 + x109 + x125 + (8/9)*kappa*L*(x127)/x173 + 14*V*b*s/x174 + 7*L*b*h_q*x99/x175))
+    x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
+    x141 = alpha*(2*x133 + 2*x134)
+    x142 = alpha_inter*(2*x136 + 2*x137)
+    x143 = beta*(3*x18 + 3*x24)
+    x144 = beta_inter*(3*x27 + 3*x28)
+    x146 = 4*b*h_q*x99
+    x147 = 2*b*h*s*(x101)
+    x148 = x146 + x147 + 6*F_e*b*h*s*(x103)
+    x149 = x146 + x147 + 6*F*b*h*s
+    x150 = 6*V*b*h*s
+    x151 = 3*L_moe*(x148) + 3*(x36)*(x149) + x150
+    x152 = 4*L_moe*(x148) + 4*(x36)*(x149) + x150
+    x153 = 12*x16/x158
+    x154 = 12*Phi_E/x160
+    x176 = c*d*m*p
+    x155 = 2*L*b*h*s*min(m, p)/x176
+    x156 = 6*V*b*s/x169
+    x157 = max(x156, x126)
+    return (x140, m*(x37 + x107 + x108 + x109 + x124 + x125 + x128 + x129 + x131), x48 + x141 + x59 + x73 + x50 + x142 + x60 + x74 + x143 + x52 + x62 + x80 + x144 + x53 + x63 + x81 + x31 + x82 + x88 + x89 + x93 + x94 + x95, x48 + x59 + x73 + x50 + x60 + x74 + x25 + x52 + x62 + x26 + x80 + x29 + x53 + x30 + x63 + x81 + x31 + x82 + x135 + x138 + x88 + x89 + x93 + x94 + x95 + x139, (-1 + p)*(x132), x33, b*s/(x140), (x151)/(peak*c*d*p*t*(x140)), (x152)/(peak*c*d*p*t*(x140)), x151, x152, 6*x16 + x153 + 6*Phi_E/x161 + x154 + (x155 + x157 if x9 else max(x126 + x155, 2*L*b*h*s/x176 + x157)), x83, x96, x54, x64, x141 + x142 + x143 + x144 + x31, x83, x96, x54, x64, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x161, 4*x16 + 4*Phi_E/x161, x153 + x154, x155, x156, x126, 0,)
 
 
 def _step_af0c4e3b4241(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x0 = (0 if (p == 1) else 1)
-    x1 = 2*x0
-    x2 = (0 if (G < c*d*p*t) else x1)
-    x3 = alpha*x2
-    x4 = (x1 if (G < c*d*p*t) else 0)
-    x5 = alpha_inter*x4
-    x9 = (Phi/t if (p == 1) else (V*h + (Phi - V*h)/p)/t)
-    x12 = (16*x9 + 30*x9/(c*d))/hbm
-    x13 = h**2
-    x14 = 2*h_kv
-    x15 = h + x14
-    x16 = (6*V*h/t + 6*L*x13/(p*t) + 6*L*h*(x15)/(p*t) + 12*F*L*h/(p*t))/hbm
-    x18 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x19 = m*x18
-    x20 = c*d*t
-    x21 = alpha*((0 if (G < c*d*p*t) else x19) + (0 if (G < 1 + x20) else x19))
-    x22 = alpha_inter*((x19 if (G < c*d*p*t) else 0) + (x19 if (G < 1 + x20) else 0))
-    x23 = b*h*s*x18/(c*d*t)
-    x24 = beta*((0 if (G < c*d*p*t) else x23) + (0 if (G < 1 + x20) else x23))
-    x25 = beta_inter*((x23 if (G < c*d*p*t) else 0) + (x23 if (G < 1 + x20) else 0))
-    x26 = x21 + x22 + x24 + x25
-    x27 = -1 + t
-    x28 = (1 if (p == 1) else 0)
-    x29 = m*(x27)*x28
-    x30 = m*(x27)
-    x31 = 2*L*m*(x27)/p
-    x32 = 3*m*(-2 + 2*t)
-    x33 = alpha*(2*(0 if (G < t) else x29) + 3*(0 if (G < t) else x30) + 5*(0 if (G < t) else x31) + (0 if (G < t) else x32))
-    x34 = alpha_inter*(2*(x29 if (G < t) else 0) + 3*(x30 if (G < t) else 0) + 5*(x31 if (G < t) else 0) + (x32 if (G < t) else 0))
-    x36 = t - G*(-1 + math.ceil(t/G))
-    x37 = -1 + (x36 if (G == x36) or (c*d*p == 1) else 1)
-    x38 = (1/(x36) if (G == x36) or (c*d*p == 1) else 1)
-    x39 = b*h*s*(x27)*x28/(c*d*t)
-    x40 = b*h*s*(x27)/(c*d*t)
-    x41 = beta*(2*(b*h*s*(x27)*(x37)*x28*x38/(c*d*t) if (G < t) else x39) + 3*(b*h*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else x40) + 5*(2*L*b*h*s*(x27)*(x37)*x38/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x27)/(c*d*p*t)) + (6*b*s*(x27)*(x37)*x38/(c*d*t) if (G < t) else 6*b*s*(x27)/(c*d*t)))
-    x42 = beta_inter*(2*(b*h*s*(x27)*x28*x38/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x27)*x38/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x27)*x38/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x27)*x38/(c*d*t) if (G < t) else 0))
-    x43 = gamma*(3*b*s*(x27)/(c*d*t) + x40 + x39 + 4*L*b*h*s*(x27)/(c*d*p*t))
-    x44 = x33 + x34 + x41 + x42 + x43
-    x45 = c*t
-    x46 = -1 + c
-    x47 = 2*L*m*(x46)/p
-    x48 = 3*alpha*(0 if (G < x45) else x47)
-    x49 = 3*alpha_inter*(x47 if (G < x45) else 0)
-    x50 = x45 - G*(-1 + math.ceil(c*t/G))
-    x51 = G/t
-    x52 = (t/(x50) if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1)
-    x53 = 3*beta*(2*L*b*h*s*(x46)*(-1 + ((x50)/t if (x51 == math.floor(x51)) and ((G == x50) or (d*p == 1)) else 1))*x52/(c*d*p*t) if (G < x45) else 2*L*b*h*s*(x46)/(c*d*p*t))
-    x54 = 3*beta_inter*(2*L*b*h*s*(x46)*x52/(c*d*p*t) if (G < x45) else 0)
-    x55 = 2*gamma*L*b*h*s*(x46)/(c*d*p*t)
-    x56 = x48 + x49 + x53 + x54 + x55
-    x59 = s**2
-    x60 = 2*h + x14
-    x61 = L*(4*b*h*x59/(d*m) + 2*b*h*s*(x60)/(d*m) + 4*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x62 = ((x61)/(c*t) - 4*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x63 = (2*(x61)/(c*t) - 8*L*b*h*x59/(c*d*m*p*t))/(eta*peak)
-    x64 = b*h*s/(c*d*m)
-    x65 = V*h/t + x64 + V*b*s/(c*d*m*t)
-    x66 = x13/t + x64 + b*h*s/(c*d*m*t)
-    x67 = h*(x15)/t + x64 + b*s*(x15)/(c*d*m*t)
-    x68 = F*h/t + x64 + F*b*s/(c*d*m*t)
-    x69 = (2*w_half*(x65) + 2*w_half*L*(x66)/p + 2*w_half*L*(x67)/p + 4*w_half*L*(x68)/p)/(eta*peak)
-    x70 = (4*w_half*(x65) + 4*w_half*L*(x66)/p + 4*w_half*L*(x67)/p + 8*w_half*L*(x68)/p)/(eta*peak)
-    x71 = 52*V*b*s/(hbm*c*d*m*t)
-    x73 = 7*L*b*h*x59/(eta_attn*peak*c*d*m*p*t)
-    x74 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x75 = x16 + (x26)/m + (x44)/m + (x56)/m + x62 + x63 + x69 + x70 + x71 + x73 + x74
-    x76 = -1 + c*d
-    x77 = (0 if (G < x20) else x76)
-    x78 = 2*alpha*x77
-    x79 = (x76 if (G < x20) else 0)
-    x80 = 2*alpha_inter*x79
-    x81 = V*h*x0/t
-    x82 = (0 if (G < c*d*p*t) else x81)
-    x83 = 2*beta*x82
-    x84 = (x81 if (G < c*d*p*t) else 0)
-    x85 = 2*beta_inter*x84
-    x86 = -G*(-1 + math.ceil(c*d*t/G)) + x20
-    x87 = (t/(x86) if (x51 == math.floor(x51)) and ((G == x86) or (p == 1)) else 1)
-    x88 = ((x76)*(-1 + ((x86)/t if (x51 == math.floor(x51)) and ((G == x86) or (p == 1)) else 1))*x9*x87/(c*d) if (G < x20) else (x76)*x9/(c*d))
-    x89 = 3*beta*x88
-    x90 = ((x76)*x9*x87/(c*d) if (G < x20) else 0)
-    x91 = 3*beta_inter*x90
-    x92 = gamma*V*h*x0/t
-    x93 = 2*gamma*(x76)*x9/(c*d)
-    x94 = max(0, -m*(x16 + x63 + x70 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x59/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x95 = x3 + x5 + x12 + (-1 + m + p)*(x75) + x78 + x80 + x83 + x85 + x89 + x91 + x92 + x93 + x94
-    x96 = alpha*(2*x77 + x2)
-    x97 = alpha_inter*(2*x79 + x4)
-    x98 = beta*(2*x82 + 3*x88)
-    x99 = beta_inter*(2*x84 + 3*x90)
-    x100 = gamma*(x81 + 2*(x76)*x9/(c*d))
-    x102 = 3*L*(4*b*h*x59 + 2*b*h*s*(x60) + 4*F*b*h*s) + 6*V*b*h*s
-    x103 = (x102)/(peak*c*d*p*t*(x95))
-    x104 = 12*x9/(c*d)
-    x105 = 6*V*b*s/(c*d*m*t)
-    x106 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x95, m*(x16 + x62 + x63 + x69 + x70 + x71 + x73 + x74), x96 + x21 + x33 + x97 + x22 + x34 + x98 + x24 + x41 + x99 + x25 + x42 + x100 + x43 + x48 + x49 + x53 + x54 + x55, x21 + x33 + x3 + x22 + x34 + x5 + x24 + x41 + x25 + x42 + x43 + x78 + x80 + x83 + x85 + x48 + x49 + x89 + x53 + x91 + x54 + x92 + x93 + x55 + x94, (-1 + p)*(x75), x12, b*s/(x95), x103, x103, x102, x102, 6*x9 + x104 + (x105 + x106 if (p == 1) else max(x106, x105 + 34*L*b*h*s/(c*d*m*p*t))), x44, x56, x26, x96 + x97 + x98 + x99 + x100, x44, x56, x26, x3 + x5 + x78 + x80 + x83 + x85 + x89 + x91 + x92 + x93 + x94, 2*x9, 4*x9, x104, x106, x105, 0,)
+    x0 = (G < c*d*p*t)
+    x1 = (p == 1)
+    x2 = (0 if x1 else 1)
+    x3 = 2*x2
+    x4 = (0 if x0 else x3)
+    x5 = alpha*x4
+    x6 = (x3 if x0 else 0)
+    x7 = alpha_inter*x6
+    x11 = (Phi/t if x1 else (V*h + (Phi - V*h)/p)/t)
+    x117 = c*d
+    x14 = (16*x11 + 30*x11/x117)/hbm
+    x15 = h**2
+    x16 = 2*h_kv
+    x17 = h + x16
+    x118 = p*t
+    x18 = (6*V*h/t + 6*L*x15/x118 + 6*L*h*(x17)/x118 + 12*F*L*h/x118)/hbm
+    x20 = (0 if x1 else (1/2 if (p == 2) else 1))
+    x21 = m*x20
+    x22 = c*d*t
+    x23 = (G < 1 + x22)
+    x24 = alpha*((0 if x0 else x21) + (0 if x23 else x21))
+    x25 = alpha_inter*((x21 if x0 else 0) + (x21 if x23 else 0))
+    x119 = c*d*t
+    x26 = b*h*s*x20/x119
+    x27 = beta*((0 if x0 else x26) + (0 if x23 else x26))
+    x28 = beta_inter*((x26 if x0 else 0) + (x26 if x23 else 0))
+    x29 = x24 + x25 + x27 + x28
+    x30 = (G < t)
+    x31 = -1 + t
+    x32 = (1 if x1 else 0)
+    x33 = m*(x31)*x32
+    x34 = m*(x31)
+    x35 = 2*L*m*(x31)/p
+    x36 = 3*m*(-2 + 2*t)
+    x37 = alpha*(2*(0 if x30 else x33) + 3*(0 if x30 else x34) + 5*(0 if x30 else x35) + (0 if x30 else x36))
+    x38 = alpha_inter*(2*(x33 if x30 else 0) + 3*(x34 if x30 else 0) + 5*(x35 if x30 else 0) + (x36 if x30 else 0))
+    x40 = t - G*(-1 + math.ceil(t/G))
+    x41 = (G == x40) or (c*d*p == 1)
+    x42 = -1 + (x40 if x41 else 1)
+    x43 = (1/(x40) if x41 else 1)
+    x44 = b*h*s*(x31)*x32/x119
+    x45 = b*h*s*(x31)/x119
+    x120 = c*d*p*t
+    x46 = beta*(2*(b*h*s*(x31)*(x42)*x32*x43/x119 if x30 else x44) + 3*(b*h*s*(x31)*(x42)*x43/x119 if x30 else x45) + 5*(2*L*b*h*s*(x31)*(x42)*x43/x120 if x30 else 2*L*b*h*s*(x31)/x120) + (6*b*s*(x31)*(x42)*x43/x119 if x30 else 6*b*s*(x31)/x119))
+    x47 = beta_inter*(2*(b*h*s*(x31)*x32*x43/x119 if x30 else 0) + 3*(b*h*s*(x31)*x43/x119 if x30 else 0) + 5*(2*L*b*h*s*(x31)*x43/x120 if x30 else 0) + (6*b*s*(x31)*x43/x119 if x30 else 0))
+    x48 = gamma*(3*b*s*(x31)/x119 + x45 + x44 + 4*L*b*h*s*(x31)/x120)
+    x49 = x37 + x38 + x46 + x47 + x48
+    x50 = c*t
+    x51 = (G < x50)
+    x52 = -1 + c
+    x53 = 2*L*m*(x52)/p
+    x54 = 3*alpha*(0 if x51 else x53)
+    x55 = 3*alpha_inter*(x53 if x51 else 0)
+    x56 = x50 - G*(-1 + math.ceil(c*t/G))
+    x57 = G/t
+    x58 = (x57 == math.floor(x57))
+    x59 = x58 and ((G == x56) or (d*p == 1))
+    x60 = (t/(x56) if x59 else 1)
+    x61 = 3*beta*(2*L*b*h*s*(x52)*(-1 + ((x56)/t if x59 else 1))*x60/x120 if x51 else 2*L*b*h*s*(x52)/x120)
+    x62 = 3*beta_inter*(2*L*b*h*s*(x52)*x60/x120 if x51 else 0)
+    x63 = 2*gamma*L*b*h*s*(x52)/x120
+    x64 = x54 + x55 + x61 + x62 + x63
+    x67 = s**2
+    x68 = 2*h + x16
+    x121 = d*m
+    x69 = L*(4*b*h*x67/x121 + 2*b*h*s*(x68)/x121 + 4*F*b*h*s/x121)/p + 2*V*b*h*s/x121
+    x122 = c*t
+    x123 = c*d*m*p*t
+    x124 = eta*peak
+    x70 = ((x69)/x122 - 4*L*b*h*x67/x123)/x124
+    x71 = (2*(x69)/x122 - 8*L*b*h*x67/x123)/x124
+    x72 = b*h*s/(c*d*m)
+    x125 = c*d*m*t
+    x73 = V*h/t + x72 + V*b*s/x125
+    x74 = x15/t + x72 + b*h*s/x125
+    x75 = h*(x17)/t + x72 + b*s*(x17)/x125
+    x76 = F*h/t + x72 + F*b*s/x125
+    x77 = (2*w_half*(x73) + 2*w_half*L*(x74)/p + 2*w_half*L*(x75)/p + 4*w_half*L*(x76)/p)/x124
+    x78 = (4*w_half*(x73) + 4*w_half*L*(x74)/p + 4*w_half*L*(x75)/p + 8*w_half*L*(x76)/p)/x124
+    x126 = hbm*c*d*m*t
+    x79 = 52*V*b*s/x126
+    x127 = eta_attn*peak*c*d*m*p*t
+    x81 = 7*L*b*h*x67/x127
+    x128 = hbm*c*d*m*p*t
+    x82 = 34*kappa*L*b*h*s/x128
+    x83 = x18 + (x29)/m + (x49)/m + (x64)/m + x70 + x71 + x77 + x78 + x79 + x81 + x82
+    x84 = (G < x22)
+    x85 = -1 + c*d
+    x86 = (0 if x84 else x85)
+    x87 = 2*alpha*x86
+    x88 = (x85 if x84 else 0)
+    x89 = 2*alpha_inter*x88
+    x90 = V*h*x2/t
+    x91 = (0 if x0 else x90)
+    x92 = 2*beta*x91
+    x93 = (x90 if x0 else 0)
+    x94 = 2*beta_inter*x93
+    x95 = -G*(-1 + math.ceil(c*d*t/G)) + x22
+    x96 = x58 and ((G == x95) or x1)
+    x97 = (t/(x95) if x96 else 1)
+    x98 = ((x85)*(-1 + ((x95)/t if x96 else 1))*x11*x97/x117 if x84 else (x85)*x11/x117)
+    x99 = 3*beta*x98
+    x100 = ((x85)*x11*x97/x117 if x84 else 0)
+    x101 = 3*beta_inter*x100
+    x102 = gamma*V*h*x2/t
+    x103 = 2*gamma*(x85)*x11/x117
+    x104 = max(0, -m*(x18 + x71 + x78 + 14*V*b*s/x126 + 5*L*b*h*x67/x127 + (68/3)*kappa*L*b*h*s/x128))
+    x105 = x5 + x7 + x14 + (-1 + m + p)*(x83) + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104
+    x106 = alpha*(2*x86 + x4)
+    x107 = alpha_inter*(2*x88 + x6)
+    x108 = beta*(2*x91 + 3*x98)
+    x109 = beta_inter*(2*x93 + 3*x100)
+    x110 = gamma*(x90 + 2*(x85)*x11/x117)
+    x112 = 3*L*(4*b*h*x67 + 2*b*h*s*(x68) + 4*F*b*h*s) + 6*V*b*h*s
+    x113 = (x112)/(peak*c*d*p*t*(x105))
+    x114 = 12*x11/x117
+    x115 = 6*V*b*s/x125
+    x116 = 34*L*b*h*s*min(m, p)/x123
+    return (x105, m*(x18 + x70 + x71 + x77 + x78 + x79 + x81 + x82), x106 + x24 + x37 + x107 + x25 + x38 + x108 + x27 + x46 + x109 + x28 + x47 + x110 + x48 + x54 + x55 + x61 + x62 + x63, x24 + x37 + x5 + x25 + x38 + x7 + x27 + x46 + x28 + x47 + x48 + x87 + x89 + x92 + x94 + x54 + x55 + x99 + x61 + x101 + x62 + x102 + x103 + x63 + x104, (-1 + p)*(x83), x14, b*s/(x105), x113, x113, x112, x112, 6*x11 + x114 + (x115 + x116 if x1 else max(x116, x115 + 34*L*b*h*s/x123)), x49, x64, x29, x106 + x107 + x108 + x109 + x110, x49, x64, x29, x5 + x7 + x87 + x89 + x92 + x94 + x99 + x101 + x102 + x103 + x104, 2*x11, 4*x11, x114, x116, x115, 0,)
 
 
 def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23555,292 +24404,368 @@ def _step_bab9cf3b3f4b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = x33 - G*(-1 + math.ceil(e*t/G))
-    x35 = ((x34)/t if (x7 == math.floor(x7)) and ((G == x34) or (c*d*p/e == 1)) else 1)
-    x36 = -1 + x35
-    x37 = -1 + e
-    x38 = -1 + x33
-    x39 = L_moe*m*(x38)/p
-    x40 = alpha*(4*(L_moe*m*(x36)/p if (G < x33) else L_moe*m*(x37)/p) + (0 if (G < x33) else x39))
-    x41 = e - x35
-    x42 = alpha_inter*(4*(L_moe*m*(x41)/p if (G < x33) else 0) + (x39 if (G < x33) else 0))
-    x43 = (1/(x34) if (G == x34) or (c*d*p/e == 1) else 1)
-    x44 = beta*(4*(E*L_moe*m*(x38)*(-1 + (x34 if (G == x34) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x38)/p) + 4*(L_moe*b*h*k*s*(x36)/(c*d*e*p*t) if (G < x33) else L_moe*b*h*k*s*(x37)/(c*d*e*p*t)))
-    x45 = beta_inter*(4*(E*L_moe*m*(x38)*x43/p if (G < x33) else 0) + 4*(L_moe*b*h*k*s*(x41)/(c*d*e*p*t) if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d*t)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -1 + t
-    x56 = (1 if (p == 1) else 0)
-    x57 = m*(x55)*x56
-    x58 = m*(x55)
-    x59 = L_moe*m*(x55)/p
-    x60 = -L_moe/p + 2*L/p
-    x61 = m*(x55)*(x60)
-    x62 = 3*m*(-2 + 2*t)
-    x63 = alpha*(2*(0 if (G < t) else x57) + 3*(0 if (G < t) else x58) + 4*(0 if (G < t) else x59) + 5*(0 if (G < t) else x61) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(2*(x57 if (G < t) else 0) + 3*(x58 if (G < t) else 0) + 4*(x59 if (G < t) else 0) + 5*(x61 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = b*h*s*(x55)*x56/(c*d*t)
-    x69 = b*h*s*(x55)/(c*d*t)
-    x70 = beta*(2*(b*h*s*(x55)*(x66)*x56*x67/(c*d*t) if (G < t) else x68) + 3*(b*h*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else x69) + 4*(L_moe*b*h*k*s*(x55)*(x66)*x67/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x55)/(c*d*p*t)) + 5*(b*h*s*(x55)*(x66)*(x60)*x67/(c*d*t) if (G < t) else b*h*s*(x55)*(x60)/(c*d*t)) + (6*b*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x55)/(c*d*t)))
-    x71 = beta_inter*(2*(b*h*s*(x55)*x56*x67/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x55)*x67/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x55)*x67/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x55)*(x60)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x55)*x67/(c*d*t) if (G < t) else 0))
-    x72 = gamma*(3*b*s*(x55)/(c*d*t) + x69 + x68 + 2*b*h*s*(x55)*(x60)/(c*d*t) + 2*L_moe*b*h*k*s*(x55)/(c*d*p*t))
-    x73 = x63 + x64 + x70 + x71 + x72
-    x74 = c*t
-    x75 = -1 + c
-    x76 = 2*L*m*(x75)/p
-    x77 = 3*alpha*(0 if (G < x74) else x76)
-    x78 = 3*alpha_inter*(x76 if (G < x74) else 0)
-    x79 = x74 - G*(-1 + math.ceil(c*t/G))
-    x80 = (t/(x79) if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1)
-    x81 = 3*beta*(2*L*b*h_kv*s*(x75)*(-1 + ((x79)/t if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1))*x80/(c*d*p*t) if (G < x74) else 2*L*b*h_kv*s*(x75)/(c*d*p*t))
-    x82 = 3*beta_inter*(2*L*b*h_kv*s*(x75)*x80/(c*d*p*t) if (G < x74) else 0)
-    x83 = 2*gamma*L*b*h_kv*s*(x75)/(c*d*p*t)
-    x84 = x77 + x78 + x81 + x82 + x83
-    x87 = s**2
-    x88 = 4*b*h_q*x87/(d*m)
-    x89 = x28 + 2*h_q
-    x90 = 2*b*h*s*(x89)/(d*m)
-    x91 = E_s + k
-    x92 = (L_moe*(x88 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x30)*(x88 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x93 = ((x92)/(c*t) - 4*L*b*h_q*x87/(c*d*m*p*t))/(eta*peak)
-    x94 = (2*(x92)/(c*t) - 8*L*b*h_q*x87/(c*d*m*p*t))/(eta*peak)
-    x95 = b*h*s/(c*d*m)
-    x96 = V*h/t + x95 + V*b*s/(c*d*m*t)
-    x97 = h*h_q/t + x95 + b*h_q*s/(c*d*m*t)
-    x98 = h*(x29)/t + x95 + b*s*(x29)/(c*d*m*t)
-    x99 = F*h/t + x95 + F*b*s/(c*d*m*t)
-    x100 = 2*F*h/t + x95 + 2*F*b*s/(c*d*m*t)
-    x101 = F_e*h/t
-    x102 = x101 + x95 + F_e*b*s/(c*d*m*t)
-    x103 = 2*F_e*h/t
-    x104 = x103 + x95 + 2*F_e*b*s/(c*d*m*t)
-    x106 = b*e*h*k*s/(E*c*d*m)
-    x107 = x101 + x106 + F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = x103 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = (2*w_half*(x96) + 2*w_half*L*(x97)/p + 2*w_half*L*(x98)/p + 2*w_half*(x30)*(x99)/p + 2*w_half*(x30)*(x100)/p + 2*w_half*E_s*L_moe*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half_expert*E*L_moe*(x107)/(e*p) + 2*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x110 = (4*w_half*(x96) + 4*w_half*L*(x97)/p + 4*w_half*L*(x98)/p + 4*w_half*(x30)*(x99)/p + 4*w_half*(x30)*(x100)/p + 4*w_half*E_s*L_moe*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half_expert*E*L_moe*(x107)/(e*p) + 4*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x111 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x112 = kappa*L*(x111)/(hbm*p)
-    x113 = 52*V*b*s/(hbm*c*d*m*t)
-    x115 = 7*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)
-    x116 = x31 + (x46)/m + (x54)/m + (x73)/m + (x84)/m + x93 + x94 + x109 + x110 + x112 + x113 + x115
-    x117 = (0 if (G < x5) else x2)
-    x118 = (0 if (G < x5) else x15)
-    x119 = 2*alpha*(x117 + x118)
-    x120 = (x2 if (G < x5) else 0)
-    x121 = (x15 if (G < x5) else 0)
-    x122 = 2*alpha_inter*(x120 + x121)
-    x123 = max(0, -m*(x31 + x94 + x110 + (2/3)*kappa*L*(x111)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)))
-    x124 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x116) + x119 + x122 + x123
-    x125 = alpha*(2*x117 + 2*x118)
-    x126 = alpha_inter*(2*x120 + 2*x121)
-    x127 = beta*(3*x13 + 3*x18)
-    x128 = beta_inter*(3*x21 + 3*x22)
-    x130 = 4*b*h_q*x87
-    x131 = 2*b*h*s*(x89)
-    x132 = 3*L_moe*(x130 + x131 + 6*F_e*b*h*s*(x91)) + 3*(x30)*(x130 + x131 + 6*F*b*h*s) + 6*V*b*h*s
-    x133 = (x132)/(peak*c*d*p*t*(x124))
-    x134 = 12*x12/(c*d)
-    x135 = 12*Phi_E/(c*d*p*t)
-    x136 = L*(x111)*min(m, p)/p
-    x137 = 6*V*b*s/(c*d*m*t)
-    return (x124, m*(x31 + x93 + x94 + x109 + x110 + x112 + x113 + x115), x125 + x40 + x49 + x63 + x126 + x42 + x50 + x64 + x127 + x44 + x52 + x70 + x128 + x45 + x53 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x40 + x49 + x63 + x42 + x50 + x64 + x19 + x44 + x52 + x20 + x70 + x23 + x45 + x24 + x53 + x71 + x25 + x72 + x119 + x122 + x77 + x78 + x81 + x82 + x83 + x123, (-1 + p)*(x116), x27, b*s/(x124), x133, x133, x132, x132, 6*x12 + x134 + 6*Phi_E/(e*p*t) + x135 + (x136 + x137 if (p == 1) else max(x136, L*(x111)/p + x137)), x73, x84, x46, x54, x125 + x126 + x127 + x128 + x25, x73, x84, x46, x54, x19 + x20 + x23 + x24 + x25 + x119 + x122 + x123, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x134 + x135, x136, x137, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x152 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x152 if x17 else (x2)*x16/x152)
+    x20 = -1 + c*d/e
+    x153 = e*t
+    x21 = G/x153
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x154 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x153 if x22 else 1))*x23/x154 if x17 else Phi_E*(x20)/x154)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x152 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x154 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x152 + 2*Phi_E*(x20)/x154)
+    x155 = e*p*t
+    x33 = (16*x16 + 30*x16/x152 + 16*Phi_E/x155 + 30*Phi_E/x154)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x156 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x156 + 6*L*h*(x35)/x156 + 18*F*h*(x36)/x156 + 18*E_s*F_e*L_moe*h/x156 + 18*E*F_e*L_moe*h/x155)/hbm
+    x39 = e*t
+    x40 = x39 - G*(-1 + math.ceil(e*t/G))
+    x41 = (G == x40) or (c*d*p/e == 1)
+    x42 = ((x40)/t if x8 and (x41) else 1)
+    x43 = -1 + x42
+    x44 = (G < x39)
+    x45 = -1 + e
+    x46 = -1 + x39
+    x47 = L_moe*m*(x46)/p
+    x48 = alpha*(4*(L_moe*m*(x43)/p if x44 else L_moe*m*(x45)/p) + (0 if x44 else x47))
+    x49 = e - x42
+    x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
+    x51 = (1/(x40) if x41 else 1)
+    x157 = c*d*e*p*t
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x157 if x44 else L_moe*b*h*k*s*(x45)/x157))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x157 if x44 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x158 = c*d*t
+    x61 = b*h*s*x56/x158
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
+    x66 = -1 + t
+    x67 = (1 if x9 else 0)
+    x68 = m*(x66)*x67
+    x69 = m*(x66)
+    x70 = L_moe*m*(x66)/p
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x66)*(x71)
+    x73 = 3*m*(-2 + 2*t)
+    x74 = alpha*(2*(0 if x65 else x68) + 3*(0 if x65 else x69) + 4*(0 if x65 else x70) + 5*(0 if x65 else x72) + (0 if x65 else x73))
+    x75 = alpha_inter*(2*(x68 if x65 else 0) + 3*(x69 if x65 else 0) + 4*(x70 if x65 else 0) + 5*(x72 if x65 else 0) + (x73 if x65 else 0))
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x80 = b*h*s*(x66)*x67/x158
+    x81 = b*h*s*(x66)/x158
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x158 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x158 if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/x154 if x65 else L_moe*b*h*k*s*(x66)/x154) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/x158 if x65 else b*h*s*(x66)*(x71)/x158) + (6*b*s*(x66)*(x78)*x79/x158 if x65 else 6*b*s*(x66)/x158))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x158 if x65 else 0) + 3*(b*h*s*(x66)*x79/x158 if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/x154 if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/x158 if x65 else 0) + (6*b*s*(x66)*x79/x158 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x158 + x81 + x80 + 2*b*h*s*(x66)*(x71)/x158 + 2*L_moe*b*h*k*s*(x66)/x154)
+    x85 = x74 + x75 + x82 + x83 + x84
+    x86 = c*t
+    x87 = (G < x86)
+    x88 = -1 + c
+    x89 = 2*L*m*(x88)/p
+    x90 = 3*alpha*(0 if x87 else x89)
+    x91 = 3*alpha_inter*(x89 if x87 else 0)
+    x92 = x86 - G*(-1 + math.ceil(c*t/G))
+    x93 = x8 and ((G == x92) or (d*p == 1))
+    x94 = (t/(x92) if x93 else 1)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x154 if x87 else 2*L*b*h_kv*s*(x88)/x154)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x154 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x154
+    x98 = x90 + x91 + x95 + x96 + x97
+    x101 = s**2
+    x159 = d*m
+    x102 = 4*b*h_q*x101/x159
+    x103 = x34 + 2*h_q
+    x104 = 2*b*h*s*(x103)/x159
+    x105 = E_s + k
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x159) + (x36)*(x102 + x104 + 6*F*b*h*s/x159))/p + 2*V*b*h*s/x159
+    x160 = c*t
+    x161 = c*d*m*p*t
+    x162 = eta*peak
+    x107 = ((x106)/x160 - 4*L*b*h_q*x101/x161)/x162
+    x108 = (2*(x106)/x160 - 8*L*b*h_q*x101/x161)/x162
+    x109 = b*h*s/(c*d*m)
+    x163 = c*d*m*t
+    x110 = V*h/t + x109 + V*b*s/x163
+    x111 = h*h_q/t + x109 + b*h_q*s/x163
+    x112 = h*(x35)/t + x109 + b*s*(x35)/x163
+    x113 = F*h/t + x109 + F*b*s/x163
+    x114 = 2*F*h/t + x109 + 2*F*b*s/x163
+    x115 = F_e*h/t
+    x116 = x115 + x109 + F_e*b*s/x163
+    x117 = 2*F_e*h/t
+    x118 = x117 + x109 + 2*F_e*b*s/x163
+    x120 = b*e*h*k*s/(E*c*d*m)
+    x164 = E*c*d*m*t
+    x121 = x115 + x120 + F_e*b*e*k*s/x164
+    x122 = x117 + x120 + 2*F_e*b*e*k*s/x164
+    x165 = e*p
+    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/x165 + 2*w_half_expert*E*L_moe*(x122)/x165)/x162
+    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/x165 + 4*w_half_expert*E*L_moe*(x122)/x165)/x162
+    x125 = 34*b*h*s/x163 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x166 = hbm*p
+    x126 = kappa*L*(x125)/x166
+    x167 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x167
+    x168 = eta_attn*peak*c*d*m*p*t
+    x129 = 7*L*b*h_q*x101/x168
+    x130 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x107 + x108 + x123 + x124 + x126 + x127 + x129
+    x131 = (0 if x17 else x2)
+    x132 = (0 if x17 else x20)
+    x133 = 2*alpha*(x131 + x132)
+    x134 = (x2 if x17 else 0)
+    x135 = (x20 if x17 else 0)
+    x136 = 2*alpha_inter*(x134 + x135)
+    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/x166 + 14*V*b*s/x167 + 5*L*b*h_q*x101/x168))
+    x138 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x130) + x133 + x136 + x137
+    x139 = alpha*(2*x131 + 2*x132)
+    x140 = alpha_inter*(2*x134 + 2*x135)
+    x141 = beta*(3*x18 + 3*x24)
+    x142 = beta_inter*(3*x27 + 3*x28)
+    x144 = 4*b*h_q*x101
+    x145 = 2*b*h*s*(x103)
+    x146 = 3*L_moe*(x144 + x145 + 6*F_e*b*h*s*(x105)) + 3*(x36)*(x144 + x145 + 6*F*b*h*s) + 6*V*b*h*s
+    x147 = (x146)/(peak*c*d*p*t*(x138))
+    x148 = 12*x16/x152
+    x149 = 12*Phi_E/x154
+    x150 = L*(x125)*min(m, p)/p
+    x151 = 6*V*b*s/x163
+    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), x147, x147, x146, x146, 6*x16 + x148 + 6*Phi_E/x155 + x149 + (x150 + x151 if x9 else max(x150, L*(x125)/p + x151)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/x155, 4*x16 + 4*Phi_E/x155, x148 + x149, x150, x151, 0,)
 
 
 def _step_be38f54fe1a6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -2 + 2*t
-    x22 = 2*L*m*(x21)/p
-    x23 = m*(x21)
-    x24 = 3*m*(x21)
-    x25 = (1 if (p == 1) else 0)
-    x26 = m*(x21)*x25
-    x27 = alpha*(2*(0 if (G < t) else x22) + (0 if (G < t) else x23) + (0 if (G < t) else x24) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(2*(x22 if (G < t) else 0) + (x23 if (G < t) else 0) + (x24 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x29 = -1 + t
-    x31 = t - G*(-1 + math.ceil(t/G))
-    x32 = -1 + (x31 if (G == x31) or (c*d*p == 1) else 1)
-    x33 = (1/(x31) if (G == x31) or (c*d*p == 1) else 1)
-    x34 = 4*L*b*h*s*(x29)/(c*d*p*t)
-    x35 = beta*(2*(4*L*b*h*s*(x29)*(x32)*x33/(c*d*p*t) if (G < t) else x34) + (6*b*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 6*b*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x25*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)*x25/(c*d*t)))
-    x36 = beta_inter*(2*(4*L*b*h*s*(x29)*x33/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x25*x33/(c*d*t) if (G < t) else 0))
-    x37 = gamma*(3*b*s*(x29)/(c*d*t) + b*h*s*(x29)/(c*d*t) + b*h*s*(x29)*x25/(c*d*t) + x34)
-    x38 = x27 + x28 + x35 + x36 + x37
-    x39 = c*t
-    x40 = -1 + c
-    x41 = 2*L*m*(x40)/p
-    x42 = 3*alpha*(0 if (G < x39) else x41)
-    x43 = 3*alpha_inter*(x41 if (G < x39) else 0)
-    x44 = x39 - G*(-1 + math.ceil(c*t/G))
-    x45 = G/t
-    x46 = (t/(x44) if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1)
-    x47 = 3*beta*(2*L*b*h_kv*s*(x40)*(-1 + ((x44)/t if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1))*x46/(c*d*p*t) if (G < x39) else 2*L*b*h_kv*s*(x40)/(c*d*p*t))
-    x48 = 3*beta_inter*(2*L*b*h_kv*s*(x40)*x46/(c*d*p*t) if (G < x39) else 0)
-    x49 = 2*gamma*L*b*h_kv*s*(x40)/(c*d*p*t)
-    x50 = x42 + x43 + x47 + x48 + x49
-    x53 = s**2
-    x54 = 2*h + x8
-    x55 = L*(4*b*h*x53/(d*m) + 2*b*h*s*(x54)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x56 = ((x55)/(c*t) - 4*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x57 = (2*(x55)/(c*t) - 8*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x58 = b*h*s/(c*d*m)
-    x59 = V*h/t + x58 + V*b*s/(c*d*m*t)
-    x60 = x7/t + x58 + b*h*s/(c*d*m*t)
-    x61 = F*h/t + x58 + F*b*s/(c*d*m*t)
-    x62 = h*(x9)/t + x58 + b*s*(x9)/(c*d*m*t)
-    x63 = 2*F*h/t + x58 + 2*F*b*s/(c*d*m*t)
-    x64 = (2*w_half*(x59) + 2*w_half*L*(x60)/p + 2*w_half*L*(x61)/p + 2*w_half*L*(x62)/p + 2*w_half*L*(x63)/p)/(eta*peak)
-    x65 = (4*w_half*(x59) + 4*w_half*L*(x60)/p + 4*w_half*L*(x61)/p + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p)/(eta*peak)
-    x66 = 52*V*b*s/(hbm*c*d*m*t)
-    x67 = 10 + 24/t
-    x68 = kappa*L*b*h*s*(x67)/(hbm*c*d*m*p)
-    x70 = 9*L*b*h*x53/(eta_attn*peak*c*d*m*p*t)
-    x71 = x10 + (x20)/m + (x38)/m + (x50)/m + x56 + x57 + x64 + x65 + x66 + x68 + x70
-    x72 = -1 + c*d
-    x73 = 2*alpha*(0 if (G < x14) else x72)
-    x74 = 2*alpha_inter*(x72 if (G < x14) else 0)
-    x75 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x76 = (t/(x75) if (x45 == math.floor(x45)) and ((G == x75) or (p == 1)) else 1)
-    x77 = 3*beta*((x72)*(-1 + ((x75)/t if (x45 == math.floor(x45)) and ((G == x75) or (p == 1)) else 1))*x3*x76/(c*d) if (G < x14) else (x72)*x3/(c*d))
-    x78 = 3*beta_inter*((x72)*x3*x76/(c*d) if (G < x14) else 0)
-    x79 = 2*gamma*(x72)*x3/(c*d)
-    x80 = max(0, -m*(x10 + x57 + x65 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x53/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x67)/(hbm*c*d*m*p)))
-    x81 = x6 + (-1 + m + p)*(x71) + x73 + x74 + x77 + x78 + x79 + x80
-    x83 = 3*L*(4*b*h*x53 + 2*b*h*s*(x54) + 6*F*b*h*s)
-    x84 = 6*V*b*h*s
-    x85 = x83 + x84
-    x86 = x83 + 4*L*b*h*x53 + x84
-    x87 = 12*x3/(c*d)
-    x88 = 6*V*b*s/(c*d*m*t)
-    x89 = L*b*h*s*(x67)*min(m, p)/(c*d*m*p)
-    return (x81, m*(x10 + x56 + x57 + x64 + x65 + x66 + x68 + x70), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x73 + x74 + x42 + x43 + x77 + x47 + x78 + x48 + x79 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x73 + x74 + x42 + x43 + x77 + x47 + x78 + x48 + x79 + x49 + x80, (-1 + p)*(x71), x6, b*s/(x81), (x85)/(peak*c*d*p*t*(x81)), (x86)/(peak*c*d*p*t*(x81)), x85, x86, 6*x3 + x87 + (x88 + x89 if (p == 1) else max(x89, x88 + L*b*h*s*(x67)/(c*d*m*p))), x38, x50, x20, x73 + x74 + x77 + x78 + x79, x38, x50, x20, x73 + x74 + x77 + x78 + x79 + x80, 2*x3, 4*x3, x87, x89, x88, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x100 = c*d
+    x7 = (16*x4 + 30*x4/x100)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x101 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x101 + 6*L*h*(x10)/x101 + 18*F*L*h/x101)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x20 = b*h*s*x14/x100
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -2 + 2*t
+    x26 = 2*L*m*(x25)/p
+    x27 = m*(x25)
+    x28 = 3*m*(x25)
+    x29 = (1 if x2 else 0)
+    x30 = m*(x25)*x29
+    x31 = alpha*(2*(0 if x24 else x26) + (0 if x24 else x27) + (0 if x24 else x28) + (0 if x24 else x30))
+    x32 = alpha_inter*(2*(x26 if x24 else 0) + (x27 if x24 else 0) + (x28 if x24 else 0) + (x30 if x24 else 0))
+    x33 = -1 + t
+    x35 = t - G*(-1 + math.ceil(t/G))
+    x36 = (G == x35) or (c*d*p == 1)
+    x37 = -1 + (x35 if x36 else 1)
+    x38 = (1/(x35) if x36 else 1)
+    x102 = c*d*p*t
+    x39 = 4*L*b*h*s*(x33)/x102
+    x103 = c*d*t
+    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/x102 if x24 else x39) + (6*b*s*(x33)*(x37)*x38/x103 if x24 else 6*b*s*(x33)/x103) + (2*b*h*s*(x33)*(x37)*x38/x103 if x24 else 2*b*h*s*(x33)/x103) + (2*b*h*s*(x33)*(x37)*x29*x38/x103 if x24 else 2*b*h*s*(x33)*x29/x103))
+    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/x102 if x24 else 0) + (6*b*s*(x33)*x38/x103 if x24 else 0) + (2*b*h*s*(x33)*x38/x103 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x103 if x24 else 0))
+    x42 = gamma*(3*b*s*(x33)/x103 + b*h*s*(x33)/x103 + b*h*s*(x33)*x29/x103 + x39)
+    x43 = x31 + x32 + x40 + x41 + x42
+    x44 = c*t
+    x45 = (G < x44)
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 3*alpha*(0 if x45 else x47)
+    x49 = 3*alpha_inter*(x47 if x45 else 0)
+    x50 = x44 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (x51 == math.floor(x51))
+    x53 = x52 and ((G == x50) or (d*p == 1))
+    x54 = (t/(x50) if x53 else 1)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x102 if x45 else 2*L*b*h_kv*s*(x46)/x102)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x102 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x102
+    x58 = x48 + x49 + x55 + x56 + x57
+    x61 = s**2
+    x62 = 2*h + x9
+    x104 = d*m
+    x63 = L*(4*b*h*x61/x104 + 2*b*h*s*(x62)/x104 + 6*F*b*h*s/x104)/p + 2*V*b*h*s/x104
+    x105 = c*t
+    x106 = c*d*m*p*t
+    x107 = eta*peak
+    x64 = ((x63)/x105 - 4*L*b*h*x61/x106)/x107
+    x65 = (2*(x63)/x105 - 8*L*b*h*x61/x106)/x107
+    x66 = b*h*s/(c*d*m)
+    x108 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x108
+    x68 = x8/t + x66 + b*h*s/x108
+    x69 = F*h/t + x66 + F*b*s/x108
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x108
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x108
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x107
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x107
+    x109 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x109
+    x75 = 10 + 24/t
+    x110 = hbm*c*d*m*p
+    x76 = kappa*L*b*h*s*(x75)/x110
+    x111 = eta_attn*peak*c*d*m*p*t
+    x78 = 9*L*b*h*x61/x111
+    x79 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x78
+    x80 = (G < x16)
+    x81 = -1 + c*d
+    x82 = 2*alpha*(0 if x80 else x81)
+    x83 = 2*alpha_inter*(x81 if x80 else 0)
+    x84 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x85 = x52 and ((G == x84) or x2)
+    x86 = (t/(x84) if x85 else 1)
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x100 if x80 else (x81)*x4/x100)
+    x88 = 3*beta_inter*((x81)*x4*x86/x100 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x100
+    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x109 + 7*L*b*h*x61/x111 + (2/3)*kappa*L*b*h*s*(x75)/x110))
+    x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
+    x93 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s)
+    x94 = 6*V*b*h*s
+    x95 = x93 + x94
+    x96 = x93 + 4*L*b*h*x61 + x94
+    x97 = 12*x4/x100
+    x98 = 6*V*b*s/x108
+    x112 = c*d*m*p
+    x99 = L*b*h*s*(x75)*min(m, p)/x112
+    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), (x95)/(peak*c*d*p*t*(x91)), (x96)/(peak*c*d*p*t*(x91)), x95, x96, 6*x4 + x97 + (x98 + x99 if x2 else max(x99, x98 + L*b*h*s*(x75)/x112)), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x97, x99, x98, 0,)
 
 
 def _step_ce09d3aa5eea(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d*t)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -1 + t
-    x22 = (1 if (p == 1) else 0)
-    x23 = m*(x21)*x22
-    x24 = m*(x21)
-    x25 = 2*L*m*(x21)/p
-    x26 = 3*m*(-2 + 2*t)
-    x27 = alpha*(2*(0 if (G < t) else x23) + 3*(0 if (G < t) else x24) + 5*(0 if (G < t) else x25) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(2*(x23 if (G < t) else 0) + 3*(x24 if (G < t) else 0) + 5*(x25 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x30 = t - G*(-1 + math.ceil(t/G))
-    x31 = -1 + (x30 if (G == x30) or (c*d*p == 1) else 1)
-    x32 = (1/(x30) if (G == x30) or (c*d*p == 1) else 1)
-    x33 = b*h*s*(x21)*x22/(c*d*t)
-    x34 = b*h*s*(x21)/(c*d*t)
-    x35 = beta*(2*(b*h*s*(x21)*(x31)*x22*x32/(c*d*t) if (G < t) else x33) + 3*(b*h*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else x34) + 5*(2*L*b*h*s*(x21)*(x31)*x32/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x21)/(c*d*p*t)) + (6*b*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else 6*b*s*(x21)/(c*d*t)))
-    x36 = beta_inter*(2*(b*h*s*(x21)*x22*x32/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x21)*x32/(c*d*t) if (G < t) else 0) + 5*(2*L*b*h*s*(x21)*x32/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x21)*x32/(c*d*t) if (G < t) else 0))
-    x37 = gamma*(3*b*s*(x21)/(c*d*t) + x34 + x33 + 4*L*b*h*s*(x21)/(c*d*p*t))
-    x38 = x27 + x28 + x35 + x36 + x37
-    x39 = c*t
-    x40 = -1 + c
-    x41 = 2*L*m*(x40)/p
-    x42 = 3*alpha*(0 if (G < x39) else x41)
-    x43 = 3*alpha_inter*(x41 if (G < x39) else 0)
-    x44 = x39 - G*(-1 + math.ceil(c*t/G))
-    x45 = G/t
-    x46 = (t/(x44) if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1)
-    x47 = 3*beta*(2*L*b*h_kv*s*(x40)*(-1 + ((x44)/t if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1))*x46/(c*d*p*t) if (G < x39) else 2*L*b*h_kv*s*(x40)/(c*d*p*t))
-    x48 = 3*beta_inter*(2*L*b*h_kv*s*(x40)*x46/(c*d*p*t) if (G < x39) else 0)
-    x49 = 2*gamma*L*b*h_kv*s*(x40)/(c*d*p*t)
-    x50 = x42 + x43 + x47 + x48 + x49
-    x53 = s**2
-    x54 = 2*h + x8
-    x55 = L*(4*b*h*x53/(d*m) + 2*b*h*s*(x54)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x56 = ((x55)/(c*t) - 4*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x57 = (2*(x55)/(c*t) - 8*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x58 = b*h*s/(c*d*m)
-    x59 = V*h/t + x58 + V*b*s/(c*d*m*t)
-    x60 = x7/t + x58 + b*h*s/(c*d*m*t)
-    x61 = F*h/t + x58 + F*b*s/(c*d*m*t)
-    x62 = h*(x9)/t + x58 + b*s*(x9)/(c*d*m*t)
-    x63 = 2*F*h/t + x58 + 2*F*b*s/(c*d*m*t)
-    x64 = (2*w_half*(x59) + 2*w_half*L*(x60)/p + 2*w_half*L*(x61)/p + 2*w_half*L*(x62)/p + 2*w_half*L*(x63)/p)/(eta*peak)
-    x65 = (4*w_half*(x59) + 4*w_half*L*(x60)/p + 4*w_half*L*(x61)/p + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p)/(eta*peak)
-    x66 = 52*V*b*s/(hbm*c*d*m*t)
-    x68 = 9*L*b*h*x53/(eta_attn*peak*c*d*m*p*t)
-    x69 = 34*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x70 = x10 + (x20)/m + (x38)/m + (x50)/m + x56 + x57 + x64 + x65 + x66 + x68 + x69
-    x71 = -1 + c*d
-    x72 = 2*alpha*(0 if (G < x14) else x71)
-    x73 = 2*alpha_inter*(x71 if (G < x14) else 0)
-    x74 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x75 = (t/(x74) if (x45 == math.floor(x45)) and ((G == x74) or (p == 1)) else 1)
-    x76 = 3*beta*((x71)*(-1 + ((x74)/t if (x45 == math.floor(x45)) and ((G == x74) or (p == 1)) else 1))*x3*x75/(c*d) if (G < x14) else (x71)*x3/(c*d))
-    x77 = 3*beta_inter*((x71)*x3*x75/(c*d) if (G < x14) else 0)
-    x78 = 2*gamma*(x71)*x3/(c*d)
-    x79 = max(0, -m*(x10 + x57 + x65 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x53/(eta_attn*peak*c*d*m*p*t) + (68/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x80 = x6 + (-1 + m + p)*(x70) + x72 + x73 + x76 + x77 + x78 + x79
-    x82 = 3*L*(4*b*h*x53 + 2*b*h*s*(x54) + 6*F*b*h*s)
-    x83 = 6*V*b*h*s
-    x84 = x82 + x83
-    x85 = x82 + 4*L*b*h*x53 + x83
-    x86 = 12*x3/(c*d)
-    x87 = 6*V*b*s/(c*d*m*t)
-    x88 = 34*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    return (x80, m*(x10 + x56 + x57 + x64 + x65 + x66 + x68 + x69), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x72 + x73 + x42 + x43 + x76 + x47 + x77 + x48 + x78 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x72 + x73 + x42 + x43 + x76 + x47 + x77 + x48 + x78 + x49 + x79, (-1 + p)*(x70), x6, b*s/(x80), (x84)/(peak*c*d*p*t*(x80)), (x85)/(peak*c*d*p*t*(x80)), x84, x85, 6*x3 + x86 + (x87 + x88 if (p == 1) else max(x88, x87 + 34*L*b*h*s/(c*d*m*p*t))), x38, x50, x20, x72 + x73 + x76 + x77 + x78, x38, x50, x20, x72 + x73 + x76 + x77 + x78 + x79, 2*x3, 4*x3, x86, x88, x87, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x99 = c*d
+    x7 = (16*x4 + 30*x4/x99)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x100 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x100 + 6*L*h*(x10)/x100 + 18*F*L*h/x100)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x101 = c*d*t
+    x20 = b*h*s*x14/x101
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -1 + t
+    x26 = (1 if x2 else 0)
+    x27 = m*(x25)*x26
+    x28 = m*(x25)
+    x29 = 2*L*m*(x25)/p
+    x30 = 3*m*(-2 + 2*t)
+    x31 = alpha*(2*(0 if x24 else x27) + 3*(0 if x24 else x28) + 5*(0 if x24 else x29) + (0 if x24 else x30))
+    x32 = alpha_inter*(2*(x27 if x24 else 0) + 3*(x28 if x24 else 0) + 5*(x29 if x24 else 0) + (x30 if x24 else 0))
+    x34 = t - G*(-1 + math.ceil(t/G))
+    x35 = (G == x34) or (c*d*p == 1)
+    x36 = -1 + (x34 if x35 else 1)
+    x37 = (1/(x34) if x35 else 1)
+    x38 = b*h*s*(x25)*x26/x101
+    x39 = b*h*s*(x25)/x101
+    x102 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x101 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x101 if x24 else x39) + 5*(2*L*b*h*s*(x25)*(x36)*x37/x102 if x24 else 2*L*b*h*s*(x25)/x102) + (6*b*s*(x25)*(x36)*x37/x101 if x24 else 6*b*s*(x25)/x101))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x101 if x24 else 0) + 3*(b*h*s*(x25)*x37/x101 if x24 else 0) + 5*(2*L*b*h*s*(x25)*x37/x102 if x24 else 0) + (6*b*s*(x25)*x37/x101 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x101 + x39 + x38 + 4*L*b*h*s*(x25)/x102)
+    x43 = x31 + x32 + x40 + x41 + x42
+    x44 = c*t
+    x45 = (G < x44)
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 3*alpha*(0 if x45 else x47)
+    x49 = 3*alpha_inter*(x47 if x45 else 0)
+    x50 = x44 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (x51 == math.floor(x51))
+    x53 = x52 and ((G == x50) or (d*p == 1))
+    x54 = (t/(x50) if x53 else 1)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x102 if x45 else 2*L*b*h_kv*s*(x46)/x102)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x102 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x102
+    x58 = x48 + x49 + x55 + x56 + x57
+    x61 = s**2
+    x62 = 2*h + x9
+    x103 = d*m
+    x63 = L*(4*b*h*x61/x103 + 2*b*h*s*(x62)/x103 + 6*F*b*h*s/x103)/p + 2*V*b*h*s/x103
+    x104 = c*t
+    x105 = c*d*m*p*t
+    x106 = eta*peak
+    x64 = ((x63)/x104 - 4*L*b*h*x61/x105)/x106
+    x65 = (2*(x63)/x104 - 8*L*b*h*x61/x105)/x106
+    x66 = b*h*s/(c*d*m)
+    x107 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x107
+    x68 = x8/t + x66 + b*h*s/x107
+    x69 = F*h/t + x66 + F*b*s/x107
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x107
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x107
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x106
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x106
+    x108 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x108
+    x109 = eta_attn*peak*c*d*m*p*t
+    x76 = 9*L*b*h*x61/x109
+    x110 = hbm*c*d*m*p*t
+    x77 = 34*kappa*L*b*h*s/x110
+    x78 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x77
+    x79 = (G < x16)
+    x80 = -1 + c*d
+    x81 = 2*alpha*(0 if x79 else x80)
+    x82 = 2*alpha_inter*(x80 if x79 else 0)
+    x83 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x84 = x52 and ((G == x83) or x2)
+    x85 = (t/(x83) if x84 else 1)
+    x86 = 3*beta*((x80)*(-1 + ((x83)/t if x84 else 1))*x4*x85/x99 if x79 else (x80)*x4/x99)
+    x87 = 3*beta_inter*((x80)*x4*x85/x99 if x79 else 0)
+    x88 = 2*gamma*(x80)*x4/x99
+    x89 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x108 + 7*L*b*h*x61/x109 + (68/3)*kappa*L*b*h*s/x110))
+    x90 = x7 + (-1 + m + p)*(x78) + x81 + x82 + x86 + x87 + x88 + x89
+    x92 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s)
+    x93 = 6*V*b*h*s
+    x94 = x92 + x93
+    x95 = x92 + 4*L*b*h*x61 + x93
+    x96 = 12*x4/x99
+    x97 = 6*V*b*s/x107
+    x98 = 34*L*b*h*s*min(m, p)/x105
+    return (x90, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x77), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x81 + x82 + x48 + x49 + x86 + x55 + x87 + x56 + x88 + x57 + x89, (-1 + p)*(x78), x7, b*s/(x90), (x94)/(peak*c*d*p*t*(x90)), (x95)/(peak*c*d*p*t*(x90)), x94, x95, 6*x4 + x96 + (x97 + x98 if x2 else max(x98, x97 + 34*L*b*h*s/x105)), x43, x58, x23, x81 + x82 + x86 + x87 + x88, x43, x58, x23, x81 + x82 + x86 + x87 + x88 + x89, 2*x4, 4*x4, x96, x98, x97, 0,)
 
 
 def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -23848,209 +24773,264 @@ def _step_de8406f6f788(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = x34 - G*(-1 + math.ceil(e*t/G))
-    x36 = ((x35)/t if (x7 == math.floor(x7)) and ((G == x35) or (c*d*p/e == 1)) else 1)
-    x37 = -1 + x36
-    x38 = -1 + e
-    x39 = -1 + x34
-    x40 = L_moe*m*(x39)/p
-    x41 = alpha*(4*(L_moe*m*(x37)/p if (G < x34) else L_moe*m*(x38)/p) + (0 if (G < x34) else x40))
-    x42 = e - x36
-    x43 = alpha_inter*(4*(L_moe*m*(x42)/p if (G < x34) else 0) + (x40 if (G < x34) else 0))
-    x44 = (1/(x35) if (G == x35) or (c*d*p/e == 1) else 1)
-    x45 = beta*(4*(E*L_moe*m*(x39)*(-1 + (x35 if (G == x35) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x39)/p) + 4*(L_moe*b*h*k*s*(x37)/(c*d*e*p) if (G < x34) else L_moe*b*h*k*s*(x38)/(c*d*e*p)))
-    x46 = beta_inter*(4*(E*L_moe*m*(x39)*x44/p if (G < x34) else 0) + 4*(L_moe*b*h*k*s*(x42)/(c*d*e*p) if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -2 + 2*t
-    x57 = -L_moe/p + 2*L/p
-    x58 = m*(x56)*(x57)
-    x59 = m*(x56)
-    x60 = 3*m*(x56)
-    x61 = (1 if (p == 1) else 0)
-    x62 = m*(x56)*x61
-    x63 = alpha*(2*(0 if (G < t) else x58) + (0 if (G < t) else x59) + (0 if (G < t) else x60) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(2*(x58 if (G < t) else 0) + (x59 if (G < t) else 0) + (x60 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = -1 + t
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = 2*b*h*s*(x65)*(x57)/(c*d*t)
-    x70 = beta*(2*(2*b*h*s*(x65)*(x67)*(x57)*x68/(c*d*t) if (G < t) else x69) + (6*b*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)/(c*d*t)) + (2*b*h*s*(x65)*(x67)*x61*x68/(c*d*t) if (G < t) else 2*b*h*s*(x65)*x61/(c*d*t)))
-    x71 = beta_inter*(2*(2*b*h*s*(x65)*(x57)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x68/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x65)*x61*x68/(c*d*t) if (G < t) else 0))
-    x72 = gamma*(3*b*s*(x65)/(c*d*t) + b*h*s*(x65)/(c*d*t) + b*h*s*(x65)*x61/(c*d*t) + x69)
-    x73 = x63 + x64 + x70 + x71 + x72
-    x74 = c*t
-    x75 = -1 + c
-    x76 = 2*L*m*(x75)/p
-    x77 = 3*alpha*(0 if (G < x74) else x76)
-    x78 = 3*alpha_inter*(x76 if (G < x74) else 0)
-    x79 = x74 - G*(-1 + math.ceil(c*t/G))
-    x80 = (t/(x79) if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1)
-    x81 = 3*beta*(2*L*b*h_kv*s*(x75)*(-1 + ((x79)/t if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1))*x80/(c*d*p*t) if (G < x74) else 2*L*b*h_kv*s*(x75)/(c*d*p*t))
-    x82 = 3*beta_inter*(2*L*b*h_kv*s*(x75)*x80/(c*d*p*t) if (G < x74) else 0)
-    x83 = 2*gamma*L*b*h_kv*s*(x75)/(c*d*p*t)
-    x84 = x77 + x78 + x81 + x82 + x83
-    x87 = s**2
-    x88 = 4*b*h*x87/(d*m)
-    x89 = 2*h
-    x90 = x89 + x29
-    x91 = 2*b*h*s*(x90)/(d*m)
-    x92 = E_s + k
-    x93 = (L_moe*(x88 + x91 + 6*F_e*b*h*s*(x92)/(d*m)) + (x31)*(x88 + x91 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x94 = ((x93)/(c*t) - 4*L*b*h*x87/(c*d*m*p*t))/(eta*peak)
-    x95 = (2*(x93)/(c*t) - 8*L*b*h*x87/(c*d*m*p*t))/(eta*peak)
-    x96 = b*h*s/(c*d*m)
-    x97 = V*h/t + x96 + V*b*s/(c*d*m*t)
-    x98 = x28/t + x96 + b*h*s/(c*d*m*t)
-    x99 = h*(x30)/t + x96 + b*s*(x30)/(c*d*m*t)
-    x100 = F*h/t + x96 + F*b*s/(c*d*m*t)
-    x101 = 2*F*h/t + x96 + 2*F*b*s/(c*d*m*t)
-    x102 = F_e*h/t
-    x103 = x102 + x96 + F_e*b*s/(c*d*m*t)
-    x104 = 2*F_e*h/t
-    x105 = x104 + x96 + 2*F_e*b*s/(c*d*m*t)
-    x107 = b*e*h*k*s/(E*c*d*m)
-    x108 = x102 + x107 + F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = x104 + x107 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x110 = (2*w_half*(x97) + 2*w_half*L*(x98)/p + 2*w_half*L*(x99)/p + 2*w_half*(x31)*(x100)/p + 2*w_half*(x31)*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half*E_s*L_moe*(x105)/p + 2*w_half_expert*E*L_moe*(x108)/(e*p) + 2*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x111 = (4*w_half*(x97) + 4*w_half*L*(x98)/p + 4*w_half*L*(x99)/p + 4*w_half*(x31)*(x100)/p + 4*w_half*(x31)*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half*E_s*L_moe*(x105)/p + 4*w_half_expert*E*L_moe*(x108)/(e*p) + 4*w_half_expert*E*L_moe*(x109)/(e*p))/(eta*peak)
-    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x89 + 3*F_e/t)/(L*c*d*m)
-    x113 = kappa*L*(x112)/(hbm*p)
-    x114 = 52*V*b*s/(hbm*c*d*m*t)
-    x116 = 7*L*b*h*x87/(eta_attn*peak*c*d*m*p*t)
-    x117 = x32 + (x47)/m + (x55)/m + (x73)/m + (x84)/m + x94 + x95 + x110 + x111 + x113 + x114 + x116
-    x118 = (0 if (G < x5) else x2)
-    x119 = (0 if (G < x5) else x15)
-    x120 = 2*alpha*(x118 + x119)
-    x121 = (x2 if (G < x5) else 0)
-    x122 = (x15 if (G < x5) else 0)
-    x123 = 2*alpha_inter*(x121 + x122)
-    x124 = max(0, -m*(x32 + x95 + x111 + (2/3)*kappa*L*(x112)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x87/(eta_attn*peak*c*d*m*p*t)))
-    x125 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x117) + x120 + x123 + x124
-    x126 = alpha*(2*x118 + 2*x119)
-    x127 = alpha_inter*(2*x121 + 2*x122)
-    x128 = beta*(3*x13 + 3*x18)
-    x129 = beta_inter*(3*x21 + 3*x22)
-    x131 = 4*b*h*x87
-    x132 = 2*b*h*s*(x90)
-    x133 = 3*L_moe*(x131 + x132 + 6*F_e*b*h*s*(x92)) + 3*(x31)*(x131 + x132 + 6*F*b*h*s) + 6*V*b*h*s
-    x134 = (x133)/(peak*c*d*p*t*(x125))
-    x135 = 12*x12/(c*d)
-    x136 = 12*Phi_E/(c*d*p*t)
-    x137 = L*(x112)*min(m, p)/p
-    x138 = 6*V*b*s/(c*d*m*t)
-    return (x125, m*(x32 + x94 + x95 + x110 + x111 + x113 + x114 + x116), x126 + x41 + x50 + x63 + x127 + x43 + x51 + x64 + x128 + x45 + x53 + x70 + x129 + x46 + x54 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x41 + x50 + x63 + x43 + x51 + x64 + x19 + x45 + x53 + x20 + x70 + x23 + x46 + x24 + x54 + x71 + x25 + x72 + x120 + x123 + x77 + x78 + x81 + x82 + x83 + x124, (-1 + p)*(x117), x27, b*s/(x125), x134, x134, x133, x133, 6*x12 + x135 + 6*Phi_E/(e*p*t) + x136 + (x137 + x138 if (p == 1) else max(x137, L*(x112)/p + x138)), x73, x84, x47, x55, x126 + x127 + x128 + x129 + x25, x73, x84, x47, x55, x19 + x20 + x23 + x24 + x25 + x120 + x123 + x124, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x135 + x136, x137, x138, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x153 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x153 if x17 else (x2)*x16/x153)
+    x20 = -1 + c*d/e
+    x154 = e*t
+    x21 = G/x154
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x155 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x154 if x22 else 1))*x23/x155 if x17 else Phi_E*(x20)/x155)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x153 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x155 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x153 + 2*Phi_E*(x20)/x155)
+    x156 = e*p*t
+    x33 = (16*x16 + 30*x16/x153 + 16*Phi_E/x156 + 30*Phi_E/x155)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x157 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x157 + 6*L*h*(x36)/x157 + 18*F*h*(x37)/x157 + 18*E_s*F_e*L_moe*h/x157 + 18*E*F_e*L_moe*h/x156)/hbm
+    x40 = e*t
+    x41 = x40 - G*(-1 + math.ceil(e*t/G))
+    x42 = (G == x41) or (c*d*p/e == 1)
+    x43 = ((x41)/t if x8 and (x42) else 1)
+    x44 = -1 + x43
+    x45 = (G < x40)
+    x46 = -1 + e
+    x47 = -1 + x40
+    x48 = L_moe*m*(x47)/p
+    x49 = alpha*(4*(L_moe*m*(x44)/p if x45 else L_moe*m*(x46)/p) + (0 if x45 else x48))
+    x50 = e - x43
+    x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
+    x52 = (1/(x41) if x42 else 1)
+    x158 = c*d*e*p
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x158 if x45 else L_moe*b*h*k*s*(x46)/x158))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x158 if x45 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x62 = b*h*s*x57/x153
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -2 + 2*t
+    x68 = -L_moe/p + 2*L/p
+    x69 = m*(x67)*(x68)
+    x70 = m*(x67)
+    x71 = 3*m*(x67)
+    x72 = (1 if x9 else 0)
+    x73 = m*(x67)*x72
+    x74 = alpha*(2*(0 if x66 else x69) + (0 if x66 else x70) + (0 if x66 else x71) + (0 if x66 else x73))
+    x75 = alpha_inter*(2*(x69 if x66 else 0) + (x70 if x66 else 0) + (x71 if x66 else 0) + (x73 if x66 else 0))
+    x76 = -1 + t
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x159 = c*d*t
+    x81 = 2*b*h*s*(x76)*(x68)/x159
+    x82 = beta*(2*(2*b*h*s*(x76)*(x79)*(x68)*x80/x159 if x66 else x81) + (6*b*s*(x76)*(x79)*x80/x159 if x66 else 6*b*s*(x76)/x159) + (2*b*h*s*(x76)*(x79)*x80/x159 if x66 else 2*b*h*s*(x76)/x159) + (2*b*h*s*(x76)*(x79)*x72*x80/x159 if x66 else 2*b*h*s*(x76)*x72/x159))
+    x83 = beta_inter*(2*(2*b*h*s*(x76)*(x68)*x80/x159 if x66 else 0) + (6*b*s*(x76)*x80/x159 if x66 else 0) + (2*b*h*s*(x76)*x80/x159 if x66 else 0) + (2*b*h*s*(x76)*x72*x80/x159 if x66 else 0))
+    x84 = gamma*(3*b*s*(x76)/x159 + b*h*s*(x76)/x159 + b*h*s*(x76)*x72/x159 + x81)
+    x85 = x74 + x75 + x82 + x83 + x84
+    x86 = c*t
+    x87 = (G < x86)
+    x88 = -1 + c
+    x89 = 2*L*m*(x88)/p
+    x90 = 3*alpha*(0 if x87 else x89)
+    x91 = 3*alpha_inter*(x89 if x87 else 0)
+    x92 = x86 - G*(-1 + math.ceil(c*t/G))
+    x93 = x8 and ((G == x92) or (d*p == 1))
+    x94 = (t/(x92) if x93 else 1)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x155 if x87 else 2*L*b*h_kv*s*(x88)/x155)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x155 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x155
+    x98 = x90 + x91 + x95 + x96 + x97
+    x101 = s**2
+    x160 = d*m
+    x102 = 4*b*h*x101/x160
+    x103 = 2*h
+    x104 = x103 + x35
+    x105 = 2*b*h*s*(x104)/x160
+    x106 = E_s + k
+    x107 = (L_moe*(x102 + x105 + 6*F_e*b*h*s*(x106)/x160) + (x37)*(x102 + x105 + 6*F*b*h*s/x160))/p + 2*V*b*h*s/x160
+    x161 = c*t
+    x162 = c*d*m*p*t
+    x163 = eta*peak
+    x108 = ((x107)/x161 - 4*L*b*h*x101/x162)/x163
+    x109 = (2*(x107)/x161 - 8*L*b*h*x101/x162)/x163
+    x164 = c*d*m
+    x110 = b*h*s/x164
+    x165 = c*d*m*t
+    x111 = V*h/t + x110 + V*b*s/x165
+    x112 = x34/t + x110 + b*h*s/x165
+    x113 = h*(x36)/t + x110 + b*s*(x36)/x165
+    x114 = F*h/t + x110 + F*b*s/x165
+    x115 = 2*F*h/t + x110 + 2*F*b*s/x165
+    x116 = F_e*h/t
+    x117 = x116 + x110 + F_e*b*s/x165
+    x118 = 2*F_e*h/t
+    x119 = x118 + x110 + 2*F_e*b*s/x165
+    x121 = b*e*h*k*s/(E*c*d*m)
+    x166 = E*c*d*m*t
+    x122 = x116 + x121 + F_e*b*e*k*s/x166
+    x123 = x118 + x121 + 2*F_e*b*e*k*s/x166
+    x167 = e*p
+    x124 = (2*w_half*(x111) + 2*w_half*L*(x112)/p + 2*w_half*L*(x113)/p + 2*w_half*(x37)*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*E_s*L_moe*(x117)/p + 2*w_half*E_s*L_moe*(x119)/p + 2*w_half_expert*E*L_moe*(x122)/x167 + 2*w_half_expert*E*L_moe*(x123)/x167)/x163
+    x125 = (4*w_half*(x111) + 4*w_half*L*(x112)/p + 4*w_half*L*(x113)/p + 4*w_half*(x37)*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*E_s*L_moe*(x117)/p + 4*w_half*E_s*L_moe*(x119)/p + 4*w_half_expert*E*L_moe*(x122)/x167 + 4*w_half_expert*E*L_moe*(x123)/x167)/x163
+    x126 = b*h*s*(10 + 24/t)/x164 + 2*L_moe*b*k*s*(x103 + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x127 = kappa*L*(x126)/x168
+    x169 = hbm*c*d*m*t
+    x128 = 52*V*b*s/x169
+    x170 = eta_attn*peak*c*d*m*p*t
+    x130 = 7*L*b*h*x101/x170
+    x131 = x38 + (x55)/m + (x65)/m + (x85)/m + (x98)/m + x108 + x109 + x124 + x125 + x127 + x128 + x130
+    x132 = (0 if x17 else x2)
+    x133 = (0 if x17 else x20)
+    x134 = 2*alpha*(x132 + x133)
+    x135 = (x2 if x17 else 0)
+    x136 = (x20 if x17 else 0)
+    x137 = 2*alpha_inter*(x135 + x136)
+    x138 = max(0, -m*(x38 + x109 + x125 + (2/3)*kappa*L*(x126)/x168 + 14*V*b*s/x169 + 5*L*b*h*x101/x170))
+    x139 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x131) + x134 + x137 + x138
+    x140 = alpha*(2*x132 + 2*x133)
+    x141 = alpha_inter*(2*x135 + 2*x136)
+    x142 = beta*(3*x18 + 3*x24)
+    x143 = beta_inter*(3*x27 + 3*x28)
+    x145 = 4*b*h*x101
+    x146 = 2*b*h*s*(x104)
+    x147 = 3*L_moe*(x145 + x146 + 6*F_e*b*h*s*(x106)) + 3*(x37)*(x145 + x146 + 6*F*b*h*s) + 6*V*b*h*s
+    x148 = (x147)/(peak*c*d*p*t*(x139))
+    x149 = 12*x16/x153
+    x150 = 12*Phi_E/x155
+    x151 = L*(x126)*min(m, p)/p
+    x152 = 6*V*b*s/x165
+    return (x139, m*(x38 + x108 + x109 + x124 + x125 + x127 + x128 + x130), x140 + x49 + x60 + x74 + x141 + x51 + x61 + x75 + x142 + x53 + x63 + x82 + x143 + x54 + x64 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x49 + x60 + x74 + x51 + x61 + x75 + x25 + x53 + x63 + x26 + x82 + x29 + x54 + x30 + x64 + x83 + x31 + x84 + x134 + x137 + x90 + x91 + x95 + x96 + x97 + x138, (-1 + p)*(x131), x33, b*s/(x139), x148, x148, x147, x147, 6*x16 + x149 + 6*Phi_E/x156 + x150 + (x151 + x152 if x9 else max(x151, L*(x126)/p + x152)), x85, x98, x55, x65, x140 + x141 + x142 + x143 + x31, x85, x98, x55, x65, x25 + x26 + x29 + x30 + x31 + x134 + x137 + x138, 2*x16 + 2*Phi_E/x156, 4*x16 + 4*Phi_E/x156, x149 + x150, x151, x152, 0,)
 
 
 def _step_dee7908ca2a5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -2 + 2*t
-    x22 = 2*L*m*(x21)/p
-    x23 = m*(x21)
-    x24 = 3*m*(x21)
-    x25 = (1 if (p == 1) else 0)
-    x26 = m*(x21)*x25
-    x27 = alpha*(2*(0 if (G < t) else x22) + (0 if (G < t) else x23) + (0 if (G < t) else x24) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(2*(x22 if (G < t) else 0) + (x23 if (G < t) else 0) + (x24 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x29 = -1 + t
-    x31 = t - G*(-1 + math.ceil(t/G))
-    x32 = -1 + (x31 if (G == x31) or (c*d*p == 1) else 1)
-    x33 = (1/(x31) if (G == x31) or (c*d*p == 1) else 1)
-    x34 = 4*L*b*h*s*(x29)/(c*d*p*t)
-    x35 = beta*(2*(4*L*b*h*s*(x29)*(x32)*x33/(c*d*p*t) if (G < t) else x34) + (6*b*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 6*b*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)/(c*d*t)) + (2*b*h*s*(x29)*(x32)*x25*x33/(c*d*t) if (G < t) else 2*b*h*s*(x29)*x25/(c*d*t)))
-    x36 = beta_inter*(2*(4*L*b*h*s*(x29)*x33/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x33/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x29)*x25*x33/(c*d*t) if (G < t) else 0))
-    x37 = gamma*(3*b*s*(x29)/(c*d*t) + b*h*s*(x29)/(c*d*t) + b*h*s*(x29)*x25/(c*d*t) + x34)
-    x38 = x27 + x28 + x35 + x36 + x37
-    x39 = c*t
-    x40 = -1 + c
-    x41 = 2*L*m*(x40)/p
-    x42 = 3*alpha*(0 if (G < x39) else x41)
-    x43 = 3*alpha_inter*(x41 if (G < x39) else 0)
-    x44 = x39 - G*(-1 + math.ceil(c*t/G))
-    x45 = G/t
-    x46 = (t/(x44) if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1)
-    x47 = 3*beta*(2*L*b*h_kv*s*(x40)*(-1 + ((x44)/t if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1))*x46/(c*d*p*t) if (G < x39) else 2*L*b*h_kv*s*(x40)/(c*d*p*t))
-    x48 = 3*beta_inter*(2*L*b*h_kv*s*(x40)*x46/(c*d*p*t) if (G < x39) else 0)
-    x49 = 2*gamma*L*b*h_kv*s*(x40)/(c*d*p*t)
-    x50 = x42 + x43 + x47 + x48 + x49
-    x53 = s**2
-    x54 = 2*h + x8
-    x55 = L*(4*b*h*x53/(d*m) + 2*b*h*s*(x54)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x56 = ((x55)/(c*t) - 4*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x57 = (2*(x55)/(c*t) - 8*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x58 = b*h*s/(c*d*m)
-    x59 = V*h/t + x58 + V*b*s/(c*d*m*t)
-    x60 = x7/t + x58 + b*h*s/(c*d*m*t)
-    x61 = F*h/t + x58 + F*b*s/(c*d*m*t)
-    x62 = h*(x9)/t + x58 + b*s*(x9)/(c*d*m*t)
-    x63 = 2*F*h/t + x58 + 2*F*b*s/(c*d*m*t)
-    x64 = (2*w_half*(x59) + 2*w_half*L*(x60)/p + 2*w_half*L*(x61)/p + 2*w_half*L*(x62)/p + 2*w_half*L*(x63)/p)/(eta*peak)
-    x65 = (4*w_half*(x59) + 4*w_half*L*(x60)/p + 4*w_half*L*(x61)/p + 4*w_half*L*(x62)/p + 4*w_half*L*(x63)/p)/(eta*peak)
-    x66 = 52*V*b*s/(hbm*c*d*m*t)
-    x67 = 10 + 24/t
-    x68 = kappa*L*b*h*s*(x67)/(hbm*c*d*m*p)
-    x70 = 7*L*b*h*x53/(eta_attn*peak*c*d*m*p*t)
-    x71 = x10 + (x20)/m + (x38)/m + (x50)/m + x56 + x57 + x64 + x65 + x66 + x68 + x70
-    x72 = -1 + c*d
-    x73 = 2*alpha*(0 if (G < x14) else x72)
-    x74 = 2*alpha_inter*(x72 if (G < x14) else 0)
-    x75 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x76 = (t/(x75) if (x45 == math.floor(x45)) and ((G == x75) or (p == 1)) else 1)
-    x77 = 3*beta*((x72)*(-1 + ((x75)/t if (x45 == math.floor(x45)) and ((G == x75) or (p == 1)) else 1))*x3*x76/(c*d) if (G < x14) else (x72)*x3/(c*d))
-    x78 = 3*beta_inter*((x72)*x3*x76/(c*d) if (G < x14) else 0)
-    x79 = 2*gamma*(x72)*x3/(c*d)
-    x80 = max(0, -m*(x10 + x57 + x65 + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x53/(eta_attn*peak*c*d*m*p*t) + (2/3)*kappa*L*b*h*s*(x67)/(hbm*c*d*m*p)))
-    x81 = x6 + (-1 + m + p)*(x71) + x73 + x74 + x77 + x78 + x79 + x80
-    x83 = 3*L*(4*b*h*x53 + 2*b*h*s*(x54) + 6*F*b*h*s) + 6*V*b*h*s
-    x84 = (x83)/(peak*c*d*p*t*(x81))
-    x85 = 12*x3/(c*d)
-    x86 = 6*V*b*s/(c*d*m*t)
-    x87 = L*b*h*s*(x67)*min(m, p)/(c*d*m*p)
-    return (x81, m*(x10 + x56 + x57 + x64 + x65 + x66 + x68 + x70), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x73 + x74 + x42 + x43 + x77 + x47 + x78 + x48 + x79 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x73 + x74 + x42 + x43 + x77 + x47 + x78 + x48 + x79 + x49 + x80, (-1 + p)*(x71), x6, b*s/(x81), x84, x84, x83, x83, 6*x3 + x85 + (x86 + x87 if (p == 1) else max(x87, x86 + L*b*h*s*(x67)/(c*d*m*p))), x38, x50, x20, x73 + x74 + x77 + x78 + x79, x38, x50, x20, x73 + x74 + x77 + x78 + x79 + x80, 2*x3, 4*x3, x85, x87, x86, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x98 = c*d
+    x7 = (16*x4 + 30*x4/x98)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x99 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x99 + 6*L*h*(x10)/x99 + 18*F*L*h/x99)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x20 = b*h*s*x14/x98
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -2 + 2*t
+    x26 = 2*L*m*(x25)/p
+    x27 = m*(x25)
+    x28 = 3*m*(x25)
+    x29 = (1 if x2 else 0)
+    x30 = m*(x25)*x29
+    x31 = alpha*(2*(0 if x24 else x26) + (0 if x24 else x27) + (0 if x24 else x28) + (0 if x24 else x30))
+    x32 = alpha_inter*(2*(x26 if x24 else 0) + (x27 if x24 else 0) + (x28 if x24 else 0) + (x30 if x24 else 0))
+    x33 = -1 + t
+    x35 = t - G*(-1 + math.ceil(t/G))
+    x36 = (G == x35) or (c*d*p == 1)
+    x37 = -1 + (x35 if x36 else 1)
+    x38 = (1/(x35) if x36 else 1)
+    x100 = c*d*p*t
+    x39 = 4*L*b*h*s*(x33)/x100
+    x101 = c*d*t
+    x40 = beta*(2*(4*L*b*h*s*(x33)*(x37)*x38/x100 if x24 else x39) + (6*b*s*(x33)*(x37)*x38/x101 if x24 else 6*b*s*(x33)/x101) + (2*b*h*s*(x33)*(x37)*x38/x101 if x24 else 2*b*h*s*(x33)/x101) + (2*b*h*s*(x33)*(x37)*x29*x38/x101 if x24 else 2*b*h*s*(x33)*x29/x101))
+    x41 = beta_inter*(2*(4*L*b*h*s*(x33)*x38/x100 if x24 else 0) + (6*b*s*(x33)*x38/x101 if x24 else 0) + (2*b*h*s*(x33)*x38/x101 if x24 else 0) + (2*b*h*s*(x33)*x29*x38/x101 if x24 else 0))
+    x42 = gamma*(3*b*s*(x33)/x101 + b*h*s*(x33)/x101 + b*h*s*(x33)*x29/x101 + x39)
+    x43 = x31 + x32 + x40 + x41 + x42
+    x44 = c*t
+    x45 = (G < x44)
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 3*alpha*(0 if x45 else x47)
+    x49 = 3*alpha_inter*(x47 if x45 else 0)
+    x50 = x44 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (x51 == math.floor(x51))
+    x53 = x52 and ((G == x50) or (d*p == 1))
+    x54 = (t/(x50) if x53 else 1)
+    x55 = 3*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x100 if x45 else 2*L*b*h_kv*s*(x46)/x100)
+    x56 = 3*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x100 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x100
+    x58 = x48 + x49 + x55 + x56 + x57
+    x61 = s**2
+    x62 = 2*h + x9
+    x102 = d*m
+    x63 = L*(4*b*h*x61/x102 + 2*b*h*s*(x62)/x102 + 6*F*b*h*s/x102)/p + 2*V*b*h*s/x102
+    x103 = c*t
+    x104 = c*d*m*p*t
+    x105 = eta*peak
+    x64 = ((x63)/x103 - 4*L*b*h*x61/x104)/x105
+    x65 = (2*(x63)/x103 - 8*L*b*h*x61/x104)/x105
+    x66 = b*h*s/(c*d*m)
+    x106 = c*d*m*t
+    x67 = V*h/t + x66 + V*b*s/x106
+    x68 = x8/t + x66 + b*h*s/x106
+    x69 = F*h/t + x66 + F*b*s/x106
+    x70 = h*(x10)/t + x66 + b*s*(x10)/x106
+    x71 = 2*F*h/t + x66 + 2*F*b*s/x106
+    x72 = (2*w_half*(x67) + 2*w_half*L*(x68)/p + 2*w_half*L*(x69)/p + 2*w_half*L*(x70)/p + 2*w_half*L*(x71)/p)/x105
+    x73 = (4*w_half*(x67) + 4*w_half*L*(x68)/p + 4*w_half*L*(x69)/p + 4*w_half*L*(x70)/p + 4*w_half*L*(x71)/p)/x105
+    x107 = hbm*c*d*m*t
+    x74 = 52*V*b*s/x107
+    x75 = 10 + 24/t
+    x108 = hbm*c*d*m*p
+    x76 = kappa*L*b*h*s*(x75)/x108
+    x109 = eta_attn*peak*c*d*m*p*t
+    x78 = 7*L*b*h*x61/x109
+    x79 = x11 + (x23)/m + (x43)/m + (x58)/m + x64 + x65 + x72 + x73 + x74 + x76 + x78
+    x80 = (G < x16)
+    x81 = -1 + c*d
+    x82 = 2*alpha*(0 if x80 else x81)
+    x83 = 2*alpha_inter*(x81 if x80 else 0)
+    x84 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x85 = x52 and ((G == x84) or x2)
+    x86 = (t/(x84) if x85 else 1)
+    x87 = 3*beta*((x81)*(-1 + ((x84)/t if x85 else 1))*x4*x86/x98 if x80 else (x81)*x4/x98)
+    x88 = 3*beta_inter*((x81)*x4*x86/x98 if x80 else 0)
+    x89 = 2*gamma*(x81)*x4/x98
+    x90 = max(0, -m*(x11 + x65 + x73 + 14*V*b*s/x107 + 5*L*b*h*x61/x109 + (2/3)*kappa*L*b*h*s*(x75)/x108))
+    x91 = x7 + (-1 + m + p)*(x79) + x82 + x83 + x87 + x88 + x89 + x90
+    x93 = 3*L*(4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s) + 6*V*b*h*s
+    x94 = (x93)/(peak*c*d*p*t*(x91))
+    x95 = 12*x4/x98
+    x96 = 6*V*b*s/x106
+    x110 = c*d*m*p
+    x97 = L*b*h*s*(x75)*min(m, p)/x110
+    return (x91, m*(x11 + x64 + x65 + x72 + x73 + x74 + x76 + x78), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x82 + x83 + x48 + x49 + x87 + x55 + x88 + x56 + x89 + x57 + x90, (-1 + p)*(x79), x7, b*s/(x91), x94, x94, x93, x93, 6*x4 + x95 + (x96 + x97 if x2 else max(x97, x96 + L*b*h*s*(x75)/x110)), x43, x58, x23, x82 + x83 + x87 + x88 + x89, x43, x58, x23, x82 + x83 + x87 + x88 + x89 + x90, 2*x4, 4*x4, x95, x97, x96, 0,)
 
 
 def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -24058,216 +25038,269 @@ def _step_e016808edccf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = h**2
-    x29 = 2*h_kv
-    x30 = h + x29
-    x31 = L - L_moe
-    x32 = (6*V*h/t + 6*L*x28/(p*t) + 6*L*h*(x30)/(p*t) + 18*F*h*(x31)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x34 = e*t
-    x35 = x34 - G*(-1 + math.ceil(e*t/G))
-    x36 = ((x35)/t if (x7 == math.floor(x7)) and ((G == x35) or (c*d*p/e == 1)) else 1)
-    x37 = -1 + x36
-    x38 = -1 + e
-    x39 = -1 + x34
-    x40 = L_moe*m*(x39)/p
-    x41 = alpha*(4*(L_moe*m*(x37)/p if (G < x34) else L_moe*m*(x38)/p) + (0 if (G < x34) else x40))
-    x42 = e - x36
-    x43 = alpha_inter*(4*(L_moe*m*(x42)/p if (G < x34) else 0) + (x40 if (G < x34) else 0))
-    x44 = (1/(x35) if (G == x35) or (c*d*p/e == 1) else 1)
-    x45 = beta*(4*(E*L_moe*m*(x39)*(-1 + (x35 if (G == x35) or (c*d*p/e == 1) else 1))*x44/p if (G < x34) else E*L_moe*m*(x39)/p) + 4*(L_moe*b*h*k*s*(x37)/(c*d*e*p*t) if (G < x34) else L_moe*b*h*k*s*(x38)/(c*d*e*p*t)))
-    x46 = beta_inter*(4*(E*L_moe*m*(x39)*x44/p if (G < x34) else 0) + 4*(L_moe*b*h*k*s*(x42)/(c*d*e*p*t) if (G < x34) else 0))
-    x47 = x41 + x43 + x45 + x46
-    x48 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x49 = m*x48
-    x50 = alpha*((0 if (G < c*d*p*t) else x49) + (0 if (G < 1 + x5) else x49))
-    x51 = alpha_inter*((x49 if (G < c*d*p*t) else 0) + (x49 if (G < 1 + x5) else 0))
-    x52 = b*h*s*x48/(c*d*t)
-    x53 = beta*((0 if (G < c*d*p*t) else x52) + (0 if (G < 1 + x5) else x52))
-    x54 = beta_inter*((x52 if (G < c*d*p*t) else 0) + (x52 if (G < 1 + x5) else 0))
-    x55 = x50 + x51 + x53 + x54
-    x56 = -1 + t
-    x57 = (1 if (p == 1) else 0)
-    x58 = m*(x56)*x57
-    x59 = m*(x56)
-    x60 = L_moe*m*(x56)/p
-    x61 = -L_moe/p + 2*L/p
-    x62 = m*(x56)*(x61)
-    x63 = 3*m*(-2 + 2*t)
-    x64 = alpha*(2*(0 if (G < t) else x58) + 3*(0 if (G < t) else x59) + 4*(0 if (G < t) else x60) + 5*(0 if (G < t) else x62) + (0 if (G < t) else x63))
-    x65 = alpha_inter*(2*(x58 if (G < t) else 0) + 3*(x59 if (G < t) else 0) + 4*(x60 if (G < t) else 0) + 5*(x62 if (G < t) else 0) + (x63 if (G < t) else 0))
-    x66 = t - G*(-1 + math.ceil(t/G))
-    x67 = -1 + (x66 if (G == x66) or (c*d*p == 1) else 1)
-    x68 = (1/(x66) if (G == x66) or (c*d*p == 1) else 1)
-    x69 = b*h*s*(x56)*x57/(c*d*t)
-    x70 = b*h*s*(x56)/(c*d*t)
-    x71 = beta*(2*(b*h*s*(x56)*(x67)*x57*x68/(c*d*t) if (G < t) else x69) + 3*(b*h*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else x70) + 4*(L_moe*b*h*k*s*(x56)*(x67)*x68/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x56)/(c*d*p*t)) + 5*(b*h*s*(x56)*(x67)*(x61)*x68/(c*d*t) if (G < t) else b*h*s*(x56)*(x61)/(c*d*t)) + (6*b*s*(x56)*(x67)*x68/(c*d*t) if (G < t) else 6*b*s*(x56)/(c*d*t)))
-    x72 = beta_inter*(2*(b*h*s*(x56)*x57*x68/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x56)*x68/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x56)*x68/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x56)*(x61)*x68/(c*d*t) if (G < t) else 0) + (6*b*s*(x56)*x68/(c*d*t) if (G < t) else 0))
-    x73 = gamma*(3*b*s*(x56)/(c*d*t) + x70 + x69 + 2*b*h*s*(x56)*(x61)/(c*d*t) + 2*L_moe*b*h*k*s*(x56)/(c*d*p*t))
-    x74 = x64 + x65 + x71 + x72 + x73
-    x75 = c*t
-    x76 = -1 + c
-    x77 = 2*L*m*(x76)/p
-    x78 = 3*alpha*(0 if (G < x75) else x77)
-    x79 = 3*alpha_inter*(x77 if (G < x75) else 0)
-    x80 = x75 - G*(-1 + math.ceil(c*t/G))
-    x81 = (t/(x80) if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1)
-    x82 = 3*beta*(2*L*b*h_kv*s*(x76)*(-1 + ((x80)/t if (x7 == math.floor(x7)) and ((G == x80) or (d*p == 1)) else 1))*x81/(c*d*p*t) if (G < x75) else 2*L*b*h_kv*s*(x76)/(c*d*p*t))
-    x83 = 3*beta_inter*(2*L*b*h_kv*s*(x76)*x81/(c*d*p*t) if (G < x75) else 0)
-    x84 = 2*gamma*L*b*h_kv*s*(x76)/(c*d*p*t)
-    x85 = x78 + x79 + x82 + x83 + x84
-    x88 = s**2
-    x89 = 4*b*h*x88/(d*m)
-    x90 = 2*h
-    x91 = x90 + x29
-    x92 = 2*b*h*s*(x91)/(d*m)
-    x93 = E_s + k
-    x94 = (L_moe*(x89 + x92 + 6*F_e*b*h*s*(x93)/(d*m)) + (x31)*(x89 + x92 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x95 = ((x94)/(c*t) - 4*L*b*h*x88/(c*d*m*p*t))/(eta*peak)
-    x96 = (2*(x94)/(c*t) - 8*L*b*h*x88/(c*d*m*p*t))/(eta*peak)
-    x97 = b*h*s/(c*d*m)
-    x98 = V*h/t + x97 + V*b*s/(c*d*m*t)
-    x99 = x28/t + x97 + b*h*s/(c*d*m*t)
-    x100 = h*(x30)/t + x97 + b*s*(x30)/(c*d*m*t)
-    x101 = F*h/t + x97 + F*b*s/(c*d*m*t)
-    x102 = 2*F*h/t + x97 + 2*F*b*s/(c*d*m*t)
-    x103 = F_e*h/t
-    x104 = x103 + x97 + F_e*b*s/(c*d*m*t)
-    x105 = 2*F_e*h/t
-    x106 = x105 + x97 + 2*F_e*b*s/(c*d*m*t)
-    x108 = b*e*h*k*s/(E*c*d*m)
-    x109 = x103 + x108 + F_e*b*e*k*s/(E*c*d*m*t)
-    x110 = x105 + x108 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x111 = (2*w_half*(x98) + 2*w_half*L*(x99)/p + 2*w_half*L*(x100)/p + 2*w_half*(x31)*(x101)/p + 2*w_half*(x31)*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half*E_s*L_moe*(x106)/p + 2*w_half_expert*E*L_moe*(x109)/(e*p) + 2*w_half_expert*E*L_moe*(x110)/(e*p))/(eta*peak)
-    x112 = (4*w_half*(x98) + 4*w_half*L*(x99)/p + 4*w_half*L*(x100)/p + 4*w_half*(x31)*(x101)/p + 4*w_half*(x31)*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half*E_s*L_moe*(x106)/p + 4*w_half_expert*E*L_moe*(x109)/(e*p) + 4*w_half_expert*E*L_moe*(x110)/(e*p))/(eta*peak)
-    x113 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(x90 + 3*F_e/t)/(L*c*d*m)
-    x114 = kappa*L*(x113)/(hbm*p)
-    x115 = 52*V*b*s/(hbm*c*d*m*t)
-    x117 = 7*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)
-    x118 = x32 + (x47)/m + (x55)/m + (x74)/m + (x85)/m + x95 + x96 + x111 + x112 + x114 + x115 + x117
-    x119 = (0 if (G < x5) else x2)
-    x120 = (0 if (G < x5) else x15)
-    x121 = 2*alpha*(x119 + x120)
-    x122 = (x2 if (G < x5) else 0)
-    x123 = (x15 if (G < x5) else 0)
-    x124 = 2*alpha_inter*(x122 + x123)
-    x125 = max(0, -m*(x32 + x96 + x112 + (2/3)*kappa*L*(x113)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 5*L*b*h*x88/(eta_attn*peak*c*d*m*p*t)))
-    x126 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x118) + x121 + x124 + x125
-    x127 = alpha*(2*x119 + 2*x120)
-    x128 = alpha_inter*(2*x122 + 2*x123)
-    x129 = beta*(3*x13 + 3*x18)
-    x130 = beta_inter*(3*x21 + 3*x22)
-    x132 = 4*b*h*x88
-    x133 = 2*b*h*s*(x91)
-    x134 = 3*L_moe*(x132 + x133 + 6*F_e*b*h*s*(x93)) + 3*(x31)*(x132 + x133 + 6*F*b*h*s) + 6*V*b*h*s
-    x135 = (x134)/(peak*c*d*p*t*(x126))
-    x136 = 12*x12/(c*d)
-    x137 = 12*Phi_E/(c*d*p*t)
-    x138 = L*(x113)*min(m, p)/p
-    x139 = 6*V*b*s/(c*d*m*t)
-    return (x126, m*(x32 + x95 + x96 + x111 + x112 + x114 + x115 + x117), x127 + x41 + x50 + x64 + x128 + x43 + x51 + x65 + x129 + x45 + x53 + x71 + x130 + x46 + x54 + x72 + x25 + x73 + x78 + x79 + x82 + x83 + x84, x41 + x50 + x64 + x43 + x51 + x65 + x19 + x45 + x53 + x20 + x71 + x23 + x46 + x24 + x54 + x72 + x25 + x73 + x121 + x124 + x78 + x79 + x82 + x83 + x84 + x125, (-1 + p)*(x118), x27, b*s/(x126), x135, x135, x134, x134, 6*x12 + x136 + 6*Phi_E/(e*p*t) + x137 + (x138 + x139 if (p == 1) else max(x138, L*(x113)/p + x139)), x74, x85, x47, x55, x127 + x128 + x129 + x130 + x25, x74, x85, x47, x55, x19 + x20 + x23 + x24 + x25 + x121 + x124 + x125, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x136 + x137, x138, x139, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x154 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x154 if x17 else (x2)*x16/x154)
+    x20 = -1 + c*d/e
+    x155 = e*t
+    x21 = G/x155
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x156 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x155 if x22 else 1))*x23/x156 if x17 else Phi_E*(x20)/x156)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x154 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x156 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x154 + 2*Phi_E*(x20)/x156)
+    x157 = e*p*t
+    x33 = (16*x16 + 30*x16/x154 + 16*Phi_E/x157 + 30*Phi_E/x156)/hbm
+    x34 = h**2
+    x35 = 2*h_kv
+    x36 = h + x35
+    x37 = L - L_moe
+    x158 = p*t
+    x38 = (6*V*h/t + 6*L*x34/x158 + 6*L*h*(x36)/x158 + 18*F*h*(x37)/x158 + 18*E_s*F_e*L_moe*h/x158 + 18*E*F_e*L_moe*h/x157)/hbm
+    x40 = e*t
+    x41 = x40 - G*(-1 + math.ceil(e*t/G))
+    x42 = (G == x41) or (c*d*p/e == 1)
+    x43 = ((x41)/t if x8 and (x42) else 1)
+    x44 = -1 + x43
+    x45 = (G < x40)
+    x46 = -1 + e
+    x47 = -1 + x40
+    x48 = L_moe*m*(x47)/p
+    x49 = alpha*(4*(L_moe*m*(x44)/p if x45 else L_moe*m*(x46)/p) + (0 if x45 else x48))
+    x50 = e - x43
+    x51 = alpha_inter*(4*(L_moe*m*(x50)/p if x45 else 0) + (x48 if x45 else 0))
+    x52 = (1/(x41) if x42 else 1)
+    x159 = c*d*e*p*t
+    x53 = beta*(4*(E*L_moe*m*(x47)*(-1 + (x41 if x42 else 1))*x52/p if x45 else E*L_moe*m*(x47)/p) + 4*(L_moe*b*h*k*s*(x44)/x159 if x45 else L_moe*b*h*k*s*(x46)/x159))
+    x54 = beta_inter*(4*(E*L_moe*m*(x47)*x52/p if x45 else 0) + 4*(L_moe*b*h*k*s*(x50)/x159 if x45 else 0))
+    x55 = x49 + x51 + x53 + x54
+    x56 = (G < c*d*p*t)
+    x57 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x58 = m*x57
+    x59 = (G < 1 + x5)
+    x60 = alpha*((0 if x56 else x58) + (0 if x59 else x58))
+    x61 = alpha_inter*((x58 if x56 else 0) + (x58 if x59 else 0))
+    x160 = c*d*t
+    x62 = b*h*s*x57/x160
+    x63 = beta*((0 if x56 else x62) + (0 if x59 else x62))
+    x64 = beta_inter*((x62 if x56 else 0) + (x62 if x59 else 0))
+    x65 = x60 + x61 + x63 + x64
+    x66 = (G < t)
+    x67 = -1 + t
+    x68 = (1 if x9 else 0)
+    x69 = m*(x67)*x68
+    x70 = m*(x67)
+    x71 = L_moe*m*(x67)/p
+    x72 = -L_moe/p + 2*L/p
+    x73 = m*(x67)*(x72)
+    x74 = 3*m*(-2 + 2*t)
+    x75 = alpha*(2*(0 if x66 else x69) + 3*(0 if x66 else x70) + 4*(0 if x66 else x71) + 5*(0 if x66 else x73) + (0 if x66 else x74))
+    x76 = alpha_inter*(2*(x69 if x66 else 0) + 3*(x70 if x66 else 0) + 4*(x71 if x66 else 0) + 5*(x73 if x66 else 0) + (x74 if x66 else 0))
+    x77 = t - G*(-1 + math.ceil(t/G))
+    x78 = (G == x77) or (c*d*p == 1)
+    x79 = -1 + (x77 if x78 else 1)
+    x80 = (1/(x77) if x78 else 1)
+    x81 = b*h*s*(x67)*x68/x160
+    x82 = b*h*s*(x67)/x160
+    x83 = beta*(2*(b*h*s*(x67)*(x79)*x68*x80/x160 if x66 else x81) + 3*(b*h*s*(x67)*(x79)*x80/x160 if x66 else x82) + 4*(L_moe*b*h*k*s*(x67)*(x79)*x80/x156 if x66 else L_moe*b*h*k*s*(x67)/x156) + 5*(b*h*s*(x67)*(x79)*(x72)*x80/x160 if x66 else b*h*s*(x67)*(x72)/x160) + (6*b*s*(x67)*(x79)*x80/x160 if x66 else 6*b*s*(x67)/x160))
+    x84 = beta_inter*(2*(b*h*s*(x67)*x68*x80/x160 if x66 else 0) + 3*(b*h*s*(x67)*x80/x160 if x66 else 0) + 4*(L_moe*b*h*k*s*(x67)*x80/x156 if x66 else 0) + 5*(b*h*s*(x67)*(x72)*x80/x160 if x66 else 0) + (6*b*s*(x67)*x80/x160 if x66 else 0))
+    x85 = gamma*(3*b*s*(x67)/x160 + x82 + x81 + 2*b*h*s*(x67)*(x72)/x160 + 2*L_moe*b*h*k*s*(x67)/x156)
+    x86 = x75 + x76 + x83 + x84 + x85
+    x87 = c*t
+    x88 = (G < x87)
+    x89 = -1 + c
+    x90 = 2*L*m*(x89)/p
+    x91 = 3*alpha*(0 if x88 else x90)
+    x92 = 3*alpha_inter*(x90 if x88 else 0)
+    x93 = x87 - G*(-1 + math.ceil(c*t/G))
+    x94 = x8 and ((G == x93) or (d*p == 1))
+    x95 = (t/(x93) if x94 else 1)
+    x96 = 3*beta*(2*L*b*h_kv*s*(x89)*(-1 + ((x93)/t if x94 else 1))*x95/x156 if x88 else 2*L*b*h_kv*s*(x89)/x156)
+    x97 = 3*beta_inter*(2*L*b*h_kv*s*(x89)*x95/x156 if x88 else 0)
+    x98 = 2*gamma*L*b*h_kv*s*(x89)/x156
+    x99 = x91 + x92 + x96 + x97 + x98
+    x102 = s**2
+    x161 = d*m
+    x103 = 4*b*h*x102/x161
+    x104 = 2*h
+    x105 = x104 + x35
+    x106 = 2*b*h*s*(x105)/x161
+    x107 = E_s + k
+    x108 = (L_moe*(x103 + x106 + 6*F_e*b*h*s*(x107)/x161) + (x37)*(x103 + x106 + 6*F*b*h*s/x161))/p + 2*V*b*h*s/x161
+    x162 = c*t
+    x163 = c*d*m*p*t
+    x164 = eta*peak
+    x109 = ((x108)/x162 - 4*L*b*h*x102/x163)/x164
+    x110 = (2*(x108)/x162 - 8*L*b*h*x102/x163)/x164
+    x111 = b*h*s/(c*d*m)
+    x165 = c*d*m*t
+    x112 = V*h/t + x111 + V*b*s/x165
+    x113 = x34/t + x111 + b*h*s/x165
+    x114 = h*(x36)/t + x111 + b*s*(x36)/x165
+    x115 = F*h/t + x111 + F*b*s/x165
+    x116 = 2*F*h/t + x111 + 2*F*b*s/x165
+    x117 = F_e*h/t
+    x118 = x117 + x111 + F_e*b*s/x165
+    x119 = 2*F_e*h/t
+    x120 = x119 + x111 + 2*F_e*b*s/x165
+    x122 = b*e*h*k*s/(E*c*d*m)
+    x166 = E*c*d*m*t
+    x123 = x117 + x122 + F_e*b*e*k*s/x166
+    x124 = x119 + x122 + 2*F_e*b*e*k*s/x166
+    x167 = e*p
+    x125 = (2*w_half*(x112) + 2*w_half*L*(x113)/p + 2*w_half*L*(x114)/p + 2*w_half*(x37)*(x115)/p + 2*w_half*(x37)*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half*E_s*L_moe*(x120)/p + 2*w_half_expert*E*L_moe*(x123)/x167 + 2*w_half_expert*E*L_moe*(x124)/x167)/x164
+    x126 = (4*w_half*(x112) + 4*w_half*L*(x113)/p + 4*w_half*L*(x114)/p + 4*w_half*(x37)*(x115)/p + 4*w_half*(x37)*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half*E_s*L_moe*(x120)/p + 4*w_half_expert*E*L_moe*(x123)/x167 + 4*w_half_expert*E*L_moe*(x124)/x167)/x164
+    x127 = 34*b*h*s/x165 + 2*L_moe*b*k*s*(x104 + 3*F_e/t)/(L*c*d*m)
+    x168 = hbm*p
+    x128 = kappa*L*(x127)/x168
+    x169 = hbm*c*d*m*t
+    x129 = 52*V*b*s/x169
+    x170 = eta_attn*peak*c*d*m*p*t
+    x131 = 7*L*b*h*x102/x170
+    x132 = x38 + (x55)/m + (x65)/m + (x86)/m + (x99)/m + x109 + x110 + x125 + x126 + x128 + x129 + x131
+    x133 = (0 if x17 else x2)
+    x134 = (0 if x17 else x20)
+    x135 = 2*alpha*(x133 + x134)
+    x136 = (x2 if x17 else 0)
+    x137 = (x20 if x17 else 0)
+    x138 = 2*alpha_inter*(x136 + x137)
+    x139 = max(0, -m*(x38 + x110 + x126 + (2/3)*kappa*L*(x127)/x168 + 14*V*b*s/x169 + 5*L*b*h*x102/x170))
+    x140 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x132) + x135 + x138 + x139
+    x141 = alpha*(2*x133 + 2*x134)
+    x142 = alpha_inter*(2*x136 + 2*x137)
+    x143 = beta*(3*x18 + 3*x24)
+    x144 = beta_inter*(3*x27 + 3*x28)
+    x146 = 4*b*h*x102
+    x147 = 2*b*h*s*(x105)
+    x148 = 3*L_moe*(x146 + x147 + 6*F_e*b*h*s*(x107)) + 3*(x37)*(x146 + x147 + 6*F*b*h*s) + 6*V*b*h*s
+    x149 = (x148)/(peak*c*d*p*t*(x140))
+    x150 = 12*x16/x154
+    x151 = 12*Phi_E/x156
+    x152 = L*(x127)*min(m, p)/p
+    x153 = 6*V*b*s/x165
+    return (x140, m*(x38 + x109 + x110 + x125 + x126 + x128 + x129 + x131), x141 + x49 + x60 + x75 + x142 + x51 + x61 + x76 + x143 + x53 + x63 + x83 + x144 + x54 + x64 + x84 + x31 + x85 + x91 + x92 + x96 + x97 + x98, x49 + x60 + x75 + x51 + x61 + x76 + x25 + x53 + x63 + x26 + x83 + x29 + x54 + x30 + x64 + x84 + x31 + x85 + x135 + x138 + x91 + x92 + x96 + x97 + x98 + x139, (-1 + p)*(x132), x33, b*s/(x140), x149, x149, x148, x148, 6*x16 + x150 + 6*Phi_E/x157 + x151 + (x152 + x153 if x9 else max(x152, L*(x127)/p + x153)), x86, x99, x55, x65, x141 + x142 + x143 + x144 + x31, x86, x99, x55, x65, x25 + x26 + x29 + x30 + x31 + x135 + x138 + x139, 2*x16 + 2*Phi_E/x157, 4*x16 + 4*Phi_E/x157, x150 + x151, x152, x153, 0,)
 
 
 def _step_e1adaa99cb1b(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = (Phi/t if (p == 1) else (V*h + (Phi - 2*V*h)/p)/t)
-    x6 = (16*x3 + 30*x3/(c*d))/hbm
-    x7 = h**2
-    x8 = 2*h_kv
-    x9 = h + x8
-    x10 = (6*V*h/t + 6*L*x7/(p*t) + 6*L*h*(x9)/(p*t) + 18*F*L*h/(p*t))/hbm
-    x12 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x13 = m*x12
-    x14 = c*d*t
-    x15 = alpha*((0 if (G < c*d*p*t) else x13) + (0 if (G < 1 + x14) else x13))
-    x16 = alpha_inter*((x13 if (G < c*d*p*t) else 0) + (x13 if (G < 1 + x14) else 0))
-    x17 = b*h*s*x12/(c*d*t)
-    x18 = beta*((0 if (G < c*d*p*t) else x17) + (0 if (G < 1 + x14) else x17))
-    x19 = beta_inter*((x17 if (G < c*d*p*t) else 0) + (x17 if (G < 1 + x14) else 0))
-    x20 = x15 + x16 + x18 + x19
-    x21 = -1 + t
-    x22 = (1 if (p == 1) else 0)
-    x23 = m*(x21)*x22
-    x24 = m*(x21)
-    x25 = 2*L*m*(x21)/p
-    x26 = 3*m*(-2 + 2*t)
-    x27 = alpha*(2*(0 if (G < t) else x23) + 3*(0 if (G < t) else x24) + 7*(0 if (G < t) else x25) + (0 if (G < t) else x26))
-    x28 = alpha_inter*(2*(x23 if (G < t) else 0) + 3*(x24 if (G < t) else 0) + 7*(x25 if (G < t) else 0) + (x26 if (G < t) else 0))
-    x30 = t - G*(-1 + math.ceil(t/G))
-    x31 = -1 + (x30 if (G == x30) or (c*d*p == 1) else 1)
-    x32 = (1/(x30) if (G == x30) or (c*d*p == 1) else 1)
-    x33 = b*h*s*(x21)*x22/(c*d*t)
-    x34 = b*h*s*(x21)/(c*d*t)
-    x35 = beta*(2*(b*h*s*(x21)*(x31)*x22*x32/(c*d*t) if (G < t) else x33) + 3*(b*h*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else x34) + 7*(2*L*b*h*s*(x21)*(x31)*x32/(c*d*p*t) if (G < t) else 2*L*b*h*s*(x21)/(c*d*p*t)) + (6*b*s*(x21)*(x31)*x32/(c*d*t) if (G < t) else 6*b*s*(x21)/(c*d*t)))
-    x36 = beta_inter*(2*(b*h*s*(x21)*x22*x32/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x21)*x32/(c*d*t) if (G < t) else 0) + 7*(2*L*b*h*s*(x21)*x32/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x21)*x32/(c*d*t) if (G < t) else 0))
-    x37 = gamma*(3*b*s*(x21)/(c*d*t) + x34 + x33 + 6*L*b*h*s*(x21)/(c*d*p*t))
-    x38 = x27 + x28 + x35 + x36 + x37
-    x39 = c*t
-    x40 = -1 + c
-    x41 = 2*L*m*(x40)/p
-    x42 = 4*alpha*(0 if (G < x39) else x41)
-    x43 = 4*alpha_inter*(x41 if (G < x39) else 0)
-    x44 = x39 - G*(-1 + math.ceil(c*t/G))
-    x45 = G/t
-    x46 = (t/(x44) if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1)
-    x47 = 4*beta*(2*L*b*h_kv*s*(x40)*(-1 + ((x44)/t if (x45 == math.floor(x45)) and ((G == x44) or (d*p == 1)) else 1))*x46/(c*d*p*t) if (G < x39) else 2*L*b*h_kv*s*(x40)/(c*d*p*t))
-    x48 = 4*beta_inter*(2*L*b*h_kv*s*(x40)*x46/(c*d*p*t) if (G < x39) else 0)
-    x49 = 2*gamma*L*b*h_kv*s*(x40)/(c*d*p*t)
-    x50 = x42 + x43 + x47 + x48 + x49
-    x53 = s**2
-    x54 = 2*h + x8
-    x55 = L*(4*b*h*x53/(d*m) + 2*b*h*s*(x54)/(d*m) + 6*F*b*h*s/(d*m))/p + 2*V*b*h*s/(d*m)
-    x56 = (x55)/(c*t)
-    x57 = -4*L*b*h*x53/(c*d*m*p*t)
-    x58 = (x56 + x57)/(eta*peak)
-    x59 = (2*(x55)/(c*t) - 8*L*b*h*x53/(c*d*m*p*t))/(eta*peak)
-    x60 = (x56 - 2*V*b*h*s/(c*d*m*t) + x57)/(eta*peak)
-    x61 = b*h*s/(c*d*m)
-    x62 = V*h/t + x61 + V*b*s/(c*d*m*t)
-    x63 = x7/t + x61 + b*h*s/(c*d*m*t)
-    x64 = F*h/t + x61 + F*b*s/(c*d*m*t)
-    x65 = h*(x9)/t + x61 + b*s*(x9)/(c*d*m*t)
-    x66 = 2*F*h/t + x61 + 2*F*b*s/(c*d*m*t)
-    x67 = (2*w_half*(x62) + 2*w_half*L*(x63)/p + 2*w_half*L*(x64)/p + 2*w_half*L*(x65)/p + 2*w_half*L*(x66)/p)/(eta*peak)
-    x68 = (4*w_half*(x62) + 6*w_half*L*(x63)/p + 6*w_half*L*(x64)/p + 6*w_half*L*(x65)/p + 6*w_half*L*(x66)/p)/(eta*peak)
-    x69 = 52*V*b*s/(hbm*c*d*m*t)
-    x71 = 9*L*b*h*x53/(eta_attn*peak*c*d*m*p*t)
-    x72 = (136/3)*kappa*L*b*h*s/(hbm*c*d*m*p*t)
-    x73 = x10 + (x20)/m + (x38)/m + (x50)/m + x58 + x59 + x60 + x67 + x68 + x69 + x71 + x72
-    x74 = -1 + c*d
-    x75 = 2*alpha*(0 if (G < x14) else x74)
-    x76 = 2*alpha_inter*(x74 if (G < x14) else 0)
-    x77 = -G*(-1 + math.ceil(c*d*t/G)) + x14
-    x78 = (t/(x77) if (x45 == math.floor(x45)) and ((G == x77) or (p == 1)) else 1)
-    x79 = 3*beta*((x74)*(-1 + ((x77)/t if (x45 == math.floor(x45)) and ((G == x77) or (p == 1)) else 1))*x3*x78/(c*d) if (G < x14) else (x74)*x3/(c*d))
-    x80 = 3*beta_inter*((x74)*x3*x78/(c*d) if (G < x14) else 0)
-    x81 = 2*gamma*(x74)*x3/(c*d)
-    x82 = max(0, -m*(x10 + x59 + x60 + x68 + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h*x53/(eta_attn*peak*c*d*m*p*t) + (272/9)*kappa*L*b*h*s/(hbm*c*d*m*p*t)))
-    x83 = x6 + (-1 + m + p)*(x73) + x75 + x76 + x79 + x80 + x81 + x82
-    x85 = 4*b*h*x53 + 2*b*h*s*(x54) + 6*F*b*h*s
-    x86 = 6*V*b*h*s
-    x87 = 3*L*(x85) + x86
-    x88 = 4*L*(x85) + x86
-    x89 = 12*x3/(c*d)
-    x90 = 2*L*b*h*s*min(m, p)/(c*d*m*p*t)
-    x91 = 6*V*b*s/(c*d*m*t)
-    x92 = 34*b*h*s/(c*d*m*t)
-    x93 = max(x91, x92)
-    return (x83, m*(x10 + x58 + x59 + x60 + x67 + x68 + x69 + x71 + x72), x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x75 + x76 + x79 + x80 + x42 + x43 + x47 + x48 + x81 + x49, x15 + x27 + x16 + x28 + x18 + x35 + x19 + x36 + x37 + x75 + x76 + x79 + x80 + x42 + x43 + x47 + x48 + x81 + x49 + x82, (-1 + p)*(x73), x6, b*s/(x83), (x87)/(peak*c*d*p*t*(x83)), (x88)/(peak*c*d*p*t*(x83)), x87, x88, 6*x3 + x89 + (x90 + x93 if (p == 1) else max(x92 + x90, 2*L*b*h*s/(c*d*m*p*t) + x93)), x38, x50, x20, x75 + x76 + x79 + x80 + x81, x38, x50, x20, x75 + x76 + x79 + x80 + x81 + x82, 2*x3, 4*x3, x89, x90, x91, x92, 0,)
+    x2 = (p == 1)
+    x4 = (Phi/t if x2 else (V*h + (Phi - 2*V*h)/p)/t)
+    x104 = c*d
+    x7 = (16*x4 + 30*x4/x104)/hbm
+    x8 = h**2
+    x9 = 2*h_kv
+    x10 = h + x9
+    x105 = p*t
+    x11 = (6*V*h/t + 6*L*x8/x105 + 6*L*h*(x10)/x105 + 18*F*L*h/x105)/hbm
+    x13 = (G < c*d*p*t)
+    x14 = (0 if x2 else (1/2 if (p == 2) else 1))
+    x15 = m*x14
+    x16 = c*d*t
+    x17 = (G < 1 + x16)
+    x18 = alpha*((0 if x13 else x15) + (0 if x17 else x15))
+    x19 = alpha_inter*((x15 if x13 else 0) + (x15 if x17 else 0))
+    x106 = c*d*t
+    x20 = b*h*s*x14/x106
+    x21 = beta*((0 if x13 else x20) + (0 if x17 else x20))
+    x22 = beta_inter*((x20 if x13 else 0) + (x20 if x17 else 0))
+    x23 = x18 + x19 + x21 + x22
+    x24 = (G < t)
+    x25 = -1 + t
+    x26 = (1 if x2 else 0)
+    x27 = m*(x25)*x26
+    x28 = m*(x25)
+    x29 = 2*L*m*(x25)/p
+    x30 = 3*m*(-2 + 2*t)
+    x31 = alpha*(2*(0 if x24 else x27) + 3*(0 if x24 else x28) + 7*(0 if x24 else x29) + (0 if x24 else x30))
+    x32 = alpha_inter*(2*(x27 if x24 else 0) + 3*(x28 if x24 else 0) + 7*(x29 if x24 else 0) + (x30 if x24 else 0))
+    x34 = t - G*(-1 + math.ceil(t/G))
+    x35 = (G == x34) or (c*d*p == 1)
+    x36 = -1 + (x34 if x35 else 1)
+    x37 = (1/(x34) if x35 else 1)
+    x38 = b*h*s*(x25)*x26/x106
+    x39 = b*h*s*(x25)/x106
+    x107 = c*d*p*t
+    x40 = beta*(2*(b*h*s*(x25)*(x36)*x26*x37/x106 if x24 else x38) + 3*(b*h*s*(x25)*(x36)*x37/x106 if x24 else x39) + 7*(2*L*b*h*s*(x25)*(x36)*x37/x107 if x24 else 2*L*b*h*s*(x25)/x107) + (6*b*s*(x25)*(x36)*x37/x106 if x24 else 6*b*s*(x25)/x106))
+    x41 = beta_inter*(2*(b*h*s*(x25)*x26*x37/x106 if x24 else 0) + 3*(b*h*s*(x25)*x37/x106 if x24 else 0) + 7*(2*L*b*h*s*(x25)*x37/x107 if x24 else 0) + (6*b*s*(x25)*x37/x106 if x24 else 0))
+    x42 = gamma*(3*b*s*(x25)/x106 + x39 + x38 + 6*L*b*h*s*(x25)/x107)
+    x43 = x31 + x32 + x40 + x41 + x42
+    x44 = c*t
+    x45 = (G < x44)
+    x46 = -1 + c
+    x47 = 2*L*m*(x46)/p
+    x48 = 4*alpha*(0 if x45 else x47)
+    x49 = 4*alpha_inter*(x47 if x45 else 0)
+    x50 = x44 - G*(-1 + math.ceil(c*t/G))
+    x51 = G/t
+    x52 = (x51 == math.floor(x51))
+    x53 = x52 and ((G == x50) or (d*p == 1))
+    x54 = (t/(x50) if x53 else 1)
+    x55 = 4*beta*(2*L*b*h_kv*s*(x46)*(-1 + ((x50)/t if x53 else 1))*x54/x107 if x45 else 2*L*b*h_kv*s*(x46)/x107)
+    x56 = 4*beta_inter*(2*L*b*h_kv*s*(x46)*x54/x107 if x45 else 0)
+    x57 = 2*gamma*L*b*h_kv*s*(x46)/x107
+    x58 = x48 + x49 + x55 + x56 + x57
+    x61 = s**2
+    x62 = 2*h + x9
+    x108 = d*m
+    x63 = L*(4*b*h*x61/x108 + 2*b*h*s*(x62)/x108 + 6*F*b*h*s/x108)/p + 2*V*b*h*s/x108
+    x109 = c*t
+    x64 = (x63)/x109
+    x110 = c*d*m*p*t
+    x65 = -4*L*b*h*x61/x110
+    x111 = eta*peak
+    x66 = (x64 + x65)/x111
+    x67 = (2*(x63)/x109 - 8*L*b*h*x61/x110)/x111
+    x112 = c*d*m*t
+    x68 = (x64 - 2*V*b*h*s/x112 + x65)/x111
+    x69 = b*h*s/(c*d*m)
+    x70 = V*h/t + x69 + V*b*s/x112
+    x71 = x8/t + x69 + b*h*s/x112
+    x72 = F*h/t + x69 + F*b*s/x112
+    x73 = h*(x10)/t + x69 + b*s*(x10)/x112
+    x74 = 2*F*h/t + x69 + 2*F*b*s/x112
+    x75 = (2*w_half*(x70) + 2*w_half*L*(x71)/p + 2*w_half*L*(x72)/p + 2*w_half*L*(x73)/p + 2*w_half*L*(x74)/p)/x111
+    x76 = (4*w_half*(x70) + 6*w_half*L*(x71)/p + 6*w_half*L*(x72)/p + 6*w_half*L*(x73)/p + 6*w_half*L*(x74)/p)/x111
+    x113 = hbm*c*d*m*t
+    x77 = 52*V*b*s/x113
+    x114 = eta_attn*peak*c*d*m*p*t
+    x79 = 9*L*b*h*x61/x114
+    x115 = hbm*c*d*m*p*t
+    x80 = (136/3)*kappa*L*b*h*s/x115
+    x81 = x11 + (x23)/m + (x43)/m + (x58)/m + x66 + x67 + x68 + x75 + x76 + x77 + x79 + x80
+    x82 = (G < x16)
+    x83 = -1 + c*d
+    x84 = 2*alpha*(0 if x82 else x83)
+    x85 = 2*alpha_inter*(x83 if x82 else 0)
+    x86 = -G*(-1 + math.ceil(c*d*t/G)) + x16
+    x87 = x52 and ((G == x86) or x2)
+    x88 = (t/(x86) if x87 else 1)
+    x89 = 3*beta*((x83)*(-1 + ((x86)/t if x87 else 1))*x4*x88/x104 if x82 else (x83)*x4/x104)
+    x90 = 3*beta_inter*((x83)*x4*x88/x104 if x82 else 0)
+    x91 = 2*gamma*(x83)*x4/x104
+    x92 = max(0, -m*(x11 + x67 + x68 + x76 + 14*V*b*s/x113 + 7*L*b*h*x61/x114 + (272/9)*kappa*L*b*h*s/x115))
+    x93 = x7 + (-1 + m + p)*(x81) + x84 + x85 + x89 + x90 + x91 + x92
+    x95 = 4*b*h*x61 + 2*b*h*s*(x62) + 6*F*b*h*s
+    x96 = 6*V*b*h*s
+    x97 = 3*L*(x95) + x96
+    x98 = 4*L*(x95) + x96
+    x99 = 12*x4/x104
+    x100 = 2*L*b*h*s*min(m, p)/x110
+    x101 = 6*V*b*s/x112
+    x102 = 34*b*h*s/x112
+    x103 = max(x101, x102)
+    return (x93, m*(x11 + x66 + x67 + x68 + x75 + x76 + x77 + x79 + x80), x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57, x18 + x31 + x19 + x32 + x21 + x40 + x22 + x41 + x42 + x84 + x85 + x89 + x90 + x48 + x49 + x55 + x56 + x91 + x57 + x92, (-1 + p)*(x81), x7, b*s/(x93), (x97)/(peak*c*d*p*t*(x93)), (x98)/(peak*c*d*p*t*(x93)), x97, x98, 6*x4 + x99 + (x100 + x103 if x2 else max(x102 + x100, 2*L*b*h*s/x110 + x103)), x43, x58, x23, x84 + x85 + x89 + x90 + x91, x43, x58, x23, x84 + x85 + x89 + x90 + x91 + x92, 2*x4, 4*x4, x99, x100, x101, x102, 0,)
 
 
 def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, eta_fp8, gamma, h, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half, w_half_expert):
@@ -24275,145 +25308,178 @@ def _step_e4d0c6f7d4fc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = d_nope + d_rope
-    x29 = h + a*(x28)
-    x30 = (a*h*(x28)/t if (q_lora == 0) else q_lora*(x29)/t)
-    x31 = 6*L*x30/p
-    x32 = d_rope + kv_lora
-    x33 = 6*L*h*(x32)/(p*t)
-    x34 = L - L_moe
-    x35 = 18*F*h*(x34)/(p*t)
-    x36 = 6*L*a*d_v*h/(p*t)
-    x37 = d_nope + d_v
-    x38 = 6*L*a*kv_lora*(x37)/(p*t)
-    x39 = 18*E_s*F_e*L_moe*h/(p*t)
-    x40 = 18*E*F_e*L_moe*h/(e*p*t)
-    x41 = (x31 + 6*V*h/t + x33 + x35 + x36 + x38 + x39 + x40)/hbm
-    x43 = 6*b*h*s*(x34)/(c*d*m*p)
-    x44 = 6*E_s*L_moe*b*h*s/(c*d*m*p)
-    x45 = 6*L_moe*b*h*k*s/(c*d*m*p)
-    x46 = ((x31 + x33 + x35 + x36 + x38 + x39 + x40)/m + 6*L*b*kv_lora*s/(c*d*m*p) + x43 + 12*L*b*h*s/(c*d*m*p) + x44 + 6*F*b*s*(x34)/(c*d*m*p*t) + x45 + 6*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 6*F_e*L_moe*b*k*s/(c*d*m*p*t) + 6*L*a*b*d_v*s/(c*d*m*p*t))/hbm
-    x48 = (6*L*b*h*s/(c*d*m*p) + x43 + x44 + 6*L*b*s*x30/(c*d*h*m*p) + 6*L*b*s*(x32)/(c*d*m*p*t) + x45 + 12*F*b*s*(x34)/(c*d*m*p*t) + 6*L*a*b*s*(x37)/(c*d*m*p*t) + 12*E_s*F_e*L_moe*b*s/(c*d*m*p*t) + 12*F_e*L_moe*b*k*s/(c*d*m*p*t))/hbm
-    x49 = e*t
-    x50 = x49 - G*(-1 + math.ceil(e*t/G))
-    x51 = ((x50)/t if (x7 == math.floor(x7)) and ((G == x50) or (c*d*p/e == 1)) else 1)
-    x52 = -1 + x51
-    x53 = -1 + e
-    x54 = -1 + x49
-    x55 = L_moe*m*(x54)/p
-    x56 = alpha*(4*(L_moe*m*(x52)/p if (G < x49) else L_moe*m*(x53)/p) + (0 if (G < x49) else x55))
-    x57 = e - x51
-    x58 = alpha_inter*(4*(L_moe*m*(x57)/p if (G < x49) else 0) + (x55 if (G < x49) else 0))
-    x59 = (1/(x50) if (G == x50) or (c*d*p/e == 1) else 1)
-    x60 = beta*(4*(E*L_moe*m*(x54)*(-1 + (x50 if (G == x50) or (c*d*p/e == 1) else 1))*x59/p if (G < x49) else E*L_moe*m*(x54)/p) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p*t) if (G < x49) else L_moe*b*h*k*s*(x53)/(c*d*e*p*t)))
-    x61 = beta_inter*(4*(E*L_moe*m*(x54)*x59/p if (G < x49) else 0) + 4*(L_moe*b*h*k*s*(x57)/(c*d*e*p*t) if (G < x49) else 0))
-    x62 = x56 + x58 + x60 + x61
-    x63 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x64 = m*x63
-    x65 = alpha*((0 if (G < c*d*p*t) else x64) + (0 if (G < 1 + x5) else x64))
-    x66 = alpha_inter*((x64 if (G < c*d*p*t) else 0) + (x64 if (G < 1 + x5) else 0))
-    x67 = b*h*s*x63/(c*d*t)
-    x68 = beta*((0 if (G < c*d*p*t) else x67) + (0 if (G < 1 + x5) else x67))
-    x69 = beta_inter*((x67 if (G < c*d*p*t) else 0) + (x67 if (G < 1 + x5) else 0))
-    x70 = x65 + x66 + x68 + x69
-    x71 = -1 + t
-    x72 = -L_moe/p
-    x73 = x72 + 2*L/p
-    x74 = m*(x71)*(x73)
-    x75 = (1 if (p == 1) else 0)
-    x76 = m*(x71)*x75
-    x77 = m*(x71)
-    x78 = L/p + x72
-    x79 = m*(x71)*(x78)
-    x80 = L_moe*m*(x71)/p
-    x81 = L*m*(x71)/p
-    x82 = -2 + 2*t
-    x83 = 3*m*(x82)
-    x84 = alpha*(2*(0 if (G < t) else x74) + 2*(0 if (G < t) else x76) + 3*(0 if (G < t) else x77) + 3*(0 if (G < t) else x79) + 4*(0 if (G < t) else x80) + 8*(0 if (G < t) else x81) + (0 if (G < t) else x83) + (0 if (G < t) else x82))
-    x85 = alpha_inter*(2*(x74 if (G < t) else 0) + 2*(x76 if (G < t) else 0) + 3*(x77 if (G < t) else 0) + 3*(x79 if (G < t) else 0) + 4*(x80 if (G < t) else 0) + 8*(x81 if (G < t) else 0) + (x83 if (G < t) else 0) + (x82 if (G < t) else 0))
-    x86 = t - G*(-1 + math.ceil(t/G))
-    x87 = -1 + (x86 if (G == x86) or (c*d*p == 1) else 1)
-    x88 = q_lora + d_rope + kv_lora
-    x89 = (1/(x86) if (G == x86) or (c*d*p == 1) else 1)
-    x90 = 2*L*h*(x71)*(x88)/(p*t)
-    x91 = b*h*s*(x71)*(x73)/(c*d*t)
-    x92 = b*h*s*(x71)*x75/(c*d*t)
-    x93 = L*b*d_rope*s*(x71)/(c*d*p*t)
-    x94 = b*h*s*(x71)/(c*d*t)
-    x95 = b*h*s*(x71)*(x78)/(c*d*t)
-    x96 = L*b*kv_lora*s*(x71)/(c*d*p*t)
-    x97 = (h if (q_lora == 0) else q_lora)
-    x98 = L*b*s*(x71)*x97/(c*d*p*t)
-    x99 = beta*(2*(2*L*h*(x71)*(x87)*(x88)*x89/(p*t) if (G < t) else x90) + 2*(b*h*s*(x71)*(x87)*(x73)*x89/(c*d*t) if (G < t) else x91) + 2*(b*h*s*(x71)*(x87)*x75*x89/(c*d*t) if (G < t) else x92) + 2*(L*b*d_rope*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else x93) + 3*(b*h*s*(x71)*(x87)*x89/(c*d*t) if (G < t) else x94) + 3*(b*h*s*(x71)*(x87)*(x78)*x89/(c*d*t) if (G < t) else x95) + 3*(L*b*kv_lora*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else x96) + 3*(L*b*s*(x71)*(x87)*x97*x89/(c*d*p*t) if (G < t) else x98) + 4*(L_moe*b*h*k*s*(x71)*(x87)*x89/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x71)/(c*d*p*t)) + (6*b*s*(x71)*(x87)*x89/(c*d*t) if (G < t) else 6*b*s*(x71)/(c*d*t)))
-    x100 = beta_inter*(2*(2*L*h*(x71)*(x88)*x89/(p*t) if (G < t) else 0) + 2*(b*h*s*(x71)*(x73)*x89/(c*d*t) if (G < t) else 0) + 2*(b*h*s*(x71)*x75*x89/(c*d*t) if (G < t) else 0) + 2*(L*b*d_rope*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + 3*(b*h*s*(x71)*x89/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x71)*(x78)*x89/(c*d*t) if (G < t) else 0) + 3*(L*b*kv_lora*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + 3*(L*b*s*(x71)*x97*x89/(c*d*p*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x71)*x89/(c*d*p*t) if (G < t) else 0) + (6*b*s*(x71)*x89/(c*d*t) if (G < t) else 0))
-    x101 = gamma*(x90 + 3*b*s*(x71)/(c*d*t) + x94 + x95 + x91 + x92 + x93 + x96 + x98 + 2*L_moe*b*h*k*s*(x71)/(c*d*p*t))
-    x102 = x84 + x85 + x99 + x100 + x101
-    x103 = c*t
-    x104 = -1 + c
-    x105 = 2*L*m*(x104)/p
-    x106 = 3*alpha*(0 if (G < x103) else x105)
-    x107 = 3*alpha_inter*(x105 if (G < x103) else 0)
-    x108 = x103 - G*(-1 + math.ceil(c*t/G))
-    x109 = d_nope + d_rope + d_v
-    x110 = (t/(x108) if (x7 == math.floor(x7)) and ((G == x108) or (d*p == 1)) else 1)
-    x111 = 3*beta*(L*a*b*s*(x104)*(-1 + ((x108)/t if (x7 == math.floor(x7)) and ((G == x108) or (d*p == 1)) else 1))*(x109)*x110/(c*d*p*t) if (G < x103) else L*a*b*s*(x104)*(x109)/(c*d*p*t))
-    x112 = 3*beta_inter*(L*a*b*s*(x104)*(x109)*x110/(c*d*p*t) if (G < x103) else 0)
-    x113 = gamma*L*a*b*s*(x104)*(x109)/(c*d*p*t)
-    x114 = x106 + x107 + x111 + x112 + x113
-    x117 = b*h*s/(c*d*m)
-    x118 = 2*w_half*(V*h/t + x117 + V*b*s/(c*d*m*t)) + 2*V*b*h*s/(c*d*m*t)
-    x119 = 3*(x118)/(eta*peak)
-    x122 = F_e*h/t
-    x123 = 2*F_e*h/t
-    x125 = b*e*h*k*s/(E*c*d*m)
-    x126 = 2*w_half*L*(h*(x32)/t + x117 + b*s*(x32)/(c*d*m*t))/p + 2*w_half*L*(a*d_v*h/t + x117 + a*b*d_v*s/(c*d*m*t))/p + 2*w_half*L*(a*kv_lora*(x37)/t + b*kv_lora*s/(c*d*m) + a*b*s*(x37)/(c*d*m*t))/p + 2*w_half*L*(x117 + b*s*x30/(c*d*h*m) + x30)/p + 2*w_half*(x34)*(F*h/t + x117 + F*b*s/(c*d*m*t))/p + 2*w_half*(x34)*(2*F*h/t + x117 + 2*F*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x122 + x117 + F_e*b*s/(c*d*m*t))/p + 2*w_half*E_s*L_moe*(x123 + x117 + 2*F_e*b*s/(c*d*m*t))/p + 2*w_half_expert*E*L_moe*(x122 + x125 + F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*w_half_expert*E*L_moe*(x123 + x125 + 2*F_e*b*e*k*s/(E*c*d*m*t))/(e*p) + 2*L*b*s*x30/(c*d*m*p) + 2*L*b*h*s*(x32)/(c*d*m*p*t) + 6*F*b*h*s*(x34)/(c*d*m*p*t) + 2*L*a*b*d_v*h*s/(c*d*m*p*t) + 2*L*a*b*kv_lora*s*(x37)/(c*d*m*p*t) + 6*E_s*F_e*L_moe*b*h*s/(c*d*m*p*t) + 6*F_e*L_moe*b*h*k*s/(c*d*m*p*t)
-    x127 = 3*(x126)/(eta_fp8*peak_fp8)
-    x128 = b*s*((4*a*d_v + 4*a*(x28))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/(c*d*m) + 23*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x129 = kappa*L*(x128)/(hbm*p)
-    x130 = 52*V*b*s/(hbm*c*d*m*t)
-    x132 = s**2
-    x133 = (9/2)*L*a*b*x132*(x109)/(eta_attn*peak*c*d*m*p*t)
-    x134 = x41 + x46 + x48 + (x62)/m + (x70)/m + (x102)/m + (x114)/m + x119 + x127 + x129 + x130 + x133
-    x135 = (0 if (G < x5) else x2)
-    x136 = (0 if (G < x5) else x15)
-    x137 = 2*alpha*(x135 + x136)
-    x138 = (x2 if (G < x5) else 0)
-    x139 = (x15 if (G < x5) else 0)
-    x140 = 2*alpha_inter*(x138 + x139)
-    x141 = max(0, -m*(x41 + x48 + 2*(x118)/(eta*peak) + 2*(x126)/(eta_fp8*peak_fp8) + (2/3)*kappa*L*(x128)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + (7/2)*L*a*b*x132*(x109)/(eta_attn*peak*c*d*m*p*t)))
-    x142 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x134) + x137 + x140 + x141
-    x143 = alpha*(2*x135 + 2*x136)
-    x144 = alpha_inter*(2*x138 + 2*x139)
-    x145 = beta*(3*x13 + 3*x18)
-    x146 = beta_inter*(3*x21 + 3*x22)
-    x148 = 2*b*s*(h*(x32) + a*d_v*h + a*kv_lora*(x37) + (a*h*(x28) if (q_lora == 0) else q_lora*(x29)))
-    x149 = 2*a*b*x132*(x109)
-    x150 = 3*L_moe*(x148 + x149 + 6*F_e*b*h*s*(E_s + k))
-    x151 = 3*(x34)*(x148 + x149 + 6*F*b*h*s)
-    x152 = 6*V*b*h*s
-    x153 = x150 + x151 + x152
-    x154 = x150 + x151 + x152 + 2*L*a*b*x132*(x109)
-    x155 = 12*x12/(c*d)
-    x156 = 12*Phi_E/(c*d*p*t)
-    x157 = L*(x128)*min(m, p)/p
-    x158 = 6*V*b*s/(c*d*m*t)
-    return (x142, m*(x41 + x46 + x48 + x119 + x127 + x129 + x130 + x133), x143 + x56 + x65 + x84 + x144 + x58 + x66 + x85 + x145 + x60 + x68 + x99 + x146 + x61 + x69 + x100 + x25 + x101 + x106 + x107 + x111 + x112 + x113, x56 + x65 + x84 + x58 + x66 + x85 + x19 + x60 + x68 + x20 + x99 + x23 + x61 + x24 + x69 + x100 + x25 + x101 + x137 + x140 + x106 + x107 + x111 + x112 + x113 + x141, (-1 + p)*(x134), x27, b*s/(x142), (x153)/(peak*c*d*p*t*(x142)), (x154)/(peak*c*d*p*t*(x142)), x153, x154, 6*x12 + x155 + 6*Phi_E/(e*p*t) + x156 + (x157 + x158 if (p == 1) else max(x157, L*(x128)/p + x158)), x102, x114, x62, x70, x143 + x144 + x145 + x146 + x25, x102, x114, x62, x70, x19 + x20 + x23 + x24 + x25 + x137 + x140 + x141, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x155 + x156, x157, x158, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x174 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x174 if x17 else (x2)*x16/x174)
+    x20 = -1 + c*d/e
+    x175 = e*t
+    x21 = G/x175
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x176 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x175 if x22 else 1))*x23/x176 if x17 else Phi_E*(x20)/x176)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x174 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x176 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x174 + 2*Phi_E*(x20)/x176)
+    x177 = e*p*t
+    x33 = (16*x16 + 30*x16/x174 + 16*Phi_E/x177 + 30*Phi_E/x176)/hbm
+    x34 = d_nope + d_rope
+    x35 = (q_lora == 0)
+    x36 = h + a*(x34)
+    x37 = (a*h*(x34)/t if x35 else q_lora*(x36)/t)
+    x38 = 6*L*x37/p
+    x39 = d_rope + kv_lora
+    x178 = p*t
+    x40 = 6*L*h*(x39)/x178
+    x41 = L - L_moe
+    x42 = 18*F*h*(x41)/x178
+    x43 = 6*L*a*d_v*h/x178
+    x44 = d_nope + d_v
+    x45 = 6*L*a*kv_lora*(x44)/x178
+    x46 = 18*E_s*F_e*L_moe*h/x178
+    x47 = 18*E*F_e*L_moe*h/x177
+    x48 = (x38 + 6*V*h/t + x40 + x42 + x43 + x45 + x46 + x47)/hbm
+    x179 = c*d*m*p
+    x50 = 6*b*h*s*(x41)/x179
+    x51 = 6*E_s*L_moe*b*h*s/x179
+    x52 = 6*L_moe*b*h*k*s/x179
+    x180 = c*d*m*p*t
+    x53 = ((x38 + x40 + x42 + x43 + x45 + x46 + x47)/m + 6*L*b*kv_lora*s/x179 + x50 + 12*L*b*h*s/x179 + x51 + 6*F*b*s*(x41)/x180 + x52 + 6*E_s*F_e*L_moe*b*s/x180 + 6*F_e*L_moe*b*k*s/x180 + 6*L*a*b*d_v*s/x180)/hbm
+    x55 = (6*L*b*h*s/x179 + x50 + x51 + 6*L*b*s*x37/(c*d*h*m*p) + 6*L*b*s*(x39)/x180 + x52 + 12*F*b*s*(x41)/x180 + 6*L*a*b*s*(x44)/x180 + 12*E_s*F_e*L_moe*b*s/x180 + 12*F_e*L_moe*b*k*s/x180)/hbm
+    x56 = e*t
+    x57 = x56 - G*(-1 + math.ceil(e*t/G))
+    x58 = (G == x57) or (c*d*p/e == 1)
+    x59 = ((x57)/t if x8 and (x58) else 1)
+    x60 = -1 + x59
+    x61 = (G < x56)
+    x62 = -1 + e
+    x63 = -1 + x56
+    x64 = L_moe*m*(x63)/p
+    x65 = alpha*(4*(L_moe*m*(x60)/p if x61 else L_moe*m*(x62)/p) + (0 if x61 else x64))
+    x66 = e - x59
+    x67 = alpha_inter*(4*(L_moe*m*(x66)/p if x61 else 0) + (x64 if x61 else 0))
+    x68 = (1/(x57) if x58 else 1)
+    x181 = c*d*e*p*t
+    x69 = beta*(4*(E*L_moe*m*(x63)*(-1 + (x57 if x58 else 1))*x68/p if x61 else E*L_moe*m*(x63)/p) + 4*(L_moe*b*h*k*s*(x60)/x181 if x61 else L_moe*b*h*k*s*(x62)/x181))
+    x70 = beta_inter*(4*(E*L_moe*m*(x63)*x68/p if x61 else 0) + 4*(L_moe*b*h*k*s*(x66)/x181 if x61 else 0))
+    x71 = x65 + x67 + x69 + x70
+    x72 = (G < c*d*p*t)
+    x73 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x74 = m*x73
+    x75 = (G < 1 + x5)
+    x76 = alpha*((0 if x72 else x74) + (0 if x75 else x74))
+    x77 = alpha_inter*((x74 if x72 else 0) + (x74 if x75 else 0))
+    x182 = c*d*t
+    x78 = b*h*s*x73/x182
+    x79 = beta*((0 if x72 else x78) + (0 if x75 else x78))
+    x80 = beta_inter*((x78 if x72 else 0) + (x78 if x75 else 0))
+    x81 = x76 + x77 + x79 + x80
+    x82 = (G < t)
+    x83 = -1 + t
+    x84 = -L_moe/p
+    x85 = x84 + 2*L/p
+    x86 = m*(x83)*(x85)
+    x87 = (1 if x9 else 0)
+    x88 = m*(x83)*x87
+    x89 = m*(x83)
+    x90 = L/p + x84
+    x91 = m*(x83)*(x90)
+    x92 = L_moe*m*(x83)/p
+    x93 = L*m*(x83)/p
+    x94 = -2 + 2*t
+    x95 = 3*m*(x94)
+    x96 = alpha*(2*(0 if x82 else x86) + 2*(0 if x82 else x88) + 3*(0 if x82 else x89) + 3*(0 if x82 else x91) + 4*(0 if x82 else x92) + 8*(0 if x82 else x93) + (0 if x82 else x95) + (0 if x82 else x94))
+    x97 = alpha_inter*(2*(x86 if x82 else 0) + 2*(x88 if x82 else 0) + 3*(x89 if x82 else 0) + 3*(x91 if x82 else 0) + 4*(x92 if x82 else 0) + 8*(x93 if x82 else 0) + (x95 if x82 else 0) + (x94 if x82 else 0))
+    x98 = t - G*(-1 + math.ceil(t/G))
+    x99 = (G == x98) or (c*d*p == 1)
+    x100 = -1 + (x98 if x99 else 1)
+    x101 = q_lora + d_rope + kv_lora
+    x102 = (1/(x98) if x99 else 1)
+    x103 = 2*L*h*(x83)*(x101)/x178
+    x104 = b*h*s*(x83)*(x85)/x182
+    x105 = b*h*s*(x83)*x87/x182
+    x106 = L*b*d_rope*s*(x83)/x176
+    x107 = b*h*s*(x83)/x182
+    x108 = b*h*s*(x83)*(x90)/x182
+    x109 = L*b*kv_lora*s*(x83)/x176
+    x110 = (h if x35 else q_lora)
+    x111 = L*b*s*(x83)*x110/x176
+    x112 = beta*(2*(2*L*h*(x83)*(x100)*(x101)*x102/x178 if x82 else x103) + 2*(b*h*s*(x83)*(x100)*(x85)*x102/x182 if x82 else x104) + 2*(b*h*s*(x83)*(x100)*x87*x102/x182 if x82 else x105) + 2*(L*b*d_rope*s*(x83)*(x100)*x102/x176 if x82 else x106) + 3*(b*h*s*(x83)*(x100)*x102/x182 if x82 else x107) + 3*(b*h*s*(x83)*(x100)*(x90)*x102/x182 if x82 else x108) + 3*(L*b*kv_lora*s*(x83)*(x100)*x102/x176 if x82 else x109) + 3*(L*b*s*(x83)*(x100)*x110*x102/x176 if x82 else x111) + 4*(L_moe*b*h*k*s*(x83)*(x100)*x102/x176 if x82 else L_moe*b*h*k*s*(x83)/x176) + (6*b*s*(x83)*(x100)*x102/x182 if x82 else 6*b*s*(x83)/x182))
+    x113 = beta_inter*(2*(2*L*h*(x83)*(x101)*x102/x178 if x82 else 0) + 2*(b*h*s*(x83)*(x85)*x102/x182 if x82 else 0) + 2*(b*h*s*(x83)*x87*x102/x182 if x82 else 0) + 2*(L*b*d_rope*s*(x83)*x102/x176 if x82 else 0) + 3*(b*h*s*(x83)*x102/x182 if x82 else 0) + 3*(b*h*s*(x83)*(x90)*x102/x182 if x82 else 0) + 3*(L*b*kv_lora*s*(x83)*x102/x176 if x82 else 0) + 3*(L*b*s*(x83)*x110*x102/x176 if x82 else 0) + 4*(L_moe*b*h*k*s*(x83)*x102/x176 if x82 else 0) + (6*b*s*(x83)*x102/x182 if x82 else 0))
+    x114 = gamma*(x103 + 3*b*s*(x83)/x182 + x107 + x108 + x104 + x105 + x106 + x109 + x111 + 2*L_moe*b*h*k*s*(x83)/x176)
+    x115 = x96 + x97 + x112 + x113 + x114
+    x116 = c*t
+    x117 = (G < x116)
+    x118 = -1 + c
+    x119 = 2*L*m*(x118)/p
+    x120 = 3*alpha*(0 if x117 else x119)
+    x121 = 3*alpha_inter*(x119 if x117 else 0)
+    x122 = x116 - G*(-1 + math.ceil(c*t/G))
+    x123 = x8 and ((G == x122) or (d*p == 1))
+    x124 = d_nope + d_rope + d_v
+    x125 = (t/(x122) if x123 else 1)
+    x126 = 3*beta*(L*a*b*s*(x118)*(-1 + ((x122)/t if x123 else 1))*(x124)*x125/x176 if x117 else L*a*b*s*(x118)*(x124)/x176)
+    x127 = 3*beta_inter*(L*a*b*s*(x118)*(x124)*x125/x176 if x117 else 0)
+    x128 = gamma*L*a*b*s*(x118)*(x124)/x176
+    x129 = x120 + x121 + x126 + x127 + x128
+    x183 = c*d*m
+    x132 = b*h*s/x183
+    x184 = c*d*m*t
+    x133 = 2*w_half*(V*h/t + x132 + V*b*s/x184) + 2*V*b*h*s/x184
+    x185 = eta*peak
+    x134 = 3*(x133)/x185
+    x137 = F_e*h/t
+    x138 = 2*F_e*h/t
+    x140 = b*e*h*k*s/(E*c*d*m)
+    x186 = E*c*d*m*t
+    x187 = e*p
+    x141 = 2*w_half*L*(h*(x39)/t + x132 + b*s*(x39)/x184)/p + 2*w_half*L*(a*d_v*h/t + x132 + a*b*d_v*s/x184)/p + 2*w_half*L*(a*kv_lora*(x44)/t + b*kv_lora*s/x183 + a*b*s*(x44)/x184)/p + 2*w_half*L*(x132 + b*s*x37/(c*d*h*m) + x37)/p + 2*w_half*(x41)*(F*h/t + x132 + F*b*s/x184)/p + 2*w_half*(x41)*(2*F*h/t + x132 + 2*F*b*s/x184)/p + 2*w_half*E_s*L_moe*(x137 + x132 + F_e*b*s/x184)/p + 2*w_half*E_s*L_moe*(x138 + x132 + 2*F_e*b*s/x184)/p + 2*w_half_expert*E*L_moe*(x137 + x140 + F_e*b*e*k*s/x186)/x187 + 2*w_half_expert*E*L_moe*(x138 + x140 + 2*F_e*b*e*k*s/x186)/x187 + 2*L*b*s*x37/x179 + 2*L*b*h*s*(x39)/x180 + 6*F*b*h*s*(x41)/x180 + 2*L*a*b*d_v*h*s/x180 + 2*L*a*b*kv_lora*s*(x44)/x180 + 6*E_s*F_e*L_moe*b*h*s/x180 + 6*F_e*L_moe*b*h*k*s/x180
+    x188 = eta_fp8*peak_fp8
+    x142 = 3*(x141)/x188
+    x143 = b*s*((4*a*d_v + 4*a*(x34))/t + (2*d_rope + 3*h + 4*q_lora + 4*kv_lora)/t)/x183 + 23*b*h*s/x184 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x189 = hbm*p
+    x144 = kappa*L*(x143)/x189
+    x190 = hbm*c*d*m*t
+    x145 = 52*V*b*s/x190
+    x147 = s**2
+    x191 = eta_attn*peak*c*d*m*p*t
+    x148 = (9/2)*L*a*b*x147*(x124)/x191
+    x149 = x48 + x53 + x55 + (x71)/m + (x81)/m + (x115)/m + (x129)/m + x134 + x142 + x144 + x145 + x148
+    x150 = (0 if x17 else x2)
+    x151 = (0 if x17 else x20)
+    x152 = 2*alpha*(x150 + x151)
+    x153 = (x2 if x17 else 0)
+    x154 = (x20 if x17 else 0)
+    x155 = 2*alpha_inter*(x153 + x154)
+    x156 = max(0, -m*(x48 + x55 + 2*(x133)/x185 + 2*(x141)/x188 + (2/3)*kappa*L*(x143)/x189 + 14*V*b*s/x190 + (7/2)*L*a*b*x147*(x124)/x191))
+    x157 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x149) + x152 + x155 + x156
+    x158 = alpha*(2*x150 + 2*x151)
+    x159 = alpha_inter*(2*x153 + 2*x154)
+    x160 = beta*(3*x18 + 3*x24)
+    x161 = beta_inter*(3*x27 + 3*x28)
+    x163 = 2*b*s*(h*(x39) + a*d_v*h + a*kv_lora*(x44) + (a*h*(x34) if x35 else q_lora*(x36)))
+    x164 = 2*a*b*x147*(x124)
+    x165 = 3*L_moe*(x163 + x164 + 6*F_e*b*h*s*(E_s + k))
+    x166 = 3*(x41)*(x163 + x164 + 6*F*b*h*s)
+    x167 = 6*V*b*h*s
+    x168 = x165 + x166 + x167
+    x169 = x165 + x166 + x167 + 2*L*a*b*x147*(x124)
+    x170 = 12*x16/x174
+    x171 = 12*Phi_E/x176
+    x172 = L*(x143)*min(m, p)/p
+    x173 = 6*V*b*s/x184
+    return (x157, m*(x48 + x53 + x55 + x134 + x142 + x144 + x145 + x148), x158 + x65 + x76 + x96 + x159 + x67 + x77 + x97 + x160 + x69 + x79 + x112 + x161 + x70 + x80 + x113 + x31 + x114 + x120 + x121 + x126 + x127 + x128, x65 + x76 + x96 + x67 + x77 + x97 + x25 + x69 + x79 + x26 + x112 + x29 + x70 + x30 + x80 + x113 + x31 + x114 + x152 + x155 + x120 + x121 + x126 + x127 + x128 + x156, (-1 + p)*(x149), x33, b*s/(x157), (x168)/(peak*c*d*p*t*(x157)), (x169)/(peak*c*d*p*t*(x157)), x168, x169, 6*x16 + x170 + 6*Phi_E/x177 + x171 + (x172 + x173 if x9 else max(x172, L*(x143)/p + x173)), x115, x129, x71, x81, x158 + x159 + x160 + x161 + x31, x115, x129, x71, x81, x25 + x26 + x29 + x30 + x31 + x152 + x155 + x156, 2*x16 + 2*Phi_E/x177, 4*x16 + 4*Phi_E/x177, x170 + x171, x172, x173, 0,)
 
 
 def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
@@ -24421,287 +25487,349 @@ def _step_f19b4155bc28(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     x5 = c*d*t
     x6 = -G*(-1 + math.ceil(c*d*t/G)) + x5
     x7 = G/t
-    x9 = (t/(x6) if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1)
-    x10 = -Phi_E
-    x12 = ((Phi + x10)/t if (p == 1) else (V*h + (Phi + x10 - 2*V*h)/p)/t)
-    x13 = ((x2)*(-1 + ((x6)/t if (x7 == math.floor(x7)) and ((G == x6) or (p == 1)) else 1))*x9*x12/(c*d) if (G < x5) else (x2)*x12/(c*d))
-    x15 = -1 + c*d/e
-    x16 = G/(e*t)
-    x17 = (e*t/(x6) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1)
-    x18 = (Phi_E*(x15)*(-1 + ((x6)/(e*t) if (x16 == math.floor(x16)) and ((G == x6) or (p == 1)) else 1))*x17/(c*d*p*t) if (G < x5) else Phi_E*(x15)/(c*d*p*t))
-    x19 = beta*(2*x13 + 2*x18)
-    x20 = beta*(x13 + x18)
-    x21 = ((x2)*x9*x12/(c*d) if (G < x5) else 0)
-    x22 = (Phi_E*(x15)*x17/(c*d*p*t) if (G < x5) else 0)
-    x23 = beta_inter*(2*x21 + 2*x22)
-    x24 = beta_inter*(x21 + x22)
-    x25 = gamma*(2*(x2)*x12/(c*d) + 2*Phi_E*(x15)/(c*d*p*t))
-    x27 = (16*x12 + 30*x12/(c*d) + 16*Phi_E/(e*p*t) + 30*Phi_E/(c*d*p*t))/hbm
-    x28 = 2*h_kv
-    x29 = h_q + x28
-    x30 = L - L_moe
-    x31 = (6*V*h/t + 6*L*h*h_q/(p*t) + 6*L*h*(x29)/(p*t) + 18*F*h*(x30)/(p*t) + 18*E_s*F_e*L_moe*h/(p*t) + 18*E*F_e*L_moe*h/(e*p*t))/hbm
-    x33 = e*t
-    x34 = x33 - G*(-1 + math.ceil(e*t/G))
-    x35 = ((x34)/t if (x7 == math.floor(x7)) and ((G == x34) or (c*d*p/e == 1)) else 1)
-    x36 = -1 + x35
-    x37 = -1 + e
-    x38 = -1 + x33
-    x39 = L_moe*m*(x38)/p
-    x40 = alpha*(4*(L_moe*m*(x36)/p if (G < x33) else L_moe*m*(x37)/p) + (0 if (G < x33) else x39))
-    x41 = e - x35
-    x42 = alpha_inter*(4*(L_moe*m*(x41)/p if (G < x33) else 0) + (x39 if (G < x33) else 0))
-    x43 = (1/(x34) if (G == x34) or (c*d*p/e == 1) else 1)
-    x44 = beta*(4*(E*L_moe*m*(x38)*(-1 + (x34 if (G == x34) or (c*d*p/e == 1) else 1))*x43/p if (G < x33) else E*L_moe*m*(x38)/p) + 4*(L_moe*b*h*k*s*(x36)/(c*d*e*p*t) if (G < x33) else L_moe*b*h*k*s*(x37)/(c*d*e*p*t)))
-    x45 = beta_inter*(4*(E*L_moe*m*(x38)*x43/p if (G < x33) else 0) + 4*(L_moe*b*h*k*s*(x41)/(c*d*e*p*t) if (G < x33) else 0))
-    x46 = x40 + x42 + x44 + x45
-    x47 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x48 = m*x47
-    x49 = alpha*((0 if (G < c*d*p*t) else x48) + (0 if (G < 1 + x5) else x48))
-    x50 = alpha_inter*((x48 if (G < c*d*p*t) else 0) + (x48 if (G < 1 + x5) else 0))
-    x51 = b*h*s*x47/(c*d*t)
-    x52 = beta*((0 if (G < c*d*p*t) else x51) + (0 if (G < 1 + x5) else x51))
-    x53 = beta_inter*((x51 if (G < c*d*p*t) else 0) + (x51 if (G < 1 + x5) else 0))
-    x54 = x49 + x50 + x52 + x53
-    x55 = -1 + t
-    x56 = (1 if (p == 1) else 0)
-    x57 = m*(x55)*x56
-    x58 = m*(x55)
-    x59 = L_moe*m*(x55)/p
-    x60 = -L_moe/p + 2*L/p
-    x61 = m*(x55)*(x60)
-    x62 = 3*m*(-2 + 2*t)
-    x63 = alpha*(2*(0 if (G < t) else x57) + 3*(0 if (G < t) else x58) + 4*(0 if (G < t) else x59) + 5*(0 if (G < t) else x61) + (0 if (G < t) else x62))
-    x64 = alpha_inter*(2*(x57 if (G < t) else 0) + 3*(x58 if (G < t) else 0) + 4*(x59 if (G < t) else 0) + 5*(x61 if (G < t) else 0) + (x62 if (G < t) else 0))
-    x65 = t - G*(-1 + math.ceil(t/G))
-    x66 = -1 + (x65 if (G == x65) or (c*d*p == 1) else 1)
-    x67 = (1/(x65) if (G == x65) or (c*d*p == 1) else 1)
-    x68 = b*h*s*(x55)*x56/(c*d*t)
-    x69 = b*h*s*(x55)/(c*d*t)
-    x70 = beta*(2*(b*h*s*(x55)*(x66)*x56*x67/(c*d*t) if (G < t) else x68) + 3*(b*h*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else x69) + 4*(L_moe*b*h*k*s*(x55)*(x66)*x67/(c*d*p*t) if (G < t) else L_moe*b*h*k*s*(x55)/(c*d*p*t)) + 5*(b*h*s*(x55)*(x66)*(x60)*x67/(c*d*t) if (G < t) else b*h*s*(x55)*(x60)/(c*d*t)) + (6*b*s*(x55)*(x66)*x67/(c*d*t) if (G < t) else 6*b*s*(x55)/(c*d*t)))
-    x71 = beta_inter*(2*(b*h*s*(x55)*x56*x67/(c*d*t) if (G < t) else 0) + 3*(b*h*s*(x55)*x67/(c*d*t) if (G < t) else 0) + 4*(L_moe*b*h*k*s*(x55)*x67/(c*d*p*t) if (G < t) else 0) + 5*(b*h*s*(x55)*(x60)*x67/(c*d*t) if (G < t) else 0) + (6*b*s*(x55)*x67/(c*d*t) if (G < t) else 0))
-    x72 = gamma*(3*b*s*(x55)/(c*d*t) + x69 + x68 + 2*b*h*s*(x55)*(x60)/(c*d*t) + 2*L_moe*b*h*k*s*(x55)/(c*d*p*t))
-    x73 = x63 + x64 + x70 + x71 + x72
-    x74 = c*t
-    x75 = -1 + c
-    x76 = 2*L*m*(x75)/p
-    x77 = 3*alpha*(0 if (G < x74) else x76)
-    x78 = 3*alpha_inter*(x76 if (G < x74) else 0)
-    x79 = x74 - G*(-1 + math.ceil(c*t/G))
-    x80 = (t/(x79) if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1)
-    x81 = 3*beta*(2*L*b*h_kv*s*(x75)*(-1 + ((x79)/t if (x7 == math.floor(x7)) and ((G == x79) or (d*p == 1)) else 1))*x80/(c*d*p*t) if (G < x74) else 2*L*b*h_kv*s*(x75)/(c*d*p*t))
-    x82 = 3*beta_inter*(2*L*b*h_kv*s*(x75)*x80/(c*d*p*t) if (G < x74) else 0)
-    x83 = 2*gamma*L*b*h_kv*s*(x75)/(c*d*p*t)
-    x84 = x77 + x78 + x81 + x82 + x83
-    x87 = s**2
-    x88 = 4*b*h_q*x87/(d*m)
-    x89 = x28 + 2*h_q
-    x90 = 2*b*h*s*(x89)/(d*m)
-    x91 = E_s + k
-    x92 = (L_moe*(x88 + x90 + 6*F_e*b*h*s*(x91)/(d*m)) + (x30)*(x88 + x90 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x93 = ((x92)/(c*t) - 4*L*b*h_q*x87/(c*d*m*p*t))/(eta*peak)
-    x94 = (2*(x92)/(c*t) - 8*L*b*h_q*x87/(c*d*m*p*t))/(eta*peak)
-    x95 = b*h*s/(c*d*m)
-    x96 = V*h/t + x95 + V*b*s/(c*d*m*t)
-    x97 = h*h_q/t + x95 + b*h_q*s/(c*d*m*t)
-    x98 = h*(x29)/t + x95 + b*s*(x29)/(c*d*m*t)
-    x99 = F*h/t + x95 + F*b*s/(c*d*m*t)
-    x100 = 2*F*h/t + x95 + 2*F*b*s/(c*d*m*t)
-    x101 = F_e*h/t
-    x102 = x101 + x95 + F_e*b*s/(c*d*m*t)
-    x103 = 2*F_e*h/t
-    x104 = x103 + x95 + 2*F_e*b*s/(c*d*m*t)
-    x106 = b*e*h*k*s/(E*c*d*m)
-    x107 = x101 + x106 + F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = x103 + x106 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x109 = (2*w_half*(x96) + 2*w_half*L*(x97)/p + 2*w_half*L*(x98)/p + 2*w_half*(x30)*(x99)/p + 2*w_half*(x30)*(x100)/p + 2*w_half*E_s*L_moe*(x102)/p + 2*w_half*E_s*L_moe*(x104)/p + 2*w_half_expert*E*L_moe*(x107)/(e*p) + 2*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x110 = (4*w_half*(x96) + 4*w_half*L*(x97)/p + 4*w_half*L*(x98)/p + 4*w_half*(x30)*(x99)/p + 4*w_half*(x30)*(x100)/p + 4*w_half*E_s*L_moe*(x102)/p + 4*w_half*E_s*L_moe*(x104)/p + 4*w_half_expert*E*L_moe*(x107)/(e*p) + 4*w_half_expert*E*L_moe*(x108)/(e*p))/(eta*peak)
-    x111 = 34*b*h*s/(c*d*m*t) + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
-    x112 = kappa*L*(x111)/(hbm*p)
-    x113 = 52*V*b*s/(hbm*c*d*m*t)
-    x115 = 9*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)
-    x116 = x31 + (x46)/m + (x54)/m + (x73)/m + (x84)/m + x93 + x94 + x109 + x110 + x112 + x113 + x115
-    x117 = (0 if (G < x5) else x2)
-    x118 = (0 if (G < x5) else x15)
-    x119 = 2*alpha*(x117 + x118)
-    x120 = (x2 if (G < x5) else 0)
-    x121 = (x15 if (G < x5) else 0)
-    x122 = 2*alpha_inter*(x120 + x121)
-    x123 = max(0, -m*(x31 + x94 + x110 + (2/3)*kappa*L*(x111)/(hbm*p) + 14*V*b*s/(hbm*c*d*m*t) + 7*L*b*h_q*x87/(eta_attn*peak*c*d*m*p*t)))
-    x124 = x19 + x20 + x23 + x24 + x25 + x27 + (-1 + m + p)*(x116) + x119 + x122 + x123
-    x125 = alpha*(2*x117 + 2*x118)
-    x126 = alpha_inter*(2*x120 + 2*x121)
-    x127 = beta*(3*x13 + 3*x18)
-    x128 = beta_inter*(3*x21 + 3*x22)
-    x130 = 4*b*h_q*x87
-    x131 = 2*b*h*s*(x89)
-    x132 = 3*L_moe*(x130 + x131 + 6*F_e*b*h*s*(x91))
-    x133 = 3*(x30)*(x130 + x131 + 6*F*b*h*s)
-    x134 = 6*V*b*h*s
-    x135 = x132 + x133 + x134
-    x136 = x132 + x133 + 4*L*b*h_q*x87 + x134
-    x137 = 12*x12/(c*d)
-    x138 = 12*Phi_E/(c*d*p*t)
-    x139 = L*(x111)*min(m, p)/p
-    x140 = 6*V*b*s/(c*d*m*t)
-    return (x124, m*(x31 + x93 + x94 + x109 + x110 + x112 + x113 + x115), x125 + x40 + x49 + x63 + x126 + x42 + x50 + x64 + x127 + x44 + x52 + x70 + x128 + x45 + x53 + x71 + x25 + x72 + x77 + x78 + x81 + x82 + x83, x40 + x49 + x63 + x42 + x50 + x64 + x19 + x44 + x52 + x20 + x70 + x23 + x45 + x24 + x53 + x71 + x25 + x72 + x119 + x122 + x77 + x78 + x81 + x82 + x83 + x123, (-1 + p)*(x116), x27, b*s/(x124), (x135)/(peak*c*d*p*t*(x124)), (x136)/(peak*c*d*p*t*(x124)), x135, x136, 6*x12 + x137 + 6*Phi_E/(e*p*t) + x138 + (x139 + x140 if (p == 1) else max(x139, L*(x111)/p + x140)), x73, x84, x46, x54, x125 + x126 + x127 + x128 + x25, x73, x84, x46, x54, x19 + x20 + x23 + x24 + x25 + x119 + x122 + x123, 2*x12 + 2*Phi_E/(e*p*t), 4*x12 + 4*Phi_E/(e*p*t), x137 + x138, x139, x140, 0,)
+    x8 = (x7 == math.floor(x7))
+    x9 = (p == 1)
+    x10 = (G == x6) or x9
+    x11 = x8 and (x10)
+    x13 = (t/(x6) if x11 else 1)
+    x14 = -Phi_E
+    x16 = ((Phi + x14)/t if x9 else (V*h + (Phi + x14 - 2*V*h)/p)/t)
+    x17 = (G < x5)
+    x155 = c*d
+    x18 = ((x2)*(-1 + ((x6)/t if x11 else 1))*x13*x16/x155 if x17 else (x2)*x16/x155)
+    x20 = -1 + c*d/e
+    x156 = e*t
+    x21 = G/x156
+    x22 = (x21 == math.floor(x21)) and (x10)
+    x23 = (e*t/(x6) if x22 else 1)
+    x157 = c*d*p*t
+    x24 = (Phi_E*(x20)*(-1 + ((x6)/x156 if x22 else 1))*x23/x157 if x17 else Phi_E*(x20)/x157)
+    x25 = beta*(2*x18 + 2*x24)
+    x26 = beta*(x18 + x24)
+    x27 = ((x2)*x13*x16/x155 if x17 else 0)
+    x28 = (Phi_E*(x20)*x23/x157 if x17 else 0)
+    x29 = beta_inter*(2*x27 + 2*x28)
+    x30 = beta_inter*(x27 + x28)
+    x31 = gamma*(2*(x2)*x16/x155 + 2*Phi_E*(x20)/x157)
+    x158 = e*p*t
+    x33 = (16*x16 + 30*x16/x155 + 16*Phi_E/x158 + 30*Phi_E/x157)/hbm
+    x34 = 2*h_kv
+    x35 = h_q + x34
+    x36 = L - L_moe
+    x159 = p*t
+    x37 = (6*V*h/t + 6*L*h*h_q/x159 + 6*L*h*(x35)/x159 + 18*F*h*(x36)/x159 + 18*E_s*F_e*L_moe*h/x159 + 18*E*F_e*L_moe*h/x158)/hbm
+    x39 = e*t
+    x40 = x39 - G*(-1 + math.ceil(e*t/G))
+    x41 = (G == x40) or (c*d*p/e == 1)
+    x42 = ((x40)/t if x8 and (x41) else 1)
+    x43 = -1 + x42
+    x44 = (G < x39)
+    x45 = -1 + e
+    x46 = -1 + x39
+    x47 = L_moe*m*(x46)/p
+    x48 = alpha*(4*(L_moe*m*(x43)/p if x44 else L_moe*m*(x45)/p) + (0 if x44 else x47))
+    x49 = e - x42
+    x50 = alpha_inter*(4*(L_moe*m*(x49)/p if x44 else 0) + (x47 if x44 else 0))
+    x51 = (1/(x40) if x41 else 1)
+    x160 = c*d*e*p*t
+    x52 = beta*(4*(E*L_moe*m*(x46)*(-1 + (x40 if x41 else 1))*x51/p if x44 else E*L_moe*m*(x46)/p) + 4*(L_moe*b*h*k*s*(x43)/x160 if x44 else L_moe*b*h*k*s*(x45)/x160))
+    x53 = beta_inter*(4*(E*L_moe*m*(x46)*x51/p if x44 else 0) + 4*(L_moe*b*h*k*s*(x49)/x160 if x44 else 0))
+    x54 = x48 + x50 + x52 + x53
+    x55 = (G < c*d*p*t)
+    x56 = (0 if x9 else (1/2 if (p == 2) else 1))
+    x57 = m*x56
+    x58 = (G < 1 + x5)
+    x59 = alpha*((0 if x55 else x57) + (0 if x58 else x57))
+    x60 = alpha_inter*((x57 if x55 else 0) + (x57 if x58 else 0))
+    x161 = c*d*t
+    x61 = b*h*s*x56/x161
+    x62 = beta*((0 if x55 else x61) + (0 if x58 else x61))
+    x63 = beta_inter*((x61 if x55 else 0) + (x61 if x58 else 0))
+    x64 = x59 + x60 + x62 + x63
+    x65 = (G < t)
+    x66 = -1 + t
+    x67 = (1 if x9 else 0)
+    x68 = m*(x66)*x67
+    x69 = m*(x66)
+    x70 = L_moe*m*(x66)/p
+    x71 = -L_moe/p + 2*L/p
+    x72 = m*(x66)*(x71)
+    x73 = 3*m*(-2 + 2*t)
+    x74 = alpha*(2*(0 if x65 else x68) + 3*(0 if x65 else x69) + 4*(0 if x65 else x70) + 5*(0 if x65 else x72) + (0 if x65 else x73))
+    x75 = alpha_inter*(2*(x68 if x65 else 0) + 3*(x69 if x65 else 0) + 4*(x70 if x65 else 0) + 5*(x72 if x65 else 0) + (x73 if x65 else 0))
+    x76 = t - G*(-1 + math.ceil(t/G))
+    x77 = (G == x76) or (c*d*p == 1)
+    x78 = -1 + (x76 if x77 else 1)
+    x79 = (1/(x76) if x77 else 1)
+    x80 = b*h*s*(x66)*x67/x161
+    x81 = b*h*s*(x66)/x161
+    x82 = beta*(2*(b*h*s*(x66)*(x78)*x67*x79/x161 if x65 else x80) + 3*(b*h*s*(x66)*(x78)*x79/x161 if x65 else x81) + 4*(L_moe*b*h*k*s*(x66)*(x78)*x79/x157 if x65 else L_moe*b*h*k*s*(x66)/x157) + 5*(b*h*s*(x66)*(x78)*(x71)*x79/x161 if x65 else b*h*s*(x66)*(x71)/x161) + (6*b*s*(x66)*(x78)*x79/x161 if x65 else 6*b*s*(x66)/x161))
+    x83 = beta_inter*(2*(b*h*s*(x66)*x67*x79/x161 if x65 else 0) + 3*(b*h*s*(x66)*x79/x161 if x65 else 0) + 4*(L_moe*b*h*k*s*(x66)*x79/x157 if x65 else 0) + 5*(b*h*s*(x66)*(x71)*x79/x161 if x65 else 0) + (6*b*s*(x66)*x79/x161 if x65 else 0))
+    x84 = gamma*(3*b*s*(x66)/x161 + x81 + x80 + 2*b*h*s*(x66)*(x71)/x161 + 2*L_moe*b*h*k*s*(x66)/x157)
+    x85 = x74 + x75 + x82 + x83 + x84
+    x86 = c*t
+    x87 = (G < x86)
+    x88 = -1 + c
+    x89 = 2*L*m*(x88)/p
+    x90 = 3*alpha*(0 if x87 else x89)
+    x91 = 3*alpha_inter*(x89 if x87 else 0)
+    x92 = x86 - G*(-1 + math.ceil(c*t/G))
+    x93 = x8 and ((G == x92) or (d*p == 1))
+    x94 = (t/(x92) if x93 else 1)
+    x95 = 3*beta*(2*L*b*h_kv*s*(x88)*(-1 + ((x92)/t if x93 else 1))*x94/x157 if x87 else 2*L*b*h_kv*s*(x88)/x157)
+    x96 = 3*beta_inter*(2*L*b*h_kv*s*(x88)*x94/x157 if x87 else 0)
+    x97 = 2*gamma*L*b*h_kv*s*(x88)/x157
+    x98 = x90 + x91 + x95 + x96 + x97
+    x101 = s**2
+    x162 = d*m
+    x102 = 4*b*h_q*x101/x162
+    x103 = x34 + 2*h_q
+    x104 = 2*b*h*s*(x103)/x162
+    x105 = E_s + k
+    x106 = (L_moe*(x102 + x104 + 6*F_e*b*h*s*(x105)/x162) + (x36)*(x102 + x104 + 6*F*b*h*s/x162))/p + 2*V*b*h*s/x162
+    x163 = c*t
+    x164 = c*d*m*p*t
+    x165 = eta*peak
+    x107 = ((x106)/x163 - 4*L*b*h_q*x101/x164)/x165
+    x108 = (2*(x106)/x163 - 8*L*b*h_q*x101/x164)/x165
+    x109 = b*h*s/(c*d*m)
+    x166 = c*d*m*t
+    x110 = V*h/t + x109 + V*b*s/x166
+    x111 = h*h_q/t + x109 + b*h_q*s/x166
+    x112 = h*(x35)/t + x109 + b*s*(x35)/x166
+    x113 = F*h/t + x109 + F*b*s/x166
+    x114 = 2*F*h/t + x109 + 2*F*b*s/x166
+    x115 = F_e*h/t
+    x116 = x115 + x109 + F_e*b*s/x166
+    x117 = 2*F_e*h/t
+    x118 = x117 + x109 + 2*F_e*b*s/x166
+    x120 = b*e*h*k*s/(E*c*d*m)
+    x167 = E*c*d*m*t
+    x121 = x115 + x120 + F_e*b*e*k*s/x167
+    x122 = x117 + x120 + 2*F_e*b*e*k*s/x167
+    x168 = e*p
+    x123 = (2*w_half*(x110) + 2*w_half*L*(x111)/p + 2*w_half*L*(x112)/p + 2*w_half*(x36)*(x113)/p + 2*w_half*(x36)*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half*E_s*L_moe*(x118)/p + 2*w_half_expert*E*L_moe*(x121)/x168 + 2*w_half_expert*E*L_moe*(x122)/x168)/x165
+    x124 = (4*w_half*(x110) + 4*w_half*L*(x111)/p + 4*w_half*L*(x112)/p + 4*w_half*(x36)*(x113)/p + 4*w_half*(x36)*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half*E_s*L_moe*(x118)/p + 4*w_half_expert*E*L_moe*(x121)/x168 + 4*w_half_expert*E*L_moe*(x122)/x168)/x165
+    x125 = 34*b*h*s/x166 + 2*L_moe*b*k*s*(2*h + 3*F_e/t)/(L*c*d*m)
+    x169 = hbm*p
+    x126 = kappa*L*(x125)/x169
+    x170 = hbm*c*d*m*t
+    x127 = 52*V*b*s/x170
+    x171 = eta_attn*peak*c*d*m*p*t
+    x129 = 9*L*b*h_q*x101/x171
+    x130 = x37 + (x54)/m + (x64)/m + (x85)/m + (x98)/m + x107 + x108 + x123 + x124 + x126 + x127 + x129
+    x131 = (0 if x17 else x2)
+    x132 = (0 if x17 else x20)
+    x133 = 2*alpha*(x131 + x132)
+    x134 = (x2 if x17 else 0)
+    x135 = (x20 if x17 else 0)
+    x136 = 2*alpha_inter*(x134 + x135)
+    x137 = max(0, -m*(x37 + x108 + x124 + (2/3)*kappa*L*(x125)/x169 + 14*V*b*s/x170 + 7*L*b*h_q*x101/x171))
+    x138 = x25 + x26 + x29 + x30 + x31 + x33 + (-1 + m + p)*(x130) + x133 + x136 + x137
+    x139 = alpha*(2*x131 + 2*x132)
+    x140 = alpha_inter*(2*x134 + 2*x135)
+    x141 = beta*(3*x18 + 3*x24)
+    x142 = beta_inter*(3*x27 + 3*x28)
+    x144 = 4*b*h_q*x101
+    x145 = 2*b*h*s*(x103)
+    x146 = 3*L_moe*(x144 + x145 + 6*F_e*b*h*s*(x105))
+    x147 = 3*(x36)*(x144 + x145 + 6*F*b*h*s)
+    x148 = 6*V*b*h*s
+    x149 = x146 + x147 + x148
+    x150 = x146 + x147 + 4*L*b*h_q*x101 + x148
+    x151 = 12*x16/x155
+    x152 = 12*Phi_E/x157
+    x153 = L*(x125)*min(m, p)/p
+    x154 = 6*V*b*s/x166
+    return (x138, m*(x37 + x107 + x108 + x123 + x124 + x126 + x127 + x129), x139 + x48 + x59 + x74 + x140 + x50 + x60 + x75 + x141 + x52 + x62 + x82 + x142 + x53 + x63 + x83 + x31 + x84 + x90 + x91 + x95 + x96 + x97, x48 + x59 + x74 + x50 + x60 + x75 + x25 + x52 + x62 + x26 + x82 + x29 + x53 + x30 + x63 + x83 + x31 + x84 + x133 + x136 + x90 + x91 + x95 + x96 + x97 + x137, (-1 + p)*(x130), x33, b*s/(x138), (x149)/(peak*c*d*p*t*(x138)), (x150)/(peak*c*d*p*t*(x138)), x149, x150, 6*x16 + x151 + 6*Phi_E/x158 + x152 + (x153 + x154 if x9 else max(x153, L*(x125)/p + x154)), x85, x98, x54, x64, x139 + x140 + x141 + x142 + x31, x85, x98, x54, x64, x25 + x26 + x29 + x30 + x31 + x133 + x136 + x137, 2*x16 + 2*Phi_E/x158, 4*x16 + 4*Phi_E/x158, x151 + x152, x153, x154, 0,)
 
 
 def _step_f9f8581a2cc7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, m, p, peak, s, t, w_half, w_half_expert):
     x0 = c*d*t
-    x2 = 1 + L/p
-    x3 = -1 + c*d
-    x4 = m*(x2)*(x3)
-    x6 = -1 + c*d/e
-    x7 = L_moe*m*(x6)/p
-    x8 = alpha*(3*(0 if (G < x0) else x4) + 3*(0 if (G < x0) else x7))
-    x9 = alpha_inter*(3*(x4 if (G < x0) else 0) + 3*(x7 if (G < x0) else 0))
-    x10 = alpha*(0 if (G < x0) else x3)
-    x11 = alpha*(0 if (G < x0) else x6)
-    x12 = alpha_inter*(x3 if (G < x0) else 0)
-    x13 = alpha_inter*(x6 if (G < x0) else 0)
-    x19 = -G*(-1 + math.ceil(c*d*t/G)) + x0
-    x20 = G/t
-    x21 = -1 + ((x19)/t if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x23 = (t/(x19) if (x20 == math.floor(x20)) and ((G == x19) or (p == 1)) else 1)
-    x24 = -Phi_E
-    x25 = Phi + x24 - 2*V*h
-    x26 = ((Phi + x24)/t if (p == 1) else (V*h + (x25)/p)/t)
-    x27 = beta*((x3)*(x21)*x23*x26/(c*d*(x2)) if (G < x0) else (x3)*x26/(c*d*(x2)))
-    x29 = G/(e*t)
-    x30 = -1 + ((x19)/(e*t) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x31 = (e*t/(x19) if (x29 == math.floor(x29)) and ((G == x19) or (p == 1)) else 1)
-    x32 = beta*(Phi_E*(x6)*(x30)*x31/(L_moe*c*d*t) if (G < x0) else Phi_E*(x6)/(L_moe*c*d*t))
-    x33 = beta_inter*((x3)*x23*x26/(c*d*(x2)) if (G < x0) else 0)
-    x34 = beta_inter*(Phi_E*(x6)*x31/(L_moe*c*d*t) if (G < x0) else 0)
-    x35 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34
-    x36 = m*(x35)
-    x37 = x10 + x11 + x12 + x13 + x27 + x32 + x33 + x34 + gamma*(x3)*x26/(c*d*(x2)) + gamma*Phi_E*(x6)/(L_moe*c*d*t)
-    x38 = m*(x37)
-    x40 = (28*x26/(c*d) + 28*Phi_E/(c*d*p*t))/hbm
-    x42 = (L*(b*h*s*(-26 + 38*c)/(c*d*m*t) + b*h_kv*s*(-8 + 8*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x43 = (L*(b*h*s*(10 + 10*c)/(c*d*m*t) + b*h_kv*s*(6 + 50*c)/(c*d*m*t))/p if (c >= 2) else 0)/hbm
-    x44 = e*t
-    x45 = x44 - G*(-1 + math.ceil(e*t/G))
-    x46 = ((x45)/t if (x20 == math.floor(x20)) and ((G == x45) or (c*d*p/e == 1)) else 1)
-    x47 = -1 + x46
-    x48 = -1 + e
-    x49 = -1 + x44
-    x50 = L_moe*m*(x49)/p
-    x51 = alpha*(4*(L_moe*m*(x47)/p if (G < x44) else L_moe*m*(x48)/p) + (0 if (G < x44) else x50))
-    x52 = e - x46
-    x53 = alpha_inter*(4*(L_moe*m*(x52)/p if (G < x44) else 0) + (x50 if (G < x44) else 0))
-    x54 = (1/(x45) if (G == x45) or (c*d*p/e == 1) else 1)
-    x55 = beta*(4*(E*L_moe*m*(x49)*(-1 + (x45 if (G == x45) or (c*d*p/e == 1) else 1))*x54/p if (G < x44) else E*L_moe*m*(x49)/p) + 4*(L_moe*b*h*k*s*(x47)/(c*d*e*p) if (G < x44) else L_moe*b*h*k*s*(x48)/(c*d*e*p)))
-    x56 = beta_inter*(4*(E*L_moe*m*(x49)*x54/p if (G < x44) else 0) + 4*(L_moe*b*h*k*s*(x52)/(c*d*e*p) if (G < x44) else 0))
-    x57 = x51 + x53 + x55 + x56
-    x58 = (0 if (p == 1) else (1/2 if (p == 2) else 1))
-    x59 = m*x58
-    x60 = alpha*((0 if (G < c*d*p*t) else x59) + (0 if (G < 1 + x0) else x59))
-    x61 = alpha_inter*((x59 if (G < c*d*p*t) else 0) + (x59 if (G < 1 + x0) else 0))
-    x62 = b*h*s*x58/(c*d)
-    x63 = beta*((0 if (G < c*d*p*t) else x62) + (0 if (G < 1 + x0) else x62))
-    x64 = beta_inter*((x62 if (G < c*d*p*t) else 0) + (x62 if (G < 1 + x0) else 0))
-    x65 = x60 + x61 + x63 + x64
-    x66 = -2 + 2*t
-    x67 = -L_moe/p + 2*L/p
-    x68 = m*(x66)*(x67)
-    x69 = m*(x66)
-    x70 = 3*m*(x66)
-    x71 = (1 if (p == 1) else 0)
-    x72 = m*(x66)*x71
-    x73 = alpha*(2*(0 if (G < t) else x68) + (0 if (G < t) else x69) + (0 if (G < t) else x70) + (0 if (G < t) else x72))
-    x74 = alpha_inter*(2*(x68 if (G < t) else 0) + (x69 if (G < t) else 0) + (x70 if (G < t) else 0) + (x72 if (G < t) else 0))
-    x75 = -1 + t
-    x76 = t - G*(-1 + math.ceil(t/G))
-    x77 = -1 + (x76 if (G == x76) or (c*d*p == 1) else 1)
-    x78 = (1/(x76) if (G == x76) or (c*d*p == 1) else 1)
-    x79 = 2*b*h*s*(x75)*(x67)/(c*d*t)
-    x80 = beta*(2*(2*b*h*s*(x75)*(x77)*(x67)*x78/(c*d*t) if (G < t) else x79) + (6*b*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 6*b*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)/(c*d*t)) + (2*b*h*s*(x75)*(x77)*x71*x78/(c*d*t) if (G < t) else 2*b*h*s*(x75)*x71/(c*d*t)))
-    x81 = beta_inter*(2*(2*b*h*s*(x75)*(x67)*x78/(c*d*t) if (G < t) else 0) + (6*b*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x78/(c*d*t) if (G < t) else 0) + (2*b*h*s*(x75)*x71*x78/(c*d*t) if (G < t) else 0))
-    x82 = gamma*(3*b*s*(x75)/(c*d*t) + b*h*s*(x75)/(c*d*t) + b*h*s*(x75)*x71/(c*d*t) + x79)
-    x83 = x73 + x74 + x80 + x81 + x82
-    x86 = s**2
-    x87 = 4*b*h_q*x86/(d*m)
-    x88 = 2*h_kv + 2*h_q
-    x89 = 2*b*h*s*(x88)/(d*m)
-    x90 = E_s + k
-    x91 = L - L_moe
-    x92 = (L_moe*(x87 + x89 + 6*F_e*b*h*s*(x90)/(d*m)) + (x91)*(x87 + x89 + 6*F*b*h*s/(d*m)))/p + 2*V*b*h*s/(d*m)
-    x93 = ((x92)/(c*t) - 4*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x94 = (2*(x92)/(c*t) - 8*L*b*h_q*x86/(c*d*m*p*t))/(eta*peak)
-    x95 = b*h*s/(c*d*m)
-    x96 = V*h/t + x95 + V*b*s/(c*d*m*t)
-    x97 = h*h_kv/t + x95 + b*h_kv*s/(c*d*m*t)
-    x98 = h*h_q/t + x95 + b*h_q*s/(c*d*m*t)
-    x99 = F*h/t + x95 + F*b*s/(c*d*m*t)
-    x100 = F_e*h/t
-    x101 = x100 + x95 + F_e*b*s/(c*d*m*t)
-    x102 = 2*F_e*h/t
-    x103 = x102 + x95 + 2*F_e*b*s/(c*d*m*t)
-    x105 = b*e*h*k*s/(E*c*d*m)
-    x106 = x100 + x105 + F_e*b*e*k*s/(E*c*d*m*t)
-    x107 = x102 + x105 + 2*F_e*b*e*k*s/(E*c*d*m*t)
-    x108 = (2*w_half*(x96) + 4*w_half*L*(x97)/p + 4*w_half*L*(x98)/p + 6*w_half*(x91)*(x99)/p + 2*w_half*E_s*L_moe*(x101)/p + 2*w_half*E_s*L_moe*(x103)/p + 2*w_half_expert*E*L_moe*(x106)/(e*p) + 2*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x109 = (4*w_half*(x96) + 8*w_half*L*(x97)/p + 8*w_half*L*(x98)/p + 12*w_half*(x91)*(x99)/p + 4*w_half*E_s*L_moe*(x101)/p + 4*w_half*E_s*L_moe*(x103)/p + 4*w_half_expert*E*L_moe*(x106)/(e*p) + 4*w_half_expert*E*L_moe*(x107)/(e*p))/(eta*peak)
-    x111 = 2*h
-    x112 = b*h*s*(10 + 24/t)/(c*d*m) + 2*L_moe*b*k*s*(x111 + 3*F_e/t)/(L*c*d*m)
-    x113 = kappa*L*(x112)/(hbm*p)
-    x114 = V*b*s*(22 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x115 = V*b*s*(26 if (t == 1) else 38)/(hbm*c*d*m*t)
-    x117 = 7*L*b*h_q*x86/(eta_attn*peak*c*d*m*p*t)
-    x119 = -2*L*b*h_q*x86/(eta_attn*peak*c**2*d*m*p*t)
-    x120 = max(0, x119)
-    x121 = c*t
-    x122 = -1 + c
-    x123 = 2*L*m*(x122)/p
-    x124 = (0 if (G < x121) else x123)
-    x125 = alpha*x124
-    x126 = (x123 if (G < x121) else 0)
-    x127 = alpha_inter*x126
-    x128 = x121 - G*(-1 + math.ceil(c*t/G))
-    x129 = (t/(x128) if (x20 == math.floor(x20)) and ((G == x128) or (d*p == 1)) else 1)
-    x130 = (2*L*b*h_kv*s*(x122)*(-1 + ((x128)/t if (x20 == math.floor(x20)) and ((G == x128) or (d*p == 1)) else 1))*x129/(c*d*p*t) if (G < x121) else 2*L*b*h_kv*s*(x122)/(c*d*p*t))
-    x131 = beta*x130
-    x132 = (2*L*b*h_kv*s*(x122)*x129/(c*d*p*t) if (G < x121) else 0)
-    x133 = beta_inter*x132
-    x134 = (x125 + x127 + x131 + x133)/m
-    x135 = max(0, x134 - 5*L*b*h_q*x86/(eta_attn*peak*c**2*d*m*p*t))
-    x136 = max(0, x134 + x119)
-    x137 = 2*gamma*L*b*h_kv*s*(x122)/(c*d*p*t)
-    x138 = max(0, (x125 + x127 + x131 + x133 + x137)/m - 5*L*b*h_q*x86*(x122)/(eta_attn*peak*c**2*d*m*p*t))
-    x139 = x42 + x43 + (x57)/m + (x65)/m + (x83)/m + x93 + x94 + x108 + x109 + x113 + x114 + x115 + x117 + x120 + x135 + x136 + x138
-    x140 = x10 + x11 + x12 + x13
-    x141 = -2*m*(x140)
-    x142 = m*(x3)*x26/(c*d)
-    x143 = Phi_E*m*(x6)/(c*d*p*t)
-    x144 = beta*(3*(m*(x3)*(x21)*x23*x26/(c*d) if (G < x0) else x142) + 3*(Phi_E*m*(x6)*(x30)*x31/(c*d*p*t) if (G < x0) else x143))
-    x145 = beta_inter*(3*(m*(x3)*x23*x26/(c*d) if (G < x0) else 0) + 3*(Phi_E*m*(x6)*x31/(c*d*p*t) if (G < x0) else 0))
-    x146 = gamma*(x142 + x143)
-    x147 = x42 + x43 + x93 + x94 + x108 + x109 + x113 + x114 + x115 + x117
-    x148 = max(0, x144 + x145 + x146 - m*(x35) - m*(x37) - m*(x147) + 2*m*(x140))
-    x149 = x8 + x9 + x36 + x38 + x40 + (-1 + m + p)*(x139) + x141 + x148
-    x150 = 3*alpha*x124
-    x151 = 3*alpha_inter*x126
-    x152 = 3*beta*x130
-    x153 = 3*beta_inter*x132
-    x154 = m*(x120 + x135 + x136 + x138)
-    x156 = 4*b*h_q*x86
-    x157 = 2*b*h*s*(x88)
-    x158 = 3*L_moe*(x156 + x157 + 6*F_e*b*h*s*(x90)) + 3*(x91)*(x156 + x157 + 6*F*b*h*s) + 6*V*b*h*s
-    x159 = (x158)/(peak*c*d*p*t*(x149))
-    x160 = 4*V*h/t
-    x161 = 8*(x25)/(L*t)
-    x162 = 8*Phi_E/(L_moe*e*t)
-    x163 = min(m, p)
-    x164 = L*(x112)*x163/p
-    x165 = 2*V*h/t
-    x166 = (0 if (c == 1) else b*h*s*(28 + 4*c)/(c*d*m*t))
-    x167 = b*s*(x111 + 6*h/t)/(c*d*m)
-    x168 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/(c*d*m*t)
-    x169 = max(x165 + x166, x167 + x168)
-    x170 = (0 if (p == 1) else 2*b*h*s*(m + x163)/(c*d*m))
-    return (x149, m*(x147), x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x144 + x55 + x63 + x80 + x145 + x56 + x64 + x81 + x146 + x82 + x150 + x151 + x152 + x153 + x137, x8 + x51 + x60 + x73 + x9 + x53 + x61 + x74 + x55 + x63 + x80 + x56 + x64 + x81 + x82 + x154 + x36 + x38 + x141 + x148, (-1 + p)*(x139), x40, b*s/(x149), x159, x159, x158, x158, x160 + x161 + 14*x26/(c*d) + x162 + 14*Phi_E/(c*d*p*t) + (x164 + x169 + x170 if (p == 1) else max(x164 + x166 + x170, L*(x112)/p + x169)), x83, x150 + x151 + x152 + x153 + x137, x57, x65, x8 + x9 + x144 + x145 + x146, x83, x154, x57, x65, x8 + x9 + x36 + x38 + x141 + x148, 0, 2*x26/(c*d) + 2*Phi_E/(c*d*p*t), 12*x26/(c*d) + 12*Phi_E/(c*d*p*t), x164, x170, x168, x160, x167, x165, x166, x161 + x162,)
+    x1 = (G < x0)
+    x3 = 1 + L/p
+    x4 = -1 + c*d
+    x5 = m*(x3)*(x4)
+    x7 = -1 + c*d/e
+    x8 = L_moe*m*(x7)/p
+    x9 = alpha*(3*(0 if x1 else x5) + 3*(0 if x1 else x8))
+    x10 = alpha_inter*(3*(x5 if x1 else 0) + 3*(x8 if x1 else 0))
+    x11 = alpha*(0 if x1 else x4)
+    x12 = alpha*(0 if x1 else x7)
+    x13 = alpha_inter*(x4 if x1 else 0)
+    x14 = alpha_inter*(x7 if x1 else 0)
+    x20 = -G*(-1 + math.ceil(c*d*t/G)) + x0
+    x21 = G/t
+    x22 = (x21 == math.floor(x21))
+    x23 = (p == 1)
+    x24 = (G == x20) or x23
+    x25 = x22 and (x24)
+    x26 = -1 + ((x20)/t if x25 else 1)
+    x28 = (t/(x20) if x25 else 1)
+    x29 = -Phi_E
+    x30 = Phi + x29 - 2*V*h
+    x31 = ((Phi + x29)/t if x23 else (V*h + (x30)/p)/t)
+    x32 = beta*((x4)*(x26)*x28*x31/(c*d*(x3)) if x1 else (x4)*x31/(c*d*(x3)))
+    x187 = e*t
+    x34 = G/x187
+    x35 = (x34 == math.floor(x34)) and (x24)
+    x36 = -1 + ((x20)/x187 if x35 else 1)
+    x37 = (e*t/(x20) if x35 else 1)
+    x188 = L_moe*c*d*t
+    x38 = beta*(Phi_E*(x7)*(x36)*x37/x188 if x1 else Phi_E*(x7)/x188)
+    x39 = beta_inter*((x4)*x28*x31/(c*d*(x3)) if x1 else 0)
+    x40 = beta_inter*(Phi_E*(x7)*x37/x188 if x1 else 0)
+    x41 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40
+    x42 = m*(x41)
+    x43 = x11 + x12 + x13 + x14 + x32 + x38 + x39 + x40 + gamma*(x4)*x31/(c*d*(x3)) + gamma*Phi_E*(x7)/x188
+    x44 = m*(x43)
+    x189 = c*d
+    x190 = c*d*p*t
+    x46 = (28*x31/x189 + 28*Phi_E/x190)/hbm
+    x48 = (c >= 2)
+    x191 = c*d*m*t
+    x49 = (L*(b*h*s*(-26 + 38*c)/x191 + b*h_kv*s*(-8 + 8*c)/x191)/p if x48 else 0)/hbm
+    x50 = (L*(b*h*s*(10 + 10*c)/x191 + b*h_kv*s*(6 + 50*c)/x191)/p if x48 else 0)/hbm
+    x51 = e*t
+    x52 = x51 - G*(-1 + math.ceil(e*t/G))
+    x53 = (G == x52) or (c*d*p/e == 1)
+    x54 = ((x52)/t if x22 and (x53) else 1)
+    x55 = -1 + x54
+    x56 = (G < x51)
+    x57 = -1 + e
+    x58 = -1 + x51
+    x59 = L_moe*m*(x58)/p
+    x60 = alpha*(4*(L_moe*m*(x55)/p if x56 else L_moe*m*(x57)/p) + (0 if x56 else x59))
+    x61 = e - x54
+    x62 = alpha_inter*(4*(L_moe*m*(x61)/p if x56 else 0) + (x59 if x56 else 0))
+    x63 = (1/(x52) if x53 else 1)
+    x192 = c*d*e*p
+    x64 = beta*(4*(E*L_moe*m*(x58)*(-1 + (x52 if x53 else 1))*x63/p if x56 else E*L_moe*m*(x58)/p) + 4*(L_moe*b*h*k*s*(x55)/x192 if x56 else L_moe*b*h*k*s*(x57)/x192))
+    x65 = beta_inter*(4*(E*L_moe*m*(x58)*x63/p if x56 else 0) + 4*(L_moe*b*h*k*s*(x61)/x192 if x56 else 0))
+    x66 = x60 + x62 + x64 + x65
+    x67 = (G < c*d*p*t)
+    x68 = (0 if x23 else (1/2 if (p == 2) else 1))
+    x69 = m*x68
+    x70 = (G < 1 + x0)
+    x71 = alpha*((0 if x67 else x69) + (0 if x70 else x69))
+    x72 = alpha_inter*((x69 if x67 else 0) + (x69 if x70 else 0))
+    x73 = b*h*s*x68/x189
+    x74 = beta*((0 if x67 else x73) + (0 if x70 else x73))
+    x75 = beta_inter*((x73 if x67 else 0) + (x73 if x70 else 0))
+    x76 = x71 + x72 + x74 + x75
+    x77 = (G < t)
+    x78 = -2 + 2*t
+    x79 = -L_moe/p + 2*L/p
+    x80 = m*(x78)*(x79)
+    x81 = m*(x78)
+    x82 = 3*m*(x78)
+    x83 = (1 if x23 else 0)
+    x84 = m*(x78)*x83
+    x85 = alpha*(2*(0 if x77 else x80) + (0 if x77 else x81) + (0 if x77 else x82) + (0 if x77 else x84))
+    x86 = alpha_inter*(2*(x80 if x77 else 0) + (x81 if x77 else 0) + (x82 if x77 else 0) + (x84 if x77 else 0))
+    x87 = -1 + t
+    x88 = t - G*(-1 + math.ceil(t/G))
+    x89 = (G == x88) or (c*d*p == 1)
+    x90 = -1 + (x88 if x89 else 1)
+    x91 = (1/(x88) if x89 else 1)
+    x193 = c*d*t
+    x92 = 2*b*h*s*(x87)*(x79)/x193
+    x93 = beta*(2*(2*b*h*s*(x87)*(x90)*(x79)*x91/x193 if x77 else x92) + (6*b*s*(x87)*(x90)*x91/x193 if x77 else 6*b*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x91/x193 if x77 else 2*b*h*s*(x87)/x193) + (2*b*h*s*(x87)*(x90)*x83*x91/x193 if x77 else 2*b*h*s*(x87)*x83/x193))
+    x94 = beta_inter*(2*(2*b*h*s*(x87)*(x79)*x91/x193 if x77 else 0) + (6*b*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x91/x193 if x77 else 0) + (2*b*h*s*(x87)*x83*x91/x193 if x77 else 0))
+    x95 = gamma*(3*b*s*(x87)/x193 + b*h*s*(x87)/x193 + b*h*s*(x87)*x83/x193 + x92)
+    x96 = x85 + x86 + x93 + x94 + x95
+    x99 = s**2
+    x194 = d*m
+    x100 = 4*b*h_q*x99/x194
+    x101 = 2*h_kv + 2*h_q
+    x102 = 2*b*h*s*(x101)/x194
+    x103 = E_s + k
+    x104 = L - L_moe
+    x105 = (L_moe*(x100 + x102 + 6*F_e*b*h*s*(x103)/x194) + (x104)*(x100 + x102 + 6*F*b*h*s/x194))/p + 2*V*b*h*s/x194
+    x195 = c*t
+    x196 = c*d*m*p*t
+    x197 = eta*peak
+    x106 = ((x105)/x195 - 4*L*b*h_q*x99/x196)/x197
+    x107 = (2*(x105)/x195 - 8*L*b*h_q*x99/x196)/x197
+    x198 = c*d*m
+    x108 = b*h*s/x198
+    x109 = V*h/t + x108 + V*b*s/x191
+    x110 = h*h_kv/t + x108 + b*h_kv*s/x191
+    x111 = h*h_q/t + x108 + b*h_q*s/x191
+    x112 = F*h/t + x108 + F*b*s/x191
+    x113 = F_e*h/t
+    x114 = x113 + x108 + F_e*b*s/x191
+    x115 = 2*F_e*h/t
+    x116 = x115 + x108 + 2*F_e*b*s/x191
+    x118 = b*e*h*k*s/(E*c*d*m)
+    x199 = E*c*d*m*t
+    x119 = x113 + x118 + F_e*b*e*k*s/x199
+    x120 = x115 + x118 + 2*F_e*b*e*k*s/x199
+    x200 = e*p
+    x121 = (2*w_half*(x109) + 4*w_half*L*(x110)/p + 4*w_half*L*(x111)/p + 6*w_half*(x104)*(x112)/p + 2*w_half*E_s*L_moe*(x114)/p + 2*w_half*E_s*L_moe*(x116)/p + 2*w_half_expert*E*L_moe*(x119)/x200 + 2*w_half_expert*E*L_moe*(x120)/x200)/x197
+    x122 = (4*w_half*(x109) + 8*w_half*L*(x110)/p + 8*w_half*L*(x111)/p + 12*w_half*(x104)*(x112)/p + 4*w_half*E_s*L_moe*(x114)/p + 4*w_half*E_s*L_moe*(x116)/p + 4*w_half_expert*E*L_moe*(x119)/x200 + 4*w_half_expert*E*L_moe*(x120)/x200)/x197
+    x124 = 2*h
+    x125 = b*h*s*(10 + 24/t)/x198 + 2*L_moe*b*k*s*(x124 + 3*F_e/t)/(L*c*d*m)
+    x126 = kappa*L*(x125)/(hbm*p)
+    x127 = (t == 1)
+    x201 = hbm*c*d*m*t
+    x128 = V*b*s*(22 if x127 else 38)/x201
+    x129 = V*b*s*(26 if x127 else 38)/x201
+    x131 = 7*L*b*h_q*x99/(eta_attn*peak*c*d*m*p*t)
+    x133 = -2*L*b*h_q*x99/(eta_attn*peak*c**2*d*m*p*t)
+    x134 = max(0, x133)
+    x135 = c*t
+    x136 = (G < x135)
+    x137 = -1 + c
+    x138 = 2*L*m*(x137)/p
+    x139 = (0 if x136 else x138)
+    x140 = alpha*x139
+    x141 = (x138 if x136 else 0)
+    x142 = alpha_inter*x141
+    x143 = x135 - G*(-1 + math.ceil(c*t/G))
+    x144 = x22 and ((G == x143) or (d*p == 1))
+    x145 = (t/(x143) if x144 else 1)
+    x146 = (2*L*b*h_kv*s*(x137)*(-1 + ((x143)/t if x144 else 1))*x145/x190 if x136 else 2*L*b*h_kv*s*(x137)/x190)
+    x147 = beta*x146
+    x148 = (2*L*b*h_kv*s*(x137)*x145/x190 if x136 else 0)
+    x149 = beta_inter*x148
+    x150 = (x140 + x142 + x147 + x149)/m
+    x151 = max(0, x150 - 5*L*b*h_q*x99/(eta_attn*peak*c**2*d*m*p*t))
+    x152 = max(0, x150 + x133)
+    x153 = 2*gamma*L*b*h_kv*s*(x137)/x190
+    x154 = max(0, (x140 + x142 + x147 + x149 + x153)/m - 5*L*b*h_q*x99*(x137)/(eta_attn*peak*c**2*d*m*p*t))
+    x155 = x49 + x50 + (x66)/m + (x76)/m + (x96)/m + x106 + x107 + x121 + x122 + x126 + x128 + x129 + x131 + x134 + x151 + x152 + x154
+    x156 = x11 + x12 + x13 + x14
+    x157 = -2*m*(x156)
+    x158 = m*(x4)*x31/x189
+    x159 = Phi_E*m*(x7)/x190
+    x160 = beta*(3*(m*(x4)*(x26)*x28*x31/x189 if x1 else x158) + 3*(Phi_E*m*(x7)*(x36)*x37/x190 if x1 else x159))
+    x161 = beta_inter*(3*(m*(x4)*x28*x31/x189 if x1 else 0) + 3*(Phi_E*m*(x7)*x37/x190 if x1 else 0))
+    x162 = gamma*(x158 + x159)
+    x163 = x49 + x50 + x106 + x107 + x121 + x122 + x126 + x128 + x129 + x131
+    x164 = max(0, x160 + x161 + x162 - m*(x41) - m*(x43) - m*(x163) + 2*m*(x156))
+    x165 = x9 + x10 + x42 + x44 + x46 + (-1 + m + p)*(x155) + x157 + x164
+    x166 = 3*alpha*x139
+    x167 = 3*alpha_inter*x141
+    x168 = 3*beta*x146
+    x169 = 3*beta_inter*x148
+    x170 = m*(x134 + x151 + x152 + x154)
+    x172 = 4*b*h_q*x99
+    x173 = 2*b*h*s*(x101)
+    x174 = 3*L_moe*(x172 + x173 + 6*F_e*b*h*s*(x103)) + 3*(x104)*(x172 + x173 + 6*F*b*h*s) + 6*V*b*h*s
+    x175 = (x174)/(peak*c*d*p*t*(x165))
+    x176 = 4*V*h/t
+    x177 = 8*(x30)/(L*t)
+    x178 = 8*Phi_E/(L_moe*e*t)
+    x179 = min(m, p)
+    x180 = L*(x125)*x179/p
+    x181 = 2*V*h/t
+    x182 = (0 if (c == 1) else b*h*s*(28 + 4*c)/x191)
+    x183 = b*s*(x124 + 6*h/t)/x198
+    x184 = V*b*s*((16 if (t > 1) else 12) + (2*m if (p > 1) else 0))/x191
+    x185 = max(x181 + x182, x183 + x184)
+    x186 = (0 if x23 else 2*b*h*s*(m + x179)/x198)
+    return (x165, m*(x163), x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x160 + x64 + x74 + x93 + x161 + x65 + x75 + x94 + x162 + x95 + x166 + x167 + x168 + x169 + x153, x9 + x60 + x71 + x85 + x10 + x62 + x72 + x86 + x64 + x74 + x93 + x65 + x75 + x94 + x95 + x170 + x42 + x44 + x157 + x164, (-1 + p)*(x155), x46, b*s/(x165), x175, x175, x174, x174, x176 + x177 + 14*x31/x189 + x178 + 14*Phi_E/x190 + (x180 + x185 + x186 if x23 else max(x180 + x182 + x186, L*(x125)/p + x185)), x96, x166 + x167 + x168 + x169 + x153, x66, x76, x9 + x10 + x160 + x161 + x162, x96, x170, x66, x76, x9 + x10 + x42 + x44 + x157 + x164, 0, 2*x31/x189 + 2*Phi_E/x190, 12*x31/x189 + 12*Phi_E/x190, x180, x186, x184, x176, x183, x181, x182, x177 + x178,)
 
 
 #: hybrid option words (sorted) → the subject's entry

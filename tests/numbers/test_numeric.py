@@ -246,3 +246,30 @@ def test_scalar_edge_cases_fall_back_to_numpy_semantics():
     with np.errstate(divide="ignore", invalid="ignore"):
         got = evaluator(ring.beta).float(N=0, M=8)        # 1/0: numpy's inf or nan, not ZeroDivisionError
     assert not np.isfinite(got)
+
+
+def test_scalar_code_tests_each_condition_and_denominator_once_with_the_same_floats():
+    # a step model's Piecewise tests G < c·d·p·t in many branches and divides by c·d·t many times: the plain-Python
+    # code names each once; the floats must be those of the code that repeats them (bit for bit, every branch)
+    import re
+    import random
+
+    from symcomm.numbers import codeprint
+    from symcomm.training.subjects import subject
+
+    ev = evaluator(subject("hybrid").cost.time)
+    exprs, symbols, params = ev._exprs, ev._symbols, ev._params
+    source = codeprint.function_source("scalar", exprs, symbols, params, target="math")
+    repeated = codeprint._named_source("scalar", exprs, params, codeprint._NamedMathPrinter(
+        {sym: str(param) for sym, param in zip(symbols, params)}))
+    conditions = re.findall(r"\((G < [^()]*?)\)", repeated)
+    assert conditions and any(conditions.count(c) > 1 for c in conditions)     # the old code repeats one
+    assert all(source.count(f"({c})") <= 1 for c in set(conditions))
+    products = [g for g in codeprint._PRODUCT.findall(repeated) if repeated.count(g) > 1]
+    assert products and all(source.count(g) == 0 for g in products)
+    new, old = codeprint._compile(source, "scalar"), codeprint._compile(repeated, "scalar")
+    rng = random.Random(7)
+    for _ in range(300):
+        point = [float(rng.choice([1, 2, 3, 4, 8, 16, 64])) if str(p) in "GNtpdce" else rng.uniform(1e-12, 1e3)
+                 for p in params]
+        assert new(*point) == old(*point)

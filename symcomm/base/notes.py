@@ -33,11 +33,8 @@ def add(text: str, *, restates_default: bool = False) -> None:
 
 def extend(held) -> None:
     """Add the notes ``held`` (Notes said before, immutable) as :func:`add` adds each."""
-    bucket = _BUCKET.get()
-    if bucket is not None:
-        for note in held:
-            if not any(n.text == note.text for n in bucket):
-                bucket.append(note)
+    for note in held:
+        add(note.text, restates_default=note.restates_default)
 
 
 class collected:

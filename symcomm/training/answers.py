@@ -21,6 +21,7 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
                       _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
 from ..numbers.exactops import NotExact
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
+from .settings import OPTIONS
 from .subjects import Subject, option_names, subject
 from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report
 
@@ -171,12 +172,12 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    if "h_kv" not in numbers and not _grouped(target):
+    if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
-    missing = [name for name in (*_STEP_SHAPE, *(_EXPERT_SHAPE if _has_experts(target) else ())) if name not in numbers]
+    missing = [name for name in (*_STEP_SHAPE, *(_EXPERT_SHAPE if _set(target, "moe") else ())) if name not in numbers]
     if missing:
         wanted = "; ".join(f"{name}, {_SHAPE_WORDS[name]}" for name in missing)
         raise UsageError(f"missing {', '.join(missing)}: the step time needs {wanted} (give --model, --model-config "
@@ -198,12 +199,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     return numbers, {**options, **step_texts}, system, compute
 
 
-def _grouped(target: Subject) -> bool:
-    return str(target.options.get("gqa", "0")) not in ("0", "False")
-
-
-def _has_experts(target: Subject) -> bool:
-    return str(target.options.get("moe", "0")) not in ("0", "False")
+def _set(target: Subject, name: str):
+    """The typed value of the subject's option ``name`` (its text read by the settings' own table)."""
+    option = OPTIONS[name]
+    return option.resolve(target.options.get(name, option.default))
 
 
 #: the shape the step model reads beyond what the communication binds, and the words that ask for it

@@ -514,10 +514,16 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
             raise ValueError(f"not a word every answer has: {word!r}")
         return repr(word)
 
+    def n(number) -> str:       # a whole number of the data (a size in bytes) printed as its digits, nothing else
+        if type(number) is not int:
+            raise ValueError(f"not an int: {number!r}")
+        return str(number)
+
     def shown(item: str) -> str:        # an exact number as the answer shows it (plain_exact, ints as they are)
         return item if whole else f"(_x if type(_x := {item}) is int else _pe(_x))"
 
     def times_own(item: str, own: int) -> str:      # a count of elements of the term's own type, shown
+        own = n(own)
         return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
 
     def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
@@ -537,9 +543,9 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
     lines = [f"{w('label')}: {k(entry['label'])}", f"{w('kind')}: {k(entry['kind'])}", f"{w('name')}: {w('hybrid')}",
              f"{w('options')}: None",      # its place: the step report's own options replace it
              f"{w('values')}: {{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}",
-             f"{w('unit')}: {w('bytes')}", f"{w('dtype')}: {k(dtype)}", f"{w('bytes_per_element')}: {scale}"]
+             f"{w('unit')}: {w('bytes')}", f"{w('dtype')}: {k(dtype)}", f"{w('bytes_per_element')}: {n(scale)}"]
     for i, name in enumerate(sheet["fields"]):
-        number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {scale}"
+        number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {n(scale)}"
         lines.append(f"{k(name)}: {shown(number)}")
     if times:
         lines.append(f"{w('time')}: {time(tuple(position[n] for n in sheet['coefficients']), c0, None)}")
@@ -556,7 +562,7 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
     axes, a = [], a0
     pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
     for name, coefficients, words in sheet["axes"]:
-        row = [f"{w('send')}: {shown(f'g[{a}] * {scale}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
+        row = [f"{w('send')}: {shown(f'g[{a}] * {n(scale)}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
         if times:
             counts = tuple(position[n] for n in coefficients)
             row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")

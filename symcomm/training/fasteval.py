@@ -27,12 +27,11 @@ from fractions import Fraction
 
 from ..base import notes
 from ..base.crossing import crossing_of
-from ..base.inputs import MAX_VALUE
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
-from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _parsed_float, _value, _with_units, given, \
-    input_rows, units_of, value_text
+from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
+    units_of, value_text
 
 _ALLOWED_TIMES = tuple(sorted(TIME_NAMES))
 
@@ -110,13 +109,8 @@ def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
         return _bind_checking_names(entry, texts)
     values, times, shown = {}, {}, {}
     for (key, is_time, how), text in zip(slots, texts.values()):
-        # words._value's rules, its two common cases without its call: an int within its bounds is the number it
-        # is; a float is read as its repr, once per value (_parsed_float)
         if is_time:
-            times[key], shown[key] = _parsed_float(key, text, False, 0) if type(text) is float else \
-                _value(key, text, False, 0)
-        elif type(text) is int and how[3] <= text <= MAX_VALUE:
-            values[key] = text
+            times[key], shown[key] = _value(key, text, False, 0)
         else:
             values[key] = _value(how[0], text, how[1], how[2])[0]
     point = [values[name] for name in entry["needed"]]
@@ -177,13 +171,11 @@ def _bind_checking_names(entry: dict, texts: dict) -> tuple[dict, dict, dict, li
 
 
 def _spelled(entry: dict) -> dict:
-    """name → (how an error names it, whole numbers only, its least value, the least int taken as it is), once per
-    entry."""
+    """name → (how an error names it, whole numbers only, its least value), once per entry."""
     held = _SPELLINGS.get(entry["label"])
     if held is None:
-        held = _SPELLINGS[entry["label"]] = {
-            name: (_SPELLED.get(name, name), data.WHOLE[name], entry["least"][name],
-                   entry["least"][name] if data.WHOLE[name] else 0) for name in entry["needed"]}
+        held = _SPELLINGS[entry["label"]] = {name: (_SPELLED.get(name, name), data.WHOLE[name], entry["least"][name])
+                                            for name in entry["needed"]}
     return held
 
 

@@ -14,8 +14,9 @@ a lattice search: eta in steps of 0.005 over [0.30, 1.00], kappa in steps of 0.2
 whole; ties towards the smaller eta, then the smaller kappa), on each run's step-model inputs
 (:func:`published.inputs_of`).  It prints the in-sample and the leave-one-out error (each run predicted by
 the constants fitted without it) per hardware preset, per source and per framework.  Constants a published figure
-gives are held, not fitted (each with its reason): w_half at the additive roofline, eta where a large GEMM's
-throughput is published (:data:`PUBLISHED_GEMMS`), eta_attn where the hardware publishes its fused-attention share.
+gives are held, not fitted (each with its reason): w_half at the additive roofline, eta where the runs leave it
+undetermined at the part's maximum achievable matmul times the share of it A100's training runs sustain
+(:data:`MAMF_BF16`, :func:`transferred_eta`), eta_attn where the hardware publishes its fused-attention share.
 """
 
 from __future__ import annotations
@@ -233,12 +234,9 @@ def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes
 
 @dataclass(frozen=True)
 class PublishedGemm:
-    """A published throughput of one large GEMM on a preset's part: what holds a matmul share (``constant``: eta, or
-    eta_fp8) where the named fitting runs do not determine it.  ``tflops`` as printed, for the (M × K)·(K × N) GEMM
-    of ``m``, ``n``, ``k``, against the datasheet peak of ``dtype``; ``source`` says where it is printed.
-    ``measured_on``: the datasheet peak (FLOP/s, of ``dtype``) of the part it was measured on where that is another
-    part than the preset's (GB200 from a B200 figure): the figure's share of that peak is carried over, as an
-    attention share is read as the same share of another part's peak; 0 when measured on the preset's own part."""
+    """A published throughput of one large GEMM on a preset's part (``constant``: the share it informs, eta).
+    ``tflops`` as printed, for the (M × K)·(K × N) GEMM of ``m``, ``n``, ``k``, against the datasheet peak of
+    ``dtype``; ``source`` says where it is printed."""
     constant: str
     dtype: str
     tflops: float
@@ -246,43 +244,33 @@ class PublishedGemm:
     n: int
     k: int
     source: str
-    measured_on: float = 0.0
 
 
-_PYPTX_B200 = ("pyptx.dev/performance (the pyptx project's benchmark page), section Compute kernels, 'Blackwell GEMM "
-               "(tcgen05, bf16)' table, column cuBLAS TFLOPS (reference timings PyTorch 2.8 / CUDA 12.8, CUDA events), on "
-               "a B200 the page states as ~2250 TFLOPS bf16 dense peak, power limit not printed: M = N = K = 8192: "
-               "1610 TFLOPS (the same table: 1532 at 4096, 1648-1652 at 4096 x 8192 x 8192)")
+_MAMF = ("stas00/ml-engineering compute/accelerator/README.md (commit 744d01e1), section 'Maximum Achievable Matmul "
+         "FLOPS comparison table', BF16 (the mean of 100 iterations after 50 warm-up ones at the best shape a search "
+         "over shapes found, torch.matmul)")
 
-#: the published large-GEMM throughputs, by hardware preset: each held (:func:`published_eta`), not fitted.  H100: the
-#: only bf16 fitting runs are GPT-OSS-120B's (Megatron-Bridge 25.11, 26.04.01), an MoE whose dense bf16 GEMMs are a
-#: small part of its step, so the fit barely determines eta (its profile, the others refitted with eta held: mean
-#: |error| 16.3 % at 0.6, 15.6 % at 0.7, 15.1 % at 0.8, 14.9 % at 0.89 over the 16 runs); a kernel benchmark of one
-#: large bf16 GEMM does.  The README names the part, not its power limit (the SXM part's default is 700 W).
-PUBLISHED_GEMMS = {
-    "h100": (PublishedGemm(
-        "eta", "bf16", 797.8, 8192, 8192, 8192,
-        "pranjalssh/fast.cu README.md (commit a1bb7b21), section Benchmarks, 'Run on H100 SXM': KERNEL 0, 'Simple "
-        "cuBLAS call', bf16 operands with fp32 accumulators, M = N = K = 8192: 797.8 TFLOPS (the same page: 741.1 at "
-        "6144, eta 0.857 by the same curve)"),),
-    # B200: its bf16 fitting runs are GPT-OSS-120B's alone (an MoE whose dense bf16 GEMMs are a small part of its
-    # step), so the fit leaves eta undetermined (0.545 where it ran free, below any large B200 GEMM); a kernel
-    # benchmark of one large bf16 GEMM on the part determines it.  The page names the part, not its power limit.
-    "b200": (PublishedGemm("eta", "bf16", 1610.0, 8192, 8192, 8192, _PYPTX_B200),),
-    # eta_fp8 is not held on Blackwell: the one published large FP8 figure found is a grouped GEMM, torchao's MXFP8
-    # (pytorch/ao torchao/prototype/moe_training/README.md, commit 36027d82, 'Kernel Microbenchmarks', B200 at 1000 W:
-    # (131072 x 7168) @ (8, 7168, 2048) in 1671.2 us = 2302.7 TFLOP/s, eta_fp8 0.611 through the curve at 16384 x
-    # 2048 x 7168).  Held there, kappa runs to 10.75 on b200 and 17.75 on gb200: the FP8 rows are slower than that
-    # kernel plus the counted casts by 0.2-0.5 of their FP8 GEMM time (dense rows), a time that follows the GEMMs,
-    # not the activation bytes kappa counts (2.5-29 times kappa = 2.25's time): an open cause, left in eta_fp8.
-    # GB200: no large-GEMM throughput on GB200 itself is published that we found; the B200 figure's share of the
-    # B200 peak (2.25 PFLOP/s dense bf16) is carried over to GB200's 2.5 PFLOP/s: the same Blackwell die, its
-    # higher datasheet peak for its higher clocks and power (a GB200's GEMM reaching only the B200's 1610 TFLOP/s
-    # would give eta 0.718 instead of 0.797)
-    "gb200": (PublishedGemm("eta", "bf16", 1610.0, 8192, 8192, 8192,
-                            _PYPTX_B200 + "; measured on a B200, read as the same share of the B200's 2,250 TFLOP/s "
-                            "peak", measured_on=2250e12),),
+#: the maximum achievable bf16 matmul throughput (MAMF) of each part, one table measured by one tool: what holds eta
+#: where the named fitting runs leave it undetermined (:func:`transferred_eta`), and, on A100, where they fit it, the
+#: ratio that carries a training share over.  Shapes as the table prints them (M x N x K).
+MAMF_BF16 = {
+    "a100": PublishedGemm("eta", "bf16", 271.2, 1024, 10240, 5120, _MAMF + ": NVIDIA A100 SXM 271.2 TFLOPS at "
+                          "1024 x 10240 x 5120 (torch 2.6.0+cu126)"),
+    "h100": PublishedGemm("eta", "bf16", 794.5, 2048, 2048, 13312, _MAMF + ": NVIDIA H100 SXM 794.5 TFLOPS at "
+                          "2048 x 2048 x 13312 (torch 2.7.0+cu126)"),
+    "b200": PublishedGemm("eta", "bf16", 1745.0, 1792, 16128, 3072, _MAMF + ": NVIDIA B200 SXM 1745.0 TFLOPS at "
+                          "1792 x 16128 x 3072 (torch 2.7.1+cu128)"),
+    "gb200": PublishedGemm("eta", "bf16", 1822.0, 4096, 9728, 2048, _MAMF + ": NVIDIA GB200 SXM 1822.0 TFLOPS at "
+                           "4096 x 9728 x 2048 (torch 2.10.0.dev20250916+cu130)"),
 }
+#: the part whose named runs determine eta (bf16 dense runs: Narayanan et al. 2021 and Korthikanti et al. 2022 on
+#: A100): its fitted eta over its MAMF's share, through the same curve, is the share of a lone matmul's best rate that
+#: a training step's matmuls sustain (launch gaps, communication kernels beside them, a long run's clocks: what a
+#: kernel benchmark leaves out and the fitted eta holds).  H100, B200 and GB200's named runs are FP8 but for
+#: GPT-OSS-120B's bf16 rows (an MoE whose dense bf16 GEMMs are a small part of its step): they leave eta undetermined
+#: (H100: mean |error| 16.3 % at 0.6, 14.9 % at 0.89 over its runs, the others refitted), so there it is held at that
+#: part's MAMF through the curve times the same ratio.  (The fit on A100 runs first and hands its eta on.)
+TRAINING_REFERENCE = "a100"
 
 
 def published_eta(gemm: PublishedGemm, peak: float, half_width: float) -> float:
@@ -294,10 +282,38 @@ def published_eta(gemm: PublishedGemm, peak: float, half_width: float) -> float:
     return gemm.tflops * 1e12 / peak / float(curve)
 
 
-def fit(system: str) -> dict:
+def _mamf_eta(system: str) -> float:
+    """eta a part's MAMF gives through the model's curve (:func:`published_eta` at its roofline w_half): a lone
+    matmul's share, which may exceed 1 where the curve is harsher than the kernel on the best shape's narrow side."""
+    hw = published.hardware(system)
+    return published_eta(MAMF_BF16[system], hw.peak("bf16"), roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second))
+
+
+def transferred_eta(system: str, reference_eta: float) -> tuple[float, str]:
+    """(eta, why) for a part whose named runs leave eta undetermined: its MAMF through the curve times the training
+    ratio of :data:`TRAINING_REFERENCE` (its fitted ``reference_eta`` over its MAMF through the curve)."""
+    ratio = reference_eta / _mamf_eta(TRAINING_REFERENCE)
+    eta = round(_mamf_eta(system) * ratio, 4)
+    gemm, ref = MAMF_BF16[system], MAMF_BF16[TRAINING_REFERENCE]
+    return eta, (f"held at {eta:g}, not fitted (the runs leave it undetermined): this part's maximum achievable bf16 "
+                 f"matmul, {gemm.tflops:g} TFLOP/s at {gemm.m} x {gemm.n} x {gemm.k}, through the model's curve "
+                 f"({_mamf_eta(system):.4f}), times the share of that a training step sustains on "
+                 f"{TRAINING_REFERENCE}: its fitted eta {reference_eta:g} over its own maximum, {ref.tflops:g} TFLOP/s "
+                 f"at {ref.m} x {ref.n} x {ref.k} through the curve ({_mamf_eta(TRAINING_REFERENCE):.4f}), "
+                 f"{ratio:.4f} ({gemm.source}; {ref.source.split(': ', 1)[1]})")
+
+
+def stored_reference_eta() -> float:
+    """The reference part's stored fitted eta (symcomm/presets/hardware.json): what :func:`fit` carries over when the
+    reference is not fitted in the same run."""
+    return float(dict(published.hardware(TRAINING_REFERENCE).step_time)["eta"])
+
+
+def fit(system: str, reference_eta: float | None = None) -> dict:
     """The fit of one hardware preset: its constants by name, ``fitted_on`` (the run ids), the in-sample
     ``mean_error`` and ``max_error`` (ratios), ``fit`` (the :class:`step_fit.StepFit`) and ``not_evaluated``
-    (:func:`fitting_runs`); InputError when its runs cannot fit the constants."""
+    (:func:`fitting_runs`); InputError when its runs cannot fit the constants.  ``reference_eta``: the eta of
+    :data:`TRAINING_REFERENCE` a part without its own carries over (default: the stored one)."""
     runs, not_evaluated = fitting_runs(system)
     if not runs:
         raise InputError(f"no run marked for fitting on {system} evaluates"
@@ -305,7 +321,7 @@ def fit(system: str) -> dict:
                             if not_evaluated else ""))
     hw = published.hardware(system)
     # constants not fitted where a published figure gives them: w_half (the additive roofline from the datasheet's
-    # peak and HBM bandwidth), eta (or eta_fp8) where a large GEMM's throughput is published (PUBLISHED_GEMMS) and
+    # peak and HBM bandwidth), eta where the runs leave it undetermined (MAMF_BF16, transferred_eta) and
     # eta_attn where the hardware publishes its fused-attention share (the named runs leave it at its range's edge,
     # 1.0 of peak on H100: a kernel benchmark beats a degenerate fit)
     published_attention = hw.published_attention()
@@ -315,13 +331,9 @@ def fit(system: str) -> dict:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
         hold["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
                           f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
-    for gemm in PUBLISHED_GEMMS.get(system, ()):
-        against = gemm.measured_on or hw.peak(gemm.dtype)     # the peak of the part the figure was measured on
-        base[gemm.constant] = round(published_eta(gemm, against, base.get("w_half", 0.0)), 4)
-        hold[gemm.constant] = (f"held at {base[gemm.constant]:g}, a published large-GEMM throughput through the "
-                               f"model's own curve, not fitted: {gemm.tflops:g} TFLOP/s at M = {gemm.m}, N = "
-                               f"{gemm.n}, K = {gemm.k} ({gemm.source}) over the {against / 1e12:g} "
-                               f"TFLOP/s peak, divided by w/(w + w_half) at w_half = {base.get('w_half', 0.0):g}")
+    if system in MAMF_BF16 and system != TRAINING_REFERENCE:
+        base["eta"], hold["eta"] = transferred_eta(
+            system, stored_reference_eta() if reference_eta is None else reference_eta)
     if published_attention:
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
@@ -386,9 +398,9 @@ def main(argv=None) -> int:
         print("memory per GPU against the printed: " + memory_summary(parts["memory"]))
         return 0
     fits, kept = {}, {}
-    for system in systems():
+    for system in sorted(systems(), key=lambda name: name != TRAINING_REFERENCE):     # the reference first
         try:
-            fits[system] = fit(system)
+            fits[system] = fit(system, fits[TRAINING_REFERENCE]["eta"] if TRAINING_REFERENCE in fits else None)
         except InputError as err:     # too few runs to fit and to leave one out: the stored constants stay
             kept[system] = str(err)
     print("\n".join(report(fits)))

@@ -486,7 +486,7 @@ def _constants_table() -> Table:
         hw = hardware(system)
         constants = dict(hw.step_time)
         runs = len(fitted[system].get("runs", []))
-        # eta held at a published GEMM throughput (fit_step_time.PUBLISHED_GEMMS) is said, as eta_attn's hold is
+        # eta held where the runs leave it undetermined (fit_step_time.transferred_eta) is said, as eta_attn's hold is
         held_eta = " (held)" if "eta" in fitted[system].get("held", {}) else ""
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}{held_eta}",
                      f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants.get('w_half', 0):g}",
@@ -504,8 +504,9 @@ def _constants_table() -> Table:
                           "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "
                           "|relative error| of the step time); a constant the runs leave at its range's edge is held "
                           "and said, as is one held at a published figure (w_half: the roofline; eta on h100, b200 and "
-                          "gb200: a cuBLAS GEMM's throughput, gb200 at the B200 figure's share of peak; eta_attn: a "
-                          "fused-attention benchmark) "
+                          "gb200, whose runs leave it undetermined: the part's maximum achievable bf16 matmul times the "
+                          "share of it the A100 runs' fitted eta sustains, one table of measured maxima for all four; "
+                          "eta_attn: a fused-attention benchmark) "
                           "(derivations/data/step_fit.json, 'held'). Presets without runs of their own "
                           "borrow another's constants (symcomm/presets/hardware.json)."),
                  source="symcomm/presets/hardware.json; derivations/data/step_fit.json")

@@ -337,36 +337,36 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
-"w_half_expert": 2580.48
+"eta": 0.8111,
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "bf16": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
-"w_half_expert": 2580.48
+"eta": 0.8111,
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
-"w_half_expert": 2580.48
+"eta": 0.8111,
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "eta_attn": 0.545,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
-"w_half_expert": 2580.48
+"eta": 0.8111,
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -378,10 +378,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
-"w_half_expert": 2580.48,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -389,10 +389,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
-"w_half_expert": 2580.48,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -400,10 +400,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
-"w_half_expert": 2580.48,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -411,10 +411,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
-"w_half_expert": 2580.48,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -475,28 +475,28 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
+"eta": 0.8111,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48
+"w_half_expert": 2027.52
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
+"eta": 0.8111,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48
+"w_half_expert": 2027.52
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"kappa": 2.25,
+"eta": 0.8111,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48
+"w_half_expert": 2027.52
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -507,44 +507,44 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
-"eta": 0.8936,
-"eta_fp8": 0.594,
-"kappa": 2.25,
+"eta": 0.8111,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 2580.48,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -566,27 +566,27 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "fp16": {
 "w_half": 281.25,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "fp8": {
 "w_half": 281.25,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
@@ -598,10 +598,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -609,10 +609,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -620,10 +620,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -631,10 +631,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -656,27 +656,27 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "fp16": {
 "w_half": 281.25,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "fp8": {
 "w_half": 281.25,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
-"kappa": 5.75,
-"w_half_expert": 2396.16
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2416.64
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
@@ -688,10 +688,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -699,10 +699,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -710,10 +710,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -721,10 +721,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7893,
+"eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2396.16,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -746,27 +746,27 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"kappa": 14.25,
-"w_half_expert": 1269.76
+"eta": 0.7082,
+"kappa": 13.5,
+"w_half_expert": 1126.4
 },
 "fp16": {
 "w_half": 312.5,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"kappa": 14.25,
-"w_half_expert": 1269.76
+"eta": 0.7082,
+"kappa": 13.5,
+"w_half_expert": 1126.4
 },
 "fp8": {
 "w_half": 312.5,
 "eta_attn": 0.557,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"kappa": 14.25,
-"w_half_expert": 1269.76
+"eta": 0.7082,
+"kappa": 13.5,
+"w_half_expert": 1126.4
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
@@ -778,10 +778,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"eta_fp8": 0.559,
-"kappa": 14.25,
-"w_half_expert": 1269.76,
+"eta": 0.7082,
+"eta_fp8": 0.5555,
+"kappa": 13.5,
+"w_half_expert": 1126.4,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -789,10 +789,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"eta_fp8": 0.559,
-"kappa": 14.25,
-"w_half_expert": 1269.76,
+"eta": 0.7082,
+"eta_fp8": 0.5555,
+"kappa": 13.5,
+"w_half_expert": 1126.4,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -800,10 +800,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"eta_fp8": 0.559,
-"kappa": 14.25,
-"w_half_expert": 1269.76,
+"eta": 0.7082,
+"eta_fp8": 0.5555,
+"kappa": 13.5,
+"w_half_expert": 1126.4,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -811,10 +811,10 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
-"eta": 0.7974,
-"eta_fp8": 0.559,
-"kappa": 14.25,
-"w_half_expert": 1269.76,
+"eta": 0.7082,
+"eta_fp8": 0.5555,
+"kappa": 13.5,
+"w_half_expert": 1126.4,
 "peak_fp8": 5000000000000000.0
 }
 }

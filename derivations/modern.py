@@ -71,6 +71,12 @@ def out_of_scope(run: dict) -> str | None:
     if _split(run) is None:
         return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
                 "the source: the split cannot be read")
+    partial = run.get("recompute_layers")
+    if run["recompute"] == "full" and partial is not None and partial * run["p"] * run["v"] < run["model"]["layers"]:
+        # typed as recompute=full it would rerun every layer's forward: about a third more compute than ran
+        return (f"full recompute of {partial} layers per model chunk of {run['model']['layers'] // (run['p'] * run['v'])} "
+                "(Megatron-Core's recompute_method block, recompute_num_layers): the step model recomputes every layer "
+                "of a chunk (recompute=full) or none")
     return None
 
 

@@ -338,8 +338,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 7.25,
+"w_half_expert": 1843.2
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -347,8 +347,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 7.25,
+"w_half_expert": 1843.2
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -356,8 +356,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 7.25,
+"w_half_expert": 1843.2
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -365,8 +365,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 7.25,
+"w_half_expert": 1843.2
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -379,9 +379,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.622,
+"kappa": 7.25,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -390,9 +390,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.622,
+"kappa": 7.25,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -401,9 +401,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.622,
+"kappa": 7.25,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -412,9 +412,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.622,
+"kappa": 7.25,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -476,27 +476,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1843.2
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1843.2
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1843.2
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -508,10 +508,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.622,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -519,10 +519,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.622,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -530,10 +530,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.622,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -541,10 +541,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.622,
+"kappa": 7.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1843.2,
 "peak_fp8": 1978900000000000.0
 }
 }

@@ -71,12 +71,18 @@ def out_of_scope(run: dict) -> str | None:
     if _split(run) is None:
         return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
                 "the source: the split cannot be read")
+    if _block_layers(run) and _split(run):
+        return (f"full recompute of {run['recompute_layers']} layers per model chunk (Megatron-Core's recompute_method "
+                "block) over an uneven pipeline split: recompute=block counts a share of evenly split chunks")
+    return None
+
+
+def _block_layers(run: dict) -> int | None:
+    """The layers per model chunk a run recomputes under Megatron-Core's block method (recompute_num_layers) when
+    fewer than the chunk holds (recompute=block, L_rc), else None (all of them: recompute=full)."""
     partial = run.get("recompute_layers")
     if run["recompute"] == "full" and partial is not None and partial * run["p"] * run["v"] < run["model"]["layers"]:
-        # typed as recompute=full it would rerun every layer's forward: about a third more compute than ran
-        return (f"full recompute of {partial} layers per model chunk of {run['model']['layers'] // (run['p'] * run['v'])} "
-                "(Megatron-Core's recompute_method block, recompute_num_layers): the step model recomputes every layer "
-                "of a chunk (recompute=full) or none")
+        return partial
     return None
 
 
@@ -117,6 +123,8 @@ def _etp_one_by_layout(run: dict) -> bool:
 
 
 def _recompute(run: dict) -> str:
+    if _block_layers(run):
+        return "block"
     if run["recompute"] != "selective":
         return run["recompute"]
     modules = set(run["recompute_modules"] or [])
@@ -158,6 +166,8 @@ def words(run: dict) -> list[str]:
          "s": run["seq"], "G": run["nvlink_domain"], "embeddings": 1, "sp": int(bool(run["sp"])),
          "recompute": _recompute(run), "precision": PRECISION[run["precision"]],
          "fp8_param_gather": int(bool(run["fp8_param_gather"]))})
+    if _block_layers(run):
+        w["L_rc"] = _block_layers(run)
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})

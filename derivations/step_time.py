@@ -24,8 +24,8 @@ from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute
-from symcomm.training.memory import activation_bytes
-from symcomm.training.settings import RunSetting
+from symcomm.training.memory import activation_bytes, layer_activation_bytes
+from symcomm.training.settings import MEGATRON_BLOCK_RECOMPUTE, RunSetting
 from symcomm.collectives.algorithms import algorithm
 from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv,
                                   hbm, kappa, m, p, peak, peak_fp8, s, t, v, w_half)
@@ -108,6 +108,33 @@ OP_RECOMPUTE = Derivation(
             AtLeast(activation_bytes("op", True, True) - activation_bytes("full", True, True),
                     (s / c) * _S.b / (d * m) * 4 * _S.a / t,
                     name="and with sequence parallelism", source=OP_SAC)))
+
+# Megatron's block recompute (recompute=block): the first L_rc layers of each model chunk recompute fully, the rest
+# none; counted as full's for the share L_rc·p·v/L of every layer sum and none's for the rest (compute.
+# micro_batch_compute, memory.layer_activation_bytes, the "forward recompute" terms of hybrid.stage_terms)
+_BLOCK_SHARE = stages.block_share("interleaved")
+_BLOCK_RUNS = {mode: RunSetting(embeddings=True, gated=True, recompute=mode, sp=True) for mode in ("block", "full", "none")}
+BLOCK_RECOMPUTE = Derivation(
+    "Hardware FLOPs with Megatron's block recompute",
+    (Step(flops.hardware_flops(B, s, "block", gated=True, schedule="interleaved"),
+          "model FLOPs + the forward of the first L_rc layers of each of the p·v model chunks once more"),
+     Step(flops.model_flops(B, s, gated=True) + _BLOCK_SHARE * flops.recomputed(B, s, "full", gated=True),
+          "that share, L_rc·p·v/L, of full recompute's")),
+    "FLOPs per iteration, B sequences of s tokens, a gated block; an even split (L/(p·v) layers per chunk)",
+    MEGATRON_BLOCK_RECOMPUTE, lhs="hardware FLOPs, block",
+    claims=(Claim(flops.hardware_flops(B, s, "block", gated=True, schedule="interleaved").subs(_S.L_rc, L / (p * v)),
+                  flops.hardware_flops(B, s, "full", gated=True),
+                  name="every layer of a chunk recomputing (L_rc = L/(p·v)) is full recompute", source=MEGATRON_BLOCK_RECOMPUTE),
+            Claim(layer_activation_bytes("block", True, True, schedule="interleaved").subs(_S.L_rc, L / (p * v)),
+                  layer_activation_bytes("full", True, True),
+                  name="and keeps what full keeps per layer", source=MEGATRON_BLOCK_RECOMPUTE),
+            Claim(compute.micro_batch_compute(_BLOCK_RUNS["block"]).total.subs(_S.L_rc, L / p),
+                  compute.micro_batch_compute(_BLOCK_RUNS["full"]).total,
+                  name="and its micro-batch compute is full's (one chunk per stage: L_rc = L/p)",
+                  source=MEGATRON_BLOCK_RECOMPUTE),
+            Claim(compute.micro_batch_compute(_BLOCK_RUNS["block"]).total.subs(_S.L_rc, 0),
+                  compute.micro_batch_compute(_BLOCK_RUNS["none"]).total,
+                  name="no layer recomputing (L_rc → 0) is no recompute", source=MEGATRON_BLOCK_RECOMPUTE)))
 
 # the 6N rule: every weight matrix costs 2 FLOPs per token forward and 4 backward
 WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
@@ -738,7 +765,10 @@ CHAPTER = Chapter(
      "op list saves — every other matmul (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), the SDPA's output and "
      "logsumexp, the sequence-parallel reduce-scatters — and runs again in the backward the other matmuls (wk, wo, "
      "w3), every memory-bound op and the sequence all-gathers, not the attention core; dense Llama blocks with "
-     "flash attention only (MoE and MLA refused). "
+     "flash attention only (MoE and MLA refused). Megatron's block recompute (recompute=block with L_rc, "
+     "--recompute-method block --recompute-num-layers) reruns the forward of the first L_rc layers of each model chunk: "
+     "counted as full recompute for the share L_rc·p·v/L of the layers (their FLOPs, activations and forward "
+     "collectives) and as none for the rest, on an even split (below). "
      "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
      "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
      "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
@@ -762,7 +792,7 @@ CHAPTER = Chapter(
      "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),

@@ -455,7 +455,10 @@
     }
     $("step-error").hidden = !message;
     $("step-error").textContent = message;
-    drawQuantities($("step"), "step", sub.step.quantities.filter((q) => q in step), (q, cell, exact, unit) => {
+    // an uneven split has a middle stage only from p = 3 on: eval reports none below (steptime.report), nor does the page
+    const middle = !shownParams(sub).includes("p") || Number(valueText("p")[0]) >= 3;
+    const shown = sub.step.quantities.filter((q) => q in step && (middle || !/^stage_(slot|bytes)_(.*_)?middle$/.test(q)));
+    drawQuantities($("step"), "step", shown, (q, cell, exact, unit) => {
       cell.dataset.value = String(step[q]);
       setText(cell, stepShown(q, step[q]));
       setText(exact, String(step[q]));

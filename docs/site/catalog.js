@@ -181,6 +181,11 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "layers",
 "integer": true
 },
+"L_rc": {
+"meaning": "transformer layers of each model chunk that recompute their forward in the backward (recompute=block: Megatron's --recompute-method block --recompute-num-layers)",
+"unit": "layers",
+"integer": true
+},
 "q_lora": {
 "meaning": "MLA query latent width (q_lora_rank; 0 = no query compression)",
 "unit": "elements",
@@ -338,8 +343,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
-"w_half_expert": 1843.2
+"kappa": 6.25,
+"w_half_expert": 1986.56
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -347,8 +352,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
-"w_half_expert": 1843.2
+"kappa": 6.25,
+"w_half_expert": 1986.56
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -356,8 +361,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
-"w_half_expert": 1843.2
+"kappa": 6.25,
+"w_half_expert": 1986.56
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -365,8 +370,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
-"w_half_expert": 1843.2
+"kappa": 6.25,
+"w_half_expert": 1986.56
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -379,9 +384,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
-"w_half_expert": 1843.2,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -390,9 +395,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
-"w_half_expert": 1843.2,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -401,9 +406,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
-"w_half_expert": 1843.2,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -412,9 +417,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
-"w_half_expert": 1843.2,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -476,27 +481,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2
+"w_half_expert": 1986.56
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2
+"w_half_expert": 1986.56
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 7.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2
+"w_half_expert": 1986.56
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -508,10 +513,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -519,10 +524,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -530,10 +535,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -541,10 +546,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.622,
-"kappa": 7.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1843.2,
+"w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -1246,7 +1251,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kv_lora": 512,
 "d_nope": 128,
 "d_rope": 64,
-"d_v": 128
+"d_v": 128,
+"L_rc": 8
 },
 "max_value": "1267650600228229401496703205376",
 "shared_texts": [
@@ -7267,6 +7273,151 @@ globalThis.SYMCOMM_CATALOG = {
 "params": [
 "h_kv",
 "a",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_recompute",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__recompute_block",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "block",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "bf16"
+},
+"changed": {
+"recompute": "block"
+},
+"title": "Hybrid layout (d, t, p, c, e) (recompute=block)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c",
+"L_rc"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"L_rc": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__recompute_block.js",
+"step": {
+"params": [
+"h_kv",
 "V",
 "F"
 ],

@@ -47,8 +47,10 @@ FIXED_SETTINGS = ("zero", "framework", "recompute", "sp")
 
 def _resolve(name: str, value, label: str):
     """The typed value of one run setting, by its Option (the one parse); PlanError naming ``label`` otherwise."""
+    # recompute by the modes the search knows: block's L_rc is a layer count of a layout, not a setting to search
+    option = settings.RECOMPUTE_OPTION if name == "recompute" else settings.OPTIONS[name]
     try:
-        return settings.OPTIONS[name].resolve(value, label)
+        return option.resolve(value, label)
     except InputError as err:
         raise PlanError(str(err)) from None
 

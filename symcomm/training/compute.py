@@ -74,7 +74,7 @@ some shapes, pytorch/pytorch issue 147971: not modelled).
 the activation bytes Korthikanti et al. count.
 
 **Recompute** (forward work run again in the backward, timed as the forward runs it): selective, the attention
-core; full, every layer's forward (its FP8 casts of X too) and a third more memory-bound passes; op (torchtitan's
+core; block, full's for the first L_rc layers of each model chunk and none's for the others; full, every layer's forward (its FP8 casts of X too) and a third more memory-bound passes; op (torchtitan's
 op-level selective checkpointing, symcomm.training.settings.TORCHTITAN_OP_SAC), the block's even-numbered matmuls
 but its last (:func:`op_gemms`: wk, wo, w3 gated; symcomm.training.flops.op_recomputed_matmuls), at their widths,
 not the attention core (the SDPA's outputs are saved), every memory-bound op as under full (only matmuls,
@@ -85,13 +85,14 @@ a PREFER_RECOMPUTE op the eager recompute runs again).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
 from . import flops
 from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
+from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
                             eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
@@ -502,6 +503,14 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     (forward one third, backward two; a full or op recompute adds a third)."""
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
+    if run.recompute == "block":
+        # the recomputing share of the layers as under full, the rest as under none: every count below is a sum over
+        # layers but the LM head's and the loss's, which the none part takes (nothing recomputes them)
+        share = block_share(run.schedule)
+        again = micro_batch_compute(replace(run, recompute="full"), layers * share, False)
+        kept = micro_batch_compute(replace(run, recompute="none"), layers * (1 - share), lm_head)
+        return MicroBatchCompute(again.forward + kept.forward, again.backward + kept.backward,
+                                 again.core_forward + kept.core_forward, again.core_backward + kept.core_backward)
     micro = b / (d * m)
     tokens = micro * s / c
     kind = attention_kind(run)

@@ -22,11 +22,13 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, h_q, k, kv_lora, q_lora
+from .stages import block_share
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
 #: (QKᵀ, softmax, dropout, attention over V) is recomputed; full = the whole layer's forward; op = torchtitan's
-#: op-level selective checkpointing (:func:`op_recomputed_matmuls`: the even-numbered matmuls of each block)
-RECOMPUTE_MODES = ("none", "selective", "full", "op")
+#: op-level selective checkpointing (:func:`op_recomputed_matmuls`: the even-numbered matmuls of each block); block =
+#: full for the first L_rc layers of each model chunk (Megatron's recompute_method block)
+RECOMPUTE_MODES = ("none", "selective", "full", "op", "block")
 
 KORTHIKANTI_FLOPS = ("Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, "
                      "Appendix A (model FLOPs 72BLsh²(1 + s/(6h) + V/(12hL)))")
@@ -163,10 +165,14 @@ def op_recomputed_per_token(gated: bool = True, attention: str = "mha") -> sp.Ex
     return sp.Add(*(inner * outer for _, inner, outer, _ in op_recomputed_matmuls(gated, attention)))
 
 
-def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
+def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
+               schedule: str = "1f1b") -> sp.Expr:
     """What the recompute mode runs again before the backward (forward FLOPs): nothing; the
     attention core of every layer; every layer's forward (the LM head is not recomputed); or, op, every
-    layer's even-numbered matmuls (:func:`op_recomputed_matmuls`; dense blocks only, the mode refuses MoE)."""
+    layer's even-numbered matmuls (:func:`op_recomputed_matmuls`; dense blocks only, the mode refuses MoE);
+    block, full's for the share of the layers that recompute (symcomm.training.stages.block_share, by ``schedule``)."""
+    if recompute == "block":
+        return block_share(schedule) * recomputed(B, seq, "full", gated, moe, attention)
     if recompute == "none":
         return sp.Integer(0)
     if recompute == "selective":
@@ -186,6 +192,6 @@ def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str =
 
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
-                   attention: str = "mha") -> sp.Expr:
+                   attention: str = "mha", schedule: str = "1f1b") -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides."""
-    return model_flops(B, seq, gated, moe, attention) + recomputed(B, seq, recompute, gated, moe, attention)
+    return model_flops(B, seq, gated, moe, attention) + recomputed(B, seq, recompute, gated, moe, attention, schedule)

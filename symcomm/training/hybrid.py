@@ -17,7 +17,7 @@ from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_ter
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
-from .stages import split_checks, stage_layers
+from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
 
 Phi, b, s, h, N, G = S.Phi, S.b, S.s, S.h, S.N, S.G
@@ -181,6 +181,12 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # the expert-data ranks stand e apart with expert_tp=1, t·e apart otherwise (parallel_state.py's grid)
         terms += spread_over_nics(dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ",
                                            moe_layers), e if whole_experts else t * e, p)
+    if run.recompute == "block":
+        # the layers' forward collectives run again for the recomputing share of them only (the terms above counted
+        # every layer's, as full recompute: RunSetting.forward_reruns)
+        share = block_share(schedule)
+        terms = [replace(term, count=term.count * share) if term.phase == "forward recompute" else term
+                 for term in terms]
     return tuple(terms)
 
 
@@ -338,6 +344,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
         rules.when("recompute", ("op",), rules.when("sp", (False,), _OP_NEEDS_SP)),
         *split_checks(),                     # L over the p·v chunks: even, or first/last (symcomm.training.stages)
+        *block_checks(),                     # recompute=block: L_rc layers of a chunk at most
         rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all

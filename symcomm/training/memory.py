@@ -24,7 +24,7 @@ import sympy as sp
 
 from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard
-from .stages import in_flight as stage_in_flight
+from .stages import block_share, in_flight as stage_in_flight
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
                              s, t, v)
@@ -147,10 +147,17 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
 
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
-                           gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False) -> sp.Expr:
+                           gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
+                           schedule: str = "1f1b") -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
-    keeps only each layer's input)."""
+    keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
+    (symcomm.training.stages.block_share, by ``schedule``)."""
+    if recompute == "block":
+        share = block_share(schedule)
+        return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
+                + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
+                                                       torch_tp))
     per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp)
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
@@ -189,9 +196,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
-    per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"), torch_tp)
     schedule = opts["schedule"]
+    per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                       opts.get("expert_tp", "tp"), torch_tp, schedule)
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -223,7 +230,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     if torch_runtime and embeddings and last:
         parts["head_inputs"] = torchmem.head_inputs(micro)
         parts["head_gradient"] = torchmem.head_gradient()
-    if recompute in ("full", "op") or (recompute == "selective" and not flash):
+    if recompute in ("full", "op", "block") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp)
     if torch_runtime and cp != "ulysses":     # PyTorch's ring attention (torchmem.RING_ATTENTION); 0 at c = 1
         parts["ring_attention"] = torchmem.ring_attention_buffers(micro)
@@ -347,11 +354,11 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bo
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
     them until that backward is done: Megatron-LM megatron/core/tensor_parallel/random.py,
     CheckpointFunction.backward); under selective recompute without flash attention that layer's
-    recomputed scores (Table 2's 5as²b/t).  Under op, as under full, the layer's activations as no recompute
+    recomputed scores (Table 2's 5as²b/t).  Under block, as under full (one recomputing layer at a time).  Under op, as under full, the layer's activations as no recompute
     keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
     among them, which the recompute reads from the kept ones (as full's counts the kept input twice).  ``torch_tp``:
     the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs)."""
-    if recompute in ("full", "op"):
+    if recompute in ("full", "op", "block"):
         return activation_bytes("none", flash, sp_on, torch_tp=torch_tp)
     return scores(b / (d * m))
 

@@ -110,9 +110,10 @@ def flag(name: str, meaning: str, default: bool = False) -> Option:
 
 
 def reruns_forward(recompute: str) -> bool:
-    """Whether the forward's collectives run again before the backward: only under full recompute
-    (selective recomputes the attention core, which holds no collective; op: :func:`regathers_forward`)."""
-    return recompute == "full"
+    """Whether the forward's collectives run again before the backward: under full recompute, and under block for
+    its L_rc layers of each chunk (selective recomputes the attention core, which holds no collective; op:
+    :func:`regathers_forward`)."""
+    return recompute in ("full", "block")
 
 
 def regathers_forward(recompute: str) -> bool:
@@ -205,6 +206,15 @@ def fp8_tp_gather_refusal(setting) -> str | None:
     return None
 
 
+def block_refusal(setting) -> str | None:
+    """Why ``setting``'s recompute=block has no meaning here, or None: its L_rc counts layers of each model chunk,
+    which an even split makes alike (an uneven split's first and last chunks would recompute a different share)."""
+    if setting.recompute == "block" and setting.pipeline_split != "even":
+        return ("recompute=block needs pipeline_split=even: L_rc layers of each model chunk are a share of the "
+                "stage's layers only when the chunks hold alike; give pipeline_split=even or recompute=full")
+    return None
+
+
 def router_refusal(setting) -> str | None:
     """Why ``setting``'s group-limited routing has no meaning, or None (Megatron-Core transformer_config.py asserts
     moe_router_group_topk ≤ moe_router_num_groups)."""
@@ -221,6 +231,23 @@ RECOMPUTE_OPTION = Option("recompute", "none", RECOMPUTE,
                           "reduce-scatters' outputs and recomputes the rest, its sequence all-gathers again; dense "
                           "Llama blocks with flash attention, sp=1 when t > 1); 0 = none, 1 = full",
                           RECOMPUTE_ALIASES)
+
+#: the hybrid's recompute modes: every mode of :data:`RECOMPUTE` and block, a layer count per model chunk that only a
+#: whole run's layout gives (the single strategies count one layer's collectives: none of theirs)
+HYBRID_RECOMPUTE = RECOMPUTE + ("block",)
+#: Megatron-Core's block recompute, where the block mode is read: transformer_config.py (recompute_granularity "full",
+#: recompute_method "block": "recompute the input activations of only a set number of individual Transformer layers
+#: per pipeline stage", recompute_num_layers) and transformer_block.py (_checkpointed_forward: with method block, the
+#: layers of one TransformerBlock, a model chunk, with index below recompute_num_layers run under
+#: tensor_parallel.checkpoint, the others plainly): NVIDIA/Megatron-LM megatron/core/transformer at f2e5db402c
+MEGATRON_BLOCK_RECOMPUTE = ("NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py and "
+                            "transformer_block.py (_checkpointed_forward, recompute_method 'block') at f2e5db402c")
+HYBRID_RECOMPUTE_OPTION = Option("recompute", RECOMPUTE_OPTION.default, HYBRID_RECOMPUTE,
+                                 RECOMPUTE_OPTION.meaning.replace(
+                                     "; 0 = none", "; block (Megatron's --recompute-method block: the first L_rc layers "
+                                     "of each model chunk as under full, the others as under none; pipeline_split=even)"
+                                     "; 0 = none"),
+                                 RECOMPUTE_ALIASES)
 
 #: the hybrid strategy's options (symcomm.training.strategies "hybrid"), in the order they are printed
 HYBRID_OPTIONS: tuple[Option, ...] = (
@@ -241,7 +268,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "
            "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
            "deepspeed, 0 for fsdp"),
-    RECOMPUTE_OPTION,
+    HYBRID_RECOMPUTE_OPTION,
     Option("schedule", "1f1b", ("gpipe", "1f1b", "interleaved"), "pipeline schedule"),
     Option("pipeline_split", "even", ("even", "first_last"),
            "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
@@ -440,7 +467,8 @@ class RunSetting:
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
-        refused = op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
+        refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
+                   or block_refusal(self))
         if refused:
             raise InputError(refused)
 

@@ -35,7 +35,7 @@ import sympy as sp
 
 from ..core import rules
 from ..core.rules import Rule
-from ..core.symbols import L, L_first, L_last, m, p, v
+from ..core.symbols import L, L_first, L_last, L_rc, m, p, v
 
 #: the stage kinds the step model compares (symcomm.training.steptime), in the order ties go to the later
 KINDS = ("first", "middle", "last")
@@ -93,6 +93,22 @@ def in_flight(schedule: str, kind: str) -> sp.Expr:
     if schedule == "interleaved":
         return sp.Min(m, sp.Min(p, m) * (1 + (p - 2 * r - 1) / (p * v)))
     return sp.Min(p - r, m)
+
+
+def block_share(schedule: str) -> sp.Expr:
+    """recompute=block: the share of a stage's layers that recompute, L_rc of each model chunk's L/(p·v) layers
+    (an even split: symcomm.training.settings.block_refusal), L_rc·p·v/L (v = 1 but interleaved)."""
+    return L_rc * p * chunks(schedule) / L
+
+
+def block_checks() -> tuple:
+    """recompute=block's rule: L_rc at most a model chunk's layers, L ≥ L_rc·p (L_rc·p·v interleaved), as
+    Megatron-Core's recompute_num_layers counts layers of one chunk (settings.MEGATRON_BLOCK_RECOMPUTE)."""
+    return tuple(rules.when("recompute", ("block",), rules.when("schedule", (schedule,), Rule(
+        "at_least", L, L_rc * pv,
+        f"recompute=block: L_rc·{words} = {{y}} must not exceed L = {{x}} (L_rc counts the layers of one model chunk "
+        f"of L/{words}): give at most a chunk's layers (all of them: recompute=full)", f"L_rc·{words} ≤ L")))
+        for schedule, pv, words in (("1f1b", p, "p"), ("gpipe", p, "p"), ("interleaved", p * v, "p·v")))
 
 
 def split_checks() -> tuple:

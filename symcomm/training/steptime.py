@@ -240,14 +240,15 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     memory = memory_model(data, recompute, opts, flash, moe, embeddings, gated)
     memory_total = memory_per_gpu(memory, layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated,
                                                                  run.expert_tp,
-                                                                 torchmem.kept_whole(framework, run.precision)),
+                                                                 torchmem.kept_whole(framework, run.precision),
+                                                                 run.schedule),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data)
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
     model = flops.model_flops(b, s, gated, moe, attention_kind(run))
-    hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run))
+    hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run), run.schedule)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)
@@ -339,6 +340,12 @@ OP_RECOMPUTE = ("recompute=op (torchtitan's op-level selective checkpointing): e
                 "partitioner keeps only what the backward reads); the backward runs the other matmuls but the last (gated: "
                 "wk, wo, w3), every memory-bound "
                 "op and the sequence all-gathers again, not the attention core")
+
+#: what recompute=block counts (symcomm.training.stages.block_share; settings.MEGATRON_BLOCK_RECOMPUTE)
+BLOCK_RECOMPUTE = ("recompute=block (Megatron's --recompute-method block): the first L_rc layers of each model chunk "
+                   "keep only their input and run their forward and its collectives again before their backward, as "
+                   "under full; the others keep their activations, as under none; counted as those shares, L_rc·p·v/L "
+                   "and the rest, of every layer's work and bytes")
 
 #: why fp8_param_gather=1 leaves an MXFP8 run's parameter all-gathers at its dtype (symcomm.training.axes.data_schedule)
 MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gathers move bf16, as Megatron-Core "
@@ -444,6 +451,8 @@ def _new_report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) ->
         assumptions.append(MXFP8_GATHER)
     if options["recompute"] == "op":
         assumptions.append(OP_RECOMPUTE)
+    if options["recompute"] == "block":
+        assumptions.append(BLOCK_RECOMPUTE)
     return _ReportPlan(evaluator, keys, comm, exposed, memory, {part: STAGE_OF[part] for part, _ in memory},
                        "stage_bytes_last" in keys, units, options, tuple(assumptions))
 

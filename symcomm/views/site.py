@@ -53,7 +53,9 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
          "L": 32, "m": 8, "v": 1, "k": 2, "f": 1, "E": 8, "h_kv": 1024, "a": 32, "d": 4, "t": 2, "p": 1, "c": 1,
          "e": 1, "L_moe": 32, "Phi_E": 1_000_000_000, "V": 32000, "F": 11008, "F_e": 14336, "E_s": 0,
          # attention=mla: DeepSeek-V3's latent ranks and head widths (its config.json)
-         "q_lora": 1536, "kv_lora": 512, "d_nope": 128, "d_rope": 64, "d_v": 128}
+         "q_lora": 1536, "kv_lora": 512, "d_nope": 128, "d_rope": 64, "d_v": 128,
+         # recompute=block: a quarter of the 32 layers of the opening's one chunk recompute
+         "L_rc": 8}
 #: an option that makes a start value invalid, and the value its subjects open with instead (the page
 #: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
 #: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs

@@ -37,7 +37,7 @@ def test_parse_types_every_setting_and_format_writes_it_back():
 
 
 @pytest.mark.parametrize("words, named, allowed", [
-    (["recompute=some"], "recompute=some", "choose none, selective, full or op (0 = none, 1 = full)"),
+    (["recompute=some"], "recompute=some", "choose none, selective, full, op or block (0 = none, 1 = full)"),
     (["zero=4"], "zero=4", "choose 0, 1, 2 or 3"),
     (["framework=torch"], "framework=torch", "choose megatron, deepspeed, fsdp, fsdp2 or megatron_fsdp"),
     (["sp=yes"], "sp=yes", "choose 0 or 1"),
@@ -262,7 +262,7 @@ def test_the_plan_api_takes_a_settings_flag_typed_or_as_text():
 def test_the_page_offers_each_recompute_and_runs_its_step_model_under_it():
     hybrids = [sub for sub in site.subjects() if sub.name == "hybrid"]
     entries = {sub.options["recompute"] for sub in hybrids}
-    assert entries == set(settings.RECOMPUTE)                  # the catalog's own words, no 0/1
+    assert entries == set(settings.HYBRID_RECOMPUTE)           # the catalog's own words, no 0/1
     by = {sub.options["recompute"]: sub for sub in hybrids if set(sub.changed) <= {"recompute"}}
     compute = {r: site.step_quantities(by[r], "0")["compute_time"] for r in ("none", "selective")}
     assert compute["none"] != compute["selective"]           # selective is not run as none (the page before)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import itemgetter
 
 from ..base import notes
 from ..base.inputs import MAX_VALUE
@@ -394,8 +393,7 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("slots", "rules", "sheet", "sheet_at", "fill", "fill_whole", "extras", "step", "step_point",
-                 "step_at", "system", "hardware", "notes")
+    __slots__ = ("run", "fill", "fill_whole", "extras", "system", "hardware", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -447,7 +445,7 @@ def _plan(args, data, said: tuple):
         else:
             whole, least = data.WHOLE[name], entry["least"].get(name, data.LEAST[name])
             slots.append((name, data.SPELLED.get(name, name), whole, least, least if whole else 0, None))
-    rules = tuple((kind, _getter([at[name] for name in names]), check) for kind, _, names, check in entry["rules"]
+    rules = tuple((kind, [at[name] for name in names], check) for kind, _, names, check in entry["rules"]
                   if all(name in values for name in names))
     scale = bytes_per_element(dtype)
     sheet = entry["sheets"][(scale, bool(times))]
@@ -477,14 +475,52 @@ def _plan(args, data, said: tuple):
         return None     # the report reads its quantities by name: each once
     report = (step, {name: i for i, name in enumerate(names)}, data.STEP_UNITS,
               None if "p" in typed else (0 if int(numbers.get("p", 0)) == 1 else 1))
-    return _Plan(slots=tuple(slots), rules=rules, sheet=sheet["function"],
-                 sheet_at=_getter([at[name] for name in sheet["arguments"]]),
+    step_at = [at[name] if name in typed else None for name in step["arguments"]]
+    return _Plan(run=_runner(slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]],
+                             step["function"], [point[name] for name in step["arguments"]], step_at),
                  fill=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report),
                  fill_whole=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, whole=True),
                  extras=(sheet["bounds"][2][0], sheet["bounds"][2][1]),
-                 step=step["function"], step_point=[point[name] for name in step["arguments"]],
-                 step_at=tuple((i, at[name]) for i, name in enumerate(step["arguments"]) if name in typed),
                  system=system, hardware=hardware_words(system, compute, (), stepping, dtype), notes=said)
+
+
+def _runner(slots: list, rules: tuple, sheet, sheet_at: list, step, step_point: list, step_at: list):
+    """A plan's numbers bound and computed, as one function of the API's keyword values printed once per plan: each
+    typed number read and bounded (words._value's rule: an int within its bounds as it is, anything else through
+    the grammar), the rules in force checked (_holds), the sheet and the step model called with their arguments in
+    place.  Returns (the values in the bound order, the sheet's numbers, the step model's, whether every value is
+    an int).  Its text, as the fill's: positions and parameters only (every name, bound and constant a default)."""
+    constants: list = []
+
+    def k(value) -> str:        # each constant a parameter of its own (its own object, looked up by identity)
+        constants.append(value)
+        return f"_k{len(constants) - 1}"
+
+    held_whole = all(type(held) is int for typed, _, _, _, _, held in slots if typed is None)
+    lines = [f"w = {held_whole}"]
+    for i, (typed, spelled, whole, least, low, held) in enumerate(slots):
+        if typed is None:
+            lines.append(f"x{i} = {k(held)}")
+            continue
+        lines += [f"x{i} = gv[{k(typed)}]",
+                  f"if type(x{i}) is not int or not {k(low)} <= x{i} <= _max:",
+                  f"    x{i} = _value({k(spelled)}, x{i}, {k(whole)}, {k(least)})[0]",
+                  f"    w = w and type(x{i}) is int"]
+    for kind, positions, check in rules:
+        lines += [f"if not _holds({k(kind)}, *{k(check)}({', '.join(f'x{j}' for j in positions)})):",
+                  "    raise _fallback(_broken)"]
+    lines.append(f"g = {k(sheet)}({', '.join(f'x{j}' for j in sheet_at)})")
+    lines.append(f"q = {k(step)}(" + ", ".join(k(value) if j is None else f"float(x{j})"
+                                               for value, j in zip(step_point, step_at)) + ")")
+    lines.append("return (" + "".join(f"x{i}, " for i in range(len(slots))) + "), g, q, w")
+    parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
+    source = (f"def _run(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None{parameters}):\n    "
+              + "\n    ".join(lines) + "\n")
+    namespace: dict = {}
+    exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
+    run = namespace["_run"]
+    run.__defaults__ = (MAX_VALUE, _value, _holds, Fallback, "a rule broken", *constants)
+    return run
 
 
 def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale: int, dtype: str, rows, dtype_row,
@@ -620,38 +656,19 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
-    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed."""
-    values = []
-    for typed, spelled, whole, least, low, held in plan.slots:
-        if typed is None:
-            values.append(held)
-        else:
-            value = given_values[typed]     # an int within its bounds is the number it is (words._value's rule)
-            values.append(value if type(value) is int and low <= value <= MAX_VALUE else
-                          _value(spelled, value, whole, least)[0])
-    for kind, names, check in plan.rules:
-        if not _holds(kind, *check(*names(values))):
-            raise Fallback("a rule broken")     # the general path refuses it in its words
-    got = plan.sheet(*plan.sheet_at(values))
+    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed (``plan.run``)."""
+    values, got, number, whole = plan.run(given_values)
     e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
-    whole = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
-    if not _EXACT.issuperset(map(type, got[e0:e1] if whole else got)):
+    if _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:])):
+        if not _EXACT.issuperset(map(type, got[e0:e1])):
+            raise NotExact("not an exact number")
+    elif _EXACT.issuperset(map(type, got)):
+        whole = False
+    else:
         raise NotExact("not an exact number")
-    whole = whole and _INT.issuperset(map(type, values))
-    # the step model at these numbers (_step_report's, its point resolved but for the numbers typed)
-    point = list(plan.step_point)
-    for i, j in plan.step_at:
-        point[i] = float(values[j])
-    number = tuple(map(float, plan.step(*point)))
+    # the step model's quantities (_step_report's), read by position in the fill
+    number = tuple(map(float, number))
     if not math.isfinite(sum(number)):
         raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
     payload = (plan.fill_whole if whole else plan.fill)(values, got, number)
     return with_hardware_report(payload, plan.system, plan.hardware)
-
-
-def _getter(positions: list):
-    """The items at ``positions`` of a sequence, as a tuple (itemgetter's, one position included)."""
-    if len(positions) == 1:
-        at = positions[0]
-        return lambda items: (items[at],)
-    return itemgetter(*positions)

@@ -659,13 +659,10 @@ def _planned(plan: _Plan, given_values: dict) -> dict:
     plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed (``plan.run``)."""
     values, got, number, whole = plan.run(given_values)
     e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
-    if _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:])):
-        if not _EXACT.issuperset(map(type, got[e0:e1])):
-            raise NotExact("not an exact number")
-    elif _EXACT.issuperset(map(type, got)):
-        whole = False
-    else:
+    ints = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
+    if not _EXACT.issuperset(map(type, got[e0:e1] if ints else got)):
         raise NotExact("not an exact number")
+    whole = whole and ints
     # the step model's quantities (_step_report's), read by position in the fill
     number = tuple(map(float, number))
     if not math.isfinite(sum(number)):

@@ -27,14 +27,26 @@ _BUCKET: ContextVar[list | None] = ContextVar("symcomm_notes", default=None)
 
 def add(text: str, *, restates_default: bool = False) -> None:
     bucket = _BUCKET.get()
-    if bucket is not None and not any(n.text == text for n in bucket):
+    if bucket is not None and _unsaid(bucket, text):
         bucket.append(Note(text, restates_default))
 
 
 def extend(held) -> None:
-    """Add the notes ``held`` (Notes said before, immutable) as :func:`add` adds each."""
-    for note in held:
-        add(note.text, restates_default=note.restates_default)
+    """Add the notes ``held`` (Notes said before) under :func:`add`'s rule, each note itself: a Note is immutable,
+    so the one said before serves again (a warm API call says its plan's notes without building them anew)."""
+    bucket = _BUCKET.get()
+    if bucket is not None:
+        for note in held:
+            if _unsaid(bucket, note.text):
+                bucket.append(note)
+
+
+def _unsaid(bucket: list, text: str) -> bool:
+    # the one rule of both: a text said once in a collection is not said again
+    for note in bucket:
+        if note.text == text:
+            return False
+    return True
 
 
 class collected:

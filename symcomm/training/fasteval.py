@@ -243,6 +243,67 @@ _WEIGHTS: dict = {}
 
 def _answer(args, entry: dict) -> dict:
     """eval_payload's document for a primitive, without SymPy."""
+    given_values = getattr(args, "values", None)
+    if given_values is None or args.hardware or not _NUMBERS.issuperset(map(type, given_values.values())):
+        return _cold(args, entry)
+    # the Python API's plain numbers: the names' resolving (_Resolved) once per entry, names and dtype
+    key = (entry["label"], tuple(given_values), args.dtype)
+    resolved = _RESOLVED.get(key)
+    if resolved is None:
+        with notes.collected() as said:
+            payload = _cold(args, entry)
+        notes.extend(said)
+        if len(_RESOLVED) >= 512:
+            _RESOLVED.clear()
+        _RESOLVED[key] = _resolved(args, entry, payload, tuple(said))
+        return payload
+    values, times, shown = {}, {}, {}
+    for (name, is_time, how), value in zip(resolved.slots, given_values.values()):
+        if is_time:
+            times[name], shown[name] = _value(name, value, False, 0)
+        else:
+            values[name] = _value(how[0], value, how[1], how[2])[0]
+    point = [values[name] for name in entry["needed"]]
+    if entry["rules"]:
+        _check(entry, entry["checks"](*point))
+    payload = _document(args, entry, values, times, shown, point, resolved.dtype, given_values, resolved.rows,
+                        resolved.units)
+    notes.extend(resolved.notes)
+    return payload
+
+
+#: the API's values that carry no unit and no word (a str may hold a unit, a bool is its own word): a plain number
+_NUMBERS = frozenset((int, float))
+
+
+class _Resolved:
+    """What a primitive's answer reads besides the numbers given, for the API's plain numbers under the same names
+    (aliases included, in order) and --dtype, without a hardware preset: each name's slot (_slots), the dtype
+    taken, the notes said, the inputs' rows and the units; the numbers are parsed, bounded and checked per call."""
+
+    __slots__ = ("slots", "dtype", "notes", "rows", "units")
+
+    def __init__(self, slots, dtype, said, rows, units):
+        self.slots, self.dtype, self.notes, self.rows, self.units = slots, dtype, said, rows, units
+
+
+def _resolved(args, entry: dict, payload: dict, said: tuple) -> "_Resolved":
+    # resolved from the words alone (as _cold reads them; what it says, said already), held beside the answer
+    texts, _ = given(args, ())
+    typed = tuple(texts)
+    with notes.collected():
+        texts, dtype, derived = _with_units(texts, args.dtype)
+    values = [name for name in texts if name not in TIME_NAMES]
+    times = [name for name in texts if name in TIME_NAMES]
+    rows = _rows(None, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(times))
+    return _Resolved(_slots(entry, tuple(texts)), dtype, said, rows, tuple(payload["units"].items()))
+
+
+#: (an entry's label, the names given in order, --dtype) → their _Resolved
+_RESOLVED: dict = {}
+
+
+def _cold(args, entry: dict) -> dict:
     texts, _ = given(args, ())
     typed = tuple(texts)       # the names typed, in their order: a key for the inputs' rows without a frozenset built
     texts, dtype, derived = _with_units(texts, args.dtype)
@@ -252,6 +313,14 @@ def _answer(args, entry: dict) -> dict:
         texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
                                          gpus_per_node=_word(texts.get("G")))
     values, times, shown, point = _bind(entry, texts)
+    rows = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(shown))
+    return _document(args, entry, values, times, shown, point, dtype, texts, rows, None)
+
+
+def _document(args, entry: dict, values: dict, times: dict, shown: dict, point: list, dtype, texts: dict, rows,
+              units) -> dict:
+    """The document of a primitive at its bound values (``rows``: the inputs' rows; ``units``: their (key, unit)
+    pairs, or None to word them)."""
     got = entry["cost"](*point)
     fields = entry["fields"]
     scale, unit = (bytes_per_element(dtype), "bytes") if dtype else (1, "elements")
@@ -270,8 +339,8 @@ def _answer(args, entry: dict) -> dict:
     if times:
         payload["time"] = _time(entry, got[len(fields):], times, scale, texts)
         keys = fields + ("time",)
-    payload["inputs"] = _inputs(args, values, shown, typed, derived, dtype)
-    payload["units"] = dict(units_of(keys, (), unit))
+    payload["inputs"] = _inputs(rows, values, shown, dtype)
+    payload["units"] = dict(units_of(keys, (), unit) if units is None else units)
     payload["_result_keys"] = list(keys)
     payload["_extra_keys"] = []
     return payload
@@ -282,9 +351,8 @@ def _word(value):
     return None if value is None else value_text(value)
 
 
-def _inputs(args, values: dict, shown_times: dict, typed: tuple, derived: dict, dtype) -> dict:
-    rows, dtype_row = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values),
-                            tuple(shown_times))
+def _inputs(rows: tuple, values: dict, shown_times: dict, dtype) -> dict:
+    rows, dtype_row = rows
     out = {}
     for name, unit, source, is_time in rows:
         value = shown_times[name] if is_time else values[name]     # a time constant: shown already

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import itemgetter
 
 from ..base import notes
 from ..base.inputs import MAX_VALUE
@@ -394,8 +393,7 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("slots", "rules", "sheet", "sheet_at", "fill", "fill_whole", "extras", "step", "step_point",
-                 "step_at", "system", "report", "hardware", "stages", "stages_held", "notes")
+    __slots__ = ("run", "fill", "fill_whole", "extras", "system", "hardware", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -447,7 +445,7 @@ def _plan(args, data, said: tuple):
         else:
             whole, least = data.WHOLE[name], entry["least"].get(name, data.LEAST[name])
             slots.append((name, data.SPELLED.get(name, name), whole, least, least if whole else 0, None))
-    rules = tuple((kind, _getter([at[name] for name in names]), check) for kind, _, names, check in entry["rules"]
+    rules = tuple((kind, [at[name] for name in names], check) for kind, _, names, check in entry["rules"]
                   if all(name in values for name in names))
     scale = bytes_per_element(dtype)
     sheet = entry["sheets"][(scale, bool(times))]
@@ -475,26 +473,62 @@ def _plan(args, data, said: tuple):
     names = step["names"]
     if len(set(names)) != len(names):
         return None     # the report reads its quantities by name: each once
-    where = {name: i for i, name in enumerate(names)}
-    report = (step["function"], _getter([where[k] for k in data.STEP_UNITS]), tuple(data.STEP_UNITS),
-              *((tuple(short for short, _ in pairs), _getter([where[k] for _, k in pairs]))
-                for pairs in (step["comm"], step["exposed"], step["memory"])),
-              where["bubble_time"], where["step_time"])
-    return _Plan(slots=tuple(slots), rules=rules, sheet=sheet["function"],
-                 sheet_at=_getter([at[name] for name in sheet["arguments"]]),
-                 fill=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row),
-                 fill_whole=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, whole=True),
+    report = (step, {name: i for i, name in enumerate(names)}, data.STEP_UNITS,
+              None if "p" in typed else (0 if int(numbers.get("p", 0)) == 1 else 1))
+    step_at = [at[name] if name in typed else None for name in step["arguments"]]
+    return _Plan(run=_runner(slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]],
+                             step["function"], [point[name] for name in step["arguments"]], step_at),
+                 fill=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report),
+                 fill_whole=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, whole=True),
                  extras=(sheet["bounds"][2][0], sheet["bounds"][2][1]),
-                 step=step, step_point=[point[name] for name in step["arguments"]],
-                 step_at=tuple((i, at[name]) for i, name in enumerate(step["arguments"]) if name in typed),
-                 system=system, report=report, hardware=hardware_words(system, compute, (), stepping, dtype),
-                 stages=at["p"] if "p" in typed else None, stages_held=numbers.get("p", 0), notes=said)
+                 system=system, hardware=hardware_words(system, compute, (), stepping, dtype), notes=said)
+
+
+def _runner(slots: list, rules: tuple, sheet, sheet_at: list, step, step_point: list, step_at: list):
+    """A plan's numbers bound and computed, as one function of the API's keyword values printed once per plan: each
+    typed number read and bounded (words._value's rule: an int within its bounds as it is, anything else through
+    the grammar), the rules in force checked (_holds), the sheet and the step model called with their arguments in
+    place.  Returns (the values in the bound order, the sheet's numbers, the step model's, whether every value is
+    an int).  Its text, as the fill's: positions and parameters only (every name, bound and constant a default)."""
+    constants: list = []
+
+    def k(value) -> str:        # each constant a parameter of its own (its own object, looked up by identity)
+        constants.append(value)
+        return f"_k{len(constants) - 1}"
+
+    held_whole = all(type(held) is int for typed, _, _, _, _, held in slots if typed is None)
+    lines = [f"w = {held_whole}"]
+    for i, (typed, spelled, whole, least, low, held) in enumerate(slots):
+        if typed is None:
+            lines.append(f"x{i} = {k(held)}")
+            continue
+        lines += [f"x{i} = gv[{k(typed)}]",
+                  f"if type(x{i}) is not int or not {k(low)} <= x{i} <= _max:",
+                  f"    x{i} = _value({k(spelled)}, x{i}, {k(whole)}, {k(least)})[0]",
+                  f"    w = w and type(x{i}) is int"]
+    for kind, positions, check in rules:
+        lines += [f"if not _holds({k(kind)}, *{k(check)}({', '.join(f'x{j}' for j in positions)})):",
+                  "    raise _fallback(_broken)"]
+    lines.append(f"g = {k(sheet)}({', '.join(f'x{j}' for j in sheet_at)})")
+    lines.append(f"q = {k(step)}(" + ", ".join(k(value) if j is None else f"float(x{j})"
+                                               for value, j in zip(step_point, step_at)) + ")")
+    lines.append("return (" + "".join(f"x{i}, " for i in range(len(slots))) + "), g, q, w")
+    parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
+    source = (f"def _run(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None{parameters}):\n    "
+              + "\n    ".join(lines) + "\n")
+    namespace: dict = {}
+    exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
+    run = namespace["_run"]
+    run.__defaults__ = (MAX_VALUE, _value, _holds, Fallback, "a rule broken", *constants)
+    return run
 
 
 def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale: int, dtype: str, rows, dtype_row,
-            whole: bool = False):
-    """The document but its step report, as one function of the bound values (in their order) and the sheet's
-    numbers, printed once per plan: :func:`_answer`'s payload, key for key, without a loop or a lookup by name.
+            report: tuple, whole: bool = False):
+    """The document but its hardware's words, as one function of the bound values (in their order), the sheet's
+    numbers and the step model's, printed once per plan: :func:`_answer`'s payload, key for key, without a loop or a
+    lookup by name (``report``: the step entry, its quantities' positions by name, the report's quantities, and the
+    busiest stage's row when no p is typed).
     Its text holds no word of the data or of the call: those are constants it reads as parameters' defaults; only
     the keys every answer has (:data:`_WORDS`) are printed as themselves.
     ``whole``: for values and numbers that are all ints (but the extras, always shown by plain_exact): shown as they
@@ -540,16 +574,19 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
         weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
     (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
-    lines = [f"{w('label')}: {k(entry['label'])}", f"{w('kind')}: {k(entry['kind'])}", f"{w('name')}: {w('hybrid')}",
-             f"{w('options')}: None",      # its place: the step report's own options replace it
-             f"{w('values')}: {{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}",
-             f"{w('unit')}: {w('bytes')}", f"{w('dtype')}: {k(dtype)}", f"{w('bytes_per_element')}: {n(scale)}"]
+    # (key, its text, its value's code) in the document's order; a key met again takes its first place (dict.update)
+    lines = [("label", w("label"), k(entry["label"])), ("kind", w("kind"), k(entry["kind"])),
+             ("name", w("name"), w("hybrid")), ("options", w("options"), "None"),
+             ("values", w("values"),
+              "{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}"),
+             ("unit", w("unit"), w("bytes")), ("dtype", w("dtype"), k(dtype)),
+             ("bytes_per_element", w("bytes_per_element"), n(scale))]
     for i, name in enumerate(sheet["fields"]):
         number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {n(scale)}"
-        lines.append(f"{k(name)}: {shown(number)}")
+        lines.append((name, k(name), shown(number)))
     if times:
-        lines.append(f"{w('time')}: {time(tuple(position[n] for n in sheet['coefficients']), c0, None)}")
-    lines += [f"{k(name)}: _pe(g[{e0 + i}])" for i, name in enumerate(sheet["extras"])]
+        lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
+    lines += [(name, k(name), f"_pe(g[{e0 + i}])") for i, name in enumerate(sheet["extras"])]
     terms = []
     for i, (label, axis, primitive, algorithm, own, dtype_entry) in enumerate(sheet["terms"]):
         g = t0 + 4 * i
@@ -558,7 +595,7 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
                "send": times_own(f"g[{g + 3}]", own),
                **{key: k(value) for key, value in dtype_entry.items()}}
         terms.append("{" + ", ".join(f"{w(key)}: {text}" for key, text in row.items()) + "}")
-    lines.append(f"{w('terms')}: [" + ", ".join(terms) + "]")
+    lines.append(("terms", w("terms"), "[" + ", ".join(terms) + "]"))
     axes, a = [], a0
     pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
     for name, coefficients, words in sheet["axes"]:
@@ -571,23 +608,45 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
         axes.append(f"{k(name)}: {{" + ", ".join(row) + "}")
     axes_text = "{" + ", ".join(axes) + "}"
     if len(axes) > 1:
-        lines.append(f"{w('axes')}: {axes_text}")
+        lines.append(("axes", w("axes"), axes_text))
     inputs = [f"{k(name)}: {{{w('value')}: {shown(f'v[{at[name]}]')}, {w('unit')}: {k(unit)}, "
               f"{w('source')}: {k(source)}}}" for name, unit, source, _ in rows[:len(values)]]
     inputs += [f"{k(name)}: {{{w('value')}: {k(value if type(value) is int else plain_exact(value))}, "
                f"{w('unit')}: {k(unit)}, {w('source')}: {k(source)}}}"
                for (name, unit, source, _), value in zip(rows[len(values):], times.values())]
     inputs.append(f"{w('dtype')}: dict({k(dtype_row)})")
-    lines.append(f"{w('inputs')}: {{" + ", ".join(inputs) + "}")
+    lines.append(("inputs", w("inputs"), "{" + ", ".join(inputs) + "}"))
     result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
-    lines += [f"{w('units')}: None",     # its place: the step report's own units replace it
-              f"{w('_result_keys')}: list({k(result_keys)})",
-              f"{w('_extra_keys')}: list({k(tuple(sheet['extras']))})",
-              f"{w('time_is')}: {k(_TIME_IS)}"]
+    lines += [("units", w("units"), "None"), ("_result_keys", w("_result_keys"), f"list({k(result_keys)})"),
+              ("_extra_keys", w("_extra_keys"), f"list({k(tuple(sheet['extras']))})"),
+              ("time_is", w("time_is"), k(_TIME_IS))]
+    # the step report (_step_report's, by position in the step model's numbers ``q``), added as payload.update adds
+    # it: a key the document has already (options, units) keeps its place and takes the report's value
+    step, where, unit_keys, busiest = report
+    pick = f"(0 if int(float(v[{at['p']}])) == 1 else 1)" if busiest is None else str(busiest)
+    reported = [(key, k(key), f"q[{where[key]}]") for key in unit_keys]
+    reported += [(part, k(part), "{" + ", ".join(f"{k(short)}: q[{where[name]}]" for short, name in step[of]) + "}")
+                 for part, of in (("comm_time_per_axis", "comm"), ("exposed_comm_time_per_axis", "exposed"),
+                                  ("memory", "memory"))]
+    reported += [("memory_stage", k("memory_stage"), f"dict({k(step['memory_stage'])})"),
+                 ("bubble_fraction_of_step", k("bubble_fraction_of_step"),
+                  f"q[{where['bubble_time']}] / q[{where['step_time']}]"),
+                 ("units", w("units"), f"dict({k(step['units'])})"),
+                 ("busiest_stage", k("busiest_stage"), f"dict({k(step['busiest'])}[{pick}])"),
+                 ("options", w("options"), f"dict({k(step['options'])})"),
+                 ("assumptions", k("assumptions"), f"list({k(step['assumptions'])})")]
+    place = {key: i for i, (key, _, _) in enumerate(lines)}
+    for key, text, code in reported:
+        if key in place:
+            lines[place[key]] = (key, lines[place[key]][1], code)
+        else:
+            place[key] = len(lines)
+            lines.append((key, text, code))
     body = "" if len(axes) > 1 else f"    {axes_text}\n"    # computed all the same: its refusals are the answer's
     parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
-    source = (f"def _fill(v, g, _w=None, _d=None, _pe=None, _st=None, _sh=None{parameters}):\n{body}"
-              "    return {\n        " + ",\n        ".join(lines) + ",\n    }\n")
+    source = (f"def _fill(v, g, q, _w=None, _d=None, _pe=None, _st=None, _sh=None{parameters}):\n{body}"
+              "    return {\n        " + ",\n        ".join(f"{text}: {code}" for _, text, code in lines)
+              + ",\n    }\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
     fill = namespace["_fill"]
@@ -597,54 +656,16 @@ def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
-    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed."""
-    values = []
-    for typed, spelled, whole, least, low, held in plan.slots:
-        if typed is None:
-            values.append(held)
-        else:
-            value = given_values[typed]     # an int within its bounds is the number it is (words._value's rule)
-            values.append(value if type(value) is int and low <= value <= MAX_VALUE else
-                          _value(spelled, value, whole, least)[0])
-    for kind, names, check in plan.rules:
-        if not _holds(kind, *check(*names(values))):
-            raise Fallback("a rule broken")     # the general path refuses it in its words
-    got = plan.sheet(*plan.sheet_at(values))
+    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed (``plan.run``)."""
+    values, got, number, whole = plan.run(given_values)
     e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
-    whole = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
-    if not _EXACT.issuperset(map(type, got[e0:e1] if whole else got)):
+    ints = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
+    if not _EXACT.issuperset(map(type, got[e0:e1] if ints else got)):
         raise NotExact("not an exact number")
-    whole = whole and _INT.issuperset(map(type, values))
-    payload = (plan.fill_whole if whole else plan.fill)(values, got)
-    # the step model at these numbers (_step_report's, its point resolved but for the numbers typed), its quantities
-    # read by position
-    step = plan.step
-    function, units, unit_keys, (comm_keys, comm), (exposed_keys, exposed), (memory_keys, memory), bubble, step_time = \
-        plan.report
-    point = list(plan.step_point)
-    for i, j in plan.step_at:
-        point[i] = float(values[j])
-    number = tuple(map(float, function(*point)))
+    whole = whole and ints
+    # the step model's quantities (_step_report's), read by position in the fill
+    number = tuple(map(float, number))
     if not math.isfinite(sum(number)):
         raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
-    out = dict(zip(unit_keys, units(number)))
-    out["comm_time_per_axis"] = dict(zip(comm_keys, comm(number)))
-    out["exposed_comm_time_per_axis"] = dict(zip(exposed_keys, exposed(number)))
-    out["memory"] = dict(zip(memory_keys, memory(number)))
-    out["memory_stage"] = dict(step["memory_stage"])
-    out["bubble_fraction_of_step"] = number[bubble] / number[step_time]
-    out["units"] = dict(step["units"])
-    stages = plan.stages_held if plan.stages is None else float(values[plan.stages])
-    out["busiest_stage"] = dict(step["busiest"][0 if int(stages) == 1 else 1])
-    out["options"] = dict(step["options"])
-    out["assumptions"] = list(step["assumptions"])
-    payload.update(with_hardware_report(out, plan.system, plan.hardware))
-    return payload
-
-
-def _getter(positions: list):
-    """The items at ``positions`` of a sequence, as a tuple (itemgetter's, one position included)."""
-    if len(positions) == 1:
-        at = positions[0]
-        return lambda items: (items[at],)
-    return itemgetter(*positions)
+    payload = (plan.fill_whole if whole else plan.fill)(values, got, number)
+    return with_hardware_report(payload, plan.system, plan.hardware)

@@ -151,6 +151,48 @@ def test_the_api_and_the_cli_read_one_path():
     assert got.to_dict() == doc
 
 
+def _api_text(name, algorithm, dtype, values):
+    """symcomm.evaluate's document as _run's JSON text and its notes, or its refusal's line."""
+    import symcomm
+
+    try:
+        got = symcomm.evaluate(name, algorithm=algorithm, dtype=dtype, **values)
+    except InputError as err:
+        return f"refused: {err}", None
+    return json.dumps(got.to_dict(), indent=2, ensure_ascii=False, allow_nan=False), list(got.notes)
+
+
+def test_the_apis_numbers_under_names_met_before_answer_as_the_sympy_path(monkeypatch):
+    # the API's plain numbers resolve their names once (fasteval._Resolved: slots, dtype, notes, rows, units); every
+    # later call under the same names, its own numbers parsed, bounded and checked, answers or refuses as the SymPy
+    # path does for the same words.  Each group: its first call resolves, the rest must not take the cold path
+    groups = [
+        ("all_reduce", "ring", "bf16", ("N", "M", "alpha", "beta", "gamma"),
+         [(8, 2 ** 30, 5e-6, 1e-11, 1e-12), (6, 1002, 0, 2 ** -30, 1), (6, 1000, 1e-6, 1e-9, 0),   # 1000: not of N
+          (0, 64, 1e-6, 1e-9, 0), (8, 64, -1.0, 1e-9, 0), (2.0, 64, 1, 1, 1), (3, 2 ** 70 * 3, 0.5, 0.25, 3)]),
+        ("all_reduce", "ring", None, ("N", "M", "alpha", "beta", "gamma"),          # the dtype's note, said again
+         [(8, 64, 1e-6, 1e-9, 0), (4, 4096, 0, 0, 0)]),
+        ("all_reduce", "recursive_doubling", "fp32", ("N", "M"), [(8, 1024), (6, 1024), (16, 7)]),
+        ("all_reduce", "hierarchical", None, ("N", "gpus_per_node", "M"), [(8, 4, 64), (16, 8, 2 ** 20), (8, 3, 64)]),
+        ("all_gather", None, None, ("M", "N"), [(700, 7), (10 ** 15, 5), (1, 1)]),
+    ]
+    from symcomm.training.words import value_text
+
+    for name, algorithm, dtype, names, points in groups:
+        for i, point in enumerate(points):
+            values = dict(zip(names, point))
+            if i == 1:      # resolved by the first: the cold path may not answer again
+                key = (fasteval.fast_entry(SimpleNamespace(name=name, algorithm=algorithm, backend=None, model=None,
+                                                           model_config=None))["label"], names, dtype)
+                assert isinstance(fasteval._RESOLVED.get(key), fasteval._Resolved), key
+                monkeypatch.setattr(fasteval, "_cold", lambda *_: pytest.fail("answered cold under names met before"))
+            api = _api_text(name, algorithm, dtype, values)
+            words = [f"{key}={value_text(value)}" for key, value in values.items()]
+            slow = _run(answers.eval_payload, _args(name, algorithm, words, dtype))
+            assert api == (slow[0], slow[1] and [text for text, _ in slow[1]]), (name, values)
+        monkeypatch.undo()
+
+
 def test_what_the_fast_path_does_not_hold_goes_to_sympy():
     # a strategy, a backend, an unknown algorithm: SymPy's answers and refusals, through the one function
     assert fasteval.fast_entry(_args("dp", None, ["N=8", "Phi=1000"])) is None

@@ -308,3 +308,6 @@ def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypat
                                        "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
             assert "llama3-8b" in str(fill.__defaults__) and "llama3-8b" not in texts
             assert set(fill.__code__.co_names) <= {"type", "int", "float", "dict", "list"}
+        # the plan's runner (the numbers bound, checked, computed): no text at all, the names typed its defaults
+        assert not {c for c in plan.run.__code__.co_consts if isinstance(c, str)}
+        assert {"t", "p", "d"} <= set(plan.run.__defaults__) and set(plan.run.__code__.co_names) <= {"type", "int", "float"}

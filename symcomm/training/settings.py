@@ -6,8 +6,9 @@ Text comes in once (:func:`parse`, from KEY=VALUE texts or the planner's flags) 
 (:func:`format`, the canonical KEY=VALUE words every command echoes).  Inside, values are typed:
 flags are ``bool``, the ZeRO stage an ``int``, choices ``str``, and "as the framework does" is
 ``None`` (written ``framework``).  ``recompute`` is one thing everywhere: none, selective, full or op
-activation recomputation (0 and 1 are the documented aliases of none and full); the collectives
-of the forward run again only under full (:func:`reruns_forward`), the sequence all-gathers alone under
+activation recomputation (0 and 1 are the documented aliases of none and full), and for the hybrid alone block
+(full for the first L_rc layers of each model chunk: :data:`HYBRID_RECOMPUTE`); the collectives
+of the forward run again only under full and block (:func:`reruns_forward`), the sequence all-gathers alone under
 op (:func:`regathers_forward`).  SymPy-free: the planner imports it.
 """
 

@@ -292,14 +292,15 @@ def _mamf_eta(system: str) -> float:
 def transferred_eta(system: str, reference_eta: float) -> tuple[float, str]:
     """(eta, why) for a part whose named runs leave eta undetermined: its MAMF through the curve times the training
     ratio of :data:`TRAINING_REFERENCE` (its fitted ``reference_eta`` over its MAMF through the curve)."""
-    ratio = reference_eta / _mamf_eta(TRAINING_REFERENCE)
-    eta = round(_mamf_eta(system) * ratio, 4)
+    own, reference = _mamf_eta(system), _mamf_eta(TRAINING_REFERENCE)
+    ratio = reference_eta / reference
+    eta = round(own * ratio, 4)
     gemm, ref = MAMF_BF16[system], MAMF_BF16[TRAINING_REFERENCE]
     return eta, (f"held at {eta:g}, not fitted (the runs leave it undetermined): this part's maximum achievable bf16 "
                  f"matmul, {gemm.tflops:g} TFLOP/s at {gemm.m} x {gemm.n} x {gemm.k}, through the model's curve "
-                 f"({_mamf_eta(system):.4f}), times the share of that a training step sustains on "
+                 f"({own:.4f}), times the share of that a training step sustains on "
                  f"{TRAINING_REFERENCE}: its fitted eta {reference_eta:g} over its own maximum, {ref.tflops:g} TFLOP/s "
-                 f"at {ref.m} x {ref.n} x {ref.k} through the curve ({_mamf_eta(TRAINING_REFERENCE):.4f}), "
+                 f"at {ref.m} x {ref.n} x {ref.k} through the curve ({reference:.4f}), "
                  f"{ratio:.4f} ({gemm.source}; {ref.source.split(': ', 1)[1]})")
 
 

@@ -107,12 +107,19 @@ def _bind(entry: dict, texts: dict) -> tuple[dict, dict, dict, list]:
     slots = _slots(entry, tuple(texts))
     if slots is None:
         return _bind_checking_names(entry, texts)
+    return _read(entry, slots, texts.values())
+
+
+def _read(entry: dict, slots, given) -> tuple[dict, dict, dict, list]:
+    """The ``given`` values (texts or plain numbers, in the slots' order) read by their slots (name, a time constant?,
+    its number's rule), the entry's rules checked: (name → exact value, time constant → value, → as shown, the
+    values in the order of ``needed``)."""
     values, times, shown = {}, {}, {}
-    for (key, is_time, how), text in zip(slots, texts.values()):
+    for (key, is_time, how), value in zip(slots, given):
         if is_time:
-            times[key], shown[key] = _value(key, text, False, 0)
+            times[key], shown[key] = _value(key, value, False, 0)
         else:
-            values[key] = _value(how[0], text, how[1], how[2])[0]
+            values[key] = _value(how[0], value, how[1], how[2])[0]
     point = [values[name] for name in entry["needed"]]
     if entry["rules"]:
         _check(entry, entry["checks"](*point))
@@ -257,15 +264,7 @@ def _answer(args, entry: dict) -> dict:
             _RESOLVED.clear()
         _RESOLVED[key] = _resolved(args, entry, payload, tuple(said))
         return payload
-    values, times, shown = {}, {}, {}
-    for (name, is_time, how), value in zip(resolved.slots, given_values.values()):
-        if is_time:
-            times[name], shown[name] = _value(name, value, False, 0)
-        else:
-            values[name] = _value(how[0], value, how[1], how[2])[0]
-    point = [values[name] for name in entry["needed"]]
-    if entry["rules"]:
-        _check(entry, entry["checks"](*point))
+    values, times, shown, point = _read(entry, resolved.slots, given_values.values())
     payload = _document(args, entry, values, times, shown, point, resolved.dtype, given_values, resolved.rows,
                         resolved.units)
     notes.extend(resolved.notes)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from . import bridge_runs
+from symcomm.presets.systems import low_dtype
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json")
@@ -36,7 +37,7 @@ PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b":
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_tensor", "fp8-mx": "mxfp8",
-             "fp8-block": "fp8_block", "fp8-rowwise": "fp8_rowwise"}
+             "fp8-block": "fp8_block", "fp8-rowwise": "fp8_rowwise", "nvfp4": "nvfp4"}
 
 #: the runs' overlap fields → the step model's settings
 OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_gather", "tp_comm": "tp_overlap",
@@ -61,7 +62,7 @@ def out_of_scope(run: dict) -> str | None:
                 model["head_dim"] * model["heads"] != model["hidden"]):
             return f"{name}: no model preset of this shape, and only a dense model with heads h/a wide is typed by shape"
     if run["precision"] not in PRECISION:
-        return f"precision {run['precision']}: FP4 matmuls are not modelled (bf16 and FP8 only)"
+        return f"precision {run['precision']}: not a recipe the step model holds ({', '.join(PRECISION)})"
     etp = run.get("etp")
     if etp not in (None, 1, run["t"]):
         return f"expert tensor parallel size {etp}: the model holds 1 or t = {run['t']}"
@@ -260,8 +261,9 @@ def typed_peaks(run: dict, end: str) -> dict:
         return {}
     pick = 0 if end == "low" else 1
     out = {"peak": f"{bounds['bf16'][pick]:g}"}
-    if PRECISION[run["precision"]] != "bf16":
-        out["peak_fp8"] = f"{bounds['fp8'][pick]:g}"
+    low = low_dtype(PRECISION[run["precision"]])
+    if low is not None:
+        out[f"peak_{low}"] = f"{bounds[low][pick]:g}"
     return out
 
 
@@ -302,6 +304,9 @@ def approximations(run: dict) -> list[str]:
                    "has it at 0.59-0.91 of bf16's speed at these runs' TP 8 shapes (M 32768, K or N 1024-4096), "
                    "where this model's count of the same linear (h100's eta, eta_fp8, w_half; the casts, the norm's "
                    "and the sigmoid's passes at 3.35 TB/s) gives 0.87-0.99: the rest is not modelled")
+    if run["precision"] == "nvfp4" and "fp4_param_gather True" in run.get("recipe", ""):
+        out.append("NVFP4 parameter all-gathers (fp4_param_gather): counted at the run's bf16, twice and more the "
+                   "bytes they move (an FP4 gather is not modelled; they overlap the compute)")
     moe = run.get("moe") or {}
     if "experts" in model and dispatcher(run) != "alltoall_padded":
         out.append("the dropless dispatcher's host wait before every MoE layer's dispatch counted as the latency of "

@@ -381,6 +381,7 @@ MEGATRON_WGRAD = 6 * ((L / p) * (h * (h + 2 * h_kv) + h * h + 3 * F * h) + h * V
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
 _ROWWISE = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_rowwise")
+_NVFP4 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="nvfp4")
 # the FP8 GEMMs' elements, counted from the layer's GEMM list (each linear's input X: M × K, weight W: K × N, output
 # gradient dY: M × N), for torchao's rowwise recipe by its own roofline (compute.ROWWISE): X 5 bytes per element in
 # the forward (again under full recompute) and 3 + 4 (its second cast, the rescale of dX) in the backward; W 3 + 7
@@ -393,6 +394,9 @@ _EAGER, _COMPILED = (RunSetting(framework="fsdp2", zero=3, gated=True, recompute
 _T = _MB * s / c
 EAGER_EXTRA = 4 * (L / p) * (2 * 32 * h * _T / t + _T * (16 * (h + h_kv) / t + 4 * F / t)) / hbm
 _LINEARS = [(g, n) for g, n in compute.stage_gemms(_MB * s / c, True, False, L / p, True) if g.fp8]
+# NVFP4's bytes per element of a cast, by hand: amax 2 + read 2 + two copies of (1/2 + 1/16), weights 1/256 per scale
+NVFP4_ACT = 2 + 2 + 2 * (sp.Rational(1, 2) + sp.Rational(1, 16))
+NVFP4_WEIGHT = 2 + 2 + 2 * (sp.Rational(1, 2) + sp.Rational(1, 256))
 _X_EL, _W_EL, _DY_EL = (sum(n * g.count * f(g) for g, n in _LINEARS) for f in (
     lambda g: g.rows * g.inner, lambda g: g.inner * g.cols, lambda g: g.rows * g.cols))
 
@@ -419,6 +423,13 @@ GEMM_CLASSES = Derivation(
                   name="an FP8 run at the bf16 rate differs from the bf16 run by its casts alone (X twice under "
                        "full recompute, the weights, the output gradients): the matmuls split into bf16 and FP8 "
                        "parts that add up"),
+            Claim(_put(_micro(_NVFP4), {_S.peak_fp4: peak, _S.eta_fp4: eta}) - _micro(_FULL),
+                  (2 * _X_EL * NVFP4_ACT + _W_EL * NVFP4_WEIGHT / m + _DY_EL * NVFP4_ACT) / hbm,
+                  name="an NVFP4 run at the bf16 rate differs from the bf16 run by its casts alone, by hand from "
+                       "Transformer Engine's NVFP4 page and quantizer (docs/features/low_precision_training/nvfp4, "
+                       "csrc/quantizer.cpp at d0067d0d): the amax read 2, the cast's read 2, two E2M1 copies of "
+                       "half a byte with one E4M3 scale per 16 elements (activations, gradients: 41/8 bytes per "
+                       "element) or per 16 × 16 block (weights, once per step: 641/128)"),
             Claim(_put(_micro(_ROWWISE), {peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL),
                   ((2 * 5 + 3 + 4) * _X_EL + (3 + 7 + 4) * _W_EL + (5 + 3) * _DY_EL) / hbm,
                   name="torchao float8 rowwise at the bf16 rate differs from the bf16 run by what torchao's roofline "
@@ -506,6 +517,20 @@ def _attention_cell(found: dict, constants: dict) -> str:
     return "— (= eta)"
 
 
+def _fp4_determined_by(fitted: dict) -> str:
+    """Where eta_fp4 is fitted, the runs that alone determine it (the NVFP4 ones) with their in-sample and
+    leave-one-out errors: few runs, said as such."""
+    out = []
+    for system in sorted(fitted):
+        if "eta_fp4" not in fitted[system].get("fitted", []):
+            continue
+        runs = [r for r in fitted[system].get("runs", []) if "nvfp4" in r["id"]]
+        errors = ", ".join(f"{r['id']} {_percent(r['error'])} (leave-one-out {_percent(r['loo_error'])})"
+                           for r in runs)
+        out.append(f"{system}'s determined by its {len(runs)} NVFP4 runs alone: {errors}")
+    return f"; {'; '.join(out)}" if out else ""
+
+
 def _constants_table() -> Table:
     rows = []
     fitted = _results()["systems"]
@@ -516,14 +541,17 @@ def _constants_table() -> Table:
         # eta held where the runs leave it undetermined (fit_step_time.transferred_eta) is said, as eta_attn's hold is
         held_eta = " (held)" if "eta" in fitted[system].get("held", {}) else ""
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}{held_eta}",
-                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—", f"{constants.get('w_half', 0):g}",
+                     f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—",
+                     f"{constants['eta_fp4']:g}" if "eta_fp4" in constants else "—", f"{constants.get('w_half', 0):g}",
                      f"{constants['kappa']:g}",
                      _attention_cell(fitted[system], constants), runs or "not refitted"))
-    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "w_half", "kappa",
-                                      "eta_attn", "runs fitted on"),
+    return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "eta_fp4", "w_half",
+                                      "kappa", "eta_attn", "runs fitted on"),
                  tuple(rows),
                  caption=("eta: the share of the datasheet bf16 peak the bf16 matmuls reach at large shapes; eta_fp8: "
                           "the same for FP8 matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); "
+                          "eta_fp4: for NVFP4 matmuls at the FP4 peak (— : no NVFP4 run fitted, precision=nvfp4 "
+                          f"refused){_fp4_determined_by(fitted)}; "
                           "w_half: the GEMM width at which a matmul reaches half that share (0: shape-independent); "
                           "kappa: HBM passes over each activation byte by the memory-bound kernels; eta_attn: the share "
                           "of the bf16 peak the flash-attention core reaches (— : left out, read as eta: no run fitted depends on "
@@ -722,8 +750,9 @@ CHAPTER = Chapter(
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
      "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
      "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
-     "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 and their "
-     "inputs' casts at the HBM bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
+     "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 (nvfp4, "
+     "Transformer Engine's NVFP4 on Blackwell: the FP4 peak times eta_fp4) and their inputs' casts at the HBM "
+     "bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
      "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "
      "flash backend, at the hardware's published share eta_fa2, 0.326 on H100), its backward 5/2 of its forward (it "
      "recomputes the scores); the tensor, context, expert and pipeline collectives of the hybrid "

@@ -424,7 +424,8 @@
   function stepOf(sub) {
     const hw = CAT.hardware[state.hardware];
     if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
-    // as eval: the hardware's peak at the dtype, or under an FP8 precision the bf16 peak and peak_fp8, eta_fp8
+    // as eval: the hardware's peak at the dtype, or under a low precision the bf16 peak and peak_fp8, eta_fp8
+    // (nvfp4: peak_fp4, eta_fp4)
     const precision = sub.options.precision || "bf16";
     const compute = precision === "bf16" ? hw.compute[state.dtype] : hw.compute_precision[precision];
     if (compute.error) throw new Error(compute.error);

@@ -241,6 +241,16 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "ratio",
 "integer": false
 },
+"peak_fp4": {
+"meaning": "dense FP4 matmul throughput of one GPU (precision=nvfp4)",
+"unit": "FLOP/s",
+"integer": false
+},
+"eta_fp4": {
+"meaning": "fitted share of peak_fp4 the NVFP4 matmuls reach at large shapes",
+"unit": "ratio",
+"integer": false
+},
 "w_half": {
 "meaning": "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its large-shape share of peak; 0 = shape-independent",
 "unit": "elements",
@@ -325,6 +335,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_rowwise": {
 "error": "precision=fp8_rowwise: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware a100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
 }
 }
 },
@@ -421,6 +434,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa": 6.25,
 "w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware h100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
 }
 }
 },
@@ -460,6 +476,9 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 },
 "fp8_rowwise": {
+"error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
+},
+"nvfp4": {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 }
 }
@@ -551,6 +570,9 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_attn": 0.545,
 "w_half_expert": 1986.56,
 "peak_fp8": 1978900000000000.0
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware h200 gives no FP4 peak (peak_flops has bf16, fp16, fp8); choose precision=bf16 or an FP8 one"
 }
 }
 },
@@ -564,7 +586,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp8"
+"error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
 },
 "bf16": {
 "w_half": 281.25,
@@ -594,7 +616,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 2416.64
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
+"error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
 }
 },
 "compute_precision": {
@@ -641,6 +663,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa": 5.5,
 "w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
+},
+"nvfp4": {
+"error": "--hardware: hardware preset 'b200' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -654,7 +679,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
+"error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
 },
 "bf16": {
 "w_half": 281.25,
@@ -684,7 +709,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 2416.64
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
+"error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
 }
 },
 "compute_precision": {
@@ -731,6 +756,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa": 5.5,
 "w_half_expert": 2416.64,
 "peak_fp8": 4500000000000000.0
+},
+"nvfp4": {
+"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -744,7 +772,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 72,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp8"
+"error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
 },
 "bf16": {
 "w_half": 312.5,
@@ -752,8 +780,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 13.5,
-"w_half_expert": 1126.4
+"kappa": 15.25,
+"w_half_expert": 901.12
 },
 "fp16": {
 "w_half": 312.5,
@@ -761,8 +789,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 13.5,
-"w_half_expert": 1126.4
+"kappa": 15.25,
+"w_half_expert": 901.12
 },
 "fp8": {
 "w_half": 312.5,
@@ -770,11 +798,11 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 13.5,
-"w_half_expert": 1126.4
+"kappa": 15.25,
+"w_half_expert": 901.12
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
+"error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
 }
 },
 "compute_precision": {
@@ -784,9 +812,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5555,
-"kappa": 13.5,
-"w_half_expert": 1126.4,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 901.12,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -795,9 +823,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5555,
-"kappa": 13.5,
-"w_half_expert": 1126.4,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 901.12,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -806,9 +834,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5555,
-"kappa": 13.5,
-"w_half_expert": 1126.4,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 901.12,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -817,10 +845,21 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5555,
-"kappa": 13.5,
-"w_half_expert": 1126.4,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 901.12,
 "peak_fp8": 5000000000000000.0
+},
+"nvfp4": {
+"w_half": 312.5,
+"eta_attn": 0.557,
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7082,
+"kappa": 15.25,
+"w_half_expert": 901.12,
+"eta_fp4": 0.7165,
+"peak_fp4": 1e+16
 }
 }
 },
@@ -885,6 +924,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_rowwise": {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware h100-roce gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
 }
 }
 },
@@ -943,6 +985,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_rowwise": {
 "error": "precision=fp8_rowwise: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware a100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
 }
 }
 },
@@ -1007,6 +1052,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_rowwise": {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+},
+"nvfp4": {
+"error": "precision=nvfp4: --hardware h100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
 }
 }
 }
@@ -5291,6 +5339,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -5433,6 +5483,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -5574,6 +5626,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -5716,6 +5770,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -5858,6 +5914,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6000,6 +6058,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6142,6 +6202,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6284,6 +6346,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6426,6 +6490,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6568,6 +6634,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6710,6 +6778,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6852,6 +6922,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -6994,6 +7066,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7136,6 +7210,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7283,6 +7359,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7428,6 +7506,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7571,6 +7651,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7725,6 +7807,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -7892,6 +7976,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8050,6 +8136,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8192,6 +8280,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8334,6 +8424,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8476,6 +8568,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8628,6 +8722,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8786,6 +8882,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -8930,6 +9028,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9072,6 +9172,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9214,6 +9316,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9356,6 +9460,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9498,6 +9604,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9640,6 +9748,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9782,6 +9892,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -9924,6 +10036,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10066,6 +10180,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10208,6 +10324,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10350,6 +10468,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10492,6 +10612,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10634,6 +10756,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10777,6 +10901,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -10919,6 +11045,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -11061,6 +11189,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -11203,6 +11333,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -11345,6 +11477,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",
@@ -11487,6 +11621,152 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa",
 "peak_fp8",
 "eta_fp8",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__precision_nvfp4",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "nvfp4"
+},
+"changed": {
+"precision": "nvfp4"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=nvfp4)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_nvfp4.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"peak_fp4",
+"eta_fp4",
 "w_half",
 "w_half_expert",
 "eta_attn",

@@ -66,8 +66,9 @@ def _print_step(payload: dict) -> None:
               f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
               f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
     c = payload["constants"]
-    fp8 = (f"; precision {payload['options']['precision']}: peak_fp8 {c['peak_fp8'] / 1e12:g} TFLOP/s, "
-           f"eta_fp8 {c['eta_fp8']}" if "peak_fp8" in c else "")
+    low = next((kind for kind in ("fp8", "fp4") if f"peak_{kind}" in c), None)
+    fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s, "
+           f"eta_{low} {c[f'eta_{low}']}" if low else "")
     # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
     attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")

@@ -99,6 +99,8 @@ hbm = _real("hbm")             # HBM bytes/s of one GPU (datasheet)
 kappa = _nonneg("kappa")       # fitted: HBM passes over each activation byte (the memory-bound kernels)
 peak_fp8 = _real("peak_fp8")   # dense FP8 matmul FLOP/s of one GPU (datasheet), for precision=fp8_* runs
 eta_fp8 = _real("eta_fp8")     # fitted: the share of peak_fp8 the FP8 matmuls reach at large shapes
+peak_fp4 = _real("peak_fp4")   # dense FP4 matmul FLOP/s of one GPU (datasheet), for precision=nvfp4 runs
+eta_fp4 = _real("eta_fp4")     # fitted: the share of peak_fp4 the NVFP4 matmuls reach at large shapes
 w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reaches half its large-shape share
 w_half_expert = _nonneg("w_half_expert")   # fitted: the same for the MoE experts' grouped GEMMs (absent: w_half)
 eta_attn = _real("eta_attn")   # fitted: the share of peak (bf16) the flash-attention core reaches
@@ -165,6 +167,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, "
                    "fp8_block, fp8_rowwise)", "FLOP/s"),
         SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
+        SymbolInfo(peak_fp4, "peak_fp4", "dense FP4 matmul throughput of one GPU (precision=nvfp4)", "FLOP/s"),
+        SymbolInfo(eta_fp4, "eta_fp4", "fitted share of peak_fp4 the NVFP4 matmuls reach at large shapes", "ratio"),
         SymbolInfo(w_half, "w_half", "fitted GEMM width (MNK/(MK + KN + MN)) at which a matmul reaches half its "
                    "large-shape share of peak; 0 = shape-independent", "elements"),
         SymbolInfo(w_half_expert, "w_half_expert", "fitted GEMM width at which an MoE expert's grouped GEMM reaches "

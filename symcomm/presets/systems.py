@@ -89,7 +89,7 @@ class Hardware:
         """Dense matmul FLOP/s at ``dtype``, or ``typed`` (a peak the user gave, which wins, as every typed value
         does); InputError naming the types the datasheet gives, or the bounds of a peak no datasheet gives."""
         bounds = {d: (lo, hi) for d, lo, hi in self.peak_bounds}
-        name = "peak_fp8" if dtype == "fp8" else "peak"
+        name = f"peak_{dtype}" if dtype in LOW_DTYPES else "peak"
         if typed is not None:
             if dtype in bounds and not bounds[dtype][0] <= typed <= bounds[dtype][1]:
                 lo, hi = bounds[dtype]
@@ -114,12 +114,13 @@ class Hardware:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
         naming the field a hardware file leaves out: the step time has no default for any of them but w_half, whose
         absence means 0, the shape-independent model, and eta_attn, whose absence means the hardware's published fused share (:meth:`published_attention`), else eta: :func:`absent_filled`).
-        ``peak`` is the datasheet rate at ``dtype`` (the run's 16-bit type); under an FP8 ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
-        which the attention core and the LM head run at, and peak_fp8, eta_fp8 are added for the FP8 matmuls.
+        ``peak`` is the datasheet rate at ``dtype`` (the run's 16-bit type); under a low ``precision`` (symcomm.training.settings.PRECISIONS) it is the bf16 rate,
+        which the attention core and the LM head run at, and peak_fp8, eta_fp8 (FP8 recipes) or peak_fp4, eta_fp4
+        (nvfp4) are added for the linear matmuls (:func:`low_dtype`).
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
         fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
         published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none.  ``typed``:
-        the peaks the user gave (``peak``, ``peak_fp8`` by name), which win over the hardware's (:meth:`peak`)."""
+        the peaks the user gave (``peak``, ``peak_fp8``, ``peak_fp4`` by name), which win over the hardware's (:meth:`peak`)."""
         typed = typed or {}
         fitted = dict(self.step_time)
         if not fitted and not fitting:
@@ -138,16 +139,21 @@ class Hardware:
                                  "FlashAttention-2 reaches, from a published kernel benchmark); or choose "
                                  "attention_kernel=fused")
             out["eta_fa2"] = shares["fa2"]
-        if precision == "bf16":
-            out.pop("eta_fp8", None)
+        low = low_dtype(precision)
+        for other in LOW_DTYPES:
+            if other != low:
+                out.pop(f"eta_{other}", None)
+        if low is None:
             return out
-        if "fp8" not in dict(self.peak_flops) and "fp8" not in {d for d, _, _ in self.peak_bounds}:
-            raise InputError(f"precision={precision}: --hardware {self.name} gives no FP8 peak (peak_flops has "
-                             f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16")
-        if "eta_fp8" not in fitted and not fitting:
-            raise self.lacks("step_time eta_fp8", f"precision={precision} needs (the share of the FP8 peak its "
-                                                  "matmuls reach, fitted on FP8 runs: none is fitted for it yet)")
-        return {**out, "peak_fp8": self.peak("fp8", typed.get("peak_fp8"))}
+        word = low.upper()
+        if low not in dict(self.peak_flops) and low not in {d for d, _, _ in self.peak_bounds}:
+            raise InputError(f"precision={precision}: --hardware {self.name} gives no {word} peak (peak_flops has "
+                             f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16"
+                             + ("" if low == "fp8" else " or an FP8 one"))
+        if f"eta_{low}" not in fitted and not fitting:
+            raise self.lacks(f"step_time eta_{low}", f"precision={precision} needs (the share of the {word} peak its "
+                                                     f"matmuls reach, fitted on {word} runs: none is fitted for it yet)")
+        return {**out, f"peak_{low}": self.peak(low, typed.get(f"peak_{low}"))}
 
     def published_attention(self) -> dict[str, float]:
         """{"eta_attn": the fused attention core's published share of the bf16 peak} where the hardware gives
@@ -330,7 +336,24 @@ def _is_path(value: str) -> bool:
 
 
 #: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
-STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert")
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4")
+#: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
+#: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
+LOW_DTYPES = ("fp8", "fp4")
+
+
+def unused_peaks(typed: dict, precision: str) -> list[str]:
+    """The notes of the low-precision peaks typed for a run whose precision runs no matmul at them (peak_fp8 under
+    bf16 or nvfp4, peak_fp4 under any but nvfp4): said, not refused, as a typed value the model does not read."""
+    low = low_dtype(precision)
+    return [f"peak_{dtype} not used: precision={precision} runs no matmul in {dtype.upper()}"
+            for dtype in LOW_DTYPES if f"peak_{dtype}" in typed and dtype != low]
+
+
+def low_dtype(precision: str) -> str | None:
+    """The element type a precision recipe's linear GEMMs run at (:data:`LOW_DTYPES`), None for bf16: NVFP4
+    (Transformer Engine's NVFP4BlockScaling) at FP4, every other recipe at FP8."""
+    return None if precision == "bf16" else "fp4" if precision == "nvfp4" else "fp8"
 #: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
 #: shape-independent matmul efficiency every block without it was fitted with
 STEP_TIME_ABSENT = {"w_half": 0.0}

@@ -155,8 +155,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
         typed_peaks = {_CLI_NAME[sym]: float(values[sym]) for sym in _PEAKS_IN_ORDER if sym in values}
-        if "peak_fp8" in typed_peaks and precision == "bf16":
-            notes.add("peak_fp8 not used: precision=bf16 runs no matmul in FP8")
+        for note in presets.systems.unused_peaks(typed_peaks, precision):
+            notes.add(note)
         compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
@@ -233,10 +233,10 @@ _COMPUTE_VALUES: dict = {}
 
 
 #: the hardware constants a user may type in place of the hardware's (Hardware.compute_values)
-_PEAKS = frozenset((S.peak, S.peak_fp8))
+_PEAKS = frozenset((S.peak, S.peak_fp8, S.peak_fp4))
 #: the same as a tuple to walk: each looked up in the bound values (two lookups; where worded, sorted), rather
 #: than every bound value hashed against them
-_PEAKS_IN_ORDER = (S.peak, S.peak_fp8)
+_PEAKS_IN_ORDER = (S.peak, S.peak_fp8, S.peak_fp4)
 #: symbol → its CLI name (symbols.BY_SYMBOL[sym].cli_name without the record between)
 _CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
@@ -279,7 +279,7 @@ def _bound_words(args):
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)
     # the step model (eval hybrid --hardware) uses the shape beyond what the communication needs
-    # (and a typed peak, peak_fp8: they win over the hardware's, as every typed value does; Hardware.peak)
+    # (and a typed peak, peak_fp8, peak_fp4: they win over the hardware's, as every typed value does; Hardware.peak)
     step_names = _STEP_NAMES if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
@@ -288,7 +288,7 @@ def _bound_words(args):
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
 _STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
-                         "h_q", "peak", "peak_fp8"))
+                         "h_q", "peak", "peak_fp8", "peak_fp4"))
 
 
 @functools.lru_cache(maxsize=64)

@@ -145,6 +145,12 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
         # (torchtitan/components/quantization/float8.py at 820504e2)
         raise InputError("fp8_param_gather=1 with precision=fp8_rowwise is refused: torchao's float8 all-gather takes "
                          "tensorwise scales only; give fp8_param_gather=0 or precision=fp8_tensor")
+    if fp8_param_gather and precision == "nvfp4":
+        # Megatron-Core gathers NVFP4 weights under its own switch (--fp4-param-gather: packed E2M1 with their
+        # scales), which this flag of 1-byte FP8 weights does not describe
+        raise InputError("fp8_param_gather=1 with precision=nvfp4 is refused: it gathers 1-byte FP8 weights, and an "
+                         "FP4 parameter gather is not modelled; give fp8_param_gather=0 (the gathers counted at the "
+                         "run's dtype, an upper bound) or an FP8 precision")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype

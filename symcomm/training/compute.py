@@ -69,6 +69,11 @@ torchao's rowwise recipe (``fp8_rowwise``) runs all three GEMMs of a linear in F
 and the backward's rescale are counted as torchao's own roofline and code run them (:data:`ROWWISE`), the weights
 cast in every micro-batch; its GEMMs at the same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on
 some shapes, pytorch/pytorch issue 147971: not modelled).
+Transformer Engine's NVFP4 recipe (``nvfp4``, Blackwell) runs the same linear GEMMs, all three of each (forward,
+input and weight gradients), in FP4 at peak_fp4·η_fp4 (Megatron-Core megatron/core/fp4_utils.py at d98e8a64:
+``NVFP4BlockScaling()`` with its defaults: 2D weight scales, the random Hadamard transform on the weight
+gradient's operands, stochastic rounding of the gradients); its casts as :data:`CAST` counts them, the weights once
+per step as FP8's; the attention core, norms, softmax and LM head stay bf16 as under FP8.
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
 the activation bytes Korthikanti et al. count.
@@ -94,10 +99,10 @@ from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
 from .stages import block_share
 from .settings import fp8_tp_gather_of
-from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp8, h, h_kv,
-                            eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half,
-                            w_half_expert)
-from ..presets.systems import absent_filled
+from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp4, eta_fp8, h,
+                            h_kv, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp4, peak_fp8, q_lora, s,
+                            t, w_half, w_half_expert)
+from ..presets.systems import absent_filled, low_dtype
 
 
 @dataclass(frozen=True)
@@ -123,25 +128,35 @@ FITTED = {f.name: f for f in (
                        "backward, the FLOPs it runs)", 0.10, 1.00),
     Fitted("w_half_expert", "GEMM width at which an MoE expert's grouped GEMM reaches half its large-shape share "
                             "(absent: w_half, the dense GEMMs' curve)", 0.0, 4096.0),
+    Fitted("eta_fp4", "share of the datasheet FP4 matmul peak the NVFP4 matmuls reach at large shapes", 0.10, 1.00),
 )}
 #: the flash-attention core's backward FLOPs over its forward's: five s × s GEMMs (S = QKᵀ recomputed, dV, dP,
 #: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2
 FLASH_BACKWARD = sp.Rational(5, 2)
 
-#: bytes per element a cast to FP8 reads and writes, per recipe: (extra bf16 read for the amax,
-#: scale bytes per element of an activation or gradient, of a weight).  The cast reads the bf16 tensor
-#: (2 bytes) and writes two FP8 copies (1 byte each) with their scales.  Sources: Transformer Engine
+#: bytes per element a cast to FP8 (FP4) reads and writes, per recipe: (extra bf16 read for the amax,
+#: scale bytes per element of an activation or gradient, of a weight, bytes per quantized element).  The cast reads
+#: the bf16 tensor (2 bytes) and writes two copies (1 byte each in FP8, 1/2 in FP4) with their scales.  Sources: Transformer Engine
 #: docs/features/low_precision_training (commit d0067d0d): fp8_current_scaling.rst ("reading the tensor
 #: twice": the amax, then the cast; delayed scaling fuses the amax into the cast, so this counts the
 #: current-scaling upper bound; one fp32 scale per tensor, negligible); mxfp8.rst (one E8M0 byte per 32
 #: elements, rowwise and columnwise scaled copies differ, "columnwise quantized tensors cannot be computed
 #: from rowwise quantized ones"); fp8_blockwise_scaling.rst (one fp32 scale per 1×128 block of activations
 #: and gradients, per 128×128 block of weights); performance_considerations.rst (Hopper transposes the
-#: columnwise copy).
+#: columnwise copy).  NVFP4 (docs/features/low_precision_training/nvfp4/nvfp4.rst and
+#: transformer_engine/pytorch/csrc/quantizer.cpp NVFP4Quantizer::quantize_impl, commit d0067d0d): E2M1 values, half a
+#: byte each, one E4M3 scale per 16 consecutive elements of an activation or gradient and per 16×16 block of a weight
+#: (2D, the default), a rowwise and a transposed columnwise copy (its GEMM takes the TN layout only); the global fp32
+#: scale needs the tensor's amax first, a read of its own (nvte_hadamard_transform_amax for the inputs and gradients,
+#: whose columnwise copy goes through the random Hadamard transform: both amaxes in that one read;
+#: nvte_compute_amax for the weights), and the cast with the transform is one kernel for bf16 inputs
+#: (nvte_quantize_with_hadamard_transform: counted so; its unfused path, for shapes the fused kernel refuses, writes
+#: the transformed copy too, not counted).
 CAST = {
-    "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0)),
-    "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32)),
-    "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128)),
+    "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0), sp.Integer(1)),
+    "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32), sp.Integer(1)),
+    "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128), sp.Integer(1)),
+    "nvfp4": (sp.Integer(2), sp.Rational(1, 16), sp.Rational(1, 16 * 16), sp.Rational(1, 2)),
 }
 #: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
 CAST_READ, CAST_COPIES = 2, 2
@@ -365,6 +380,12 @@ def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention
     return tuple(out + ([(lm_head_gemm(tokens), sp.Integer(1))] if lm_head else []))
 
 
+def low_rate(precision: str) -> sp.Expr:
+    """FLOP/s of a low-precision recipe's linear GEMMs at large shapes: peak_fp4 · η_fp4 under nvfp4, peak_fp8 · η_fp8
+    under the FP8 recipes (symcomm.presets.systems.low_dtype: the one rule of which recipe runs which type)."""
+    return peak_fp4 * eta_fp4 if low_dtype(precision) == "fp4" else peak_fp8 * eta_fp8
+
+
 def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """HBM bytes of the FP8 casts of one micro-batch over these (GEMM, times) pairs: (the casts of the activations X
     in the forward, the weights' casts in the forward, the casts of the backward).  Transformer Engine's recipes
@@ -381,9 +402,9 @@ def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
         (x_fwd, x_back), (w_fwd, w_back) = ROWWISE_ACT, ROWWISE_WEIGHT
         back = x_el * x_back + w_el * w_back + dy_el * sum(ROWWISE_ACT) + ROWWISE_RESCALE * (x_el + w_el)
         return x_el * x_fwd, w_el * w_fwd, back
-    amax, act_scale, weight_scale = CAST[precision]
-    per_act = CAST_READ + amax + CAST_COPIES * (1 + act_scale)
-    per_weight = CAST_READ + amax + CAST_COPIES * (1 + weight_scale)
+    amax, act_scale, weight_scale, element = CAST[precision]
+    per_act = CAST_READ + amax + CAST_COPIES * (element + act_scale)
+    per_weight = CAST_READ + amax + CAST_COPIES * (element + weight_scale)
     return x_el * per_act, w_el * per_weight / m, dy_el * per_act
 
 
@@ -545,7 +566,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         forward = rest / rate + core_time + extra / rate
         backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate
     else:
-        rate8 = peak_fp8 * eta_fp8
+        rate8 = low_rate(run.precision)
         low = [(g, n) for g, n in shaped if g.fp8]
         high = [(g, n) for g, n in shaped if not g.fp8]
 
@@ -621,7 +642,7 @@ def tp_fused_gemm_seconds(run):
         return None
     kind = attention_kind(run)
     qkv, out, fc1, fc2 = layer_gemms(b / (d * m) * s / c, run.gated, False, kind)
-    rate = peak * eta if run.precision == "bf16" else peak_fp8 * eta_fp8
+    rate = peak * eta if run.precision == "bf16" else low_rate(run.precision)
 
     def seconds(g):
         # a fused projection's parts where the framework runs them apart (as_run): async TP's fused matmul takes

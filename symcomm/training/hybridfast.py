@@ -290,9 +290,9 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     options = entry["options"]
     precision = str(options.get("precision", "bf16"))
     kernel = str(step_texts.get("attention_kernel", "fused"))
-    typed_peaks = {name: float(values[name]) for name in ("peak", "peak_fp8") if name in values}
-    if "peak_fp8" in typed_peaks and precision == "bf16":
-        notes.add("peak_fp8 not used: precision=bf16 runs no matmul in FP8")
+    typed_peaks = {name: float(values[name]) for name in ("peak", "peak_fp8", "peak_fp4") if name in values}
+    for note in presets.systems.unused_peaks(typed_peaks, precision):
+        notes.add(note)
     compute = system.compute_values(dtype, precision, False, kernel, typed_peaks)
     if dtype == "fp8" and precision == "bf16":
         raise Fallback("fp8 with bf16 precision")      # not generated: its note is the general path's
@@ -339,7 +339,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
 
 #: names whose value changes more than a number (the link rule reads N and G, a unit or a bandwidth is converted, a
 #: typed peak changes the hardware's constants, a typed time constant the weights): such calls are not planned
-_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "peak", "peak_fp8", "gpus_per_node")) | TIME_NAMES
+_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "peak", "peak_fp8", "peak_fp4", "gpus_per_node")) | TIME_NAMES
 
 
 def warm(args) -> dict | None:

@@ -54,8 +54,10 @@ RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
 #: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
 #: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales); torchao float8
-#: rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8)
-PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise")
+#: rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8); NVFP4
+#: (Transformer Engine's NVFP4BlockScaling, Blackwell: E2M1 values, one E4M3 scale per 16 elements of an activation or
+#: gradient and per 16×16 block of a weight, all three GEMMs in FP4)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4")
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
 #: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
 ATTENTION_KERNELS = ("fused", "fa2")
@@ -336,7 +338,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
            "(1×128 activation, 128×128 weight blocks); fp8_rowwise (torchao float8 rowwise: per-row scales, its casts and "
-           "the backward's rescale as torchao runs them); the attention core, norms, softmax and LM head stay bf16"),
+           "the backward's rescale as torchao runs them); nvfp4 (Transformer Engine NVFP4: FP4 matmuls at peak_fp4 × "
+           "eta_fp4, 16-element scales, 16×16 for weights); the attention core, norms, softmax and LM head stay bf16"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)

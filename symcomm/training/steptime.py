@@ -305,7 +305,7 @@ ASSUMPTIONS = (
     "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
     "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
-    "peak_fp8 × eta_fp8 and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
+    "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
     "cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per "
     "logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
     "gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and "
@@ -352,8 +352,8 @@ MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gath
                 "gathers MXFP8 weights through a bf16 buffer and re-quantizes them "
                 "(megatron/core/distributed/param_and_grad_buffer.py)")
 #: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
-FP8_MFU = ("under an FP8 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
-           "peak_fp8 × eta_fp8 (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
+FP8_MFU = ("under an FP8 or FP4 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
+           "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
            "two peaks in one step)")
 
 

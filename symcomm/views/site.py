@@ -308,10 +308,11 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     (F, h_kv, V, ...), the hardware constants it takes, its quantities in order."""
     free = frozenset().union(*(free_symbols(e) for quantities in bundles.values() for e in quantities.values()))
     # the hardware's constants (its preset gives them, as eval takes them from --hardware), never typed inputs:
-    # peak_fp8, eta_fp8 too (precision=fp8_*), which the page used to show as an input reading "undefined"
+    # peak_fp8, eta_fp8 too (precision=fp8_*; peak_fp4, eta_fp4: nvfp4), which the page used to show as an input
+    # reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
-                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "eta_attn",
-                                     "eta_fa2", "w_half_expert")]
+                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "peak_fp4",
+                                     "eta_fp4", "eta_attn", "eta_fa2", "w_half_expert")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
@@ -354,12 +355,13 @@ def _presets() -> tuple[dict, dict]:
                 compute[dtype] = system.compute_values(dtype)
             except ValueError as err:      # no peak at this dtype: what eval says
                 compute[dtype] = {"error": str(err)}
-        # an FP8 precision runs at the bf16 peak plus peak_fp8 × eta_fp8 whatever --dtype (Hardware.compute_values)
+        # a low precision runs at the bf16 peak plus peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) whatever --dtype
+        # (Hardware.compute_values)
         by_precision = {}
         for precision in PRECISIONS[1:]:
             try:
                 by_precision[precision] = system.compute_values("bf16", precision)
-            except ValueError as err:      # no FP8 peak, or no eta_fp8 fitted: what eval says
+            except ValueError as err:      # no FP8 (FP4) peak, or no eta_fp8 (eta_fp4) fitted: what eval says
                 by_precision[precision] = {"error": str(err)}
         hardware[name] = {"title": system.title, **system.values(1), "compute": compute,
                           "compute_precision": by_precision}

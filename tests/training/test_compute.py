@@ -181,6 +181,63 @@ def test_fp8_small_shape_by_hand(precision):
     assert backward == 2 * (fp8 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100) + LOSS_BACKWARD
 
 
+# NVFP4, bytes per element from Transformer Engine's NVFP4 page (docs/features/low_precision_training/nvfp4/nvfp4.rst,
+# commit d0067d0d) and its quantizer (transformer_engine/pytorch/csrc/quantizer.cpp, NVFP4Quantizer::quantize_impl):
+# the amax first, a read of the bf16 tensor (2; the Hadamard-transformed columnwise amax in the same read), then the
+# cast reading it again (2) and writing a rowwise and a transposed columnwise E2M1 copy, half a byte each, each with
+# one E4M3 byte per 16 elements of an activation or gradient, per 16×16 block of a weight
+NVFP4_BYTES = (2 + 2 + 2 * (sp.Rational(1, 2) + sp.Rational(1, 16)),
+               2 + 2 + 2 * (sp.Rational(1, 2) + sp.Rational(1, 256)))
+
+
+def test_nvfp4_small_shape_by_hand():
+    """The linear GEMMs, all three of each, at peak_fp4 · eta_fp4 (3000 · 1/3 = 1000 FLOP/s here, same width
+    factor), the attention core and LM head in bf16 as under FP8, the casts as above at the HBM bandwidth."""
+    act, weight = NVFP4_BYTES
+    assert (act, weight) == (sp.Rational(41, 8), sp.Rational(641, 128))
+    fp4 = sum(gemm_seconds(*g, 3000, sp.Rational(1, 3)) for g in LINEAR)
+    head = gemm_seconds(*LM_HEAD, 1000, sp.Rational(1, 2))
+    rates = {"peak_fp4": 3000, "eta_fp4": sp.Rational(1, 3)}
+    forward, backward = micro("nvfp4", embeddings=True, values=rates)
+    assert forward == fp4 + CORE + head + (X_ELEMENTS * act + W_ELEMENTS * weight) / sp.Integer(100) + LOSS_FORWARD
+    assert backward == 2 * (fp4 + head) + CORE_BACK + DY_ELEMENTS * act / sp.Integer(100) + LOSS_BACKWARD
+    # the FP8 constants play no part, nor the FP4 ones under an FP8 recipe
+    assert micro("nvfp4", embeddings=True, values={**rates, "peak_fp8": 1, "eta_fp8": 1}) == (forward, backward)
+    assert micro("fp8_tensor", values={"peak_fp4": 1, "eta_fp4": 1}) == micro("fp8_tensor")
+
+
+def test_nvfp4_on_the_hardware_presets():
+    """GB200 and B200 give a dense FP4 peak, twice their FP8 one (NVIDIA's GB200 NVL72 and HGX B200 tables: FP4 20
+    and 18 PFLOPS with sparsity per GPU); GB200's eta_fp4 is fitted on its NVFP4 runs, B200 has none fitted (no
+    named run in scope there) and H100 no FP4 at all: each refusal names what is missing."""
+    from symcomm.presets import hardware
+
+    gb200 = hardware("gb200").compute_values("bf16", "nvfp4")
+    assert gb200["peak_fp4"] == 2 * hardware("gb200").peak("fp8") == 1e16
+    assert 0 < gb200["eta_fp4"] <= 1 and "peak_fp8" not in gb200 and "eta_fp8" not in gb200
+    assert "eta_fp4" not in hardware("gb200").compute_values("bf16", "mxfp8")
+    assert hardware("b200").peak("fp4") == 9e15
+    with pytest.raises(InputError, match="eta_fp4"):
+        hardware("b200").compute_values("bf16", "nvfp4")
+    with pytest.raises(InputError, match="no FP4 peak"):
+        hardware("h100").compute_values("bf16", "nvfp4")
+    # Megatron-Core gathers NVFP4 weights under its own switch; the FP8 one is refused here, not misread
+    with pytest.raises(InputError, match="fp8_param_gather=1 with precision=nvfp4"):
+        subject("hybrid", zero="1", fp8_param_gather="1", precision="nvfp4").terms
+
+
+def test_a_typed_low_peak_the_precision_does_not_run_is_said():
+    import symcomm
+
+    layout = dict(model="llama3-70b", hardware="gb200", t=2, p=4, d=8, c=1, b=256, m=32, s=8192, sp=1)
+    # three calls: the first answers, the second plans, the third answers from the plan (symcomm.training.hybridfast)
+    for _ in range(3):
+        got = symcomm.evaluate("hybrid", **layout, precision="mxfp8", peak_fp4=1e16)
+        assert "peak_fp4 not used: precision=mxfp8 runs no matmul in FP4" in got.notes
+        got = symcomm.evaluate("hybrid", **layout, precision="nvfp4", peak_fp8=5e15)
+        assert "peak_fp8 not used: precision=nvfp4 runs no matmul in FP8" in got.notes
+
+
 # torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
 # roofline_utils.py at 6243040, "rowwise"): X and dY two kernels, bf16 read 2 + FP8 write 1 + transposed bf16
 # write 2, then read 2 + write 1 (5 + 3); the weight 2 + 1, 2·2, 2 + 1 (3 + 7), every micro-batch; and the

@@ -66,13 +66,16 @@ def _print_step(payload: dict) -> None:
               f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
               f"({human_size(payload['memory_excess_bytes'], 'bytes')}) too many: this layout cannot run")
     c = payload["constants"]
+    # "typed" beside each peak the user gave (its input row's source), not beside the bf16 one for any of them
+    typed_peaks = {name for name, row in payload["inputs"].items() if name.startswith("peak")
+                   and isinstance(row, dict) and row.get("source") == "typed"}
     low = next((kind for kind in ("fp8", "fp4") if f"peak_{kind}" in c), None)
-    fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s, "
-           f"eta_{low} {c[f'eta_{low}']}" if low else "")
+    fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s"
+           f"{' typed' if f'peak_{low}' in typed_peaks else ''}, eta_{low} {c[f'eta_{low}']}" if low else "")
     # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
     attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
-    typed = " typed" if c["peak_source"].startswith("typed") else ""
+    typed = " typed" if "peak" in typed_peaks else ""
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "
           f"elements, kappa {c['kappa']}{attention}{fp8}: {c['source']}")
     if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named

@@ -238,6 +238,15 @@ def test_a_typed_low_peak_the_precision_does_not_run_is_said():
         assert "peak_fp8 not used: precision=nvfp4 runs no matmul in FP8" in got.notes
 
 
+def test_eval_says_typed_beside_the_peak_typed_alone():
+    layout = ("--model", "llama3-70b", "--hardware", "gb200", "t=2", "p=4", "d=8", "c=1", "b=256", "m=32", "s=8192",
+              "sp=1", "precision=nvfp4")
+    line = next(x for x in _cli("eval", "hybrid", *layout, "peak_fp4=5e15").stdout.splitlines() if "constants" in x)
+    assert "peak 2500 TFLOP/s (bf16)," in line and "peak_fp4 5000 TFLOP/s typed," in line
+    line = next(x for x in _cli("eval", "hybrid", *layout, "peak=2e15").stdout.splitlines() if "constants" in x)
+    assert "peak 2000 TFLOP/s (bf16 typed)," in line and "peak_fp4 10000 TFLOP/s," in line
+
+
 # torchao float8 rowwise, bytes per element by torchao's own roofline (pytorch/ao torchao/testing/float8/
 # roofline_utils.py at 6243040, "rowwise"): X and dY two kernels, bf16 read 2 + FP8 write 1 + transposed bf16
 # write 2, then read 2 + write 1 (5 + 3); the weight 2 + 1, 2·2, 2 + 1 (3 + 7), every micro-batch; and the

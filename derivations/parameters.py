@@ -28,8 +28,9 @@ TOLERANCE = sp.Rational(2, 100)
 
 GPT = Derivation(
     "GPT-style transformer: parameters",
-    (Step(phi_gpt().subs(F, 4 * h), "per layer: W_Q, W_K, W_V, W_O and biases, MLP h→4h→h with biases, "
-                                    "2 LayerNorms; token embedding (tied), positions, final LayerNorm"),
+    (Step(phi_gpt().subs({F: 4 * h, n_kv: a}), "per layer: W_Q, W_K, W_V, W_O and biases (multi-head: n_kv = a), "
+                                               "MLP h→4h→h with biases, 2 LayerNorms; token embedding (tied), "
+                                               "positions, final LayerNorm"),
      Step(12 * L * h ** 2 + 13 * L * h + (V + s) * h + 2 * h, "collect: 4h² + 8h² per layer, 13h of biases and norms"),
      Step(12 * L * h ** 2 * (1 + sp.Rational(13, 12) / h + (V + s) / (12 * L * h)) + 2 * h,
           "Narayanan et al.'s form, plus the final LayerNorm (2h) they omit")),
@@ -71,10 +72,14 @@ MLA = Derivation(
     "parameters (elements)", "DeepSeek-AI 2024, DeepSeek-V2 §2.1 and DeepSeek-V3 §2.1.1", lhs="attention, MLA")
 
 CLAIMS = [
-    Limit(phi_gpt().subs(F, 4 * h) / (12 * L * h ** 2), 1, h, sp.oo,
+    Limit(phi_gpt().subs({F: 4 * h, n_kv: a}) / (12 * L * h ** 2), 1, h, sp.oo,
           name="GPT: Φ / 12Lh² → 1 as h → ∞ (Kaplan et al.'s approximation)", source=KAPLAN),
     Claim(attention_gqa().subs(n_kv, a), 4 * h ** 2, name="GQA with n_kv = a is multi-head attention: 4h²",
           source="Vaswani et al. 2017"),
+    Claim(phi_gpt() - phi_gpt().subs(n_kv, a), -2 * L * (h + 1) * h * (a - n_kv) / a,
+          name="GPT's count with grouped-query attention (a shape typed with gated=0 and h_kv < h, Nemotron-4's): "
+               "the K and V projections and their biases of the a − n_kv heads it drops, per layer",
+          source="Ainslie et al. 2023, GQA"),
 ]
 
 # -- the presets against hand counts and published totals --------------------------------------

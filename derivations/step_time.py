@@ -24,7 +24,7 @@ from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute
-from symcomm.training.memory import activation_bytes, layer_activation_bytes
+from symcomm.training.memory import TE_SAVED_INPUT, activation_bytes, layer_activation_bytes, saved_input_bytes
 from symcomm.training.settings import MEGATRON_BLOCK_RECOMPUTE, RunSetting
 from symcomm.collectives.algorithms import algorithm
 from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv,
@@ -135,6 +135,28 @@ BLOCK_RECOMPUTE = Derivation(
             Claim(compute.micro_batch_compute(_BLOCK_RUNS["block"]).total.subs(_S.L_rc, 0),
                   compute.micro_batch_compute(_BLOCK_RUNS["none"]).total,
                   name="no layer recomputing (L_rc → 0) is no recompute", source=MEGATRON_BLOCK_RECOMPUTE)))
+
+# Transformer Engine's low-precision recipes keep a linear's quantized input for its weight gradient (memory.
+# saved_input_bytes): Korthikanti et al.'s 34 sbh/t with sequence parallelism, its four linears' inputs (QKV and FC1,
+# h wide, norm-fused; the attention output, h, and FC2, 4h, plain) at the bytes the recipe keeps
+_SBH_T = (s / c) * _S.b / (d * m) * h / t
+QUANTIZED_ACTIVATIONS = Derivation(
+    "Activations a layer keeps under a Transformer Engine FP8 recipe",
+    (Step(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "fp8_tensor", True)),
+          "per-tensor FP8 with sequence parallelism: the norm-fused QKV and FC1 keep both FP8 copies of their "
+          "input (2 bytes: the backward all-gathers it), the attention output and FC2 one (1 byte)"),
+     Step((34 - 1 - 4) * _SBH_T, "Korthikanti et al.'s 34 less 1 byte of the attention output's h and of FC2's 4h")),
+    "bytes per layer per micro-batch, one GPU, flash attention, no recompute, s → s/c",
+    "Korthikanti et al. 2022, Table 2; " + TE_SAVED_INPUT, lhs="activations, FP8",
+    claims=(Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "bf16", True)),
+                  34 * _SBH_T, name="in bf16 the count is Korthikanti et al.'s 34 sbh/t", source=KORTHIKANTI),
+            Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "mxfp8", True)),
+                  (20 + 7 * (1 + sp.Rational(1, 32))) * _SBH_T,
+                  name="MXFP8 keeps every linear's input as one column-scaled copy, 1 + 1/32 bytes per element",
+                  source=TE_SAVED_INPUT),
+            Claim(activation_bytes("none", True, True, saved=saved_input_bytes("fsdp2", "fp8_tensor", True)),
+                  34 * _SBH_T, name="torchao's Float8Linear (framework fsdp2) keeps the 16-bit input: unchanged",
+                  source="pytorch/ao torchao/float8/float8_linear.py at 4f8021f2")))
 
 # the 6N rule: every weight matrix costs 2 FLOPs per token forward and 4 backward
 WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
@@ -786,8 +808,10 @@ CHAPTER = Chapter(
      "without a compiled loss, 12, 16 under loss parallel, 2 more under pipeline parallelism, which keeps the "
      "stage's output; a compiled one 4: symcomm.training.memory.loss_bytes_per_logit), or one layer's "
      "activations while it is recomputed, whichever is larger (the two are never live at once), and FSDP's two "
-     "gathered layers and their gradients; FSDP2 keeps no 16-bit shard beside the fp32 master; the busiest GPU is "
-     "the larger of the first and last stage. What the CUDA caching allocator reserves beyond the live bytes "
+     "gathered layers and their gradients; FSDP2 keeps no 16-bit shard beside the fp32 master; under Transformer "
+     "Engine's FP8 and NVFP4 recipes (framework megatron, megatron_fsdp) each linear keeps its quantized input for "
+     "the weight gradient, not the 16-bit one (below; the recompute working set is still counted in 16 bits, an "
+     "upper bound); the busiest GPU is the larger of the first and last stage. What the CUDA caching allocator reserves beyond the live bytes "
      "(cached and fragmented blocks), which torchtitan's printed memory includes, is not modelled: a printed "
      "reserved peak is expected above the prediction, by an amount no run's table determines. "
      "torchtitan's op-level selective checkpointing (recompute=op) keeps per block its input and the outputs its "
@@ -821,7 +845,8 @@ CHAPTER = Chapter(
      "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
+                 QUANTIZED_ACTIVATIONS, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),

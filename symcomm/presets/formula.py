@@ -27,8 +27,10 @@ h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
 
 
 def attention_mha_biased() -> sp.Expr:
-    """GPT: W_Q, W_K, W_V, W_O (h × h each) and their biases: 4h² + 4h."""
-    return 4 * h ** 2 + 4 * h
+    """GPT: W_Q, W_O (h × h), W_K, W_V (h × n_kv·h/a: grouped-query attention where n_kv < a, Nemotron-4's; h × h
+    for multi-head attention, n_kv = a, GPT-2/3's) and their biases: 4h² + 4h at n_kv = a."""
+    kv = n_kv * h / a
+    return 2 * h ** 2 + 2 * h * kv + 2 * h + 2 * kv
 
 
 def attention_gqa(head=None) -> sp.Expr:
@@ -49,7 +51,8 @@ def attention_mla(q_compressed: bool = True) -> sp.Expr:
 
 def phi_gpt() -> sp.Expr:
     """GPT-2/3: per layer attention + MLP (2hF + F + h with biases) + 2 LayerNorms (4h);
-    token embedding V·h (tied with the output), learned positions s·h, final LayerNorm 2h."""
+    token embedding V·h (tied with the output), learned positions s·h, final LayerNorm 2h.  n_kv = a (multi-head
+    attention) gives GPT-3's count; n_kv < a its grouped-query form."""
     return L * (attention_mha_biased() + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
 
 

@@ -127,7 +127,8 @@ def _phi(m: Model) -> int:
     h, L, a, n_kv, F, V, s = m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab, m.seq
     E, L_moe, F_e, E_s = m.experts, m.moe_layers, m.moe_ffn or m.ffn, m.shared_experts
     if m.family == "gpt":
-        value = L * ((4 * h ** 2 + 4 * h) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
+        kv = Fraction(n_kv * h, a)         # K, V widths: h for multi-head attention (n_kv = a)
+        value = L * ((2 * h ** 2 + 2 * h * kv + 2 * h + 2 * kv) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
     elif m.family == "llama":
         head = m.head_dim or Fraction(h, a)
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h

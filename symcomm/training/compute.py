@@ -97,6 +97,7 @@ import sympy as sp
 from . import flops
 from .axes import data_schedule
 from .memory import layer_activation_bytes, loss_kind, scores
+from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp4, eta_fp8, h,
@@ -134,32 +135,6 @@ FITTED = {f.name: f for f in (
 #: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2
 FLASH_BACKWARD = sp.Rational(5, 2)
 
-#: bytes per element a cast to FP8 (FP4) reads and writes, per recipe: (extra bf16 read for the amax,
-#: scale bytes per element of an activation or gradient, of a weight, bytes per quantized element).  The cast reads
-#: the bf16 tensor (2 bytes) and writes two copies (1 byte each in FP8, 1/2 in FP4) with their scales.  Sources: Transformer Engine
-#: docs/features/low_precision_training (commit d0067d0d): fp8_current_scaling.rst ("reading the tensor
-#: twice": the amax, then the cast; delayed scaling fuses the amax into the cast, so this counts the
-#: current-scaling upper bound; one fp32 scale per tensor, negligible); mxfp8.rst (one E8M0 byte per 32
-#: elements, rowwise and columnwise scaled copies differ, "columnwise quantized tensors cannot be computed
-#: from rowwise quantized ones"); fp8_blockwise_scaling.rst (one fp32 scale per 1×128 block of activations
-#: and gradients, per 128×128 block of weights); performance_considerations.rst (Hopper transposes the
-#: columnwise copy).  NVFP4 (docs/features/low_precision_training/nvfp4/nvfp4.rst and
-#: transformer_engine/pytorch/csrc/quantizer.cpp NVFP4Quantizer::quantize_impl, commit d0067d0d): E2M1 values, half a
-#: byte each, one E4M3 scale per 16 consecutive elements of an activation or gradient and per 16×16 block of a weight
-#: (2D, the default), a rowwise and a transposed columnwise copy (its GEMM takes the TN layout only); the global fp32
-#: scale needs the tensor's amax first, a read of its own (nvte_hadamard_transform_amax for the inputs and gradients,
-#: whose columnwise copy goes through the random Hadamard transform: both amaxes in that one read;
-#: nvte_compute_amax for the weights), and the cast with the transform is one kernel for bf16 inputs
-#: (nvte_quantize_with_hadamard_transform: counted so; its unfused path, for shapes the fused kernel refuses, writes
-#: the transformed copy too, not counted).
-CAST = {
-    "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0), sp.Integer(1)),
-    "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32), sp.Integer(1)),
-    "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128), sp.Integer(1)),
-    "nvfp4": (sp.Integer(2), sp.Rational(1, 16), sp.Rational(1, 16 * 16), sp.Rational(1, 2)),
-}
-#: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
-CAST_READ, CAST_COPIES = 2, 2
 
 #: torchao float8's rowwise recipe (torchtitan's float8 recipe_name "rowwise"; Float8LinearRecipeName.ROWWISE,
 #: pytorch/ao torchao/float8/config.py at 6243040, the commit torchtitan's 2025-06 async-TP benchmark names): the
@@ -381,8 +356,8 @@ def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention
 
 
 def low_rate(precision: str) -> sp.Expr:
-    """FLOP/s of a low-precision recipe's linear GEMMs at large shapes: peak_fp4 · η_fp4 under nvfp4, peak_fp8 · η_fp8
-    under the FP8 recipes (symcomm.presets.systems.low_dtype: the one rule of which recipe runs which type)."""
+    """FLOP/s of a low-precision recipe's linear GEMMs at large shapes: peak_fp4 · η_fp4 under nvfp4,
+    peak_fp8 · η_fp8 under the FP8 recipes (symcomm.presets.systems.low_dtype: the one rule of which recipe runs which type)."""
     return peak_fp4 * eta_fp4 if low_dtype(precision) == "fp4" else peak_fp8 * eta_fp8
 
 

@@ -25,6 +25,7 @@ import sympy as sp
 from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard
 from .stages import block_share, in_flight as stage_in_flight
+from .recipes import CAST
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
                              s, t, v)
@@ -100,8 +101,35 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     return tuple(out)
 
 
+#: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
+#: TELayerNormColumnParallelLinear, the attention output and FC2 TERowParallelLinear, the experts TEGroupedLinear),
+#: which under a low-precision recipe keep their quantized input for the weight gradient (:func:`saved_input_bytes`)
+TE_LINEAR_FRAMEWORKS = ("megatron", "megatron_fsdp")
+#: where Transformer Engine keeps a quantized input (NVIDIA/TransformerEngine at d0067d0d): module/linear.py
+#: _Linear.forward, ``saved_inputmat = inputmat`` (the quantized tensor, its row-wise data discarded: one copy);
+#: module/layernorm_linear.py, ``ln_out_to_save = ln_out``, whose row-wise data is kept too where the input is
+#: all-gathered in the backward (sequence parallel) and the format is neither MXFP8 nor blockwise FP8 (per-tensor FP8,
+#: NVFP4: both copies); module/grouped_linear.py, the columnwise data only; unless save_original_input (off by default)
+TE_SAVED_INPUT = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, "
+                  "grouped_linear.py at d0067d0d (the saved input of the weight gradient)")
+
+
+def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
+    """(bytes per element a norm-fused linear's input keeps for the backward, a plain linear's): 2 and 2, the 16-bit
+    input, unless the framework's linears are Transformer Engine modules (:data:`TE_LINEAR_FRAMEWORKS`) under one of
+    its low-precision recipes: then the quantized copy it keeps (:data:`TE_SAVED_INPUT`), an element and its scale
+    as symcomm.training.recipes.CAST counts them, twice for a norm-fused linear's input under sequence parallelism
+    with per-tensor FP8 or NVFP4."""
+    if framework not in TE_LINEAR_FRAMEWORKS or precision not in CAST:
+        return sp.Integer(2), sp.Integer(2)
+    _, act_scale, _, element = CAST[precision]
+    one = element + act_scale
+    both = sp_on and precision in ("fp8_tensor", "nvfp4")
+    return (2 * one if both else one), one
+
+
 def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
-                     torch_tp: bool = False) -> sp.Expr:
+                     torch_tp: bool = False, saved: tuple = (2, 2)) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
@@ -109,8 +137,12 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     (11sbh of the 34) replaced by :func:`mla_attention_widths`.  op: the tokens' :func:`op_kept_widths`
     (``gated`` says which matmuls are odd-numbered).  ``torch_tp`` (symcomm.training.torchmem.kept_whole): with
     sequence parallel and no or selective recompute, PyTorch's tensor parallel keeps the attention's and the MLP's
-    gathered inputs whole (torchmem.tp_gathered_inputs)."""
+    gathered inputs whole (torchmem.tp_gathered_inputs).  ``saved`` (:func:`saved_input_bytes`): the bytes per element
+    of the linears' inputs Korthikanti et al. count at 2 (with sequence parallelism the QKV and FC1 inputs, h wide,
+    kept by norm-fused linears; the attention output, h, and FC2's input, 4h, by plain ones), MLA's attention
+    projections left at 2."""
     micro = b / (d * m)
+    fused, plain = saved
     if torch_tp and sp_on and recompute in ("none", "selective"):
         return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
     if recompute == "op":
@@ -122,14 +154,18 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     if attention == "mla":
         whole, split = mla_attention_widths()
         sb = (s / c) * micro
-        rest = 23 * sbh / t if sp_on else sbh * (7 + 16 / t)      # the MLP and the norms, as Korthikanti
+        # the MLP and the norms, as Korthikanti: FC1's input (h) and FC2's (4h) at their saved bytes
+        rest = ((13 + fused + 4 * plain) * sbh / t if sp_on
+                else sbh * (5 + fused + (8 + 4 * plain) / t))
         return sb * (whole / (t if sp_on else 1) + split / t) + rest + kept_scores
+    # Korthikanti's 34 (10 + 24/t): the four linears' inputs, QKV's and FC1's (h each) and the attention output's (h)
+    # and FC2's (4h), 2 bytes each, replaced by their saved bytes
     if sp_on:
-        return 34 * sbh / t + kept_scores
-    return sbh * (10 + 24 / t) + kept_scores
+        return (20 + 2 * fused + 5 * plain) * sbh / t + kept_scores
+    return sbh * (6 + 2 * fused + (14 + 5 * plain) / t) + kept_scores
 
 
-def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
+def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2)) -> sp.Expr:
     """Bytes one MoE layer's experts keep for the backward, per micro-batch and GPU, beyond what
     :func:`activation_bytes` counts for a layer: each of the routed token rows (T·k of the micro-batch's T =
     (b/(d·m))·s/c tokens, each row one token sent to one expert) keeps, in 16 bits, its permuted input (h), the
@@ -138,29 +174,32 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp") -> sp.Expr:
     gathers all T·k rows to each of the t ranks), the rows split over t with expert_tp = 1 (each rank routes
     its own 1/t: Megatron-Core moe/token_dispatcher.py, experts.py GroupedMLP saves these for its backward).
     Our own count from those saved tensors, in Korthikanti et al. 2022's way (Table 2: 2 bytes per element,
-    what the backward reads); routing probabilities and indices (k numbers per token) left out."""
+    what the backward reads); routing probabilities and indices (k numbers per token) left out.  ``saved``
+    (:func:`saved_input_bytes`): the two GEMMs' inputs (the permuted h, the activation's F_e) at a plain linear's
+    saved bytes (Transformer Engine's grouped linear keeps its quantized input)."""
     up = 2 if gated else 1
+    plain = saved[1]
     tokens = (b / (d * m)) * s / c
     if expert_tp == "tp":
-        return 2 * tokens * k * (2 * h + (up + 1) * F_e / t)
-    return 2 * tokens * k / t * (2 * h + (up + 1) * F_e)
+        return tokens * k * ((2 + plain) * h + (2 * up + plain) * F_e / t)
+    return tokens * k / t * ((2 + plain) * h + (2 * up + plain) * F_e)
 
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
-                           schedule: str = "1f1b") -> sp.Expr:
+                           schedule: str = "1f1b", saved: tuple = (2, 2)) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
-    (symcomm.training.stages.block_share, by ``schedule``)."""
+    (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`."""
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
-                                                       torch_tp))
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp)
+                                                       torch_tp, saved=saved))
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved)
     if moe and recompute != "full":
-        per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp)
+        per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved)
     return per_layer
 
 
@@ -197,8 +236,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     schedule = opts["schedule"]
+    saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"), torch_tp, schedule)
+                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved)
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -265,8 +305,9 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
         optimizer += 12 * held if data.zero == 0 else 12 * held / group
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
+    saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"), torch_tp)
+                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved)
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

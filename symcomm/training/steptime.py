@@ -47,7 +47,7 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
-from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu
+from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
@@ -241,7 +241,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     memory_total = memory_per_gpu(memory, layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated,
                                                                  run.expert_tp,
                                                                  torchmem.kept_whole(framework, run.precision),
-                                                                 run.schedule),
+                                                                 run.schedule,
+                                                                 saved_input_bytes(framework, run.precision, run.sp)),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data)
 

@@ -525,3 +525,23 @@ def test_a_flat_all_to_all_fit_across_nodes_is_unmixed_once(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="field 'inter'.*alpha_inter.*not positive"):
         presets.hardware(str(path))
+
+
+def test_a_gpt_shape_with_grouped_query_attention_counts_its_narrow_k_and_v():
+    """A shape typed with gated=0 is counted as GPT (biases, learned positions), and its K, V projections are h_kv
+    wide, not h: Nemotron-4 340B (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml: h 18432, 96
+    layers, 96 heads, 8 query groups of h/a = 192, FFN 4h = 73728 squared-ReLU, untied, 256k vocabulary, seq 4096).
+    Per layer by hand: W_Q, W_O 2·18432² + W_K, W_V 2·18432·1536 + biases 2·18432 + 2·1536, MLP 2·18432·73728 +
+    73728 + 18432, norms 4·18432; then V·h twice (untied), s·h, 2h: 341.1B, the published 340B within 1 %."""
+    import symcomm
+
+    h, L, h_kv, F, V, s = 18432, 96, 1536, 73728, 256000, 4096
+    per_layer = 2 * h * h + 2 * h * h_kv + 2 * h + 2 * h_kv + 2 * h * F + F + h + 4 * h
+    hand = L * per_layer + 2 * V * h + s * h + 2 * h
+    layout = dict(t=8, p=8, d=2, c=1, b=32, m=16, G=8)
+    got = symcomm.evaluate("hybrid", h=h, L=L, a=96, h_kv=h_kv, F=F, V=V, s=s, gated=0, tied=0, **layout)
+    assert got["inputs"]["Phi"]["value"] == hand
+    assert abs(hand / 340e9 - 1) < 0.01
+    # multi-head attention (h_kv = h) is GPT-3's count unchanged: 4h² + 4h per layer
+    mha = symcomm.evaluate("hybrid", h=h, L=L, a=96, h_kv=h, F=F, V=V, s=s, gated=0, **layout)
+    assert mha["inputs"]["Phi"]["value"] == L * (4 * h * h + 4 * h + 2 * h * F + F + 5 * h) + V * h + s * h + 2 * h

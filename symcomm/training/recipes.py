@@ -1,0 +1,35 @@
+"""The bytes Transformer Engine's low-precision recipes move and keep per element: what a cast to FP8 (FP4) reads
+and writes (:data:`CAST`), read by the compute model (its casts at the HBM bandwidth,
+:func:`symcomm.training.compute.cast_bytes`) and the memory model (the quantized input a linear keeps for its weight
+gradient, :func:`symcomm.training.memory.saved_input_bytes`).  A recipe added here is counted by both."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+#: bytes per element a cast to FP8 (FP4) reads and writes, per recipe: (extra bf16 read for the amax,
+#: scale bytes per element of an activation or gradient, of a weight, bytes per quantized element).  The cast reads
+#: the bf16 tensor (2 bytes) and writes two copies (1 byte each in FP8, 1/2 in FP4) with their scales.  Sources:
+#: Transformer Engine docs/features/low_precision_training (commit d0067d0d): fp8_current_scaling.rst ("reading the tensor
+#: twice": the amax, then the cast; delayed scaling fuses the amax into the cast, so this counts the
+#: current-scaling upper bound; one fp32 scale per tensor, negligible); mxfp8.rst (one E8M0 byte per 32
+#: elements, rowwise and columnwise scaled copies differ, "columnwise quantized tensors cannot be computed
+#: from rowwise quantized ones"); fp8_blockwise_scaling.rst (one fp32 scale per 1×128 block of activations
+#: and gradients, per 128×128 block of weights); performance_considerations.rst (Hopper transposes the
+#: columnwise copy).  NVFP4 (docs/features/low_precision_training/nvfp4/nvfp4.rst and
+#: transformer_engine/pytorch/csrc/quantizer.cpp NVFP4Quantizer::quantize_impl, commit d0067d0d): E2M1 values, half a
+#: byte each, one E4M3 scale per 16 consecutive elements of an activation or gradient and per 16×16 block of a weight
+#: (2D, the default), a rowwise and a transposed columnwise copy (its GEMM takes the TN layout only); the global fp32
+#: scale needs the tensor's amax first, a read of its own (nvte_hadamard_transform_amax for the inputs and gradients,
+#: whose columnwise copy goes through the random Hadamard transform: both amaxes in that one read;
+#: nvte_compute_amax for the weights), and the cast with the transform is one kernel for bf16 inputs
+#: (nvte_quantize_with_hadamard_transform: counted so; its unfused path, for shapes the fused kernel refuses, writes
+#: the transformed copy too, not counted).
+CAST = {
+    "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0), sp.Integer(1)),
+    "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32), sp.Integer(1)),
+    "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128), sp.Integer(1)),
+    "nvfp4": (sp.Integer(2), sp.Rational(1, 16), sp.Rational(1, 16 * 16), sp.Rational(1, 2)),
+}
+#: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
+CAST_READ, CAST_COPIES = 2, 2

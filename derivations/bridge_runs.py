@@ -15,9 +15,9 @@ from importlib import resources
 
 from symcomm.base.errors import InputError
 
-#: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json or megatron_lm_runs.json (same per-run
-#: schema), in derivations/data (never a path)
-NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json")
+#: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json or nemo_runs.json
+#: (same per-run schema), in derivations/data (never a path)
+NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json|nemo_runs\.json")
 #: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 
@@ -41,6 +41,9 @@ RECOMPUTE = ("none", "selective", "full", "op")
 #: own table's footnote) publish as a regression, which ``known_cause`` names: neither fitted nor counted among the
 #: checks, its error shown beside its cause (a configuration its maintainers call broken is not what the model is for)
 ROLES = ("fit", "check", "regression")
+#: grad_reduce_dtype (optional): the element type of the data-parallel gradient reduction where the recipe's
+#: optimizer sets it apart from the framework's rule (NeMo's Apex DistributedFusedAdam: grad_sync_dtype)
+GRAD_REDUCE_DTYPES = ("fp32", "bf16")
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
 STEP_TOLERANCE = 1e-3
 
@@ -114,6 +117,8 @@ def validate(run: dict) -> list[str]:
     # known_cause (optional): why the row's step time disagrees with the step model, from the sources it names
     if "known_cause" in run and not (isinstance(run["known_cause"], str) and run["known_cause"].strip()):
         bad.append(f"{name}: known_cause must be a sentence naming its sources, not {run['known_cause']!r}")
+    if "grad_reduce_dtype" in run and run["grad_reduce_dtype"] not in GRAD_REDUCE_DTYPES:
+        bad.append(f"{name}: grad_reduce_dtype {run['grad_reduce_dtype']!r} is not one of {', '.join(GRAD_REDUCE_DTYPES)}")
     if run["role"] == "regression" and "known_cause" not in run:
         bad.append(f"{name}: role regression needs the known_cause naming where the regression is published")
     if bad:

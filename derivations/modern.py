@@ -1,5 +1,6 @@
-"""Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table;
-``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, read by :mod:`bridge_runs`)
+"""Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table,
+NeMo 24.07's performance table; ``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``,
+``data/megatron_lm_runs.json``, ``data/nemo_runs.json``, read by :mod:`bridge_runs`)
 as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
@@ -27,13 +28,14 @@ from . import bridge_runs
 from symcomm.presets.systems import low_dtype
 
 #: the data files of modern runs, in the order the docs list them
-FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json")
+FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
 PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b": "llama3-70b",
            "llama3.1-70b": "llama3.1-70b", "llama3.1-405b": "llama3.1-405b", "deepseek-v3": "deepseek-v3",
-           "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b"}
+           "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b",
+           "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b"}
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_tensor", "fp8-mx": "mxfp8",
@@ -56,7 +58,8 @@ def out_of_scope(run: dict) -> str | None:
     """Why the step model cannot evaluate ``run`` at all, or None."""
     name, model = run["model"]["name"], run["model"]
     if name not in PRESETS:
-        if name.startswith("nemotron"):
+        # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
+        if "hybrid" in model:
             return f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
         if any(key in model for key in ("hybrid", "experts", "kv_lora_rank")) or (
                 model["head_dim"] * model["heads"] != model["hidden"]):
@@ -218,6 +221,10 @@ def words(run: dict) -> list[str]:
         # f2e5db402c, validate_args), which training.py passes on as DistributedDataParallelConfig's
         # grad_reduce_in_fp32; the Bridge's perf recipes set ddp.grad_reduce_in_fp32 False
         grads = "fp32" if run["id"].startswith("megatron-lm") and run["precision"] == "bf16" else "same"
+        if "grad_reduce_dtype" in run:
+            # the recipe's optimizer names it (NeMo 24.07: Apex's DistributedFusedAdam reduces in its grad_sync_dtype,
+            # fp32 unless set: the run's 'assumed')
+            grads = "fp32" if run["grad_reduce_dtype"] == "fp32" else "same"
         w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype=grads)
     if run["id"].startswith("bridge-"):
         # Megatron-Bridge's models fuse the cross-entropy (GPTModelProvider's cross_entropy_loss_fusion = True,
@@ -336,6 +343,8 @@ def inputs(run: dict, fitting: bool = True):
 def source_of(run: dict) -> str:
     if run["id"].startswith("megatron-lm"):
         return "megatron-lm README"
+    if run["id"].startswith("nemo-"):
+        return f"nemo {run['release']}"
     return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
 
 

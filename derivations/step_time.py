@@ -644,7 +644,9 @@ def _check_table() -> Table:
                  caption=("Runs from releases and frameworks not named for fitting (Megatron-Bridge 26.06 and 26.06.01, "
                           "torchtitan's H100 benchmarks and the Trainy/WhiteFiber H200 runs of torchtitan's benchmarks, "
                           "Megatron-LM's H100 weak-scaling table (README.md at f2e5db402c: its step times derived from the "
-                          "printed TFLOP/s per GPU through Megatron-LM's own FLOP count); "
+                          "printed TFLOP/s per GPU through Megatron-LM's own FLOP count), NeMo 24.07's DGX-H100 FP8 "
+                          "table (docs/source/performance/performance_summary.md at 8e3d65dc, each model's other settings "
+                          "from NeMo-Framework-Launcher's 24.07 YAML); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -655,7 +657,26 @@ def _check_table() -> Table:
                           "(its footnote 2), so each such run is predicted at both ends, the SXM end first "
                           "(the run's typed peak=, peak_fp8=), and its error is a range."),
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
-                        "derivations/data/megatron_lm_runs.json; derivations/data/step_fit.json")
+                        "derivations/data/megatron_lm_runs.json; derivations/data/nemo_runs.json; "
+                        "derivations/data/step_fit.json")
+
+
+def _check_sources_table() -> Table:
+    """The check runs' errors per source and hardware preset (the rows python -m symcomm.derivations.fit_step_time
+    stored): one table of recipes can be off together where a run-by-run list hides it."""
+    grouped: dict = {}
+    for system, found in sorted(_results()["checks"].items()):
+        for r in found["runs"]:
+            grouped.setdefault((r["source"], system), []).append(r["error"])
+    rows = []
+    for (source, system), errors in sorted(grouped.items()):
+        e = Errors.of(errors)
+        rows.append((source, system, e.runs, f"{100 * e.mean:.1f} %", f"{100 * e.max:.1f} %", _percent(e.signed_mean)))
+    return Table("Check runs per source", ("source", "hardware", "runs", "mean", "max", "signed mean"), tuple(rows),
+                 caption=("The check runs of the table above grouped by the table or paper they come from and the "
+                          "hardware they ran on: relative error of the predicted step time (predicted / published − 1; "
+                          "positive: the model is slower), with the bounded peaks at their high end."),
+                 source="derivations/data/step_fit.json")
 
 
 def _printed_memory_table() -> Table:
@@ -849,6 +870,6 @@ CHAPTER = Chapter(
                  QUANTIZED_ACTIVATIONS, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
-    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(),
+    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
                          _printed_memory_table(), _scope_table(), _known_cause_table(), _memory_table()),
 )

@@ -25,8 +25,9 @@ def test_what_is_out_of_scope():
     reasons = {run["id"]: modern.out_of_scope(run) for run in modern.runs()}
     # Nemotron 3's layers are mostly Mamba-2 blocks (no attention, no MLP of the kind counted here): refused, never
     # guessed; NVFP4 is a recipe the model holds (precision=nvfp4): the Llama rows in that precision are in scope
-    assert all("Mamba" in why for rid, why in reasons.items() if "nemotron" in rid)
-    nvfp4 = [r["id"] for r in modern.runs() if r["precision"] == "nvfp4" and not r["model"]["name"].startswith("nemotron")]
+    hybrid = {r["id"] for r in modern.runs() if "hybrid" in r["model"]}
+    assert hybrid and all("Mamba" in reasons[rid] for rid in hybrid)
+    nvfp4 = [r["id"] for r in modern.runs() if r["precision"] == "nvfp4" and "hybrid" not in r["model"]]
     assert len(nvfp4) == 3 and all(reasons[rid] is None for rid in nvfp4)
     # every transformer run with bf16, FP8 or NVFP4 and a known layout is in scope
     assert sum(why is None for why in reasons.values()) >= 100

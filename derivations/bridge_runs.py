@@ -44,6 +44,9 @@ ROLES = ("fit", "check", "regression")
 #: grad_reduce_dtype (optional): the element type of the data-parallel gradient reduction where the recipe's
 #: optimizer sets it apart from the framework's rule (NeMo's Apex DistributedFusedAdam: grad_sync_dtype)
 GRAD_REDUCE_DTYPES = ("fp32", "bf16")
+#: adam_dtype (optional): Adam's state type where the recipe's optimizer sets it apart from fp32 (NeMo's Apex
+#: DistributedFusedAdam: optim.dtype), one of symcomm.training.settings.ADAM_DTYPES
+ADAM_DTYPES = ("fp32", "bf16_moments", "bf16")
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
 STEP_TOLERANCE = 1e-3
 
@@ -119,6 +122,8 @@ def validate(run: dict) -> list[str]:
         bad.append(f"{name}: known_cause must be a sentence naming its sources, not {run['known_cause']!r}")
     if "grad_reduce_dtype" in run and run["grad_reduce_dtype"] not in GRAD_REDUCE_DTYPES:
         bad.append(f"{name}: grad_reduce_dtype {run['grad_reduce_dtype']!r} is not one of {', '.join(GRAD_REDUCE_DTYPES)}")
+    if "adam_dtype" in run and run["adam_dtype"] not in ADAM_DTYPES:
+        bad.append(f"{name}: adam_dtype {run['adam_dtype']!r} is not one of {', '.join(ADAM_DTYPES)}")
     if run["role"] == "regression" and "known_cause" not in run:
         bad.append(f"{name}: role regression needs the known_cause naming where the regression is published")
     if bad:

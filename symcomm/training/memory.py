@@ -101,6 +101,14 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     return tuple(out)
 
 
+#: Adam's state bytes per parameter, by symcomm.training.settings.ADAM_DTYPES: fp32 master weight and moments (4 + 4 +
+#: 4); fp32 master, bf16 moments (4 + 2 + 2: Megatron-Core's precision-aware optimizer, megatron/core/optimizer/
+#: optimizer_config.py at d98e8a64 exp_avg_dtype, exp_avg_sq_dtype); all three bf16 (2 + 2 + 2: NVIDIA/apex
+#: apex/contrib/optimizers/distributed_fused_adam.py, DistributedFusedAdam ``dtype``, the optimizer state's type,
+#: its parameter copy included)
+ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
+
+
 #: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
 #: TELayerNormColumnParallelLinear, the attention output and FC2 TERowParallelLinear, the experts TEGroupedLinear),
 #: which under a low-precision recipe keep their quantized input for the weight gradient (:func:`saved_input_bytes`)
@@ -230,10 +238,11 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         parts.append(expert_shard(opts.get("expert_tp", "tp")))
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
     for held, group in parts:
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += 12 * held if data.zero == 0 else 12 * held / group
+        optimizer += state * held if data.zero == 0 else state * held / group
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     schedule = opts["schedule"]
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
@@ -300,10 +309,11 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         parts.append((held * p * layers / L, group))
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
     for held, group in parts:
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
         grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += 12 * held if data.zero == 0 else 12 * held / group
+        optimizer += state * held if data.zero == 0 else state * held / group
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,

@@ -58,6 +58,8 @@ RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: (Transformer Engine's NVFP4BlockScaling, Blackwell: E2M1 values, one E4M3 scale per 16 elements of an activation or
 #: gradient and per 16×16 block of a weight, all three GEMMs in FP4)
 PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4")
+#: Adam's state types (symcomm.training.memory.ADAM_STATE_BYTES: the bytes per parameter each keeps)
+ADAM_DTYPES = ("fp32", "bf16_moments", "bf16")
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
 #: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
 ATTENTION_KERNELS = ("fused", "fa2")
@@ -397,6 +399,12 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "framework's fused kernels run them (what kappa counts); 0 = eager PyTorch, torchtitan's Llama block op by "
            "op, each op one more HBM pass (fsdp2 only, dense blocks); framework: 0 for fsdp2's dense blocks "
            "(torchtitan's training.compile is false by default), 1 otherwise"),
+    Option("adam_dtype", "fp32", ADAM_DTYPES,
+           "Adam's state per parameter: fp32 (fp32 master weight, first and second moments: 12 bytes; Megatron-Core, "
+           "DeepSpeed, PyTorch's defaults); bf16_moments (fp32 master, bf16 moments: 8 bytes; Megatron-Core "
+           "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); bf16 (master and moments in "
+           "bf16: 6 bytes; Apex DistributedFusedAdam with dtype bf16, NeMo's optim.dtype): its memory and the "
+           "optimizer step's HBM bytes (symcomm.training.memory.ADAM_STATE_BYTES)"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
@@ -467,6 +475,7 @@ class RunSetting:
     compile: bool | None = None
     wgrad_fusion: bool | None = None
     fused_projections: bool | None = None
+    adam_dtype: str = "fp32"
 
     def __post_init__(self):
         for option in fields(self):

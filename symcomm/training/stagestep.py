@@ -69,7 +69,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     hides = {"tp": run.tp_overlap, "ep": a2a_overlap_of(framework, run.a2a_overlap),
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
-    opts = {**opts, "loss": run.loss, "precision": run.precision}   # the memory model's cross-entropy, its layers
+    # the memory model's cross-entropy, its layers, its Adam state
+    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype}
     n_chunks = chunks(run.schedule)
 
     def time_of(terms):
@@ -102,7 +103,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
                                                     embeddings=run.embeddings and kind == "first")
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
                                     kind=kind)
-        optimizer[kind] = after_backward(memory[kind], data)
+        optimizer[kind] = after_backward(memory[kind], data, run.adam_dtype)
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
     the_slot = _largest(slot)

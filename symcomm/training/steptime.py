@@ -47,7 +47,7 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
-from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
+from .memory import ADAM_STATE_BYTES, STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
@@ -59,7 +59,9 @@ from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 STEP_OPTIONS = settings.STEP_OPTIONS_BY_NAME
 #: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
 STEP_KEYS = settings.STEP_KEYS
-ADAM_BYTES = 26       # fp32 weight, m, v read and written (24) + the 16-bit weight written (2)
+#: Adam's HBM bytes per parameter in fp32: the weight, m, v read and written (24) + the 16-bit weight written (2); with
+#: another state type its state bytes (memory.ADAM_STATE_BYTES) twice + 2 (after_backward_seconds)
+ADAM_BYTES = 2 * ADAM_STATE_BYTES["fp32"] + 2
 #: passes over every byte of a Megatron-Core gradient buffer per step (NVIDIA/Megatron-LM f2e5db402c,
 #: megatron/core/distributed/): zeroed at the step's start (DistributedDataParallel.zero_grad_buffer → the buffer's
 #: reset: one write), scaled by 1/d before its collective (param_and_grad_buffer.py Bucket.start_grad_sync:
@@ -71,13 +73,16 @@ GRAD_BUFFER_PASSES = 4
 GRAD_BUFFER_FRAMEWORKS = ("megatron",)
 
 
-def after_backward_seconds(memory: dict, data) -> sp.Expr:
+def after_backward_seconds(memory: dict, data, adam_dtype: str = "fp32") -> sp.Expr:
     """The memory-bound work of a step beside its micro-batches, at the HBM bandwidth: Adam over the GPU's own
-    parameters (:data:`ADAM_BYTES` and the gradient's bytes each) and, for a Megatron-Core gradient buffer
+    parameters (its state read and written, :data:`ADAM_BYTES` in fp32, ``adam_dtype``'s state bytes
+    (memory.ADAM_STATE_BYTES) twice and the 16-bit weight written otherwise, and the gradient's bytes each) and, for a
+    Megatron-Core gradient buffer
     (ZeRO 0 or 1: the whole buffer on every GPU), :data:`GRAD_BUFFER_PASSES` over its bytes.  One rule for the
     even and the uneven pipeline (symcomm.training.stagestep)."""
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    adam = memory["optimizer"] / 12 * (ADAM_BYTES + grad_bytes)
+    state = ADAM_STATE_BYTES[adam_dtype]
+    adam = memory["optimizer"] / state * (2 * state + 2 + grad_bytes)
     buffer = (GRAD_BUFFER_PASSES * memory["gradients"]
               if data.framework in GRAD_BUFFER_FRAMEWORKS and data.zero <= 1 else sp.Integer(0))
     return (adam + buffer) / hbm
@@ -182,7 +187,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
-    opts = {**opts, "loss": run.loss, "precision": run.precision}   # the memory model's cross-entropy, its layers
+    # the memory model's cross-entropy, its layers, its Adam state
+    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype}
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
@@ -244,7 +250,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  run.schedule,
                                                                  saved_input_bytes(framework, run.precision, run.sp)),
                                   run.schedule)
-    optimizer = after_backward_seconds(memory, data)
+    optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total

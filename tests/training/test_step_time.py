@@ -404,3 +404,25 @@ def test_the_step_ratios_are_the_expressions_sympy_divides_to(options):
 def test_quotient_is_sympys_division_on_any_product(x, y):
     x, y = sp.sympify(x), sp.sympify(y)
     assert sp.srepr(steptime.quotient(x, y)) == sp.srepr(x / y)
+
+
+@pytest.mark.parametrize("adam_dtype, state_bytes", [("fp32", 12), ("bf16_moments", 8), ("bf16", 6)])
+def test_adams_state_type_sets_its_bytes_and_its_step(adam_dtype, state_bytes):
+    """Adam's state per parameter by hand: an fp32 master weight and two fp32 moments, 4 + 4 + 4 = 12 bytes;
+    Megatron-Core's precision-aware optimizer with bf16 moments, 4 + 2 + 2 = 8; Apex DistributedFusedAdam with
+    dtype bf16 (its parameter copy and both moments in bf16), 2 + 2 + 2 = 6; sharded over d = 8 (ZeRO-1).  The
+    optimizer step reads and writes its state, writes the 16-bit weight and reads the fp32 gradient: (2·state + 2 + 4)
+    bytes per parameter of the shard at the HBM bandwidth (H100 SXM 3.35 TB/s), beside the gradient buffer's passes,
+    which the state type does not change."""
+    phi = 70_553_706_496
+    layout = ("--model", "llama3-70b", "--hardware", "h100", *OVERSIZED, "--json")
+    got = json.loads(_cli("eval", "hybrid", *layout, f"adam_dtype={adam_dtype}").stdout)
+    base = json.loads(_cli("eval", "hybrid", *layout).stdout)
+    assert got["memory"]["optimizer"] == state_bytes * phi / 8
+    assert got["optimizer_time"] - base["optimizer_time"] == pytest.approx(
+        phi / 8 * ((2 * state_bytes + 6) - (2 * 12 + 6)) / 3.35e12, rel=1e-9, abs=1e-15)
+
+
+def test_adam_dtype_refuses_another_type_naming_the_allowed_ones():
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *OVERSIZED, "adam_dtype=fp16")
+    assert run.returncode == 2 and "adam_dtype" in run.stderr and "bf16_moments" in run.stderr

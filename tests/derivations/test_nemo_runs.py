@@ -111,3 +111,16 @@ def test_rows_are_in_the_modern_check_runs():
 def test_a_grad_reduce_dtype_outside_the_allowed_is_named():
     run = dict(RUNS[0], grad_reduce_dtype="fp16")
     assert bridge_runs.validate(run) == [f"{run['id']}: grad_reduce_dtype 'fp16' is not one of fp32, bf16"]
+
+
+def test_the_340b_row_keeps_adams_state_in_bf16_and_fits_the_gpu_it_ran_on():
+    """NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml at the 24.07 tag sets optim.dtype bf16 (Apex
+    DistributedFusedAdam's optimizer-state type): typed as adam_dtype=bf16.  The row ran on 80 GB H100s (DGX-H100),
+    so the model's count of its live bytes must fit them; with fp32 Adam states it did not (80.0 GiB)."""
+    import symcomm
+
+    run = next(r for r in RUNS if r["row"].startswith("Nemotron-340B"))
+    words = dict(w.split("=", 1) for w in modern.words(run))
+    assert words["adam_dtype"] == "bf16"
+    got = symcomm.evaluate("hybrid", hardware=run["hardware"], **words)
+    assert got["fits"] is True and got["memory_per_gpu"] <= 80e9

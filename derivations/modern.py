@@ -38,7 +38,7 @@ PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b":
            "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b"}
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
-PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_tensor", "fp8-mx": "mxfp8",
+PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_delayed", "fp8-mx": "mxfp8",
              "fp8-block": "fp8_block", "fp8-rowwise": "fp8_rowwise", "nvfp4": "nvfp4"}
 
 #: the runs' overlap fields → the step model's settings

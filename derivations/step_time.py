@@ -793,7 +793,7 @@ CHAPTER = Chapter(
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
      "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
      "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
-     "(fp8_tensor, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 (nvfp4, "
+     "(fp8_tensor, fp8_delayed, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 (nvfp4, "
      "Transformer Engine's NVFP4 on Blackwell: the FP4 peak times eta_fp4) and their inputs' casts at the HBM "
      "bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
      "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "

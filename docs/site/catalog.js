@@ -232,7 +232,7 @@ globalThis.SYMCOMM_CATALOG = {
 "integer": false
 },
 "peak_fp8": {
-"meaning": "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, fp8_block, fp8_rowwise)",
+"meaning": "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, fp8_delayed, mxfp8, fp8_block, fp8_rowwise)",
 "unit": "FLOP/s",
 "integer": false
 },
@@ -338,6 +338,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware a100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"error": "precision=fp8_delayed: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -437,6 +440,17 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware h100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"w_half": 295.34328358208955,
+"eta_attn": 0.545,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.8111,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1986.56,
+"peak_fp8": 1978900000000000.0
 }
 }
 },
@@ -479,6 +493,9 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 },
 "nvfp4": {
+"error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
+},
+"fp8_delayed": {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 }
 }
@@ -573,6 +590,17 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware h200 gives no FP4 peak (peak_flops has bf16, fp16, fp8); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"w_half": 295.34328358208955,
+"peak": 989400000000000.0,
+"hbm": 4800000000000.0,
+"eta": 0.8111,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"eta_attn": 0.545,
+"w_half_expert": 1986.56,
+"peak_fp8": 1978900000000000.0
 }
 }
 },
@@ -666,6 +694,17 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "--hardware: hardware preset 'b200' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_delayed": {
+"w_half": 281.25,
+"eta_attn": 0.444,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7566,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
+"peak_fp8": 4500000000000000.0
 }
 }
 },
@@ -759,6 +798,17 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
+},
+"fp8_delayed": {
+"w_half": 281.25,
+"eta_attn": 0.444,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7566,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2416.64,
+"peak_fp8": 4500000000000000.0
 }
 }
 },
@@ -860,6 +910,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 901.12,
 "eta_fp4": 0.7165,
 "peak_fp4": 1e+16
+},
+"fp8_delayed": {
+"w_half": 312.5,
+"eta_attn": 0.557,
+"peak": 2500000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7082,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 901.12,
+"peak_fp8": 5000000000000000.0
 }
 }
 },
@@ -927,6 +988,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware h100-roce gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 },
@@ -988,6 +1052,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware a100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"error": "precision=fp8_delayed: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
 }
 }
 },
@@ -1055,6 +1122,9 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "nvfp4": {
 "error": "precision=nvfp4: --hardware h100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+},
+"fp8_delayed": {
+"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 }
 }
 }
@@ -11752,6 +11822,150 @@ globalThis.SYMCOMM_CATALOG = {
 "gpus"
 ],
 "file": "formulas/hybrid__precision_nvfp4.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__precision_fp8_delayed",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "fp8_delayed"
+},
+"changed": {
+"precision": "fp8_delayed"
+},
+"title": "Hybrid layout (d, t, p, c, e) (precision=fp8_delayed)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__precision_fp8_delayed.js",
 "step": {
 "params": [
 "h_kv",

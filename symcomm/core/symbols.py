@@ -164,8 +164,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
         SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
-        SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, mxfp8, "
-                   "fp8_block, fp8_rowwise)", "FLOP/s"),
+        SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, fp8_delayed, "
+                   "mxfp8, fp8_block, fp8_rowwise)", "FLOP/s"),
         SymbolInfo(eta_fp8, "eta_fp8", "fitted share of peak_fp8 the FP8 matmuls reach at large shapes", "ratio"),
         SymbolInfo(peak_fp4, "peak_fp4", "dense FP4 matmul throughput of one GPU (precision=nvfp4)", "FLOP/s"),
         SymbolInfo(eta_fp4, "eta_fp4", "fitted share of peak_fp4 the NVFP4 matmuls reach at large shapes", "ratio"),

@@ -138,7 +138,7 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
         raise InputError("fp8_param_gather=1 needs a sharded data-parallel axis (zero=1, 2 or 3): with zero=0 no "
                          "parameter is all-gathered")
     if fp8_param_gather and precision == "bf16":
-        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, mxfp8 or fp8_block")
+        raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, fp8_delayed, mxfp8 or fp8_block")
     if fp8_param_gather and precision == "fp8_rowwise":
         # torchao: "enable_fsdp_float8_all_gather only supports tensorwise scaling granularity" (torchao/float8/
         # config.py at 6243040, Float8LinearConfig.__post_init__); torchtitan asserts it off with a recipe_name

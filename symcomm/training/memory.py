@@ -132,7 +132,7 @@ def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
         return sp.Integer(2), sp.Integer(2)
     _, act_scale, _, element = CAST[precision]
     one = element + act_scale
-    both = sp_on and precision in ("fp8_tensor", "nvfp4")
+    both = sp_on and precision in ("fp8_tensor", "fp8_delayed", "nvfp4")
     return (2 * one if both else one), one
 
 

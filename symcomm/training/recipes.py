@@ -27,6 +27,9 @@ import sympy as sp
 #: the transformed copy too, not counted).
 CAST = {
     "fp8_tensor": (sp.Integer(2), sp.Integer(0), sp.Integer(0), sp.Integer(1)),
+    # delayed scaling (fp8_delayed_scaling.rst at d0067d0d: "reduces tensor reads per quantization from two to one",
+    # the scale from the amax history, this tensor's amax recorded by the cast itself)
+    "fp8_delayed": (sp.Integer(0), sp.Integer(0), sp.Integer(0), sp.Integer(1)),
     "mxfp8": (sp.Integer(0), sp.Rational(1, 32), sp.Rational(1, 32), sp.Integer(1)),
     "fp8_block": (sp.Integer(0), sp.Rational(4, 128), sp.Rational(4, 128 * 128), sp.Integer(1)),
     "nvfp4": (sp.Integer(2), sp.Rational(1, 16), sp.Rational(1, 16 * 16), sp.Rational(1, 2)),

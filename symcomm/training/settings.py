@@ -52,12 +52,14 @@ ROUTER_GROUP_TOPK = tuple(range(1, 17))
 #: the spellings of recompute kept from its flag form: 0 = none, 1 = full
 RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: the matmul precision recipes (symcomm.training.compute): bf16; FP8 with one scale per tensor (Transformer
-#: Engine's current or delayed scaling, torchao float8 tensorwise); MXFP8 (one E8M0 scale per 32 elements,
-#: Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales); torchao float8
-#: rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8); NVFP4
+#: Engine's current scaling, torchao float8 tensorwise: the cast reads the tensor twice); MXFP8 (one E8M0 scale per 32
+#: elements, Blackwell); DeepSeek-V3's blockwise FP8 (1×128 activation and 128×128 weight blocks, fp32 scales); torchao
+#: float8 rowwise (one fp32 scale per row of the input, weight and output gradient, all three GEMMs in FP8); NVFP4
 #: (Transformer Engine's NVFP4BlockScaling, Blackwell: E2M1 values, one E4M3 scale per 16 elements of an activation or
-#: gradient and per 16×16 block of a weight, all three GEMMs in FP4)
-PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4")
+#: gradient and per 16×16 block of a weight, all three GEMMs in FP4); FP8 with one scale per tensor from the amax
+#: history (Transformer Engine's delayed scaling, Megatron-Core's default fp8_recipe, megatron/core/transformer/
+#: transformer_config.py at d98e8a64: the cast reads the tensor once)
+PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4", "fp8_delayed")
 #: Adam's state types (symcomm.training.memory.ADAM_STATE_BYTES: the bytes per parameter each keeps)
 ADAM_DTYPES = ("fp32", "bf16_moments", "bf16")
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
@@ -337,7 +339,9 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "PrepareFloat8ModuleInput, which torchtitan applies under float8 tensorwise only); framework: 1 for fsdp2 "
            "with precision=fp8_tensor and sp=1, 0 otherwise (symcomm.training.settings.FP8_TP_GATHER)"),
     Option("precision", "bf16", PRECISIONS,
-           "the linear layers' and experts' matmuls: bf16; fp8_tensor (one scale per tensor: Transformer Engine "
+           "the linear layers' and experts' matmuls: bf16; fp8_delayed (one scale per tensor from the amax history: "
+           "Transformer Engine's delayed scaling, Megatron-LM's default --fp8-recipe, the amax taken in the cast); "
+           "fp8_tensor (one scale per tensor: Transformer Engine "
            "current/delayed scaling, torchao float8 tensorwise); mxfp8 (one scale per 32 elements); fp8_block "
            "(1×128 activation, 128×128 weight blocks); fp8_rowwise (torchao float8 rowwise: per-row scales, its casts and "
            "the backward's rescale as torchao runs them); nvfp4 (Transformer Engine NVFP4: FP4 matmuls at peak_fp4 × "

@@ -160,6 +160,8 @@ def test_moe_grouped_gemms_by_hand():
 # a rowwise and a columnwise (on Hopper transposed) 1-byte copy; MXFP8 adds one E8M0 byte per 32 elements to
 # each copy, blockwise FP8 one fp32 scale per 128 activations and per 128×128 weights
 CAST_BYTES = {"fp8_tensor": (2 + 2 + 2 * 1, 2 + 2 + 2 * 1),
+              # delayed scaling: the scale from the amax history, one read of the tensor (fp8_delayed_scaling.rst)
+              "fp8_delayed": (2 + 2 * 1, 2 + 2 * 1),
               "mxfp8": (2 + 2 * (1 + sp.Rational(1, 32)), 2 + 2 * (1 + sp.Rational(1, 32))),
               "fp8_block": (2 + 2 * (1 + sp.Rational(4, 128)), 2 + 2 * (1 + sp.Rational(4, 128 * 128)))}
 X_ELEMENTS = sum(M * K for M, K, N in LINEAR)                  # 8 + 8 + 8 + 16 = 40
@@ -167,7 +169,7 @@ W_ELEMENTS = sum(K * N for M, K, N in LINEAR)                  # 48 + 16 + 32 + 
 DY_ELEMENTS = sum(M * N for M, K, N in LINEAR)                 # 24 + 8 + 16 + 8 = 56
 
 
-@pytest.mark.parametrize("precision", ["fp8_tensor", "mxfp8", "fp8_block"])
+@pytest.mark.parametrize("precision", ["fp8_tensor", "fp8_delayed", "mxfp8", "fp8_block"])
 def test_fp8_small_shape_by_hand(precision):
     """The linear GEMMs at peak_fp8 · eta_fp8 (same width factor), the attention core at the bf16 peak · eta_attn
     and the LM head at the bf16 peak · eta, the casts at the HBM bandwidth: X and the weights (m = 1) forward, dY

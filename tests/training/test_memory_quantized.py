@@ -29,6 +29,7 @@ def at(expr):
     ("megatron", "fp8_rowwise", True, 2, 2),                # torchao's recipe
     ("megatron", "fp8_tensor", True, 2, 1),                 # norm-fused input: both FP8 copies under SP
     ("megatron", "fp8_tensor", False, 1, 1),                # no gather in the backward: one copy
+    ("megatron", "fp8_delayed", True, 2, 1),                # delayed scaling: the same per-tensor FP8 tensors
     ("megatron", "mxfp8", True, 1 + sp.Rational(1, 32), 1 + sp.Rational(1, 32)),
     ("megatron_fsdp", "fp8_block", True, 1 + sp.Rational(4, 128), 1 + sp.Rational(4, 128)),
     ("megatron", "nvfp4", True, 2 * (sp.Rational(1, 2) + sp.Rational(1, 16)), sp.Rational(1, 2) + sp.Rational(1, 16)),

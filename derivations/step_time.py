@@ -6,7 +6,7 @@ a transformer from its shape and proves them equal to the papers' closed forms, 
 closed forms the model makes visible (the interleaving degree that minimises the step, the
 micro-batch that hides the data-parallel reduce), and shows the model against every
 published run in ``data/published_runs.json``: predicted and published step time, the
-error of each row, and which runs fitted the two constants of each hardware preset.
+error of each row, and which runs fitted the constants of each hardware preset.
 """
 
 from __future__ import annotations
@@ -514,7 +514,7 @@ def _runs_table(rows) -> Table:
                  "for Narayanan et al., symcomm's model FLOPs for Llama 3, over the FLOP/s of all GPUs); check rows: "
                  "BLOOM's logged time, MT-NLG's printed times, the Megatron-LM README's TFLOP/s through eq. (3) "
                  "(OPT and GPT-NeoX-20B print TFLOP/s with no FLOP count and have no row). "
-                 + summary + ". Role 'fit': the run fitted its system's two constants; 'check': never fitted to, "
+                 + summary + ". Role 'fit': the run fitted its system's constants; 'check': never fitted to, "
                  "shown as the model predicts it."),
         source=NARAYANAN + ", Table 1; " + KORTHIKANTI + ", Tables 3 and 5; Dubey et al. 2024, The Llama 3 Herd "
                "of Models, Table 4")
@@ -787,6 +787,21 @@ def _memory_table() -> Table:
                  source=KORTHIKANTI + ", Figure 1 (values read off the figure) and Table 2")
 
 
+def _a100_leave_one_out() -> str:
+    """The A100 fit's leave-one-out mean error against its in-sample one, as derivations/data/step_fit.json holds."""
+    fit = _results()["systems"]["a100"]
+    return f"{100 * fit['leave_one_out']['mean']:.1f} % against {100 * fit['in_sample']['mean']:.1f} %"
+
+
+def _mtnlg_slower() -> str:
+    """How much slower MT-NLG's runs (Smith et al. 2022) ran than the model predicts: the range over its check rows."""
+    slower = [-run["error"] for run in _results()["checks"]["a100"]["runs"] if run["source"] == "smith2022"]
+    return f"{100 * min(slower):.0f}–{100 * max(slower):.0f} %"
+
+
+_A100_LOO, _MTNLG_SLOWER = _a100_leave_one_out(), _mtnlg_slower()
+
+
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
@@ -808,12 +823,13 @@ CHAPTER = Chapter(
      "bubble; memory is the stage holding the most. "
      "The FLOPs below are proved equal to the papers' closed forms, except one: Korthikanti et al.'s hardware "
      "FLOPs for selective recomputation count the recomputed attention core three times (its forward and "
-     "backward once more), which their printed HFU follows; symcomm counts what re-runs, its forward. Two "
-     "constants per system are fitted, on the runs marked 'fit'; the 2022 runs are faster than the 2021 ones "
+     "backward once more), which their printed HFU follows; symcomm counts what re-runs, its forward. The "
+     "constants a system's runs marked 'fit' determine are fitted on them (the table of fitted constants says "
+     "which, and why the others are held); on A100 eta and kappa: the 2022 runs are faster than the 2021 ones "
      "for the same work per replica (530B: 49.05 s against 54.1 s), so fitting on Narayanan et al.'s table alone "
      "would leave Korthikanti et al.'s rows 7 % slow on average. Runs never fitted to are shown beside them: "
      "BLOOM and the Megatron-LM README's GPT-3 run come within 9 %; MT-NLG, run by DeepSpeed's pipeline engine, "
-     "is 17–20 % slower than the model predicts — the model has no term for that engine's own overheads. "
+     f"is {_MTNLG_SLOWER} slower than the model predicts — the model has no term for that engine's own overheads. "
      "Overlap follows the framework (symcomm/training/overlap.py, each default cited in frameworks.py): Megatron's "
      "gradient reduce behind the backward in buckets of max(40M, 1M·d·c) parameters, the last one exposed "
      "(overlap_grad_reduce), its post-step parameter all-gather behind the next forward but its first bucket "
@@ -846,10 +862,10 @@ CHAPTER = Chapter(
      "counted as full recompute for the share L_rc·p·v/L of the layers (their FLOPs, activations and forward "
      "collectives) and as none for the rest, on an even split (below). "
      "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
-     "of the step time on a lattice of each constant's range, searched whole), the same that symcomm "
+     "of the step time on a lattice of each constant's range, searched whole where it is small, else from a "
+     "coarse grid polished on the lattice), the same that symcomm "
      "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
-     "predicted by the constants fitted without it) beside the in-sample one: on the A100 runs 4.4 % against "
-     "3.6 %. "
+     f"predicted by the constants fitted without it) beside the in-sample one: on the A100 runs {_A100_LOO}. "
      "Mixtures of experts: each token through k routed and E_s shared experts (E_s = 0 allowed); a stage's "
      "FLOPs take its MoE layers in the model's proportion L_moe/L, an approximation where the recipe places the "
      "dense layers on one stage (DeepSeek-V3's first 3); expert_tp = 1 (Megatron-Core's "

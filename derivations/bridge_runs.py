@@ -14,6 +14,7 @@ import re
 from importlib import resources
 
 from symcomm.base.errors import InputError
+from symcomm.training.settings import ADAM_DTYPES
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json or nemo_runs.json
 #: (same per-run schema), in derivations/data (never a path)
@@ -45,8 +46,7 @@ ROLES = ("fit", "check", "regression")
 #: optimizer sets it apart from the framework's rule (NeMo's Apex DistributedFusedAdam: grad_sync_dtype)
 GRAD_REDUCE_DTYPES = ("fp32", "bf16")
 #: adam_dtype (optional): Adam's state type where the recipe's optimizer sets it apart from fp32 (NeMo's Apex
-#: DistributedFusedAdam: optim.dtype), one of symcomm.training.settings.ADAM_DTYPES
-ADAM_DTYPES = ("fp32", "bf16_moments", "bf16")
+#: DistributedFusedAdam: optim.dtype), one of the adam_dtype setting's values (symcomm.training.settings.ADAM_DTYPES)
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
 STEP_TOLERANCE = 1e-3
 

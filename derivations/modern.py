@@ -61,7 +61,7 @@ def out_of_scope(run: dict) -> str | None:
         # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
         if "hybrid" in model:
             return f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
-        if any(key in model for key in ("hybrid", "experts", "kv_lora_rank")) or (
+        if any(key in model for key in ("experts", "kv_lora_rank")) or (
                 model["head_dim"] * model["heads"] != model["hidden"]):
             return f"{name}: no model preset of this shape, and only a dense model with heads h/a wide is typed by shape"
     if run["precision"] not in PRECISION:

@@ -71,7 +71,9 @@ def _print_step(payload: dict) -> None:
     # "typed" beside each peak the user gave (its input row's source), not beside the bf16 one for any of them
     typed_peaks = {name for name, row in payload["inputs"].items() if name.startswith("peak")
                    and isinstance(row, dict) and row.get("source") == "typed"}
-    low = next((kind for kind in ("fp8", "fp4") if f"peak_{kind}" in c), None)
+    from ..presets.systems import LOW_DTYPES      # here: a primitive's cold eval reads no preset
+
+    low = next((kind for kind in LOW_DTYPES if f"peak_{kind}" in c), None)
     fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s"
            f"{' typed' if f'peak_{low}' in typed_peaks else ''}, eta_{low} {c[f'eta_{low}']}" if low else "")
     # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)

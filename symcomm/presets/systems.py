@@ -340,6 +340,8 @@ STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expe
 #: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
 #: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
 LOW_DTYPES = ("fp8", "fp4")
+#: the peaks a user may type over the hardware's (:meth:`Hardware.peak`): the bf16 one and one per low type
+PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
 
 
 def unused_peaks(typed: dict, precision: str) -> list[str]:

@@ -20,6 +20,7 @@ from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
                       _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
 from ..numbers.exactops import NotExact
+from ..presets.systems import PEAK_NAMES
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
 from .subjects import Subject, option_names, subject
@@ -233,10 +234,10 @@ _COMPUTE_VALUES: dict = {}
 
 
 #: the hardware constants a user may type in place of the hardware's (Hardware.compute_values)
-_PEAKS = frozenset((S.peak, S.peak_fp8, S.peak_fp4))
+_PEAKS = frozenset(S.SYMBOLS[name].symbol for name in PEAK_NAMES)
 #: the same as a tuple to walk: each looked up in the bound values (two lookups; where worded, sorted), rather
 #: than every bound value hashed against them
-_PEAKS_IN_ORDER = (S.peak, S.peak_fp8, S.peak_fp4)
+_PEAKS_IN_ORDER = tuple(S.SYMBOLS[name].symbol for name in PEAK_NAMES)
 #: symbol → its CLI name (symbols.BY_SYMBOL[sym].cli_name without the record between)
 _CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
@@ -288,7 +289,7 @@ def _bound_words(args):
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
 _STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
-                         "h_q", "peak", "peak_fp8", "peak_fp4"))
+                         "h_q", *PEAK_NAMES))
 
 
 @functools.lru_cache(maxsize=64)

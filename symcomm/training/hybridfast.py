@@ -31,6 +31,7 @@ from ..base import notes
 from ..base.inputs import MAX_VALUE
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, shown_quotient, summed_time
+from ..presets.systems import PEAK_NAMES
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_hardware_report, with_model_shape, add_hardware_report
@@ -290,7 +291,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     options = entry["options"]
     precision = str(options.get("precision", "bf16"))
     kernel = str(step_texts.get("attention_kernel", "fused"))
-    typed_peaks = {name: float(values[name]) for name in ("peak", "peak_fp8", "peak_fp4") if name in values}
+    typed_peaks = {name: float(values[name]) for name in presets.systems.PEAK_NAMES if name in values}
     for note in presets.systems.unused_peaks(typed_peaks, precision):
         notes.add(note)
     compute = system.compute_values(dtype, precision, False, kernel, typed_peaks)
@@ -339,7 +340,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
 
 #: names whose value changes more than a number (the link rule reads N and G, a unit or a bandwidth is converted, a
 #: typed peak changes the hardware's constants, a typed time constant the weights): such calls are not planned
-_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "peak", "peak_fp8", "peak_fp4", "gpus_per_node")) | TIME_NAMES
+_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "gpus_per_node", *PEAK_NAMES)) | TIME_NAMES
 
 
 def warm(args) -> dict | None:

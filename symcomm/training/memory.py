@@ -26,6 +26,7 @@ from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
+from .settings import ADAM_STATE_BYTES
 from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
                              q_lora,
                              s, t, v)
@@ -99,14 +100,6 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     if sp_on:
         out += [("wo reduce-scatter output", 2 * h / t), ("w2 reduce-scatter output", 2 * h / t)]
     return tuple(out)
-
-
-#: Adam's state bytes per parameter, by symcomm.training.settings.ADAM_DTYPES: fp32 master weight and moments (4 + 4 +
-#: 4); fp32 master, bf16 moments (4 + 2 + 2: Megatron-Core's precision-aware optimizer, megatron/core/optimizer/
-#: optimizer_config.py at d98e8a64 exp_avg_dtype, exp_avg_sq_dtype); all three bf16 (2 + 2 + 2: NVIDIA/apex
-#: apex/contrib/optimizers/distributed_fused_adam.py, DistributedFusedAdam ``dtype``, the optimizer state's type,
-#: its parameter copy included)
-ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
 
 
 #: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
@@ -211,6 +204,20 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     return per_layer
 
 
+def _model_states(data, parts, opts: dict) -> tuple:
+    """(weight, gradient and Adam-state bytes, the gradient's bytes per element) of the parameters ``parts`` holds
+    ((held, the group they are sharded over) pairs) as ``data`` (the framework's schedule) keeps them, Adam's state at
+    the run's adam_dtype (settings.ADAM_STATE_BYTES): one rule for every stage kind."""
+    weights = grads = optimizer = sp.Integer(0)
+    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
+    for held, group in parts:
+        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
+        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
+        optimizer += state * held if data.zero == 0 else state * held / group
+    return weights, grads, optimizer, grad_bytes
+
+
 def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embeddings: bool,
                  gated: bool = True, kind: str | None = None) -> dict:
     """Bytes per GPU, part by part (:data:`STAGE_OF` says which stage holds each):
@@ -236,13 +243,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     parts = [(shard, d * c)]
     if moe:
         parts.append(expert_shard(opts.get("expert_tp", "tp")))
-    weights = grads = optimizer = sp.Integer(0)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
-    for held, group in parts:
-        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
-        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += state * held if data.zero == 0 else state * held / group
+    weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     schedule = opts["schedule"]
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
@@ -307,13 +308,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     if moe:
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held * p * layers / L, group))
-    weights = grads = optimizer = sp.Integer(0)
-    grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
-    for held, group in parts:
-        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
-        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
-        optimizer += state * held if data.zero == 0 else state * held / group
+    weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,

@@ -60,8 +60,15 @@ RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: history (Transformer Engine's delayed scaling, Megatron-Core's default fp8_recipe, megatron/core/transformer/
 #: transformer_config.py at d98e8a64: the cast reads the tensor once)
 PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4", "fp8_delayed")
-#: Adam's state types (symcomm.training.memory.ADAM_STATE_BYTES: the bytes per parameter each keeps)
-ADAM_DTYPES = ("fp32", "bf16_moments", "bf16")
+#: Adam's state bytes per parameter, by its type (the adam_dtype setting; the memory model and the optimizer step read
+#: them): fp32 master weight and moments (4 + 4 +
+#: 4); fp32 master, bf16 moments (4 + 2 + 2: Megatron-Core's precision-aware optimizer, megatron/core/optimizer/
+#: optimizer_config.py at d98e8a64 exp_avg_dtype, exp_avg_sq_dtype); all three bf16 (2 + 2 + 2: NVIDIA/apex
+#: apex/contrib/optimizers/distributed_fused_adam.py, DistributedFusedAdam ``dtype``, the optimizer state's type,
+#: its parameter copy included)
+ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
+#: Adam's state types, the adam_dtype setting's values
+ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
 #: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
 ATTENTION_KERNELS = ("fused", "fa2")
@@ -408,7 +415,7 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "DeepSpeed, PyTorch's defaults); bf16_moments (fp32 master, bf16 moments: 8 bytes; Megatron-Core "
            "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); bf16 (master and moments in "
            "bf16: 6 bytes; Apex DistributedFusedAdam with dtype bf16, NeMo's optim.dtype): its memory and the "
-           "optimizer step's HBM bytes (symcomm.training.memory.ADAM_STATE_BYTES)"),
+           "optimizer step's HBM bytes (symcomm.training.settings.ADAM_STATE_BYTES)"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "

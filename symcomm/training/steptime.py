@@ -47,7 +47,7 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
-from .memory import ADAM_STATE_BYTES, STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
+from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
 from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
                       p2p_overlap_of, param_gather_overlap_of, tp_exposed,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
@@ -59,9 +59,6 @@ from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
 STEP_OPTIONS = settings.STEP_OPTIONS_BY_NAME
 #: the names the step model's options are given by: theirs and their older ones (settings.KEY_ALIASES)
 STEP_KEYS = settings.STEP_KEYS
-#: Adam's HBM bytes per parameter in fp32: the weight, m, v read and written (24) + the 16-bit weight written (2); with
-#: another state type its state bytes (memory.ADAM_STATE_BYTES) twice + 2 (after_backward_seconds)
-ADAM_BYTES = 2 * ADAM_STATE_BYTES["fp32"] + 2
 #: passes over every byte of a Megatron-Core gradient buffer per step (NVIDIA/Megatron-LM f2e5db402c,
 #: megatron/core/distributed/): zeroed at the step's start (DistributedDataParallel.zero_grad_buffer → the buffer's
 #: reset: one write), scaled by 1/d before its collective (param_and_grad_buffer.py Bucket.start_grad_sync:
@@ -75,13 +72,12 @@ GRAD_BUFFER_FRAMEWORKS = ("megatron",)
 
 def after_backward_seconds(memory: dict, data, adam_dtype: str = "fp32") -> sp.Expr:
     """The memory-bound work of a step beside its micro-batches, at the HBM bandwidth: Adam over the GPU's own
-    parameters (its state read and written, :data:`ADAM_BYTES` in fp32, ``adam_dtype``'s state bytes
-    (memory.ADAM_STATE_BYTES) twice and the 16-bit weight written otherwise, and the gradient's bytes each) and, for a
-    Megatron-Core gradient buffer
-    (ZeRO 0 or 1: the whole buffer on every GPU), :data:`GRAD_BUFFER_PASSES` over its bytes.  One rule for the
+    parameters (its ``adam_dtype`` state, settings.ADAM_STATE_BYTES, read and written: 24 bytes in fp32; the 16-bit
+    weight written, 2; the gradient read) and, for a Megatron-Core gradient buffer (ZeRO 0 or 1: the whole buffer on
+    every GPU), :data:`GRAD_BUFFER_PASSES` over its bytes.  One rule for the
     even and the uneven pipeline (symcomm.training.stagestep)."""
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    state = ADAM_STATE_BYTES[adam_dtype]
+    state = settings.ADAM_STATE_BYTES[adam_dtype]
     adam = memory["optimizer"] / state * (2 * state + 2 + grad_bytes)
     buffer = (GRAD_BUFFER_PASSES * memory["gradients"]
               if data.framework in GRAD_BUFFER_FRAMEWORKS and data.zero <= 1 else sp.Integer(0))
@@ -312,7 +308,8 @@ ASSUMPTIONS = (
     "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
     "w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
-    "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the "
+    "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and "
+    "LM head in bf16; the "
     "cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per "
     "logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the "
     "gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and "
@@ -360,8 +357,8 @@ MXFP8_GATHER = ("fp8_param_gather=1 with precision=mxfp8: the parameter all-gath
                 "(megatron/core/distributed/param_and_grad_buffer.py)")
 #: what MFU and HFU mean under an FP8 recipe (both tensor-core rates run in one step)
 FP8_MFU = ("under an FP8 or FP4 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at "
-           "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: "
-           "two peaks in one step)")
+           "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) (torchtitan docs/performance.md leaves MFU out for Float8 "
+           "runs for this reason: two peaks in one step)")
 
 
 #: the hybrid's and the step model's option words apart (settings.step_options: SymPy-free, the fast path reads it)

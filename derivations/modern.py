@@ -35,7 +35,7 @@ FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "
 PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b": "llama3-70b",
            "llama3.1-70b": "llama3.1-70b", "llama3.1-405b": "llama3.1-405b", "deepseek-v3": "deepseek-v3",
            "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b",
-           "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b"}
+           "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b", "nemotron-3-nano": "nemotron-3-nano"}
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_delayed", "fp8-mx": "mxfp8",
@@ -57,6 +57,9 @@ def runs(role: str | None = None) -> list[dict]:
 def out_of_scope(run: dict) -> str | None:
     """Why the step model cannot evaluate ``run`` at all, or None."""
     name, model = run["model"]["name"], run["model"]
+    if model.get("moe_latent"):
+        return (f"{name}: LatentMoE (routed experts {model['moe_latent']} wide behind a down- and an up-projection of "
+                "h), which the step model does not hold")
     if name not in PRESETS:
         # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
         if "hybrid" in model:

@@ -17,6 +17,7 @@ from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nope, d_rope, d_v, kv_r,
                              model, n_kv, parameter_formula, phi_deepseek, phi_experts, phi_gpt, phi_llama,
                              q_r)
+from symcomm.presets.formula import L_att, L_ssm, a_ssm, d_head, d_ssm, g_ssm, mamba_mixer, n_ssm, phi_nemotron_h
 from symcomm.core.proof import AtLeast, Claim, Limit
 from symcomm.core.rewrite import at
 from symcomm.training.strategies import NARAYANAN as _NARAYANAN
@@ -71,6 +72,24 @@ MLA = Derivation(
           "collect by input width")),
     "parameters (elements)", "DeepSeek-AI 2024, DeepSeek-V2 §2.1 and DeepSeek-V3 §2.1.1", lhs="attention, MLA")
 
+NEMOTRON_H = Derivation(
+    "Hybrid Mamba-Transformer (Nemotron-H, Nemotron 3): parameters",
+    (Step(phi_nemotron_h(), "each layer one block with its pre-norm: attention (grouped-query, heads d_head wide), a "
+                            "Mamba-2 mixer, MoE (E routed and E_s shared squared-ReLU experts of 2h·F_e, a router "
+                            "h·E) or a dense MLP (2hF); embeddings in and out (untied), final norm"),
+     Step(L_att * (2 * h * a * d_head + 2 * h * n_kv * d_head + h) + L_ssm * mamba_mixer()
+          + L_moe * (2 * h * F_e * (E + E_s) + h * E + h) + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
+          + 2 * V * h + h, "Q and O h × a·d_head, K and V h × n_kv·d_head"),
+     Step(L_att * (2 * h * a * d_head + 2 * h * n_kv * d_head + h)
+          + L_ssm * (h * (3 * d_ssm + 2 * g_ssm * n_ssm + a_ssm + 1) + 5 * (d_ssm + 2 * g_ssm * n_ssm) + 3 * a_ssm + d_ssm)
+          + L_moe * (2 * h * F_e * (E + E_s) + h * E + h) + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
+          + 2 * V * h + h,
+          "the Mamba mixer: in_proj h × (2d_ssm + 2g_ssm·n_ssm + a_ssm) and out_proj d_ssm × h, the conv1d's 4 taps "
+          "and a bias over d_ssm + 2g_ssm·n_ssm channels, dt_bias, A_log, D (a_ssm each), the gated norm (d_ssm)")),
+    "parameters (elements); the router's expert bias is a buffer, not counted",
+    "Megatron-LM megatron/core/ssm/mamba_mixer.py (d98e8a6); NVIDIA 2025, Nemotron-H, arXiv:2504.03624, §2",
+    lhs="Φ, Nemotron-H")
+
 CLAIMS = [
     Limit(phi_gpt().subs({F: 4 * h, n_kv: a}) / (12 * L * h ** 2), 1, h, sp.oo,
           name="GPT: Φ / 12Lh² → 1 as h → ∞ (Kaplan et al.'s approximation)", source=KAPLAN),
@@ -111,6 +130,11 @@ HAND = {
     "qwen3-235b-a22b": (71_303_168 + 128 * 3 * 4096 * 1536 + 4096 * 128 + 2 * 4096) * 94 + 2 * 151936 * 4096 + 4096,
     # head_dim 64: Q, O 2880 × 4096, K, V 2880 × 512 = 26,542,080; 128 experts 3·2880·2880; biases and sinks not counted
     "gpt-oss-120b": (26_542_080 + 128 * 3 * 2880 * 2880 + 2880 * 128 + 2 * 2880) * 36 + 2 * 201088 * 2880 + 2880,
+    # 6 attention layers: Q, O 2688 × 4096, K, V 2688 × 256, norm 2688 = 23,399,040; 23 Mamba layers: norm 2688,
+    # in_proj 2688 × 10304 = 27,697,152, conv1d 6144 × 5 = 30,720, dt_bias, A_log, D 3 × 64, gated norm 4096,
+    # out_proj 4096 × 2688 = 11,010,048: 38,744,896; 23 MoE layers: norm 2688, 128 experts 2·2688·1856 =
+    # 1,277,165,568, the shared expert 2·2688·3712 = 19,955,712, router 2688 × 128: 1,297,468,032
+    "nemotron-3-nano": 23_399_040 * 6 + 38_744_896 * 23 + 1_297_468_032 * 23 + 2 * 131072 * 2688 + 2688,
 }
 
 for _name, _count in HAND.items():
@@ -134,4 +158,4 @@ CHAPTER = Chapter(
     "weight matrix by weight matrix; this chapter derives the formulas, proves the GPT form equal to "
     "Narayanan et al.'s and its leading term Kaplan et al.'s 12Lh², and checks every preset against a "
     "hand count and its published total (within 2%).",
-    (GPT, LLAMA_ATTENTION, LLAMA, MLA, DEEPSEEK), tuple(CLAIMS))
+    (GPT, LLAMA_ATTENTION, LLAMA, MLA, DEEPSEEK, NEMOTRON_H), tuple(CLAIMS))

@@ -211,6 +211,36 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "elements",
 "integer": true
 },
+"L_att": {
+"meaning": "attention layers of a hybrid Mamba model (mamba=1)",
+"unit": "layers",
+"integer": true
+},
+"L_ssm": {
+"meaning": "Mamba-2 layers of a hybrid Mamba model (mamba=1)",
+"unit": "layers",
+"integer": true
+},
+"a_ssm": {
+"meaning": "Mamba heads (mamba_num_heads)",
+"unit": "heads",
+"integer": true
+},
+"d_ssm": {
+"meaning": "Mamba inner width: heads × head dim (d_inner)",
+"unit": "elements",
+"integer": true
+},
+"n_ssm": {
+"meaning": "Mamba state size (d_state)",
+"unit": "elements",
+"integer": true
+},
+"g_ssm": {
+"meaning": "Mamba groups of the B, C projections (ngroups)",
+"unit": "groups",
+"integer": true
+},
 "peak": {
 "meaning": "dense matmul throughput of one GPU at the run's dtype",
 "unit": "FLOP/s",
@@ -359,8 +389,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
-"w_half_expert": 1986.56
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -368,8 +398,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
-"w_half_expert": 1986.56
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -377,8 +407,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
-"w_half_expert": 1986.56
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -386,8 +416,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
-"w_half_expert": 1986.56
+"kappa": 5.75,
+"w_half_expert": 2027.52
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -400,9 +430,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1986.56,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -411,9 +441,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1986.56,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -422,9 +452,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1986.56,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -433,9 +463,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1986.56,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -447,9 +477,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1986.56,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -517,27 +547,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56
+"w_half_expert": 2027.52
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56
+"w_half_expert": 2027.52
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 6.25,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56
+"w_half_expert": 2027.52
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -549,10 +579,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -560,10 +590,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -571,10 +601,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -582,10 +612,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -596,10 +626,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.6045,
+"kappa": 5.75,
 "eta_attn": 0.545,
-"w_half_expert": 1986.56,
+"w_half_expert": 2027.52,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -622,8 +652,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "fp16": {
 "w_half": 281.25,
@@ -631,8 +661,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "fp8": {
 "w_half": 281.25,
@@ -640,8 +670,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -655,8 +685,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -666,8 +696,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -677,8 +707,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -688,8 +718,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -702,8 +732,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -726,8 +756,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "fp16": {
 "w_half": 281.25,
@@ -735,8 +765,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "fp8": {
 "w_half": 281.25,
@@ -744,8 +774,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.5,
-"w_half_expert": 2416.64
+"kappa": 5.75,
+"w_half_expert": 2437.12
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -759,8 +789,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -770,8 +800,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -781,8 +811,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -792,8 +822,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -806,8 +836,8 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2416.64,
+"kappa": 5.75,
+"w_half_expert": 2437.12,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -1323,6 +1353,31 @@ globalThis.SYMCOMM_CATALOG = {
 "F_e": 2880,
 "E_s": 0,
 "h_q": 4096
+},
+"nemotron-3-nano": {
+"title": "Nemotron 3 Nano 30B-A3B",
+"gated": "0",
+"Phi": 31577937344,
+"h": 2688,
+"L": 52,
+"a": 32,
+"h_kv": 256,
+"s": 8192,
+"V": 131072,
+"F": 1856,
+"E": 128,
+"k": 6,
+"L_moe": 23,
+"Phi_E": 29374808064,
+"F_e": 1856,
+"E_s": 2,
+"h_q": 4096,
+"L_att": 6,
+"L_ssm": 23,
+"a_ssm": 64,
+"d_ssm": 4096,
+"n_ssm": 128,
+"g_ssm": 8
 }
 },
 "units": {
@@ -1370,7 +1425,13 @@ globalThis.SYMCOMM_CATALOG = {
 "d_nope": 128,
 "d_rope": 64,
 "d_v": 128,
-"L_rc": 8
+"L_rc": 8,
+"L_att": 4,
+"L_ssm": 16,
+"a_ssm": 64,
+"d_ssm": 4096,
+"n_ssm": 128,
+"g_ssm": 8
 },
 "max_value": "1267650600228229401496703205376",
 "shared_texts": [
@@ -5330,6 +5391,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -5472,6 +5534,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -5615,6 +5678,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -5759,6 +5823,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -5903,6 +5968,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6047,6 +6113,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6191,6 +6258,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6335,6 +6403,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6479,6 +6548,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6623,6 +6693,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6767,6 +6838,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -6911,6 +6983,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7055,6 +7128,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7199,6 +7273,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7344,6 +7419,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7493,6 +7569,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7640,6 +7717,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7784,6 +7862,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -7956,6 +8035,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8125,6 +8205,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8269,6 +8350,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8413,6 +8495,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8557,6 +8640,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8701,6 +8785,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -8855,6 +8940,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9017,6 +9103,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9161,6 +9248,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall_padded",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9305,6 +9393,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "deepep",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9449,6 +9538,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "hybridep",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9593,6 +9683,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "2",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9737,6 +9828,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "4",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -9881,6 +9973,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "8",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10025,6 +10118,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "16",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10169,6 +10263,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "32",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10313,6 +10408,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "64",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10457,6 +10553,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "128",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10601,6 +10698,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "256",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10721,6 +10819,165 @@ globalThis.SYMCOMM_CATALOG = {
 }
 },
 {
+"ident": "hybrid__mamba_1",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"mamba": "1",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "bf16"
+},
+"changed": {
+"mamba": "1"
+},
+"title": "Hybrid layout (d, t, p, c, e) (mamba=1)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c",
+"L_att",
+"L_ssm"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"L_att": 0,
+"L_ssm": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1,
+"a_ssm": 1,
+"d_ssm": 1,
+"n_ssm": 1,
+"g_ssm": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus",
+"attention_layers_stage",
+"mamba_layers_stage"
+],
+"file": "formulas/hybrid__mamba_1.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F",
+"a_ssm",
+"d_ssm",
+"n_ssm",
+"g_ssm"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
 "ident": "hybrid__embeddings_1",
 "kind": "strategy",
 "owner": "hybrid",
@@ -10745,6 +11002,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "1",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -10890,6 +11148,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "1",
 "fp8_param_gather": "0",
@@ -11034,6 +11293,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11178,6 +11438,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11322,6 +11583,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11466,6 +11728,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11610,6 +11873,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11754,6 +12018,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
@@ -11898,6 +12163,7 @@ globalThis.SYMCOMM_CATALOG = {
 "dispatcher": "alltoall",
 "router_groups": "1",
 "router_group_topk": "1",
+"mamba": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",

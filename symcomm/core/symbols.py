@@ -91,6 +91,14 @@ kv_lora = _integer("kv_lora")  # kv_lora_rank: the joint K, V latent
 d_nope = _integer("d_nope")    # qk_nope_head_dim: per head, the part of Q, K without rotary embedding
 d_rope = _integer("d_rope")    # qk_rope_head_dim: per head, the rotary part of Q (K's is one, shared by the heads)
 d_v = _integer("d_v")          # v_head_dim: per head, the width of V
+# mamba=1: hybrid Mamba-Transformer layers (Nemotron-H, Nemotron 3: Megatron-Core's hybrid_layer_pattern), each of
+# the L layers one block: L_att attention, L_ssm Mamba-2 mixers, L_moe MoE, the rest dense MLPs
+L_att = sp.Symbol("L_att", integer=True, nonnegative=True)    # attention layers ('*' of the pattern)
+L_ssm = _integer("L_ssm")      # Mamba-2 layers ('M' of the pattern)
+a_ssm = _integer("a_ssm")      # Mamba heads (mamba_num_heads)
+d_ssm = _integer("d_ssm")      # Mamba inner width, heads × head dim (d_inner = mamba_num_heads · mamba_head_dim)
+n_ssm = _integer("n_ssm")      # Mamba state size (d_state, mamba_state_dim)
+g_ssm = _integer("g_ssm")      # Mamba groups of B, C (ngroups, mamba_num_groups)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -160,6 +168,12 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "elements"),
         SymbolInfo(d_rope, "d_rope", "MLA per-head width of the rotary part of Q and K (qk_rope_head_dim)", "elements"),
         SymbolInfo(d_v, "d_v", "MLA per-head width of V (v_head_dim)", "elements"),
+        SymbolInfo(L_att, "L_att", "attention layers of a hybrid Mamba model (mamba=1)", "layers"),
+        SymbolInfo(L_ssm, "L_ssm", "Mamba-2 layers of a hybrid Mamba model (mamba=1)", "layers"),
+        SymbolInfo(a_ssm, "a_ssm", "Mamba heads (mamba_num_heads)", "heads"),
+        SymbolInfo(d_ssm, "d_ssm", "Mamba inner width: heads × head dim (d_inner)", "elements"),
+        SymbolInfo(n_ssm, "n_ssm", "Mamba state size (d_state)", "elements"),
+        SymbolInfo(g_ssm, "g_ssm", "Mamba groups of the B, C projections (ngroups)", "groups"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

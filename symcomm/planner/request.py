@@ -209,6 +209,11 @@ def check_request(req: Request) -> None:
     if req.gpus > req.G and req.gpus % req.G:
         raise PlanError(f"--gpus={req.gpus} is not allowed: with --gpus-per-node={req.G} it must be a multiple "
                         f"of {req.G} (whole nodes) or at most {req.G}")
+    if getattr(req.model, "hybrid", ()):
+        # its layers are one block each (mamba=1), with frameworks, recompute modes and context parallelism of their
+        # own: not the transformer layers the planner's kernels count, so no ranking is given rather than a wrong one
+        raise PlanError(f"--model={req.model.name} is not allowed: it is a hybrid Mamba-Transformer (mamba=1), which "
+                        f"plan does not search; evaluate its layouts with symcomm eval hybrid --model {req.model.name}")
     if req.model.moe and req.model.experts % req.router_groups:
         raise PlanError(f"--router-groups={req.router_groups} is not allowed for {req.model.name}: its "
                         f"{req.model.experts} experts must split into whole groups (Megatron-Core asserts it)")

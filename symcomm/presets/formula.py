@@ -24,6 +24,10 @@ d_nope, d_rope, d_v = S.d_nope, S.d_rope, S.d_v               # MLA head widths
 d_head = _int("d_head")  # width of one attention head where a·d_head ≠ h (Qwen3-MoE, GPT-OSS: head_dim in config.json)
 
 h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
+# hybrid Mamba models (nemotron_h): attention and Mamba-2 layers, the Mamba mixer's heads, inner width, state, groups
+L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm = S.L_att, S.L_ssm, S.a_ssm, S.d_ssm, S.n_ssm, S.g_ssm
+#: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py)
+MAMBA_CONV = 4
 
 
 def attention_mha_biased() -> sp.Expr:
@@ -74,12 +78,32 @@ def phi_deepseek(q_compressed: bool = True) -> sp.Expr:
     return (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
 
 
-def phi_experts() -> sp.Expr:
-    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e."""
-    return L_moe * E * 3 * h * F_e
+def mamba_mixer() -> sp.Expr:
+    """One Mamba-2 layer (megatron/core/ssm/mamba_mixer.py at d98e8a64): in_proj h × (2·d_ssm + 2·g_ssm·n_ssm +
+    a_ssm) with its fused pre-norm (h), the causal conv1d over x, B, C (d_ssm + 2·g_ssm·n_ssm channels, MAMBA_CONV taps
+    and a bias each), dt_bias, A_log and D (a_ssm each), the gated RMSNorm (d_ssm) and out_proj d_ssm × h."""
+    conv = d_ssm + 2 * g_ssm * n_ssm
+    return (h + h * (2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm) + conv * (MAMBA_CONV + 1) + 3 * a_ssm + d_ssm
+            + d_ssm * h)
 
 
-FAMILIES = ("gpt", "llama", "deepseek")
+def phi_nemotron_h(head_dim: bool = True) -> sp.Expr:
+    """Nemotron-H / Nemotron 3 (hybrid Mamba-Transformer, Megatron-Core's hybrid_layer_pattern): each of the L layers
+    one block with its pre-norm (h): L_att grouped-query attention blocks (heads d_head wide), L_ssm Mamba-2 mixers
+    (:func:`mamba_mixer`, its norm inside), L_moe MoE blocks of E routed and E_s shared experts (2h·F_e each: a
+    squared-ReLU MLP, not gated) and a router h·E, the rest dense MLPs (2hF); untied embeddings, final norm h."""
+    head = d_head if head_dim else None
+    dense = L - L_att - L_ssm - L_moe
+    return (L_att * (attention_gqa(head) + h) + L_ssm * mamba_mixer() + L_moe * ((E + E_s) * 2 * h * F_e + h * E + h)
+            + dense * (2 * h * F + h) + 2 * V * h + h)
+
+
+def phi_experts(gated: bool = True) -> sp.Expr:
+    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e (2h·F_e not gated)."""
+    return L_moe * E * (3 if gated else 2) * h * F_e
+
+
+FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
 
 
 def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q_compressed: bool = True) -> sp.Expr:
@@ -91,4 +115,6 @@ def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q
         return phi_llama(tied, head_dim)
     if family == "deepseek":
         return phi_deepseek(q_compressed)
+    if family == "nemotron_h":
+        return phi_nemotron_h(head_dim)
     raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

@@ -18,7 +18,7 @@ from ..base.errors import InputError
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
 
-FAMILIES = ("gpt", "llama", "deepseek")
+FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
 
 
 # -- models ---------------------------------------------------------------------------------------
@@ -43,6 +43,8 @@ class Model:
     tied: bool = False
     mla: tuple = ()                     # (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head)
     head_dim: int = 0                   # one head's width where a·head_dim ≠ h (config.json head_dim); 0: h/a
+    # nemotron_h: (attention layers, Mamba layers, Mamba heads, Mamba head width, state size, groups)
+    hybrid: tuple = ()
     published_parameters: float | None = None
     source: str = ""
 
@@ -68,6 +70,8 @@ class Model:
             out["moe"] = "1"
         if self.kv_heads < self.heads and not self.mla:
             out["gqa"] = "1"
+        if self.hybrid:
+            out["mamba"] = "1"
         if self.mla:
             out["attention"] = "mla"
         elif self.head_dim and self.head_dim * self.heads != self.hidden:
@@ -80,8 +84,9 @@ class Model:
 
     @property
     def gated(self) -> bool:
-        """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two."""
-        return self.family != "gpt"
+        """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two, and
+        Nemotron-H's (squared ReLU) two."""
+        return self.family not in ("gpt", "nemotron_h")
 
     def architecture(self) -> dict:
         """Values of the architecture symbols for :func:`parameter_formula` (SymPy symbols: loads it)."""
@@ -92,7 +97,15 @@ class Model:
                F_e: self.moe_ffn or self.ffn, E_s: self.shared_experts, d_head: self.head}
         if self.mla:
             out.update(zip((q_r, kv_r, d_nope, d_rope, d_v), self.mla))
+        if self.hybrid:
+            from .formula import L_att, L_ssm, a_ssm, d_ssm, g_ssm, n_ssm
+            out.update(zip((L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm), self.mamba_values()))
         return out
+
+    def mamba_values(self) -> tuple:
+        """(L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm) of a hybrid Mamba model: d_ssm = heads × head width."""
+        attention, mamba, heads, width, state, groups = self.hybrid
+        return attention, mamba, heads, heads * width, state, groups
 
     @functools.cached_property
     def parameters(self) -> int:
@@ -102,8 +115,9 @@ class Model:
 
     @functools.cached_property
     def expert_parameters(self) -> int:
-        """Φ_E = L_moe·E·3h·F_e (:func:`phi_experts`)."""
-        return self.moe_layers * self.experts * 3 * self.hidden * (self.moe_ffn or self.ffn) if self.moe else 0
+        """Φ_E = L_moe·E·3h·F_e, 2h·F_e not gated (:func:`phi_experts`)."""
+        up = 3 if self.gated else 2
+        return self.moe_layers * self.experts * up * self.hidden * (self.moe_ffn or self.ffn) if self.moe else 0
 
     def values(self) -> dict[str, int]:
         """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
@@ -119,6 +133,8 @@ class Model:
             out.update(zip(("q_lora", "kv_lora", "d_nope", "d_rope", "d_v"), self.mla))
         elif self.head_dim and self.head_dim * self.heads != self.hidden:
             out["h_q"] = self.heads * self.head_dim
+        if self.hybrid:
+            out.update(zip(("L_att", "L_ssm", "a_ssm", "d_ssm", "n_ssm", "g_ssm"), self.mamba_values()))
         return out
 
 
@@ -145,9 +161,22 @@ def _phi(m: Model) -> int:
         dense = attention + 3 * h * F + 2 * h
         moe = attention + (E + E_s) * 3 * h * F_e + h * E + E + 2 * h
         value = (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
+    elif m.family == "nemotron_h":
+        L_att, L_ssm, H, d_in, N, g = m.mamba_values()
+        head = m.head_dim or Fraction(h, a)
+        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h + h
+        conv = d_in + 2 * g * N
+        mamba = h + h * (2 * d_in + 2 * g * N + H) + conv * (4 + 1) + 3 * H + d_in + d_in * h
+        moe = (E + E_s) * 2 * h * F_e + h * E + h
+        value = (L_att * attention + L_ssm * mamba + L_moe * moe + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
+                 + 2 * V * h + h)
     else:
         raise ValueError(f"model family {m.family!r} is not allowed; choose {', '.join(FAMILIES)}")
     return int(value)
+
+
+#: a nemotron_h preset's "hybrid" fields, in Model.hybrid's order (Megatron-Core's names in the comments of models.json)
+HYBRID_KEYS = ("attention_layers", "mamba_layers", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups")
 
 
 def _model_from(name: str, data: dict) -> Model:
@@ -160,6 +189,7 @@ def _model_from(name: str, data: dict) -> Model:
                  top_k=int(data.get("top_k", 1)), moe_layers=int(data.get("moe_layers", 0)),
                  moe_ffn=int(data.get("moe_ffn", 0)), shared_experts=int(data.get("shared_experts", 0)),
                  tied=bool(data.get("tied", False)), mla=mla, head_dim=int(data.get("head_dim", 0)),
+                 hybrid=tuple(int(data["hybrid"][key]) for key in HYBRID_KEYS) if data.get("hybrid") else (),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""))
 
 

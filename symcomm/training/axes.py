@@ -209,7 +209,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
-             recompute_gathers=False, gather_dtype="") -> tuple[Term, ...]:
+             recompute_gathers=False, gather_dtype="", blocks_per_layer=2) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -220,8 +220,10 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here.
     ``recompute_gathers`` (SP only; recompute=op, symcomm.training.settings.regathers_forward): the forward's
     all-gathers, not its reduce-scatters, run again before the backward.  ``gather_dtype`` (SP only): the element type
-    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER)."""
-    blocks = 2 * layers - moe_layers           # attention blocks, and the MLP blocks that remain dense
+    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER).
+    ``blocks_per_layer`` 1: a hybrid Mamba model's layers (mamba=1), each one block (attention, Mamba mixer, dense MLP:
+    an in_proj/QKV/FC1 column-parallel input and an out_proj/output/FC2 row-parallel output), its MoE layers none."""
+    blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
     for name, _ in _passes(recompute):

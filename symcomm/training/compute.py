@@ -100,9 +100,9 @@ from .memory import layer_activation_bytes, loss_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
-from ..core.symbols import (E, E_s, F, F_e, L, L_moe, V, a, b, c, d, d_nope, d_rope, d_v, e, eta, eta_fp4, eta_fp8, h,
-                            h_kv, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, p, peak, peak_fp4, peak_fp8, q_lora, s,
-                            t, w_half, w_half_expert)
+from ..core.symbols import (E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
+                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, n_ssm,
+                            p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert)
 from ..presets.systems import absent_filled, low_dtype
 
 
@@ -340,12 +340,28 @@ def lm_head_gemm(tokens) -> Gemm:
     return Gemm("LM head", tokens, h, V / t, fp8=False)
 
 
+def mamba_gemms(tokens) -> tuple[Gemm, ...]:
+    """A Mamba-2 mixer's two linear GEMMs on one GPU (symcomm.training.flops.MEGATRON_MAMBA): in_proj T × h ·
+    h × (2·d_ssm + 2·g_ssm·n_ssm + a_ssm)/t (column-parallel: heads and groups split over t) and out_proj
+    T × d_ssm/t · d_ssm/t × h (row-parallel)."""
+    return (Gemm("Mamba in_proj", tokens, h, (2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm) / t),
+            Gemm("Mamba out_proj", tokens, d_ssm / t, h))
+
+
 def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha",
-                expert_tp: str = "tp") -> tuple[tuple[Gemm, sp.Expr], ...]:
+                expert_tp: str = "tp", mamba: bool = False) -> tuple[tuple[Gemm, sp.Expr], ...]:
     """(GEMM, times per micro-batch) over a stage of ``layers`` layers (MoE layers in the model's proportion
-    L_moe/L, as :func:`stage_forward_flops` counts them) and, when ``lm_head``, the LM head."""
+    L_moe/L, as :func:`stage_forward_flops` counts them; with ``mamba`` each block kind of the hybrid in its
+    proportion, L_att/L, L_ssm/L, L_moe/L and the dense rest) and, when ``lm_head``, the LM head."""
     dense = layer_gemms(tokens, gated, False, attention)
     blocks = len(attention_gemms(tokens, attention))
+    if mamba:
+        out = [(g, layers * L_att / L) for g in dense[:blocks]]
+        out += [(g, layers * flops.dense_layers(moe) / L) for g in dense[blocks:]]
+        out += [(g, layers * L_ssm / L) for g in mamba_gemms(tokens)]
+        if moe:
+            out += [(g, layers * L_moe / L) for g in layer_gemms(tokens, gated, True, attention, expert_tp)[blocks:]]
+        return tuple(out + ([(lm_head_gemm(tokens), sp.Integer(1))] if lm_head else []))
     out = [(g, layers) for g in dense[:blocks]]                   # attention: every layer
     if moe:
         out += [(g, layers * (L - L_moe) / L) for g in dense[blocks:]]
@@ -398,14 +414,17 @@ class MicroBatchCompute:
         return self.forward + self.backward
 
 
-def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha") -> sp.Expr:
+def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha",
+                        mamba: bool = False) -> sp.Expr:
     """Forward FLOPs of one micro-batch of ``micro`` sequences over ``layers`` layers of a stage (MoE
     layers in the model's proportion L_moe/L: an approximation where the recipe puts the dense layers
     on one stage, as DeepSeek-V3's first 3) and, when ``lm_head``, the LM head; before the split over
     the stage's t·c GPUs.  The experts' share is the same with either expert tensor-parallel size:
     with expert_tp = t a GPU runs 1/t of each expert on the t-fold gathered tokens, with 1 the whole
     expert on its own 1/t of them (sequence parallel), under balanced routing."""
-    if moe:
+    if mamba:
+        body = layers * flops.hybrid_layers_forward(micro, s, gated, moe, attention) / L
+    elif moe:
         body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated, attention=attention)
                          + L_moe * flops.moe_layer_forward(micro, s, gated, attention)) / L
     else:
@@ -510,26 +529,33 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     micro = b / (d * m)
     tokens = micro * s / c
     kind = attention_kind(run)
-    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp)
+    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp, run.mamba)
     # the GEMMs as the framework calls them (the same FLOPs; their widths): what the matmuls are timed on.  The FP8
     # casts stay counted on ``gemms``, once per distinct input (three separate linears on one input cast it three
     # times eagerly; not counted)
     shaped = as_run(gemms, run, kind)
-    layer_pairs = as_run(stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp), run, kind)
+    layer_pairs = as_run(stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp, run.mamba), run,
+                         kind)
     op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
-    counted = layers * flops.attention_core(micro, s, kind) / (t * c)
+    attention_layers = layers * L_att / L if run.mamba else layers
+    counted = attention_layers * flops.attention_core(micro, s, kind) / (t * c)
     # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
     # s × s the FLOP convention counts (Dao 2023, FlashAttention-2, §3.1.1: "skip the computation of blocks
     # where the column indices are more than the row indices", ~1.7-1.8× faster causal); without flash
     # attention (Megatron-LM 2021-22) the whole masked matrix is computed
     core = counted / 2 if run.flash else counted
-    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind) / (t * c) - (counted - core)
+    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind, run.mamba) / (t * c) - (counted - core)
     rate = peak * eta
     # the core's forward seconds, and its backward's over them (module docstring)
     share = eta_fa2 if run.attention_kernel == "fa2" else eta_attn
     core_time, core_back = ((core / (peak * share), FLASH_BACKWARD) if run.flash
                             else (core / rate, sp.Integer(2)))
-    rest = fwd - core                      # the linear GEMMs and the LM head, FLOPs
+    # the chunked scans of mamba=1 (Mamba-2's SSD kernels, fused like the attention core and in bf16 under every
+    # recipe) at the attention core's share of the bf16 peak, their backward twice their forward as a matmul's; no
+    # recompute mode the hybrid takes reruns them (settings.MAMBA_RECOMPUTE)
+    scan = layers * L_ssm / L * flops.ssd_scan(micro, s) / (t * c) if run.mamba else sp.Integer(0)
+    scan_time = scan / (peak * share)
+    rest = fwd - core - scan               # the linear GEMMs and the LM head, FLOPs
     if run.precision == "bf16":
         # FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
         again = {"selective": core_time,
@@ -538,8 +564,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
                  "none": sp.Integer(0)}[run.recompute]
         extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
         extra = _width_term(shaped)
-        forward = rest / rate + core_time + extra / rate
-        backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate
+        forward = rest / rate + core_time + extra / rate + scan_time
+        backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate + 2 * scan_time
     else:
         rate8 = low_rate(run.precision)
         low = [(g, n) for g, n in shaped if g.fp8]
@@ -554,14 +580,14 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
             # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
             w = w if run.precision == ROWWISE else w * m
             recast = w
-        forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm
+        forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm + scan_time
         again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / hbm,
                  "op": matmul_time(op_pairs, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
-                    + dy / hbm)
+                    + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
-                                     run.expert_tp) * layers
+                                     run.expert_tp, mamba=run.mamba) * layers
     if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..core.symbols import E_s, F, F_e, L, L_moe, V, a, d_nope, d_rope, d_v, h, h_kv, h_q, k, kv_lora, q_lora
+from ..core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, d_nope, d_rope, d_ssm, d_v, g_ssm, h, h_kv,
+                            h_q, k, kv_lora, n_ssm, q_lora)
 from .stages import block_share
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
@@ -109,14 +110,63 @@ def expert_forward(B, seq, gated: bool = True) -> sp.Expr:
     return (k + E_s) * mlp(B, seq, F_e, gated)
 
 
+MEGATRON_MAMBA = ("Megatron-LM megatron/core/ssm/mamba_mixer.py (commit d98e8a6): in_proj, one ColumnParallelLinear "
+                  "h → 2·d_inner + 2·ngroups·d_state + nheads (z, x, B, C, dt), the causal conv1d over x, B, C, the "
+                  "chunked scan (mamba_split_conv1d_scan_combined, chunk_size 128), the gated RMSNorm over d_inner, "
+                  "out_proj, a RowParallelLinear d_inner → h; nheads, ngroups split over t")
+#: the chunk length of Mamba-2's chunked scan (MambaMixer's chunk_size default, MEGATRON_MAMBA)
+SSD_CHUNK = 128
+DAO_GU_SSD = ("Dao and Gu 2024, Transformers are SSMs (Mamba-2), arXiv:2405.21060, §6 (the SSD algorithm: per chunk "
+              "of Q tokens the diagonal block C·Bᵀ masked times X, the chunk's states Bᵀ·X, and the off-diagonal "
+              "output C·states)")
+
+
+def mamba_projections_per_token() -> sp.Expr:
+    """Multiply-adds per token of a Mamba-2 mixer's two projections (MEGATRON_MAMBA): in_proj h × (2·d_ssm +
+    2·g_ssm·n_ssm + a_ssm) and out_proj d_ssm × h."""
+    return h * (2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm) + d_ssm * h
+
+
+def ssd_scan(B, seq) -> sp.Expr:
+    """The chunked scan's matmul FLOPs (DAO_GU_SSD, chunks of Q = SSD_CHUNK tokens), per token: C·Bᵀ within the
+    chunk, Q·n_ssm per group (g_ssm groups); the masked scores times X, Q·d_ssm; the chunk states Bᵀ·X and the output
+    from them C·states, n_ssm·d_ssm each; 2 FLOPs per multiply-add.  The convolution, gates, exponentials and the
+    states' passing between chunks are memory-bound, not FLOPs here."""
+    Q = SSD_CHUNK
+    return 2 * B * seq * (Q * n_ssm * g_ssm + Q * d_ssm + 2 * n_ssm * d_ssm)
+
+
+def mamba_layer_forward(B, seq) -> sp.Expr:
+    """One Mamba-2 layer's forward (mamba=1): its projections and the chunked scan."""
+    return 2 * B * seq * mamba_projections_per_token() + ssd_scan(B, seq)
+
+
+def dense_layers(moe: bool) -> sp.Expr:
+    """The dense-MLP layers of a hybrid Mamba model (mamba=1): the layers no other block kind fills."""
+    return L - L_att - L_ssm - (L_moe if moe else 0)
+
+
+def hybrid_layers_forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
+    """The L layers of a hybrid Mamba model (mamba=1), each one block: L_att attention blocks, L_ssm Mamba-2
+    mixers, L_moe expert blocks (moe) and the rest dense MLPs (:func:`dense_layers`).  With L_ssm = 0 and a
+    transformer's L layers cut into their attention and MLP blocks (2L layers, L_att = L) it is the transformer's
+    count (proved in derivations/hybrid_mamba.py)."""
+    out = (L_att * (attention_projections(B, seq, attention) + attention_core(B, seq, attention))
+           + L_ssm * mamba_layer_forward(B, seq) + dense_layers(moe) * mlp(B, seq, F, gated))
+    return out + (L_moe * expert_forward(B, seq, gated) if moe else 0)
+
+
 def lm_head_forward(B, seq) -> sp.Expr:
     """The logits: h × V for every token (the embedding lookup is not a matmul)."""
     return 2 * B * seq * h * V
 
 
-def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
-    """The whole model's forward: L layers (L_moe of them MoE when ``moe``) and the LM head."""
-    if moe:
+def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False) -> sp.Expr:
+    """The whole model's forward: L layers (L_moe of them MoE when ``moe``; with ``mamba`` the hybrid's blocks,
+    :func:`hybrid_layers_forward`) and the LM head."""
+    if mamba:
+        layers = hybrid_layers_forward(B, seq, gated, moe, attention)
+    elif moe:
         layers = (L - L_moe) * layer_forward(B, seq, gated, attention=attention) \
             + L_moe * moe_layer_forward(B, seq, gated, attention)
     else:
@@ -166,7 +216,7 @@ def op_recomputed_per_token(gated: bool = True, attention: str = "mha") -> sp.Ex
 
 
 def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
-               schedule: str = "1f1b") -> sp.Expr:
+               schedule: str = "1f1b", mamba: bool = False) -> sp.Expr:
     """What the recompute mode runs again before the backward (forward FLOPs): nothing; the
     attention core of every layer; every layer's forward (the LM head is not recomputed); or, op, every
     layer's even-numbered matmuls (:func:`op_recomputed_matmuls`; dense blocks only, the mode refuses MoE);
@@ -176,9 +226,9 @@ def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, a
     if recompute == "none":
         return sp.Integer(0)
     if recompute == "selective":
-        return L * attention_core(B, seq, attention)
+        return (L_att if mamba else L) * attention_core(B, seq, attention)
     if recompute == "full":
-        return forward(B, seq, gated, moe, attention) - lm_head_forward(B, seq)
+        return forward(B, seq, gated, moe, attention, mamba) - lm_head_forward(B, seq)
     if recompute == "op" and not moe and attention != "mla":
         return L * 2 * B * seq * op_recomputed_per_token(gated, attention)
     if recompute == "op":
@@ -186,12 +236,13 @@ def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, a
     raise ValueError(f"recompute={recompute} is not allowed; choose {', '.join(RECOMPUTE_MODES)}")
 
 
-def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
+def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False) -> sp.Expr:
     """Forward + backward (= 3 × forward) of B sequences: what MFU divides."""
-    return 3 * forward(B, seq, gated, moe, attention)
+    return 3 * forward(B, seq, gated, moe, attention, mamba)
 
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
-                   attention: str = "mha", schedule: str = "1f1b") -> sp.Expr:
+                   attention: str = "mha", schedule: str = "1f1b", mamba: bool = False) -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides."""
-    return model_flops(B, seq, gated, moe, attention) + recomputed(B, seq, recompute, gated, moe, attention, schedule)
+    return (model_flops(B, seq, gated, moe, attention, mamba)
+            + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba))

@@ -67,6 +67,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        recompute_gathers=run.gathers_rerun,
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                        moe_layers=moe_layers, mla_layers=layers if mla else 0,
+                                       blocks_per_layer=1 if run.mamba else 2,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
@@ -82,16 +83,17 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
     # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
     kv = mla_kv_mean() if mla else kv_width(gqa)
+    attention_layers = layers * S.L_att / L if run.mamba else layers      # mamba=1: the attention blocks only
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
-        terms += spread_over_nics(ring_terms(c, replica_batch, s, kv / t, layers, n_gpus / c, spans(t * c, G), m,
+        terms += spread_over_nics(ring_terms(c, replica_batch, s, kv / t, attention_layers, n_gpus / c, spans(t * c, G), m,
                                              backward="ring_flash_attn" if cp == "ring_flash_attn" else "minimal",
                                              recompute=recompute), t, d * p)
     else:
         # Ulysses moves Q (as wide as K) and O (as wide as V) too
         width = (a * (S.d_nope + S.d_rope) + a * S.d_v) / 2 if mla else h
         # pairwise all-to-alls: k − 1 of a rank's c − 1 peers share its node (base.crossing.PEERS), as the ring's
-        terms += spread_over_nics(ulysses_terms(c, replica_batch, s, width / t, kv / t, layers, n_gpus / c,
+        terms += spread_over_nics(ulysses_terms(c, replica_batch, s, width / t, kv / t, attention_layers, n_gpus / c,
                                                 spans(t * c, G), m, recompute=recompute), t, d * p)
 
     # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
@@ -285,13 +287,18 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     return tuple(out)
 
 
-def hybrid_extras(schedule, pipeline_split="even", **_) -> dict:
+def hybrid_extras(schedule, pipeline_split="even", mamba=False, **_) -> dict:
     """The bubble fraction and the GPUs; with an uneven split the transformer layers one GPU of each stage kind
-    holds (symcomm.training.stages: the middle figure applies when p ≥ 3)."""
+    holds (symcomm.training.stages: the middle figure applies when p ≥ 3); with mamba=1 the attention and Mamba
+    layers the last stage holds, in the model's proportion (every layer count of the hybrid then read, so that its
+    rules, L at least L_att + L_ssm (+ L_moe), are checked on every answer)."""
     out = {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
     if pipeline_split != "even":
         out.update({f"layers_{kind}_stage": stage_layers(pipeline_split, schedule, kind)
                     for kind in ("first", "middle", "last")})
+    if mamba:
+        layers = stage_layers(pipeline_split, schedule, "last")
+        out.update({"attention_layers_stage": layers * S.L_att / L, "mamba_layers_stage": layers * S.L_ssm / L})
     return out
 
 
@@ -318,6 +325,19 @@ _FLEX_NEEDS_WHOLE_NODES = Rule("divides", sp.Min(e, G), e,
                                "e at most G or a multiple of G (flex dispatcher)")
 
 
+_MAMBA_NEEDS_ONE_CP = rules.fixed(c, 1, "mamba=1 with c={x} is not modelled: Megatron-Core's Mamba mixers run context "
+                                         "parallelism by their own all-to-alls (mamba_context_parallel.py), not "
+                                         "counted; give c=1")
+# the mixer's heads and groups split over the TP ranks (megatron/core/ssm/mamba_mixer.py asserts both)
+_MAMBA_CHECKS = (rules.divisible(S.a_ssm, t), rules.divisible(S.g_ssm, t),
+                 Rule("at_least", L, S.L_att + S.L_ssm,
+                      "L={x} must be at least L_att + L_ssm={y}: the attention and Mamba layers are among the L",
+                      "L ≥ L_att + L_ssm"))
+_MAMBA_MOE_LAYERS = Rule("at_least", L, S.L_att + S.L_ssm + L_moe,
+                         "L={x} must be at least L_att + L_ssm + L_moe={y}: the attention, Mamba and MoE layers are "
+                         "among the L", "L ≥ L_att + L_ssm + L_moe")
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -342,6 +362,9 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.equal(t * p * d * c, N, "t*p*d*c"),
         rules.when("moe", (False,), _NO_EXPERTS),
         rules.when("moe", (True,), rules.when("sp", (False,), _MOE_NEEDS_SP)),
+        rules.when("mamba", (True,), _MAMBA_NEEDS_ONE_CP),
+        *(rules.when("mamba", (True,), rule) for rule in _MAMBA_CHECKS),
+        rules.when("mamba", (True,), rules.when("moe", (True,), _MAMBA_MOE_LAYERS)),
         rules.when("recompute", ("op",), rules.when("sp", (False,), _OP_NEEDS_SP)),
         *split_checks(),                     # L over the p·v chunks: even, or first/last (symcomm.training.stages)
         *block_checks(),                     # recompute=block: L_rc layers of a chunk at most

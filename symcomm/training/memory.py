@@ -27,9 +27,8 @@ from .hybrid import end_stage_shard, expert_shard
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .settings import ADAM_STATE_BYTES
-from ..core.symbols import (L, L_moe, Phi, Phi_E, V, F_e, a, b, c, d, d_nope, d_rope, d_v, e, h, k, kv_lora, m, p,
-                             q_lora,
-                             s, t, v)
+from ..core.symbols import (E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
+                             d_v, e, g_ssm, h, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
@@ -186,13 +185,60 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (
     return tokens * k / t * ((2 + plain) * h + (2 * up + plain) * F_e)
 
 
+def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp",
+                       saved: tuple = (2, 2)) -> dict:
+    """Bytes each block kind of a hybrid Mamba model (mamba=1) keeps for the backward, per layer, micro-batch and GPU,
+    with no recompute or the attention core's (flash attention: the scores are never kept), by kind: Korthikanti et
+    al. 2022's Table 2 cut at its blocks, each layer with its own pre-norm's input (2sbh; /t, as everything whole
+    below, with sequence parallel) —
+
+    * attention: the norm's input, QKV's input (at a norm-fused linear's saved bytes), the dropout mask (sbh), and
+      split over t Q, K (4sbh), V (2sbh), the output projection's input (a plain linear's) — 13sbh at 2 bytes;
+    * MLP: the norm's input, FC1's input, the dropout mask, and split GeLU's input (8sbh) and FC2's (4h at a plain
+      linear's bytes) — 21sbh: the two make Korthikanti's 34 (proved in derivations/hybrid_mamba.py);
+    * MoE: the norm's input and its output (the router's and the shared experts' input), the routed experts'
+      :func:`expert_activation_bytes`, and each of the E_s shared experts' FC1 output (2F_e/t gated) and FC2's
+      input (F_e/t at a plain linear's bytes);
+    * Mamba-2 (symcomm.training.flops.MEGATRON_MAMBA, megatron/core/ssm/mamba_mixer.py at d98e8a64: in_proj a
+      TELayerNormColumnParallelLinear, the memory-efficient mamba_split_conv1d_scan_combined): the norm's input,
+      in_proj's input (norm-fused), and split over t in_proj's output z, x, B, C, dt (2(2d_ssm + 2g_ssm·n_ssm +
+      a_ssm)), which the fused kernel keeps and from which its backward recomputes the convolution, the scan's
+      output before the gate (2d_ssm), the gated RMSNorm's input (2d_ssm) and out_proj's input (d_ssm at a plain
+      linear's bytes).
+    Our own count from the tensors those modules save; ``saved``: :func:`saved_input_bytes`."""
+    fused, plain = saved
+    tokens = (s / c) * (b / (d * m))
+    whole = 1 / t if sp_on else 1
+    up = 2 if gated else 1
+    in_proj = 2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm
+    out = {"attention": tokens * h * (whole * (3 + fused) + (6 + plain) / t),
+           "mlp": tokens * h * (whole * (3 + fused) + (8 + 4 * plain) / t),
+           "mamba": tokens * (whole * (2 + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
+    if moe:
+        out["moe"] = (tokens * 4 * h * whole + tokens * E_s * (2 * up + plain) * F_e / t
+                      + expert_activation_bytes(gated, expert_tp, saved))
+    return out
+
+
+def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2)) -> sp.Expr:
+    """The bytes of an average layer of a hybrid Mamba model (mamba=1): :func:`hybrid_block_bytes` of each kind in
+    the model's proportion (a stage holds the kinds as the model does)."""
+    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved)
+    total = (L_att * kinds["attention"] + flops.dense_layers(moe) * kinds["mlp"] + L_ssm * kinds["mamba"]
+             + (L_moe * kinds["moe"] if moe else 0))
+    return total / L
+
+
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
-                           schedule: str = "1f1b", saved: tuple = (2, 2)) -> sp.Expr:
+                           schedule: str = "1f1b", saved: tuple = (2, 2), mamba: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
-    (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`."""
+    (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`.  ``mamba``: a
+    hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute none or selective)."""
+    if mamba:
+        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved)
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
@@ -248,7 +294,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     schedule = opts["schedule"]
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved)
+                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
+                                       bool(opts.get("mamba")))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -312,7 +359,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
-                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved)
+                                       opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
+                                       bool(opts.get("mamba")))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

@@ -162,6 +162,28 @@ def op_refusal(setting) -> str | None:
     return None
 
 
+#: what mamba=1 counts: Megatron-Core's hybrid model (MambaMixer, its attention and MoE layers) with the recompute
+#: modes whose saved bytes are counted per block kind; a full or block recompute's working set, MLA, PyTorch's fsdp2
+#: (torchtitan has no Mamba layers) and DeepSpeed are not
+MAMBA_FRAMEWORKS = ("megatron", "megatron_fsdp")
+MAMBA_RECOMPUTE = ("none", "selective")
+
+
+def mamba_refusal(setting) -> str | None:
+    """Why ``setting``'s mamba=1 has no meaning here, or None (:data:`MAMBA_FRAMEWORKS`, :data:`MAMBA_RECOMPUTE`)."""
+    if not setting.mamba:
+        return None
+    if setting.framework not in MAMBA_FRAMEWORKS:
+        return (f"mamba=1 with framework={setting.framework} is not modelled: the hybrid Mamba layers are Megatron-Core's; "
+                f"choose framework={' or '.join(MAMBA_FRAMEWORKS)}")
+    if setting.recompute not in MAMBA_RECOMPUTE:
+        return (f"recompute={setting.recompute} with mamba=1 is not modelled (the hybrid's recompute working set per "
+                f"block kind is not counted); choose recompute={' or '.join(MAMBA_RECOMPUTE)}")
+    if setting.attention == "mla":
+        return "attention=mla with mamba=1 is not modelled: the hybrid's attention layers are multi-/grouped-query; give attention=mha"
+    return None
+
+
 #: the frameworks that run eager by default: torchtitan (fsdp2), whose training.compile is false unless asked
 #: (pytorch/torchtitan torchtitan/config_manager.py at 9dec370a: --training.compile store_true; train_configs/
 #: llama3_8b.toml: compile = false)
@@ -328,6 +350,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("router_group_topk", 1, ROUTER_GROUP_TOPK,
            "moe=1: the groups chosen per token (Megatron-Core --moe-router-group-topk; config topk_group; "
            "DeepSeek-V3: 4 of 8), at most router_groups"),
+    flag("mamba", "1 = hybrid Mamba-Transformer layers (Nemotron-H, Nemotron 3: Megatron-Core's "
+                  "hybrid_layer_pattern), each of the L layers one block with its own pre-norm: L_att attention, L_ssm "
+                  "Mamba-2 mixers (a_ssm heads, d_ssm wide, state n_ssm, g_ssm groups), L_moe MoE (moe=1), the rest "
+                  "dense MLPs; framework megatron or megatron_fsdp, recompute none or selective, c = 1 "
+                  "(megatron/core/ssm/mamba_mixer.py at d98e8a64)"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -464,6 +491,7 @@ class RunSetting:
     gqa: bool = False
     attention: str = "mha"
     moe: bool = False
+    mamba: bool = False
     expert_tp: str = "tp"
     dispatcher: str = "alltoall"
     router_groups: int = 1
@@ -492,7 +520,7 @@ class RunSetting:
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
-                   or block_refusal(self))
+                   or block_refusal(self) or mamba_refusal(self))
         if refused:
             raise InputError(refused)
 

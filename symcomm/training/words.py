@@ -207,7 +207,7 @@ def preset_shape(args, name: str, option_texts: dict, takes) -> dict:
         for text in said:
             notes.add(text, restates_default=True)
         return {**option_texts, **added} if added else option_texts
-    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention")
+    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention", "mamba")
               if key in takes and key not in option_texts]
     if not wanted:
         return option_texts
@@ -246,6 +246,12 @@ def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
         notes.add(f"attention=mla: {model.name} has multi-head latent attention (q_lora, kv_lora, d_nope, d_rope, "
                   "d_v from the preset); give attention=mha to count it as multi-head attention", restates_default=True)
         out["attention"] = fixed["attention"]
+    if "mamba" in wanted and "mamba" in fixed:
+        attention, mamba = model.hybrid[:2]
+        notes.add(f"mamba=1: {model.name} is a hybrid Mamba-Transformer of {model.layers} layers ({attention} attention, "
+                  f"{mamba} Mamba-2, {model.moe_layers} MoE); give mamba=0 to count its layers as transformer layers",
+                  restates_default=True)
+        out["mamba"] = fixed["mamba"]
     if "gqa" in wanted and "gqa" in fixed:
         notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
               "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)

@@ -162,11 +162,11 @@ def test_loaded_formulas_evaluate_like_the_originals():
         {S.N: 8, S.M: 1024, S.G: 4, S.C: 2, S.K: 24, S.Phi: 4096, S.b: 2, S.s: 16, S.h: 8, S.L: 4, S.m: 8, S.v: 2,
          S.k: 2, S.E: 8, S.h_kv: 4, S.a: 2, S.d: 2, S.t: 2, S.p: 2, S.c: 2, S.e: 2, S.L_moe: 2, S.Phi_E: 1024,
          S.V: 64, S.F: 32, S.F_e: 16, S.E_s: 1, S.q_lora: 8, S.kv_lora: 4, S.d_nope: 2, S.d_rope: 1, S.d_v: 2, S.h_q: 16,
-         S.L_first: 1, S.L_last: 1, S.L_rc: 1},
+         S.L_first: 1, S.L_last: 1, S.L_rc: 1, S.L_att: 1, S.L_ssm: 1, S.a_ssm: 2, S.d_ssm: 8, S.n_ssm: 4, S.g_ssm: 2},
         {S.N: 16, S.M: 96, S.G: 16, S.C: 3, S.K: 5, S.Phi: 1000, S.b: 3, S.s: 5, S.h: 7, S.L: 3, S.m: 5, S.v: 1,
          S.k: 1, S.E: 4, S.h_kv: 7, S.a: 7, S.d: 4, S.t: 1, S.p: 4, S.c: 1, S.e: 4, S.L_moe: 1, S.Phi_E: 100,
          S.V: 10, S.F: 28, S.F_e: 7, S.E_s: 0, S.q_lora: 0, S.kv_lora: 3, S.d_nope: 1, S.d_rope: 1, S.d_v: 1, S.h_q: 7,
-         S.L_first: 1, S.L_last: 0, S.L_rc: 2},
+         S.L_first: 1, S.L_last: 0, S.L_rc: 2, S.L_att: 0, S.L_ssm: 2, S.a_ssm: 3, S.d_ssm: 6, S.n_ssm: 2, S.g_ssm: 1},
     ]
     reals = [{S.alpha: 3, S.beta: sp.Rational(1, 4), S.gamma: sp.Rational(1, 8), S.alpha_inter: 5,
               S.beta_inter: sp.Rational(1, 2), S.f: sp.Rational(5, 4), S.peak: 10**12, S.eta: sp.Rational(1, 2),

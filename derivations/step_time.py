@@ -688,6 +688,24 @@ def _check_sources_table() -> Table:
                  source="derivations/data/step_fit.json")
 
 
+def _same_count_spread(found: list[dict]) -> str:
+    """What the printed peaks of rows counted at the same bytes say: the pair of rows whose predictions are equal
+    (to the stored 6 digits) and whose printed peaks lie furthest apart, as a sentence (torchtitan's 405B 1F1B row
+    and its Table 6 CP 1 row hold the same tokens per micro-batch on the same layout, 4 × 8192 and 1 × 32,768)."""
+    by_count: dict = {}
+    for r in found:
+        by_count.setdefault((r["hardware"], r["predicted_gib"]), []).append(r)
+    pairs = [(max(rows, key=lambda r: r["published_gib"]), min(rows, key=lambda r: r["published_gib"]))
+             for rows in by_count.values() if len(rows) > 1]
+    if not pairs:
+        return ""
+    high, low = max(pairs, key=lambda pair: pair[0]["published_gib"] - pair[1]["published_gib"])
+    return (f" Rows counted at the same bytes print peaks up to {high['published_gib'] - low['published_gib']:.1f} "
+            f"GiB apart ({high['id']} {high['published_gib']:g} GiB, {low['id']} {low['published_gib']:g} GiB, both "
+            f"predicted {high['predicted_gib']:.1f} GiB): a spread the tensors' sizes do not set, so the gap is not "
+            "one factor of the count, and none is fitted.")
+
+
 def _printed_memory_table() -> Table:
     """Every check run whose source prints its peak memory per GPU, against the step model's memory_per_gpu (the
     rows python -m symcomm.derivations.fit_step_time stored: the docs build evaluates no run)."""
@@ -715,7 +733,8 @@ def _printed_memory_table() -> Table:
                           "rest: the last matmul's output, h wide, 4 GiB over Llama 3.1 8B's 32 blocks at local "
                           "batch 2), eagerly every one. "
                           "Error: predicted / "
-                          "published − 1, " + _summary([r["error"] for r in found]) + "."),
+                          "published − 1, " + _summary([r["error"] for r in found]) + "."
+                          + _same_count_spread(found)),
                  source="derivations/data/torchtitan_runs.json; derivations/data/step_fit.json")
 
 

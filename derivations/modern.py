@@ -302,9 +302,6 @@ def approximations(run: dict) -> list[str]:
         out.append("expert_tp=1 inferred: the source leaves it unset and e ∤ d·c admits no other")
     if run["overlap"].get("param_gather") and not run["overlap"].get("grad_reduce") and not run["fsdp"]:
         out.append("overlap_param_gather without overlap_grad_reduce, which Megatron-LM refuses: taken as off")
-    if run["recompute"] == "op" and "torch.compile" in run.get("recipe", ""):
-        out.append("op-level checkpointing under torch.compile: its partitioner keeps only the saved outputs the "
-                   "backward reads (not the last matmul's), counted as eager checkpointing keeps them")
     if run["recompute"] == "op" and run["overlap"].get("tp_comm"):
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")

@@ -24,7 +24,8 @@ from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute
-from symcomm.training.memory import TE_SAVED_INPUT, activation_bytes, layer_activation_bytes, saved_input_bytes
+from symcomm.training.memory import (COMPILED_SAVED, TE_SAVED_INPUT, activation_bytes, layer_activation_bytes,
+                                     saved_input_bytes)
 from symcomm.training.settings import MEGATRON_BLOCK_RECOMPUTE, RunSetting
 from symcomm.collectives.algorithms import algorithm
 from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv,
@@ -107,7 +108,15 @@ OP_RECOMPUTE = Derivation(
                          "logsumexp, without sequence parallelism", source=OP_SAC),
             AtLeast(activation_bytes("op", True, True) - activation_bytes("full", True, True),
                     (s / c) * _S.b / (d * m) * 4 * _S.a / t,
-                    name="and with sequence parallelism", source=OP_SAC)))
+                    name="and with sequence parallelism", source=OP_SAC),
+            Claim(activation_bytes("op", True, False) - activation_bytes("op", True, False, compiled=True),
+                  (s / c) * _S.b / (d * m) * 2 * h,
+                  name="under torch.compile a block keeps w2's output less, 2h bytes a token (its partitioner drops "
+                       "the saved values the backward never reads)", source=COMPILED_SAVED),
+            Claim(activation_bytes("op", True, True) - activation_bytes("op", True, True, compiled=True),
+                  (s / c) * _S.b / (d * m) * (2 * h + 2 * h / t),
+                  name="and with sequence parallelism w2's whole partial sum and its reduce-scatter's shard too",
+                  source=COMPILED_SAVED)))
 
 # Megatron's block recompute (recompute=block): the first L_rc layers of each model chunk recompute fully, the rest
 # none; counted as full's for the share L_rc·p·v/L of every layer sum and none's for the rest (compute.
@@ -679,6 +688,24 @@ def _check_sources_table() -> Table:
                  source="derivations/data/step_fit.json")
 
 
+def _same_count_spread(found: list[dict]) -> str:
+    """What the printed peaks of rows counted at the same bytes say: the pair of rows whose predictions are equal
+    (to the stored 6 digits) and whose printed peaks lie furthest apart, as a sentence (torchtitan's 405B 1F1B row
+    and its Table 6 CP 1 row hold the same tokens per micro-batch on the same layout, 4 × 8192 and 1 × 32,768)."""
+    by_count: dict = {}
+    for r in found:
+        by_count.setdefault((r["hardware"], r["predicted_gib"]), []).append(r)
+    pairs = [(max(rows, key=lambda r: r["published_gib"]), min(rows, key=lambda r: r["published_gib"]))
+             for rows in by_count.values() if len(rows) > 1]
+    if not pairs:
+        return ""
+    high, low = max(pairs, key=lambda pair: pair[0]["published_gib"] - pair[1]["published_gib"])
+    return (f" Rows counted at the same bytes print peaks up to {high['published_gib'] - low['published_gib']:.1f} "
+            f"GiB apart ({high['id']} {high['published_gib']:g} GiB, {low['id']} {low['published_gib']:g} GiB, both "
+            f"predicted {high['predicted_gib']:.1f} GiB): a spread the tensors' sizes do not set, so the gap is not "
+            "one factor of the count, and none is fitted.")
+
+
 def _printed_memory_table() -> Table:
     """Every check run whose source prints its peak memory per GPU, against the step model's memory_per_gpu (the
     rows python -m symcomm.derivations.fit_step_time stored: the docs build evaluates no run)."""
@@ -702,9 +729,12 @@ def _printed_memory_table() -> Table:
                           "vocabulary entry of the GPU's V/t, 16 under loss parallel), compiled at e7c0cae9 "
                           "(torchtitan/components/loss.py, 4 bytes); torchtitan's op-level selective checkpointing is typed recompute=op (each "
                           "block's input and the outputs its op list saves: symcomm.training.memory.op_kept_widths), "
-                          "counted as eager checkpointing keeps them (torch.compile's partitioner keeps fewer). "
+                          "under torch.compile only those its backward reads (AOTAutograd's partitioner drops the "
+                          "rest: the last matmul's output, h wide, 4 GiB over Llama 3.1 8B's 32 blocks at local "
+                          "batch 2), eagerly every one. "
                           "Error: predicted / "
-                          "published − 1, " + _summary([r["error"] for r in found]) + "."),
+                          "published − 1, " + _summary([r["error"] for r in found]) + "."
+                          + _same_count_spread(found)),
                  source="derivations/data/torchtitan_runs.json; derivations/data/step_fit.json")
 
 
@@ -855,7 +885,10 @@ CHAPTER = Chapter(
      "reserved peak is expected above the prediction, by an amount no run's table determines. "
      "torchtitan's op-level selective checkpointing (recompute=op) keeps per block its input and the outputs its "
      "op list saves — every other matmul (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), the SDPA's output and "
-     "logsumexp, the sequence-parallel reduce-scatters — and runs again in the backward the other matmuls (wk, wo, "
+     "logsumexp, the sequence-parallel reduce-scatters; under torch.compile (fsdp2, compile=1) only those its "
+     "backward reads, so not w2's output nor its reduce-scatter's, which only join the residual sum (AOTAutograd's "
+     "partitioner drops unread saved values: torch/_functorch/partitioners.py) — and runs again in the backward the "
+     "other matmuls (wk, wo, "
      "w3), every memory-bound op and the sequence all-gathers, not the attention core; dense Llama blocks with "
      "flash attention only (MoE and MLA refused). Megatron's block recompute (recompute=block with L_rc, "
      "--recompute-method block --recompute-num-layers) reruns the forward of the first L_rc layers of each model chunk: "

@@ -80,7 +80,17 @@ def mla_attention_widths():
     return whole, split
 
 
-def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr], ...]:
+#: torch.compile keeps of a checkpointed region's saved outputs only those its backward graph reads: AOTAutograd's
+#: partitioner builds the backward from the saved values and drops every one the backward leaves unused
+#: (torch/_functorch/partitioners.py at 00c07b93, _extract_fwd_bwd_modules: "filter out saved values that don't
+#: actually end up being used by the backwards pass"); a MUST_SAVE tag only bars the node from recomputation.
+#: Eager checkpointing keeps every output of a saved op whether read or not (torch/utils/checkpoint.py,
+#: _CachingTorchDispatchMode: the policy's MUST_SAVE outputs stored as the forward runs)
+COMPILED_SAVED = ("pytorch/pytorch torch/_functorch/partitioners.py at 00c07b93 (_extract_fwd_bwd_modules); "
+                  "torch/utils/checkpoint.py (_CachingTorchDispatchMode)")
+
+
+def op_kept_widths(sp_on: bool, gated: bool = True, compiled: bool = False) -> tuple[tuple[str, sp.Expr], ...]:
     """Bytes per token one dense Llama block keeps under recompute=op (torchtitan's op-level selective
     checkpointing: symcomm.training.settings.TORCHTITAN_OP_SAC), per GPU, as (what, bytes): the block's input,
     which the checkpoint keeps (2h, /t with sequence parallel); the outputs of the odd-numbered matmuls
@@ -91,14 +101,20 @@ def op_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr]
     each: the op list holds _c10d_functional.reduce_scatter_tensor).  The amax scalars (aten.max) are left out;
     at 9dec370a the list also held aten.abs, whose full-size |x| an eager float8 run keeps (not counted: it left
     the list at 820504e2, and the float8 runs of that commit typed here ran under torch.compile).
+    ``compiled`` (torch.compile of the block, :data:`COMPILED_SAVED`): without the saved outputs the backward never
+    reads, the block's last matmul's (gated: w2; its output only joins the residual sum, whose backward reads
+    neither addend) and with sequence parallel that matmul's reduce-scatter output (likewise only summed into the
+    residual; wo's reduce-scatter output stays: the recompute of the MLP's norm reads the residual it joins).
     Our own count from those ops' output shapes; the width of Q is h, as memory counts it everywhere."""
+    last = flops.block_matmuls(gated)[-1][0]
+    unread = (f"{last} output", f"{last} reduce-scatter output") if compiled else ()
     out = [("block input", 2 * h / (t if sp_on else 1))]
     for name, _inner, outer, split in flops.op_saved_matmuls(gated):
         out.append((f"{name} output", 2 * outer / t if split == "column" else 2 * outer))
     out += [("SDPA output", 2 * h / t), ("SDPA logsumexp", 4 * a / t)]
     if sp_on:
         out += [("wo reduce-scatter output", 2 * h / t), ("w2 reduce-scatter output", 2 * h / t)]
-    return tuple(out)
+    return tuple((what, width) for what, width in out if what not in unread)
 
 
 #: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
@@ -129,7 +145,7 @@ def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
 
 
 def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
-                     torch_tp: bool = False, saved: tuple = (2, 2)) -> sp.Expr:
+                     torch_tp: bool = False, saved: tuple = (2, 2), compiled: bool = False) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
@@ -140,13 +156,13 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     gathered inputs whole (torchmem.tp_gathered_inputs).  ``saved`` (:func:`saved_input_bytes`): the bytes per element
     of the linears' inputs Korthikanti et al. count at 2 (with sequence parallelism the QKV and FC1 inputs, h wide,
     kept by norm-fused linears; the attention output, h, and FC2's input, 4h, by plain ones), MLA's attention
-    projections left at 2."""
+    projections left at 2.  ``compiled``: op's count under torch.compile (:func:`op_kept_widths`)."""
     micro = b / (d * m)
     fused, plain = saved
     if torch_tp and sp_on and recompute in ("none", "selective"):
         return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
     if recompute == "op":
-        return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated)))
+        return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated, compiled)))
     sbh = (s / c) * micro * h
     kept_scores = 0 if flash or recompute != "none" else scores(micro)
     if recompute == "full":
@@ -231,12 +247,14 @@ def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
-                           schedule: str = "1f1b", saved: tuple = (2, 2), mamba: bool = False) -> sp.Expr:
+                           schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
+                           mamba: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
-    (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`.  ``mamba``: a
-    hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute none or selective)."""
+    (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`; ``compiled``:
+    :func:`op_kept_widths`.  ``mamba``: a hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute
+    none or selective)."""
     if mamba:
         return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved)
     if recompute == "block":
@@ -244,7 +262,7 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
                                                        torch_tp, saved=saved))
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved)
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled)
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved)
     return per_layer
@@ -295,7 +313,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
-                                       bool(opts.get("mamba")))
+                                       opts.get("torch_compiled", False), bool(opts.get("mamba")))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -360,7 +378,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
-                                       bool(opts.get("mamba")))
+                                       opts.get("torch_compiled", False), bool(opts.get("mamba")))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

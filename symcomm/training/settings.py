@@ -199,6 +199,13 @@ def runs_eager(setting) -> bool:
     return setting.framework in EAGER_DEFAULT and not setting.moe and setting.attention == "mha"
 
 
+def torch_compiled(setting) -> bool:
+    """Does torch.compile's partitioner decide what the checkpointed blocks keep (symcomm.training.memory.
+    COMPILED_SAVED): fsdp2 (torchtitan, whose training.compile wraps each block in torch.compile) not running eager.
+    Under another framework compile=1 names its own fused kernels, and its checkpointing keeps what it saves."""
+    return setting.framework in EAGER_DEFAULT and not runs_eager(setting)
+
+
 def compile_refusal(setting) -> str | None:
     """Why ``setting``'s compile=0 has no meaning, or None: the eager count is torchtitan's dense Llama block's
     (symcomm.training.compute.EAGER_BYTES)."""

@@ -26,7 +26,7 @@ import functools
 
 import sympy as sp
 
-from . import flops
+from . import flops, settings
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
@@ -70,7 +70,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
     # the memory model's cross-entropy, its layers, its Adam state
-    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype}
+    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
+            "torch_compiled": settings.torch_compiled(run)}
     n_chunks = chunks(run.schedule)
 
     def time_of(terms):

@@ -184,7 +184,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     # the memory model's cross-entropy, its layers, its Adam state
-    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype}
+    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
+            "torch_compiled": settings.torch_compiled(run)}
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
     data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
@@ -245,7 +246,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  torchmem.kept_whole(framework, run.precision),
                                                                  run.schedule,
                                                                  saved_input_bytes(framework, run.precision, run.sp),
-                                                                 run.mamba),
+                                                                 opts["torch_compiled"], run.mamba),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 
@@ -341,8 +342,9 @@ ASSUMPTIONS = (
 #: what recompute=op counts (symcomm.training.memory.op_kept_widths, symcomm.training.flops.op_recomputed_matmuls)
 OP_RECOMPUTE = ("recompute=op (torchtitan's op-level selective checkpointing): each block keeps its input and the "
                 "outputs of every other matmul (gated: wq, wv, w1, w2), of the SDPA (with its logsumexp) and of the "
-                "sequence-parallel reduce-scatters, counted as eager checkpointing keeps them (torch.compile's "
-                "partitioner keeps only what the backward reads); the backward runs the other matmuls but the last (gated: "
+                "sequence-parallel reduce-scatters as eager checkpointing keeps them; under torch.compile (fsdp2 with "
+                "compile=1) only those the backward reads, the last matmul's output and its reduce-scatter's left out "
+                "(AOTAutograd's partitioner drops unread saved values); the backward runs the other matmuls but the last (gated: "
                 "wk, wo, w3), every memory-bound "
                 "op and the sequence all-gathers again, not the attention core")
 

@@ -80,3 +80,63 @@ def test_recomputed_flops_of_llama_3_1_8b_by_hand():
 def test_op_recompute_refuses_mixtures_of_experts_and_mla_in_the_flop_count():
     with pytest.raises(ValueError, match="dense Llama block"):
         flops.recomputed(1, 1, "op", gated=True, moe=True)
+
+
+# torch.compile of the block: AOTAutograd's partitioner drops every saved value its backward graph does not read
+# (pytorch/pytorch torch/_functorch/partitioners.py at 00c07b93, _extract_fwd_bwd_modules).  The block's last matmul
+# w2 only feeds the residual sum out = h + w2(...), whose backward passes the gradient through without reading
+# either addend, so its saved output goes; every other saved output is read (the rotary recompute reads wq's, the
+# repeat of K, V reads wv's, the SDPA backward its output and logsumexp, SiLU's backward w1's, the norms' recompute
+# the block input), and with sequence parallel wo's reduce-scatter output rebuilds the residual the MLP's norm reads.
+
+
+def test_tiny_gated_layer_under_torch_compile_drops_the_last_matmuls_output():
+    # 60 bytes per token eager (above) less w2's output, 4 elements · 2 bytes = 8: 52 per token, 104 for 2 tokens
+    assert at(activation_bytes("op", True, False, gated=True, compiled=True)) == 104
+    names = [what for what, _ in op_kept_widths(False, True, compiled=True)]
+    assert names == ["block input", "wq output", "wv output", "w1 output", "SDPA output", "SDPA logsumexp"]
+
+
+def test_tiny_gated_layer_under_torch_compile_with_sequence_parallel():
+    # t = 2, sp = 1: the 42 bytes per token above less w2's whole partial sum (4 elements · 2 = 8) and its
+    # reduce-scatter's sequence shard (8/2 = 4): 30 per token, 60 for 2 tokens; wo's reduce-scatter output stays
+    assert at(activation_bytes("op", True, True, gated=True, compiled=True), t=2) == 60
+    assert "wo reduce-scatter output" in dict(op_kept_widths(True, True, compiled=True))
+
+
+def test_a_plain_mlp_keeps_the_same_under_torch_compile():
+    # without a gated unit w2 is the 6th matmul, never saved: nothing the backward leaves unread is kept
+    assert at(activation_bytes("op", True, False, gated=False, compiled=True)) == 104
+
+
+def test_llama_3_1_8b_compiled_keeps_4_gib_less_than_eager_by_hand():
+    # torchtitan's 2024-12 Table 1 layout: 8 GPUs, FSDP 8, local batch 2 of 8192 tokens, op-level checkpointing.
+    # Under torch.compile each of the 32 blocks drops w2's output, h = 4096 wide in bf16: 16,384 tokens ·
+    # 4096 · 2 bytes · 32 layers = 4,294,967,296 bytes, the whole difference of the two peaks (the loss side is
+    # the peak either way and holds no checkpointed tensor)
+    from symcomm.training import steptime
+
+    values = {"h": 4096, "L": 32, "a": 32, "h_kv": 1024, "F": 14336, "V": 128256, "s": 8192, "Phi": 8_030_261_248,
+              "e": 1, "v": 1, "d": 8, "c": 1, "b": 16, "m": 1, "t": 1, "p": 1, "G": 8, "peak": 1e15, "eta": 0.5,
+              "kappa": 0.5, "hbm": 3e12, "alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0,
+              "beta_inter": 0.0}
+    options = {"embeddings": "1", "gqa": "1", "gated": "1", "flash": "1", "tied": "0", "framework": "fsdp2",
+               "zero": "3", "grad_dtype": "fp32", "recompute": "op"}
+    eager, compiled = (steptime.quantities(values, 2, **options, compile=flag) for flag in ("0", "1"))
+    assert float(eager["memory_activations"]) - float(compiled["memory_activations"]) == 4_294_967_296
+    assert float(eager["memory_per_gpu"]) - float(compiled["memory_per_gpu"]) == 4_294_967_296
+
+
+def test_torch_compile_changes_nothing_kept_outside_pytorchs_runtime():
+    # compile=1 under Megatron-LM names its fused kernels, not torch.compile's partitioner: the same count
+    from symcomm.training import steptime
+
+    values = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1_128_000, "e": 1, "v": 1,
+              "d": 1, "c": 1, "b": 2, "m": 1, "t": 1, "p": 1, "G": 8, "peak": 1e12, "eta": 1.0, "kappa": 0.0,
+              "hbm": 1e30, "alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0}
+    options = {"embeddings": "1", "gqa": "1", "gated": "1", "flash": "1", "tied": "0", "framework": "megatron",
+               "zero": "1", "grad_dtype": "same", "recompute": "op"}
+    # 64 tokens (2 sequences of 32), each keeping the eager count of the block (2·64 input, 2·64 wq, 2·64 wv,
+    # 2·256 w1, 2·64 w2, 2·64 SDPA, 4·4 logsumexp = 1,168 bytes), in 4 layers
+    q = steptime.quantities(values, 2, **options, compile="1")
+    assert float(q["memory_activations"]) == 64 * 1168 * 4

@@ -339,8 +339,8 @@ def fit(system: str, reference_eta: float | None = None) -> dict:
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
     found = step_fit.fit(runs, base, hold)
-    return {**found.constants, "fitted_on": [r.id for r in runs], "mean_error": found.in_sample.mean,
-            "max_error": found.in_sample.max, "fit": found, "not_evaluated": not_evaluated}
+    return {**found.constants, "fitted_on": [row.id for row in found.rows], "mean_error": found.in_sample.mean,
+            "max_error": found.in_sample.max, "fit": found, "not_evaluated": {**not_evaluated, **found.left_out}}
 
 
 def systems() -> list[str]:

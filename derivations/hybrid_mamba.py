@@ -15,8 +15,8 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim
-from symcomm.core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, a_ssm, b, c, d, d_ssm, g_ssm, h, h_kv, k, m,
-                                  n_ssm, p, s, t)
+from symcomm.core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, a_ssm, b, c, d, d_ssm, g_ssm, h, h_kv, h_lat,
+                                  k, m, n_ssm, p, s, t)
 from symcomm.presets import model
 from symcomm.training import flops
 from symcomm.training.axes import tp_terms
@@ -80,6 +80,10 @@ CLAIMS = [
                  "so 2·L_tf one-block layers run the transformer's two pairs per layer",
             source="Korthikanti et al. 2022, §4.2.2 (g and ḡ per block)")
       for sp_on in (False, True)),
+    Claim(flops.expert_forward(B, s, False, latent=True).subs(h_lat, h) - 4 * B * s * h ** 2,
+          flops.expert_forward(B, s, False),
+          name="LatentMoE with the latent as wide as h, its two projections aside: the plain MoE block's experts",
+          source=flops.MEGATRON_LATENT_MOE),
     # Nemotron 3 Nano: in_proj h × (2·4096 + 2·8·128 + 64) = 2688 × 10304, out_proj 4096 × 2688: 27,697,152 +
     # 11,010,048 = 38,707,200 multiply-adds per token (nemotron_3_nano.py's mamba_num_heads 64, head dim 64, state
     # 128, groups 8)
@@ -102,6 +106,7 @@ CHAPTER = Chapter(
     13, "hybrid-mamba", "Hybrid Mamba-Transformer models",
     "Nemotron-H and Nemotron 3 interleave Mamba-2 mixers with attention and MoE blocks, one block per layer. "
     "The step model counts them as mamba=1: each block kind's FLOPs, GEMMs, kept activations and tensor-parallel "
-    "collectives in the model's proportion. Proved equal to the transformer's counts when the Mamba layers are "
-    "none, and checked by hand on Nemotron 3 Nano's shape.",
+    "collectives in the model's proportion; Nemotron 3 Super's LatentMoE (moe_latent=1) sends and computes its "
+    "routed experts h_lat wide between a down- and an up-projection. Proved equal to the transformer's counts "
+    "when the Mamba layers are none, and checked by hand on Nemotron 3 Nano's shape.",
     (MAMBA_FLOPS, HYBRID_FLOPS), tuple(CLAIMS))

@@ -35,7 +35,8 @@ FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "
 PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b": "llama3-70b",
            "llama3.1-70b": "llama3.1-70b", "llama3.1-405b": "llama3.1-405b", "deepseek-v3": "deepseek-v3",
            "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b",
-           "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b", "nemotron-3-nano": "nemotron-3-nano"}
+           "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b", "nemotron-3-nano": "nemotron-3-nano",
+           "nemotron-3-super": "nemotron-3-super"}
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_delayed", "fp8-mx": "mxfp8",
@@ -57,9 +58,6 @@ def runs(role: str | None = None) -> list[dict]:
 def out_of_scope(run: dict) -> str | None:
     """Why the step model cannot evaluate ``run`` at all, or None."""
     name, model = run["model"]["name"], run["model"]
-    if model.get("moe_latent"):
-        return (f"{name}: LatentMoE (routed experts {model['moe_latent']} wide behind a down- and an up-projection of "
-                "h), which the step model does not hold")
     if name not in PRESETS:
         # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
         if "hybrid" in model:
@@ -175,6 +173,9 @@ def words(run: dict) -> list[str]:
          "fp8_param_gather": int(bool(run["fp8_param_gather"]))})
     if _block_layers(run):
         w["L_rc"] = _block_layers(run)
+    if run.get("layers_in_bf16"):
+        # Megatron-Core's first/last layers in bf16 under the low-precision recipe (the row's derived line)
+        w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})
@@ -295,6 +296,9 @@ def approximations(run: dict) -> list[str]:
         out.append("activation offloading to the CPU: not modelled")
     if model.get("mtp_layers"):
         out.append("the multi-token-prediction layer is not counted")
+    if run.get("layers_in_bf16"):
+        out.append(f"the {run['layers_in_bf16']} layers the recipe keeps in bf16 are the model's last: counted in the "
+                   "model's proportion of each block kind (bf16_layers, L_bf16)")
     modules = set(run["recompute_modules"] or []) - ATTENTION_CORE
     if run["recompute"] == "selective" and modules:
         out.append(f"recompute of {', '.join(sorted(modules))} is not counted")

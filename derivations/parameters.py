@@ -135,6 +135,11 @@ HAND = {
     # out_proj 4096 × 2688 = 11,010,048: 38,744,896; 23 MoE layers: norm 2688, 128 experts 2·2688·1856 =
     # 1,277,165,568, the shared expert 2·2688·3712 = 19,955,712, router 2688 × 128: 1,297,468,032
     "nemotron-3-nano": 23_399_040 * 6 + 38_744_896 * 23 + 1_297_468_032 * 23 + 2 * 131072 * 2688 + 2688,
+    # 8 attention layers: Q, O 4096 × 4096, K, V 4096 × 256, norm 4096 = 35,655,680; 40 Mamba layers: norm 4096,
+    # in_proj 4096 × 18560 = 76,021,760, conv1d 10240 × 5 = 51,200, 3 × 128, gated norm 8192, out_proj 8192 × 4096 =
+    # 33,554,432: 109,640,064; 40 LatentMoE layers: norm 4096, 512 experts 2·1024·2688 = 2,818,572,288, the latent
+    # projections 2·4096·1024 = 8,388,608, the shared expert 2·4096·5376 = 44,040,192, router 4096 × 512: 2,873,102,336
+    "nemotron-3-super": 35_655_680 * 8 + 109_640_064 * 40 + 2_873_102_336 * 40 + 2 * 131072 * 4096 + 4096,
 }
 
 for _name, _count in HAND.items():

@@ -739,10 +739,15 @@ def _printed_memory_table() -> Table:
 
 
 def _scope_table() -> Table:
-    """The modern runs the step model does not take, with the reason."""
-    rows = tuple((run_id, why) for run_id, why in sorted(_results()["out_of_scope"].items()))
+    """The modern runs the step model does not take, with the reason; and the runs marked for fitting that the fit
+    left out (a constant only their prediction depends on: symcomm.measurement.step_fit)."""
+    results = _results()
+    left_out = {run_id: f"in scope, left out of {system}'s fit: {why}" for system, found in results["systems"].items()
+                for run_id, why in found.get("not_evaluated", {}).items()}
+    rows = tuple((run_id, why) for run_id, why in sorted({**results["out_of_scope"], **left_out}.items()))
     return Table("Published modern runs outside the step model", ("run", "why"), rows,
-                 caption="Left out of every fit and table of errors above, and why (derivations/modern.py).",
+                 caption="Left out of every fit and table of errors above, and why (derivations/modern.py; a run the "
+                         "fit leaves out: symcomm/measurement/step_fit.py).",
                  source="derivations/modern.py")
 
 
@@ -897,7 +902,10 @@ CHAPTER = Chapter(
      "The constants are fitted by one core (symcomm/measurement/step_fit.py: the least mean |relative error| "
      "of the step time on a lattice of each constant's range, searched whole where it is small, else from a "
      "coarse grid polished on the lattice), the same that symcomm "
-     "calibrate-step runs on a team's own measured runs; each fit reports its leave-one-out error (every run "
+     "calibrate-step runs on a team's own measured runs; a constant only one run's prediction depends on is not "
+     "fitted (that run alone would set it, and its leave-one-out fold would have nothing to set it with): held at "
+     "the hardware's value, or, where it has none, the run is left out of the fit and said (B200's NVFP4 share, "
+     "which only Nemotron 3 Super's NVFP4 row reads); each fit reports its leave-one-out error (every run "
      f"predicted by the constants fitted without it) beside the in-sample one: on the A100 runs {_A100_LOO}. "
      "Mixtures of experts: each token through k routed and E_s shared experts (E_s = 0 allowed); a stage's "
      "FLOPs take its MoE layers in the model's proportion L_moe/L, an approximation where the recipe places the "
@@ -914,8 +922,13 @@ CHAPTER = Chapter(
      "in_proj and out_proj as GEMMs of their widths, their chunked scan's FLOPs at the attention core's share of the "
      "bf16 peak (eta_attn: no run isolates the scan, so it is not fitted on its own; the scan is 4 % of a Nano "
      "Mamba layer's FLOPs), their convolution, gates and norms in kappa's passes over the bytes the layer keeps; "
-     "Megatron-Core's recompute of the MoE, norm and activation modules and its CUDA graphs are not counted; "
-     "Nemotron 3 Super's LatentMoE is not held. "
+     "Megatron-Core's recompute of the MoE, norm and activation modules and its CUDA graphs are not counted. "
+     "Nemotron 3 Super's LatentMoE (moe_latent=1) projects each MoE block's tokens h → h_lat and back around the "
+     "dispatch: its routed experts h_lat wide, its all-to-alls carry h_lat elements a token, the two projections "
+     "(duplicated on the TP ranks) are GEMMs of their own whose weight gradients are all-reduced over t; its "
+     "multi-token-prediction layers are not counted. Under a low-precision recipe bf16_layers keeps L_bf16 layers' "
+     "linears in bf16 (Megatron-Core's --first-last-layers-bf16; the Super NVFP4 recipe keeps the last 14), in the "
+     "model's proportion on a stage. "
      "torchtitan (framework=fsdp2) as PyTorch runs it: under pipeline parallelism torch.distributed.pipelining "
      "reduce-scatters a stage's gradients only after its last micro-batch's backward, so the first stage's are "
      "exposed in full (one chunk of v); torchao's Float8Linear casts the weights in every micro-batch and again in a "

@@ -241,6 +241,16 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "groups",
 "integer": true
 },
+"L_bf16": {
+"meaning": "layers whose linear GEMMs stay bf16 under an FP8 or FP4 recipe (bf16_layers=1: Megatron-Core's first and last layers in bf16)",
+"unit": "layers",
+"integer": true
+},
+"h_lat": {
+"meaning": "LatentMoE: the width the routed experts see and the dispatcher sends (moe_latent_size; moe_latent=1)",
+"unit": "elements",
+"integer": true
+},
 "peak": {
 "meaning": "dense matmul throughput of one GPU at the run's dtype",
 "unit": "FLOP/s",
@@ -652,8 +662,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "fp16": {
 "w_half": 281.25,
@@ -661,8 +671,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "fp8": {
 "w_half": 281.25,
@@ -670,8 +680,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -684,9 +694,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -695,9 +705,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -706,9 +716,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -717,9 +727,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -731,9 +741,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -756,8 +766,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "fp16": {
 "w_half": 281.25,
@@ -765,8 +775,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "fp8": {
 "w_half": 281.25,
@@ -774,8 +784,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 5.75,
-"w_half_expert": 2437.12
+"kappa": 8.75,
+"w_half_expert": 2334.72
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -788,9 +798,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -799,9 +809,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -810,9 +820,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -821,9 +831,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -835,9 +845,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5275,
-"kappa": 5.75,
-"w_half_expert": 2437.12,
+"eta_fp8": 0.5415,
+"kappa": 8.75,
+"w_half_expert": 2334.72,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -860,8 +870,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.25,
-"w_half_expert": 901.12
+"kappa": 15.75,
+"w_half_expert": 1044.48
 },
 "fp16": {
 "w_half": 312.5,
@@ -869,8 +879,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.25,
-"w_half_expert": 901.12
+"kappa": 15.75,
+"w_half_expert": 1044.48
 },
 "fp8": {
 "w_half": 312.5,
@@ -878,8 +888,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.25,
-"w_half_expert": 901.12
+"kappa": 15.75,
+"w_half_expert": 1044.48
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -892,9 +902,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.566,
-"kappa": 15.25,
-"w_half_expert": 901.12,
+"eta_fp8": 0.5695,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -903,9 +913,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.566,
-"kappa": 15.25,
-"w_half_expert": 901.12,
+"eta_fp8": 0.5695,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -914,9 +924,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.566,
-"kappa": 15.25,
-"w_half_expert": 901.12,
+"eta_fp8": 0.5695,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -925,9 +935,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.566,
-"kappa": 15.25,
-"w_half_expert": 901.12,
+"eta_fp8": 0.5695,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
@@ -936,9 +946,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.25,
-"w_half_expert": 901.12,
-"eta_fp4": 0.7165,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
+"eta_fp4": 0.532,
 "peak_fp4": 1e+16
 },
 "fp8_delayed": {
@@ -947,9 +957,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.566,
-"kappa": 15.25,
-"w_half_expert": 901.12,
+"eta_fp8": 0.5695,
+"kappa": 15.75,
+"w_half_expert": 1044.48,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -1378,6 +1388,31 @@ globalThis.SYMCOMM_CATALOG = {
 "d_ssm": 4096,
 "n_ssm": 128,
 "g_ssm": 8
+},
+"nemotron-3-super": {
+"title": "Nemotron 3 Super 120B-A12B",
+"gated": "0",
+"Phi": 120668687360,
+"h": 4096,
+"L": 88,
+"a": 32,
+"h_kv": 256,
+"s": 8192,
+"V": 131072,
+"F": 2688,
+"E": 512,
+"k": 22,
+"L_moe": 40,
+"Phi_E": 112742891520,
+"F_e": 2688,
+"E_s": 2,
+"L_att": 8,
+"L_ssm": 40,
+"a_ssm": 128,
+"d_ssm": 8192,
+"n_ssm": 128,
+"g_ssm": 8,
+"h_lat": 1024
 }
 },
 "units": {
@@ -1431,7 +1466,8 @@ globalThis.SYMCOMM_CATALOG = {
 "a_ssm": 64,
 "d_ssm": 4096,
 "n_ssm": 128,
-"g_ssm": 8
+"g_ssm": 8,
+"h_lat": 1024
 },
 "max_value": "1267650600228229401496703205376",
 "shared_texts": [
@@ -5392,11 +5428,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
@@ -5535,11 +5573,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "zero": "0"
@@ -5679,11 +5719,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "framework": "deepspeed"
@@ -5824,11 +5866,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -5969,11 +6013,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -6114,11 +6160,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -6259,11 +6307,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "grad_dtype": "same"
@@ -6404,11 +6454,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -6549,11 +6601,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -6694,11 +6748,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "sp": "1"
@@ -6839,11 +6895,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "sp_regather": "0"
@@ -6984,11 +7042,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "sp_regather": "1"
@@ -7129,11 +7189,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "recompute": "selective"
@@ -7274,11 +7336,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "recompute": "full"
@@ -7420,11 +7484,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "recompute": "op"
@@ -7570,11 +7636,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "recompute": "block"
@@ -7718,11 +7786,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "schedule": "gpipe"
@@ -7863,11 +7933,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "schedule": "interleaved",
@@ -8036,11 +8108,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "pipeline_split": "first_last"
@@ -8206,11 +8280,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "scatter_gather": "1"
@@ -8351,11 +8427,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "cp": "ulysses"
@@ -8496,11 +8574,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -8641,11 +8721,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "gqa": "1"
@@ -8786,11 +8868,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "attention": "mla"
@@ -8941,11 +9025,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "moe": "1"
@@ -9104,11 +9190,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "expert_tp": "1"
@@ -9249,11 +9337,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "dispatcher": "alltoall_padded"
@@ -9394,11 +9484,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "dispatcher": "deepep"
@@ -9539,11 +9631,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "dispatcher": "hybridep"
@@ -9684,11 +9778,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "2",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "2"
@@ -9829,11 +9925,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "4",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "4"
@@ -9974,11 +10072,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "8",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "8"
@@ -10119,11 +10219,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "16",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "16"
@@ -10264,11 +10366,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "32",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "32"
@@ -10409,11 +10513,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "64",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "64"
@@ -10554,11 +10660,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "128",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "128"
@@ -10699,11 +10807,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "256",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "router_groups": "256"
@@ -10844,11 +10954,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "1",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "mamba": "1"
@@ -11003,11 +11115,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "1",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "embeddings": "1"
@@ -11149,11 +11263,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "1",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "tied": "1"
@@ -11294,11 +11410,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "0",
-"precision": "bf16"
+"precision": "bf16",
+"bf16_layers": "0"
 },
 "changed": {
 "fp8_tp_gather": "0"
@@ -11439,11 +11557,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "fp8_tensor"
+"precision": "fp8_tensor",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "fp8_tensor"
@@ -11584,11 +11704,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "mxfp8"
+"precision": "mxfp8",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "mxfp8"
@@ -11729,11 +11851,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "fp8_block"
+"precision": "fp8_block",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "fp8_block"
@@ -11874,11 +11998,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "fp8_rowwise"
+"precision": "fp8_rowwise",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "fp8_rowwise"
@@ -12019,11 +12145,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "nvfp4"
+"precision": "nvfp4",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "nvfp4"
@@ -12164,11 +12292,13 @@ globalThis.SYMCOMM_CATALOG = {
 "router_groups": "1",
 "router_group_topk": "1",
 "mamba": "0",
+"moe_latent": "0",
 "embeddings": "0",
 "tied": "0",
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
-"precision": "fp8_delayed"
+"precision": "fp8_delayed",
+"bf16_layers": "0"
 },
 "changed": {
 "precision": "fp8_delayed"

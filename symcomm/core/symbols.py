@@ -99,6 +99,10 @@ a_ssm = _integer("a_ssm")      # Mamba heads (mamba_num_heads)
 d_ssm = _integer("d_ssm")      # Mamba inner width, heads × head dim (d_inner = mamba_num_heads · mamba_head_dim)
 n_ssm = _integer("n_ssm")      # Mamba state size (d_state, mamba_state_dim)
 g_ssm = _integer("g_ssm")      # Mamba groups of B, C (ngroups, mamba_num_groups)
+# bf16_layers=1: layers whose linears stay bf16 under a low-precision recipe (Megatron-Core --first-last-layers-bf16:
+# --num-layers-at-start-in-bf16 + --num-layers-at-end-in-bf16)
+L_bf16 = sp.Symbol("L_bf16", integer=True, nonnegative=True)
+h_lat = _integer("h_lat")      # moe_latent=1: the routed experts' token width (LatentMoE's moe_latent_size), not h
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -174,6 +178,10 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(d_ssm, "d_ssm", "Mamba inner width: heads × head dim (d_inner)", "elements"),
         SymbolInfo(n_ssm, "n_ssm", "Mamba state size (d_state)", "elements"),
         SymbolInfo(g_ssm, "g_ssm", "Mamba groups of the B, C projections (ngroups)", "groups"),
+        SymbolInfo(L_bf16, "L_bf16", "layers whose linear GEMMs stay bf16 under an FP8 or FP4 recipe (bf16_layers=1: "
+                   "Megatron-Core's first and last layers in bf16)", "layers"),
+        SymbolInfo(h_lat, "h_lat", "LatentMoE: the width the routed experts see and the dispatcher sends "
+                   "(moe_latent_size; moe_latent=1)", "elements"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

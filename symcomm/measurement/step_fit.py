@@ -29,7 +29,7 @@ Errors are predicted / measured − 1: positive = the model is slower than the r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -117,6 +117,8 @@ class StepFit:
     in_sample: Errors
     leave_one_out: Errors
     rows: tuple
+    # run id → why the run was left out of the fit (a constant only its prediction depends on, which the base lacks)
+    left_out: dict = field(default_factory=dict)
 
     def by(self, key: str) -> dict:
         """{label: (in-sample Errors, leave-one-out Errors)} of the rows grouped by ``key`` (source,
@@ -130,7 +132,7 @@ class StepFit:
     def as_dict(self) -> dict:
         return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
                 "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
-                "runs": [r.as_dict() for r in self.rows]}
+                "runs": [r.as_dict() for r in self.rows], **({"left_out": dict(self.left_out)} if self.left_out else {})}
 
 
 def lattice(name: str) -> np.ndarray:
@@ -180,10 +182,11 @@ def _relative_errors(runs: list, points: dict, count: int) -> np.ndarray:
     return _predict(runs, points, count) / measured - 1
 
 
-def _determined(runs: list, base: dict) -> tuple[list, dict]:
-    """(the constants some run's prediction depends on, {held name: why}): each moved by ten of its lattice
-    steps from the base value (inward at the top of its range)."""
-    fitted, held = [], {}
+def _determined(runs: list, base: dict) -> tuple[list, dict, dict]:
+    """(the constants two or more runs' predictions depend on, {held name: why}, {held name: the index of the one run
+    that depends on it}): each moved by ten of its lattice steps from the base value (inward at the top of its
+    range)."""
+    fitted, held, sole = [], {}, {}
     # every constant at a value while one is moved: the base's, else its lattice's middle (a constant the base
     # lacks, as eta_fp8 before a first FP8 fit, is still probed)
     probe = {n: base.get(n, float(lattice(n)[len(lattice(n)) // 2])) for n in FITTED}
@@ -194,14 +197,24 @@ def _determined(runs: list, base: dict) -> tuple[list, dict]:
         moved = at + 10 * step if at + 10 * step <= values[-1] else at - 10 * step
         before = _predict(runs, {**probe, name: np.array([at])}, 1)[:, 0]
         after = _predict(runs, {**probe, name: np.array([moved])}, 1)[:, 0]
-        if np.max(np.abs(after / before - 1)) <= SENSITIVITY:
+        moves = np.abs(after / before - 1) > SENSITIVITY
+        moving = int(np.sum(moves))
+        if moving == 1:
+            sole[name] = int(np.argmax(moves))
+            # one run alone would set it to whatever that run's other errors leave over, and its leave-one-out fold
+            # would have no run for it at all: not determined
+            held[name] = ("one run's predicted step time depends on it: not determined by one run"
+                          + (", held at the base hardware's value" if name in base else ", left out")
+                          + (f", read as {STEP_TIME_ABSENT_AS[name]}" if name in STEP_TIME_ABSENT_AS and name not in base
+                             else ""))
+        elif moving == 0:
             held[name] = ("no run's predicted step time depends on it: held at the base hardware's value"
                           if name in base else "no run's predicted step time depends on it, and the base "
                           "hardware gives none: left out"
                           + (f", read as {STEP_TIME_ABSENT_AS[name]}" if name in STEP_TIME_ABSENT_AS else ""))
         else:
             fitted.append(name)
-    return fitted, held
+    return fitted, held, sole
 
 
 class _Search:
@@ -409,7 +422,11 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
         if name not in FITTED or (name not in base and STEP_TIME_ABSENT_AS.get(name) not in base):
             raise InputError(f"hold {name!r}: a constant of {', '.join(FITTED)} the base hardware gives a value "
                              "(or one read from such a constant when absent: eta_attn as eta)")
-    names, held = _determined(runs, base)
+    names, held, sole = _determined(runs, base)
+    # a run whose prediction alone needs a constant the base lacks cannot be predicted by any fit: left out, said
+    left_out = {runs[i].id: f"only its prediction depends on {name}, which one run cannot determine"
+                for name, i in sole.items() if name not in base}
+    runs = [r for r in runs if r.id not in left_out]
     for name in hold:
         if name in names:
             names.remove(name)
@@ -445,7 +462,7 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                         float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
-                   Errors.of(in_sample), Errors.of(loo), rows)
+                   Errors.of(in_sample), Errors.of(loo), rows, left_out)
 
 
 def errors_at(runs: list, constants: dict) -> Errors:

@@ -26,6 +26,7 @@ d_head = _int("d_head")  # width of one attention head where a·d_head ≠ h (Qw
 h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
 # hybrid Mamba models (nemotron_h): attention and Mamba-2 layers, the Mamba mixer's heads, inner width, state, groups
 L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm = S.L_att, S.L_ssm, S.a_ssm, S.d_ssm, S.n_ssm, S.g_ssm
+h_lat = S.h_lat          # LatentMoE: the routed experts' width (moe_latent_size)
 #: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py)
 MAMBA_CONV = 4
 
@@ -87,26 +88,31 @@ def mamba_mixer() -> sp.Expr:
             + d_ssm * h)
 
 
-def phi_nemotron_h(head_dim: bool = True) -> sp.Expr:
+def phi_nemotron_h(head_dim: bool = True, latent: bool = False) -> sp.Expr:
     """Nemotron-H / Nemotron 3 (hybrid Mamba-Transformer, Megatron-Core's hybrid_layer_pattern): each of the L layers
     one block with its pre-norm (h): L_att grouped-query attention blocks (heads d_head wide), L_ssm Mamba-2 mixers
     (:func:`mamba_mixer`, its norm inside), L_moe MoE blocks of E routed and E_s shared experts (2h·F_e each: a
-    squared-ReLU MLP, not gated) and a router h·E, the rest dense MLPs (2hF); untied embeddings, final norm h."""
+    squared-ReLU MLP, not gated) and a router h·E, the rest dense MLPs (2hF); untied embeddings, final norm h.
+    ``latent`` (LatentMoE, Nemotron 3 Super): the routed experts 2h_lat·F_e each and the projections h × h_lat and
+    h_lat × h per MoE layer (megatron/core/transformer/moe/moe_layer.py: fc1_latent_proj, fc2_latent_proj)."""
     head = d_head if head_dim else None
     dense = L - L_att - L_ssm - L_moe
-    return (L_att * (attention_gqa(head) + h) + L_ssm * mamba_mixer() + L_moe * ((E + E_s) * 2 * h * F_e + h * E + h)
+    routed = E * 2 * h_lat * F_e + 2 * h * h_lat if latent else E * 2 * h * F_e
+    return (L_att * (attention_gqa(head) + h) + L_ssm * mamba_mixer() + L_moe * (routed + E_s * 2 * h * F_e + h * E + h)
             + dense * (2 * h * F + h) + 2 * V * h + h)
 
 
-def phi_experts(gated: bool = True) -> sp.Expr:
-    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e (2h·F_e not gated)."""
-    return L_moe * E * (3 if gated else 2) * h * F_e
+def phi_experts(gated: bool = True, latent: bool = False) -> sp.Expr:
+    """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e (2h·F_e not gated; h_lat for
+    h under LatentMoE)."""
+    return L_moe * E * (3 if gated else 2) * (h_lat if latent else h) * F_e
 
 
 FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
 
 
-def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q_compressed: bool = True) -> sp.Expr:
+def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q_compressed: bool = True,
+                      latent: bool = False) -> sp.Expr:
     """Φ of a family; ``head_dim``: heads of width d_head (not h/a); ``q_compressed=False``: MLA without
     the query latent (q_lora_rank null)."""
     if family == "gpt":
@@ -116,5 +122,5 @@ def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q
     if family == "deepseek":
         return phi_deepseek(q_compressed)
     if family == "nemotron_h":
-        return phi_nemotron_h(head_dim)
+        return phi_nemotron_h(head_dim, latent)
     raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

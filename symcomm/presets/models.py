@@ -45,6 +45,7 @@ class Model:
     head_dim: int = 0                   # one head's width where a·head_dim ≠ h (config.json head_dim); 0: h/a
     # nemotron_h: (attention layers, Mamba layers, Mamba heads, Mamba head width, state size, groups)
     hybrid: tuple = ()
+    moe_latent: int = 0                 # LatentMoE's moe_latent_size: the routed experts' width (0: h, no latent)
     published_parameters: float | None = None
     source: str = ""
 
@@ -72,6 +73,8 @@ class Model:
             out["gqa"] = "1"
         if self.hybrid:
             out["mamba"] = "1"
+        if self.moe_latent:
+            out["moe_latent"] = "1"
         if self.mla:
             out["attention"] = "mla"
         elif self.head_dim and self.head_dim * self.heads != self.hidden:
@@ -80,7 +83,8 @@ class Model:
 
     def formula_options(self) -> dict:
         """The keyword options of :func:`symcomm.presets.formula.parameter_formula` for this model."""
-        return {"tied": self.tied, "head_dim": bool(self.head_dim), "q_compressed": not self.mla or bool(self.mla[0])}
+        out = {"tied": self.tied, "head_dim": bool(self.head_dim), "q_compressed": not self.mla or bool(self.mla[0])}
+        return {**out, "latent": True} if self.moe_latent else out
 
     @property
     def gated(self) -> bool:
@@ -100,6 +104,9 @@ class Model:
         if self.hybrid:
             from .formula import L_att, L_ssm, a_ssm, d_ssm, g_ssm, n_ssm
             out.update(zip((L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm), self.mamba_values()))
+        if self.moe_latent:
+            from .formula import h_lat
+            out[h_lat] = self.moe_latent
         return out
 
     def mamba_values(self) -> tuple:
@@ -115,9 +122,10 @@ class Model:
 
     @functools.cached_property
     def expert_parameters(self) -> int:
-        """Φ_E = L_moe·E·3h·F_e, 2h·F_e not gated (:func:`phi_experts`)."""
+        """Φ_E = L_moe·E·3h·F_e, 2h·F_e not gated, h_lat for h under LatentMoE (:func:`phi_experts`)."""
         up = 3 if self.gated else 2
-        return self.moe_layers * self.experts * up * self.hidden * (self.moe_ffn or self.ffn) if self.moe else 0
+        width = self.moe_latent or self.hidden
+        return self.moe_layers * self.experts * up * width * (self.moe_ffn or self.ffn) if self.moe else 0
 
     def values(self) -> dict[str, int]:
         """CLI symbol values this model fixes: Phi, h, L, a, h_kv, s, V, F (+ E, k, L_moe, Phi_E, F_e,
@@ -135,6 +143,8 @@ class Model:
             out["h_q"] = self.heads * self.head_dim
         if self.hybrid:
             out.update(zip(("L_att", "L_ssm", "a_ssm", "d_ssm", "n_ssm", "g_ssm"), self.mamba_values()))
+        if self.moe_latent:
+            out["h_lat"] = self.moe_latent
         return out
 
 
@@ -167,7 +177,10 @@ def _phi(m: Model) -> int:
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h + h
         conv = d_in + 2 * g * N
         mamba = h + h * (2 * d_in + 2 * g * N + H) + conv * (4 + 1) + 3 * H + d_in + d_in * h
-        moe = (E + E_s) * 2 * h * F_e + h * E + h
+        latent = m.moe_latent
+        # LatentMoE: the routed experts h_lat wide, the two projections h × h_lat (the shared experts stay h wide)
+        routed = E * 2 * latent * F_e + 2 * h * latent if latent else E * 2 * h * F_e
+        moe = routed + E_s * 2 * h * F_e + h * E + h
         value = (L_att * attention + L_ssm * mamba + L_moe * moe + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
                  + 2 * V * h + h)
     else:
@@ -190,6 +203,7 @@ def _model_from(name: str, data: dict) -> Model:
                  moe_ffn=int(data.get("moe_ffn", 0)), shared_experts=int(data.get("shared_experts", 0)),
                  tied=bool(data.get("tied", False)), mla=mla, head_dim=int(data.get("head_dim", 0)),
                  hybrid=tuple(int(data["hybrid"][key]) for key in HYBRID_KEYS) if data.get("hybrid") else (),
+                 moe_latent=int(data.get("moe_latent", 0)),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""))
 
 

@@ -101,8 +101,8 @@ from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
-                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, n_ssm,
-                            p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert)
+                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, n_ssm,
+                            p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
 from ..presets.systems import absent_filled, low_dtype
 
 
@@ -277,7 +277,8 @@ def attention_gemms(tokens, attention: str = "mha") -> list[Gemm]:
             Gemm("attention output", tokens, a * d_v / t, h)]
 
 
-def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_tp: str = "tp") -> tuple[Gemm, ...]:
+def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_tp: str = "tp",
+                latent: bool = False) -> tuple[Gemm, ...]:
     """The linear GEMMs of one layer's forward on one GPU, ``tokens`` = T per GPU and micro-batch (the
     list of the module docstring); the MLP's or the experts' by ``moe``.  With ``expert_tp`` = 1 each GPU
     runs its experts whole on its own 1/t of the routed tokens (the same FLOPs, wider GEMMs)."""
@@ -287,10 +288,15 @@ def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_t
         return tuple(out + [Gemm("FC1", tokens, h, up * F / t), Gemm("FC2", tokens, F / t, h)])
     split = t if expert_tp == "tp" else 1
     per_expert = tokens * k * e / E if expert_tp == "tp" else tokens * k * e / (E * t)
-    return tuple(out + [Gemm("expert FC1", per_expert, h, up * F_e / split, E / e, grouped=True),
-                        Gemm("expert FC2", per_expert, F_e / split, h, E / e, grouped=True),
-                        Gemm("shared expert FC1", tokens, h, up * F_e / t, E_s),
-                        Gemm("shared expert FC2", tokens, F_e / t, h, E_s)])
+    # LatentMoE (latent): the routed experts h_lat wide, and the two projections, duplicated on every TP rank, on the
+    # rank's own tokens (1/t of them: MoE with t > 1 runs sequence parallel)
+    width = h_lat if latent else h
+    projections = [Gemm("MoE latent down-projection", tokens / t, h, h_lat),
+                   Gemm("MoE latent up-projection", tokens / t, h_lat, h)] if latent else []
+    return tuple(out + projections + [Gemm("expert FC1", per_expert, width, up * F_e / split, E / e, grouped=True),
+                                      Gemm("expert FC2", per_expert, F_e / split, width, E / e, grouped=True),
+                                      Gemm("shared expert FC1", tokens, h, up * F_e / t, E_s),
+                                      Gemm("shared expert FC2", tokens, F_e / t, h, E_s)])
 
 
 def op_gemms(tokens, gated: bool, attention: str = "mha") -> tuple[Gemm, ...]:
@@ -349,7 +355,7 @@ def mamba_gemms(tokens) -> tuple[Gemm, ...]:
 
 
 def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha",
-                expert_tp: str = "tp", mamba: bool = False) -> tuple[tuple[Gemm, sp.Expr], ...]:
+                expert_tp: str = "tp", mamba: bool = False, latent: bool = False) -> tuple[tuple[Gemm, sp.Expr], ...]:
     """(GEMM, times per micro-batch) over a stage of ``layers`` layers (MoE layers in the model's proportion
     L_moe/L, as :func:`stage_forward_flops` counts them; with ``mamba`` each block kind of the hybrid in its
     proportion, L_att/L, L_ssm/L, L_moe/L and the dense rest) and, when ``lm_head``, the LM head."""
@@ -360,7 +366,8 @@ def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention
         out += [(g, layers * flops.dense_layers(moe) / L) for g in dense[blocks:]]
         out += [(g, layers * L_ssm / L) for g in mamba_gemms(tokens)]
         if moe:
-            out += [(g, layers * L_moe / L) for g in layer_gemms(tokens, gated, True, attention, expert_tp)[blocks:]]
+            out += [(g, layers * L_moe / L)
+                    for g in layer_gemms(tokens, gated, True, attention, expert_tp, latent)[blocks:]]
         return tuple(out + ([(lm_head_gemm(tokens), sp.Integer(1))] if lm_head else []))
     out = [(g, layers) for g in dense[:blocks]]                   # attention: every layer
     if moe:
@@ -369,6 +376,18 @@ def stage_gemms(tokens, gated: bool, moe: bool, layers, lm_head: bool, attention
     else:
         out += [(g, layers) for g in dense[blocks:]]
     return tuple(out + ([(lm_head_gemm(tokens), sp.Integer(1))] if lm_head else []))
+
+
+def with_bf16_layers(pairs) -> tuple[tuple[Gemm, sp.Expr], ...]:
+    """(GEMM, times) pairs with the share L_bf16/L of every low-precision layer GEMM run in bf16 instead
+    (bf16_layers=1: Megatron-Core's first and last layers in bf16, a stage holding them in the model's proportion)."""
+    out = []
+    for g, n in pairs:
+        if g.fp8:
+            out += [(g, n * (L - L_bf16) / L), (replace(g, fp8=False), n * L_bf16 / L)]
+        else:
+            out.append((g, n))
+    return tuple(out)
 
 
 def low_rate(precision: str) -> sp.Expr:
@@ -415,7 +434,7 @@ class MicroBatchCompute:
 
 
 def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, attention: str = "mha",
-                        mamba: bool = False) -> sp.Expr:
+                        mamba: bool = False, latent: bool = False) -> sp.Expr:
     """Forward FLOPs of one micro-batch of ``micro`` sequences over ``layers`` layers of a stage (MoE
     layers in the model's proportion L_moe/L: an approximation where the recipe puts the dense layers
     on one stage, as DeepSeek-V3's first 3) and, when ``lm_head``, the LM head; before the split over
@@ -423,7 +442,7 @@ def stage_forward_flops(micro, gated: bool, moe: bool, layers, lm_head: bool, at
     with expert_tp = t a GPU runs 1/t of each expert on the t-fold gathered tokens, with 1 the whole
     expert on its own 1/t of them (sequence parallel), under balanced routing."""
     if mamba:
-        body = layers * flops.hybrid_layers_forward(micro, s, gated, moe, attention) / L
+        body = layers * flops.hybrid_layers_forward(micro, s, gated, moe, attention, latent) / L
     elif moe:
         body = layers * ((L - L_moe) * flops.layer_forward(micro, s, gated, attention=attention)
                          + L_moe * flops.moe_layer_forward(micro, s, gated, attention)) / L
@@ -529,13 +548,16 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     micro = b / (d * m)
     tokens = micro * s / c
     kind = attention_kind(run)
-    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp, run.mamba)
+    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp, run.mamba, run.moe_latent)
+    if run.bf16_layers:
+        gemms = with_bf16_layers(gemms)
     # the GEMMs as the framework calls them (the same FLOPs; their widths): what the matmuls are timed on.  The FP8
     # casts stay counted on ``gemms``, once per distinct input (three separate linears on one input cast it three
     # times eagerly; not counted)
     shaped = as_run(gemms, run, kind)
-    layer_pairs = as_run(stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp, run.mamba), run,
-                         kind)
+    layer_gemms_only = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp, run.mamba,
+                                   run.moe_latent)
+    layer_pairs = as_run(with_bf16_layers(layer_gemms_only) if run.bf16_layers else layer_gemms_only, run, kind)
     op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
     attention_layers = layers * L_att / L if run.mamba else layers
     counted = attention_layers * flops.attention_core(micro, s, kind) / (t * c)
@@ -544,7 +566,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # where the column indices are more than the row indices", ~1.7-1.8× faster causal); without flash
     # attention (Megatron-LM 2021-22) the whole masked matrix is computed
     core = counted / 2 if run.flash else counted
-    fwd = stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind, run.mamba) / (t * c) - (counted - core)
+    fwd = (stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind, run.mamba, run.moe_latent) / (t * c)
+           - (counted - core))
     rate = peak * eta
     # the core's forward seconds, and its backward's over them (module docstring)
     share = eta_fa2 if run.attention_kernel == "fa2" else eta_attn
@@ -587,7 +610,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
-                                     run.expert_tp, mamba=run.mamba) * layers
+                                     run.expert_tp, mamba=run.mamba, latent=run.moe_latent) * layers
     if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:

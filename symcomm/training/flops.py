@@ -22,7 +22,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, d_nope, d_rope, d_ssm, d_v, g_ssm, h, h_kv,
-                            h_q, k, kv_lora, n_ssm, q_lora)
+                            h_lat, h_q, k, kv_lora, n_ssm, q_lora)
 from .stages import block_share
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
@@ -105,9 +105,21 @@ def moe_layer_forward(B, seq, gated: bool = True, attention: str = "mha") -> sp.
     return attention_projections(B, seq, attention) + attention_core(B, seq, attention) + expert_forward(B, seq, gated)
 
 
-def expert_forward(B, seq, gated: bool = True) -> sp.Expr:
-    """The experts of one MoE layer: each token through k routed and E_s shared experts of width F_e."""
-    return (k + E_s) * mlp(B, seq, F_e, gated)
+def expert_forward(B, seq, gated: bool = True, latent: bool = False) -> sp.Expr:
+    """The experts of one MoE layer: each token through k routed and E_s shared experts of width F_e.  ``latent``
+    (LatentMoE, moe_latent=1): the routed experts h_lat → F_e → h_lat on the token projected h → h_lat and back
+    (:data:`MEGATRON_LATENT_MOE`), the shared experts on the h-wide token."""
+    if not latent:
+        return (k + E_s) * mlp(B, seq, F_e, gated)
+    routed = k * (3 if gated else 2) * 2 * B * seq * h_lat * F_e
+    return routed + E_s * mlp(B, seq, F_e, gated) + 2 * (2 * B * seq * h * h_lat)
+
+
+MEGATRON_LATENT_MOE = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py (commit d98e8a6): with moe_latent_size "
+                       "the MoE layer's fc1_latent_proj h → moe_latent_size before the token dispatcher and "
+                       "fc2_latent_proj back after it, TE linears with parallel_mode 'duplicated'; experts.py and "
+                       "token_dispatcher.py take moe_latent_size as the experts' and the dispatch's hidden width; "
+                       "the shared expert runs on the h-wide hidden states")
 
 
 MEGATRON_MAMBA = ("Megatron-LM megatron/core/ssm/mamba_mixer.py (commit d98e8a6): in_proj, one ColumnParallelLinear "
@@ -146,14 +158,15 @@ def dense_layers(moe: bool) -> sp.Expr:
     return L - L_att - L_ssm - (L_moe if moe else 0)
 
 
-def hybrid_layers_forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha") -> sp.Expr:
+def hybrid_layers_forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha",
+                          latent: bool = False) -> sp.Expr:
     """The L layers of a hybrid Mamba model (mamba=1), each one block: L_att attention blocks, L_ssm Mamba-2
     mixers, L_moe expert blocks (moe) and the rest dense MLPs (:func:`dense_layers`).  With L_ssm = 0 and a
     transformer's L layers cut into their attention and MLP blocks (2L layers, L_att = L) it is the transformer's
     count (proved in derivations/hybrid_mamba.py)."""
     out = (L_att * (attention_projections(B, seq, attention) + attention_core(B, seq, attention))
            + L_ssm * mamba_layer_forward(B, seq) + dense_layers(moe) * mlp(B, seq, F, gated))
-    return out + (L_moe * expert_forward(B, seq, gated) if moe else 0)
+    return out + (L_moe * expert_forward(B, seq, gated, latent) if moe else 0)
 
 
 def lm_head_forward(B, seq) -> sp.Expr:
@@ -161,11 +174,12 @@ def lm_head_forward(B, seq) -> sp.Expr:
     return 2 * B * seq * h * V
 
 
-def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False) -> sp.Expr:
+def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
+            latent: bool = False) -> sp.Expr:
     """The whole model's forward: L layers (L_moe of them MoE when ``moe``; with ``mamba`` the hybrid's blocks,
     :func:`hybrid_layers_forward`) and the LM head."""
     if mamba:
-        layers = hybrid_layers_forward(B, seq, gated, moe, attention)
+        layers = hybrid_layers_forward(B, seq, gated, moe, attention, latent)
     elif moe:
         layers = (L - L_moe) * layer_forward(B, seq, gated, attention=attention) \
             + L_moe * moe_layer_forward(B, seq, gated, attention)
@@ -216,7 +230,7 @@ def op_recomputed_per_token(gated: bool = True, attention: str = "mha") -> sp.Ex
 
 
 def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
-               schedule: str = "1f1b", mamba: bool = False) -> sp.Expr:
+               schedule: str = "1f1b", mamba: bool = False, latent: bool = False) -> sp.Expr:
     """What the recompute mode runs again before the backward (forward FLOPs): nothing; the
     attention core of every layer; every layer's forward (the LM head is not recomputed); or, op, every
     layer's even-numbered matmuls (:func:`op_recomputed_matmuls`; dense blocks only, the mode refuses MoE);
@@ -228,7 +242,7 @@ def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, a
     if recompute == "selective":
         return (L_att if mamba else L) * attention_core(B, seq, attention)
     if recompute == "full":
-        return forward(B, seq, gated, moe, attention, mamba) - lm_head_forward(B, seq)
+        return forward(B, seq, gated, moe, attention, mamba, latent) - lm_head_forward(B, seq)
     if recompute == "op" and not moe and attention != "mla":
         return L * 2 * B * seq * op_recomputed_per_token(gated, attention)
     if recompute == "op":
@@ -236,13 +250,14 @@ def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, a
     raise ValueError(f"recompute={recompute} is not allowed; choose {', '.join(RECOMPUTE_MODES)}")
 
 
-def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False) -> sp.Expr:
+def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
+                latent: bool = False) -> sp.Expr:
     """Forward + backward (= 3 × forward) of B sequences: what MFU divides."""
-    return 3 * forward(B, seq, gated, moe, attention, mamba)
+    return 3 * forward(B, seq, gated, moe, attention, mamba, latent)
 
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
-                   attention: str = "mha", schedule: str = "1f1b", mamba: bool = False) -> sp.Expr:
+                   attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False) -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides."""
-    return (model_flops(B, seq, gated, moe, attention, mamba)
-            + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba))
+    return (model_flops(B, seq, gated, moe, attention, mamba, latent)
+            + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent))

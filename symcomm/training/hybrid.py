@@ -101,8 +101,10 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # expert_tp=1: no such group, and the e ranks of an EP group are consecutive (expert grid tp-ep-dp-pp
     # with an expert TP size of 1: parallel_state.py), not t apart
     whole_experts = run.expert_tp == "1"
+    # LatentMoE: the dispatcher sends the tokens projected to h_lat (token_dispatcher.py: moe_latent_size or h)
+    width = S.h_lat if run.moe_latent else h
     if moe:
-        tokens_h = replica_batch * local_seq * h / (t if sp_on else 1)
+        tokens_h = replica_batch * local_seq * width / (t if sp_on else 1)
         # spanning nodes, k − 1 of a rank's e − 1 peers share its node (base.crossing.PEERS), its k the fewest
         # ranks of the EP group a node holds, the group's ranks 1 apart (expert_tp=1) or t apart
         ep_inner = 1 if whole_experts else t
@@ -111,7 +113,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             # the flex dispatcher (axes.FLEX_DISPATCH), expert_tp=1 or t = 1 (hybrid_checks): a rank's own tokens,
             # the group's r ranks on a node as the all-to-all's PEERS rule counts them (one NIC when unaligned)
             on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
-            terms += flex_dispatch_terms(e, tokens_h / h, h, moe_layers, on_node, groups=n_gpus / e,
+            terms += flex_dispatch_terms(e, tokens_h / width, width, moe_layers, on_node, groups=n_gpus / e,
                                          across=ep_across, micro=m, recompute=recompute,
                                          router=(run.router_groups, run.router_group_topk))
         else:
@@ -124,8 +126,15 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             terms += spread_over_nics(dispatch_count_terms(e * ep_inner, moe_layers, groups=n_gpus / (e * ep_inner),
                                                            across=ep_across, micro=m, recompute=recompute),
                                       1, n_gpus / (e * ep_inner))
+        if sp_on and run.moe_latent:
+            # the latent projections, duplicated on every TP rank, each see the rank's own s/t tokens: their weight
+            # gradients are summed over the TP group once per step, as MLA's down projections (MEGATRON_MLA_SP)
+            terms += spread_over_nics((Term("all_reduce", "ring", t, 2 * h * S.h_lat * moe_layers, 1,
+                                            "MoE latent-projection weight-gradient all-reduce (sequence parallel)",
+                                            n_gpus / t, spans(t, G), "tp", phase="after backward",
+                                            dtype=data.grad_dtype),), 1, c * d * p)
         if sp_on and not whole_experts:
-            routed = routed_per_token("dropless") * replica_batch * local_seq * h
+            routed = routed_per_token("dropless") * replica_batch * local_seq * width
             terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t,
                                                    across=spans(t, G), micro=m), 1, c * d * p)
 

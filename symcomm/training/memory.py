@@ -28,7 +28,7 @@ from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .settings import ADAM_STATE_BYTES
 from ..core.symbols import (E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
-                             d_v, e, g_ssm, h, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
+                             d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
@@ -181,7 +181,7 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     return sbh * (6 + 2 * fused + (14 + 5 * plain) / t) + kept_scores
 
 
-def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2)) -> sp.Expr:
+def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2), width=h) -> sp.Expr:
     """Bytes one MoE layer's experts keep for the backward, per micro-batch and GPU, beyond what
     :func:`activation_bytes` counts for a layer: each of the routed token rows (T·k of the micro-batch's T =
     (b/(d·m))·s/c tokens, each row one token sent to one expert) keeps, in 16 bits, its permuted input (h), the
@@ -192,17 +192,18 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (
     Our own count from those saved tensors, in Korthikanti et al. 2022's way (Table 2: 2 bytes per element,
     what the backward reads); routing probabilities and indices (k numbers per token) left out.  ``saved``
     (:func:`saved_input_bytes`): the two GEMMs' inputs (the permuted h, the activation's F_e) at a plain linear's
-    saved bytes (Transformer Engine's grouped linear keeps its quantized input)."""
+    saved bytes (Transformer Engine's grouped linear keeps its quantized input).  ``width``: a routed row's width, h
+    (LatentMoE: h_lat)."""
     up = 2 if gated else 1
     plain = saved[1]
     tokens = (b / (d * m)) * s / c
     if expert_tp == "tp":
-        return tokens * k * ((2 + plain) * h + (2 * up + plain) * F_e / t)
-    return tokens * k / t * ((2 + plain) * h + (2 * up + plain) * F_e)
+        return tokens * k * ((2 + plain) * width + (2 * up + plain) * F_e / t)
+    return tokens * k / t * ((2 + plain) * width + (2 * up + plain) * F_e)
 
 
 def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp",
-                       saved: tuple = (2, 2)) -> dict:
+                       saved: tuple = (2, 2), latent: bool = False) -> dict:
     """Bytes each block kind of a hybrid Mamba model (mamba=1) keeps for the backward, per layer, micro-batch and GPU,
     with no recompute or the attention core's (flash attention: the scores are never kept), by kind: Korthikanti et
     al. 2022's Table 2 cut at its blocks, each layer with its own pre-norm's input (2sbh; /t, as everything whole
@@ -214,7 +215,9 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
       linear's bytes) — 21sbh: the two make Korthikanti's 34 (proved in derivations/hybrid_mamba.py);
     * MoE: the norm's input and its output (the router's and the shared experts' input), the routed experts'
       :func:`expert_activation_bytes`, and each of the E_s shared experts' FC1 output (2F_e/t gated) and FC2's
-      input (F_e/t at a plain linear's bytes);
+      input (F_e/t at a plain linear's bytes); with LatentMoE (``latent``) the routed rows h_lat wide and the
+      up-projection's input, the combined h_lat-wide token (a plain linear's bytes; the down-projection's input is
+      the norm's output, counted);
     * Mamba-2 (symcomm.training.flops.MEGATRON_MAMBA, megatron/core/ssm/mamba_mixer.py at d98e8a64: in_proj a
       TELayerNormColumnParallelLinear, the memory-efficient mamba_split_conv1d_scan_combined): the norm's input,
       in_proj's input (norm-fused), and split over t in_proj's output z, x, B, C, dt (2(2d_ssm + 2g_ssm·n_ssm +
@@ -232,14 +235,16 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
            "mamba": tokens * (whole * (2 + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
     if moe:
         out["moe"] = (tokens * 4 * h * whole + tokens * E_s * (2 * up + plain) * F_e / t
-                      + expert_activation_bytes(gated, expert_tp, saved))
+                      + expert_activation_bytes(gated, expert_tp, saved, h_lat if latent else h)
+                      + (tokens * plain * h_lat * whole if latent else 0))
     return out
 
 
-def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2)) -> sp.Expr:
+def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2),
+                       latent: bool = False) -> sp.Expr:
     """The bytes of an average layer of a hybrid Mamba model (mamba=1): :func:`hybrid_block_bytes` of each kind in
     the model's proportion (a stage holds the kinds as the model does)."""
-    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved)
+    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent)
     total = (L_att * kinds["attention"] + flops.dense_layers(moe) * kinds["mlp"] + L_ssm * kinds["mamba"]
              + (L_moe * kinds["moe"] if moe else 0))
     return total / L
@@ -248,7 +253,7 @@ def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
-                           mamba: bool = False) -> sp.Expr:
+                           mamba: bool = False, latent: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
@@ -256,7 +261,7 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     :func:`op_kept_widths`.  ``mamba``: a hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute
     none or selective)."""
     if mamba:
-        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved)
+        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent)
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
@@ -313,7 +318,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
-                                       opts.get("torch_compiled", False), bool(opts.get("mamba")))
+                                       opts.get("torch_compiled", False), bool(opts.get("mamba")),
+                                       bool(opts.get("moe_latent")))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -378,7 +384,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
-                                       opts.get("torch_compiled", False), bool(opts.get("mamba")))
+                                       opts.get("torch_compiled", False), bool(opts.get("mamba")),
+                                       bool(opts.get("moe_latent")))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

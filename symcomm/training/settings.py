@@ -169,8 +169,18 @@ MAMBA_FRAMEWORKS = ("megatron", "megatron_fsdp")
 MAMBA_RECOMPUTE = ("none", "selective")
 
 
+def bf16_layers_refusal(setting) -> str | None:
+    """Why ``setting``'s bf16_layers=1 has no meaning, or None: under bf16 every layer is bf16 already."""
+    if setting.bf16_layers and setting.precision == "bf16":
+        return "bf16_layers=1 needs a low precision (precision other than bf16): under bf16 every layer is bf16"
+    return None
+
+
 def mamba_refusal(setting) -> str | None:
     """Why ``setting``'s mamba=1 has no meaning here, or None (:data:`MAMBA_FRAMEWORKS`, :data:`MAMBA_RECOMPUTE`)."""
+    if setting.moe_latent and not (setting.mamba and setting.moe):
+        return ("moe_latent=1 needs mamba=1 and moe=1: LatentMoE is counted on the hybrid Mamba models' MoE blocks "
+                "(Nemotron 3 Super); give moe_latent=0")
     if not setting.mamba:
         return None
     if setting.framework not in MAMBA_FRAMEWORKS:
@@ -362,6 +372,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                   "Mamba-2 mixers (a_ssm heads, d_ssm wide, state n_ssm, g_ssm groups), L_moe MoE (moe=1), the rest "
                   "dense MLPs; framework megatron or megatron_fsdp, recompute none or selective, c = 1 "
                   "(megatron/core/ssm/mamba_mixer.py at d98e8a64)"),
+    flag("moe_latent", "mamba=1, moe=1: 1 = LatentMoE (Nemotron 3 Super; Megatron-Core --moe-latent-size h_lat): each "
+                       "MoE block projects its tokens h → h_lat before the router's dispatch and h_lat → h after the "
+                       "combine (fc1_latent_proj, fc2_latent_proj: TE linears duplicated on every TP rank), the routed "
+                       "experts h_lat wide, the shared experts on the h-wide tokens (megatron/core/transformer/moe/"
+                       "moe_layer.py at d98e8a64)"),
     flag("embeddings", "1 = the V × h embedding (first stage) and LM head (last stage): their "
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
@@ -387,6 +402,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "(1×128 activation, 128×128 weight blocks); fp8_rowwise (torchao float8 rowwise: per-row scales, its casts and "
            "the backward's rescale as torchao runs them); nvfp4 (Transformer Engine NVFP4: FP4 matmuls at peak_fp4 × "
            "eta_fp4, 16-element scales, 16×16 for weights); the attention core, norms, softmax and LM head stay bf16"),
+    flag("bf16_layers", "precision other than bf16: 1 = L_bf16 of the L layers keep their linear GEMMs in bf16 "
+                        "(Megatron-Core --first-last-layers-bf16 with --num-layers-at-start-in-bf16 and "
+                        "--num-layers-at-end-in-bf16: transformer_config.py at d98e8a64; Megatron-Bridge's "
+                        "nemotron_3_super_bf16_with_nvfp4_mixed keeps the last 14), a stage holding them in the model's "
+                        "proportion; their casts not run"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -499,6 +519,7 @@ class RunSetting:
     attention: str = "mha"
     moe: bool = False
     mamba: bool = False
+    moe_latent: bool = False
     expert_tp: str = "tp"
     dispatcher: str = "alltoall"
     router_groups: int = 1
@@ -522,12 +543,13 @@ class RunSetting:
     wgrad_fusion: bool | None = None
     fused_projections: bool | None = None
     adam_dtype: str = "fp32"
+    bf16_layers: bool = False
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
-                   or block_refusal(self) or mamba_refusal(self))
+                   or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self))
         if refused:
             raise InputError(refused)
 

@@ -207,7 +207,7 @@ def preset_shape(args, name: str, option_texts: dict, takes) -> dict:
         for text in said:
             notes.add(text, restates_default=True)
         return {**option_texts, **added} if added else option_texts
-    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention", "mamba")
+    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention", "mamba", "moe_latent")
               if key in takes and key not in option_texts]
     if not wanted:
         return option_texts
@@ -252,6 +252,11 @@ def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
                   f"{mamba} Mamba-2, {model.moe_layers} MoE); give mamba=0 to count its layers as transformer layers",
                   restates_default=True)
         out["mamba"] = fixed["mamba"]
+    if "moe_latent" in wanted and "moe_latent" in fixed:
+        notes.add(f"moe_latent=1: {model.name}'s routed experts are {model.moe_latent} wide (LatentMoE: its tokens "
+                  f"projected h → h_lat = {model.moe_latent} before the dispatch and back after the combine); give "
+                  "moe_latent=0 to count them h wide", restates_default=True)
+        out["moe_latent"] = fixed["moe_latent"]
     if "gqa" in wanted and "gqa" in fixed:
         notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
               "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)

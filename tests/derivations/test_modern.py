@@ -23,13 +23,10 @@ def test_every_run_is_in_scope_and_binds_or_says_why():
 
 def test_what_is_out_of_scope():
     reasons = {run["id"]: modern.out_of_scope(run) for run in modern.runs()}
-    # Nemotron 3's hybrid Mamba layers are held (mamba=1): Nano's rows are in scope; Super's LatentMoE is not held,
-    # refused, never guessed; NVFP4 is a recipe the model holds (precision=nvfp4): the Llama rows in that precision
-    # are in scope
-    hybrid = {r["id"]: r for r in modern.runs() if "hybrid" in r["model"]}
-    nano = {rid for rid, r in hybrid.items() if r["model"]["name"] == "nemotron-3-nano"}
-    assert len(nano) == 6 and all(reasons[rid] is None for rid in nano)
-    assert all("LatentMoE" in reasons[rid] for rid in set(hybrid) - nano) and len(hybrid) - len(nano) == 8
+    # Nemotron 3's hybrid Mamba layers (mamba=1) and Super's LatentMoE (moe_latent=1) are held: all 14 rows in scope;
+    # NVFP4 is a recipe the model holds (precision=nvfp4)
+    hybrid = {r["id"] for r in modern.runs() if "hybrid" in r["model"]}
+    assert len(hybrid) == 14 and all(reasons[rid] is None for rid in hybrid)
     nvfp4 = [r["id"] for r in modern.runs() if r["precision"] == "nvfp4" and "hybrid" not in r["model"]]
     assert len(nvfp4) == 3 and all(reasons[rid] is None for rid in nvfp4)
     # every transformer run with bf16, FP8 or NVFP4 and a known layout is in scope

@@ -287,3 +287,31 @@ def test_errors_at_given_constants_fit_nothing():
     assert errors.runs == len(SHAPES)
     assert errors.mean == pytest.approx(sum(map(abs, by_hand)) / len(SHAPES), rel=1e-12)
     assert errors.max == pytest.approx(max(map(abs, by_hand)), rel=1e-12)
+
+
+class OneRunReads(HandModel):
+    """T = w / eta + kappa · u, and for the run marked ``extra`` + y · w: a constant y that one run alone reads."""
+
+    def __init__(self, w, u, extra=False):
+        super().__init__(w, u)
+        self.extra = extra
+
+    def quantities(self, **c):
+        base = self.w / np.asarray(c["eta"]) + np.asarray(c["kappa"]) * self.u
+        return {"step_time": base + (np.asarray(c["y"]) * self.w if self.extra else 0 * base)}
+
+
+def test_a_constant_one_run_alone_reads_is_not_fitted_and_that_run_is_left_out(monkeypatch):
+    # y moves run r7's time only: fitted on it alone it would absorb whatever r7's other errors leave over (here the
+    # +30 % put on r7), and r7's leave-one-out fold would have no run for it; the base gives none, so r7 is left out,
+    # said, and eta, kappa come from the other seven exactly
+    monkeypatch.setattr(step_fit, "FITTED", {**compute.FITTED, "y": compute.Fitted("y", "seconds per unit", 0.0, 2.0)})
+    runs = runs_at(0.6, 5.0)
+    w, u = SHAPES[7]
+    runs[7] = MeasuredRun("r7", OneRunReads(w, u, extra=True), (w / 0.6 + 5.0 * u) * 1.3)
+    found = fit(runs, BASE)
+    assert found.fitted == ("eta", "kappa") and "y" not in found.constants
+    assert "not determined by one run" in found.held["y"]
+    assert list(found.left_out) == ["r7"] and "only its prediction depends on y" in found.left_out["r7"]
+    assert [row.id for row in found.rows] == [f"r{i}" for i in range(7)]
+    assert found.constants["eta"] == pytest.approx(0.6, rel=1e-3) and found.constants["kappa"] == pytest.approx(5.0, rel=1e-3)

@@ -247,7 +247,7 @@ def test_parameters_in_integers_equal_the_sympy_formula():
         reference = presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture())
         assert reference.is_Integer and model.parameters == int(reference), model.name
         if model.moe:
-            assert model.expert_parameters == int(presets.phi_experts(model.gated).subs(model.architecture())), model.name
+            assert model.expert_parameters == int(presets.phi_experts(model.gated, bool(model.moe_latent)).subs(model.architecture())), model.name
 
 
 def test_a_hardware_files_gamma_is_the_one_its_calibration_held(tmp_path):

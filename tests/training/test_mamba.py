@@ -96,3 +96,48 @@ def test_plan_refuses_a_hybrid_model_rather_than_rank_it_as_a_transformer():
     out = _cli("plan", "--model", "nemotron-3-nano", "--gpus", "64", "--hardware", "b200", "--batch", "512")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "hybrid Mamba-Transformer (mamba=1), which plan does not search" in out.stderr
+
+
+SUPER = dict(model="nemotron-3-super", hardware="gb200", p=1, c=1, s=S)
+
+
+def test_super_model_flops_count_latent_moe_by_hand():
+    # Nemotron 3 Super (nemotron_3_super.py at c810129341: 8 attention, 40 Mamba, 40 LatentMoE of 88 layers; h 4096;
+    # Mamba 128 heads of 64; 512 experts top-22 of 2688 on a latent of 1024; one shared expert 5376 wide), forward
+    # FLOPs per token: attention 2·4096·(4096 + 4096 + 2·256) = 71,303,168 and the core 4·8192·4096 = 134,217,728;
+    # Mamba 2·(4096·18560 + 8192·4096) = 219,152,384 and the scan 2·(128·128·8 + 128·8192 + 2·128·8192) = 6,553,600;
+    # LatentMoE: 22 routed experts 2·2·1024·2688 = 242,221,056, the shared one 2·2·4096·5376 = 88,080,384, the two
+    # projections 2·2·4096·1024 = 16,777,216; the LM head 2·4096·131072 = 1,073,741,824
+    per_token = (8 * (71_303_168 + 134_217_728) + 40 * (219_152_384 + 6_553_600)
+                 + 40 * (242_221_056 + 88_080_384 + 16_777_216) + 1_073_741_824)
+    r = symcomm.evaluate("hybrid", **SUPER, t=2, d=32, e=64, b=512, m=16, sp=1, dispatcher="hybridep", expert_tp="1",
+                         precision="mxfp8")
+    assert r["model_flops"] == pytest.approx(3 * 512 * S * per_token, rel=1e-12)
+    assert r["options"]["moe_latent"] == "1"
+
+
+def test_latent_moe_dispatches_the_latent_width():
+    # the flex dispatcher's legs carry tokens h_lat = 1024 wide, not h = 4096: the typed moe_latent=0 sends 4 times
+    # the bytes
+    words = dict(**SUPER, t=2, d=32, e=64, b=512, m=16, sp=1, dispatcher="hybridep", expert_tp="1")
+    latent = symcomm.evaluate("hybrid", **words)["comm_time_per_axis"]["ep"]
+    wide = symcomm.evaluate("hybrid", **words, moe_latent=0)["comm_time_per_axis"]["ep"]
+    assert wide > 2 * latent
+
+
+def test_bf16_layers_are_the_recipe_at_none_and_slower_with_more():
+    # L_bf16 = 0 keeps every layer in the low precision: the recipe's own step; more layers in bf16 only slow it
+    words = dict(model="llama3-8b", hardware="gb200", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, precision="mxfp8")
+    plain = symcomm.evaluate("hybrid", **words)["compute_time"]
+    times = [symcomm.evaluate("hybrid", **words, bf16_layers=1, L_bf16=n)["compute_time"] for n in (0, 8, 32)]
+    assert times[0] == pytest.approx(plain, rel=1e-12)
+    assert times[0] < times[1] < times[2]
+
+
+@pytest.mark.parametrize("words, named", [
+    (dict(bf16_layers=True), "bf16_layers=1 needs a low precision"),
+    (dict(moe_latent=True, moe=True), "moe_latent=1 needs mamba=1 and moe=1"),
+])
+def test_settings_without_meaning_are_refused(words, named):
+    with pytest.raises(InputError, match=named):
+        RunSetting(**words)

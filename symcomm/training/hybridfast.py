@@ -33,7 +33,7 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import PEAK_NAMES
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    preset_shape, units_of, value_text, with_hardware_report, with_model_shape, add_hardware_report
+    preset_shape, units_of, value_text, with_model_shape, add_hardware_report
 
 
 class Fallback(Exception):
@@ -393,7 +393,7 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("answer", "system", "hardware", "notes")
+    __slots__ = ("answer", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -471,20 +471,20 @@ def _plan(args, data, said: tuple):
     report = (step, {name: i for i, name in enumerate(names)}, data.STEP_UNITS,
               None if "p" in typed else (0 if int(numbers.get("p", 0)) == 1 else 1))
     step_at = [at[name] if name in typed else None for name in step["arguments"]]
-    from .hybridplan import printed
+    from .hybridplan import hardware, printed
 
     binding = (slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]], step["function"],
                [point[name] for name in step["arguments"]], step_at)
     fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
-    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers)), system=system,
-                 hardware=hardware_words(system, compute, (), stepping, dtype), notes=said)
+    words = hardware(system, hardware_words(system, compute, (), stepping, dtype))
+    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said)
 
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
     plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed and the document
-    filled by the plan's one printed function, then the hardware's words added by their one rule."""
-    return with_hardware_report(plan.answer(given_values), plan.system, plan.hardware)
+    filled, its hardware's words included, by the plan's one printed function."""
+    return plan.answer(given_values)
 
 
 def _exact_whole(got: tuple, whole: bool, e0: int, e1: int) -> bool:

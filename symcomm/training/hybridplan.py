@@ -56,8 +56,8 @@ def _digits(number) -> str:
     return str(number)
 
 
-def printed(binding: tuple, fill: tuple, checks: tuple):
-    """The plan's one function ``answer(given_values)`` → the document but its hardware's words.
+def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
+    """The plan's one function ``answer(given_values)`` → the document, its hardware's words included.
 
     ``binding``: (slots, rules, sheet function, its arguments' positions, step function, the step point's held
     values, the positions of its typed ones) — each slot (name typed or None, its spelling, whole, least, low, the
@@ -66,7 +66,8 @@ def printed(binding: tuple, fill: tuple, checks: tuple):
     words of time_is).
     ``checks``: (the rules' test ``holds``, the refusal ``Fallback``, ``exact(g, whole, e0, e1)`` — whether the
     sheet's numbers are ints outside the extras and the values too, NotExact where one is not exact — and
-    ``numbers(q)``, the step model's numbers as floats, a refusal when one is not finite)."""
+    ``numbers(q)``, the step model's numbers as floats, a refusal when one is not finite).  ``hardware``: what
+    words.with_hardware_report adds, worded once (:func:`_hardware`)."""
     k = _Constants()
     holds, fallback, exact, numbers = checks
     slots, rules, sheet, sheet_at, step, step_point, step_at = binding
@@ -95,17 +96,17 @@ def printed(binding: tuple, fill: tuple, checks: tuple):
     e0, e1 = fill[1]["bounds"][2]
     weights, den = _weights(fill[3], fill[5])
     lines.append(f"if _exact(g, w, {_digits(e0)}, {_digits(e1)}):")
-    lines += ["    " + line for line in _document(k, *fill, weights, True)]
-    lines += _document(k, *fill, weights, False)
+    lines += ["    " + line for line in _document(k, *fill, hardware, weights, True)]
+    lines += _document(k, *fill, hardware, weights, False)
     parameters = "".join(f", _k{i}=None" for i in range(len(k.values)))
     source = ("def _answer(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None, _exact=None, "
-              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _sh=None{parameters}):\n    "
+              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _sh=None, _mv=None{parameters}):\n    "
               + "\n    ".join(lines) + "\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridplan>", "exec"), namespace)   # names, indices and WORDS only
     answer = namespace["_answer"]
     answer.__defaults__ = (MAX_VALUE, _value, holds, fallback, "a rule broken", exact, numbers, tuple(weights), den,
-                           plain_exact, summed_time, shown_quotient, *k.values)
+                           plain_exact, summed_time, shown_quotient, hardware[0], *k.values)
     return answer
 
 
@@ -121,7 +122,7 @@ def _weights(times: dict, scale: int) -> tuple[list, int]:
 
 
 def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale: int, dtype: str, rows,
-              dtype_row, report: tuple, time_is: str, weights: list, whole: bool) -> list[str]:
+              dtype_row, report: tuple, time_is: str, hardware: tuple, weights: list, whole: bool) -> list[str]:
     """The lines returning hybridfast._answer's payload, key for key, from the bound values ``x<i>``, the sheet's
     numbers ``g`` and the step model's ``q`` (``report``: the step entry, its quantities' positions by name, the
     report's quantities, and the busiest stage's row when no p is typed).  ``whole``: for values and numbers that are
@@ -205,6 +206,14 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
                  ("busiest_stage", k("busiest_stage"), f"dict({k(step['busiest'])}[{pick}])"),
                  ("options", w("options"), f"dict({k(step['options'])})"),
                  ("assumptions", k("assumptions"), f"list({k(step['assumptions'])})")]
+    # the hardware's words (words.with_hardware_report's, worded once by _hardware): the constants, the memory
+    # verdict of this call's memory per GPU, the fit's error, the units and the defaults taken
+    _, constants, verdict, error, units, defaults = hardware
+    reported += [("constants", k("constants"), f"dict({k(constants)})"),
+                 *((key, k(key), f"_v[{k(key)}]") for key in verdict),
+                 ("step_time_error", k("step_time_error"), _anew(k, error)),
+                 ("units", w("units"), f"dict({k({**step['units'], **units})})"),
+                 ("assumptions", k("assumptions"), f"list({k((*step['assumptions'], *defaults))})")]
     place = {key: i for i, (key, _, _) in enumerate(lines)}
     for key, text, code in reported:
         if key in place:
@@ -213,4 +222,27 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
             place[key] = len(lines)
             lines.append((key, text, code))
     body = [] if len(axes) > 1 else [axes_text]     # computed all the same: its refusals are the answer's
+    body.append(f"_v = _mv(q[{where['memory_per_gpu']}])")
     return body + ["return {" + ", ".join(f"{text}: {code}" for _, text, code in lines) + "}"]
+
+
+def _anew(k, value) -> str:
+    """Code making ``value`` (the fit's error: mappings, lists and plain words or numbers) anew on each call: the
+    answer's own mappings, never shared with the next."""
+    if type(value) is dict:
+        return "{" + ", ".join(f"{k(key)}: {_anew(k, item)}" for key, item in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ", ".join(_anew(k, item) for item in value) + "]"
+    if value is None or type(value) in (str, int, float, bool):
+        return k(value)
+    raise ValueError(f"not a plain value: {type(value).__name__}")
+
+
+def hardware(system, words: tuple) -> tuple:
+    """words.with_hardware_report's additions worded once for a plan: (the memory verdict's function, the constants,
+    the verdict's keys, the fit's error, the units added, the defaults taken), by the calls that rule makes; the
+    verdict, of each call's memory per GPU, is made per call.  Printed as that rule adds them: each key at its place
+    (one the document has already keeps it, as dict assignment and update keep it)."""
+    constants, framework, units, defaults = words
+    return (system.memory_verdict, constants, tuple(system.memory_verdict(0.0)), system.step_time_error(framework),
+            units, defaults)

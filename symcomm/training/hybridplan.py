@@ -100,13 +100,13 @@ def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
     lines += _document(k, *fill, hardware, weights, False)
     parameters = "".join(f", _k{i}=None" for i in range(len(k.values)))
     source = ("def _answer(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None, _exact=None, "
-              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _sh=None, _mv=None{parameters}):\n    "
+              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _sh=None, _mv=None, _cp=None{parameters}):\n    "
               + "\n    ".join(lines) + "\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridplan>", "exec"), namespace)   # names, indices and WORDS only
     answer = namespace["_answer"]
     answer.__defaults__ = (MAX_VALUE, _value, holds, fallback, "a rule broken", exact, numbers, tuple(weights), den,
-                           plain_exact, summed_time, shown_quotient, hardware[0], *k.values)
+                           plain_exact, summed_time, shown_quotient, hardware[0], dict.copy, *k.values)
     return answer
 
 
@@ -158,14 +158,17 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
     if times:
         lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
     lines += [(name, k(name), f"_pe(g[{e0 + i}])") for i, name in enumerate(sheet["extras"])]
-    terms = []
+    # each term's row made from its words (a copy of one mapping, its four numbers set in their places): half its
+    # keys are words, and a copy is one pass where a display inserts key by key
+    terms, made = [], []
     for i, (label, axis, primitive, algorithm, own, dtype_entry) in enumerate(sheet["terms"]):
         g = t0 + 4 * i
-        row = {"label": k(label), "axis": k(axis), "collective": k(primitive), "algorithm": k(algorithm),
-               "group": shown(f"g[{g}]"), "message": times_own(f"g[{g + 1}]", own), "count": shown(f"g[{g + 2}]"),
-               "send": times_own(f"g[{g + 3}]", own),
-               **{key: k(value) for key, value in dtype_entry.items()}}
-        terms.append("{" + ", ".join(f"{w(key)}: {text}" for key, text in row.items()) + "}")
+        words = {"label": label, "axis": axis, "collective": primitive, "algorithm": algorithm, "group": 0,
+                 "message": 0, "count": 0, "send": 0, **dtype_entry}
+        made += [f"r{i} = _cp({k(words)})", f"r{i}[{w('group')}] = {shown(f'g[{g}]')}",
+                 f"r{i}[{w('message')}] = {times_own(f'g[{g + 1}]', own)}",
+                 f"r{i}[{w('count')}] = {shown(f'g[{g + 2}]')}", f"r{i}[{w('send')}] = {times_own(f'g[{g + 3}]', own)}"]
+        terms.append(f"r{i}")
     lines.append(("terms", w("terms"), "[" + ", ".join(terms) + "]"))
     axes, a = [], a0
     pick = f"(0 if x{at['p']} == 1 else 1 if x{at['p']} == 2 else 2)" if "p" in at else "2"
@@ -221,7 +224,7 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         else:
             place[key] = len(lines)
             lines.append((key, text, code))
-    body = [] if len(axes) > 1 else [axes_text]     # computed all the same: its refusals are the answer's
+    body = made + ([] if len(axes) > 1 else [axes_text])     # computed all the same: its refusals are the answer's
     body.append(f"_v = _mv(q[{where['memory_per_gpu']}])")
     return body + ["return {" + ", ".join(f"{text}: {code}" for _, text, code in lines) + "}"]
 

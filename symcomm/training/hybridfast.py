@@ -491,10 +491,16 @@ def _exact_whole(got: tuple, whole: bool, e0: int, e1: int) -> bool:
     """Whether a plan's values (``whole``) and its sheet's numbers ``got`` but the extras (``got[e0:e1]``, shown by
     plain_exact either way) are all ints, so shown as they are without a test each; NotExact where a number of the
     exact code is not exact."""
-    ints = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
-    if not _EXACT.issuperset(map(type, got[e0:e1] if ints else got)):
+    # ints throughout, the common case, found by summing each side of the extras: a sum of ints is an int, and a
+    # Fraction makes it one (a term with no exact value raises NotExact), where a test of each number's type costs
+    # a call each; the exact code makes ints and Fractions only, but what is not an int is tested by type as before
+    if whole and int in _INT and type(sum(got[:e0])) is int and type(sum(got[e1:])) is int:
+        if not _EXACT.issuperset(map(type, got[e0:e1])):
+            raise NotExact("not an exact number")
+        return True
+    if not _EXACT.issuperset(map(type, got)):
         raise NotExact("not an exact number")
-    return whole and ints
+    return False
 
 
 def _step_numbers(number) -> tuple:

@@ -67,7 +67,7 @@ def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
     ``checks``: (the rules' test ``holds``, the refusal ``Fallback``, ``exact(g, whole, e0, e1)`` — whether the
     sheet's numbers are ints outside the extras and the values too, NotExact where one is not exact — and
     ``numbers(q)``, the step model's numbers as floats, a refusal when one is not finite).  ``hardware``: what
-    words.with_hardware_report adds, worded once (:func:`_hardware`)."""
+    words.with_hardware_report adds, worded once (:func:`hardware`)."""
     k = _Constants()
     holds, fallback, exact, numbers = checks
     slots, rules, sheet, sheet_at, step, step_point, step_at = binding

@@ -185,7 +185,7 @@ SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.bits", "symcomm.base.crossing
               "symcomm.commands.evaluate", "symcomm.training.fasteval", "symcomm.training.primitive_data",
               "symcomm.training.words", "symcomm.numbers.exactops", "symcomm.presets",
               # `symcomm eval hybrid` of a generated option set (training.hybridfast, its generated module)
-              "symcomm.training.hybridfast", "symcomm.training.hybrid_data")
+              "symcomm.training.hybridfast", "symcomm.training.hybridplan", "symcomm.training.hybrid_data")
 
 
 def test_the_ground_floor_and_the_planner_load_no_sympy():

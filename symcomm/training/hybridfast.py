@@ -28,13 +28,12 @@ import math
 from fractions import Fraction
 
 from ..base import notes
-from ..base.inputs import MAX_VALUE
 from ..base.units import bytes_per_element
-from ..numbers.exactops import NotExact, plain_exact, shown_quotient, summed_time
+from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import PEAK_NAMES
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    preset_shape, units_of, value_text, with_hardware_report, with_model_shape, add_hardware_report
+    preset_shape, units_of, value_text, with_model_shape, add_hardware_report
 
 
 class Fallback(Exception):
@@ -394,18 +393,13 @@ _OPTION_WORDS = None
 class _Plan:
     """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
 
-    __slots__ = ("run", "fill", "fill_whole", "extras", "system", "hardware", "notes")
+    __slots__ = ("answer", "notes")
 
     def __init__(self, **parts):
         for name, value in parts.items():
             setattr(self, name, value)
 
 
-#: the keys every answer has, the one text a plan's printed fill holds (_filler): the program's words, never data's
-_WORDS = frozenset(("label", "kind", "name", "hybrid", "options", "values", "unit", "bytes", "dtype",
-                    "bytes_per_element", "time", "terms", "axis", "collective", "algorithm", "group", "message", "count",
-                    "send", "stage", "axes", "value", "source", "inputs", "units", "_result_keys", "_extra_keys",
-                    "time_is"))
 #: what the exact code's numbers are (an int, else a Fraction)
 _EXACT = frozenset((int, Fraction))
 _INT = frozenset((int,))
@@ -477,196 +471,41 @@ def _plan(args, data, said: tuple):
     report = (step, {name: i for i, name in enumerate(names)}, data.STEP_UNITS,
               None if "p" in typed else (0 if int(numbers.get("p", 0)) == 1 else 1))
     step_at = [at[name] if name in typed else None for name in step["arguments"]]
-    return _Plan(run=_runner(slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]],
-                             step["function"], [point[name] for name in step["arguments"]], step_at),
-                 fill=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report),
-                 fill_whole=_filler(entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, whole=True),
-                 extras=(sheet["bounds"][2][0], sheet["bounds"][2][1]),
-                 system=system, hardware=hardware_words(system, compute, (), stepping, dtype), notes=said)
+    from .hybridplan import hardware, printed
 
-
-def _runner(slots: list, rules: tuple, sheet, sheet_at: list, step, step_point: list, step_at: list):
-    """A plan's numbers bound and computed, as one function of the API's keyword values printed once per plan: each
-    typed number read and bounded (words._value's rule: an int within its bounds as it is, anything else through
-    the grammar), the rules in force checked (_holds), the sheet and the step model called with their arguments in
-    place.  Returns (the values in the bound order, the sheet's numbers, the step model's, whether every value is
-    an int).  Its text, as the fill's: positions and parameters only (every name, bound and constant a default)."""
-    constants: list = []
-
-    def k(value) -> str:        # each constant a parameter of its own (its own object, looked up by identity)
-        constants.append(value)
-        return f"_k{len(constants) - 1}"
-
-    held_whole = all(type(held) is int for typed, _, _, _, _, held in slots if typed is None)
-    lines = [f"w = {held_whole}"]
-    for i, (typed, spelled, whole, least, low, held) in enumerate(slots):
-        if typed is None:
-            lines.append(f"x{i} = {k(held)}")
-            continue
-        lines += [f"x{i} = gv[{k(typed)}]",
-                  f"if type(x{i}) is not int or not {k(low)} <= x{i} <= _max:",
-                  f"    x{i} = _value({k(spelled)}, x{i}, {k(whole)}, {k(least)})[0]",
-                  f"    w = w and type(x{i}) is int"]
-    for kind, positions, check in rules:
-        lines += [f"if not _holds({k(kind)}, *{k(check)}({', '.join(f'x{j}' for j in positions)})):",
-                  "    raise _fallback(_broken)"]
-    lines.append(f"g = {k(sheet)}({', '.join(f'x{j}' for j in sheet_at)})")
-    lines.append(f"q = {k(step)}(" + ", ".join(k(value) if j is None else f"float(x{j})"
-                                               for value, j in zip(step_point, step_at)) + ")")
-    lines.append("return (" + "".join(f"x{i}, " for i in range(len(slots))) + "), g, q, w")
-    parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
-    source = (f"def _run(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None{parameters}):\n    "
-              + "\n    ".join(lines) + "\n")
-    namespace: dict = {}
-    exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
-    run = namespace["_run"]
-    run.__defaults__ = (MAX_VALUE, _value, _holds, Fallback, "a rule broken", *constants)
-    return run
-
-
-def _filler(entry: dict, sheet: dict, values: dict, times: dict, at: dict, scale: int, dtype: str, rows, dtype_row,
-            report: tuple, whole: bool = False):
-    """The document but its hardware's words, as one function of the bound values (in their order), the sheet's
-    numbers and the step model's, printed once per plan: :func:`_answer`'s payload, key for key, without a loop or a
-    lookup by name (``report``: the step entry, its quantities' positions by name, the report's quantities, and the
-    busiest stage's row when no p is typed).
-    Its text holds no word of the data or of the call: those are constants it reads as parameters' defaults; only
-    the keys every answer has (:data:`_WORDS`) are printed as themselves.
-    ``whole``: for values and numbers that are all ints (but the extras, always shown by plain_exact): shown as they
-    are, without a test each."""
-    constants: list = []
-    index: dict = {}
-
-    def k(value) -> str:        # a constant as a parameter of its own (read as a local: one step, not a lookup)
-        key = (type(value), value) if isinstance(value, (str, int)) else id(value)
-        if key not in index:
-            index[key] = len(constants)
-            constants.append(value)
-        return f"_k{index[key]}"
-
-    def w(word: str) -> str:     # a word of this program's own (a key every answer has): printed as itself
-        if word not in _WORDS:
-            raise ValueError(f"not a word every answer has: {word!r}")
-        return repr(word)
-
-    def n(number) -> str:       # a whole number of the data (a size in bytes) printed as its digits, nothing else
-        if type(number) is not int:
-            raise ValueError(f"not an int: {number!r}")
-        return str(number)
-
-    def shown(item: str) -> str:        # an exact number as the answer shows it (plain_exact, ints as they are)
-        return item if whole else f"(_x if type(_x := {item}) is int else _pe(_x))"
-
-    def times_own(item: str, own: int) -> str:      # a count of elements of the term's own type, shown
-        own = n(own)
-        return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
-
-    def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
-        if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line
-            total = " + ".join(f"g[{start + i}] * {k(weights[at])}" for i, at in enumerate(positions)) or "0"
-            return f"_sh({total}, _d)"
-        return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
-               "else _pe(_x))"
-
-    position = {name: i for i, name in enumerate(times)}
-    weights, den = [], 1
-    if times:
-        den = math.lcm(*(1 if type(c) is int else c.denominator for c in times.values()))
-        weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
-                   * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
-    (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
-    # (key, its text, its value's code) in the document's order; a key met again takes its first place (dict.update)
-    lines = [("label", w("label"), k(entry["label"])), ("kind", w("kind"), k(entry["kind"])),
-             ("name", w("name"), w("hybrid")), ("options", w("options"), "None"),
-             ("values", w("values"),
-              "{" + ", ".join(f"{k(name)}: {shown(f'v[{at[name]}]')}" for name in values) + "}"),
-             ("unit", w("unit"), w("bytes")), ("dtype", w("dtype"), k(dtype)),
-             ("bytes_per_element", w("bytes_per_element"), n(scale))]
-    for i, name in enumerate(sheet["fields"]):
-        number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {n(scale)}"
-        lines.append((name, k(name), shown(number)))
-    if times:
-        lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
-    lines += [(name, k(name), f"_pe(g[{e0 + i}])") for i, name in enumerate(sheet["extras"])]
-    terms = []
-    for i, (label, axis, primitive, algorithm, own, dtype_entry) in enumerate(sheet["terms"]):
-        g = t0 + 4 * i
-        row = {"label": k(label), "axis": k(axis), "collective": k(primitive), "algorithm": k(algorithm),
-               "group": shown(f"g[{g}]"), "message": times_own(f"g[{g + 1}]", own), "count": shown(f"g[{g + 2}]"),
-               "send": times_own(f"g[{g + 3}]", own),
-               **{key: k(value) for key, value in dtype_entry.items()}}
-        terms.append("{" + ", ".join(f"{w(key)}: {text}" for key, text in row.items()) + "}")
-    lines.append(("terms", w("terms"), "[" + ", ".join(terms) + "]"))
-    axes, a = [], a0
-    pick = f"(0 if v[{at['p']}] == 1 else 1 if v[{at['p']}] == 2 else 2)" if "p" in at else "2"
-    for name, coefficients, words in sheet["axes"]:
-        row = [f"{w('send')}: {shown(f'g[{a}] * {n(scale)}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
-        if times:
-            counts = tuple(position[n] for n in coefficients)
-            row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")
-            a += len(coefficients)
-        a += 1
-        axes.append(f"{k(name)}: {{" + ", ".join(row) + "}")
-    axes_text = "{" + ", ".join(axes) + "}"
-    if len(axes) > 1:
-        lines.append(("axes", w("axes"), axes_text))
-    inputs = [f"{k(name)}: {{{w('value')}: {shown(f'v[{at[name]}]')}, {w('unit')}: {k(unit)}, "
-              f"{w('source')}: {k(source)}}}" for name, unit, source, _ in rows[:len(values)]]
-    inputs += [f"{k(name)}: {{{w('value')}: {k(value if type(value) is int else plain_exact(value))}, "
-               f"{w('unit')}: {k(unit)}, {w('source')}: {k(source)}}}"
-               for (name, unit, source, _), value in zip(rows[len(values):], times.values())]
-    inputs.append(f"{w('dtype')}: dict({k(dtype_row)})")
-    lines.append(("inputs", w("inputs"), "{" + ", ".join(inputs) + "}"))
-    result_keys = tuple(sheet["fields"]) + (("time",) if times else ())
-    lines += [("units", w("units"), "None"), ("_result_keys", w("_result_keys"), f"list({k(result_keys)})"),
-              ("_extra_keys", w("_extra_keys"), f"list({k(tuple(sheet['extras']))})"),
-              ("time_is", w("time_is"), k(_TIME_IS))]
-    # the step report (_step_report's, by position in the step model's numbers ``q``), added as payload.update adds
-    # it: a key the document has already (options, units) keeps its place and takes the report's value
-    step, where, unit_keys, busiest = report
-    pick = f"(0 if int(float(v[{at['p']}])) == 1 else 1)" if busiest is None else str(busiest)
-    reported = [(key, k(key), f"q[{where[key]}]") for key in unit_keys]
-    reported += [(part, k(part), "{" + ", ".join(f"{k(short)}: q[{where[name]}]" for short, name in step[of]) + "}")
-                 for part, of in (("comm_time_per_axis", "comm"), ("exposed_comm_time_per_axis", "exposed"),
-                                  ("memory", "memory"))]
-    reported += [("memory_stage", k("memory_stage"), f"dict({k(step['memory_stage'])})"),
-                 ("bubble_fraction_of_step", k("bubble_fraction_of_step"),
-                  f"q[{where['bubble_time']}] / q[{where['step_time']}]"),
-                 ("units", w("units"), f"dict({k(step['units'])})"),
-                 ("busiest_stage", k("busiest_stage"), f"dict({k(step['busiest'])}[{pick}])"),
-                 ("options", w("options"), f"dict({k(step['options'])})"),
-                 ("assumptions", k("assumptions"), f"list({k(step['assumptions'])})")]
-    place = {key: i for i, (key, _, _) in enumerate(lines)}
-    for key, text, code in reported:
-        if key in place:
-            lines[place[key]] = (key, lines[place[key]][1], code)
-        else:
-            place[key] = len(lines)
-            lines.append((key, text, code))
-    body = "" if len(axes) > 1 else f"    {axes_text}\n"    # computed all the same: its refusals are the answer's
-    parameters = "".join(f", _k{i}=None" for i in range(len(constants)))
-    source = (f"def _fill(v, g, q, _w=None, _d=None, _pe=None, _st=None, _sh=None{parameters}):\n{body}"
-              "    return {\n        " + ",\n        ".join(f"{text}: {code}" for _, text, code in lines)
-              + ",\n    }\n")
-    namespace: dict = {}
-    exec(compile(source, "<symcomm.training.hybridfast plan>", "exec"), namespace)   # names and indices only
-    fill = namespace["_fill"]
-    fill.__defaults__ = (tuple(weights), den, plain_exact, summed_time, shown_quotient, *constants)
-    return fill
+    binding = (slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]], step["function"],
+               [point[name] for name in step["arguments"]], step_at)
+    fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
+    words = hardware(system, hardware_words(system, compute, (), stepping, dtype))
+    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said)
 
 
 def _planned(plan: _Plan, given_values: dict) -> dict:
     """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
-    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed (``plan.run``)."""
-    values, got, number, whole = plan.run(given_values)
-    e0, e1 = plan.extras      # the extras are shown by plain_exact either way: ints elsewhere need no test each
-    ints = _INT.issuperset(map(type, got[:e0])) and _INT.issuperset(map(type, got[e1:]))
-    if not _EXACT.issuperset(map(type, got[e0:e1] if ints else got)):
+    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed and the document
+    filled, its hardware's words included, by the plan's one printed function."""
+    return plan.answer(given_values)
+
+
+def _exact_whole(got: tuple, whole: bool, e0: int, e1: int) -> bool:
+    """Whether a plan's values (``whole``) and its sheet's numbers ``got`` but the extras (``got[e0:e1]``, shown by
+    plain_exact either way) are all ints, so shown as they are without a test each; NotExact where a number of the
+    exact code is not exact."""
+    # ints throughout, the common case, found by summing each side of the extras: a sum of ints is an int, and a
+    # Fraction makes it one (a term with no exact value raises NotExact), where a test of each number's type costs
+    # a call each; the exact code makes ints and Fractions only, but what is not an int is tested by type as before
+    if whole and int in _INT and type(sum(got[:e0])) is int and type(sum(got[e1:])) is int:
+        if not _EXACT.issuperset(map(type, got[e0:e1])):
+            raise NotExact("not an exact number")
+        return True
+    if not _EXACT.issuperset(map(type, got)):
         raise NotExact("not an exact number")
-    whole = whole and ints
-    # the step model's quantities (_step_report's), read by position in the fill
+    return False
+
+
+def _step_numbers(number) -> tuple:
+    """The step model's quantities (_step_report's) as floats, read by position in a plan's document."""
     number = tuple(map(float, number))
     if not math.isfinite(sum(number)):
         raise Fallback("a step model output that is not finite")     # steptime.check_finite refuses it
-    payload = (plan.fill_whole if whole else plan.fill)(values, got, number)
-    return with_hardware_report(payload, plan.system, plan.hardware)
+    return number

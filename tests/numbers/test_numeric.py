@@ -273,3 +273,44 @@ def test_scalar_code_tests_each_condition_and_denominator_once_with_the_same_flo
         point = [float(rng.choice([1, 2, 3, 4, 8, 16, 64])) if str(p) in "GNtpdce" else rng.uniform(1e-12, 1e3)
                  for p in params]
         assert new(*point) == old(*point)
+
+
+def test_scalar_code_prints_whole_coefficients_as_floats_with_the_same_floats():
+    # an int literal beside a float sends each operation to the generic slot; the code prints it as the float it is
+    # converted to (exact below 2**53): the floats must be those of the same code with int literals, bit for bit
+    import io
+    import random
+    import struct
+    import tokenize
+
+    import sympy as sp
+
+    from symcomm.numbers import codeprint
+    from symcomm.training.subjects import subject
+
+    hybrid = subject("hybrid")
+    ev = evaluator(hybrid.cost.time)
+    source = codeprint.function_source("scalar", ev._exprs, ev._symbols, ev._params, target="math")
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    floats = [t.string for t in tokens if t.type == tokenize.NUMBER and t.string.endswith(".0")]
+    # ints left: a rational's two parts (1/2, folded to its float when compiled) and a zero the printer writes itself
+    ints = [i for i, t in enumerate(tokens) if t.type == tokenize.NUMBER and t.string.isdigit() and t.string != "0"]
+    assert floats and all(tokens[i + 1].string == "/" or tokens[i - 1].string == "/" for i in ints)
+    as_ints = tokenize.untokenize(t._replace(string=t.string[:-2]) if t.string in floats else t for t in tokens)
+    new, old = codeprint._compile(source, "scalar"), codeprint._compile(as_ints, "scalar")
+    rng = random.Random(11)
+    for _ in range(500):
+        point = [float(rng.choice([1, 2, 3, 4, 8, 16, 64, 0])) if str(p) in "GNtpdcem" else
+                 rng.choice([rng.uniform(1e-12, 1e3), 0.0, 1e300, 2.0 ** 60]) for p in ev._params]
+        try:
+            want = ("value", struct.pack("d", old(*point)))
+        except ArithmeticError as err:
+            want = ("refused", type(err))
+        try:
+            got = ("value", struct.pack("d", new(*point)))
+        except ArithmeticError as err:
+            got = ("refused", type(err))
+        assert got == want, point
+    # a whole number no float holds exactly is printed as the int it is
+    x = sp.Symbol("x")
+    assert str(2 ** 53 + 1) in codeprint.function_source("f", [x * (2 ** 53 + 1)], [x], ("x",), target="math")

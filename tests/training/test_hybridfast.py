@@ -283,8 +283,8 @@ def test_names_that_change_more_than_a_number_are_not_planned(monkeypatch):
 
 
 def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypatch):
-    # each plan prints two fills (hybridfast._filler): one for ints throughout, one testing each number; forced onto
-    # the second (no number taken as an int), every answer is still the SymPy path's
+    # each plan prints its document twice (hybridplan._document): for ints throughout, and testing each number; forced
+    # onto the second (no number taken as an int), every answer is still the SymPy path's
     layouts = (dict(t=4, p=2, d=2, c=1, b=64, m=8, s=4096), dict(t=8, p=1, d=8, c=1, b=64, m=8, s=1024),
                dict(t=2, p=4, d=4, c=2, b=32, m=8, s=4096))
     for layout in layouts:
@@ -300,14 +300,13 @@ def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypat
              and key[0] == "llama3-8b"]
     assert plans
     for plan in plans:
-        for fill in (plan.fill, plan.fill_whole):
-            texts = {c for c in fill.__code__.co_consts if isinstance(c, str)}
-            assert texts and texts <= {"label", "kind", "name", "hybrid", "options", "values", "unit", "bytes",
-                                       "dtype", "bytes_per_element", "time", "terms", "axis", "collective",
-                                       "algorithm", "group", "message", "count", "send", "stage", "axes", "value",
-                                       "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
-            assert "llama3-8b" in str(fill.__defaults__) and "llama3-8b" not in texts
-            assert set(fill.__code__.co_names) <= {"type", "int", "float", "dict", "list"}
-        # the plan's runner (the numbers bound, checked, computed): no text at all, the names typed its defaults
-        assert not {c for c in plan.run.__code__.co_consts if isinstance(c, str)}
-        assert {"t", "p", "d"} <= set(plan.run.__defaults__) and set(plan.run.__code__.co_names) <= {"type", "int", "float"}
+        code = plan.answer.__code__
+        texts = {c for c in code.co_consts if isinstance(c, str)}
+        assert texts and texts <= {"label", "kind", "name", "hybrid", "options", "values", "unit", "bytes",
+                                   "dtype", "bytes_per_element", "time", "terms", "axis", "collective",
+                                   "algorithm", "group", "message", "count", "send", "stage", "axes", "value",
+                                   "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
+        assert "llama3-8b" in str(plan.answer.__defaults__) and "llama3-8b" not in texts
+        # the names typed are defaults too (the binding reads gv[_k…]), and the code calls no name but these
+        assert {"t", "p", "d"} <= {c for c in plan.answer.__defaults__ if isinstance(c, str)}
+        assert set(code.co_names) <= {"type", "int", "float", "dict", "list"}

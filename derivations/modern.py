@@ -48,6 +48,8 @@ OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_
 
 #: Megatron-Core recompute modules whose recompute is the attention core (what recompute=selective counts)
 ATTENTION_CORE = {"core_attn"}
+#: Megatron-Core recompute modules the step model counts beside the core: MLA's up projections (recompute_mla_up)
+COUNTED_MODULES = ATTENTION_CORE | {"mla_up_proj"}
 
 
 def runs(role: str | None = None) -> list[dict]:
@@ -176,6 +178,8 @@ def words(run: dict) -> list[str]:
     if run.get("layers_in_bf16"):
         # Megatron-Core's first/last layers in bf16 under the low-precision recipe (the row's derived line)
         w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
+    if "mla_up_proj" in (run["recompute_modules"] or []) and run["recompute"] == "selective":
+        w["recompute_mla_up"] = 1
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})
@@ -299,7 +303,7 @@ def approximations(run: dict) -> list[str]:
     if run.get("layers_in_bf16"):
         out.append(f"the {run['layers_in_bf16']} layers the recipe keeps in bf16 are the model's last: counted in the "
                    "model's proportion of each block kind (bf16_layers, L_bf16)")
-    modules = set(run["recompute_modules"] or []) - ATTENTION_CORE
+    modules = set(run["recompute_modules"] or []) - COUNTED_MODULES
     if run["recompute"] == "selective" and modules:
         out.append(f"recompute of {', '.join(sorted(modules))} is not counted")
     if "experts" in model and run["t"] > 1 and _etp_one_by_layout(run):

@@ -663,7 +663,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "fp16": {
 "w_half": 281.25,
@@ -672,7 +672,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "fp8": {
 "w_half": 281.25,
@@ -681,7 +681,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -696,7 +696,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -707,7 +707,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -718,7 +718,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -729,7 +729,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -743,7 +743,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -767,7 +767,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "fp16": {
 "w_half": 281.25,
@@ -776,7 +776,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "fp8": {
 "w_half": 281.25,
@@ -785,7 +785,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7566,
 "kappa": 8.75,
-"w_half_expert": 2334.72
+"w_half_expert": 2273.28
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -800,7 +800,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -811,7 +811,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -822,7 +822,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -833,7 +833,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -847,7 +847,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7566,
 "eta_fp8": 0.5415,
 "kappa": 8.75,
-"w_half_expert": 2334.72,
+"w_half_expert": 2273.28,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -871,7 +871,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 1044.48
+"w_half_expert": 921.6
 },
 "fp16": {
 "w_half": 312.5,
@@ -880,7 +880,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 1044.48
+"w_half_expert": 921.6
 },
 "fp8": {
 "w_half": 312.5,
@@ -889,7 +889,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 1044.48
+"w_half_expert": 921.6
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -904,7 +904,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -915,7 +915,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -926,7 +926,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -937,7 +937,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
@@ -947,7 +947,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "eta_fp4": 0.532,
 "peak_fp4": 1e+16
 },
@@ -959,7 +959,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 1044.48,
+"w_half_expert": 921.6,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -5434,7 +5434,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
@@ -5579,7 +5580,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "zero": "0"
@@ -5725,7 +5727,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "framework": "deepspeed"
@@ -5872,7 +5875,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -6019,7 +6023,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -6166,7 +6171,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -6313,7 +6319,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "grad_dtype": "same"
@@ -6460,7 +6467,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -6607,7 +6615,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -6754,7 +6763,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "sp": "1"
@@ -6901,7 +6911,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "sp_regather": "0"
@@ -7048,7 +7059,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "sp_regather": "1"
@@ -7195,7 +7207,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "recompute": "selective"
@@ -7342,7 +7355,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "recompute": "full"
@@ -7490,7 +7504,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "recompute": "op"
@@ -7642,7 +7657,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "recompute": "block"
@@ -7792,7 +7808,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "schedule": "gpipe"
@@ -7939,7 +7956,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "schedule": "interleaved",
@@ -8114,7 +8132,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "pipeline_split": "first_last"
@@ -8286,7 +8305,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "scatter_gather": "1"
@@ -8433,7 +8453,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "cp": "ulysses"
@@ -8580,7 +8601,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -8727,7 +8749,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "gqa": "1"
@@ -8874,7 +8897,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "attention": "mla"
@@ -9031,7 +9055,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "moe": "1"
@@ -9196,7 +9221,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "expert_tp": "1"
@@ -9343,7 +9369,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "dispatcher": "alltoall_padded"
@@ -9490,7 +9517,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "dispatcher": "deepep"
@@ -9637,7 +9665,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "dispatcher": "hybridep"
@@ -9784,7 +9813,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "2"
@@ -9931,7 +9961,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "4"
@@ -10078,7 +10109,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "8"
@@ -10225,7 +10257,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "16"
@@ -10372,7 +10405,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "32"
@@ -10519,7 +10553,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "64"
@@ -10666,7 +10701,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "128"
@@ -10813,7 +10849,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "router_groups": "256"
@@ -10960,7 +10997,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "mamba": "1"
@@ -11121,7 +11159,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "embeddings": "1"
@@ -11269,7 +11308,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "tied": "1"
@@ -11416,7 +11456,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "0",
 "precision": "bf16",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "fp8_tp_gather": "0"
@@ -11563,7 +11604,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "fp8_tensor",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "fp8_tensor"
@@ -11710,7 +11752,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "mxfp8",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "mxfp8"
@@ -11857,7 +11900,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "fp8_block",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "fp8_block"
@@ -12004,7 +12048,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "fp8_rowwise",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "fp8_rowwise"
@@ -12151,7 +12196,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "nvfp4",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "nvfp4"
@@ -12298,7 +12344,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_param_gather": "0",
 "fp8_tp_gather": "framework",
 "precision": "fp8_delayed",
-"bf16_layers": "0"
+"bf16_layers": "0",
+"recompute_mla_up": "0"
 },
 "changed": {
 "precision": "fp8_delayed"

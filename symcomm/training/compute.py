@@ -346,6 +346,15 @@ def lm_head_gemm(tokens) -> Gemm:
     return Gemm("LM head", tokens, h, V / t, fp8=False)
 
 
+def mla_up_gemms(tokens) -> tuple[Gemm, ...]:
+    """MLA's up projections on one GPU, what recompute_mla_up runs again before the core's backward (Megatron-Core's
+    mla_up_proj: symcomm.training.flops.mla_up_per_token): the query's q_lora → a·(d_nope + d_rope)/t (from h without
+    query compression) and K, V's kv_lora → a·(d_nope + d_v)/t."""
+    query_in = sp.Piecewise((h, sp.Eq(q_lora, 0)), (q_lora, True))
+    return (Gemm("MLA query up", tokens, query_in, a * (d_nope + d_rope) / t),
+            Gemm("MLA kv up", tokens, kv_lora, a * (d_nope + d_v) / t))
+
+
 def mamba_gemms(tokens) -> tuple[Gemm, ...]:
     """A Mamba-2 mixer's two linear GEMMs on one GPU (symcomm.training.flops.MEGATRON_MAMBA): in_proj T × h ·
     h × (2·d_ssm + 2·g_ssm·n_ssm + a_ssm)/t (column-parallel: heads and groups split over t) and out_proj
@@ -559,6 +568,9 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
                                    run.moe_latent)
     layer_pairs = as_run(with_bf16_layers(layer_gemms_only) if run.bf16_layers else layer_gemms_only, run, kind)
     op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
+    # recompute_mla_up: every layer's MLA up projections once more before the core's backward, in the recipe's
+    # precision (Megatron-Core's CheckpointWithoutOutput(fp8=...)), their inputs cast again under FP8
+    up_pairs = [(g, layers) for g in mla_up_gemms(tokens)] if run.recompute_mla_up else []
     attention_layers = layers * L_att / L if run.mamba else layers
     counted = attention_layers * flops.attention_core(micro, s, kind) / (t * c)
     # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
@@ -588,6 +600,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
         extra = _width_term(shaped)
         forward = rest / rate + core_time + extra / rate + scan_time
+        again = again + (_summed(up_pairs, "flops") + _width_term(up_pairs)) / rate
         backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate + 2 * scan_time
     else:
         rate8 = low_rate(run.precision)
@@ -607,6 +620,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
         again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / hbm,
                  "op": matmul_time(op_pairs, rate8) + x / hbm,
                  "none": sp.Integer(0)}[run.recompute]
+        if up_pairs:
+            again = again + matmul_time(up_pairs, rate8) + cast_bytes(up_pairs, run.precision)[0] / hbm
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,

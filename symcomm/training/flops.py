@@ -70,6 +70,14 @@ def mla_projections_per_token() -> sp.Expr:
     return (mla_query_width() + h * (kv_lora + d_rope) + kv_lora * a * (d_nope + d_v) + a * d_v * h)
 
 
+def mla_up_per_token() -> sp.Expr:
+    """Multiply-adds per token of MLA's up projections, what Megatron-Core's mla_up_proj recompute runs again:
+    the query's q_lora → a·(d_nope + d_rope) (without query compression, q_lora = 0, its one projection from h) and
+    K, V's kv_lora → a·(d_nope + d_v) (MEGATRON_MLA)."""
+    query = sp.Piecewise((h * a * (d_nope + d_rope), sp.Eq(q_lora, 0)), (q_lora * a * (d_nope + d_rope), True))
+    return query + kv_lora * a * (d_nope + d_v)
+
+
 def attention_projections(B, seq, attention: str = "mha") -> sp.Expr:
     """Q and O are h × h (h × h_q with heads a·head_dim wide, "mha_q"), K and V are h × h_kv (h_kv = h without
     grouped-query attention); MLA: its five projections (:func:`mla_projections_per_token`)."""
@@ -257,7 +265,10 @@ def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str =
 
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
-                   attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False) -> sp.Expr:
-    """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides."""
+                   attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False,
+                   mla_up: bool = False) -> sp.Expr:
+    """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides.  ``mla_up``
+    (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`)."""
+    again = L * 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
     return (model_flops(B, seq, gated, moe, attention, mamba, latent)
-            + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent))
+            + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent) + again)

@@ -250,10 +250,17 @@ def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
     return total / L
 
 
+def mla_up_kept_bytes(micro) -> sp.Expr:
+    """Bytes per layer and micro-batch on one GPU that Megatron-Core's mla_up_proj recompute does not keep: Q and K of
+    the core, 4a(d_nope + d_rope), and V, 2a·d_v, per token over t (:func:`mla_attention_widths`' own; the
+    up projections' latent inputs stay, as the output projection's input)."""
+    return (s / c) * micro * (4 * a * (d_nope + d_rope) + 2 * a * d_v) / t
+
+
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
-                           mamba: bool = False, latent: bool = False) -> sp.Expr:
+                           mamba: bool = False, latent: bool = False, mla_up: bool = False) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
@@ -268,6 +275,9 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
                                                        torch_tp, saved=saved))
     per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled)
+    if mla_up and attention == "mla" and recompute in ("none", "selective"):
+        # recompute_mla_up: Q, K, V made again from the latents before the core's backward (settings)
+        per_layer = per_layer - mla_up_kept_bytes(b / (d * m))
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved)
     return per_layer
@@ -319,7 +329,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
-                                       bool(opts.get("moe_latent")))
+                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -385,7 +395,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
-                                       bool(opts.get("moe_latent")))
+                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

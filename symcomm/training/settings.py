@@ -170,9 +170,13 @@ MAMBA_RECOMPUTE = ("none", "selective")
 
 
 def bf16_layers_refusal(setting) -> str | None:
-    """Why ``setting``'s bf16_layers=1 has no meaning, or None: under bf16 every layer is bf16 already."""
+    """Why ``setting``'s bf16_layers=1 (or recompute_mla_up=1) has no meaning, or None: under bf16 every layer is
+    bf16 already; the MLA up projections' recompute needs MLA, and a recompute that does not rerun the whole layer."""
     if setting.bf16_layers and setting.precision == "bf16":
         return "bf16_layers=1 needs a low precision (precision other than bf16): under bf16 every layer is bf16"
+    if setting.recompute_mla_up and (setting.attention != "mla" or setting.recompute not in ("none", "selective")):
+        return ("recompute_mla_up=1 needs attention=mla and recompute=none or selective (Megatron-Core's mla_up_proj "
+                "module; full recompute reruns the whole layer)")
     return None
 
 
@@ -407,6 +411,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                         "--num-layers-at-end-in-bf16: transformer_config.py at d98e8a64; Megatron-Bridge's "
                         "nemotron_3_super_bf16_with_nvfp4_mixed keeps the last 14), a stage holding them in the model's "
                         "proportion; their casts not run"),
+    flag("recompute_mla_up", "attention=mla, recompute none or selective: 1 = Megatron-Core's recompute module "
+                             "mla_up_proj (--recompute-modules mla_up_proj): the up projections and rotary embedding "
+                             "that make Q, K, V from the latents run again before the attention core's backward, so "
+                             "Q, K, V are not kept (multi_latent_attention.py at d98e8a64: CheckpointWithoutOutput, "
+                             "discard_output_and_register_recompute)"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -544,6 +553,7 @@ class RunSetting:
     fused_projections: bool | None = None
     adam_dtype: str = "fp32"
     bf16_layers: bool = False
+    recompute_mla_up: bool = False
 
     def __post_init__(self):
         for option in fields(self):

@@ -185,6 +185,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     opts = run.hybrid_options()                              # typed: flags bool, zero int
     # the memory model's cross-entropy, its layers, its Adam state
     opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
+            "recompute_mla_up": run.recompute_mla_up,
             "torch_compiled": settings.torch_compiled(run)}
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
@@ -246,7 +247,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  torchmem.kept_whole(framework, run.precision),
                                                                  run.schedule,
                                                                  saved_input_bytes(framework, run.precision, run.sp),
-                                                                 opts["torch_compiled"], run.mamba, run.moe_latent),
+                                                                 opts["torch_compiled"], run.mamba, run.moe_latent,
+                                                                 run.recompute_mla_up),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 
@@ -254,7 +256,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     compute_total = m * compute_micro.total
     model = flops.model_flops(b, s, gated, moe, attention_kind(run), run.mamba, run.moe_latent)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run), run.schedule, run.mamba,
-                                    run.moe_latent)
+                                    run.moe_latent, run.recompute_mla_up)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)

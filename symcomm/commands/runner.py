@@ -24,8 +24,9 @@ from ..base.units import bytes_per_element
 #: exit statuses (a failed proof's 1 is the ``prove`` command's own answer)
 BAD_INPUT = 2
 INTERRUPTED = 130   # 128 + SIGINT, as a shell reports it
-#: an error line longer than this is cut (a message quoting a whole file would drown the terminal)
-LONGEST_ERROR = 500
+#: an error line longer than this is cut (a message quoting a whole file would drown the terminal); a message naming
+#: the hybrid strategy's whole label and its needed names is over 500 characters, and is read whole
+LONGEST_ERROR = 1000
 
 
 class Parser(argparse.ArgumentParser):

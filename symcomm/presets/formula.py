@@ -27,7 +27,9 @@ h, L, a, s, E, L_moe = S.h, S.L, S.a, S.s, S.E, S.L_moe
 # hybrid Mamba models (nemotron_h): attention and Mamba-2 layers, the Mamba mixer's heads, inner width, state, groups
 L_att, L_ssm, a_ssm, d_ssm, n_ssm, g_ssm = S.L_att, S.L_ssm, S.a_ssm, S.d_ssm, S.n_ssm, S.g_ssm
 h_lat = S.h_lat          # LatentMoE: the routed experts' width (moe_latent_size)
-#: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py)
+#: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py);
+#: models.MAMBA_CONV is the same for the SymPy-free count (this module may not be imported there: tests/presets hold
+#: the two counts equal)
 MAMBA_CONV = 4
 
 

@@ -19,6 +19,8 @@ from ..base.errors import InputError
 MAX_CONFIG_BYTES = 1024 * 1024
 
 FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
+#: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py)
+MAMBA_CONV = 4
 
 
 # -- models ---------------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ def _phi(m: Model) -> int:
         head = m.head_dim or Fraction(h, a)
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h + h
         conv = d_in + 2 * g * N
-        mamba = h + h * (2 * d_in + 2 * g * N + H) + conv * (4 + 1) + 3 * H + d_in + d_in * h
+        mamba = h + h * (2 * d_in + 2 * g * N + H) + conv * (MAMBA_CONV + 1) + 3 * H + d_in + d_in * h
         latent = m.moe_latent
         # LatentMoE: the routed experts h_lat wide, the two projections h × h_lat (the shared experts stay h wide)
         routed = E * 2 * latent * F_e + 2 * h * latent if latent else E * 2 * h * F_e

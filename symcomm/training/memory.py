@@ -254,7 +254,8 @@ def mla_up_kept_bytes(micro) -> sp.Expr:
     """Bytes per layer and micro-batch on one GPU that Megatron-Core's mla_up_proj recompute does not keep: Q and K of
     the core, 4a(d_nope + d_rope), and V, 2a·d_v, per token over t (:func:`mla_attention_widths`' own; the
     up projections' latent inputs stay, as the output projection's input)."""
-    return (s / c) * micro * (4 * a * (d_nope + d_rope) + 2 * a * d_v) / t
+    _, split = mla_attention_widths()
+    return (s / c) * micro * (split - 2 * a * d_v) / t        # all it splits over t but the output projection's input
 
 
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,

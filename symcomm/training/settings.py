@@ -170,10 +170,15 @@ MAMBA_RECOMPUTE = ("none", "selective")
 
 
 def bf16_layers_refusal(setting) -> str | None:
-    """Why ``setting``'s bf16_layers=1 (or recompute_mla_up=1) has no meaning, or None: under bf16 every layer is
-    bf16 already; the MLA up projections' recompute needs MLA, and a recompute that does not rerun the whole layer."""
+    """Why ``setting``'s bf16_layers=1 has no meaning, or None: under bf16 every layer is bf16 already."""
     if setting.bf16_layers and setting.precision == "bf16":
         return "bf16_layers=1 needs a low precision (precision other than bf16): under bf16 every layer is bf16"
+    return None
+
+
+def mla_up_refusal(setting) -> str | None:
+    """Why ``setting``'s recompute_mla_up=1 has no meaning, or None: it needs MLA, and a recompute that does not rerun
+    the whole layer."""
     if setting.recompute_mla_up and (setting.attention != "mla" or setting.recompute not in ("none", "selective")):
         return ("recompute_mla_up=1 needs attention=mla and recompute=none or selective (Megatron-Core's mla_up_proj "
                 "module; full recompute reruns the whole layer)")
@@ -559,7 +564,8 @@ class RunSetting:
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
-                   or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self))
+                   or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
+                   or mla_up_refusal(self))
         if refused:
             raise InputError(refused)
 

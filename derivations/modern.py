@@ -303,9 +303,9 @@ def approximations(run: dict) -> list[str]:
     if "offload" in text.lower():
         out.append("activation offloading to the CPU: not modelled")
     if model.get("mtp_layers"):
-        out.append(f"multi-token prediction ({model['mtp_layers']} "
-                   f"{'depths through one shared layer' if model.get('mtp_repeated') else 'depth(s), each its own layer'}) "
-                   "counted on the last stage; its norms, the label shifts and the MTP loss's logging not timed")
+        how = "depths through one shared layer" if model.get("mtp_repeated") else "depth(s), each its own layer"
+        out.append(f"multi-token prediction ({model['mtp_layers']} {how}) counted on the last stage; its norms, the "
+                   "label shifts and the MTP loss's logging not timed")
     if run.get("layers_in_bf16"):
         out.append(f"the {run['layers_in_bf16']} layers the recipe keeps in bf16 are the model's last: counted in the "
                    "model's proportion of each block kind (bf16_layers, L_bf16)")

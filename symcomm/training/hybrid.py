@@ -80,12 +80,13 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        blocks_per_layer=1 if run.mamba else 2,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
-        terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute, groups=n_gpus / t,
-                                               across=spans(t, G), micro=m, regather=regather,
+        terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute,
+                                               groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                                latents=mla_latents()), 1, c * d * p)
         # the duplicated down projections' weight gradients, partial over the s/t tokens of each rank, are
         # summed over the TP group once per step (MEGATRON_MLA_SP: finalize_model_grads.py)
-        terms += spread_over_nics((Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * (layers + mtp_held), 1,
+        down = h * (S.q_lora + S.kv_lora + S.d_rope)
+        terms += spread_over_nics((Term("all_reduce", "ring", t, down * (layers + mtp_held), 1,
                                         "MLA down-projection weight-gradient all-reduce (sequence parallel)",
                                         n_gpus / t, spans(t, G), "tp", phase="after backward",
                                         dtype=data.grad_dtype),), 1, c * d * p)

@@ -180,6 +180,10 @@ def words(run: dict) -> list[str]:
         w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
     if "mla_up_proj" in (run["recompute_modules"] or []) and run["recompute"] == "selective":
         w["recompute_mla_up"] = 1
+    if run["model"].get("mtp_layers"):
+        # Megatron-Core's multi-token prediction as the recipe sets it (the row's model: mtp_num_layers; one layer
+        # run at every depth where the recipe sets mtp_use_repeated_layer)
+        w.update(mtp="shared" if run["model"].get("mtp_repeated") else 1, D_mtp=run["model"]["mtp_layers"])
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})
@@ -299,7 +303,9 @@ def approximations(run: dict) -> list[str]:
     if "offload" in text.lower():
         out.append("activation offloading to the CPU: not modelled")
     if model.get("mtp_layers"):
-        out.append("the multi-token-prediction layer is not counted")
+        how = "depths through one shared layer" if model.get("mtp_repeated") else "depth(s), each its own layer"
+        out.append(f"multi-token prediction ({model['mtp_layers']} {how}) counted on the last stage; its norms, the "
+                   "label shifts and the MTP loss's logging not timed")
     if run.get("layers_in_bf16"):
         out.append(f"the {run['layers_in_bf16']} layers the recipe keeps in bf16 are the model's last: counted in the "
                    "model's proportion of each block kind (bf16_layers, L_bf16)")

@@ -122,6 +122,38 @@ OP_RECOMPUTE = Derivation(
 # none; counted as full's for the share L_rc·p·v/L of every layer sum and none's for the rest (compute.
 # micro_batch_compute, memory.layer_activation_bytes, the "forward recompute" terms of hybrid.stage_terms)
 _BLOCK_SHARE = stages.block_share("interleaved")
+MEGATRON_MTP_FLOPS = ("Megatron-LM megatron/training/training.py at d98e8a64 (num_floating_point_operations: "
+                      "mtp_num_layers more layers of the last layer's kind, the MTP norms and eh_proj, (1 + mtp_num_layers) "
+                      "logits); Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py at v0.4.2 (the hybrid: "
+                      "the MTP pattern's blocks once per depth, (1 + mtp_num_layers) logits); " + flops.MEGATRON_MTP)
+_D = _S.D_mtp
+_MTP_EXTRA = 3 * _D * (2 * B * s * 2 * h ** 2 + flops.lm_head_forward(B, s))
+_DSV3_KIND = dict(gated=True, moe=True, attention="mla")
+_SUPER_KIND = dict(gated=False, moe=True, mamba=True, latent=True)
+MTP_FLOPS = Derivation(
+    "Model FLOPs with multi-token prediction",
+    (Step(flops.model_flops(B, s, mtp=True, **_DSV3_KIND) - flops.model_flops(B, s, **_DSV3_KIND),
+          "the D_mtp depths' forward and backward (3 × their forward)"),
+     Step(3 * _D * (flops.moe_layer_forward(B, s, True, "mla") + 2 * B * s * 2 * h ** 2 + flops.lm_head_forward(B, s)),
+          "each depth: one MoE layer (DeepSeek-V3's last kind), eh_proj 2h → h and the shared output head")),
+    "FLOPs per iteration, B sequences of s tokens, DeepSeek-V3's layer kind (MLA, gated MoE); only matmuls",
+    MEGATRON_MTP_FLOPS, lhs="model FLOPs added by mtp",
+    claims=(Claim(flops.model_flops(B, s, mtp=True, **_DSV3_KIND),
+                  flops.model_flops(B, s, **_DSV3_KIND).subs({L: L + _D, _S.L_moe: _S.L_moe + _D}) + _MTP_EXTRA,
+                  name="as Megatron-LM counts it: D_mtp more MoE layers, D_mtp more logits and eh_proj's 2h·h a token",
+                  source=MEGATRON_MTP_FLOPS),
+            Claim(flops.model_flops(B, s, mtp=True, **_SUPER_KIND),
+                  flops.model_flops(B, s, **_SUPER_KIND).subs({L: L + 2 * _D, _S.L_att: _S.L_att + _D,
+                                                               _S.L_moe: _S.L_moe + _D}) + _MTP_EXTRA,
+                  name="and as Megatron-Bridge counts the hybrid's: the '*E' pattern's attention and expert blocks once "
+                       "more per depth", source=MEGATRON_MTP_FLOPS),
+            Claim(flops.hardware_flops(B, s, "full", mtp=True, **_DSV3_KIND)
+                  - flops.hardware_flops(B, s, "full", **_DSV3_KIND),
+                  flops.model_flops(B, s, mtp=True, **_DSV3_KIND) - flops.model_flops(B, s, **_DSV3_KIND)
+                  + _D * (flops.moe_layer_forward(B, s, True, "mla") + 2 * B * s * 2 * h ** 2),
+                  name="full recompute reruns each depth's eh_proj and layer, not its head "
+                       "(MultiTokenPredictionLayer._checkpointed_forward)", source=flops.MEGATRON_MTP)))
+
 _BLOCK_RUNS = {mode: RunSetting(embeddings=True, gated=True, recompute=mode, sp=True) for mode in ("block", "full", "none")}
 BLOCK_RECOMPUTE = Derivation(
     "Hardware FLOPs with Megatron's block recompute",
@@ -928,8 +960,16 @@ CHAPTER = Chapter(
      "Megatron-Core's recompute of the MoE, norm and activation modules and its CUDA graphs are not counted. "
      "Nemotron 3 Super's LatentMoE (moe_latent=1) projects each MoE block's tokens h → h_lat and back around the "
      "dispatch: its routed experts h_lat wide, its all-to-alls carry h_lat elements a token, the two projections "
-     "(duplicated on the TP ranks) are GEMMs of their own whose weight gradients are all-reduced over t; its "
-     "multi-token-prediction layers are not counted. Under a low-precision recipe bf16_layers keeps L_bf16 layers' "
+     "(duplicated on the TP ranks) are GEMMs of their own whose weight gradients are all-reduced over t. "
+     "Multi-token prediction (mtp=1, or shared for one layer run at every depth: Megatron-Core's "
+     "MultiTokenPredictionBlock, on the last pipeline stage and its last chunk) runs D_mtp depths after the last "
+     "stage's layers: each the next token's embedding (a copy of the embedding on the last stage when p > 1, its "
+     "gradient summed with the first stage's), eh_proj 2h → h, one layer of the model's last kind (DeepSeek-V3's MLA "
+     "and MoE layer; Nemotron 3 Super's '*E' attention and expert blocks), the shared output head and its "
+     "cross-entropy, with the layer's collectives, logits and kept activations; its layers' parameters on the last "
+     "stage (reduced and updated there); under an FP4 recipe its GEMMs in bf16 (Megatron-Core ignores FP4 there), "
+     "under recompute=block none recomputed (Megatron-Core skips it). Model FLOPs count the depths, as Megatron-LM's "
+     "and Megatron-Bridge's printed model TFLOP/s do (below). Under a low-precision recipe bf16_layers keeps L_bf16 layers' "
      "linears in bf16 (Megatron-Core's --first-last-layers-bf16; the Super NVFP4 recipe keeps the last 14), in the "
      "model's proportion on a stage. "
      "torchtitan (framework=fsdp2) as PyTorch runs it: under pipeline parallelism torch.distributed.pipelining "
@@ -941,7 +981,7 @@ CHAPTER = Chapter(
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
-                 QUANTIZED_ACTIVATIONS, MLA_CORE, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

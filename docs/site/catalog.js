@@ -251,6 +251,11 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "elements",
 "integer": true
 },
+"D_mtp": {
+"meaning": "multi-token prediction: the depths each step runs (mtp=1 or shared; Megatron-Core's mtp_num_layers)",
+"unit": "layers",
+"integer": true
+},
 "peak": {
 "meaning": "dense matmul throughput of one GPU at the run's dtype",
 "unit": "FLOP/s",
@@ -399,8 +404,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 5.25,
+"w_half_expert": 2048.0
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -408,8 +413,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 5.25,
+"w_half_expert": 2048.0
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -417,8 +422,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 5.25,
+"w_half_expert": 2048.0
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -426,8 +431,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 5.25,
+"w_half_expert": 2048.0
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -440,9 +445,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.594,
+"kappa": 5.25,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -451,9 +456,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.594,
+"kappa": 5.25,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -462,9 +467,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.594,
+"kappa": 5.25,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -473,9 +478,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.594,
+"kappa": 5.25,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -487,9 +492,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.594,
+"kappa": 5.25,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -557,27 +562,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 2048.0
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 2048.0
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 2048.0
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -589,10 +594,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.594,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -600,10 +605,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.594,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -611,10 +616,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.594,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -622,10 +627,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.594,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -636,10 +641,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.594,
+"kappa": 5.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 2048.0,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -662,8 +667,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "fp16": {
 "w_half": 281.25,
@@ -671,8 +676,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "fp8": {
 "w_half": 281.25,
@@ -680,8 +685,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -694,9 +699,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -705,9 +710,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -716,9 +721,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -727,9 +732,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -741,9 +746,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -766,8 +771,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "fp16": {
 "w_half": 281.25,
@@ -775,8 +780,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "fp8": {
 "w_half": 281.25,
@@ -784,8 +789,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 5.5,
+"w_half_expert": 2375.68
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -798,9 +803,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -809,9 +814,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -820,9 +825,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -831,9 +836,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -845,9 +850,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.5275,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -871,7 +876,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 921.6
+"w_half_expert": 880.64
 },
 "fp16": {
 "w_half": 312.5,
@@ -880,7 +885,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 921.6
+"w_half_expert": 880.64
 },
 "fp8": {
 "w_half": 312.5,
@@ -889,7 +894,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 921.6
+"w_half_expert": 880.64
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -904,7 +909,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -915,7 +920,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -926,7 +931,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -937,7 +942,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
@@ -947,7 +952,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 8000000000000.0,
 "eta": 0.7082,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "eta_fp4": 0.532,
 "peak_fp4": 1e+16
 },
@@ -959,7 +964,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7082,
 "eta_fp8": 0.5695,
 "kappa": 15.75,
-"w_half_expert": 921.6,
+"w_half_expert": 880.64,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -1467,7 +1472,8 @@ globalThis.SYMCOMM_CATALOG = {
 "d_ssm": 4096,
 "n_ssm": 128,
 "g_ssm": 8,
-"h_lat": 1024
+"h_lat": 1024,
+"D_mtp": 1
 },
 "max_value": "1267650600228229401496703205376",
 "shared_texts": [
@@ -5435,7 +5441,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
@@ -5581,7 +5588,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "zero": "0"
@@ -5728,7 +5736,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "framework": "deepspeed"
@@ -5876,7 +5885,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -6024,7 +6034,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -6172,7 +6183,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -6320,7 +6332,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "grad_dtype": "same"
@@ -6468,7 +6481,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -6616,7 +6630,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -6764,7 +6779,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "sp": "1"
@@ -6912,7 +6928,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "sp_regather": "0"
@@ -7060,7 +7077,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "sp_regather": "1"
@@ -7208,7 +7226,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "recompute": "selective"
@@ -7356,7 +7375,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "recompute": "full"
@@ -7505,7 +7525,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "recompute": "op"
@@ -7658,7 +7679,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "recompute": "block"
@@ -7809,7 +7831,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "schedule": "gpipe"
@@ -7957,7 +7980,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "schedule": "interleaved",
@@ -8133,7 +8157,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "pipeline_split": "first_last"
@@ -8306,7 +8331,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "scatter_gather": "1"
@@ -8454,7 +8480,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "cp": "ulysses"
@@ -8602,7 +8629,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -8750,7 +8778,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "gqa": "1"
@@ -8898,7 +8927,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "attention": "mla"
@@ -9056,7 +9086,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "moe": "1"
@@ -9222,7 +9253,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "expert_tp": "1"
@@ -9370,7 +9402,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "dispatcher": "alltoall_padded"
@@ -9518,7 +9551,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "dispatcher": "deepep"
@@ -9666,7 +9700,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "dispatcher": "hybridep"
@@ -9814,7 +9849,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "2"
@@ -9962,7 +9998,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "4"
@@ -10110,7 +10147,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "8"
@@ -10258,7 +10296,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "16"
@@ -10406,7 +10445,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "32"
@@ -10554,7 +10594,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "64"
@@ -10702,7 +10743,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "128"
@@ -10850,7 +10892,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "router_groups": "256"
@@ -10998,7 +11041,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "mamba": "1"
@@ -11160,7 +11204,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "embeddings": "1"
@@ -11309,7 +11354,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "tied": "1"
@@ -11457,7 +11503,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "0",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "fp8_tp_gather": "0"
@@ -11605,7 +11652,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_tensor",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "fp8_tensor"
@@ -11753,7 +11801,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "mxfp8",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "mxfp8"
@@ -11901,7 +11950,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_block",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "fp8_block"
@@ -12049,7 +12099,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_rowwise",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "fp8_rowwise"
@@ -12197,7 +12248,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "nvfp4",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "nvfp4"
@@ -12345,7 +12397,8 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_delayed",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"mtp": "0"
 },
 "changed": {
 "precision": "fp8_delayed"

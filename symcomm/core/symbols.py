@@ -103,6 +103,7 @@ g_ssm = _integer("g_ssm")      # Mamba groups of B, C (ngroups, mamba_num_groups
 # --num-layers-at-start-in-bf16 + --num-layers-at-end-in-bf16)
 L_bf16 = sp.Symbol("L_bf16", integer=True, nonnegative=True)
 h_lat = _integer("h_lat")      # moe_latent=1: the routed experts' token width (LatentMoE's moe_latent_size), not h
+D_mtp = _integer("D_mtp")      # mtp on: multi-token-prediction depths run per step (Megatron-Core --mtp-num-layers)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -182,6 +183,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "Megatron-Core's first and last layers in bf16)", "layers"),
         SymbolInfo(h_lat, "h_lat", "LatentMoE: the width the routed experts see and the dispatcher sends "
                    "(moe_latent_size; moe_latent=1)", "elements"),
+        SymbolInfo(D_mtp, "D_mtp", "multi-token prediction: the depths each step runs (mtp=1 or shared; "
+                   "Megatron-Core's mtp_num_layers)", "layers"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

@@ -96,11 +96,11 @@ import sympy as sp
 
 from . import flops
 from .axes import data_schedule
-from .memory import layer_activation_bytes, loss_kind, scores
+from .memory import MTP_SHARES, layer_activation_bytes, loss_kind, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
-from ..core.symbols import (E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
+from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
                             eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, n_ssm,
                             p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
 from ..presets.systems import absent_filled, low_dtype
@@ -537,7 +537,37 @@ def attention_kind(run) -> str:
     return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
 
 
-def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroBatchCompute:
+def mtp_gemm(tokens) -> Gemm:
+    """A multi-token-prediction depth's eh_proj on one GPU (symcomm.training.flops.MEGATRON_MTP): T × 2h · 2h × h/t,
+    column-parallel, a linear run in the recipe's FP8 (Megatron-Core's fp8 context around _concat_embeddings)."""
+    return Gemm("MTP eh_proj", tokens, 2 * h, h / t)
+
+
+def mtp_setting(run):
+    """The run setting an MTP depth computes under (multi_token_prediction.py at d98e8a64): no MTP of its own, none of
+    the first/last bf16 layers (the depths are outside the decoder), no recompute where recompute=block (Megatron-Core
+    warns and skips MTP recompute under block; uniform full recompute checkpoints each depth), and bf16 GEMMs under
+    an FP4 recipe (_proj_and_transformer_layer enters the fp8 context only: "currently ignoring FP4 in MTP layers")."""
+    return replace(run, mtp="0", bf16_layers=False,
+                   recompute="none" if run.recompute == "block" else run.recompute,
+                   precision="bf16" if low_dtype(run.precision) == "fp4" else run.precision)
+
+
+def mtp_micro_batch(run) -> MicroBatchCompute:
+    """The D_mtp multi-token-prediction depths of one micro-batch on one GPU of the last stage: each its eh_proj, one
+    layer of the decoder's last kind (two blocks with mamba=1) and the shared output head with its cross-entropy,
+    timed as the stage's own layers and head are (:func:`micro_batch_compute` on :func:`mtp_setting`, the block shares
+    of :data:`MTP_SHARES`)."""
+    tokens = b / (d * m) * s / c
+    blocks = 2 if run.mamba else 1
+    one = micro_batch_compute(mtp_setting(run), layers=sp.Integer(blocks), lm_head=True,
+                              extra=((mtp_gemm(tokens), sp.Integer(1)),))
+    shares = MTP_SHARES[mtp_kind(run.mamba, run.moe)]
+    return MicroBatchCompute(*(D_mtp * x.xreplace(shares) for x in (one.forward, one.backward, one.core_forward,
+                                                                    one.core_backward)))
+
+
+def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tuple = ()) -> MicroBatchCompute:
     """Compute of one micro-batch (b/(d·m) sequences) on one GPU of a stage holding ``layers``
     layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head: the
     matmuls as the module docstring times them (FLOPs / (peak · η) and the width term w_half · 2 · elements
@@ -546,6 +576,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     (forward one third, backward two; a full or op recompute adds a third)."""
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
+    if lm_head and run.mtp_on:
+        # multi-token prediction runs on the stage holding the output head (the last), after its layers
+        main, depths = micro_batch_compute(replace(run, mtp="0"), layers, lm_head), mtp_micro_batch(run)
+        return MicroBatchCompute(main.forward + depths.forward, main.backward + depths.backward,
+                                 main.core_forward + depths.core_forward, main.core_backward + depths.core_backward)
     if run.recompute == "block":
         # the recomputing share of the layers as under full, the rest as under none: every count below is a sum over
         # layers but the LM head's and the loss's, which the none part takes (nothing recomputes them)
@@ -557,7 +592,9 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     micro = b / (d * m)
     tokens = micro * s / c
     kind = attention_kind(run)
-    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp, run.mamba, run.moe_latent)
+    # extra: GEMMs beside the layers' (an MTP depth's eh_proj: mtp_micro_batch), timed and recomputed as theirs
+    gemms = stage_gemms(tokens, run.gated, run.moe, layers, lm_head, kind, run.expert_tp, run.mamba,
+                        run.moe_latent) + tuple(extra)
     if run.bf16_layers:
         gemms = with_bf16_layers(gemms)
     # the GEMMs as the framework calls them (the same FLOPs; their widths): what the matmuls are timed on.  The FP8
@@ -565,7 +602,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # times eagerly; not counted)
     shaped = as_run(gemms, run, kind)
     layer_gemms_only = stage_gemms(tokens, run.gated, run.moe, layers, False, kind, run.expert_tp, run.mamba,
-                                   run.moe_latent)
+                                   run.moe_latent) + tuple(extra)
     layer_pairs = as_run(with_bf16_layers(layer_gemms_only) if run.bf16_layers else layer_gemms_only, run, kind)
     op_pairs = [(g, layers) for g in op_gemms(tokens, run.gated, kind)] if run.recompute == "op" else []
     # recompute_mla_up: every layer's MLA up projections once more before the core's backward, in the recipe's
@@ -579,7 +616,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None) -> MicroB
     # attention (Megatron-LM 2021-22) the whole masked matrix is computed
     core = counted / 2 if run.flash else counted
     fwd = (stage_forward_flops(micro, run.gated, run.moe, layers, lm_head, kind, run.mamba, run.moe_latent) / (t * c)
-           - (counted - core))
+           - (counted - core) + _summed(extra, "flops"))
     rate = peak * eta
     # the core's forward seconds, and its backward's over them (module docstring)
     share = eta_fa2 if run.attention_kernel == "fa2" else eta_attn

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, d_nope, d_rope, d_ssm, d_v, g_ssm, h, h_kv,
-                            h_lat, h_q, k, kv_lora, n_ssm, q_lora)
+from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, d_nope, d_rope, d_ssm, d_v,
+                            g_ssm, h, h_kv, h_lat, h_q, k, kv_lora, n_ssm, q_lora)
 from .stages import block_share
 
 #: the recompute modes (Korthikanti et al. 2022, §5): none; selective = the attention core
@@ -182,6 +182,56 @@ def lm_head_forward(B, seq) -> sp.Expr:
     return 2 * B * seq * h * V
 
 
+MEGATRON_MTP = ("Megatron-LM megatron/core/transformer/multi_token_prediction.py (commit d98e8a6): each depth a "
+                "MultiTokenPredictionLayer: enorm and hnorm (RMSNorms over h) of the next token's embedding and of the "
+                "hidden state, torch.cat, eh_proj a ColumnParallelLinear 2h → h (_concat_embeddings), one layer of the "
+                "decoder's kind (models/gpt/gpt_layer_specs.py get_gpt_mtp_block_spec: the last decoder layer's spec; "
+                "the hybrid model its MTP pattern, Nemotron 3 Super's '*E'), final_layernorm (_postprocess); "
+                "process_mtp_loss: the shared output layer and the cross-entropy per depth; MultiTokenPredictionBlock "
+                "with mtp_use_repeated_layer: one layer run mtp_num_layers times")
+
+
+def mtp_depth_forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
+                      latent: bool = False) -> sp.Expr:
+    """One multi-token-prediction depth's forward matmuls without its output head (:data:`MEGATRON_MTP`): eh_proj
+    2h → h and the depth's layer, the decoder's last kind: an MoE layer with ``moe`` (DeepSeek-V3's), else a dense
+    one; with ``mamba`` the hybrid's '*E' (an attention block and an expert block, Nemotron 3 Super's)."""
+    eh_proj = 2 * B * seq * 2 * h * h
+    if mamba:
+        attention_block = attention_projections(B, seq, attention) + attention_core(B, seq, attention)
+        return eh_proj + attention_block + (expert_forward(B, seq, gated, latent) if moe else mlp(B, seq, F, gated))
+    if moe:
+        return eh_proj + moe_layer_forward(B, seq, gated, attention)
+    return eh_proj + layer_forward(B, seq, gated, attention=attention)
+
+
+def mtp_forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
+                latent: bool = False) -> sp.Expr:
+    """The D_mtp depths' forward: each its layer (:func:`mtp_depth_forward`) and the shared output head."""
+    return D_mtp * (mtp_depth_forward(B, seq, gated, moe, attention, mamba, latent) + lm_head_forward(B, seq))
+
+
+def mtp_parameters(gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
+                   latent: bool = False) -> tuple[sp.Expr, sp.Expr]:
+    """(parameters outside the routed experts, routed experts' parameters) of one MTP layer (:data:`MEGATRON_MTP`):
+    eh_proj 2h·h and its three RMSNorms (enorm, hnorm, final_layernorm: 3h); the layer's two norms (2h; MLA's q and
+    kv latent norms q_lora + kv_lora too), its attention projections (a linear's weights are its multiply-adds per
+    token) and its MLP, or with ``moe`` the router h·E, the E_s shared experts and the latent projections 2·h·h_lat
+    (``latent``) beside the E routed experts.  The embedding it reads is the model's (a copy on the last stage when
+    p > 1: symcomm.training.memory)."""
+    up = 3 if gated else 2
+    if attention == "mla":
+        attention_weights = mla_projections_per_token() + q_lora + kv_lora
+    else:
+        attention_weights = h * (2 * query_width(attention) + 2 * h_kv)
+    dense = 2 * h * h + 3 * h + 2 * h + attention_weights
+    if not moe:
+        return dense + up * h * F, sp.Integer(0)
+    width = h_lat if latent else h
+    dense = dense + h * E + E_s * up * h * F_e + (2 * h * h_lat if latent else 0)
+    return dense, E * up * width * F_e
+
+
 def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
             latent: bool = False) -> sp.Expr:
     """The whole model's forward: L layers (L_moe of them MoE when ``moe``; with ``mamba`` the hybrid's blocks,
@@ -259,16 +309,34 @@ def recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, a
 
 
 def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,
-                latent: bool = False) -> sp.Expr:
-    """Forward + backward (= 3 × forward) of B sequences: what MFU divides."""
-    return 3 * forward(B, seq, gated, moe, attention, mamba, latent)
+                latent: bool = False, mtp: bool = False) -> sp.Expr:
+    """Forward + backward (= 3 × forward) of B sequences: what MFU divides.  ``mtp``: the D_mtp multi-token-prediction
+    depths' too (:func:`mtp_forward`), as Megatron-LM's and Megatron-Bridge's printed model FLOPs count them
+    (megatron/training/training.py at d98e8a64, num_floating_point_operations: mtp_num_layers more layers of the
+    last kind, the MTP projections and (1 + mtp_num_layers) logits; Megatron-Bridge training/utils/flop_utils.py)."""
+    depths = mtp_forward(B, seq, gated, moe, attention, mamba, latent) if mtp else 0
+    return 3 * (forward(B, seq, gated, moe, attention, mamba, latent) + depths)
+
+
+def mtp_recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
+                   mamba: bool = False, latent: bool = False, mla_up: bool = False) -> sp.Expr:
+    """What the recompute mode runs again of the D_mtp depths: selective their attention core; full each depth's
+    eh_proj and layer (MultiTokenPredictionLayer._checkpointed_forward, recompute_method uniform); block nothing
+    (Megatron-Core warns and skips MTP recompute under it); recompute_mla_up the depth's MLA up projections."""
+    again = {"selective": attention_core(B, seq, attention),
+             "full": mtp_depth_forward(B, seq, gated, moe, attention, mamba, latent)}.get(recompute, 0)
+    up = 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
+    return D_mtp * (again + up)
 
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
                    attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False,
-                   mla_up: bool = False) -> sp.Expr:
+                   mla_up: bool = False, mtp: bool = False) -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides.  ``mla_up``
-    (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`)."""
+    (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`); ``mtp``: the
+    multi-token-prediction depths and what of them the recompute runs again (:func:`mtp_recomputed`)."""
     again = L * 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
-    return (model_flops(B, seq, gated, moe, attention, mamba, latent)
+    if mtp:
+        again = again + mtp_recomputed(B, seq, recompute, gated, moe, attention, mamba, latent, mla_up)
+    return (model_flops(B, seq, gated, moe, attention, mamba, latent, mtp)
             + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent) + again)

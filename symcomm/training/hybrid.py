@@ -16,6 +16,7 @@ from ..core.rules import Rule, When
 from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_terms, dp_terms, ep_terms,
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
+from . import flops
 from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
@@ -60,22 +61,32 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # has no dense MLP, hence no MLP-block collectives (MEGATRON_MOE_TP); MoE layers in the model's proportion
     moe_layers = (L_moe / p if even else L_moe * layers / L) if moe else 0
     mla = run.attention == "mla"
+    # multi-token prediction on the last stage (flops.MEGATRON_MTP): each of the D_mtp depths runs one layer of the
+    # decoder's last kind (with mamba=1 two blocks, '*E'), its collectives as such a layer's; the weight-gradient
+    # reductions count the MTP layers held (mtp_layers_held: one when the depths share it)
+    mtp_here = run.mtp_on and kind == "last"
+    mtp_runs = S.D_mtp if mtp_here else sp.Integer(0)
+    mtp_held = mtp_layers_held(run.mtp) if mtp_here else sp.Integer(0)
+    moe_held = moe_layers + (mtp_held if moe else 0)
+    moe_layers = moe_layers + (mtp_runs if moe else 0)
+    run_layers = layers + mtp_runs * (2 if run.mamba else 1)
     # every ring group below spreads its node crossings over the NICs of its ranks on a node
     # (axes.spread_over_nics), its ranks standing the product of the axes inside it apart (1 for t, t for c, d), the
     # product of the axes outside it the number of its spans one after another
-    terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, layers, recompute=recompute, sp_on=sp_on,
+    terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, run_layers, recompute=recompute, sp_on=sp_on,
                                        recompute_gathers=run.gathers_rerun,
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
-                                       moe_layers=moe_layers, mla_layers=layers if mla else 0,
+                                       moe_layers=moe_layers, mla_layers=layers + mtp_runs if mla else 0,
                                        blocks_per_layer=1 if run.mamba else 2,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
-        terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers, recompute, groups=n_gpus / t,
-                                               across=spans(t, G), micro=m, regather=regather,
+        terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute,
+                                               groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                                latents=mla_latents()), 1, c * d * p)
         # the duplicated down projections' weight gradients, partial over the s/t tokens of each rank, are
         # summed over the TP group once per step (MEGATRON_MLA_SP: finalize_model_grads.py)
-        terms += spread_over_nics((Term("all_reduce", "ring", t, h * (S.q_lora + S.kv_lora + S.d_rope) * layers, 1,
+        down = h * (S.q_lora + S.kv_lora + S.d_rope)
+        terms += spread_over_nics((Term("all_reduce", "ring", t, down * (layers + mtp_held), 1,
                                         "MLA down-projection weight-gradient all-reduce (sequence parallel)",
                                         n_gpus / t, spans(t, G), "tp", phase="after backward",
                                         dtype=data.grad_dtype),), 1, c * d * p)
@@ -83,7 +94,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # CP on its group: K/V heads split by TP; MLA's K (a·(d_nope + d_rope)) and V (a·d_v) after the
     # up-projection, the pair counted at their mean width (MLA_CONTEXT_PARALLEL)
     kv = mla_kv_mean() if mla else kv_width(gqa)
-    attention_layers = layers * S.L_att / L if run.mamba else layers      # mamba=1: the attention blocks only
+    # mamba=1: the attention blocks only; each MTP depth one more
+    attention_layers = (layers * S.L_att / L if run.mamba else layers) + mtp_runs
     if cp in ("ring", "ring_flash_attn"):
         # with c = 1 no attention runs over a ring (ring_terms: the return sends vanish with the group)
         terms += spread_over_nics(ring_terms(c, replica_batch, s, kv / t, attention_layers, n_gpus / c, spans(t * c, G), m,
@@ -129,7 +141,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         if sp_on and run.moe_latent:
             # the latent projections, duplicated on every TP rank, each see the rank's own s/t tokens: their weight
             # gradients are summed over the TP group once per step, as MLA's down projections (MEGATRON_MLA_SP)
-            terms += spread_over_nics((Term("all_reduce", "ring", t, 2 * h * S.h_lat * moe_layers, 1,
+            terms += spread_over_nics((Term("all_reduce", "ring", t, 2 * h * S.h_lat * moe_held, 1,
                                             "MoE latent-projection weight-gradient all-reduce (sequence parallel)",
                                             n_gpus / t, spans(t, G), "tp", phase="after backward",
                                             dtype=data.grad_dtype),), 1, c * d * p)
@@ -160,6 +172,12 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     if embeddings and kind != "middle":
         terms += spread_over_nics(_embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
                                                    groups=c * d, across=spans(t, G), kind=kind), 1, c * d * p)
+    if mtp_here:
+        terms += spread_over_nics(_mtp_terms(activation, replica_batch * local_seq, sp_on, regather, groups=c * d,
+                                             across=spans(t, G)), 1, c * d * p)
+    # the MTP layers' parameters on the last stage (mtp_shards: 0, 0 elsewhere and with mtp=0)
+    mtp_dense, mtp_experts = (mtp_shards(run.mtp, run.tied, run.gated, moe, flops_attention(run), run.mamba,
+                                         run.moe_latent, run.expert_tp) if mtp_here else (0, 0))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
     dense = (Phi - Phi_E) if moe else Phi
@@ -167,8 +185,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
         # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
-        busiest = end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)
-        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
+        busiest = (end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)) + mtp_dense
+        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0) + mtp_dense * t
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
@@ -180,6 +198,12 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                               "tied-embedding gradient all-reduce, first and last stage", t * c * d,
                               spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
                               stage="first and last"))
+        elif mtp_here:
+            # the MTP stage's embedding copy and the first stage's sum their gradients once per step (mtp_shards)
+            terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
+                              "MTP embedding-copy gradient all-reduce, first and last stage", t * c * d,
+                              spans(n_gpus, G), "dp", phase="after backward", dtype=data.grad_dtype,
+                              stage="first and last"))
     else:
         # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
         own = dense / (t * p) if even else dense * layers / (L * t)
@@ -188,10 +212,10 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
         # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
         held, group = expert_shard(run.expert_tp)
-        held = held if even else held * p * layers / L
+        held = (held if even else held * p * layers / L) + mtp_experts
         # the expert-data ranks stand e apart with expert_tp=1, t·e apart otherwise (parallel_state.py's grid)
         terms += spread_over_nics(dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ",
-                                           moe_layers), e if whole_experts else t * e, p)
+                                           moe_held), e if whole_experts else t * e, p)
     if run.recompute == "block":
         # the layers' forward collectives run again for the recomputing share of them only (the terms above counted
         # every layer's, as full recompute: RunSetting.forward_reruns)
@@ -244,6 +268,28 @@ def expert_shard(expert_tp: str = "tp"):
     return Phi_E / (e * t * p), d * c / e
 
 
+def mtp_layers_held(mtp: str) -> sp.Expr:
+    """MTP layers whose parameters the last stage holds: one when the depths share it (mtp=shared,
+    mtp_use_repeated_layer), else one per depth, D_mtp (flops.MEGATRON_MTP)."""
+    return sp.Integer(1) if mtp == "shared" else S.D_mtp
+
+
+def mtp_shards(mtp: str, tied: bool, gated: bool, moe: bool, attention: str, mamba: bool, latent: bool,
+               expert_tp: str = "tp") -> tuple[sp.Expr, sp.Expr]:
+    """(parameters outside the routed experts, routed experts' parameters) one GPU of the last stage holds for
+    multi-token prediction (0, 0 with mtp=0): its MTP layers (:func:`mtp_layers_held`, flops.mtp_parameters) over t,
+    the experts over e (and t with expert_tp=tp, :func:`expert_shard`'s split), and with p > 1 and untied embeddings a
+    copy of the V·h embedding the depths read (Megatron-Core language_module.py at d98e8a64,
+    setup_embeddings_and_output_layer: the MTP stage builds the embedding, a duplicate of the first stage's, its
+    gradient all-reduced with it: distributed/finalize_model_grads.py, _allreduce_word_embedding_grads)."""
+    if mtp == "0":
+        return sp.Integer(0), sp.Integer(0)
+    held = mtp_layers_held(mtp)
+    dense, experts = flops.mtp_parameters(gated, moe, attention, mamba, latent)
+    copy = 0 if tied else sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True))
+    return (held * dense + copy) / t, held * experts / (e * (t if expert_tp == "tp" else 1))
+
+
 def end_stage_shard(dense, tied: bool) -> sp.Expr:
     """Parameters one GPU of an end pipeline stage holds: its L/p layers' share of the non-embedding
     parameters and one V·h embedding (or LM head, or tied copy), over t; with p = 1 the one stage
@@ -260,6 +306,50 @@ def stage_shard(dense, tied: bool, layers, kind: str) -> sp.Expr:
     in_phi = V * h * (1 if tied else 2)
     ends = 0 if kind == "middle" else V * h
     return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) * layers / L + ends) / t, True))
+
+
+def flops_attention(run) -> str:
+    """The attention kind the FLOP and parameter counts take (symcomm.training.compute.attention_kind's rule:
+    q_width=heads multi-head attention as "mha_q")."""
+    return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
+
+
+def _mtp_terms(activation, tokens, sp_on, regather, groups, across) -> tuple[Term, ...]:
+    """The tensor-parallel collectives of the D_mtp multi-token-prediction depths on the last stage, per micro-batch,
+    beside their layers' (counted with the stage's): each depth's embedding lookup as the first stage's
+    (VocabParallelEmbedding: reduce-scatter with sequence parallel, else all-reduce) and its output head and
+    cross-entropy as the last stage's (:func:`_embedding_terms`); its eh_proj (multi_token_prediction.py at d98e8a64,
+    _concat_embeddings: a ColumnParallelLinear 2h → h/t with gather_output=False, then
+    gather_from_tensor_model_parallel_region over the hidden width and, with sequence parallel,
+    scatter_to_sequence_parallel_region): with sequence parallel its 2h-wide input all-gathered and that gradient
+    reduce-scatter (re-gathered for the weight gradient with ``regather``), the output all-gathered forward and the
+    scatter's gradient all-gathered backward; without, the output all-gathered and the input gradient all-reduced."""
+    depths = S.D_mtp
+    head = tuple(replace(term, count=term.count * depths, what="MTP " + term.what)
+                 for term in _embedding_terms(activation, tokens, sp_on, regather, False, groups, across, "last")
+                 if term.stage == "last")
+    lookup = tuple(replace(term, count=term.count * depths, stage="last",
+                           what="MTP " + term.what.replace("(first stage)", "(last stage)"))
+                   for term in _embedding_terms(activation, tokens, sp_on, regather, False, groups, across, "first"))
+    if sp_on:
+        eh = [Term("all_gather", "ring", t, 2 * activation / m, depths * m, "MTP eh_proj input all-gather (last stage)",
+                   groups, across, "tp", phase="forward", stage="last"),
+              Term("all_gather", "ring", t, activation / m, depths * m, "MTP eh_proj output all-gather (last stage)",
+                   groups, across, "tp", phase="forward", stage="last"),
+              Term("all_gather", "ring", t, activation / m, depths * m, "MTP sequence-scatter gradient all-gather "
+                   "(last stage)", groups, across, "tp", phase="backward", stage="last"),
+              Term("reduce_scatter", "ring", t, 2 * activation / m, depths * m, "MTP eh_proj input-gradient "
+                   "reduce-scatter (last stage)", groups, across, "tp", phase="backward", stage="last")]
+        if regather:
+            eh.append(Term("all_gather", "ring", t, 2 * activation / m, depths * m, "MTP eh_proj input re-all-gather "
+                           "for the weight gradient (last stage)", groups, across, "tp", phase="backward",
+                           stage="last"))
+    else:
+        eh = [Term("all_gather", "ring", t, activation / m, depths * m, "MTP eh_proj output all-gather (last stage)",
+                   groups, across, "tp", phase="forward", stage="last"),
+              Term("all_reduce", "ring", t, 2 * activation / m, depths * m, "MTP eh_proj input-gradient all-reduce "
+                   "(last stage)", groups, across, "tp", phase="backward", stage="last")]
+    return head + lookup + tuple(eh)
 
 
 def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, kind="last") -> tuple[Term, ...]:

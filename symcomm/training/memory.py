@@ -23,11 +23,11 @@ import functools
 import sympy as sp
 
 from . import flops, torchmem
-from .hybrid import end_stage_shard, expert_shard
+from .hybrid import end_stage_shard, expert_shard, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .settings import ADAM_STATE_BYTES
-from ..core.symbols import (E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
+from ..core.symbols import (D_mtp, E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
@@ -35,7 +35,9 @@ STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "act
             "logits": "last", "recompute": "every", "gathered_layers": "every", "dp_buckets": "every",
             # PyTorch's own buffers under fsdp2 (symcomm.training.torchmem)
             "root_params": "every", "head_inputs": "last", "head_gradient": "last", "pipeline_buffers": "first",
-            "ring_attention": "every"}
+            "ring_attention": "every",
+            # multi-token prediction's depths (mtp_activation_bytes): on the last stage, beside its layers'
+            "mtp_activations": "last"}
 #: the parts live with the loss (from the LM head's forward to its backward) and those live in the layers'
 #: backward (:func:`loss_or_recompute`: never at once)
 LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient", "ring_attention")
@@ -284,6 +286,65 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     return per_layer
 
 
+#: the block-kind shares that make a stage's average layer one MTP layer (symcomm.training.flops.mtp_depth_forward):
+#: every layer MoE with moe=1; with mamba=1 the two blocks of '*E', an attention block and an expert block
+MTP_SHARES = {"mamba": {L_att: L / 2, L_ssm: sp.Integer(0), L_moe: L / 2}, "moe": {L_moe: L}, "dense": {}}
+#: bytes per element of h a token an MTP depth keeps beside its layer's (multi_token_prediction.py at d98e8a64,
+#: _concat_embeddings, _postprocess): the inputs of enorm, hnorm and final_layernorm (2 bytes each) and eh_proj's
+#: 2h-wide input (4)
+MTP_WRAPPER_BYTES = 10
+
+
+def mtp_kind(mamba: bool, moe: bool) -> str:
+    """Which :data:`MTP_SHARES` entry an MTP layer takes."""
+    return "mamba" if mamba else ("moe" if moe else "dense")
+
+
+def mtp_activation_bytes(recompute: str, flash: bool, sp_on: bool, opts: dict, moe: bool, gated: bool,
+                         torch_tp: bool, saved: tuple) -> sp.Expr:
+    """Bytes the D_mtp multi-token-prediction depths of one micro-batch keep for the backward on the last stage: each
+    depth's layer as the stage's own layers keep theirs (:func:`layer_activation_bytes` at :data:`MTP_SHARES`; two
+    blocks with mamba=1) and :data:`MTP_WRAPPER_BYTES` a token beside it, over t with sequence parallel; under full
+    recompute its checkpoint's two inputs, the hidden state and the next token's embedding (two full-recompute layer
+    inputs); recompute=block recomputes no depth (Megatron-Core skips it), so none's."""
+    mamba = bool(opts.get("mamba"))
+    recompute = "none" if recompute == "block" else recompute
+    micro = b / (d * m)
+    if recompute == "full":
+        return D_mtp * 2 * layer_activation_bytes("full", flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                                  opts.get("expert_tp", "tp"), torch_tp)
+    layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
+                                   opts.get("expert_tp", "tp"), torch_tp, "1f1b", saved,
+                                   opts.get("torch_compiled", False), mamba, bool(opts.get("moe_latent")),
+                                   bool(opts.get("recompute_mla_up")))
+    blocks = 2 if mamba else 1
+    wrapper = MTP_WRAPPER_BYTES * h * micro * s / c / (t if sp_on else 1)
+    return D_mtp * (blocks * layer.xreplace(MTP_SHARES[mtp_kind(mamba, moe)]) + wrapper)
+
+
+def _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved, schedule) -> tuple:
+    """(dense, experts) parameters one GPU of the last stage holds for MTP (hybrid.mtp_shards) and its parts:
+    the depths' activations (:func:`mtp_activation_bytes`, the micro-batches the last chunk holds: all m under GPipe,
+    one else: its backward follows its forward)."""
+    setting = opts.get("mtp", "0")
+    attention = "mha_q" if opts.get("attention", "mha") == "mha" and opts.get("q_width") == "heads" else \
+        opts.get("attention", "mha")
+    dense, experts = mtp_shards(setting, bool(opts["tied"]), gated, moe, attention, bool(opts.get("mamba")),
+                                bool(opts.get("moe_latent")), opts.get("expert_tp", "tp"))
+    if setting == "0":
+        return dense, experts, {}
+    kept = mtp_activation_bytes(recompute, flash, bool(opts["sp"]), opts, moe, gated, torch_tp, saved)
+    return dense, experts, {"mtp_activations": kept * (m if schedule == "gpipe" else 1)}
+
+
+def _with_mtp_logits(parts: dict, opts: dict) -> dict:
+    """``parts`` with the logits buffer held once per output head: the model's and each MTP depth's (process_mtp_loss
+    computes every depth's loss in the forward; each keeps its buffers until its backward)."""
+    if opts.get("mtp", "0") == "0" or "logits" not in parts:
+        return parts
+    return {**parts, "logits": parts["logits"] * (1 + D_mtp)}
+
+
 def _model_states(data, parts, opts: dict) -> tuple:
     """(weight, gradient and Adam-state bytes, the gradient's bytes per element) of the parameters ``parts`` holds
     ((held, the group they are sharded over) pairs) as ``data`` (the framework's schedule) keeps them, Adam's state at
@@ -316,17 +377,20 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         return stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind)
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
+    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
+    schedule = opts["schedule"]
+    saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
+    mtp_dense, mtp_experts, mtp_parts = _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
+                                                   schedule) if embeddings else (0, 0, {})
     if embeddings:
-        shard = end_stage_shard(dense, tied)
+        shard = end_stage_shard(dense, tied) + mtp_dense
     else:
         shard = dense / (t * p)
     parts = [(shard, d * c)]
     if moe:
-        parts.append(expert_shard(opts.get("expert_tp", "tp")))
+        held, group = expert_shard(opts.get("expert_tp", "tp"))
+        parts.append((held + mtp_experts, group))
     weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
-    torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
-    schedule = opts["schedule"]
-    saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
@@ -335,13 +399,14 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
     activations = per_layer * (L / p) * in_flight
-    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations}
+    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **mtp_parts}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
         parts["pipeline_buffers"] = sp.Piecewise(
             (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
                                                          sp_on), True))
-    return {**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=True,
-                                    loss=opts.get("loss"), torch_tp=torch_tp, cp=opts.get("cp", "ring"))}
+    return _with_mtp_logits({**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
+                                                     last=True, loss=opts.get("loss"), torch_tp=torch_tp,
+                                                     cp=opts.get("cp", "ring"))}, opts)
 
 
 def _chunks(schedule: str) -> sp.Expr:
@@ -386,13 +451,15 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     tied, sp_on, schedule = bool(opts["tied"]), bool(opts["sp"]), opts["schedule"]
     layers = stage_layers(opts["pipeline_split"], schedule, kind)
     dense = (Phi - Phi_E) if moe else Phi
-    parts = [(stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t), d * c)]
-    if moe:
-        held, group = expert_shard(opts.get("expert_tp", "tp"))
-        parts.append((held * p * layers / L, group))
-    weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
+    mtp_dense, mtp_experts, mtp_parts = (_mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
+                                                    schedule) if embeddings and kind == "last" else (0, 0, {}))
+    parts = [((stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t)) + mtp_dense, d * c)]
+    if moe:
+        held, group = expert_shard(opts.get("expert_tp", "tp"))
+        parts.append((held * p * layers / L + mtp_experts, group))
+    weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
@@ -403,9 +470,11 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers (symcomm.training.torchmem)
         chunks = _chunks(schedule)
         buffers["pipeline_buffers"] = torchmem.pipeline_buffers(kind, chunks, held / chunks, sp_on)
-    return {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **buffers,
-            **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last=kind == "last",
-                           loss=opts.get("loss"), torch_tp=torch_tp, cp=opts.get("cp", "ring"))}
+    return _with_mtp_logits({"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
+                             **mtp_parts, **buffers,
+                             **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
+                                            last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
+                                            cp=opts.get("cp", "ring"))}, opts)
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
@@ -562,6 +631,6 @@ def memory_per_gpu(parts: dict, per_layer, schedule: str) -> sp.Expr:
     logits = parts.get("logits", sp.Integer(0))
     if logits == 0:
         return every + first + work
-    peak_end = loss_or_recompute(parts)
+    peak_end = loss_or_recompute(parts) + parts.get("mtp_activations", sp.Integer(0))
     last = last_stage_activations(per_layer, schedule) + peak_end
     return every + sp.Piecewise((first + peak_end, sp.Eq(p, 1)), (sp.Max(first + work, last, evaluate=False), True))

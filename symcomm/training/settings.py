@@ -185,6 +185,31 @@ def mla_up_refusal(setting) -> str | None:
     return None
 
 
+#: the MTP settings: none; 1, each of the D_mtp depths its own layer (Megatron-Core's default); shared, one layer run
+#: D_mtp times (mtp_use_repeated_layer, Megatron-Bridge's Nemotron 3 Super recipe)
+MTP_KINDS = ("0", "1", "shared")
+#: the frameworks whose multi-token prediction the step model counts: Megatron-Core's MultiTokenPredictionBlock
+MTP_FRAMEWORKS = ("megatron", "megatron_fsdp")
+
+
+def mtp_refusal(setting) -> str | None:
+    """Why ``setting``'s mtp (multi-token prediction) has no meaning here, or None: it is Megatron-Core's, its depths
+    share the model's output head (embeddings=1), the hybrid's MTP block is counted as Nemotron 3 Super's '*E'
+    (an attention and an expert block: moe=1), and op recompute is torchtitan's."""
+    if setting.mtp == "0":
+        return None
+    if setting.framework not in MTP_FRAMEWORKS:
+        return (f"mtp={setting.mtp} with framework={setting.framework} is not modelled: multi-token prediction is "
+                f"Megatron-Core's; choose framework={' or '.join(MTP_FRAMEWORKS)} or mtp=0")
+    if not setting.embeddings:
+        return (f"mtp={setting.mtp} needs embeddings=1: each depth reads the embedding and the shared output head; "
+                "give embeddings=1 or mtp=0")
+    if setting.mamba and not setting.moe:
+        return (f"mtp={setting.mtp} with mamba=1 needs moe=1: the hybrid's MTP block is counted as Nemotron 3 Super's "
+                "'*E' (an attention block and an expert block); give moe=1 or mtp=0")
+    return None
+
+
 def mamba_refusal(setting) -> str | None:
     """Why ``setting``'s mamba=1 has no meaning here, or None (:data:`MAMBA_FRAMEWORKS`, :data:`MAMBA_RECOMPUTE`)."""
     if setting.moe_latent and not (setting.mamba and setting.moe):
@@ -421,6 +446,13 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "that make Q, K, V from the latents run again before the attention core's backward, so "
                              "Q, K, V are not kept (multi_latent_attention.py at d98e8a64: CheckpointWithoutOutput, "
                              "discard_output_and_register_recompute)"),
+    Option("mtp", "0", MTP_KINDS,
+           "embeddings=1, framework megatron or megatron_fsdp: multi-token prediction (Megatron-Core "
+           "--mtp-num-layers D_mtp; multi_token_prediction.py at d98e8a64) on the last stage: each of the D_mtp "
+           "depths normalizes the hidden state and the next token's embedding, projects their concatenation 2h → h "
+           "(eh_proj), runs one layer of the model's last kind (MoE with moe=1; with mamba=1 an attention and an "
+           "expert block, Nemotron 3 Super's '*E') and the shared output head and cross-entropy; 1 = each depth its "
+           "own layer, shared = one layer run D_mtp times (mtp_use_repeated_layer); 0 = none"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -559,13 +591,14 @@ class RunSetting:
     adam_dtype: str = "fp32"
     bf16_layers: bool = False
     recompute_mla_up: bool = False
+    mtp: str = "0"
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
-                   or mla_up_refusal(self))
+                   or mla_up_refusal(self) or mtp_refusal(self))
         if refused:
             raise InputError(refused)
 
@@ -583,6 +616,11 @@ class RunSetting:
     def gathers_rerun(self) -> bool:
         """Do the forward's sequence all-gathers alone run again before the backward (op recompute)?"""
         return regathers_forward(self.recompute)
+
+    @property
+    def mtp_on(self) -> bool:
+        """Does the last stage run multi-token prediction (mtp 1 or shared)?"""
+        return self.mtp != "0"
 
     @property
     def framework_row(self) -> F.Framework:

@@ -254,9 +254,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
 
     step = pipeline + exposed_dp + optimizer
     compute_total = m * compute_micro.total
-    model = flops.model_flops(b, s, gated, moe, attention_kind(run), run.mamba, run.moe_latent)
+    model = flops.model_flops(b, s, gated, moe, attention_kind(run), run.mamba, run.moe_latent, run.mtp_on)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run), run.schedule, run.mamba,
-                                    run.moe_latent, run.recompute_mla_up)
+                                    run.moe_latent, run.recompute_mla_up, run.mtp_on)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)

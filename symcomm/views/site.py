@@ -59,7 +59,9 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
          # mamba=1: of the 32 layers 4 attention and 16 Mamba-2 (the rest dense MLPs), Nemotron 3 Nano's mixer
          "L_att": 4, "L_ssm": 16, "a_ssm": 64, "d_ssm": 4096, "n_ssm": 128, "g_ssm": 8,
          # moe_latent=1: Nemotron 3 Super's latent width
-         "h_lat": 1024}
+         "h_lat": 1024,
+         # mtp=1: DeepSeek-V3's one multi-token-prediction depth
+         "D_mtp": 1}
 #: an option that makes a start value invalid, and the value its subjects open with instead (the page
 #: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
 #: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs

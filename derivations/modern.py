@@ -26,6 +26,7 @@ from types import SimpleNamespace
 
 from . import bridge_runs
 from symcomm.presets.systems import low_dtype
+from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json")
@@ -48,8 +49,10 @@ OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_
 
 #: Megatron-Core recompute modules whose recompute is the attention core (what recompute=selective counts)
 ATTENTION_CORE = {"core_attn"}
-#: Megatron-Core recompute modules the step model counts beside the core: MLA's up projections (recompute_mla_up)
-COUNTED_MODULES = ATTENTION_CORE | {"mla_up_proj"}
+#: Megatron-Core recompute modules the step model counts beside the core, each by its flag recompute_<module> (MLA's
+#: up projections: recompute_mla_up; the rest symcomm.training.settings.RECOMPUTE_MODULES)
+MODULE_FLAGS = {"mla_up_proj": "recompute_mla_up", **{name: f"recompute_{name}" for name in RECOMPUTE_MODULES}}
+COUNTED_MODULES = ATTENTION_CORE | set(MODULE_FLAGS)
 
 
 def runs(role: str | None = None) -> list[dict]:
@@ -178,8 +181,8 @@ def words(run: dict) -> list[str]:
     if run.get("layers_in_bf16"):
         # Megatron-Core's first/last layers in bf16 under the low-precision recipe (the row's derived line)
         w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
-    if "mla_up_proj" in (run["recompute_modules"] or []) and run["recompute"] == "selective":
-        w["recompute_mla_up"] = 1
+    if run["recompute"] == "selective":
+        w.update({MODULE_FLAGS[name]: 1 for name in sorted(set(run["recompute_modules"] or []) & set(MODULE_FLAGS))})
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})

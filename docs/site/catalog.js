@@ -399,8 +399,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -408,8 +408,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -417,8 +417,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -426,8 +426,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
-"w_half_expert": 2027.52
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -440,9 +440,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -451,9 +451,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -462,9 +462,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -473,9 +473,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -487,9 +487,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
-"w_half_expert": 2027.52,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -557,27 +557,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1802.24
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1802.24
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.75,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52
+"w_half_expert": 1802.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -589,10 +589,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -600,10 +600,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -611,10 +611,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -622,10 +622,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -636,10 +636,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.6045,
-"kappa": 5.75,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2027.52,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -662,8 +662,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "fp16": {
 "w_half": 281.25,
@@ -671,8 +671,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "fp8": {
 "w_half": 281.25,
@@ -680,8 +680,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -694,9 +694,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -705,9 +705,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -716,9 +716,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -727,9 +727,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -741,9 +741,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -766,8 +766,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "fp16": {
 "w_half": 281.25,
@@ -775,8 +775,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "fp8": {
 "w_half": 281.25,
@@ -784,8 +784,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"kappa": 8.75,
-"w_half_expert": 2273.28
+"kappa": 8.0,
+"w_half_expert": 2314.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -798,9 +798,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -809,9 +809,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -820,9 +820,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -831,9 +831,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -845,9 +845,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7566,
-"eta_fp8": 0.5415,
-"kappa": 8.75,
-"w_half_expert": 2273.28,
+"eta_fp8": 0.538,
+"kappa": 8.0,
+"w_half_expert": 2314.24,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -870,8 +870,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 921.6
+"kappa": 15.25,
+"w_half_expert": 983.04
 },
 "fp16": {
 "w_half": 312.5,
@@ -879,8 +879,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 921.6
+"kappa": 15.25,
+"w_half_expert": 983.04
 },
 "fp8": {
 "w_half": 312.5,
@@ -888,8 +888,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 921.6
+"kappa": 15.25,
+"w_half_expert": 983.04
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -902,9 +902,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 921.6,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 983.04,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -913,9 +913,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 921.6,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 983.04,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -924,9 +924,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 921.6,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 983.04,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -935,9 +935,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 921.6,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 983.04,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
@@ -946,9 +946,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 921.6,
-"eta_fp4": 0.532,
+"kappa": 15.25,
+"w_half_expert": 983.04,
+"eta_fp4": 0.523,
 "peak_fp4": 1e+16
 },
 "fp8_delayed": {
@@ -957,9 +957,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 921.6,
+"eta_fp8": 0.566,
+"kappa": 15.25,
+"w_half_expert": 983.04,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -5435,7 +5435,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
@@ -5581,7 +5585,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "zero": "0"
@@ -5728,7 +5736,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "framework": "deepspeed"
@@ -5876,7 +5888,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -6024,7 +6040,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -6172,7 +6192,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -6320,7 +6344,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_dtype": "same"
@@ -6468,7 +6496,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -6616,7 +6648,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -6764,7 +6800,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp": "1"
@@ -6912,7 +6952,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp_regather": "0"
@@ -7060,7 +7104,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp_regather": "1"
@@ -7208,7 +7256,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "selective"
@@ -7356,7 +7408,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "full"
@@ -7505,7 +7561,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "op"
@@ -7658,7 +7718,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "block"
@@ -7809,7 +7873,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "schedule": "gpipe"
@@ -7957,7 +8025,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "schedule": "interleaved",
@@ -8133,7 +8205,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "pipeline_split": "first_last"
@@ -8306,7 +8382,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "scatter_gather": "1"
@@ -8454,7 +8534,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "cp": "ulysses"
@@ -8602,7 +8686,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -8750,7 +8838,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "gqa": "1"
@@ -8898,7 +8990,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "attention": "mla"
@@ -9056,7 +9152,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "moe": "1"
@@ -9222,7 +9322,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "expert_tp": "1"
@@ -9370,7 +9474,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "alltoall_padded"
@@ -9518,7 +9626,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "deepep"
@@ -9666,7 +9778,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "hybridep"
@@ -9814,7 +9930,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "2"
@@ -9962,7 +10082,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "4"
@@ -10110,7 +10234,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "8"
@@ -10258,7 +10386,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "16"
@@ -10406,7 +10538,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "32"
@@ -10554,7 +10690,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "64"
@@ -10702,7 +10842,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "128"
@@ -10850,7 +10994,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "256"
@@ -10998,7 +11146,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "mamba": "1"
@@ -11160,7 +11312,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "embeddings": "1"
@@ -11309,7 +11465,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "tied": "1"
@@ -11457,7 +11617,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "0",
 "precision": "bf16",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "fp8_tp_gather": "0"
@@ -11605,7 +11769,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_tensor",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_tensor"
@@ -11753,7 +11921,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "mxfp8",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "mxfp8"
@@ -11901,7 +12073,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_block",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_block"
@@ -12049,7 +12225,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_rowwise",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_rowwise"
@@ -12197,7 +12377,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "nvfp4",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "nvfp4"
@@ -12345,7 +12529,11 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_tp_gather": "framework",
 "precision": "fp8_delayed",
 "bf16_layers": "0",
-"recompute_mla_up": "0"
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_delayed"
@@ -12409,6 +12597,158 @@ globalThis.SYMCOMM_CATALOG = {
 "gpus"
 ],
 "file": "formulas/hybrid__precision_fp8_delayed.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__recompute_mlp_1",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"mamba": "0",
+"moe_latent": "0",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "bf16",
+"bf16_layers": "0",
+"recompute_mla_up": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "1",
+"recompute_moe": "0"
+},
+"changed": {
+"recompute_mlp": "1"
+},
+"title": "Hybrid layout (d, t, p, c, e) (recompute_mlp=1)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__recompute_mlp_1.js",
 "step": {
 "params": [
 "h_kv",

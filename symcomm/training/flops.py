@@ -266,9 +266,16 @@ def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str =
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
                    attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False,
-                   mla_up: bool = False) -> sp.Expr:
+                   mla_up: bool = False, modules=frozenset()) -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides.  ``mla_up``
-    (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`)."""
+    (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`).  ``modules``
+    (symcomm.training.settings.RECOMPUTE_MODULES; recompute none or selective): mlp, every dense layer's MLP once
+    more; moe, every MoE layer's experts (the router's h × E left out, as the forward leaves it); moe_act and
+    layernorm rerun no matmul."""
     again = L * 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
+    if "mlp" in modules:
+        again += (L - L_moe if moe else L) * mlp(B, seq, F, gated)
+    if "moe" in modules and moe:
+        again += L_moe * expert_forward(B, seq, gated, latent)
     return (model_flops(B, seq, gated, moe, attention, mamba, latent)
             + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent) + again)

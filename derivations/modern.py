@@ -13,7 +13,7 @@ command line give one number.  What the step model does not express is said, nev
 * :func:`out_of_scope` — a run the model cannot evaluate at all (hybrid Mamba layers, NVFP4 matmuls, a pipeline
   layout the source does not give): left out of every fit and table of errors, listed with the reason;
 * :func:`approximations` — what a run does that the model counts another way (CUDA graphs, activation
-  offloading to the CPU, the multi-token-prediction layer, recompute modules other than the attention core,
+  offloading to the CPU, the multi-token-prediction layer, recompute modules the step model has no setting for,
   sliding-window attention as full).  The MoE dispatchers are modelled (``dispatcher=``: :func:`dispatcher`);
 * :func:`known_cause` — why a run in scope disagrees with the model where its sources say it (a regression its
   framework's maintainers published, kernels the model does not hold): the run stays fitted or checked as its role

@@ -207,8 +207,9 @@ def _module_runs(setting, module: str) -> bool:
 
 def recompute_modules_refusal(setting) -> str | None:
     """Why one of ``setting``'s recompute_<module> flags (:data:`RECOMPUTE_MODULES`) has no meaning, or None: each
-    needs its layers, and a recompute that does not rerun the whole layer (Megatron-Core reads the modules only under
-    selective granularity; none here is a selective recompute without the attention core)."""
+    needs its layers and a recompute that does not rerun the whole layer (Megatron-Core reads the modules only under
+    selective granularity; recompute=none here is that granularity without core_attn), and moe_act and layernorm a
+    recipe other than delayed scaling, which Megatron-Core refuses for them."""
     for module, needs in RECOMPUTE_MODULES.items():
         if not getattr(setting, f"recompute_{module}"):
             continue
@@ -217,6 +218,10 @@ def recompute_modules_refusal(setting) -> str | None:
                     f"recompute={setting.recompute} reruns the whole layer)")
         if not _module_runs(setting, module):
             return f"recompute_{module}=1 needs {needs}: Megatron-Core's {module} module"
+        if module in ("moe_act", "layernorm") and setting.precision == "fp8_delayed":
+            # transformer_config.py at d98e8a64: "Delayed scaling does not support moe_act and layernorm recompute"
+            return (f"recompute_{module}=1 needs a precision other than fp8_delayed: Megatron-Core refuses the {module} "
+                    "module under delayed scaling")
     return None
 
 
@@ -456,13 +461,14 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "that make Q, K, V from the latents run again before the attention core's backward, so "
                              "Q, K, V are not kept (multi_latent_attention.py at d98e8a64: CheckpointWithoutOutput, "
                              "discard_output_and_register_recompute)"),
-    flag("recompute_moe_act", "moe=1, recompute none or selective: 1 = Megatron-Core's recompute module moe_act: the "
-                              "routed experts' activation output is not kept and is made again from FC1's output before "
-                              "FC2's backward (moe/experts.py at d98e8a64: CheckpointWithoutOutput)"),
-    flag("recompute_layernorm", "moe=1 or attention=mla, recompute none or selective: 1 = Megatron-Core's recompute "
-                                "module layernorm: the norms that are their own module (the MoE layers' pre-MLP norm, "
-                                "MLA's input norm) keep no output and run again before the backward "
-                                "(transformer_layer.py at d98e8a64: CheckpointWithoutOutput)"),
+    flag("recompute_moe_act", "moe=1, recompute none or selective, precision not fp8_delayed: 1 = Megatron-Core's "
+                              "recompute module moe_act: the routed experts' activation output is not kept and is made "
+                              "again from FC1's output before FC2's backward (moe/experts.py at d98e8a64: "
+                              "CheckpointWithoutOutput)"),
+    flag("recompute_layernorm", "moe=1 or attention=mla, recompute none or selective, precision not fp8_delayed: 1 = "
+                                "Megatron-Core's recompute module layernorm: the norms that are their own module (the "
+                                "MoE layers' pre-MLP norm, MLA's input norm) keep no output and run again before the "
+                                "backward (transformer_layer.py at d98e8a64: CheckpointWithoutOutput)"),
     flag("recompute_mlp", "mamba=0, recompute none or selective: 1 = Megatron-Core's recompute module mlp: each dense "
                           "layer's MLP keeps only its input and runs its forward again, GEMMs and tensor-parallel "
                           "collectives, before its backward (transformer_layer.py at d98e8a64: tensor_parallel.checkpoint)"),

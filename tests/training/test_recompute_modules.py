@@ -77,6 +77,8 @@ def test_moe_reruns_the_experts_and_the_dispatch():
     (dict(recompute_layernorm=True), "recompute_layernorm=1 needs moe=1 or attention=mla"),
     (dict(recompute_mlp=True, recompute="full"), "recompute_mlp=1 needs recompute=none or selective"),
     (dict(recompute_moe_act=True, moe=True, recompute="full"), "recompute_moe_act=1 needs recompute=none or selective"),
+    # transformer_config.py at d98e8a64 refuses moe_act and layernorm under delayed scaling
+    (dict(recompute_layernorm=True, moe=True, precision="fp8_delayed"), "recompute_layernorm=1 needs a precision other"),
 ])
 def test_refused_where_the_module_has_no_layer(words, message):
     with pytest.raises(InputError, match=message):

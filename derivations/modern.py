@@ -13,7 +13,7 @@ command line give one number.  What the step model does not express is said, nev
 * :func:`out_of_scope` — a run the model cannot evaluate at all (hybrid Mamba layers, NVFP4 matmuls, a pipeline
   layout the source does not give): left out of every fit and table of errors, listed with the reason;
 * :func:`approximations` — what a run does that the model counts another way (CUDA graphs, activation
-  offloading to the CPU, the multi-token-prediction layer, recompute modules other than the attention core,
+  offloading to the CPU, the multi-token-prediction layer, recompute modules the step model has no setting for,
   sliding-window attention as full).  The MoE dispatchers are modelled (``dispatcher=``: :func:`dispatcher`);
 * :func:`known_cause` — why a run in scope disagrees with the model where its sources say it (a regression its
   framework's maintainers published, kernels the model does not hold): the run stays fitted or checked as its role
@@ -26,6 +26,7 @@ from types import SimpleNamespace
 
 from . import bridge_runs
 from symcomm.presets.systems import low_dtype
+from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json")
@@ -48,8 +49,10 @@ OVERLAP = {"grad_reduce": "overlap_grad_reduce", "param_gather": "overlap_param_
 
 #: Megatron-Core recompute modules whose recompute is the attention core (what recompute=selective counts)
 ATTENTION_CORE = {"core_attn"}
-#: Megatron-Core recompute modules the step model counts beside the core: MLA's up projections (recompute_mla_up)
-COUNTED_MODULES = ATTENTION_CORE | {"mla_up_proj"}
+#: Megatron-Core recompute modules the step model counts beside the core, each by its flag recompute_<module> (MLA's
+#: up projections: recompute_mla_up; the rest symcomm.training.settings.RECOMPUTE_MODULES)
+MODULE_FLAGS = {"mla_up_proj": "recompute_mla_up", **{name: f"recompute_{name}" for name in RECOMPUTE_MODULES}}
+COUNTED_MODULES = ATTENTION_CORE | set(MODULE_FLAGS)
 
 
 def runs(role: str | None = None) -> list[dict]:
@@ -184,6 +187,8 @@ def words(run: dict) -> list[str]:
         # Megatron-Core's multi-token prediction as the recipe sets it (the row's model: mtp_num_layers; one layer
         # run at every depth where the recipe sets mtp_use_repeated_layer)
         w.update(mtp="shared" if run["model"].get("mtp_repeated") else 1, D_mtp=run["model"]["mtp_layers"])
+    if run["recompute"] == "selective":
+        w.update({MODULE_FLAGS[name]: 1 for name in sorted(set(run["recompute_modules"] or []) & set(MODULE_FLAGS))})
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
     w.update(_split(run) or {})

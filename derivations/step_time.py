@@ -177,6 +177,45 @@ BLOCK_RECOMPUTE = Derivation(
                   compute.micro_batch_compute(_BLOCK_RUNS["none"]).total,
                   name="no layer recomputing (L_rc → 0) is no recompute", source=MEGATRON_BLOCK_RECOMPUTE)))
 
+# Megatron-Core's recompute modules beside the attention core (settings.RECOMPUTE_MODULES): mlp and moe rerun their
+# layers' MLP side (flops.hardware_flops), moe_act frees the experts' activation output (memory.module_bytes)
+MEGATRON_RECOMPUTE_MODULES = ("Megatron-LM megatron/core/transformer/transformer_layer.py, moe/moe_layer.py, "
+                              "moe/experts.py at d98e8a64 (recompute_modules: mlp and moe tensor_parallel.checkpoint, "
+                              "moe_act and layernorm CheckpointWithoutOutput)")
+_MICRO_TOKENS = (s / c) * _S.b / (d * m)
+RECOMPUTE_MODULES = Derivation(
+    "Hardware FLOPs with Megatron-Core's recompute modules mlp and moe",
+    (Step(flops.hardware_flops(B, s, "none", gated=True, moe=True, modules=frozenset({"mlp", "moe"})),
+          "model FLOPs + every dense layer's MLP and every MoE layer's experts once more"),
+     Step(flops.model_flops(B, s, gated=True, moe=True)
+          + 6 * B * s * h * ((L - _S.L_moe) * F + _S.L_moe * (_S.k + _S.E_s) * _S.F_e),
+          "a gated MLP h → F → h is 3 matrices, 2 FLOPs per multiply-add: 6·h·F a token; each token through k routed "
+          "and E_s shared experts of width F_e")),
+    "FLOPs per iteration, B sequences of s tokens, gated MLPs, L_moe MoE layers of L, recompute otherwise none",
+    MEGATRON_RECOMPUTE_MODULES, lhs="hardware FLOPs, mlp and moe",
+    claims=(Claim(flops.hardware_flops(B, s, "none", gated=True, moe=True, modules=frozenset({"moe_act", "layernorm"})),
+                  flops.model_flops(B, s, gated=True, moe=True),
+                  name="moe_act and layernorm rerun no matmul: hardware FLOPs are model FLOPs",
+                  source=MEGATRON_RECOMPUTE_MODULES),
+            Claim(layer_activation_bytes("none", True, False, moe=True, gated=True)
+                  - layer_activation_bytes("none", True, False, moe=True, gated=True, modules=frozenset({"moe_act"})),
+                  _S.L_moe / L * _MICRO_TOKENS * _S.k * 2 * _S.F_e / t,
+                  name="moe_act keeps no routed row's activation output: 2·F_e bytes (bf16) for each of a token's k "
+                       "rows, over t, in the MoE layers' share",
+                  source=MEGATRON_RECOMPUTE_MODULES),
+            Claim(layer_activation_bytes("none", True, True, moe=True, gated=True)
+                  - layer_activation_bytes("none", True, True, moe=True, gated=True, modules=frozenset({"layernorm"})),
+                  _S.L_moe / L * _MICRO_TOKENS * 2 * h / t,
+                  name="layernorm keeps no pre-MLP norm output in an MoE layer: 2h bytes a token, /t with sequence "
+                       "parallelism (the TE spec fuses the other norms into their linears)",
+                  source=MEGATRON_RECOMPUTE_MODULES),
+            Claim(layer_activation_bytes("none", True, True, gated=True)
+                  - layer_activation_bytes("none", True, True, gated=True, modules=frozenset({"mlp"})),
+                  _MICRO_TOKENS * 18 * h / t,
+                  name="mlp keeps of a dense layer's MLP only its input: Korthikanti et al.'s MLP block less the norm's "
+                       "input and the dropout mask, 2 + 8 + 8 of its 21 sbh/t",
+                  source=MEGATRON_RECOMPUTE_MODULES)))
+
 # Transformer Engine's low-precision recipes keep a linear's quantized input for its weight gradient (memory.
 # saved_input_bytes): Korthikanti et al.'s 34 sbh/t with sequence parallelism, its four linears' inputs (QKV and FC1,
 # h wide, norm-fused; the attention output, h, and FC2, 4h, plain) at the bytes the recipe keeps
@@ -947,6 +986,12 @@ CHAPTER = Chapter(
      "recompute_mla_up (Megatron-Core's recompute module mla_up_proj) runs MLA's up projections again before the "
      "core's backward, in the recipe's precision, and keeps no Q, K, V (multi_latent_attention.py: "
      "CheckpointWithoutOutput). "
+     "recompute_moe_act, recompute_layernorm, recompute_mlp and recompute_moe (Megatron-Core's recompute modules "
+     "moe_act, layernorm, mlp, moe, derived above) keep less and run again, before the backward, what their "
+     "checkpoints free: the experts' activation (memory-bound, κ's forward passes over its bytes), the norms that are "
+     "their own module (the MoE layers' pre-MLP norm, MLA's input norm), a dense layer's MLP (its GEMMs in the "
+     "recipe's precision and, over t, its forward collectives), an MoE layer's MLP side (its experts' GEMMs, its "
+     "dispatch and combine); under a low precision the inputs they free are cast again. "
      "attention = mla counts DeepSeek's multi-head latent attention by its own projections and core (below), "
      "its activations by its own tensors (symcomm.training.memory.mla_attention_widths, derived here), its "
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
@@ -981,6 +1026,7 @@ CHAPTER = Chapter(
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
+                 RECOMPUTE_MODULES,
                  QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),

@@ -404,8 +404,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
-"w_half_expert": 2048.0
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -413,8 +413,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
-"w_half_expert": 2048.0
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -422,8 +422,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
-"w_half_expert": 2048.0
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -431,8 +431,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
-"w_half_expert": 2048.0
+"kappa": 6.25,
+"w_half_expert": 1802.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -445,9 +445,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
-"w_half_expert": 2048.0,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -456,9 +456,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
-"w_half_expert": 2048.0,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -467,9 +467,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
-"w_half_expert": 2048.0,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -478,9 +478,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
-"w_half_expert": 2048.0,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -492,9 +492,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
-"w_half_expert": 2048.0,
+"eta_fp8": 0.615,
+"kappa": 6.25,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -562,27 +562,27 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0
+"w_half_expert": 1802.24
 },
 "fp16": {
 "w_half": 295.34328358208955,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0
+"w_half_expert": 1802.24
 },
 "fp8": {
 "w_half": 295.34328358208955,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"kappa": 5.25,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0
+"w_half_expert": 1802.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -594,10 +594,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -605,10 +605,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_block": {
@@ -616,10 +616,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -627,10 +627,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -641,10 +641,10 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8111,
-"eta_fp8": 0.594,
-"kappa": 5.25,
+"eta_fp8": 0.615,
+"kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 2048.0,
+"w_half_expert": 1802.24,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -875,8 +875,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 880.64
+"kappa": 16.5,
+"w_half_expert": 778.24
 },
 "fp16": {
 "w_half": 312.5,
@@ -884,8 +884,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 880.64
+"kappa": 16.5,
+"w_half_expert": 778.24
 },
 "fp8": {
 "w_half": 312.5,
@@ -893,8 +893,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 880.64
+"kappa": 16.5,
+"w_half_expert": 778.24
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -907,9 +907,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 880.64,
+"eta_fp8": 0.5765,
+"kappa": 16.5,
+"w_half_expert": 778.24,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
@@ -918,9 +918,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 880.64,
+"eta_fp8": 0.5765,
+"kappa": 16.5,
+"w_half_expert": 778.24,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
@@ -929,9 +929,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 880.64,
+"eta_fp8": 0.5765,
+"kappa": 16.5,
+"w_half_expert": 778.24,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
@@ -940,9 +940,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 880.64,
+"eta_fp8": 0.5765,
+"kappa": 16.5,
+"w_half_expert": 778.24,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
@@ -951,9 +951,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"kappa": 15.75,
-"w_half_expert": 880.64,
-"eta_fp4": 0.532,
+"kappa": 16.5,
+"w_half_expert": 778.24,
+"eta_fp4": 0.5455,
 "peak_fp4": 1e+16
 },
 "fp8_delayed": {
@@ -962,9 +962,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7082,
-"eta_fp8": 0.5695,
-"kappa": 15.75,
-"w_half_expert": 880.64,
+"eta_fp8": 0.5765,
+"kappa": 16.5,
+"w_half_expert": 778.24,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -5442,7 +5442,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {},
 "title": "Hybrid layout (d, t, p, c, e)",
@@ -5589,7 +5593,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "zero": "0"
@@ -5737,7 +5745,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "framework": "deepspeed"
@@ -5886,7 +5898,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -6035,7 +6051,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_reduce": "per_micro_batch"
@@ -6184,7 +6204,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_dtype": "fp32"
@@ -6333,7 +6357,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "grad_dtype": "same"
@@ -6482,7 +6510,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "reshard_after_forward": "0"
@@ -6631,7 +6663,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "reshard_after_forward": "1"
@@ -6780,7 +6816,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp": "1"
@@ -6929,7 +6969,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp_regather": "0"
@@ -7078,7 +7122,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "sp_regather": "1"
@@ -7227,7 +7275,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "selective"
@@ -7376,7 +7428,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "full"
@@ -7526,7 +7582,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "op"
@@ -7680,7 +7740,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "recompute": "block"
@@ -7832,7 +7896,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "schedule": "gpipe"
@@ -7981,7 +8049,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "schedule": "interleaved",
@@ -8158,7 +8230,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "pipeline_split": "first_last"
@@ -8332,7 +8408,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "scatter_gather": "1"
@@ -8481,7 +8561,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "cp": "ulysses"
@@ -8630,7 +8714,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "cp": "ring_flash_attn"
@@ -8779,7 +8867,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "gqa": "1"
@@ -8928,7 +9020,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "attention": "mla"
@@ -9087,7 +9183,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "moe": "1"
@@ -9254,7 +9354,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "expert_tp": "1"
@@ -9403,7 +9507,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "alltoall_padded"
@@ -9552,7 +9660,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "deepep"
@@ -9701,7 +9813,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "dispatcher": "hybridep"
@@ -9850,7 +9966,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "2"
@@ -9999,7 +10119,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "4"
@@ -10148,7 +10272,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "8"
@@ -10297,7 +10425,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "16"
@@ -10446,7 +10578,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "32"
@@ -10595,7 +10731,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "64"
@@ -10744,7 +10884,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "128"
@@ -10893,7 +11037,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "router_groups": "256"
@@ -11042,7 +11190,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "mamba": "1"
@@ -11205,7 +11357,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "embeddings": "1"
@@ -11355,7 +11511,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "tied": "1"
@@ -11504,7 +11664,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "bf16",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "fp8_tp_gather": "0"
@@ -11653,7 +11817,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_tensor",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_tensor"
@@ -11802,7 +11970,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "mxfp8",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "mxfp8"
@@ -11951,7 +12123,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_block",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_block"
@@ -12100,7 +12276,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_rowwise",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_rowwise"
@@ -12249,7 +12429,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "nvfp4",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "nvfp4"
@@ -12398,7 +12582,11 @@ globalThis.SYMCOMM_CATALOG = {
 "precision": "fp8_delayed",
 "bf16_layers": "0",
 "recompute_mla_up": "0",
-"mtp": "0"
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "0",
+"recompute_moe": "0"
 },
 "changed": {
 "precision": "fp8_delayed"
@@ -12462,6 +12650,159 @@ globalThis.SYMCOMM_CATALOG = {
 "gpus"
 ],
 "file": "formulas/hybrid__precision_fp8_delayed.js",
+"step": {
+"params": [
+"h_kv",
+"V",
+"F"
+],
+"hardware": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"w_half_expert",
+"eta_attn",
+"eta_fa2"
+],
+"quantities": [
+"step_time",
+"compute_time",
+"comm_time",
+"exposed_comm_time",
+"bubble_time",
+"optimizer_time",
+"tokens_per_second",
+"mfu",
+"hfu",
+"model_flops",
+"hardware_flops",
+"memory_per_gpu",
+"comm_time_tp",
+"comm_time_cp",
+"comm_time_pp",
+"comm_time_dp",
+"exposed_comm_time_tp",
+"exposed_comm_time_cp",
+"exposed_comm_time_pp",
+"exposed_comm_time_dp",
+"memory_weights",
+"memory_gradients",
+"memory_optimizer",
+"memory_activations",
+"memory_dp_buckets",
+"bubble_fraction_of_step"
+],
+"file": "formulas/hybrid__step.js"
+}
+},
+{
+"ident": "hybrid__recompute_mlp_1",
+"kind": "strategy",
+"owner": "hybrid",
+"algorithm": "",
+"options": {
+"zero": "1",
+"framework": "megatron",
+"grad_reduce": "framework",
+"grad_dtype": "framework",
+"reshard_after_forward": "framework",
+"sp": "0",
+"sp_regather": "framework",
+"recompute": "none",
+"schedule": "1f1b",
+"pipeline_split": "even",
+"scatter_gather": "0",
+"cp": "ring",
+"gqa": "0",
+"attention": "mha",
+"moe": "0",
+"expert_tp": "tp",
+"dispatcher": "alltoall",
+"router_groups": "1",
+"router_group_topk": "1",
+"mamba": "0",
+"moe_latent": "0",
+"embeddings": "0",
+"tied": "0",
+"fp8_param_gather": "0",
+"fp8_tp_gather": "framework",
+"precision": "bf16",
+"bf16_layers": "0",
+"recompute_mla_up": "0",
+"mtp": "0",
+"recompute_moe_act": "0",
+"recompute_layernorm": "0",
+"recompute_mlp": "1",
+"recompute_moe": "0"
+},
+"changed": {
+"recompute_mlp": "1"
+},
+"title": "Hybrid layout (d, t, p, c, e) (recompute_mlp=1)",
+"summary": 109,
+"source": 110,
+"convention": 111,
+"requires": [],
+"params": [
+"Phi",
+"b",
+"s",
+"h",
+"G",
+"L",
+"m",
+"d",
+"t",
+"p",
+"c"
+],
+"times": [
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter"
+],
+"least": {
+"Phi": 1,
+"b": 1,
+"s": 1,
+"h": 1,
+"G": 1,
+"L": 1,
+"m": 1,
+"d": 1,
+"t": 1,
+"p": 1,
+"c": 1,
+"h_kv": 1,
+"V": 1,
+"F": 1
+},
+"start": {},
+"two_level": true,
+"spreads": false,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"alpha_inter",
+"beta_inter",
+"time",
+"bubble_fraction",
+"gpus"
+],
+"file": "formulas/hybrid__recompute_mlp_1.js",
 "step": {
 "params": [
 "h_kv",

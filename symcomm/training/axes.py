@@ -209,7 +209,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
-             recompute_gathers=False, gather_dtype="", blocks_per_layer=2) -> tuple[Term, ...]:
+             recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -222,7 +222,10 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     all-gathers, not its reduce-scatters, run again before the backward.  ``gather_dtype`` (SP only): the element type
     of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER).
     ``blocks_per_layer`` 1: a hybrid Mamba model's layers (mamba=1), each one block (attention, Mamba mixer, dense MLP:
-    an in_proj/QKV/FC1 column-parallel input and an out_proj/output/FC2 row-parallel output), its MoE layers none."""
+    an in_proj/QKV/FC1 column-parallel input and an out_proj/output/FC2 row-parallel output), its MoE layers none.
+    ``mlp_again``: the dense MLP blocks Megatron-Core's recompute module mlp runs again before their backward
+    (settings.RECOMPUTE_MODULES): their forward's collectives once more, FC1's all-gather and FC2's reduce-scatter
+    with SP, FC2's all-reduce without."""
     blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     out = []
@@ -236,6 +239,15 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         else:
             out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
+    if mlp_again is not None and not recompute:
+        if sp_on:
+            out.append(Term("all_gather", "ring", group, message / micro, mlp_again * micro,
+                            "sequence all-gather", groups, across, "tp", phase="forward recompute", dtype=gather_dtype))
+            out.append(Term("reduce_scatter", "ring", group, message / micro, mlp_again * micro,
+                            "sequence reduce-scatter", groups, across, "tp", phase="forward recompute"))
+        else:
+            out.append(Term("all_reduce", algorithm, group, message / micro, mlp_again * micro,
+                            "activation all-reduce", groups, across, "tp", phase="forward recompute"))
     if sp_on and recompute_gathers and not recompute:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "sequence all-gather", groups, across, "tp", phase="forward recompute", dtype=gather_dtype))

@@ -96,7 +96,7 @@ import sympy as sp
 
 from . import flops
 from .axes import data_schedule
-from .memory import MTP_SHARES, layer_activation_bytes, loss_kind, mtp_kind, scores
+from .memory import MTP_SHARES, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
@@ -531,6 +531,25 @@ def _width_sum(pairs: tuple) -> sp.Expr:
     return sum((2 * n * g.half_width * g.moved for g, n in pairs), sp.Integer(0))
 
 
+#: the GEMMs of :func:`layer_gemms` each recompute module runs again: mlp the dense MLP's, moe every GEMM of the MoE
+#: layer's MLP side (routed and shared experts, LatentMoE's projections)
+MODULE_GEMMS = {"mlp": ("FC1", "FC2"), "moe": ("expert FC", "shared expert FC", "MoE latent")}
+#: the linears whose input a module's checkpoint frees and which keep it unquantized under a low precision
+#: (set_save_original_input: moe/experts.py, moe/moe_layer.py set_for_recompute_pre_mlp_layernorm,
+#: transformer_layer.py at d98e8a64), cast again for their weight gradients
+MODULE_RECASTS = {"moe_act": ("expert FC2",), "layernorm": ("shared expert FC1", "MLA query", "MLA kv down")}
+
+
+def _module_gemm(name: str, modules) -> bool:
+    return any(name.startswith(prefix) for module in modules for prefix in MODULE_GEMMS.get(module, ()))
+
+
+def _recast(name: str, modules) -> bool:
+    # under moe the whole MoE layer is rerun, its casts with it (:data:`MODULE_GEMMS`)
+    return any(name == what for module in modules for what in MODULE_RECASTS.get(module, ())
+               if not ("moe" in modules and name.startswith(("expert", "shared"))))
+
+
 def attention_kind(run) -> str:
     """The attention the FLOP counts take for ``run``: its ``attention``, with q_width=heads multi-head
     attention's heads a·head_dim = h_q wide ("mha_q", symcomm.training.flops.query_width)."""
@@ -608,6 +627,13 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     # recompute_mla_up: every layer's MLA up projections once more before the core's backward, in the recipe's
     # precision (Megatron-Core's CheckpointWithoutOutput(fp8=...)), their inputs cast again under FP8
     up_pairs = [(g, layers) for g in mla_up_gemms(tokens)] if run.recompute_mla_up else []
+    # Megatron-Core's recompute modules (settings.RECOMPUTE_MODULES): the GEMMs a checkpoint runs again, in the
+    # recipe's precision (te_checkpoint runs the forward's FP8 linears), and the inputs cast again under a low
+    # precision: theirs, and those of the linears set to keep their original input (set_save_original_input: FC2
+    # under moe_act; under layernorm the shared experts' FC1 and MLA's down projections), quantized again for their
+    # weight gradients
+    module_pairs = [(g, n) for g, n in layer_pairs if _module_gemm(g.name, run.modules)]
+    recast_pairs = [(g, n) for g, n in gemms if _module_gemm(g.name, run.modules) or _recast(g.name, run.modules)]
     attention_layers = layers * L_att / L if run.mamba else layers
     counted = attention_layers * flops.attention_core(micro, s, kind) / (t * c)
     # causal attention: flash-attention kernels skip the score blocks above the diagonal, about half of the
@@ -637,7 +663,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
         extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
         extra = _width_term(shaped)
         forward = rest / rate + core_time + extra / rate + scan_time
-        again = again + (_summed(up_pairs, "flops") + _width_term(up_pairs)) / rate
+        again = again + (_summed(up_pairs + module_pairs, "flops") + _width_term(up_pairs + module_pairs)) / rate
         backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate + 2 * scan_time
     else:
         rate8 = low_rate(run.precision)
@@ -659,6 +685,10 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
                  "none": sp.Integer(0)}[run.recompute]
         if up_pairs:
             again = again + matmul_time(up_pairs, rate8) + cast_bytes(up_pairs, run.precision)[0] / hbm
+        if recast_pairs:
+            again = (again + matmul_time([(g, n) for g, n in module_pairs if g.fp8], rate8)
+                     + matmul_time([(g, n) for g, n in module_pairs if not g.fp8], rate)
+                     + cast_bytes(recast_pairs, run.precision)[0] / hbm)
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
@@ -668,6 +698,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     elif run.recompute == "selective" and not run.flash:
         touched = touched + sp.Rational(1, 3) * scores(micro) * layers
     memory_bound = kappa * touched / hbm
+    if run.modules:
+        # the modules' memory-bound forward (norms, activations, permutes) once more: the forward's third of κ's passes
+        # over the bytes they do not keep, counted at 2 bytes an element as ``touched``
+        backward += kappa * layers * module_bytes(run.modules, run.sp, run.attention, run.moe, run.gated,
+                                                  run.expert_tp, mamba=run.mamba, latent=run.moe_latent) / (3 * hbm)
     ring_forward, ring_backward = cp_ring_bytes(run, tokens, layers)
     # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
     forward += ring_forward / hbm

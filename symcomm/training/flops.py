@@ -331,12 +331,19 @@ def mtp_recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = Fals
 
 def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bool = False,
                    attention: str = "mha", schedule: str = "1f1b", mamba: bool = False, latent: bool = False,
-                   mla_up: bool = False, mtp: bool = False) -> sp.Expr:
+                   mla_up: bool = False, mtp: bool = False, modules=frozenset()) -> sp.Expr:
     """Model FLOPs + the recomputed forward: what the GPUs execute, what HFU divides.  ``mla_up``
     (recompute_mla_up): every layer's MLA up projections once more (:func:`mla_up_per_token`); ``mtp``: the
-    multi-token-prediction depths and what of them the recompute runs again (:func:`mtp_recomputed`)."""
+    multi-token-prediction depths and what of them the recompute runs again (:func:`mtp_recomputed`).  ``modules``
+    (symcomm.training.settings.RECOMPUTE_MODULES; recompute none or selective): mlp, every dense layer's MLP once
+    more; moe, every MoE layer's experts (the router's h × E left out, as the forward leaves it); moe_act and
+    layernorm rerun no matmul (the MTP depths' own layer left out of these counts)."""
     again = L * 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
     if mtp:
         again = again + mtp_recomputed(B, seq, recompute, gated, moe, attention, mamba, latent, mla_up)
+    if "mlp" in modules:
+        again += (L - L_moe if moe else L) * mlp(B, seq, F, gated)
+    if "moe" in modules and moe:
+        again += L_moe * expert_forward(B, seq, gated, latent)
     return (model_flops(B, seq, gated, moe, attention, mamba, latent, mtp)
             + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent) + again)

@@ -78,6 +78,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                        moe_layers=moe_layers, mla_layers=layers + mtp_runs if mla else 0,
                                        blocks_per_layer=1 if run.mamba else 2,
+                                       mlp_again=layers - moe_layers if "mlp" in run.modules else None,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute,
@@ -116,6 +117,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # LatentMoE: the dispatcher sends the tokens projected to h_lat (token_dispatcher.py: moe_latent_size or h)
     width = S.h_lat if run.moe_latent else h
     if moe:
+        # Megatron-Core's recompute module moe reruns the whole MoE layer, its dispatch and combine with it
+        recompute_moe = recompute or "moe" in run.modules
         tokens_h = replica_batch * local_seq * width / (t if sp_on else 1)
         # spanning nodes, k − 1 of a rank's e − 1 peers share its node (base.crossing.PEERS), its k the fewest
         # ranks of the EP group a node holds, the group's ranks 1 apart (expert_tp=1) or t apart
@@ -126,17 +129,17 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             # the group's r ranks on a node as the all-to-all's PEERS rule counts them (one NIC when unaligned)
             on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
             terms += flex_dispatch_terms(e, tokens_h / width, width, moe_layers, on_node, groups=n_gpus / e,
-                                         across=ep_across, micro=m, recompute=recompute,
+                                         across=ep_across, micro=m, recompute=recompute_moe,
                                          router=(run.router_groups, run.router_group_topk))
         else:
             terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
-                                               across=ep_across, micro=m, recompute=recompute),
+                                               across=ep_across, micro=m, recompute=recompute_moe),
                                       ep_inner, n_gpus / (e * ep_inner))
         if run.dispatcher != "alltoall_padded":
             # dropless: the counts reach the host before each MoE layer's dispatch (axes.DISPATCH_HOST_WAIT), over the
             # TPxEP group (the expert group and, with expert_tp = tp, its t ranks)
             terms += spread_over_nics(dispatch_count_terms(e * ep_inner, moe_layers, groups=n_gpus / (e * ep_inner),
-                                                           across=ep_across, micro=m, recompute=recompute),
+                                                           across=ep_across, micro=m, recompute=recompute_moe),
                                       1, n_gpus / (e * ep_inner))
         if sp_on and run.moe_latent:
             # the latent projections, duplicated on every TP rank, each see the rank's own s/t tokens: their weight
@@ -147,7 +150,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                             dtype=data.grad_dtype),), 1, c * d * p)
         if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * width
-            terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute, groups=n_gpus / t,
+            terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute_moe, groups=n_gpus / t,
                                                    across=spans(t, G), micro=m), 1, c * d * p)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather

@@ -26,7 +26,7 @@ from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
-from .settings import ADAM_STATE_BYTES
+from .settings import ADAM_STATE_BYTES, RECOMPUTE_MODULES
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
@@ -260,18 +260,60 @@ def mla_up_kept_bytes(micro) -> sp.Expr:
     return (s / c) * micro * (split - 2 * a * d_v) / t        # all it splits over t but the output projection's input
 
 
+def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False, gated: bool = True,
+                 expert_tp: str = "tp", saved: tuple = (2, 2), mamba: bool = False, latent: bool = False) -> sp.Expr:
+    """Bytes an average layer does not keep for the backward, per micro-batch and GPU, under Megatron-Core's recompute
+    ``modules`` (symcomm.training.settings.RECOMPUTE_MODULES), each the bytes this model counts for the tensors the
+    module's checkpoint frees (transformer_layer.py, moe/experts.py, moe/moe_layer.py at d98e8a64), in the layers that
+    run it (MoE layers L_moe/L of them, dense the rest):
+
+    * moe_act: the routed experts' activation output, FC2's input (a plain linear's saved bytes per F_e-wide row, k rows
+      a token, over t either way expert_tp splits it: :func:`expert_activation_bytes`); under a low-precision recipe
+      FC2 keeps its original input instead of a quantized copy (set_save_original_input), which the checkpoint frees;
+    * layernorm: the MoE layers' pre-MLP norm output (the router's, dispatcher's and shared experts' input: FC1's
+      input slot of Korthikanti's count, a norm-fused linear's saved bytes; 2 in a hybrid's MoE block) and with MLA
+      the input norm's output, the down projections' 2h (:func:`mla_attention_widths`), both h wide, /t with
+      sequence parallelism;
+    * mlp: a dense layer's MLP but its input (the checkpoint keeps it, the residual the norm reads): FC1's input, the
+      activation's 8sbh and FC2's input 4h (Korthikanti's MLP block, the dropout after it outside the checkpoint);
+    * moe: an MoE layer's MLP side but its input, the norm's output: the experts' rows and, as for mlp, the MLP block's
+      8sbh and 4h at FC2's saved bytes; in a hybrid's MoE block all but the norm's input and output."""
+    fused, plain = saved
+    tokens = (s / c) * (b / (d * m))
+    whole = 1 / t if sp_on else 1
+    moe_share = L_moe / L if moe else sp.Integer(0)
+    out = sp.Integer(0)
+    if "moe" in modules:
+        if mamba:
+            inner = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent)["moe"] - tokens * 4 * h * whole
+        else:
+            inner = expert_activation_bytes(gated, expert_tp, saved) + tokens * h * (8 + 4 * plain) / t
+        out += moe_share * inner
+    elif "moe_act" in modules:
+        out += moe_share * tokens * k * plain * F_e / t
+    if "layernorm" in modules:
+        out += moe_share * tokens * h * whole * (2 if mamba else fused)
+        if attention == "mla":
+            out += tokens * 2 * h * whole
+    if "mlp" in modules:
+        out += (1 - moe_share) * tokens * h * (fused * whole + (8 + 4 * plain) / t)
+    return out
+
+
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
-                           mamba: bool = False, latent: bool = False, mla_up: bool = False) -> sp.Expr:
+                           mamba: bool = False, latent: bool = False, mla_up: bool = False,
+                           modules=frozenset()) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
     of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
     keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
     (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`; ``compiled``:
     :func:`op_kept_widths`.  ``mamba``: a hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute
-    none or selective)."""
+    none or selective).  ``modules``: less :func:`module_bytes` (recompute none or selective)."""
+    dropped = module_bytes(modules, sp_on, attention, moe, gated, expert_tp, saved, mamba, latent) if modules else 0
     if mamba:
-        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent)
+        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent) - dropped
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
@@ -283,7 +325,12 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
         per_layer = per_layer - mla_up_kept_bytes(b / (d * m))
     if moe and recompute != "full":
         per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved)
-    return per_layer
+    return per_layer - dropped
+
+
+def modules_of(opts: dict) -> frozenset:
+    """The recompute modules of the hybrid's typed options (their recompute_<module> flags)."""
+    return frozenset(name for name in RECOMPUTE_MODULES if opts.get(f"recompute_{name}"))
 
 
 #: the block-kind shares that make a stage's average layer one MTP layer (symcomm.training.flops.mtp_depth_forward):
@@ -316,7 +363,7 @@ def mtp_activation_bytes(recompute: str, flash: bool, sp_on: bool, opts: dict, m
     layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                    opts.get("expert_tp", "tp"), torch_tp, "1f1b", saved,
                                    opts.get("torch_compiled", False), mamba, bool(opts.get("moe_latent")),
-                                   bool(opts.get("recompute_mla_up")))
+                                   bool(opts.get("recompute_mla_up")), modules_of(opts))
     blocks = 2 if mamba else 1
     wrapper = MTP_WRAPPER_BYTES * h * micro * s / c / (t if sp_on else 1)
     return D_mtp * (blocks * layer.xreplace(MTP_SHARES[mtp_kind(mamba, moe)]) + wrapper)
@@ -394,7 +441,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
-                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")))
+                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
+                                       modules_of(opts))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -463,7 +511,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
-                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")))
+                                       bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
+                                       modules_of(opts))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}

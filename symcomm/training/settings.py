@@ -210,6 +210,46 @@ def mtp_refusal(setting) -> str | None:
     return None
 
 
+#: Megatron-Core's selective recompute modules beside core_attn and mla_up_proj, each a flag recompute_<module> (its
+#: name in --recompute-modules): what each needs of the setting, in its refusal's words.  Only layers whose module
+#: exists run it (transformer_layer.py at d98e8a64: "mlp" only where the layer is not an MoE layer; "layernorm" only a
+#: norm that is not an IdentityOp, i.e. not fused into the next linear by the TE spec: the MoE layers' pre_mlp_layernorm
+#: and MLA's input_layernorm, gpt_layer_specs.py and models/hybrid/hybrid_layer_specs.py)
+RECOMPUTE_MODULES = {"moe_act": "moe=1",
+                     "layernorm": "moe=1 or attention=mla (the TE spec fuses every other norm into its linear)",
+                     "mlp": "mamba=0 (a hybrid Mamba model's dense MLP blocks are not counted)",
+                     "moe": "moe=1"}
+
+
+def _module_runs(setting, module: str) -> bool:
+    """Does ``setting`` hold layers that run ``module`` (:data:`RECOMPUTE_MODULES`' needs)?"""
+    if module == "layernorm":
+        return setting.moe or setting.attention == "mla"
+    if module == "mlp":
+        return not setting.mamba
+    return setting.moe
+
+
+def recompute_modules_refusal(setting) -> str | None:
+    """Why one of ``setting``'s recompute_<module> flags (:data:`RECOMPUTE_MODULES`) has no meaning, or None: each
+    needs its layers and a recompute that does not rerun the whole layer (Megatron-Core reads the modules only under
+    selective granularity; recompute=none here is that granularity without core_attn), and moe_act and layernorm a
+    recipe other than delayed scaling, which Megatron-Core refuses for them."""
+    for module, needs in RECOMPUTE_MODULES.items():
+        if not getattr(setting, f"recompute_{module}"):
+            continue
+        if setting.recompute not in ("none", "selective"):
+            return (f"recompute_{module}=1 needs recompute=none or selective (Megatron-Core's {module} module; "
+                    f"recompute={setting.recompute} reruns the whole layer)")
+        if not _module_runs(setting, module):
+            return f"recompute_{module}=1 needs {needs}: Megatron-Core's {module} module"
+        if module in ("moe_act", "layernorm") and setting.precision == "fp8_delayed":
+            # transformer_config.py at d98e8a64: "Delayed scaling does not support moe_act and layernorm recompute"
+            return (f"recompute_{module}=1 needs a precision other than fp8_delayed: Megatron-Core refuses the {module} "
+                    "module under delayed scaling")
+    return None
+
+
 def mamba_refusal(setting) -> str | None:
     """Why ``setting``'s mamba=1 has no meaning here, or None (:data:`MAMBA_FRAMEWORKS`, :data:`MAMBA_RECOMPUTE`)."""
     if setting.moe_latent and not (setting.mamba and setting.moe):
@@ -453,6 +493,20 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "(eh_proj), runs one layer of the model's last kind (MoE with moe=1; with mamba=1 an attention and an "
            "expert block, Nemotron 3 Super's '*E') and the shared output head and cross-entropy; 1 = each depth its "
            "own layer, shared = one layer run D_mtp times (mtp_use_repeated_layer); 0 = none"),
+    flag("recompute_moe_act", "moe=1, recompute none or selective, precision not fp8_delayed: 1 = Megatron-Core's "
+                              "recompute module moe_act: the routed experts' activation output is not kept and is made "
+                              "again from FC1's output before FC2's backward (moe/experts.py at d98e8a64: "
+                              "CheckpointWithoutOutput)"),
+    flag("recompute_layernorm", "moe=1 or attention=mla, recompute none or selective, precision not fp8_delayed: 1 = "
+                                "Megatron-Core's recompute module layernorm: the norms that are their own module (the "
+                                "MoE layers' pre-MLP norm, MLA's input norm) keep no output and run again before the "
+                                "backward (transformer_layer.py at d98e8a64: CheckpointWithoutOutput)"),
+    flag("recompute_mlp", "mamba=0, recompute none or selective: 1 = Megatron-Core's recompute module mlp: each dense "
+                          "layer's MLP keeps only its input and runs its forward again, GEMMs and tensor-parallel "
+                          "collectives, before its backward (transformer_layer.py at d98e8a64: tensor_parallel.checkpoint)"),
+    flag("recompute_moe", "moe=1, recompute none or selective: 1 = Megatron-Core's recompute module moe: each MoE layer "
+                          "keeps only its input and runs its forward again, dispatch and combine included, before its "
+                          "backward (moe/moe_layer.py at d98e8a64: tensor_parallel.checkpoint)"),
 )
 
 #: the step model's options beyond the hybrid strategy's (symcomm.training.steptime)
@@ -592,13 +646,17 @@ class RunSetting:
     bf16_layers: bool = False
     recompute_mla_up: bool = False
     mtp: str = "0"
+    recompute_moe_act: bool = False
+    recompute_layernorm: bool = False
+    recompute_mlp: bool = False
+    recompute_moe: bool = False
 
     def __post_init__(self):
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
-                   or mla_up_refusal(self) or mtp_refusal(self))
+                   or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self))
         if refused:
             raise InputError(refused)
 
@@ -611,6 +669,12 @@ class RunSetting:
     def forward_reruns(self) -> bool:
         """Does the forward re-run its collectives before the backward (full recompute)?"""
         return reruns_forward(self.recompute)
+
+    @property
+    def modules(self) -> frozenset:
+        """The recompute modules beside the attention core and MLA's up projections this setting runs again
+        (:data:`RECOMPUTE_MODULES`)."""
+        return frozenset(name for name in RECOMPUTE_MODULES if getattr(self, f"recompute_{name}"))
 
     @property
     def gathers_rerun(self) -> bool:

@@ -124,7 +124,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
         per_stage.update({f"stage_bytes_{part}_{kind}": x for part, x in memory[kind].items()})
     model = flops.model_flops(b, s, run.gated, run.moe, attention_kind(run), run.mamba, run.moe_latent, run.mtp_on)
     hardware = flops.hardware_flops(b, s, run.recompute, run.gated, run.moe, attention_kind(run), mamba=run.mamba,
-                                    latent=run.moe_latent, mla_up=run.recompute_mla_up, mtp=run.mtp_on)
+                                    latent=run.moe_latent, mla_up=run.recompute_mla_up, mtp=run.mtp_on,
+                                    modules=run.modules)
     key = tuple(sorted(run.texts().items()))
     return StepModel(key, _largest(compute), largest_comm, largest_exposed, bubble, _largest(optimizer), step, model,
                      hardware, {}, memory_total=_largest(totals), stages=per_stage)

@@ -248,7 +248,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  run.schedule,
                                                                  saved_input_bytes(framework, run.precision, run.sp),
                                                                  opts["torch_compiled"], run.mamba, run.moe_latent,
-                                                                 run.recompute_mla_up),
+                                                                 run.recompute_mla_up, run.modules),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 
@@ -256,7 +256,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     compute_total = m * compute_micro.total
     model = flops.model_flops(b, s, gated, moe, attention_kind(run), run.mamba, run.moe_latent, run.mtp_on)
     hardware = flops.hardware_flops(b, s, recompute, gated, moe, attention_kind(run), run.schedule, run.mamba,
-                                    run.moe_latent, run.recompute_mla_up, run.mtp_on)
+                                    run.moe_latent, run.recompute_mla_up, run.mtp_on, modules=run.modules)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
                      memory_total)

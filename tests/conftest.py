@@ -26,12 +26,15 @@ file is the only place that reads SYMCOMM_CI: tests call :func:`absent` (or carr
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import importlib.util
 import io
 import os
 import shutil
+import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,26 @@ def pytest_collection_modifyitems(config, items):
             return len(rank)
         return rank.get(name, len(rank))
     items.sort(key=order)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """Every test has run: leave this process so that its end cannot be interrupted.
+
+    Last of the hooks (the fixtures are torn down before it).  An xdist worker reports its results when this hook
+    returns (xdist's own wraps it), and the main process then asks it to end; execnet gives the worker 5 s to finish
+    and then sends it a SIGINT (execnet's gateway_base.py, ``_terminate_execution``: "execution ongoing after 5
+    secs").  What the worker still does then is pytest's own clean-up, five full garbage collections
+    (_pytest/unraisableexception.py) over every SymPy expression and compiled step model the worker still holds: on a
+    loaded 2-core machine more than 5 s, so the KeyboardInterrupt landed in whatever ran, seen as "Exception ignored
+    in ... gc_callback" (Hypothesis's) at the end of green runs, and the main process waited for the worker
+    meanwhile.  So: one collection here, while pytest's unraisable hook still reports what it finds, then that heap
+    frozen (gc.freeze: the later collections walk only what is made after it), and SIGINT ignored in a worker, whose
+    tests are all done (a hung worker is still ended: execnet exits it 10 s later)."""
+    gc.collect()
+    gc.freeze()
+    if os.environ.get("PYTEST_XDIST_WORKER") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def absent(why: str) -> None:

@@ -39,6 +39,14 @@ from pathlib import Path
 
 import pytest
 
+# SymPy keeps the last 1000 expressions it built and the answers about them (SYMPY_CACHE_SIZE, read when sympy is
+# first imported: after this file, before any test module); the suite builds the step models of every option
+# combination again and again, as build_docs.py and python -m symcomm.tools.codegen do, and sets what they set.
+# Paired runs (SymPy 1.14, 2026-12-03, -n 0, load 5-7): test_codegen, planner/test_plan, training/test_step_time and
+# test_hybridfast 167.6 s of CPU with 1000, 141.8 s with 20000.  The processes the tests start inherit it; a value in
+# the environment wins.
+os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
+
 IN_CI = os.environ.get("SYMCOMM_CI") == "1"
 #: the source tree, and the tests' own folder (tests/data, tests/tools): one spelling for every test, in
 #: whichever wing folder it stands (tests/<wing>/, tests/integration/)

@@ -26,15 +26,26 @@ file is the only place that reads SYMCOMM_CI: tests call :func:`absent` (or carr
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import importlib.util
 import io
 import os
 import shutil
+import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
+
+# SymPy keeps the last 1000 expressions it built and the answers about them (SYMPY_CACHE_SIZE, read when sympy is
+# first imported: after this file, before any test module); the suite builds the step models of every option
+# combination again and again, as build_docs.py and python -m symcomm.tools.codegen do, and sets what they set.
+# Paired runs (SymPy 1.14, 2026-12-03, -n 0, load 5-7): test_codegen, planner/test_plan, training/test_step_time and
+# test_hybridfast 167.6 s of CPU with 1000, 141.8 s with 20000.  The processes the tests start inherit it; a value in
+# the environment wins.
+os.environ.setdefault("SYMPY_CACHE_SIZE", "20000")
 
 IN_CI = os.environ.get("SYMCOMM_CI") == "1"
 #: the source tree, and the tests' own folder (tests/data, tests/tools): one spelling for every test, in
@@ -43,25 +54,29 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 
 
-#: the files that hold a worker longest (tens of seconds to a minute and a half each in CI, SYMCOMM_CI=1, on 2
-#: cores), longest first: the wall seconds their tests held a worker in one quiet CI-mode run (2026-12-02 18:24 UTC,
-#: the merged tree of that hour, load average under 1 before it: tests/tools/cpu_per_test.py's "wall", summed per
-#: file; the whole run 282 s on 2 workers, 450 s of CPU, the workers held 266 and 260 s).  Wall, not CPU: what the
-#: order balances is how long a worker is held, and a browser's or a rank server's processes (Chromium under
-#: chromedriver, the torch ranks forked from one server) hold it without counting in the worker's CPU (test_site:
-#: 35 s CPU, 69 s held).  Not asserted anywhere: only the order in which pytest-xdist's --dist loadfile hands whole
+#: the files that hold a worker longest (tens of seconds to a minute each in CI, SYMCOMM_CI=1, on 2 cores), longest
+#: first: the wall seconds their tests held a worker in one quiet CI-mode run (2026-12-02 18:24 UTC, the merged tree of
+#: that hour, load average under 1 before it: tests/tools/cpu_per_test.py's "wall", summed per file; the whole run 282 s
+#: on 2 workers, 450 s of CPU, the workers held 266 and 260 s).  Wall, not CPU: what the order balances is how long a
+#: worker is held, and a browser's or a rank server's processes (Chromium under chromedriver, the torch ranks forked
+#: from one server) hold it without counting in the worker's CPU (test_site: 35 s CPU, 69 s held).  The three codegen
+#: files (test_codegen.py split in three, 2026-12-03: it held one worker 95 s, a third of the run) are placed by their
+#: CPU in a CI-mode run of that day (cpu_per_test.py, self + children: 24.3, 22.9 and 18.8 s; the machine was shared,
+#: load 7-9, so its walls were three times the quiet ones and are not used) times the unsplit file's quiet wall per
+#: CPU second (95 / 78).  Not asserted anywhere: only the order in which pytest-xdist's --dist loadfile hands whole
 #: files to the workers, so that the long ones start first and the short ones fill in beside them; the rest follow in
-#: collection order.  The longest file (95 s) is a third of the run.  A file named here that no longer exists stops
-#: the run (pytest_collection_modifyitems below).
+#: collection order.  A file named here that no longer exists stops the run (pytest_collection_modifyitems below).
 LONGEST_FIRST = (
-    "integration/test_codegen.py",        # 95 s: five kernel families regenerated with SymPy, the kernels against
-                                          # the model
     "integration/test_site.py",           # 69 s (35 s CPU, the rest Chromium's): the page in headless Chromium
     "planner/test_plan.py",               # 43 s: the rows' eval commands among them
     "commands/test_fuzz_cli.py",          # 37 s: the CLI fuzz
     "integration/test_wheel.py",          # 34 s: a wheel, a venv, every subcommand and the docs build against it
+    "integration/test_codegen_moe.py",    # ~30 s: the MoE kernel families of width h regenerated with SymPy, their
+                                          # kernels against the model, the hash seed
+    "integration/test_codegen.py",        # ~28 s: the other three families, their kernels against the model
     "integration/test_readme_measure.py", # 24 s (1 s CPU here): the README's validate, torch ranks forked from one
                                           # server that imported torch once
+    "integration/test_codegen_rows.py",   # ~23 s: the planner's rows, two of them compiled with SymPy in the process
     "views/test_export.py",               # 23 s
     "integration/test_measure.py",        # 22 s: the gloo harness, its Ctrl-C and killed-parent runs
     "views/test_export_js.py",            # 20 s
@@ -90,6 +105,26 @@ def pytest_collection_modifyitems(config, items):
             return len(rank)
         return rank.get(name, len(rank))
     items.sort(key=order)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """Every test has run: leave this process so that its end cannot be interrupted.
+
+    Last of the hooks (the fixtures are torn down before it).  An xdist worker reports its results when this hook
+    returns (xdist's own wraps it), and the main process then asks it to end; execnet gives the worker 5 s to finish
+    and then sends it a SIGINT (execnet's gateway_base.py, ``_terminate_execution``: "execution ongoing after 5
+    secs").  What the worker still does then is pytest's own clean-up, five full garbage collections
+    (_pytest/unraisableexception.py) over every SymPy expression and compiled step model the worker still holds: on a
+    loaded 2-core machine more than 5 s, so the KeyboardInterrupt landed in whatever ran, seen as "Exception ignored
+    in ... gc_callback" (Hypothesis's) at the end of green runs, and the main process waited for the worker
+    meanwhile.  So: one collection here, while pytest's unraisable hook still reports what it finds, then that heap
+    frozen (gc.freeze: the later collections walk only what is made after it), and SIGINT ignored in a worker, whose
+    tests are all done (a hung worker is still ended: execnet exits it 10 s later)."""
+    gc.collect()
+    gc.freeze()
+    if os.environ.get("PYTEST_XDIST_WORKER") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def absent(why: str) -> None:

@@ -7,8 +7,8 @@ default flags: embeddings on the end stages, ring context parallelism, 2-byte el
 family one JSON file holding one graph of operations (:data:`symcomm.numbers.kernels.OPS`: add, mul, div, pow by a
 number, max, min, where, comparisons...), equal subexpressions one node shared by every combination, and per
 combination the nodes of every quantity the planner reports.  :mod:`symcomm.numbers.kernels` reads and runs those
-files with numpy alone: nothing read is executed as code, and ``tests/integration/test_codegen.py`` fails when the
-committed files differ from a fresh generation.
+files with numpy alone: nothing read is executed as code, and ``tests/integration/test_codegen.py`` (with
+``test_codegen_moe.py``) fails when the committed files differ from a fresh generation.
 
 The graph is built by walking the SymPy expressions in the order of their arguments (SymPy's canonical
 order, not a hash order), so the files are the same whatever ``PYTHONHASHSEED`` is.  In a product or a sum

@@ -35,7 +35,8 @@ def test_ci_runs_the_readme_test_command_verbatim():
 #: Use-block lines this file does not run, and why (each is checked elsewhere)
 LEFT_OUT = {
     # rewrites symcomm/planner/kerneldata/, committed data of the checkout it is installed from (an editable
-    # install); tests/integration/test_codegen.py runs the same generation and compares it with the committed files
+    # install); tests/integration/test_codegen.py and test_codegen_moe.py run the same generation and compare it with the
+    # committed files
     "python -m symcomm.tools.codegen": "rewrites committed files",
     # measures every evaluator for minutes on a shared machine; docs/speed.md holds the committed run
     "python -m symcomm.tools.bench": "slow",

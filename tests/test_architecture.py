@@ -180,7 +180,8 @@ SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.bits", "symcomm.base.crossing
               "symcomm.base.inputs", "symcomm.base.files", "symcomm.commands.runner", "symcomm.numbers", "symcomm.numbers.kernels",
               "symcomm.planner", "symcomm.planner.request", "symcomm.planner.layouts", "symcomm.planner.kernels",
               "symcomm.planner.search", "symcomm.planner.fold", "symcomm.planner.report",
-              "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.frameworks",
+              "symcomm.commands.plan", "symcomm.training.settings", "symcomm.training.megatron_features",
+              "symcomm.training.frameworks",
               # `symcomm eval` of a primitive (training.fasteval, its generated exact code, the words' rules)
               "symcomm.commands.evaluate", "symcomm.training.fasteval", "symcomm.training.primitive_data",
               "symcomm.training.words", "symcomm.numbers.exactops", "symcomm.presets",

@@ -19,6 +19,9 @@ from typing import Iterable, Mapping
 
 from . import frameworks as F
 from ..base.errors import InputError
+from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
+                                RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
+                                recompute_modules_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
@@ -159,112 +162,6 @@ def op_refusal(setting) -> str | None:
         return OP_REFUSED["attention"]
     if not setting.flash:
         return OP_REFUSED["flash"]
-    return None
-
-
-#: what mamba=1 counts: Megatron-Core's hybrid model (MambaMixer, its attention and MoE layers) with the recompute
-#: modes whose saved bytes are counted per block kind; a full or block recompute's working set, MLA, PyTorch's fsdp2
-#: (torchtitan has no Mamba layers) and DeepSpeed are not
-MAMBA_FRAMEWORKS = ("megatron", "megatron_fsdp")
-MAMBA_RECOMPUTE = ("none", "selective")
-
-
-def bf16_layers_refusal(setting) -> str | None:
-    """Why ``setting``'s bf16_layers=1 has no meaning, or None: under bf16 every layer is bf16 already."""
-    if setting.bf16_layers and setting.precision == "bf16":
-        return "bf16_layers=1 needs a low precision (precision other than bf16): under bf16 every layer is bf16"
-    return None
-
-
-def mla_up_refusal(setting) -> str | None:
-    """Why ``setting``'s recompute_mla_up=1 has no meaning, or None: it needs MLA, and a recompute that does not rerun
-    the whole layer."""
-    if setting.recompute_mla_up and (setting.attention != "mla" or setting.recompute not in ("none", "selective")):
-        return ("recompute_mla_up=1 needs attention=mla and recompute=none or selective (Megatron-Core's mla_up_proj "
-                "module; full recompute reruns the whole layer)")
-    return None
-
-
-#: the MTP settings: none; 1, each of the D_mtp depths its own layer (Megatron-Core's default); shared, one layer run
-#: D_mtp times (mtp_use_repeated_layer, Megatron-Bridge's Nemotron 3 Super recipe)
-MTP_KINDS = ("0", "1", "shared")
-#: the frameworks whose multi-token prediction the step model counts: Megatron-Core's MultiTokenPredictionBlock
-MTP_FRAMEWORKS = ("megatron", "megatron_fsdp")
-
-
-def mtp_refusal(setting) -> str | None:
-    """Why ``setting``'s mtp (multi-token prediction) has no meaning here, or None: it is Megatron-Core's, its depths
-    share the model's output head (embeddings=1), the hybrid's MTP block is counted as Nemotron 3 Super's '*E'
-    (an attention and an expert block: moe=1), and op recompute is torchtitan's."""
-    if setting.mtp == "0":
-        return None
-    if setting.framework not in MTP_FRAMEWORKS:
-        return (f"mtp={setting.mtp} with framework={setting.framework} is not modelled: multi-token prediction is "
-                f"Megatron-Core's; choose framework={' or '.join(MTP_FRAMEWORKS)} or mtp=0")
-    if not setting.embeddings:
-        return (f"mtp={setting.mtp} needs embeddings=1: each depth reads the embedding and the shared output head; "
-                "give embeddings=1 or mtp=0")
-    if setting.mamba and not setting.moe:
-        return (f"mtp={setting.mtp} with mamba=1 needs moe=1: the hybrid's MTP block is counted as Nemotron 3 Super's "
-                "'*E' (an attention block and an expert block); give moe=1 or mtp=0")
-    return None
-
-
-#: Megatron-Core's selective recompute modules beside core_attn and mla_up_proj, each a flag recompute_<module> (its
-#: name in --recompute-modules): what each needs of the setting, in its refusal's words.  Only layers whose module
-#: exists run it (transformer_layer.py at d98e8a64: "mlp" only where the layer is not an MoE layer; "layernorm" only a
-#: norm that is not an IdentityOp, i.e. not fused into the next linear by the TE spec: the MoE layers' pre_mlp_layernorm
-#: and MLA's input_layernorm, gpt_layer_specs.py and models/hybrid/hybrid_layer_specs.py)
-RECOMPUTE_MODULES = {"moe_act": "moe=1",
-                     "layernorm": "moe=1 or attention=mla (the TE spec fuses every other norm into its linear)",
-                     "mlp": "mamba=0 (a hybrid Mamba model's dense MLP blocks are not counted)",
-                     "moe": "moe=1"}
-
-
-def _module_runs(setting, module: str) -> bool:
-    """Does ``setting`` hold layers that run ``module`` (:data:`RECOMPUTE_MODULES`' needs)?"""
-    if module == "layernorm":
-        return setting.moe or setting.attention == "mla"
-    if module == "mlp":
-        return not setting.mamba
-    return setting.moe
-
-
-def recompute_modules_refusal(setting) -> str | None:
-    """Why one of ``setting``'s recompute_<module> flags (:data:`RECOMPUTE_MODULES`) has no meaning, or None: each
-    needs its layers and a recompute that does not rerun the whole layer (Megatron-Core reads the modules only under
-    selective granularity; recompute=none here is that granularity without core_attn), and moe_act and layernorm a
-    recipe other than delayed scaling, which Megatron-Core refuses for them."""
-    for module, needs in RECOMPUTE_MODULES.items():
-        if not getattr(setting, f"recompute_{module}"):
-            continue
-        if setting.recompute not in ("none", "selective"):
-            return (f"recompute_{module}=1 needs recompute=none or selective (Megatron-Core's {module} module; "
-                    f"recompute={setting.recompute} reruns the whole layer)")
-        if not _module_runs(setting, module):
-            return f"recompute_{module}=1 needs {needs}: Megatron-Core's {module} module"
-        if module in ("moe_act", "layernorm") and setting.precision == "fp8_delayed":
-            # transformer_config.py at d98e8a64: "Delayed scaling does not support moe_act and layernorm recompute"
-            return (f"recompute_{module}=1 needs a precision other than fp8_delayed: Megatron-Core refuses the {module} "
-                    "module under delayed scaling")
-    return None
-
-
-def mamba_refusal(setting) -> str | None:
-    """Why ``setting``'s mamba=1 has no meaning here, or None (:data:`MAMBA_FRAMEWORKS`, :data:`MAMBA_RECOMPUTE`)."""
-    if setting.moe_latent and not (setting.mamba and setting.moe):
-        return ("moe_latent=1 needs mamba=1 and moe=1: LatentMoE is counted on the hybrid Mamba models' MoE blocks "
-                "(Nemotron 3 Super); give moe_latent=0")
-    if not setting.mamba:
-        return None
-    if setting.framework not in MAMBA_FRAMEWORKS:
-        return (f"mamba=1 with framework={setting.framework} is not modelled: the hybrid Mamba layers are Megatron-Core's; "
-                f"choose framework={' or '.join(MAMBA_FRAMEWORKS)}")
-    if setting.recompute not in MAMBA_RECOMPUTE:
-        return (f"recompute={setting.recompute} with mamba=1 is not modelled (the hybrid's recompute working set per "
-                f"block kind is not counted); choose recompute={' or '.join(MAMBA_RECOMPUTE)}")
-    if setting.attention == "mla":
-        return "attention=mla with mamba=1 is not modelled: the hybrid's attention layers are multi-/grouped-query; give attention=mha"
     return None
 
 

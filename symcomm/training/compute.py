@@ -551,9 +551,8 @@ def _recast(name: str, modules) -> bool:
 
 
 def attention_kind(run) -> str:
-    """The attention the FLOP counts take for ``run``: its ``attention``, with q_width=heads multi-head
-    attention's heads a·head_dim = h_q wide ("mha_q", symcomm.training.flops.query_width)."""
-    return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
+    """The attention the FLOP counts take for ``run`` (symcomm.training.flops.kind_of_attention)."""
+    return flops.kind_of_attention(run.attention, run.q_width)
 
 
 def mtp_gemm(tokens) -> Gemm:

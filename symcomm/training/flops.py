@@ -42,6 +42,12 @@ NARAYANAN_FLOPS = ("Narayanan et al. 2021, Efficient Large-Scale Language Model 
 ATTENTIONS = ("mha", "mha_q", "mla")
 
 
+def kind_of_attention(attention: str, q_width) -> str:
+    """The attention kind the FLOP and parameter counts take: ``attention`` (mha or mla), with q_width=heads
+    multi-head attention's heads a·head_dim = h_q wide as "mha_q" (:func:`query_width`)."""
+    return "mha_q" if attention == "mha" and q_width == "heads" else attention
+
+
 def query_width(attention: str = "mha"):
     """The width of Q (and of the output projection's input) per token: h, or h_q = a·head_dim ("mha_q")."""
     return h_q if attention == "mha_q" else h
@@ -219,17 +225,17 @@ def mtp_parameters(gated: bool = False, moe: bool = False, attention: str = "mha
     token) and its MLP, or with ``moe`` the router h·E, the E_s shared experts and the latent projections 2·h·h_lat
     (``latent``) beside the E routed experts.  The embedding it reads is the model's (a copy on the last stage when
     p > 1: symcomm.training.memory)."""
-    up = 3 if gated else 2
-    if attention == "mla":
-        attention_weights = mla_projections_per_token() + q_lora + kv_lora
-    else:
-        attention_weights = h * (2 * query_width(attention) + 2 * h_kv)
+    def weights(forward_flops):
+        # a linear's weights are its multiply-adds per token: half its forward FLOPs of one token
+        return forward_flops / 2
+
+    attention_weights = weights(attention_projections(1, 1, attention)) + (q_lora + kv_lora if attention == "mla" else 0)
     dense = 2 * h * h + 3 * h + 2 * h + attention_weights
     if not moe:
-        return dense + up * h * F, sp.Integer(0)
+        return dense + weights(mlp(1, 1, F, gated)), sp.Integer(0)
     width = h_lat if latent else h
-    dense = dense + h * E + E_s * up * h * F_e + (2 * h * h_lat if latent else 0)
-    return dense, E * up * width * F_e
+    dense = dense + h * E + E_s * weights(mlp(1, 1, F_e, gated)) + (2 * h * h_lat if latent else 0)
+    return dense, E * weights(mlp(1, 1, F_e, gated)).xreplace({h: width})
 
 
 def forward(B, seq, gated: bool = False, moe: bool = False, attention: str = "mha", mamba: bool = False,

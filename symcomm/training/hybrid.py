@@ -179,7 +179,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += spread_over_nics(_mtp_terms(activation, replica_batch * local_seq, sp_on, regather, groups=c * d,
                                              across=spans(t, G)), 1, c * d * p)
     # the MTP layers' parameters on the last stage (mtp_shards: 0, 0 elsewhere and with mtp=0)
-    mtp_dense, mtp_experts = (mtp_shards(run.mtp, run.tied, run.gated, moe, flops_attention(run), run.mamba,
+    mtp_dense, mtp_experts = (mtp_shards(run.mtp, run.tied, run.gated, moe,
+                                         flops.kind_of_attention(run.attention, run.q_width), run.mamba,
                                          run.moe_latent, run.expert_tp) if mtp_here else (0, 0))
 
     # DP on the shard each GPU owns, over the d·c ranks that hold the same parameters
@@ -309,12 +310,6 @@ def stage_shard(dense, tied: bool, layers, kind: str) -> sp.Expr:
     in_phi = V * h * (1 if tied else 2)
     ends = 0 if kind == "middle" else V * h
     return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) * layers / L + ends) / t, True))
-
-
-def flops_attention(run) -> str:
-    """The attention kind the FLOP and parameter counts take (symcomm.training.compute.attention_kind's rule:
-    q_width=heads multi-head attention as "mha_q")."""
-    return "mha_q" if run.attention == "mha" and run.q_width == "heads" else run.attention
 
 
 def _mtp_terms(activation, tokens, sp_on, regather, groups, across) -> tuple[Term, ...]:

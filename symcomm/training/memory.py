@@ -374,8 +374,7 @@ def _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved, schedu
     the depths' activations (:func:`mtp_activation_bytes`, the micro-batches the last chunk holds: all m under GPipe,
     one else: its backward follows its forward)."""
     setting = opts.get("mtp", "0")
-    attention = "mha_q" if opts.get("attention", "mha") == "mha" and opts.get("q_width") == "heads" else \
-        opts.get("attention", "mha")
+    attention = flops.kind_of_attention(opts.get("attention", "mha"), opts.get("q_width"))
     dense, experts = mtp_shards(setting, bool(opts["tied"]), gated, moe, attention, bool(opts.get("mamba")),
                                 bool(opts.get("moe_latent")), opts.get("expert_tp", "tp"))
     if setting == "0":

@@ -8,10 +8,14 @@ module imports nothing of the package (settings.py re-exports its names).  SymPy
 from __future__ import annotations
 
 
+#: the frameworks that run Megatron-Core's own modules (its TE layer spec, hybrid model, MTP block): Megatron-LM's
+#: distributed optimizer and Megatron-FSDP (symcomm.training.frameworks)
+MEGATRON_CORE = ("megatron", "megatron_fsdp")
+
 #: what mamba=1 counts: Megatron-Core's hybrid model (MambaMixer, its attention and MoE layers) with the recompute
 #: modes whose saved bytes are counted per block kind; a full or block recompute's working set, MLA, PyTorch's fsdp2
 #: (torchtitan has no Mamba layers) and DeepSpeed are not
-MAMBA_FRAMEWORKS = ("megatron", "megatron_fsdp")
+MAMBA_FRAMEWORKS = MEGATRON_CORE
 MAMBA_RECOMPUTE = ("none", "selective")
 
 
@@ -35,7 +39,7 @@ def mla_up_refusal(setting) -> str | None:
 #: D_mtp times (mtp_use_repeated_layer, Megatron-Bridge's Nemotron 3 Super recipe)
 MTP_KINDS = ("0", "1", "shared")
 #: the frameworks whose multi-token prediction the step model counts: Megatron-Core's MultiTokenPredictionBlock
-MTP_FRAMEWORKS = ("megatron", "megatron_fsdp")
+MTP_FRAMEWORKS = MEGATRON_CORE
 
 
 def mtp_refusal(setting) -> str | None:

@@ -26,6 +26,7 @@ from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
+from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, RECOMPUTE_MODULES
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
@@ -122,7 +123,7 @@ def op_kept_widths(sp_on: bool, gated: bool = True, compiled: bool = False) -> t
 #: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
 #: TELayerNormColumnParallelLinear, the attention output and FC2 TERowParallelLinear, the experts TEGroupedLinear),
 #: which under a low-precision recipe keep their quantized input for the weight gradient (:func:`saved_input_bytes`)
-TE_LINEAR_FRAMEWORKS = ("megatron", "megatron_fsdp")
+TE_LINEAR_FRAMEWORKS = MEGATRON_CORE
 #: where Transformer Engine keeps a quantized input (NVIDIA/TransformerEngine at d0067d0d): module/linear.py
 #: _Linear.forward, ``saved_inputmat = inputmat`` (the quantized tensor, its row-wise data discarded: one copy);
 #: module/layernorm_linear.py, ``ln_out_to_save = ln_out``, whose row-wise data is kept too where the input is

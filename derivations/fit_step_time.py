@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import sympy as sp
@@ -304,17 +304,46 @@ def transferred_eta(system: str, reference_eta: float) -> tuple[float, str]:
                  f"{ratio:.4f} ({gemm.source}; {ref.source.split(': ', 1)[1]})")
 
 
+#: the part whose named runs determine eta_fp4 (GB200's NVFP4 rows: Llama 3 70B, Llama 3.1 405B, Nemotron 3 Super).
+#: B200 is the same Blackwell GPU (in an HGX B200 baseboard rather than beside a Grace CPU) with one NVFP4 run, which
+#: alone cannot determine its eta_fp4: there the FP4 share is held at this part's FP4-over-FP8 ratio times its own
+#: fitted eta_fp8 (:func:`transferred_eta_fp4`), so that eval answers NVFP4 there and the run, left out of the fit,
+#: is predicted by constants it did not set.
+FP4_REFERENCE = "gb200"
+
+
+def transferred_eta_fp4(system: str, own_eta_fp8: float, reference: dict) -> tuple[float, str]:
+    """(eta_fp4, why) for a part whose named runs leave eta_fp4 undetermined: ``own_eta_fp8`` (its fit without the
+    run that alone reads eta_fp4) times :data:`FP4_REFERENCE`'s fitted eta_fp4 over its fitted eta_fp8
+    (``reference``: its constants).  The ratio carries over what NVFP4's kernels (Transformer Engine's NVFP4 GEMMs,
+    their 1D/2D block scaling and random Hadamard transforms) keep of their peak against MXFP8's on the same die."""
+    ratio = reference["eta_fp4"] / reference["eta_fp8"]
+    eta = round(own_eta_fp8 * ratio, 4)
+    return eta, (f"held at {eta:g}, not fitted (one run alone reads it): this part's fitted eta_fp8 {own_eta_fp8:g} "
+                 f"(fitted without that run) times {FP4_REFERENCE}'s fitted eta_fp4 over eta_fp8, "
+                 f"{reference['eta_fp4']:g} / {reference['eta_fp8']:g} = {ratio:.4f} (the same Blackwell GPU, its "
+                 f"NVFP4 share fitted on {FP4_REFERENCE}'s NVFP4 runs)")
+
+
+def stored_fp4_reference() -> dict:
+    """:data:`FP4_REFERENCE`'s stored constants (symcomm/presets/hardware.json): what :func:`fit` carries over when
+    the reference is not fitted in the same run."""
+    return dict(published.hardware(FP4_REFERENCE).step_time)
+
+
 def stored_reference_eta() -> float:
     """The reference part's stored fitted eta (symcomm/presets/hardware.json): what :func:`fit` carries over when the
     reference is not fitted in the same run."""
     return float(dict(published.hardware(TRAINING_REFERENCE).step_time)["eta"])
 
 
-def fit(system: str, reference_eta: float | None = None) -> dict:
+def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | None = None) -> dict:
     """The fit of one hardware preset: its constants by name, ``fitted_on`` (the run ids), the in-sample
     ``mean_error`` and ``max_error`` (ratios), ``fit`` (the :class:`step_fit.StepFit`) and ``not_evaluated``
     (:func:`fitting_runs`); InputError when its runs cannot fit the constants.  ``reference_eta``: the eta of
-    :data:`TRAINING_REFERENCE` a part without its own carries over (default: the stored one)."""
+    :data:`TRAINING_REFERENCE` a part without its own carries over (default: the stored one); ``fp4_reference``:
+    the constants of :data:`FP4_REFERENCE` whose FP4-over-FP8 ratio a part with one NVFP4 run carries over (default:
+    the stored ones)."""
     runs, not_evaluated = fitting_runs(system)
     if not runs:
         raise InputError(f"no run marked for fitting on {system} evaluates"
@@ -327,6 +356,10 @@ def fit(system: str, reference_eta: float | None = None) -> dict:
     # 1.0 of peak on H100: a kernel benchmark beats a degenerate fit)
     published_attention = hw.published_attention()
     base = {**dict(hw.step_time), **published_attention}
+    if system != FP4_REFERENCE:
+        # a stored eta_fp4 off the reference is the last fit's transfer (transferred_eta_fp4), not a value of the part:
+        # the fit starts without it, as the first did, or it would hold its own output and take the run in
+        base.pop("eta_fp4", None)
     hold = {}         # held constant → why
     if hw.hbm_bytes_per_second:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
@@ -339,6 +372,21 @@ def fit(system: str, reference_eta: float | None = None) -> dict:
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
     found = step_fit.fit(runs, base, hold)
+    left_out = dict(found.left_out)
+    lone_fp4 = [run for run in runs if left_out.get(run.id, "").endswith("eta_fp4, which one run cannot determine")]
+    if lone_fp4 and system != FP4_REFERENCE and "eta_fp8" in found.constants:
+        # the run that alone reads eta_fp4 stays out of the fit (it would set the share it is judged by, and move
+        # the others' optimum) and is predicted at the share the reference part's ratio gives: a run no constant
+        # was fitted on, its error said beside why it is out
+        eta_fp4, why = transferred_eta_fp4(
+            system, found.constants["eta_fp8"], stored_fp4_reference() if fp4_reference is None else fp4_reference)
+        found = replace(found, constants={**found.constants, "eta_fp4": eta_fp4},
+                        held={**found.held, "eta_fp4": why})
+        for run in lone_fp4:
+            error = step_fit.errors_at([run], found.constants).signed_mean
+            left_out[run.id] += (f"; predicted at the held eta_fp4 {eta_fp4:g}: {run.measured_s * (1 + error):.3g} s "
+                                 f"against {run.measured_s:.3g} s measured, {100 * error:+.1f} %")
+        found = replace(found, left_out=left_out)
     return {**found.constants, "fitted_on": [row.id for row in found.rows], "mean_error": found.in_sample.mean,
             "max_error": found.in_sample.max, "fit": found, "not_evaluated": {**not_evaluated, **found.left_out}}
 
@@ -367,13 +415,24 @@ def report(fits: dict) -> list[str]:
             lines.append(f"  {name}: {why}")
         if f["not_evaluated"]:
             first = next(iter(f["not_evaluated"].items()))
-            lines.append(f"  {len(f['not_evaluated'])} modern runs marked fit do not evaluate and are left out "
+            lines.append(f"  {len(f['not_evaluated'])} modern runs marked fit are left out of the fit "
                          f"(first: {first[0]}: {first[1][:160]})")
         lines.append(_line("all runs", found.in_sample, found.leave_one_out))
         for key in ("source", "framework"):
             for label, (inside, out) in found.by(key).items():
                 lines.append(_line(f"{key} {label}"[:44], inside, out))
     return lines
+
+
+def _carried(found: dict) -> str:
+    """What a preset's source sentence adds for an eta_fp4 carried over (:func:`transferred_eta_fp4`): that it was not
+    fitted, from what, and how far off the one run that reads it is (eval prints the sentence beside the constants)."""
+    if "eta_fp4" not in found["fit"].held or "eta_fp4" not in found["fit"].constants:
+        return ""
+    said = [why.rsplit("; ", 1)[1] for why in found["not_evaluated"].values() if "at the held eta_fp4" in why]
+    return (f"; eta_fp4 {found['fit'].constants['eta_fp4']:g} not fitted (one run alone reads it): this part's eta_fp8 "
+            f"times {FP4_REFERENCE}'s fitted eta_fp4 over eta_fp8, the same GPU; that run, left out of the fit, "
+            + ("; ".join(said) if said else "not evaluated"))
 
 
 def main(argv=None) -> int:
@@ -399,11 +458,14 @@ def main(argv=None) -> int:
         print("memory per GPU against the printed: " + memory_summary(parts["memory"]))
         return 0
     fits, kept = {}, {}
-    for system in sorted(systems(), key=lambda name: name != TRAINING_REFERENCE):     # the reference first
+    # the references first: A100 hands its eta on, GB200 its FP4-over-FP8 ratio
+    for system in sorted(systems(), key=lambda name: (name != TRAINING_REFERENCE, name != FP4_REFERENCE, name)):
         try:
-            fits[system] = fit(system, fits[TRAINING_REFERENCE]["eta"] if TRAINING_REFERENCE in fits else None)
+            fits[system] = fit(system, fits[TRAINING_REFERENCE]["eta"] if TRAINING_REFERENCE in fits else None,
+                               fits[FP4_REFERENCE] if FP4_REFERENCE in fits else None)
         except InputError as err:     # too few runs to fit and to leave one out: the stored constants stay
             kept[system] = str(err)
+    fits = dict(sorted(fits.items()))
     print("\n".join(report(fits)))
     for system, why in kept.items():
         stored = dict(published.hardware(system).step_time)
@@ -433,7 +495,7 @@ def main(argv=None) -> int:
                            f"published_runs.json, bridge_runs_*.json, torchtitan_runs.json) by python -m "
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
-                           f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %")}
+                           f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %" + _carried(f))}
         _write_presets(store_check_errors(data, written["checks"]))
         RESULTS_JSON.write_text(json.dumps(written, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                 encoding="utf-8")

@@ -644,7 +644,8 @@ def _constants_table() -> Table:
         held_eta = " (held)" if "eta" in fitted[system].get("held", {}) else ""
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}{held_eta}",
                      f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—",
-                     f"{constants['eta_fp4']:g}" if "eta_fp4" in constants else "—", f"{constants.get('w_half', 0):g}",
+                     (f"{constants['eta_fp4']:g}" + (" (held)" if "eta_fp4" in fitted[system].get("held", {}) else ""))
+                     if "eta_fp4" in constants else "—", f"{constants.get('w_half', 0):g}",
                      f"{constants['kappa']:g}",
                      _attention_cell(fitted[system], constants), runs or "not refitted"))
     return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "eta_fp4", "w_half",
@@ -653,7 +654,9 @@ def _constants_table() -> Table:
                  caption=("eta: the share of the datasheet bf16 peak the bf16 matmuls reach at large shapes; eta_fp8: "
                           "the same for FP8 matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); "
                           "eta_fp4: for NVFP4 matmuls at the FP4 peak (— : no NVFP4 run fitted, precision=nvfp4 "
-                          f"refused){_fp4_determined_by(fitted)}; "
+                          f"refused; held: one run alone reads it, so not fitted but carried over as the part's fitted eta_fp8 "
+                          f"times another part's fitted eta_fp4 over eta_fp8, derivations/fit_step_time.py "
+                          f"transferred_eta_fp4){_fp4_determined_by(fitted)}; "
                           "w_half: the GEMM width at which a matmul reaches half that share (0: shape-independent); "
                           "kappa: HBM passes over each activation byte by the memory-bound kernels; eta_attn: the share "
                           "of the bf16 peak the flash-attention core reaches (— : left out, read as eta: no run fitted depends on "
@@ -976,7 +979,8 @@ CHAPTER = Chapter(
      "calibrate-step runs on a team's own measured runs; a constant only one run's prediction depends on is not "
      "fitted (that run alone would set it, and its leave-one-out fold would have nothing to set it with): held at "
      "the hardware's value, or, where it has none, the run is left out of the fit and said (B200's NVFP4 share, "
-     "which only Nemotron 3 Super's NVFP4 row reads); each fit reports its leave-one-out error (every run "
+     "which only Nemotron 3 Super's NVFP4 row reads: held at B200's fitted eta_fp8 times GB200's fitted eta_fp4 over "
+     "eta_fp8, the same Blackwell GPU, so that the row is predicted by constants it did not set, its error said); each fit reports its leave-one-out error (every run "
      f"predicted by the constants fitted without it) beside the in-sample one: on the A100 runs {_A100_LOO}. "
      "Mixtures of experts: each token through k routed and E_s shared experts (E_s = 0 allowed); a stage's "
      "FLOPs take its MoE layers in the model's proportion L_moe/L, an approximation where the recipe places the "

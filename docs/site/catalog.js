@@ -738,7 +738,15 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
-"error": "--hardware: hardware preset 'b200' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 281.25,
+"eta_attn": 0.444,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
+"eta_fp4": 0.4991,
+"peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 281.25,
@@ -842,7 +850,15 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
-"error": "--hardware: hardware preset 'b200-xdr' has no step_time eta_fp4, which precision=nvfp4 needs (the share of the FP4 peak its matmuls reach, fitted on FP4 runs: none is fitted for it yet); add step_time eta_fp4 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 281.25,
+"eta_attn": 0.444,
+"peak": 2250000000000000.0,
+"hbm": 8000000000000.0,
+"eta": 0.7566,
+"kappa": 5.5,
+"w_half_expert": 2375.68,
+"eta_fp4": 0.4991,
+"peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 281.25,

@@ -289,7 +289,7 @@ def _bound_words(args):
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
 _STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
-                         "h_q", *PEAK_NAMES))
+                         "h_q", "L_bf16", "d_ssm", "n_ssm", "g_ssm", "a_ssm", *PEAK_NAMES))
 
 
 @functools.lru_cache(maxsize=64)

@@ -48,7 +48,7 @@ def test_modern_runs_that_evaluate_are_fitted_and_the_others_said(monkeypatch):
     groups = found["fit"].by("source")
     assert list(groups) == ["megatron-bridge 99.01"] and groups["megatron-bridge 99.01"][0].runs == len(WORDS)
     text = "\n".join(fit_step_time.report({"h100": found}))
-    assert "2 modern runs marked fit do not evaluate" in text and "leave-one-out" in text
+    assert "2 modern runs marked fit are left out of the fit" in text and "leave-one-out" in text
 
 
 def test_a_preset_whose_runs_do_not_evaluate_is_not_fitted(monkeypatch):
@@ -161,3 +161,41 @@ def test_the_presets_check_errors_are_those_of_the_stored_check_runs():
     expected = fit_step_time.store_check_errors(json.loads(json.dumps(stored)), checked)
     assert stored == expected
     assert set(stored["systems"]["h100"]["step_time"]["checks"]) >= {"megatron", "fsdp2"}
+
+
+def test_a_lone_nvfp4_run_is_predicted_at_the_reference_parts_fp4_over_fp8_ratio(monkeypatch):
+    """One NVFP4 run on a part cannot fit its eta_fp4: it stays out of the fit, the share is carried over as the
+    part's fitted eta_fp8 times the reference part's eta_fp4/eta_fp8, and the run is predicted at it, said."""
+    from symcomm.measurement import step_fit
+
+    lone = step_fit.MeasuredRun("lone-nvfp4", None, 10.0)
+    first = step_fit.StepFit({"eta": 0.7, "eta_fp8": 0.5}, ("eta_fp8",), {}, step_fit.Errors.of([0.0]),
+                             step_fit.Errors.of([0.0]), (), {"lone-nvfp4": "only its prediction depends on eta_fp4, "
+                                                             "which one run cannot determine"})
+    seen = {}
+
+    def errors_at(runs, constants):
+        seen.update(runs=runs, constants=constants)
+        return step_fit.Errors.of([0.1])          # the stand-in prediction: 10 % slow
+
+    monkeypatch.setattr(fit_step_time, "fitting_runs", lambda s: ([lone], {}))
+    monkeypatch.setattr(fit_step_time.step_fit, "fit", lambda runs, base, hold: first)
+    monkeypatch.setattr(fit_step_time.step_fit, "errors_at", errors_at)
+    found = fit_step_time.fit("b200", fp4_reference={"eta_fp4": 0.6, "eta_fp8": 0.8})
+    # by hand: 0.5 · 0.6/0.8 = 0.375, and the run measured at 10 s is predicted at 11 s
+    assert found["eta_fp4"] == 0.375 and seen["constants"]["eta_fp4"] == 0.375 and seen["runs"] == [lone]
+    assert "0.6 / 0.8 = 0.7500" in found["fit"].held["eta_fp4"]
+    assert found["not_evaluated"]["lone-nvfp4"].endswith("predicted at the held eta_fp4 0.375: 11 s against 10 s "
+                                                         "measured, +10.0 %")
+    # on the reference part itself nothing is carried: its NVFP4 runs are its own to fit
+    assert "eta_fp4" not in fit_step_time.fit("gb200", fp4_reference={"eta_fp4": 0.6, "eta_fp8": 0.8})
+
+
+def test_the_stored_transfer_is_not_the_next_fits_base(monkeypatch):
+    # a second fit --write must start where the first did: B200's stored eta_fp4 is the last transfer, not a value of
+    # the part, so the base the fitting core gets has none (and the lone run is left out again, not fitted on)
+    from symcomm.presets import hardware
+
+    assert "eta_fp4" in dict(hardware("b200").step_time)
+    assert "eta_fp4" not in _held_base(monkeypatch, "b200")["base"]
+    assert "eta_fp4" in _held_base(monkeypatch, "gb200")["base"]

@@ -134,6 +134,19 @@ def test_bf16_layers_are_the_recipe_at_none_and_slower_with_more():
     assert times[0] < times[1] < times[2]
 
 
+def test_names_only_the_step_model_reads_are_not_said_unused():
+    # L_bf16 and the mixer's sizes change the step time (above; Nano's mixer by hand) but no collective: typed with
+    # --hardware they are used, and a note calling them unused would contradict the answer beside it
+    words = dict(model="llama3-8b", hardware="gb200", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, precision="mxfp8")
+    got = symcomm.evaluate("hybrid", **words, bf16_layers=1, L_bf16=8)
+    assert not [note for note in got.notes if "not used" in note]
+    nano = _eval(t=1, d=8, b=64, m=1)
+    for name, value in (("d_ssm", 2 * 4096), ("n_ssm", 64), ("g_ssm", 4), ("a_ssm", 32)):
+        wider = _eval(t=1, d=8, b=64, m=1, **{name: value})
+        assert not [note for note in wider.notes if "not used" in note], name
+        assert wider["step_time"] != nano["step_time"], name
+
+
 @pytest.mark.parametrize("words, named", [
     (dict(bf16_layers=True), "bf16_layers=1 needs a low precision"),
     (dict(moe_latent=True, moe=True), "moe_latent=1 needs mamba=1 and moe=1"),

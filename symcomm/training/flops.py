@@ -343,13 +343,16 @@ def hardware_flops(B, seq, recompute: str = "none", gated: bool = False, moe: bo
     multi-token-prediction depths and what of them the recompute runs again (:func:`mtp_recomputed`).  ``modules``
     (symcomm.training.settings.RECOMPUTE_MODULES; recompute none or selective): mlp, every dense layer's MLP once
     more; moe, every MoE layer's experts (the router's h × E left out, as the forward leaves it); moe_act and
-    layernorm rerun no matmul (the MTP depths' own layer left out of these counts)."""
+    layernorm rerun no matmul.  Each MTP depth's layer is a TransformerLayer of the same config, the decoder's last
+    kind (MoE where the model has MoE layers: :data:`MEGATRON_MTP`), so its module reruns too, as its time counts it
+    (symcomm.training.compute.mtp_setting keeps the modules)."""
     again = L * 2 * B * seq * mla_up_per_token() if mla_up and attention == "mla" else 0
+    depths = D_mtp if mtp else 0
     if mtp:
         again = again + mtp_recomputed(B, seq, recompute, gated, moe, attention, mamba, latent, mla_up)
     if "mlp" in modules:
-        again += (L - L_moe if moe else L) * mlp(B, seq, F, gated)
+        again += ((L - L_moe if moe else L) + (0 if moe else depths)) * mlp(B, seq, F, gated)
     if "moe" in modules and moe:
-        again += L_moe * expert_forward(B, seq, gated, latent)
+        again += (L_moe + depths) * expert_forward(B, seq, gated, latent)
     return (model_flops(B, seq, gated, moe, attention, mamba, latent, mtp)
             + recomputed(B, seq, recompute, gated, moe, attention, schedule, mamba, latent) + again)

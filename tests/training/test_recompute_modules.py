@@ -71,6 +71,18 @@ def test_moe_reruns_the_experts_and_the_dispatch():
     assert again["memory"]["activations"] < plain["memory"]["activations"]
 
 
+def test_the_mtp_depths_layer_reruns_its_module_too():
+    # DeepSeek-V3 with one MTP depth: its layer is a MoE TransformerLayer of the same config (the decoder's last kind),
+    # so recompute_moe reruns its experts as it reruns the 58 MoE layers': each token through k = 8 routed and 1
+    # shared expert, a gated 7168 → 2048 → 7168 (3 matrices, 2 FLOPs a multiply-add), once more for the b·s tokens
+    words = dict(model="deepseek-v3", hardware="h100", t=2, p=1, c=1, d=16, e=16, b=64, m=4, s=4096, sp=1,
+                 recompute="none", precision="fp8_tensor", expert_tp="1", mtp="1", D_mtp=1)
+    plain, again = _pair(words, recompute_moe=1)
+    assert again["hardware_flops"] - plain["hardware_flops"] == pytest.approx(
+        (58 + 1) * 9 * 6 * 64 * 4096 * 7168 * 2048, rel=1e-12)
+    assert again["model_flops"] == plain["model_flops"]
+
+
 @pytest.mark.parametrize("words, message", [
     (dict(recompute_moe_act=True), "recompute_moe_act=1 needs moe=1"),
     (dict(recompute_moe=True), "recompute_moe=1 needs moe=1"),

@@ -30,6 +30,7 @@ from ..base.crossing import crossing_of
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
+from .primitiveplan import printed
 from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
     units_of, value_text
 
@@ -312,10 +313,9 @@ def _resolved(args, entry: dict, payload: dict, said: tuple):
         # the general fill, for a point whose values or counts are not all ints
         return _document(name, entry, bound, constants, shown, point, dtype, given_values, rows, units)
 
-    from .primitiveplan import printed
-
-    return _Resolved(printed(entry, name, tuple(args.values), slots, dtype, bytes_per_element(dtype) if dtype else 1, rows,
-                             units, (_check, _weights, fill)), said)
+    scale = bytes_per_element(dtype) if dtype else 1
+    return _Resolved(printed(entry, name, tuple(args.values), slots, dtype, scale, rows, units,
+                             (_check, _weights, fill)), said)
 
 
 #: (an entry's label, the names given in order, --dtype) → their _Resolved, or _UNPLANNED: answered cold each call

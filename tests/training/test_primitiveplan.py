@@ -98,3 +98,20 @@ def test_the_ring_call_of_the_speed_goal_by_hand():
         assert got["time"] == float(exact)
         assert got["inputs"]["alpha"] == {"value": 5e-6, "unit": "s/message", "source": "typed"}
         assert got.notes == ()
+
+
+def test_counts_that_are_not_ints_go_to_the_general_fill(monkeypatch):
+    # reduce by Rabenseifner with the fold to 2^⌊log₂N⌋: its generated cost gives its counts as Fractions (whole ones,
+    # e.g. Fraction(2, 1) at N = M = 2), so the plan hands its bound values to the general fill (fasteval._document),
+    # which answers as SymPy does; a point refused by its rule never gets there
+    pair, names = ("reduce", "rabenseifner_fold"), ("M", "N", "alpha", "beta", "gamma")
+    first = dict(zip(names, (1024, 16, 1e-6, 1e-9, 0)))
+    assert _api(*pair, "fp32", None, first) == _sympy(*pair, "fp32", None, first)
+    filled = []
+    general = fasteval._document
+    monkeypatch.setattr(fasteval, "_document", lambda *a: filled.append(a[0]) or general(*a))
+    monkeypatch.setattr(fasteval, "_cold", lambda *_: pytest.fail("answered cold under names met before"))
+    for point in ((2, 2, 1e-6, 1e-9, 0), (8, 6, 0, 3, 2 ** -30), (12, 5, 1, 0.1, 7.5), (6, 8, 1e-6, 1e-9, 0)):
+        values = dict(zip(names, point))
+        assert _api(*pair, "fp32", None, values) == _sympy(*pair, "fp32", None, values), values
+    assert filled == ["reduce"] * 3, "the three points its rule takes (M = 6 is no multiple of 2^⌊log₂8⌋ = 8)"

@@ -21,9 +21,9 @@ from .words import PER_MESSAGE_NAMES, _parsed_float, _value
 WORDS = frozenset(("label", "kind", "name", "algorithm", "values", "unit", "dtype", "bytes_per_element", "time",
                    "inputs", "value", "source", "units", "_result_keys", "_extra_keys"))
 
-#: a rule kind's test on ints in line (fasteval._check's own test of them); anything else goes to _check itself
-_IN_LINE = {"power_of_two": "{x} >= 1 and not {x} & ({x} - 1)", "divides": "({x} == 0 or {y} % {x} == 0)",
-            "equals": "{x} == {y}", "at_least": "{x} >= {y}"}
+#: the primitives' rule kinds tested on ints in line (fasteval._check's own test of them); any other kind, or a value
+#: that is not an int, goes to _check itself, which refuses in the rule's words
+_IN_LINE = {"power_of_two": "{x} >= 1 and not {x} & ({x} - 1)", "divides": "({x} == 0 or {y} % {x} == 0)"}
 
 
 class _Constants:
@@ -90,7 +90,7 @@ def printed(entry: dict, name: str, typed: tuple, slots: tuple, dtype, scale: in
         for kind, _, has_y in entry["rules"]:
             x, y = f"r[{j}]", f"r[{j + 1}]"
             tests += [f"type({x}) is int"] + ([f"type({y}) is int"] if has_y else [])
-            tests.append(_IN_LINE[kind].format(x=x, y=y))
+            tests.append(_IN_LINE.get(kind, "False").format(x=x, y=y))     # a kind of its own: _check tests it
             j += 2 if has_y else 1
         lines += [f"if not ({' and '.join(tests)}):", f"    _check({k(entry)}, r)"]
     fields, names = entry["fields"], entry["coefficients"]

@@ -30,6 +30,7 @@ from ..base.crossing import crossing_of
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
+from .primitiveplan import printed
 from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
     units_of, value_text
 
@@ -213,7 +214,8 @@ def _time(entry: dict, counts, times: dict, scale: int, texts: dict):
     plain): Σ count × weight over the constants' common denominator — an int when whole, else the float nearest
     the exact sum (a quotient of Python ints is correctly rounded, as float() of the Fraction is)."""
     names = entry["coefficients"]
-    weights, den = _weights(names, tuple([texts[name] for name in names]), times, scale)
+    weights, den = _weights(names, tuple([texts[name] for name in names]), tuple([times[name] for name in names]),
+                            scale)
     num = 0
     for count, weight in zip(counts, weights):
         if type(count) is not int:
@@ -230,14 +232,16 @@ def _time(entry: dict, counts, times: dict, scale: int, texts: dict):
         return plain_exact(Fraction(num, den))     # its one refusal, in its words
 
 
-def _weights(names: tuple, texts: tuple, times: dict, scale: int) -> tuple:
+def _weights(names: tuple, texts: tuple, values: tuple, scale: int) -> tuple:
     """(each constant × the lcm of their denominators × bytes per element but for α, that lcm), once per the
-    constants' words and scale (the same words are the same exact numbers: ``_parsed``)."""
+    constants' words and scale (the same words are the same exact numbers: ``_parsed``); ``values``: those exact
+    numbers, in the order of ``names``."""
     key = (names, texts, scale)
     held = _WEIGHTS.get(key)
     if held is None:
-        den = math.lcm(*(1 if type(times[name]) is int else times[name].denominator for name in names))
-        held = (tuple(int(times[name] * den) * (1 if name in PER_MESSAGE_NAMES else scale) for name in names), den)
+        den = math.lcm(*(1 if type(value) is int else value.denominator for value in values))
+        held = (tuple(int(value * den) * (1 if name in PER_MESSAGE_NAMES else scale)
+                      for name, value in zip(names, values)), den)
         if len(_WEIGHTS) >= 256:
             _WEIGHTS.clear()
         _WEIGHTS[key] = held
@@ -253,7 +257,7 @@ def _answer(args, entry: dict) -> dict:
     given_values = getattr(args, "values", None)
     if given_values is None or args.hardware or not _NUMBERS.issuperset(map(type, given_values.values())):
         return _cold(args, entry)
-    # the Python API's plain numbers: the names' resolving (_Resolved) once per entry, names and dtype
+    # the Python API's plain numbers: the names' plan (_Resolved) once per entry, names and dtype
     key = (entry["label"], tuple(given_values), args.dtype)
     resolved = _RESOLVED.get(key)
     if resolved is None:
@@ -264,9 +268,9 @@ def _answer(args, entry: dict) -> dict:
             _RESOLVED.clear()
         _RESOLVED[key] = _resolved(args, entry, payload, tuple(said))
         return payload
-    values, times, shown, point = _read(entry, resolved.slots, given_values.values())
-    payload = _document(args, entry, values, times, shown, point, resolved.dtype, given_values, resolved.rows,
-                        resolved.units)
+    if resolved is _UNPLANNED:
+        return _cold(args, entry)
+    payload = resolved.answer(given_values)
     notes.extend(resolved.notes)
     return payload
 
@@ -277,29 +281,46 @@ _NUMBERS = frozenset((int, float))
 
 class _Resolved:
     """What a primitive's answer reads besides the numbers given, for the API's plain numbers under the same names
-    (aliases included, in order) and --dtype, without a hardware preset: each name's slot (_slots), the dtype
-    taken, the notes said, the inputs' rows and the units; the numbers are parsed, bounded and checked per call."""
+    (aliases included, in order) and --dtype, without a hardware preset: the plan's one printed function
+    (primitiveplan.printed: each name's slot, the dtype taken, the inputs' rows and the units held as its
+    constants) and the notes said; the numbers are parsed, bounded, checked and computed per call."""
 
-    __slots__ = ("slots", "dtype", "notes", "rows", "units")
+    __slots__ = ("answer", "notes")
 
-    def __init__(self, slots, dtype, said, rows, units):
-        self.slots, self.dtype, self.notes, self.rows, self.units = slots, dtype, said, rows, units
+    def __init__(self, answer, said):
+        self.answer, self.notes = answer, said
 
 
-def _resolved(args, entry: dict, payload: dict, said: tuple) -> "_Resolved":
+def _resolved(args, entry: dict, payload: dict, said: tuple):
     # resolved from the words alone (as _cold reads them; what it says, said already), held beside the answer
     texts, _ = given(args, ())
     typed = tuple(texts)
+    if "bw" in texts or "bw_inter" in texts:
+        # a bandwidth's β and its inputs' row are worded from its value (words._with_units): answered cold each call
+        return _UNPLANNED
     with notes.collected():
         texts, dtype, derived = _with_units(texts, args.dtype)
     values = [name for name in texts if name not in TIME_NAMES]
     times = [name for name in texts if name in TIME_NAMES]
     rows = _rows(None, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(times))
-    return _Resolved(_slots(entry, tuple(texts)), dtype, said, rows, tuple(payload["units"].items()))
+    slots = _slots(entry, tuple(texts))
+    if slots is None:
+        return _UNPLANNED
+    units = tuple(payload["units"].items())
+    name = args.name
+
+    def fill(bound, constants, shown, point, given_values):
+        # the general fill, for a point whose values or counts are not all ints
+        return _document(name, entry, bound, constants, shown, point, dtype, given_values, rows, units)
+
+    scale = bytes_per_element(dtype) if dtype else 1
+    return _Resolved(printed(entry, name, tuple(args.values), slots, dtype, scale, rows, units,
+                             (_check, _weights, fill)), said)
 
 
-#: (an entry's label, the names given in order, --dtype) → their _Resolved
+#: (an entry's label, the names given in order, --dtype) → their _Resolved, or _UNPLANNED: answered cold each call
 _RESOLVED: dict = {}
+_UNPLANNED = object()
 
 
 def _cold(args, entry: dict) -> dict:
@@ -313,17 +334,17 @@ def _cold(args, entry: dict) -> dict:
                                          gpus_per_node=_word(texts.get("G")))
     values, times, shown, point = _bind(entry, texts)
     rows = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(shown))
-    return _document(args, entry, values, times, shown, point, dtype, texts, rows, None)
+    return _document(args.name, entry, values, times, shown, point, dtype, texts, rows, None)
 
 
-def _document(args, entry: dict, values: dict, times: dict, shown: dict, point: list, dtype, texts: dict, rows,
+def _document(name: str, entry: dict, values: dict, times: dict, shown: dict, point: list, dtype, texts: dict, rows,
               units) -> dict:
     """The document of a primitive at its bound values (``rows``: the inputs' rows; ``units``: their (key, unit)
     pairs, or None to word them)."""
     got = entry["cost"](*point)
     fields = entry["fields"]
     scale, unit = (bytes_per_element(dtype), "bytes") if dtype else (1, "elements")
-    payload = {"label": entry["label"], "kind": "primitive", "name": args.name, "algorithm": entry["algorithm"],
+    payload = {"label": entry["label"], "kind": "primitive", "name": name, "algorithm": entry["algorithm"],
                "values": {key: value if type(value) is int else plain_exact(value) for key, value in values.items()},
                "unit": unit}
     if dtype:

@@ -163,7 +163,7 @@ def _api_text(name, algorithm, dtype, values):
 
 
 def test_the_apis_numbers_under_names_met_before_answer_as_the_sympy_path(monkeypatch):
-    # the API's plain numbers resolve their names once (fasteval._Resolved: slots, dtype, notes, rows, units); every
+    # the API's plain numbers resolve their names once (fasteval._Resolved: the plan's printed function, notes); every
     # later call under the same names, its own numbers parsed, bounded and checked, answers or refuses as the SymPy
     # path does for the same words.  Each group: its first call resolves, the rest must not take the cold path
     groups = [

@@ -36,15 +36,26 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         self.names = slot or {}       # each symbol as its parameter's name (NamedPrinting): printed as built
         self.quotients = 0            # the quotients printed so far: each names its own operands
 
-    def _quotient(self, top: str, bottom: str) -> str:
+    def _quotient(self, top: str, bottom: str, shown: bool = False) -> str:
         """``_div(top, bottom)`` in line (a call and its type tests cost more than the division): an int when the
         remainder is zero (ints, or Fractions whose quotient is whole: ``//`` is then exact), else a Fraction;
         by zero, ``_by_zero`` refuses as ``_div`` does.  Its operands are held in names of its own (a quotient
-        nested in its operands has others), each computed once."""
+        nested in its operands has others), each computed once.  ``shown``: a result the caller only shows
+        (plain_exact), so a quotient that is not whole is ``top / bottom`` itself: of two ints the correctly rounded
+        float plain_exact makes of their Fraction (no Fraction built to be turned into it), of a Fraction a
+        Fraction as before."""
         i = self.quotients
         self.quotients += 1
         n, d = f"_n{i}", f"_d{i}"
-        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else _F({n}, {d}))"
+        rest = f"{n} / {d}" if shown else f"_F({n}, {d})"
+        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else {rest})"
+
+    def shown(self, expr: sp.Expr) -> str:
+        """``expr`` as a result only shown (:meth:`_quotient`'s ``shown``): a quotient at its top as its shown
+        value, anything else as :meth:`doprint` prints it."""
+        if isinstance(expr, sp.Function) and expr.func.__name__ == "_q":
+            return self._quotient(self._print(expr.args[0]), self._print(expr.args[1]), shown=True)
+        return self.doprint(expr)
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")
@@ -226,10 +237,12 @@ def compiled_many(exprs: tuple):
     return _function(result, params, body), symbols
 
 
-def many_text(exprs: tuple):
+def many_text(exprs: tuple, shown: range = range(0)):
     """(the returned tuple's text, the parameters, the body's lines, the argument symbols) of
     :func:`compiled_many`'s function, or None when an expression has no exact code; the generated modules
-    print the same text (``tools.hybridgen``)."""
+    print the same text (``tools.hybridgen``).  ``shown``: the positions of results the caller only shows
+    (``plain_exact``): a quotient at the top of one that is not whole is its float there (of ints), never a
+    Fraction (:meth:`_ExactPrinter.shown`)."""
     symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
@@ -242,7 +255,7 @@ def many_text(exprs: tuple):
         printer = _ExactPrinter(slot)
         lines = [f"    try:\n        {temp} = {printer.doprint(value)}\n"
                  f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err)\n" for temp, value in replacements]
-        texts = [printer.doprint(r) for r in reduced]
+        texts = [printer.shown(r) if i in shown else printer.doprint(r) for i, r in enumerate(reduced)]
     except NotExact:
         return None
     return "(" + "".join(f"{text}, " for text in texts) + ")", params, "".join(lines), symbols

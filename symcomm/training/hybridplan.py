@@ -157,7 +157,9 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         lines.append((name, k(name), shown(number)))
     if times:
         lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
-    lines += [(name, k(name), f"_pe(g[{e0 + i}])") for i, name in enumerate(sheet["extras"])]
+    # an extra is shown by plain_exact, or is a float the generated code showed already (a quotient not whole)
+    lines += [(name, k(name), f"(_x if type(_x := g[{e0 + i}]) is float else _pe(_x))")
+              for i, name in enumerate(sheet["extras"])]
     # each term's row made from its words (a copy of one mapping, its four numbers set in their places): half its
     # keys are words, and a copy is one pass where a display inserts key by key
     terms, made = [], []

@@ -487,10 +487,14 @@ def _plan(args, data, said: tuple):
     return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said)
 
 
-def _exact_whole(got: tuple, whole: bool, e0: int, e1: int) -> bool:
+def _exact_whole(got: tuple, whole: bool, e0: int, e1: int, ints: bool = False) -> bool:
     """Whether a plan's values (``whole``) and its sheet's numbers ``got`` but the extras (``got[e0:e1]``, shown by
     plain_exact either way, or floats the generated code showed already) are all ints, so shown as they are without
-    a test each; NotExact where a number of the exact code is not exact."""
+    a test each; NotExact where a number of the exact code is not exact.  ``ints``: the values are ints and the
+    generated sheet's last number says it made no Fraction and met no value without an exact answer (its numbers
+    are then ints, the extras ints or floats): whole, nothing tested."""
+    if ints and int in _INT:
+        return True
     # ints throughout, the common case, found by summing each side of the extras: a sum of ints is an int, and a
     # Fraction makes it one (a term with no exact value raises NotExact), where a test of each number's type costs
     # a call each; the exact code makes ints and Fractions only, but what is not an int is tested by type as before

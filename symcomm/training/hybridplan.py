@@ -95,11 +95,13 @@ def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
                                                        for value, j in zip(step_point, step_at)) + "))")
     # each number as a local of its own (g<i>, q<i>): one unpacking, then a name read per use where g[i] is three
     # instructions (a whole answer reads some 150 of them); a count other than the data's refuses (ValueError)
-    lines.append("(" + "".join(f"g{i}, " for i in range(int(_digits(fill[1]["bounds"][-1][1])))) + ") = g")
+    # the generated sheet's numbers and, last, its flag (0: every number an int but the extras: hybridgen)
+    last = int(_digits(fill[1]["bounds"][-1][1]))
+    lines.append("(" + "".join(f"g{i}, " for i in range(last + 1)) + ") = g")
     lines.append("(" + "".join(f"q{i}, " for i in range(len(fill[9][0]["names"]))) + ") = q")
     e0, e1 = fill[1]["bounds"][2]
     weights, den = _weights(fill[3], fill[5])
-    lines.append(f"if _exact(g, w, {_digits(e0)}, {_digits(e1)}):")
+    lines.append(f"if _exact(g, w, {_digits(e0)}, {_digits(e1)}, w and not g{last}):")
     lines += ["    " + line for line in _document(k, *fill, hardware, weights, True)]
     lines += _document(k, *fill, hardware, weights, False)
     parameters = "".join(f", _k{i}=None" for i in range(len(k.values)))

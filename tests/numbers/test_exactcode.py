@@ -108,6 +108,28 @@ def test_a_result_only_shown_is_its_float_where_its_quotient_is_not_whole():
         f(1, 0)
 
 
+def test_a_flagged_bundle_says_whether_it_made_anything_but_ints():
+    # many_text(flagged=True) (the hybrid's generated sheets): one number more, last, 0 where the code made no Fraction
+    # and met no value without an exact answer (then ints given, ints out), 1 otherwise, the numbers as without it
+    M, p = sp.Symbol("M", integer=True, positive=True), sp.Symbol("p", integer=True, positive=True)
+    shared = M / (p - 1)        # read twice: hoisted, computed whatever the branch
+
+    def made(exprs):
+        result, params, body, _ = exactcode.many_text(exprs, flagged=True)
+        namespace = dict(exactcode._HELPERS)
+        exec(f"def f({', '.join(params)}):\n{body}    return {result}\n", namespace)
+        return namespace["f"]
+
+    f = made((sp.Piecewise((shared, p > 1), (0, True)), sp.Piecewise((shared + 1, p > 1), (M, True))))
+    assert f(12, 3) == (6, 7, 0)                                   # by hand: 12/2 = 6, 6 + 1; all whole
+    assert f(5, 3) == (Fraction(5, 2), Fraction(7, 2), 1)          # 5/2, 5/2 + 1: Fractions made
+    # p = 1: the hoisted 12/0 has no value (kept as _Unusable): flagged, though no branch taken reads it
+    assert f(12, 1) == (0, 12, 1)
+    g = made((M + sp.Rational(1, 2), M + 1))                       # a rational constant: a Fraction made
+    assert g(6) == (Fraction(13, 2), 7, 1)
+    assert made((M + 1, 2 * M))(6) == (7, 12, 0)
+
+
 def test_a_product_with_a_branch_that_is_a_quotient_is_whole_where_the_product_divides():
     # 6·x·(1/y if y > 1 else 1): the product is taken inside each branch, so 6·4/8 = 3 is the int 3 (not the
     # Fraction 3/1 that 6·4·(1/8) would leave), 6·1/4 = 3/2 stays a Fraction, and the other branch is 6·x

@@ -32,10 +32,13 @@ def add(text: str, *, restates_default: bool = False) -> None:
 
 
 def extend(held) -> None:
-    """Add the notes ``held`` (Notes said before) under :func:`add`'s rule, each note itself: a Note is immutable,
-    so the one said before serves again (a warm API call says its plan's notes without building them anew)."""
+    """Add the notes ``held`` (Notes said before: one collection's, so each text once) under :func:`add`'s rule,
+    each note itself: a Note is immutable, so the one said before serves again (a warm API call says its plan's
+    notes without building them anew)."""
     bucket = _BUCKET.get()
-    if bucket is not None:
+    if bucket is not None and not bucket:
+        bucket.extend(held)     # nothing said yet, and ``held``, one collection's, says each text once
+    elif bucket is not None:
         for note in held:
             if _unsaid(bucket, note.text):
                 bucket.append(note)

@@ -30,21 +30,37 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
     # the symbols' own float printing (CeilLog2._pythoncode) is not exact: only this class's methods print
     printmethod = "_symcomm_exactcode"
 
-    def __init__(self, slot: dict | None = None):
+    def __init__(self, slot: dict | None = None, flagged: bool = False):
         super().__init__({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": False,
                           "order": "none"})
         self.names = slot or {}       # each symbol as its parameter's name (NamedPrinting): printed as built
         self.quotients = 0            # the quotients printed so far: each names its own operands
+        self.flagged = flagged        # many_text's ``flagged``: what may make a number that is not an int sets _z
 
-    def _quotient(self, top: str, bottom: str) -> str:
+    def _made(self, call: str) -> str:
+        # a call that may make a number that is not an int (a Fraction), flagged where asked (many_text)
+        return f"((_z := 1) and {call})" if self.flagged else call
+
+    def _quotient(self, top: str, bottom: str, shown: bool = False) -> str:
         """``_div(top, bottom)`` in line (a call and its type tests cost more than the division): an int when the
         remainder is zero (ints, or Fractions whose quotient is whole: ``//`` is then exact), else a Fraction;
         by zero, ``_by_zero`` refuses as ``_div`` does.  Its operands are held in names of its own (a quotient
-        nested in its operands has others), each computed once."""
+        nested in its operands has others), each computed once.  ``shown``: a result the caller only shows
+        (plain_exact), so a quotient that is not whole is ``top / bottom`` itself: of two ints the correctly rounded
+        float plain_exact makes of their Fraction (no Fraction built to be turned into it), of a Fraction a
+        Fraction as before."""
         i = self.quotients
         self.quotients += 1
         n, d = f"_n{i}", f"_d{i}"
-        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else _F({n}, {d}))"
+        rest = f"{n} / {d}" if shown else self._made(f"_F({n}, {d})")
+        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else {rest})"
+
+    def shown(self, expr: sp.Expr) -> str:
+        """``expr`` as a result only shown (:meth:`_quotient`'s ``shown``): a quotient at its top as its shown
+        value, anything else as :meth:`doprint` prints it."""
+        if isinstance(expr, sp.Function) and expr.func.__name__ == "_q":
+            return self._quotient(self._print(expr.args[0]), self._print(expr.args[1]), shown=True)
+        return self.doprint(expr)
 
     def _print_Float(self, expr):
         raise NotExact("a float in the expression")
@@ -53,14 +69,14 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         return str(int(expr))
 
     def _print_Rational(self, expr):
-        return f"_F({int(expr.p)}, {int(expr.q)})"
+        return self._made(f"_F({int(expr.p)}, {int(expr.q)})")
 
     def _print_Pow(self, expr, rational=False):
         base, exp = expr.args
         if not exp.is_Integer:
             if exp.is_number:
                 raise NotExact("a power that is not whole")
-            return f"_pow({self._print(base)}, {self._print(exp)})"    # 2**⌈log₂N⌉: whole at run time
+            return self._made(f"_pow({self._print(base)}, {self._print(exp)})")    # 2**⌈log₂N⌉: whole at run time
         if exp < 0:
             return self._quotient("1", f"{self.parenthesize(base, 60)}**{-int(exp)}")
         return f"{self.parenthesize(base, 60)}**{int(exp)}"
@@ -226,10 +242,15 @@ def compiled_many(exprs: tuple):
     return _function(result, params, body), symbols
 
 
-def many_text(exprs: tuple):
+def many_text(exprs: tuple, shown: range = range(0), flagged: bool = False):
     """(the returned tuple's text, the parameters, the body's lines, the argument symbols) of
     :func:`compiled_many`'s function, or None when an expression has no exact code; the generated modules
-    print the same text (``tools.hybridgen``)."""
+    print the same text (``tools.hybridgen``).  ``shown``: the positions of results the caller only shows
+    (``plain_exact``): a quotient at the top of one that is not whole is its float there (of ints), never a
+    Fraction (:meth:`_ExactPrinter.shown`).  ``flagged``: one number more, last, ``_z``: 0 where the code made no
+    Fraction (no quotient that is not whole, no rational constant, no ``_pow``) and no subexpression went without an
+    exact value (:class:`_Unusable`), so that ints given, every number but the shown ones is an int (a caller then
+    tests none of them); 1 otherwise, where the numbers are as without it."""
     symbols = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=_cli_name))
     params = [f"_a{i}" for i in range(len(symbols))]
     slot = dict(zip(symbols, params))
@@ -239,12 +260,17 @@ def many_text(exprs: tuple):
         taken = set(params)
         temps = (sp.Symbol(f"_t{i}") for i in itertools.count() if f"_t{i}" not in taken)
         replacements, reduced = sp.cse(bodies, symbols=temps, optimizations=None, order="none")
-        printer = _ExactPrinter(slot)
+        printer = _ExactPrinter(slot, flagged)
+        unusable = "\n        _z = 1" if flagged else ""
         lines = [f"    try:\n        {temp} = {printer.doprint(value)}\n"
-                 f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err)\n" for temp, value in replacements]
-        texts = [printer.doprint(r) for r in reduced]
+                 f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err){unusable}\n"
+                 for temp, value in replacements]
+        texts = [printer.shown(r) if i in shown else printer.doprint(r) for i, r in enumerate(reduced)]
     except NotExact:
         return None
+    if flagged:
+        lines.insert(0, "    _z = 0\n")
+        texts.append("_z")
     return "(" + "".join(f"{text}, " for text in texts) + ")", params, "".join(lines), symbols
 
 

@@ -38,9 +38,9 @@ regenerate after any change to the training wing's formulas, the step model or t
 ``SUBJECTS``: per hybrid option set (its option words, sorted) what eval reads of the subject — the names it
 needs, their least values, its rules (kind, message, the names read, x and y as exact code), its presets' link
 rule, its label and typed options, and per (bytes per element, timed) its sheet: one exact function over ``int``
-and ``Fraction`` (arguments: ``arguments``, by name) and the words of its rows.  ``STEPS``: per (bytes per
-element, the step model's options, sorted) its quantities as float code and its report's words.  Read by
-:mod:`symcomm.training.hybridfast`.
+and ``Fraction`` (arguments: ``arguments``, by name; the extras, only shown, a float where a quotient is not whole;
+one number more, last: 0 where every other is an int but for Fractions given) and the words of its rows.  ``STEPS``: per (bytes per element, the step model's options, sorted) its quantities as
+float code and its report's words.  Read by :mod:`symcomm.training.hybridfast`.
 """
 
 from __future__ import annotations
@@ -152,8 +152,12 @@ class _Printer:
         sheets, live_sheets = {}, {}
         for scale in (2,):
             exprs, bounds, fields, coefficients, extras = sheet._sheet(target, scale, True, True)
-            made = many_text(tuple(exprs))
-            if made is None or len(bounds) != 5:
+            if len(bounds) != 5:
+                return False
+            # the extras are only shown (hybridfast: plain_exact): a quotient that is not whole there is its float
+            # and flagged: a last number, 0 where the sheet's numbers are ints throughout (hybridfast tests none)
+            made = many_text(tuple(exprs), shown=range(*bounds[2]), flagged=True)
+            if made is None:
                 return False
             result, params, body, symbols = made
             code, live = self.function(f"sheet{scale}", key, f"def __NAME__({', '.join(params)}):\n{body}    return {result}\n")

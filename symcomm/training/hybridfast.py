@@ -189,10 +189,10 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
     if sheet is None:
         raise Fallback("no generated sheet at this scale")
     got = sheet["function"](*[values[name] for name in sheet["arguments"]])
-    for number in got:
-        if type(number) is not int and type(number) is not Fraction:
-            raise NotExact("not an exact number")
     (f0, f1), (c0, _), (e0, e1), (t0, t1), (a0, _) = sheet["bounds"]
+    for i, number in enumerate(got):
+        if type(number) is not int and type(number) is not Fraction and not (e0 <= i < e1 and type(number) is float):
+            raise NotExact("not an exact number")
     result = {key: number if key in PER_MESSAGE_NAMES else number * scale
               for key, number in zip(sheet["fields"], got[f0:f1])}
     position = {name: i for i, name in enumerate(times)}
@@ -203,7 +203,8 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
         weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
         result["time"] = summed_time(tuple(position[name] for name in sheet["coefficients"]), got[c0:], weights, den)
-    extras = {key: plain_exact(number) for key, number in zip(sheet["extras"], got[e0:e1])}
+    extras = {key: number if type(number) is float else plain_exact(number)     # a float: shown already
+              for key, number in zip(sheet["extras"], got[e0:e1])}
     terms = []
     for i, (label, axis, primitive, algorithm, own, dtype) in enumerate(sheet["terms"]):
         group, message, count, send = got[t0 + 4 * i: t0 + 4 * i + 4]
@@ -350,10 +351,11 @@ def warm(args) -> dict | None:
     if plan is None or plan is _ONCE:
         return None
     try:
-        payload = _planned(plan, args.values)
+        payload = plan.answer(args.values)
     except _REFUSED as err:
         raise Fallback(str(err)) from None
-    notes.extend(plan.notes)
+    if plan.notes:
+        notes.extend(plan.notes)
     return payload
 
 
@@ -369,11 +371,11 @@ def _plan_key(args):
     given_values = getattr(args, "values", None)
     if given_values is None or args.name != "hybrid":
         return None
-    words = _option_words()
     parts = [args.model, args.hardware, args.dtype, getattr(args, "backend", None),
-             getattr(args, "algorithm", None), getattr(args, "model_config", None)]
-    for name, value in given_values.items():
-        parts.append((name, value_text(value)) if name in words else name)
+             getattr(args, "algorithm", None), getattr(args, "model_config", None), tuple(given_values)]
+    # the names in order, then each option word's text by its name (a few of them: no loop over every name)
+    for name in sorted((_OPTION_WORDS or _option_words()).intersection(given_values)):
+        parts.append(value_text(given_values[name]))
     return tuple(parts)
 
 
@@ -391,7 +393,10 @@ _OPTION_WORDS = None
 
 
 class _Plan:
-    """One call's answer resolved but for its numbers (see above): read by :func:`_planned`."""
+    """One call's answer resolved but for its numbers (see above): ``answer(given_values)``, the plan's one printed
+    function (:mod:`symcomm.training.hybridplan`), gives eval_payload's document for the API's keyword values under
+    the plan's names, each parsed and bounded, the rules checked, the sheet and the step model computed; read by
+    :func:`warm`."""
 
     __slots__ = ("answer", "notes")
 
@@ -402,6 +407,8 @@ class _Plan:
 
 #: what the exact code's numbers are (an int, else a Fraction)
 _EXACT = frozenset((int, Fraction))
+#: what the generated code's extras are (an exact number, or a quotient that is not whole as the float it shows)
+_SHOWN = _EXACT | {float}
 _INT = frozenset((int,))
 #: plan key → its _Plan (None: a call of these names that is not planned; _ONCE: answered once, not yet planned)
 _PLANS: dict = {}
@@ -480,25 +487,22 @@ def _plan(args, data, said: tuple):
     return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said)
 
 
-def _planned(plan: _Plan, given_values: dict) -> dict:
-    """eval_payload's document by ``plan`` for the numbers ``given_values`` (the API's keyword values under the
-    plan's names): each parsed and bounded, the rules checked, the sheet and the step model computed and the document
-    filled, its hardware's words included, by the plan's one printed function."""
-    return plan.answer(given_values)
-
-
-def _exact_whole(got: tuple, whole: bool, e0: int, e1: int) -> bool:
+def _exact_whole(got: tuple, whole: bool, e0: int, e1: int, ints: bool = False) -> bool:
     """Whether a plan's values (``whole``) and its sheet's numbers ``got`` but the extras (``got[e0:e1]``, shown by
-    plain_exact either way) are all ints, so shown as they are without a test each; NotExact where a number of the
-    exact code is not exact."""
+    plain_exact either way, or floats the generated code showed already) are all ints, so shown as they are without
+    a test each; NotExact where a number of the exact code is not exact.  ``ints``: the values are ints and the
+    generated sheet's last number says it made no Fraction and met no value without an exact answer (its numbers
+    are then ints, the extras ints or floats): whole, nothing tested."""
+    if ints and int in _INT:
+        return True
     # ints throughout, the common case, found by summing each side of the extras: a sum of ints is an int, and a
     # Fraction makes it one (a term with no exact value raises NotExact), where a test of each number's type costs
     # a call each; the exact code makes ints and Fractions only, but what is not an int is tested by type as before
+    if not _SHOWN.issuperset(map(type, got[e0:e1])):
+        raise NotExact("not an exact number")
     if whole and int in _INT and type(sum(got[:e0])) is int and type(sum(got[e1:])) is int:
-        if not _EXACT.issuperset(map(type, got[e0:e1])):
-            raise NotExact("not an exact number")
         return True
-    if not _EXACT.issuperset(map(type, got)):
+    if not (_EXACT.issuperset(map(type, got[:e0])) and _EXACT.issuperset(map(type, got[e1:]))):
         raise NotExact("not an exact number")
     return False
 

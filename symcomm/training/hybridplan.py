@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..base.inputs import MAX_VALUE
-from ..numbers.exactops import plain_exact, shown_quotient, summed_time
+from ..numbers.exactops import plain_exact, summed_time
 from .words import PER_MESSAGE_NAMES, _value
 
 #: the keys every answer has, the one text a plan's printed code holds: the program's words, never data's
@@ -22,8 +22,8 @@ WORDS = frozenset(("label", "kind", "name", "hybrid", "options", "values", "unit
                    "send", "stage", "axes", "value", "source", "inputs", "units", "_result_keys", "_extra_keys",
                    "time_is"))
 
-#: a rule kind's test on two ints r[0] = x ≠ 0 and r[1] = y in line (hybridfast._holds' own test of them)
-_IN_LINE = {"divides": "r[1] % r[0] == 0", "equals": "r[0] == r[1]"}
+#: a rule kind's test on two ints u0 = x ≠ 0 and u1 = y in line (hybridfast._holds' own test of them)
+_IN_LINE = {"divides": "u1 % u0 == 0", "equals": "u0 == u1"}
 
 
 class _Constants:
@@ -84,29 +84,35 @@ def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
     for kind, positions, check in rules:
         got = f"{k(check)}({', '.join(f'x{j}' for j in positions)})"
         if kind in _IN_LINE:        # two ints, x not zero, tested in line; anything else by holds itself
-            lines += [f"r = {got}",
-                      f"if not ({_IN_LINE[kind]} if type(r[0]) is int and type(r[1]) is int and r[0] else "
-                      f"_holds({k(kind)}, *r)):"]
+            lines += [f"u0, u1 = {got}",
+                      f"if not ({_IN_LINE[kind]} if type(u0) is int and type(u1) is int and u0 else "
+                      f"_holds({k(kind)}, u0, u1)):"]
         else:
             lines.append(f"if not _holds({k(kind)}, *{got}):")
         lines.append("    raise _fallback(_broken)")
     lines.append(f"g = {k(sheet)}({', '.join(f'x{j}' for j in sheet_at)})")
     lines.append(f"q = _numbers({k(step)}(" + ", ".join(k(value) if j is None else f"float(x{j})"
                                                        for value, j in zip(step_point, step_at)) + "))")
+    # each number as a local of its own (g<i>, q<i>): one unpacking, then a name read per use where g[i] is three
+    # instructions (a whole answer reads some 150 of them); a count other than the data's refuses (ValueError)
+    # the generated sheet's numbers and, last, its flag (0: every number an int but the extras: hybridgen)
+    last = int(_digits(fill[1]["bounds"][-1][1]))
+    lines.append("(" + "".join(f"g{i}, " for i in range(last + 1)) + ") = g")
+    lines.append("(" + "".join(f"q{i}, " for i in range(len(fill[9][0]["names"]))) + ") = q")
     e0, e1 = fill[1]["bounds"][2]
     weights, den = _weights(fill[3], fill[5])
-    lines.append(f"if _exact(g, w, {_digits(e0)}, {_digits(e1)}):")
+    lines.append(f"if _exact(g, w, {_digits(e0)}, {_digits(e1)}, w and not g{last}):")
     lines += ["    " + line for line in _document(k, *fill, hardware, weights, True)]
     lines += _document(k, *fill, hardware, weights, False)
     parameters = "".join(f", _k{i}=None" for i in range(len(k.values)))
     source = ("def _answer(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None, _exact=None, "
-              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _sh=None, _mv=None, _cp=None{parameters}):\n    "
+              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _mv=None, _cp=None{parameters}):\n    "
               + "\n    ".join(lines) + "\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridplan>", "exec"), namespace)   # names, indices and WORDS only
     answer = namespace["_answer"]
     answer.__defaults__ = (MAX_VALUE, _value, holds, fallback, "a rule broken", exact, numbers, tuple(weights), den,
-                           plain_exact, summed_time, shown_quotient, hardware[0], dict.copy, *k.values)
+                           plain_exact, summed_time, hardware[0], dict.copy, *k.values)
     return answer
 
 
@@ -137,9 +143,11 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
 
     def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
-        if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line
-            total = " + ".join(f"g[{start + i}] * {k(weights[at])}" for i, at in enumerate(positions)) or "0"
-            return f"_sh({total}, _d)"
+        if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line, and
+            # shown_quotient's rule in line (an int when whole, else the correctly rounded float; a quotient beyond
+            # the float range raises OverflowError, a refusal, so the general path refuses it in its words)
+            total = " + ".join(f"g{start + i} * {k(weights[at])}" for i, at in enumerate(positions)) or "0"
+            return f"(_s // _d if not (_s := {total}) % _d else _s / _d)"
         return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
                "else _pe(_x))"
 
@@ -153,11 +161,13 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
              ("unit", w("unit"), w("bytes")), ("dtype", w("dtype"), k(dtype)),
              ("bytes_per_element", w("bytes_per_element"), n(scale))]
     for i, name in enumerate(sheet["fields"]):
-        number = f"g[{f0 + i}]" if name in PER_MESSAGE_NAMES else f"g[{f0 + i}] * {n(scale)}"
+        number = f"g{f0 + i}" if name in PER_MESSAGE_NAMES else f"g{f0 + i} * {n(scale)}"
         lines.append((name, k(name), shown(number)))
     if times:
         lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
-    lines += [(name, k(name), f"_pe(g[{e0 + i}])") for i, name in enumerate(sheet["extras"])]
+    # an extra is shown by plain_exact, or is a float the generated code showed already (a quotient not whole)
+    lines += [(name, k(name), f"(_x if type(_x := g{e0 + i}) is float else _pe(_x))")
+              for i, name in enumerate(sheet["extras"])]
     # each term's row made from its words (a copy of one mapping, its four numbers set in their places): half its
     # keys are words, and a copy is one pass where a display inserts key by key
     terms, made = [], []
@@ -165,15 +175,15 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         g = t0 + 4 * i
         words = {"label": label, "axis": axis, "collective": primitive, "algorithm": algorithm, "group": 0,
                  "message": 0, "count": 0, "send": 0, **dtype_entry}
-        made += [f"r{i} = _cp({k(words)})", f"r{i}[{w('group')}] = {shown(f'g[{g}]')}",
-                 f"r{i}[{w('message')}] = {times_own(f'g[{g + 1}]', own)}",
-                 f"r{i}[{w('count')}] = {shown(f'g[{g + 2}]')}", f"r{i}[{w('send')}] = {times_own(f'g[{g + 3}]', own)}"]
+        made += [f"r{i} = _cp({k(words)})", f"r{i}[{w('group')}] = {shown(f'g{g}')}",
+                 f"r{i}[{w('message')}] = {times_own(f'g{g + 1}', own)}",
+                 f"r{i}[{w('count')}] = {shown(f'g{g + 2}')}", f"r{i}[{w('send')}] = {times_own(f'g{g + 3}', own)}"]
         terms.append(f"r{i}")
     lines.append(("terms", w("terms"), "[" + ", ".join(terms) + "]"))
     axes, a = [], a0
     pick = f"(0 if x{at['p']} == 1 else 1 if x{at['p']} == 2 else 2)" if "p" in at else "2"
     for name, coefficients, words in sheet["axes"]:
-        row = [f"{w('send')}: {shown(f'g[{a}] * {n(scale)}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
+        row = [f"{w('send')}: {shown(f'g{a} * {n(scale)}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
         if times:
             counts = tuple(position[n] for n in coefficients)
             row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")
@@ -198,13 +208,13 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
     # payload.update adds it: a key the document has already (options, units) keeps its place and takes the report's
     step, where, unit_keys, busiest = report
     pick = f"(0 if int(float(x{at['p']})) == 1 else 1)" if busiest is None else str(busiest)
-    reported = [(key, k(key), f"q[{where[key]}]") for key in unit_keys]
-    reported += [(part, k(part), "{" + ", ".join(f"{k(short)}: q[{where[name]}]" for short, name in step[of]) + "}")
+    reported = [(key, k(key), f"q{where[key]}") for key in unit_keys]
+    reported += [(part, k(part), "{" + ", ".join(f"{k(short)}: q{where[name]}" for short, name in step[of]) + "}")
                  for part, of in (("comm_time_per_axis", "comm"), ("exposed_comm_time_per_axis", "exposed"),
                                   ("memory", "memory"))]
     reported += [("memory_stage", k("memory_stage"), f"dict({k(step['memory_stage'])})"),
                  ("bubble_fraction_of_step", k("bubble_fraction_of_step"),
-                  f"q[{where['bubble_time']}] / q[{where['step_time']}]"),
+                  f"q{where['bubble_time']} / q{where['step_time']}"),
                  ("units", w("units"), f"dict({k(step['units'])})"),
                  ("busiest_stage", k("busiest_stage"), f"dict({k(step['busiest'])}[{pick}])"),
                  ("options", w("options"), f"dict({k(step['options'])})"),
@@ -225,7 +235,7 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
             place[key] = len(lines)
             lines.append((key, text, code))
     body = made + ([] if len(axes) > 1 else [axes_text])     # computed all the same: its refusals are the answer's
-    body.append(f"_v = _mv(q[{where['memory_per_gpu']}])")
+    body.append(f"_v = _mv(q{where['memory_per_gpu']})")
     return body + ["return {" + ", ".join(f"{text}: {code}" for _, text, code in lines) + "}"]
 
 

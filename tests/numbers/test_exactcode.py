@@ -77,6 +77,59 @@ def test_a_quotient_printed_in_line_is_whole_when_it_divides_and_refuses_zero_as
             function(*zero_at)
 
 
+def test_a_result_only_shown_is_its_float_where_its_quotient_is_not_whole():
+    # many_text's ``shown`` positions (the hybrid's generated extras, shown by plain_exact): a quotient at the top that
+    # is not whole is the float plain_exact makes of its Fraction; whole, an int; of Fractions, a Fraction as before;
+    # by zero, refused; the other positions print as ever (a Fraction)
+    from symcomm.numbers.exactops import plain_exact
+
+    x, y = sp.symbols("x y", integer=True, positive=True)
+    def made(exprs, shown):
+        result, params, body, _ = exactcode.many_text(exprs, shown=shown)
+        namespace = dict(exactcode._HELPERS)
+        exec(f"def f({', '.join(params)}):\n{body}    return {result}\n", namespace)
+        return namespace["f"]
+
+    f = made((x / y, y / x), range(1))
+    shown, exact = f(7, 64)
+    assert type(shown) is float and shown == 0.109375 and exact == Fraction(64, 7)      # 7/64 = 0.109375, by hand
+    assert shown == plain_exact(Fraction(7, 64))
+    # a quotient shared with another result is computed once, before either: an exact number there, shown by the caller
+    assert made((x / y, x / y), range(1))(7, 64) == (Fraction(7, 64), Fraction(7, 64))
+    for big in ((10 ** 30 + 1, 3), (2 ** 80 + 1, 2 ** 81)):     # correctly rounded as plain_exact rounds
+        assert f(*big)[0] == plain_exact(Fraction(*big))
+    shown, exact = f(12, 4)
+    assert shown == 3 and type(shown) is int and exact == Fraction(1, 3)
+    shown, _ = f(Fraction(3, 2), Fraction(1, 2))               # (3/2)/(1/2) = 3, whole
+    assert shown == 3 and type(shown) is int
+    shown, _ = f(Fraction(1, 2), 3)                            # (1/2)/3 = 1/6: a Fraction, shown by its caller
+    assert shown == Fraction(1, 6)
+    with pytest.raises(exactcode.NotExact):
+        f(1, 0)
+
+
+def test_a_flagged_bundle_says_whether_it_made_anything_but_ints():
+    # many_text(flagged=True) (the hybrid's generated sheets): one number more, last, 0 where the code made no Fraction
+    # and met no value without an exact answer (then ints given, ints out), 1 otherwise, the numbers as without it
+    M, p = sp.Symbol("M", integer=True, positive=True), sp.Symbol("p", integer=True, positive=True)
+    shared = M / (p - 1)        # read twice: hoisted, computed whatever the branch
+
+    def made(exprs):
+        result, params, body, _ = exactcode.many_text(exprs, flagged=True)
+        namespace = dict(exactcode._HELPERS)
+        exec(f"def f({', '.join(params)}):\n{body}    return {result}\n", namespace)
+        return namespace["f"]
+
+    f = made((sp.Piecewise((shared, p > 1), (0, True)), sp.Piecewise((shared + 1, p > 1), (M, True))))
+    assert f(12, 3) == (6, 7, 0)                                   # by hand: 12/2 = 6, 6 + 1; all whole
+    assert f(5, 3) == (Fraction(5, 2), Fraction(7, 2), 1)          # 5/2, 5/2 + 1: Fractions made
+    # p = 1: the hoisted 12/0 has no value (kept as _Unusable): flagged, though no branch taken reads it
+    assert f(12, 1) == (0, 12, 1)
+    g = made((M + sp.Rational(1, 2), M + 1))                       # a rational constant: a Fraction made
+    assert g(6) == (Fraction(13, 2), 7, 1)
+    assert made((M + 1, 2 * M))(6) == (7, 12, 0)
+
+
 def test_a_product_with_a_branch_that_is_a_quotient_is_whole_where_the_product_divides():
     # 6·x·(1/y if y > 1 else 1): the product is taken inside each branch, so 6·4/8 = 3 is the int 3 (not the
     # Fraction 3/1 that 6·4·(1/8) would leave), 6·1/4 = 3/2 stays a Fraction, and the other branch is 6·x

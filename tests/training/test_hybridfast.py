@@ -111,6 +111,15 @@ def test_the_bench_case_is_answered_here():
     # 64 micro-batches (b = 64, d = 1, one sequence each) → 12 × 64 × 2 forward all-reduces on the busiest GPU
     assert doc["terms"][0]["count"] == 12 * 64 * 2
     assert doc["options"]["recompute"] == "selective" and "step_time" in doc
+    # 1F1B's bubble: (p − 1)/m of the step's micro-batch slots (Narayanan et al. 2021, §2.2): 7/64 = 0.109375, an
+    # extra the generated sheet gives as the float it is shown as (no Fraction built), in the plan's answer too
+    assert doc["bubble_fraction"] == 0.109375
+    import symcomm
+
+    for _ in range(3):
+        got = symcomm.evaluate("hybrid", model="gpt3-175b", hardware="a100", t=8, p=8, d=1, c=1, b=64, m=64,
+                               s=2048, recompute="selective")
+        assert got["bubble_fraction"] == 0.109375 and type(got["bubble_fraction"]) is float
 
 
 def test_refusals_step_aside_and_refuse_as_the_sympy_path():

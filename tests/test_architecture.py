@@ -184,7 +184,7 @@ SYMPY_FREE = ("symcomm.base.errors", "symcomm.base.bits", "symcomm.base.crossing
               "symcomm.training.frameworks",
               # `symcomm eval` of a primitive (training.fasteval, its generated exact code, the words' rules)
               "symcomm.commands.evaluate", "symcomm.training.fasteval", "symcomm.training.primitive_data",
-              "symcomm.training.primitiveplan",
+              "symcomm.training.primitiveplan", "symcomm.training.printedcode",
               "symcomm.training.words", "symcomm.numbers.exactops", "symcomm.presets",
               # `symcomm eval hybrid` of a generated option set (training.hybridfast, its generated module)
               "symcomm.training.hybridfast", "symcomm.training.hybridplan", "symcomm.training.hybrid_data")

@@ -14,6 +14,7 @@ import math
 
 from ..base.inputs import MAX_VALUE
 from ..numbers.exactops import plain_exact, summed_time
+from .printedcode import Constants as _Constants, digits as _digits, word as _program_word
 from .words import PER_MESSAGE_NAMES, _value
 
 #: the keys every answer has, the one text a plan's printed code holds: the program's words, never data's
@@ -26,34 +27,8 @@ WORDS = frozenset(("label", "kind", "name", "hybrid", "options", "values", "unit
 _IN_LINE = {"divides": "u1 % u0 == 0", "equals": "u0 == u1"}
 
 
-class _Constants:
-    """The printed code's constants: each a parameter of its own, its value the parameter's default (a word or a
-    whole number met again is the same parameter; any other object by identity)."""
-
-    def __init__(self):
-        self.values: list = []
-        self.index: dict = {}
-
-    def __call__(self, value) -> str:
-        key = (type(value), value) if isinstance(value, (str, int)) else id(value)
-        if key not in self.index:
-            self.index[key] = len(self.values)
-            self.values.append(value)
-        return f"_k{self.index[key]}"
-
-
-def _word(word: str) -> str:
-    # a word of this program's own (a key every answer has): printed as itself
-    if word not in WORDS:
-        raise ValueError(f"not a word every answer has: {word!r}")
-    return repr(word)
-
-
-def _digits(number) -> str:
-    # a whole number of the data (a size in bytes) printed as its digits, nothing else
-    if type(number) is not int:
-        raise ValueError(f"not an int: {number!r}")
-    return str(number)
+def _word(text: str) -> str:
+    return _program_word(WORDS, text)
 
 
 def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):

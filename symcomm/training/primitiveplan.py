@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..base.inputs import MAX_VALUE
 from ..numbers.exactops import shown_quotient
+from .printedcode import Constants as _Constants, digits as _digits, word as _program_word
 from .words import PER_MESSAGE_NAMES, _parsed_float, _value
 
 #: the keys every primitive's answer has, the one text the printed code holds: the program's words, never data's
@@ -26,34 +27,8 @@ WORDS = frozenset(("label", "kind", "name", "algorithm", "values", "unit", "dtyp
 _IN_LINE = {"power_of_two": "{x} >= 1 and not {x} & ({x} - 1)", "divides": "({x} == 0 or {y} % {x} == 0)"}
 
 
-class _Constants:
-    """The printed code's constants: each a parameter of its own, its value the parameter's default (a word or a
-    whole number met again is the same parameter; any other object by identity)."""
-
-    def __init__(self):
-        self.values: list = []
-        self.index: dict = {}
-
-    def __call__(self, value) -> str:
-        key = (type(value), value) if isinstance(value, (str, int)) else id(value)
-        if key not in self.index:
-            self.index[key] = len(self.values)
-            self.values.append(value)
-        return f"_k{self.index[key]}"
-
-
-def _word(word: str) -> str:
-    # a key every answer has: printed as itself
-    if word not in WORDS:
-        raise ValueError(f"not a word every answer has: {word!r}")
-    return repr(word)
-
-
-def _digits(number) -> str:
-    # a whole number of the data (bytes per element) printed as its digits, nothing else
-    if type(number) is not int:
-        raise ValueError(f"not an int: {number!r}")
-    return str(number)
+def _word(text: str) -> str:
+    return _program_word(WORDS, text)
 
 
 def printed(entry: dict, name: str, typed: tuple, slots: tuple, dtype, scale: int, rows: tuple, units: tuple,

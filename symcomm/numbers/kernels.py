@@ -94,11 +94,19 @@ OPS: dict[str, tuple[Callable | None, int, int | None]] = {
 class Kernel:
     """One option combination's quantities: call it with the parameters, in order, as numbers or arrays;
     it returns one value per quantity, in order."""
-    params: tuple[str, ...]
     quantities: tuple[str, ...]
     _graph: "Graph"
     _outputs: tuple[int, ...]
-    _used: tuple[int, ...]            # the file's index of each parameter, in order
+
+    @functools.cached_property
+    def _used(self) -> tuple[int, ...]:
+        # the file's index of each parameter it reads, in order: found on first use, since a plan that runs its
+        # kernels together (run_together) never asks, and a file holds every combination of its family
+        return tuple(sorted(_reachable_params(self._graph, self._outputs)))
+
+    @functools.cached_property
+    def params(self) -> tuple[str, ...]:
+        return tuple(self._graph.params[i] for i in self._used)
 
     @functools.cached_property
     def _program(self) -> tuple:
@@ -124,8 +132,9 @@ class Graph:
         self.what = what
         _check_nodes(params, nodes, what)
 
-    def program(self, outputs: tuple) -> tuple:
-        """The nodes ``outputs`` need, in order, each with the nodes whose value it is the last to read."""
+    def program(self, outputs: tuple, keep: bool = True) -> tuple:
+        """The nodes ``outputs`` need, in order, each with the nodes whose value it is the last to read; with
+        ``keep`` false the outputs too are let go after their last reader (or at once, read by none)."""
         needed = set()
         stack = list(outputs)
         while stack:
@@ -142,11 +151,15 @@ class Graph:
             if self.nodes[i][0] not in ("arg", "num", "nan"):
                 for a in self.nodes[i][1:]:
                     last[a] = i
-        keep = set(outputs)
+        kept = set(outputs) if keep else set()
         frees: dict = {}
         for a, i in last.items():
-            if a not in keep:
+            if a not in kept:
                 frees.setdefault(i, []).append(a)
+        if not keep:
+            for i in order:
+                if i not in last:
+                    frees.setdefault(i, []).append(i)
         return tuple((i, tuple(frees.get(i, ()))) for i in order)
 
     def run(self, program: tuple, args: dict, outputs: tuple) -> tuple:
@@ -165,6 +178,54 @@ class Graph:
             for a in free:                  # a temporary array read for the last time: let it go
                 del values[a]
         return tuple(values[i] for i in outputs)
+
+    def run_shared(self, program: tuple, args: dict, takers: dict, calls: list, out: list) -> None:
+        """:func:`run_together`'s pass: as :meth:`run`, each node in ``takers`` handed to the kernels reading it
+        as a quantity (``out[k][j]``, an array at that kernel's rows) before its value is let go."""
+        nodes, values = self.nodes, {}
+        for i, free in program:
+            node = nodes[i]
+            op = node[0]
+            if op == "arg":
+                if node[1] not in args:
+                    raise TypeError(f"run_together: no value for the parameter {self.params[node[1]]!r}")
+                value = args[node[1]]
+            elif op == "num":
+                value = node[1]
+            elif op == "nan":
+                value = math.nan
+            else:
+                value = OPS[op][0](*[values[a] for a in node[1:]])
+            values[i] = value
+            if i in takers:
+                whole = np.ndim(value) == 0
+                for k, j in takers[i]:
+                    out[k][j] = value if whole else value[calls[k][1]]
+            for a in free:                  # read for the last time (or taken as a quantity, read by none)
+                del values[a]
+
+
+def run_together(calls: list, args: dict) -> list[tuple]:
+    """Each kernel's quantities at its own rows: ``calls`` are (kernel, rows) pairs (rows: indices into the
+    arrays), ``args`` every parameter by name, its arrays over all rows.  The kernels of one graph run in one pass
+    over the nodes any of them needs, each node computed once over all the rows rather than once per kernel (the
+    option combinations of a family share most of their nodes).  Every operation is elementwise, so a node's
+    value at a kernel's rows is what a call over those rows alone gives (:meth:`Kernel.__call__`), the same floats;
+    a quantity is its array at the kernel's rows, or the scalar computed."""
+    out: list = [None] * len(calls)
+    groups: dict = {}
+    for k, (kernel, _rows) in enumerate(calls):
+        groups.setdefault(id(kernel._graph), (kernel._graph, []))[1].append(k)
+    for graph, members in groups.values():
+        takers: dict = {}
+        for k in members:
+            for j, node in enumerate(calls[k][0]._outputs):
+                takers.setdefault(node, []).append((k, j))
+            out[k] = [None] * len(calls[k][0]._outputs)
+        program = graph.program(tuple(takers), keep=False)
+        named = {i: args[name] for i, name in enumerate(graph.params) if name in args}
+        graph.run_shared(program, named, takers, calls, out)
+    return [tuple(x) for x in out]
 
 
 def _check_nodes(params: tuple, nodes: tuple, what: str) -> None:
@@ -250,9 +311,8 @@ def from_data(data, what: str) -> dict:
                 not isinstance(o, bool) and isinstance(o, int) and 0 <= o < len(graph.nodes) for o in outputs):
             _fail(f"{where}/outputs", "one node index per quantity")
         outputs = tuple(outputs)
-        used = sorted(_reachable_params(graph, outputs))
         options = tuple((a, b) for a, b in pairs)
-        out[(options, run_bytes)] = Kernel(tuple(params[i] for i in used), names, graph, outputs, tuple(used))
+        out[(options, run_bytes)] = Kernel(names, graph, outputs)
     return out
 
 

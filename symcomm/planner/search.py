@@ -109,7 +109,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     T, S = layouts["t"], layouts["c"]
     bubble_fraction = (layouts["p"] - 1) / (layouts["v"] * layouts["m"])
 
-    blocks: list[_Block] = []
+    pending: list = []
     for sp_on in (SP_CHOICES if req.sp is None else (req.sp,)):
         if sp_on:
             sp_ok = (T > 1) & ((req.seq // S) % T == 0)          # SP splits the local sequence over t
@@ -124,23 +124,26 @@ def plan(req: Request, top: int | None = None) -> Plan:
                                           & (layouts["split"] == split))
                     if not rows.size:
                         continue
-                    options = _options(req, scheme, recompute, sp_on, schedule, SPLITS[split])
-                    sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-                    q = _all_quantities(options, run_bytes, sub, rows.size)
-                    memory = q["memory_per_gpu"]
-                    fits = bubble_fraction[rows] <= req.max_bubble
-                    if req.memory_check:                  # eval hybrid's rule too (one function)
-                        fits &= req.hardware.fits(memory)
-                    compute, optimizer = q["compute_time"], q["optimizer_time"]
-                    for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
-                                      ("optimizer_time", optimizer)):
-                        _check_finite(name, got)
-                    block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
-                                   compute * (1 + bubble_fraction[rows]) + optimizer,
-                                   np.zeros(rows.size, dtype=bool), q=q)
-                    if spec:
-                        block.compare = _matches(spec, layouts, rows, block)
-                    blocks.append(block)
+                    pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,
+                                    recompute, sp_on, rows))
+    # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block
+    blocks: list[_Block] = []
+    for (options, scheme, recompute, sp_on, rows), q in zip(
+            pending, _all_quantities([(p[0], p[4]) for p in pending], run_bytes, values)):
+        memory = q["memory_per_gpu"]
+        fits = bubble_fraction[rows] <= req.max_bubble
+        if req.memory_check:                  # eval hybrid's rule too (one function)
+            fits &= req.hardware.fits(memory)
+        compute, optimizer = q["compute_time"], q["optimizer_time"]
+        for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
+                          ("optimizer_time", optimizer)):
+            _check_finite(name, got)
+        block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
+                       compute * (1 + bubble_fraction[rows]) + optimizer,
+                       np.zeros(rows.size, dtype=bool), q=q)
+        if spec:
+            block.compare = _matches(spec, layouts, rows, block)
+        blocks.append(block)
 
     def time_block(block: _Block) -> None:
         block.step = block.q["step_time"]

@@ -8,7 +8,7 @@ import time as _time
 import numpy as np
 
 from ..base.units import bytes_per_element, human_size
-from .fold import TOLERANCE, Plan, _Block, _compared, _fold
+from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from .kernels import _all_quantities, _base_values, _options
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MEMORY_ASSUMPTION
@@ -40,14 +40,20 @@ def _check_finite(name: str, values: np.ndarray) -> None:
 SPLITS = ("even", "first_last")
 
 
-def _best_split_only(block: _Block, layouts: dict) -> None:
+#: what makes two rows one layout for the uneven splits (:func:`_best_split_only`)
+SPLIT_KEYS = ("t", "p", "v", "c", "e", "d", "mb")
+
+
+def _best_split_only(block: _Block, layouts: dict, rank: np.ndarray) -> None:
     """Of the uneven splits tried for one layout (same t, p, v, c, e, d, mb) in this option combination, only the
-    fastest (then the least memory) stays among the rows: the others no longer fit."""
+    fastest (then the least memory) stays among the rows: the others no longer fit.  ``rank``: each layout's
+    :func:`layout_rank` by :data:`SPLIT_KEYS`."""
     if not np.any(layouts["split"][block.rows] == 1):
         return
-    keys = [layouts[k][block.rows] for k in ("t", "p", "v", "c", "e", "d", "mb")]
-    order = np.lexsort((block.memory, block.step, *keys[::-1]))
-    same = np.r_[False, np.all([k[order][1:] == k[order][:-1] for k in keys], axis=0)]
+    key = rank[block.rows]
+    order = np.lexsort((block.memory, block.step, key))
+    key_o = key[order]
+    same = np.r_[False, key_o[1:] == key_o[:-1]]
     block.fits[order[same]] = False
 
 
@@ -145,10 +151,12 @@ def plan(req: Request, top: int | None = None) -> Plan:
             block.compare = _matches(spec, layouts, rows, block)
         blocks.append(block)
 
+    split_rank = layout_rank(layouts, SPLIT_KEYS)
+
     def time_block(block: _Block) -> None:
         block.step = block.q["step_time"]
         _check_finite("step_time", block.step)
-        _best_split_only(block, layouts)
+        _best_split_only(block, layouts, split_rank)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.planner's pruning bound no longer holds for it")

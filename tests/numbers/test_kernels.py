@@ -267,3 +267,30 @@ def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name):
             for quantity, x, y in zip(kernel.quantities, got, alone):
                 np.testing.assert_array_equal(np.broadcast_to(x, (rows.size,)), np.broadcast_to(y, (rows.size,)),
                                               err_msg=f"{name} {quantity}")
+
+
+@pytest.mark.parametrize("text, deepest", [
+    ('[[1], {"a": [2]}]', 3),                       # hand-counted: [ { [ open at once
+    ('["[[[", {"b": "]]"}]', 2),                     # brackets inside strings do not count
+    ('["a \\" [[[", [1]]', 2),                       # nor after an escaped quote inside a string
+    ('["a\\\\", [[1]]]', 3),                         # an escaped backslash ends before the closing quote
+    ('[1, "open [[[[', 1),                           # a string left open: nothing after it counts
+    ('"\\', 0),
+])
+def test_the_json_reader_counts_nesting_outside_strings(text, deepest):
+    from symcomm.base import inputs
+
+    assert inputs._depth(text) == deepest
+
+
+def test_the_json_reader_bounds_integers_with_or_without_a_long_digit_run():
+    # 40 digits is the most an integer may have (base.inputs.MAX_INT_DIGITS); 41 is refused, also when a longer
+    # run of digits sits only inside a string beside it; digits in a string alone are no integer
+    from symcomm.base.inputs import loads
+
+    forty, forty_one = "9" * 40, "9" * 41
+    assert loads(f"[{forty}]", "t") == [int(forty)]
+    assert loads(f'["{forty_one}"]', "t") == [forty_one]
+    for text in (f"[{forty_one}]", f'["{"1" * 50}", -{forty_one}]'):
+        with pytest.raises(InputError, match="41 digits|42 digits"):
+            loads(text, "t")

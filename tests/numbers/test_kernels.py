@@ -241,23 +241,28 @@ def test_kernels_run_together_give_each_its_own_rows():
     np.testing.assert_array_equal(got[1][1], [10.0])
 
 
+@pytest.mark.parametrize("per_node", [0, 10 ** 9], ids=["a-pass-per-row-class", "one-pass-over-every-row"])
 @pytest.mark.parametrize("name", ["llama3-405b", "deepseek-v3", "qwen3-235b-a22b", "gpt3-175b"])
-def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name):
-    # the planner's path (every kernel of a request at once, each node over all layouts) against each kernel
-    # called over its own rows alone: the same floats, nan where nan, for every quantity of every combination
+def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name, per_node, monkeypatch):
+    # the planner's path (every kernel of a request at once, each node once per class of rows, or once over every
+    # row: PER_NODE picks, both forced here) against each kernel called over its own rows alone: the same floats,
+    # nan where nan, for every quantity of every combination
     from symcomm.planner import SCHEMES
+
+    monkeypatch.setattr(kernels, "PER_NODE", per_node)
 
     req = Request(presets.model(name), presets.hardware("h100"), gpus=512, batch=1024, seq=4096)
     layouts = enumerate_layouts(req)
     values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
     rng = np.random.default_rng(5)
+    color = rng.integers(0, 6, layouts["t"].size)       # each kernel reads three of six random parts of the rows
     calls = []
     for scheme in SCHEMES:
         for recompute, sp_on, schedule in (("full", 0, "1f1b"), ("selective", 1, "interleaved")):
             if req.model.moe and not sp_on:
                 continue
             kernel = kernels.shipped(_options(req, scheme, recompute, sp_on, schedule), 2)
-            calls.append((kernel, np.flatnonzero(rng.random(layouts["t"].size) < 0.5)))
+            calls.append((kernel, np.flatnonzero(np.isin(color, rng.choice(6, 3, replace=False)))))
     assert len(calls) >= 8
     with np.errstate(divide="ignore", invalid="ignore"):
         together = kernels.run_together(calls, values)

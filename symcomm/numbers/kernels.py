@@ -202,23 +202,26 @@ def run_together(calls: list, args: dict) -> list[tuple]:
 
 
 def _row_classes(calls: list, n: int) -> tuple[list, list]:
-    """(the rows of each class, each kernel's classes as bits): a class is the rows the same kernels read."""
+    """(the rows of each class, each kernel's classes as bits): a class is the rows the same kernels read; None
+    past 62 sets of rows."""
     sets: dict = {}
     for k, (_kernel, rows) in enumerate(calls):
         sets.setdefault(rows.tobytes(), (rows, []))[1].append(k)
-    member = np.zeros((len(sets), n), dtype=bool)
+    if len(sets) > 62:                              # a row's sets as the bits of one int64: too many for one
+        return None
+    code = np.zeros(n, dtype=np.int64)
     for s, (rows, _ks) in enumerate(sets.values()):
-        member[s, rows] = True
-    signature, of_row = np.unique(member, axis=1, return_inverse=True)
+        code[rows] |= 1 << s
+    codes, of_row = np.unique(code, return_inverse=True)
     of_row = np.ravel(of_row)
     classes, bits = [], [0] * len(calls)
-    for c in range(signature.shape[1]):
-        if not signature[:, c].any():               # rows no kernel reads
+    for c, signature in enumerate(codes.tolist()):
+        if not signature:                           # rows no kernel reads
             continue
         bit = 1 << len(classes)
         classes.append(np.flatnonzero(of_row == c))
         for s, (_rows, ks) in enumerate(sets.values()):
-            if signature[s, c]:
+            if signature >> s & 1:
                 for k in ks:
                     bits[k] |= bit
     return classes, bits
@@ -228,7 +231,8 @@ def _run_graph(graph: "Graph", calls: list, args: dict) -> list[tuple]:
     nodes = graph.nodes
     named = {i: args[name] for i, name in enumerate(graph.params) if name in args}
     n = next((v.shape[0] for v in named.values() if np.ndim(v) == 1), None)
-    classes, bits = _row_classes(calls, n) if n is not None else ([None], [1] * len(calls))
+    found = _row_classes(calls, n) if n is not None else None
+    classes, bits = found if found is not None else ([None], [1] * len(calls))
     # each node's classes: those of the kernels reading it as a quantity, handed down to what it reads
     mask: dict = {}
     for (kernel, _rows), bit in zip(calls, bits):
@@ -243,7 +247,7 @@ def _run_graph(graph: "Graph", calls: list, args: dict) -> list[tuple]:
     passes = [(rows, [i for i in order if mask[i] & (1 << c)]) for c, rows in enumerate(classes)]
     # a pass costs its nodes' elements and a fixed cost per node (PER_NODE elements' worth): many small classes
     # (rows read by kernels each in its own way) cost more than one pass over every row
-    if n is not None and sum(len(here) * (rows.size + PER_NODE) for rows, here in passes) >= len(order) * (
+    if found is not None and sum(len(here) * (rows.size + PER_NODE) for rows, here in passes) >= len(order) * (
             n + PER_NODE):
         passes = [(None, order)]
     outputs = {o for kernel, _rows in calls for o in kernel._outputs}

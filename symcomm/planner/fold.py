@@ -177,9 +177,9 @@ def _fold(layouts: dict, done: list) -> dict:
     row = np.concatenate([r for _, r, _, _ in parts])
     step = np.concatenate([s for _, _, s, _ in parts])
     memory = np.concatenate([m for _, _, _, m in parts])
-    # by layout, then memory: equal memories adjacent
+    # by layout, then memory: equal memories adjacent (their order among themselves changes no group)
     rank = layout_rank(layouts, keys)[row]
-    order = np.lexsort((step, memory, rank))
+    order = np.lexsort((memory, rank))
     rank_o = rank[order]
     same_layout = np.r_[False, rank_o[1:] == rank_o[:-1]]
     mem_o = memory[order]
@@ -209,7 +209,8 @@ class _Settings:
 
     def __init__(self, groups: np.ndarray, blocks: np.ndarray, ranked: np.ndarray):
         width = int(blocks.max()) + 1 if blocks.size else 1
-        pairs = np.unique(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        pairs = np.sort(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]][:pairs.size]]   # np.unique's answer, without its hashing
         self._groups, self._blocks, self._ranked = pairs // width, pairs % width, ranked
 
     def __len__(self) -> int:

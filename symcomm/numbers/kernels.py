@@ -244,12 +244,13 @@ def _run_graph(graph: "Graph", calls: list, args: dict) -> list[tuple]:
             for a in nodes[i][1:]:
                 mask[a] = mask.get(a, 0) | m
     order = sorted(mask)
-    passes = [(rows, [i for i in order if mask[i] & (1 << c)]) for c, rows in enumerate(classes)]
-    # a pass costs its nodes' elements and a fixed cost per node (PER_NODE elements' worth): many small classes
-    # (rows read by kernels each in its own way) cost more than one pass over every row
-    if found is not None and sum(len(here) * (rows.size + PER_NODE) for rows, here in passes) >= len(order) * (
-            n + PER_NODE):
-        passes = [(None, order)]
+    passes = [(None, order)]
+    if found is not None:
+        codes = np.array([mask[i] for i in order], dtype=np.int64)
+        merged = _merged([(rows, (codes >> c & 1).astype(bool)) for c, rows in enumerate(classes)])
+        if sum(_cost(p) for p in merged) < len(order) * (n + PER_NODE):
+            positions = np.asarray(order)
+            passes = [(rows, positions[needs].tolist()) for rows, needs in merged]
     outputs = {o for kernel, _rows in calls for o in kernel._outputs}
     scalars: dict = {}
     arrays: dict = {}
@@ -266,6 +267,33 @@ def _run_graph(graph: "Graph", calls: list, args: dict) -> list[tuple]:
                 arrays[i][rows] = value
     return [tuple(scalars[o] if o in scalars else arrays[o][rows] for o in kernel._outputs)
             for kernel, rows in calls]
+
+
+def _cost(part: tuple) -> int:
+    """A pass over ``part`` = (its rows, the nodes it needs as a mask over the program): its nodes' elements and
+    a fixed cost per node (:data:`PER_NODE` elements' worth)."""
+    rows, needs = part
+    return int(np.count_nonzero(needs)) * (rows.size + PER_NODE)
+
+
+def _merged(parts: list) -> list:
+    """Classes of rows joined while joining two lowers the cost: small classes needing mostly the same nodes
+    cost less as one pass (each node's fixed cost once) than apart."""
+    parts = list(parts)
+    while len(parts) > 1:
+        best = None
+        for a in range(len(parts)):
+            for b in range(a + 1, len(parts)):
+                joined = (parts[a][0].size + parts[b][0].size, parts[a][1] | parts[b][1])
+                gain = _cost(parts[a]) + _cost(parts[b]) - int(np.count_nonzero(joined[1])) * (joined[0] + PER_NODE)
+                if gain > 0 and (best is None or gain > best[0]):
+                    best = (gain, a, b)
+        if best is None:
+            break
+        _, a, b = best
+        joined = (np.sort(np.concatenate([parts[a][0], parts[b][0]])), parts[a][1] | parts[b][1])
+        parts = [p for k, p in enumerate(parts) if k not in (a, b)] + [joined]
+    return parts
 
 
 def _run_class(graph: "Graph", here: list, args: dict, outputs: set):

@@ -241,15 +241,17 @@ def test_kernels_run_together_give_each_its_own_rows():
     np.testing.assert_array_equal(got[1][1], [10.0])
 
 
-@pytest.mark.parametrize("per_node", [0, 10 ** 9], ids=["a-pass-per-row-class", "one-pass-over-every-row"])
+@pytest.mark.parametrize("per_node", [0, None, 10 ** 9],
+                         ids=["a-pass-per-row-class", "classes-joined-by-cost", "one-pass-over-every-row"])
 @pytest.mark.parametrize("name", ["llama3-405b", "deepseek-v3", "qwen3-235b-a22b", "gpt3-175b"])
 def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name, per_node, monkeypatch):
-    # the planner's path (every kernel of a request at once, each node once per class of rows, or once over every
-    # row: PER_NODE picks, both forced here) against each kernel called over its own rows alone: the same floats,
-    # nan where nan, for every quantity of every combination
+    # the planner's path (every kernel of a request at once, each node once per class of rows, once per join of
+    # classes, or once over every row: PER_NODE picks; 0 never joins, 10⁹ joins all) against each kernel called
+    # over its own rows alone: the same floats, nan where nan, for every quantity of every combination
     from symcomm.planner import SCHEMES
 
-    monkeypatch.setattr(kernels, "PER_NODE", per_node)
+    if per_node is not None:
+        monkeypatch.setattr(kernels, "PER_NODE", per_node)
 
     req = Request(presets.model(name), presets.hardware("h100"), gpus=512, batch=1024, seq=4096)
     layouts = enumerate_layouts(req)

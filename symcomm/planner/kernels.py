@@ -112,8 +112,15 @@ def _all_quantities(blocks: list, run_bytes: int, values: dict) -> list[dict]:
             got = kernels.run_together([(kernel, rows) for kernel, (_o, rows) in zip(found, blocks)], values)
         except (ZeroDivisionError, OverflowError) as err:  # scalar parts in plain Python floats
             raise _not_finite("the step model", err) from None
-    return [{name: np.broadcast_to(np.asarray(x, dtype=np.float64), (rows.size,)) for name, x in
-             zip(kernel.quantities, quantities)} for kernel, (_o, rows), quantities in zip(found, blocks, got)]
+    return [{name: _over(x, rows.size) for name, x in zip(kernel.quantities, quantities)}
+            for kernel, (_o, rows), quantities in zip(found, blocks, got)]
+
+
+def _over(x, n: int) -> np.ndarray:
+    """A quantity as n float64 values: an array of them as it is (each block's its own), a scalar broadcast."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,):
+        return x
+    return np.broadcast_to(np.asarray(x, dtype=np.float64), (n,))
 
 
 def _not_finite(name: str, err: Exception) -> PlanError:

@@ -1,5 +1,5 @@
 """The search: every option combination over the layouts that fit, pruned by a lower bound on the step time
-(see :mod:`symcomm.planner`), each block evaluated by one call of its kernel, then folded and ranked."""
+(see :mod:`symcomm.planner`), every block's kernel run together with the others', then folded and ranked."""
 
 from __future__ import annotations
 

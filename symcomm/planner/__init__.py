@@ -7,8 +7,9 @@ step time of the step-time model (:mod:`symcomm.training.steptime`).
                  [--compare t=8,p=8,v=3,d=1,mb=1,recompute=selective,sp=1]
 
 The layouts are enumerated as numpy arrays; each option combination (data-parallel scheme ×
-recompute × SP × 1F1B or interleaved) is one kernel called once over all its layouts, giving every
-quantity the planner reports.  The kernels are data shipped in the package (``symcomm/planner/kerneldata``,
+recompute × SP × 1F1B or interleaved) is one kernel over all its layouts, giving every quantity the planner
+reports; a request's kernels run together (:func:`symcomm.numbers.kernels.run_together`: a node their family's
+graph shares computed once per class of layouts, not once per kernel).  The kernels are data shipped in the package (``symcomm/planner/kerneldata``,
 graphs of numpy operations written by ``python -m symcomm.tools.codegen`` from the step model of
 :func:`symcomm.training.steptime.step_model`, common subexpressions once, the options' branches resolved) and run
 by :mod:`symcomm.numbers.kernels`: ``symcomm plan`` never loads SymPy for them.  A combination without a shipped

@@ -154,6 +154,18 @@ def _stage(axis: str, stages: int, embeddings: bool) -> str:
     return busiest_stage(terms, int(stages))
 
 
+def layout_rank(layouts: dict, keys: tuple) -> np.ndarray:
+    """Each layout's place in the order of its ``keys`` columns, equal columns one place: sorting rows by it
+    sorts them as by the columns themselves (and lexsort is stable), one key for many over the layouts once
+    rather than over every (setting, layout) row."""
+    cols = [layouts[k] for k in keys]
+    order = np.lexsort(cols[::-1])
+    cols_o = [c[order] for c in cols]
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.cumsum(np.r_[False, np.any([c[1:] != c[:-1] for c in cols_o], axis=0)])
+    return rank
+
+
 def _fold(layouts: dict, done: list) -> dict:
     """Rows of one layout whose step times and memories agree (within TOLERANCE) become one row
     listing every setting that gives them; the rows sorted by step time, then memory."""
@@ -165,11 +177,11 @@ def _fold(layouts: dict, done: list) -> dict:
     row = np.concatenate([r for _, r, _, _ in parts])
     step = np.concatenate([s for _, _, s, _ in parts])
     memory = np.concatenate([m for _, _, _, m in parts])
-    cols = [layouts[k][row] for k in keys]
-    # by layout, then memory: equal memories adjacent
-    order = np.lexsort((step, memory, *cols[::-1]))
-    cols_o = [c[order] for c in cols]
-    same_layout = np.r_[False, np.all([c[1:] == c[:-1] for c in cols_o], axis=0)]
+    # by layout, then memory: equal memories adjacent (their order among themselves changes no group)
+    rank = layout_rank(layouts, keys)[row]
+    order = np.lexsort((memory, rank))
+    rank_o = rank[order]
+    same_layout = np.r_[False, rank_o[1:] == rank_o[:-1]]
     mem_o = memory[order]
     new_memory = ~same_layout | np.r_[True, np.abs(np.diff(mem_o)) > TOLERANCE * mem_o[1:]]
     memory_group = np.empty(row.size, dtype=np.int64)
@@ -197,7 +209,8 @@ class _Settings:
 
     def __init__(self, groups: np.ndarray, blocks: np.ndarray, ranked: np.ndarray):
         width = int(blocks.max()) + 1 if blocks.size else 1
-        pairs = np.unique(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        pairs = np.sort(groups.astype(np.int64) * width + blocks.astype(np.int64))
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]][:pairs.size]]   # np.unique's answer, without its hashing
         self._groups, self._blocks, self._ranked = pairs // width, pairs % width, ranked
 
     def __len__(self) -> int:

@@ -69,6 +69,11 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
 def _kernel(options: tuple, run_bytes: int):
     """(parameters, quantities, function) of this option combination's kernel (symcomm.numbers.kernels): the shipped
     graph (symcomm/planner/kerneldata, read as data, no SymPy), else one built in the process (below)."""
+    return _kernel_of(options, run_bytes).as_tuple()
+
+
+def _kernel_of(options: tuple, run_bytes: int):
+    """This option combination's kernel (:func:`_kernel`), a note said when it is built in the process."""
     from ..numbers import kernels
 
     found = kernels.shipped(options, run_bytes)
@@ -80,7 +85,7 @@ def _kernel(options: tuple, run_bytes: int):
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)
-    return found.as_tuple()
+    return found
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,15 +100,27 @@ def _built_kernel(options: tuple, run_bytes: int):
     return kernels.from_data(data, "the step model")[(options, run_bytes)]
 
 
-def _all_quantities(options: tuple, run_bytes: int, values: dict, n: int) -> dict:
-    """Every quantity the planner reports over n layouts, from the option combination's kernel: one call."""
-    params, names, function = _kernel(options, run_bytes)
+def _all_quantities(blocks: list, run_bytes: int, values: dict) -> list[dict]:
+    """Every quantity the planner reports for each (option combination, rows) of ``blocks``, ``values`` over all
+    the layouts: the kernels run together (symcomm.numbers.kernels.run_together), each node of their family's
+    graph once over every layout, each block's quantities its rows of them."""
+    from ..numbers import kernels
+
+    found = [_kernel_of(options, run_bytes) for options, _rows in blocks]
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
-            got = function(*[values[p] for p in params])
+            got = kernels.run_together([(kernel, rows) for kernel, (_o, rows) in zip(found, blocks)], values)
         except (ZeroDivisionError, OverflowError) as err:  # scalar parts in plain Python floats
             raise _not_finite("the step model", err) from None
-    return {name: np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for name, x in zip(names, got)}
+    return [{name: _over(x, rows.size) for name, x in zip(kernel.quantities, quantities)}
+            for kernel, (_o, rows), quantities in zip(found, blocks, got)]
+
+
+def _over(x, n: int) -> np.ndarray:
+    """A quantity as n float64 values: an array of them as it is (each block's its own), a scalar broadcast."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,):
+        return x
+    return np.broadcast_to(np.asarray(x, dtype=np.float64), (n,))
 
 
 def _not_finite(name: str, err: Exception) -> PlanError:

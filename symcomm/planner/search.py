@@ -1,5 +1,5 @@
 """The search: every option combination over the layouts that fit, pruned by a lower bound on the step time
-(see :mod:`symcomm.planner`), each block evaluated by one call of its kernel, then folded and ranked."""
+(see :mod:`symcomm.planner`), every block's kernel run together with the others', then folded and ranked."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time as _time
 import numpy as np
 
 from ..base.units import bytes_per_element, human_size
-from .fold import TOLERANCE, Plan, _Block, _compared, _fold
+from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from .kernels import _all_quantities, _base_values, _options
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MEMORY_ASSUMPTION
@@ -40,15 +40,33 @@ def _check_finite(name: str, values: np.ndarray) -> None:
 SPLITS = ("even", "first_last")
 
 
-def _best_split_only(block: _Block, layouts: dict) -> None:
+#: what makes two rows one layout for the uneven splits (:func:`_best_split_only`)
+SPLIT_KEYS = ("t", "p", "v", "c", "e", "d", "mb")
+
+
+def _best_split_only(block: _Block, layouts: dict, rank: np.ndarray) -> None:
     """Of the uneven splits tried for one layout (same t, p, v, c, e, d, mb) in this option combination, only the
-    fastest (then the least memory) stays among the rows: the others no longer fit."""
+    fastest (then the least memory) stays among the rows: the others no longer fit.  ``rank``: each layout's
+    :func:`layout_rank` by :data:`SPLIT_KEYS`."""
     if not np.any(layouts["split"][block.rows] == 1):
         return
-    keys = [layouts[k][block.rows] for k in ("t", "p", "v", "c", "e", "d", "mb")]
-    order = np.lexsort((block.memory, block.step, *keys[::-1]))
-    same = np.r_[False, np.all([k[order][1:] == k[order][:-1] for k in keys], axis=0)]
-    block.fits[order[same]] = False
+    key = rank[block.rows]
+    order = np.argsort(key, kind="stable")         # by layout; within one, as searched
+    key_o = key[order]
+    new = np.r_[True, key_o[1:] != key_o[:-1]]
+    if new.all():
+        return
+    # each layout's first row of the least step time, then of the least memory (both finite: checked before);
+    # a lexsort by the two floats as well cost ten times as much
+    starts, group = np.flatnonzero(new), np.cumsum(new) - 1
+    step, memory = block.step[order], block.memory[order]
+    best = step == np.minimum.reduceat(step, starts)[group]
+    best &= memory == np.minimum.reduceat(np.where(best, memory, np.inf), starts)[group]
+    kept = np.flatnonzero(best)
+    kept = kept[np.r_[True, group[kept][1:] != group[kept][:-1]]]
+    dropped = np.ones(order.size, dtype=bool)
+    dropped[kept] = False
+    block.fits[order[dropped]] = False
 
 
 def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
@@ -109,7 +127,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     T, S = layouts["t"], layouts["c"]
     bubble_fraction = (layouts["p"] - 1) / (layouts["v"] * layouts["m"])
 
-    blocks: list[_Block] = []
+    pending: list = []
     for sp_on in (SP_CHOICES if req.sp is None else (req.sp,)):
         if sp_on:
             sp_ok = (T > 1) & ((req.seq // S) % T == 0)          # SP splits the local sequence over t
@@ -124,28 +142,33 @@ def plan(req: Request, top: int | None = None) -> Plan:
                                           & (layouts["split"] == split))
                     if not rows.size:
                         continue
-                    options = _options(req, scheme, recompute, sp_on, schedule, SPLITS[split])
-                    sub = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-                    q = _all_quantities(options, run_bytes, sub, rows.size)
-                    memory = q["memory_per_gpu"]
-                    fits = bubble_fraction[rows] <= req.max_bubble
-                    if req.memory_check:                  # eval hybrid's rule too (one function)
-                        fits &= req.hardware.fits(memory)
-                    compute, optimizer = q["compute_time"], q["optimizer_time"]
-                    for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
-                                      ("optimizer_time", optimizer)):
-                        _check_finite(name, got)
-                    block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
-                                   compute * (1 + bubble_fraction[rows]) + optimizer,
-                                   np.zeros(rows.size, dtype=bool), q=q)
-                    if spec:
-                        block.compare = _matches(spec, layouts, rows, block)
-                    blocks.append(block)
+                    pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,
+                                    recompute, sp_on, rows))
+    # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block
+    blocks: list[_Block] = []
+    for (options, scheme, recompute, sp_on, rows), q in zip(
+            pending, _all_quantities([(p[0], p[4]) for p in pending], run_bytes, values)):
+        memory = q["memory_per_gpu"]
+        fits = bubble_fraction[rows] <= req.max_bubble
+        if req.memory_check:                  # eval hybrid's rule too (one function)
+            fits &= req.hardware.fits(memory)
+        compute, optimizer = q["compute_time"], q["optimizer_time"]
+        for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
+                          ("optimizer_time", optimizer)):
+            _check_finite(name, got)
+        block = _Block(options, scheme, recompute, sp_on, rows, memory, fits,
+                       compute * (1 + bubble_fraction[rows]) + optimizer,
+                       np.zeros(rows.size, dtype=bool), q=q)
+        if spec:
+            block.compare = _matches(spec, layouts, rows, block)
+        blocks.append(block)
+
+    split_rank = layout_rank(layouts, SPLIT_KEYS)
 
     def time_block(block: _Block) -> None:
         block.step = block.q["step_time"]
         _check_finite("step_time", block.step)
-        _best_split_only(block, layouts)
+        _best_split_only(block, layouts, split_rank)
         if np.any(block.step < block.bound * (1 - 1e-9)):
             raise RuntimeError("the step model's step time fell below compute · (1 + bubble fraction) + optimizer: "
                                "symcomm.planner's pruning bound no longer holds for it")

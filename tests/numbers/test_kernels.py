@@ -222,3 +222,82 @@ def test_a_combination_compiled_in_the_process_says_so():
     with notes.collected() as bucket:
         plan(shipped, 3)
     assert not any("no shipped kernel" in n.text for n in bucket)
+
+
+def test_kernels_run_together_give_each_its_own_rows():
+    # two kernels of one graph share x + 3: a = (x + 3)·x (array), b = (x + 3)·y, c = y·2 (scalar).  At
+    # x = [1, 2, 5], y = 4: x + 3 = [4, 5, 8], a = [4, 10, 40], b = [16, 20, 32], c = 8 (by hand); the first
+    # kernel takes rows [2, 0], the second row [1]
+    nodes = [["arg", 0], ["num", 3], ["add", 0, 1], ["mul", 2, 0], ["arg", 1], ["mul", 2, 4], ["num", 2],
+             ["mul", 4, 6]]
+    data = _file(nodes, outputs=(3, 7), params=("x", "y"), quantities=("a", "c"))
+    data["kernels"].append({"options": [["a", "c"]], "run_bytes": 2, "quantities": ["b", "a"], "outputs": [5, 3]})
+    first, second = kernels.from_data(data, "test").values()
+    got = kernels.run_together([(first, np.array([2, 0])), (second, np.array([1]))],
+                               {"x": np.array([1.0, 2.0, 5.0]), "y": 4.0})
+    np.testing.assert_array_equal(got[0][0], [40.0, 4.0])
+    assert got[0][1] == 8.0
+    np.testing.assert_array_equal(got[1][0], [20.0])
+    np.testing.assert_array_equal(got[1][1], [10.0])
+
+
+@pytest.mark.parametrize("per_node", [0, None, 10 ** 9],
+                         ids=["a-pass-per-row-class", "classes-joined-by-cost", "one-pass-over-every-row"])
+@pytest.mark.parametrize("name", ["llama3-405b", "deepseek-v3", "qwen3-235b-a22b", "gpt3-175b"])
+def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name, per_node, monkeypatch):
+    # the planner's path (every kernel of a request at once, each node once per class of rows, once per join of
+    # classes, or once over every row: PER_NODE picks; 0 never joins, 10⁹ joins all) against each kernel called
+    # over its own rows alone: the same floats, nan where nan, for every quantity of every combination
+    from symcomm.planner import SCHEMES
+
+    if per_node is not None:
+        monkeypatch.setattr(kernels, "PER_NODE", per_node)
+
+    req = Request(presets.model(name), presets.hardware("h100"), gpus=512, batch=1024, seq=4096)
+    layouts = enumerate_layouts(req)
+    values = {**_base_values(req), **{k: layouts[k].astype(np.float64) for k in kernelbuild.LAYOUT}}
+    rng = np.random.default_rng(5)
+    color = rng.integers(0, 6, layouts["t"].size)       # each kernel reads three of six random parts of the rows
+    calls = []
+    for scheme in SCHEMES:
+        for recompute, sp_on, schedule in (("full", 0, "1f1b"), ("selective", 1, "interleaved")):
+            if req.model.moe and not sp_on:
+                continue
+            kernel = kernels.shipped(_options(req, scheme, recompute, sp_on, schedule), 2)
+            calls.append((kernel, np.flatnonzero(np.isin(color, rng.choice(6, 3, replace=False)))))
+    assert len(calls) >= 8
+    with np.errstate(divide="ignore", invalid="ignore"):
+        together = kernels.run_together(calls, values)
+        for (kernel, rows), got in zip(calls, together):
+            alone = kernel(*[values[p][rows] if isinstance(values[p], np.ndarray) else values[p]
+                             for p in kernel.params])
+            for quantity, x, y in zip(kernel.quantities, got, alone):
+                np.testing.assert_array_equal(np.broadcast_to(x, (rows.size,)), np.broadcast_to(y, (rows.size,)),
+                                              err_msg=f"{name} {quantity}")
+
+
+@pytest.mark.parametrize("text, deepest", [
+    ('[[1], {"a": [2]}]', 3),                       # hand-counted: [ { [ open at once
+    ('["[[[", {"b": "]]"}]', 2),                     # brackets inside strings do not count
+    ('["a \\" [[[", [1]]', 2),                       # nor after an escaped quote inside a string
+    ('["a\\\\", [[1]]]', 3),                         # an escaped backslash ends before the closing quote
+    ('[1, "open [[[[', 1),                           # a string left open: nothing after it counts
+    ('"\\', 0),
+])
+def test_the_json_reader_counts_nesting_outside_strings(text, deepest):
+    from symcomm.base import inputs
+
+    assert inputs._depth(text) == deepest
+
+
+def test_the_json_reader_bounds_integers_with_or_without_a_long_digit_run():
+    # 40 digits is the most an integer may have (base.inputs.MAX_INT_DIGITS); 41 is refused, also when a longer
+    # run of digits sits only inside a string beside it; digits in a string alone are no integer
+    from symcomm.base.inputs import loads
+
+    forty, forty_one = "9" * 40, "9" * 41
+    assert loads(f"[{forty}]", "t") == [int(forty)]
+    assert loads(f'["{forty_one}"]', "t") == [forty_one]
+    for text in (f"[{forty_one}]", f'["{"1" * 50}", -{forty_one}]'):
+        with pytest.raises(InputError, match="41 digits|42 digits"):
+            loads(text, "t")

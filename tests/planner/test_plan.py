@@ -763,3 +763,16 @@ def test_a_flex_dispatcher_plan_keeps_only_expert_groups_filling_whole_nodes():
         plan(Request(**args, dispatcher="hybridep", compare=(("t", 1), ("e", 128))), top=1)
     # under the all-to-all dispatcher e = 128 is a layout: the compared row is found
     assert plan(Request(**args, compare=(("t", 1), ("e", 128))), top=1).compare["e"] == 128
+
+
+def test_of_one_layouts_uneven_splits_only_the_fastest_then_leanest_stays():
+    # by hand: rows 0, 1, 3, 4 are one layout (rank 7), row 2 another (rank 3); of the first, step times 2, 1, 1, 1
+    # and memories 5, 6, 4, 4: rows 3 and 4 tie on both, so the first searched (3) stays; row 2 is alone and stays
+    from symcomm.planner.fold import _Block
+    from symcomm.planner.search import _best_split_only
+
+    rows = np.arange(5)
+    block = _Block((), None, "full", False, rows, np.array([5.0, 6.0, 9.0, 4.0, 4.0]), np.ones(5, dtype=bool),
+                   None, None, step=np.array([2.0, 1.0, 8.0, 1.0, 1.0]))
+    _best_split_only(block, {"split": np.ones(5, dtype=int)}, np.array([7, 7, 3, 7, 7]))
+    assert block.fits.tolist() == [False, False, True, True, False]

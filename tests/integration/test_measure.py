@@ -621,3 +621,34 @@ def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
         assert row["payload"][0] == 4 * m - 2 * MiB
         # the catalog's closed form (reduce/ring_segmented under gloo) is the measured payload
         assert row["model_payload"]["busiest_other"] == max(want) and row["matched"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX: a fork server")
+def test_a_ctrl_c_while_forked_ranks_start_is_not_lost(monkeypatch):
+    """Only what inherits SIGINT's ignore starts under it (the fork server, once): the ranks it forks start with
+    this process's own handler in place, so a Ctrl-C then interrupts (the caller kills what started), where before
+    it was ignored and the sweep went on."""
+    import multiprocessing.forkserver
+    import signal
+
+    from symcomm.measurement import measure
+    from symcomm.measurement.rank_server import PARENT_VARIABLE
+
+    seen = {}
+
+    def server_starts():
+        seen["server"] = (signal.getsignal(signal.SIGINT), os.environ.get("GLOO_SOCKET_IFNAME"),
+                          os.environ.get(PARENT_VARIABLE))
+
+    class Rank:
+        def start(self):
+            os.kill(os.getpid(), signal.SIGINT)     # Ctrl-C while the ranks start
+
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", server_starts)
+    with pytest.raises(KeyboardInterrupt):
+        measure._start([Rank()], server=True)
+        for _ in range(100):                         # the handler runs between bytecodes: give it a few
+            pass
+    assert seen["server"] == (signal.SIG_IGN, "lo", str(os.getpid()))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert os.environ.get(PARENT_VARIABLE) is None

@@ -28,6 +28,7 @@ import sympy as sp
 from .base import notes
 from .base.errors import InputError
 from .training.answers import compare_payload
+from .training import hybridfast
 from .training.fasteval import eval_document
 from .training.subjects import Subject, subject
 from .training.words import value_text
@@ -122,6 +123,19 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     if sweep:
         return _swept(name, sweep, dict(algorithm=algorithm, dtype=dtype, backend=backend, model=model,
                                         model_config=model_config, hardware=hardware, **values))
+    if name == "hybrid":
+        # names planned by an earlier call (hybridfast._Plan) answer here, as eval_document's warm path would, without
+        # its layers (the arguments gathered, a notes collection entered, the path chosen): the plan's notes are
+        # held, and its answer says none.  Anything it refuses goes the one path below, which refuses it or answers
+        plan = hybridfast.held(model, hardware, dtype, backend, algorithm, model_config, values)
+        if plan is not None:
+            try:
+                data = plan.answer(values)
+            except hybridfast.REFUSED:
+                pass
+            else:
+                del data["_result_keys"], data["_extra_keys"]
+                return Result("evaluation", data, plan.texts)
     # the keyword values as they are (no KEY=VALUE text joined and split again): the binding reads each value
     # with the command line's grammar (training.words.given)
     args = SimpleNamespace(name=name, values=values, algorithm=algorithm, dtype=dtype,

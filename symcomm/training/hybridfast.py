@@ -50,6 +50,8 @@ class Missing(Fallback):
 
 #: what this path's own steps may raise where the general path refuses (then that path says it in its words)
 _REFUSED = (Fallback, NotExact, ValueError, KeyError, ArithmeticError, TypeError)
+#: what a plan's answer may raise where the general path answers or refuses (the Python API's warm path catches it)
+REFUSED = _REFUSED
 
 
 def usable(args) -> bool:
@@ -359,6 +361,13 @@ def warm(args) -> dict | None:
     return payload
 
 
+def held(model, hardware, dtype, backend, algorithm, model_config, given_values: dict):
+    """The :class:`_Plan` held for an API call of ``eval hybrid`` with these options and keyword values, or None:
+    the Python API answers by it at once (its ``answer`` raises what :func:`warm` turns into :class:`Fallback`)."""
+    plan = _PLANS.get(_key(model, hardware, dtype, backend, algorithm, model_config, given_values))
+    return None if plan is _ONCE else plan
+
+
 def may_plan(args) -> bool:
     """Whether an answer here may yet plan ``args``' names (the API's values, answered at most once so far)."""
     key = _plan_key(args)
@@ -371,12 +380,30 @@ def _plan_key(args):
     given_values = getattr(args, "values", None)
     if given_values is None or args.name != "hybrid":
         return None
-    parts = [args.model, args.hardware, args.dtype, getattr(args, "backend", None),
-             getattr(args, "algorithm", None), getattr(args, "model_config", None), tuple(given_values)]
-    # the names in order, then each option word's text by its name (a few of them: no loop over every name)
-    for name in sorted((_OPTION_WORDS or _option_words()).intersection(given_values)):
-        parts.append(value_text(given_values[name]))
-    return tuple(parts)
+    return _key(args.model, args.hardware, args.dtype, getattr(args, "backend", None),
+                getattr(args, "algorithm", None), getattr(args, "model_config", None), given_values)
+
+
+def _key(model, hardware, dtype, backend, algorithm, model_config, given_values: dict) -> tuple:
+    # the names in order, then each option word's text by its name: which names are option words is looked up once
+    # per the names given (no set built, sorted and walked per call)
+    names = tuple(given_values)
+    options = _OPTIONS_OF.get(names)
+    if options is None:
+        options = tuple(sorted((_OPTION_WORDS or _option_words()).intersection(names)))
+        if len(_OPTIONS_OF) >= 256:
+            _OPTIONS_OF.clear()
+        _OPTIONS_OF[names] = options
+    if not options:
+        return model, hardware, dtype, backend, algorithm, model_config, names
+    if len(options) == 1:
+        return model, hardware, dtype, backend, algorithm, model_config, names, value_text(given_values[options[0]])
+    return (model, hardware, dtype, backend, algorithm, model_config, names,
+            *[value_text(given_values[name]) for name in options])
+
+
+#: the names given, in order → the option words among them, sorted
+_OPTIONS_OF: dict = {}
 
 
 def _option_words() -> frozenset:
@@ -398,7 +425,7 @@ class _Plan:
     the plan's names, each parsed and bounded, the rules checked, the sheet and the step model computed; read by
     :func:`warm`."""
 
-    __slots__ = ("answer", "notes")
+    __slots__ = ("answer", "notes", "texts")
 
     def __init__(self, **parts):
         for name, value in parts.items():
@@ -484,7 +511,8 @@ def _plan(args, data, said: tuple):
                [point[name] for name in step["arguments"]], step_at)
     fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
     words = hardware(system, hardware_words(system, compute, (), stepping, dtype))
-    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said)
+    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said,
+                 texts=tuple([note.text for note in said]))
 
 
 def _exact_whole(got: tuple, whole: bool, e0: int, e1: int, ints: bool = False) -> bool:

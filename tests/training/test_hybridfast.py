@@ -249,6 +249,25 @@ def test_a_warm_call_is_answered_by_the_plan_of_its_names_with_its_own_numbers(m
     assert api == sympy_path and api[0].startswith("refused: ")
 
 
+def test_the_api_answers_a_planned_call_by_its_plan_and_falls_back_on_a_refusal(monkeypatch):
+    # symcomm.evaluate answers names planned before by the plan itself (api.evaluate: hybridfast.held), without
+    # eval_document's layers; what the plan refuses (a word that is no number, a value below its least, a broken
+    # rule) goes the one path, which refuses it in the SymPy path's words, notes and all
+    from symcomm import api as api_module
+
+    layout = dict(t=4, p=2, d=2, c=1, b=64, m=8, s=4096, recompute="selective")
+    for _ in range(2):
+        _api_and_sympy("llama3-8b", "h100", **layout)      # planned at its second answer
+    assert isinstance(hybridfast.held("llama3-8b", "h100", None, None, None, None, layout), hybridfast._Plan)
+    with monkeypatch.context() as patch:
+        patch.setattr(api_module, "eval_document", lambda *_: pytest.fail("a planned call took the general path"))
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **dict(layout, b=128, m=16))
+        assert api == sympy_path and api[1] is not None
+    for refused in (dict(b="many"), dict(t=0), dict(b=63), dict(p=3)):
+        api, sympy_path = _api_and_sympy("llama3-8b", "h100", **dict(layout, **refused))
+        assert api == sympy_path and api[0].startswith("refused: "), refused
+
+
 def test_a_planned_answer_shares_nothing_with_the_next():
     import symcomm
 

@@ -85,14 +85,16 @@ def _start(procs: list, server: bool) -> None:
     an ignored signal stays ignored across spawn's exec, and the fork server (started here
     on the first start, with this environment) hands it on to every rank it forks, so a
     Ctrl-C while a rank is still starting (before ``_worker`` runs) cannot print a traceback
-    either.  This process ignores SIGINT only while what inherits it starts (the fork server, once; each spawned
-    rank): a Ctrl-C while forked ranks start interrupts it as anywhere else (the caller kills what started).
+    either.  Only what inherits SIGINT's disposition starts with it ignored (the fork server, once; each spawned
+    rank); while the fork server forks the ranks, a Ctrl-C is held and raised once every rank has started, so the
+    caller kills each by its pid (none is left half-started to meet a queue already gone) and none is lost.
     A fork server (``server``) finds its parent in :data:`rank_server.PARENT_VARIABLE` (never set
     for spawned ranks: rank_server would take such a rank for a server)."""
     names = ("GLOO_SOCKET_IFNAME", PARENT_VARIABLE)
     saved_env = {name: os.environ.get(name) for name in names}
     old = signal.getsignal(signal.SIGINT)
     ignore = threading.current_thread() is threading.main_thread() and old is not None
+    held: list = []
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     if server:
         os.environ[PARENT_VARIABLE] = str(os.getpid())
@@ -101,26 +103,24 @@ def _start(procs: list, server: bool) -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             if server:
-                # the ranks are forked by the fork server, from its own state: only its start needs the ignore (and
-                # the environment); a Ctrl-C while the ranks start then reaches this process, not a void
                 from multiprocessing import forkserver
 
                 forkserver.ensure_running()
-            else:
-                for p in procs:
-                    p.start()
+                if ignore:      # the ranks are forked from the server's own state: this handler is not handed on
+                    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+            for p in procs:
+                p.start()
         finally:
             if ignore:
                 signal.signal(signal.SIGINT, old)
-        if server:
-            for p in procs:
-                p.start()
     finally:
         for name, value in saved_env.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+    if held:
+        raise KeyboardInterrupt
 
 
 def _stop(procs: list, finished: bool) -> None:

@@ -624,10 +624,10 @@ def test_gloo_reduce_over_sends_above_two_segments_per_rank(capsys):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX: a fork server")
-def test_a_ctrl_c_while_forked_ranks_start_is_not_lost(monkeypatch):
-    """Only what inherits SIGINT's ignore starts under it (the fork server, once): the ranks it forks start with
-    this process's own handler in place, so a Ctrl-C then interrupts (the caller kills what started), where before
-    it was ignored and the sweep went on."""
+def test_a_ctrl_c_while_forked_ranks_start_is_held_until_all_started(monkeypatch):
+    """Only the fork server starts with SIGINT ignored (its ranks inherit that); a Ctrl-C while it forks the ranks is
+    held and raised once every rank has started (each then has its pid for the caller to kill: none is left
+    half-started, meeting a queue already closed), where before it was ignored and the sweep went on."""
     import multiprocessing.forkserver
     import signal
 
@@ -635,6 +635,7 @@ def test_a_ctrl_c_while_forked_ranks_start_is_not_lost(monkeypatch):
     from symcomm.measurement.rank_server import PARENT_VARIABLE
 
     seen = {}
+    started = []
 
     def server_starts():
         seen["server"] = (signal.getsignal(signal.SIGINT), os.environ.get("GLOO_SOCKET_IFNAME"),
@@ -642,13 +643,17 @@ def test_a_ctrl_c_while_forked_ranks_start_is_not_lost(monkeypatch):
 
     class Rank:
         def start(self):
-            os.kill(os.getpid(), signal.SIGINT)     # Ctrl-C while the ranks start
+            if not started:
+                os.kill(os.getpid(), signal.SIGINT)     # Ctrl-C while the first rank starts
+                for _ in range(1000):                    # the handler runs between bytecodes: give it some
+                    pass
+            started.append(self)
 
     monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", server_starts)
+    ranks = [Rank(), Rank(), Rank()]
     with pytest.raises(KeyboardInterrupt):
-        measure._start([Rank()], server=True)
-        for _ in range(100):                         # the handler runs between bytecodes: give it a few
-            pass
+        measure._start(ranks, server=True)
+    assert started == ranks                               # every rank started before the interrupt
     assert seen["server"] == (signal.SIG_IGN, "lo", str(os.getpid()))
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert os.environ.get(PARENT_VARIABLE) is None

@@ -372,8 +372,8 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
     found = step_fit.fit(runs, base, hold)
-    left_out = dict(found.left_out)
-    lone_fp4 = [run for run in runs if left_out.get(run.id, "").endswith("eta_fp4, which one run cannot determine")]
+    left_out, carried = dict(found.left_out), {}
+    lone_fp4 = [run for run in runs if left_out.get(run.id) == step_fit.sole_reason("eta_fp4")]
     if lone_fp4 and system != FP4_REFERENCE and "eta_fp8" in found.constants:
         # the run that alone reads eta_fp4 stays out of the fit (it would set the share it is judged by, and move
         # the others' optimum) and is predicted at the share the reference part's ratio gives: a run no constant
@@ -384,11 +384,13 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
                         held={**found.held, "eta_fp4": why})
         for run in lone_fp4:
             error = step_fit.errors_at([run], found.constants).signed_mean
-            left_out[run.id] += (f"; predicted at the held eta_fp4 {eta_fp4:g}: {run.measured_s * (1 + error):.3g} s "
-                                 f"against {run.measured_s:.3g} s measured, {100 * error:+.1f} %")
+            carried[run.id] = (f"predicted at the held eta_fp4 {eta_fp4:g}: {run.measured_s * (1 + error):.3g} s "
+                               f"against {run.measured_s:.3g} s measured, {100 * error:+.1f} %")
+            left_out[run.id] += "; " + carried[run.id]
         found = replace(found, left_out=left_out)
     return {**found.constants, "fitted_on": [row.id for row in found.rows], "mean_error": found.in_sample.mean,
-            "max_error": found.in_sample.max, "fit": found, "not_evaluated": {**not_evaluated, **found.left_out}}
+            "max_error": found.in_sample.max, "fit": found, "not_evaluated": {**not_evaluated, **found.left_out},
+            "carried": carried}
 
 
 def systems() -> list[str]:
@@ -429,7 +431,7 @@ def _carried(found: dict) -> str:
     fitted, from what, and how far off the one run that reads it is (eval prints the sentence beside the constants)."""
     if "eta_fp4" not in found["fit"].held or "eta_fp4" not in found["fit"].constants:
         return ""
-    said = [why.rsplit("; ", 1)[1] for why in found["not_evaluated"].values() if "at the held eta_fp4" in why]
+    said = list(found.get("carried", {}).values())
     return (f"; eta_fp4 {found['fit'].constants['eta_fp4']:g} not fitted (one run alone reads it): this part's eta_fp8 "
             f"times {FP4_REFERENCE}'s fitted eta_fp4 over eta_fp8, the same GPU; that run, left out of the fit, "
             + ("; ".join(said) if said else "not evaluated"))

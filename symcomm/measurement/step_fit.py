@@ -407,6 +407,11 @@ def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict) ->
     return search, best
 
 
+def sole_reason(name: str) -> str:
+    """Why :func:`fit` leaves out a run whose prediction alone depends on ``name``, a constant the base lacks."""
+    return f"only its prediction depends on {name}, which one run cannot determine"
+
+
 def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
     """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
     hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
@@ -424,8 +429,7 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                              "(or one read from such a constant when absent: eta_attn as eta)")
     names, held, sole = _determined(runs, base)
     # a run whose prediction alone needs a constant the base lacks cannot be predicted by any fit: left out, said
-    left_out = {runs[i].id: f"only its prediction depends on {name}, which one run cannot determine"
-                for name, i in sole.items() if name not in base}
+    left_out = {runs[i].id: sole_reason(name) for name, i in sole.items() if name not in base}
     runs = [r for r in runs if r.id not in left_out]
     for name in hold:
         if name in names:

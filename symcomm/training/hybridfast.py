@@ -48,10 +48,9 @@ class Missing(Fallback):
         self.what, self.key = what, key
 
 
-#: what this path's own steps may raise where the general path refuses (then that path says it in its words)
-_REFUSED = (Fallback, NotExact, ValueError, KeyError, ArithmeticError, TypeError)
-#: what a plan's answer may raise where the general path answers or refuses (the Python API's warm path catches it)
-REFUSED = _REFUSED
+#: what this path's own steps, a plan's answer included, may raise where the general path answers or refuses (then
+#: that path says it in its words; the Python API's warm path catches it too)
+REFUSED = (Fallback, NotExact, ValueError, KeyError, ArithmeticError, TypeError)
 
 
 def usable(args) -> bool:
@@ -82,7 +81,7 @@ def answer(args, data=None) -> dict:
             payload = _answer(args, data)
         except Missing:
             raise
-        except _REFUSED as err:
+        except REFUSED as err:
             raise Fallback(str(err)) from None
     for note in said:
         notes.add(note.text, restates_default=note.restates_default)
@@ -354,7 +353,7 @@ def warm(args) -> dict | None:
         return None
     try:
         payload = plan.answer(args.values)
-    except _REFUSED as err:
+    except REFUSED as err:
         raise Fallback(str(err)) from None
     if plan.notes:
         notes.extend(plan.notes)
@@ -454,7 +453,7 @@ def _keep_plan(key: tuple, args, data, said: tuple) -> None:
         return
     try:
         _PLANS[key] = _plan(args, data, said)
-    except _REFUSED:
+    except REFUSED:
         _PLANS[key] = None
 
 

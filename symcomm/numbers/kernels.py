@@ -141,35 +141,16 @@ class Graph:
             if i in needed:
                 continue
             needed.add(i)
-            op = self.nodes[i][0]
-            if op not in ("arg", "num", "nan"):
+            if self.nodes[i][0] not in _LEAVES:
                 stack.extend(self.nodes[i][1:])
         order = sorted(needed)
-        last = {}
-        for i in order:
-            if self.nodes[i][0] not in ("arg", "num", "nan"):
-                for a in self.nodes[i][1:]:
-                    last[a] = i
-        keep = set(outputs)
-        frees: dict = {}
-        for a, i in last.items():
-            if a not in keep:
-                frees.setdefault(i, []).append(a)
+        frees = _last_reads(self.nodes, order, frozenset(outputs))
         return tuple((i, tuple(frees.get(i, ()))) for i in order)
 
     def run(self, program: tuple, args: dict, outputs: tuple) -> tuple:
         nodes, values = self.nodes, {}
         for i, free in program:
-            node = nodes[i]
-            op = node[0]
-            if op == "arg":
-                values[i] = args[node[1]]
-            elif op == "num":
-                values[i] = node[1]
-            elif op == "nan":
-                values[i] = math.nan
-            else:
-                values[i] = OPS[op][0](*[values[a] for a in node[1:]])
+            values[i] = _node_value(nodes[i], args, values)
             for a in free:                  # a temporary array read for the last time: let it go
                 del values[a]
         return tuple(values[i] for i in outputs)
@@ -300,34 +281,46 @@ def _run_class(graph: "Graph", here: list, args: dict, outputs: set):
     """The nodes ``here`` (sorted) in order, each let go after its last reader; yields (node, value) for each
     of ``outputs`` as it is computed."""
     nodes = graph.nodes
-    last: dict = {}
     for i in here:
+        if nodes[i][0] == "arg" and nodes[i][1] not in args:
+            raise TypeError(f"run_together: no value for the parameter {graph.params[nodes[i][1]]!r}")
+    frees = _last_reads(nodes, here)
+    read = {a for free in frees.values() for a in free}
+    values: dict = {}
+    for i in here:
+        value = _node_value(nodes[i], args, values)
+        if i in outputs:
+            yield i, value
+        if i in read:
+            values[i] = value
+        for a in frees.get(i, ()):          # read for the last time: let it go
+            del values[a]
+
+
+def _node_value(node: tuple, args: dict, values: dict):
+    """One node's value: a parameter's (by index), a number, NaN, or its operation on the values it reads."""
+    op = node[0]
+    if op == "arg":
+        return args[node[1]]
+    if op == "num":
+        return node[1]
+    if op == "nan":
+        return math.nan
+    return OPS[op][0](*[values[a] for a in node[1:]])
+
+
+def _last_reads(nodes: tuple, order: list, keep: frozenset = frozenset()) -> dict:
+    """node → the nodes (but ``keep``) it is the last in ``order`` to read: where each may be let go."""
+    last: dict = {}
+    for i in order:
         if nodes[i][0] not in _LEAVES:
             for a in nodes[i][1:]:
                 last[a] = i
     frees: dict = {}
     for a, i in last.items():
-        frees.setdefault(i, []).append(a)
-    values: dict = {}
-    for i in here:
-        node = nodes[i]
-        op = node[0]
-        if op == "arg":
-            if node[1] not in args:
-                raise TypeError(f"run_together: no value for the parameter {graph.params[node[1]]!r}")
-            value = args[node[1]]
-        elif op == "num":
-            value = node[1]
-        elif op == "nan":
-            value = math.nan
-        else:
-            value = OPS[op][0](*[values[a] for a in node[1:]])
-        if i in outputs:
-            yield i, value
-        if i in last:
-            values[i] = value
-        for a in frees.get(i, ()):          # read for the last time: let it go
-            del values[a]
+        if a not in keep:
+            frees.setdefault(i, []).append(a)
+    return frees
 
 
 def _check_nodes(params: tuple, nodes: tuple, what: str) -> None:

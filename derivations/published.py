@@ -31,6 +31,13 @@ from symcomm.training import steptime
 #: et al. name no commit: taken off for both (an assumption; wgrad_fusion=0)
 MEGATRON_2021 = {"zero": "0", "framework": "megatron", "dp_overlap": "0", "flash": "0", "p2p_overlap": "0",
                  "wgrad_fusion": "0"}
+#: Megatron-LM's column-parallel linears start their backward's tensor-parallel collectives asynchronously from
+#: 2021-09 (symcomm.training.frameworks.TP_BACKWARD_OVERLAP_SOURCE: --async-tensor-model-parallel-allreduce, commit
+#: cf7efd4f of 2021-08-30, on by default from 3f652469 of 2021-09-02): the runs measured before it ran them on the
+#: critical path (tp_backward_overlap=0): Narayanan et al.'s (arXiv 2104.04473, April 2021; examples/sc21 of
+#: 2021-08-10) and the README's GPT-3 example (its sentence added in 152aab30, 2021-01-11).  Korthikanti et al.'s
+#: runs (2022, with sequence parallelism, which came after) keep the framework's default
+SYNC_TP_BACKWARD = ("narayanan2021-", "megatron-readme-")
 #: Llama 3 (Dubey et al. 2024, §3.3.2): FSDP-style sharding without resharding after the forward,
 #: gradients reduce-scattered in fp32, communication overlapped; flash attention
 LLAMA3 = {"zero": "3", "framework": "fsdp", "reshard_after_forward": "0", "grad_reduce": "per_step",
@@ -85,6 +92,8 @@ def options_of(run: dict) -> dict[str, str]:
         settings = {**DEEPSPEED_PIPE, "zero": str(run.get("zero") or 1), "grad_dtype": grad_dtype}
     else:
         settings = {**MEGATRON_2021, "grad_dtype": grad_dtype}
+        if run["id"].startswith(SYNC_TP_BACKWARD):
+            settings["tp_backward_overlap"] = "0"
     scatter = kind == "megatron" and run.get("scatter_gather", True) and not run["sp"] and run["p"] > 1
     return {**settings, "sp": "1" if run["sp"] else "0", "recompute": run["recompute"],
             "schedule": run["schedule"], "embeddings": "1", "gqa": "1", "gated": "1" if run["gated_mlp"] else "0",

@@ -74,6 +74,20 @@ PARAM_GATHER_SOURCE = ("Megatron-LM megatron/training/arguments.py (--overlap-pa
 P2P_OVERLAP_SOURCE = ("Megatron-LM megatron/training/arguments.py (--no-overlap-p2p-communication: overlap_p2p_comm "
                       "defaults on; set off unless the interleaved schedule runs) and "
                       "megatron/core/pipeline_parallel/schedules.py (forward_backward_pipelining_with_interleaving)")
+#: Megatron's and Transformer Engine's column-parallel linears (QKV, FC1, the LM head) start two tensor-parallel
+#: collectives of their backward asynchronously, without tp_overlap: under sequence parallel the re-all-gather of
+#: the input (for the weight gradient) runs while the input-gradient GEMM computes, and the input gradient's
+#: reduce-scatter (its all-reduce without sequence parallel) while the weight-gradient GEMM computes; the row-parallel
+#: linears' gradient all-gather and every forward collective stay synchronous.  Added to Megatron-LM as
+#: --async-tensor-model-parallel-allreduce in commit cf7efd4f (2021-08-30), on by default from 3f652469 (2021-09-02),
+#: the sequence-parallel pair with sequence parallelism (02bb1f5c, 2022-03-02)
+TP_BACKWARD_OVERLAP_SOURCE = ("Megatron-LM megatron/core/tensor_parallel/layers.py at d98e8a64 "
+                              "(LinearWithGradAccumulationAndAsyncCommunication.backward: all_gather_into_tensor and "
+                              "all_reduce / reduce_scatter_tensor with async_op=True, waited on after the GEMM each "
+                              "precedes); Transformer Engine transformer_engine/pytorch/module/linear.py and "
+                              "layernorm_linear.py at d0067d0d (_Linear / _LayerNormLinear backward: "
+                              "gather_along_first_dim and reduce_scatter_along_first_dim / allreduce with "
+                              "async_op=True)")
 #: Megatron-Core overlaps the expert all-to-all of one micro-batch with another's compute only when asked
 A2A_OVERLAP_SOURCE = ("Megatron-LM megatron/core/model_parallel_config.py (overlap_moe_expert_parallel_comm: False; "
                       "--overlap-moe-expert-parallel-comm, the 1F1B schedule of two micro-batches' forward and "
@@ -135,6 +149,7 @@ class Framework:
     p2p_overlap_schedules: tuple[str, ...] = ()         # pipeline schedules whose sends hide (P2P_OVERLAP_SOURCE)
     a2a_overlap: bool = False    # the expert all-to-alls hide behind another micro-batch (A2A_OVERLAP_SOURCE)
     shard_unit: str = "model"    # ZeRO-3: one gather/reduce-scatter per "layer" (FSDP unit) or for the whole "model"
+    tp_backward_overlap: bool = False   # the column-parallel backward collectives async (TP_BACKWARD_OVERLAP_SOURCE)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -155,9 +170,9 @@ _ROWS = (
               (0, 1), "(DDP: zero=0, distributed optimizer: zero=1); choose framework=deepspeed or fsdp for zero=2 or 3",
               NEVER, True, "fp32", True, (),
               (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
-              (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)",
-              p2p_overlap_schedules=("interleaved",)),
+              p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True),
     Framework("deepspeed",
               "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
               "Megatron-DeepSpeed",
@@ -189,9 +204,10 @@ _ROWS = (
               (3,), "(--data-parallel-sharding-strategy optim_grads_params: zero=3)",
               0, True, "same", True, (3,), (Scheme("megatron_fsdp", 3, None, "megatron-fsdp"),),
               (MEGATRON_FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
-               PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE),
+               PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 3 per layer (as fsdp2, with Megatron's layers: sp_regather=1)",
-              param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer"),
+              param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer",
+              tp_backward_overlap=True),
 )
 
 #: name → Framework, in the order the options and the planner list them

@@ -37,7 +37,9 @@ lasts.  Transformer Engine runs this only inside an NVLink domain (its README's 
 model does not refuse tp_overlap=1 on a group spanning nodes, it prices it as asked.  PyTorch's async TP
 (framework=fsdp2, :data:`ASYNC_TP`) fuses a sequence collective with the GEMM next to it where Inductor's pattern
 matches (compute.ASYNC_TP_FUSION), so each hides behind that GEMM alone, the unmatched ones not at all
-(:func:`tp_exposed`).
+(:func:`tp_exposed`).  Without tp_overlap, Megatron's and Transformer Engine's column-parallel linears still start
+two collectives of their backward asynchronously (tp_backward_overlap, :func:`tp_backward_exposed`), each hiding
+behind the one GEMM it runs beside.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from dataclasses import replace
 import sympy as sp
 
 from . import frameworks as F
-from .compute import async_tp_fusion
+from .compute import async_tp_fusion, tp_fused_gemm_seconds
 from ..core import symbols as S
 
 
@@ -330,6 +332,57 @@ def tp_exposed(tp_terms, time_of, m, window, fused=None):
         return exposed, window
     rest_exposed, window = hidden_behind(rest_time, window, rest_time / S.t)
     return exposed + rest_exposed, window
+
+
+#: the backward collectives of a column-parallel linear that run beside one of its GEMMs under tp_backward_overlap
+#: (F.TP_BACKWARD_OVERLAP_SOURCE): the input's re-all-gather beside the input-gradient GEMM, the input gradient's
+#: reduce-scatter (all-reduce without sequence parallel) beside the weight-gradient GEMM
+ASYNC_BACKWARD = frozenset(("input re-all-gather for the weight gradient", "sequence reduce-scatter",
+                            "activation all-reduce"))
+
+
+def tp_backward_overlap_of(framework_name: str, given: bool | None = None) -> bool:
+    """Whether the column-parallel linears run their backward collectives asynchronously (tp_backward_overlap): as
+    the framework's row says (TP_BACKWARD_OVERLAP_SOURCE: Megatron-Core's and Transformer Engine's linears), unless
+    given."""
+    return F.framework(framework_name).tp_backward_overlap if given is None else bool(given)
+
+
+def tp_backward_exposed(tp_terms, time_of, m, window, column_gemms):
+    """(the tensor-parallel communication of one micro-batch on the critical path without tp_overlap, the window
+    left) where the column-parallel linears start their backward collectives asynchronously (:data:`ASYNC_BACKWARD`):
+    each such collective of C seconds hides behind the one GEMM it runs beside, the input-gradient or the
+    weight-gradient GEMM, each of the forward GEMM's FLOPs (G seconds): max(0, C − G) exposed.  ``column_gemms`` =
+    (QKV's, FC1's) forward seconds per micro-batch on one GPU (compute.tp_fused_gemm_seconds): of a dense layer's
+    two such collectives of each kind one is the attention block's, one the MLP's.  The rest (the forward's, the
+    row-parallel linears' gradient all-gathers, the LM head's, a recompute's) stays on the path whole."""
+    exposed, hidden = sp.Integer(0), sp.Integer(0)
+    for term in tp_terms:
+        total = time_of([term])
+        if term.phase == "backward" and term.what in ASYNC_BACKWARD:
+            # one collective priced alone, not total/count: a stage kind without layers has count 0
+            one = time_of([replace(term, count=sp.Integer(1))])
+            left = term.count / 2 * sum((max0(one - g) for g in column_gemms), sp.Integer(0))
+            exposed += left
+            hidden += total - left
+        else:
+            exposed += total
+    return exposed / m, max0(window - hidden / m)
+
+
+def tp_on_path(run, tp_terms, time_of, m, window):
+    """(the tensor-parallel communication of one micro-batch on the critical path, the window of compute left for the
+    next overlapped axis) as the run overlaps it: tp_overlap=1 :func:`tp_exposed`; else, where the framework's linears
+    start their backward collectives asynchronously (:func:`tp_backward_overlap_of`) and the layers are the dense
+    block's (compute.tp_fused_gemm_seconds; not a Mamba hybrid's), :func:`tp_backward_exposed`; else all of it."""
+    if run.tp_overlap:
+        return tp_exposed(tp_terms, time_of, m, window, async_tp_gemms(run))
+    gemms = None
+    if tp_backward_overlap_of(run.framework, run.tp_backward_overlap) and not run.mamba:
+        gemms = tp_fused_gemm_seconds(run)
+    if gemms is None:
+        return time_of(tp_terms) / m, window
+    return tp_backward_exposed(tp_terms, time_of, m, window, gemms[0])
 
 
 def async_tp_gemms(run):

@@ -431,6 +431,13 @@ STEP_OPTIONS: tuple[Option, ...] = (
                        "stays exposed, the rest hides behind the micro-batch's compute as far as it lasts; with "
                        "framework=fsdp2 (PyTorch's async TP) each sequence collective hides behind the GEMM it is "
                        "fused with only"),
+    Option("tp_backward_overlap", None, (None, False, True),
+           "tp_overlap=0: 1 = the column-parallel linears (QKV, FC1) start two collectives of their backward "
+           "asynchronously, each hiding behind the one GEMM it runs beside: the input's re-all-gather behind the "
+           "input-gradient GEMM, the input gradient's reduce-scatter (all-reduce without sequence parallel) behind the "
+           "weight-gradient GEMM (dense blocks; Megatron-LM --async-tensor-model-parallel-allreduce, on by default "
+           "since 2021-09); 0 = every tensor-parallel collective on the critical path; framework: 1 for megatron and "
+           "megatron_fsdp, 0 otherwise (" + F.TP_BACKWARD_OVERLAP_SOURCE + ")"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (Transformer Engine's fused attention, cuDNN or "
@@ -531,6 +538,7 @@ class RunSetting:
     a2a_overlap: bool | None = None
     p2p_overlap: bool | None = None
     tp_overlap: bool = False
+    tp_backward_overlap: bool | None = None
     flash: bool = True
     attention_kernel: str = "fused"
     q_width: str = "h"

@@ -13,7 +13,9 @@ micro-batches per data-parallel replica, then the optimizer step):
   and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
   (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` hides tp behind the micro-batch's compute but one
   chunk of t (Transformer Engine userbuffers), or with framework=fsdp2 each sequence collective behind the
-  GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`), ``a2a_overlap`` the
+  GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`); without it Megatron's
+  and Transformer Engine's column-parallel linears still hide two backward collectives each behind one GEMM
+  (``tp_backward_overlap``, :func:`symcomm.training.overlap.tp_backward_exposed`); ``a2a_overlap`` the
   expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
 * **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
   bubble is (p − 1)/v micro-batch times of the busiest stage);
@@ -48,8 +50,8 @@ from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
-from .overlap import (a2a_overlap_of, async_tp_gemms, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_exposed,
+from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind,
+                      p2p_overlap_of, param_gather_overlap_of, tp_on_path,
                       TORCH_CP_FRAMEWORKS, torch_cp_exposed)
 from .terms import time_in_bytes_of
 from .subjects import subject
@@ -213,15 +215,13 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
         on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, compute_micro)
     window = compute_micro.total
-    hides = {"tp": run.tp_overlap,
-             "ep": a2a_overlap_of(framework, run.a2a_overlap),
+    if "tp" in comm:
+        on_path["tp"], window = tp_on_path(run, by_axis["tp"], time_of, m, window)
+    hides = {"ep": a2a_overlap_of(framework, run.a2a_overlap),
              "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
-    for axis in ("tp", "ep", "pp"):
+    for axis in ("ep", "pp"):
         if hides[axis] and axis in comm:
-            if axis == "tp":
-                on_path[axis], window = tp_exposed(by_axis["tp"], time_of, m, window, async_tp_gemms(run))
-            else:
-                on_path[axis], window = hidden_behind(on_path[axis], window)
+            on_path[axis], window = hidden_behind(on_path[axis], window)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot
@@ -320,7 +320,9 @@ ASSUMPTIONS = (
     "gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and "
     "w1, w3) each projection its own GEMM at its own width",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
-    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t, a2a_overlap the expert "
+    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's "
+    "column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) "
+    "each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert "
     "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
     "(p − 1)/v micro-batch slots",
     "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "

@@ -7,7 +7,8 @@ import pytest
 from symcomm.training import steptime
 from symcomm.training.axes import data_schedule
 from symcomm.training.frameworks import FRAMEWORKS
-from symcomm.training.overlap import a2a_overlap_of, dp_overlap_of, p2p_overlap_of, param_gather_overlap_of
+from symcomm.training.overlap import (a2a_overlap_of, dp_overlap_of, p2p_overlap_of, param_gather_overlap_of,
+                                      tp_backward_overlap_of)
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
 TINY = {"h": 64, "L": 4, "a": 4, "h_kv": 64, "F": 256, "V": 1000, "s": 32, "Phi": 1000, "e": 1, "v": 1}
@@ -110,10 +111,47 @@ def test_tp_overlap_leaves_one_chunk_of_t_exposed():
     values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
     tp = 16 * 2048 * 1e-9
-    base = {**PLAIN, "zero": "0", "framework": "megatron"}
+    # the backward's all-reduces on the path too (tp_backward_overlap=0: the test below hides them)
+    base = {**PLAIN, "zero": "0", "framework": "megatron", "tp_backward_overlap": "0"}
     assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(tp, rel=1e-12)
     hidden = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})
     assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(tp / 2, rel=1e-12)
+
+
+def test_megatrons_column_parallel_backward_collectives_hide_behind_their_own_gemm():
+    """Without tp_overlap, Megatron's and Transformer Engine's column-parallel linears (QKV, FC1) start two backward
+    collectives asynchronously (Megatron-LM core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication
+    .backward; Transformer Engine module/linear.py, layernorm_linear.py): the input's re-all-gather beside the
+    input-gradient GEMM and the input gradient's reduce-scatter (all-reduce without SP) beside the weight-gradient GEMM,
+    each of the forward GEMM's FLOPs; each exposes max(0, C − G).  t = 2, 4 layers of 32 tokens, 1e6 FLOP/s, w_half =
+    0: QKV 2·32·64·96 FLOPs → 0.393216 s, FC1 2·32·64·128 → 0.524288 s (Megatron runs Q, K, V as one GEMM)."""
+    values = {**TINY, **NO_COMM, "beta": 4e-4, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
+              "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
+    qkv, fc1 = 0.393216, 0.524288
+    # Megatron-LM since 2021-09 (--async-tensor-model-parallel-allreduce on by default), Megatron-FSDP with its layers;
+    # PyTorch's own tensor parallel (DTensor) waits on each collective
+    assert tp_backward_overlap_of("megatron") and tp_backward_overlap_of("megatron_fsdp")
+    assert not tp_backward_overlap_of("fsdp2") and not tp_backward_overlap_of("deepspeed")
+    assert not tp_backward_overlap_of("megatron", False)
+    # SP: each all-gather or reduce-scatter of M = 32·64 moves M/2 = 1024 elements: C = 0.4096 s.  Per layer 10:
+    # forward 2 all-gathers and 2 reduce-scatters, backward 2 all-gathers (the row-parallel linears' output
+    # gradients) on the path; QKV's and FC1's input-gradient reduce-scatters and input re-all-gathers beside a GEMM
+    C = 0.4096
+    sp_on = {**PLAIN, "zero": "1", "framework": "megatron", "sp": "1"}
+    hidden = 2 * (max(0.0, C - qkv) + max(0.0, C - fc1))
+    got = steptime.quantities(values, 2, **sp_on)["exposed_comm_time_tp"]
+    assert float(got) == pytest.approx(4 * (6 * C + hidden), rel=1e-12)
+    assert 4 * (6 * C + hidden) == pytest.approx(9.961472, rel=1e-12)
+    off = steptime.quantities(values, 2, **{**sp_on, "tp_backward_overlap": "0"})["exposed_comm_time_tp"]
+    assert float(off) == pytest.approx(4 * 10 * C, rel=1e-12)
+    # no SP: a ring all-reduce of 2 ranks moves 2·(1/2)·M = 2048 elements, 0.8192 s; 2 forward on the path, QKV's
+    # and FC1's input-gradient all-reduces beside their weight-gradient GEMMs
+    A = 0.8192
+    sp_off = {**PLAIN, "zero": "1", "framework": "megatron", "sp": "0"}
+    got = steptime.quantities(values, 2, **sp_off)["exposed_comm_time_tp"]
+    assert float(got) == pytest.approx(4 * (2 * A + (A - qkv) + (A - fc1)), rel=1e-12)
+    off = steptime.quantities(values, 2, **{**sp_off, "tp_backward_overlap": "0"})["exposed_comm_time_tp"]
+    assert float(off) == pytest.approx(4 * 4 * A, rel=1e-12)
 
 
 def test_async_tp_hides_each_collective_behind_its_own_gemm():

@@ -120,8 +120,12 @@ class Hardware:
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
         fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
         published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none.  ``typed``:
-        the peaks the user gave (``peak``, ``peak_fp8``, ``peak_fp4`` by name), which win over the hardware's (:meth:`peak`)."""
+        the values the user gave by name (:data:`TYPED_HARDWARE`), which win over the hardware's: the peaks (:meth:`peak`)
+        and the constants the run reads (:func:`with_typed_constants`)."""
         typed = typed or {}
+        return with_typed_constants(self._compute_values(dtype, precision, fitting, attention_kernel, typed), typed)
+
+    def _compute_values(self, dtype: str, precision: str, fitting: bool, attention_kernel: str, typed: dict) -> dict:
         fitted = dict(self.step_time)
         if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
@@ -150,10 +154,12 @@ class Hardware:
             raise InputError(f"precision={precision}: --hardware {self.name} gives no {word} peak (peak_flops has "
                              f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16"
                              + ("" if low == "fp8" else " or an FP8 one"))
-        if f"eta_{low}" not in fitted and not fitting:
+        if f"eta_{low}" not in fitted and f"eta_{low}" not in typed and not fitting:
             raise self.lacks(f"step_time eta_{low}", f"precision={precision} needs (the share of the {word} peak its "
                                                      f"matmuls reach, fitted on {word} runs: none is fitted for it yet)")
-        return {**out, f"peak_{low}": self.peak(low, typed.get(f"peak_{low}"))}
+        # a typed share in place of one the hardware lacks (with_typed_constants puts it in)
+        held = {f"eta_{low}": typed[f"eta_{low}"]} if f"eta_{low}" not in out and f"eta_{low}" in typed else {}
+        return {**out, **held, f"peak_{low}": self.peak(low, typed.get(f"peak_{low}"))}
 
     def published_attention(self) -> dict[str, float]:
         """{"eta_attn": the fused attention core's published share of the bf16 peak} where the hardware gives
@@ -250,7 +256,8 @@ def step_error_words(error: dict | None) -> str:
     what the checks measured per framework (the model is faster than measured where the signed mean is
     negative)."""
     if error is None:
-        return "unknown: these constants record no fit error (step_time.errors of the hardware file)"
+        return ("unknown: no fit error is recorded for these constants (typed over the hardware's, or a hardware file "
+                "without step_time.errors)")
     words = (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
              f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
              f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")
@@ -344,12 +351,40 @@ LOW_DTYPES = ("fp8", "fp4")
 PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
 
 
-def unused_peaks(typed: dict, precision: str) -> list[str]:
-    """The notes of the low-precision peaks typed for a run whose precision runs no matmul at them (peak_fp8 under
-    bf16 or nvfp4, peak_fp4 under any but nvfp4): said, not refused, as a typed value the model does not read."""
+#: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
+#: reads it): the fitted ones and the published FlashAttention-2 share
+TYPED_CONSTANTS = STEP_TIME_NAMES + ("eta_fa2",)
+#: every hardware value a user may type (eval hybrid --hardware): the peaks and the constants
+TYPED_HARDWARE = PEAK_NAMES + TYPED_CONSTANTS
+#: the typed constants that are a share of a peak, in (0, 1]
+_SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
+
+
+def with_typed_constants(values: dict, typed: dict) -> dict:
+    """``values`` (Hardware.compute_values') with each typed constant (:data:`TYPED_CONSTANTS`) in place of the
+    hardware's where the run reads it (a key of ``values``); a share of a peak outside (0, 1] refused."""
+    for name in TYPED_CONSTANTS:
+        if name in typed:
+            value = typed[name]
+            if name in _SHARES and not 0 < value <= 1:
+                raise InputError(f"{name}={value:g} is not allowed: a share of the peak lies in (0, 1]")
+            if name in values:
+                values = {**values, name: value}
+    return values
+
+
+def unused_peaks(typed: dict, precision: str, attention_kernel: str = "fused") -> list[str]:
+    """The notes of the typed hardware values the run does not read: a low-precision peak or share for a run whose
+    precision runs no matmul at it (peak_fp8, eta_fp8 under bf16 or nvfp4; peak_fp4, eta_fp4 under any but nvfp4),
+    eta_fa2 unless attention_kernel=fa2, eta_attn under it: said, not refused."""
     low = low_dtype(precision)
-    return [f"peak_{dtype} not used: precision={precision} runs no matmul in {dtype.upper()}"
-            for dtype in LOW_DTYPES if f"peak_{dtype}" in typed and dtype != low]
+    said = [f"{name}_{dtype} not used: precision={precision} runs no matmul in {dtype.upper()}"
+            for dtype in LOW_DTYPES for name in ("peak", "eta") if f"{name}_{dtype}" in typed and dtype != low]
+    if "eta_fa2" in typed and attention_kernel != "fa2":
+        said.append(f"eta_fa2 not used: attention_kernel={attention_kernel} runs the attention core at eta_attn")
+    if "eta_attn" in typed and attention_kernel == "fa2":
+        said.append("eta_attn not used: attention_kernel=fa2 runs the attention core at eta_fa2")
+    return said
 
 
 def low_dtype(precision: str) -> str | None:

@@ -20,7 +20,7 @@ from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
                       _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
 from ..numbers.exactops import NotExact
-from ..presets.systems import PEAK_NAMES
+from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
 from .subjects import Subject, option_names, subject
@@ -156,7 +156,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
         typed_peaks = {_CLI_NAME[sym]: float(values[sym]) for sym in _PEAKS_IN_ORDER if sym in values}
-        for note in presets.systems.unused_peaks(typed_peaks, precision):
+        for note in presets.systems.unused_peaks(typed_peaks, precision, kernel):
             notes.add(note)
         compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
@@ -233,11 +233,11 @@ def _compute_values(system, hardware: str, dtype: str, precision: str, fitting: 
 _COMPUTE_VALUES: dict = {}
 
 
-#: the hardware constants a user may type in place of the hardware's (Hardware.compute_values)
-_PEAKS = frozenset(S.SYMBOLS[name].symbol for name in PEAK_NAMES)
+#: the hardware values a user may type in place of the hardware's (Hardware.compute_values): the peaks and constants
+_PEAKS = frozenset(S.SYMBOLS[name].symbol for name in TYPED_HARDWARE)
 #: the same as a tuple to walk: each looked up in the bound values (two lookups; where worded, sorted), rather
 #: than every bound value hashed against them
-_PEAKS_IN_ORDER = tuple(S.SYMBOLS[name].symbol for name in PEAK_NAMES)
+_PEAKS_IN_ORDER = tuple(S.SYMBOLS[name].symbol for name in TYPED_HARDWARE)
 #: symbol → its CLI name (symbols.BY_SYMBOL[sym].cli_name without the record between)
 _CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
@@ -289,7 +289,7 @@ def _bound_words(args):
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
 _STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
-                         "h_q", "L_bf16", "d_ssm", "n_ssm", "g_ssm", "a_ssm", *PEAK_NAMES))
+                         "h_q", "L_bf16", "d_ssm", "n_ssm", "g_ssm", "a_ssm", *TYPED_HARDWARE))
 
 
 @functools.lru_cache(maxsize=64)

@@ -30,7 +30,7 @@ from fractions import Fraction
 from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
-from ..presets.systems import PEAK_NAMES
+from ..presets.systems import TYPED_HARDWARE
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_model_shape, add_hardware_report
@@ -292,8 +292,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     options = entry["options"]
     precision = str(options.get("precision", "bf16"))
     kernel = str(step_texts.get("attention_kernel", "fused"))
-    typed_peaks = {name: float(values[name]) for name in presets.systems.PEAK_NAMES if name in values}
-    for note in presets.systems.unused_peaks(typed_peaks, precision):
+    typed_peaks = {name: float(values[name]) for name in TYPED_HARDWARE if name in values}
+    for note in presets.systems.unused_peaks(typed_peaks, precision, kernel):
         notes.add(note)
     compute = system.compute_values(dtype, precision, False, kernel, typed_peaks)
     if dtype == "fp8" and precision == "bf16":
@@ -340,8 +340,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
 # parses, bounds and checks its numbers and computes every field again; only the resolving is not redone.
 
 #: names whose value changes more than a number (the link rule reads N and G, a unit or a bandwidth is converted, a
-#: typed peak changes the hardware's constants, a typed time constant the weights): such calls are not planned
-_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "gpus_per_node", *PEAK_NAMES)) | TIME_NAMES
+#: typed peak or constant changes the hardware's constants, a typed time constant the weights): such calls are not planned
+_UNPLANNED = frozenset(("N", "G", "M", "bw", "bw_inter", "gpus_per_node", *TYPED_HARDWARE)) | TIME_NAMES
 
 
 def warm(args) -> dict | None:

@@ -14,6 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
+from ..presets.systems import PEAK_NAMES, TYPED_CONSTANTS
 from .settings import OPTIONS
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -329,14 +330,17 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     whose checks the error shows, the units added, the defaults taken), worded once by a plan (hybridfast)."""
     precision = options.get("precision", OPTIONS["precision"].default)
     framework = options.get("framework", OPTIONS["framework"].default)
-    typed_names = list(typed_names)
-    peak_source = (f"typed ({', '.join(typed_names)}); the hardware's: {system.peak_source}" if typed_names
-                   else system.peak_source)
-    constants = {**compute, "source": system.step_time_source, "peak_source": peak_source,
+    peaks = [name for name in typed_names if name in PEAK_NAMES]
+    typed = [name for name in typed_names if name in TYPED_CONSTANTS and name in compute]     # those the run reads
+    peak_source = f"typed ({', '.join(peaks)}); the hardware's: {system.peak_source}" if peaks else system.peak_source
+    source = (f"typed ({', '.join(typed)}); the hardware's: {system.step_time_source}" if typed
+              else system.step_time_source)
+    constants = {**compute, "source": source, "peak_source": peak_source,
                  "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs: a count"}
-    return constants, framework, units, tuple(system.defaults_used())
+    # the fit's error is that of its own constants: with one typed over them, none is known (None)
+    return constants, None if typed else framework, units, tuple(system.defaults_used())
 
 
 def with_hardware_report(out: dict, system, words: tuple) -> dict:
@@ -345,7 +349,7 @@ def with_hardware_report(out: dict, system, words: tuple) -> dict:
     constants, framework, units, defaults = words
     out["constants"] = dict(constants)
     out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["step_time_error"] = system.step_time_error(framework)
+    out["step_time_error"] = None if framework is None else system.step_time_error(framework)
     out["units"].update(units)
     out["assumptions"] += defaults
     return out

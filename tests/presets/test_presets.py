@@ -431,7 +431,7 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
     path.write_text(json.dumps(document))
     mine = symcomm_command(*HYBRID_8B[:-1], "--hardware", str(path))
     assert mine.returncode == 0, mine.stderr
-    assert "off by       unknown: these constants record no fit error" in mine.stdout
+    assert "off by       unknown: no fit error is recorded for these constants" in mine.stdout
 
 
 def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on():

@@ -426,3 +426,43 @@ def test_adams_state_type_sets_its_bytes_and_its_step(adam_dtype, state_bytes):
 def test_adam_dtype_refuses_another_type_naming_the_allowed_ones():
     run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *OVERSIZED, "adam_dtype=fp16")
     assert run.returncode == 2 and "adam_dtype" in run.stderr and "bf16_moments" in run.stderr
+
+
+def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_would(tmp_path):
+    # a user's eta (or kappa, w_half, eta_fp8, ...) typed beside --hardware is the run's, as a typed peak is: the same
+    # step time as a hardware file that is the preset but for those constants; the fit's error does not describe
+    # them, so none is shown; a share of the peak outside (0, 1] is refused; one the run does not read is said
+    import symcomm
+    from symcomm.base.errors import InputError
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path = tmp_path / "h100-own-constants.json"
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": h.hbm_bytes_per_second, "memory_bytes": 80e9,
+                                "peak_flops": dict(h.peak_flops),
+                                "step_time": {**dict(h.step_time), "eta": 0.5, "kappa": 3.0}}))
+    layout = dict(model="llama3-70b", t=8, p=4, d=2, c=1, b=64, m=16, s=8192, sp=1)
+    typed = symcomm.evaluate("hybrid", hardware="h100", eta=0.5, kappa=3.0, **layout)
+    filed = symcomm.evaluate("hybrid", hardware=str(path), **layout)
+    base = symcomm.evaluate("hybrid", hardware="h100", **layout)
+    assert typed["step_time"] == pytest.approx(filed["step_time"], rel=1e-12)
+    assert typed["step_time"] > base["step_time"]               # eta 0.5 below the preset's 0.7958: slower
+    assert (typed["constants"]["eta"], typed["constants"]["kappa"]) == (0.5, 3.0)
+    assert typed["constants"]["source"].startswith("typed (eta, kappa); the hardware's: ")
+    assert typed["step_time_error"] is None and base["step_time_error"] is not None
+    assert not any("not used" in note for note in typed.notes)
+    with pytest.raises(InputError, match=r"^eta=1\.5 is not allowed: a share of the peak lies in \(0, 1\]$"):
+        symcomm.evaluate("hybrid", hardware="h100", eta=1.5, **layout)
+    unread = symcomm.evaluate("hybrid", hardware="h100", eta_fp8=0.6, **layout)      # a bf16 run: no FP8 matmul
+    assert unread["step_time"] == base["step_time"] and unread["step_time_error"] == base["step_time_error"]
+    assert "eta_fp8 not used: precision=bf16 runs no matmul in FP8" in unread.notes
+    # the command line: the same number, the error unknown, and a refusal exits 2 in one line
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",
+               "m=16", "s=8192", "sp=1", "eta=0.5", "kappa=3", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["step_time"] == pytest.approx(typed["step_time"], rel=1e-12)
+    bad = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",
+               "m=16", "s=8192", "eta=2")
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "eta=2 is not allowed" in bad.stderr

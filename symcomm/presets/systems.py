@@ -130,10 +130,11 @@ class Hardware:
         if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")
         peak = self.peak(dtype if precision == "bf16" else "bf16", typed.get("peak"))
-        if self.hbm_bytes_per_second is None:
+        hbm = typed.get("hbm", self.hbm_bytes_per_second)
+        if hbm is None:
             raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
-                                                     "the HBM bandwidth)")
-        out = {"peak": peak, "hbm": self.hbm_bytes_per_second, **fitted}
+                                                     "the HBM bandwidth; or give hbm=bytes/s)")
+        out = {"peak": peak, "hbm": hbm, **fitted}
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
         if attention_kernel == "fa2":
@@ -354,8 +355,10 @@ PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
 #: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
 #: reads it): the fitted ones and the published FlashAttention-2 share
 TYPED_CONSTANTS = STEP_TIME_NAMES + ("eta_fa2",)
-#: every hardware value a user may type (eval hybrid --hardware): the peaks and the constants
-TYPED_HARDWARE = PEAK_NAMES + TYPED_CONSTANTS
+#: the datasheet values a user may type over the hardware's: the peaks and the HBM bandwidth (bytes/s)
+TYPED_DATASHEET = PEAK_NAMES + ("hbm",)
+#: every hardware value a user may type (eval hybrid --hardware): the datasheet's and the constants
+TYPED_HARDWARE = TYPED_DATASHEET + TYPED_CONSTANTS
 #: the typed constants that are a share of a peak, in (0, 1]
 _SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
 

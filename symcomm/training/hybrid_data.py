@@ -41818,7 +41818,7 @@ UNITS = {'C': 'chunks', 'D_mtp': 'layers', 'E': 'experts', 'E_s': 'experts', 'F'
 
 SPELLED = {'G': 'G (gpus_per_node)'}
 
-STEP_NAMES = frozenset(('E_s', 'F', 'F_e', 'L_bf16', 'V', 'a', 'a_ssm', 'd_nope', 'd_rope', 'd_ssm', 'd_v', 'eta', 'eta_attn', 'eta_fa2', 'eta_fp4', 'eta_fp8', 'g_ssm', 'h_kv', 'h_q', 'k', 'kappa', 'kv_lora', 'n_ssm', 'peak', 'peak_fp4', 'peak_fp8', 'q_lora', 'v', 'w_half', 'w_half_expert', ))
+STEP_NAMES = frozenset(('E_s', 'F', 'F_e', 'L_bf16', 'V', 'a', 'a_ssm', 'd_nope', 'd_rope', 'd_ssm', 'd_v', 'eta', 'eta_attn', 'eta_fa2', 'eta_fp4', 'eta_fp8', 'g_ssm', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'kv_lora', 'n_ssm', 'peak', 'peak_fp4', 'peak_fp8', 'q_lora', 'v', 'w_half', 'w_half_expert', ))
 
 SYMBOL_NAMES = frozenset(('C', 'D_mtp', 'E', 'E_s', 'F', 'F_e', 'G', 'K', 'L', 'L_att', 'L_bf16', 'L_first', 'L_last', 'L_moe', 'L_rc', 'L_ssm', 'M', 'N', 'Phi', 'Phi_E', 'V', 'a', 'a_ssm', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_nope', 'd_rope', 'd_ssm', 'd_v', 'e', 'eta', 'eta_attn', 'eta_fa2', 'eta_fp4', 'eta_fp8', 'f', 'g_ssm', 'gamma', 'h', 'h_kv', 'h_lat', 'h_q', 'hbm', 'k', 'kappa', 'kv_lora', 'm', 'n_ssm', 'p', 'peak', 'peak_fp4', 'peak_fp8', 'q_lora', 's', 't', 'v', 'w_half', 'w_half_expert', ))
 

@@ -14,7 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
-from ..presets.systems import PEAK_NAMES, TYPED_CONSTANTS
+from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .settings import OPTIONS
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -330,7 +330,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     whose checks the error shows, the units added, the defaults taken), worded once by a plan (hybridfast)."""
     precision = options.get("precision", OPTIONS["precision"].default)
     framework = options.get("framework", OPTIONS["framework"].default)
-    peaks = [name for name in typed_names if name in PEAK_NAMES]
+    peaks = [name for name in typed_names if name in TYPED_DATASHEET]
     typed = [name for name in typed_names if name in TYPED_CONSTANTS and name in compute]     # those the run reads
     peak_source = f"typed ({', '.join(peaks)}); the hardware's: {system.peak_source}" if peaks else system.peak_source
     source = (f"typed ({', '.join(typed)}); the hardware's: {system.step_time_source}" if typed

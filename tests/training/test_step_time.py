@@ -455,6 +455,11 @@ def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_
     assert not any("not used" in note for note in typed.notes)
     with pytest.raises(InputError, match=r"^eta=1\.5 is not allowed: a share of the peak lies in \(0, 1\]$"):
         symcomm.evaluate("hybrid", hardware="h100", eta=1.5, **layout)
+    # the HBM bandwidth is the datasheet's, as a peak: typed, it is the run's, the fit's error still shown
+    slower_memory = symcomm.evaluate("hybrid", hardware="h100", hbm=1e12, **layout)
+    assert slower_memory["step_time"] > base["step_time"] and slower_memory["constants"]["hbm"] == 1e12
+    assert slower_memory["step_time_error"] == base["step_time_error"]
+    assert not any("not used" in note for note in slower_memory.notes)
     unread = symcomm.evaluate("hybrid", hardware="h100", eta_fp8=0.6, **layout)      # a bf16 run: no FP8 matmul
     assert unread["step_time"] == base["step_time"] and unread["step_time_error"] == base["step_time_error"]
     assert "eta_fp8 not used: precision=bf16 runs no matmul in FP8" in unread.notes

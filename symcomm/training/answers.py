@@ -18,13 +18,14 @@ from ..numbers.evaluation import exact, exact_numbers, plain
 from ..collectives.primitives import PRIMITIVES
 from ..base.units import bytes_per_element
 from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RULE, UsageError, _phi_from_shape,
-                      _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
+                      _needed_of, _preset_shape, _presets, _with_units, _word, bound, floats_of, given, parse_value)
 from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
 from .subjects import Subject, option_names, subject
-from .words import PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report
+from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
+                    unread_step_note)
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -156,7 +157,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         precision = str(target.options.get("precision", "bf16"))      # a hybrid option (its gathers)
         kernel = str(step_texts.get("attention_kernel", "fused"))       # a step option (its core's share)
         typed_peaks = {_CLI_NAME[sym]: float(values[sym]) for sym in _PEAKS_IN_ORDER if sym in values}
-        for note in presets.systems.unused_peaks(typed_peaks, precision, kernel):
+        said = presets.systems.unused_peaks(typed_peaks, precision, kernel)
+        for note in said:
             notes.add(note)
         compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
         if dtype == "fp8" and precision == "bf16":
@@ -197,7 +199,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     # the strategy's options the step model reads: a function of the (cached, immutable) subject alone
     options = memo.once(target, "_answers_step_options",
                         lambda: {key: value for key, value in target.options.items() if key != "backend"})
-    return numbers, {**options, **step_texts}, system, compute
+    return numbers, {**options, **step_texts}, system, compute, said
 
 
 def _set(target: Subject, name: str):
@@ -242,11 +244,16 @@ _PEAKS_IN_ORDER = tuple(S.SYMBOLS[name].symbol for name in TYPED_HARDWARE)
 _CLI_NAME = {info.symbol: name for name, info in S.SYMBOLS.items()}
 
 
-def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict) -> dict:
+def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, step_texts: dict,
+                 typed: frozenset = frozenset()) -> dict:
     """The step model at the bound values (:func:`_step_numbers`): its report, the constants and their
     sources, the memory verdict."""
-    numbers, options, system, compute = _step_numbers(args, target, values, times, dtype, step_texts)
+    numbers, options, system, compute, said = _step_numbers(args, target, values, times, dtype, step_texts)
     out = _steptime().report(numbers, bytes_per_element(dtype), options, {})
+    unread = unread_step_note(typed, _STEP_NAMES, _needed_of(target)[0],
+                              _steptime().names_read(bytes_per_element(dtype), options, {}), said)
+    if unread:
+        notes.add(unread)
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
@@ -321,7 +328,7 @@ def step_inputs(args, fitting: bool = False) -> StepInputs:
     if args.name != "hybrid" or not args.hardware or getattr(args, "backend", None):
         raise UsageError("the step model needs the hybrid strategy and a --hardware, without --backend")
     target, values, times, dtype, _, _, step_texts = _bound_words(args)
-    numbers, options, _, _ = _step_numbers(args, target, values, times, dtype, step_texts, fitting)
+    numbers, options, _, _, _ = _step_numbers(args, target, values, times, dtype, step_texts, fitting)
     return StepInputs(numbers, bytes_per_element(dtype), options, dtype)
 
 
@@ -390,7 +397,7 @@ def eval_payload(args) -> dict:
     payload["_extra_keys"] = list(extras)
     if stepping and args.hardware:
         payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
-        payload.update(_step_report(args, target, values, times, dtype, step_texts))
+        payload.update(_step_report(args, target, values, times, dtype, step_texts, typed))
     return payload
 
 

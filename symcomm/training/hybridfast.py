@@ -33,7 +33,7 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
 from .settings import step_options
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    preset_shape, units_of, value_text, with_model_shape, add_hardware_report
+    preset_shape, units_of, value_text, with_model_shape, add_hardware_report, unread_step_note
 
 
 class Fallback(Exception):
@@ -253,7 +253,7 @@ def _answer(args, data) -> dict:
     payload["_result_keys"] = list(result)
     payload["_extra_keys"] = list(extras)
     payload["time_is"] = _TIME_IS
-    payload.update(_step_report(args, entry, values, times, dtype, step_texts, data))
+    payload.update(_step_report(args, entry, values, times, dtype, step_texts, data, typed))
     return payload
 
 
@@ -283,7 +283,8 @@ def _input_rows(args, values: dict, times: dict, typed: set, derived: dict, dtyp
 _ROWS: dict = {}
 
 
-def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_texts: dict, data) -> dict:
+def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_texts: dict, data,
+                 typed=frozenset()) -> dict:
     """answers._step_numbers and answers._step_report, the step model's numbers from its generated code."""
     from .. import presets
 
@@ -293,7 +294,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     precision = str(options.get("precision", "bf16"))
     kernel = str(step_texts.get("attention_kernel", "fused"))
     typed_peaks = {name: float(values[name]) for name in TYPED_HARDWARE if name in values}
-    for note in presets.systems.unused_peaks(typed_peaks, precision, kernel):
+    said = presets.systems.unused_peaks(typed_peaks, precision, kernel)
+    for note in said:
         notes.add(note)
     compute = system.compute_values(dtype, precision, False, kernel, typed_peaks)
     if dtype == "fp8" and precision == "bf16":
@@ -314,6 +316,9 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     point = presets.systems.absent_filled({name: float(value) for name, value in numbers.items()})
     if not data.SYMBOL_NAMES.issuperset(point):
         raise Fallback("a name the step model does not know")
+    unread = unread_step_note(typed, data.STEP_NAMES, entry["needed"], step["arguments"], said)
+    if unread:
+        notes.add(unread)
     got = step["function"](*[point[name] for name in step["arguments"]])   # ArithmeticError: numpy's inf, nan
     number = dict(zip(step["names"], map(float, got)))
     if not math.isfinite(sum(number.values())):

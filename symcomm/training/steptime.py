@@ -469,6 +469,11 @@ def _new_report_plan(run_bytes: int, hybrid_options: dict, own_options: dict) ->
                        "stage_bytes_last" in keys, units, options, tuple(assumptions))
 
 
+def names_read(run_bytes: int, hybrid_options: dict, own_options: dict) -> frozenset:
+    """The names (CLI) the step model of this setting reads: its compiled quantities' arguments."""
+    return frozenset(_report_plan(run_bytes, hybrid_options, own_options).evaluator.names)
+
+
 def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict) -> dict:
     """The step model's numbers at ``values`` (CLI names → numbers; β, γ per element of ``run_bytes``
     bytes): the reported quantities, per-axis times, memory parts, the units and the assumptions."""

@@ -471,3 +471,29 @@ def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_
     bad = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",
                "m=16", "s=8192", "eta=2")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "eta=2 is not allowed" in bad.stderr
+
+
+def test_a_name_only_another_setting_reads_is_said_not_used(tmp_path):
+    # an expert count for a dense model, v under 1F1B: names the binding takes for the step model, which this
+    # setting's step model does not read (its arguments): said, never silently taken (the generated path of a shipped
+    # preset and the general path of a hardware file alike), and the step time the same as without them
+    import symcomm
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path = tmp_path / "h100-copy.json"
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": h.hbm_bytes_per_second, "memory_bytes": 80e9,
+                                "peak_flops": dict(h.peak_flops), "step_time": dict(h.step_time)}))
+    layout = dict(model="llama3-70b", t=8, p=4, d=2, c=1, b=64, m=16, s=8192, sp=1)
+    for hardware in ("h100", str(path)):
+        base = symcomm.evaluate("hybrid", hardware=hardware, **layout)
+        for _ in range(2):          # the second call: the plan of these names, its notes held
+            got = symcomm.evaluate("hybrid", hardware=hardware, k=3, v=2, **layout)
+            assert "k, v not used by the step model of this setting" in got.notes, hardware
+            assert got["step_time"] == base["step_time"]
+        assert not any("not used" in note for note in base.notes)
+    run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",
+               "m=16", "s=8192", "sp=1", "F_e=1024")
+    assert run.returncode == 0 and "note: F_e not used by the step model of this setting" in run.stderr

@@ -11,6 +11,7 @@ would create stays absent).  ``SYMCOMM_FUZZ_EXAMPLES`` raises the number of exam
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -52,6 +53,14 @@ def _marker(tmp: Path) -> Path:
     return tmp / "PWNED"
 
 
+# The value strategies below are built once per arena (functools.cache) and drawn from by every example: built again
+# at each draw, Hypothesis read the source of json_values' st.recursive lambda (inspect, ast) each time to check it,
+# and one_of and sampled_from validated their parts again, a fifth of the test's CPU.  The same strategies, so the
+# same fixed sequence: the 1500 argv drawn with and without the cache are identical (written out and compared,
+# 2026-12-03).  Not the composites broken() and argv() themselves: one object of each drawn from every time changed
+# the sequence Hypothesis draws, and the changed one missed 141 symcomm lines
+# the fixed one reaches (coverage.py, the same runs), so they stay built per example.
+@functools.cache
 def numbers(tmp: Path):
     marker = _marker(tmp)
     payloads = [
@@ -74,6 +83,7 @@ def numbers(tmp: Path):
     )
 
 
+@functools.cache
 def json_values(tmp: Path):
     leaf = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 30, 10 ** 30),
                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
@@ -87,6 +97,7 @@ CONFIG_KEYS = ["num_hidden_layers", "hidden_size", "num_attention_heads", "num_k
                "n_head", "num_local_experts", "num_experts_per_tok", "kv_lora_rank", "tie_word_embeddings"]
 
 
+@functools.cache
 def files(tmp: Path):
     """A file argument: a random JSON file, a config with hostile fields, or a hostile path."""
     special = st.sampled_from(["/dev/zero", "/dev/null", str(tmp / "missing.json"), str(tmp), str(tmp / "fifo"),
@@ -117,6 +128,7 @@ def files(tmp: Path):
     return st.one_of(special, random_json())
 
 
+@functools.cache
 def outputs(tmp: Path):
     return st.sampled_from([str(tmp / "out.txt"), str(tmp / "fifo"), "/dev/null", str(tmp),
                             str(tmp / "no" / "such" / "dir" / "x.txt"), str(tmp / "link"), "/proc/version"])

@@ -67,37 +67,7 @@ def test_wheel_holds_the_package_and_no_top_level_content(installed):
         assert needed in names, needed
 
 
-def test_installed_package_is_not_the_source_tree(installed):
-    _, python, home = installed
-    got = _run(python, home, "-c", "import symcomm, symcomm.derivations as d; print(symcomm.__file__); print(d.__file__)")
-    assert got.returncode == 0, got.stderr
-    assert str(ROOT) not in got.stdout and "site-packages" in got.stdout
-
-
 FORMATS = ["python", "c", "javascript", "json", "latex", "markdown"]
-
-
-@pytest.fixture(scope="module")
-def exported(installed):
-    """Every format exported by the installed command's main, in one process: the catalog's costs, which every
-    format prints, built once instead of once per format (28 s of CPU for six processes, 8 s for one); each
-    call's exit code by format, and the process's stderr."""
-    _, python, home = installed
-    code = ("import json, sys; from symcomm.commands.main import main; "
-            "codes = {f: main(['export', '--format', f, '-o', f'formulas.{f}']) for f in sys.argv[1:]}; "
-            "print(json.dumps(codes))")
-    got = _run(python, home, "-c", code, *FORMATS)
-    assert got.returncode == 0, got.stderr
-    return json.loads(got.stdout.strip().splitlines()[-1]), got.stderr
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_export_every_format(installed, exported, fmt):
-    _, _, home = installed
-    codes, stderr = exported
-    assert codes[fmt] == 0, stderr
-    assert (home / f"formulas.{fmt}").stat().st_size > 1000
-
 
 SUBCOMMANDS = [
     ["list", "--json"],
@@ -113,31 +83,67 @@ SUBCOMMANDS = [
     ["presets", "--json"],
 ]
 
+#: one process of the installed package: where it imports from (its first act), then the command's main on every
+#: format's export and on every argv of SUBCOMMANDS: each call's exit code, stdout and stderr (a traceback that
+#: escapes main is caught and kept as its stderr, exit code None), so that one call's failure fails its own test only
+_IN_THE_VENV = """\
+import contextlib, io, json, sys, traceback
+import symcomm, symcomm.derivations as derivations
+from symcomm.commands.main import main
+
+def call(argv):
+    so, se = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+        try:
+            rc = main(argv)
+        except BaseException:
+            rc = None
+            traceback.print_exc()
+    return [rc, so.getvalue(), se.getvalue()]
+
+formats, calls = json.loads(sys.argv[1])
+out = {"files": [symcomm.__file__, derivations.__file__],
+       "export": {f: call(["export", "--format", f, "-o", f"formulas.{f}"]) for f in formats},
+       "subcommands": [call(argv) for argv in calls]}
+sys.stdout.write(json.dumps(out))
+"""
+
 
 @pytest.fixture(scope="module")
-def subcommands(installed):
-    """Every argv of :data:`SUBCOMMANDS` run by the installed command's main, in one process (one start of Python,
-    SymPy and the package instead of eleven): each call's exit code, stdout and stderr (a traceback that escapes
-    main is caught and kept as its stderr, exit code None), in order."""
+def in_the_venv(installed):
+    """What the installed package does, in one process (:data:`_IN_THE_VENV`): one start of Python, SymPy and the
+    package, and one build of the catalog's costs (every format prints them; list, show and prove read them), for the
+    import check, the six formats and the eleven subcommands, which were three processes.  test_wheel.py's CPU, the
+    venv's processes included (-n 0, a subreaper summing every descendant's rusage, paired on one loaded machine,
+    2026-12-03): 20.8 and 20.7 s as three processes, 18.8 and 19.0 s as one."""
     _, python, home = installed
     data = ROOT / "derivations" / "data" / "gloo_measurements.json"
     log = ROOT / "derivations" / "data" / "nccl-tests" / "a100-1node-all_reduce.log"
     runs = ROOT / "derivations" / "data" / "step_runs_example.json"
     calls = [[str(data) if word == "DATA" else str(log) if word == "LOG" else str(runs) if word == "RUNS" else word
               for word in argv] for argv in SUBCOMMANDS]
-    code = ("import contextlib, io, json, sys, traceback; from symcomm.commands.main import main; out = []\n"
-            "for argv in json.loads(sys.argv[1]):\n"
-            "    so, se = io.StringIO(), io.StringIO()\n"
-            "    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):\n"
-            "        try:\n"
-            "            rc = main(argv)\n"
-            "        except BaseException:\n"
-            "            rc = None; traceback.print_exc()\n"
-            "    out.append([rc, so.getvalue(), se.getvalue()])\n"
-            "sys.stdout.write(json.dumps(out))\n")
-    got = _run(python, home, "-c", code, json.dumps(calls))
+    got = _run(python, home, "-c", _IN_THE_VENV, json.dumps([FORMATS, calls]))
     assert got.returncode == 0, got.stderr
-    return dict(zip(map(tuple, SUBCOMMANDS), json.loads(got.stdout)))
+    return json.loads(got.stdout)
+
+
+def test_installed_package_is_not_the_source_tree(in_the_venv):
+    files = in_the_venv["files"]
+    assert all(str(ROOT) not in name and "site-packages" in name for name in files), files
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_export_every_format(installed, in_the_venv, fmt):
+    _, _, home = installed
+    code, _, stderr = in_the_venv["export"][fmt]
+    assert code == 0, stderr
+    assert (home / f"formulas.{fmt}").stat().st_size > 1000
+
+
+@pytest.fixture(scope="module")
+def subcommands(in_the_venv):
+    """Every argv of :data:`SUBCOMMANDS`, by argv: (exit code, stdout, stderr), from the one process."""
+    return dict(zip(map(tuple, SUBCOMMANDS), in_the_venv["subcommands"]))
 
 
 @pytest.mark.parametrize("argv", SUBCOMMANDS)

@@ -10,6 +10,7 @@ status 2; a failed proof exits 1.  Exact values stay exact: integers print as in
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import sys
@@ -289,10 +290,17 @@ def build_parser(others: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=2)
+def _parser(others: bool) -> argparse.ArgumentParser:
+    # built once per process and kind: some 5 ms of adding every subcommand's options, which every in-process call
+    # of main() paid again (a Python caller's loop, the tests' hundreds); parsing reads a parser, never changes it
+    return build_parser(others)
+
+
 def main(argv: list[str] | None = None) -> int:
     # the one mapping of errors to exit statuses and of notes to stderr (symcomm.commands.runner), as `symcomm plan`'s
     argv = sys.argv[1:] if argv is None else list(argv)
-    return runner.run(build_parser(others=argv[:1] != [] and argv[0] not in BUILT_IN), argv)
+    return runner.run(_parser(argv[:1] != [] and argv[0] not in BUILT_IN), argv)
 
 
 if __name__ == "__main__":

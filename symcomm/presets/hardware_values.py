@@ -1,0 +1,59 @@
+"""The step model's hardware values by name: the constants a ``step_time`` block is fitted with, the peaks of each
+element type, and which of them a user may type over a hardware's (``eval hybrid --hardware h100 eta=0.6``),
+with the rules for a typed one (:mod:`symcomm.presets.systems` reads and re-exports them)."""
+
+from __future__ import annotations
+
+from ..base.errors import InputError
+
+#: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4")
+#: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
+#: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
+LOW_DTYPES = ("fp8", "fp4")
+#: the peaks a user may type over the hardware's (:meth:`Hardware.peak`): the bf16 one and one per low type
+PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
+
+
+#: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
+#: reads it): the fitted ones and the published FlashAttention-2 share
+TYPED_CONSTANTS = STEP_TIME_NAMES + ("eta_fa2",)
+#: the datasheet values a user may type over the hardware's: the peaks and the HBM bandwidth (bytes/s)
+TYPED_DATASHEET = PEAK_NAMES + ("hbm",)
+#: every hardware value a user may type (eval hybrid --hardware): the datasheet's and the constants
+TYPED_HARDWARE = TYPED_DATASHEET + TYPED_CONSTANTS
+#: the typed constants that are a share of a peak, in (0, 1]
+_SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
+
+
+def with_typed_constants(values: dict, typed: dict) -> dict:
+    """``values`` (Hardware.compute_values') with each typed constant (:data:`TYPED_CONSTANTS`) in place of the
+    hardware's where the run reads it (a key of ``values``); a share of a peak outside (0, 1] refused."""
+    for name in TYPED_CONSTANTS:
+        if name in typed:
+            value = typed[name]
+            if name in _SHARES and not 0 < value <= 1:
+                raise InputError(f"{name}={value:g} is not allowed: a share of the peak lies in (0, 1]")
+            if name in values:
+                values = {**values, name: value}
+    return values
+
+
+def unused_peaks(typed: dict, precision: str, attention_kernel: str = "fused") -> list[str]:
+    """The notes of the typed hardware values the run does not read: a low-precision peak or share for a run whose
+    precision runs no matmul at it (peak_fp8, eta_fp8 under bf16 or nvfp4; peak_fp4, eta_fp4 under any but nvfp4),
+    eta_fa2 unless attention_kernel=fa2, eta_attn under it: said, not refused."""
+    low = low_dtype(precision)
+    said = [f"{name}_{dtype} not used: precision={precision} runs no matmul in {dtype.upper()}"
+            for dtype in LOW_DTYPES for name in ("peak", "eta") if f"{name}_{dtype}" in typed and dtype != low]
+    if "eta_fa2" in typed and attention_kernel != "fa2":
+        said.append(f"eta_fa2 not used: attention_kernel={attention_kernel} runs the attention core at eta_attn")
+    if "eta_attn" in typed and attention_kernel == "fa2":
+        said.append("eta_attn not used: attention_kernel=fa2 runs the attention core at eta_fa2")
+    return said
+
+
+def low_dtype(precision: str) -> str | None:
+    """The element type a precision recipe's linear GEMMs run at (:data:`LOW_DTYPES`), None for bf16: NVFP4
+    (Transformer Engine's NVFP4BlockScaling) at FP4, every other recipe at FP8."""
+    return None if precision == "bf16" else "fp4" if precision == "nvfp4" else "fp8"

@@ -130,11 +130,10 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
         plan = hybridfast.held(model, hardware, dtype, backend, algorithm, model_config, values)
         if plan is not None:
             try:
-                data = plan.answer(values)
+                data = plan.answer(values, False)      # without eval's _result_keys and _extra_keys
             except hybridfast.REFUSED:
                 pass
             else:
-                del data["_result_keys"], data["_extra_keys"]
                 return Result("evaluation", data, plan.texts)
     # the keyword values as they are (no KEY=VALUE text joined and split again): the binding reads each value
     # with the command line's grammar (training.words.given)

@@ -234,7 +234,9 @@ def compiled_many(exprs: tuple):
     hoisted out of a Piecewise branch is computed whether or not its branch is taken, so one that has no exact
     value here (a division by zero, log₂ of a value that is not a power of two) is kept as an
     :class:`_Unusable` that raises :class:`NotExact` on any use: a branch not taken never touches it, and a
-    branch taken refuses as the expression alone would."""
+    branch taken refuses as the expression alone would.  The lines run first without a handler each, in one try
+    (the common case: every value exact, a third of the bytecode); only where one raises do they run again, each kept
+    or made an :class:`_Unusable` as above."""
     made = many_text(exprs)
     if made is None:
         return None
@@ -261,17 +263,27 @@ def many_text(exprs: tuple, shown: range = range(0), flagged: bool = False):
         temps = (sp.Symbol(f"_t{i}") for i in itertools.count() if f"_t{i}" not in taken)
         replacements, reduced = sp.cse(bodies, symbols=temps, optimizations=None, order="none")
         printer = _ExactPrinter(slot, flagged)
-        unusable = "\n        _z = 1" if flagged else ""
-        lines = [f"    try:\n        {temp} = {printer.doprint(value)}\n"
-                 f"    except _CANNOT as _err:\n        {temp} = _Unusable(_err){unusable}\n"
-                 for temp, value in replacements]
+        values = [(temp, printer.doprint(value)) for temp, value in replacements]
         texts = [printer.shown(r) if i in shown else printer.doprint(r) for i, r in enumerate(reduced)]
     except NotExact:
         return None
     if flagged:
-        lines.insert(0, "    _z = 0\n")
         texts.append("_z")
-    return "(" + "".join(f"{text}, " for text in texts) + ")", params, "".join(lines), symbols
+    result = "(" + "".join(f"{text}, " for text in texts) + ")"
+    start = "    _z = 0\n" if flagged else ""
+    unusable = "\n        _z = 1" if flagged else ""
+    # each hoisted value kept as an _Unusable where it has none (a branch not taken may hold it)
+    careful = "".join(f"    try:\n        {temp} = {text}\n    except _CANNOT as _err:\n"
+                      f"        {temp} = _Unusable(_err){unusable}\n" for temp, text in values)
+    if not values:
+        return result, params, start + careful, symbols
+    # first the same lines without a handler each, in one try: where no value lacks an exact answer (the common case)
+    # their numbers are the careful lines' own, computed in a third of the bytecode (a handler's code sits beside its
+    # line); where one raises, nothing is kept of this pass and the careful lines answer (or refuse) as ever
+    fast = "".join(f"        {temp} = {text}\n" for temp, text in values)
+    body = (f"    try:\n{'    ' + start if start else ''}{fast}        return {result}\n"
+            f"    except _CANNOT:\n        pass\n{start}{careful}")
+    return result, params, body, symbols
 
 
 def at_many(exprs: tuple, numbers: dict) -> tuple:

@@ -32,7 +32,8 @@ def _word(text: str) -> str:
 
 
 def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
-    """The plan's one function ``answer(given_values)`` → the document, its hardware's words included.
+    """The plan's one function ``answer(given_values, keys=True)`` → the document, its hardware's words included
+    (with ``keys`` false, as the Python API returns it: without eval's ``_result_keys`` and ``_extra_keys``).
 
     ``binding``: (slots, rules, sheet function, its arguments' positions, step function, the step point's held
     values, the positions of its typed ones) — each slot (name typed or None, its spelling, whole, least, low, the
@@ -80,14 +81,15 @@ def printed(binding: tuple, fill: tuple, checks: tuple, hardware: tuple):
     lines += ["    " + line for line in _document(k, *fill, hardware, weights, True)]
     lines += _document(k, *fill, hardware, weights, False)
     parameters = "".join(f", _k{i}=None" for i in range(len(k.values)))
-    source = ("def _answer(gv, _max=None, _value=None, _holds=None, _fallback=None, _broken=None, _exact=None, "
-              f"_numbers=None, _w=None, _d=None, _pe=None, _st=None, _mv=None, _cp=None{parameters}):\n    "
+    source = ("def _answer(gv, _keys=True, _max=None, _value=None, _holds=None, _fallback=None, _broken=None, "
+              "_exact=None, _numbers=None, _w=None, _d=None, _pe=None, _st=None, _mv=None, "
+              f"_cp=None{parameters}):\n    "
               + "\n    ".join(lines) + "\n")
     namespace: dict = {}
     exec(compile(source, "<symcomm.training.hybridplan>", "exec"), namespace)   # names, indices and WORDS only
     answer = namespace["_answer"]
-    answer.__defaults__ = (MAX_VALUE, _value, holds, fallback, "a rule broken", exact, numbers, tuple(weights), den,
-                           plain_exact, summed_time, hardware[0], dict.copy, *k.values)
+    answer.__defaults__ = (True, MAX_VALUE, _value, holds, fallback, "a rule broken", exact, numbers, tuple(weights),
+                           den, plain_exact, summed_time, hardware[0], dict.copy, *k.values)
     return answer
 
 
@@ -120,15 +122,20 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
     def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
         if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line, and
             # shown_quotient's rule in line (an int when whole, else the correctly rounded float; a quotient beyond
-            # the float range raises OverflowError, a refusal, so the general path refuses it in its words)
+            # the float range raises OverflowError, a refusal, so the general path refuses it in its words).  The
+            # float first: one not whole says the quotient is not (a whole quotient rounds to a whole float), so the
+            # remainder, a second long division, is asked only of a whole float
             total = " + ".join(f"g{start + i} * {k(weights[at])}" for i, at in enumerate(positions)) or "0"
-            return f"(_s // _d if not (_s := {total}) % _d else _s / _d)"
+            return f"(_q if (_q := (_s := {total}) / _d) % 1.0 else _s // _d if not _s % _d else _q)"
         return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
                "else _pe(_x))"
 
     position = {name: i for i, name in enumerate(times)}
     (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
     # (key, its text, its value's code) in the document's order; a key met again takes its first place (dict.update)
+    # the same for every call, and immutable: held by the document's template (a word or a whole number)
+    fixed = {"label": entry["label"], "kind": entry["kind"], "name": "hybrid", "unit": "bytes", "dtype": dtype,
+             "bytes_per_element": scale, "time_is": time_is}
     lines = [("label", w("label"), k(entry["label"])), ("kind", w("kind"), k(entry["kind"])),
              ("name", w("name"), w("hybrid")), ("options", w("options"), "None"),
              ("values", w("values"),
@@ -204,6 +211,7 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
                  ("assumptions", k("assumptions"), f"list({k((*step['assumptions'], *defaults))})")]
     place = {key: i for i, (key, _, _) in enumerate(lines)}
     for key, text, code in reported:
+        fixed.pop(key, None)
         if key in place:
             lines[place[key]] = (key, lines[place[key]][1], code)
         else:
@@ -211,7 +219,20 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
             lines.append((key, text, code))
     body = made + ([] if len(axes) > 1 else [axes_text])     # computed all the same: its refusals are the answer's
     body.append(f"_v = _mv(q{where['memory_per_gpu']})")
-    return body + ["return {" + ", ".join(f"{text}: {code}" for _, text, code in lines) + "}"]
+    # the document a copy of its template, its keys in order and its fixed words in place, each other value set in
+    # that order (the values' code runs in the order a display would run it): a copy keeps the template's table,
+    # where a display of ~50 keys inserts key by key and grows its table four times.  The Python API's template
+    # (``_keys`` false) lacks the two lists of keys only eval's printer reads, which the API would delete
+    if any(type(value) not in (str, int) for value in fixed.values()):
+        raise ValueError("a fixed value that is not a word or a whole number")
+    template = {key: fixed.get(key) for key, _, _ in lines}
+    keys_only = ("_result_keys", "_extra_keys")
+    api = {key: value for key, value in template.items() if key not in keys_only}
+    body.append(f"_r = _cp({k(template)} if _keys else {k(api)})")
+    body += [f"_r[{text}] = {code}" for key, text, code in lines if key not in fixed and key not in keys_only]
+    body.append("if _keys:")
+    body += [f"    _r[{text}] = {code}" for key, text, code in lines if key in keys_only]
+    return body + ["return _r"]
 
 
 def _anew(k, value) -> str:

@@ -26,6 +26,12 @@ def _broadcast__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        return (_t1, _a0, _t1, _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -44,6 +50,12 @@ def _broadcast__binomial_tree_cost(M, N):
     _a1 = N
     try:
         _t0 = _ceil_log2(_a1)
+        _t1 = (_t0*_a0)
+        return (max(_t1, (_a0*max(-2 + _t0, _ceil_log2(_a1 + (-1*(_pow(2, -1 + _t0))))))), _a0, (_a0*(-1 + _a1)), _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -60,6 +72,16 @@ def _broadcast__binomial_tree_checks(M, N):
 def _broadcast__scatter_allgather_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = -1 + _a1
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t2 = _ceil_log2(_a1)
+        _t3 = _pow(2, _t2)
+        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t5 = _t0 + _t2
+        return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = -1 + _a1
     except _CANNOT as _err:
@@ -96,6 +118,16 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t2 = _ceil_log2(_a1)
+        _t3 = _pow(2, _t2)
+        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t5 = _t2 + _log2(_a1)
+        return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -130,6 +162,12 @@ def _scatter__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
+        return (_t1, (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -146,6 +184,14 @@ def _scatter__flat_checks(M, N):
 def _scatter__binomial_tree_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_a0*(-1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t1 = _ceil_log2(_a1)
+        _t2 = _pow(2, -1 + _t1)
+        _t3 = max((_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _t2) % _d1 else _F(_n1, _d1)), _a1 + (-1*_t2))
+        return (max(_t0, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_a0*(-1 + _t3))) % _d2 else _F(_n2, _d2))), (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_t3*_a0)) % _d3 else _F(_n3, _d3)), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t1, _t0, 0, _t1, _t0, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_a0*(-1 + _a1))) % _d0 else _F(_n0, _d0))
     except _CANNOT as _err:
@@ -174,6 +220,12 @@ def _gather__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
+        return ((_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -190,6 +242,14 @@ def _gather__flat_checks(M, N):
 def _gather__binomial_tree_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+        _t1 = _pow(2, -1 + _t0)
+        _t2 = max((_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (-1*_t1))
+        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := (_a0*(-1 + _a1))) % _d1 else _F(_n1, _d1))
+        return ((_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t2*_a0)) % _d2 else _F(_n2, _d2)), max(_t3, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-1 + _t2))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t0, _t3, 0, _t0, _t3, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
@@ -218,6 +278,12 @@ def _reduce__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        return (_a0, _t1, _t1, _t0, _t1, _t1, _t0, _t1, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -236,6 +302,12 @@ def _reduce__binomial_tree_cost(M, N):
     _a1 = N
     try:
         _t0 = _ceil_log2(_a1)
+        _t1 = (_t0*_a0)
+        return (_a0, max(_t1, (_a0*max(-2 + _t0, _ceil_log2(_a1 + (-1*(_pow(2, -1 + _t0))))))), (_a0*(-1 + _a1)), _t0, _t1, _t1, _t0, _t1, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -252,6 +324,18 @@ def _reduce__binomial_tree_checks(M, N):
 def _reduce__rabenseifner_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+        _t1 = _pow(2, _t0)
+        _t2 = max((_by_zero() if not (_d0 := 4) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (-1*_t1)) % _d1 else _F(_n1, _d1)))
+        _t3 = -1 + _a1
+        _t4 = (_t3*_a0)
+        _t5 = (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (2*_t4)) % _d2 else _F(_n2, _d2))
+        _t6 = _t0 + _log2(_a1)
+        _t7 = (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := _t4) % _d3 else _F(_n3, _d3))
+        return ((_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t2 + _t3))) % _d4 else _F(_n4, _d4)), max(_t5, (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _d5 else _F(_n5, _d5))), (_by_zero() if not (_d6 := _a1) else _n6 // _d6 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d6 else _F(_n6, _d6)), _t6, _t5, _t7, _t6, _t5, _t7, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
@@ -294,6 +378,23 @@ def _reduce__rabenseifner_checks(M, N):
 def _reduce__rabenseifner_fold_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(1 + _a1)
+        _t1 = -1 + _t0
+        _t2 = _pow(2, _t1)
+        _t3 = (_by_zero() if not (_d0 := _t2**1) else _n0 // _d0 if not (_n0 := 1) % _d0 else _F(_n0, _d0))
+        _t4 = (_a0*(-1 + _t2))
+        _t5 = (_t3*_t4)
+        _t6 = _ceil_log2(_a1)
+        _t7 = (_a0*(1 + _t6 + (-1*_t0)))
+        _t8 = (_t3*_a0)
+        _t9 = _t7 + (_t8*(-2 + (2*_t2)))
+        _t10 = _t2 + (-1*_a1)
+        _t11 = _t1 + _t6
+        _t12 = _t5 + _t7
+        return (_t5 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), max(_t9, _t5 + (_t8*(-1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := _t2) % _d2 else _F(_n2, _d2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_by_zero() if not (_d3 := 2) else _n3 // _d3 if not (_n3 := (_t1*_a0)) % _d3 else _F(_n3, _d3)), _t11, _t9, _t12, _t11, _t9, _t12, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(1 + _a1)
     except _CANNOT as _err:
@@ -358,6 +459,13 @@ def _all_gather__ring_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -378,6 +486,13 @@ def _all_gather__ring_checks(M, N):
 def _all_gather__recursive_doubling_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t2 = _log2(_a1)
+        return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
@@ -402,6 +517,13 @@ def _all_gather__bruck_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t2 = _ceil_log2(_a1)
+        return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -422,6 +544,13 @@ def _all_gather__bruck_checks(M, N):
 def _all_gather__gather_broadcast_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*(1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t2 = -2 + (2*_a1)
+        return (_t0, _a0, _t1, _t2, _t1, 0, _t2, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
@@ -446,6 +575,13 @@ def _reduce_scatter__ring_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -466,6 +602,13 @@ def _reduce_scatter__ring_checks(M, N):
 def _reduce_scatter__recursive_halving_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t2 = _log2(_a1)
+        return (_t1, _t1, _t0, _t2, _t1, _t1, _t2, _t1, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
@@ -490,6 +633,13 @@ def _reduce_scatter__pairwise_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -510,6 +660,15 @@ def _reduce_scatter__pairwise_checks(M, N):
 def _all_reduce__ring_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+        _t1 = (2*_t0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t3 = -2 + (2*_a1)
+        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
@@ -542,6 +701,13 @@ def _all_reduce__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
+        _t1 = (2*_t0)
+        _t2 = -2 + (2*_a1)
+        return (_t0, _t0, _t1, _t2, _t1, _t0, _t2, _t1, _t0, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -562,6 +728,15 @@ def _all_reduce__flat_checks(M, N):
 def _all_reduce__binomial_tree_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+        _t1 = (_t0*_a0)
+        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := (-1*(_pow(2, _t0)))) % _d0 else _F(_n0, _d0)))))))
+        _t3 = (2*_t0)
+        _t4 = (2*_t1)
+        return (_t2, _t2, (2*_a0*(-1 + _a1)), _t3, _t4, _t1, _t3, _t4, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
@@ -594,6 +769,12 @@ def _all_reduce__recursive_doubling_cost(M, N):
     _a1 = N
     try:
         _t0 = _log2(_a1)
+        _t1 = (_t0*_a0)
+        return (_t1, _t1, (_t1*_a1), _t0, _t1, _t1, _t0, _t1, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = _log2(_a1)
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -610,6 +791,17 @@ def _all_reduce__recursive_doubling_checks(M, N):
 def _all_reduce__recursive_doubling_fold_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+        _t1 = (_t0*_a0)
+        _t2 = _ceil_log2(1 + _a1)
+        _t3 = -1 + _t2
+        _t4 = _pow(2, _t3)
+        _t5 = 1 + (-1*_t2) + (2*_t0)
+        _t6 = (_t5*_a0)
+        return (_t1, _t1, (_a0*((-2*_t4) + (2*_a1) + (_t3*_t4))), _t5, _t6, _t1, _t5, _t6, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
@@ -650,6 +842,15 @@ def _all_reduce__rabenseifner_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
+        _t1 = (2*_t0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t3 = (2*_log2(_a1))
+        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -678,6 +879,20 @@ def _all_reduce__rabenseifner_checks(M, N):
 def _all_reduce__rabenseifner_fold_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(1 + _a1)
+        _t1 = _ceil_log2(_a1)
+        _t2 = (_a0*(1 + _t1 + (-1*_t0)))
+        _t3 = _pow(2, -1 + _t0)
+        _t4 = (_by_zero() if not (_d0 := _t3) else _n0 // _d0 if not (_n0 := _a0) % _d0 else _F(_n0, _d0))
+        _t5 = (_t4*(-2 + (2*_t3)))
+        _t6 = _t2 + _t5
+        _t7 = (2*_t1)
+        _t8 = _t5 + (_a0*(2 + _t7 + (-2*_t0)))
+        _t9 = _t2 + (_t4*(-1 + _t3))
+        return (_t6, _t6, (_a0*(-2 + (2*_a1))), _t7, _t8, _t9, _t7, _t8, _t9, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(1 + _a1)
     except _CANNOT as _err:
@@ -741,6 +956,20 @@ def _all_reduce__hierarchical_cost(G, M, N):
     _a2 = N
     try:
         _t0 = (_a1*(-1 + _a2))
+        _t1 = (2*_t0)
+        _t2 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t3 = (2*_a0)
+        _t4 = -2 + _t3
+        _t5 = (2*_a1)
+        _t6 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t5*(-1 + _a0))) % _d1 else _F(_n1, _d1))
+        _t7 = (_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := _t0) % _d2 else _F(_n2, _d2))
+        _t8 = (_by_zero() if not (_d3 := _a0) else _n3 // _d3 if not (_n3 := (-1*_t3) + (2*_a2)) % _d3 else _F(_n3, _d3))
+        _t9 = (_by_zero() if not (_d4 := (_a0*_a2)) else _n4 // _d4 if not (_n4 := (-1*_t5*(_a0 + (-1*_a2)))) % _d4 else _F(_n4, _d4))
+        return (_t2, _t2, _t1, _t4, _t6, _t7, _t8, _t9, _t4, _t6, _t7, _t8, _t9, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = (_a1*(-1 + _a2))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -792,6 +1021,17 @@ def _all_gather__hierarchical_cost(G, M, N):
     _a2 = N
     try:
         _t0 = (_a1*(-1 + _a2))
+        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t2 = -1 + _a0
+        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t4 = _a0 + (-1*_a2)
+        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
+        return (_t1, _t1, _t0, _t2, _t3, 0, _t5, _t6, _t2, _t3, _t5, _t6, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = (_a1*(-1 + _a2))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -829,6 +1069,17 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     _a0 = G
     _a1 = M
     _a2 = N
+    try:
+        _t0 = (_a1*(-1 + _a2))
+        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t2 = -1 + _a0
+        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t4 = _a0 + (-1*_a2)
+        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
+        return (_t1, _t1, _t0, _t2, _t3, _t1, _t5, _t6, _t2, _t3, _t1, _t5, _t6, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a1*(-1 + _a2))
     except _CANNOT as _err:
@@ -869,6 +1120,13 @@ def _all_to_all__pairwise_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
+        _t1 = (_t0*_a0)
+        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -1 + _a1
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -889,6 +1147,13 @@ def _all_to_all__pairwise_checks(M, N):
 def _all_to_all__bruck_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _log2(_a1)
+        _t1 = (_t0*_a0)
+        _t2 = (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        return (_t2, _t2, (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (_t1*_a1)) % _d1 else _F(_n1, _d1)), _t0, _t2, 0, _t0, _t2, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _log2(_a1)
     except _CANNOT as _err:
@@ -923,6 +1188,12 @@ def _broadcast__ring_cost(C, M, N):
     _a2 = N
     try:
         _t0 = -2 + _a0 + _a2
+        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -2 + _a0 + _a2
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -942,6 +1213,12 @@ def _reduce__ring_cost(C, M, N):
     _a2 = N
     try:
         _t0 = -2 + _a0 + _a2
+        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, _t1, _t0, _t1, _t1, )
+    except _CANNOT:
+        pass
+    try:
+        _t0 = -2 + _a0 + _a2
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -958,6 +1235,13 @@ def _reduce__ring_checks(C, M, N):
 def _broadcast__binomial_any_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = _ceil_log2(_a1)
+        _t1 = (_t0*_a0)
+        _t2 = -1 + _a1
+        return (max(_t1, (_a0*(-1 + max(1, _ceil_log2(_t2))))), _a0, (_t2*_a0), _t0, _t1, 0, _t0, _t1, )
+    except _CANNOT:
+        pass
     try:
         _t0 = _ceil_log2(_a1)
     except _CANNOT as _err:
@@ -981,6 +1265,28 @@ def _reduce__ring_segmented_cost(K, M, N):
     _a0 = K
     _a1 = M
     _a2 = N
+    try:
+        _t0 = (2*_a2)
+        _t1 = min(_a0, _ceiling((_by_zero() if not (_d0 := _t0) else _n0 // _d0 if not (_n0 := _a1) % _d0 else _F(_n0, _d0))))
+        _t2 = _ceiling((_by_zero() if not (_d1 := _t1) else _n1 // _d1 if not (_n1 := _a1) % _d1 else _F(_n1, _d1)))
+        _t3 = _ceiling((_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := max(_t0, _t2)) % _d2 else _F(_n2, _d2)))
+        _t4 = (_t1*(-2 + _t3))
+        _t5 = (_t1*_t3)
+        _t6 = max(0, _a1 + (-1*_t5))
+        _t7 = min(_a1, _t5)
+        _t8 = (-1*_t7)
+        _t9 = (-1*max(0, (-1*_t4) + (-1*_t8)))
+        _t10 = _t9 + _a1
+        _t11 = (-1*_a1)
+        _t12 = (_by_zero() if not (_d3 := _t5) else _n3 // _d3 if not (_n3 := _a1) % _d3 else _F(_n3, _d3))
+        _t13 = _floor(_t12)
+        _t14 = -1 + (-1*min(2, max(0, 2 + _t2 + (-1*_t3)))) + (_a2*min(_t2, _t3)) + _ceiling(_t12)
+        _t15 = (_t7*_a2)
+        _t16 = _t10 + _t15 + _t8
+        _t17 = _t15 + _t9
+        return (max(_t10, _a1 + min(_t4, _t6)), max((-1*_t7) + (-1*max(0, (-1*_t4) + min(_t5, _t6))) + (2*_a1), (_t10 if (_a2 == 2) else _a1 + (-1*max(0, (-1*_t4) + min(_t5, max(0, _a1 + (-1*_t5*(-1 + _a2)))))))), (-1*_t11) + (-1*_t7) + (-1*max(0, (-1*_t11) + (-1*_t4) + (-1*_t13*_t5))) + (_a1*_a2) + (-2*_t1*_t13), _t14, _t16, _t17, _t14, _t16, _t17, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (2*_a2)
     except _CANNOT as _err:
@@ -1063,6 +1369,14 @@ def _reduce__ring_segmented_checks(K, M, N):
 def _reduce__ring_gather_cost(M, N):
     _a0 = M
     _a1 = N
+    try:
+        _t0 = (_a0*(-1 + _a1))
+        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0)) % _d0 else _F(_n0, _d0))
+        _t2 = -2 + (2*_a1)
+        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        return (_a0, _t1, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t0*(1 + _a1))) % _d2 else _F(_n2, _d2)), _t2, _t1, _t3, _t2, _t1, _t3, )
+    except _CANNOT:
+        pass
     try:
         _t0 = (_a0*(-1 + _a1))
     except _CANNOT as _err:

@@ -314,3 +314,63 @@ def test_scalar_code_prints_whole_coefficients_as_floats_with_the_same_floats():
     # a whole number no float holds exactly is printed as the int it is
     x = sp.Symbol("x")
     assert str(2 ** 53 + 1) in codeprint.function_source("f", [x * (2 ** 53 + 1)], [x], ("x",), target="math")
+
+
+def test_scalar_code_computes_a_repeated_sum_or_product_once_where_it_runs_whatever_the_branches():
+    # a + - * part met in two places, one of them outside any branch, is computed once before its first line (by
+    # hand: a*b is met in x0's first branch and, whatever the branches, in the returned a*b*c); one met only inside
+    # branches (u*v) stays where it is, computed only when its branch is taken; the floats are the same bit for bit
+    import random
+    import struct
+
+    from symcomm.numbers import codeprint
+
+    assigned = [["x0", "(a*b + 1.0 if c > 0.0 else 2.0)"]]
+    values = ["a*b*c + (u*v if c > 1.0 else 0.0) + (u*v if c > 2.0 else 1.0)"]
+    out, got = codeprint._repeated_arithmetic([list(a) for a in assigned], list(values), iter(["x1", "x2"]))
+    assert out[0] == ["x1", "a * b"] and out[1][0] == "x0" and "x1" in out[1][1] and "a * b" not in out[1][1]
+    assert "x1" in got[0] and "a * b" not in got[0] and got[0].count("u * v") == 2
+
+    def compiled(lines, returned):
+        body = "".join(f"    {temp} = {text}\n" for temp, text in lines)
+        return codeprint._compile(f"def f(a, b, c, u, v):\n{body}    return ({returned[0]}, x0)\n", "f")
+
+    new, old = compiled(out, got), compiled(assigned, values)
+    rng = random.Random(3)
+    for _ in range(200):
+        point = [rng.choice([rng.uniform(-1e3, 1e3), 1e300, 3.0, 0.0]) for _ in range(5)]
+        assert [struct.pack("d", x) for x in new(*point)] == [struct.pack("d", x) for x in old(*point)]
+
+
+def test_the_step_models_code_runs_fewer_operations_with_the_same_floats():
+    # the step model of the API's bench case (gpt3-175b, selective recomputation): its printed code, and the same
+    # printed without computing repeated parts once; bit for bit the same floats or the same refusal, fewer operations
+    import ast
+    import random
+    import struct
+
+    from symcomm.numbers import codeprint
+    from symcomm.training import steptime
+
+    ev = steptime._evaluators(2, (("recompute", "selective"),)).evaluator
+    source = ev.scalar_source
+    keep = codeprint._repeated_arithmetic
+    try:
+        codeprint._repeated_arithmetic = lambda assigned, values, temps: (assigned, values)
+        plain = codeprint.function_source("scalar", ev._exprs, ev._symbols, ev._params, target="math")
+    finally:
+        codeprint._repeated_arithmetic = keep
+    operations = [sum(isinstance(n, ast.BinOp) for n in ast.walk(ast.parse(s))) for s in (source, plain)]
+    assert operations[0] < operations[1]
+    new, old = codeprint._compile(source, "scalar"), codeprint._compile(plain, "scalar")
+    rng = random.Random(5)
+    for _ in range(300):
+        point = [float(rng.choice([1, 2, 3, 4, 8, 16, 64])) if str(p) in ("G", "t", "p", "d", "c", "m", "e") else
+                 rng.choice([rng.uniform(1e-12, 1e4), 1e300, 2.0 ** 60]) for p in ev._params]
+        outcome = []
+        for f in (new, old):
+            try:
+                outcome.append([struct.pack("d", x) for x in f(*point)])
+            except ArithmeticError as err:
+                outcome.append(type(err))
+        assert outcome[0] == outcome[1], point

@@ -428,21 +428,27 @@ def test_adam_dtype_refuses_another_type_naming_the_allowed_ones():
     assert run.returncode == 2 and "adam_dtype" in run.stderr and "bf16_moments" in run.stderr
 
 
+def _h100_file(path, **constants):
+    """A hardware file that is the h100 preset (links, peaks, HBM, memory, fitted constants) but for ``constants``:
+    read by the general path, where the shipped preset answers by the generated one."""
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": h.hbm_bytes_per_second, "memory_bytes": 80e9,
+                                "peak_flops": dict(h.peak_flops), "step_time": {**dict(h.step_time), **constants}}))
+    return path
+
+
 def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_would(tmp_path):
     # a user's eta (or kappa, w_half, eta_fp8, ...) typed beside --hardware is the run's, as a typed peak is: the same
     # step time as a hardware file that is the preset but for those constants; the fit's error does not describe
     # them, so none is shown; a share of the peak outside (0, 1] is refused; one the run does not read is said
     import symcomm
     from symcomm.base.errors import InputError
-    from symcomm.presets import hardware as preset
 
-    h = preset("h100")
-    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
-    path = tmp_path / "h100-own-constants.json"
-    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
-                                "hbm_bytes_per_second": h.hbm_bytes_per_second, "memory_bytes": 80e9,
-                                "peak_flops": dict(h.peak_flops),
-                                "step_time": {**dict(h.step_time), "eta": 0.5, "kappa": 3.0}}))
+    path = _h100_file(tmp_path / "h100-own-constants.json", eta=0.5, kappa=3.0)
     layout = dict(model="llama3-70b", t=8, p=4, d=2, c=1, b=64, m=16, s=8192, sp=1)
     typed = symcomm.evaluate("hybrid", hardware="h100", eta=0.5, kappa=3.0, **layout)
     filed = symcomm.evaluate("hybrid", hardware=str(path), **layout)
@@ -478,14 +484,8 @@ def test_a_name_only_another_setting_reads_is_said_not_used(tmp_path):
     # setting's step model does not read (its arguments): said, never silently taken (the generated path of a shipped
     # preset and the general path of a hardware file alike), and the step time the same as without them
     import symcomm
-    from symcomm.presets import hardware as preset
 
-    h = preset("h100")
-    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
-    path = tmp_path / "h100-copy.json"
-    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
-                                "hbm_bytes_per_second": h.hbm_bytes_per_second, "memory_bytes": 80e9,
-                                "peak_flops": dict(h.peak_flops), "step_time": dict(h.step_time)}))
+    path = _h100_file(tmp_path / "h100-copy.json")
     layout = dict(model="llama3-70b", t=8, p=4, d=2, c=1, b=64, m=16, s=8192, sp=1)
     for hardware in ("h100", str(path)):
         base = symcomm.evaluate("hybrid", hardware=hardware, **layout)

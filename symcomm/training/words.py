@@ -328,7 +328,7 @@ def unread_step_note(typed, step_names, needed, read, said) -> str | None:
 
 def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str) -> dict:
     """The step report's words of its hardware, added to ``out``: the constants with their sources (``typed_names``
-    the peaks typed over the hardware's, in the order to say them), the memory verdict beside the figures (the
+    the hardware values typed over the hardware's, presets.hardware_values.TYPED_HARDWARE, in the order to say them), the memory verdict beside the figures (the
     planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's framework (``options``:
     the step options, each absent one at its default) and the defaults taken.  One rule for the general path
     (``answers.py``) and the generated one (``hybridfast.py``)."""

@@ -297,6 +297,14 @@ def torch_cp_exposed(cp_terms, time_of, m, compute):
 SEQUENCE_COLLECTIVES = ("sequence all-gather", "sequence reduce-scatter")
 
 
+def _paired(term, time_of, gemms, exposed_beside) -> sp.Expr:
+    """The exposed seconds of ``term``'s collectives, each beside a GEMM of one layer: count/2 beside each of ``gemms``
+    (the attention block's and the MLP's), ``exposed_beside(one collective's seconds, its GEMM's)`` each.  One
+    collective priced alone, not the term's total over its count: a stage kind without layers has count 0."""
+    one = time_of([replace(term, count=sp.Integer(1))])
+    return term.count / 2 * sum((exposed_beside(one, g) for g in gemms), sp.Integer(0))
+
+
 def tp_exposed(tp_terms, time_of, m, window, fused=None):
     """(the tensor-parallel communication of one micro-batch left on the critical path under tp_overlap=1, the
     window of compute left for the next overlapped axis).  Without ``fused`` (Transformer Engine's userbuffers,
@@ -318,13 +326,10 @@ def tp_exposed(tp_terms, time_of, m, window, fused=None):
     rest = [x for x in tp_terms if x.what not in SEQUENCE_COLLECTIVES]
     exposed, moved = sp.Integer(0), sp.Integer(0)
     for term in paired:
-        total = time_of([term])
-        one = total / term.count
         gemms = fused["backward" if term.phase == "backward" else "forward", term.primitive]
-        # count/2 of each kind per block: one in the attention block, one in the MLP's
-        exposed += term.count / 2 * sum((sp.Max(one / S.t, one - g * (S.t - 1) / S.t, evaluate=False)
-                                         for g in gemms), sp.Integer(0))
-        moved += total
+        exposed += _paired(term, time_of, gemms,
+                           lambda one, g: sp.Max(one / S.t, one - g * (S.t - 1) / S.t, evaluate=False))
+        moved += time_of([term])
     exposed, moved = exposed / m, moved / m
     window = max0(window - (moved - exposed))
     rest_time = time_of(rest) / m
@@ -360,9 +365,7 @@ def tp_backward_exposed(tp_terms, time_of, m, window, column_gemms):
     for term in tp_terms:
         total = time_of([term])
         if term.phase == "backward" and term.what in ASYNC_BACKWARD:
-            # one collective priced alone, not total/count: a stage kind without layers has count 0
-            one = time_of([replace(term, count=sp.Integer(1))])
-            left = term.count / 2 * sum((max0(one - g) for g in column_gemms), sp.Integer(0))
+            left = _paired(term, time_of, column_gemms, lambda one, g: max0(one - g))
             exposed += left
             hidden += total - left
         else:

@@ -340,3 +340,15 @@ def test_pytorch_context_parallel_hides_its_ring_but_the_last_transfer():
     # Megatron's context parallel (Transformer Engine) keeps the model's whole-ring exposure
     megatron = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **{**TORCH_CP, "framework": "megatron_fsdp"})
     assert float(megatron["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
+
+
+def test_async_tp_prices_a_stage_kind_without_layers():
+    # pipeline_split=first_last with p = 2 has no middle stage (its layer count 0): its collectives count 0 and cost 0,
+    # never 0/0 (the step was refused as not finite); splitting 32 layers 16/16 is the even split, so the same step
+    from symcomm import evaluate
+
+    layout = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=2, c=1, b=16, m=8, s=8192, sp=1, zero=3,
+                  framework="fsdp2", tp_overlap=1)
+    even = evaluate("hybrid", **layout)
+    split = evaluate("hybrid", pipeline_split="first_last", L_first=16, L_last=16, **layout)
+    assert split["step_time"] == pytest.approx(even["step_time"], rel=1e-12)

@@ -492,6 +492,7 @@ def main(argv=None) -> int:
             inside, out = found.in_sample, found.leave_one_out
             data["systems"][system]["step_time"] = {
                 **found.constants, "fitted_on": f["fitted_on"], "fitted": list(found.fitted), "held": dict(found.held),
+                "frameworks": list(found.frameworks),
                 "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
                 "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
                            f"published_runs.json, bridge_runs_*.json, torchtitan_runs.json) by python -m "

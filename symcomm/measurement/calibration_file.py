@@ -234,7 +234,7 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
                    f"{base.name}: fitted {', '.join(fit.fitted) or 'none'}; mean |error| {100 * inside.mean:.1f} %, "
                    f"max {100 * inside.max:.1f} %; leave-one-out mean {100 * out.mean:.1f} %, max "
                    f"{100 * out.max:.1f} %"),
-        "fitted": list(fit.fitted), "held": dict(fit.held),
+        "fitted": list(fit.fitted), "held": dict(fit.held), "frameworks": list(fit.frameworks),
         "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
         "runs": [row.as_dict() for row in fit.rows]}
     return document

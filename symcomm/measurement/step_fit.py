@@ -119,6 +119,9 @@ class StepFit:
     rows: tuple
     # run id → why the run was left out of the fit (a constant only its prediction depends on, which the base lacks)
     left_out: dict = field(default_factory=dict)
+    #: the framework options (eval's framework=) the fitted runs ran, sorted: eval and plan say a step time of
+    #: another framework, checked on no run either, is unchecked (presets.Hardware.step_time_error)
+    frameworks: tuple = ()
 
     def by(self, key: str) -> dict:
         """{label: (in-sample Errors, leave-one-out Errors)} of the rows grouped by ``key`` (source,
@@ -132,7 +135,8 @@ class StepFit:
     def as_dict(self) -> dict:
         return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
                 "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
-                "runs": [r.as_dict() for r in self.rows], **({"left_out": dict(self.left_out)} if self.left_out else {})}
+                "runs": [r.as_dict() for r in self.rows], "frameworks": list(self.frameworks),
+                **({"left_out": dict(self.left_out)} if self.left_out else {})}
 
 
 def lattice(name: str) -> np.ndarray:
@@ -466,7 +470,16 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                         float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
-                   Errors.of(in_sample), Errors.of(loo), rows, left_out)
+                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs))
+
+
+def frameworks_run(runs) -> tuple:
+    """The framework options (eval's framework=, its default where a run's options leave it out) ``runs`` ran,
+    sorted and each once."""
+    from ..training.settings import OPTIONS
+
+    default = OPTIONS["framework"].default
+    return tuple(sorted({str(r.inputs.options.get("framework", default)) for r in runs}))
 
 
 def errors_at(runs: list, constants: dict) -> Errors:

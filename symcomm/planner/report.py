@@ -70,6 +70,21 @@ UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubbl
          "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs: a count", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
 
 
+def step_time_error(p: Plan, top: int) -> dict | None:
+    """The hardware's step-time error (:meth:`symcomm.presets.Hardware.step_time_error`, eval's rule) for the rows
+    shown: the frameworks of their settings and the constants their step models read, so that what no published run
+    measured is said beside them (the --compare row's too)."""
+    from .kernels import _kernel_of
+
+    req = p.request
+    blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
+    frameworks = {b.scheme.framework for b in blocks} | (
+        {setting["framework"] for setting in p.compare["settings"]} if p.compare else set())
+    run_bytes = bytes_per_element(req.dtype)
+    reads = {name for block in blocks for name in _kernel_of(block.options, run_bytes).params}
+    return req.hardware.step_time_error(req.framework, tuple(sorted(frameworks)), tuple(sorted(reads)))
+
+
 def to_json(p: Plan, top: int) -> dict:
     req = p.request
     return {
@@ -79,7 +94,7 @@ def to_json(p: Plan, top: int) -> dict:
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
         **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
-        "step_time_error": req.hardware.step_time_error(req.framework),
+        "step_time_error": step_time_error(p, top),
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
@@ -143,7 +158,7 @@ def to_text(p: Plan, top: int) -> str:
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "") + ": ranked by step time",
-        "step times off by " + step_error_words(req.hardware.step_time_error(req.framework)),
+        "step times off by " + step_error_words(step_time_error(p, top)),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "

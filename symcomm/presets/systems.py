@@ -75,6 +75,8 @@ class Hardware:
     #: how far they were off on published runs never fitted on, per framework option (eval's framework=):
     #: (framework, mean, max, signed_mean, runs, (the hardware presets the runs ran on)) tuples; () when not recorded
     step_checks: tuple = ()
+    #: the framework options the fitted runs ran (``step_time.frameworks``); () when the block does not say
+    step_frameworks: tuple = ()
     #: a file whose ``inter`` is a flat fit: that link as written (``inter`` holds it per NIC, :func:`_per_nic`)
     #: and the run it was fitted on as (key, value) pairs, so that a file written over it (``--base``) carries
     #: the fit, not the conversion, and is converted once when read
@@ -172,24 +174,41 @@ class Hardware:
         shares = dict(self.attention_shares)
         return {"eta_attn": shares["fused"]} if "fused" in shares else {}
 
-    def step_time_error(self, framework: str | None = None) -> dict | None:
+    def step_time_error(self, framework: str | None = None, frameworks: tuple = (), reads: tuple = ()) -> dict | None:
         """How far a step time of these constants may be off, as far as it was measured: the leave-one-out
         errors over the runs their fit fitted on (each predicted by the constants fitted without it) and, under
         ``checks``, the errors on published runs never fitted on, per framework option (``framework``: that one
-        alone, {} when none of its runs was checked; None: every framework checked).  None when the hardware
-        records no fit error (a file without ``step_time.errors``).  One rule for eval and plan."""
+        alone, {} when none of its runs was checked; None: every framework checked).  ``unchecked``: what of the
+        setting no run measured (:meth:`unchecked`; ``frameworks`` the framework options priced, ``framework`` among
+        them, ``reads`` the constants the step model reads).  None when the hardware records no fit error (a file
+        without ``step_time.errors``).  One rule for eval and plan."""
         errors = dict(self.step_errors)
         if not errors:
             return None
         checks = {name: {"mean": mean, "max": worst, "signed_mean": signed, "runs": runs, "hardware": list(on)}
                   for name, mean, worst, signed, runs, on in self.step_checks
                   if framework is None or name == framework}
+        priced = tuple(sorted({*frameworks, *([framework] if framework is not None else [])}))
         return {"mean": errors["mean"], "max": errors["max"], "signed_mean": errors["signed_mean"],
                 "runs": int(errors["runs"]), "of": self.step_errors_of,
                 "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
                         "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
                         "off by more",
-                "checks": checks}
+                "checks": checks, "unchecked": list(self.unchecked(priced, reads))}
+
+    def unchecked(self, frameworks: tuple, reads: tuple) -> tuple[str, ...]:
+        """What of a setting no published run measured with these constants, each worded: a framework option of
+        ``frameworks`` that no fitted run ran (``step_time.frameworks``; nothing said where the block does not record
+        them) and no check run either; a constant of ``reads`` (those the step model reads) that the step-time block
+        leaves out, read as another's value (:data:`STEP_TIME_ABSENT_AS`: e.g. the flash-attention core's eta_attn as
+        the matmuls' eta on a part whose fitted runs ran no flash attention)."""
+        checked = {*self.step_frameworks, *(name for name, *_ in self.step_checks)}
+        out = [f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
+               "constants)" for name in frameworks if self.step_frameworks and name not in checked]
+        held = {**dict(self.step_time), **self.published_attention()}
+        out += [f"{name} (no fitted run reads it: taken as {STEP_TIME_ABSENT_AS[name]})"
+                for name in STEP_TIME_ABSENT_AS if name in reads and name not in held]
+        return tuple(out)
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
@@ -261,7 +280,9 @@ def step_error_words(error: dict | None) -> str:
     if error is None:
         return ("unknown: no fit error is recorded for these constants (typed over the hardware's, or a hardware file "
                 "without step_time.errors)")
-    words = (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
+    unchecked = error.get("unchecked", ())
+    words = ("checked on no published run: " + ", ".join(unchecked) + "; what was checked: " if unchecked else "")
+    words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
              f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
              f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")
     for name, e in error.get("checks", {}).items():
@@ -313,7 +334,8 @@ def _preset(name: str) -> Hardware:
                     fitted.get("note", "") or fitted.get("source", ""),
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=_step_errors(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
-                    if "step_time" in d else "", step_checks=_step_checks(fitted))
+                    if "step_time" in d else "", step_checks=_step_checks(fitted),
+                    step_frameworks=tuple(fitted.get("frameworks", ())))
 
 
 def _step_errors(fitted: dict) -> tuple:
@@ -474,6 +496,7 @@ def hardware_file(path) -> Hardware:
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=_step_errors(fitted), step_errors_of=name, step_checks=_step_checks(fitted),
+                    step_frameworks=tuple(fitted.get("frameworks", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 
 

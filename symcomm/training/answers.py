@@ -250,15 +250,15 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     sources, the memory verdict."""
     numbers, options, system, compute, said = _step_numbers(args, target, values, times, dtype, step_texts)
     out = _steptime().report(numbers, bytes_per_element(dtype), options, {})
-    unread = unread_step_note(typed, _STEP_NAMES, _needed_of(target)[0],
-                              _steptime().names_read(bytes_per_element(dtype), options, {}), said)
+    reads = _steptime().names_read(bytes_per_element(dtype), options, {})
+    unread = unread_step_note(typed, _STEP_NAMES, _needed_of(target)[0], reads, said)
     if unread:
         notes.add(unread)
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     typed_peaks = sorted(_CLI_NAME[sym] for sym in _PEAKS_IN_ORDER if sym in values)
-    return add_hardware_report(out, system, compute, typed_peaks, options, dtype)
+    return add_hardware_report(out, system, compute, typed_peaks, options, dtype, reads)
 
 
 @functools.lru_cache(maxsize=512)

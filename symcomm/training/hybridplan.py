@@ -252,6 +252,6 @@ def hardware(system, words: tuple) -> tuple:
     the verdict's keys, the fit's error, the units added, the defaults taken), by the calls that rule makes; the
     verdict, of each call's memory per GPU, is made per call.  Printed as that rule adds them: each key at its place
     (one the document has already keeps it, as dict assignment and update keep it)."""
-    constants, framework, units, defaults = words
-    return (system.memory_verdict, constants, tuple(system.memory_verdict(0.0)), system.step_time_error(framework),
-            units, defaults)
+    constants, asked, units, defaults = words
+    return (system.memory_verdict, constants, tuple(system.memory_verdict(0.0)),
+            None if asked is None else system.step_time_error(*asked), units, defaults)

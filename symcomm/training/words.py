@@ -326,18 +326,20 @@ def unread_step_note(typed, step_names, needed, read, said) -> str | None:
     return f"{', '.join(names)} not used by the step model of this setting" if names else None
 
 
-def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str) -> dict:
+def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str, reads) -> dict:
     """The step report's words of its hardware, added to ``out``: the constants with their sources (``typed_names``
-    the hardware values typed over the hardware's, presets.hardware_values.TYPED_HARDWARE, in the order to say them), the memory verdict beside the figures (the
-    planner's rule, ``presets.Hardware.fits``), the fit's error with the checks of the run's framework (``options``:
-    the step options, each absent one at its default) and the defaults taken.  One rule for the general path
-    (``answers.py``) and the generated one (``hybridfast.py``)."""
-    return with_hardware_report(out, system, hardware_words(system, compute, typed_names, options, dtype))
+    the hardware values typed over the hardware's, presets.hardware_values.TYPED_HARDWARE, in the order to say them),
+    the memory verdict beside the figures (the planner's rule, ``presets.Hardware.fits``), the fit's error with the
+    checks of the run's framework (``options``: the step options, each absent one at its default) and what of the
+    setting no run checked (``reads``: the names the step model reads), and the defaults taken.  One rule for the
+    general path (``answers.py``) and the generated one (``hybridfast.py``)."""
+    return with_hardware_report(out, system, hardware_words(system, compute, typed_names, options, dtype, reads))
 
 
-def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str) -> tuple:
-    """What :func:`add_hardware_report` adds whatever the numbers: (the constants with their sources, the framework
-    whose checks the error shows, the units added, the defaults taken), worded once by a plan (hybridfast)."""
+def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str, reads) -> tuple:
+    """What :func:`add_hardware_report` adds whatever the numbers: (the constants with their sources, what the fit's
+    error is asked of: the run's framework and the constants it reads, or None where a typed constant leaves it
+    unknown, the units added, the defaults taken), worded once by a plan (hybridfast)."""
     precision = options.get("precision", OPTIONS["precision"].default)
     framework = options.get("framework", OPTIONS["framework"].default)
     peaks = [name for name in typed_names if name in TYPED_DATASHEET]
@@ -350,16 +352,17 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs: a count"}
     # the fit's error is that of its own constants: with one typed over them, none is known (None)
-    return constants, None if typed else framework, units, tuple(system.defaults_used())
+    asked = None if typed else (framework, (), tuple(sorted(name for name in compute if name in reads)))
+    return constants, asked, units, tuple(system.defaults_used())
 
 
 def with_hardware_report(out: dict, system, words: tuple) -> dict:
     """:func:`add_hardware_report` by its :func:`hardware_words`: the memory verdict and the fit's error made anew
     (both are the answer's own mappings), the words copied."""
-    constants, framework, units, defaults = words
+    constants, asked, units, defaults = words
     out["constants"] = dict(constants)
     out.update(system.memory_verdict(out["memory_per_gpu"]))
-    out["step_time_error"] = None if framework is None else system.step_time_error(framework)
+    out["step_time_error"] = None if asked is None else system.step_time_error(*asked)
     out["units"].update(units)
     out["assumptions"] += defaults
     return out

@@ -90,6 +90,13 @@ def test_calibrate_step_recovers_constants_that_predict_held_out_runs(tmp_path, 
     document = strict(out_file.read_text())
     assert document["step_time"]["eta"] == report["constants"]["eta"]
     assert document["step_time"]["errors"]["leave_one_out"] == loo
+    # every LAYOUTS word set leaves framework= out: eval's default, megatron, is the one framework its runs ran, and
+    # a step time of another, on this file without check runs, is said to be checked on no run
+    assert document["step_time"]["frameworks"] == report["frameworks"] == ["megatron"]
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", out_file,
+                         "t=1", "p=1", "d=8", "c=1", "b=64", "m=8", "s=8192", "framework=fsdp2", "zero=3", "--json")
+    assert code == 0, err
+    assert strict(out)["step_time_error"]["unchecked"][0].startswith("framework=fsdp2 (no published run of it")
     # the held-out runs, predicted by eval hybrid with the written file
     errors = []
     for row in held_out:

@@ -419,7 +419,7 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
         assert got["of"] == "h100" and got["runs"] == expected["runs"]
         assert (got["mean"], got["max"], got["signed_mean"]) == (expected["mean"], expected["max"],
                                                                   expected["signed_mean"])
-    text = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100").stdout
+    text = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100", "flash=0").stdout
     a100 = stored["a100"]["step_time"]["errors"]["leave_one_out"]
     assert f"off by       typically {100 * a100['mean']:.0f} %, up to {100 * a100['max']:.0f} %" in text
     h100 = presets.hardware("h100")
@@ -432,6 +432,41 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
     mine = symcomm_command(*HYBRID_8B[:-1], "--hardware", str(path))
     assert mine.returncode == 0, mine.stderr
     assert "off by       unknown: no fit error is recorded for these constants" in mine.stdout
+
+
+def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
+    # a100's fitted runs (derivations/data/published_runs.json: Narayanan et al. 2021 Table 1, Korthikanti et al. 2022
+    # Table 5) are Megatron-LM runs without flash attention (flash=0 in each) and its check runs Megatron and
+    # DeepSpeed ones: no run measured PyTorch FSDP (framework=fsdp) or a flash-attention core (eta_attn) with its
+    # constants, so eval and plan say both first; the fitted setting itself says nothing of the kind
+    fitted = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0").stdout)["step_time_error"]
+    assert fitted["unchecked"] == []
+    flash = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100").stdout)["step_time_error"]
+    assert [text.split(" ")[0] for text in flash["unchecked"]] == ["eta_attn"]
+    fsdp = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100", "flash=0", "framework=fsdp", "zero=3")
+    assert fsdp.returncode == 0, fsdp.stderr
+    assert ("off by       checked on no published run: framework=fsdp (no published run of it was fitted or checked "
+            "with a100's constants); what was checked: typically") in fsdp.stdout
+    # deepspeed has a100 check runs (BLOOM, MT-NLG): checked, so not said
+    deepspeed = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0", "framework=deepspeed",
+                                           "zero=1").stdout)["step_time_error"]
+    assert deepspeed["unchecked"] == [] and "deepspeed" in deepspeed["checks"]
+    # plan: the frameworks of the rows it shows
+    plan = symcomm_command("plan", "--model", "llama3-8b", "--hardware", "a100", "--gpus", "64", "--batch", "64",
+                           "--framework", "fsdp", "--top", "3")
+    assert plan.returncode == 0, plan.stderr
+    assert "step times off by checked on no published run: framework=fsdp (" in plan.stdout
+    # a hardware file whose step_time records no frameworks (written before it did): nothing said of them
+    h100 = presets.hardware("h100")
+    document = {"intra": {"bytes_per_second": 450e9, "latency_s": 3.4e-6},
+                "inter": {"bytes_per_second": 50e9, "latency_s": 9.6e-6}, "gpus_per_node": 8,
+                "memory_bytes": 80e9, "hbm_bytes_per_second": 3.35e12, "peak_flops": dict(h100.peak_flops),
+                "step_time": {"eta": 0.8, "kappa": 5, "eta_attn": 0.5,
+                              "errors": {"leave_one_out": {"mean": 0.1, "max": 0.2, "signed_mean": 0.0, "runs": 5}}}}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(document))
+    mine = json.loads(symcomm_command(*HYBRID_8B, "--hardware", str(path), "framework=fsdp", "zero=3").stdout)
+    assert mine["step_time_error"]["unchecked"] == []
 
 
 def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on():

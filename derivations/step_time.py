@@ -672,6 +672,40 @@ def _constants_table() -> Table:
                  source="symcomm/presets/hardware.json; derivations/data/step_fit.json")
 
 
+def _coverage_table() -> Table:
+    """Per hardware preset with step-time constants (its own or borrowed): the frameworks its fitted runs ran, those
+    its check runs ran, those no run measured, and the constants read as another's: what eval and plan say first
+    ("checked on no published run", presets.Hardware.unchecked), one table."""
+    from symcomm.presets import hardware_names
+    from symcomm.presets.systems import STEP_TIME_ABSENT_AS
+    from symcomm.training.settings import OPTIONS
+
+    frameworks = OPTIONS["framework"].allowed
+    rows = []
+    for name in hardware_names():
+        hw = hardware(name)
+        if not hw.step_time or not hw.step_errors:
+            continue
+        checked = ", ".join(f"{framework} ({runs})" for framework, _, _, _, runs, _ in hw.step_checks) or "—"
+        rows.append((name, hw.step_errors_of, ", ".join(hw.step_frameworks) or "not recorded", checked,
+                     ", ".join(hw.frameworks_unmeasured(frameworks)) or "—",
+                     ", ".join(f"{n} as {STEP_TIME_ABSENT_AS[n]}"
+                               for n in hw.constants_taken_as_another(tuple(STEP_TIME_ABSENT_AS))) or "—"))
+    return Table("What the constants were measured on", ("hardware", "constants of", "frameworks fitted",
+                                                          "frameworks checked (runs)", "frameworks on no run",
+                                                          "constants taken as another's"), tuple(rows),
+                 caption=("Per hardware preset whose step time has fitted constants (its own, or another's it borrows): "
+                          "the framework options (eval's framework=) of the runs those constants were fitted on, of the "
+                          "check runs predicted with them (with their count), the framework options no run measured, "
+                          "and the constants the fit left out, read as another's value when a setting needs them "
+                          "(eta_attn, the flash-attention core's share, as the matmuls' eta where no fitted run ran "
+                          "flash attention and no kernel benchmark gives it; w_half_expert, the grouped expert GEMMs' "
+                          "half width, as the dense one's where no fitted run was a MoE). eval hybrid and plan say these "
+                          "first, beside the fit's error, when a setting reads them ('checked on no published run')."),
+                 source="symcomm/presets/hardware.json (step_time: frameworks, checks); symcomm/presets/systems.py "
+                        "(Hardware.unchecked)")
+
+
 def _cells(inside: dict, out: dict) -> tuple:
     return (inside["runs"], f"{100 * inside['mean']:.1f} %", f"{100 * inside['max']:.1f} %",
             _percent(inside["signed_mean"]), f"{100 * out['mean']:.1f} %", f"{100 * out['max']:.1f} %",
@@ -1038,5 +1072,6 @@ CHAPTER = Chapter(
                  GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
+                         _coverage_table(),
                          _printed_memory_table(), _scope_table(), _known_cause_table(), _memory_table()),
 )

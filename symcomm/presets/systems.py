@@ -202,13 +202,24 @@ class Hardware:
         them) and no check run either; a constant of ``reads`` (those the step model reads) that the step-time block
         leaves out, read as another's value (:data:`STEP_TIME_ABSENT_AS`: e.g. the flash-attention core's eta_attn as
         the matmuls' eta on a part whose fitted runs ran no flash attention)."""
-        checked = {*self.step_frameworks, *(name for name, *_ in self.step_checks)}
-        out = [f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
-               "constants)" for name in frameworks if self.step_frameworks and name not in checked]
+        return tuple([f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
+                      "constants)" for name in self.frameworks_unmeasured(frameworks)]
+                     + [f"{name} (no fitted run reads it: taken as {STEP_TIME_ABSENT_AS[name]})"
+                        for name in self.constants_taken_as_another(reads)])
+
+    def frameworks_unmeasured(self, frameworks) -> tuple[str, ...]:
+        """Those of ``frameworks`` (framework options) that no fitted run and no check run of these constants ran; ()
+        where the step-time block does not record its runs' frameworks (a file written before it did)."""
+        if not self.step_frameworks:
+            return ()
+        measured = {*self.step_frameworks, *(name for name, *_ in self.step_checks)}
+        return tuple(name for name in frameworks if name not in measured)
+
+    def constants_taken_as_another(self, reads) -> tuple[str, ...]:
+        """Those of ``reads`` (constant names) that the step-time block leaves out and that are read as another's value
+        (:data:`STEP_TIME_ABSENT_AS`), no published kernel figure standing in (:meth:`published_attention`)."""
         held = {**dict(self.step_time), **self.published_attention()}
-        out += [f"{name} (no fitted run reads it: taken as {STEP_TIME_ABSENT_AS[name]})"
-                for name in STEP_TIME_ABSENT_AS if name in reads and name not in held]
-        return tuple(out)
+        return tuple(name for name in STEP_TIME_ABSENT_AS if name in reads and name not in held)
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the

@@ -388,6 +388,27 @@ def tp_on_path(run, tp_terms, time_of, m, window):
     return tp_backward_exposed(tp_terms, time_of, m, window, gemms[0])
 
 
+def micro_batch_on_path(run, by_axis: dict, comm: dict, time_of, m, micro) -> dict:
+    """The tensor, context, expert and pipeline communication of one micro-batch on the critical path, per axis, of
+    a stage whose terms are ``by_axis`` (their times ``comm``) and whose micro-batch compute is ``micro``: the
+    overlapped axes hide behind that compute one after another, each in the window the previous ones left
+    (:func:`hidden_behind`): PyTorch's ring its K, V passes behind its own steps (:func:`torch_cp_exposed`), tp as
+    the run overlaps it (:func:`tp_on_path`), ep behind another micro-batch's compute (a2a_overlap), pp sends behind
+    the chunks' compute (p2p_overlap).  One rule for the even split (steptime) and each stage kind of an uneven one
+    (stagestep)."""
+    on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
+    if run.framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
+        on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, micro)
+    window = micro.total
+    if "tp" in comm:
+        on_path["tp"], window = tp_on_path(run, by_axis["tp"], time_of, m, window)
+    for axis, hides in (("ep", a2a_overlap_of(run.framework, run.a2a_overlap)),
+                        ("pp", p2p_overlap_of(run.framework, run.schedule, run.p2p_overlap))):
+        if hides and axis in comm:
+            on_path[axis], window = hidden_behind(on_path[axis], window)
+    return on_path
+
+
 def async_tp_gemms(run):
     """The GEMMs each tensor-parallel collective hides behind under tp_overlap=1: for a framework whose TP overlap is
     PyTorch's async TP (:data:`ASYNC_TP_FRAMEWORKS`), the dense block's, by pass and collective

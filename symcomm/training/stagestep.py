@@ -31,9 +31,7 @@ from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
-from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_on_path,
-                      TORCH_CP_FRAMEWORKS, torch_cp_exposed)
+from .overlap import dp_overlap_of, exposed_data_parallel, micro_batch_on_path, param_gather_overlap_of
 from .stages import KINDS, chunks, stage_layers
 from .terms import time_in_bytes_of
 from ..core.symbols import b, m, p, s
@@ -66,8 +64,6 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
     param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
     check_overlap(framework, zero, grad_overlap, param_overlap)
-    hides = {"ep": a2a_overlap_of(framework, run.a2a_overlap),
-             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
     opts = run.hybrid_options()
     # the memory model's cross-entropy, its layers, its Adam state
     opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
@@ -86,15 +82,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
         comm[kind] = {axis: time_of(terms) for axis, terms in by_axis.items()}
         layers = stage_layers(run.pipeline_split, run.schedule, kind)
         micro = micro_batch_compute(run, layers=layers, lm_head=run.embeddings and kind == "last")
-        on_path = {axis: comm[kind].get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-        if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
-            on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, micro)
-        window = micro.total                  # the overlapped axes one after another (steptime.step_model)
-        if "tp" in comm[kind]:
-            on_path["tp"], window = tp_on_path(run, by_axis["tp"], time_of, m, window)
-        for axis in ("ep", "pp"):
-            if hides[axis] and axis in comm[kind]:
-                on_path[axis], window = hidden_behind(on_path[axis], window)
+        on_path = micro_batch_on_path(run, by_axis, comm[kind], time_of, m, micro)
         slot[kind] = micro.total + sum(on_path.values())
         compute[kind] = m * micro.total
         exposed[kind] = {axis: x * m for axis, x in on_path.items() if axis in comm[kind]}

@@ -50,9 +50,7 @@ from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
 from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
-from .overlap import (a2a_overlap_of, dp_overlap_of, exposed_data_parallel, hidden_behind,
-                      p2p_overlap_of, param_gather_overlap_of, tp_on_path,
-                      TORCH_CP_FRAMEWORKS, torch_cp_exposed)
+from .overlap import dp_overlap_of, exposed_data_parallel, micro_batch_on_path, param_gather_overlap_of
 from .terms import time_in_bytes_of
 from .subjects import subject
 from ..core.symbols import b, c, d, hbm, m, p, peak, s, t, v
@@ -207,21 +205,8 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     compute_micro = micro_batch_compute(run)
 
     chunks = v if run.schedule == "interleaved" else sp.Integer(1)
-    on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
-    # the overlapped axes hide behind the micro-batch's compute, one after another in the window the
-    # previous ones left (overlap.hidden_behind): tp chunk by chunk behind its GEMMs, one chunk of t
-    # exposed (TP_OVERLAP); ep behind another micro-batch's compute (a2a_overlap); pp sends behind the
-    # chunks' compute (p2p_overlap)
-    if framework in TORCH_CP_FRAMEWORKS and run.cp != "ulysses" and "cp" in by_axis:
-        on_path["cp"] = torch_cp_exposed(by_axis["cp"], time_of, m, compute_micro)
-    window = compute_micro.total
-    if "tp" in comm:
-        on_path["tp"], window = tp_on_path(run, by_axis["tp"], time_of, m, window)
-    hides = {"ep": a2a_overlap_of(framework, run.a2a_overlap),
-             "pp": p2p_overlap_of(framework, run.schedule, run.p2p_overlap)}
-    for axis in ("ep", "pp"):
-        if hides[axis] and axis in comm:
-            on_path[axis], window = hidden_behind(on_path[axis], window)
+    # the overlapped axes behind the micro-batch's compute, one after another (overlap.micro_batch_on_path)
+    on_path = micro_batch_on_path(run, by_axis, comm, time_of, m, compute_micro)
     slot = compute_micro.total + sum(on_path.values())
     pipeline = (m + (p - 1) / chunks) * slot
     bubble = (p - 1) / chunks * slot

@@ -225,7 +225,8 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
 def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int = 10, **options) -> Result:
     """``symcomm plan`` as a value: the layouts ranked by the step-time model (``layouts``), with the
     request and the assumptions; ``options`` are the command's flags by name (tp=8, zero=1, no_memory_check=True)
-    or eval's KEY=VALUE names (t=8, recompute="selective"), checked as the command checks them.
+    or eval's KEY=VALUE names (t=8, recompute="selective", eta=0.6: a typed constant in place of the hardware's),
+    checked as the command checks them.
 
     >>> import symcomm
     >>> best = symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", top=1)["layouts"][0]

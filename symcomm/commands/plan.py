@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 
-from ..planner import FLAGS, KEYS, plan, request_from_args, to_csv, to_json, to_text, top_from_args
+from ..planner import FLAGS, KEYS, TYPED, plan, request_from_args, to_csv, to_json, to_text, top_from_args
 
 
 def register_cli(subparsers) -> None:
     p = subparsers.add_parser("plan", help="rank every valid layout that fits in memory by the step-time model")
     p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
                    help=f"the layout as eval hybrid spells it, instead of (or with) the flags: {', '.join(KEYS)} "
-                        "(t=8 p=4 d=32 m=8 zero=1 sp=1 recompute=selective b=1024 s=8192)")
+                        "(t=8 p=4 d=32 m=8 zero=1 sp=1 recompute=selective b=1024 s=8192); and, in place of the "
+                        f"hardware's, {', '.join(TYPED)} (eta=0.6: the step time's error is then unknown)")
     for flag, default, what in FLAGS:
         if default is False:
             p.add_argument(flag, action="store_true", help=what)

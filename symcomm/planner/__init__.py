@@ -34,10 +34,10 @@ from .fold import Plan
 from .kernels import option_key
 from .layouts import enumerate_layouts, memory_floor
 from .report import to_csv, to_json, to_text
-from .request import (FLAGS, FRAMEWORKS, KEYS, RECOMPUTE, SCHEMES, SP_CHOICES, PlanError, Request, namespace,
+from .request import (FLAGS, FRAMEWORKS, KEYS, RECOMPUTE, SCHEMES, SP_CHOICES, TYPED, PlanError, Request, namespace,
                       request_from_args, top_from_args)
 from .search import plan
 
-__all__ = ("FLAGS", "FRAMEWORKS", "KEYS", "RECOMPUTE", "SCHEMES", "SP_CHOICES", "Plan", "PlanError", "Request",
+__all__ = ("FLAGS", "FRAMEWORKS", "KEYS", "RECOMPUTE", "SCHEMES", "SP_CHOICES", "TYPED", "Plan", "PlanError", "Request",
            "enumerate_layouts", "memory_floor", "namespace", "option_key", "plan", "request_from_args", "to_csv",
            "to_json", "to_text", "top_from_args")

@@ -125,6 +125,7 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
     words += [f"{k}={layout[k]}" for k in sizes if k != "v" or layout["v"] > 1]
     words += [f"b={req.batch}", f"s={req.seq}", f"G={req.G}"]
     words += [f"peak={req.peak!r}"] if req.peak is not None else []      # a typed peak, as plan was given it
+    words += [f"{name}={value!r}" for name, value in req.constants]        # and the typed constants
     if layout.get("L_first") is not None:                  # an uneven split (symcomm.training.stages)
         words += [f"L_first={layout['L_first']}", f"L_last={layout['L_last']}"]
     words += _setting_words(block.options)

@@ -22,7 +22,7 @@ def _base_values(req: Request) -> dict:
     model = req.model
     scale = bytes_per_element(req.dtype)
     out = {**model.values(), "F": model.ffn, "s": req.seq, "b": req.batch,
-           **req.hardware.values(scale), **req.hardware.compute_values(req.dtype, typed=req.typed_peaks)}
+           **req.hardware.values(scale), **req.hardware.compute_values(req.dtype, typed=req.typed_hardware)}
     out["G"] = req.G
     if model.moe:
         out.update({"F_e": model.moe_ffn or model.ffn, "E_s": model.shared_experts})

@@ -7,6 +7,7 @@ import io
 
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import step_error_words
+from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
 from .fold import Plan
 from .request import MICRO_BATCH_SEARCH, Request
@@ -77,6 +78,8 @@ def step_time_error(p: Plan, top: int) -> dict | None:
     from .kernels import _kernel_of
 
     req = p.request
+    if any(name in TYPED_CONSTANTS for name, _ in req.constants):
+        return None     # the fit's error is that of its own constants (eval's rule, words.hardware_words)
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
     frameworks = {b.scheme.framework for b in blocks} | (
         {setting["framework"] for setting in p.compare["settings"]} if p.compare else set())
@@ -94,6 +97,7 @@ def to_json(p: Plan, top: int) -> dict:
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
         **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
+        **({"typed": dict(req.constants)} if req.constants else {}),       # typed constants and HBM bandwidth
         "step_time_error": step_time_error(p, top),
         "fixed": {k: int(v) if isinstance(v, bool) else v   # sp printed 0/1, as in the rows
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
@@ -157,7 +161,8 @@ def to_text(p: Plan, top: int) -> str:
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
-        + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "") + ": ranked by step time",
+        + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "")
+        + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
         "step times off by " + step_error_words(step_time_error(p, top)),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "

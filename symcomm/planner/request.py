@@ -84,6 +84,9 @@ class Request:
     sp: bool | None = None
     compare: tuple = ()            # (key, value) pairs of --compare, values as text
     peak: float | None = None      # a typed dense peak FLOP/s at --dtype, in place of the hardware's (Hardware.peak)
+    # the step-time constants and HBM bandwidth typed in place of the hardware's (eval's eta=, kappa=, ...: TYPED),
+    # as sorted (name, value) pairs
+    constants: tuple = ()
     # the MoE token dispatcher, given, not searched (eval's dispatcher=, the same Option): which one a cluster runs is
     # a property of its software and network (DeepEP needs its RDMA/NVSHMEM buffers, HybridEP its fabric), not a
     # layout choice; searching it would also build four kernels per combination
@@ -94,9 +97,10 @@ class Request:
     router_group_topk: int = 1
 
     @property
-    def typed_peaks(self) -> dict:
-        """The peak typed in place of the hardware's, as Hardware.compute_values takes it ({} when none)."""
-        return {} if self.peak is None else {"peak": self.peak}
+    def typed_hardware(self) -> dict:
+        """The hardware values typed in place of the hardware's (the peak, the constants), as
+        Hardware.compute_values takes them ({} when none)."""
+        return {**({} if self.peak is None else {"peak": self.peak}), **dict(self.constants)}
 
     def __post_init__(self):
         # the fixed run settings read once, text or typed, by the one Option every command uses (eval's zero=,
@@ -238,7 +242,7 @@ def check_request(req: Request) -> None:
                         f"{_listed(runs[req.framework])}")
     bytes_per_element(req.dtype)
     try:
-        req.hardware.compute_values(req.dtype, typed=req.typed_peaks)
+        req.hardware.compute_values(req.dtype, typed=req.typed_hardware)
     except ValueError as err:
         raise PlanError(str(err)) from None
     if req.memory_check and req.hardware.fits(0.0) is None:
@@ -349,6 +353,12 @@ KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": 
         "router_groups": "router_groups", "router_group_topk": "router_group_topk"}
 
 
+#: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
+#: those a bf16 plan reads; each a number as eval bounds it, a share of the peak in (0, 1]
+#: (presets.hardware_values.with_typed_constants, the one rule)
+TYPED = ("eta", "kappa", "w_half", "eta_attn", "w_half_expert", "hbm")
+
+
 def _dest(flag: str) -> str:
     return flag[2:].replace("-", "_")
 
@@ -370,7 +380,7 @@ def namespace(**values) -> types.SimpleNamespace:
     for name, value in values.items():
         if value is None:
             continue
-        if name not in flags and name not in KEYS:
+        if name not in flags and name not in KEYS and name not in TYPED:
             raise InputError(f"plan has no option {name!r}; choose {', '.join(sorted(flags))} or "
                              f"{', '.join(KEYS)} (as eval spells them)")
         if isinstance(value, bool) and name in settings.OPTIONS and \
@@ -388,7 +398,7 @@ def namespace(**values) -> types.SimpleNamespace:
             raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
                              "line")
         text = repr(value) if isinstance(value, float) else str(value)
-        if name in KEYS and name not in flags:
+        if (name in KEYS or name in TYPED) and name not in flags:
             args["assignments"].append(f"{name}={text}")
         else:
             args[name] = text
@@ -399,12 +409,18 @@ def _merge_assignments(args) -> None:
     """KEY=VALUE words (eval's spellings) into the flags they stand for; a flag given too with another value is
     refused naming both."""
     seen: dict = {}
+    args.constants = {}
     for word in getattr(args, "assignments", None) or ():
         key, eq, text = str(word).partition("=")
         if not eq or not key or not text:
             raise PlanError(f"{word!r} is not KEY=VALUE; write for example t=8 p=4 d=32")
+        if key in TYPED:
+            if key in args.constants:
+                raise PlanError(f"{key}= is given twice; give it once")
+            args.constants[key] = parse_real(key, text)
+            continue
         if key not in KEYS:
-            raise PlanError(f"plan takes no {key}=...; the KEY=VALUE words it takes: {', '.join(KEYS)}")
+            raise PlanError(f"plan takes no {key}=...; the KEY=VALUE words it takes: {', '.join((*KEYS, *TYPED))}")
         dest = KEYS[key]
         if dest in seen:
             raise PlanError(f"{seen[dest]} and {word} give the same option twice; give it once")
@@ -493,7 +509,8 @@ def request_from_args(args) -> Request:
                    compare=parse_compare(args.compare) if args.compare is not None else (),
                    **{name: getattr(args, name) if getattr(args, name) is not None else DEFAULTS[name]
                       for name in ("dispatcher", "router_groups", "router_group_topk")},
-                   peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None)
+                   peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None,
+                   constants=tuple(sorted(args.constants.items())))
 
 
 def top_from_args(args) -> int:

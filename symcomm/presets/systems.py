@@ -17,6 +17,7 @@ from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, STEP_TIME_NAMES, TYPED_CONSTANTS, TYPED_DATASHEET,  # noqa: F401
                               TYPED_HARDWARE, low_dtype, unused_peaks, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
+from . import fit_errors
 from .models import _load, model, model_from_config
 
 # -- hardware -------------------------------------------------------------------------------------
@@ -284,26 +285,6 @@ class Hardware:
                 "G": self.gpus_per_node}
 
 
-def step_error_words(error: dict | None) -> str:
-    """:meth:`Hardware.step_time_error` in words, as eval and plan print it: the fit's leave-one-out error, then
-    what the checks measured per framework (the model is faster than measured where the signed mean is
-    negative)."""
-    if error is None:
-        return ("unknown: no fit error is recorded for these constants (typed over the hardware's, or a hardware file "
-                "without step_time.errors)")
-    unchecked = error.get("unchecked", ())
-    words = ("checked on no published run: " + ", ".join(unchecked) + "; what was checked: " if unchecked else "")
-    words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
-             f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
-             f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")
-    for name, e in error.get("checks", {}).items():
-        runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
-        words += (f"; framework={name} on {runs} never fitted on ({', '.join(e['hardware'])}): "
-                  f"typically {100 * e['mean']:.0f} %, up to {100 * e['max']:.0f} % (signed mean "
-                  f"{round(100 * e['signed_mean']) + 0:+d} %)")
-    return words
-
-
 def hardware_names() -> tuple[str, ...]:
     return tuple(_load("hardware.json")["systems"])
 
@@ -344,22 +325,9 @@ def _preset(name: str) -> Hardware:
                     _bounds(d), _fitted_constants(fitted),
                     fitted.get("note", "") or fitted.get("source", ""),
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=_step_errors(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
-                    if "step_time" in d else "", step_checks=_step_checks(fitted),
+                    step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
+                    if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())))
-
-
-def _step_errors(fitted: dict) -> tuple:
-    """The leave-one-out errors a ``step_time`` block records, as (name, value) pairs; () when it records none."""
-    out = fitted.get("errors", {}).get("leave_one_out", {})
-    return tuple((k, float(out[k])) for k in ("mean", "max", "signed_mean", "runs") if k in out)
-
-
-def _step_checks(fitted: dict) -> tuple:
-    """The check errors a ``step_time`` block records per framework option (``checks``, written by the fit script
-    from its check runs), as :attr:`Hardware.step_checks` tuples; () when it records none."""
-    return tuple((name, float(e["mean"]), float(e["max"]), float(e["signed_mean"]), int(e["runs"]),
-                  tuple(e.get("hardware", ()))) for name, e in sorted(fitted.get("checks", {}).items()))
 
 
 def _bounds(d: dict) -> tuple:
@@ -506,7 +474,7 @@ def hardware_file(path) -> Hardware:
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=_step_errors(fitted), step_errors_of=name, step_checks=_step_checks(fitted),
+                    step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 

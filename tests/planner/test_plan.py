@@ -688,6 +688,41 @@ def test_a_bounded_peak_is_refused_untyped_and_a_typed_one_slows_the_plan_as_it_
     assert one["memory_bytes"] == two["memory_bytes"]
 
 
+def test_typed_constants_are_planned_as_eval_prices_them_and_their_error_is_unknown(capsys):
+    # eval hybrid takes eta=, kappa=, ... in place of the hardware's (presets.hardware_values.with_typed_constants);
+    # plan takes the ones a bf16 plan reads by the same rule: each row's eval command carries them and gives the
+    # row's step time, and the fit's error, which describes the hardware's own constants only, is unknown
+    base = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096",
+            "--top", "1", "--json", "--tp", "1", "--pp", "1", "--cp", "1", "--micro-batch", "1", "--recompute", "none",
+            "--framework", "fsdp2")
+    code, fitted, err = run(capsys, *base)
+    assert code == 0, err
+    code, typed, err = run(capsys, *base, "eta=0.4", "w_half_expert=100")
+    assert code == 0, err
+    # w_half_expert: the grouped expert GEMMs' width; a dense model reads none (said, as eval says it)
+    assert err == "symcomm: note: w_half_expert not used by the step model of this setting\n"
+    fitted, typed = json.loads(fitted), json.loads(typed)
+    assert fitted["step_time_error"] is not None and typed["step_time_error"] is None
+    assert typed["typed"] == {"eta": 0.4, "w_half_expert": 100.0}
+    row, before = typed["layouts"][0], fitted["layouts"][0]
+    # the same layout (everything fixed but d): a smaller share of the peak only slows its matmuls
+    assert (row["t"], row["d"]) == (before["t"], before["d"]) and row["compute_time"] > before["compute_time"]
+    assert "eta=0.4" in row["eval_command"]
+    evaluated = json.loads(run(capsys, *shlex.split(row["eval_command"])[1:], "--json")[1])
+    assert evaluated["step_time"] == pytest.approx(row["step_time"], rel=1e-9)
+    # refused as eval refuses them: a share outside (0, 1], a constant given twice, one plan never reads
+    for words, said in ((("eta=1.5",), "a share of the peak lies in (0, 1]"), (("eta=0.5", "eta=0.6"), "twice"),
+                        (("eta_fp8=0.5",), "plan takes no eta_fp8=")):
+        code, _, err = run(capsys, *base, *words)
+        assert code == 2 and err.count("\n") == 1 and said in err, err
+    # the Python API: the same words as keywords
+    import symcomm
+
+    assert symcomm.plan("llama3-8b", gpus=16, batch=32, seq=4096, hardware="h100", top=1, tp=1, pp=1, cp=1,
+                        micro_batch=1, recompute="none", framework="fsdp2", eta=0.4)["layouts"][0]["step_time"] == \
+        pytest.approx(row["step_time"], rel=1e-12)
+
+
 def test_op_recompute_is_searched_only_when_fixed_and_never_with_tensor_parallelism_without_sp():
     # the default search leaves recompute=op out (its kernels would add a third to every cold plan); fixed, it is
     # searched, and t > 1 only with sequence parallelism (torchtitan's TP plan always shards the norms' sequence)

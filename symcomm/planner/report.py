@@ -134,8 +134,10 @@ def to_csv(p: Plan, top: int) -> str:
     return buffer.getvalue()
 
 
-def _line(p: Plan, row: dict, mark) -> str:
-    labels = row["labels"]
+def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
+    # a setting whose framework no published run measured with these constants is marked (the header says which)
+    labels = [label + (" †" if setting["framework"] in unmeasured else "")
+              for label, setting in zip(row["labels"], row["settings"])]
     shown = " | ".join(labels)
     if len(shown) > 80:
         shown = " | ".join(labels[:2]) + f" | … (+{len(labels) - 2})"
@@ -158,12 +160,17 @@ def _why_out(req: Request, row: dict) -> str:
 
 def to_text(p: Plan, top: int) -> str:
     req = p.request
+    error = step_time_error(p, top)
+    rows = p.rows(top, axes=True)
+    shown = {setting["framework"] for row in rows + ([p.compare] if p.compare else []) for setting in row["settings"]}
+    unmeasured = frozenset(req.hardware.frameworks_unmeasured(sorted(shown))) if error else frozenset()
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "")
         + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
-        "step times off by " + step_error_words(step_time_error(p, top)),
+        "step times off by " + step_error_words(error)
+        + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no published run)" if unmeasured else ""),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
@@ -173,15 +180,14 @@ def to_text(p: Plan, top: int) -> str:
         f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
         f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}  settings",
     ]
-    rows = p.rows(top, axes=True)
     for row in rows:
-        lines.append(_line(p, row, row["rank"]))
+        lines.append(_line(p, row, row["rank"], unmeasured))
     if p.compare:
         row = p.compare
         lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
                   f"{row['rank']:,} by step time (1 + the rows faster than it)"
                   + ("" if row["fits"] else _why_out(req, row) + "; the rank is where its step time would place it"),
-                  _line(p, row, row["rank"])]
+                  _line(p, row, row["rank"], unmeasured)]
         if rows:
             lines.append(f"      the first row is {row['step_time'] / rows[0]['step_time']:.3f}× faster by the model"
                          if row["step_time"] >= rows[0]["step_time"] else

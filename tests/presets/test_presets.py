@@ -456,6 +456,10 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
                            "--framework", "fsdp", "--top", "3")
     assert plan.returncode == 0, plan.stderr
     assert "step times off by checked on no published run: framework=fsdp (" in plan.stdout
+    # and each row of it marked, the mark read in the header
+    assert "(† in the rows: fsdp, checked on no published run)" in plan.stdout
+    table = plan.stdout.split("\n\n")[1].splitlines()[1:]
+    assert table and all(line.endswith(" †") for line in table)
     # a hardware file whose step_time records no frameworks (written before it did): nothing said of them
     h100 = presets.hardware("h100")
     document = {"intra": {"bytes_per_second": 450e9, "latency_s": 3.4e-6},

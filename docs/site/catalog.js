@@ -370,22 +370,22 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "precision=fp8_tensor: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_tensor is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "mxfp8": {
-"error": "precision=mxfp8: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=mxfp8 is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
-"error": "precision=fp8_block: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_block is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 9.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_rowwise": {
-"error": "precision=fp8_rowwise: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_rowwise is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware a100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
-"error": "precision=fp8_delayed: --hardware a100 gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_delayed is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 }
 }
 },
@@ -451,15 +451,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
-"w_half": 295.34328358208955,
-"eta_attn": 0.545,
-"peak": 989400000000000.0,
-"hbm": 3350000000000.0,
-"eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1802.24,
-"peak_fp8": 1978900000000000.0
+"error": "precision=mxfp8 is not run on --hardware h100: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
@@ -484,7 +476,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware h100 gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware h100: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
 "w_half": 295.34328358208955,
@@ -601,15 +593,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
-"w_half": 295.34328358208955,
-"peak": 989400000000000.0,
-"hbm": 4800000000000.0,
-"eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"eta_attn": 0.545,
-"w_half_expert": 1802.24,
-"peak_fp8": 1978900000000000.0
+"error": "precision=mxfp8 is not run on --hardware h200: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
@@ -634,7 +618,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware h200 gives no FP4 peak (peak_flops has bf16, fp16, fp8); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware h200: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
 "w_half": 295.34328358208955,
@@ -1039,7 +1023,7 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 },
 "mxfp8": {
-"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"error": "precision=mxfp8 is not run on --hardware h100-roce: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
@@ -1048,7 +1032,7 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware h100-roce gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware h100-roce: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
 "error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
@@ -1100,22 +1084,22 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "precision=fp8_tensor: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_tensor is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "mxfp8": {
-"error": "precision=mxfp8: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=mxfp8 is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
-"error": "precision=fp8_block: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_block is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 9.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_rowwise": {
-"error": "precision=fp8_rowwise: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_rowwise is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware a100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
-"error": "precision=fp8_delayed: --hardware a100-pcie gives no FP8 peak (peak_flops has bf16, fp16, fp32, tf32); choose precision=bf16"
+"error": "precision=fp8_delayed is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 }
 }
 },
@@ -1173,7 +1157,7 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 },
 "mxfp8": {
-"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=mxfp8 needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"error": "precision=mxfp8 is not run on --hardware h100-pcie: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
@@ -1182,7 +1166,7 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
 },
 "nvfp4": {
-"error": "precision=nvfp4: --hardware h100-pcie gives no FP4 peak (peak_flops has bf16, fp16, fp32, fp8, tf32); choose precision=bf16 or an FP8 one"
+"error": "precision=nvfp4 is not run on --hardware h100-pcie: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
 "error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"

@@ -109,6 +109,8 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
         if base.peak_flops:
             document["peak_flops"] = dict(base.peak_flops)
             document["peak_source"] = base.peak_source
+        if base.compute_capability:     # the precision recipes the part runs (presets.precision_refusal)
+            document["compute_capability"] = list(base.compute_capability)
         if base.step_time:
             document["step_time"] = {**dict(base.step_time), "source": base.step_time_source}
         document["source"] = (f"links fitted by symcomm calibrate from nccl-tests logs; memory, HBM, peak FLOP/s and "
@@ -226,6 +228,8 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
         if base.peak_flops:
             document["peak_flops"] = dict(base.peak_flops)
             document["peak_source"] = base.peak_source
+        if base.compute_capability:
+            document["compute_capability"] = list(base.compute_capability)
     document["name"] = name or f"{base.name.rsplit('/', 1)[-1].removesuffix('.json')}-calibrated"
     inside, out = fit.in_sample, fit.leave_one_out
     document["step_time"] = {

@@ -57,3 +57,28 @@ def low_dtype(precision: str) -> str | None:
     """The element type a precision recipe's linear GEMMs run at (:data:`LOW_DTYPES`), None for bf16: NVFP4
     (Transformer Engine's NVFP4BlockScaling) at FP4, every other recipe at FP8."""
     return None if precision == "bf16" else "fp4" if precision == "nvfp4" else "fp8"
+
+
+#: the compute capabilities (major, minor) a precision recipe's GEMMs run on: [least, first refused) — the
+#: recipe checks of Transformer Engine (transformer_engine/pytorch/quantization.py at d0067d0d: _compute_fp8_support
+#: 8.9 and up for delayed and per-tensor current scaling, _compute_fp8_block_scaling_support 9.0 and up,
+#: _compute_mxfp8_support and _compute_nvfp4_support 10.0 and up, MXFP8 not on 12.0 and up); torchao's float8
+#: (tensorwise and rowwise: fp8_tensor, fp8_rowwise under fsdp2) runs on torch._scaled_mm, which needs the same
+#: 8.9.  A part's capability: NVIDIA's CUDA GPU Compute Capability table (developer.nvidia.com/cuda-gpus)
+PRECISION_CAPABILITY = {"fp8_delayed": ((8, 9), None), "fp8_tensor": ((8, 9), None), "fp8_rowwise": ((8, 9), None),
+                        "fp8_block": ((9, 0), None), "mxfp8": ((10, 0), (12, 0)), "nvfp4": ((10, 0), None)}
+
+
+def precision_refusal(precision: str, capability: tuple, hardware: str) -> str | None:
+    """Why a part of compute ``capability`` (major, minor; () unknown: nothing said) cannot run ``precision``'s
+    GEMMs (:data:`PRECISION_CAPABILITY`), as a one-line refusal; None when it can."""
+    if not capability or precision not in PRECISION_CAPABILITY:
+        return None
+    (least, refused) = PRECISION_CAPABILITY[precision]
+    if least <= tuple(capability) and (refused is None or tuple(capability) < refused):
+        return None
+    need = f"{least[0]}.{least[1]} or higher" + (f" and below {refused[0]}.{refused[1]}" if refused else "")
+    return (f"precision={precision} is not run on --hardware {hardware}: its GPUs are of compute capability "
+            f"{capability[0]}.{capability[1]}, and the recipe's GEMMs need {need} (Transformer Engine "
+            "transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs")
+

@@ -15,7 +15,8 @@ from pathlib import Path
 from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, STEP_TIME_NAMES, TYPED_CONSTANTS, TYPED_DATASHEET,  # noqa: F401
-                              TYPED_HARDWARE, low_dtype, unused_peaks, with_typed_constants)  # (re-exported)
+                              TYPED_HARDWARE, low_dtype, precision_refusal, unused_peaks,
+                              with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -78,6 +79,9 @@ class Hardware:
     step_checks: tuple = ()
     #: the framework options the fitted runs ran (``step_time.frameworks``); () when the block does not say
     step_frameworks: tuple = ()
+    #: (major, minor) of the GPU's compute capability, which decides the precision recipes it runs
+    #: (hardware_values.precision_refusal); () when not given (a file without it: not checked)
+    compute_capability: tuple = ()
     #: a file whose ``inter`` is a flat fit: that link as written (``inter`` holds it per NIC, :func:`_per_nic`)
     #: and the run it was fitted on as (key, value) pairs, so that a file written over it (``--base``) carries
     #: the fit, not the conversion, and is converted once when read
@@ -156,6 +160,9 @@ class Hardware:
         if low is None:
             return out
         word = low.upper()
+        refused = precision_refusal(precision, self.compute_capability, self.name)
+        if refused:
+            raise InputError(refused)
         if low not in dict(self.peak_flops) and low not in {d for d, _, _ in self.peak_bounds}:
             raise InputError(f"precision={precision}: --hardware {self.name} gives no {word} peak (peak_flops has "
                              f"{', '.join(dict(self.peak_flops)) or 'nothing'}); choose precision=bf16"
@@ -327,7 +334,8 @@ def _preset(name: str) -> Hardware:
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
-                    step_frameworks=tuple(fitted.get("frameworks", ())))
+                    step_frameworks=tuple(fitted.get("frameworks", ())),
+                    compute_capability=tuple(d.get("compute_capability", ())))
 
 
 def _bounds(d: dict) -> tuple:
@@ -476,6 +484,7 @@ def hardware_file(path) -> Hardware:
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
+                    compute_capability=tuple(d.get("compute_capability", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on)
 
 

@@ -224,7 +224,7 @@ def test_nvfp4_on_the_hardware_presets():
     b200, fitted = hardware("b200"), dict(hardware("b200").step_time)
     assert b200.compute_values("bf16", "nvfp4")["eta_fp4"] == pytest.approx(
         fitted["eta_fp8"] * gb200["eta_fp4"] / dict(hardware("gb200").step_time)["eta_fp8"], abs=5e-5)
-    with pytest.raises(InputError, match="no FP4 peak"):
+    with pytest.raises(InputError, match="compute capability 9.0, and the recipe's GEMMs need 10.0 or higher"):
         hardware("h100").compute_values("bf16", "nvfp4")
     # Megatron-Core gathers NVFP4 weights under its own switch; the FP8 one is refused here, not misread
     with pytest.raises(InputError, match="fp8_param_gather=1 with precision=nvfp4"):
@@ -398,10 +398,20 @@ def test_refusals_name_the_setting():
 def test_hardware_gives_fp8_constants_or_refuses():
     from symcomm.presets import hardware
 
-    with pytest.raises(InputError, match="no FP8 peak"):
+    from dataclasses import replace
+
+    # Transformer Engine's recipe checks (transformer_engine/pytorch/quantization.py at d0067d0d): FP8 needs compute
+    # capability 8.9, MXFP8 10.0 (not 12.0 and up); NVIDIA's table gives A100 8.0, H100 9.0, B200 10.0
+    with pytest.raises(InputError, match="compute capability 8.0, and the recipe's GEMMs need 8.9 or higher"):
         hardware("a100").compute_values("bf16", "fp8_tensor")
+    with pytest.raises(InputError, match="compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below"):
+        hardware("h100").compute_values("bf16", "mxfp8")
+    assert hardware("b200").compute_values("bf16", "mxfp8")["peak_fp8"] == hardware("b200").peak("fp8")
+    # a part whose capability is not given (a hardware file without it): the peak it lacks refuses
+    with pytest.raises(InputError, match="no FP8 peak"):
+        replace(hardware("a100"), compute_capability=()).compute_values("bf16", "fp8_tensor")
     with pytest.raises(InputError, match="eta_fp8"):      # h100-roce: an FP8 peak, no FP8 run fitted
-        hardware("h100-roce").compute_values("bf16", "mxfp8")
+        hardware("h100-roce").compute_values("bf16", "fp8_block")
     # a step_time block without w_half reads it as 0, the shape-independent model (h100-roce's, fitted before it)
     assert hardware("h100-roce").compute_values("bf16")["w_half"] == 0.0
     assert "peak_fp8" not in hardware("h100").compute_values("bf16")

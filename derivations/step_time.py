@@ -482,7 +482,10 @@ MEGATRON_LOSS = 52 * _MB * s / c * V / t / hbm
 MEGATRON_WGRAD = 6 * ((L / p) * (h * (h + 2 * h_kv) + h * h + 3 * F * h) + h * V) / t / hbm
 _FP8 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_tensor")
 _X, _W8, _DY = compute.cast_bytes(compute.stage_gemms(_MB * s / c, True, False, L / p, True), "fp8_tensor")
-_ROWWISE = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="fp8_rowwise")
+# torchao's recipe runs under torchtitan's framework (megatron_features.TE_PRECISIONS), compiled, against its bf16 run
+_ROWWISE, _TORCHTITAN_BF16 = (RunSetting(framework="fsdp2", zero=3, compile=True, embeddings=True, gated=True,
+                                         recompute="full", sp=True, precision=precision)
+                              for precision in ("fp8_rowwise", "bf16"))
 _NVFP4 = RunSetting(embeddings=True, gated=True, recompute="full", sp=True, precision="nvfp4")
 # the FP8 GEMMs' elements, counted from the layer's GEMM list (each linear's input X: M × K, weight W: K × N, output
 # gradient dY: M × N), for torchao's rowwise recipe by its own roofline (compute.ROWWISE): X 5 bytes per element in
@@ -532,12 +535,14 @@ GEMM_CLASSES = Derivation(
                        "csrc/quantizer.cpp at d0067d0d): the amax read 2, the cast's read 2, two E2M1 copies of "
                        "half a byte with one E4M3 scale per 16 elements (activations, gradients: 41/8 bytes per "
                        "element) or per 16 × 16 block (weights, once per step: 641/128)"),
-            Claim(_put(_micro(_ROWWISE), {peak_fp8: peak, eta_fp8: eta}) - _micro(_FULL),
-                  ((2 * 5 + 3 + 4) * _X_EL + (3 + 7 + 4) * _W_EL + (5 + 3) * _DY_EL) / hbm,
-                  name="torchao float8 rowwise at the bf16 rate differs from the bf16 run by what torchao's roofline "
-                       "counts for its casts (X 5 bytes per element forward, twice under full recompute, and 3 "
-                       "backward; W 3 + 7 in every micro-batch; dY 5 + 3) and the backward's rescale of dX and dW "
-                       "(2 + 2 bytes per element: torchao float8_ops.py addmm_float8_unwrapped)"),
+            Claim(_put(_micro(_ROWWISE), {peak_fp8: peak, eta_fp8: eta}) - _micro(_TORCHTITAN_BF16),
+                  ((2 * 5 + 3 + 4) * _X_EL + (2 * 3 + 7 + 4) * _W_EL + (5 + 3) * _DY_EL) / hbm,
+                  name="torchao float8 rowwise (torchtitan, compiled) at the bf16 rate differs from its bf16 run by "
+                       "what torchao's roofline counts for its casts (X 5 bytes per element forward, twice under full "
+                       "recompute, and 3 backward; W 3 forward, again in the recompute's forward (torchao casts the "
+                       "weight at every forward call: float8_linear.py forward_fp8_matmul), and 7 in every "
+                       "micro-batch's backward; dY 5 + 3) and the backward's rescale of dX and dW (2 + 2 bytes per "
+                       "element: torchao float8_ops.py addmm_float8_unwrapped)"),
             Claim(_micro(_EAGER) - _micro(_COMPILED), EAGER_EXTRA,
                   name="torchtitan eager (compile=0) differs from compiled by its unfused memory-bound ops alone: "
                        "RMSNorm 36 bytes per element against 4, rotary 20 against 4, SwiGLU 10 against 6, the "

@@ -116,3 +116,19 @@ def mamba_refusal(setting) -> str | None:
     if setting.attention == "mla":
         return "attention=mla with mamba=1 is not modelled: the hybrid's attention layers are multi-/grouped-query; give attention=mha"
     return None
+
+
+#: the precision recipes Megatron-Core runs through Transformer Engine (transformer_engine/common/recipe/__init__.py at
+#: d0067d0d: DelayedScaling, Float8CurrentScaling, Float8BlockScaling, MXFP8BlockScaling, NVFP4BlockScaling); TE has
+#: no row-wise FP8 recipe, so fp8_rowwise, torchao's float8 rowwise, is not one of them
+TE_PRECISIONS = ("bf16", "fp8_delayed", "fp8_tensor", "fp8_block", "mxfp8", "nvfp4")
+
+
+def te_precision_refusal(setting) -> str | None:
+    """Why ``setting``'s precision has no meaning under a Megatron-Core framework, or None (:data:`TE_PRECISIONS`)."""
+    if setting.framework in MEGATRON_CORE and setting.precision not in TE_PRECISIONS:
+        return (f"precision={setting.precision} with framework={setting.framework} is not run: it is torchao's float8 "
+                "row-wise recipe (framework=fsdp2), and Megatron-Core's Transformer Engine has no row-wise FP8 recipe; "
+                f"choose precision={', '.join(p for p in TE_PRECISIONS if p != 'bf16')} or bf16")
+    return None
+

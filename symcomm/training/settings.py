@@ -21,7 +21,7 @@ from . import frameworks as F
 from ..base.errors import InputError
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
-                                recompute_modules_refusal)
+                                recompute_modules_refusal, te_precision_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
@@ -561,7 +561,8 @@ class RunSetting:
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
-                   or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self))
+                   or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
+                   or te_precision_refusal(self))
         if refused:
             raise InputError(refused)
 

@@ -662,6 +662,9 @@ def test_every_view_opens_on_values_eval_accepts():
                 continue
             if "precision_nvfp4" in sub.ident and ("no FP4 peak" in str(err) or "eta_fp4" in str(err)):
                 continue
+            # a recipe the GPU does not run (presets.precision_refusal: MXFP8 and NVFP4 on Hopper, FP8 on A100)
+            if "precision_" in sub.ident and "its GPUs are of compute capability" in str(err):
+                continue
             # a GPU whose peak no datasheet gives (h100-gt) needs a typed peak for any step time: eval's own
             # refusal, which the page shows, is the answer there
             if "no datasheet gives its dense" in str(err):

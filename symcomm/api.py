@@ -41,7 +41,7 @@ def _words(values: dict) -> list[str]:
     return [f"{key}={value_text(value)}" for key, value in values.items()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)      # slots: no instance dict made and filled per answer
 class Result:
     """An answer of the Python API: the same document the command prints with ``--json``.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from fractions import Fraction
 
 import sympy as sp
@@ -22,6 +23,10 @@ from .codeprint import NamedPrinting
 # the operations the printed code calls (SymPy-free)
 from .exactops import _CANNOT, HELPERS as _HELPERS, NotExact, _Unusable  # noqa: F401
 from .rational import _cli_name
+
+
+#: an operand printed as a name or a whole number, read again where used (_ExactPrinter._quotient)
+_PLAIN = re.compile(r"[A-Za-z_]\w*|\d+")
 
 
 class _ExactPrinter(NamedPrinting, PythonCodePrinter):
@@ -45,15 +50,24 @@ class _ExactPrinter(NamedPrinting, PythonCodePrinter):
         """``_div(top, bottom)`` in line (a call and its type tests cost more than the division): an int when the
         remainder is zero (ints, or Fractions whose quotient is whole: ``//`` is then exact), else a Fraction;
         by zero, ``_by_zero`` refuses as ``_div`` does.  Its operands are held in names of its own (a quotient
-        nested in its operands has others), each computed once.  ``shown``: a result the caller only shows
+        nested in its operands has others), each computed once, but an operand that is a name or a whole number,
+        read where used.  ``shown``: a result the caller only shows
         (plain_exact), so a quotient that is not whole is ``top / bottom`` itself: of two ints the correctly rounded
         float plain_exact makes of their Fraction (no Fraction built to be turned into it), of a Fraction a
         Fraction as before."""
         i = self.quotients
         self.quotients += 1
-        n, d = f"_n{i}", f"_d{i}"
+        # an operand that is a name or a whole number is read where it is used (a load each), not held in a name of
+        # its own (a copy, an assignment and a load more each); the same objects either way, and the same order
+        # (the bottom tested first, then the top)
+        n = top if _PLAIN.fullmatch(top) else f"_n{i}"
+        d = bottom if _PLAIN.fullmatch(bottom) else f"_d{i}"
         rest = f"{n} / {d}" if shown else self._made(f"_F({n}, {d})")
-        return f"(_by_zero() if not ({d} := {bottom}) else {n} // {d} if not ({n} := {top}) % {d} else {rest})"
+        tested = d if d == bottom else f"({d} := {bottom})"
+        # a divisor printed as a whole number other than 0 is not zero: nothing to refuse, nothing tested
+        refused = "" if bottom.isdigit() and int(bottom) else f"_by_zero() if not {tested} else "
+        held = top if n == top else f"({n} := {top})"
+        return f"({refused}{n} // {d} if not {held} % {d} else {rest})"
 
     def shown(self, expr: sp.Expr) -> str:
         """``expr`` as a result only shown (:meth:`_quotient`'s ``shown``): a quotient at its top as its shown

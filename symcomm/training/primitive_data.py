@@ -74,12 +74,12 @@ def _broadcast__scatter_allgather_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0*_a0)) % _a1 else _F(_n0, _a1))
         _t2 = _ceil_log2(_a1)
         _t3 = _pow(2, _t2)
-        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t4 = max((_t3 // 4 if not _t3 % 4 else _F(_t3, 4)), _a1 + (_n2 // 2 if not (_n2 := (-1*_t3)) % 2 else _F(_n2, 2)))
         _t5 = _t0 + _t2
-        return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+        return (max(_t1, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t0 + _t4))) % _a1 else _F(_n4, _a1)), (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n5, _a1)), _t5, _t1, 0, _t5, _t1, )
     except _CANNOT:
         pass
     try:
@@ -87,7 +87,7 @@ def _broadcast__scatter_allgather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0*_a0)) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -99,14 +99,14 @@ def _broadcast__scatter_allgather_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t4 = max((_t3 // 4 if not _t3 % 4 else _F(_t3, 4)), _a1 + (_n2 // 2 if not (_n2 := (-1*_t3)) % 2 else _F(_n2, 2)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
         _t5 = _t0 + _t2
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
-    return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+    return (max(_t1, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t0 + _t4))) % _a1 else _F(_n4, _a1)), (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n5, _a1)), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_allgather_checks(M, N):
@@ -118,12 +118,12 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0*_a0)) % _a1 else _F(_n0, _a1))
         _t2 = _ceil_log2(_a1)
         _t3 = _pow(2, _t2)
-        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t4 = max((_t3 // 4 if not _t3 % 4 else _F(_t3, 4)), _a1 + (_n2 // 2 if not (_n2 := (-1*_t3)) % 2 else _F(_n2, 2)))
         _t5 = _t2 + _log2(_a1)
-        return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+        return (max(_t1, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t0 + _t4))) % _a1 else _F(_n4, _a1)), (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n5, _a1)), _t5, _t1, 0, _t5, _t1, )
     except _CANNOT:
         pass
     try:
@@ -131,7 +131,7 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0*_a0)) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -143,14 +143,14 @@ def _broadcast__scatter_rd_allgather_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = max((_by_zero() if not (_d1 := 4) else _n1 // _d1 if not (_n1 := _t3) % _d1 else _F(_n1, _d1)), _a1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := (-1*_t3)) % _d2 else _F(_n2, _d2)))
+        _t4 = max((_t3 // 4 if not _t3 % 4 else _F(_t3, 4)), _a1 + (_n2 // 2 if not (_n2 := (-1*_t3)) % 2 else _F(_n2, 2)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
         _t5 = _t2 + _log2(_a1)
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
-    return (max(_t1, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t0 + _t4))) % _d4 else _F(_n4, _d4)), (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d5 else _F(_n5, _d5)), _t5, _t1, 0, _t5, _t1, )
+    return (max(_t1, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-2 + _t4 + _a1))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t0 + _t4))) % _a1 else _F(_n4, _a1)), (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n5, _a1)), _t5, _t1, 0, _t5, _t1, )
 
 
 def _broadcast__scatter_rd_allgather_checks(M, N):
@@ -162,8 +162,8 @@ def _scatter__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
-        return (_t1, (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t0, _t1, 0, _t0, _t1, )
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*_a0)) % _a1 else _F(_n0, _a1))
+        return (_t1, (_by_zero() if not _a1 else _a0 // _a1 if not _a0 % _a1 else _F(_a0, _a1)), _t1, _t0, _t1, 0, _t0, _t1, )
     except _CANNOT:
         pass
     try:
@@ -171,10 +171,10 @@ def _scatter__flat_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*_a0)) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
-    return (_t1, (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t0, _t1, 0, _t0, _t1, )
+    return (_t1, (_by_zero() if not _a1 else _a0 // _a1 if not _a0 % _a1 else _F(_a0, _a1)), _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _scatter__flat_checks(M, N):
@@ -185,15 +185,15 @@ def _scatter__binomial_tree_cost(M, N):
     _a0 = M
     _a1 = N
     try:
-        _t0 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_a0*(-1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t0 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_a0*(-1 + _a1))) % _a1 else _F(_n0, _a1))
         _t1 = _ceil_log2(_a1)
         _t2 = _pow(2, -1 + _t1)
-        _t3 = max((_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _t2) % _d1 else _F(_n1, _d1)), _a1 + (-1*_t2))
-        return (max(_t0, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_a0*(-1 + _t3))) % _d2 else _F(_n2, _d2))), (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_t3*_a0)) % _d3 else _F(_n3, _d3)), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t1, _t0, 0, _t1, _t0, )
+        _t3 = max((_t2 // 2 if not _t2 % 2 else _F(_t2, 2)), _a1 + (-1*_t2))
+        return (max(_t0, (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_a0*(-1 + _t3))) % _a1 else _F(_n2, _a1))), (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_t3*_a0)) % _a1 else _F(_n3, _a1)), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*_ones_below(_a1))) % _a1 else _F(_n4, _a1)), _t1, _t0, 0, _t1, _t0, )
     except _CANNOT:
         pass
     try:
-        _t0 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_a0*(-1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t0 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_a0*(-1 + _a1))) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
@@ -205,10 +205,10 @@ def _scatter__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = max((_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _t2) % _d1 else _F(_n1, _d1)), _a1 + (-1*_t2))
+        _t3 = max((_t2 // 2 if not _t2 % 2 else _F(_t2, 2)), _a1 + (-1*_t2))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return (max(_t0, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_a0*(-1 + _t3))) % _d2 else _F(_n2, _d2))), (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_t3*_a0)) % _d3 else _F(_n3, _d3)), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t1, _t0, 0, _t1, _t0, )
+    return (max(_t0, (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_a0*(-1 + _t3))) % _a1 else _F(_n2, _a1))), (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_t3*_a0)) % _a1 else _F(_n3, _a1)), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*_ones_below(_a1))) % _a1 else _F(_n4, _a1)), _t1, _t0, 0, _t1, _t0, )
 
 
 def _scatter__binomial_tree_checks(M, N):
@@ -220,8 +220,8 @@ def _gather__flat_cost(M, N):
     _a1 = N
     try:
         _t0 = -1 + _a1
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
-        return ((_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*_a0)) % _a1 else _F(_n0, _a1))
+        return ((_by_zero() if not _a1 else _a0 // _a1 if not _a0 % _a1 else _F(_a0, _a1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
     except _CANNOT:
         pass
     try:
@@ -229,10 +229,10 @@ def _gather__flat_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*_a0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*_a0)) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
-    return ((_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
+    return ((_by_zero() if not _a1 else _a0 // _a1 if not _a0 % _a1 else _F(_a0, _a1)), _t1, _t1, _t0, _t1, 0, _t0, _t1, )
 
 
 def _gather__flat_checks(M, N):
@@ -245,9 +245,9 @@ def _gather__binomial_tree_cost(M, N):
     try:
         _t0 = _ceil_log2(_a1)
         _t1 = _pow(2, -1 + _t0)
-        _t2 = max((_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (-1*_t1))
-        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := (_a0*(-1 + _a1))) % _d1 else _F(_n1, _d1))
-        return ((_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t2*_a0)) % _d2 else _F(_n2, _d2)), max(_t3, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-1 + _t2))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t0, _t3, 0, _t0, _t3, )
+        _t2 = max((_t1 // 2 if not _t1 % 2 else _F(_t1, 2)), _a1 + (-1*_t1))
+        _t3 = (_by_zero() if not _a1 else _n1 // _a1 if not (_n1 := (_a0*(-1 + _a1))) % _a1 else _F(_n1, _a1))
+        return ((_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_t2*_a0)) % _a1 else _F(_n2, _a1)), max(_t3, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-1 + _t2))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*_ones_below(_a1))) % _a1 else _F(_n4, _a1)), _t0, _t3, 0, _t0, _t3, )
     except _CANNOT:
         pass
     try:
@@ -259,14 +259,14 @@ def _gather__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max((_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (-1*_t1))
+        _t2 = max((_t1 // 2 if not _t1 % 2 else _F(_t1, 2)), _a1 + (-1*_t1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := (_a0*(-1 + _a1))) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a1 else _n1 // _a1 if not (_n1 := (_a0*(-1 + _a1))) % _a1 else _F(_n1, _a1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return ((_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t2*_a0)) % _d2 else _F(_n2, _d2)), max(_t3, (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := (_a0*(-1 + _t2))) % _d3 else _F(_n3, _d3))), (_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*_ones_below(_a1))) % _d4 else _F(_n4, _d4)), _t0, _t3, 0, _t0, _t3, )
+    return ((_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_t2*_a0)) % _a1 else _F(_n2, _a1)), max(_t3, (_by_zero() if not _a1 else _n3 // _a1 if not (_n3 := (_a0*(-1 + _t2))) % _a1 else _F(_n3, _a1))), (_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*_ones_below(_a1))) % _a1 else _F(_n4, _a1)), _t0, _t3, 0, _t0, _t3, )
 
 
 def _gather__binomial_tree_checks(M, N):
@@ -327,13 +327,13 @@ def _reduce__rabenseifner_cost(M, N):
     try:
         _t0 = _ceil_log2(_a1)
         _t1 = _pow(2, _t0)
-        _t2 = max((_by_zero() if not (_d0 := 4) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (-1*_t1)) % _d1 else _F(_n1, _d1)))
+        _t2 = max((_t1 // 4 if not _t1 % 4 else _F(_t1, 4)), _a1 + (_n1 // 2 if not (_n1 := (-1*_t1)) % 2 else _F(_n1, 2)))
         _t3 = -1 + _a1
         _t4 = (_t3*_a0)
-        _t5 = (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (2*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (2*_t4)) % _a1 else _F(_n2, _a1))
         _t6 = _t0 + _log2(_a1)
-        _t7 = (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := _t4) % _d3 else _F(_n3, _d3))
-        return ((_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t2 + _t3))) % _d4 else _F(_n4, _d4)), max(_t5, (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _d5 else _F(_n5, _d5))), (_by_zero() if not (_d6 := _a1) else _n6 // _d6 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d6 else _F(_n6, _d6)), _t6, _t5, _t7, _t6, _t5, _t7, )
+        _t7 = (_by_zero() if not _a1 else _t4 // _a1 if not _t4 % _a1 else _F(_t4, _a1))
+        return ((_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t2 + _t3))) % _a1 else _F(_n4, _a1)), max(_t5, (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _a1 else _F(_n5, _a1))), (_by_zero() if not _a1 else _n6 // _a1 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n6, _a1)), _t6, _t5, _t7, _t6, _t5, _t7, )
     except _CANNOT:
         pass
     try:
@@ -345,7 +345,7 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max((_by_zero() if not (_d0 := 4) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0)), _a1 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (-1*_t1)) % _d1 else _F(_n1, _d1)))
+        _t2 = max((_t1 // 4 if not _t1 % 4 else _F(_t1, 4)), _a1 + (_n1 // 2 if not (_n1 := (-1*_t1)) % 2 else _F(_n1, 2)))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -357,7 +357,7 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (2*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (2*_t4)) % _a1 else _F(_n2, _a1))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -365,10 +365,10 @@ def _reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = (_by_zero() if not (_d3 := _a1) else _n3 // _d3 if not (_n3 := _t4) % _d3 else _F(_n3, _d3))
+        _t7 = (_by_zero() if not _a1 else _t4 // _a1 if not _t4 % _a1 else _F(_t4, _a1))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
-    return ((_by_zero() if not (_d4 := _a1) else _n4 // _d4 if not (_n4 := (_a0*(_t2 + _t3))) % _d4 else _F(_n4, _d4)), max(_t5, (_by_zero() if not (_d5 := _a1) else _n5 // _d5 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _d5 else _F(_n5, _d5))), (_by_zero() if not (_d6 := _a1) else _n6 // _d6 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _d6 else _F(_n6, _d6)), _t6, _t5, _t7, _t6, _t5, _t7, )
+    return ((_by_zero() if not _a1 else _n4 // _a1 if not (_n4 := (_a0*(_t2 + _t3))) % _a1 else _F(_n4, _a1)), max(_t5, (_by_zero() if not _a1 else _n5 // _a1 if not (_n5 := (_a0*(-2 + _t2 + _a1))) % _a1 else _F(_n5, _a1))), (_by_zero() if not _a1 else _n6 // _a1 if not (_n6 := (_a0*(_a1**2 + (-1*_a1) + _ones_below(_a1)))) % _a1 else _F(_n6, _a1)), _t6, _t5, _t7, _t6, _t5, _t7, )
 
 
 def _reduce__rabenseifner_checks(M, N):
@@ -382,7 +382,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
         _t0 = _ceil_log2(1 + _a1)
         _t1 = -1 + _t0
         _t2 = _pow(2, _t1)
-        _t3 = (_by_zero() if not (_d0 := _t2**1) else _n0 // _d0 if not (_n0 := 1) % _d0 else _F(_n0, _d0))
+        _t3 = (_by_zero() if not (_d0 := _t2**1) else 1 // _d0 if not 1 % _d0 else _F(1, _d0))
         _t4 = (_a0*(-1 + _t2))
         _t5 = (_t3*_t4)
         _t6 = _ceil_log2(_a1)
@@ -392,7 +392,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
         _t10 = _t2 + (-1*_a1)
         _t11 = _t1 + _t6
         _t12 = _t5 + _t7
-        return (_t5 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), max(_t9, _t5 + (_t8*(-1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := _t2) % _d2 else _F(_n2, _d2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_by_zero() if not (_d3 := 2) else _n3 // _d3 if not (_n3 := (_t1*_a0)) % _d3 else _F(_n3, _d3)), _t11, _t9, _t12, _t11, _t9, _t12, )
+        return (_t5 + (_a0 // 2 if not _a0 % 2 else _F(_a0, 2)), max(_t9, _t5 + (_t8*(-1 + (_t2 // 2 if not _t2 % 2 else _F(_t2, 2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_n3 // 2 if not (_n3 := (_t1*_a0)) % 2 else _F(_n3, 2)), _t11, _t9, _t12, _t11, _t9, _t12, )
     except _CANNOT:
         pass
     try:
@@ -408,7 +408,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = (_by_zero() if not (_d0 := _t2**1) else _n0 // _d0 if not (_n0 := 1) % _d0 else _F(_n0, _d0))
+        _t3 = (_by_zero() if not (_d0 := _t2**1) else 1 // _d0 if not 1 % _d0 else _F(1, _d0))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -447,7 +447,7 @@ def _reduce__rabenseifner_fold_cost(M, N):
         _t12 = _t5 + _t7
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
-    return (_t5 + (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := _a0) % _d1 else _F(_n1, _d1)), max(_t9, _t5 + (_t8*(-1 + (_by_zero() if not (_d2 := 2) else _n2 // _d2 if not (_n2 := _t2) % _d2 else _F(_n2, _d2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_by_zero() if not (_d3 := 2) else _n3 // _d3 if not (_n3 := (_t1*_a0)) % _d3 else _F(_n3, _d3)), _t11, _t9, _t12, _t11, _t9, _t12, )
+    return (_t5 + (_a0 // 2 if not _a0 % 2 else _F(_a0, 2)), max(_t9, _t5 + (_t8*(-1 + (_t2 // 2 if not _t2 % 2 else _F(_t2, 2)))) + (_a0*min(1, max(0, -1 + (-1*_t10))))), _t4 + (-1*_t10*_a0) + (_n3 // 2 if not (_n3 := (_t1*_a0)) % 2 else _F(_n3, 2)), _t11, _t9, _t12, _t11, _t9, _t12, )
 
 
 def _reduce__rabenseifner_fold_checks(M, N):
@@ -460,7 +460,7 @@ def _all_gather__ring_cost(M, N):
     try:
         _t0 = -1 + _a1
         _t1 = (_t0*_a0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
     except _CANNOT:
         pass
@@ -473,7 +473,7 @@ def _all_gather__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
@@ -488,7 +488,7 @@ def _all_gather__recursive_doubling_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
         _t2 = _log2(_a1)
         return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
     except _CANNOT:
@@ -498,7 +498,7 @@ def _all_gather__recursive_doubling_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -517,7 +517,7 @@ def _all_gather__bruck_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
         _t2 = _ceil_log2(_a1)
         return (_t1, _t1, _t0, _t2, _t1, 0, _t2, _t1, )
     except _CANNOT:
@@ -527,7 +527,7 @@ def _all_gather__bruck_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -546,7 +546,7 @@ def _all_gather__gather_broadcast_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*(1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*(1 + _a1))) % _a1 else _F(_n0, _a1))
         _t2 = -2 + (2*_a1)
         return (_t0, _a0, _t1, _t2, _t1, 0, _t2, _t1, )
     except _CANNOT:
@@ -556,7 +556,7 @@ def _all_gather__gather_broadcast_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (_t0*(1 + _a1))) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (_t0*(1 + _a1))) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -576,7 +576,7 @@ def _reduce_scatter__ring_cost(M, N):
     try:
         _t0 = -1 + _a1
         _t1 = (_t0*_a0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
     except _CANNOT:
         pass
@@ -589,7 +589,7 @@ def _reduce_scatter__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
@@ -604,7 +604,7 @@ def _reduce_scatter__recursive_halving_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
         _t2 = _log2(_a1)
         return (_t1, _t1, _t0, _t2, _t1, _t1, _t2, _t1, _t1, )
     except _CANNOT:
@@ -614,7 +614,7 @@ def _reduce_scatter__recursive_halving_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -634,7 +634,7 @@ def _reduce_scatter__pairwise_cost(M, N):
     try:
         _t0 = -1 + _a1
         _t1 = (_t0*_a0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
     except _CANNOT:
         pass
@@ -647,7 +647,7 @@ def _reduce_scatter__pairwise_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, _t2, _t0, _t2, _t2, )
@@ -663,9 +663,9 @@ def _all_reduce__ring_cost(M, N):
     try:
         _t0 = (_a0*(-1 + _a1))
         _t1 = (2*_t0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         _t3 = -2 + (2*_a1)
-        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        _t4 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
         return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
     except _CANNOT:
         pass
@@ -678,7 +678,7 @@ def _all_reduce__ring_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -686,7 +686,7 @@ def _all_reduce__ring_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        _t4 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
@@ -731,7 +731,7 @@ def _all_reduce__binomial_tree_cost(M, N):
     try:
         _t0 = _ceil_log2(_a1)
         _t1 = (_t0*_a0)
-        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := (-1*(_pow(2, _t0)))) % _d0 else _F(_n0, _d0)))))))
+        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_n0 // 2 if not (_n0 := (-1*(_pow(2, _t0)))) % 2 else _F(_n0, 2)))))))
         _t3 = (2*_t0)
         _t4 = (2*_t1)
         return (_t2, _t2, (2*_a0*(-1 + _a1)), _t3, _t4, _t1, _t3, _t4, _t1, )
@@ -746,7 +746,7 @@ def _all_reduce__binomial_tree_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := (-1*(_pow(2, _t0)))) % _d0 else _F(_n0, _d0)))))))
+        _t2 = max(_t1, (_a0*(1 + max(-2 + _t0, _ceil_log2(_a1 + (_n0 // 2 if not (_n0 := (-1*(_pow(2, _t0)))) % 2 else _F(_n0, 2)))))))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -843,9 +843,9 @@ def _all_reduce__rabenseifner_cost(M, N):
     try:
         _t0 = (_a0*(-1 + _a1))
         _t1 = (2*_t0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         _t3 = (2*_log2(_a1))
-        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        _t4 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
         return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
     except _CANNOT:
         pass
@@ -858,7 +858,7 @@ def _all_reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -866,7 +866,7 @@ def _all_reduce__rabenseifner_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        _t4 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     return (_t2, _t2, _t1, _t3, _t2, _t4, _t3, _t2, _t4, )
@@ -884,7 +884,7 @@ def _all_reduce__rabenseifner_fold_cost(M, N):
         _t1 = _ceil_log2(_a1)
         _t2 = (_a0*(1 + _t1 + (-1*_t0)))
         _t3 = _pow(2, -1 + _t0)
-        _t4 = (_by_zero() if not (_d0 := _t3) else _n0 // _d0 if not (_n0 := _a0) % _d0 else _F(_n0, _d0))
+        _t4 = (_by_zero() if not _t3 else _a0 // _t3 if not _a0 % _t3 else _F(_a0, _t3))
         _t5 = (_t4*(-2 + (2*_t3)))
         _t6 = _t2 + _t5
         _t7 = (2*_t1)
@@ -910,7 +910,7 @@ def _all_reduce__rabenseifner_fold_cost(M, N):
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
-        _t4 = (_by_zero() if not (_d0 := _t3) else _n0 // _d0 if not (_n0 := _a0) % _d0 else _F(_n0, _d0))
+        _t4 = (_by_zero() if not _t3 else _a0 // _t3 if not _a0 % _t3 else _F(_a0, _t3))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
@@ -957,13 +957,13 @@ def _all_reduce__hierarchical_cost(G, M, N):
     try:
         _t0 = (_a1*(-1 + _a2))
         _t1 = (2*_t0)
-        _t2 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a2 else _t1 // _a2 if not _t1 % _a2 else _F(_t1, _a2))
         _t3 = (2*_a0)
         _t4 = -2 + _t3
         _t5 = (2*_a1)
-        _t6 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t5*(-1 + _a0))) % _d1 else _F(_n1, _d1))
-        _t7 = (_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := _t0) % _d2 else _F(_n2, _d2))
-        _t8 = (_by_zero() if not (_d3 := _a0) else _n3 // _d3 if not (_n3 := (-1*_t3) + (2*_a2)) % _d3 else _F(_n3, _d3))
+        _t6 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t5*(-1 + _a0))) % _a0 else _F(_n1, _a0))
+        _t7 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
+        _t8 = (_by_zero() if not _a0 else _n3 // _a0 if not (_n3 := (-1*_t3) + (2*_a2)) % _a0 else _F(_n3, _a0))
         _t9 = (_by_zero() if not (_d4 := (_a0*_a2)) else _n4 // _d4 if not (_n4 := (-1*_t5*(_a0 + (-1*_a2)))) % _d4 else _F(_n4, _d4))
         return (_t2, _t2, _t1, _t4, _t6, _t7, _t8, _t9, _t4, _t6, _t7, _t8, _t9, )
     except _CANNOT:
@@ -977,7 +977,7 @@ def _all_reduce__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a2 else _t1 // _a2 if not _t1 % _a2 else _F(_t1, _a2))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
@@ -993,15 +993,15 @@ def _all_reduce__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
-        _t6 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t5*(-1 + _a0))) % _d1 else _F(_n1, _d1))
+        _t6 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t5*(-1 + _a0))) % _a0 else _F(_n1, _a0))
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
     try:
-        _t7 = (_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := _t0) % _d2 else _F(_n2, _d2))
+        _t7 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
     try:
-        _t8 = (_by_zero() if not (_d3 := _a0) else _n3 // _d3 if not (_n3 := (-1*_t3) + (2*_a2)) % _d3 else _F(_n3, _d3))
+        _t8 = (_by_zero() if not _a0 else _n3 // _a0 if not (_n3 := (-1*_t3) + (2*_a2)) % _a0 else _F(_n3, _a0))
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
     try:
@@ -1021,11 +1021,11 @@ def _all_gather__hierarchical_cost(G, M, N):
     _a2 = N
     try:
         _t0 = (_a1*(-1 + _a2))
-        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
         _t2 = -1 + _a0
-        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t2*_a1)) % _a0 else _F(_n1, _a0))
         _t4 = _a0 + (-1*_a2)
-        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a0 else _n2 // _a0 if not (_n2 := (-1*_t4)) % _a0 else _F(_n2, _a0))
         _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
         return (_t1, _t1, _t0, _t2, _t3, 0, _t5, _t6, _t2, _t3, _t5, _t6, )
     except _CANNOT:
@@ -1035,7 +1035,7 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -1043,7 +1043,7 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t2*_a1)) % _a0 else _F(_n1, _a0))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -1051,7 +1051,7 @@ def _all_gather__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a0 else _n2 // _a0 if not (_n2 := (-1*_t4)) % _a0 else _F(_n2, _a0))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -1071,11 +1071,11 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     _a2 = N
     try:
         _t0 = (_a1*(-1 + _a2))
-        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
         _t2 = -1 + _a0
-        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t2*_a1)) % _a0 else _F(_n1, _a0))
         _t4 = _a0 + (-1*_a2)
-        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a0 else _n2 // _a0 if not (_n2 := (-1*_t4)) % _a0 else _F(_n2, _a0))
         _t6 = (_by_zero() if not (_d3 := (_a0*_a2)) else _n3 // _d3 if not (_n3 := (-1*_t4*_a1)) % _d3 else _F(_n3, _d3))
         return (_t1, _t1, _t0, _t2, _t3, _t1, _t5, _t6, _t2, _t3, _t1, _t5, _t6, )
     except _CANNOT:
@@ -1085,7 +1085,7 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a2) else _n0 // _d0 if not (_n0 := _t0) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a2 else _t0 // _a2 if not _t0 % _a2 else _F(_t0, _a2))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -1093,7 +1093,7 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = (_by_zero() if not (_d1 := _a0) else _n1 // _d1 if not (_n1 := (_t2*_a1)) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a0 else _n1 // _a0 if not (_n1 := (_t2*_a1)) % _a0 else _F(_n1, _a0))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -1101,7 +1101,7 @@ def _reduce_scatter__hierarchical_cost(G, M, N):
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
     try:
-        _t5 = (_by_zero() if not (_d2 := _a0) else _n2 // _d2 if not (_n2 := (-1*_t4)) % _d2 else _F(_n2, _d2))
+        _t5 = (_by_zero() if not _a0 else _n2 // _a0 if not (_n2 := (-1*_t4)) % _a0 else _F(_n2, _a0))
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
     try:
@@ -1121,7 +1121,7 @@ def _all_to_all__pairwise_cost(M, N):
     try:
         _t0 = -1 + _a1
         _t1 = (_t0*_a0)
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
         return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
     except _CANNOT:
         pass
@@ -1134,7 +1134,7 @@ def _all_to_all__pairwise_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_by_zero() if not _a1 else _t1 // _a1 if not _t1 % _a1 else _F(_t1, _a1))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     return (_t2, _t2, _t1, _t0, _t2, 0, _t0, _t2, )
@@ -1150,8 +1150,8 @@ def _all_to_all__bruck_cost(M, N):
     try:
         _t0 = _log2(_a1)
         _t1 = (_t0*_a0)
-        _t2 = (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
-        return (_t2, _t2, (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (_t1*_a1)) % _d1 else _F(_n1, _d1)), _t0, _t2, 0, _t0, _t2, )
+        _t2 = (_t1 // 2 if not _t1 % 2 else _F(_t1, 2))
+        return (_t2, _t2, (_n1 // 2 if not (_n1 := (_t1*_a1)) % 2 else _F(_n1, 2)), _t0, _t2, 0, _t0, _t2, )
     except _CANNOT:
         pass
     try:
@@ -1163,10 +1163,10 @@ def _all_to_all__bruck_cost(M, N):
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = (_by_zero() if not (_d0 := 2) else _n0 // _d0 if not (_n0 := _t1) % _d0 else _F(_n0, _d0))
+        _t2 = (_t1 // 2 if not _t1 % 2 else _F(_t1, 2))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
-    return (_t2, _t2, (_by_zero() if not (_d1 := 2) else _n1 // _d1 if not (_n1 := (_t1*_a1)) % _d1 else _F(_n1, _d1)), _t0, _t2, 0, _t0, _t2, )
+    return (_t2, _t2, (_n1 // 2 if not (_n1 := (_t1*_a1)) % 2 else _F(_n1, 2)), _t0, _t2, 0, _t0, _t2, )
 
 
 def _all_to_all__bruck_checks(M, N):
@@ -1188,7 +1188,7 @@ def _broadcast__ring_cost(C, M, N):
     _a2 = N
     try:
         _t0 = -2 + _a0 + _a2
-        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a0 else _n0 // _a0 if not (_n0 := (_t0*_a1)) % _a0 else _F(_n0, _a0))
         return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, 0, _t0, _t1, )
     except _CANNOT:
         pass
@@ -1197,7 +1197,7 @@ def _broadcast__ring_cost(C, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a0 else _n0 // _a0 if not (_n0 := (_t0*_a1)) % _a0 else _F(_n0, _a0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, 0, _t0, _t1, )
@@ -1213,7 +1213,7 @@ def _reduce__ring_cost(C, M, N):
     _a2 = N
     try:
         _t0 = -2 + _a0 + _a2
-        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a0 else _n0 // _a0 if not (_n0 := (_t0*_a1)) % _a0 else _F(_n0, _a0))
         return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, _t1, _t0, _t1, _t1, )
     except _CANNOT:
         pass
@@ -1222,7 +1222,7 @@ def _reduce__ring_cost(C, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a0) else _n0 // _d0 if not (_n0 := (_t0*_a1)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a0 else _n0 // _a0 if not (_n0 := (_t0*_a1)) % _a0 else _F(_n0, _a0))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     return (_a1, _a1, (_a1*(-1 + _a2)), _t0, _t1, _t1, _t0, _t1, _t1, )
@@ -1267,9 +1267,9 @@ def _reduce__ring_segmented_cost(K, M, N):
     _a2 = N
     try:
         _t0 = (2*_a2)
-        _t1 = min(_a0, _ceiling((_by_zero() if not (_d0 := _t0) else _n0 // _d0 if not (_n0 := _a1) % _d0 else _F(_n0, _d0))))
-        _t2 = _ceiling((_by_zero() if not (_d1 := _t1) else _n1 // _d1 if not (_n1 := _a1) % _d1 else _F(_n1, _d1)))
-        _t3 = _ceiling((_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := max(_t0, _t2)) % _d2 else _F(_n2, _d2)))
+        _t1 = min(_a0, _ceiling((_by_zero() if not _t0 else _a1 // _t0 if not _a1 % _t0 else _F(_a1, _t0))))
+        _t2 = _ceiling((_by_zero() if not _t1 else _a1 // _t1 if not _a1 % _t1 else _F(_a1, _t1)))
+        _t3 = _ceiling((_by_zero() if not _a2 else _n2 // _a2 if not (_n2 := max(_t0, _t2)) % _a2 else _F(_n2, _a2)))
         _t4 = (_t1*(-2 + _t3))
         _t5 = (_t1*_t3)
         _t6 = max(0, _a1 + (-1*_t5))
@@ -1278,7 +1278,7 @@ def _reduce__ring_segmented_cost(K, M, N):
         _t9 = (-1*max(0, (-1*_t4) + (-1*_t8)))
         _t10 = _t9 + _a1
         _t11 = (-1*_a1)
-        _t12 = (_by_zero() if not (_d3 := _t5) else _n3 // _d3 if not (_n3 := _a1) % _d3 else _F(_n3, _d3))
+        _t12 = (_by_zero() if not _t5 else _a1 // _t5 if not _a1 % _t5 else _F(_a1, _t5))
         _t13 = _floor(_t12)
         _t14 = -1 + (-1*min(2, max(0, 2 + _t2 + (-1*_t3)))) + (_a2*min(_t2, _t3)) + _ceiling(_t12)
         _t15 = (_t7*_a2)
@@ -1292,15 +1292,15 @@ def _reduce__ring_segmented_cost(K, M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = min(_a0, _ceiling((_by_zero() if not (_d0 := _t0) else _n0 // _d0 if not (_n0 := _a1) % _d0 else _F(_n0, _d0))))
+        _t1 = min(_a0, _ceiling((_by_zero() if not _t0 else _a1 // _t0 if not _a1 % _t0 else _F(_a1, _t0))))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
-        _t2 = _ceiling((_by_zero() if not (_d1 := _t1) else _n1 // _d1 if not (_n1 := _a1) % _d1 else _F(_n1, _d1)))
+        _t2 = _ceiling((_by_zero() if not _t1 else _a1 // _t1 if not _a1 % _t1 else _F(_a1, _t1)))
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = _ceiling((_by_zero() if not (_d2 := _a2) else _n2 // _d2 if not (_n2 := max(_t0, _t2)) % _d2 else _F(_n2, _d2)))
+        _t3 = _ceiling((_by_zero() if not _a2 else _n2 // _a2 if not (_n2 := max(_t0, _t2)) % _a2 else _F(_n2, _a2)))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
     try:
@@ -1336,7 +1336,7 @@ def _reduce__ring_segmented_cost(K, M, N):
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
     try:
-        _t12 = (_by_zero() if not (_d3 := _t5) else _n3 // _d3 if not (_n3 := _a1) % _d3 else _F(_n3, _d3))
+        _t12 = (_by_zero() if not _t5 else _a1 // _t5 if not _a1 % _t5 else _F(_a1, _t5))
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
     try:
@@ -1371,10 +1371,10 @@ def _reduce__ring_gather_cost(M, N):
     _a1 = N
     try:
         _t0 = (_a0*(-1 + _a1))
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0)) % _a1 else _F(_n0, _a1))
         _t2 = -2 + (2*_a1)
-        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
-        return (_a0, _t1, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t0*(1 + _a1))) % _d2 else _F(_n2, _d2)), _t2, _t1, _t3, _t2, _t1, _t3, )
+        _t3 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
+        return (_a0, _t1, (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_t0*(1 + _a1))) % _a1 else _F(_n2, _a1)), _t2, _t1, _t3, _t2, _t1, _t3, )
     except _CANNOT:
         pass
     try:
@@ -1382,7 +1382,7 @@ def _reduce__ring_gather_cost(M, N):
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
     try:
-        _t1 = (_by_zero() if not (_d0 := _a1) else _n0 // _d0 if not (_n0 := (2*_t0)) % _d0 else _F(_n0, _d0))
+        _t1 = (_by_zero() if not _a1 else _n0 // _a1 if not (_n0 := (2*_t0)) % _a1 else _F(_n0, _a1))
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
     try:
@@ -1390,10 +1390,10 @@ def _reduce__ring_gather_cost(M, N):
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
     try:
-        _t3 = (_by_zero() if not (_d1 := _a1) else _n1 // _d1 if not (_n1 := _t0) % _d1 else _F(_n1, _d1))
+        _t3 = (_by_zero() if not _a1 else _t0 // _a1 if not _t0 % _a1 else _F(_t0, _a1))
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
-    return (_a0, _t1, (_by_zero() if not (_d2 := _a1) else _n2 // _d2 if not (_n2 := (_t0*(1 + _a1))) % _d2 else _F(_n2, _d2)), _t2, _t1, _t3, _t2, _t1, _t3, )
+    return (_a0, _t1, (_by_zero() if not _a1 else _n2 // _a1 if not (_n2 := (_t0*(1 + _a1))) % _a1 else _F(_n2, _a1)), _t2, _t1, _t3, _t2, _t1, _t3, )
 
 
 def _reduce__ring_gather_checks(M, N):

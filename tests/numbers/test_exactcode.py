@@ -77,6 +77,22 @@ def test_a_quotient_printed_in_line_is_whole_when_it_divides_and_refuses_zero_as
             function(*zero_at)
 
 
+def test_a_quotient_of_names_or_whole_numbers_reads_them_where_used_and_tests_no_whole_divisor_for_zero():
+    # an operand printed as a name or a whole number is read in place (no walrus holding it again), and a divisor
+    # printed as a whole number other than 0 is not tested for zero; the numbers and the refusal are as before
+    x, y = sp.symbols("x y", rational=True)
+    result = exactcode.many_text((x / y, x / 2))[0]
+    assert ":=" not in result                    # both quotients' operands are names or whole numbers
+    assert result.count("_by_zero") == 1         # y is tested, 2 is not
+    function, _ = exactcode.compiled_many((x / y, x / 2))
+    assert function(7, 2) == (Fraction(7, 2), Fraction(7, 2))       # 7/2 and 7/2, by hand
+    got = function(8, 4)                                             # 8/4 = 2 and 8/2 = 4
+    assert got == (2, 4) and all(type(v) is int for v in got)
+    assert function(Fraction(3, 2), Fraction(3, 4)) == (2, Fraction(3, 4))     # (3/2)/(3/4) = 2; (3/2)/2 = 3/4
+    with pytest.raises(exactcode.NotExact):
+        function(1, 0)                           # 1/0: refused as not exact, not ZeroDivisionError
+
+
 def test_a_result_only_shown_is_its_float_where_its_quotient_is_not_whole():
     # many_text's ``shown`` positions (the hybrid's generated extras, shown by plain_exact): a quotient at the top that
     # is not whole is the float plain_exact makes of its Fraction; whole, an int; of Fractions, a Fraction as before;

@@ -100,6 +100,11 @@ def _built_kernel(options: tuple, run_bytes: int):
     return kernels.from_data(data, "the step model")[(options, run_bytes)]
 
 
+def names_read(blocks, run_bytes: int) -> set:
+    """The names (CLI) the step models of ``blocks`` (option combinations) read: their kernels' parameters."""
+    return {name for block in blocks for name in _kernel_of(block.options, run_bytes).params}
+
+
 def _all_quantities(blocks: list, run_bytes: int, values: dict) -> list[dict]:
     """Every quantity the planner reports for each (option combination, rows) of ``blocks``, ``values`` over all
     the layouts: the kernels run together (symcomm.numbers.kernels.run_together), each node of their family's

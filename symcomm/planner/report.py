@@ -75,17 +75,20 @@ def step_time_error(p: Plan, top: int) -> dict | None:
     """The hardware's step-time error (:meth:`symcomm.presets.Hardware.step_time_error`, eval's rule) for the rows
     shown: the frameworks of their settings and the constants their step models read, so that what no published run
     measured is said beside them (the --compare row's too)."""
-    from .kernels import _kernel_of
+    from .kernels import names_read
 
     req = p.request
     if any(name in TYPED_CONSTANTS for name, _ in req.constants):
         return None     # the fit's error is that of its own constants (eval's rule, words.hardware_words)
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
-    frameworks = {b.scheme.framework for b in blocks} | (
-        {setting["framework"] for setting in p.compare["settings"]} if p.compare else set())
-    run_bytes = bytes_per_element(req.dtype)
-    reads = {name for block in blocks for name in _kernel_of(block.options, run_bytes).params}
-    return req.hardware.step_time_error(req.framework, tuple(sorted(frameworks)), tuple(sorted(reads)))
+    reads = names_read(blocks, bytes_per_element(req.dtype))
+    return req.hardware.step_time_error(req.framework, _frameworks_shown(p, top), tuple(sorted(reads)))
+
+
+def _frameworks_shown(p: Plan, top: int) -> tuple:
+    """The framework options of the settings of the first ``top`` rows and of the --compare row, sorted."""
+    rows = p.rows(top) + ([p.compare] if p.compare else [])
+    return tuple(sorted({setting["framework"] for row in rows for setting in row["settings"]}))
 
 
 def to_json(p: Plan, top: int) -> dict:
@@ -162,8 +165,7 @@ def to_text(p: Plan, top: int) -> str:
     req = p.request
     error = step_time_error(p, top)
     rows = p.rows(top, axes=True)
-    shown = {setting["framework"] for row in rows + ([p.compare] if p.compare else []) for setting in row["settings"]}
-    unmeasured = frozenset(req.hardware.frameworks_unmeasured(sorted(shown))) if error else frozenset()
+    unmeasured = frozenset(req.hardware.frameworks_unmeasured(_frameworks_shown(p, top))) if error else frozenset()
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"

@@ -10,7 +10,8 @@ import numpy as np
 from ..base import notes
 from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
-from .kernels import _all_quantities, _base_values, _kernel_of, _options
+from ..training.words import unread_step_note
+from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MEMORY_ASSUMPTION
 from .request import RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request
@@ -203,11 +204,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
             + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
-    if req.constants:       # a typed constant no step model of this plan reads is said, as eval says it
-        reads = {name for b in blocks for name in _kernel_of(b.options, run_bytes).params}
-        unread = [name for name, _ in req.constants if name not in reads]
+    if req.constants:       # a typed constant no step model of this plan reads is said, in eval's words
+        typed = [name for name, _ in req.constants]
+        unread = unread_step_note(typed, typed, (), names_read(blocks, run_bytes), ())
         if unread:
-            notes.add(f"{', '.join(unread)} not used by the step model of this setting")
+            notes.add(unread)
     folded = _fold(layouts, [(i, b) for i, b in done])
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,

@@ -82,7 +82,7 @@ def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[
                 continue
             gib = float(q["memory_per_gpu"]) / GIB
             memory.append({"id": run_id, "hardware": system, "framework": run.framework,
-                           "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
+                           "framework_option": row["framework_option"], "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
                            "error": _rounded(gib / source["memory_gib"] - 1)})
     return rows, memory
 
@@ -154,6 +154,29 @@ def store_check_errors(presets: dict, checked: dict) -> dict:
     return presets
 
 
+def memory_check_errors(memory: list[dict]) -> dict:
+    """The memory rows' errors (:func:`check_rows`' second part: the model's bytes per GPU against the peak a source
+    prints) per framework option: mean, max, signed mean, the lowest and the highest signed error, runs, the hardware
+    presets they ran on.  What hardware.json's ``memory_checks`` holds, so that eval says how far its memory verdict
+    may be off (one table for every GPU: the memory model counts bytes, the same on each)."""
+    grouped: dict = {}
+    for row in memory:
+        grouped.setdefault(row["framework_option"], []).append(row)
+    return {framework: {**_errors(step_fit.Errors.of([r["error"] for r in rows])),
+                        "lowest": min(r["error"] for r in rows), "highest": max(r["error"] for r in rows),
+                        "hardware": sorted({r["hardware"] for r in rows})}
+            for framework, rows in sorted(grouped.items())}
+
+
+def store_memory_errors(presets: dict, memory: list[dict]) -> dict:
+    """``presets`` (hardware.json's document) with its ``memory_checks`` set from the memory rows
+    (:func:`memory_check_errors`), and dropped where no source prints a memory."""
+    presets.pop("memory_checks", None)
+    if memory:
+        presets["memory_checks"] = memory_check_errors(memory)
+    return presets
+
+
 def _write_presets(presets: dict) -> None:
     HARDWARE_JSON.write_text(json.dumps(presets, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -167,7 +190,8 @@ def write_checks_only() -> dict:
     data.update(parts)
     files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                      what="step_fit.json")
-    _write_presets(store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"]))
+    presets = store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"])
+    _write_presets(store_memory_errors(presets, parts["memory"]))
     return parts
 
 
@@ -499,7 +523,7 @@ def main(argv=None) -> int:
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
                            f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %" + _carried(f))}
-        _write_presets(store_check_errors(data, written["checks"]))
+        _write_presets(store_memory_errors(store_check_errors(data, written["checks"]), written["memory"]))
         RESULTS_JSON.write_text(json.dumps(written, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                 encoding="utf-8")
     return 0

@@ -36,11 +36,12 @@ def register_cli(subparsers) -> None:
 
 
 def _print_step(payload: dict) -> None:
-    cannot = " — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else ""
+    cannot = (" — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else
+              " — of a layout that may not fit in memory (below)" if payload["fits_over_error"] == "uncertain" else "")
     print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
           f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
           f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
-    from ..presets import step_error_words
+    from ..presets import fits_words, step_error_words
 
     print("  off by       " + step_error_words(payload["step_time_error"]))
     per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
@@ -56,17 +57,7 @@ def _print_step(payload: dict) -> None:
     if loss_side and backward_side:
         parts += f"; of {' + '.join(loss_side)} and {' + '.join(backward_side)} only the larger counts"
     print(f"  memory/GPU   {human_size(payload['memory_per_gpu'], 'bytes')}  ({parts})")
-    need, have = payload["memory_per_gpu"], payload["gpu_memory_bytes"]
-    if payload["fits"] is None:
-        print("  fits         unknown: the hardware gives no memory_bytes per GPU")
-    elif payload["fits"]:
-        print(f"  fits         yes: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})")
-    else:
-        print(f"  fits         NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
-              f"({human_size(have, 'bytes')}), {payload['memory_excess_bytes']:,.0f} bytes "
-              f"({human_size(payload['memory_excess_bytes'], 'bytes')}, {100 * (need / have - 1):.1f} %) too many, "
-              "by the model's count of live bytes (the caching allocator's own blocks come on top; a few percent "
-              "over is within the memory model's error: see its check runs)")
+    print("  fits         " + fits_words(payload))
     c = payload["constants"]
     # "typed" beside each peak the user gave (its input row's source), not beside the bf16 one for any of them
     typed_peaks = {name for name, row in payload["inputs"].items() if name.startswith("peak")

@@ -6,7 +6,7 @@ import csv
 import io
 
 from ..base.units import bytes_per_element, human_size, human_time
-from ..presets import step_error_words
+from ..presets import memory_band_words, step_error_words
 from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
 from .fold import Plan
@@ -113,7 +113,8 @@ def to_json(p: Plan, top: int) -> dict:
         "rows": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
         "units": UNITS,
-        "layouts": p.rows(top, axes=True),
+        "layouts": [{**row, "fits_over_error": _over_error(req, row)} for row in p.rows(top, axes=True)],
+        "memory_error": req.hardware.memory_verdict(0.0)["memory_error"],
         "compare": p.compare,
     }
 
@@ -137,6 +138,11 @@ def to_csv(p: Plan, top: int) -> str:
     return buffer.getvalue()
 
 
+def _over_error(req: Request, row: dict) -> str | None:
+    """eval's verdict over the memory model's measured error (Hardware.memory_verdict) for a row's memory."""
+    return req.hardware.memory_verdict(row["memory_bytes"])["fits_over_error"] if req.memory_check else None
+
+
 def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
     # a setting whose framework no published run measured with these constants is marked (the header says which)
     labels = [label + (" †" if setting["framework"] in unmeasured else "")
@@ -150,7 +156,8 @@ def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
             f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
             f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
             f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
-            f"{human_size(row['memory_bytes']):>10}  {shown}")
+            f"{human_size(row['memory_bytes']):>10}{' ‡' if _over_error(p.request, row) == 'uncertain' else '  '}"
+            f"  {shown}")
 
 
 def _why_out(req: Request, row: dict) -> str:
@@ -180,8 +187,12 @@ def to_text(p: Plan, top: int) -> str:
         + f"), in {human_time(p.seconds)}",
         "",
         f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
-        f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}  settings",
+        f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}    settings",
     ]
+    band = req.hardware.memory_verdict(0.0)["memory_error"] if req.memory_check else None
+    if band is not None and any(_over_error(req, row) == "uncertain" for row in rows):
+        lines.insert(3, "memory ‡: fits by the model's count of live bytes, not at the high end of its measured "
+                        "error (" + memory_band_words(band) + ")")
     for row in rows:
         lines.append(_line(p, row, row["rank"], unmeasured))
     if p.compare:

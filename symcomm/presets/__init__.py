@@ -18,7 +18,7 @@ from __future__ import annotations
 # the wing's public face: the names the rest of symcomm reads as ``presets.X`` (models in .models, hardware
 # files and the link rule in .systems)
 from .models import Model, model, model_from_config, model_names
-from .fit_errors import step_error_words
+from .fit_errors import fits_words, memory_band_words, step_error_words
 from .systems import (Hardware, calibrated_gamma, check_hardware_document, describe_hardware, entry_gamma,
                       fill_from_presets, hardware, hardware_file, hardware_names, link, link_values, spans_nodes)
 

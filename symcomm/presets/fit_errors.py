@@ -4,6 +4,8 @@ The rule of what a setting reads that no run measured is :meth:`symcomm.presets.
 
 from __future__ import annotations
 
+from ..base.units import human_size
+
 
 def leave_one_out_of(fitted: dict) -> tuple:
     """The leave-one-out errors a ``step_time`` block records, as (name, value) pairs; () when it records none."""
@@ -17,6 +19,71 @@ def checks_of(fitted: dict) -> tuple:
     return tuple((name, float(e["mean"]), float(e["max"]), float(e["signed_mean"]), int(e["runs"]),
                   tuple(e.get("hardware", ()))) for name, e in sorted(fitted.get("checks", {}).items()))
 
+
+
+def memory_checks_of(document: dict) -> tuple:
+    """The memory checks a presets document records (``memory_checks``, written by the fit script from the runs
+    that print their peak memory) per framework option, as (framework, mean, max, signed_mean, lowest, highest,
+    runs, (the hardware presets the runs ran on)) tuples; () when it records none."""
+    return tuple((name, float(e["mean"]), float(e["max"]), float(e["signed_mean"]), float(e["lowest"]),
+                  float(e["highest"]), int(e["runs"]), tuple(e.get("hardware", ())))
+                 for name, e in sorted(document.get("memory_checks", {}).items()))
+
+
+def memory_verdict_over_error(checks: tuple, need: float | None, have: float | None) -> dict:
+    """Whether ``need`` bytes per GPU fit in ``have`` over the whole band of the memory model's measured errors
+    (``checks``: :func:`memory_checks_of`; error = the model's bytes / the printed peak - 1): ``fits_over_error``
+    "yes" (at the lowest error too, the printed peak furthest above the count), "no" (at the highest too),
+    "uncertain" (between), None when no check or no memory is known; ``memory_error`` the band, or None."""
+    if not checks:
+        return {"fits_over_error": None, "memory_error": None}
+    lowest, highest = min(c[4] for c in checks), max(c[5] for c in checks)
+    band = {"lowest": lowest, "highest": highest, "runs": sum(c[6] for c in checks),
+            "frameworks": [c[0] for c in checks],
+            "what": "the memory model's bytes per GPU against the peak the published runs print (predicted / "
+                    "printed - 1): torchtitan prints the caching allocator's reserved peak, which holds its own "
+                    "blocks beyond the live bytes the model counts"}
+    if need is None or have is None:
+        return {"fits_over_error": None, "memory_error": band}
+    over = ("yes" if need / (1 + lowest) <= have else "no" if need / (1 + highest) > have else "uncertain")
+    return {"fits_over_error": over, "memory_error": band}
+
+
+def memory_band_words(band: dict) -> str:
+    """The memory model's measured error (``memory_error`` of :func:`memory_verdict_over_error`) in words: how far
+    the printed peaks were above (or below) the model's count."""
+    def above(error: float) -> float:
+        return 100 * (1 / (1 + error) - 1)
+
+    low, high = above(band["highest"]), above(band["lowest"])
+    spread = (f"{low:.1f} % to {high:.1f} % above its count" if low >= 0 else
+              f"{low:+.1f} % to {high:+.1f} % of its count (+: above)")
+    return (f"the printed peaks of the {band['runs']} published runs it was checked on "
+            f"(framework={', '.join(band['frameworks'])}) were {spread}")
+
+
+def fits_words(answer: dict) -> str:
+    """eval's memory verdict in words, from the answer's ``fits``, ``fits_over_error``, ``memory_error``, bytes per
+    GPU and the GPU's memory: the verdict by the model's count, then whether the measured error can turn it."""
+    if answer["fits"] is None:
+        return "unknown: the hardware gives no memory_bytes per GPU"
+    need, have, over, band = (answer["memory_per_gpu"], answer["gpu_memory_bytes"], answer["fits_over_error"],
+                              answer["memory_error"])
+    count = "by the model's count of live bytes (the caching allocator's own blocks come on top)"
+    measured = "" if band is None else "; " + memory_band_words(band)
+    if answer["fits"]:
+        verdict = "yes by the model's count, uncertain within its measured error" if over == "uncertain" else "yes"
+        head = f"{verdict}: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})"
+        if over is None:
+            return head
+        return (f"{head}, {100 * (have / need - 1):.1f} % to spare {count}{measured}: "
+                + ("at the high end it would not fit" if over == "uncertain" else "it fits at the high end too"))
+    head = (f"NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
+            f"({human_size(have, 'bytes')}), {answer['memory_excess_bytes']:,.0f} bytes "
+            f"({human_size(answer['memory_excess_bytes'], 'bytes')}, {100 * (need / have - 1):.1f} %) too many, {count}")
+    if over == "uncertain":
+        return head + measured + ": at the low end it would fit"
+    return head + (measured + ": it does not fit at the low end either" if over == "no" else "")
 
 
 def step_error_words(error: dict | None) -> str:

@@ -165,6 +165,31 @@ def test_the_presets_check_errors_are_those_of_the_stored_check_runs():
     assert set(stored["systems"]["h100"]["step_time"]["checks"]) >= {"megatron", "fsdp2"}
 
 
+def test_memory_check_errors_are_grouped_by_framework_with_their_band():
+    # three hand-made memory rows (the model's bytes / the printed peak - 1): two fsdp2 runs at -0.1 and -0.3 (mean
+    # |error| 0.2, max 0.3, signed -0.2, band -0.3 to -0.1), one megatron run at +0.05
+    rows = [{"framework_option": "fsdp2", "hardware": "h200", "error": -0.1},
+            {"framework_option": "fsdp2", "hardware": "h100-gt", "error": -0.3},
+            {"framework_option": "megatron", "hardware": "h100", "error": 0.05}]
+    got = fit_step_time.memory_check_errors(rows)
+    assert got["fsdp2"].pop("hardware") == ["h100-gt", "h200"]
+    assert got["fsdp2"] == pytest.approx({"mean": 0.2, "max": 0.3, "signed_mean": -0.2, "runs": 2, "lowest": -0.3,
+                                          "highest": -0.1})
+    assert got["megatron"]["lowest"] == got["megatron"]["highest"] == 0.05 and got["megatron"]["runs"] == 1
+    assert "memory_checks" not in fit_step_time.store_memory_errors({"memory_checks": {}}, [])
+
+
+def test_the_presets_memory_checks_are_those_of_the_stored_memory_rows():
+    # hardware.json's memory_checks (what eval's memory verdict reads) is recomputed from step_fit.json's memory rows
+    # by the same run of the fit script: a refit or --checks-only that left one stale fails here
+    import json
+
+    stored = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))
+    memory = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["memory"]
+    assert stored == fit_step_time.store_memory_errors(json.loads(json.dumps(stored)), memory)
+    assert stored["memory_checks"]["fsdp2"]["runs"] == len(memory)
+
+
 def test_a_lone_nvfp4_run_is_predicted_at_the_reference_parts_fp4_over_fp8_ratio(monkeypatch):
     """One NVFP4 run on a part cannot fit its eta_fp4: it stays out of the fit, the share is carried over as the
     part's fitted eta_fp8 times the reference part's eta_fp4/eta_fp8, and the run is predicted at it, said."""

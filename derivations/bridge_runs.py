@@ -16,9 +16,11 @@ from importlib import resources
 from symcomm.base.errors import InputError
 from symcomm.training.settings import ADAM_DTYPES
 
-#: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json or nemo_runs.json
+#: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json or
+#: llm_foundry_runs.json
 #: (same per-run schema), in derivations/data (never a path)
-NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json|nemo_runs\.json")
+NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json|nemo_runs\.json"
+                  r"|llm_foundry_runs\.json")
 #: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 
@@ -32,8 +34,8 @@ MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn"
               "source")
 MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
 OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
-#: h100-gt: torchtitan's Grand Teton H100s (their peak only bounded: symcomm/presets/hardware.json)
-HARDWARE = ("h100", "h100-gt", "h200", "b200", "gb200")
+#: h100-gt: torchtitan's Grand Teton H100s (their peak only bounded: symcomm/presets/hardware.json); a100: LLM Foundry's tables
+HARDWARE = ("a100", "h100", "h100-gt", "h200", "b200", "gb200")
 #: fp8-rowwise: torchao float8 with one scale per row (torchtitan's rowwise recipe)
 PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
 #: op: torchtitan's op-level selective activation checkpointing (symcomm.training.settings.TORCHTITAN_OP_SAC)

@@ -29,7 +29,8 @@ from symcomm.presets.systems import low_dtype
 from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
-FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json")
+FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
+         "llm_foundry_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -231,6 +232,20 @@ def words(run: dict) -> list[str]:
             w.update(reshard_after_forward=0, grad_reduce="per_step")
         if _loss_compiled(run):
             w["loss"] = "compiled"
+    elif run["id"].startswith("llm-foundry"):
+        # Composer's PyTorch FSDP (FSDP1): FULL_SHARD gathers each wrapped block for the forward and again for the
+        # backward, SHARD_GRAD_OP once per micro-batch (reshard_after_forward); its DEFAULT mixed precision reduces
+        # the gradients in fp32, PURE in bf16 (composer/distributed/mosaic_fsdp.py's mixed-precision modes, the
+        # run's mixed_precision); MPT's attention a FlashAttention kernel (attn_impl flash: FlashAttention-2;
+        # triton: its Triton port, counted as FlashAttention-2's share: approximations) where the preset publishes
+        # that share; A100's does not (eval refuses attention_kernel=fa2 there), so its runs take the default kernel,
+        # whose eta_attn A100's block reads as eta (eval says so: constants_taken_as_another)
+        w.update(framework="fsdp", zero=3, reshard_after_forward=int(run["sharding"] == "FULL_SHARD"),
+                 grad_dtype="fp32" if run["mixed_precision"] == "DEFAULT" else "same")
+        from symcomm.presets import hardware
+
+        if "fa2" in dict(hardware(run["hardware"]).attention_shares):
+            w["attention_kernel"] = "fa2"
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
@@ -324,6 +339,11 @@ def approximations(run: dict) -> list[str]:
     if run["recompute"] == "op" and run["overlap"].get("tp_comm"):
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")
+    if run.get("attn_impl") == "triton" and run["hardware"] != "a100":
+        out.append("MPT's Triton flash attention (attn_impl triton) timed at FlashAttention-2's published share")
+    if run["id"].startswith("llm-foundry") and run["hardware"] == "a100":
+        out.append(f"MPT's {'Triton ' if run.get('attn_impl') == 'triton' else ''}flash attention on A100 at eta_attn, "
+                   "read as the matmuls' eta (no published FlashAttention share for A100 in the preset)")
     if run["precision"] == "fp8-rowwise":
         out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
@@ -362,6 +382,8 @@ def inputs(run: dict, fitting: bool = True):
 
 
 def source_of(run: dict) -> str:
+    if run["id"].startswith("llm-foundry"):
+        return f"llm-foundry {run['release']}"
     if run["id"].startswith("megatron-lm"):
         return "megatron-lm README"
     if run["id"].startswith("nemo-"):
@@ -372,6 +394,8 @@ def source_of(run: dict) -> str:
 def framework_of(run: dict) -> str:
     if run["id"].startswith("torchtitan"):
         return "torchtitan (FSDP2)"
+    if run["id"].startswith("llm-foundry"):
+        return "LLM Foundry (FSDP)"
     return "Megatron-FSDP" if run["fsdp"] else "Megatron-Core"
 
 

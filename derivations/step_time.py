@@ -768,7 +768,9 @@ def _check_table() -> Table:
                           "Megatron-LM's H100 weak-scaling table (README.md at f2e5db402c: its step times derived from the "
                           "printed TFLOP/s per GPU through Megatron-LM's own FLOP count), NeMo 24.07's DGX-H100 FP8 "
                           "table (docs/source/performance/performance_summary.md at 8e3d65dc, each model's other settings "
-                          "from NeMo-Framework-Launcher's 24.07 YAML); "
+                          "from NeMo-Framework-Launcher's 24.07 YAML), LLM Foundry's MPT tables (Composer with PyTorch "
+                          "FSDP on A100 and H100, 2023-24: scripts/train/benchmarking/README.md at 49521837, each "
+                          "table's settings from the sweep committed with it); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -777,10 +779,31 @@ def _check_table() -> Table:
                           + ". torchtitan's H100s are Grand Teton parts (preset h100-gt: 96 GB HBM2e at 2.4 TB/s, "
                           "500 W), whose dense peak no datasheet gives: the source bounds it between H100 NVL and SXM "
                           "(its footnote 2), so each such run is predicted at both ends, the SXM end first "
-                          "(the run's typed peak=, peak_fp8=), and its error is a range."),
+                          "(the run's typed peak=, peak_fp8=), and its error is a range. " + _foundry_by_sequence()),
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
                         "derivations/data/megatron_lm_runs.json; derivations/data/nemo_runs.json; "
-                        "derivations/data/step_fit.json")
+                        "derivations/data/llm_foundry_runs.json; derivations/data/step_fit.json")
+
+
+def _foundry_by_sequence() -> str:
+    """LLM Foundry's check rows by sequence length (their tables sweep it from 512 to 65,536 tokens at one model and
+    layout): the errors of the short and of the long sequences, per hardware preset, as a sentence."""
+    from . import modern
+
+    seq = {r["id"]: r["seq"] for r in modern.runs("check") if r["id"].startswith("llm-foundry")}
+    parts = []
+    for system, found in sorted(_results()["checks"].items()):
+        rows = [(seq[r["id"]], r["error"]) for r in found["runs"] if r["id"] in seq]
+        if rows:
+            short = [e for s, e in rows if s <= 2048]
+            long = [e for s, e in rows if s >= 16384]
+            parts.append(f"{system}: at 2,048 tokens or fewer {_summary(short)}; at 16,384 or more {_summary(long)}")
+    return ("LLM Foundry's rows by sequence length (" + "; ".join(parts) + "). Per token, a layer's matmuls and "
+            "memory-bound kernels do the same work at every length while its attention core's work grows with the "
+            "length, so an error that grows with the length prices the core too fast in these runs: MPT's own "
+            "flash-attention kernels (Triton, or FlashAttention-2 where the table's sweep says flash) below the share "
+            "the model gives the core (A100: eta_attn, read as eta, no published share for A100 in the preset; H100: "
+            "FlashAttention-2's published one). None of these rows is fitted on.") if parts else ""
 
 
 def _check_sources_table() -> Table:

@@ -436,16 +436,16 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
 
 def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     # a100's fitted runs (derivations/data/published_runs.json: Narayanan et al. 2021 Table 1, Korthikanti et al. 2022
-    # Table 5) are Megatron-LM runs without flash attention (flash=0 in each) and its check runs Megatron and
-    # DeepSpeed ones: no run measured PyTorch FSDP (framework=fsdp) or a flash-attention core (eta_attn) with its
-    # constants, so eval and plan say both first; the fitted setting itself says nothing of the kind
+    # Table 5) are Megatron-LM runs without flash attention (flash=0 in each) and its check runs Megatron, DeepSpeed
+    # and PyTorch FSDP (LLM Foundry) ones: no run measured FSDP2 (framework=fsdp2) or a flash-attention core
+    # (eta_attn) with its constants, so eval and plan say both first; the fitted setting itself says nothing of them
     fitted = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0").stdout)["step_time_error"]
     assert fitted["unchecked"] == []
     flash = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100").stdout)["step_time_error"]
     assert [text.split(" ")[0] for text in flash["unchecked"]] == ["eta_attn"]
-    fsdp = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100", "flash=0", "framework=fsdp", "zero=3")
+    fsdp = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100", "flash=0", "framework=fsdp2", "zero=3")
     assert fsdp.returncode == 0, fsdp.stderr
-    assert ("off by       checked on no published run: framework=fsdp (no published run of it was fitted or checked "
+    assert ("off by       checked on no published run: framework=fsdp2 (no published run of it was fitted or checked "
             "with a100's constants); what was checked: typically") in fsdp.stdout
     # deepspeed has a100 check runs (BLOOM, MT-NLG): checked, so not said
     deepspeed = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0", "framework=deepspeed",
@@ -453,11 +453,11 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     assert deepspeed["unchecked"] == [] and "deepspeed" in deepspeed["checks"]
     # plan: the frameworks of the rows it shows
     plan = symcomm_command("plan", "--model", "llama3-8b", "--hardware", "a100", "--gpus", "64", "--batch", "64",
-                           "--framework", "fsdp", "--top", "3")
+                           "--framework", "fsdp2", "--top", "3")
     assert plan.returncode == 0, plan.stderr
-    assert "step times off by checked on no published run: framework=fsdp (" in plan.stdout
+    assert "step times off by checked on no published run: framework=fsdp2 (" in plan.stdout
     # and each row of it marked, the mark read in the header
-    assert "(† in the rows: fsdp, checked on no published run)" in plan.stdout
+    assert "(† in the rows: fsdp2, checked on no published run)" in plan.stdout
     table = plan.stdout.split("\n\n")[1].splitlines()[1:]
     assert table and all(line.endswith(" †") for line in table)
     # a hardware file whose step_time records no frameworks (written before it did): nothing said of them

@@ -1,0 +1,64 @@
+"""LLM Foundry's MPT throughput tables (derivations/data/llm_foundry_runs.json): each row against the table as printed,
+its step time made here by hand, and the words it is evaluated by.
+
+The tables (mosaicml/llm-foundry scripts/train/benchmarking/README.md at 49521837) print per row: model, sequence
+length, GPUs, GPU, MFU, HFU, (model TFLOP,) micro-batch size, gradient accumulation, global batch, throughput in
+sequences/s, tokens/s and tokens/s/GPU, tokens per batch, precision, FSDP mixed-precision mode, sharding strategy,
+activation checkpointing, CPU offload and parameter count.
+"""
+
+from symcomm.derivations import bridge_runs, modern
+
+FILE = "llm_foundry_runs.json"
+RUNS = bridge_runs.load(FILE)["runs"]
+BY_ID = {r["id"]: r for r in RUNS}
+
+
+def test_one_check_run_per_printed_row_of_the_tables_typed():
+    # rows counted in the README at 49521837: the large-scale H100 BF16 table 18 (1b, 3b, 7b, 13b, 30b, 70b at 128,
+    # 256 and 512 GPUs), the H100 BF16 table 52, the H100 FP8 table 7, the A100 80GB table 61; the A100 40GB table
+    # is not typed (no preset for that part)
+    count = {}
+    for r in RUNS:
+        key = (r["hardware"], r["release"], r["precision"])
+        count[key] = count.get(key, 0) + 1
+    assert count == {("h100", "2024-01", "bf16"): 18, ("h100", "2023-10", "bf16"): 52, ("h100", "2023-10", "fp8-ds"): 7,
+                     ("a100", "2023-05", "bf16"): 61}
+    assert all(r["role"] == "check" for r in RUNS) and len(BY_ID) == len(RUNS)
+    assert [problem for r in RUNS for problem in bridge_runs.validate(r)] == []
+
+
+def test_a_row_as_printed_and_its_step_time_by_hand():
+    # H100 80GB BF16: "7b | 2048 | 8 | h100_80gb | 46.44 | 46.44 | … | 6 | 1 | 48 | 41 | 85144 | 10643 | 98304 |
+    # amp_bf16 | DEFAULT | FULL_SHARD | False | False | 6658859008": one step is 48 sequences of 2048 tokens over
+    # 8 GPUs at 10,643 tokens/s each: 48·2048/(10643·8) = 1.15456 s
+    run = BY_ID["llm-foundry-2023-10-h100-mpt-7b-s2048-g8-mb6-bf16"]
+    assert (run["global_batch"], run["micro_batch"], run["gpus"], run["tokens_per_s_per_gpu"]) == (48, 6, 8, 10643)
+    assert abs(run["step_time_s"] / 1.15456 - 1) < 5e-4       # stored at 4 significant digits, as every run file
+    assert run["recompute"] == "none" and run["sharding"] == "FULL_SHARD" and run["mixed_precision"] == "DEFAULT"
+    # mpt-7b.yaml: d_model 4096, n_heads 32, n_layers 32, expansion_ratio 4, vocab 50368
+    m = run["model"]
+    assert (m["hidden"], m["heads"], m["layers"], m["ffn"], m["vocab"], m["tied"], m["gated_mlp"]) == \
+        (4096, 32, 32, 16384, 50368, True, False)
+
+
+def test_the_words_say_how_composer_ran_fsdp():
+    words = dict(w.split("=", 1) for w in modern.words(BY_ID["llm-foundry-2023-10-h100-mpt-7b-s2048-g8-mb6-bf16"]))
+    # FULL_SHARD: gathered for the forward and again for the backward; DEFAULT: gradients reduced in fp32; MPT's
+    # flash attention at FlashAttention-2's published H100 share
+    assert (words["framework"], words["zero"], words["reshard_after_forward"], words["grad_dtype"],
+            words["attention_kernel"]) == ("fsdp", "3", "1", "fp32", "fa2")
+    # the large-scale table's 1b runs SHARD_GRAD_OP (gathered once per micro-batch)
+    grad_op = dict(w.split("=", 1) for w in modern.words(BY_ID["llm-foundry-2024-01-h100-large-mpt-1b-s2048-g128-mb12-bf16"]))
+    assert grad_op["reshard_after_forward"] == "0"
+    # A100: no published FlashAttention share in the preset, so no attention_kernel=fa2 (eval would refuse it)
+    a100 = dict(w.split("=", 1) for w in modern.words(BY_ID["llm-foundry-2023-05-a100-mpt-70b-s2048-g64-mb8-bf16"]))
+    assert "attention_kernel" not in a100 and a100["grad_dtype"] == "same"    # the 70b rows print PURE
+
+
+def test_every_row_evaluates_as_its_command():
+    for hardware in ("a100", "h100"):
+        evaluated, refused = modern.measured_runs(hardware, "check")
+        ours = [run for run in evaluated if run.id.startswith("llm-foundry")]
+        assert refused == {} and ours
+        assert all(run.framework == "LLM Foundry (FSDP)" for run in ours)

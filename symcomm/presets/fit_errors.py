@@ -30,27 +30,38 @@ def memory_checks_of(document: dict) -> tuple:
                  for name, e in sorted(document.get("memory_checks", {}).items()))
 
 
-def memory_verdict_over_error(checks: tuple, need: float | None, have: float | None) -> dict:
-    """Whether ``need`` bytes per GPU fit in ``have`` over the whole band of the memory model's measured errors
-    (``checks``: :func:`memory_checks_of`; error = the model's bytes / the printed peak - 1): ``fits_over_error``
-    "yes" (at the lowest error too, the printed peak furthest above the count), "no" (at the highest too),
-    "uncertain" (between), None when no check or no memory is known; ``memory_error`` the band, or None."""
+def memory_band(checks: tuple) -> tuple | None:
+    """(lowest, highest signed error, runs, frameworks) over ``checks`` (:func:`memory_checks_of`), None without any."""
     if not checks:
-        return {"fits_over_error": None, "memory_error": None}
-    lowest, highest = min(c[4] for c in checks), max(c[5] for c in checks)
-    band = {"lowest": lowest, "highest": highest, "runs": sum(c[6] for c in checks),
-            "frameworks": [c[0] for c in checks],
-            "what": "the memory model's bytes per GPU against the peak the published runs print (predicted / "
-                    "printed - 1): torchtitan prints the caching allocator's reserved peak, which holds its own "
-                    "blocks beyond the live bytes the model counts"}
-    if need is None or have is None:
-        return {"fits_over_error": None, "memory_error": band}
-    over = ("yes" if need / (1 + lowest) <= have else "no" if need / (1 + highest) > have else "uncertain")
-    return {"fits_over_error": over, "memory_error": band}
+        return None
+    return (min(c[4] for c in checks), max(c[5] for c in checks), sum(c[6] for c in checks),
+            tuple(c[0] for c in checks))
+
+
+def fits_over_error(band: tuple | None, need: float | None, have: float | None) -> str | None:
+    """Whether ``need`` bytes per GPU fit in ``have`` over the whole band of the memory model's measured errors
+    (``band``: :func:`memory_band`; error = the model's bytes / the printed peak - 1): "yes" (at the lowest error
+    too, the printed peak furthest above the count), "no" (at the highest too), "uncertain" (between), None when no
+    check or no memory is known."""
+    if band is None or need is None or have is None:
+        return None
+    return "yes" if need / (1 + band[0]) <= have else "no" if need / (1 + band[1]) > have else "uncertain"
+
+
+def memory_error(band: tuple | None) -> dict | None:
+    """The band as the answer's ``memory_error`` (made anew on each call: the API's user may change it), or None."""
+    if band is None:
+        return None
+    return {"lowest": band[0], "highest": band[1], "runs": band[2], "frameworks": list(band[3]), "what": _BAND_WHAT}
+
+
+_BAND_WHAT = ("the memory model's bytes per GPU against the peak the published runs print (predicted / printed - 1): "
+              "torchtitan prints the caching allocator's reserved peak, which holds its own blocks beyond the live "
+              "bytes the model counts")
 
 
 def memory_band_words(band: dict) -> str:
-    """The memory model's measured error (``memory_error`` of :func:`memory_verdict_over_error`) in words: how far
+    """The memory model's measured error (:func:`memory_error`) in words: how far
     the printed peaks were above (or below) the model's count."""
     def above(error: float) -> float:
         return 100 * (1 / (1 + error) - 1)

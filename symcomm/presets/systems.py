@@ -243,14 +243,19 @@ class Hardware:
     def memory_verdict(self, bytes_per_gpu: float) -> dict:
         """``fits`` (True, False or None: unknown), the GPU's memory and the excess, in bytes (None when
         unknown; 0 when it fits), and the verdict over the memory model's measured error
-        (:func:`fit_errors.memory_verdict_over_error`: ``fits_over_error``, ``memory_error``)."""
-        fits = self.fits(bytes_per_gpu)
+        (:func:`fit_errors.fits_over_error`) with that error (:func:`fit_errors.memory_error`)."""
+        fits, band = self.fits(bytes_per_gpu), self._memory_band
         if fits is None:
-            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None,
-                    **fit_errors.memory_verdict_over_error(self.memory_checks, None, None)}
+            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None, "fits_over_error": None,
+                    "memory_error": fit_errors.memory_error(band)}
         return {"fits": bool(fits), "gpu_memory_bytes": self.memory_bytes,
                 "memory_excess_bytes": max(0.0, float(bytes_per_gpu) - self.memory_bytes),
-                **fit_errors.memory_verdict_over_error(self.memory_checks, float(bytes_per_gpu), self.memory_bytes)}
+                "fits_over_error": fit_errors.fits_over_error(band, float(bytes_per_gpu), self.memory_bytes),
+                "memory_error": fit_errors.memory_error(band)}
+
+    @functools.cached_property
+    def _memory_band(self) -> tuple | None:
+        return fit_errors.memory_band(self.memory_checks)       # per call it would be rebuilt: the API is timed
 
     def defaults_used(self) -> tuple[str, ...]:
         """What this hardware file leaves out that has a default, as the outputs state it."""

@@ -295,15 +295,16 @@ def test_the_python_api_and_the_planner_share_the_fit_verdict():
 
 
 def test_a_fit_within_the_memory_models_measured_error_is_uncertain_not_a_plain_yes():
-    from symcomm.presets.fit_errors import memory_verdict_over_error
+    from symcomm.presets.fit_errors import fits_over_error, memory_band, memory_error
 
     # checks whose printed peaks were 0 % to 25 % above the model's count (error = count / printed - 1: from 0 down
     # to 1/1.25 - 1 = -0.2): 60 of 80 is 75 at the high end, still within 80; 70 of 80 is 87.5 there, over; 85 is
     # over at the low end too
     checks = (("fsdp2", 0.1, 0.2, -0.1, -0.2, 0.0, 4, ("h100",)),)
-    over = [memory_verdict_over_error(checks, need, 80.0)["fits_over_error"] for need in (60.0, 70.0, 85.0)]
+    over = [fits_over_error(memory_band(checks), need, 80.0) for need in (60.0, 70.0, 85.0)]
     assert over == ["yes", "uncertain", "no"]
-    assert memory_verdict_over_error((), 70.0, 80.0) == {"fits_over_error": None, "memory_error": None}
+    assert fits_over_error(memory_band(()), 70.0, 80.0) is None and memory_error(memory_band(())) is None
+    assert memory_error(memory_band(checks))["lowest"] == -0.2
 
 
 # Llama 3 70B, t = 2, c = 2, d = 16 under FSDP full-shard with sequence parallel, no recompute: about 65 GB of the

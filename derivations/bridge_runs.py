@@ -35,7 +35,7 @@ MODEL_KEYS = ("name", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn"
 MOE_KEYS = ("experts", "top_k", "moe_layers", "dense_layers_first", "moe_ffn", "shared_experts", "shared_expert_ffn")
 OVERLAP_KEYS = ("grad_reduce", "param_gather", "tp_comm", "moe_a2a", "p2p")
 #: h100-gt: torchtitan's Grand Teton H100s (their peak only bounded: symcomm/presets/hardware.json); a100: LLM Foundry's tables
-HARDWARE = ("a100", "h100", "h100-gt", "h200", "b200", "gb200")
+HARDWARE = ("a100", "a100-40gb", "h100", "h100-gt", "h200", "b200", "gb200")
 #: fp8-rowwise: torchao float8 with one scale per row (torchtitan's rowwise recipe)
 PRECISIONS = ("bf16", "fp8-cs", "fp8-ds", "fp8-mx", "fp8-block", "fp8-rowwise", "nvfp4")
 #: op: torchtitan's op-level selective activation checkpointing (symcomm.training.settings.TORCHTITAN_OP_SAC)

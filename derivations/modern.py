@@ -339,9 +339,10 @@ def approximations(run: dict) -> list[str]:
     if run["recompute"] == "op" and run["overlap"].get("tp_comm"):
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")
-    if run.get("attn_impl") == "triton" and run["hardware"] != "a100":
+    a100 = run["hardware"] in ("a100", "a100-40gb")
+    if run.get("attn_impl") == "triton" and not a100:
         out.append("MPT's Triton flash attention (attn_impl triton) timed at FlashAttention-2's published share")
-    if run["id"].startswith("llm-foundry") and run["hardware"] == "a100":
+    if run["id"].startswith("llm-foundry") and a100:
         out.append(f"MPT's {'Triton ' if run.get('attn_impl') == 'triton' else ''}flash attention on A100 at eta_attn, "
                    "read as the matmuls' eta (no published FlashAttention share for A100 in the preset)")
     if run["precision"] == "fp8-rowwise":

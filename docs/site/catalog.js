@@ -1103,6 +1103,70 @@ globalThis.SYMCOMM_CATALOG = {
 }
 }
 },
+"a100-40gb": {
+"title": "8× A100 40GB SXM4 per node (DGX A100 320GB), NVLink 3 + InfiniBand HDR",
+"alpha": 3.4e-06,
+"beta": 3.333333333333333e-12,
+"gamma": 1.9292604501607716e-12,
+"alpha_inter": 9.6e-06,
+"beta_inter": 4e-11,
+"G": 8,
+"compute": {
+"fp32": {
+"w_half": 153.01618440411966,
+"peak": 19500000000000.0,
+"hbm": 1555000000000.0,
+"eta": 0.785,
+"kappa": 7.75,
+"eta_attn": 0.785,
+"w_half_expert": 153.01618440411966
+},
+"bf16": {
+"w_half": 153.01618440411966,
+"peak": 312000000000000.0,
+"hbm": 1555000000000.0,
+"eta": 0.785,
+"kappa": 7.75,
+"eta_attn": 0.785,
+"w_half_expert": 153.01618440411966
+},
+"fp16": {
+"w_half": 153.01618440411966,
+"peak": 312000000000000.0,
+"hbm": 1555000000000.0,
+"eta": 0.785,
+"kappa": 7.75,
+"eta_attn": 0.785,
+"w_half_expert": 153.01618440411966
+},
+"fp8": {
+"error": "--dtype fp8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32, tf32"
+},
+"int8": {
+"error": "--dtype int8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32, tf32"
+}
+},
+"compute_precision": {
+"fp8_tensor": {
+"error": "precision=fp8_tensor is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+},
+"mxfp8": {
+"error": "precision=mxfp8 is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+},
+"fp8_block": {
+"error": "precision=fp8_block is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 9.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+},
+"fp8_rowwise": {
+"error": "precision=fp8_rowwise is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+},
+"nvfp4": {
+"error": "precision=nvfp4 is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+},
+"fp8_delayed": {
+"error": "precision=fp8_delayed is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
+}
+}
+},
 "h100-pcie": {
 "title": "8× H100 PCIe 80GB per node, PCIe 5.0 inside the node + InfiniBand NDR",
 "alpha": 5.7e-06,

@@ -16,14 +16,13 @@ BY_ID = {r["id"]: r for r in RUNS}
 
 def test_one_check_run_per_printed_row_of_the_tables_typed():
     # rows counted in the README at 49521837: the large-scale H100 BF16 table 18 (1b, 3b, 7b, 13b, 30b, 70b at 128,
-    # 256 and 512 GPUs), the H100 BF16 table 52, the H100 FP8 table 7, the A100 80GB table 61; the A100 40GB table
-    # is not typed (no preset for that part)
+    # 256 and 512 GPUs), the H100 BF16 table 52, the H100 FP8 table 7, the A100 80GB table 61, the A100 40GB table 78
     count = {}
     for r in RUNS:
         key = (r["hardware"], r["release"], r["precision"])
         count[key] = count.get(key, 0) + 1
     assert count == {("h100", "2024-01", "bf16"): 18, ("h100", "2023-10", "bf16"): 52, ("h100", "2023-10", "fp8-ds"): 7,
-                     ("a100", "2023-05", "bf16"): 61}
+                     ("a100", "2023-05", "bf16"): 61, ("a100-40gb", "2023-05", "bf16"): 78}
     assert all(r["role"] == "check" for r in RUNS) and len(BY_ID) == len(RUNS)
     assert [problem for r in RUNS for problem in bridge_runs.validate(r)] == []
 
@@ -57,7 +56,7 @@ def test_the_words_say_how_composer_ran_fsdp():
 
 
 def test_every_row_evaluates_as_its_command():
-    for hardware in ("a100", "h100"):
+    for hardware in ("a100", "a100-40gb", "h100"):
         evaluated, refused = modern.measured_runs(hardware, "check")
         ours = [run for run in evaluated if run.id.startswith("llm-foundry")]
         assert refused == {} and ours

@@ -38,6 +38,17 @@ def memory_band(checks: tuple) -> tuple | None:
             tuple(c[0] for c in checks))
 
 
+def memory_verdict(fits, need: float, have: float | None, band: tuple | None) -> dict:
+    """The answer's memory verdict: ``fits`` (True, False or None: unknown, as Hardware.fits says it), the GPU's memory
+    and the excess, in bytes (None when unknown; 0 when it fits), the verdict over the memory model's measured error
+    (:func:`fits_over_error`) and that error (:func:`memory_error`)."""
+    if fits is None:
+        return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None, "fits_over_error": None,
+                "memory_error": memory_error(band)}
+    return {"fits": bool(fits), "gpu_memory_bytes": have, "memory_excess_bytes": max(0.0, float(need) - have),
+            "fits_over_error": fits_over_error(band, float(need), have), "memory_error": memory_error(band)}
+
+
 def fits_over_error(band: tuple | None, need: float | None, have: float | None) -> str | None:
     """Whether ``need`` bytes per GPU fit in ``have`` over the whole band of the memory model's measured errors
     (``band``: :func:`memory_band`; error = the model's bytes / the printed peak - 1): "yes" (at the lowest error

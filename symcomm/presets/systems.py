@@ -87,9 +87,10 @@ class Hardware:
     #: the fit, not the conversion, and is converted once when read
     inter_as_fitted: Link | None = None
     inter_fitted_on: tuple = ()
-    #: how far the memory model's count was off on published runs that print their peak memory, per framework
-    #: option: :func:`fit_errors.memory_checks_of` tuples, the same for every GPU (the model counts bytes)
-    memory_checks: tuple = ()
+    #: how far the memory model's count was off on published runs that print their peak memory
+    #: (:func:`fit_errors.memory_band` of hardware.json's ``memory_checks``), the same for every GPU (the model counts
+    #: bytes); None when none is recorded
+    memory_band: tuple | None = None
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -241,21 +242,8 @@ class Hardware:
         return bytes_per_gpu <= self.memory_bytes
 
     def memory_verdict(self, bytes_per_gpu: float) -> dict:
-        """``fits`` (True, False or None: unknown), the GPU's memory and the excess, in bytes (None when
-        unknown; 0 when it fits), and the verdict over the memory model's measured error
-        (:func:`fit_errors.fits_over_error`) with that error (:func:`fit_errors.memory_error`)."""
-        fits, band = self.fits(bytes_per_gpu), self._memory_band
-        if fits is None:
-            return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None, "fits_over_error": None,
-                    "memory_error": fit_errors.memory_error(band)}
-        return {"fits": bool(fits), "gpu_memory_bytes": self.memory_bytes,
-                "memory_excess_bytes": max(0.0, float(bytes_per_gpu) - self.memory_bytes),
-                "fits_over_error": fit_errors.fits_over_error(band, float(bytes_per_gpu), self.memory_bytes),
-                "memory_error": fit_errors.memory_error(band)}
-
-    @functools.cached_property
-    def _memory_band(self) -> tuple | None:
-        return fit_errors.memory_band(self.memory_checks)       # per call it would be rebuilt: the API is timed
+        """:func:`fit_errors.memory_verdict` of ``bytes_per_gpu`` on this GPU (the one rule, :meth:`fits`)."""
+        return fit_errors.memory_verdict(self.fits(bytes_per_gpu), bytes_per_gpu, self.memory_bytes, self.memory_band)
 
     def defaults_used(self) -> tuple[str, ...]:
         """What this hardware file leaves out that has a default, as the outputs state it."""
@@ -346,12 +334,12 @@ def _preset(name: str) -> Hardware:
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
-                    compute_capability=tuple(d.get("compute_capability", ())), memory_checks=_memory_checks())
+                    compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band())
 
 
-def _memory_checks() -> tuple:
-    """The presets' memory checks (hardware.json ``memory_checks``): every GPU's, presets' and files' alike."""
-    return fit_errors.memory_checks_of(_load("hardware.json"))
+def _memory_band() -> tuple | None:
+    """The presets' memory checks' band (hardware.json ``memory_checks``): every GPU's, presets' and files' alike."""
+    return fit_errors.memory_band(fit_errors.memory_checks_of(_load("hardware.json")))
 
 
 def _bounds(d: dict) -> tuple:
@@ -501,7 +489,7 @@ def hardware_file(path) -> Hardware:
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
                     compute_capability=tuple(d.get("compute_capability", ())),
-                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_checks=_memory_checks())
+                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band())
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:

@@ -10,7 +10,7 @@ from ..presets import memory_band_words, step_error_words
 from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
 from .fold import Plan
-from .request import MICRO_BATCH_SEARCH, Request
+from .request import MICRO_BATCH_SEARCH, Request, checked_memory
 
 ASSUMPTIONS = (
     "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
@@ -64,6 +64,10 @@ MEMORY_ASSUMPTION = (
     "the loss's buffers (bytes per logit as the loss setting runs it) and the recompute working set; live bytes, no "
     "allowance for the allocator's cached or fragmented blocks.  Dropped before any evaluation: layouts whose floor "
     "(14Φ/GPUs + the activations of full recompute with SP) exceeds it")
+MARGIN_ASSUMPTION = (
+    "--within-memory-error: a layout is kept only if its memory, raised to the highest peak the published runs "
+    "printed above the model's count (hardware.json memory_checks: memory / (1 + the lowest error)), fits: the "
+    "rows eval calls 'uncertain within its measured error' are left out")
 
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
@@ -106,7 +110,7 @@ def to_json(p: Plan, top: int) -> dict:
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
                   if v is not None},
-        "memory_check": req.memory_check, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
+        "memory_check": req.memory_check, "within_memory_error": req.memory_margin, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,
         "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},
@@ -162,7 +166,7 @@ def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
 
 def _why_out(req: Request, row: dict) -> str:
     """Why the --compare row is not among the rows: its memory (the one rule, Hardware.fits), or its bubble."""
-    if req.memory_check and req.hardware.fits(row["memory_bytes"]) is False:
+    if req.memory_check and req.hardware.fits(checked_memory(req, row["memory_bytes"])) is False:
         return (f" — does not fit: {row['memory_bytes']:,.0f} bytes ({human_size(row['memory_bytes'])}) > the GPU's "
                 f"{req.hardware.memory_bytes:,.0f} bytes ({human_size(req.hardware.memory_bytes)})")
     return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
@@ -181,7 +185,8 @@ def to_text(p: Plan, top: int) -> str:
         "step times off by " + step_error_words(error)
         + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no published run)" if unmeasured else ""),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
-        + (" in memory" if req.memory_check else "") + f", {p.evaluated:,} timed "
+        + (" in memory" if req.memory_check else "")
+        + (" at the high end of its measured error" if req.memory_margin else "") + f", {p.evaluated:,} timed "
         f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
         f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
         + f"), in {human_time(p.seconds)}",

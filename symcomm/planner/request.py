@@ -14,6 +14,7 @@ from ..base import notes
 from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
+from ..presets.fit_errors import at_high_end
 from ..training import frameworks as _frameworks
 from ..training import settings
 
@@ -66,6 +67,7 @@ class Request:
     dtype: str = "bf16"
     cp_algorithm: str = "ring"
     memory_check: bool = True
+    memory_margin: bool = False    # keep a layout only if it fits at the high end of the memory model's measured error
     max_bubble: float = 1.0        # drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this
     embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
     # fixed choices; None = searched.  The run settings among them (zero, framework, recompute, sp) are typed as
@@ -248,6 +250,12 @@ def check_request(req: Request) -> None:
     if req.memory_check and req.hardware.fits(0.0) is None:
         raise req.hardware.lacks("memory_bytes", "plan needs to keep only the layouts that fit (or give "
                                  "--no-memory-check)")
+    if req.memory_margin and not req.memory_check:
+        raise PlanError("--within-memory-error is not allowed with --no-memory-check: it keeps the layouts that fit "
+                        "at the high end of the memory model's error; give one of them")
+    if req.memory_margin and req.hardware.memory_band is None:
+        raise PlanError("--within-memory-error: no measured memory error is recorded (symcomm/presets/hardware.json "
+                        "memory_checks, written by python -m symcomm.derivations.fit_step_time); drop the flag")
     _compare_spec(req)
 
 
@@ -332,6 +340,8 @@ FLAGS = (
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
+    ("--within-memory-error", False, "keep only layouts that fit at the high end of the memory model's measured "
+                                     "error (those plan marks ‡ left out)"),
     ("--no-embeddings", False, "spread the embedding and LM head over the stages (Φ/(t·p) everywhere) instead of "
                                "the end stages; embeddings=0"),
     ("--peak", None, "the dense matmul FLOP/s of one GPU at --dtype, in place of the hardware's (needed where its "
@@ -500,7 +510,8 @@ def request_from_args(args) -> Request:
     return Request(model=model, hardware=hardware, gpus=_whole(args, "gpus"), batch=_whole(args, "batch"),
                    seq=seq, gpus_per_node=_whole(args, "gpus-per-node"), dtype=dtype,
                    cp_algorithm=args.cp_algorithm if args.cp_algorithm is not None else DEFAULTS["cp_algorithm"],
-                   memory_check=not args.no_memory_check, embeddings=not args.no_embeddings,
+                   memory_check=not args.no_memory_check, memory_margin=args.within_memory_error,
+                   embeddings=not args.no_embeddings,
                    max_bubble=parse_real("--max-bubble", str(max_bubble), least=0, most=10 ** 6),
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
@@ -511,6 +522,12 @@ def request_from_args(args) -> Request:
                       for name in ("dispatcher", "router_groups", "router_group_topk")},
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None,
                    constants=tuple(sorted(args.constants.items())))
+
+
+def checked_memory(req: Request, memory):
+    """The bytes per GPU a layout is kept by (Hardware.fits of them): its memory, raised to the high end of the memory
+    model's measured error under --within-memory-error (fit_errors.at_high_end, the ‡ rule of eval's verdict)."""
+    return at_high_end(memory, req.hardware.memory_band) if req.memory_margin else memory
 
 
 def top_from_args(args) -> int:

@@ -13,8 +13,9 @@ from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import unread_step_note
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
-from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MEMORY_ASSUMPTION
-from .request import RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request
+from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
+from .request import (RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request,
+                      checked_memory)
 
 def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.ndarray:
     keep = np.ones(rows.size, dtype=bool)
@@ -110,7 +111,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             + (f", e at most G ({req.G}) or a multiple of it (--dispatcher {req.dispatcher})"
                if model.moe and req.dispatcher in ("deepep", "hybridep") else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")
-    floor_ok = (req.hardware.fits(memory_floor(req, layouts)) if req.memory_check
+    floor_ok = (req.hardware.fits(checked_memory(req, memory_floor(req, layouts))) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))
     if spec:                                                  # the compared layout is shown whatever it holds
         wanted = np.ones(layouts["t"].size, dtype=bool)
@@ -153,7 +154,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         memory = q["memory_per_gpu"]
         fits = bubble_fraction[rows] <= req.max_bubble
         if req.memory_check:                  # eval hybrid's rule too (one function)
-            fits &= req.hardware.fits(memory)
+            fits &= req.hardware.fits(checked_memory(req, memory))
         compute, optimizer = q["compute_time"], q["optimizer_time"]
         for name, got in (("memory_per_gpu", memory), ("compute_time", compute),
                           ("optimizer_time", optimizer)):
@@ -202,6 +203,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
         raise PlanError(
             "no layout fits"
             + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
+            + (" at the high end of the memory model's measured error" if req.memory_margin else "")
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
     if req.constants:       # a typed constant no step model of this plan reads is said, in eval's words
@@ -213,7 +215,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
                   ASSUMPTIONS + ((DISPATCH_ASSUMPTION.format(req.dispatcher, _routing_words(req)),) if req.model.moe else ())
-                  + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",)),
+                  + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
+                  + ((MARGIN_ASSUMPTION,) if req.memory_margin else ()),
                   None, blocks, values, layouts)
     if spec:
         result.compare = _compared(result, spec, done)

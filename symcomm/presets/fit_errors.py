@@ -49,6 +49,12 @@ def memory_verdict(fits, need: float, have: float | None, band: tuple | None) ->
             "fits_over_error": fits_over_error(band, float(need), have), "memory_error": memory_error(band)}
 
 
+def at_high_end(need, band: tuple):
+    """``need`` bytes (a number or an array) raised to the highest peak the checks printed above the model's count:
+    ``need / (1 + lowest)`` (error = count / printed - 1)."""
+    return need / (1 + band[0])
+
+
 def fits_over_error(band: tuple | None, need: float | None, have: float | None) -> str | None:
     """Whether ``need`` bytes per GPU fit in ``have`` over the whole band of the memory model's measured errors
     (``band``: :func:`memory_band`; error = the model's bytes / the printed peak - 1): "yes" (at the lowest error
@@ -56,7 +62,7 @@ def fits_over_error(band: tuple | None, need: float | None, have: float | None) 
     check or no memory is known."""
     if band is None or need is None or have is None:
         return None
-    return "yes" if need / (1 + band[0]) <= have else "no" if need / (1 + band[1]) > have else "uncertain"
+    return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + band[1]) > have else "uncertain"
 
 
 def memory_error(band: tuple | None) -> dict | None:

@@ -349,6 +349,27 @@ def test_eval_the_api_and_plan_say_a_fit_within_the_memory_error_may_not_be_one(
     assert "GiB ‡" in shown and "memory ‡: fits by the model's count" in shown
 
 
+def test_plan_within_memory_error_keeps_only_layouts_that_fit_at_its_high_end():
+    import symcomm
+
+    ask = ("--model", "llama3-70b", "--hardware", "h100", "--gpus", "64", "--batch", "64", "--seq", "8192", "--top", "3")
+    loose = json.loads(_cli("plan", *ask, "--json").stdout)["layouts"]
+    assert "uncertain" in [row["fits_over_error"] for row in loose]        # the plain plan ranks ‡ rows first here
+    strict = json.loads(_cli("plan", *ask, "--within-memory-error", "--json").stdout)
+    assert strict["within_memory_error"] is True and strict["layouts"]
+    for row in strict["layouts"]:
+        # eval's own verdict of each kept row: it fits at the high end of the measured error too
+        again = json.loads(_cli("eval", *row["eval_command"].split()[2:], "--json").stdout)
+        assert again["fits_over_error"] == "yes"
+    text = _cli("plan", *ask, "--within-memory-error").stdout
+    assert "fit in memory at the high end of its measured error" in text and " ‡" not in text
+    api = symcomm.plan("llama3-70b", gpus=64, batch=64, seq=8192, hardware="h100", top=3, within_memory_error=True)
+    assert [r["eval_command"] for r in api["layouts"]] == [r["eval_command"] for r in strict["layouts"]]
+    both = _cli("plan", *ask, "--within-memory-error", "--no-memory-check")
+    assert both.returncode == 2 and "Traceback" not in both.stderr
+    assert "--within-memory-error is not allowed with --no-memory-check" in both.stderr
+
+
 def test_without_memory_bytes_the_fit_is_unknown_not_guessed(tmp_path):
     from symcomm.presets import hardware as preset
 

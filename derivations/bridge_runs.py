@@ -14,7 +14,7 @@ import re
 from importlib import resources
 
 from symcomm.base.errors import InputError
-from symcomm.training.settings import ADAM_DTYPES
+from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
 #: llm_foundry_runs.json or dgxc_runs.json
@@ -124,6 +124,10 @@ def validate(run: dict) -> list[str]:
         bad.append(f"{name}: known_cause must be a sentence naming its sources, not {run['known_cause']!r}")
     if "grad_reduce_dtype" in run and run["grad_reduce_dtype"] not in GRAD_REDUCE_DTYPES:
         bad.append(f"{name}: grad_reduce_dtype {run['grad_reduce_dtype']!r} is not one of {', '.join(GRAD_REDUCE_DTYPES)}")
+    # attention_kernel (optional): the attention core's kernel where the recipe picks one apart from the framework's
+    # fused default (the step model's attention_kernel setting)
+    if "attention_kernel" in run and run["attention_kernel"] not in ATTENTION_KERNELS:
+        bad.append(f"{name}: attention_kernel {run['attention_kernel']!r} is not one of {', '.join(ATTENTION_KERNELS)}")
     if "adam_dtype" in run and run["adam_dtype"] not in ADAM_DTYPES:
         bad.append(f"{name}: adam_dtype {run['adam_dtype']!r} is not one of {', '.join(ADAM_DTYPES)}")
     if run["role"] == "regression" and "known_cause" not in run:

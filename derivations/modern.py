@@ -261,6 +261,8 @@ def words(run: dict) -> list[str]:
         w.update(framework="megatron", zero=1 if run["distributed_optimizer"] else 0, grad_dtype=grads)
     if run.get("adam_dtype", "fp32") != "fp32":
         w["adam_dtype"] = run["adam_dtype"]
+    if "attention_kernel" in run:
+        w["attention_kernel"] = run["attention_kernel"]
     if run["id"].startswith("bridge-"):
         # Megatron-Bridge's models fuse the cross-entropy (GPTModelProvider's cross_entropy_loss_fusion = True,
         # src/megatron/bridge/models/gpt_provider.py at NVIDIA-NeMo/Megatron-Bridge 067f987d) and its performance

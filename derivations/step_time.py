@@ -771,8 +771,9 @@ def _check_table() -> Table:
                           "from NeMo-Framework-Launcher's 24.07 YAML), LLM Foundry's MPT tables (Composer with PyTorch "
                           "FSDP on A100 and H100, 2023-24: scripts/train/benchmarking/README.md at 49521837, each "
                           "table's settings from the sweep committed with it), NVIDIA's DGX Cloud benchmarking "
-                          "recipes (dgxc-benchmarking v25.01: Llama 3.1 8B, 70B, 405B on NeMo 24.09, H100, 8 to 2,304 "
-                          "GPUs, each recipe's YAML and configure.sh at 143b90dd); "
+                          "recipes (dgxc-benchmarking v25.01: Llama 3.1 8B, 70B, 405B on NeMo 24.09 and Nemotron-4 15B, "
+                          "340B on NeMo 24.11, H100, 8 to 2,304 GPUs, each recipe's YAML and configure.sh at "
+                          "143b90dd); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)

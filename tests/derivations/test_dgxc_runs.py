@@ -1,6 +1,7 @@
 """NVIDIA's DGX Cloud benchmarking recipes, v25.01 (derivations/data/dgxc_runs.json): the Llama 3.1 tables of
-llama3.1/README_8b.md, README_70b.md and README_405b.md at 143b90dd (NeMo 24.09 on H100, BF16 and FP8) against the
-printed step times, and the words each row is evaluated by.
+llama3.1/README_8b.md, README_70b.md and README_405b.md (NeMo 24.09) and the Nemotron-4 tables of
+nemotron/README_15b.md and README_340b.md (NeMo 24.11) at 143b90dd, on H100 in BF16 and FP8, against the printed step
+times, and the words each row is evaluated by.
 """
 
 from symcomm.derivations import bridge_runs, modern
@@ -10,8 +11,9 @@ BY_ID = {r["id"]: r for r in RUNS}
 
 
 def test_one_check_run_per_printed_step_time():
-    # the tables print 5 GPU counts for 8B (8-128), 6 for 70B (64-2048) and 6 for 405B (32-2304), each in BF16 and FP8
-    assert len(RUNS) == 2 * (5 + 6 + 6) == len(BY_ID)
+    # the tables print 5 GPU counts for 8B (8-128), 6 for 70B (64-2048), 6 for 405B (32-2304), 8 for Nemotron-4 15B
+    # (16-2048) and 5 for 340B (128-2048), each in BF16 and FP8
+    assert len(RUNS) == 2 * (5 + 6 + 6 + 8 + 5) == len(BY_ID)
     assert all(r["role"] == "check" and r["hardware"] == "h100" for r in RUNS)
     assert [problem for r in RUNS for problem in bridge_runs.validate(r)] == []
     # README_70b.md: "Llama 3.1 70b 24.09 FP8 (TP=4, PP=4, CP=2, VP=5, MBS=1, GA=64)", 512 GPUs (GBS=1024): 11.18 s;
@@ -30,5 +32,8 @@ def test_the_words_follow_the_recipe():
     # at 32 GPUs configure.sh runs 7 layers on one stage
     small = dict(w.split("=", 1) for w in modern.words(BY_ID["dgxc-25.01-h100-llama3.1-405b-bf16-g32"]))
     assert (small["L"], small["p"], small["fp8_param_gather"]) == ("7", "1", "0")
+    # nemotron/configure.sh for 340b: NVTE_FUSED_ATTN=0, Transformer Engine's FlashAttention-2 backend; optim dtype bf16
+    big = dict(w.split("=", 1) for w in modern.words(BY_ID["dgxc-25.01-h100-nemotron4-340b-bf16-g128"]))
+    assert (big["attention_kernel"], big["adam_dtype"], big["recompute"], big["gated"]) == ("fa2", "bf16", "selective", "0")
     evaluated, refused = modern.measured_runs("h100", "check")
     assert refused == {} and sum(r.id.startswith("dgxc-") for r in evaluated) == len(RUNS)

@@ -450,22 +450,50 @@ def test_the_step_models_regrouped_sums_are_the_same_numbers_exactly_and_as_floa
                 assert got == pytest.approx(want, rel=1e-12, abs=0), (key, point)
 
 
+def _bench_step() -> tuple:
+    """The API bench case's step model key and the point its generated function is called at, as
+    :func:`symcomm.training.hybridfast.answer` finds them (recorded on the way, so no key is spelled here)."""
+    import types
+
+    from symcomm.base import notes
+    from symcomm.tools import bench
+    from symcomm.training import hybrid_data, hybridfast
+
+    calls = []
+
+    class Steps(dict):
+        def get(self, key, default=None):
+            entry = super().get(key, default)
+            if entry is None:
+                return entry
+
+            def function(*point):
+                calls.append((key, point))
+                return entry["function"](*point)
+            return {**entry, "function": function}
+
+    data = types.SimpleNamespace(**{**vars(hybrid_data), "STEPS": Steps(hybrid_data.STEPS)})
+    words = dict(bench._API_HYBRID)
+    args = types.SimpleNamespace(name="hybrid", assignments=[f"{k}={v}" for k, v in words.items()
+                                                             if k not in ("model", "hardware")],
+                                 algorithm=None, dtype=None, backend=None, model=words["model"], model_config=None,
+                                 hardware=words["hardware"], json=True)
+    with notes.collected():
+        hybridfast.answer(args, data)
+    (key, point), = calls
+    return key, point
+
+
 def test_the_bench_cases_step_model_runs_a_quarter_fewer_instructions():
     # what merged_branches is for: fewer bytecode instructions run per call of the API's bench case (counted by the
     # interpreter's own opcode trace, not timed); before it, 1,779 on CPython 3.11, after it 1,284 (1,336 merged alone)
     import sys
 
     from symcomm.numbers import codeprint
-    from symcomm.training import hybrid_data, steptime
+    from symcomm.training import steptime
 
-    key = next(k for k, entry in hybrid_data.STEPS.items() if entry["function"].__name__ == "_step_66813de5b3a4")
+    key, point = _bench_step()
     ev = steptime._evaluators(*key).evaluator
-    values = {"F": 49152.0, "G": 8.0, "L": 96.0, "Phi": 174604259328.0, "V": 50257.0, "alpha": 3.4e-06,
-              "alpha_inter": 9.6e-06, "b": 64.0, "beta": 6.666666666666666e-12, "beta_inter": 8e-11, "c": 1.0,
-              "d": 1.0, "eta": 0.785, "eta_attn": 0.785, "gamma": 2.942618930848455e-12, "h": 12288.0,
-              "h_kv": 12288.0, "hbm": 2.039e12, "kappa": 7.75, "m": 64.0, "p": 8.0, "peak": 3.12e14, "s": 2048.0,
-              "t": 8.0, "w_half": 153.01618440411966}
-    point = [values[name] for name in ev.names]
 
     def instructions(merge: bool) -> int:
         function = codeprint._compile(codeprint.function_source("scalar", ev._exprs, ev._symbols, ev._params,

@@ -93,8 +93,11 @@ class _NamedMathPrinter(NamedPrinting, _MathPrinter):
 
     def _print_Mul(self, expr):
         coefficient, rest = expr.as_coeff_Mul()
-        if self.ranks is None or coefficient < 0 or not rest.is_Mul:
+        if self.ranks is None or not rest.is_Mul:
             return super()._print_Mul(expr)
+        if coefficient < 0:     # as SymPy prints it, the sign before the product (a sum prints it as a subtraction)
+            positive = rest if coefficient == -1 else sp.Mul(-coefficient, *rest.args, evaluate=False)
+            return "-" + self._print_Mul(positive)
         above, below = [], []
         for factor in rest.args:
             (below if factor.is_Pow and factor.exp.is_Rational and factor.exp.is_negative else above).append(factor)
@@ -450,6 +453,22 @@ def _merged_terms(terms) -> list:
     return out
 
 
+def _content_out(expr):
+    """A sum whose terms' coefficients share a rational factor k ≠ 1 as k·(the sum over k), unevaluated: SymPy
+    spreads a number over a sum (the backward's 2·(forward) is 2a + 2b + 4c), so the step model's forward and backward
+    compute were two sums printed in full; as 2·(a + b + 2c) and (a + b + 2c) the sum is one, computed once."""
+    if not expr.is_Add:
+        return expr
+    coefficients = [term.as_coeff_Mul()[0] for term in expr.args]
+    if not all(c.is_Rational for c in coefficients):
+        return expr
+    content = sp.gcd_list([abs(c) for c in coefficients]) if len(coefficients) > 1 else abs(coefficients[0])
+    if content == 1 or content == 0:
+        return expr
+    inner = sp.Add(*[sp.Mul(c / content, term.as_coeff_Mul()[1]) for c, term in zip(coefficients, expr.args)])
+    return sp.Mul(content, inner, evaluate=False)
+
+
 def _sums_of_sums(exprs) -> dict:
     """Each of ``exprs`` that is a sum holding all the terms of others (a total over the axes and the axes' own sums)
     → the same terms as those sums and the rest, unevaluated: the sums already computed are added, not their terms
@@ -477,14 +496,15 @@ def merged_branches(exprs) -> list:
     """The same values as ``exprs`` (a bundle's: the step model's quantities), in fewer operations of plain Python.
 
     The step model prices every collective on both links, ``α·(0 if crosses else n) + α_inter·(n if crosses else
-    0)``, and its totals add the axes' terms again: as printed, 1,779 bytecode instructions ran per call of the API's
-    bench case (CPython 3.11), 1,336 with this (1,284 with the factors ordered, :class:`_NamedMathPrinter`).  Here
-    each sum's Piecewise terms on the same conditions become one
-    (:func:`_merged_terms`: the branch taken is computed, the zeros are not multiplied nor added) and a quantity
-    that is other quantities added reads them (:func:`_sums_of_sums`).  Both regroup the same terms, so the value
-    is the same number; the floats may differ in the last bits (a sum added in another order), well inside the
-    1e-12 the kernel tests allow (tests/numbers/test_numeric.py compares both, exactly and as floats).  A branch
-    still runs only when its condition holds, so no division is made that was not made before."""
+    0)``, its totals add the axes' terms again and its backward is its forward's sum spread over by 2.  Here each
+    sum's Piecewise terms on the same conditions become one (:func:`_merged_terms`: the branch taken is computed,
+    the zeros are not multiplied nor added), a quantity that is other quantities added reads them
+    (:func:`_sums_of_sums`) and a sum's common rational factor is taken out (:func:`_content_out`).  Per call of the
+    API's bench case (CPython 3.11) that ran 1,779 bytecode instructions as printed before, 1,336 merged and summed,
+    1,284 with the factors ordered (:class:`_NamedMathPrinter`), 1,208 with the factor out.  All regroup the same
+    terms, so the value is the same number; the floats may differ in the last bits (a sum added in another order),
+    well inside the 1e-12 the kernel tests allow (tests/numbers/test_numeric.py compares both, exactly and as
+    floats).  A branch still runs only when its condition holds, so no division is made that was not made before."""
     exprs = list(exprs)
     regrouped = _sums_of_sums(exprs)
     memo: dict = {}
@@ -503,6 +523,7 @@ def merged_branches(exprs) -> list:
         elif node.is_Add:
             terms = _merged_terms(args)
             out = node if terms == list(node.args) else sp.Add(*terms)    # a condition's sum: left as built
+            out = _content_out(out)
         elif args == list(node.args):
             out = node
         elif isinstance(node, (sp.Max, sp.Min, sp.Piecewise)):

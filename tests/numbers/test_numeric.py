@@ -486,7 +486,7 @@ def _bench_step() -> tuple:
 
 def test_the_bench_cases_step_model_runs_a_quarter_fewer_instructions():
     # what merged_branches is for: fewer bytecode instructions run per call of the API's bench case (counted by the
-    # interpreter's own opcode trace, not timed); before it, 1,779 on CPython 3.11, after it 1,284 (1,336 merged alone)
+    # interpreter's own opcode trace, not timed); before it, 1,779 on CPython 3.11, after it 1,208
     import sys
 
     from symcomm.numbers import codeprint
@@ -540,3 +540,24 @@ def test_a_bundles_products_print_their_common_factors_first_and_share_them():
     got = codeprint._compile(merged, "f")(*point)
     want = (96.0 * 64.0 * 12288.0 * 2048.0 * (1e-11 / 3) * 6.0, 96.0 * 64.0 * 12288.0 * 2048.0 * 8e-11 * 4.0)
     assert got == want
+
+
+def test_a_sums_common_factor_is_taken_out_and_the_sum_shared_by_hand():
+    # by hand: 4a + 4b + 8c and 2a + 2b + 4c are 4·(a + b + 2c) and 2·(a + b + 2c) (the step model's backward and
+    # forward): the sum a + b + 2c once (2 additions, 1 multiplication), then ×4 and ×2: 5 operations where each
+    # sum alone takes 5; a power of two scales exactly, so the floats are those of the sums as written
+    import ast
+
+    import sympy as sp
+
+    from symcomm.numbers import codeprint
+
+    a, b, c = sp.symbols("a b c", positive=True)
+    exprs = [4 * a + 4 * b + 8 * c, 2 * a + 2 * b + 4 * c]
+    got = codeprint.merged_branches(exprs)
+    assert [sp.expand(g - e) for g, e in zip(got, exprs)] == [0, 0]
+    merged = codeprint.function_source("f", exprs, (a, b, c), ("a", "b", "c"), target="math", merge=True)
+    plain = codeprint.function_source("f", exprs, (a, b, c), ("a", "b", "c"), target="math")
+    assert [sum(isinstance(n, ast.BinOp) for n in ast.walk(ast.parse(x))) for x in (merged, plain)] == [5, 10], merged
+    point = (0.1, 0.7, 1e-3)
+    assert codeprint._compile(merged, "f")(*point) == (4 * 0.1 + 4 * 0.7 + 8 * 1e-3, 2 * 0.1 + 2 * 0.7 + 4 * 1e-3)

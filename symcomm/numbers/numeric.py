@@ -88,11 +88,13 @@ class Evaluator:
     """
 
     __slots__ = ("expr", "names", "_symbols", "_params", "_scalar", "_arrays", "_exact", "_known", "_exprs",
-                 "_checked_names")
+                 "_checked_names", "_merge")
 
     def __init__(self, expr: sp.Expr, symbols: tuple, exprs: tuple | None = None):
         self.expr = expr
         self._exprs = [expr] if exprs is None else list(exprs)      # several: float() returns a tuple
+        # a bundle (the step model's quantities) regroups its sums for plain Python (codeprint.merged_branches)
+        self._merge = exprs is not None
         self._symbols = symbols
         self.names = tuple(_cli_name(x) for x in symbols)
         self._params = tuple(_param(n, i) for i, n in enumerate(self.names))
@@ -184,7 +186,8 @@ class Evaluator:
             return function(*floats)
 
     def _build_scalar(self):
-        source = function_source("scalar", self._exprs, self._symbols, self._params, target="math")
+        source = function_source("scalar", self._exprs, self._symbols, self._params, target="math",
+                                 merge=self._merge)
         self._scalar = _compile(source, "scalar")
         return self._scalar
 
@@ -211,7 +214,8 @@ class Evaluator:
 
     @property
     def scalar_source(self) -> str:
-        return function_source("scalar", self._exprs, self._symbols, self._params, target="math")
+        return function_source("scalar", self._exprs, self._symbols, self._params, target="math",
+                               merge=self._merge)
 
     def _arguments(self, values: Mapping[str, object]) -> list:
         known = self._known

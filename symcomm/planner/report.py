@@ -110,7 +110,8 @@ def to_json(p: Plan, top: int) -> dict:
                   for k, v in ((k, getattr(req, k)) for k in ("tp", "pp", "vp", "dp", "cp", "ep", "micro_batch",
                                                               "micro_batches", "zero", "framework", "recompute", "sp"))
                   if v is not None},
-        "memory_check": req.memory_check, "within_memory_error": req.memory_margin, "embeddings": req.embeddings, "max_bubble": req.max_bubble,
+        "memory_check": req.memory_check, "within_memory_error": req.memory_margin, "embeddings": req.embeddings,
+        "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,
         "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},

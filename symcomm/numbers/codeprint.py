@@ -78,6 +78,11 @@ class NamedPrinting:
         return expr
 
 
+def _is_denominator(factor) -> bool:
+    """A factor below a product's line: a power with a negative rational exponent (x⁻¹, x⁻²)."""
+    return factor.is_Pow and factor.exp.is_Rational and factor.exp.is_negative
+
+
 class _NamedMathPrinter(NamedPrinting, _MathPrinter):
     """:class:`_MathPrinter` over given names (:class:`NamedPrinting`).  With ``ranks`` (a factor → in how many
     products it stands), a product's factors are printed the most common first and a positive coefficient last, so
@@ -100,7 +105,7 @@ class _NamedMathPrinter(NamedPrinting, _MathPrinter):
             return "-" + self._print_Mul(positive)
         above, below = [], []
         for factor in rest.args:
-            (below if factor.is_Pow and factor.exp.is_Rational and factor.exp.is_negative else above).append(factor)
+            (below if _is_denominator(factor) else above).append(factor)
         above.sort(key=lambda factor: -self.ranks.get(factor, 0))       # stable: Mul's own order between equals
         if coefficient != 1:
             above.append(coefficient)
@@ -119,7 +124,7 @@ def _factor_ranks(exprs) -> dict:
         seen.add(node)
         if node.is_Mul:
             for factor in node.args:
-                if not factor.is_Number and not (factor.is_Pow and factor.exp.is_Rational and factor.exp.is_negative):
+                if not factor.is_Number and not _is_denominator(factor):
                     ranks[factor] = ranks.get(factor, 0) + 1
         for arg in node.args:
             if isinstance(arg, sp.Basic):
@@ -239,7 +244,7 @@ class _ArrayPrinter(NumPyPrinter):
         num, den = [], []
         # an unevaluated product may hold another (1/(p·t) is p⁻¹·t⁻¹): its factors ordered with the rest
         for f in (g for factor in factors for g in sp.Mul.make_args(factor)):
-            if f.is_Pow and f.exp.is_Rational and f.exp.is_negative:
+            if _is_denominator(f):
                 den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
             else:
                 num.append(f)
@@ -370,8 +375,7 @@ def _over_denominators(expr, arrays: set, seen: dict | None = None, reads: dict 
         groups: dict = {}
         for term in out.args:
             den = sp.Mul(*[f.base ** -f.exp for f in sp.Mul.make_args(term)
-                           if f.is_Pow and f.exp.is_Rational and f.exp.is_negative
-                           and _reads_arrays(f, arrays, reads)])
+                           if _is_denominator(f) and _reads_arrays(f, arrays, reads)])
             groups.setdefault(den, []).append(term)
         if any(den != 1 and len(terms) > 1 for den, terms in groups.items()):
             parts = []

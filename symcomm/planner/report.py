@@ -7,6 +7,7 @@ import io
 
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import memory_band_words, step_error_words
+from ..presets.fit_errors import fits_over_error, memory_error
 from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
 from .fold import Plan
@@ -119,7 +120,7 @@ def to_json(p: Plan, top: int) -> dict:
         "assumptions": list(p.assumptions),
         "units": UNITS,
         "layouts": [{**row, "fits_over_error": _over_error(req, row)} for row in p.rows(top, axes=True)],
-        "memory_error": req.hardware.memory_verdict(0.0)["memory_error"],
+        "memory_error": memory_error(req.hardware.memory_band),
         "compare": p.compare,
     }
 
@@ -144,8 +145,10 @@ def to_csv(p: Plan, top: int) -> str:
 
 
 def _over_error(req: Request, row: dict) -> str | None:
-    """eval's verdict over the memory model's measured error (Hardware.memory_verdict) for a row's memory."""
-    return req.hardware.memory_verdict(row["memory_bytes"])["fits_over_error"] if req.memory_check else None
+    """eval's verdict over the memory model's measured error (fit_errors.fits_over_error) for a row's memory."""
+    if not req.memory_check:
+        return None
+    return fits_over_error(req.hardware.memory_band, row["memory_bytes"], req.hardware.memory_bytes)
 
 
 def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
@@ -195,7 +198,7 @@ def to_text(p: Plan, top: int) -> str:
         f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
         f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}    settings",
     ]
-    band = req.hardware.memory_verdict(0.0)["memory_error"] if req.memory_check else None
+    band = memory_error(req.hardware.memory_band) if req.memory_check else None
     if band is not None and any(_over_error(req, row) == "uncertain" for row in rows):
         lines.insert(3, "memory ‡: fits by the model's count of live bytes, not at the high end of its measured "
                         "error (" + memory_band_words(band) + ")")

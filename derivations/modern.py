@@ -237,16 +237,11 @@ def words(run: dict) -> list[str]:
         # Composer's PyTorch FSDP (FSDP1): FULL_SHARD gathers each wrapped block for the forward and again for the
         # backward, SHARD_GRAD_OP once per micro-batch (reshard_after_forward); its DEFAULT mixed precision reduces
         # the gradients in fp32, PURE in bf16 (composer/distributed/mosaic_fsdp.py's mixed-precision modes, the
-        # run's mixed_precision); MPT's attention a FlashAttention kernel (attn_impl flash: FlashAttention-2;
-        # triton: its Triton port, counted as FlashAttention-2's share: approximations) where the preset publishes
-        # that share; A100's does not (eval refuses attention_kernel=fa2 there), so its runs take the default kernel,
-        # whose eta_attn A100's block reads as eta (eval says so: constants_taken_as_another)
+        # run's mixed_precision); MPT's attention a FlashAttention kernel at its published share (attn_impl flash:
+        # FlashAttention-2; triton: FlashAttention's Triton port, llmfoundry/models/layers/flash_attn_triton.py)
         w.update(framework="fsdp", zero=3, reshard_after_forward=int(run["sharding"] == "FULL_SHARD"),
-                 grad_dtype="fp32" if run["mixed_precision"] == "DEFAULT" else "same")
-        from symcomm.presets import hardware
-
-        if "fa2" in dict(hardware(run["hardware"]).attention_shares):
-            w["attention_kernel"] = "fa2"
+                 grad_dtype="fp32" if run["mixed_precision"] == "DEFAULT" else "same",
+                 attention_kernel={"flash": "fa2", "triton": "triton"}[run["attn_impl"]])
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
@@ -342,12 +337,9 @@ def approximations(run: dict) -> list[str]:
     if run["recompute"] == "op" and run["overlap"].get("tp_comm"):
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")
-    a100 = run["hardware"] in ("a100", "a100-40gb")
-    if run.get("attn_impl") == "triton" and not a100:
-        out.append("MPT's Triton flash attention (attn_impl triton) timed at FlashAttention-2's published share")
-    if run["id"].startswith("llm-foundry") and a100:
-        out.append(f"MPT's {'Triton ' if run.get('attn_impl') == 'triton' else ''}flash attention on A100 at eta_attn, "
-                   "read as the matmuls' eta (no published FlashAttention share for A100 in the preset)")
+    if run.get("attn_impl") == "triton" and run["hardware"] not in ("a100", "a100-40gb"):
+        out.append("MPT's Triton flash attention (attn_impl triton) at a share transferred from A100's chart (no "
+                   "chart times it on H100: hardware.json attention_source)")
     if run["precision"] == "fp8-rowwise":
         out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "

@@ -795,19 +795,33 @@ def _foundry_by_sequence() -> str:
     from . import modern
 
     seq = {r["id"]: r["seq"] for r in modern.runs("check") if r["id"].startswith("llm-foundry")}
-    parts = []
+    parts, drift = [], []
     for system, found in sorted(_results()["checks"].items()):
         rows = [(seq[r["id"]], r["error"]) for r in found["runs"] if r["id"] in seq]
         if rows:
             short = [e for s, e in rows if s <= 2048]
             long = [e for s, e in rows if s >= 16384]
             parts.append(f"{system}: at 2,048 tokens or fewer {_summary(short)}; at 16,384 or more {_summary(long)}")
+            drift.append(sum(long) / len(long) - sum(short) / len(short))
+    if not parts:
+        return ""
+    # the direction the rows say, read from them: which way the core's time is off where it dominates
+    faster = all(x > 0 for x in drift)
+    slower = all(x < 0 for x in drift)
+    reading = ("the long rows ran the core faster than that share prices it" if faster else
+               "the long rows ran the core slower than that share prices it" if slower else
+               "the rows do not say one way the core's share is off")
+    from symcomm.presets import hardware
+
+    triton = {name: dict(hardware(name).attention_shares)["triton"] for name in ("a100", "h100")}
     return ("LLM Foundry's rows by sequence length (" + "; ".join(parts) + "). Per token, a layer's matmuls and "
             "memory-bound kernels do the same work at every length while its attention core's work grows with the "
-            "length, so an error that grows with the length prices the core too fast in these runs: MPT's own "
-            "flash-attention kernels (Triton, or FlashAttention-2 where the table's sweep says flash) below the share "
-            "the model gives the core (A100: eta_attn, read as eta, no published share for A100 in the preset; H100: "
-            "FlashAttention-2's published one). None of these rows is fitted on.") if parts else ""
+            "length, so the long rows measure the core. It runs at MPT's kernel's published share (attention_kernel="
+            f"triton, FlashAttention's Triton port: A100 {triton['a100']:.3f}; H100 {triton['h100']:.3f}, transferred "
+            "from the A100 chart, no chart times it on H100; FlashAttention-2 where the table's sweep says flash), "
+            "read at 8,192 tokens and head "
+            "dimension 128; the error moves with the length as the signed means show: " + reading + ". None of "
+            "these rows is fitted on.")
 
 
 def _check_sources_table() -> Table:

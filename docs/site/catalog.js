@@ -315,6 +315,11 @@ globalThis.SYMCOMM_CATALOG = {
 "meaning": "published share of the bf16 peak FlashAttention-2 reaches (attention_kernel=fa2)",
 "unit": "ratio",
 "integer": false
+},
+"eta_triton": {
+"meaning": "published share of the bf16 peak FlashAttention's Triton port reaches (attention_kernel=triton)",
+"unit": "ratio",
+"integer": false
 }
 },
 "dtypes": {
@@ -5590,7 +5595,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -5743,7 +5749,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -5895,7 +5902,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6048,7 +6056,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6201,7 +6210,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6354,7 +6364,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6507,7 +6518,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6660,7 +6672,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6813,7 +6826,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -6966,7 +6980,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7119,7 +7134,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7272,7 +7288,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7425,7 +7442,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7578,7 +7596,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7736,7 +7755,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -7892,7 +7912,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8046,7 +8067,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8211,7 +8233,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8389,7 +8412,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8558,7 +8582,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8711,7 +8736,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -8864,7 +8890,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9017,7 +9044,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9180,7 +9208,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9349,7 +9378,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9504,7 +9534,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9657,7 +9688,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9810,7 +9842,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -9963,7 +9996,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10116,7 +10150,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10269,7 +10304,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10422,7 +10458,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10575,7 +10612,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10728,7 +10766,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -10881,7 +10920,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11034,7 +11074,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11187,7 +11228,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11354,7 +11396,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11507,7 +11550,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11661,7 +11705,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11814,7 +11859,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -11967,7 +12013,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -12120,7 +12167,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -12273,7 +12321,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -12426,7 +12475,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -12579,7 +12629,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",
@@ -12732,7 +12783,8 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half",
 "w_half_expert",
 "eta_attn",
-"eta_fa2"
+"eta_fa2",
+"eta_triton"
 ],
 "quantities": [
 "step_time",

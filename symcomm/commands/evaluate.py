@@ -62,13 +62,15 @@ def _print_step(payload: dict) -> None:
     # "typed" beside each peak the user gave (its input row's source), not beside the bf16 one for any of them
     typed_peaks = {name for name, row in payload["inputs"].items() if name.startswith("peak")
                    and isinstance(row, dict) and row.get("source") == "typed"}
-    from ..presets.systems import LOW_DTYPES      # here: a primitive's cold eval reads no preset
+    from ..presets.systems import LOW_DTYPES, PUBLISHED_KERNELS      # here: a primitive's cold eval reads no preset
 
     low = next((kind for kind in LOW_DTYPES if f"peak_{kind}" in c), None)
     fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s"
            f"{' typed' if f'peak_{low}' in typed_peaks else ''}, eta_{low} {c[f'eta_{low}']}" if low else "")
-    # the attention core's share: the fa2 kernel's published one, else the fitted eta_attn (eta where none is)
-    attention = (f", eta_fa2 {c['eta_fa2']} (FlashAttention-2, published)" if "eta_fa2" in c else
+    # the attention core's share: a published kernel's (attention_kernel fa2, triton), else the fitted eta_attn (eta
+    # where none is)
+    kernel = next((k for k in PUBLISHED_KERNELS if f"eta_{k}" in c), None)
+    attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}, published)" if kernel else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
     typed = " typed" if "peak" in typed_peaks else ""
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "

@@ -118,6 +118,7 @@ w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reache
 w_half_expert = _nonneg("w_half_expert")   # fitted: the same for the MoE experts' grouped GEMMs (absent: w_half)
 eta_attn = _real("eta_attn")   # fitted: the share of peak (bf16) the flash-attention core reaches
 eta_fa2 = _real("eta_fa2")     # published: the share of peak (bf16) FlashAttention-2 reaches (attention_kernel=fa2)
+eta_triton = _real("eta_triton")  # published: the share of peak (bf16) FlashAttention's Triton port reaches (triton)
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -202,6 +203,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "(forward and backward)", "ratio"),
         SymbolInfo(eta_fa2, "eta_fa2", "published share of the bf16 peak FlashAttention-2 reaches "
                    "(attention_kernel=fa2)", "ratio"),
+        SymbolInfo(eta_triton, "eta_triton", "published share of the bf16 peak FlashAttention's Triton port reaches "
+                   "(attention_kernel=triton)", "ratio"),
     )
 }
 

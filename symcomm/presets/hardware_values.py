@@ -15,9 +15,15 @@ LOW_DTYPES = ("fp8", "fp4")
 PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
 
 
+#: the attention kernels (the attention_kernel setting) that run the core at a share of the bf16 peak published for
+#: the kernel (hardware attention_shares, key = the setting's value; symbol eta_<key>), not at the fitted eta_attn of
+#: the fused core: each with its name in words
+PUBLISHED_KERNELS = {"fa2": "FlashAttention-2", "triton": "FlashAttention's Triton port"}
+#: the symbols of those shares
+KERNEL_SHARES = tuple(f"eta_{kernel}" for kernel in PUBLISHED_KERNELS)
 #: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
-#: reads it): the fitted ones and the published FlashAttention-2 share
-TYPED_CONSTANTS = STEP_TIME_NAMES + ("eta_fa2",)
+#: reads it): the fitted ones and the published kernels' shares
+TYPED_CONSTANTS = STEP_TIME_NAMES + KERNEL_SHARES
 #: the datasheet values a user may type over the hardware's: the peaks and the HBM bandwidth (bytes/s)
 TYPED_DATASHEET = PEAK_NAMES + ("hbm",)
 #: every hardware value a user may type (eval hybrid --hardware): the datasheet's and the constants
@@ -42,14 +48,15 @@ def with_typed_constants(values: dict, typed: dict) -> dict:
 def unused_peaks(typed: dict, precision: str, attention_kernel: str = "fused") -> list[str]:
     """The notes of the typed hardware values the run does not read: a low-precision peak or share for a run whose
     precision runs no matmul at it (peak_fp8, eta_fp8 under bf16 or nvfp4; peak_fp4, eta_fp4 under any but nvfp4),
-    eta_fa2 unless attention_kernel=fa2, eta_attn under it: said, not refused."""
+    a published kernel's share (eta_fa2, eta_triton) unless attention_kernel is that kernel, eta_attn under any of
+    them: said, not refused."""
     low = low_dtype(precision)
     said = [f"{name}_{dtype} not used: precision={precision} runs no matmul in {dtype.upper()}"
             for dtype in LOW_DTYPES for name in ("peak", "eta") if f"{name}_{dtype}" in typed and dtype != low]
-    if "eta_fa2" in typed and attention_kernel != "fa2":
-        said.append(f"eta_fa2 not used: attention_kernel={attention_kernel} runs the attention core at eta_attn")
-    if "eta_attn" in typed and attention_kernel == "fa2":
-        said.append("eta_attn not used: attention_kernel=fa2 runs the attention core at eta_fa2")
+    runs_at = f"eta_{attention_kernel}" if attention_kernel in PUBLISHED_KERNELS else "eta_attn"
+    for name in KERNEL_SHARES + ("eta_attn",):
+        if name in typed and name != runs_at:
+            said.append(f"{name} not used: attention_kernel={attention_kernel} runs the attention core at {runs_at}")
     return said
 
 

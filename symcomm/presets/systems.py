@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
 from ..base.errors import InputError
-from .hardware_values import (LOW_DTYPES, PEAK_NAMES, STEP_TIME_NAMES, TYPED_CONSTANTS, TYPED_DATASHEET,  # noqa: F401
-                              TYPED_HARDWARE, low_dtype, precision_refusal, unused_peaks,
+from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
+                              TYPED_DATASHEET, TYPED_HARDWARE, low_dtype, precision_refusal, unused_peaks,
                               with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
@@ -131,8 +131,8 @@ class Hardware:
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 (FP8 recipes) or peak_fp4, eta_fp4
         (nvfp4) are added for the linear matmuls (:func:`low_dtype`).
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
-        fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 adds eta_fa2, the
-        published FlashAttention-2 share (``attention_shares``), refused where the hardware gives none.  ``typed``:
+        fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 or triton adds eta_fa2 or
+        eta_triton, that kernel's published share (``attention_shares``), refused where the hardware gives none.  ``typed``:
         the values the user gave by name (:data:`TYPED_HARDWARE`), which win over the hardware's: the peaks (:meth:`peak`)
         and the constants the run reads (:func:`with_typed_constants`)."""
         typed = typed or {}
@@ -150,13 +150,13 @@ class Hardware:
         out = {"peak": peak, "hbm": hbm, **fitted}
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
-        if attention_kernel == "fa2":
+        if attention_kernel in PUBLISHED_KERNELS:
             shares = dict(self.attention_shares)
-            if "fa2" not in shares:
-                raise self.lacks("attention_shares fa2", "attention_kernel=fa2 needs (the share of the bf16 peak "
-                                 "FlashAttention-2 reaches, from a published kernel benchmark); or choose "
-                                 "attention_kernel=fused")
-            out["eta_fa2"] = shares["fa2"]
+            if attention_kernel not in shares:
+                raise self.lacks(f"attention_shares {attention_kernel}", f"attention_kernel={attention_kernel} needs "
+                                 f"(the share of the bf16 peak {PUBLISHED_KERNELS[attention_kernel]} reaches, from a "
+                                 "published kernel benchmark); or choose attention_kernel=fused")
+            out[f"eta_{attention_kernel}"] = shares[attention_kernel]
         low = low_dtype(precision)
         for other in LOW_DTYPES:
             if other != low:

@@ -44,7 +44,13 @@ fused kernel (Transformer Engine: cuDNN, FlashAttention-3 on Hopper); with ``att
 (FlashAttention-2, PyTorch SDPA's flash backend) the core runs at the hardware's published FlashAttention-2
 share η_fa2 instead, not fitted (H100: 0.326, its forward with the causal mask and its backward at head dimension
 128, sequence length 8k, combined at the backward's 5/2 of the FLOPs: Shah et al. 2024, section 4.1, charts;
-hardware.json attention_source).
+A100: 0.583, its forward + backward with the causal mask at head dimension 128, sequence length 8k, 182 TFLOP/s on
+FlashAttention-2's release chart; hardware.json attention_source), and with ``attention_kernel=triton``
+(FlashAttention's Triton port, ``flash_attn_triton.py``, which MPT runs as attn_impl triton) at its published
+share η_triton (A100: 0.250, 78 TFLOP/s on the same chart; H100: 0.133, transferred from FlashAttention-1's bar on
+the H100 chart, the port running 78/80 of FlashAttention-1's speed on the A100 chart).  Each share is read at
+sequence length 8k and head dimension 128 and used at every length: the charts' shares are lower at short
+sequences (A100 triton 0.16 at 512), where the core is a small part of the step.
 
 **Precision** (``precision``, :data:`symcomm.training.settings.PRECISIONS`).  Under an FP8 recipe the layers'
 linear GEMMs (QKV, output, MLP, experts) run at peak_fp8·η_fp8 (same width factor); the attention core (at
@@ -101,7 +107,7 @@ from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
-                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, eta_fa2, hbm, k, kappa, kv_lora, m, n_ssm,
+                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, eta_fa2, eta_triton, hbm, k, kappa, kv_lora, m, n_ssm,
                             p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
 from ..presets.systems import absent_filled, low_dtype
 
@@ -644,7 +650,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
            - (counted - core) + _summed(extra, "flops"))
     rate = peak * eta
     # the core's forward seconds, and its backward's over them (module docstring)
-    share = eta_fa2 if run.attention_kernel == "fa2" else eta_attn
+    share = {"fa2": eta_fa2, "triton": eta_triton}.get(run.attention_kernel, eta_attn)
     core_time, core_back = ((core / (peak * share), FLASH_BACKWARD) if run.flash
                             else (core / rate, sp.Integer(2)))
     # the chunked scans of mamba=1 (Mamba-2's SSD kernels, fused like the attention core and in bf16 under every

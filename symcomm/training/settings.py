@@ -73,8 +73,9 @@ ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
 #: Adam's state types, the adam_dtype setting's values
 ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
-#: Transformer Engine) and FlashAttention-2 (PyTorch SDPA's flash backend)
-ATTENTION_KERNELS = ("fused", "fa2")
+#: Transformer Engine), FlashAttention-2 (PyTorch SDPA's flash backend) and FlashAttention's Triton port (MPT's
+#: attn_impl triton): the last two at their published shares (symcomm.presets.hardware_values.PUBLISHED_KERNELS)
+ATTENTION_KERNELS = ("fused", "fa2", "triton")
 
 
 def choices(allowed) -> str:
@@ -443,7 +444,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "flash=1: the attention core's kernel: fused (Transformer Engine's fused attention, cuDNN or "
            "FlashAttention-3 on Hopper: Megatron-Core's TEDotProductAttention; PyTorch SDPA where it picks cuDNN) at "
            "the fitted share eta_attn; fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
-           "order where cuDNN is not asked for first) at the hardware's published share eta_fa2"),
+           "order where cuDNN is not asked for first) at the hardware's published share eta_fa2; triton "
+           "(FlashAttention's Triton port, flash_attn_triton.py: MPT's attn_impl triton in LLM Foundry) at the "
+           "hardware's published share eta_triton"),
     Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled"),
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
            "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "

@@ -318,7 +318,7 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     # reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
                 if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "peak_fp4",
-                                     "eta_fp4", "eta_attn", "eta_fa2", "w_half_expert")]
+                                     "eta_fp4", "eta_attn", "eta_fa2", "eta_triton", "w_half_expert")]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))

@@ -84,11 +84,40 @@ def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
     for name in ("h100-gt", "h200", "h100-roce"):       # H100's compute die: the same published share
         assert dict(presets.hardware(name).attention_shares)["fa2"] == pytest.approx(by_hand, abs=5e-4), name
     assert "eta_fa2" not in presets.hardware("h100").compute_values("bf16")
-    # A100: no single published figure (FlashAttention-2's own paper gives 50-73 %): refused, in one line
-    run = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "a100", "t=1", "p=1", "d=8", "c=1",
+    # GB200: no published FlashAttention-2 share: refused, in one line
+    run = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "gb200", "t=1", "p=1", "d=8", "c=1",
                           "b=16", "m=2", "s=4096", "attention_kernel=fa2")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "attention_shares fa2" in run.stderr and "attention_kernel=fused" in run.stderr
+
+
+def test_triton_runs_the_core_at_its_own_published_share():
+    # attention_kernel=triton: the core at peak · eta_triton = 1000 · 1/10 = 100 FLOP/s, neither eta_attn nor eta_fa2
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    core = sp.Rational(CORE_FLOPS, 100)
+    forward, backward = micro(kernel="triton", values={"eta_triton": sp.Rational(1, 10), "eta_fa2": sp.Rational(1, 5)})
+    assert forward == bf16 + core
+    assert backward == 2 * bf16 + sp.Rational(5, 2) * core
+
+
+def test_a100_kernel_shares_are_the_flashattention2_release_chart():
+    # Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png at 4f285b35, panel (d): causal, head dim
+    # 128, sequence length 8k, forward + backward: FlashAttention-2 182 TFLOP/s, FlashAttention Triton 78, of the
+    # A100's 312 TFLOP/s bf16 peak (datasheet)
+    from symcomm import presets
+    for name in ("a100", "a100-40gb"):
+        assert presets.hardware(name).compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == pytest.approx(
+            182 / 312, abs=5e-4), name
+        assert presets.hardware(name).compute_values("bf16", attention_kernel="triton")["eta_triton"] == pytest.approx(
+            78 / 312, abs=5e-4), name
+    # H100: no chart times the port; the same release's H100 chart (flash2_h100_fwd_bwd_benchmark.png, panel (d), 8k)
+    # has FlashAttention-1 at 135 and FlashAttention-2 at 308, the A100 chart the port at 78/80 of the one and 78/182
+    # of the other: 135 · 78/80 = 131.6 and 308 · 78/182 = 132.0 TFLOP/s of the 989.4 peak, 0.133 both ways
+    for by_hand in (135 * 78 / 80 / 989.4, 308 * 78 / 182 / 989.4):
+        assert dict(presets.hardware("h100").attention_shares)["triton"] == pytest.approx(by_hand, abs=5e-4)
+    # B200: none published: refused, naming the field and the way out
+    with pytest.raises(InputError, match="attention_shares triton.*attention_kernel=fused"):
+        presets.hardware("b200").compute_values("bf16", attention_kernel="triton")
 
 
 def test_b200_fa2_share_is_pytorch_sdpas_flash_backend_on_b200():

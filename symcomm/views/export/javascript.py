@@ -67,7 +67,7 @@ from . import QUANTITIES, Format, Formula
 #: the symbols that make a formula a time, computed in floats (the rest are counts, exact)
 FLOAT_SYMBOLS = frozenset(S.TIME_SYMBOLS) | frozenset(
     S.SYMBOLS[name].symbol for name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "peak_fp4",
-                                        "eta_fp4", "eta_attn", "eta_fa2", "w_half_expert")
+                                        "eta_fp4", "eta_attn", "eta_fa2", "eta_triton", "w_half_expert")
     if name in S.SYMBOLS)
 
 

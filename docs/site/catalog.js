@@ -410,7 +410,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.7958,
 "kappa": 6.25,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "bf16": {
 "w_half": 295.34328358208955,
@@ -419,7 +419,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.7958,
 "kappa": 6.25,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -428,7 +428,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.7958,
 "kappa": 6.25,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -437,7 +437,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 3350000000000.0,
 "eta": 0.7958,
 "kappa": 6.25,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -452,7 +452,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "eta_fp8": 0.615,
 "kappa": 6.25,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -466,7 +466,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "eta_fp8": 0.615,
 "kappa": 6.25,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -477,7 +477,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "eta_fp8": 0.615,
 "kappa": 6.25,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -491,7 +491,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "eta_fp8": 0.615,
 "kappa": 6.25,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -561,7 +561,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "fp16": {
 "w_half": 295.34328358208955,
@@ -570,7 +570,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "fp8": {
 "w_half": 295.34328358208955,
@@ -579,7 +579,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7958,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24
+"w_half_expert": 1966.08
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -594,7 +594,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.615,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -608,7 +608,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.615,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
@@ -619,7 +619,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.615,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -633,7 +633,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.615,
 "kappa": 6.25,
 "eta_attn": 0.545,
-"w_half_expert": 1802.24,
+"w_half_expert": 1966.08,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -656,8 +656,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "fp16": {
 "w_half": 281.25,
@@ -665,8 +665,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "fp8": {
 "w_half": 281.25,
@@ -674,8 +674,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -688,9 +688,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -699,9 +699,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -710,9 +710,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -721,9 +721,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -732,9 +732,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
-"eta_fp4": 0.4483,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
+"eta_fp4": 0.4215,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
@@ -743,9 +743,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -768,8 +768,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "fp16": {
 "w_half": 281.25,
@@ -777,8 +777,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "fp8": {
 "w_half": 281.25,
@@ -786,8 +786,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68
+"kappa": 3.25,
+"w_half_expert": 2293.76
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -800,9 +800,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
@@ -811,9 +811,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
@@ -822,9 +822,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
@@ -833,9 +833,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
@@ -844,9 +844,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
-"eta_fp4": 0.4483,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
+"eta_fp4": 0.4215,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
@@ -855,9 +855,9 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.5275,
-"kappa": 5.5,
-"w_half_expert": 2375.68,
+"eta_fp8": 0.496,
+"kappa": 3.25,
+"w_half_expert": 2293.76,
 "peak_fp8": 4500000000000000.0
 }
 }

@@ -437,11 +437,22 @@ def cast_bytes(gemms, precision: str) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
 class MicroBatchCompute:
     """One micro-batch on one GPU of a stage: forward and backward seconds (recompute included in
     the backward) and, within them, the attention core's forward and backward seconds (what context parallel's
-    ring transfers hide behind)."""
+    ring transfers hide behind) and the routed experts' grouped GEMMs' (what Megatron's expert-parallel overlap pairs
+    the other micro-batch's all-to-alls with: symcomm.training.overlap.a2a_exposed)."""
     forward: sp.Expr
     backward: sp.Expr
     core_forward: sp.Expr = sp.Integer(0)
     core_backward: sp.Expr = sp.Integer(0)
+    expert_forward: sp.Expr = sp.Integer(0)
+    expert_backward: sp.Expr = sp.Integer(0)
+
+    def __add__(self, other: "MicroBatchCompute") -> "MicroBatchCompute":
+        return MicroBatchCompute(*(a + b for a, b in zip(self.parts, other.parts)))
+
+    @property
+    def parts(self) -> tuple:
+        return (self.forward, self.backward, self.core_forward, self.core_backward, self.expert_forward,
+                self.expert_backward)
 
     @property
     def total(self) -> sp.Expr:
@@ -587,8 +598,7 @@ def mtp_micro_batch(run) -> MicroBatchCompute:
     one = micro_batch_compute(mtp_setting(run), layers=sp.Integer(blocks), lm_head=True,
                               extra=((mtp_gemm(tokens), sp.Integer(1)),))
     shares = MTP_SHARES[mtp_kind(run.mamba, run.moe)]
-    return MicroBatchCompute(*(D_mtp * x.xreplace(shares) for x in (one.forward, one.backward, one.core_forward,
-                                                                    one.core_backward)))
+    return MicroBatchCompute(*(D_mtp * x.xreplace(shares) for x in one.parts))
 
 
 def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tuple = ()) -> MicroBatchCompute:
@@ -602,17 +612,14 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     lm_head = run.embeddings if lm_head is None else lm_head
     if lm_head and run.mtp_on:
         # multi-token prediction runs on the stage holding the output head (the last), after its layers
-        main, depths = micro_batch_compute(replace(run, mtp="0"), layers, lm_head), mtp_micro_batch(run)
-        return MicroBatchCompute(main.forward + depths.forward, main.backward + depths.backward,
-                                 main.core_forward + depths.core_forward, main.core_backward + depths.core_backward)
+        return micro_batch_compute(replace(run, mtp="0"), layers, lm_head) + mtp_micro_batch(run)
     if run.recompute == "block":
         # the recomputing share of the layers as under full, the rest as under none: every count below is a sum over
         # layers but the LM head's and the loss's, which the none part takes (nothing recomputes them)
         share = block_share(run.schedule)
         again = micro_batch_compute(replace(run, recompute="full"), layers * share, False)
         kept = micro_batch_compute(replace(run, recompute="none"), layers * (1 - share), lm_head)
-        return MicroBatchCompute(again.forward + kept.forward, again.backward + kept.backward,
-                                 again.core_forward + kept.core_forward, again.core_backward + kept.core_backward)
+        return again + kept
     micro = b / (d * m)
     tokens = micro * s / c
     kind = attention_kind(run)
@@ -723,8 +730,22 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
         extra = eager_bytes(run, tokens, layers) / hbm
         forward += extra
         backward += 2 * extra + (extra if run.recompute in ("full", "op") else 0)
+    # the routed experts' grouped GEMMs alone: their forward, their backward twice it (input and weight gradients)
+    # and a full recompute's rerun once more
+    expert = _expert_seconds(shaped, run)
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
-                             core_back * core_time)
+                             core_back * core_time, expert,
+                             (3 if run.recompute == "full" else 2) * expert)
+
+
+def _expert_seconds(shaped, run) -> sp.Expr:
+    """The forward seconds of the routed experts' grouped GEMMs among ``shaped`` ((GEMM, times) pairs as the run
+    calls them), each at the rate its precision runs it (micro_batch_compute's: peak·η in bf16, the recipe's low
+    rate for an FP8 or FP4 linear), width term included; 0 without experts."""
+    low = run.precision != "bf16"
+    return sum(((_summed([pair], "flops") + _width_term([pair])) / (low_rate(run.precision) if low and pair[0].fp8
+                                                                    else peak * eta)
+                for pair in shaped if pair[0].grouped), sp.Integer(0))
 
 
 def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:

@@ -393,7 +393,7 @@ def micro_batch_on_path(run, by_axis: dict, comm: dict, time_of, m, micro) -> di
     a stage whose terms are ``by_axis`` (their times ``comm``) and whose micro-batch compute is ``micro``: the
     overlapped axes hide behind that compute one after another, each in the window the previous ones left
     (:func:`hidden_behind`): PyTorch's ring its K, V passes behind its own steps (:func:`torch_cp_exposed`), tp as
-    the run overlaps it (:func:`tp_on_path`), ep behind another micro-batch's compute (a2a_overlap), pp sends behind
+    the run overlaps it (:func:`tp_on_path`), ep in the four phases Megatron pairs with another micro-batch's compute (a2a_overlap, :func:`a2a_exposed`), pp sends behind
     the chunks' compute (p2p_overlap).  One rule for the even split (steptime) and each stage kind of an uneven one
     (stagestep)."""
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}
@@ -402,11 +402,34 @@ def micro_batch_on_path(run, by_axis: dict, comm: dict, time_of, m, micro) -> di
     window = micro.total
     if "tp" in comm:
         on_path["tp"], window = tp_on_path(run, by_axis["tp"], time_of, m, window)
-    for axis, hides in (("ep", a2a_overlap_of(run.framework, run.a2a_overlap)),
-                        ("pp", p2p_overlap_of(run.framework, run.schedule, run.p2p_overlap))):
-        if hides and axis in comm:
-            on_path[axis], window = hidden_behind(on_path[axis], window)
+    if a2a_overlap_of(run.framework, run.a2a_overlap) and "ep" in comm:
+        on_path["ep"], window = a2a_exposed(on_path["ep"], micro, window)
+    if p2p_overlap_of(run.framework, run.schedule, run.p2p_overlap) and "pp" in comm:
+        on_path["pp"], window = hidden_behind(on_path["pp"], window)
     return on_path
+
+
+#: what a2a_overlap's phases follow
+A2A_PHASES = ("Megatron-LM megatron/core/models/common/model_chunk_schedule_plan.py at d98e8a64, "
+              "TransformerLayerSchedulePlan.run: one layer's forward of a micro-batch and another layer's backward "
+              "of the previous one, the communication stream running combine_bwd | dispatch_fwd -> dispatch_bwd | "
+              "combine_fwd beside the compute stream's pre_dispatch_fwd | mlp_bwd -> mlp_bwd_dw -> mlp_fwd | "
+              "pre_dispatch_bwd")
+
+
+def a2a_exposed(ep, micro, window):
+    """(exposed, window left) of a micro-batch's expert all-to-alls ``ep`` under a2a_overlap, as Megatron pairs them
+    (:data:`A2A_PHASES`): each of the four (the forward's dispatch and combine, the backward's two) runs beside one
+    piece of the other micro-batch's compute and hides behind that piece alone: the combine's gradient behind the
+    forward's pre-dispatch part (everything but the routed experts' grouped GEMMs), the dispatch behind the experts'
+    backward, the dispatch's gradient behind the experts' forward, the combine behind the pre-dispatch part's
+    backward.  exposed = Σ max(0, ep/4 − piece) over the four pieces (the four taken alike: ep/4 each), never less
+    than ep − the whole micro-batch's compute; the window it used is gone for the pipeline's sends."""
+    quarter = ep / 4
+    pieces = (micro.forward - micro.expert_forward, micro.expert_backward, micro.expert_forward,
+              micro.backward - micro.expert_backward)
+    exposed = sum((max0(quarter - x) for x in pieces), sp.Integer(0))
+    return exposed, max0(window - (ep - exposed))
 
 
 def async_tp_gemms(run):

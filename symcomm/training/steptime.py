@@ -16,7 +16,9 @@ micro-batches per data-parallel replica, then the optimizer step):
   GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`); without it Megatron's
   and Transformer Engine's column-parallel linears still hide two backward collectives each behind one GEMM
   (``tp_backward_overlap``, :func:`symcomm.training.overlap.tp_backward_exposed`); ``a2a_overlap`` the
-  expert all-to-alls, ``p2p_overlap`` the pipeline sends, each in the window the ones before left;
+  expert all-to-alls, each behind the piece of the other micro-batch's compute Megatron runs it beside
+  (:func:`symcomm.training.overlap.a2a_exposed`), ``p2p_overlap`` the pipeline sends, in the window the ones
+  before left;
 * **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
   bubble is (p − 1)/v micro-batch times of the busiest stage);
 * **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
@@ -308,7 +310,7 @@ ASSUMPTIONS = (
     "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's "
     "column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) "
     "each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert "
-    "all-to-alls, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
+    "all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
     "(p − 1)/v micro-batch slots",
     "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
     "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "

@@ -3,6 +3,7 @@ frameworks.py): each framework's defaults against its cited source, each exposur
 part counted by hand on a small layout."""
 
 import pytest
+import sympy as sp
 
 from symcomm.training import steptime
 from symcomm.training.axes import data_schedule
@@ -352,3 +353,43 @@ def test_async_tp_prices_a_stage_kind_without_layers():
     even = evaluate("hybrid", **layout)
     split = evaluate("hybrid", pipeline_split="first_last", L_first=16, L_last=16, **layout)
     assert split["step_time"] == pytest.approx(even["step_time"], rel=1e-12)
+
+
+def test_a2a_overlap_hides_each_all_to_all_behind_its_own_piece():
+    # Megatron's 1F1B of two micro-batches (model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run): the
+    # backward's combine beside the forward's pre-dispatch part, the dispatch beside the experts' backward, the
+    # dispatch's gradient beside the experts' forward, the combine beside the pre-dispatch part's backward.  A
+    # micro-batch of forward 10 s (experts 4) and backward 20 s (experts 8) against 40 s of all-to-alls, 10 s each:
+    # pre-dispatch forward 6 (4 exposed), experts' backward 8 (2), experts' forward 4 (6), pre-dispatch backward 12
+    # (0): 12 s exposed, where one window of the whole 30 s would leave 10
+    from symcomm.training.compute import MicroBatchCompute
+    from symcomm.training.overlap import a2a_exposed
+
+    micro = MicroBatchCompute(sp.Integer(10), sp.Integer(20), expert_forward=sp.Integer(4),
+                              expert_backward=sp.Integer(8))
+    exposed, window = a2a_exposed(sp.Integer(40), micro, sp.Integer(30))
+    assert (exposed.doit(), window.doit()) == (12, 2)      # 30 s of window less the 28 s hidden
+    # all-to-alls shorter than every piece hide whole
+    assert tuple(x.doit() for x in a2a_exposed(sp.Integer(12), micro, sp.Integer(30))) == (0, 18)
+
+
+def test_the_experts_piece_is_their_grouped_gemms():
+    # one MoE layer, plain MLP experts of F_e = 8 on h = 4, k = 2 of E = 4 experts, no expert parallelism, one
+    # micro-batch of T = 2 tokens: T·k = 4 token-expert pairs through FC1 (4 → 8) and FC2 (8 → 4), 2·4·4·8 FLOPs
+    # each, 256 + 256 = 512 FLOPs at peak · eta = 1000 · 1/2 (w_half_expert = 0: every width at full share); the
+    # backward twice the forward (input and weight gradients), a full recompute's rerun once more
+    from symcomm.core import symbols as S
+    from symcomm.numbers.evaluation import exact
+    from symcomm.training import compute, settings
+
+    shape = {"h": 4, "h_kv": 4, "a": 2, "F": 8, "V": 16, "s": 2, "L": 1, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1,
+             "m": 1, "E": 4, "e": 1, "k": 2, "F_e": 8, "E_s": 0, "L_moe": 1, "peak": 1000, "eta": sp.Rational(1, 2),
+             "w_half": 0, "w_half_expert": 0, "kappa": 0, "hbm": 100, "eta_attn": sp.Rational(1, 4)}
+    at = {S.SYMBOLS[k].symbol: v for k, v in shape.items()}
+    for recompute, times in (("none", 2), ("full", 3)):
+        run = settings.RunSetting(moe=True, recompute=recompute, framework="deepspeed")
+        out = compute.micro_batch_compute(run)
+        assert exact(out.expert_forward, at) == sp.Rational(512, 500)
+        assert exact(out.expert_backward, at) == times * sp.Rational(512, 500)
+    dense = compute.micro_batch_compute(settings.RunSetting(framework="deepspeed"))
+    assert dense.expert_forward == 0 and dense.expert_backward == 0

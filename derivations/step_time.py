@@ -811,13 +811,11 @@ def _foundry_by_sequence() -> str:
     reading = ("the long rows ran the core faster than that share prices it" if faster else
                "the long rows ran the core slower than that share prices it" if slower else
                "the rows do not say one way the core's share is off")
-    from symcomm.presets import hardware
-
-    triton = {name: dict(hardware(name).attention_shares)["triton"] for name in ("a100", "h100")}
     return ("LLM Foundry's rows by sequence length (" + "; ".join(parts) + "). Per token, a layer's matmuls and "
             "memory-bound kernels do the same work at every length while its attention core's work grows with the "
             "length, so the long rows measure the core. It runs at MPT's kernel's published share (attention_kernel="
-            f"triton, FlashAttention's Triton port: A100 {triton['a100']:.3f}; H100 {triton['h100']:.3f}, transferred "
+            f"triton, FlashAttention's Triton port: A100 {_SHARES['a100']['triton']:.3f}; H100 "
+            f"{_SHARES['h100']['triton']:.3f}, transferred "
             "from the A100 chart, no chart times it on H100; FlashAttention-2 where the table's sweep says flash), "
             "read at 8,192 tokens and head "
             "dimension 128; the error moves with the length as the signed means show: " + reading + ". None of "
@@ -989,6 +987,8 @@ def _mtnlg_slower() -> str:
 
 
 _A100_LOO, _MTNLG_SLOWER = _a100_leave_one_out(), _mtnlg_slower()
+#: the published attention-kernel shares the chapter names (hardware.json attention_shares)
+_SHARES = {name: dict(hardware(name).attention_shares) for name in ("a100", "h100")}
 
 
 CHAPTER = Chapter(
@@ -1001,7 +1001,11 @@ CHAPTER = Chapter(
      "Transformer Engine's NVFP4 on Blackwell: the FP4 peak times eta_fp4) and their inputs' casts at the HBM "
      "bandwidth, the attention core, norms, softmax and LM head in bf16; the flash-attention "
      "core at its own fitted share eta_attn of the bf16 peak (attention_kernel=fa2: FlashAttention-2, PyTorch SDPA's "
-     "flash backend, at the hardware's published share eta_fa2, 0.326 on H100), its backward 5/2 of its forward (it "
+     f"flash backend, at the hardware's published share eta_fa2, {_SHARES['h100']['fa2']:.3f} on H100, "
+     f"{_SHARES['a100']['fa2']:.3f} on A100; attention_kernel=triton: FlashAttention's Triton port, MPT's attn_impl "
+     f"triton, at eta_triton, {_SHARES['a100']['triton']:.3f} on A100 from the same release's chart, "
+     f"{_SHARES['h100']['triton']:.3f} on H100 transferred from its charts of FlashAttention-1 and -2), its backward "
+     "5/2 of its forward (it "
      "recomputes the scores); the tensor, context, expert and pipeline collectives of the hybrid "
      "strategy on the critical path of every micro-batch; (p − 1)/v micro-batch slots of bubble; the data-parallel "
      "reduce hidden behind the backward as far as the framework overlaps it; Adam at the HBM bandwidth. "

@@ -70,7 +70,8 @@ def _print_step(payload: dict) -> None:
     # the attention core's share: a published kernel's (attention_kernel fa2, triton), else the fitted eta_attn (eta
     # where none is)
     kernel = next((k for k in PUBLISHED_KERNELS if f"eta_{k}" in c), None)
-    attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}, published)" if kernel else
+    attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}: the hardware's attention_source)"
+                 if kernel else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
     typed = " typed" if "peak" in typed_peaks else ""
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "

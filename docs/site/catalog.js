@@ -341,29 +341,29 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 19500000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "bf16": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "fp16": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "fp8": {
@@ -1059,7 +1059,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
+"eta_attn": 0.583,
 "w_half_expert": 153.01618440411966
 },
 "bf16": {
@@ -1068,7 +1068,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
+"eta_attn": 0.583,
 "w_half_expert": 153.01618440411966
 },
 "fp16": {
@@ -1077,7 +1077,7 @@ globalThis.SYMCOMM_CATALOG = {
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
+"eta_attn": 0.583,
 "w_half_expert": 153.01618440411966
 },
 "fp8": {
@@ -1119,29 +1119,29 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 19500000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "bf16": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "fp16": {
 "w_half": 153.01618440411966,
+"eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"eta_attn": 0.785,
 "w_half_expert": 153.01618440411966
 },
 "fp8": {

@@ -110,6 +110,10 @@ def test_a100_kernel_shares_are_the_flashattention2_release_chart():
             182 / 312, abs=5e-4), name
         assert presets.hardware(name).compute_values("bf16", attention_kernel="triton")["eta_triton"] == pytest.approx(
             78 / 312, abs=5e-4), name
+        # the fused core below Hopper is FlashAttention-2: Transformer Engine prefers cuDNN's FusedAttention only on
+        # compute capability 9.0 and above (transformer_engine/pytorch/attention/dot_product_attention/utils.py,
+        # get_attention_backend), so a run without attention_kernel reads FlashAttention-2's share as eta_attn
+        assert presets.hardware(name).compute_values("bf16")["eta_attn"] == pytest.approx(182 / 312, abs=5e-4), name
     # H100: no chart times the port; the same release's H100 chart (flash2_h100_fwd_bwd_benchmark.png, panel (d), 8k)
     # has FlashAttention-1 at 135 and FlashAttention-2 at 308, the A100 chart the port at 78/80 of the one and 78/182
     # of the other: 135 · 78/80 = 131.6 and 308 · 78/182 = 132.0 TFLOP/s of the 989.4 peak, 0.133 both ways

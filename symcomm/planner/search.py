@@ -11,6 +11,7 @@ from ..base import notes
 from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import unread_step_note
+from ..training.frameworks import framework_attention
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -147,10 +148,22 @@ def plan(req: Request, top: int | None = None) -> Plan:
                         continue
                     pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,
                                     recompute, sp_on, rows))
-    # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block
+    # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block; a
+    # framework whose own attention core is another kernel on this GPU than the hardware's fused one (PyTorch SDPA's
+    # FlashAttention-2 on Hopper: framework_attention, eval's rule) in a pass of its own, at that kernel's share
+    found: list = [None] * len(pending)
+    passes: dict = {}
+    for i, (_o, scheme, *_rest) in enumerate(pending):
+        extra, said = framework_attention(scheme.framework, req.hardware, "fused", req.typed_hardware)
+        if said:
+            notes.add(said)
+        passes.setdefault(tuple(sorted(extra.items())), []).append(i)
+    for extra, members in passes.items():
+        got = _all_quantities([(pending[i][0], pending[i][4]) for i in members], run_bytes, {**values, **dict(extra)})
+        for i, q in zip(members, got):
+            found[i] = q
     blocks: list[_Block] = []
-    for (options, scheme, recompute, sp_on, rows), q in zip(
-            pending, _all_quantities([(p[0], p[4]) for p in pending], run_bytes, values)):
+    for (options, scheme, recompute, sp_on, rows), q in zip(pending, found):
         memory = q["memory_per_gpu"]
         fits = bubble_fraction[rows] <= req.max_bubble
         if req.memory_check:                  # eval hybrid's rule too (one function)

@@ -23,6 +23,7 @@ from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
+from .frameworks import framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
                     unread_step_note)
@@ -161,6 +162,12 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         for note in said:
             notes.add(note)
         compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
+        if not fitting:
+            extra, said_kernel = framework_attention(str(target.options.get("framework", "megatron")), system,
+                                                     kernel, typed_peaks)
+            if said_kernel:
+                notes.add(said_kernel)
+            compute = {**compute, **extra}
         if dtype == "fp8" and precision == "bf16":
             notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
                       "mxfp8, fp8_block or fp8_rowwise runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "

@@ -8,7 +8,7 @@ all-gathers hide behind compute, under which pipeline schedules the sends hide, 
 all-to-alls hide behind another micro-batch, whether ZeRO-3 runs one collective per layer or for the
 whole model, the data-parallel schemes the planner searches, and the framework files each of these
 follows (each default beside its file: DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE,
-A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME).  The strategy
+A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME, SDPA_SOURCE).  The strategy
 (:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
 model (:func:`symcomm.training.overlap.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.
@@ -88,6 +88,36 @@ TP_BACKWARD_OVERLAP_SOURCE = ("Megatron-LM megatron/core/tensor_parallel/layers.
                               "layernorm_linear.py at d0067d0d (_Linear / _LayerNormLinear backward: "
                               "gather_along_first_dim and reduce_scatter_along_first_dim / allreduce with "
                               "async_op=True)")
+#: which kernel a framework's attention core runs when the run names none (attention_kernel=fused, the default):
+#: Megatron's, Transformer Engine's DotProductAttention (cuDNN on Hopper and later, FlashAttention below: the
+#: hardware's fused share, eta_attn); PyTorch FSDP's and torchtitan's, PyTorch's scaled_dot_product_attention, which
+#: tries its flash backend (FlashAttention-2) first, and torchtitan asks for cuDNN first on compute capability 10.x
+SDPA_SOURCE = ("pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp (priority_order: flash attention "
+               "first); pytorch/torchtitan torchtitan/models/attention.py at 820504e2 and e7c0cae9 (cuDNN attention "
+               "first on compute capability 10.0, FLASH_ATTENTION first otherwise); NVIDIA/TransformerEngine "
+               "transformer_engine/pytorch/attention/dot_product_attention/utils.py at d0067d0d "
+               "(get_attention_backend: FusedAttention preferred on Hopper and later)")
+
+
+def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tuple[dict, str]:
+    """({"eta_attn": share}, the note saying it) where the run's attention core is the framework's default
+    (``kernel`` "fused") and that default is PyTorch SDPA's FlashAttention-2 on this GPU (:data:`SDPA_SOURCE`:
+    compute capability below 10.0) while the hardware's fused share is another kernel's (cuDNN's): the published
+    FlashAttention-2 share in its place.  ({}, "") otherwise: another framework, a named kernel, eta_attn typed
+    (``typed``: the names the user gave), a hardware file (its constants are its own cluster's, eta_attn among them),
+    or no published FlashAttention-2 share on this hardware."""
+    shares = dict(hardware.attention_shares)
+    if (kernel != "fused" or not FRAMEWORKS[framework_name].sdpa or "eta_attn" in typed or hardware.from_file
+            or "fa2" not in shares or tuple(hardware.compute_capability[:1]) >= (10,)
+            or shares["fa2"] == shares.get("fused")):
+        return {}, ""
+    return {"eta_attn": shares["fa2"]}, (
+        f"framework={framework_name} runs PyTorch's scaled_dot_product_attention, whose flash backend "
+        f"(FlashAttention-2) runs first on --hardware {hardware.name}: the attention core at FlashAttention-2's "
+        f"published share {shares['fa2']:g} as eta_attn, not the fused core's (attention_kernel=fused is the "
+        "framework's own kernel; give eta_attn= to time another)")
+
+
 #: Megatron-Core overlaps the expert all-to-all of one micro-batch with another's compute only when asked
 A2A_OVERLAP_SOURCE = ("Megatron-LM megatron/core/model_parallel_config.py (overlap_moe_expert_parallel_comm: False; "
                       "--overlap-moe-expert-parallel-comm, the 1F1B schedule of two micro-batches' forward and "
@@ -150,6 +180,7 @@ class Framework:
     a2a_overlap: bool = False    # the expert all-to-alls hide behind another micro-batch (A2A_OVERLAP_SOURCE)
     shard_unit: str = "model"    # ZeRO-3: one gather/reduce-scatter per "layer" (FSDP unit) or for the whole "model"
     tp_backward_overlap: bool = False   # the column-parallel backward collectives async (TP_BACKWARD_OVERLAP_SOURCE)
+    sdpa: bool = False           # the attention core is PyTorch's scaled_dot_product_attention (SDPA_SOURCE)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -189,7 +220,7 @@ _ROWS = (
               (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
               "full-shard (the same traffic as deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per "
               "micro-batch, kept for the backward)",
-              param_gather_overlap_stages=(3,)),
+              param_gather_overlap_stages=(3,), sdpa=True),
     Framework("fsdp2",
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
@@ -197,7 +228,7 @@ _ROWS = (
               0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
-              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer"),
+              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",

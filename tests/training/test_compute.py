@@ -747,3 +747,47 @@ def test_the_eager_loss_under_loss_parallel_by_hand():
     at2 = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": 2}.items()}
     assert (exact(forward, at1), exact(backward, at1)) == (22 * 32, 26 * 32)
     assert (exact(forward, at2), exact(backward, at2)) == (38 * 16, 38 * 16)
+
+
+def test_pytorch_frameworks_time_their_own_attention_kernel():
+    # torchtitan (fsdp2) and PyTorch FSDP (fsdp) call torch's scaled_dot_product_attention, which tries its flash
+    # backend (FlashAttention-2) first (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, priority_order); on an
+    # H100 that is FlashAttention-2's share, 3.5 / (1/333 + 2.5/318) / 989.4 = 0.3256 by Shah et al. 2024's bars
+    # (test_fa2_takes_the_presets_published_share_and_is_refused_without_one), where Megatron's Transformer Engine
+    # runs cuDNN's fused core
+    from symcomm import presets
+    from symcomm.training.frameworks import framework_attention
+
+    h100 = presets.hardware("h100")
+    by_hand = 3.5 / (1 / 333 + 2.5 / 318) / 989.4
+    for name in ("fsdp", "fsdp2"):
+        extra, said = framework_attention(name, h100, "fused", {})
+        assert extra["eta_attn"] == pytest.approx(by_hand, abs=5e-4) and "scaled_dot_product_attention" in said
+    # Megatron's own kernel, a named kernel, a typed eta_attn: nothing changed
+    assert framework_attention("megatron", h100, "fused", {}) == ({}, "")
+    assert framework_attention("fsdp2", h100, "fa2", {}) == ({}, "")
+    assert framework_attention("fsdp2", h100, "fused", {"eta_attn": 0.5}) == ({}, "")
+    # A100: Transformer Engine runs FlashAttention-2 there too, one share; B200 (compute capability 10.0): torchtitan
+    # asks for cuDNN first (torchtitan/models/attention.py), the fused share
+    for name in ("a100", "b200"):
+        assert framework_attention("fsdp2", presets.hardware(name), "fused", {}) == ({}, ""), name
+
+
+def test_eval_and_plan_price_an_fsdp2_layout_alike_on_h100():
+    # the plan's row and its eval command: one rule (framework_attention) on both paths, and eval's default equal to
+    # naming FlashAttention-2 (attention_kernel=fa2)
+    import json
+
+    layout = ["t=1", "p=1", "c=1", "d=64", "m=8", "b=512", "s=8192", "framework=fsdp2", "zero=3", "recompute=none"]
+    plan = json.loads(symcomm_command("plan", "--model", "llama3-8b", "--hardware", "h100", "--gpus", "64", "--batch",
+                                      "512", "--seq", "8192", "--framework", "fsdp2", "--recompute", "none", "--json",
+                                      "--top", "20").stdout)
+    row = next(r for r in plan["layouts"] if (r["t"], r["p"], r["c"], r["d"], r["m"]) == (1, 1, 1, 64, 8))
+
+    def step(*extra):
+        run = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", *layout, *extra, "--json")
+        return json.loads(run.stdout)["step_time"]
+
+    assert step() == pytest.approx(row["step_time"], rel=1e-9)
+    assert step() == pytest.approx(step("attention_kernel=fa2"), rel=1e-12)
+    assert step("eta_attn=0.545") < step()          # the fused core's share, typed, is faster: the rule changed it

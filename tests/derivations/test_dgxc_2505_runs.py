@@ -1,0 +1,71 @@
+"""NVIDIA's DGX Cloud benchmarking recipes, v25.05.04 (derivations/data/dgxc_25_05_runs.json): the step-time tables of
+llama3.1/README.md (Llama 3.1 405B), nemotron/README.md (Nemotron-4 15B and 340B) and deepseek_v3/pretraining/README.md
+(DeepSeek-V3) at 1f6d9f40, on H100 and GB200, against the printed step times, and the words each row is evaluated by.
+"""
+
+from symcomm.derivations import bridge_runs, modern
+
+RUNS = bridge_runs.load("dgxc_25_05_runs.json")["runs"]
+BY_ID = {r["id"]: r for r in RUNS}
+
+
+def _words(run_id: str) -> dict:
+    return dict(w.split("=", 1) for w in modern.words(BY_ID[run_id]))
+
+
+def test_one_check_run_per_printed_step_time():
+    # llama3.1/README.md prints Llama 3.1 405B at 128, 256, 512 GB200 GPUs and 512 H100 GPUs, each in BF16 and FP8;
+    # nemotron/README.md Nemotron4 15b at 16 H100s and 340b at 256 H100s (BF16, FP8), 340b on GB200 at 128, 256, 512
+    # GPUs weak-scaled and again strong-scaled (BF16, FP8); deepseek_v3/pretraining/README.md BF16 only, at 512 and
+    # 1024 H100s and 128, 256, 512 GB200s
+    llama, nemotron, deepseek = 2 * (3 + 1), 2 * (1 + 1) + 2 * (3 + 3), 2 + 3
+    assert len(RUNS) == llama + nemotron + deepseek == len(BY_ID)
+    assert all(r["role"] == "check" and r["release"] == "25.05.04" for r in RUNS)
+    assert {r["hardware"] for r in RUNS} == {"h100", "gb200"}
+    assert [problem for r in RUNS for problem in bridge_runs.validate(r)] == []
+    # the GB200 layout table: 128 GPUs, TP 4, PP 8, CP 2, VP 8, DP 2, MBS 1, GBS 64, GA 32; the BF16 table: 9.347 s,
+    # "Throughput in tokens per second 56092" (the README's own 8192·64/9.347)
+    run = BY_ID["dgxc-25.05.04-gb200-llama3.1-405b-bf16-g128"]
+    assert (run["t"], run["p"], run["c"], run["v"], run["d"], run["global_batch"], run["step_time_s"]) == \
+        (4, 8, 2, 8, 2, 64, 9.347)
+    assert run["global_batch"] // (run["d"] * run["micro_batch"]) == 32
+    assert abs(run["tokens_per_s_per_gpu"] * run["gpus"] - 56092) < 1
+
+
+def test_the_words_follow_the_recipe():
+    # launch.sh passes no --fp8_recipe: argument_parser.py's default ds, bf16_with_fp8_mixed (delayed scaling,
+    # fp8_param_gather True); pretrain_performance_optimizations sets grad_reduce_in_fp32 False; the recipe's
+    # account_for_embedding/loss_in_pipeline_split: (126 + 2)/64 slots, one layer on the first and the last chunk
+    llama = _words("dgxc-25.05.04-gb200-llama3.1-405b-fp8-g256")
+    assert (llama["precision"], llama["fp8_param_gather"], llama["grad_dtype"], llama["G"]) == \
+        ("fp8_delayed", "1", "same", "72")
+    assert (llama["pipeline_split"], llama["L_first"], llama["L_last"], llama["v"]) == ("first_last", "1", "1", "8")
+    # nemotron/launch.sh for gb200: --cuda_graphs true; Nemotron4Config340B: squared-ReLU (not gated), 8 query groups
+    big = BY_ID["dgxc-25.05.04-gb200-nemotron4-340b-bf16-g512-strong"]
+    words = _words(big["id"])
+    assert (words["gated"], words["h_kv"], words["recompute"], words["b"], words["m"]) == \
+        ("0", str(8 * 18432 // 96), "none", "512", str(512 // 16))
+    assert any(text.startswith("CUDA graphs") for text in modern.approximations(big))
+    # 15b on H100: TP 2, MBS 2, GBS 64 over 16 GPUs: d 8, GA 64/(8·2) = 4 (the layout table's GA)
+    small = _words("dgxc-25.05.04-h100-nemotron4-15b-bf16-g16")
+    assert (small["t"], small["d"], small["m"], small["sp"]) == ("2", "8", "4", "1")
+    # deepseek_v3 launch.sh on H100: RM='mla_up_proj' (no attention-core recompute), ETP 1, PP 8; the perf script:
+    # first stage 64/8 − 1 = 7 layers, last 64/8 − 2 = 6; MegatronTokenDropCallback (padded to capacity); bf16_mixed
+    # keeps grad_reduce_in_fp32 True; pretrain_recipe(use_mtp=True): one MTP layer
+    ds = _words("dgxc-25.05.04-h100-deepseek-v3-bf16-g512")
+    assert (ds["recompute"], ds["recompute_mla_up"], ds["expert_tp"], ds["L_first"], ds["L_last"]) == \
+        ("none", "1", "1", "7", "6")
+    assert (ds["dispatcher"], ds["grad_dtype"], ds["mtp"], ds["D_mtp"]) == ("alltoall_padded", "fp32", "1", "1")
+    # on GB200 RM='core_attn': the attention core recomputed (recompute=selective); PP 4: 15 and 14 layers
+    gb = _words("dgxc-25.05.04-gb200-deepseek-v3-bf16-g128")
+    assert (gb["recompute"], gb["e"], gb["L_first"], gb["L_last"]) == ("selective", "32", "15", "14")
+
+
+def test_every_row_evaluates():
+    # every row is in the step model's scope and none is refused by a rule only the model checks
+    assert [r["id"] for r in RUNS if modern.out_of_scope(r)] == []
+    for hardware in ("h100", "gb200"):
+        evaluated, refused = modern.measured_runs(hardware, "check")
+        mine = {r["id"] for r in RUNS if r["hardware"] == hardware}
+        assert mine.isdisjoint(refused)
+        assert {i for run in evaluated for i in run.id.split("+")} >= mine

@@ -1,7 +1,7 @@
 """Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table,
 NeMo 24.07's performance table, LLM Foundry's MPT tables, NVIDIA's DGX Cloud benchmarking recipes;
 ``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, ``data/nemo_runs.json``,
-``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, read by :mod:`bridge_runs`)
+``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``, read by :mod:`bridge_runs`)
 as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
@@ -31,7 +31,7 @@ from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
-         "llm_foundry_runs.json", "dgxc_runs.json")
+         "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)

@@ -36,4 +36,4 @@ def test_the_words_follow_the_recipe():
     big = dict(w.split("=", 1) for w in modern.words(BY_ID["dgxc-25.01-h100-nemotron4-340b-bf16-g128"]))
     assert (big["attention_kernel"], big["adam_dtype"], big["recompute"], big["gated"]) == ("fa2", "bf16", "selective", "0")
     evaluated, refused = modern.measured_runs("h100", "check")
-    assert refused == {} and sum(r.id.startswith("dgxc-") for r in evaluated) == len(RUNS)
+    assert refused == {} and sum(r.id.startswith("dgxc-25.01-") for r in evaluated) == len(RUNS)

@@ -68,10 +68,12 @@ def out_of_scope(run: dict) -> str | None:
     if name not in PRESETS:
         # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
         if "hybrid" in model:
-            return f"{name}: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold"
-        if any(key in model for key in ("experts", "kv_lora_rank")) or (
-                model["head_dim"] * model["heads"] != model["hidden"]):
-            return f"{name}: no model preset of this shape, and only a dense model with heads h/a wide is typed by shape"
+            return (f"{name}: hybrid Mamba-Transformer layers without a model preset: the step model holds them "
+                    "(mamba=1) for the Nemotron 3 presets, and only a dense or MoE model is typed by shape")
+        if "kv_lora_rank" in model or model["head_dim"] * model["heads"] != model["hidden"] or (
+                "experts" in model and not model["gated_mlp"]):
+            return (f"{name}: no model preset of this shape, and only a model with heads h/a wide (dense, or MoE of "
+                    "SwiGLU experts) is typed by shape")
     if run["precision"] not in PRECISION:
         return f"precision {run['precision']}: not a recipe the step model holds ({', '.join(PRECISION)})"
     etp = run.get("etp")
@@ -160,12 +162,16 @@ def preset_of(run: dict) -> str | None:
 
 
 def shape_words(model: dict) -> dict:
-    """A dense model no preset holds as the shape words ``eval hybrid`` takes (it derives Φ from them: GPT's count,
-    Llama's with gated=1, the embedding as tied= says)."""
+    """A model no preset holds as the shape words ``eval hybrid`` takes (it derives Φ from them: GPT's count,
+    Llama's with gated=1, the embedding as tied= says; for a MoE model Llama's count of its MoE layers and Φ_E, from
+    E, k, F_e, L_moe and the shared experts E_s)."""
     gqa = model["kv_heads"] != model["heads"]
+    experts = ({"E": model["experts"], "k": model["top_k"], "F_e": model["moe_ffn"], "L_moe": model["moe_layers"],
+                "E_s": model.get("shared_experts", 0)} if "experts" in model else {})
     return {"h": model["hidden"], "L": model["layers"], "a": model["heads"],
             "h_kv": model["kv_heads"] * model["head_dim"], "F": model["ffn"], "V": model["vocab"],
-            "gated": int(bool(model["gated_mlp"])), "tied": int(bool(model["tied"])), **({"gqa": 1} if gqa else {})}
+            "gated": int(bool(model["gated_mlp"])), "tied": int(bool(model["tied"])), **({"gqa": 1} if gqa else {}),
+            **experts}
 
 
 def words(run: dict) -> list[str]:

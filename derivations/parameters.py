@@ -46,11 +46,14 @@ LLAMA_ATTENTION = Derivation(
 
 LLAMA = Derivation(
     "Llama-style transformer (dense and MoE layers): parameters",
-    (Step(phi_llama(), "dense layers: attention + SwiGLU (3 matrices h × F) + 2 RMSNorms; MoE layers: E experts "
-                       "and a router h × E; embeddings in and out (untied), final RMSNorm"),
-     Step(L * (attention_gqa() + 2 * h) + (L - L_moe) * 3 * h * F + L_moe * (3 * h * F_e * E + h * E)
+    (Step(phi_llama(), "dense layers: attention + SwiGLU (3 matrices h × F) + 2 RMSNorms; MoE layers: E routed "
+                       "and E_s shared experts of 3h·F_e and a router h × E; embeddings in and out (untied), final "
+                       "RMSNorm"),
+     Step(L * (attention_gqa() + 2 * h) + (L - L_moe) * 3 * h * F + L_moe * (3 * h * F_e * (E + E_s) + h * E)
           + 2 * V * h + h, "attention and norms in every layer; MLP or experts"),),
-    "parameters (elements); dense model: L_moe = 0", "Touvron et al. 2023, Llama 2, §2; Jiang et al. 2024, Mixtral of Experts, §2",
+    "parameters (elements); dense model: L_moe = 0; Mixtral: E_s = 0; Llama 4: E_s = 1",
+    "Touvron et al. 2023, Llama 2, §2; Jiang et al. 2024, Mixtral of Experts, §2; Meta, Llama 4 model card (Maverick: "
+    "17B active, 400B total parameters)",
     lhs="Φ, Llama")
 
 DEEPSEEK = Derivation(

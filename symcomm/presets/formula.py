@@ -65,11 +65,12 @@ def phi_gpt() -> sp.Expr:
 
 def phi_llama(tied: bool = False, head_dim: bool = False) -> sp.Expr:
     """Llama/Mixtral: dense layers attention + SwiGLU MLP (3hF) + 2 RMSNorms (2h); MoE layers
-    E experts of 3h·F_e and a router h·E; embeddings V·h in and (untied) V·h out; final norm h.
+    E routed and E_s shared experts of 3h·F_e each (Llama 4's one shared expert as wide as a routed one; 0 in
+    Mixtral, Qwen3-MoE, GPT-OSS) and a router h·E; embeddings V·h in and (untied) V·h out; final norm h.
     ``head_dim``: heads of width d_head, not h/a (Qwen3-MoE, GPT-OSS)."""
     head = d_head if head_dim else None
     dense = attention_gqa(head) + 3 * h * F + 2 * h
-    moe = attention_gqa(head) + E * 3 * h * F_e + h * E + 2 * h
+    moe = attention_gqa(head) + (E + E_s) * 3 * h * F_e + h * E + 2 * h
     return (L - L_moe) * dense + L_moe * moe + (1 if tied else 2) * V * h + h
 
 

@@ -161,7 +161,7 @@ def _phi(m: Model) -> int:
         head = m.head_dim or Fraction(h, a)
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
         dense = attention + 3 * h * F + 2 * h
-        moe = attention + E * 3 * h * F_e + h * E + 2 * h
+        moe = attention + (E + E_s) * 3 * h * F_e + h * E + 2 * h
         value = (L - L_moe) * dense + L_moe * moe + (1 if m.tied else 2) * V * h + h
     elif m.family == "deepseek":
         if not m.mla:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from symcomm.commands.main import main
-from conftest import ROOT
+from conftest import ROOT, symcomm_command
 
 
 def run(capsys, *argv):
@@ -599,3 +599,32 @@ def test_an_unknown_subcommand_is_refused_naming_every_subcommand(capsys):
     err = capsys.readouterr().err
     for name in ("eval", "export", "measure", "validate", "plan", "calibrate", "nccl-tests", "calibrate-step"):
         assert f"'{name}'" in err
+
+
+def test_a_moe_model_typed_by_its_shape_gets_its_parameter_counts():
+    # Mixtral 8x7B by hand: per layer the attention 4096·4096 (Q) + 2·4096·1024 (K, V) + 4096·4096 (O) = 41,943,040,
+    # 8 SwiGLU experts 8·3·4096·14336 = 1,409,286,144, the router 4096·8 and two RMSNorms 2·4096; 32 layers, untied
+    # embeddings 2·32000·4096 and the final norm 4096: 46,702,792,704 (Jiang et al. 2024: 47B); the routed experts
+    # alone 32·1,409,286,144 = 45,097,156,608
+    import json
+
+    shape = ["h=4096", "L=32", "a=32", "h_kv=1024", "F=14336", "V=32000", "gated=1", "gqa=1", "moe=1", "E=8", "k=2",
+             "F_e=14336", "L_moe=32", "t=1", "p=1", "d=8", "c=1", "e=8", "b=64", "m=8", "s=4096"]
+    run = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape, "E_s=0", "--json")
+    assert run.returncode == 0, run.stderr
+    inputs = json.loads(run.stdout)["inputs"]
+    assert (inputs["Phi"]["value"], inputs["Phi_E"]["value"]) == (46_702_792_704, 45_097_156_608)
+    # Llama 4 Maverick (Hugging Face config: 48 layers of h = 5120, 40 heads and 8 K, V heads of 128, dense FFN 16384,
+    # MoE every other layer: 128 routed experts of 8192 and one shared one, top-1, vocabulary 202048): Meta's model
+    # card gives 400B parameters, 17B active; the count, the shared expert's 24·3·5120·8192 = 3.02B included, is
+    # 400,711,848,960
+    maverick = ["h=5120", "L=48", "a=40", "h_kv=1024", "F=16384", "V=202048", "gated=1", "gqa=1", "moe=1", "E=128",
+                "k=1", "F_e=8192", "L_moe=24", "E_s=1", "t=1", "p=1", "d=8", "c=1", "e=8", "b=64", "m=8", "s=8192"]
+    run = symcomm_command("eval", "hybrid", "--hardware", "h100", *maverick, "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["inputs"]["Phi"]["value"] == 400_711_848_960
+    # typed counts win
+    run = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape, "E_s=0", "Phi=1000000000", "Phi_E=500000000",
+                          "--json")
+    inputs = json.loads(run.stdout)["inputs"]
+    assert (inputs["Phi"]["value"], inputs["Phi_E"]["value"]) == (1_000_000_000, 500_000_000)

@@ -66,21 +66,19 @@ def test_the_words_follow_the_recipe():
 
 
 #: what the step model cannot express, as modern.out_of_scope says it: Nemotron-H's Mamba layers (NemotronHConfig56B's
-#: hybrid_override_pattern); Grok-1 (MixtralConfig8x7B resized: 8 experts, every layer MoE) and Llama 4 Maverick (dense
-#: and MoE layers alternating, moe_layer_freq [0, 1]·24) are MoE models no preset holds, and only a dense model is
-#: typed by its shape
+#: hybrid_override_pattern) in a model no preset holds.  Grok-1 (MixtralConfig8x7B resized: 8 experts, every layer MoE)
+#: and Llama 4 Maverick (dense and MoE layers alternating, moe_layer_freq [0, 1]·24, one shared expert) are typed by
+#: their shape (modern.shape_words: E, k, F_e, L_moe, E_s; eval counts their Φ and Φ_E)
 OUT_OF_SCOPE = {
-    "nemotronh-56b": "nemotronh-56b: hybrid Mamba-Transformer layers (Nemotron 3), which the step model does not hold",
-    "grok1-314b": "grok1-314b: no model preset of this shape, and only a dense model with heads h/a wide is typed by shape",
-    "llama4-maverick-400b": "llama4-maverick-400b: no model preset of this shape, and only a dense model with heads h/a "
-                            "wide is typed by shape",
+    "nemotronh-56b": "nemotronh-56b: hybrid Mamba-Transformer layers without a model preset: the step model holds them "
+                     "(mamba=1) for the Nemotron 3 presets, and only a dense or MoE model is typed by shape",
 }
 
 
 def test_the_rows_the_model_cannot_express_say_why():
     refused = {r["id"]: modern.out_of_scope(r) for r in RUNS if modern.out_of_scope(r)}
     assert refused == {r["id"]: OUT_OF_SCOPE[r["model"]["name"]] for r in RUNS if r["model"]["name"] in OUT_OF_SCOPE}
-    assert len(refused) == 7 + 8 + 8
+    assert len(refused) == 7                            # Nemotron-H's seven FP8 H100 rows
 
 
 def test_every_row_in_scope_evaluates():

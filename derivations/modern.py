@@ -67,9 +67,9 @@ def out_of_scope(run: dict) -> str | None:
     name, model = run["model"]["name"], run["model"]
     if name not in PRESETS:
         # by the layers, not the name: NeMo's dense Nemotron-3/4 transformers are typed by shape
-        if "hybrid" in model:
-            return (f"{name}: hybrid Mamba-Transformer layers without a model preset: the step model holds them "
-                    "(mamba=1) for the Nemotron 3 presets, and only a dense or MoE model is typed by shape")
+        if "hybrid" in model and ("experts" in model or model["gated_mlp"]):
+            return (f"{name}: hybrid Mamba-Transformer layers with MoE or gated MLPs without a model preset: only a "
+                    "dense hybrid (Nemotron-H: squared-ReLU MLPs) is typed by shape")
         if "kv_lora_rank" in model or model["head_dim"] * model["heads"] != model["hidden"] or (
                 "experts" in model and not model["gated_mlp"]):
             return (f"{name}: no model preset of this shape, and only a model with heads h/a wide (dense, or MoE of "
@@ -168,6 +168,13 @@ def shape_words(model: dict) -> dict:
     gqa = model["kv_heads"] != model["heads"]
     experts = ({"E": model["experts"], "k": model["top_k"], "F_e": model["moe_ffn"], "L_moe": model["moe_layers"],
                 "E_s": model.get("shared_experts", 0)} if "experts" in model else {})
+    if "hybrid" in model:
+        # a dense hybrid's layer kinds by the pattern's counts (M Mamba-2 mixers, * attention, - MLP) and its mixers'
+        # heads, state and groups (eval counts Φ as Nemotron-H's: presets.formula.phi_nemotron_h)
+        mixer = model["hybrid"]
+        experts.update(mamba=1, L_att=mixer["counts"]["*"], L_ssm=mixer["counts"]["M"], a_ssm=mixer["mamba_heads"],
+                       d_ssm=mixer["mamba_heads"] * mixer["mamba_head_dim"], n_ssm=mixer["mamba_state"],
+                       g_ssm=mixer["mamba_groups"])
     return {"h": model["hidden"], "L": model["layers"], "a": model["heads"],
             "h_kv": model["kv_heads"] * model["head_dim"], "F": model["ffn"], "V": model["vocab"],
             "gated": int(bool(model["gated_mlp"])), "tied": int(bool(model["tied"])), **({"gqa": 1} if gqa else {}),

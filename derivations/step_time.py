@@ -774,10 +774,9 @@ def _check_table() -> Table:
                           "recipes (dgxc-benchmarking v25.01: Llama 3.1 8B, 70B, 405B on NeMo 24.09 and Nemotron-4 15B, "
                           "340B on NeMo 24.11, H100, 8 to 2,304 GPUs, each recipe's YAML and configure.sh at "
                           "143b90dd; v25.05.04: Llama 3.1 405B, Nemotron-4 15B and 340B and DeepSeek-V3 on H100 and "
-                          "GB200 and Grok-1 314B and Llama 4 Maverick typed by their shapes, each recipe's launch script "
-                          "and the NeMo performance scripts at the commit its setup.sh checks out, 1f6d9f40; its "
-                          "Nemotron-H rows are typed in the data file but not evaluated: a hybrid Mamba model without a "
-                          "preset is not typed by shape); "
+                          "GB200 and Nemotron-H 56B, Grok-1 314B and Llama 4 Maverick typed by their shapes, each recipe's "
+                          "launch script and the NeMo performance scripts at the commit its setup.sh checks out, "
+                          "1f6d9f40); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)

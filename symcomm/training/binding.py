@@ -200,16 +200,20 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     return preset_shape(args, name, option_texts, option_names(name))
 
 
-def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool = False) -> dict:
+def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool = False, mamba: bool = False) -> dict:
     """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
     positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
     embeddings) — said in a note; ``tied`` (the typed tied= text, None when not typed) overrides the count's
     own embedding: a second V·h for an untied GPT (Megatron-LM --untie-embeddings-and-output-weights), one
     less for a tied Llama.  ``moe`` (moe=1, gated=1): with E, k, F_e, L_moe and E_s (the shared experts, 0 for none)
     given, Llama's count of its MoE layers (Mixtral's, Llama 4's: presets.formula.phi_llama) and Φ_E beside Φ
-    unless typed.  Without the whole shape, texts unchanged (Φ is then missing)."""
-    shape = ("h", "L", "a", "h_kv", "F", "V", "s") + (("E", "k", "F_e", "L_moe") if moe else ())
-    if not all(key in texts for key in shape) or (moe and (not gated or "E_s" not in texts)):
+    unless typed.  ``mamba`` (mamba=1, gated=0): with L_att, L_ssm, a_ssm, d_ssm, n_ssm and g_ssm given, the
+    Nemotron-H count (presets.formula.phi_nemotron_h: Mamba-2 mixers, attention layers, squared-ReLU MLPs, MoE layers
+    when moe=1).  Without the whole shape, texts unchanged (Φ is then missing)."""
+    hybrid = ("L_att", "L_ssm", "a_ssm", "d_ssm", "n_ssm", "g_ssm")
+    shape = ("h", "L", "a", "h_kv", "F", "V", "s") + (("E", "k", "F_e", "L_moe") if moe else ()) + (
+        hybrid if mamba else ())
+    if not all(key in texts for key in shape) or (moe and "E_s" not in texts) or (gated == mamba and (moe or mamba)):
         return texts
     from .. import presets
     from .settings import OPTIONS
@@ -222,14 +226,20 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool
     untied = None if tied is None else not OPTIONS["tied"].resolve(tied)   # InputError names tied= and 0, 1
     experts = dict(experts=int(n["E"]), top_k=int(n["k"]), moe_layers=int(n["L_moe"]), moe_ffn=int(n["F_e"]),
                    shared_experts=int(n["E_s"])) if moe else {}
-    shape_only = presets.Model(name="KEY=VALUE", title="the shape given", family="llama" if gated else "gpt",
+    if mamba:
+        if n["d_ssm"] % n["a_ssm"]:
+            raise UsageError(f"d_ssm={n['d_ssm']} is not a whole number of the a_ssm={n['a_ssm']} Mamba heads")
+        experts["hybrid"] = (int(n["L_att"]), int(n["L_ssm"]), int(n["a_ssm"]), int(n["d_ssm"] // n["a_ssm"]),
+                             int(n["n_ssm"]), int(n["g_ssm"]))
+    family = "nemotron_h" if mamba else "llama" if gated else "gpt"
+    shape_only = presets.Model(name="KEY=VALUE", title="the shape given", family=family,
                                hidden=int(n["h"]), layers=int(n["L"]), heads=int(n["a"]),
                                kv_heads=int(n["h_kv"] * n["a"] // n["h"]), ffn=int(n["F"]), vocab=int(n["V"]),
                                seq=int(n["s"]), tied=bool(gated and untied is False), **experts)
-    # the GPT count holds the embedding once (tied): an untied LM head adds its own V·h
-    phi = shape_only.parameters + (int(n["V"] * n["h"]) if untied and not gated else 0)
+    # the GPT count holds the embedding once (tied): an untied LM head adds its own V·h (Nemotron-H's holds both)
+    phi = shape_only.parameters + (int(n["V"] * n["h"]) if untied and family == "gpt" else 0)
     embedding = "" if untied is None else (", untied embeddings" if untied else ", tied embeddings")
-    kind = "Llama MoE" if moe else "Llama" if gated else "GPT"
+    kind = "Nemotron-H" if mamba else "Llama MoE" if moe else "Llama" if gated else "GPT"
     notes.add(f"Phi={phi} from the shape ({kind} count{embedding}; give Phi= to override)", restates_default=True)
     if moe and "Phi_E" not in texts:
         notes.add(f"Phi_E={shape_only.expert_parameters} from the shape (the routed experts, L_moe·E·3·h·F_e; give "

@@ -5,7 +5,10 @@ Maverick) at 1f6d9f40, on H100 and GB200, against the printed step times, the wo
 rows the step model cannot express, with the reason it gives.
 """
 
+import json
+
 from symcomm.derivations import bridge_runs, modern
+from conftest import symcomm_command
 
 RUNS = bridge_runs.load("dgxc_25_05_runs.json")["runs"]
 BY_ID = {r["id"]: r for r in RUNS}
@@ -65,20 +68,24 @@ def test_the_words_follow_the_recipe():
     assert (gb["recompute"], gb["e"], gb["L_first"], gb["L_last"]) == ("selective", "32", "15", "14")
 
 
-#: what the step model cannot express, as modern.out_of_scope says it: Nemotron-H's Mamba layers (NemotronHConfig56B's
-#: hybrid_override_pattern) in a model no preset holds.  Grok-1 (MixtralConfig8x7B resized: 8 experts, every layer MoE)
+#: every row is in the step model's scope: Nemotron-H 56B (NemotronHConfig56B's hybrid_override_pattern: 54 Mamba-2
+#: mixers, 10 attention layers, 54 squared-ReLU MLPs), Grok-1 (MixtralConfig8x7B resized: 8 experts, every layer MoE)
 #: and Llama 4 Maverick (dense and MoE layers alternating, moe_layer_freq [0, 1]·24, one shared expert) are typed by
-#: their shape (modern.shape_words: E, k, F_e, L_moe, E_s; eval counts their Φ and Φ_E)
-OUT_OF_SCOPE = {
-    "nemotronh-56b": "nemotronh-56b: hybrid Mamba-Transformer layers without a model preset: the step model holds them "
-                     "(mamba=1) for the Nemotron 3 presets, and only a dense or MoE model is typed by shape",
-}
+#: their shape (modern.shape_words; eval counts their Φ and Φ_E)
+OUT_OF_SCOPE: dict = {}
 
 
-def test_the_rows_the_model_cannot_express_say_why():
-    refused = {r["id"]: modern.out_of_scope(r) for r in RUNS if modern.out_of_scope(r)}
-    assert refused == {r["id"]: OUT_OF_SCOPE[r["model"]["name"]] for r in RUNS if r["model"]["name"] in OUT_OF_SCOPE}
-    assert len(refused) == 7                            # Nemotron-H's seven FP8 H100 rows
+def test_no_row_is_out_of_scope():
+    assert [r["id"] for r in RUNS if modern.out_of_scope(r)] == []
+
+
+def test_nemotron_h_is_counted_by_its_shape():
+    # Nemotron-H 56B (NVIDIA 2025, Nemotron-H, arXiv 2504.03624: a 56B model): the count from its shape, 56.32B
+    words = modern.words(next(r for r in RUNS if r["model"]["name"] == "nemotronh-56b"))
+    run = symcomm_command("eval", "hybrid", "--hardware", "h100", *words, "--json")
+    assert run.returncode == 0, run.stderr
+    phi = json.loads(run.stdout)["inputs"]["Phi"]["value"]
+    assert abs(phi - 56e9) / 56e9 < 0.01
 
 
 def test_every_row_in_scope_evaluates():

@@ -24,10 +24,10 @@ def test_every_run_is_in_scope_and_binds_or_says_why():
 def test_what_is_out_of_scope():
     reasons = {run["id"]: modern.out_of_scope(run) for run in modern.runs()}
     # Nemotron 3's hybrid Mamba layers (mamba=1) and Super's LatentMoE (moe_latent=1) are held: all 14 rows in scope;
-    # NVFP4 is a recipe the model holds (precision=nvfp4); Nemotron-H 56B (dgxc-benchmarking 25.05.04), hybrid too, has
-    # no preset and is not typed by its shape: out of scope (tests/derivations/test_dgxc_2505_runs.py)
-    hybrid = {r["id"] for r in modern.runs() if "hybrid" in r["model"] and r["model"]["name"].startswith("nemotron-3")}
-    assert len(hybrid) == 14 and all(reasons[rid] is None for rid in hybrid)
+    # NVFP4 is a recipe the model holds (precision=nvfp4); Nemotron-H 56B (dgxc-benchmarking 25.05.04: 7 rows), a
+    # dense hybrid no preset holds, is typed by its shape (tests/derivations/test_dgxc_2505_runs.py)
+    hybrid = {r["id"] for r in modern.runs() if "hybrid" in r["model"]}
+    assert len(hybrid) == 14 + 7 and all(reasons[rid] is None for rid in hybrid)
     nvfp4 = [r["id"] for r in modern.runs() if r["precision"] == "nvfp4" and "hybrid" not in r["model"]]
     assert len(nvfp4) == 3 and all(reasons[rid] is None for rid in nvfp4)
     # every transformer run with bf16, FP8 or NVFP4 and a known layout is in scope

@@ -213,7 +213,9 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool
     hybrid = ("L_att", "L_ssm", "a_ssm", "d_ssm", "n_ssm", "g_ssm")
     shape = ("h", "L", "a", "h_kv", "F", "V", "s") + (("E", "k", "F_e", "L_moe") if moe else ()) + (
         hybrid if mamba else ())
-    if not all(key in texts for key in shape) or (moe and "E_s" not in texts) or (gated == mamba and (moe or mamba)):
+    # the counts' MLPs: a hybrid's squared-ReLU ones (gated=0), a MoE transformer's SwiGLU experts (gated=1)
+    other_mlp = gated if mamba else moe and not gated
+    if not all(key in texts for key in shape) or (moe and "E_s" not in texts) or other_mlp:
         return texts
     from .. import presets
     from .settings import OPTIONS

@@ -393,7 +393,8 @@ def micro_batch_on_path(run, by_axis: dict, comm: dict, time_of, m, micro) -> di
     a stage whose terms are ``by_axis`` (their times ``comm``) and whose micro-batch compute is ``micro``: the
     overlapped axes hide behind that compute one after another, each in the window the previous ones left
     (:func:`hidden_behind`): PyTorch's ring its K, V passes behind its own steps (:func:`torch_cp_exposed`), tp as
-    the run overlaps it (:func:`tp_on_path`), ep in the four phases Megatron pairs with another micro-batch's compute (a2a_overlap, :func:`a2a_exposed`), pp sends behind
+    the run overlaps it (:func:`tp_on_path`), ep in the four phases Megatron pairs with another micro-batch's compute
+    (a2a_overlap, :func:`a2a_exposed`), pp sends behind
     the chunks' compute (p2p_overlap).  One rule for the even split (steptime) and each stage kind of an uneven one
     (stagestep)."""
     on_path = {axis: comm.get(axis, sp.Integer(0)) / m for axis in ("tp", "cp", "ep", "pp")}

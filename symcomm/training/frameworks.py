@@ -8,7 +8,7 @@ all-gathers hide behind compute, under which pipeline schedules the sends hide, 
 all-to-alls hide behind another micro-batch, whether ZeRO-3 runs one collective per layer or for the
 whole model, the data-parallel schemes the planner searches, and the framework files each of these
 follows (each default beside its file: DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE,
-A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME, SDPA_SOURCE).  The strategy
+A2A_OVERLAP_SOURCE, FSDP2_RUNTIME, FSDP_UNITS, MEGATRON_FSDP_RUNTIME, SDPA_SOURCE).  The strategy
 (:func:`symcomm.training.axes.data_schedule`, :func:`symcomm.training.axes.sp_regather_of`), the step
 model (:func:`symcomm.training.overlap.dp_overlap_of`) and the planner (:data:`symcomm.planner.SCHEMES`)
 read this table and nothing else about a framework.
@@ -33,6 +33,11 @@ DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_
 FSDP_RUNTIME = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, "
                 "_should_free_in_backward: with no_sync a non-resharding unit stays gathered) and "
                 "fully_sharded_data_parallel.py (no_sync)")
+#: PyTorch FSDP (FSDP1) as it is run on transformers: one FSDP unit per transformer block (an auto-wrap policy on the
+#: block class), so one all-gather and one reduce-scatter per layer, as FSDP2's fully_shard per block
+FSDP_UNITS = ("mosaicml/llm-foundry llmfoundry/models/mpt/modeling_mpt.py at b2a43a14 (fsdp_wrap_fn: each MPTBlock its "
+              "own FSDP unit, which Composer's FSDP wrapping honours); PyTorch torch/distributed/fsdp/wrap.py "
+              "(transformer_auto_wrap_policy)")
 MEGATRON_DDP = ("Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py "
                 "(finish_grad_sync: one reduce-scatter or all-reduce per step), "
                 "megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch)")
@@ -217,10 +222,10 @@ _ROWS = (
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
               0, True, "same", False, (0, 1, 2, 3),
               (Scheme("fsdp", 3, True, "fsdp full-shard"), Scheme("fsdp", 3, False, "fsdp grad-op")),
-              (FSDP_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
-              "full-shard (the same traffic as deepspeed zero 3) and grad-op (SHARD_GRAD_OP: gathered once per "
-              "micro-batch, kept for the backward)",
-              param_gather_overlap_stages=(3,), sdpa=True),
+              (FSDP_RUNTIME, FSDP_UNITS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              "full-shard (deepspeed zero 3's traffic, one FSDP unit per transformer layer) and grad-op "
+              "(SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward)",
+              param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer"),
     Framework("fsdp2",
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",

@@ -177,18 +177,19 @@ def test_ranked_by_step_time_and_pruning_changes_nothing():
 def test_settings_that_change_nothing_are_folded():
     result = plan(small(tp=8, pp=2, micro_batch=1, vp=1, sp=0, recompute="none"), top=None)
     # t = 8, p = 2 on 16 GPUs leaves d = 1: every data-parallel collective runs over one rank ((N − 1)/N = 0:
-    # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so the eight schemes give four
-    # rows: Megatron's zero 0 and 1 (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4),
-    # DeepSpeed zero 2 (bf16 gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py), the
-    # three that keep gradients in bf16 with no bucket (DeepSpeed 3, FSDP full-shard and grad-op), and the two
-    # per-layer ones holding two gathered layers and their gradients besides, apart: Megatron-FSDP, and FSDP2 as
-    # torchtitan runs it (its sharded parameter is the fp32 master, no 16-bit shard: _fsdp_param.py; the eager
-    # loss's 12 bytes per logit; eager norms, rotary and SwiGLU by default: torchtitan training.compile false)
-    assert len(result) == 5
+    # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so Megatron's zero 0 and 1 fold into
+    # one row (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4); DeepSpeed zero 2 (bf16
+    # gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py) and zero 3 (bf16 gradients, no
+    # bucket) apart; and the per-layer FSDP units apart from those and from each other: FSDP full-shard holding two
+    # gathered layers and their gradients besides (one FSDP unit per transformer block, frameworks.FSDP_UNITS),
+    # grad-op its layers gathered from the forward to the backward, Megatron-FSDP, and FSDP2 as torchtitan runs it
+    # (its sharded parameter is the fp32 master, no 16-bit shard: _fsdp_param.py; the eager loss's 12 bytes per
+    # logit; eager norms, rotary and SwiGLU by default: torchtitan training.compile false)
+    assert len(result) == 7
     labels = [sorted(r["labels"]) for r in result.rows()]
     assert sorted(labels) == sorted([["megatron zero 0 rc=none", "megatron zero 1 rc=none"],
-                                     ["deepspeed zero 2 rc=none"],
-                                     ["deepspeed zero 3 rc=none", "fsdp full-shard rc=none", "fsdp grad-op rc=none"],
+                                     ["deepspeed zero 2 rc=none"], ["deepspeed zero 3 rc=none"],
+                                     ["fsdp full-shard rc=none"], ["fsdp grad-op rc=none"],
                                      ["megatron-fsdp rc=none"], ["fsdp2 rc=none"]])
     by_label = {label: r for r in result.rows() for label in r["labels"]}
     megatron, zero2 = by_label["megatron zero 0 rc=none"], by_label["deepspeed zero 2 rc=none"]

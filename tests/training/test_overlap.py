@@ -27,8 +27,9 @@ PLAIN = {"embeddings": "0", "gqa": "1", "gated": "0", "flash": "1", "grad_dtype"
     # DeepSpeed zero/config.py overlap_comm on for stage 3; partitioned_param_coordinator.py prefetches
     ("deepspeed", 3, "1f1b", True, True, False, False, "model"),
     ("deepspeed", 2, "1f1b", False, False, False, False, "model"),
-    # PyTorch FSDP: reduce-scatter issued in the post-backward hook, gathers prefetched
-    ("fsdp", 3, "1f1b", True, True, False, False, "model"),
+    # PyTorch FSDP: reduce-scatter issued in the post-backward hook, gathers prefetched; one FSDP unit per
+    # transformer block as transformers wrap it (llm-foundry's MPT fsdp_wrap_fn, torch's transformer_auto_wrap_policy)
+    ("fsdp", 3, "1f1b", True, True, False, False, "layer"),
     # FSDP2 (fully_shard on every transformer block in torchtitan's apply_fsdp): per layer, overlapped
     ("fsdp2", 3, "1f1b", True, True, False, False, "layer"),
     # Megatron-FSDP (megatron_fsdp.py: forward prefetch, reduce-scatter after every backward) with Megatron's

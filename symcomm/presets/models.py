@@ -235,8 +235,8 @@ _SHIPPED: dict[str, Model] = {}
 
 
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:
-    """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Mistral, Mixtral,
-    Qwen2, DeepSeek-V2/V3 key names); no network."""
+    """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Llama 4's language model, Mistral,
+    Mixtral, Qwen2, DeepSeek-V2/V3 key names); no network."""
     from ..base.inputs import read_json
 
     path = Path(path)
@@ -254,6 +254,9 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
         raise InputError(f"{what} lacks {' / '.join(keys)} (needed for the parameter count)")
 
     model_type = str(cfg.get("model_type", ""))
+    if model_type == "llama4" and isinstance(cfg.get("text_config"), dict):
+        # Llama 4's config.json nests the language model's under text_config (Llama4Config): that model is timed
+        cfg = {**cfg["text_config"], "_name_or_path": cfg.get("_name_or_path")}
     if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in cfg:
         hidden = int(get("n_embd", "hidden_size"))
         data = {"family": "gpt", "hidden": hidden, "layers": get("n_layer", "num_hidden_layers"),
@@ -272,7 +275,16 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 "seq": get("max_position_embeddings"), "tied": bool(cfg.get("tie_word_embeddings", False))}
         if cfg.get("head_dim") and int(cfg["head_dim"]) * int(data["heads"]) != int(data["hidden"]):
             data["head_dim"] = int(cfg["head_dim"])
-        if experts > 1:
+        if experts > 1 and "interleave_moe_layer_step" in cfg:
+            # Llama 4 (transformers' Llama4TextConfig, modeling_llama4.py): every step-th layer MoE (moe_layers lists
+            # them where given), its experts intermediate_size wide and one shared expert of that width beside them
+            # (Llama4TextMoe.shared_expert, always built); the dense layers' MLP intermediate_size_mlp wide
+            step = int(get("interleave_moe_layer_step"))
+            moe_layers = len(cfg["moe_layers"]) if cfg.get("moe_layers") else layers // max(step, 1)
+            data.update({"ffn": get("intermediate_size_mlp", "intermediate_size"), "experts": experts,
+                         "top_k": get("num_experts_per_tok"), "moe_layers": moe_layers,
+                         "moe_ffn": get("intermediate_size"), "shared_experts": 1})
+        elif experts > 1:
             dense = int(cfg.get("first_k_dense_replace", 0))
             data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
                          "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],

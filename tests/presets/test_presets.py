@@ -345,6 +345,28 @@ def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
     assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand
 
 
+def test_hugging_face_config_of_llama4_interleaved_moe_with_its_shared_expert(tmp_path):
+    # meta-llama/Llama-4-Maverick-17B-128E's config.json: the language model under text_config (hidden 5120, 48
+    # layers, 40 heads of 128 and 8 K, V heads, dense MLP intermediate_size_mlp 16384, experts intermediate_size
+    # 8192, 128 of them top-1, every second layer MoE: interleave_moe_layer_step 2, vocabulary 202048, untied).  By
+    # hand: attention 5120·5120 + 2·5120·1024 + 5120·5120 = 62,914,560 a layer; 24 dense layers of 3·5120·16384
+    # + 2·5120; 24 MoE layers of (128 routed + 1 shared, Llama4TextMoe.shared_expert) · 3·5120·8192 + the router
+    # 5120·128 + 2·5120; embeddings 2·202048·5120 and the final norm: 400,711,848,960, Meta's "400B total"
+    config = tmp_path / "maverick.json"
+    config.write_text(json.dumps({"model_type": "llama4", "_name_or_path": "Llama-4-Maverick", "text_config": {
+        "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+        "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "vocab_size": 202048, "max_position_embeddings": 1048576, "num_local_experts": 128,
+        "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "tie_word_embeddings": False}}))
+    model = presets.model_from_config(config)
+    attention = 5120 * 5120 + 2 * 5120 * 1024 + 5120 * 5120
+    hand = (24 * (attention + 3 * 5120 * 16384 + 2 * 5120)
+            + 24 * (attention + 129 * 3 * 5120 * 8192 + 5120 * 128 + 2 * 5120) + 2 * 202048 * 5120 + 5120)
+    assert hand == 400_711_848_960 and model.parameters == hand
+    assert (model.values()["L_moe"], model.values()["E_s"], model.values()["F"], model.values()["F_e"]) == \
+        (24, 1, 16384, 8192)
+
+
 def test_a_hardware_file_changed_between_two_evaluations_is_read_again(tmp_path):
     # what the shipped presets fill is kept per subject (issue 25: the API's speed); a file is not, since it may
     # change: ring all-reduce inside one node, α = the intra link's latency as the file says it at each call

@@ -791,3 +791,13 @@ def test_eval_and_plan_price_an_fsdp2_layout_alike_on_h100():
     assert step() == pytest.approx(row["step_time"], rel=1e-9)
     assert step() == pytest.approx(step("attention_kernel=fa2"), rel=1e-12)
     assert step("eta_attn=0.545") < step()          # the fused core's share, typed, is faster: the rule changed it
+
+
+def test_the_attention_kernel_choices_are_the_fused_core_and_the_published_ones():
+    # the option's choices (settings.ATTENTION_KERNELS) and the kernels timed at a published share
+    # (hardware_values.PUBLISHED_KERNELS, each with its hardware key and symbol eta_<kernel>) name the same kernels
+    from symcomm.core import symbols
+    from symcomm.presets.hardware_values import PUBLISHED_KERNELS
+
+    assert set(settings.ATTENTION_KERNELS) == {"fused", *PUBLISHED_KERNELS}
+    assert all(f"eta_{kernel}" in symbols.SYMBOLS for kernel in PUBLISHED_KERNELS)

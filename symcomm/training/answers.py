@@ -163,7 +163,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
             notes.add(note)
         compute = _compute_values(system, args.hardware, dtype, precision, fitting, kernel, typed_peaks)
         if not fitting:
-            extra, said_kernel = framework_attention(str(target.options.get("framework", "megatron")), system,
+            extra, said_kernel = framework_attention(str(target.options.get("framework", OPTIONS["framework"].default)), system,
                                                      kernel, typed_peaks)
             if said_kernel:
                 notes.add(said_kernel)

@@ -107,9 +107,10 @@ from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
-                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, eta_fa2, eta_triton, hbm, k, kappa, kv_lora, m, n_ssm,
+                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, hbm, k, kappa, kv_lora, m, n_ssm,
                             p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
-from ..presets.systems import absent_filled, low_dtype
+from ..core import symbols as S
+from ..presets.systems import PUBLISHED_KERNELS, absent_filled, low_dtype
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ FITTED = {f.name: f for f in (
                             "(absent: w_half, the dense GEMMs' curve)", 0.0, 4096.0),
     Fitted("eta_fp4", "share of the datasheet FP4 matmul peak the NVFP4 matmuls reach at large shapes", 0.10, 1.00),
 )}
+#: the attention kernels timed at a published share (attention_kernel=fa2, triton) → that share's symbol, eta_<kernel>
+KERNEL_SHARE = {kernel: S.SYMBOLS[f"eta_{kernel}"].symbol for kernel in PUBLISHED_KERNELS}
 #: the flash-attention core's backward FLOPs over its forward's: five s × s GEMMs (S = QKᵀ recomputed, dV, dP,
 #: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2
 FLASH_BACKWARD = sp.Rational(5, 2)
@@ -657,7 +660,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
            - (counted - core) + _summed(extra, "flops"))
     rate = peak * eta
     # the core's forward seconds, and its backward's over them (module docstring)
-    share = {"fa2": eta_fa2, "triton": eta_triton}.get(run.attention_kernel, eta_attn)
+    share = KERNEL_SHARE.get(run.attention_kernel, eta_attn)
     core_time, core_back = ((core / (peak * share), FLASH_BACKWARD) if run.flash
                             else (core / rate, sp.Integer(2)))
     # the chunked scans of mamba=1 (Mamba-2's SSD kernels, fused like the attention core and in bf16 under every

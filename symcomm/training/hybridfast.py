@@ -31,7 +31,7 @@ from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
-from .settings import step_options
+from .settings import OPTIONS, step_options
 from .frameworks import framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_model_shape, add_hardware_report, unread_step_note
@@ -299,7 +299,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     for note in said:
         notes.add(note)
     compute = system.compute_values(dtype, precision, False, kernel, typed_peaks)
-    extra, said_kernel = framework_attention(str(options.get("framework", "megatron")), system, kernel, typed_peaks)
+    extra, said_kernel = framework_attention(str(options.get("framework", OPTIONS["framework"].default)), system, kernel, typed_peaks)
     if said_kernel:
         notes.add(said_kernel)
     compute = {**compute, **extra}
@@ -494,7 +494,7 @@ def _plan(args, data, said: tuple):
     precision = str(options.get("precision", "bf16"))
     kernel = str(step_texts.get("attention_kernel", "fused"))
     compute = {**system.compute_values(dtype, precision, False, kernel, {}),
-               **framework_attention(str(options.get("framework", "megatron")), system, kernel, typed)[0]}
+               **framework_attention(str(options.get("framework", OPTIONS["framework"].default)), system, kernel, typed)[0]}
     if dtype == "fp8" and precision == "bf16":
         return None
     numbers = {name: float(value) for name, value in values.items()}

@@ -249,7 +249,10 @@ def fitting_runs(system: str) -> tuple[list, dict]:
 #: Fitted free, it pairs with eta_fp8 on the dense FP8 fitting runs (eta_fp8 ~ 1 with w_half ~ 2,000 fits them as
 #: well as eta_fp8 ~ 0.6 with the roofline's 295 on H100): the runs do not determine it, and the large value
 #: halves every dense bf16 GEMM of width ~1,300, 20-45 % too slow on Megatron-LM's H100 table.  The experts'
-#: grouped GEMMs keep their own fitted half-width (w_half_expert).
+#: grouped GEMMs are held on the same curve (w_half_expert = w_half) for the same reason: fitted free (1,966 on H100)
+#: it priced every expert GEMM of width ~1,500 at 43 % of eta, Grok-1's 2,048 x 6,144 x 65,536 among them (+74 % on
+#: its dgxc H100 row), where what the fine-grained MoE runs spend beyond their GEMMs grows with the routed token
+#: copies, not with a GEMM's width: kappa_moe's passes over them (symcomm.training.compute.routed_bytes).
 def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes: int = 2) -> float:
     """w_half of the additive roofline, peak·bytes/(2·B_hbm) (Williams et al. 2009; the step-time chapter's claim):
     295 on H100 SXM in bf16 (989.4 TFLOP/s, 3.35 TB/s), the same in FP8 (twice the rate, half the bytes)."""
@@ -384,11 +387,17 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
         # a stored eta_fp4 off the reference is the last fit's transfer (transferred_eta_fp4), not a value of the part:
         # the fit starts without it, as the first did, or it would hold its own output and take the run in
         base.pop("eta_fp4", None)
+    # a stored kappa_moe is the last fit's output too, and no datasheet gives it: each fit starts without it (a part
+    # with no MoE run leaves it out, read as 0 and said where a setting reads it: Hardware.unchecked)
+    base.pop("kappa_moe", None)
     hold = {}         # held constant → why
     if hw.hbm_bytes_per_second:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
         hold["w_half"] = (f"held at the additive roofline's value peak x 2 bytes / (2 x HBM bandwidth) = "
                           f"{base['w_half']:g}, not fitted (the runs pair it with eta_fp8: not determined)")
+        base["w_half_expert"] = base["w_half"]
+        hold["w_half_expert"] = (f"held at w_half, {base['w_half']:g}: an expert's GEMM on the dense GEMMs' roofline "
+                                 "curve; what an MoE layer spends beyond its GEMMs is kappa_moe's")
     if system in MAMF_BF16 and system != TRAINING_REFERENCE:
         base["eta"], hold["eta"] = transferred_eta(
             system, stored_reference_eta() if reference_eta is None else reference_eta)

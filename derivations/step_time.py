@@ -430,6 +430,7 @@ GEMM_EFFICIENCY = Derivation(
 # the routed experts' GEMMs: Megatron-Core runs a rank's local experts as one grouped GEMM (TEGroupedMLP, Transformer
 # Engine's GroupedLinear split by tokens_per_expert: NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py,
 # commit d98e8a64), each expert's M its own few hundred routed tokens; their width curve has its own half-width
+# (the presets hold it at w_half, the dense GEMMs' roofline curve: derivations/fit_step_time.py; calibrate-step may fit it)
 EXPERT_GEMM = compute.Gemm("an expert's GEMM", GM, GK, GN, grouped=True)
 GROUPED = (EXPERT_GEMM.flops + 2 * EXPERT_GEMM.half_width * EXPERT_GEMM.moved) / (peak * eta)
 MEGATRON_GROUPED = "NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py (TEGroupedMLP), commit d98e8a64"
@@ -682,7 +683,7 @@ def _coverage_table() -> Table:
     its check runs ran, those no run measured, and the constants read as another's: what eval and plan say first
     ("checked on no published run", presets.Hardware.unchecked), one table."""
     from symcomm.presets import hardware_names
-    from symcomm.presets.systems import STEP_TIME_ABSENT_AS
+    from symcomm.presets.systems import STEP_TIME_ABSENT_AS, STEP_TIME_ABSENT_UNMEASURED, absent_as
     from symcomm.training.settings import OPTIONS
 
     frameworks = OPTIONS["framework"].allowed
@@ -694,8 +695,8 @@ def _coverage_table() -> Table:
         checked = ", ".join(f"{framework} ({runs})" for framework, _, _, _, runs, _ in hw.step_checks) or "—"
         rows.append((name, hw.step_errors_of, ", ".join(hw.step_frameworks) or "not recorded", checked,
                      ", ".join(hw.frameworks_unmeasured(frameworks)) or "—",
-                     ", ".join(f"{n} as {STEP_TIME_ABSENT_AS[n]}"
-                               for n in hw.constants_taken_as_another(tuple(STEP_TIME_ABSENT_AS))) or "—"))
+                     ", ".join(f"{n} as {absent_as(n)}" for n in hw.constants_taken_as_another(
+                         (*STEP_TIME_ABSENT_AS, *STEP_TIME_ABSENT_UNMEASURED))) or "—"))
     return Table("What the constants were measured on", ("hardware", "constants of", "frameworks fitted",
                                                           "frameworks checked (runs)", "frameworks on no run",
                                                           "constants taken as another's"), tuple(rows),
@@ -705,7 +706,8 @@ def _coverage_table() -> Table:
                           "and the constants the fit left out, read as another's value when a setting needs them "
                           "(eta_attn, the flash-attention core's share, as the matmuls' eta where no fitted run ran "
                           "flash attention and no kernel benchmark gives it; w_half_expert, the grouped expert GEMMs' "
-                          "half width, as the dense one's where no fitted run was a MoE). eval hybrid and plan say these "
+                          "half width, as the dense one's, and kappa_moe, the passes over the routed token copies, "
+                          "as 0, where no fitted run was a MoE). eval hybrid and plan say these "
                           "first, beside the fit's error, when a setting reads them ('checked on no published run')."),
                  source="symcomm/presets/hardware.json (step_time: frameworks, checks); symcomm/presets/systems.py "
                         "(Hardware.unchecked)")
@@ -994,6 +996,29 @@ _A100_LOO, _MTNLG_SLOWER = _a100_leave_one_out(), _mtnlg_slower()
 _SHARES = {name: dict(hardware(name).attention_shares) for name in ("a100", "h100")}
 
 
+# what an MoE layer moves around its experts' GEMMs (the permutations into expert order and back, the combine, the
+# all-to-all's slowing of the compute it overlaps), in HBM-pass equivalents over the routed token copies
+_MOE = RunSetting(gated=True, moe=True, sp=True)
+_ROUTED = compute.routed_bytes(_MOE, _MB * s / c, L / p)
+MEGATRON_ROUTING = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher) "
+                    "and moe_utils.py (permute, unpermute), commit d98e8a64")
+
+ROUTING = Derivation(
+    "The MoE layer's passes over its routed token copies",
+    (Step(_S.kappa_moe * _ROUTED / hbm,
+          "kappa_moe HBM-pass equivalents, at the HBM bandwidth, over the routed bytes: each GPU's (b/(d·m))·s/c tokens "
+          "of a micro-batch, its 1/t sequence-parallel share dispatched, in k copies of its h-wide hidden vector at 2 "
+          "bytes an element, over the stage's MoE layers (L/p in the model's proportion L_moe/L); forward one third, "
+          "backward two (κ's convention)"),),
+    "seconds per micro-batch (forward + backward); absent kappa_moe: 0 (the model before it)",
+    MEGATRON_ROUTING + "; symcomm/training/compute.py (routed_bytes)", lhs="routing time",
+    claims=(Claim(_ROUTED, 2 * (_MB * s / c) / t * _S.k * h * (L / p) * _S.L_moe / L,
+                  name="the routed bytes by hand: 2 bytes × tokens/t × k × h per MoE layer"),
+            Claim(sp.diff(_micro(_MOE), _S.kappa_moe), _ROUTED / hbm,
+                  name="each unit of kappa_moe adds one pass over the routed bytes at the HBM bandwidth (no recompute)"),
+            Claim(sp.diff(_micro(_FULL), _S.kappa_moe), 0, name="a dense model's compute does not depend on kappa_moe")))
+
+
 CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
@@ -1130,7 +1155,7 @@ CHAPTER = Chapter(
     derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
                  QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
-                 GEMM_EFFICIENCY, GROUPED_GEMM, GEMM_CLASSES),
+                 GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
                          _coverage_table(),

@@ -306,6 +306,11 @@ globalThis.SYMCOMM_CATALOG = {
 "unit": "elements",
 "integer": false
 },
+"kappa_moe": {
+"meaning": "fitted HBM-pass equivalents over each routed token copy's hidden vector per MoE layer (dispatch, permutation, combine: forward + backward); absent = 0",
+"unit": "ratio",
+"integer": false
+},
 "eta_attn": {
 "meaning": "fitted share of the bf16 peak the flash-attention core reaches (forward and backward)",
 "unit": "ratio",
@@ -341,6 +346,7 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 19500000000000.0,
 "hbm": 2039000000000.0,
@@ -350,6 +356,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
@@ -359,6 +366,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 2039000000000.0,
@@ -405,39 +413,43 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
-"w_half_expert": 1966.08
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955
 },
 "bf16": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
-"w_half_expert": 1966.08
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955
 },
 "fp16": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
-"w_half_expert": 1966.08
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955
 },
 "fp8": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
-"w_half_expert": 1966.08
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
@@ -446,13 +458,14 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1966.08,
+"eta_fp8": 0.706,
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -460,24 +473,26 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1966.08,
+"eta_fp8": 0.706,
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1966.08,
+"eta_fp8": 0.706,
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -485,13 +500,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_delayed": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "eta_attn": 0.545,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
-"w_half_expert": 1966.08,
+"eta_fp8": 0.706,
+"kappa": 10.0,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -556,30 +572,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08
+"w_half_expert": 295.34328358208955
 },
 "fp16": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08
+"w_half_expert": 295.34328358208955
 },
 "fp8": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"kappa": 6.25,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08
+"w_half_expert": 295.34328358208955
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -588,13 +607,14 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.706,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
@@ -602,24 +622,26 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_block": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.706,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.706,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
@@ -627,13 +649,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_delayed": {
 "w_half": 295.34328358208955,
+"kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
-"eta_fp8": 0.615,
-"kappa": 6.25,
+"eta_fp8": 0.706,
+"kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 1966.08,
+"w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -652,30 +675,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "fp16": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "fp8": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
@@ -684,68 +710,74 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
-"eta_fp4": 0.4215,
+"kappa": 3.0,
+"w_half_expert": 281.25,
+"eta_fp4": 0.4491,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -764,30 +796,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "fp16": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "fp8": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76
+"kappa": 3.0,
+"w_half_expert": 281.25
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -796,68 +831,74 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
-"eta_fp4": 0.4215,
+"kappa": 3.0,
+"w_half_expert": 281.25,
+"eta_fp4": 0.4491,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 281.25,
+"kappa_moe": 124.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.7424,
-"eta_fp8": 0.496,
-"kappa": 3.25,
-"w_half_expert": 2293.76,
+"eta_fp8": 0.489,
+"kappa": 3.0,
+"w_half_expert": 281.25,
 "peak_fp8": 4500000000000000.0
 }
 }
@@ -876,30 +917,33 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"kappa": 14.75,
-"w_half_expert": 1024.0
+"kappa": 20.0,
+"w_half_expert": 312.5
 },
 "fp16": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"kappa": 14.75,
-"w_half_expert": 1024.0
+"kappa": 20.0,
+"w_half_expert": 312.5
 },
 "fp8": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"kappa": 14.75,
-"w_half_expert": 1024.0
+"kappa": 20.0,
+"w_half_expert": 312.5
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
@@ -908,68 +952,74 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"eta_fp8": 0.5625,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
+"eta_fp8": 0.6185,
+"kappa": 20.0,
+"w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"eta_fp8": 0.5625,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
+"eta_fp8": 0.6185,
+"kappa": 20.0,
+"w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"eta_fp8": 0.5625,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
+"eta_fp8": 0.6185,
+"kappa": 20.0,
+"w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"eta_fp8": 0.5625,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
+"eta_fp8": 0.6185,
+"kappa": 20.0,
+"w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
-"eta_fp4": 0.478,
+"kappa": 20.0,
+"w_half_expert": 312.5,
+"eta_fp4": 0.568,
 "peak_fp4": 1e+16
 },
 "fp8_delayed": {
 "w_half": 312.5,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.695,
-"eta_fp8": 0.5625,
-"kappa": 14.75,
-"w_half_expert": 1024.0,
+"eta_fp8": 0.6185,
+"kappa": 20.0,
+"w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 }
 }
@@ -985,6 +1035,7 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
@@ -994,6 +1045,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
@@ -1003,6 +1055,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
@@ -1012,6 +1065,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.68,
@@ -1055,6 +1109,7 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "peak": 19500000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
@@ -1064,6 +1119,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
@@ -1073,6 +1129,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
@@ -1119,6 +1176,7 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 19500000000000.0,
 "hbm": 1555000000000.0,
@@ -1128,6 +1186,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
@@ -1137,6 +1196,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 153.01618440411966,
+"kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
@@ -1183,6 +1243,7 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
@@ -1192,6 +1253,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
@@ -1201,6 +1263,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
@@ -1210,6 +1273,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8": {
 "w_half": 0.0,
+"kappa_moe": 0.0,
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
@@ -5594,6 +5658,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -5748,6 +5813,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -5901,6 +5967,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6055,6 +6122,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6209,6 +6277,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6363,6 +6432,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6517,6 +6587,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6671,6 +6742,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6825,6 +6897,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -6979,6 +7052,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7133,6 +7207,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7287,6 +7362,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7441,6 +7517,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7595,6 +7672,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7754,6 +7832,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -7911,6 +7990,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8066,6 +8146,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8232,6 +8313,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8411,6 +8493,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8581,6 +8664,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8735,6 +8819,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -8889,6 +8974,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9043,6 +9129,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9207,6 +9294,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9377,6 +9465,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9533,6 +9622,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9687,6 +9777,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9841,6 +9932,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -9995,6 +10087,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10149,6 +10242,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10303,6 +10397,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10457,6 +10552,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10611,6 +10707,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10765,6 +10862,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -10919,6 +11017,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11073,6 +11172,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11227,6 +11327,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11395,6 +11496,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11549,6 +11651,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11704,6 +11807,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -11858,6 +11962,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12012,6 +12117,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12166,6 +12272,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12320,6 +12427,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12474,6 +12582,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12628,6 +12737,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"
@@ -12782,6 +12892,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp4",
 "w_half",
 "w_half_expert",
+"kappa_moe",
 "eta_attn",
 "eta_fa2",
 "eta_triton"

@@ -116,6 +116,7 @@ peak_fp4 = _real("peak_fp4")   # dense FP4 matmul FLOP/s of one GPU (datasheet),
 eta_fp4 = _real("eta_fp4")     # fitted: the share of peak_fp4 the NVFP4 matmuls reach at large shapes
 w_half = _nonneg("w_half")     # fitted: the GEMM width at which a matmul reaches half its large-shape share
 w_half_expert = _nonneg("w_half_expert")   # fitted: the same for the MoE experts' grouped GEMMs (absent: w_half)
+kappa_moe = _nonneg("kappa_moe")  # fitted: HBM-pass equivalents over each routed token copy (absent: 0)
 eta_attn = _real("eta_attn")   # fitted: the share of peak (bf16) the flash-attention core reaches
 eta_fa2 = _real("eta_fa2")     # published: the share of peak (bf16) FlashAttention-2 reaches (attention_kernel=fa2)
 eta_triton = _real("eta_triton")  # published: the share of peak (bf16) FlashAttention's Triton port reaches (triton)
@@ -199,6 +200,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "large-shape share of peak; 0 = shape-independent", "elements"),
         SymbolInfo(w_half_expert, "w_half_expert", "fitted GEMM width at which an MoE expert's grouped GEMM reaches "
                    "half its large-shape share of peak; absent = w_half", "elements"),
+        SymbolInfo(kappa_moe, "kappa_moe", "fitted HBM-pass equivalents over each routed token copy's hidden vector per "
+                   "MoE layer (dispatch, permutation, combine: forward + backward); absent = 0", "ratio"),
         SymbolInfo(eta_attn, "eta_attn", "fitted share of the bf16 peak the flash-attention core reaches "
                    "(forward and backward)", "ratio"),
         SymbolInfo(eta_fa2, "eta_fa2", "published share of the bf16 peak FlashAttention-2 reaches "

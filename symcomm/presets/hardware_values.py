@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..base.errors import InputError
 
 #: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
-STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4")
+STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4", "kappa_moe")
 #: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
 #: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
 LOW_DTYPES = ("fp8", "fp4")

@@ -216,7 +216,7 @@ class Hardware:
         the matmuls' eta on a part whose fitted runs ran no flash attention)."""
         return tuple([f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
                       "constants)" for name in self.frameworks_unmeasured(frameworks)]
-                     + [f"{name} (no fitted run reads it: taken as {STEP_TIME_ABSENT_AS[name]})"
+                     + [f"{name} (no fitted run reads it: taken as {absent_as(name)})"
                         for name in self.constants_taken_as_another(reads)])
 
     def frameworks_unmeasured(self, frameworks) -> tuple[str, ...]:
@@ -231,7 +231,8 @@ class Hardware:
         """Those of ``reads`` (constant names) that the step-time block leaves out and that are read as another's value
         (:data:`STEP_TIME_ABSENT_AS`), no published kernel figure standing in (:meth:`published_attention`)."""
         held = {**dict(self.step_time), **self.published_attention()}
-        return tuple(name for name in STEP_TIME_ABSENT_AS if name in reads and name not in held)
+        return tuple(name for name in (*STEP_TIME_ABSENT_AS, *STEP_TIME_ABSENT_UNMEASURED)
+                     if name in reads and name not in held)
 
     def fits(self, bytes_per_gpu):
         """THE rule for "fits in memory" (``plan`` keeps a layout by it, ``eval hybrid`` reports it): the
@@ -359,8 +360,16 @@ def _is_path(value: str) -> bool:
 
 
 #: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
-#: shape-independent matmul efficiency every block without it was fitted with
-STEP_TIME_ABSENT = {"w_half": 0.0}
+#: shape-independent matmul efficiency, and kappa_moe = 0, no routing passes, as every block without them was fitted with
+STEP_TIME_ABSENT = {"w_half": 0.0, "kappa_moe": 0.0}
+#: of those, the ones whose absent value no fitted run measured where a setting reads it (an MoE on a part fitted on
+#: dense runs alone): said as a constant taken as another's is (:meth:`Hardware.unchecked`)
+STEP_TIME_ABSENT_UNMEASURED = ("kappa_moe",)
+
+
+def absent_as(name: str) -> str:
+    """What an absent constant is read as, in words: another's name or its value."""
+    return STEP_TIME_ABSENT_AS.get(name) or format(STEP_TIME_ABSENT[name], "g")
 #: the fitted constants whose absence means another's value: η_attn = η, the attention core at the matmuls'
 #: share, and w_half_expert = w_half, the experts' grouped GEMMs on the dense GEMMs' width curve, as every
 #: block without them was fitted with

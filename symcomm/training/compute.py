@@ -29,7 +29,10 @@ bandwidth B_hbm gives exactly this form with w_half = peak·bytes/(2·B_hbm) (Wi
 CACM 52(4)).  The presets hold w_half at that roofline value (derivations/fit_step_time.py): fitted free on
 the named runs it paired with η_fp8 (not determined by them); ``calibrate-step`` may fit it on a user's runs.
 With 1-byte FP8 operands at twice the rate the roofline's w_half is the same, so one w_half serves both
-dtypes.  The routed experts' grouped GEMMs have their own fitted half-width, w_half_expert (absent: w_half).  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
+dtypes.  The routed experts' grouped GEMMs may have their own half-width, w_half_expert (absent: w_half; the presets
+hold it at w_half), and an MoE layer's work around them, the permutations, the combine and what the all-to-alls
+take from the compute they overlap, is kappa_moe HBM-pass equivalents over the routed token copies
+(:func:`routed_bytes`; absent: 0).  w_half = 0 is today's shape-independent model: every matmul at η (the added term is exactly 0).
 **The attention core** (QKᵀ and the scores times V) is no GEMM of the list: with flash attention (``flash``=1,
 the default) it runs in one fused kernel at its own fitted share of the bf16 peak, η_attn, shape-independent
 (the kernel keeps the scores on chip; its share is set by the softmax's exponentials and the tiles'
@@ -107,7 +110,7 @@ from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
 from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
-                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, hbm, k, kappa, kv_lora, m, n_ssm,
+                            eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, hbm, k, kappa, kappa_moe, kv_lora, m, n_ssm,
                             p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
 from ..core import symbols as S
 from ..presets.systems import PUBLISHED_KERNELS, absent_filled, low_dtype
@@ -137,6 +140,8 @@ FITTED = {f.name: f for f in (
     Fitted("w_half_expert", "GEMM width at which an MoE expert's grouped GEMM reaches half its large-shape share "
                             "(absent: w_half, the dense GEMMs' curve)", 0.0, 4096.0),
     Fitted("eta_fp4", "share of the datasheet FP4 matmul peak the NVFP4 matmuls reach at large shapes", 0.10, 1.00),
+    Fitted("kappa_moe", "HBM-pass equivalents over each routed token copy's hidden vector per MoE layer (the dispatch, "
+                        "the permutations and the combine around the experts; forward + backward; absent: 0)", 0.0, 400.0),
 )}
 #: the attention kernels timed at a published share (attention_kernel=fa2, triton) → that share's symbol, eta_<kernel>
 KERNEL_SHARE = {kernel: S.SYMBOLS[f"eta_{kernel}"].symbol for kernel in PUBLISHED_KERNELS}
@@ -718,6 +723,11 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
         # over the bytes they do not keep, counted at 2 bytes an element as ``touched``
         backward += kappa * layers * module_bytes(run.modules, run.sp, run.attention, run.moe, run.gated,
                                                   run.expert_tp, mamba=run.mamba, latent=run.moe_latent) / (3 * hbm)
+    routing = kappa_moe * routed_bytes(run, tokens, layers) / hbm
+    if run.recompute == "full" or "moe" in run.modules:
+        routing = routing * sp.Rational(4, 3)
+    forward += routing / 3
+    backward += 2 * routing / 3
     ring_forward, ring_backward = cp_ring_bytes(run, tokens, layers)
     # the ring's memory-bound passes: the forward's again wherever the recompute reruns the attention core
     forward += ring_forward / hbm
@@ -739,6 +749,21 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
                              core_back * core_time, expert,
                              (3 if run.recompute == "full" else 2) * expert)
+
+
+def routed_bytes(run, tokens, layers) -> sp.Expr:
+    """Bytes of the routed token copies one GPU sends through its MoE layers in one micro-batch's forward: each of the
+    rank's tokens/t tokens (its sequence-parallel share: Megatron-Core dispatches the rank's own tokens) in k copies of
+    its hidden vector (h wide; h_lat under LatentMoE), 2 bytes an element, over the stage's MoE layers (``layers`` in
+    the model's proportion L_moe/L, as the GEMMs count them); 0 without experts.  kappa_moe HBM-pass equivalents over
+    these bytes time what moves each copy around the experts' GEMMs beyond their width term: the permutation into
+    expert order and back, the combine's weighted sum, the router's top-k (Megatron-Core
+    megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py permute/unpermute at d98e8a64), and the
+    all-to-all's slowing of the compute it overlaps; forward one third, backward two, as κ's passes."""
+    if not run.moe:
+        return sp.Integer(0)
+    width = h_lat if run.moe_latent else h
+    return 2 * tokens / t * k * width * layers * L_moe / L
 
 
 def _expert_seconds(shaped, run) -> sp.Expr:

@@ -36,6 +36,7 @@ from ..base.crossing import PEERS
 from ..core import symbols as S
 from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
+from ..presets.hardware_values import TYPED_HARDWARE
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
 
@@ -317,8 +318,7 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     # peak_fp8, eta_fp8 too (precision=fp8_*; peak_fp4, eta_fp4: nvfp4), which the page used to show as an input
     # reading "undefined"
     hardware = [info.cli_name for info in S.SYMBOLS.values()
-                if info.cli_name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "peak_fp4",
-                                     "eta_fp4", "eta_attn", "eta_fa2", "eta_triton", "w_half_expert")]
+                if info.cli_name in TYPED_HARDWARE]
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))

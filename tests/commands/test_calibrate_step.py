@@ -78,10 +78,10 @@ def test_calibrate_step_recovers_constants_that_predict_held_out_runs(tmp_path, 
                          "--hold", "w_half", "--hold", "eta_attn")
     assert code == 0, err
     report = strict(out)
-    # no FP8 or FP4 run: eta_fp8 and eta_fp4 do not move them and are held, as w_half_expert is (dense models: no expert GEMM), and as
-    # w_half and eta_attn are on request
+    # no FP8 or FP4 run: eta_fp8 and eta_fp4 do not move them and are held, as w_half_expert and kappa_moe are (dense
+    # models: no expert GEMM, no routed token), and as w_half and eta_attn are on request
     assert report["fitted"] == ["eta", "kappa"]
-    assert set(report["held"]) == {"eta_fp8", "w_half", "eta_attn", "w_half_expert", "eta_fp4"}
+    assert set(report["held"]) == {"eta_fp8", "w_half", "eta_attn", "w_half_expert", "eta_fp4", "kappa_moe"}
     # held at the h100 preset's own eta_attn (its published fused-attention share), as asked
     assert report["constants"]["eta_attn"] == float(dict(hardware("h100").step_time)["eta_attn"])
     assert abs(report["constants"]["eta"] - TRUTH["eta"]) <= 0.03

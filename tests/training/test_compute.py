@@ -16,7 +16,7 @@ from conftest import symcomm_command
 
 # a small shape: one layer, MHA, plain MLP, one GPU, one sequence of 2 tokens in one micro-batch
 SHAPE = {"h": 4, "h_kv": 4, "a": 2, "F": 8, "V": 16, "s": 2, "L": 1, "t": 1, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1}
-RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "hbm": 100,
+RATES = {"peak": 1000, "eta": sp.Rational(1, 2), "w_half": 2, "kappa": 0, "kappa_moe": 0, "hbm": 100,
          "peak_fp8": 2000, "eta_fp8": sp.Rational(2, 5), "eta_attn": sp.Rational(1, 4)}
 
 # the layer's GEMMs by hand, (M, K, N) for T = 2 tokens: QKV 4 → 12, output 4 → 4, FC1 4 → 8, FC2 8 → 4
@@ -186,6 +186,24 @@ def test_moe_grouped_gemms_by_hand():
     attention = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR[:2])
     assert exact(out.forward, at) == experts + attention + CORE
     assert exact(out.backward, at) == 2 * (experts + attention) + CORE_BACK
+
+
+def test_moe_routing_passes_by_hand():
+    """kappa_moe = 3 HBM-pass equivalents over the routed token copies: the GPU's T = 2 tokens (t = 1: all of them
+    its own) in k = 2 copies of their h = 4 wide hidden vector at 2 bytes an element, one MoE layer: 2·2·4·2 = 32
+    bytes, 3 passes at 100 bytes/s = 0.96 s, forward a third (0.32 s), backward two (0.64 s), on top of the same
+    run at kappa_moe = 0; a dense run reads none of it."""
+    moe = {"L_moe": 1, "E": 4, "e": 2, "k": 2, "F_e": 8, "E_s": 0, "w_half_expert": 6}
+    run = settings.RunSetting(moe=True, framework="deepspeed")
+    out = compute.micro_batch_compute(run)
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, **moe}.items()}
+    routed = {**at, S.kappa_moe: 3}
+    assert exact(out.forward, routed) - exact(out.forward, at) == sp.Rational(32, 100)
+    assert exact(out.backward, routed) - exact(out.backward, at) == sp.Rational(64, 100)
+    assert S.kappa_moe not in compute.micro_batch_compute(settings.RunSetting()).total.free_symbols
+    # a full recompute runs the MoE layers' forward again: a third more
+    full = compute.micro_batch_compute(settings.RunSetting(moe=True, framework="deepspeed", recompute="full"))
+    assert exact(full.total, routed) - exact(full.total, at) == sp.Rational(128, 100)
 
 
 # bytes per element a cast moves, from Transformer Engine's docs (docs/features/low_precision_training, commit

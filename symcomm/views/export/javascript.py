@@ -63,12 +63,11 @@ from ...core import symbols as S
 from ...core.rewrite import free_symbols
 from ...training.subjects import COLLECTIVE_TIME_CONVENTION
 from . import QUANTITIES, Format, Formula
+from ...presets.hardware_values import TYPED_HARDWARE
 
 #: the symbols that make a formula a time, computed in floats (the rest are counts, exact)
 FLOAT_SYMBOLS = frozenset(S.TIME_SYMBOLS) | frozenset(
-    S.SYMBOLS[name].symbol for name in ("peak", "eta", "hbm", "kappa", "w_half", "peak_fp8", "eta_fp8", "peak_fp4",
-                                        "eta_fp4", "eta_attn", "eta_fa2", "eta_triton", "w_half_expert")
-    if name in S.SYMBOLS)
+    S.SYMBOLS[name].symbol for name in TYPED_HARDWARE if name in S.SYMBOLS)
 
 
 def is_time(f: Formula) -> bool:

@@ -26,7 +26,7 @@ ASSUMPTIONS = (
     "the HBM bandwidth; η and κ fitted per system on published runs (see the hardware preset); flash attention; "
     "no tensor-parallel or expert all-to-all overlap",
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
-    "recomputed) / (step · GPUs · peak); compute = the busiest stage's m micro-batches (recompute included); "
+    "recomputed) / (step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too; compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
     "data-parallel part); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
     "+ bubble + the optimizer's step = step",
@@ -103,6 +103,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
+        "precision": req.precision,
         **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
         **({"typed": dict(req.constants)} if req.constants else {}),       # typed constants and HBM bandwidth
@@ -184,6 +185,7 @@ def to_text(p: Plan, top: int) -> str:
     lines = [
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
+        + (f", precision {req.precision}" if req.precision != "bf16" else "")
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "")
         + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
         "step times off by " + step_error_words(error)

@@ -44,6 +44,8 @@ class PlanError(InputError):
 
 #: the run settings (symcomm.training.settings.OPTIONS) a request may fix; None = searched
 FIXED_SETTINGS = ("zero", "framework", "recompute", "sp")
+#: the run settings plan is given and never searches, each read by the one Option eval reads it with
+GIVEN_SETTINGS = ("dispatcher", "router_groups", "router_group_topk", "precision")
 
 
 def _resolve(name: str, value, label: str):
@@ -97,6 +99,9 @@ class Request:
     # model's router is; 1, 1 = ungrouped
     router_groups: int = 1
     router_group_topk: int = 1
+    # the matmul precision recipe (eval's precision=, the same Option), given, not searched: which recipes a cluster
+    # runs is a property of its software and of the model's numerics, not a layout choice
+    precision: str = "bf16"
 
     @property
     def typed_hardware(self) -> dict:
@@ -111,7 +116,7 @@ class Request:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _resolve(name, value, f"--{name}"))
-        for name in ("dispatcher", "router_groups", "router_group_topk"):
+        for name in GIVEN_SETTINGS:
             object.__setattr__(self, name, _resolve(name, getattr(self, name), "--" + name.replace("_", "-")))
         refused = settings.router_refusal(self)
         if refused:
@@ -238,13 +243,17 @@ def check_request(req: Request) -> None:
         if value not in allowed[name]:
             raise PlanError(f"--{name}={value} is not allowed for {req.model.name} on --gpus={req.gpus}: "
                             f"{_WHY[name]}; choose {_listed(allowed[name])}")
+    if req.framework is not None and precision_refusal(req.framework, req.precision):
+        raise PlanError(precision_refusal(req.framework, req.precision))
     if not _schemes(req):
         runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
                         f"{_listed(runs[req.framework])}")
     bytes_per_element(req.dtype)
+    if settings.low_dtype_note(req.dtype, req.precision):
+        notes.add(settings.low_dtype_note(req.dtype, req.precision))
     try:
-        req.hardware.compute_values(req.dtype, typed=req.typed_hardware)
+        req.hardware.compute_values(req.dtype, precision=req.precision, typed=req.typed_hardware)
     except ValueError as err:
         raise PlanError(str(err)) from None
     if req.memory_check and req.hardware.fits(0.0) is None:
@@ -261,7 +270,16 @@ def check_request(req: Request) -> None:
 
 def _schemes(req: Request) -> tuple:
     return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
-                 and (req.zero is None or s.zero == req.zero))
+                 and (req.zero is None or s.zero == req.zero) and precision_refusal(s.framework, req.precision) is None)
+
+
+def precision_refusal(framework: str, precision: str) -> str | None:
+    """Why ``framework`` does not run ``precision`` (the run setting's own refusal, eval's), or None."""
+    try:
+        settings.RunSetting(framework=framework, precision=precision)
+    except InputError as err:
+        return str(err)
+    return None
 
 
 def _compare_spec(req: Request) -> dict:
@@ -337,6 +355,9 @@ FLAGS = (
                               "DeepSeek-V3: 8), as eval's router_groups=; router_groups=..."),
     ("--router-group-topk", None, "MoE models: the groups chosen per token (DeepSeek-V3: 4), as eval's "
                                   "router_group_topk=; router_group_topk=..."),
+    ("--precision", None, f"the matmul precision recipe: {settings.choices(settings.PRECISIONS)} (default bf16; as "
+                          "eval's precision=, given, not searched; an FP8 recipe runs the linear GEMMs at the "
+                          "hardware's FP8 peak and eta_fp8, the attention core and LM head in bf16); precision=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -354,13 +375,13 @@ FLAGS = (
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
 DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall",
-            "router_groups": "1", "router_group_topk": "1"}
+            "router_groups": "1", "router_group_topk": "1", "precision": "bf16"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
         "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
-        "router_groups": "router_groups", "router_group_topk": "router_group_topk"}
+        "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision"}
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
@@ -519,7 +540,7 @@ def request_from_args(args) -> Request:
                    zero=args.zero, framework=args.framework, recompute=args.recompute, sp=args.sp,
                    compare=parse_compare(args.compare) if args.compare is not None else (),
                    **{name: getattr(args, name) if getattr(args, name) is not None else DEFAULTS[name]
-                      for name in ("dispatcher", "router_groups", "router_group_topk")},
+                      for name in GIVEN_SETTINGS},
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None,
                    constants=tuple(sorted(args.constants.items())))
 

@@ -22,7 +22,7 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
-from .settings import OPTIONS
+from .settings import OPTIONS, low_dtype_note
 from .frameworks import framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
@@ -168,10 +168,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
             if said_kernel:
                 notes.add(said_kernel)
             compute = {**compute, **extra}
-        if dtype == "fp8" and precision == "bf16":
-            notes.add("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta; precision=fp8_tensor, "
-                      "mxfp8, fp8_block or fp8_rowwise runs FP8 as frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the "
-                      "attention core and LM head in bf16, the casts at the HBM bandwidth)")
+        if low_dtype_note(dtype, precision):
+            notes.add(low_dtype_note(dtype, precision))
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)
     except ValueError as err:

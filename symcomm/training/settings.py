@@ -502,9 +502,20 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
 #: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
 #: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups; and
 #: the attention the model's shape fixes (MLA for DeepSeek, query heads wider than h/a for Qwen3 and gpt-oss: eval
-#: fills them from the preset, so the planner keys its kernels by them as well)
+#: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe (plan
+#: --precision)
 KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
-                                     "router_group_topk")
+                                     "router_group_topk", "precision")
+
+
+def low_dtype_note(dtype: str, precision: str) -> str | None:
+    """What ``--dtype fp8`` means beside a bf16 ``precision`` (eval's and plan's one note), or None."""
+    if dtype != "fp8" or precision != "bf16":
+        return None
+    return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta, a recipe no framework runs "
+            "and no published run measured; precision=fp8_tensor, mxfp8, fp8_block or fp8_rowwise runs FP8 as "
+            "frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the attention core and LM head in bf16, the "
+            "casts at the HBM bandwidth)")
 
 
 @dataclass(frozen=True)

@@ -544,6 +544,10 @@ PLANS = [
      "--seq", "4096", "--top", "2"),
     ("--model", "deepseek-v3", "--gpus", "256", "--hardware", "h100", "--batch", "1024", "--seq", "4096", "--top",
      "2", "--tp", "1"),
+    # an FP8 recipe, given (not searched): every row's eval command carries precision= (its option sets compiled here,
+    # so the framework, ZeRO stage and recompute are fixed)
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096", "--top", "2",
+     "--precision", "fp8_tensor", "--framework", "megatron", "--zero", "1", "--recompute", "selective"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),
@@ -769,6 +773,56 @@ def test_plan_with_deepep_times_its_top_layout_as_eval_does(capsys):
     # and the dispatcher is read: alltoall times the same layout otherwise
     code, out, _ = run(capsys, *[w for w in words if not w.startswith(("dispatcher=", "expert_tp="))])
     assert json.loads(out)["step_time"] != pytest.approx(row["step_time"], rel=1e-6)
+
+
+FP8_FIXED = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096",
+             "--framework", "megatron", "--zero", "1", "--recompute", "selective", "--tp", "1", "--pp", "1", "--top",
+             "1", "--json")
+
+
+def test_an_fp8_plan_runs_the_recipe_as_eval_does(capsys):
+    # the top layout typed by hand as eval's words with precision=fp8_tensor (not the row's own command): the same
+    # step time; and the recipe is read: its linear GEMMs at the FP8 peak, the attention core and the LM head in bf16,
+    # so the step is faster than the bf16 plan's same layout but by less than the peaks' 2x (Transformer Engine's FP8
+    # runs inside its linear modules only: the step-time chapter, precision)
+    code, out, err = run(capsys, *FP8_FIXED, "--precision", "fp8_tensor")
+    assert code == 0, err
+    got = json.loads(out)
+    row = got["layouts"][0]
+    assert got["precision"] == "fp8_tensor"
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "--json", "precision=fp8_tensor",
+             "gqa=1", "gated=1", "embeddings=1", "zero=1", "framework=megatron", "recompute=selective", "b=32", "s=4096",
+             "G=8", *(f"{k}={row[k]}" for k in ("t", "p", "c", "d", "m"))]
+    code, out, err = run(capsys, *words)
+    assert code == 0, err
+    assert json.loads(out)["step_time"] == pytest.approx(row["step_time"], rel=1e-9)
+    code, out, err = run(capsys, *FP8_FIXED, "--compare", ",".join(f"{k}={row[k]}" for k in ("t", "p", "c", "d", "mb")))
+    assert code == 0, err
+    bf16 = json.loads(out)
+    same = bf16["compare"] or bf16["layouts"][0]
+    assert same["step_time"] / 2 < row["step_time"] < same["step_time"]
+
+
+@pytest.mark.parametrize("given, message", [
+    (("--precision", "fp8_rowwise"), "precision=fp8_rowwise with framework=megatron is not run"),
+    (("precision=fp9",), "--precision=fp9 is not allowed; choose bf16, fp8_tensor"),
+])
+def test_a_precision_is_refused_as_eval_refuses_it(given, message, capsys):
+    code, out, err = run(capsys, *FP8_FIXED[:-1], *given)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_an_fp8_recipe_on_a_part_without_fp8_matmuls_is_refused(capsys):
+    code, out, err = run(capsys, *ARGS, "--precision", "fp8_tensor")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "precision=fp8_tensor is not run on --hardware a100" in err
+
+
+def test_fp8_elements_without_a_recipe_are_said(capsys):
+    # --dtype fp8 alone: every matmul at the FP8 peak and eta, as eval says it too (one note, settings.low_dtype_note)
+    code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8")
+    assert code == 0, err
+    assert "--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta" in err
 
 
 @pytest.mark.parametrize("given", [("--dispatcher", "allgather"), ("dispatcher=allgather",)])

@@ -393,7 +393,7 @@ def _fitted_constants(fitted: dict) -> tuple:
     given = {k: float(fitted[k]) for k in STEP_TIME_NAMES if k in fitted}
     if not given:
         return ()
-    given = {**STEP_TIME_ABSENT, **given}
+    given = {**{k: v for k, v in STEP_TIME_ABSENT.items() if k not in STEP_TIME_ABSENT_UNMEASURED}, **given}
     return tuple((k, given[k]) for k in STEP_TIME_NAMES if k in given)
 
 

@@ -184,16 +184,12 @@ def test_the_readme_refit_runs_as_written_on_fewer_presets(monkeypatch, capsys):
     # each preset's report: the fitted ones their constants (those the presets hold: the committed fit is fresh) and
     # leave-one-out errors, the other its stored constants' errors
     from symcomm import presets
-    from symcomm.presets.systems import STEP_TIME_ABSENT
 
     for preset in ("a100", "h100"):
         line = next((line for line in printed if line.startswith(f"{preset}: eta = ")), None)
         assert line, printed
         shown = dict(pair.split(" = ") for pair in line.split(": ", 1)[1].split(" (fitted")[0].split(", "))
-        # the preset reads a constant the fit left out at its meaning when absent (kappa_moe = 0 on a100: no MoE run)
-        held = {k: f"{v:g}" for k, v in dict(presets.hardware(preset).step_time).items()
-                if k in shown or STEP_TIME_ABSENT.get(k) != v}
-        assert shown == held, line
+        assert shown == {k: f"{v:g}" for k, v in dict(presets.hardware(preset).step_time).items()}, line
     assert sum("all runs" in line and "leave-one-out" in line for line in printed) == 2, printed
     assert any(line.startswith("h100-roce: not refitted") for line in printed), printed
 

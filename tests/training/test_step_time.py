@@ -167,18 +167,14 @@ def test_the_committed_a100_constants_are_what_the_fit_finds():
     # (python -m symcomm.derivations.fit_step_time): their stored results are checked below on a sample
     from symcomm.derivations.fit_step_time import fit
 
-    from symcomm.presets.systems import absent_filled
-
     found = fit("a100")
-    # the preset reads the constants the fit left out at their meaning when absent (kappa_moe = 0: no MoE run)
-    assert dict(hardware("a100").step_time) == absent_filled(found["fit"].constants)
+    assert dict(hardware("a100").step_time) == found["fit"].constants
 
 
 def test_the_stored_fit_results_match_the_presets():
     # derivations/data/step_fit.json and symcomm/presets/hardware.json are written by one --write: the same
     # constants, and every fitted run's in-sample error is its predicted / measured - 1
     from symcomm.derivations.fit_step_time import RESULTS_JSON
-    from symcomm.presets.systems import absent_filled
 
     stored = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))["systems"]
     assert stored
@@ -186,7 +182,7 @@ def test_the_stored_fit_results_match_the_presets():
         if "not_refitted" in found:
             continue
         constants = {k: float(v) for k, v in dict(hardware(system).step_time).items()}
-        assert constants == pytest.approx(absent_filled(found["constants"]), rel=1e-5), system
+        assert constants == pytest.approx(found["constants"], rel=1e-5), system
         for row in found["runs"]:
             assert row["error"] == pytest.approx(row["predicted_s"] / row["measured_s"] - 1, abs=1e-5), row["id"]
 
@@ -197,7 +193,6 @@ def test_the_stored_predictions_are_the_models():
     # results are fresh (rerun the --write when the model changes)
     from symcomm.derivations import modern
     from symcomm.derivations.fit_step_time import RESULTS_JSON
-    from symcomm.presets.systems import absent_filled
 
     stored = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))["systems"]
     for system, found in stored.items():

@@ -502,6 +502,22 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     assert mine["step_time_error"]["unchecked"] == []
 
 
+def test_an_moe_on_a_part_fitted_on_dense_runs_says_its_routing_passes_were_never_measured():
+    # a100's fitted runs are dense (derivations/data/published_runs.json): its block leaves kappa_moe out, read as 0,
+    # and an MoE evaluated on it says so first; h100's was fitted on MoE runs (Qwen3, DeepSeek-V3, gpt-oss: its
+    # fitted_on), so nothing is said there
+    words = ("eval", "hybrid", "--model", "mixtral-8x7b", "t=1", "p=4", "c=1", "d=8", "e=8", "b=256", "m=32", "s=4096",
+             "zero=1", "moe=1", "--json")
+    assert "kappa_moe" not in dict(presets.hardware("a100").step_time)
+    a100 = json.loads(symcomm_command(*words, "--hardware", "a100").stdout)["step_time_error"]
+    assert a100["unchecked"] == ["kappa_moe (no fitted run reads it: taken as 0)"]
+    h100 = json.loads(symcomm_command(*words, "--hardware", "h100").stdout)["step_time_error"]
+    assert h100["unchecked"] == []
+    # a dense model on a100 reads no kappa_moe: nothing said
+    assert json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0").stdout)["step_time_error"][
+        "unchecked"] == []
+
+
 def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on():
     # hardware.json's step_time.checks: per framework option, the errors of the check runs predicted with these
     # constants; eval says the run's own framework's (h100-gt borrows h100's constants and their checks), plan

@@ -653,9 +653,11 @@ def _constants_table() -> Table:
                      (f"{constants['eta_fp4']:g}" + (" (held)" if "eta_fp4" in fitted[system].get("held", {}) else ""))
                      if "eta_fp4" in constants else "—", f"{constants.get('w_half', 0):g}",
                      f"{constants['kappa']:g}",
+                     (f"{constants['kappa_moe']:g}" + (" (held)" if "kappa_moe" in fitted[system].get("held", {}) else ""))
+                     if "kappa_moe" in constants else "—",
                      _attention_cell(fitted[system], constants), runs or "not refitted"))
     return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "eta_fp4", "w_half",
-                                      "kappa", "eta_attn", "runs fitted on"),
+                                      "kappa", "kappa_moe", "eta_attn", "runs fitted on"),
                  tuple(rows),
                  caption=("eta: the share of the datasheet bf16 peak the bf16 matmuls reach at large shapes; eta_fp8: "
                           "the same for FP8 matmuls at the FP8 peak (— : no FP8 run fitted, precision=fp8_* refused); "
@@ -664,7 +666,10 @@ def _constants_table() -> Table:
                           f"times another part's fitted eta_fp4 over eta_fp8, derivations/fit_step_time.py "
                           f"transferred_eta_fp4){_fp4_determined_by(fitted)}; "
                           "w_half: the GEMM width at which a matmul reaches half that share (0: shape-independent); "
-                          "kappa: HBM passes over each activation byte by the memory-bound kernels; eta_attn: the share "
+                          "kappa: HBM passes over each activation byte by the memory-bound kernels; kappa_moe: HBM-pass "
+                          "equivalents over each routed token copy of an MoE layer, what it does around its experts' "
+                          "GEMMs, which run on the dense GEMMs' curve (w_half_expert held at w_half) (— : no MoE run "
+                          "fitted, read as 0 and said; held: a free fit ends at its range's edge); eta_attn: the share "
                           "of the bf16 peak the flash-attention core reaches (— : left out, read as eta: no run fitted depends on "
                           "it, or a free fit ends at its range's edge). Fitted by python -m "
                           "symcomm.derivations.fit_step_time (the fitting core of symcomm calibrate-step: least mean "

@@ -23,7 +23,8 @@ def _base_values(req: Request) -> dict:
     scale = bytes_per_element(req.dtype)
     out = {**model.values(), "F": model.ffn, "s": req.seq, "b": req.batch,
            **req.hardware.values(scale),
-           **req.hardware.compute_values(req.dtype, precision=req.precision, typed=req.typed_hardware)}
+           **req.hardware.compute_values(req.dtype, precision=req.precision, attention_kernel=req.attention_kernel,
+                                         typed=req.typed_hardware)}
     out["G"] = req.G
     if model.moe:
         out.update({"F_e": model.moe_ffn or model.ffn, "E_s": model.shared_experts})
@@ -34,7 +35,7 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
                       dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
-                      shape=model_attention(req.model), precision=req.precision)
+                      shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel)
 
 
 def model_attention(model) -> tuple[str, str]:
@@ -47,7 +48,7 @@ def model_attention(model) -> tuple[str, str]:
 
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
-               dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16") -> tuple:
+               dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16", kernel="fused") -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
     ``shape``: (attention, q_width) of the model (:func:`model_attention`).
@@ -63,7 +64,8 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
                           "dispatcher": dispatcher if moe else settings.OPTIONS["dispatcher"].default,
                           "expert_tp": "1" if flex else settings.OPTIONS["expert_tp"].default,
                           "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
-                          "attention": shape[0], "q_width": shape[1], "precision": precision})
+                          "attention": shape[0], "q_width": shape[1], "precision": precision,
+                          "attention_kernel": kernel})
     return run.key()
 
 
@@ -82,7 +84,8 @@ def _kernel_of(options: tuple, run_bytes: int):
         o = settings.RunSetting.from_key(options).texts()
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
                   f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}, "
-                  f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}, precision={o['precision']}: "
+                  f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}, precision={o['precision']}, "
+                  f"attention_kernel={o['attention_kernel']}: "
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)

@@ -103,7 +103,7 @@ def to_json(p: Plan, top: int) -> dict:
         "hardware": req.hardware.name, "hardware_title": req.hardware.title,
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
-        "precision": req.precision,
+        "precision": req.precision, "attention_kernel": req.attention_kernel,
         **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
         **({"typed": dict(req.constants)} if req.constants else {}),       # typed constants and HBM bandwidth
@@ -186,6 +186,7 @@ def to_text(p: Plan, top: int) -> str:
         f"{req.model.title} (Φ = {req.model.parameters:,}) on {req.gpus} × {req.hardware.name} "
         f"({req.G} per node), batch {req.batch}, seq {req.seq}, {req.dtype}"
         + (f", precision {req.precision}" if req.precision != "bf16" else "")
+        + (f", attention_kernel {req.attention_kernel}" if req.attention_kernel != "fused" else "")
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "")
         + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
         "step times off by " + step_error_words(error)

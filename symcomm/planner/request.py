@@ -45,7 +45,7 @@ class PlanError(InputError):
 #: the run settings (symcomm.training.settings.OPTIONS) a request may fix; None = searched
 FIXED_SETTINGS = ("zero", "framework", "recompute", "sp")
 #: the run settings plan is given and never searches, each read by the one Option eval reads it with
-GIVEN_SETTINGS = ("dispatcher", "router_groups", "router_group_topk", "precision")
+GIVEN_SETTINGS = ("dispatcher", "router_groups", "router_group_topk", "precision", "attention_kernel")
 
 
 def _resolve(name: str, value, label: str):
@@ -102,6 +102,8 @@ class Request:
     # the matmul precision recipe (eval's precision=, the same Option), given, not searched: which recipes a cluster
     # runs is a property of its software and of the model's numerics, not a layout choice
     precision: str = "bf16"
+    # the attention core's kernel (eval's attention_kernel=): fused, the framework's own; or one at a published share
+    attention_kernel: str = "fused"
 
     @property
     def typed_hardware(self) -> dict:
@@ -253,7 +255,8 @@ def check_request(req: Request) -> None:
     if settings.low_dtype_note(req.dtype, req.precision):
         notes.add(settings.low_dtype_note(req.dtype, req.precision))
     try:
-        req.hardware.compute_values(req.dtype, precision=req.precision, typed=req.typed_hardware)
+        req.hardware.compute_values(req.dtype, precision=req.precision, attention_kernel=req.attention_kernel,
+                                    typed=req.typed_hardware)
     except ValueError as err:
         raise PlanError(str(err)) from None
     if req.memory_check and req.hardware.fits(0.0) is None:
@@ -358,6 +361,9 @@ FLAGS = (
     ("--precision", None, f"the matmul precision recipe: {settings.choices(settings.PRECISIONS)} (default bf16; as "
                           "eval's precision=, given, not searched; an FP8 recipe runs the linear GEMMs at the "
                           "hardware's FP8 peak and eta_fp8, the attention core and LM head in bf16); precision=..."),
+    ("--attention-kernel", None, f"the attention core's kernel: {settings.choices(settings.ATTENTION_KERNELS)} "
+                                 "(default fused: the framework's own; fa2, triton at the hardware's published share; "
+                                 "as eval's attention_kernel=, given, not searched); attention_kernel=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -375,13 +381,14 @@ FLAGS = (
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
 DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall",
-            "router_groups": "1", "router_group_topk": "1", "precision": "bf16"}
+            "router_groups": "1", "router_group_topk": "1", "precision": "bf16", "attention_kernel": "fused"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
         "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
-        "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision"}
+        "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision",
+        "attention_kernel": "attention_kernel"}
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):

@@ -154,7 +154,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     found: list = [None] * len(pending)
     passes: dict = {}
     for i, (_o, scheme, *_rest) in enumerate(pending):
-        extra, said = framework_attention(scheme.framework, req.hardware, "fused", req.typed_hardware)
+        extra, said = framework_attention(scheme.framework, req.hardware, req.attention_kernel, req.typed_hardware)
         if said:
             notes.add(said)
         passes.setdefault(tuple(sorted(extra.items())), []).append(i)

@@ -502,10 +502,10 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
 #: shipped kernels (all at the defaults) keep their keys: the MoE dispatcher (plan --dispatcher), the expert
 #: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups; and
 #: the attention the model's shape fixes (MLA for DeepSeek, query heads wider than h/a for Qwen3 and gpt-oss: eval
-#: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe (plan
-#: --precision)
+#: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe and the
+#: attention core's kernel (plan --precision, --attention-kernel)
 KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
-                                     "router_group_topk", "precision")
+                                     "router_group_topk", "precision", "attention_kernel")
 
 
 def low_dtype_note(dtype: str, precision: str) -> str | None:

@@ -548,6 +548,9 @@ PLANS = [
     # so the framework, ZeRO stage and recompute are fixed)
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096", "--top", "2",
      "--precision", "fp8_tensor", "--framework", "megatron", "--zero", "1", "--recompute", "selective"),
+    # an attention kernel at its published share (MPT's Triton port on A100), given: in every row's eval command
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "a100", "--batch", "32", "--seq", "4096", "--top", "2",
+     "--attention-kernel", "triton", "--framework", "megatron", "--zero", "1", "--recompute", "selective"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),
@@ -816,6 +819,27 @@ def test_an_fp8_recipe_on_a_part_without_fp8_matmuls_is_refused(capsys):
     code, out, err = run(capsys, *ARGS, "--precision", "fp8_tensor")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "precision=fp8_tensor is not run on --hardware a100" in err
+
+
+def test_an_attention_kernel_is_planned_at_its_published_share(capsys):
+    # on A100 the Triton port runs the core at 78 TFLOP/s and the fused core (FlashAttention-2, which Transformer
+    # Engine picks there) at 182 (FlashAttention-2's release chart: hardware.json attention_shares): the same layout
+    # is slower with triton, and only by its attention core's time
+    fixed = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "a100", "--batch", "32", "--seq", "4096",
+             "--framework", "megatron", "--zero", "1", "--recompute", "none", "--tp", "1", "--pp", "1", "--top", "1",
+             "--json")
+    code, out, err = run(capsys, *fixed, "--attention-kernel", "triton")
+    assert code == 0, err
+    got = json.loads(out)
+    row = got["layouts"][0]
+    assert got["attention_kernel"] == "triton"
+    code, out, err = run(capsys, *fixed, "--compare", ",".join(f"{k}={row[k]}" for k in ("t", "p", "c", "d", "mb")))
+    assert code == 0, err
+    fused = json.loads(out)
+    same = fused["compare"] or fused["layouts"][0]
+    assert same["step_time"] < row["step_time"]
+    code, out, err = run(capsys, *fixed[:-1], "--hardware", "b200", "attention_kernel=triton")
+    assert code == 2 and err.count("\n") == 1 and "has no attention_shares triton" in err
 
 
 def test_fp8_elements_without_a_recipe_are_said(capsys):

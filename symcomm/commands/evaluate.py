@@ -74,8 +74,11 @@ def _print_step(payload: dict) -> None:
                  if kernel else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
     typed = " typed" if "peak" in typed_peaks else ""
+    # an MoE's own: its experts' GEMMs' half-width and the passes over its routed token copies
+    moe = (f", w_half_expert {c['w_half_expert']:g} elements, kappa_moe {c['kappa_moe']:g}"
+           if str(payload["options"].get("moe")) in ("1", "True") and "kappa_moe" in c else "")
     print(f"  constants    peak {c['peak'] / 1e12:g} TFLOP/s ({c['dtype']}{typed}), eta {c['eta']}, w_half {c['w_half']:g} "
-          f"elements, kappa {c['kappa']}{attention}{fp8}: {c['source']}")
+          f"elements, kappa {c['kappa']}{moe}{attention}{fp8}: {c['source']}")
     if "stages" in payload:                   # an uneven pipeline split: every stage kind, the busiest named
         busiest = payload["busiest_stage"]
         stages = "".join(f"; {kind}: slot {human_time(x['slot_time'])}, {human_size(x['memory'], 'bytes')}"

@@ -513,6 +513,12 @@ def test_an_moe_on_a_part_fitted_on_dense_runs_says_its_routing_passes_were_neve
     assert a100["unchecked"] == ["kappa_moe (no fitted run reads it: taken as 0)"]
     h100 = json.loads(symcomm_command(*words, "--hardware", "h100").stdout)["step_time_error"]
     assert h100["unchecked"] == []
+    # the text says the MoE's own constants beside the others, as the preset holds them; a dense run's line has none
+    held = dict(presets.hardware("h100").step_time)
+    text = symcomm_command(*words[:-1], "--hardware", "h100").stdout
+    assert (f"kappa {held['kappa']}, w_half_expert {held['w_half_expert']:g} elements, kappa_moe "
+            f"{held['kappa_moe']:g}, eta_attn") in text
+    assert "kappa_moe" not in symcomm_command(*HYBRID_8B[:-1], "--hardware", "h100").stdout
     # a dense model on a100 reads no kappa_moe: nothing said
     assert json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0").stdout)["step_time_error"][
         "unchecked"] == []

@@ -12969,5 +12969,19 @@ globalThis.SYMCOMM_CATALOG = {
 "bubble_fraction": "pipeline bubble time / ideal compute time",
 "micro_batches_in_flight": "micro-batches whose activations a stage holds at once",
 "gpus": "GPUs in the layout, t·c·d·p"
+},
+"element_refusals": {
+"fp8|fp8_tensor": "--dtype fp8 with precision=fp8_tensor is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"fp8|mxfp8": "--dtype fp8 with precision=mxfp8 is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"fp8|fp8_block": "--dtype fp8 with precision=fp8_block is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"fp8|fp8_rowwise": "--dtype fp8 with precision=fp8_rowwise is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"fp8|nvfp4": "--dtype fp8 with precision=nvfp4 is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"fp8|fp8_delayed": "--dtype fp8 with precision=fp8_delayed is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|fp8_tensor": "--dtype int8 with precision=fp8_tensor is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|mxfp8": "--dtype int8 with precision=mxfp8 is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|fp8_block": "--dtype int8 with precision=fp8_block is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|fp8_rowwise": "--dtype int8 with precision=fp8_rowwise is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|nvfp4": "--dtype int8 with precision=nvfp4 is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
+"int8|fp8_delayed": "--dtype int8 with precision=fp8_delayed is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8"
 }
 };

@@ -89,3 +89,14 @@ def precision_refusal(precision: str, capability: tuple, hardware: str) -> str |
             f"{capability[0]}.{capability[1]}, and the recipe's GEMMs need {need} (Transformer Engine "
             "transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs")
 
+
+
+def element_refusal(dtype: str, precision: str) -> str | None:
+    """Why ``dtype`` cannot be a run's element type under the low ``precision`` recipe, or None: the recipe keeps the
+    weights, gradients and activations 16-bit and runs only its linear GEMMs in FP8 or FP4, so a 1-byte --dtype would
+    count every byte the run holds and sends at half its size."""
+    if precision == "bf16" or dtype not in ("fp8", "int8"):
+        return None
+    return (f"--dtype {dtype} with precision={precision} is not a run: the recipe keeps the weights, gradients and "
+            "activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and "
+            "fp8_param_gather=1 where the framework gathers the weights in FP8")

@@ -15,8 +15,8 @@ from pathlib import Path
 from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
-                              TYPED_DATASHEET, TYPED_HARDWARE, low_dtype, precision_refusal, unused_peaks,
-                              with_typed_constants)  # (re-exported)
+                              TYPED_DATASHEET, TYPED_HARDWARE, element_refusal, low_dtype, precision_refusal,
+                              unused_peaks, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -139,6 +139,8 @@ class Hardware:
         return with_typed_constants(self._compute_values(dtype, precision, fitting, attention_kernel, typed), typed)
 
     def _compute_values(self, dtype: str, precision: str, fitting: bool, attention_kernel: str, typed: dict) -> dict:
+        if element_refusal(dtype, precision):
+            raise InputError(element_refusal(dtype, precision))
         fitted = dict(self.step_time)
         if not fitted and not fitting:
             raise self.lacks("step_time (eta, kappa)", "the step time needs (the fitted share of peak and HBM passes)")

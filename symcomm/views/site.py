@@ -36,7 +36,7 @@ from ..base.crossing import PEERS
 from ..core import symbols as S
 from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
-from ..presets.hardware_values import TYPED_HARDWARE
+from ..presets.hardware_values import TYPED_HARDWARE, element_refusal
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
 
@@ -409,7 +409,17 @@ def catalog(entries: list[dict]) -> dict:
             # the command line's number grammar, which numbers.js reads: the page accepts what eval accepts
             "grammar": grammar(),
             # the export's words, counted in bytes as the page counts
-            "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()}}
+            "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()},
+            # eval's refusal of a 1-byte --dtype under a low precision recipe, before any hardware's (element_refusal)
+            "element_refusals": _element_refusals(DTYPES)}
+
+
+def _element_refusals(dtypes) -> dict:
+    """'dtype|precision' → eval's one-line refusal of that pair (presets.hardware_values.element_refusal)."""
+    from ..training.settings import PRECISIONS
+
+    return {f"{dtype}|{precision}": element_refusal(dtype, precision) for dtype in dtypes for precision in PRECISIONS
+            if element_refusal(dtype, precision)}
 
 
 #: the page's shared helpers (exact arithmetic, the number reader, the rules' tests): loaded once by index.html,

@@ -427,6 +427,8 @@
     // as eval: the hardware's peak at the dtype, or under a low precision the bf16 peak and peak_fp8, eta_fp8
     // (nvfp4: peak_fp4, eta_fp4)
     const precision = sub.options.precision || "bf16";
+    const refused = CAT.element_refusals[`${state.dtype}|${precision}`];
+    if (refused) throw new Error(refused);
     const compute = precision === "bf16" ? hw.compute[state.dtype] : hw.compute_precision[precision];
     if (compute.error) throw new Error(compute.error);
     const { args } = argumentsOf(sub);

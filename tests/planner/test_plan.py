@@ -842,6 +842,17 @@ def test_an_attention_kernel_is_planned_at_its_published_share(capsys):
     assert code == 2 and err.count("\n") == 1 and "has no attention_shares triton" in err
 
 
+def test_one_byte_elements_under_a_recipe_are_refused_by_eval_and_plan(capsys):
+    # an FP8 recipe keeps the weights, gradients and activations 16-bit (Transformer Engine runs FP8 inside its linear
+    # modules only): --dtype fp8 beside it would halve every byte the run holds and sends; one refusal for both
+    message = "--dtype fp8 with precision=fp8_tensor is not a run"
+    code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8", "--precision", "fp8_tensor")
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "--dtype", "fp8",
+                         "t=1", "p=1", "c=1", "d=8", "b=64", "m=8", "s=8192", "zero=1", "precision=fp8_tensor")
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
 def test_fp8_elements_without_a_recipe_are_said(capsys):
     # --dtype fp8 alone: every matmul at the FP8 peak and eta, as eval says it too (one note, settings.low_dtype_note)
     code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8")

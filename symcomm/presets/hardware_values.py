@@ -100,3 +100,32 @@ def element_refusal(dtype: str, precision: str) -> str | None:
     return (f"--dtype {dtype} with precision={precision} is not a run: the recipe keeps the weights, gradients and "
             "activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and "
             "fp8_param_gather=1 where the framework gathers the weights in FP8")
+
+
+#: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
+#: shape-independent matmul efficiency, and kappa_moe = 0, no routing passes, as every block without them was fitted with
+STEP_TIME_ABSENT = {"w_half": 0.0, "kappa_moe": 0.0}
+#: of those, the ones whose absent value no fitted run measured where a setting reads it (an MoE on a part fitted on
+#: dense runs alone): said as a constant taken as another's is (:meth:`Hardware.unchecked`)
+STEP_TIME_ABSENT_UNMEASURED = ("kappa_moe",)
+
+
+#: the fitted constants whose absence means another's value: η_attn = η, the attention core at the matmuls'
+#: share, and w_half_expert = w_half, the experts' grouped GEMMs on the dense GEMMs' width curve, as every
+#: block without them was fitted with
+STEP_TIME_ABSENT_AS = {"eta_attn": "eta", "w_half_expert": "w_half"}
+
+
+def absent_as(name: str) -> str:
+    """What an absent constant is read as, in words: another's name or its value."""
+    return STEP_TIME_ABSENT_AS.get(name) or format(STEP_TIME_ABSENT[name], "g")
+
+
+def absent_filled(values: dict) -> dict:
+    """``values`` with the constants a block may leave out at their meaning when absent
+    (:data:`STEP_TIME_ABSENT`, :data:`STEP_TIME_ABSENT_AS`): THE rule, for hardware blocks and callers alike."""
+    out = {**STEP_TIME_ABSENT, **values}
+    for name, like in STEP_TIME_ABSENT_AS.items():
+        if name not in out and like in out:
+            out[name] = out[like]
+    return out

@@ -15,8 +15,9 @@ from pathlib import Path
 from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
-                              TYPED_DATASHEET, TYPED_HARDWARE, element_refusal, low_dtype, precision_refusal,
-                              unused_peaks, with_typed_constants)  # (re-exported)
+                              TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
+                              STEP_TIME_ABSENT_UNMEASURED, absent_as, absent_filled, element_refusal, low_dtype,
+                              precision_refusal, unused_peaks, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -361,33 +362,6 @@ def _is_path(value: str) -> bool:
     return "/" in value or "\\" in value or value.endswith(".json")
 
 
-#: the value of a fitted constant a block leaves out, where absence has a meaning: w_half = 0, the
-#: shape-independent matmul efficiency, and kappa_moe = 0, no routing passes, as every block without them was fitted with
-STEP_TIME_ABSENT = {"w_half": 0.0, "kappa_moe": 0.0}
-#: of those, the ones whose absent value no fitted run measured where a setting reads it (an MoE on a part fitted on
-#: dense runs alone): said as a constant taken as another's is (:meth:`Hardware.unchecked`)
-STEP_TIME_ABSENT_UNMEASURED = ("kappa_moe",)
-
-
-def absent_as(name: str) -> str:
-    """What an absent constant is read as, in words: another's name or its value."""
-    return STEP_TIME_ABSENT_AS.get(name) or format(STEP_TIME_ABSENT[name], "g")
-#: the fitted constants whose absence means another's value: η_attn = η, the attention core at the matmuls'
-#: share, and w_half_expert = w_half, the experts' grouped GEMMs on the dense GEMMs' width curve, as every
-#: block without them was fitted with
-STEP_TIME_ABSENT_AS = {"eta_attn": "eta", "w_half_expert": "w_half"}
-
-
-def absent_filled(values: dict) -> dict:
-    """``values`` with the constants a block may leave out at their meaning when absent
-    (:data:`STEP_TIME_ABSENT`, :data:`STEP_TIME_ABSENT_AS`): THE rule, for hardware blocks and callers alike."""
-    out = {**STEP_TIME_ABSENT, **values}
-    for name, like in STEP_TIME_ABSENT_AS.items():
-        if name not in out and like in out:
-            out[name] = out[like]
-    return out
-
-
 def _fitted_constants(fitted: dict) -> tuple:
     """The (name, value) pairs of a ``step_time`` block's constants; none when it holds none (the step time
     then refuses), else w_half = 0 where the block leaves it out (:data:`STEP_TIME_ABSENT`); η_attn stays out
@@ -730,6 +704,9 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
     the dtype defaults to bf16; which link's α, β a group uses is :func:`link_values`' rule, with
     nodes of ``gpus_per_node`` GPUs when given (a typed G), else the preset's; which link was
     taken is a note (:mod:`symcomm.base.notes`)."""
+    refused = element_refusal(str(dtype or "bf16"), str(getattr(target, "options", {}).get("precision", "bf16")))
+    if refused:                       # with --hardware or without: the bytes would be half of what the run holds
+        raise InputError(refused)
     # what the shipped presets fill depends on the subject, the presets' names, the dtype, N and G alone (the
     # presets never change in a process): worded once per those, its note said again on every call; a file
     # (a config, a hardware or model file) is read again each time, since it may have changed

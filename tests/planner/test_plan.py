@@ -848,9 +848,16 @@ def test_one_byte_elements_under_a_recipe_are_refused_by_eval_and_plan(capsys):
     message = "--dtype fp8 with precision=fp8_tensor is not a run"
     code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8", "--precision", "fp8_tensor")
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err
-    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "--dtype", "fp8",
-                         "t=1", "p=1", "c=1", "d=8", "b=64", "m=8", "s=8192", "zero=1", "precision=fp8_tensor")
-    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+    for hardware in (("--hardware", "h100"), ("G=8",)):       # the step time's bytes, or the byte counts alone
+        code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", *hardware, "--dtype", "fp8", "t=1", "p=1",
+                             "c=1", "d=8", "b=64", "m=8", "s=8192", "zero=1", "precision=fp8_tensor")
+        assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+    # the Python API too: the same check
+    import symcomm
+
+    with pytest.raises(ValueError, match="precision=fp8_tensor is not a run"):
+        symcomm.evaluate("hybrid", model="llama3-8b", dtype="fp8", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, zero=1, G=8,
+                         precision="fp8_tensor")
 
 
 def test_fp8_elements_without_a_recipe_are_said(capsys):

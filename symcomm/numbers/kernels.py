@@ -466,11 +466,11 @@ def _family(name: str) -> dict:
 
 
 def family_key(options: tuple, run_bytes: int) -> tuple:
-    """What selects a kernel file: (run bytes, gated, tied, moe, embeddings, cp algorithm, attention, q_width);
-    attention and q_width are keyed only away from their defaults (mha, h)."""
+    """What selects a kernel file: (run bytes, gated, tied, moe, embeddings, cp algorithm, attention, q_width,
+    precision); attention, q_width and precision are keyed only away from their defaults (mha, h, bf16)."""
     o = dict(options)
     return (int(run_bytes), o.get("gated"), o.get("tied"), o.get("moe"), o.get("embeddings"), o.get("cp"),
-            o.get("attention", "mha"), o.get("q_width", "h"))
+            o.get("attention", "mha"), o.get("q_width", "h"), o.get("precision", "bf16"))
 
 
 def shipped(options: tuple, run_bytes: int) -> Kernel | None:

@@ -3,8 +3,8 @@
 The planner ranks layouts by the step-time model (:mod:`symcomm.training.steptime`), a SymPy expression per option
 combination.  Building and compiling those at run time costs seconds; instead this command turns, once,
 every option combination the planner searches for the model families of the shipped presets (with the
-default flags: embeddings on the end stages, ring context parallelism, 2-byte elements) into DATA: per
-family one JSON file holding one graph of operations (:data:`symcomm.numbers.kernels.OPS`: add, mul, div, pow by a
+default flags: embeddings on the end stages, ring context parallelism, 2-byte elements; in bf16 and under the FP8
+recipes of :data:`SHIPPED_PRECISIONS`) into DATA: per family and precision one JSON file holding one graph of operations (:data:`symcomm.numbers.kernels.OPS`: add, mul, div, pow by a
 number, max, min, where, comparisons...), equal subexpressions one node shared by every combination, and per
 combination the nodes of every quantity the planner reports.  :mod:`symcomm.numbers.kernels` reads and runs those
 files with numpy alone: nothing read is executed as code, and ``tests/integration/test_codegen.py`` (with
@@ -54,47 +54,60 @@ from ..planner.kernelbuild import AXES, graph_data
 #: (gated, tied, moe, attention, q_width) of the shipped presets' families: GPT-3 (GELU MLP, tied embeddings),
 #: Llama (SwiGLU, untied), Mixtral (SwiGLU, untied, MoE), DeepSeek-V3 (the same with MLA), Qwen3-MoE and gpt-oss
 #: (the same with query heads wider than h/a)
-KINDS = ((False, True, False, "mha", "h"), (True, False, False, "mha", "h"), (True, False, True, "mha", "h"),
-         (True, False, True, "mla", "h"), (True, False, True, "mha", "heads"))
+SHAPES = ((False, True, False, "mha", "h"), (True, False, False, "mha", "h"), (True, False, True, "mha", "h"),
+          (True, False, True, "mla", "h"), (True, False, True, "mha", "heads"))
+#: the precision recipes shipped (plan --precision): bf16, and the FP8 recipe each part's framework runs by default
+#: (Hopper: Transformer Engine's per-tensor current scaling; Blackwell: MXFP8), so an FP8 plan starts without SymPy
+SHIPPED_PRECISIONS = ("bf16", "fp8_tensor", "mxfp8")
+#: every shipped family: a shape and a precision, (gated, tied, moe, attention, q_width, precision); a kind of five
+#: (a shape alone) reads as bf16
+KINDS = tuple((*shape, precision) for precision in SHIPPED_PRECISIONS for shape in SHAPES)
 #: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements
 EMBEDDINGS, CP, RUN_BYTES = True, "ring", 2
 PACKAGE = Path(__file__).resolve().parents[1] / "planner" / "kerneldata"
 
 
+def _unpacked(kind: tuple) -> tuple:
+    """(gated, tied, moe, attention, q_width, precision) of a kind of five or six."""
+    return (*kind[:5], kind[5] if len(kind) > 5 else "bf16")
+
+
 def family_name(kind: tuple) -> str:
-    gated, tied, moe, attention, q_width = kind
+    gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     return (f"plan_g{gated:d}_t{tied:d}_m{moe:d}" + ("_mla" if attention == "mla" else "")
-            + ("_qheads" if q_width == "heads" else ""))
+            + ("_qheads" if q_width == "heads" else "") + ("" if precision == "bf16" else f"_{precision}"))
 
 
 #: the settings that select a kernel file (with the run bytes): symcomm.numbers.kernels.family_key
-FAMILY_SETTINGS = ("attention", "cp", "embeddings", "gated", "moe", "q_width", "tied")
+FAMILY_SETTINGS = ("attention", "cp", "embeddings", "gated", "moe", "precision", "q_width", "tied")
 
 
 def kernel_setting(kind: tuple):
     """The run setting every kernel of this family shares (the rest at the defaults)."""
     from ..training.settings import RunSetting
 
-    gated, tied, moe, attention, q_width = kind
+    gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     return RunSetting(gated=gated, tied=tied, moe=moe, embeddings=EMBEDDINGS, cp=CP, attention=attention,
-                      q_width=q_width)
+                      q_width=q_width, precision=precision)
 
 
 def combinations(kind: tuple) -> list[tuple]:
     """Every option combination the planner builds for this family shape: the kernel keys
     (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
+    from ..planner.request import precision_refusal
 
-    gated, tied, moe, attention, q_width = kind
+    gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     out = []
     for sp_on in plan.SP_CHOICES:
         for recompute in plan.RECOMPUTE:
-            for scheme in plan.SCHEMES:
+            # the schemes the planner searches under this precision (symcomm.planner.request._schemes)
+            for scheme in (s for s in plan.SCHEMES if precision_refusal(s.framework, precision) is None):
                 for schedule in ("1f1b", "interleaved"):
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
                                                    embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split,
-                                                   shape=(attention, q_width)))
+                                                   shape=(attention, q_width), precision=precision))
     return out
 
 

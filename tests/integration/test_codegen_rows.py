@@ -36,14 +36,16 @@ def test_plan_rows_unchanged(case):
         assert parts == pytest.approx(row["step_time"], rel=1e-12)
 
 
-def test_symcomm_plan_loads_no_sympy():
+@pytest.mark.parametrize("extra", [(), ("--precision", "fp8_tensor"), ("--precision", "mxfp8", "--hardware", "b200")])
+def test_symcomm_plan_loads_no_sympy(extra):
+    # the default flags, and the FP8 recipes codegen ships (SHIPPED_PRECISIONS): their kernels are data
     code = ("import sys; from symcomm.__main__ import main; "
             "rc = main(['plan', '--model', 'llama3-70b', '--gpus', '64', '--hardware', 'h100', '--batch', '64', "
-            "'--top', '3']); assert rc == 0, rc; "
+            f"'--top', '3', *{list(extra)!r}]); assert rc == 0, rc; "
             "assert 'sympy' not in sys.modules, 'symcomm plan imported sympy'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "ranked by step time" in out.stdout
+    assert "ranked by step time" in out.stdout and "no shipped kernel" not in out.stderr
 
 
 def test_symcomm_plan_errors_like_the_cli(capsys):

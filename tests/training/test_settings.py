@@ -82,11 +82,11 @@ def test_every_shipped_kernel_key_is_a_run_setting_and_the_planner_finds_it():
     assert len(index["families"]) >= 3
     for family in index["families"]:
         # symcomm.numbers.kernels.family_key's order
-        run_bytes, gated, tied, moe, embeddings, cp, attention, q_width = family["key"]
+        run_bytes, gated, tied, moe, embeddings, cp, attention, q_width, precision = family["key"]
         run = settings.parse({"gated": gated, "tied": tied, "moe": moe, "embeddings": embeddings, "cp": cp,
-                              "attention": attention, "q_width": q_width})
+                              "attention": attention, "q_width": q_width, "precision": precision})
         assert (run.gated, run.tied, run.moe, run.embeddings) == (gated, tied, moe, embeddings)   # typed as shipped
-        assert (run.attention, run.q_width) == (attention, q_width)
+        assert (run.attention, run.q_width, run.precision) == (attention, q_width, precision)
         data = json.loads(folder.joinpath(family["file"] + ".json").read_text(encoding="utf-8"))
         for kernel in data["kernels"]:
             key = RunSetting.from_key(kernel["options"]).key()

@@ -639,6 +639,13 @@ def _fp4_determined_by(fitted: dict) -> str:
     return f"; {'; '.join(out)}" if out else ""
 
 
+def _held_cell(name: str, constants: dict, fitted: dict) -> str:
+    """A constant's cell: its value, "(held)" where the fit held it, "—" where the preset leaves it out."""
+    if name not in constants:
+        return "—"
+    return f"{constants[name]:g}" + (" (held)" if name in fitted.get("held", {}) else "")
+
+
 def _constants_table() -> Table:
     rows = []
     fitted = _results()["systems"]
@@ -650,11 +657,9 @@ def _constants_table() -> Table:
         held_eta = " (held)" if "eta" in fitted[system].get("held", {}) else ""
         rows.append((system, f"{hw.peak('bf16') / 1e12:g}", f"{constants['eta']:g}{held_eta}",
                      f"{constants['eta_fp8']:g}" if "eta_fp8" in constants else "—",
-                     (f"{constants['eta_fp4']:g}" + (" (held)" if "eta_fp4" in fitted[system].get("held", {}) else ""))
-                     if "eta_fp4" in constants else "—", f"{constants.get('w_half', 0):g}",
+                     _held_cell("eta_fp4", constants, fitted[system]), f"{constants.get('w_half', 0):g}",
                      f"{constants['kappa']:g}",
-                     (f"{constants['kappa_moe']:g}" + (" (held)" if "kappa_moe" in fitted[system].get("held", {}) else ""))
-                     if "kappa_moe" in constants else "—",
+                     _held_cell("kappa_moe", constants, fitted[system]),
                      _attention_cell(fitted[system], constants), runs or "not refitted"))
     return Table("Fitted constants", ("hardware", "peak bf16 (TFLOP/s)", "eta", "eta_fp8", "eta_fp4", "w_half",
                                       "kappa", "kappa_moe", "eta_attn", "runs fitted on"),

@@ -15,6 +15,7 @@ from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
 from ..presets.fit_errors import at_high_end
+from ..presets.hardware_values import low_dtype_note
 from ..training import frameworks as _frameworks
 from ..training import settings
 
@@ -245,15 +246,17 @@ def check_request(req: Request) -> None:
         if value not in allowed[name]:
             raise PlanError(f"--{name}={value} is not allowed for {req.model.name} on --gpus={req.gpus}: "
                             f"{_WHY[name]}; choose {_listed(allowed[name])}")
-    if req.framework is not None and precision_refusal(req.framework, req.precision):
-        raise PlanError(precision_refusal(req.framework, req.precision))
+    refused = req.framework is not None and framework_precision_refusal(req.framework, req.precision)
+    if refused:
+        raise PlanError(refused)
     if not _schemes(req):
         runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
                         f"{_listed(runs[req.framework])}")
     bytes_per_element(req.dtype)
-    if settings.low_dtype_note(req.dtype, req.precision):
-        notes.add(settings.low_dtype_note(req.dtype, req.precision))
+    said = low_dtype_note(req.dtype, req.precision)
+    if said:
+        notes.add(said)
     try:
         req.hardware.compute_values(req.dtype, precision=req.precision, attention_kernel=req.attention_kernel,
                                     typed=req.typed_hardware)
@@ -273,10 +276,10 @@ def check_request(req: Request) -> None:
 
 def _schemes(req: Request) -> tuple:
     return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
-                 and (req.zero is None or s.zero == req.zero) and precision_refusal(s.framework, req.precision) is None)
+                 and (req.zero is None or s.zero == req.zero) and framework_precision_refusal(s.framework, req.precision) is None)
 
 
-def precision_refusal(framework: str, precision: str) -> str | None:
+def framework_precision_refusal(framework: str, precision: str) -> str | None:
     """Why ``framework`` does not run ``precision`` (the run setting's own refusal, eval's), or None."""
     try:
         settings.RunSetting(framework=framework, precision=precision)

@@ -90,6 +90,15 @@ def precision_refusal(precision: str, capability: tuple, hardware: str) -> str |
             "transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs")
 
 
+def low_dtype_note(dtype: str, precision: str) -> str | None:
+    """What ``--dtype fp8`` means beside a bf16 ``precision`` (eval's and plan's one note), or None."""
+    if dtype != "fp8" or precision != "bf16":
+        return None
+    return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta, a recipe no framework runs "
+            "and no published run measured; precision=fp8_tensor, mxfp8, fp8_block or fp8_rowwise runs FP8 as "
+            "frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the attention core and LM head in bf16, the "
+            "casts at the HBM bandwidth)")
+
 
 def element_refusal(dtype: str, precision: str) -> str | None:
     """Why ``dtype`` cannot be a run's element type under the low ``precision`` recipe, or None: the recipe keeps the

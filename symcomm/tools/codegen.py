@@ -95,14 +95,14 @@ def combinations(kind: tuple) -> list[tuple]:
     """Every option combination the planner builds for this family shape: the kernel keys
     (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
-    from ..planner.request import precision_refusal
+    from ..planner.request import framework_precision_refusal
 
     gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     out = []
     for sp_on in plan.SP_CHOICES:
         for recompute in plan.RECOMPUTE:
             # the schemes the planner searches under this precision (symcomm.planner.request._schemes)
-            for scheme in (s for s in plan.SCHEMES if precision_refusal(s.framework, precision) is None):
+            for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None):
                 for schedule in ("1f1b", "interleaved"):
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,

@@ -22,7 +22,8 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
-from .settings import OPTIONS, low_dtype_note
+from .settings import OPTIONS
+from ..presets.hardware_values import low_dtype_note
 from .frameworks import framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,

@@ -508,16 +508,6 @@ KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_
                                      "router_group_topk", "precision", "attention_kernel")
 
 
-def low_dtype_note(dtype: str, precision: str) -> str | None:
-    """What ``--dtype fp8`` means beside a bf16 ``precision`` (eval's and plan's one note), or None."""
-    if dtype != "fp8" or precision != "bf16":
-        return None
-    return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta, a recipe no framework runs "
-            "and no published run measured; precision=fp8_tensor, mxfp8, fp8_block or fp8_rowwise runs FP8 as "
-            "frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the attention core and LM head in bf16, the "
-            "casts at the HBM bandwidth)")
-
-
 @dataclass(frozen=True)
 class RunSetting:
     """Every setting of a training run, typed (the defaults are the options' defaults)."""

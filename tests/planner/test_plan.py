@@ -861,7 +861,7 @@ def test_one_byte_elements_under_a_recipe_are_refused_by_eval_and_plan(capsys):
 
 
 def test_fp8_elements_without_a_recipe_are_said(capsys):
-    # --dtype fp8 alone: every matmul at the FP8 peak and eta, as eval says it too (one note, settings.low_dtype_note)
+    # --dtype fp8 alone: every matmul at the FP8 peak and eta, as eval says it too (one note, hardware_values.low_dtype_note)
     code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8")
     assert code == 0, err
     assert "--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta" in err

@@ -5,6 +5,7 @@ and one call of a kernel over a block of layouts."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -104,9 +105,28 @@ def _built_kernel(options: tuple, run_bytes: int):
     return kernels.from_data(data, "the step model")[(options, run_bytes)]
 
 
+@functools.lru_cache(maxsize=None)
+def timed_as(options: tuple) -> tuple[tuple, str]:
+    """(the combination whose kernel times ``options``, the name whose value it reads as eta_attn).  A named attention
+    kernel (attention_kernel=fa2, triton) changes nothing in the step model but the share its core runs at
+    (symcomm.training.compute: its eta_<kernel> where the fused core's eta_attn stands, KERNEL_SHARE), so it runs
+    on the fused core's kernel, shipped for every family, with eta_attn at eta_<kernel>: the same numbers, no SymPy
+    (tests/planner/test_plan.py checks each row against eval's own evaluation)."""
+    run = settings.RunSetting.from_key(options)
+    if run.attention_kernel == settings.OPTIONS["attention_kernel"].default:
+        return options, "eta_attn"
+    return replace(run, attention_kernel=settings.OPTIONS["attention_kernel"].default).key(), \
+        f"eta_{run.attention_kernel}"
+
+
 def names_read(blocks, run_bytes: int) -> set:
-    """The names (CLI) the step models of ``blocks`` (option combinations) read: their kernels' parameters."""
-    return {name for block in blocks for name in _kernel_of(block.options, run_bytes).params}
+    """The names (CLI) the step models of ``blocks`` (option combinations) read: their kernels' parameters (a named
+    attention kernel's share where its twin reads eta_attn: :func:`timed_as`)."""
+    out = set()
+    for block in blocks:
+        twin, share = timed_as(block.options)
+        out |= {share if name == "eta_attn" else name for name in _kernel_of(twin, run_bytes).params}
+    return out
 
 
 def _all_quantities(blocks: list, run_bytes: int, values: dict) -> list[dict]:
@@ -115,7 +135,14 @@ def _all_quantities(blocks: list, run_bytes: int, values: dict) -> list[dict]:
     graph once over every layout, each block's quantities its rows of them."""
     from ..numbers import kernels
 
-    found = [_kernel_of(options, run_bytes) for options, _rows in blocks]
+    twins = [timed_as(options) for options, _rows in blocks]
+    shares = {share for _twin, share in twins}
+    if len(shares) > 1:     # one plan names one attention kernel (Request.attention_kernel)
+        raise ValueError(f"_all_quantities: blocks of several attention kernels ({', '.join(sorted(shares))})")
+    share = shares.pop() if shares else "eta_attn"
+    if share != "eta_attn" and share in values:
+        values = {**values, "eta_attn": values[share]}
+    found = [_kernel_of(twin, run_bytes) for twin, _share in twins]
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
             got = kernels.run_together([(kernel, rows) for kernel, (_o, rows) in zip(found, blocks)], values)

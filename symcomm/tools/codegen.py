@@ -27,7 +27,9 @@ depend on the step model.  And the hybrid's option sets, ``symcomm/training/hybr
 the rows' words, so ``eval hybrid`` of a shipped model and hardware needs no SymPy).  ``--primitives`` writes (or
 checks) those two modules alone, in ~20 s.
 
-Any other combination (``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
+A named attention kernel (``--attention-kernel fa2``, ``triton``) needs no file of its own: it runs on the fused
+core's graph with eta_attn at its share (:func:`symcomm.planner.kernels.timed_as`).  Any other combination
+(``--no-embeddings``, ``--cp-algorithm ulysses``, fp32 or fp8 elements, a
 ``--model-config`` of another family shape) gets its graph built in the process by :func:`graph_data`
 (:mod:`symcomm.planner.kernelbuild`, with SymPy: slower to start, the same numbers, the same interpreter), and the
 planner says so in a note.

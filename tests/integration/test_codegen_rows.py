@@ -36,9 +36,12 @@ def test_plan_rows_unchanged(case):
         assert parts == pytest.approx(row["step_time"], rel=1e-12)
 
 
-@pytest.mark.parametrize("extra", [(), ("--precision", "fp8_tensor"), ("--precision", "mxfp8", "--hardware", "b200")])
+@pytest.mark.parametrize("extra", [(), ("--precision", "fp8_tensor"), ("--precision", "mxfp8", "--hardware", "b200"),
+                                   ("--attention-kernel", "fa2"), ("--attention-kernel", "triton", "--hardware", "a100")])
 def test_symcomm_plan_loads_no_sympy(extra):
-    # the default flags, and the FP8 recipes codegen ships (SHIPPED_PRECISIONS): their kernels are data
+    # the default flags, and the FP8 recipes codegen ships (SHIPPED_PRECISIONS): their kernels are data; a named
+    # attention kernel runs on the fused core's kernel at its own share (planner.kernels.timed_as; that its rows are
+    # eval's numbers: tests/planner/test_plan.py, test_each_rows_eval_command_reproduces_it)
     code = ("import sys; from symcomm.__main__ import main; "
             "rc = main(['plan', '--model', 'llama3-70b', '--gpus', '64', '--hardware', 'h100', '--batch', '64', "
             f"'--top', '3', *{list(extra)!r}]); assert rc == 0, rc; "

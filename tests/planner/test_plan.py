@@ -551,6 +551,10 @@ PLANS = [
     # an attention kernel at its published share (MPT's Triton port on A100), given: in every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "a100", "--batch", "32", "--seq", "4096", "--top", "2",
      "--attention-kernel", "triton", "--framework", "megatron", "--zero", "1", "--recompute", "selective"),
+    # FlashAttention-2 named, searched free (every framework, recompute and schedule): the plan times it on the fused
+    # core's shipped kernels at eta_fa2 (planner.kernels.timed_as), eval through its own step model
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "8192", "--top", "3",
+     "--attention-kernel", "fa2"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),

@@ -43,6 +43,16 @@ FOLDER = "kerneldata"
 _NAME = r"[A-Za-z_][A-Za-z0-9_]{0,39}"
 
 
+def _float(value):
+    """A parameter's value as the interpreter computes with it: float64 (a Python float, or a float64 array).  An
+    integer would stay integer through numpy's max, min and where (np.maximum(2, 3) is an int64) and wrap past
+    2**63 without a word: a MoE model's FLOPs per step (DeepSeek-V3, 8192 sequences of 4096 tokens: ~1e19) came out
+    negative so, where eval's exact Python ints do not."""
+    if np.ndim(value) == 0:
+        return float(value)
+    return np.asarray(value, dtype=np.float64)
+
+
 def _fold(function: Callable) -> Callable:
     return lambda *args: functools.reduce(function, args)
 
@@ -116,7 +126,7 @@ class Kernel:
         if len(args) != len(self.params):
             raise TypeError(f"this kernel takes {len(self.params)} arguments ({', '.join(self.params)}), "
                             f"got {len(args)}")
-        return self._graph.run(self._program, dict(zip(self._used, args)), self._outputs)
+        return self._graph.run(self._program, dict(zip(self._used, map(_float, args))), self._outputs)
 
     def as_tuple(self) -> tuple:
         """(parameters, quantities, function): what the planner calls."""
@@ -210,7 +220,7 @@ def _row_classes(calls: list, n: int) -> tuple[list, list]:
 
 def _run_graph(graph: "Graph", calls: list, args: dict) -> list[tuple]:
     nodes = graph.nodes
-    named = {i: args[name] for i, name in enumerate(graph.params) if name in args}
+    named = {i: _float(args[name]) for i, name in enumerate(graph.params) if name in args}
     n = next((v.shape[0] for v in named.values() if np.ndim(v) == 1), None)
     found = _row_classes(calls, n) if n is not None else None
     classes, bits = found if found is not None else ([None], [1] * len(calls))
@@ -303,7 +313,7 @@ def _node_value(node: tuple, args: dict, values: dict):
     if op == "arg":
         return args[node[1]]
     if op == "num":
-        return node[1]
+        return float(node[1])
     if op == "nan":
         return math.nan
     return OPS[op][0](*[values[a] for a in node[1:]])

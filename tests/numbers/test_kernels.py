@@ -224,6 +224,22 @@ def test_a_combination_compiled_in_the_process_says_so():
     assert not any("no shipped kernel" in n.text for n in bucket)
 
 
+def test_integers_past_two_to_the_63_do_not_wrap():
+    # max(x, y)·z at x = y = 2**40, z = 2**30 is 2**70 (by hand: exponents add), ~1.18e21.  numpy's maximum of two
+    # ints is an int64, and an int64 product wraps past 2**63 - 1 without a word (the planner once printed a
+    # negative MFU for DeepSeek-V3 at 8192 sequences of 4096 tokens: its ~1e19 FLOPs wrapped): the interpreter
+    # computes in float64, called alone or run together, and with the numbers of the file as floats too
+    data = _file([["arg", 0], ["arg", 1], ["max", 0, 1], ["arg", 2], ["mul", 2, 3], ["num", 2 ** 30], ["mul", 2, 5]],
+                 outputs=(4, 6), params=("x", "y", "z"), quantities=("q", "r"))
+    q, r = _run(data, 2 ** 40, 2 ** 40, 2 ** 30)
+    assert q == r == 2.0 ** 70
+    (kernel,) = kernels.from_data(data, "test").values()
+    rows = np.arange(2)
+    ((q, r),) = kernels.run_together([(kernel, rows)], {"x": np.array([2 ** 40, 1]), "y": 2 ** 40,
+                                                        "z": np.array([2 ** 30, 2 ** 30])})
+    assert q.tolist() == r.tolist() == [2.0 ** 70, 2.0 ** 70]
+
+
 def test_kernels_run_together_give_each_its_own_rows():
     # two kernels of one graph share x + 3: a = (x + 3)·x (array), b = (x + 3)·y, c = y·2 (scalar).  At
     # x = [1, 2, 5], y = 4: x + 3 = [4, 5, 8], a = [4, 10, 40], b = [16, 20, 32], c = 8 (by hand); the first

@@ -825,6 +825,22 @@ def test_an_fp8_recipe_on_a_part_without_fp8_matmuls_is_refused(capsys):
     assert "precision=fp8_tensor is not run on --hardware a100" in err
 
 
+def test_a_step_of_1e19_flops_has_eval_s_mfu(capsys):
+    # DeepSeek-V3, 8192 sequences of 4096 tokens: ~1e19 model FLOPs a step, past an int64's 9.2e18; the planner
+    # printed MFU -31.6 % for its first row where eval of that row's command says 33.0 % (the kernels' integers
+    # wrapped: symcomm.numbers.kernels computes in float64 now).  The row's MFU is eval's, within (0, 1)
+    code, out, err = run(capsys, "plan", "--model", "deepseek-v3", "--hardware", "h100", "--gpus", "1024", "--batch",
+                         "8192", "--seq", "4096", "--top", "1", "--json")
+    assert code == 0, err
+    row = json.loads(out)["layouts"][0]
+    code, out, err = run(capsys, *shlex.split(row["eval_command"])[1:], "--json")
+    assert code == 0, err
+    evaluated = json.loads(out)
+    assert evaluated["model_flops"] > 2 ** 63
+    assert 0 < row["mfu"] < 1
+    assert row["mfu"] == pytest.approx(evaluated["mfu"], rel=1e-9)
+
+
 def test_an_attention_kernel_is_planned_at_its_published_share(capsys):
     # on A100 the Triton port runs the core at 78 TFLOP/s and the fused core (FlashAttention-2, which Transformer
     # Engine picks there) at 182 (FlashAttention-2's release chart: hardware.json attention_shares): the same layout

@@ -104,6 +104,9 @@ def plan(req: Request, top: int | None = None) -> Plan:
     spec = _compare_spec(req)
     layouts = enumerate_layouts(req)
     model = req.model
+    said = model.sliding_note(req.seq)       # eval says it too (symcomm.training.words.with_model_shape)
+    if said:
+        notes.add(said)
     if layouts["t"].size == 0:
         raise PlanError(
             f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "

@@ -48,12 +48,24 @@ class Model:
     # nemotron_h: (attention layers, Mamba layers, Mamba heads, Mamba head width, state size, groups)
     hybrid: tuple = ()
     moe_latent: int = 0                 # LatentMoE's moe_latent_size: the routed experts' width (0: h, no latent)
+    sliding: tuple = ()                 # (window, layers): that many layers attend over the last window tokens only
     published_parameters: float | None = None
     source: str = ""
 
     @property
     def moe(self) -> bool:
         return self.moe_layers > 0
+
+    def sliding_note(self, seq: int) -> str | None:
+        """What the step time overstates for a model whose layers attend over a sliding window shorter than the
+        sequence: the attention core counts the full s × s (symcomm.training.flops, the papers' convention),
+        where such a layer's queries read the last ``window`` keys only.  None where no window is shorter."""
+        if not self.sliding or seq <= self.sliding[0]:
+            return None
+        window, layers = self.sliding
+        return (f"{self.name}: {layers} of its {self.layers} layers attend over a sliding window of {window} tokens; "
+                f"the step model counts their attention core over the full s × s (s = {seq}), so its time there, "
+                "and the step's, is an upper bound")
 
     @property
     def head(self) -> int:
@@ -206,6 +218,8 @@ def _model_from(name: str, data: dict) -> Model:
                  tied=bool(data.get("tied", False)), mla=mla, head_dim=int(data.get("head_dim", 0)),
                  hybrid=tuple(int(data["hybrid"][key]) for key in HYBRID_KEYS) if data.get("hybrid") else (),
                  moe_latent=int(data.get("moe_latent", 0)),
+                 sliding=((int(data["sliding_window"]["window"]), int(data["sliding_window"]["layers"]))
+                          if data.get("sliding_window") else ()),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""))
 
 
@@ -289,6 +303,9 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
             data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
                          "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
                          "shared_experts": int(cfg.get("n_shared_experts") or 0)})
+        sliding = _sliding_window(cfg, layers)
+        if sliding:
+            data["sliding_window"] = sliding
         if family == "deepseek":
             data.update({key: get(key) for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
                                                     "v_head_dim")})
@@ -300,6 +317,20 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
+
+
+def _sliding_window(cfg: dict, layers: int) -> dict | None:
+    """{"window", "layers"} of a config whose layers attend over a sliding window: the layers layer_types names
+    "sliding_attention" (gpt-oss, transformers' GptOssConfig), else every layer where sliding_window is set and
+    use_sliding_window is not false (Mistral; Qwen2/3 set the window but switch it off); None otherwise."""
+    window = cfg.get("sliding_window")
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0 or cfg.get("use_sliding_window") is False:
+        return None
+    kinds = cfg.get("layer_types")
+    if isinstance(kinds, list):
+        count = sum(1 for kind in kinds if kind == "sliding_attention")
+        return {"window": window, "layers": count} if 0 < count <= layers else None
+    return {"window": window, "layers": layers}
 
 
 def _check_shape(data: dict, what: str) -> None:

@@ -635,3 +635,49 @@ def test_a_gpt_shape_with_grouped_query_attention_counts_its_narrow_k_and_v():
     # multi-head attention (h_kv = h) is GPT-3's count unchanged: 4h² + 4h per layer
     mha = symcomm.evaluate("hybrid", h=h, L=L, a=96, h_kv=h, F=F, V=V, s=s, gated=0, **layout)
     assert mha["inputs"]["Phi"]["value"] == L * (4 * h * h + 4 * h + 2 * h * F + F + 5 * h) + V * h + s * h + 2 * h
+
+
+def test_a_sliding_window_shorter_than_the_sequence_is_said_by_eval_and_plan(capsys, tmp_path):
+    # gpt-oss-120b: 18 of its 36 layers attend over the last 128 tokens (config.json layer_types, sliding_window);
+    # the step model counts every layer's attention core over the full s × s, so past s = 128 its time is an upper
+    # bound, said by eval, the Python API and plan alike; at s = 128 nothing is overstated, and nothing is said
+    layout = ("t=1", "p=1", "c=1", "d=64", "e=64", "b=512", "m=8", "G=8")
+    said = "18 of its 36 layers attend over a sliding window of 128 tokens"
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "gpt-oss-120b", "--hardware", "h100", *layout, "s=8192")
+    assert code == 0, err
+    assert said in err and "s = 8192" in err and "upper bound" in err
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "gpt-oss-120b", "--hardware", "h100", *layout, "s=128")
+    assert code == 0, err
+    assert "sliding window" not in err
+    import symcomm
+
+    answer = symcomm.evaluate("hybrid", model="gpt-oss-120b", hardware="h100", t=1, p=1, c=1, d=64, e=64, b=512,
+                              m=8, s=8192, G=8)
+    assert any(said in str(n) for n in answer.notes)
+    code, out, err = run(capsys, "plan", "--model", "gpt-oss-120b", "--hardware", "h100", "--gpus", "64", "--batch",
+                         "512", "--seq", "8192", "--top", "1")
+    assert code == 0, err
+    assert said in err
+    # a model with no window says nothing
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", *layout, "s=8192")
+    assert code == 0, err
+    assert "sliding window" not in err
+
+
+def test_hugging_face_configs_sliding_windows(tmp_path):
+    def model(**keys):
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 6144,
+                                    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4,
+                                    "vocab_size": 32000, "max_position_embeddings": 4096, **keys}))
+        return presets.model_from_config(path)
+
+    # gpt-oss's form: layer_types names each layer, the "sliding_attention" ones slide (here 2 of 4)
+    kinds = ["sliding_attention", "full_attention"] * 2
+    assert model(sliding_window=128, layer_types=kinds).sliding == (128, 2)
+    # Mistral's: a window and no layer_types, every layer slides
+    assert model(sliding_window=4096).sliding == (4096, 4)
+    # Qwen2/3 set a window but switch it off (use_sliding_window false); a null window is none
+    assert model(sliding_window=4096, use_sliding_window=False).sliding == ()
+    assert model(sliding_window=None).sliding == ()
+    assert model(sliding_window=128, layer_types=["full_attention"] * 4).sliding == ()

@@ -57,15 +57,16 @@ class Model:
         return self.moe_layers > 0
 
     def sliding_note(self, seq: int) -> str | None:
-        """What the step time overstates for a model whose layers attend over a sliding window shorter than the
+        """What the step model overcounts for a model whose layers attend over a sliding window shorter than the
         sequence: the attention core counts the full s × s (symcomm.training.flops, the papers' convention),
-        where such a layer's queries read the last ``window`` keys only.  None where no window is shorter."""
+        where such a layer's queries read the last ``window`` keys only (not a bound on the step: the measured
+        gpt-oss runs are slower than the model, for causes not modelled).  None where no window is shorter."""
         if not self.sliding or seq <= self.sliding[0]:
             return None
         window, layers = self.sliding
         return (f"{self.name}: {layers} of its {self.layers} layers attend over a sliding window of {window} tokens; "
-                f"the step model counts their attention core over the full s × s (s = {seq}), so its time there, "
-                "and the step's, is an upper bound")
+                f"the step model counts their attention core over the full s × s (s = {seq}): more work than those "
+                "layers do (the step's measured error is in its off-by line)")
 
     @property
     def head(self) -> int:

@@ -25,8 +25,10 @@ ASSUMPTIONS = (
     "the first gather, the last reduce-scatter and every collective's latency exposed); Adam memory-bound at "
     "the HBM bandwidth; η and κ fitted per system on published runs (see the hardware preset); flash attention; "
     "no tensor-parallel or expert all-to-all overlap",
-    "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, 3 × forward, whatever is "
-    "recomputed) / (step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too; compute = the busiest stage's m micro-batches (recompute included); "
+    "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, the attention core over the full "
+    "s × s as Narayanan et al. count it, where Megatron-LM's own count takes causal attention at half "
+    "(megatron/training/training.py, num_floating_point_operations); 3 × forward, whatever is recomputed) / "
+    "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too; compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
     "data-parallel part); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
     "+ bubble + the optimizer's step = step",

@@ -10,6 +10,7 @@ checked, the output path checked before anything is computed, the file written, 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from ..base.errors import InputError
 from ..base.files import check_output, write_file
@@ -25,8 +26,12 @@ def report_text(payload: dict) -> str:
     per run."""
     lines = [f"calibrate-step: {len(payload['runs'])} measured runs ({payload['runs_file']}) on base hardware "
              f"{payload['base']}", "constants:"]
+    spans = payload.get("spans", {})
     for name, value in payload["constants"].items():
         why = ("fitted on these runs" if name in payload["fitted"] else "held: " + payload["held"].get(name, ""))
+        if name in spans:
+            why += (f"; as good from {spans[name][0]:g} to {spans[name][1]:g} (mean |error| within "
+                    f"{100 * payload['spans_within']:g} points of the fit's, the other fitted constants refitted)")
         lines.append(f"  {name:<8} {value:<8g} {why}")
     for name, why in payload["held"].items():
         if name not in payload["constants"]:
@@ -54,7 +59,7 @@ def report_text(payload: dict) -> str:
 def cmd_calibrate_step(args) -> int:
     from .. import presets
     from ..measurement.calibration_file import step_time_document
-    from ..measurement.step_fit import fit
+    from ..measurement.step_fit import fit, spans
     from ..measurement.step_runs import read_runs
 
     if not args.hardware:
@@ -79,6 +84,8 @@ def cmd_calibrate_step(args) -> int:
             raise InputError(f"--hold {name}: choose a constant the base hardware gives, or one read from it when "
                              f"absent ({', '.join(holdable) or 'none'})")
     found = fit(runs, constants, hold=hold)
+    # what the runs determine of each fitted constant: the values they fit as well at (step_fit.spans)
+    found = replace(found, spans=spans(runs, found))
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
     for key in ("source", "framework"):           # the runs' own labels, when they give them
         if any(getattr(run, key) for run in runs):

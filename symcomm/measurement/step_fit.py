@@ -122,6 +122,8 @@ class StepFit:
     #: the framework options (eval's framework=) the fitted runs ran, sorted: eval and plan say a step time of
     #: another framework, checked on no run either, is unchecked (presets.Hardware.step_time_error)
     frameworks: tuple = ()
+    #: fitted constant → (least, most) of the values the runs fit as well at (:func:`spans`); empty unless asked
+    spans: dict = field(default_factory=dict)
 
     def by(self, key: str) -> dict:
         """{label: (in-sample Errors, leave-one-out Errors)} of the rows grouped by ``key`` (source,
@@ -136,6 +138,8 @@ class StepFit:
         return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
                 "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
                 "runs": [r.as_dict() for r in self.rows], "frameworks": list(self.frameworks),
+                **({"spans": {n: list(span) for n, span in self.spans.items()}, "spans_within": NOT_DETERMINED}
+                   if self.spans else {}),
                 **({"left_out": dict(self.left_out)} if self.left_out else {})}
 
 
@@ -471,6 +475,64 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
                    Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs))
+
+
+#: a span's scan moves its constant by 1/SPAN_STEPS of its lattice at a time
+SPAN_STEPS = 40
+
+
+def spans(runs: list, found: StepFit) -> dict:
+    """Each fitted constant's span: the values at which the runs fit as well as at ``found`` (mean |error| at most
+    :data:`NOT_DETERMINED` above the fit's, the other fitted constants refitted at each value, the held ones where
+    the fit held them), the ends of the profile of the fit along it.  Scanned outward from the fitted value in
+    steps of 1/:data:`SPAN_STEPS` of its lattice, each refit polished on the lattice from the last, until the fit
+    worsens by more or the range ends, the last step then halved down to one lattice step (the band taken as one
+    piece, as a valley's is).  A narrow span says the runs determine the
+    constant; a wide one that they do not (it trades with another along a valley, eta with w_half), its fitted
+    value one point of the span, not a measurement."""
+    runs = [r for r in runs if r.id not in found.left_out]
+    names = list(found.fitted)
+    keep = np.ones(len(runs), dtype=bool)
+    limit = found.in_sample.mean + NOT_DETERMINED
+    out = {}
+    for name in names:
+        others = [n for n in names if n != name]
+        fixed = {k: v for k, v in found.constants.items() if k not in others}
+        values = lattice(name)
+        fitted_at = int(np.argmin(np.abs(values - found.constants[name])))
+        stride = max(1, (len(values) - 1) // SPAN_STEPS)
+        start = np.array([int(np.argmin(np.abs(lattice(n) - found.constants[n]))) for n in others], dtype=np.int64)
+
+        def as_good(j: int, at: np.ndarray) -> tuple[bool, np.ndarray]:
+            """Does the fit with ``name`` at its j-th value, the others refitted from ``at``, stay within the
+            limit; and where the refit ended."""
+            point = {**fixed, name: float(values[j])}
+            if not others:
+                return float(np.abs(_relative_errors(runs, point, 1))[:, 0].mean()) <= limit, at
+            search = _Search(runs, others, point)
+            at = search._polish(at, keep)
+            return _mean_error(search, at) <= limit, at
+
+        ends = []
+        for direction in (-1, 1):
+            at, last, bad = start, fitted_at, None
+            while last not in (0, len(values) - 1):
+                j = min(max(last + direction * stride, 0), len(values) - 1)
+                good, moved = as_good(j, at)
+                if not good:
+                    bad = j
+                    break
+                at, last = moved, j
+            while bad is not None and abs(bad - last) > 1:        # the last step halved down to the lattice's
+                j = (bad + last) // 2
+                good, moved = as_good(j, at)
+                if good:
+                    at, last = moved, j
+                else:
+                    bad = j
+            ends.append(float(values[last]))
+        out[name] = (ends[0], ends[1])
+    return out
 
 
 def frameworks_run(runs) -> tuple:

@@ -144,6 +144,56 @@ def test_calibrate_step_recovers_constants_that_predict_held_out_runs(tmp_path, 
     assert max(errors) <= loo["max"] and sum(errors) / len(errors) <= loo["mean"], (errors, loo)
 
 
+def test_spans_are_the_profile_of_the_fit_on_the_whole_lattice(tmp_path, synthetic):
+    # each fitted constant's span: the values the runs fit as well at (mean |error| within NOT_DETERMINED of the
+    # fit's), the others refitted.  With eta and kappa fitted (w_half and eta_attn held) their two lattices are
+    # 141 × 81 points: every point evaluated here at once, each eta's best kappa and each kappa's best eta taken
+    # from that table, is the profile itself, which spans finds by scanning, polishing and halving
+    import numpy as np
+
+    from symcomm.measurement import step_fit
+    from symcomm.measurement.step_runs import read_runs
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": synthetic[:8]}))
+    runs, _ = read_runs(path, "h100")
+    found = step_fit.fit(runs, dict(hardware("h100").step_time), hold=("w_half", "eta_attn"))
+    assert found.fitted == ("eta", "kappa")
+    got = step_fit.spans(runs, found)
+    etas, kappas = step_fit.lattice("eta"), step_fit.lattice("kappa")
+    grid_eta, grid_kappa = np.meshgrid(etas, kappas, indexing="ij")
+    point = {**found.constants, "eta": grid_eta.ravel(), "kappa": grid_kappa.ravel()}
+    measured = np.array([run.measured_s for run in runs])[:, None]
+    predicted = np.stack([np.broadcast_to(np.asarray(run.inputs.quantities(**point)["step_time"], dtype=float),
+                                          (grid_eta.size,)) for run in runs])
+    error = np.abs(predicted / measured - 1).mean(axis=0).reshape(grid_eta.shape)
+    assert error.min() == pytest.approx(found.in_sample.mean, abs=1e-12)     # the fit is the table's least
+    limit = found.in_sample.mean + step_fit.NOT_DETERMINED
+    eta_ok, kappa_ok = etas[error.min(axis=1) <= limit], kappas[error.min(axis=0) <= limit]
+    assert got["eta"] == (float(eta_ok.min()), float(eta_ok.max()))
+    assert got["kappa"] == (float(kappa_ok.min()), float(kappa_ok.max()))
+    # each holds its fitted value; the band is one piece (what the scan takes it to be)
+    for name, ok, values in (("eta", eta_ok, etas), ("kappa", kappa_ok, kappas)):
+        low, high = got[name]
+        assert low <= found.constants[name] <= high
+        assert len(ok) == int(np.sum((values >= low) & (values <= high)))
+
+
+def test_the_report_shows_each_fitted_constant_s_span(tmp_path, capsys, synthetic):
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": synthetic}))
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "--json")
+    assert code == 0, err
+    report = strict(out)
+    assert set(report["spans"]) == set(report["fitted"]) and report["spans_within"] == 0.005
+    for name, (low, high) in report["spans"].items():
+        assert low <= report["constants"][name] <= high
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100")
+    assert code == 0, err
+    low, high = report["spans"]["kappa"]
+    assert f"as good from {low:g} to {high:g} (mean |error| within 0.5 points of the fit's" in out
+
+
 def test_a_constant_the_runs_want_past_its_range_is_held_at_its_edge(tmp_path, capsys):
     # kappa 24 lies past kappa's range [0, 20]: held at 20 and said so, eta fitted beside it; held at the h100
     # preset's 8.5 instead (the former rule) no eta fits them (mean |error| ~14 % where this is ~4 %)

@@ -46,7 +46,8 @@ def _print_step(payload: dict) -> None:
     print("  off by       " + step_error_words(payload["step_time_error"]))
     per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
-    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %, "
+    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} % "
+          f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
           f"HFU {100 * payload['hfu']:.1f} %")
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"

@@ -324,6 +324,17 @@ def model_flops(B, seq, gated: bool = False, moe: bool = False, attention: str =
     return 3 * (forward(B, seq, gated, moe, attention, mamba, latent) + depths)
 
 
+def causal_half(B, seq, attention: str = "mha", mamba: bool = False, mtp: bool = False) -> sp.Expr:
+    """The model FLOPs a causal attention core leaves undone: half of every attention core's s × s, forward and
+    backward (3 × forward), the multi-token-prediction depths' too.  :func:`model_flops` counts them (this module's
+    convention, the papers'); Megatron-LM's own count does not (megatron/training/training.py at d98e8a64,
+    num_floating_point_operations: the core attention term over 2, "causal mask (only half of the mask is
+    non-zero)"), nor Megatron-Bridge's printed model TFLOP/s, so model_flops minus this is the FLOPs their MFU
+    divides."""
+    layers = (L_att if mamba else L) + (D_mtp if mtp else 0)
+    return 3 * layers * attention_core(B, seq, attention) / 2
+
+
 def mtp_recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
                    mamba: bool = False, latent: bool = False, mla_up: bool = False) -> sp.Expr:
     """What the recompute mode runs again of the D_mtp depths: selective their attention core; full each depth's

@@ -1,0 +1,46 @@
+"""MFU at two counts of the attention core: symcomm's own (the full s × s, as Narayanan et al. and Korthikanti et al.
+count it: ``mfu``) and Megatron-LM's (causal attention at half: ``mfu_causal``), side by side in every step report."""
+
+import pytest
+
+import symcomm
+
+PEAK = 989.4e12     # H100 SXM bf16 dense (the h100 preset's datasheet peak)
+
+
+def test_the_two_counts_differ_by_half_of_every_attention_core_by_hand():
+    # Llama 3.1 8B (32 layers, h 4096), 64 sequences of 8192 tokens: each layer's core is QKᵀ and A·V, 4·b·s²·h
+    # forward FLOPs; training runs it 3 times (forward + backward); the causal half of it over all layers:
+    # 3 · 32 · 4 · 64 · 8192² · 4096 / 2 = 3.3777e18 FLOPs
+    r = symcomm.evaluate("hybrid", model="llama3.1-8b", hardware="h100", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, G=8)
+    gpus = 8
+    half = 3 * 32 * 4 * 64 * 8192 ** 2 * 4096 // 2
+    assert (r["mfu"] - r["mfu_causal"]) * r["step_time"] * gpus * PEAK == pytest.approx(half, rel=1e-12)
+    assert 0 < r["mfu_causal"] < r["mfu"]
+    assert r["units"]["mfu_causal"] == "ratio"
+
+
+def test_megatron_s_count_is_megatron_bridge_s_printed_flops_per_token():
+    # Megatron-Bridge's performance summary, 25.11, DGX-H100, LLAMA3_70B (64 GPUs, FP8-CS, GBS 128, seq 8192, TP 4,
+    # PP 8, VP 5): 719 model TFLOP/s per GPU at 1602 tokens/s per GPU, so 719e12/1602 = 4.4881e11 FLOPs per token as
+    # Megatron counts them; the two printed numbers are whole (±0.5 each: ±0.07 % and ±0.03 %).  symcomm's count
+    # is 7 % more (the full s × s); its causal one is Megatron's
+    r = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=4, p=8, c=1, d=2, b=128, m=64, s=8192,
+                         G=8, v=5, schedule="interleaved", sp=1)
+    tokens = 128 * 8192
+    megatron = r["model_flops"] * r["mfu_causal"] / r["mfu"] / tokens
+    assert megatron == pytest.approx(719e12 / 1602, rel=1.5e-3)
+    assert r["model_flops"] / tokens > 1.05 * megatron
+
+
+def test_eval_prints_both():
+    from symcomm.__main__ import main
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1", "c=1", "d=8",
+                     "b=64", "m=8", "s=8192", "G=8"]) == 0
+    line = next(x for x in out.getvalue().splitlines() if x.strip().startswith("throughput"))
+    assert "with causal attention counted at half, as Megatron-LM counts it" in line

@@ -62,6 +62,17 @@ MODEL_FLOPS = Derivation(
     "FLOPs per iteration of a batch of B sequences, no recompute (what MFU divides)",
     KORTHIKANTI + ", Appendix A (model FLOPs)", lhs="model FLOPs")
 
+MEGATRON_FLOPS = Derivation(
+    "Model FLOPs at Megatron-LM's count: causal attention at half",
+    (Step(flops.model_flops(B, s).subs(GPT) - flops.causal_half(B, s), "model FLOPs less the half of every "
+                                                                         "attention core a causal mask leaves undone"),
+     Step(72 * B * L * s * h ** 2 * (1 + s / (12 * h) + V / (12 * h * L)), "the attention-core term halved: what "
+                                                                            "mfu_causal divides")),
+    "FLOPs per iteration of a batch of B sequences, no recompute; the core attention term over 2",
+    "Megatron-LM megatron/training/training.py at d98e8a64, num_floating_point_operations (\"causal mask (only half "
+    "of the mask is non-zero)\"); Megatron-Bridge's printed model TFLOP/s count the same "
+    "(tests/training/test_mfu_causal.py: its 25.11 H100 Llama 3 70B row)", lhs="model FLOPs, causal")
+
 FULL_RECOMPUTE = Derivation(
     "Hardware FLOPs with full recomputation",
     (Step(flops.hardware_flops(B, s, "full").subs(GPT), "model FLOPs + every layer's forward once more (the LM "
@@ -1162,7 +1173,7 @@ CHAPTER = Chapter(
      "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
-    derivations=(LAYER, MODEL_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
+    derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
                  QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),

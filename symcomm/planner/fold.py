@@ -76,8 +76,8 @@ class Plan:
         once per option combination over its rows."""
         req = self.request
         out: list = [None] * len(rows)
-        names = ("step_time", "model_flops", "compute_time", "exposed_comm_time", "bubble_time", "optimizer_time",
-                 "memory_per_gpu")
+        names = ("step_time", "model_flops", "model_flops_causal", "compute_time", "exposed_comm_time", "bubble_time",
+                 "optimizer_time", "memory_per_gpu")
         for block_index in np.unique(np.asarray(blocks, dtype=np.int64)):
             chosen = np.flatnonzero(np.asarray(blocks) == block_index)
             at = np.asarray(rows, dtype=np.int64)[chosen]
@@ -96,6 +96,8 @@ class Plan:
                           "labels": [self._blocks[k].label() for k in settings[i]], "step_time": step,
                           "tokens_per_second": req.batch * req.seq / step,
                           "mfu": float(got["model_flops"][j]) / (step * req.gpus * self._values["peak"]),
+                          # eval's mfu_causal: causal attention counted at half, as Megatron-LM counts it
+                          "mfu_causal": float(got["model_flops_causal"][j]) / (step * req.gpus * self._values["peak"]),
                           **{name: float(got[name][j]) for name in ("compute_time", "exposed_comm_time",
                                                                       "bubble_time", "optimizer_time")},
                           "memory_bytes": float(got["memory_per_gpu"][j]),

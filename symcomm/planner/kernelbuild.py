@@ -16,7 +16,7 @@ from ..numbers.graphs import GraphBuilder     # the one SymPy → graph walk (th
 LAYOUT = ("t", "p", "v", "c", "e", "d", "m")
 #: the quantities a kernel returns, in order (then the per-axis communication, axis by axis)
 QUANTITIES = ("memory_per_gpu", "compute_time", "optimizer_time", "step_time", "model_flops",
-              "exposed_comm_time", "bubble_time")
+              "exposed_comm_time", "bubble_time", "model_flops_causal")
 AXES = ("tp", "cp", "ep", "pp", "dp")
 
 
@@ -24,7 +24,10 @@ def quantities(options: tuple, run_bytes: int) -> dict:
     """name → SymPy expression of every quantity a kernel returns, in order."""
     from ..training.steptime import step_model
 
-    q = step_model(run_bytes, **dict(options)).quantities(ratios=False)     # no kernel reads the ratios
+    model = step_model(run_bytes, **dict(options))
+    q = model.quantities(ratios=False)     # no kernel reads the ratios
+    # eval's mfu_causal divides this (symcomm.training.flops.causal_half: Megatron-LM's count of attention)
+    q["model_flops_causal"] = model.model_flops - model.causal_flops
     names = list(QUANTITIES)
     names += [f"{kind}_{axis}" for axis in AXES for kind in ("comm_time", "exposed_comm_time")
               if f"comm_time_{axis}" in q]

@@ -75,7 +75,7 @@ MARGIN_ASSUMPTION = (
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
          "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
-         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs: a count", "mfu": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs: a count", "mfu": "fraction of peak", "mfu_causal": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
 
 
 def step_time_error(p: Plan, top: int) -> dict | None:
@@ -129,7 +129,7 @@ def to_json(p: Plan, top: int) -> dict:
 
 
 CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
-               "mfu", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
+               "mfu", "mfu_causal", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
                "fits", "settings", "eval_command")
 
 
@@ -141,7 +141,7 @@ def to_csv(p: Plan, top: int) -> str:
     for row, fits in rows:
         writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
                          row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
-                         repr(row["mfu"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
+                         repr(row["mfu"]), repr(row["mfu_causal"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
                          int(fits), "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()

@@ -16,7 +16,6 @@ from symcomm.tools import codegen
 from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm import presets
-from symcomm.training import steptime
 from symcomm.numbers.numeric import bundle
 from symcomm.planner import RECOMPUTE, Request, enumerate_layouts
 from symcomm.planner.kernels import _base_values, _options, model_attention
@@ -90,7 +89,8 @@ def check_kernels(name: str) -> None:
     kernel = {options: kernels.shipped(options, 2).as_tuple() for options in sample}
     # the same quantities of the SymPy step models, every combination's compiled in one numpy function (the
     # combinations share most of their parts, compiled once: one function per combination cost 2-3 times the CPU)
-    models = [steptime.step_model(2, **dict(o)).quantities(ratios=False) for o in sample]   # no kernel reads ratios
+    # (kernelbuild.quantities: the step model's quantities, no ratio, and model_flops less its causal half)
+    models = [kernelbuild.quantities(o, 2) for o in sample]
     wanted = bundle({(i, quantity): q[quantity] for i, (options, q) in enumerate(zip(sample, models))
                      for quantity in kernel[options][1]})(**values)
     checked = 0

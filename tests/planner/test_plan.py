@@ -577,6 +577,9 @@ def test_each_rows_eval_command_reproduces_it(argv, capsys):
         # the same step model at the same values: equal up to float rounding of the two evaluation orders
         assert evaluated["step_time"] == pytest.approx(row["step_time"], rel=1e-9), row["eval_command"]
         assert evaluated["memory_per_gpu"] == pytest.approx(row["memory_bytes"], rel=1e-9), row["eval_command"]
+        # the MFU at both counts of attention (eval's mfu and mfu_causal: symcomm.training.flops.causal_half)
+        assert evaluated["mfu"] == pytest.approx(row["mfu"], rel=1e-9), row["eval_command"]
+        assert evaluated["mfu_causal"] == pytest.approx(row["mfu_causal"], rel=1e-9), row["eval_command"]
         assert evaluated["fits"] is (row["memory_bytes"] <= got["memory_bytes_per_gpu"])
     code, text, _ = run(capsys, "plan", *argv)
     for row in got["layouts"]:

@@ -129,8 +129,8 @@ def to_json(p: Plan, top: int) -> dict:
 
 
 CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
-               "mfu", "mfu_causal", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes", "bubble_fraction",
-               "fits", "settings", "eval_command")
+               "mfu", "mfu_causal", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes",
+               "bubble_fraction", "fits", "settings", "eval_command")
 
 
 def to_csv(p: Plan, top: int) -> str:
@@ -141,7 +141,8 @@ def to_csv(p: Plan, top: int) -> str:
     for row, fits in rows:
         writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
                          row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
-                         repr(row["mfu"]), repr(row["mfu_causal"]), repr(row["compute_time"]), repr(row["exposed_comm_time"]),
+                         repr(row["mfu"]), repr(row["mfu_causal"]), repr(row["compute_time"]),
+                         repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
                          int(fits), "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()

@@ -120,8 +120,8 @@ class StepModel:
 
     def quantities(self, ratios: bool = True) -> dict[str, sp.Expr]:
         """Every reported quantity, by its output name; without ``ratios``, all but the four that divide by the
-        step (tokens_per_second, mfu, mfu_causal, hfu): SymPy's assumptions take seconds over the reciprocal of an uneven
-        pipeline's step, and the planner's kernels (symcomm.planner.kernelbuild) read none of them."""
+        step (tokens_per_second, mfu, mfu_causal, hfu): SymPy's assumptions take seconds over the reciprocal of an
+        uneven pipeline's step, and the planner's kernels (symcomm.planner.kernelbuild) read none of them."""
         gpus = t * c * d * p
         out = {"step_time": self.step, "compute_time": self.compute, "comm_time": self.comm_time,
                "exposed_comm_time": self.exposed_comm_time, "bubble_time": self.bubble,

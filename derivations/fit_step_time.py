@@ -222,6 +222,7 @@ def results(fits: dict, kept: dict) -> dict:
             "constants": {k: _rounded(v) for k, v in found.constants.items()}, "fitted": list(found.fitted),
             "held": dict(found.held), "in_sample": _errors(found.in_sample),
             "leave_one_out": _errors(found.leave_one_out),
+            "spans": {name: [_rounded(low), _rounded(high)] for name, (low, high) in found.spans.items()},
             "groups": {f"{key} {label}": {"in_sample": _errors(i), "leave_one_out": _errors(o)}
                        for key in ("source", "framework") for label, (i, o) in found.by(key).items()},
             "runs": [{k: (_rounded(v) if isinstance(v, float) else v) for k, v in r.as_dict().items()}
@@ -421,6 +422,8 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
                                f"against {run.measured_s:.3g} s measured, {100 * error:+.1f} %")
             left_out[run.id] += "; " + carried[run.id]
         found = replace(found, left_out=left_out)
+    # what the runs determine of each fitted constant (the docs' table of spans; calibrate-step's own rule)
+    found = replace(found, spans=step_fit.spans(runs, found))
     return {**found.constants, "fitted_on": [row.id for row in found.rows], "mean_error": found.in_sample.mean,
             "max_error": found.in_sample.max, "fit": found, "not_evaluated": {**not_evaluated, **found.left_out},
             "carried": carried}

@@ -699,6 +699,30 @@ def _constants_table() -> Table:
                  source="symcomm/presets/hardware.json; derivations/data/step_fit.json")
 
 
+def _spans_table() -> Table:
+    """Per hardware preset and fitted constant: its value and span, the values its fitting runs fit as well at
+    (symcomm.measurement.step_fit.spans, calibrate-step's rule): what the runs determine of it."""
+    rows = []
+    fitted = _results()["systems"]
+    for system in sorted(fitted):
+        spans = fitted[system].get("spans", {})
+        for name in fitted[system].get("fitted", []):
+            if name in spans:
+                low, high = spans[name]
+                rows.append((system, name, f"{fitted[system]['constants'][name]:g}", f"{low:g} to {high:g}",
+                             len(fitted[system].get("runs", []))))
+    return Table("What the fitting runs determine", ("hardware", "constant", "fitted", "as good from", "runs"),
+                 tuple(rows),
+                 caption=("each fitted constant's span: the values at which its preset's fitting runs fit as well as at "
+                          "the fit (mean |error| within 0.5 points of the fit's, the other fitted constants refitted "
+                          "at each value; symcomm.measurement.step_fit.spans, the rule symcomm calibrate-step applies "
+                          "to a team's own runs). A narrow span: the runs determine the constant; a wide one: they "
+                          "leave it free, and the fitted value is one point of it, traded against the others (the "
+                          "held constants are in the table above)."),
+                 source="derivations/data/step_fit.json (spans), written by python -m "
+                        "symcomm.derivations.fit_step_time --write")
+
+
 def _coverage_table() -> Table:
     """Per hardware preset with step-time constants (its own or borrowed): the frameworks its fitted runs ran, those
     its check runs ran, those no run measured, and the constants read as another's: what eval and plan say first
@@ -1178,7 +1202,7 @@ CHAPTER = Chapter(
                  QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
-    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
+    late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
                          _coverage_table(),
                          _printed_memory_table(), _scope_table(), _known_cause_table(), _memory_table()),
 )

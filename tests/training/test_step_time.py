@@ -169,6 +169,15 @@ def test_the_committed_a100_constants_are_what_the_fit_finds():
 
     found = fit("a100")
     assert dict(hardware("a100").step_time) == found["fit"].constants
+    # and the stored spans (what the runs determine: step_fit.spans, the docs' table) are this fit's, each holding
+    # its fitted value
+    from symcomm.derivations.fit_step_time import RESULTS_JSON
+
+    stored = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))["systems"]["a100"]["spans"]
+    assert set(stored) == set(found["fit"].fitted) == set(found["fit"].spans)
+    for name, (low, high) in found["fit"].spans.items():
+        assert stored[name] == pytest.approx([low, high], rel=1e-5)
+        assert low <= found["fit"].constants[name] <= high
 
 
 def test_the_stored_fit_results_match_the_presets():

@@ -490,7 +490,10 @@ def spans(runs: list, found: StepFit) -> dict:
     piece, as a valley's is).  A narrow span says the runs determine the
     constant; a wide one that they do not (it trades with another along a valley, eta with w_half), its fitted
     value one point of the span, not a measurement."""
-    runs = [r for r in runs if r.id not in found.left_out]
+    fitted_on = {row.id for row in found.rows}
+    runs = [r for r in runs if r.id in fitted_on]         # the runs the fit was made on, no other
+    if not runs:
+        return {}
     names = list(found.fitted)
     keep = np.ones(len(runs), dtype=bool)
     limit = found.in_sample.mean + NOT_DETERMINED

@@ -25,9 +25,8 @@ def quantities(options: tuple, run_bytes: int) -> dict:
     from ..training.steptime import step_model
 
     model = step_model(run_bytes, **dict(options))
-    q = model.quantities(ratios=False)     # no kernel reads the ratios
-    # eval's mfu_causal divides this (symcomm.training.flops.causal_half: Megatron-LM's count of attention)
-    q["model_flops_causal"] = model.model_flops - model.causal_flops
+    # no kernel reads the ratios; the plan's mfu_causal divides model_flops_causal as eval's does
+    q = {**model.quantities(ratios=False), "model_flops_causal": model.model_flops_causal}
     names = list(QUANTITIES)
     names += [f"{kind}_{axis}" for axis in AXES for kind in ("comm_time", "exposed_comm_time")
               if f"comm_time_{axis}" in q]

@@ -107,6 +107,11 @@ class StepModel:
     causal_flops: sp.Expr = sp.Integer(0)
 
     @property
+    def model_flops_causal(self) -> sp.Expr:
+        """model_flops at Megatron-LM's count: causal attention at half (what mfu_causal divides)."""
+        return self.model_flops - self.causal_flops
+
+    @property
     def memory_per_gpu(self) -> sp.Expr:
         return sp.Add(*self.memory.values()) if self.memory_total is None else self.memory_total
 
@@ -129,7 +134,7 @@ class StepModel:
         if ratios:
             out.update({"tokens_per_second": quotient(b * s, self.step),
                         "mfu": quotient(self.model_flops, self.step * gpus * peak),
-                        "mfu_causal": quotient(self.model_flops - self.causal_flops, self.step * gpus * peak),
+                        "mfu_causal": quotient(self.model_flops_causal, self.step * gpus * peak),
                         "hfu": quotient(self.hardware_flops, self.step * gpus * peak)})
         out.update({"model_flops": self.model_flops, "hardware_flops": self.hardware_flops,
                     "memory_per_gpu": self.memory_per_gpu})

@@ -307,10 +307,9 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     path (``answers.py``) and the generated one (``hybridfast.py``)."""
     shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
     numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
-    if model.sliding and "s" in numbers:
-        said = model.sliding_note(int(numbers["s"]))     # plan says it too (symcomm.planner.search.plan)
-        if said:
-            notes.add(said)
+    said = model.sliding_note(int(numbers["s"])) if "s" in numbers else None    # plan's too (planner.search.plan)
+    if said:
+        notes.add(said)
     step_texts = {"gated": bool(model.gated), **step_texts}
     if "q_width" in model.settings() and "q_width" not in step_texts:
         notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "

@@ -181,11 +181,10 @@ def test_a_built_graph_equals_the_sympy_compiled_model_on_random_layouts(name, r
         options = tuple(sorted({**dict(options), "cp": cp, "embeddings": embeddings}.items()))
         kernel = kernels.from_data(kernelbuild.graph_data({}, [(options, run_bytes)]), "test")[(options, run_bytes)]
         got = dict(zip(kernel.quantities, kernel(*[values[p] for p in kernel.params])))
-        q = steptime.step_model(run_bytes, **dict(options)).quantities()
-        # model_flops less the causal half of attention (eval's mfu_causal divides it; flops.causal_half is counted
-        # by hand in tests/training/test_mfu_causal.py): here the step model's own two terms
         model = steptime.step_model(run_bytes, **dict(options))
-        q["model_flops_causal"] = model.model_flops - model.causal_flops
+        # model_flops_causal: what eval's mfu_causal divides (flops.causal_half counted by hand in
+        # tests/training/test_mfu_causal.py)
+        q = {**model.quantities(), "model_flops_causal": model.model_flops_causal}
         assert set(got) >= set(kernelbuild.QUANTITIES)
         for quantity, value in got.items():
             want = np.broadcast_to(fast(q[quantity])(**values), (n,))

@@ -249,6 +249,33 @@ QUANTIZED_ACTIVATIONS = Derivation(
                   34 * _SBH_T, name="torchao's Float8Linear (framework fsdp2) keeps the 16-bit input: unchanged",
                   source="pytorch/ao torchao/float8/float8_linear.py at 4f8021f2")))
 
+# an MoE layer's kept activations (memory.layer_activation_bytes): no dense MLP block; the MoE block as Megatron-Core
+# runs it (memory.hybrid_block_bytes "moe"), every layer MoE here (L_moe = L), bf16, t = 1, one token
+MEGATRON_MOE_SAVED = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, moe/experts.py (TEGroupedMLP.forward: "
+                      "the probabilities multiply the activation's output), moe/shared_experts.py at d98e8a64")
+_MOE_TOKEN = {t: 1, s: 1, _S.b: 1, d: 1, m: 1, c: 1, _S.L_moe: L}
+MOE_ACTIVATIONS = Derivation(
+    "Activations an MoE layer keeps",
+    (Step(layer_activation_bytes("none", True, False, moe=True, gated=True).subs(_MOE_TOKEN),
+          "flash attention, no recompute, every layer MoE, one token on one GPU (t = 1)"),
+     Step(13 * h + 4 * h + 6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e),
+          "Korthikanti et al.'s attention block 13h; the pre-MLP norm's input and output 4h; each shared expert's gated "
+          "FC1 output 4F_e and activation output 2F_e; each of the k routed rows its permuted input 2h, FC1's output "
+          "4F_e and the activation's output 2F_e, FC2's output not kept (the probabilities multiply the activation's "
+          "output, so the un-permutation saves nothing)")),
+    "bytes per layer and token, 2 bytes an element", MEGATRON_MOE_SAVED + "; Korthikanti et al. 2022, Table 2",
+    lhs="activations, MoE layer",
+    claims=(Claim(layer_activation_bytes("none", True, False, moe=True, gated=True).subs(_MOE_TOKEN)
+                  - layer_activation_bytes("none", True, False, gated=True).subs(_MOE_TOKEN),
+                  6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e) - 17 * h,
+                  name="against a dense layer's 34h: Korthikanti et al.'s MLP block (21h, its norm's input among them) "
+                       "gives way to the MoE block's norm input and output (4h) and its experts' tensors",
+                  source=MEGATRON_MOE_SAVED),
+            Claim(layer_activation_bytes("none", True, False, moe=True, gated=True, passed=True).subs(_MOE_TOKEN),
+                  34 * h + _S.k * (4 * h + 6 * _S.F_e),
+                  name="the κ passes' bytes (memory.PASSED) keep a dense layer's 34h with the routed rows beside it, "
+                       "each row's FC2 output too, as the step-time constants were fitted", source=KORTHIKANTI)))
+
 # the 6N rule: every weight matrix costs 2 FLOPs per token forward and 4 backward
 WEIGHTS_PER_LAYER = 2 * h ** 2 + 2 * h * h_kv + 3 * h * F
 SIX_N = Claim(3 * (flops.layer_forward(1, 1, gated=True) - flops.attention_core(1, 1)), 6 * WEIGHTS_PER_LAYER,
@@ -1155,6 +1182,11 @@ CHAPTER = Chapter(
      "dense layers on one stage (DeepSeek-V3's first 3); expert_tp = 1 (Megatron-Core's "
      "--expert-tensor-parallel-size 1) keeps the experts whole on a GPU: no all-gather of the routed tokens over "
      "t, experts sharded over e only and reduced over t·d·c/e expert-data ranks, the same expert FLOPs per GPU. "
+     "An MoE layer's kept activations are its own, not a dense layer's: the attention block, the pre-MLP norm's "
+     "input and output, the shared experts' and, for each routed row, its permuted input, FC1's output and the "
+     "activation's output (below; FC2's output is not kept since Megatron-Core 0.13, which multiplies the "
+     "probabilities into the activation); kappa's passes still run over the dense layer's bytes with the routed "
+     "rows beside them, as its constants were fitted (memory.PASSED). "
      "recompute_mla_up (Megatron-Core's recompute module mla_up_proj) runs MLA's up projections again before the "
      "core's backward, in the recipe's precision, and keeps no Q, K, V (multi_latent_attention.py: "
      "CheckpointWithoutOutput). "
@@ -1167,8 +1199,10 @@ CHAPTER = Chapter(
      "attention = mla counts DeepSeek's multi-head latent attention by its own projections and core (below), "
      "its activations by its own tensors (symcomm.training.memory.mla_attention_widths, derived here), its "
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
-     "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) have "
-     "their exact Φ and K, V width, but the Q and output projections and the core are counted h wide. "
+     "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) count "
+     "the FLOPs of their Q and output projections and of the attention core at the heads' own width h_q = "
+     "a·head_dim (q_width=heads, taken from the model preset; q_width=h counts them h wide), their Φ exactly; their "
+     "kept activations follow Korthikanti et al.'s h-wide count. "
      "Hybrid Mamba-Transformer models (mamba=1: Nemotron 3 Nano) make each layer one block, attention, a Mamba-2 "
      "mixer, MoE or an MLP, counted block kind by block kind in the model's proportion (chapter 13): the mixers' "
      "in_proj and out_proj as GEMMs of their widths, their chunked scan's FLOPs at the attention core's share of the "
@@ -1199,7 +1233,7 @@ CHAPTER = Chapter(
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
-                 QUANTIZED_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

@@ -85,7 +85,8 @@ gradient's operands, stochastic rounding of the gradients); its casts as :data:`
 per step as FP8's; the attention core, norms, softmax and LM head stay bf16 as under FP8.
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
-the activation bytes Korthikanti et al. count.
+the activation bytes Korthikanti et al. count, an MoE layer's as a dense layer's with its routed rows beside them
+(:data:`symcomm.training.memory.PASSED`: what the constants were fitted on, not the bytes the layer keeps).
 
 **Recompute** (forward work run again in the backward, timed as the forward runs it): selective, the attention
 core; block, full's for the first L_rc layers of each model chunk and none's for the others; full, every layer's forward (its FP8 casts of X too) and a third more memory-bound passes; op (torchtitan's
@@ -614,7 +615,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head: the
     matmuls as the module docstring times them (FLOPs / (peak · η) and the width term w_half · 2 · elements
     moved / (peak · η); the FP8 recipe's linear GEMMs at peak_fp8 · η_fp8 and their casts at the HBM
-    bandwidth), recompute as the run's mode runs it, and κ HBM passes over the stored activation bytes
+    bandwidth), recompute as the run's mode runs it, and κ HBM passes over the activation bytes (memory.PASSED)
     (forward one third, backward two; a full or op recompute adds a third)."""
     layers = L / p if layers is None else layers
     lm_head = run.embeddings if lm_head is None else lm_head
@@ -712,7 +713,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
-                                     run.expert_tp, mamba=run.mamba, latent=run.moe_latent) * layers
+                                     run.expert_tp, mamba=run.mamba, latent=run.moe_latent, passed=True) * layers
     if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:
@@ -720,9 +721,10 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     memory_bound = kappa * touched / hbm
     if run.modules:
         # the modules' memory-bound forward (norms, activations, permutes) once more: the forward's third of κ's passes
-        # over the bytes they do not keep, counted at 2 bytes an element as ``touched``
+        # over the bytes they do not keep, counted as ``touched`` is (memory.PASSED)
         backward += kappa * layers * module_bytes(run.modules, run.sp, run.attention, run.moe, run.gated,
-                                                  run.expert_tp, mamba=run.mamba, latent=run.moe_latent) / (3 * hbm)
+                                                  run.expert_tp, mamba=run.mamba, latent=run.moe_latent,
+                                                  passed=True) / (3 * hbm)
     routing = kappa_moe * routed_bytes(run, tokens, layers) / hbm
     if run.recompute == "full" or "moe" in run.modules:
         routing = routing * sp.Rational(4, 3)

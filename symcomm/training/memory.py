@@ -184,29 +184,44 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     return sbh * (6 + 2 * fused + (14 + 5 * plain) / t) + kept_scores
 
 
-def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2), width=h) -> sp.Expr:
-    """Bytes one MoE layer's experts keep for the backward, per micro-batch and GPU, beyond what
-    :func:`activation_bytes` counts for a layer: each of the routed token rows (T·k of the micro-batch's T =
+#: what the step model's κ passes run over (symcomm.training.compute: memory-bound time, κ·bytes/HBM bandwidth), as its
+#: constants were fitted: every layer's Korthikanti et al. bytes, an MoE layer's too, with the routed rows beside them
+#: and each row's second GEMM output (written by the GEMM, read by the un-permutation).  Not the bytes kept: an MoE
+#: layer keeps no dense MLP block and, from Megatron-Core 0.13, no GEMM output (:func:`expert_activation_bytes`); the
+#: kernels still pass over those, and what an MoE layer moves beyond is κ_moe's
+PASSED = "the bytes κ's memory-bound passes run over"
+
+
+def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2), width=h,
+                            passed: bool = False) -> sp.Expr:
+    """Bytes one MoE layer's routed experts keep for the backward, per micro-batch and GPU (the routed rows of
+    :func:`hybrid_block_bytes`' MoE block): each of the routed token rows (T·k of the micro-batch's T =
     (b/(d·m))·s/c tokens, each row one token sent to one expert) keeps, in 16 bits, its permuted input (h), the
-    first expert GEMM's output (2F_e gated: gate and up), the activation's output (F_e) and the second GEMM's
-    output before the un-permutation (h); the widths F_e split over t with expert_tp = tp (the dispatcher
-    gathers all T·k rows to each of the t ranks), the rows split over t with expert_tp = 1 (each rank routes
-    its own 1/t: Megatron-Core moe/token_dispatcher.py, experts.py GroupedMLP saves these for its backward).
-    Our own count from those saved tensors, in Korthikanti et al. 2022's way (Table 2: 2 bytes per element,
-    what the backward reads); routing probabilities and indices (k numbers per token) left out.  ``saved``
+    first expert GEMM's output (2F_e gated: gate and up) and the activation's output (F_e), the second GEMM's input;
+    the widths F_e split over t with expert_tp = tp (the dispatcher gathers all T·k rows to each of the t ranks),
+    the rows split over t with expert_tp = 1 (each rank routes its own 1/t: Megatron-Core moe/token_dispatcher.py).
+    The second GEMM's output is not kept: since Megatron-Core 0.13 (commit 2659630721, "Memory efficient token
+    permutation") the router's probabilities multiply the activation's output (moe/experts.py at d98e8a64,
+    TEGroupedMLP.forward, bias_act_func), so the un-permutation after the second GEMM is a plain scatter whose
+    backward reads no values (before 0.13, through NeMo 25.04, the un-permutation multiplied by the probabilities
+    and kept that output, h a row more: not counted).  Our own count from those saved tensors, in Korthikanti et al.
+    2022's way (Table 2: 2 bytes per element, what the backward reads); routing probabilities and indices (k
+    numbers per token) left out.  ``saved``
     (:func:`saved_input_bytes`): the two GEMMs' inputs (the permuted h, the activation's F_e) at a plain linear's
     saved bytes (Transformer Engine's grouped linear keeps its quantized input).  ``width``: a routed row's width, h
-    (LatentMoE: h_lat)."""
+    (LatentMoE: h_lat).  ``passed``: the bytes the memory-bound kernels pass over (:data:`PASSED`), the second GEMM's
+    output too, which the un-permutation reads."""
     up = 2 if gated else 1
     plain = saved[1]
     tokens = (b / (d * m)) * s / c
+    row = (plain + (2 if passed else 0)) * width
     if expert_tp == "tp":
-        return tokens * k * ((2 + plain) * width + (2 * up + plain) * F_e / t)
-    return tokens * k / t * ((2 + plain) * width + (2 * up + plain) * F_e)
+        return tokens * k * (row + (2 * up + plain) * F_e / t)
+    return tokens * k / t * (row + (2 * up + plain) * F_e)
 
 
 def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp",
-                       saved: tuple = (2, 2), latent: bool = False) -> dict:
+                       saved: tuple = (2, 2), latent: bool = False, passed: bool = False) -> dict:
     """Bytes each block kind of a hybrid Mamba model (mamba=1) keeps for the backward, per layer, micro-batch and GPU,
     with no recompute or the attention core's (flash attention: the scores are never kept), by kind: Korthikanti et
     al. 2022's Table 2 cut at its blocks, each layer with its own pre-norm's input (2sbh; /t, as everything whole
@@ -227,7 +242,8 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
       a_ssm)), which the fused kernel keeps and from which its backward recomputes the convolution, the scan's
       output before the gate (2d_ssm), the gated RMSNorm's input (2d_ssm) and out_proj's input (d_ssm at a plain
       linear's bytes).
-    Our own count from the tensors those modules save; ``saved``: :func:`saved_input_bytes`."""
+    Our own count from the tensors those modules save; ``saved``: :func:`saved_input_bytes`; ``passed``:
+    :data:`PASSED`."""
     fused, plain = saved
     tokens = (s / c) * (b / (d * m))
     whole = 1 / t if sp_on else 1
@@ -238,16 +254,16 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
            "mamba": tokens * (whole * (2 + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
     if moe:
         out["moe"] = (tokens * 4 * h * whole + tokens * E_s * (2 * up + plain) * F_e / t
-                      + expert_activation_bytes(gated, expert_tp, saved, h_lat if latent else h)
+                      + expert_activation_bytes(gated, expert_tp, saved, h_lat if latent else h, passed)
                       + (tokens * plain * h_lat * whole if latent else 0))
     return out
 
 
 def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2),
-                       latent: bool = False) -> sp.Expr:
+                       latent: bool = False, passed: bool = False) -> sp.Expr:
     """The bytes of an average layer of a hybrid Mamba model (mamba=1): :func:`hybrid_block_bytes` of each kind in
     the model's proportion (a stage holds the kinds as the model does)."""
-    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent)
+    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed)
     total = (L_att * kinds["attention"] + flops.dense_layers(moe) * kinds["mlp"] + L_ssm * kinds["mamba"]
              + (L_moe * kinds["moe"] if moe else 0))
     return total / L
@@ -262,7 +278,8 @@ def mla_up_kept_bytes(micro) -> sp.Expr:
 
 
 def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False, gated: bool = True,
-                 expert_tp: str = "tp", saved: tuple = (2, 2), mamba: bool = False, latent: bool = False) -> sp.Expr:
+                 expert_tp: str = "tp", saved: tuple = (2, 2), mamba: bool = False, latent: bool = False,
+                 passed: bool = False) -> sp.Expr:
     """Bytes an average layer does not keep for the backward, per micro-batch and GPU, under Megatron-Core's recompute
     ``modules`` (symcomm.training.settings.RECOMPUTE_MODULES), each the bytes this model counts for the tensors the
     module's checkpoint frees (transformer_layer.py, moe/experts.py, moe/moe_layer.py at d98e8a64), in the layers that
@@ -271,29 +288,32 @@ def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False
     * moe_act: the routed experts' activation output, FC2's input (a plain linear's saved bytes per F_e-wide row, k rows
       a token, over t either way expert_tp splits it: :func:`expert_activation_bytes`); under a low-precision recipe
       FC2 keeps its original input instead of a quantized copy (set_save_original_input), which the checkpoint frees;
-    * layernorm: the MoE layers' pre-MLP norm output (the router's, dispatcher's and shared experts' input: FC1's
-      input slot of Korthikanti's count, a norm-fused linear's saved bytes; 2 in a hybrid's MoE block) and with MLA
+    * layernorm: the MoE layers' pre-MLP norm output (the router's, dispatcher's and shared experts' input, a norm of
+      its own, fused with no linear: 2 bytes an element, :func:`hybrid_block_bytes`' MoE block) and with MLA
       the input norm's output, the down projections' 2h (:func:`mla_attention_widths`), both h wide, /t with
       sequence parallelism;
     * mlp: a dense layer's MLP but its input (the checkpoint keeps it, the residual the norm reads): FC1's input, the
       activation's 8sbh and FC2's input 4h (Korthikanti's MLP block, the dropout after it outside the checkpoint);
-    * moe: an MoE layer's MLP side but its input, the norm's output: the experts' rows and, as for mlp, the MLP block's
-      8sbh and 4h at FC2's saved bytes; in a hybrid's MoE block all but the norm's input and output."""
+    * moe: an MoE layer's MLP side but its input, the norm's output: all of :func:`hybrid_block_bytes`' MoE block but
+      the norm's input and output (the shared experts' and the routed rows).
+
+    ``passed``: the same modules over :data:`PASSED`'s bytes (an MoE layer's as a dense one's: layernorm the FC1
+    input slot at a norm-fused linear's bytes, moe the routed rows and Korthikanti's MLP block but its input)."""
     fused, plain = saved
     tokens = (s / c) * (b / (d * m))
     whole = 1 / t if sp_on else 1
     moe_share = L_moe / L if moe else sp.Integer(0)
     out = sp.Integer(0)
     if "moe" in modules:
-        if mamba:
-            inner = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent)["moe"] - tokens * 4 * h * whole
+        if mamba or not passed:
+            inner = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed)["moe"] - tokens * 4 * h * whole
         else:
-            inner = expert_activation_bytes(gated, expert_tp, saved) + tokens * h * (8 + 4 * plain) / t
+            inner = expert_activation_bytes(gated, expert_tp, saved, passed=True) + tokens * h * (8 + 4 * plain) / t
         out += moe_share * inner
     elif "moe_act" in modules:
         out += moe_share * tokens * k * plain * F_e / t
     if "layernorm" in modules:
-        out += moe_share * tokens * h * whole * (2 if mamba else fused)
+        out += moe_share * tokens * h * whole * (fused if passed and not mamba else 2)
         if attention == "mla":
             out += tokens * 2 * h * whole
     if "mlp" in modules:
@@ -305,16 +325,19 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
                            mamba: bool = False, latent: bool = False, mla_up: bool = False,
-                           modules=frozenset()) -> sp.Expr:
-    """Bytes an average layer keeps for the backward (:func:`activation_bytes`), with MoE the experts' rows
-    of :func:`expert_activation_bytes` in the share L_moe/L of the layers (none under full recompute, which
-    keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
+                           modules=frozenset(), passed: bool = False) -> sp.Expr:
+    """Bytes an average layer keeps for the backward (:func:`activation_bytes`); with MoE, in the share L_moe/L of
+    the layers, the MoE block of :func:`hybrid_block_bytes` (the pre-MLP norm's input and output, the shared experts',
+    the routed rows of :func:`expert_activation_bytes`) in place of Korthikanti's dense MLP block, which an MoE
+    layer does not run (none of it under full recompute, which keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
     (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`; ``compiled``:
     :func:`op_kept_widths`.  ``mamba``: a hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute
-    none or selective).  ``modules``: less :func:`module_bytes` (recompute none or selective)."""
-    dropped = module_bytes(modules, sp_on, attention, moe, gated, expert_tp, saved, mamba, latent) if modules else 0
+    none or selective).  ``modules``: less :func:`module_bytes` (recompute none or selective).  ``passed``: the
+    bytes the memory-bound kernels pass over (:data:`PASSED`), not the bytes kept."""
+    dropped = (module_bytes(modules, sp_on, attention, moe, gated, expert_tp, saved, mamba, latent, passed)
+               if modules else 0)
     if mamba:
-        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent) - dropped
+        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed) - dropped
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
@@ -324,8 +347,14 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     if mla_up and attention == "mla" and recompute in ("none", "selective"):
         # recompute_mla_up: Q, K, V made again from the latents before the core's backward (settings)
         per_layer = per_layer - mla_up_kept_bytes(b / (d * m))
-    if moe and recompute != "full":
-        per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved)
+    if moe and recompute != "full" and passed:
+        per_layer = per_layer + L_moe / L * expert_activation_bytes(gated, expert_tp, saved, passed=True)
+    elif moe and recompute != "full":
+        # an MoE layer has no dense MLP: Korthikanti's MLP block (which activation_bytes counts in every layer) gives
+        # way, in the MoE layers' share, to the MoE block as it runs (hybrid_block_bytes: the pre-MLP norm's input
+        # and output, the shared experts', the routed rows)
+        blocks = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved)
+        per_layer = per_layer + L_moe / L * (blocks["moe"] - blocks["mlp"])
     return per_layer - dropped
 
 

@@ -46,10 +46,11 @@ def test_activations_add_each_block_kind_by_hand():
     # t = 1, no sequence parallel, bf16 (16-bit saved inputs), one micro-batch of b/(d·m) = 1 sequence, bytes per
     # token: attention 13·2688 (Korthikanti's 11 + its pre-norm's 2) = 34,944; Mamba 2·2688 + 2·2688 (norm input,
     # in_proj input) + 2·10304 (z, x, B, C, dt) + 3·2·4096 (scan output, gated norm input, out_proj input) = 55,936;
-    # MoE: norm input and output 4·2688 = 10,752, the 6 routed rows' permuted input and output 2·2·2688 and FC1 output
-    # and activation 2·1856 + 2·1856 (not gated) per row: 6·18,176 = 109,056, the shared expert (two of 1856) 2·(2·1856
-    # + 2·1856) = 14,848: 134,656
-    per_token = 6 * 34_944 + 23 * 55_936 + 23 * 134_656
+    # MoE: norm input and output 4·2688 = 10,752, the 6 routed rows' permuted input 2·2688 and FC1 output and
+    # activation 2·1856 + 2·1856 (not gated) per row, FC2's output not kept (Megatron-Core moe/experts.py at d98e8a64:
+    # the probabilities multiply the activation's output): 6·12,800 = 76,800, the shared expert (two of 1856)
+    # 2·(2·1856 + 2·1856) = 14,848: 102,400
+    per_token = 6 * 34_944 + 23 * 55_936 + 23 * 102_400
     r = _eval(t=1, d=8, b=8, m=1, precision="bf16")
     assert r["memory"]["activations"] == per_token * S
 

@@ -57,10 +57,12 @@ def test_korthikantis_count_with_fp8_inputs_by_hand():
 
 def test_an_experts_grouped_inputs_by_hand():
     """Each of the T·k = 2·2 = 4 routed rows keeps its permuted input (h = 4), FC1's output (F_e = 8, split over
-    t = 2: 4), the activation's output (4) and FC2's output (4), 16 bits each: 4 rows · 16 elements · 2 = 128 bytes;
-    with the two GEMMs' inputs (the permuted input, the activation's output) at 1 byte: 4 · (4 + 8 + 4 + 8) = 96."""
-    assert at(expert_activation_bytes(False)) == 128
-    assert at(expert_activation_bytes(False, saved=(1, 1))) == 96
+    t = 2: 4) and the activation's output (4), 16 bits each: 4 rows · 12 elements · 2 = 96 bytes; FC2's output is
+    not kept (Megatron-Core moe/experts.py at d98e8a64: the probabilities multiply the activation's output, so the
+    un-permutation after FC2 saves nothing); with the two GEMMs' inputs (the permuted input, the activation's
+    output) at 1 byte: 4 · (4 + 8 + 4) = 64."""
+    assert at(expert_activation_bytes(False)) == 96
+    assert at(expert_activation_bytes(False, saved=(1, 1))) == 64
 
 
 def test_a_megatron_fp8_run_keeps_less_than_its_bf16_twin():

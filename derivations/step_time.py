@@ -1145,7 +1145,7 @@ CHAPTER = Chapter(
      "without a compiled loss, 12, 16 under loss parallel, 2 more under pipeline parallelism, which keeps the "
      "stage's output; a compiled one 4: symcomm.training.memory.loss_bytes_per_logit), or one layer's "
      "activations while it is recomputed, whichever is larger (the two are never live at once), and FSDP's two "
-     "gathered layers and their gradients; FSDP2 keeps no 16-bit shard beside the fp32 master; under Transformer "
+     "gathered layers and their gradients; PyTorch's FSDP, FSDP1 (fsdp) and FSDP2, keeps no 16-bit shard beside the fp32 master (FSDP1 casts its 16-bit copy before each all-gather and frees it after); under Transformer "
      "Engine's FP8 and NVFP4 recipes (framework megatron, megatron_fsdp) each linear keeps its quantized input for "
      "the weight gradient, not the 16-bit one (below; the recompute working set is still counted in 16 bits, an "
      "upper bound); Adam's state 12 bytes per parameter (fp32 master and moments), 8 with bf16 moments "

@@ -7,7 +7,7 @@ of per-layer ZeRO-3 (every stage); the data-parallel buckets (every stage).  The
 larger of the first and the last stage (:func:`memory_per_gpu`; one stage when p = 1), the logits and loss
 buffers and the recompute working set counted as the larger of the two (never live at once:
 :func:`loss_or_recompute`).  The loss buffers follow the run's cross-entropy (:func:`loss_bytes_per_logit`);
-FSDP2 keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Under fsdp2, PyTorch's own buffers too
+PyTorch's FSDP (fsdp, fsdp2) keeps no 16-bit weight shard (:func:`sharded_weight_bytes`).  Under fsdp2, PyTorch's own buffers too
 (:mod:`symcomm.training.torchmem`): FSDP2's unsharded root, the LM head's kept inputs (with the loss buffers) and
 gradient (with the recompute working set), torch.distributed.pipelining's receive buffers and kept outputs, the
 whole gathered inputs of PyTorch's tensor parallel at bf16, PyTorch's ring attention's gathered K, V and
@@ -53,13 +53,19 @@ DEEPSPEED_BUCKET = 500_000_000
 #: (torch/distributed/fsdp/_fully_shard/_fsdp_param.py, FSDPParam.all_gather_inputs: sharded_param_data.to(
 #: param_dtype)); the unsharded 16-bit copies are the gathered layers (:func:`gathered_layers`)
 FSDP2_SHARDS = "torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam.all_gather_inputs)"
+#: PyTorch FSDP1's FlatParameter under mixed precision: the sharded flat parameter is the fp32 master; its 16-bit copy
+#: is allocated before each all-gather and freed after it (torch/distributed/fsdp/_flat_param.py, pre_unshard:
+#: _use_low_precision_shard, post_unshard: _free_low_precision_sharded_param), so no 16-bit shard stays
+FSDP1_SHARDS = "torch/distributed/fsdp/_flat_param.py (_use_low_precision_shard, _free_low_precision_sharded_param)"
+#: the frameworks whose sharded parameter is the optimizer's fp32 master itself
+MASTER_SHARD_FRAMEWORKS = ("fsdp", "fsdp2")
 
 
 def sharded_weight_bytes(data) -> int:
     """Bytes per parameter of the 16-bit weight shard a data-parallel schedule keeps beside the optimizer's fp32
-    master (its 4 of :func:`memory_model`'s 12): 2, but 0 under FSDP2, whose sharded parameter is the fp32 master
-    itself (:data:`FSDP2_SHARDS`)."""
-    return 0 if data.framework == "fsdp2" else 2
+    master (its 4 of :func:`memory_model`'s 12): 2, but 0 under PyTorch's FSDP (fsdp, fsdp2), whose sharded parameter
+    is the fp32 master itself (:data:`FSDP2_SHARDS`, :data:`FSDP1_SHARDS`)."""
+    return 0 if data.framework in MASTER_SHARD_FRAMEWORKS else 2
 
 
 def scores(micro):

@@ -106,6 +106,18 @@ def test_fsdp2_keeps_no_16_bit_shard_but_megatron_does():
     assert float(megatron["memory_weights"]) == 2 * 10**6
 
 
+def test_fsdp1_keeps_no_16_bit_shard_but_deepspeed_zero3_does():
+    # d = 4, Φ = 10⁶, ZeRO-3 both: PyTorch FSDP1's FlatParameter shard is the fp32 master, its 16-bit copy allocated
+    # before each all-gather and freed after it (torch/distributed/fsdp/_flat_param.py: _use_low_precision_shard,
+    # _free_low_precision_sharded_param); DeepSpeed's stage 3 keeps each parameter's 16-bit partition (ds_tensor)
+    # beside the optimizer's fp32 one: 2 bytes × 10⁶ / 4
+    values = {**TINY, "t": 1, "p": 1, "d": 4, "b": 8}
+    fsdp1 = steptime.quantities(values, 2, **{**PLAIN, "framework": "fsdp", "zero": "3", "embeddings": "0"})
+    deepspeed = steptime.quantities(values, 2, **{**PLAIN, "framework": "deepspeed", "zero": "3", "embeddings": "0"})
+    assert float(fsdp1["memory_weights"]) == 0 and float(fsdp1["memory_optimizer"]) == 12 * 10**6 / 4
+    assert float(deepspeed["memory_weights"]) == 2 * 10**6 / 4
+
+
 def test_the_loss_setting_refuses_another_value_naming_its_choices():
     with pytest.raises(InputError, match=r"loss=fused is not allowed; choose .*eager.*compiled"):
         settings.parse({"loss": "fused"})

@@ -98,6 +98,7 @@ def combinations(kind: tuple) -> list[tuple]:
     (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
     from ..planner.request import framework_precision_refusal
+    from ..training.frameworks import FRAMEWORKS
 
     gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     out = []
@@ -105,7 +106,8 @@ def combinations(kind: tuple) -> list[tuple]:
         for recompute in plan.RECOMPUTE:
             # the schemes the planner searches under this precision (symcomm.planner.request._schemes)
             for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None):
-                for schedule in ("1f1b", "interleaved"):
+                for schedule in (x for x in ("1f1b", "interleaved")         # as symcomm.planner.search
+                                 if x in FRAMEWORKS[scheme.framework].schedules):
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
                                                    embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split,

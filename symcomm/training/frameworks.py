@@ -145,6 +145,18 @@ MEGATRON_FSDP_RUNTIME = ("Megatron-LM megatron/training/arguments.py (--use-mega
                          "--megatron-fsdp-main-grads-dtype and --megatron-fsdp-grad-comm-dtype default auto: the "
                          "model's gradient type)")
 
+#: DeepSpeed's pipeline engine (Megatron-DeepSpeed, GPT-NeoX): ZeRO stage below 2 only, and one schedule, its 1F1B
+#: TrainSchedule, no interleaved (virtual) stages; its sequence parallelism is DeepSpeed-Ulysses, an all-to-all over
+#: the heads, not a ring
+DEEPSPEED_PIPE_LIMITS = ("deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py at 03f6f75c (PipelineEngine.__init__: "
+                         "'ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism'; train_batch runs "
+                         "schedule.TrainSchedule); deepspeed/runtime/pipe/schedule.py (TrainSchedule, "
+                         "InferenceSchedule: no interleaved schedule); docs/_tutorials/ds-sequence.md "
+                         "(DeepSpeed-Ulysses: sequence parallelism by all-to-all)")
+#: every context-parallel algorithm of the hybrid's cp option, and every pipeline schedule of its schedule option
+CP_ALGORITHMS = ("ring", "ulysses", "ring_flash_attn")
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+
 #: when the data-parallel gradients are reduced: once after the last micro-batch, or after every one
 GRAD_REDUCE = ("per_step", "per_micro_batch")
 #: the gradient collectives' element type: fp32, or the run's own (--dtype)
@@ -186,6 +198,11 @@ class Framework:
     shard_unit: str = "model"    # ZeRO-3: one gather/reduce-scatter per "layer" (FSDP unit) or for the whole "model"
     tp_backward_overlap: bool = False   # the column-parallel backward collectives async (TP_BACKWARD_OVERLAP_SOURCE)
     sdpa: bool = False           # the attention core is PyTorch's scaled_dot_product_attention (SDPA_SOURCE)
+    schedules: tuple[str, ...] = SCHEDULES                  # the pipeline schedules it runs
+    pipeline_zero: tuple[int, ...] = (0, 1, 2, 3)           # the ZeRO stages it runs with p > 1
+    cp_algorithms: tuple[str, ...] = CP_ALGORITHMS          # the context-parallel algorithms it runs with c > 1
+    limits_where: str = ""       # the file that sets the schedule and ZeRO limits above, for the refusals
+    cp_where: str = ""           # and the context-parallel one
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -214,9 +231,12 @@ _ROWS = (
               "Megatron-DeepSpeed",
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
-              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE),
-              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward)",
-              param_gather_overlap_stages=(3,)),
+              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE, DEEPSPEED_PIPE_LIMITS),
+              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward), "
+              "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
+              param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
+              cp_algorithms=("ulysses",), limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
+              cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
@@ -251,6 +271,15 @@ FRAMEWORKS: dict[str, Framework] = {row.name: row for row in _ROWS}
 
 #: every scheme the planner searches, framework by framework
 SCHEMES: tuple[Scheme, ...] = tuple(scheme for row in _ROWS for scheme in row.schemes)
+
+
+def schedule_refusal(setting) -> str | None:
+    """Why ``setting``'s pipeline schedule is not one its framework runs (:attr:`Framework.schedules`), or None."""
+    row = FRAMEWORKS[setting.framework]
+    if setting.schedule in row.schedules:
+        return None
+    return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
+            f"{_choices(row.schedules)} only ({row.limits_where}); choose schedule={_choices(row.schedules)}")
 
 
 def _choices(names) -> str:

@@ -17,6 +17,7 @@ from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_ter
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
+from .frameworks import CP_ALGORITHMS, FRAMEWORKS
 from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
@@ -435,6 +436,28 @@ _MAMBA_MOE_LAYERS = Rule("at_least", L, S.L_att + S.L_ssm + L_moe,
                          "among the L", "L ≥ L_att + L_ssm + L_moe")
 
 
+def _framework_limits() -> tuple[When, ...]:
+    """A framework's pipeline and context-parallel limits (symcomm.training.frameworks: pipeline_zero,
+    cp_algorithms): DeepSpeed's pipeline engine refuses ZeRO-2 and -3, and its sequence parallelism is Ulysses."""
+    out = []
+    for row in FRAMEWORKS.values():
+        for zero in sorted(set(row.zero_stages) - set(row.pipeline_zero)):
+            out.append(rules.when("framework", (row.name,), rules.when("zero", (zero,), rules.fixed(
+                p, 1, f"framework={row.name} with zero={zero} needs p=1 (p={{x}}): its pipeline engine runs ZeRO "
+                      f"stage {_stages(row.pipeline_zero)} only ({row.limits_where}); give zero="
+                      f"{max(row.pipeline_zero)} or p=1"))))
+        refused = tuple(cp for cp in CP_ALGORITHMS if cp not in row.cp_algorithms)
+        if refused:
+            out.append(rules.when("framework", (row.name,), rules.when("cp", refused, rules.fixed(
+                c, 1, f"framework={row.name} with c={{x}} needs cp={' or '.join(row.cp_algorithms)}: its sequence "
+                      f"parallelism is that only ({row.cp_where}); give cp={row.cp_algorithms[0]} or c=1"))))
+    return tuple(out)
+
+
+def _stages(stages) -> str:
+    return " or ".join(str(z) for z in stages)
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -482,4 +505,5 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"), _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
+        *_framework_limits(),
     )

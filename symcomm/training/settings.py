@@ -294,7 +294,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
            "deepspeed, 0 for fsdp"),
     HYBRID_RECOMPUTE_OPTION,
-    Option("schedule", "1f1b", ("gpipe", "1f1b", "interleaved"), "pipeline schedule"),
+    Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
     Option("pipeline_split", "even", ("even", "first_last"),
            "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
            "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
@@ -567,7 +567,7 @@ class RunSetting:
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
-                   or te_precision_refusal(self))
+                   or te_precision_refusal(self) or F.schedule_refusal(self))
         if refused:
             raise InputError(refused)
 

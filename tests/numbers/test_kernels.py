@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from symcomm.training.frameworks import FRAMEWORKS
 from symcomm.planner import kernelbuild
 from symcomm.numbers import kernels
 from symcomm.base import notes
@@ -280,11 +281,11 @@ def test_a_family_run_together_is_each_kernel_called_alone_bit_for_bit(name, per
     calls = []
     for scheme in SCHEMES:
         for recompute, sp_on, schedule in (("full", 0, "1f1b"), ("selective", 1, "interleaved")):
-            if req.model.moe and not sp_on:
+            if (req.model.moe and not sp_on) or schedule not in FRAMEWORKS[scheme.framework].schedules:
                 continue
             kernel = kernels.shipped(_options(req, scheme, recompute, sp_on, schedule), 2)
             calls.append((kernel, np.flatnonzero(np.isin(color, rng.choice(6, 3, replace=False)))))
-    assert len(calls) >= 8
+    assert len(calls) >= 6        # MoE families: the interleaved case only, of the six schemes that run it
     with np.errstate(divide="ignore", invalid="ignore"):
         together = kernels.run_together(calls, values)
         for (kernel, rows), got in zip(calls, together):

@@ -175,8 +175,8 @@ def test_ranked_by_step_time_and_pruning_changes_nothing():
 
 
 def test_settings_that_change_nothing_are_folded():
-    result = plan(small(tp=8, pp=2, micro_batch=1, vp=1, sp=0, recompute="none"), top=None)
-    # t = 8, p = 2 on 16 GPUs leaves d = 1: every data-parallel collective runs over one rank ((N − 1)/N = 0:
+    result = plan(small(gpus=8, tp=8, pp=1, micro_batch=1, vp=1, sp=0, recompute="none"), top=None)
+    # t = 8 on 8 GPUs leaves d = 1 (p = 1: DeepSpeed's pipeline engine runs no ZeRO-2 or -3, frameworks.py): every data-parallel collective runs over one rank ((N − 1)/N = 0:
     # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so Megatron's zero 0 and 1 fold into
     # one row (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4); DeepSpeed zero 2 (bf16
     # gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py) and zero 3 (bf16 gradients, no
@@ -262,25 +262,24 @@ def test_korthikanti_175b_is_found_and_ranked():
 
 
 def test_zero2_reduces_every_micro_batch_llama3_70b():
-    # Issue 12's worked check: Llama-3-70B on 1024 H100, t=1, p=16, d=64, m=16 (batch 1024 / d).  ZeRO-1
+    # Issue 12's worked check, on one pipeline stage (DeepSpeed's pipeline engine runs no ZeRO-2:
+    # deepspeed/runtime/pipe/engine.py): Llama-3-70B on 64 H100, t=1, p=1, d=64, m=16 (batch 1024 / d).  ZeRO-1
     # (Megatron's distributed optimizer) reduce-scatters the shard once per step and all-gathers it once;
     # DeepSpeed ZeRO-2 reduce-scatters after each of the 16 micro-batches (deepspeed/runtime/engine.py,
-    # allreduce_gradients): 16 + 1 ring collectives instead of 1 + 1.  With the embedding and LM head on the end
-    # stages the last stage's shard is the (Φ − 2Vh)/16 of its layers plus the V·h LM head (untied).
+    # allreduce_gradients): 16 + 1 ring collectives instead of 1 + 1.  The one stage's shard is all Φ.
     model, h100 = presets.model("llama3-70b"), presets.hardware("h100")
     hw = h100.values(2)
-    vh = model.vocab * model.hidden
-    shard = (model.parameters - 2 * vh) / 16 + vh
+    shard = model.parameters
     # t = 1: the data-parallel group holds 8 ranks on each node, sharing its crossings over their 8 NICs (1/8 of
     # each rank's elements at β_inter, 7/8 on NVLink at β; every step at α_inter)
     link = hw["beta_inter"] / 8 + 7 * hw["beta"] / 8
     rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (link + hw["gamma"])
     ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * link
     rs32 = 63 * hw["alpha_inter"] + 2 * 63 / 64 * shard * (link + hw["gamma"])   # fp32: twice
-    layout = dict(t=1, p=16, v=1, c=1, d=64, mb=1, recompute="none", sp=0)
+    layout = dict(t=1, p=1, v=1, c=1, d=64, mb=1, recompute="none", sp=0)
     for scheme, dp in (({"zero": 2, "framework": "deepspeed"}, 16 * rs + ag), ({"zero": 1, "framework": "megatron"},
                                                                               rs32 + ag)):
-        req = Request(model=model, hardware=h100, gpus=1024, batch=1024, seq=8192, memory_check=False,
+        req = Request(model=model, hardware=h100, gpus=64, batch=1024, seq=8192, memory_check=False,
                       compare=compare(**layout, **scheme))
         got = plan(req, top=1).compare
         assert got["m"] == 16

@@ -1,0 +1,55 @@
+"""Layouts a framework cannot run are refused by eval and never ranked by plan.
+
+DeepSpeed's pipeline engine (deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py at 03f6f75c) asserts "ZeRO-2
+and ZeRO-3 are incompatible with pipeline parallelism" and runs one schedule, schedule.TrainSchedule (1F1B, no
+interleaved stages); DeepSpeed's sequence parallelism is DeepSpeed-Ulysses, an all-to-all over the heads
+(docs/_tutorials/ds-sequence.md), not a ring."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from symcomm import presets
+from symcomm.planner import Request, plan
+
+LAYOUT = ["--model", "llama3.1-70b", "--hardware", "h100", "t=1", "b=256", "m=4", "s=8192", "framework=deepspeed"]
+
+
+def _eval(*words):
+    return subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *LAYOUT, *words],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("words, said", [
+    (("p=2", "c=1", "d=32", "zero=3"), "framework=deepspeed with zero=3 needs p=1 (p=2)"),
+    (("p=2", "c=1", "d=32", "zero=2"), "framework=deepspeed with zero=2 needs p=1 (p=2)"),
+    (("p=2", "c=1", "d=32", "zero=1", "schedule=interleaved", "v=2"),
+     "schedule=interleaved with framework=deepspeed is refused"),
+    (("p=1", "c=2", "d=32", "zero=3"), "framework=deepspeed with c=2 needs cp=ulysses"),
+])
+def test_eval_refuses_in_one_line(words, said):
+    out = _eval(*words)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert said in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("words", [("p=2", "c=1", "d=32", "zero=1"), ("p=1", "c=2", "d=32", "zero=3", "cp=ulysses"),
+                                   ("p=1", "c=1", "d=64", "zero=3")])
+def test_what_deepspeed_runs_still_evaluates(words):
+    out = _eval(*words, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["step_time"] > 0
+
+
+def test_plan_ranks_no_layout_deepspeed_cannot_run():
+    got = plan(Request(presets.model("llama3.1-70b"), presets.hardware("h100"), gpus=64, batch=256, seq=8192), 20)
+    rows = [row for row in got.rows(200) if any(label.startswith("deepspeed") for label in row["labels"])]
+    assert rows, "deepspeed rows should still be ranked where it can run them"
+    for row in rows:
+        zero3 = any(label.startswith(("deepspeed zero 2", "deepspeed zero 3")) for label in row["labels"])
+        assert not (zero3 and row["p"] > 1), row
+        assert row["v"] == 1, row
+        assert row["c"] == 1, row                 # the request's cp is ring: DeepSpeed runs Ulysses only

@@ -130,6 +130,11 @@ def validate(run: dict) -> list[str]:
         bad.append(f"{name}: attention_kernel {run['attention_kernel']!r} is not one of {', '.join(ATTENTION_KERNELS)}")
     if "adam_dtype" in run and run["adam_dtype"] not in ADAM_DTYPES:
         bad.append(f"{name}: adam_dtype {run['adam_dtype']!r} is not one of {', '.join(ADAM_DTYPES)}")
+    # cpu_offload_layers (optional): the layers whose activations Megatron-Core offloads to the host (the recipe's
+    # cpu_offloading_num_layers), fewer than the model has; the step model's cpu_offload, L_off
+    offload = run.get("cpu_offload_layers")
+    if offload is not None and not (_positive_int(offload) and offload < run["model"].get("layers", 0)):
+        bad.append(f"{name}: cpu_offload_layers must be a positive integer below the model's layers, not {offload!r}")
     if run["role"] == "regression" and "known_cause" not in run:
         bad.append(f"{name}: role regression needs the known_cause naming where the regression is published")
     if bad:

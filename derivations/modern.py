@@ -193,6 +193,9 @@ def words(run: dict) -> list[str]:
          "fp8_param_gather": int(bool(run["fp8_param_gather"]))})
     if _block_layers(run):
         w["L_rc"] = _block_layers(run)
+    if run.get("cpu_offload_layers"):
+        # Megatron-Core's --cpu-offloading-num-layers (the recipe's cpu_offloading_num_layers)
+        w.update(cpu_offload=1, L_off=run["cpu_offload_layers"])
     if run.get("layers_in_bf16"):
         # Megatron-Core's first/last layers in bf16 under the low-precision recipe (the row's derived line)
         w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
@@ -331,7 +334,10 @@ def approximations(run: dict) -> list[str]:
     if run.get("cuda_graphs") not in (None, "none", ""):
         out.append(f"CUDA graphs ({run['cuda_graphs']}): kernel-launch time is not modelled")
     text = " ".join([run.get("recipe", "")] + list(run.get("assumed", [])))
-    if "offload" in text.lower():
+    if run.get("cpu_offload_layers"):
+        out.append(f"activation offloading to the CPU ({run['cpu_offload_layers']} layers): their activations counted "
+                   "in host memory, the copies not timed (cpu_offload, L_off)")
+    elif "offload" in text.lower():
         out.append("activation offloading to the CPU: not modelled")
     if model.get("mtp_layers"):
         how = "depths through one shared layer" if model.get("mtp_repeated") else "depth(s), each its own layer"

@@ -85,6 +85,9 @@ L_last = sp.Symbol("L_last", integer=True, nonnegative=True)
 # recompute=block: the first L_rc layers of each model chunk rerun their forward in the backward, the rest none
 # (Megatron-Core's recompute_granularity full with recompute_method block and recompute_num_layers L_rc)
 L_rc = sp.Symbol("L_rc", integer=True, positive=True)
+# cpu_offload=1: the activations of L_off transformer layers kept in host memory (Megatron-Core's
+# --cpu-offloading-num-layers)
+L_off = sp.Symbol("L_off", integer=True, nonnegative=True)
 # multi-head latent attention (DeepSeek-V2 arXiv:2405.04434 §2.1; the config.json names in the comments)
 q_lora = sp.Symbol("q_lora", integer=True, nonnegative=True)  # q_lora_rank; 0 = no query compression (W_Q is h × a·(d_nope + d_rope))
 kv_lora = _integer("kv_lora")  # kv_lora_rank: the joint K, V latent
@@ -169,6 +172,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "(pipeline_split=first_last)", "layers"),
         SymbolInfo(L_rc, "L_rc", "transformer layers of each model chunk that recompute their forward in the backward "
                    "(recompute=block: Megatron's --recompute-method block --recompute-num-layers)", "layers"),
+        SymbolInfo(L_off, "L_off", "transformer layers whose activations are offloaded to host memory (cpu_offload=1: "
+                   "Megatron-Core's --cpu-offloading-num-layers)", "layers"),
         SymbolInfo(q_lora, "q_lora", "MLA query latent width (q_lora_rank; 0 = no query compression)", "elements"),
         SymbolInfo(kv_lora, "kv_lora", "MLA joint key-value latent width (kv_lora_rank)", "elements"),
         SymbolInfo(d_nope, "d_nope", "MLA per-head width of Q and K without rotary embedding (qk_nope_head_dim)",

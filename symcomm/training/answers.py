@@ -186,6 +186,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
+    if _set(target, "cpu_offload"):
+        notes.add("cpu_offload=1: the activations of L_off layers are counted in host memory, not the GPU's; the copies "
+                  "to and from the host are not timed (Megatron-Core runs them on their own stream) and their buffers "
+                  "in flight on the GPU are not counted")
     missing = [name for name in (*_STEP_SHAPE, *(_EXPERT_SHAPE if _set(target, "moe") else ())) if name not in numbers]
     if missing:
         wanted = "; ".join(f"{name}, {_SHAPE_WORDS[name]}" for name in missing)
@@ -304,7 +308,7 @@ def _bound_words(args):
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
 _STEP_NAMES = frozenset(("a", "h_kv", "F", "V", "F_e", "E_s", "k", "v", "q_lora", "kv_lora", "d_nope", "d_rope", "d_v",
-                         "h_q", "L_bf16", "d_ssm", "n_ssm", "g_ssm", "a_ssm", *TYPED_HARDWARE))
+                         "h_q", "L_bf16", "L_off", "d_ssm", "n_ssm", "g_ssm", "a_ssm", *TYPED_HARDWARE))
 
 
 @functools.lru_cache(maxsize=64)

@@ -458,6 +458,13 @@ def _stages(stages) -> str:
     return " or ".join(str(z) for z in stages)
 
 
+_OFFLOAD_NEEDS_ONE_STAGE = rules.fixed(p, 1, "cpu_offload=1 with p={x} is refused: Megatron-Core has no CPU offloading "
+                                              "with pipeline parallelism (transformer_config.py); give p=1")
+_OFFLOAD_LESS_THAN_L = Rule("at_least", L, S.L_off + 1,
+                            "cpu_offload=1 needs L_off below L={x} (L_off + 1 = {y}): Megatron-Core offloads fewer "
+                            "layers than the model has (cpu_offloading_num_layers < num_layers)", "L > L_off")
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -506,4 +513,6 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"), _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
         *_framework_limits(),
+        rules.when("cpu_offload", (True,), _OFFLOAD_NEEDS_ONE_STAGE),
+        rules.when("cpu_offload", (True,), _OFFLOAD_LESS_THAN_L),
     )

@@ -35,6 +35,28 @@ def mla_up_refusal(setting) -> str | None:
     return None
 
 
+#: Megatron-Core's CPU offloading of activations (--cpu-offloading, --cpu-offloading-num-layers): Transformer Engine's
+#: get_cpu_offload_context around each layer; refused with pipeline parallelism and with any activation recompute
+CPU_OFFLOAD_SOURCE = ("Megatron-LM megatron/core/transformer/transformer_config.py at d98e8a64 (cpu_offloading: "
+                      "'no support for Pipeline parallelism with CPU offloading', 'CPU offloading does not work when "
+                      "activation recomputation is enabled', cpu_offloading_num_layers < num_layers), "
+                      "transformer_block.py (get_cpu_offload_context)")
+
+
+def cpu_offload_refusal(setting) -> str | None:
+    """Why ``setting``'s cpu_offload=1 has no meaning here, or None (:data:`CPU_OFFLOAD_SOURCE`; p = 1 and L_off < L
+    are rules on the numbers: symcomm.training.hybrid)."""
+    if not setting.cpu_offload:
+        return None
+    if setting.framework not in MEGATRON_CORE:
+        return (f"cpu_offload=1 with framework={setting.framework} is not modelled: it is Megatron-Core's activation "
+                f"offloading; choose framework={' or '.join(MEGATRON_CORE)}")
+    if setting.recompute != "none" or setting.modules or setting.recompute_mla_up:
+        return ("cpu_offload=1 needs recompute=none and no recompute module: Megatron-Core refuses CPU offloading "
+                "with activation recomputation (transformer_config.py)")
+    return None
+
+
 #: the MTP settings: none; 1, each of the D_mtp depths its own layer (Megatron-Core's default); shared, one layer run
 #: D_mtp times (mtp_use_repeated_layer, Megatron-Bridge's Nemotron 3 Super recipe)
 MTP_KINDS = ("0", "1", "shared")

@@ -28,7 +28,7 @@ from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, RECOMPUTE_MODULES
-from ..core.symbols import (D_mtp, E_s, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
+from ..core.symbols import (D_mtp, E_s, L, L_att, L_off, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
@@ -482,6 +482,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
     activations = per_layer * (L / p) * in_flight
+    if opts.get("cpu_offload"):
+        # cpu_offload=1 (p = 1: one micro-batch in flight): L_off layers' activations in host memory (settings)
+        activations = per_layer * (L - L_off)
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **mtp_parts}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
         parts["pipeline_buffers"] = sp.Piecewise(

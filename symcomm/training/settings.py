@@ -21,7 +21,7 @@ from . import frameworks as F
 from ..base.errors import InputError
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
-                                recompute_modules_refusal, te_precision_refusal)
+                                recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
@@ -384,6 +384,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "that make Q, K, V from the latents run again before the attention core's backward, so "
                              "Q, K, V are not kept (multi_latent_attention.py at d98e8a64: CheckpointWithoutOutput, "
                              "discard_output_and_register_recompute)"),
+    flag("cpu_offload", "framework megatron or megatron_fsdp, p = 1, recompute=none: 1 = the activations of L_off "
+                        "layers kept in host memory, not the GPU's (Megatron-Core --cpu-offloading "
+                        "--cpu-offloading-num-layers L_off, Transformer Engine's CPU offload context); the copies to "
+                        "and from the host are not timed (they run on their own stream) and the copy buffers in "
+                        "flight are not counted"),
     Option("mtp", "0", MTP_KINDS,
            "embeddings=1, framework megatron or megatron_fsdp: multi-token prediction (Megatron-Core "
            "--mtp-num-layers D_mtp; multi_token_prediction.py at d98e8a64) on the last stage: each of the D_mtp "
@@ -555,6 +560,7 @@ class RunSetting:
     adam_dtype: str = "fp32"
     bf16_layers: bool = False
     recompute_mla_up: bool = False
+    cpu_offload: bool = False
     mtp: str = "0"
     recompute_moe_act: bool = False
     recompute_layernorm: bool = False
@@ -567,7 +573,7 @@ class RunSetting:
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
-                   or te_precision_refusal(self) or F.schedule_refusal(self))
+                   or te_precision_refusal(self) or F.schedule_refusal(self) or cpu_offload_refusal(self))
         if refused:
             raise InputError(refused)
 

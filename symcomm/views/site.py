@@ -57,6 +57,8 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
          "q_lora": 1536, "kv_lora": 512, "d_nope": 128, "d_rope": 64, "d_v": 128,
          # recompute=block: a quarter of the 32 layers of the opening's one chunk recompute
          "L_rc": 8,
+         # cpu_offload=1: half of the 32 layers' activations in host memory
+         "L_off": 16,
          # mamba=1: of the 32 layers 4 attention and 16 Mamba-2 (the rest dense MLPs), Nemotron 3 Nano's mixer
          "L_att": 4, "L_ssm": 16, "a_ssm": 64, "d_ssm": 4096, "n_ssm": 128, "g_ssm": 8,
          # moe_latent=1: Nemotron 3 Super's latent width

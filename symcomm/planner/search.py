@@ -146,6 +146,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
             for scheme in _schemes(req):
                 # what the framework runs (eval's rules: frameworks.schedule_refusal, hybrid._framework_limits)
                 row = FRAMEWORKS[scheme.framework]
+                if model.moe and scheme.zero not in row.moe_zero:
+                    continue
                 runs = op_ok & ((layouts["p"] == 1) if scheme.zero not in row.pipeline_zero else True)
                 runs = runs & ((layouts["c"] == 1) if req.cp_algorithm not in row.cp_algorithms else True)
                 for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):

@@ -105,7 +105,8 @@ def combinations(kind: tuple) -> list[tuple]:
     for sp_on in plan.SP_CHOICES:
         for recompute in plan.RECOMPUTE:
             # the schemes the planner searches under this precision (symcomm.planner.request._schemes)
-            for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None):
+            for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None
+                           and not (moe and s.zero not in FRAMEWORKS[s.framework].moe_zero)):   # as the planner
                 for schedule in (x for x in ("1f1b", "interleaved")         # as symcomm.planner.search
                                  if x in FRAMEWORKS[scheme.framework].schedules):
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v

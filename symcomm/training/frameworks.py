@@ -153,6 +153,9 @@ DEEPSPEED_PIPE_LIMITS = ("deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py
                          "schedule.TrainSchedule); deepspeed/runtime/pipe/schedule.py (TrainSchedule, "
                          "InferenceSchedule: no interleaved schedule); docs/_tutorials/ds-sequence.md "
                          "(DeepSpeed-Ulysses: sequence parallelism by all-to-all)")
+#: DeepSpeed's engine refuses ZeRO-3 with MoE layers
+DEEPSPEED_MOE_ZERO3 = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py (_configure_zero_optimizer: 'MoE not supported "
+                       "with Stage 3')")
 #: every context-parallel algorithm of the hybrid's cp option, and every pipeline schedule of its schedule option
 CP_ALGORITHMS = ("ring", "ulysses", "ring_flash_attn")
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
@@ -201,8 +204,10 @@ class Framework:
     schedules: tuple[str, ...] = SCHEDULES                  # the pipeline schedules it runs
     pipeline_zero: tuple[int, ...] = (0, 1, 2, 3)           # the ZeRO stages it runs with p > 1
     cp_algorithms: tuple[str, ...] = CP_ALGORITHMS          # the context-parallel algorithms it runs with c > 1
+    moe_zero: tuple[int, ...] = (0, 1, 2, 3)                # the ZeRO stages it runs with MoE layers
     limits_where: str = ""       # the file that sets the schedule and ZeRO limits above, for the refusals
     cp_where: str = ""           # and the context-parallel one
+    moe_where: str = ""          # and the MoE one
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -231,11 +236,13 @@ _ROWS = (
               "Megatron-DeepSpeed",
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
-              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE, DEEPSPEED_PIPE_LIMITS),
+              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE, DEEPSPEED_PIPE_LIMITS,
+               DEEPSPEED_MOE_ZERO3),
               "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward), "
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
-              cp_algorithms=("ulysses",), limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
+              cp_algorithms=("ulysses",), moe_zero=(0, 1, 2),
+              moe_where="DeepSpeed's deepspeed/runtime/engine.py: 'MoE not supported with Stage 3'", limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
               cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
@@ -273,13 +280,18 @@ FRAMEWORKS: dict[str, Framework] = {row.name: row for row in _ROWS}
 SCHEMES: tuple[Scheme, ...] = tuple(scheme for row in _ROWS for scheme in row.schemes)
 
 
-def schedule_refusal(setting) -> str | None:
-    """Why ``setting``'s pipeline schedule is not one its framework runs (:attr:`Framework.schedules`), or None."""
+def framework_refusal(setting) -> str | None:
+    """Why ``setting`` is not what its framework runs, or None: a pipeline schedule not among its
+    :attr:`Framework.schedules`, a ZeRO stage not among its :attr:`Framework.moe_zero` with MoE layers."""
     row = FRAMEWORKS[setting.framework]
-    if setting.schedule in row.schedules:
-        return None
-    return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
-            f"{_choices(row.schedules)} only ({row.limits_where}); choose schedule={_choices(row.schedules)}")
+    if setting.schedule not in row.schedules:
+        return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
+                f"{_choices(row.schedules)} only ({row.limits_where}); choose schedule={_choices(row.schedules)}")
+    if setting.moe and setting.zero not in row.moe_zero:
+        return (f"moe=1 with framework={setting.framework} zero={setting.zero} is refused: its engine runs MoE layers "
+                f"with ZeRO stage {_choices(map(str, row.moe_zero))} only ({row.moe_where}); choose "
+                f"zero={max(row.moe_zero)} or another framework")
+    return None
 
 
 def _choices(names) -> str:

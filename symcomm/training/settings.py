@@ -573,7 +573,7 @@ class RunSetting:
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
-                   or te_precision_refusal(self) or F.schedule_refusal(self) or cpu_offload_refusal(self))
+                   or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self))
         if refused:
             raise InputError(refused)
 

@@ -3,7 +3,8 @@
 DeepSpeed's pipeline engine (deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py at 03f6f75c) asserts "ZeRO-2
 and ZeRO-3 are incompatible with pipeline parallelism" and runs one schedule, schedule.TrainSchedule (1F1B, no
 interleaved stages); DeepSpeed's sequence parallelism is DeepSpeed-Ulysses, an all-to-all over the heads
-(docs/_tutorials/ds-sequence.md), not a ring."""
+(docs/_tutorials/ds-sequence.md), not a ring; its engine refuses ZeRO-3 with MoE layers (deepspeed/runtime/engine.py:
+"MoE not supported with Stage 3")."""
 
 import json
 import subprocess
@@ -42,6 +43,19 @@ def test_what_deepspeed_runs_still_evaluates(words):
     out = _eval(*words, "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["step_time"] > 0
+
+
+def test_moe_with_zero3_is_refused_and_not_ranked():
+    # DeepSpeed's engine: "MoE not supported with Stage 3" (deepspeed/runtime/engine.py, _configure_zero_optimizer)
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "deepseek-v3", "--hardware",
+                          "h100", "t=1", "p=1", "c=1", "e=8", "d=1024", "m=1", "b=4096", "s=4096",
+                          "framework=deepspeed", "zero=3"], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "moe=1 with framework=deepspeed zero=3 is refused" in out.stderr
+    got = plan(Request(presets.model("deepseek-v3"), presets.hardware("h100"), gpus=1024, batch=4096, seq=4096), 20)
+    labels = [label for row in got.rows(200) for label in row["labels"]]
+    assert not any(label.startswith("deepspeed zero 3") for label in labels)
+    assert labels
 
 
 def test_plan_ranks_no_layout_deepspeed_cannot_run():

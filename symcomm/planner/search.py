@@ -144,7 +144,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             # recompute=op with t > 1 needs sp=1 (symcomm.training.hybrid: torchtitan's TP always shards the norms)
             op_ok = sp_ok if recompute != "op" or sp_on else sp_ok & (T == 1)
             for scheme in _schemes(req):
-                # what the framework runs (eval's rules: frameworks.schedule_refusal, hybrid._framework_limits)
+                # what the framework runs (eval's rules: frameworks.framework_refusal, hybrid._framework_limits)
                 row = FRAMEWORKS[scheme.framework]
                 if model.moe and scheme.zero not in row.moe_zero:
                     continue

@@ -53,13 +53,16 @@ def _errors(e) -> dict:
 GIB = 2.0 ** 30
 
 
-def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[dict], list[dict]]:
+def check_rows(system: str, constants: dict, role: str = "check",
+               over: list | None = None) -> tuple[list[dict], list[dict]]:
     """The runs of ``system`` never fitted on (role "check": the papers' and the modern ones the step model
     takes; "regression": the modern rows published as regressions), predicted with ``constants``: (their rows: id,
     source, framework, measured and predicted seconds, error; the memory rows: every modern run of the role whose
     source prints its peak memory (``memory_gib``), against the step model's ``memory_per_gpu`` of the same
-    evaluation).  Each layout is evaluated once."""
+    evaluation).  Each layout is evaluated once.  ``over``, a list: every run of these the model counts over its
+    GPU's memory is appended to it (:func:`over_row`)."""
     printed = {r["id"]: r for r in modern.runs(role)}
+    capacity = published.hardware(system).memory_bytes
     runs = ((published.measured_runs(system, role="check") if role == "check" else [])
             + modern.measured_runs(system, role)[0])
     rows, memory = [], []
@@ -76,6 +79,8 @@ def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[
             slower = float(run.inputs.quantities(**constants, **{k: float(v) for k, v in at_low.items()})["step_time"])
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
         rows.append(row)
+        if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
+            over.append(over_row(run.id, system, role, float(q["memory_per_gpu"]), capacity))
         for run_id in run.id.split("+"):      # one layout measured in several rows: each row's own memory
             source = printed.get(run_id)
             if source is None or source.get("memory_gib") is None:
@@ -85,6 +90,22 @@ def check_rows(system: str, constants: dict, role: str = "check") -> tuple[list[
                            "framework_option": row["framework_option"], "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
                            "error": _rounded(gib / source["memory_gib"] - 1)})
     return rows, memory
+
+
+def over_row(run_id: str, system: str, role: str, counted: float, capacity: float) -> dict:
+    """A published run the model counts over its GPU's memory: it ran, so its peak fit in ``capacity`` bytes and the
+    count exceeds it by at least ``over`` (counted / capacity - 1), unless the run's layout is in doubt (its data
+    says the table differs from its recipe) or it does what the model does not count."""
+    source = {r["id"]: r for r in modern.runs()}.get(run_id.split("+")[0], {})
+    doubt = "TABLE DIFFERS FROM RECIPE" in source.get("recipe", "")
+    return {"id": run_id, "hardware": system, "role": role, "predicted_gib": _rounded(counted / GIB),
+            "gpu_gib": _rounded(capacity / GIB), "over": _rounded(counted / capacity - 1),
+            "layout_in_doubt": doubt}
+
+
+def fit_systems() -> list[str]:
+    """The hardware presets with modern fitting runs in the step model's scope."""
+    return sorted({r["hardware"] for r in modern.runs("fit") if modern.out_of_scope(r) is None})
 
 
 def check_systems() -> list[str]:
@@ -108,20 +129,25 @@ def checks(constants: dict) -> dict:
     memory against the model's (:func:`check_rows`); and the runs with a known cause of disagreement
     (:func:`known_causes`: data, so --checks-only refreshes them too)."""
     stored = json.loads(HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
-    out, memory = {}, []
+    out, memory, over = {}, [], []
     for system in check_systems():
         source = stored[system].get("step_time", {}).get("borrowed_from", system)
         # a fit just run gives its own constants, and those a preset borrows from it (the process's presets still
         # hold the constants read before the fit)
         used = constants.get(system) or constants.get(source) or dict(published.hardware(system).step_time)
-        rows, mem = check_rows(system, used)
+        rows, mem = check_rows(system, used, over=over)
         out[system] = {"constants": {k: _rounded(v) for k, v in used.items()}, "constants_from": source, "runs": rows}
         memory += mem
     regressions = {}
     for system in sorted({r["hardware"] for r in modern.runs("regression") if modern.out_of_scope(r) is None}):
         used = constants.get(system) or dict(published.hardware(system).step_time)
-        regressions[system] = check_rows(system, used, "regression")[0]
-    return {"checks": out, "memory": memory, "known_causes": known_causes(), "regressions": regressions}
+        regressions[system] = check_rows(system, used, "regression", over=over)[0]
+    for system in fit_systems():
+        used = constants.get(system) or dict(published.hardware(system).step_time)
+        check_rows(system, used, "fit", over=over)       # the fitting runs' memory: the rows are the fit's own
+    over.sort(key=lambda r: (-r["over"], r["id"]))
+    return {"checks": out, "memory": memory, "known_causes": known_causes(), "regressions": regressions,
+            "ran_over": over}
 
 
 def check_errors(checked: dict) -> dict:
@@ -193,6 +219,15 @@ def write_checks_only() -> dict:
     presets = store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"])
     _write_presets(store_memory_errors(presets, parts["memory"]))
     return parts
+
+
+def over_summary(rows: list[dict]) -> str:
+    """How many published runs that ran the model counts over their GPU's memory, and by how much, one line."""
+    sure = [r for r in rows if not r["layout_in_doubt"]]
+    if not sure:
+        return "no published run that ran is counted over its GPU's memory"
+    return (f"counted over their GPU's memory, though they ran: {len(sure)} published runs, by up to "
+            f"{100 * max(r['over'] for r in sure):.1f} % (and {len(rows) - len(sure)} whose layout is in doubt)")
 
 
 def memory_summary(rows: list[dict]) -> str:
@@ -494,6 +529,7 @@ def main(argv=None) -> int:
                     [r.get("error_low_peak", r["error"]) for r in found["runs"]]).sentence()
             print(line)
         print("memory per GPU against the printed: " + memory_summary(parts["memory"]))
+        print(over_summary(parts["ran_over"]))
         return 0
     fits, kept = {}, {}
     # the references first: A100 hands its eta on, GB200 its FP4-over-FP8 ratio

@@ -6,6 +6,7 @@ step-time chapter's tables that read those rows."""
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,7 @@ def stored_copy(tmp_path, monkeypatch):
     presets.write_text(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(fit_step_time, "HARDWARE_JSON", presets)
     monkeypatch.setattr(fit_step_time, "check_systems", lambda: ["h200"])
+    monkeypatch.setattr(fit_step_time, "fit_systems", lambda: [])
     return copy
 
 
@@ -114,7 +116,7 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     assert fit_step_time.main(["--checks-only"]) == 0
     after = json.loads(stored_copy.read_text(encoding="utf-8"))
     # the constants, the fitted runs' rows, the errors, the scope: untouched
-    written = ("checks", "memory", "known_causes", "regressions")
+    written = ("checks", "memory", "known_causes", "regressions", "ran_over")
     assert {k: v for k, v in after.items() if k not in written} == \
            {k: v for k, v in before.items() if k not in written}
     # the runs with a known cause of disagreement: data, written afresh (the 25.11 H100 Qwen3-30B-A3B row: issue 1998)
@@ -202,3 +204,24 @@ def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):
     assert row["predicted_low_peak_s"] > row["predicted_s"]
     assert row["predicted_low_peak_s"] < row["predicted_s"] * 989.4 / 835.5      # not all of the step is matmuls
     assert row["error_low_peak"] == pytest.approx(row["predicted_low_peak_s"] / row["measured_s"] - 1, abs=1e-5)
+
+
+def test_a_run_counted_over_its_gpu_is_evals_count():
+    """The stored 'ran_over' rows (the model's count over the GPU's memory of a run that ran) are eval's own: LLM
+    Foundry's MPT-350M on A100 40GB at micro-batch 18, its words run through symcomm eval hybrid, counted above the
+    40 GB (37.25 GiB) it ran in."""
+    stored = {r["id"]: r for r in json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["ran_over"]}
+    run_id = "llm-foundry-2023-05-a100-40gb-mpt-350m-s2048-g16-mb18-bf16"
+    words = modern.command(_any_run(run_id)).split()[1:]
+    out = subprocess.run([sys.executable, "-m", "symcomm", *words, "--json"], capture_output=True, text=True, check=True)
+    counted = json.loads(out.stdout)["memory_per_gpu"]
+    assert stored[run_id]["predicted_gib"] == pytest.approx(counted / 2 ** 30, rel=1e-5)
+    assert counted > 40e9 and stored[run_id]["gpu_gib"] == pytest.approx(40e9 / 2 ** 30, rel=1e-5)
+    assert stored[run_id]["over"] == pytest.approx(counted / 40e9 - 1, abs=1e-5)
+    assert not stored[run_id]["layout_in_doubt"]
+    # the 25.11 B200 gpt-oss row's data says its table differs from its recipe: its layout is in doubt
+    assert stored["bridge-25.11-b200-gpt-oss-120b-bf16"]["layout_in_doubt"]
+
+
+def _any_run(run_id):
+    return next(r for r in modern.runs() if r["id"] == run_id)

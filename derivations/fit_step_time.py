@@ -194,12 +194,22 @@ def memory_check_errors(memory: list[dict]) -> dict:
             for framework, rows in sorted(grouped.items())}
 
 
-def store_memory_errors(presets: dict, memory: list[dict]) -> dict:
+def store_memory_errors(presets: dict, memory: list[dict], ran_over: list[dict] = ()) -> dict:
     """``presets`` (hardware.json's document) with its ``memory_checks`` set from the memory rows
-    (:func:`memory_check_errors`), and dropped where no source prints a memory."""
+    (:func:`memory_check_errors`), and dropped where no source prints a memory; and its ``memory_ran_over`` from the
+    runs that ran though the model counts them over their GPU's memory (:func:`over_row`), those whose layout is in
+    doubt left out, dropped where there is none."""
     presets.pop("memory_checks", None)
+    presets.pop("memory_ran_over", None)
     if memory:
         presets["memory_checks"] = memory_check_errors(memory)
+    sure = [r for r in ran_over if not r["layout_in_doubt"]]
+    if sure:
+        # one unit of the rows' sixth significant digit up (each row's excess is rounded to it, below 1 an error of at
+        # most 5e-7): the run that sets it falls inside the band it sets
+        highest = _rounded(max(r["over"] for r in sure) + 1e-6)
+        presets["memory_ran_over"] = {"highest": highest, "runs": len(sure),
+                                      "hardware": sorted({r["hardware"] for r in sure})}
     return presets
 
 
@@ -217,7 +227,7 @@ def write_checks_only() -> dict:
     files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                      what="step_fit.json")
     presets = store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"])
-    _write_presets(store_memory_errors(presets, parts["memory"]))
+    _write_presets(store_memory_errors(presets, parts["memory"], parts["ran_over"]))
     return parts
 
 
@@ -571,7 +581,8 @@ def main(argv=None) -> int:
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
                            f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %" + _carried(f))}
-        _write_presets(store_memory_errors(store_check_errors(data, written["checks"]), written["memory"]))
+        _write_presets(store_memory_errors(store_check_errors(data, written["checks"]), written["memory"],
+                                           written["ran_over"]))
         RESULTS_JSON.write_text(json.dumps(written, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                 encoding="utf-8")
     return 0

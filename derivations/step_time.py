@@ -1051,9 +1051,10 @@ def _ran_over_table() -> Table:
                  caption=("Each run ran, so its peak fit in its GPU's memory: where the model counts more (memory_per_gpu "
                           "of symcomm eval hybrid for the run's words), it over-counts that run by at least the "
                           "excess shown, unless the layout typed is not the one that ran — 'layout in doubt': the "
-                          "run's data says its table differs from its recipe (the table is typed). eval's memory "
-                          "band comes from the printed peaks alone, on which the model counts low, so a count this "
-                          "far over a GPU's memory is said 'NO' there. GiB = 2³⁰ bytes."),
+                          "run's data says its table differs from its recipe (the table is typed). eval's memory verdict "
+                          "takes the largest excess of the others as its band's upper end (hardware.json "
+                          "memory_ran_over): a count up to that far over a GPU's memory is 'NO by the model's count', "
+                          "'at the low end it would fit'. GiB = 2³⁰ bytes."),
                  source="derivations/data/step_fit.json (ran_over); the runs' data files")
 
 
@@ -1173,7 +1174,9 @@ CHAPTER = Chapter(
      "So eval's memory verdict is said with the spread these rows measured (hardware.json memory_checks, written by "
      "the fit script): a layout that fits by the count but not once the count is raised to the highest printed peak "
      "measured is 'uncertain within its measured error' (eval, the Python API's fits_over_error; plan marks its "
-     "memory with a double dagger). "
+     "memory with a double dagger); and a layout over the GPU's memory by the count, but by no more than the published "
+     "runs that ran were counted over theirs (hardware.json memory_ran_over, the table below), would fit at the low "
+     "end (eval says 'NO … at the low end it would fit'). "
      "torchtitan's op-level selective checkpointing (recompute=op) keeps per block its input and the outputs its "
      "op list saves — every other matmul (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), the SDPA's output and "
      "logsumexp, the sequence-parallel reduce-scatters; under torch.compile (fsdp2, compile=1) only those its "

@@ -30,12 +30,28 @@ def memory_checks_of(document: dict) -> tuple:
                  for name, e in sorted(document.get("memory_checks", {}).items()))
 
 
-def memory_band(checks: tuple) -> tuple | None:
-    """(lowest, highest signed error, runs, frameworks) over ``checks`` (:func:`memory_checks_of`), None without any."""
+def memory_ran_of(document: dict) -> tuple | None:
+    """(the largest excess, runs) of the published runs that ran though the model counts them over their GPU's memory
+    (``memory_ran_over``, written by the fit script: each over-counts by at least its excess), None where it records
+    none."""
+    ran = document.get("memory_ran_over")
+    return (float(ran["highest"]), int(ran["runs"])) if ran else None
+
+
+def memory_band(checks: tuple, ran: tuple | None = None) -> tuple | None:
+    """(lowest, highest signed error, runs, frameworks, ran) over ``checks`` (:func:`memory_checks_of`) and the runs
+    that ran counted over their GPU's memory (``ran``: :func:`memory_ran_of`), None without any check."""
     if not checks:
         return None
     return (min(c[4] for c in checks), max(c[5] for c in checks), sum(c[6] for c in checks),
-            tuple(c[0] for c in checks))
+            tuple(c[0] for c in checks), ran)
+
+
+def _upper(band: tuple) -> float:
+    """The band's highest error: the printed peaks' and the runs that ran over their GPU's memory, whichever is higher
+    (a run that ran over-counted by at least its excess)."""
+    ran = band[4] if len(band) > 4 else None
+    return max(band[1], ran[0]) if ran else band[1]
 
 
 def memory_verdict(fits, need: float, have: float | None, band: tuple | None) -> dict:
@@ -62,19 +78,27 @@ def fits_over_error(band: tuple | None, need: float | None, have: float | None) 
     check or no memory is known."""
     if band is None or need is None or have is None:
         return None
-    return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + band[1]) > have else "uncertain"
+    return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + _upper(band)) > have else "uncertain"
 
 
 def memory_error(band: tuple | None) -> dict | None:
     """The band as the answer's ``memory_error`` (made anew on each call: the API's user may change it), or None."""
     if band is None:
         return None
-    return {"lowest": band[0], "highest": band[1], "runs": band[2], "frameworks": list(band[3]), "what": _BAND_WHAT}
+    out = {"lowest": band[0], "highest": band[1], "runs": band[2], "frameworks": list(band[3]), "what": _BAND_WHAT}
+    ran = band[4] if len(band) > 4 else None
+    if ran:
+        out["ran_over"] = {"highest": ran[0], "runs": ran[1], "what": _RAN_WHAT}
+    return out
 
 
 _BAND_WHAT = ("the memory model's bytes per GPU against the peak the published runs print (predicted / printed - 1): "
               "torchtitan prints the caching allocator's reserved peak, which holds its own blocks beyond the live "
               "bytes the model counts")
+
+
+_RAN_WHAT = ("published runs that ran though the model counts them over their GPU's memory (counted / the GPU's memory "
+             "- 1): each over-counts by at least that, so a count that far over a GPU's memory may still fit")
 
 
 def memory_band_words(band: dict) -> str:
@@ -86,8 +110,13 @@ def memory_band_words(band: dict) -> str:
     low, high = above(band["highest"]), above(band["lowest"])
     spread = (f"{low:.1f} % to {high:.1f} % above its count" if low >= 0 else
               f"{low:+.1f} % to {high:+.1f} % of its count (+: above)")
-    return (f"the printed peaks of the {band['runs']} published runs it was checked on "
-            f"(framework={', '.join(band['frameworks'])}) were {spread}")
+    words = (f"the printed peaks of the {band['runs']} published runs it was checked on "
+             f"(framework={', '.join(band['frameworks'])}) were {spread}")
+    ran = band.get("ran_over")
+    if ran:
+        words += (f", and {ran['runs']} published runs that ran were counted up to {100 * ran['highest']:.1f} % over "
+                  "their GPU's memory")
+    return words
 
 
 def fits_words(answer: dict) -> str:

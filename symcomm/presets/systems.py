@@ -343,7 +343,8 @@ def _preset(name: str) -> Hardware:
 
 def _memory_band() -> tuple | None:
     """The presets' memory checks' band (hardware.json ``memory_checks``): every GPU's, presets' and files' alike."""
-    return fit_errors.memory_band(fit_errors.memory_checks_of(_load("hardware.json")))
+    document = _load("hardware.json")
+    return fit_errors.memory_band(fit_errors.memory_checks_of(document), fit_errors.memory_ran_of(document))
 
 
 def _bounds(d: dict) -> tuple:

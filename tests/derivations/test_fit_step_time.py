@@ -185,9 +185,36 @@ def test_the_presets_memory_checks_are_those_of_the_stored_memory_rows():
     import json
 
     stored = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))
-    memory = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["memory"]
-    assert stored == fit_step_time.store_memory_errors(json.loads(json.dumps(stored)), memory)
+    results = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))
+    memory = results["memory"]
+    assert stored == fit_step_time.store_memory_errors(json.loads(json.dumps(stored)), memory, results["ran_over"])
     assert stored["memory_checks"]["fsdp2"]["runs"] == len(memory)
+
+
+def test_the_runs_that_ran_set_the_bands_upper_end_but_those_in_doubt():
+    # two runs counted 3 % and 5 % over their GPU's memory, a third 50 % whose layout is in doubt: the band's upper end
+    # is the sure ones' largest, one unit of the sixth digit up (0.05 + 1e-6), over the 2 sure runs
+    over = [{"id": "a", "hardware": "h100", "over": 0.03, "layout_in_doubt": False},
+            {"id": "b", "hardware": "a100", "over": 0.05, "layout_in_doubt": False},
+            {"id": "c", "hardware": "b200", "over": 0.5, "layout_in_doubt": True}]
+    got = fit_step_time.store_memory_errors({}, [], over)["memory_ran_over"]
+    assert got == {"highest": pytest.approx(0.050001, abs=1e-9), "runs": 2, "hardware": ["a100", "h100"]}
+    assert "memory_ran_over" not in fit_step_time.store_memory_errors({"memory_ran_over": got}, [], over[2:])
+
+
+def test_a_count_within_the_runs_that_ran_is_an_uncertain_no():
+    # band: printed peaks 0.3 % to 28.7 % above the count (errors -0.223 to -0.003); runs that ran up to +5.9 % over.
+    # 100 bytes of GPU: a count of 104 is over by the count, but within the 5.9 % runs that ran were over-counted by
+    # (104 / 1.059 = 98.2 ≤ 100): uncertain; 107 is past it (107 / 1.059 = 101.0 > 100): no
+    from symcomm.presets import fit_errors
+
+    checks = (("fsdp2", 0.12, 0.223, -0.12, -0.223, -0.003, 20, ("h100-gt",)),)
+    band = fit_errors.memory_band(checks, (0.059, 15))
+    assert fit_errors.fits_over_error(band, 104.0, 100.0) == "uncertain"
+    assert fit_errors.fits_over_error(band, 107.0, 100.0) == "no"
+    assert fit_errors.fits_over_error(fit_errors.memory_band(checks), 104.0, 100.0) == "no"   # without them
+    words = fit_errors.memory_band_words(fit_errors.memory_error(band))
+    assert words.endswith("and 15 published runs that ran were counted up to 5.9 % over their GPU's memory")
 
 
 def test_a_lone_nvfp4_run_is_predicted_at_the_reference_parts_fp4_over_fp8_ratio(monkeypatch):

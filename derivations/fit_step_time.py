@@ -80,7 +80,8 @@ def check_rows(system: str, constants: dict, role: str = "check",
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
-            over.append(over_row(run.id, system, role, float(q["memory_per_gpu"]), capacity))
+            over.append(over_row(run.id, printed.get(run.id.split("+")[0], {}), system, role,
+                                 float(q["memory_per_gpu"]), capacity))
         for run_id in run.id.split("+"):      # one layout measured in several rows: each row's own memory
             source = printed.get(run_id)
             if source is None or source.get("memory_gib") is None:
@@ -92,11 +93,11 @@ def check_rows(system: str, constants: dict, role: str = "check",
     return rows, memory
 
 
-def over_row(run_id: str, system: str, role: str, counted: float, capacity: float) -> dict:
+def over_row(run_id: str, source: dict, system: str, role: str, counted: float, capacity: float) -> dict:
     """A published run the model counts over its GPU's memory: it ran, so its peak fit in ``capacity`` bytes and the
     count exceeds it by at least ``over`` (counted / capacity - 1), unless the run's layout is in doubt (its data
-    says the table differs from its recipe) or it does what the model does not count."""
-    source = {r["id"]: r for r in modern.runs()}.get(run_id.split("+")[0], {})
+    says the table differs from its recipe) or it does what the model does not count.  ``source``: the run's data
+    (its first row's, for a layout measured in several)."""
     doubt = "TABLE DIFFERS FROM RECIPE" in source.get("recipe", "")
     return {"id": run_id, "hardware": system, "role": role, "predicted_gib": _rounded(counted / GIB),
             "gpu_gib": _rounded(capacity / GIB), "over": _rounded(counted / capacity - 1),

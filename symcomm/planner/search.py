@@ -11,7 +11,7 @@ from ..base import notes
 from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import unread_step_note
-from ..training.frameworks import FRAMEWORKS, framework_attention
+from ..training.frameworks import FRAMEWORKS, framework_attention, planned_schedules
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -146,12 +146,10 @@ def plan(req: Request, top: int | None = None) -> Plan:
             for scheme in _schemes(req):
                 # what the framework runs (eval's rules: frameworks.framework_refusal, hybrid._framework_limits)
                 row = FRAMEWORKS[scheme.framework]
-                if model.moe and scheme.zero not in row.moe_zero:
-                    continue
                 runs = op_ok & ((layouts["p"] == 1) if scheme.zero not in row.pipeline_zero else True)
                 runs = runs & ((layouts["c"] == 1) if req.cp_algorithm not in row.cp_algorithms else True)
                 for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):
-                    if schedule not in row.schedules:
+                    if schedule not in planned_schedules(scheme, model.moe):
                         continue
                     rows = np.flatnonzero(runs & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
                                           & (layouts["split"] == split))

@@ -98,17 +98,15 @@ def combinations(kind: tuple) -> list[tuple]:
     (:meth:`symcomm.training.settings.RunSetting.key`) its ``_options`` looks up."""
     from .. import planner as plan
     from ..planner.request import framework_precision_refusal
-    from ..training.frameworks import FRAMEWORKS
+    from ..training.frameworks import planned_schedules
 
     gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     out = []
     for sp_on in plan.SP_CHOICES:
         for recompute in plan.RECOMPUTE:
             # the schemes the planner searches under this precision (symcomm.planner.request._schemes)
-            for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None
-                           and not (moe and s.zero not in FRAMEWORKS[s.framework].moe_zero)):   # as the planner
-                for schedule in (x for x in ("1f1b", "interleaved")         # as symcomm.planner.search
-                                 if x in FRAMEWORKS[scheme.framework].schedules):
+            for scheme in (s for s in plan.SCHEMES if framework_precision_refusal(s.framework, precision) is None):
+                for schedule in planned_schedules(scheme, moe):              # as symcomm.planner.search
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
                                                    embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split,

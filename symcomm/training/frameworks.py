@@ -286,15 +286,26 @@ def framework_refusal(setting) -> str | None:
     row = FRAMEWORKS[setting.framework]
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
-                f"{_choices(row.schedules)} only ({row.limits_where}); choose schedule={_choices(row.schedules)}")
+                f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")
     if setting.moe and setting.zero not in row.moe_zero:
         return (f"moe=1 with framework={setting.framework} zero={setting.zero} is refused: its engine runs MoE layers "
-                f"with ZeRO stage {_choices(map(str, row.moe_zero))} only ({row.moe_where}); choose "
+                f"with ZeRO stage {choices(map(str, row.moe_zero))} only ({row.moe_where}); choose "
                 f"zero={max(row.moe_zero)} or another framework")
     return None
 
 
-def _choices(names) -> str:
+def planned_schedules(scheme: Scheme, moe: bool) -> tuple[str, ...]:
+    """The pipeline schedules the planner builds ``scheme`` with (of 1f1b and interleaved): those its framework runs,
+    none where it runs no MoE layers at the scheme's ZeRO stage (:func:`framework_refusal`'s rules; the search and
+    the shipped kernels, symcomm.tools.codegen, read this one list)."""
+    row = FRAMEWORKS[scheme.framework]
+    if moe and scheme.zero not in row.moe_zero:
+        return ()
+    return tuple(schedule for schedule in ("1f1b", "interleaved") if schedule in row.schedules)
+
+
+def choices(names) -> str:
+    """``names`` in words: "a", "a or b", "a, b or c"."""
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
@@ -304,7 +315,7 @@ def framework(name: str) -> Framework:
     try:
         return FRAMEWORKS[name]
     except KeyError:
-        raise InputError(f"framework={name} is not allowed; choose {_choices(FRAMEWORKS)}") from None
+        raise InputError(f"framework={name} is not allowed; choose {choices(FRAMEWORKS)}") from None
 
 
 def check_stage(row: Framework, zero: int) -> None:

@@ -17,7 +17,7 @@ from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_ter
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
-from .frameworks import CP_ALGORITHMS, FRAMEWORKS
+from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
 from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
@@ -444,7 +444,7 @@ def _framework_limits() -> tuple[When, ...]:
         for zero in sorted(set(row.zero_stages) - set(row.pipeline_zero)):
             out.append(rules.when("framework", (row.name,), rules.when("zero", (zero,), rules.fixed(
                 p, 1, f"framework={row.name} with zero={zero} needs p=1 (p={{x}}): its pipeline engine runs ZeRO "
-                      f"stage {_stages(row.pipeline_zero)} only ({row.limits_where}); give zero="
+                      f"stage {choices(map(str, row.pipeline_zero))} only ({row.limits_where}); give zero="
                       f"{max(row.pipeline_zero)} or p=1"))))
         refused = tuple(cp for cp in CP_ALGORITHMS if cp not in row.cp_algorithms)
         if refused:
@@ -452,10 +452,6 @@ def _framework_limits() -> tuple[When, ...]:
                 c, 1, f"framework={row.name} with c={{x}} needs cp={' or '.join(row.cp_algorithms)}: its sequence "
                       f"parallelism is that only ({row.cp_where}); give cp={row.cp_algorithms[0]} or c=1"))))
     return tuple(out)
-
-
-def _stages(stages) -> str:
-    return " or ".join(str(z) for z in stages)
 
 
 _OFFLOAD_NEEDS_ONE_STAGE = rules.fixed(p, 1, "cpu_offload=1 with p={x} is refused: Megatron-Core has no CPU offloading "

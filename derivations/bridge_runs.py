@@ -128,6 +128,9 @@ def validate(run: dict) -> list[str]:
     # fused default (the step model's attention_kernel setting)
     if "attention_kernel" in run and run["attention_kernel"] not in ATTENTION_KERNELS:
         bad.append(f"{name}: attention_kernel {run['attention_kernel']!r} is not one of {', '.join(ATTENTION_KERNELS)}")
+    # flash (optional): false where the attention core ran no flash kernel (the step model's flash=0)
+    if "flash" in run and not isinstance(run["flash"], bool):
+        bad.append(f"{name}: flash must be true or false, not {run['flash']!r}")
     if "adam_dtype" in run and run["adam_dtype"] not in ADAM_DTYPES:
         bad.append(f"{name}: adam_dtype {run['adam_dtype']!r} is not one of {', '.join(ADAM_DTYPES)}")
     # cpu_offload_layers (optional): the layers whose activations Megatron-Core offloads to the host (the recipe's

@@ -274,6 +274,10 @@ def words(run: dict) -> list[str]:
         w["adam_dtype"] = run["adam_dtype"]
     if "attention_kernel" in run:
         w["attention_kernel"] = run["attention_kernel"]
+    if run.get("flash") is False:
+        # an attention core that is no flash kernel (Transformer Engine's unfused core where its backend selection
+        # refuses the fused and flash ones, the run's 'assumed'): the s x s scores through HBM, the whole masked matrix
+        w["flash"] = 0
     if run["id"].startswith("bridge-"):
         # Megatron-Bridge's models fuse the cross-entropy (GPTModelProvider's cross_entropy_loss_fusion = True,
         # src/megatron/bridge/models/gpt_provider.py at NVIDIA-NeMo/Megatron-Bridge 067f987d) and its performance

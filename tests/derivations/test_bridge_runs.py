@@ -155,6 +155,16 @@ def test_validate_refuses_an_empty_known_cause():
         assert [p for p in bridge_runs.validate(run) if "known_cause" in p], empty
 
 
+def test_validate_takes_flash_as_a_boolean_only():
+    run = copy.deepcopy(RUNS[0])
+    for sound in (True, False):
+        run["flash"] = sound
+        assert bridge_runs.validate(run) == []
+    for wrong in (0, "false", None):
+        run["flash"] = wrong
+        assert [p for p in bridge_runs.validate(run) if "flash must be true or false" in p], wrong
+
+
 def test_load_refuses_a_file_over_the_cap(monkeypatch):
     monkeypatch.setattr(bridge_runs, "LIMIT", 1000)
     with pytest.raises(InputError, match="at most 1,000"):

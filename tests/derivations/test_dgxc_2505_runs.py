@@ -68,6 +68,19 @@ def test_the_words_follow_the_recipe():
     assert (gb["recompute"], gb["e"], gb["L_first"], gb["L_last"]) == ("selective", "32", "15", "14")
 
 
+def test_deepseek_v3_attention_core_runs_unfused_on_gb200_only():
+    # DeepSeek-V3's MLA: q and k heads of 128 + 64 = 192 (qk_nope_head_dim + qk_rope_head_dim), v heads of 128.
+    # TransformerEngine bee4649c (what NeMo 7a8f1cc7's requirements/manifest.json builds on) refuses cuDNN's fused
+    # core on sm100 for any head dimension above 128 and FlashAttention for head_dim_qk != head_dim_v, so GB200
+    # (sm100) runs Transformer Engine's unfused core; H100 (sm90) keeps cuDNN's fused core up to 256
+    model = BY_ID["dgxc-25.05.04-gb200-deepseek-v3-bf16-g128"]["model"]
+    assert (model["qk_nope_head_dim"] + model["qk_rope_head_dim"], model["v_head_dim"]) == (192, 128)
+    deepseek = [r for r in RUNS if "deepseek-v3" in r["id"]]
+    assert {r["id"]: _words(r["id"]).get("flash", "1") for r in deepseek} == \
+        {r["id"]: "0" if r["hardware"] == "gb200" else "1" for r in deepseek}
+    assert sum(r["hardware"] == "gb200" for r in deepseek) == 3
+
+
 #: every row is in the step model's scope: Nemotron-H 56B (NemotronHConfig56B's hybrid_override_pattern: 54 Mamba-2
 #: mixers, 10 attention layers, 54 squared-ReLU MLPs), Grok-1 (MixtralConfig8x7B resized: 8 experts, every layer MoE)
 #: and Llama 4 Maverick (dense and MoE layers alternating, moe_layer_freq [0, 1]·24, one shared expert) are typed by

@@ -70,7 +70,7 @@ def test_the_words_follow_the_recipe():
 
 def test_deepseek_v3_attention_core_runs_unfused_on_gb200_only():
     # DeepSeek-V3's MLA: q and k heads of 128 + 64 = 192 (qk_nope_head_dim + qk_rope_head_dim), v heads of 128.
-    # TransformerEngine bee4649c (what NeMo 7a8f1cc7's requirements/manifest.json builds on) refuses cuDNN's fused
+    # Transformer Engine before 71c76b6b (2025-06-13, v2.5; the run's NeMo 25.04.01 is older) refuses cuDNN's fused
     # core on sm100 for any head dimension above 128 and FlashAttention for head_dim_qk != head_dim_v, so GB200
     # (sm100) runs Transformer Engine's unfused core; H100 (sm90) keeps cuDNN's fused core up to 256
     model = BY_ID["dgxc-25.05.04-gb200-deepseek-v3-bf16-g128"]["model"]

@@ -24,7 +24,7 @@ from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
 from ..presets.hardware_values import low_dtype_note
-from .frameworks import framework_attention
+from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
                     unread_step_note)
@@ -173,6 +173,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
             notes.add(low_dtype_note(dtype, precision))
         model = (presets.model(args.model) if args.model else
                  presets.model_from_config(args.model_config) if args.model_config else None)
+        said_heads = blackwell_head_dim_note(str(target.options.get("framework", OPTIONS["framework"].default)),
+                                             system, model, bool(step_texts.get("flash", True)), kernel)
+        if said_heads:
+            notes.add(said_heads)
     except ValueError as err:
         raise UsageError(str(err)) from None
     # floats of the exact Python numbers (float() of an int or a Fraction rounds as SymPy's does, cheaper)

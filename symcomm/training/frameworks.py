@@ -123,6 +123,35 @@ def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tu
         "framework's own kernel; give eta_attn= to time another)")
 
 
+#: Transformer Engine's attention backends on compute capability 10.x (B200, GB200) above head dimension 128: its
+#: cuDNN fused core only from 71c76b6b on, and FlashAttention never where the query/key and value heads differ
+TE_SM100_HEAD_DIM = ("NVIDIA/TransformerEngine transformer_engine/common/fused_attn/fused_attn.cpp "
+                     "(nvte_get_fused_attn_backend: !(sm_arch_ >= 100 && (head_dim_qk > 128 || head_dim_v > 128)) "
+                     "at v2.2 to v2.4, lifted by 71c76b6b, #1797, 2025-06-13, first released in v2.5); "
+                     "transformer_engine/pytorch/dot_product_attention/utils.py at v2.2 (get_attention_backend: "
+                     "FlashAttention off when head_dim_qk != head_dim_v)")
+
+
+def blackwell_head_dim_note(framework_name: str, hardware, model, flash: bool, kernel: str) -> str:
+    """The note a run gets whose fused attention core (``flash`` on, ``kernel`` "fused") runs in Transformer Engine
+    (:attr:`Framework.te_attention`) on compute capability 10.x at a head dimension above 128 (``model``'s: MLA's
+    query/key and value heads, else its one head width): that fused core exists there only in Transformer Engine
+    2.5 and later (:data:`TE_SM100_HEAD_DIM`), an older one runs its unfused core, which flash=0 times (the DGX Cloud
+    25.05.04 GB200 DeepSeek-V3 rows ran so).  "" otherwise, and without a model preset or config."""
+    if (model is None or not flash or kernel != "fused" or not FRAMEWORKS[framework_name].te_attention
+            or tuple(hardware.compute_capability[:1]) < (10,)):
+        return ""
+    qk, v = (model.mla[2] + model.mla[3], model.mla[4]) if model.mla else (model.head, model.head)
+    if max(qk, v) <= 128:
+        return ""
+    heads = f"{qk} (query, key) and {v} (value)" if qk != v else f"{qk}"
+    return (f"flash=1 times Transformer Engine's fused attention core at head dimension {heads} on --hardware "
+            f"{hardware.name} (compute capability {'.'.join(map(str, hardware.compute_capability))}), which it runs "
+            "only from v2.5 on; an older Transformer Engine runs its unfused core there"
+            + (" (FlashAttention takes no MLA)" if model.mla else "") + ": give flash=0 to time that "
+            f"({TE_SM100_HEAD_DIM})")
+
+
 #: Megatron-Core overlaps the expert all-to-all of one micro-batch with another's compute only when asked
 A2A_OVERLAP_SOURCE = ("Megatron-LM megatron/core/model_parallel_config.py (overlap_moe_expert_parallel_comm: False; "
                       "--overlap-moe-expert-parallel-comm, the 1F1B schedule of two micro-batches' forward and "
@@ -201,6 +230,7 @@ class Framework:
     shard_unit: str = "model"    # ZeRO-3: one gather/reduce-scatter per "layer" (FSDP unit) or for the whole "model"
     tp_backward_overlap: bool = False   # the column-parallel backward collectives async (TP_BACKWARD_OVERLAP_SOURCE)
     sdpa: bool = False           # the attention core is PyTorch's scaled_dot_product_attention (SDPA_SOURCE)
+    te_attention: bool = False   # the attention core is Transformer Engine's DotProductAttention (TE_SM100_HEAD_DIM)
     schedules: tuple[str, ...] = SCHEDULES                  # the pipeline schedules it runs
     pipeline_zero: tuple[int, ...] = (0, 1, 2, 3)           # the ZeRO stages it runs with p > 1
     cp_algorithms: tuple[str, ...] = CP_ALGORITHMS          # the context-parallel algorithms it runs with c > 1
@@ -230,7 +260,7 @@ _ROWS = (
               (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
               (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)",
-              p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True),
+              p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True, te_attention=True),
     Framework("deepspeed",
               "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
               "Megatron-DeepSpeed",
@@ -270,7 +300,7 @@ _ROWS = (
                PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 3 per layer (as fsdp2, with Megatron's layers: sp_regather=1)",
               param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer",
-              tp_backward_overlap=True),
+              tp_backward_overlap=True, te_attention=True),
 )
 
 #: name → Framework, in the order the options and the planner list them

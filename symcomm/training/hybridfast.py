@@ -32,7 +32,7 @@ from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, step_options
-from .frameworks import framework_attention
+from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_model_shape, add_hardware_report, unread_step_note
 
@@ -306,6 +306,10 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     if dtype == "fp8" and precision == "bf16":
         raise Fallback("fp8 with bf16 precision")      # not generated: its note is the general path's
     model = presets.model(args.model)
+    said_heads = blackwell_head_dim_note(str(options.get("framework", OPTIONS["framework"].default)), system, model,
+                                         bool(step_texts.get("flash", True)), kernel)
+    if said_heads:
+        notes.add(said_heads)
     numbers = {name: float(value) for name, value in values.items()}
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):

@@ -11,7 +11,7 @@ from ..base import notes
 from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import unread_step_note
-from ..training.frameworks import FRAMEWORKS, framework_attention, planned_schedules
+from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -166,6 +166,10 @@ def plan(req: Request, top: int | None = None) -> Plan:
         extra, said = framework_attention(scheme.framework, req.hardware, req.attention_kernel, req.typed_hardware)
         if said:
             notes.add(said)
+        # the plan times the fused core (flash=1) as eval does, and says where that rests on a TE version
+        said_heads = blackwell_head_dim_note(scheme.framework, req.hardware, req.model, True, req.attention_kernel)
+        if said_heads:
+            notes.add(said_heads)
         passes.setdefault(tuple(sorted(extra.items())), []).append(i)
     for extra, members in passes.items():
         got = _all_quantities([(pending[i][0], pending[i][4]) for i in members], run_bytes, {**values, **dict(extra)})

@@ -148,7 +148,7 @@ def blackwell_head_dim_note(framework_name: str, hardware, model, flash: bool, k
     return (f"flash=1 times Transformer Engine's fused attention core at head dimension {heads} on --hardware "
             f"{hardware.name} (compute capability {'.'.join(map(str, hardware.compute_capability))}), which it runs "
             "only from v2.5 on; an older Transformer Engine runs its unfused core there"
-            + (" (FlashAttention takes no MLA)" if model.mla else "") + ": give flash=0 to time that "
+            + (" (FlashAttention takes no MLA)" if model.mla else "") + ", which eval hybrid's flash=0 times "
             f"({TE_SM100_HEAD_DIM})")
 
 

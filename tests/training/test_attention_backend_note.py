@@ -9,6 +9,8 @@ d_h = 128, d_h^R = 64); Llama 3.1 70B's 8192 / 64 = 128.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -17,6 +19,7 @@ from symcomm import presets
 from symcomm.base import notes
 from symcomm.training import answers, hybridfast
 from symcomm.training.frameworks import blackwell_head_dim_note
+from conftest import ROOT
 
 GB200, B200, H100 = presets.hardware("gb200"), presets.hardware("b200"), presets.hardware("h100")
 DEEPSEEK = presets.model("deepseek-v3")
@@ -25,7 +28,7 @@ LLAMA = presets.model("llama3.1-70b")
 
 def test_mla_on_blackwell_under_transformer_engine_names_the_version_and_flash_0():
     said = blackwell_head_dim_note("megatron", GB200, DEEPSEEK, True, "fused")
-    assert "192 (query, key) and 128 (value)" in said and "v2.5" in said and "flash=0" in said
+    assert "192 (query, key) and 128 (value)" in said and "v2.5" in said and "flash=0 times" in said
     assert "FlashAttention takes no MLA" in said and "71c76b6b" in said
     assert blackwell_head_dim_note("megatron_fsdp", B200, DEEPSEEK, True, "fused")
 
@@ -78,3 +81,14 @@ def test_eval_says_it_on_gb200_only_and_both_paths_alike():
     for words, hardware in ((LAYOUT + ("flash=0",), "gb200"), (LAYOUT, "h100")):
         fast, general = _eval(words, hardware)
         assert _heads(general) == [] and (fast is None or _heads(fast) == [])
+
+
+def test_plan_says_it_for_its_fused_core_on_gb200_not_on_h100():
+    def plan_notes(hardware, gpus):
+        done = subprocess.run([sys.executable, "-m", "symcomm", "plan", "--model", "deepseek-v3", "--hardware", hardware,
+                               "--gpus", str(gpus), "--batch", "4096", "--seq", "4096", "--top", "1"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr[-500:]
+        return done.stderr
+    assert "flash=1 times Transformer Engine's fused attention core at head dimension 192" in plan_notes("gb200", 576)
+    assert "flash=1 times" not in plan_notes("h100", 1024)

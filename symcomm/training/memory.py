@@ -28,7 +28,7 @@ from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, RECOMPUTE_MODULES
-from ..core.symbols import (D_mtp, E_s, L, L_att, L_off, L_moe, L_ssm, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
+from ..core.symbols import (D_mtp, E_s, L, L_att, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
@@ -126,6 +126,33 @@ def op_kept_widths(sp_on: bool, gated: bool = True, compiled: bool = False) -> t
     return tuple((what, width) for what, width in out if what not in unread)
 
 
+def eager_kept_widths(sp_on: bool, gated: bool = True) -> tuple[tuple[str, sp.Expr], ...]:
+    """Bytes per token one dense Llama block keeps with no recompute when it runs eagerly in PyTorch (the fsdp2
+    framework's default, compile off: torchtitan's block, :data:`TORCHTITAN_EAGER_BLOCK`), per GPU, as (what, bytes):
+    each RMSNorm its fp32 input (4h; the square reads it) and its normalised output (2h; the weight's product reads
+    it), on the s/t tokens of its shard with sequence parallel; each of the attention's and the MLP's linears its
+    16-bit input (2h), whole with sequence parallel (the all-gathered input) as without; the attention kernel its
+    rotated Q and its K and V repeated to the query heads (2h/t each; the rotary's fp32 copies are not kept: its
+    frequencies need no gradient, so the product keeps only them) and its output (2h/t) and logsumexp (4a/t); the
+    SwiGLU its two column outputs, the SiLU's output and their product (2F/t each; without gating the activation's
+    input and output).  The residual sums, the row-parallel outputs and their reduce-scatters keep nothing.  Our own
+    count of the tensors autograd saves; PyTorch's MemTracker holds the same for a Llama 3.1 8B-wide block
+    (tests/integration/test_torch_kept_activations.py)."""
+    norms = 1 / t if sp_on else sp.Integer(1)
+    return (("RMSNorm fp32 inputs (two)", 8 * h * norms), ("RMSNorm outputs (two)", 4 * h * norms),
+            ("linear inputs (attention, MLP)", 4 * h), ("rotated Q", 2 * h / t),
+            ("K, V repeated to the query heads", 4 * h / t), ("SDPA output", 2 * h / t),
+            ("SDPA logsumexp", 4 * a / t), ("MLP", (8 if gated else 4) * F / t))
+
+
+#: the model the eager count reads: RMSNorm in fp32 (norms.py), rotary embedding as a complex product with the
+#: precomputed frequencies, K and V repeated to the query heads (repeat_kv) before scaled_dot_product_attention, and
+#: w2(silu(w1(x)) * w3(x)) (model.py), with torchtitan's tensor-parallel plan (SequenceParallel norms, the attention
+#: and the MLP all-gathering their inputs: parallelize_llama.py)
+TORCHTITAN_EAGER_BLOCK = ("pytorch/torchtitan torchtitan/models/llama/model.py, torchtitan/models/norms.py and "
+                          "torchtitan/parallelisms/parallelize_llama.py at 9dec370a")
+
+
 #: the frameworks whose linear layers are Transformer Engine modules (Megatron-Core's TE spec: QKV and FC1
 #: TELayerNormColumnParallelLinear, the attention output and FC2 TERowParallelLinear, the experts TEGroupedLinear),
 #: which under a low-precision recipe keep their quantized input for the weight gradient (:func:`saved_input_bytes`)
@@ -154,7 +181,8 @@ def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
 
 
 def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
-                     torch_tp: bool = False, saved: tuple = (2, 2), compiled: bool = False) -> sp.Expr:
+                     torch_tp: bool = False, saved: tuple = (2, 2), compiled: bool = False,
+                     eager: bool = False) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
@@ -165,9 +193,14 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     gathered inputs whole (torchmem.tp_gathered_inputs).  ``saved`` (:func:`saved_input_bytes`): the bytes per element
     of the linears' inputs Korthikanti et al. count at 2 (with sequence parallelism the QKV and FC1 inputs, h wide,
     kept by norm-fused linears; the attention output, h, and FC2's input, 4h, by plain ones), MLA's attention
-    projections left at 2.  ``compiled``: op's count under torch.compile (:func:`op_kept_widths`)."""
+    projections left at 2.  ``compiled``: op's count under torch.compile (:func:`op_kept_widths`).  ``eager``: no
+    recompute in PyTorch's eager autograd (the fsdp2 framework's dense block at bf16, compile off): its
+    :func:`eager_kept_widths`, not Korthikanti's (selective too: with flash attention it keeps what none keeps)."""
     micro = b / (d * m)
     fused, plain = saved
+    if eager and recompute in ("none", "selective") and flash and attention == "mha":
+        # selective recompute drops only the scores, which flash attention never keeps
+        return (s / c) * micro * sp.Add(*(width for _, width in eager_kept_widths(sp_on, gated)))
     if torch_tp and sp_on and recompute in ("none", "selective"):
         return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
     if recompute == "op":
@@ -331,8 +364,8 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
                            mamba: bool = False, latent: bool = False, mla_up: bool = False,
-                           modules=frozenset(), passed: bool = False) -> sp.Expr:
-    """Bytes an average layer keeps for the backward (:func:`activation_bytes`); with MoE, in the share L_moe/L of
+                           modules=frozenset(), passed: bool = False, eager: bool = False) -> sp.Expr:
+    """Bytes an average layer keeps for the backward (:func:`activation_bytes`; ``eager``: its eager count); with MoE, in the share L_moe/L of
     the layers, the MoE block of :func:`hybrid_block_bytes` (the pre-MLP norm's input and output, the shared experts',
     the routed rows of :func:`expert_activation_bytes`) in place of Korthikanti's dense MLP block, which an MoE
     layer does not run (none of it under full recompute, which keeps only each layer's input).  block: full's for the share of the layers that recompute, none's for the rest
@@ -348,8 +381,8 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
-                                                       torch_tp, saved=saved))
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled)
+                                                       torch_tp, saved=saved, eager=eager))
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled, eager)
     if mla_up and attention == "mla" and recompute in ("none", "selective"):
         # recompute_mla_up: Q, K, V made again from the latents before the core's backward (settings)
         per_layer = per_layer - mla_up_kept_bytes(b / (d * m))
@@ -460,6 +493,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
+    eager = eager_block(torch_tp, opts)
     schedule = opts["schedule"]
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     mtp_dense, mtp_experts, mtp_parts = _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
@@ -477,7 +511,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
                                        bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
-                                       modules_of(opts))
+                                       modules_of(opts), eager=eager)
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -492,7 +526,14 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                                          sp_on), True))
     return _with_mtp_logits({**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
                                                      last=True, loss=opts.get("loss"), torch_tp=torch_tp,
-                                                     cp=opts.get("cp", "ring"))}, opts)
+                                                     cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
+
+
+def eager_block(torch_tp: bool, opts: dict) -> bool:
+    """Does the block run in PyTorch's eager autograd, whose kept tensors :func:`eager_kept_widths` counts: PyTorch's
+    own tensor parallel at bf16 (torchmem.kept_whole: the fsdp2 framework) with the block not compiled
+    (settings.torch_compiled: a dense multi-head block, compile off, fsdp2's default)."""
+    return torch_tp and not opts.get("torch_compiled", False)
 
 
 def _chunks(schedule: str) -> sp.Expr:
@@ -500,7 +541,8 @@ def _chunks(schedule: str) -> sp.Expr:
 
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
-                 loss: str | None = None, torch_tp: bool = False, cp: str = "ring") -> dict:
+                 loss: str | None = None, torch_tp: bool = False, cp: str = "ring", eager: bool = False,
+                 gated: bool = True) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -514,7 +556,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["head_inputs"] = torchmem.head_inputs(micro)
         parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op", "block") or (recompute == "selective" and not flash):
-        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp)
+        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp, eager, gated)
     if torch_runtime and cp != "ulysses":     # PyTorch's ring attention (torchmem.RING_ATTENTION); 0 at c = 1
         parts["ring_attention"] = torchmem.ring_attention_buffers(micro)
     if data.zero == 3 and data.shard_unit == "layer":
@@ -538,6 +580,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     layers = stage_layers(opts["pipeline_split"], schedule, kind)
     dense = (Phi - Phi_E) if moe else Phi
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
+    eager = eager_block(torch_tp, opts)
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     mtp_dense, mtp_experts, mtp_parts = (_mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
                                                     schedule) if embeddings and kind == "last" else (0, 0, {}))
@@ -550,7 +593,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
                                        bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
-                                       modules_of(opts))
+                                       modules_of(opts), eager=eager)
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}
@@ -561,7 +604,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                              **mtp_parts, **buffers,
                              **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
                                             last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
-                                            cp=opts.get("cp", "ring"))}, opts)
+                                            cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
@@ -634,7 +677,8 @@ def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
     return loss_bytes_per_logit(loss) * tokens * V / t
 
 
-def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False) -> sp.Expr:
+def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False,
+                          eager: bool = False, gated: bool = True) -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
@@ -643,9 +687,10 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bo
     recomputed scores (Table 2's 5as²b/t).  Under block, as under full (one recomputing layer at a time).  Under op, as under full, the layer's activations as no recompute
     keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
     among them, which the recompute reads from the kept ones (as full's counts the kept input twice).  ``torch_tp``:
-    the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs)."""
+    the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs); ``eager``:
+    it reruns eagerly and keeps what an eager block keeps (:func:`eager_kept_widths`)."""
     if recompute in ("full", "op", "block"):
-        return activation_bytes("none", flash, sp_on, torch_tp=torch_tp)
+        return activation_bytes("none", flash, sp_on, gated=gated, torch_tp=torch_tp, eager=eager)
     return scores(b / (d * m))
 
 

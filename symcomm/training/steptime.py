@@ -51,7 +51,7 @@ from ..base.errors import InputError
 from .axes import data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
-from .memory import STAGE_OF, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
+from .memory import STAGE_OF, eager_block, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
 from .overlap import dp_overlap_of, exposed_data_parallel, micro_batch_on_path, param_gather_overlap_of
 from .terms import time_in_bytes_of
 from .subjects import subject
@@ -243,7 +243,10 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  run.schedule,
                                                                  saved_input_bytes(framework, run.precision, run.sp),
                                                                  opts["torch_compiled"], run.mamba, run.moe_latent,
-                                                                 run.recompute_mla_up, run.modules),
+                                                                 run.recompute_mla_up, run.modules,
+                                                                 eager=eager_block(
+                                                                     torchmem.kept_whole(framework, run.precision),
+                                                                     opts)),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 

@@ -53,13 +53,14 @@ def test_the_8b_context_parallel_rows_loss_by_hand():
     values = {**NO_COMM, "h": 4096, "L": 32, "a": 32, "h_kv": 1024, "F": 14336, "V": 128256, "s": 32768,
               "Phi": 8.03e9, "e": 1, "v": 1, "t": 1, "p": 1, "d": 8, "c": 1, "b": 8, "m": 1, "peak": 1e15,
               "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full"})
+    # the rows ran their blocks under torch.compile (the table's "torch.compile"), the loss eagerly
+    q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full", "compile": "1"})
     assert float(q["memory_logits"]) == 50_432_311_296
     # with them the LM head's kept inputs (torchtitan's final RMSNorm: fp32 x, 4h, and the bf16 normalised x, 2h;
     # the output projection's bf16 input, 2h): 8·4096 bytes × 32,768 tokens = 1,073,741,824
     assert float(q["memory_head_inputs"]) == 8 * 4096 * 32768
-    # the backward side: the recompute working set (one layer as no recompute keeps it: 34·s·h bytes at t = 1,
-    # 4.56 GB) and the LM head's bf16 weight gradient FSDP2's root holds to the end of the backward (2·V·h =
+    # the backward side: the recompute working set (one compiled layer as no recompute keeps it, Korthikanti's count:
+    # 34·s·h bytes at t = 1, 4.56 GB) and the LM head's bf16 weight gradient FSDP2's root holds to the end of the backward (2·V·h =
     # 1,050,673,152) are smaller, and never live with the loss's buffers: the peak counts the loss side alone
     assert float(q["memory_recompute"]) == 34 * 32768 * 4096
     assert float(q["memory_head_gradient"]) == 2 * 128256 * 4096

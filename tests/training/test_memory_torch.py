@@ -51,11 +51,14 @@ def test_fsdp2s_unit_gradients_are_a_16_bit_gradient_and_an_fp32_reduce_scatter_
 
 def test_the_loss_side_and_the_backward_side_are_never_live_at_once():
     # t = 1, recompute=full: the loss side is the eager loss's 12 bytes × 64 tokens × V = 768,000 and the head's
-    # inputs 64 · 8 · 64 = 32,768; the backward side the working set (one layer as no recompute keeps it, flash:
-    # s·b·h·(10 + 24) = 32·2·64·34 = 139,264) and the head's gradient 2·V·h = 128,000; the peak takes the larger
+    # inputs 64 · 8 · 64 = 32,768; the backward side the working set (one layer as no recompute keeps it, eagerly:
+    # two norms' fp32 inputs and outputs 2·(4 + 2)h, the two linear inputs 2·2h, Q 2h, K and V repeated 2·2h, the
+    # attention's output 2h and logsumexp 4a, the ungated MLP's activation input and output 2·2F: per token
+    # 24·64 + 16 + 4·256 = 2,576 bytes, 164,864 for 64 tokens) and the head's gradient 2·V·h = 128,000; the peak
+    # takes the larger
     q = steptime.quantities(TINY, 2, **{**FSDP2, "recompute": "full"})
     parts = {k[len("memory_"):]: float(x) for k, x in q.items() if k.startswith("memory_") and k != "memory_per_gpu"}
-    assert parts["logits"] == 12 * 64 * 1000 and parts["recompute"] == 139_264
+    assert parts["logits"] == 12 * 64 * 1000 and parts["recompute"] == 164_864
     rest = sum(x for k, x in parts.items() if k not in ("logits", "head_inputs", "recompute", "head_gradient"))
     assert float(q["memory_per_gpu"]) == pytest.approx(rest + 768_000 + 32_768, rel=1e-12)
 
@@ -104,10 +107,19 @@ def test_pytorch_tensor_parallel_keeps_the_gathered_inputs_whole(recompute, part
     # where the count has 2 · 2·64·64/2, 8,192 more.  Full recompute: in the one layer recomputed (the working
     # set); selective: in each of the L = 4 layers kept
     values = {**TINY, "t": 2}
-    torch_tp = _memory(values, **{**FSDP2, "sp": "1", "recompute": recompute})[part]
+    # the block compiled: Korthikanti's count with the gathered inputs whole (the eager block's own count below)
+    torch_tp = _memory(values, **{**FSDP2, "sp": "1", "recompute": recompute, "compile": "1"})[part]
     megatron = _memory(values, **{**MEGATRON, "sp": "1", "recompute": recompute})[part]
     assert megatron == 69_632 * layers
     assert torch_tp == (69_632 + 8_192) * layers
+
+
+def test_the_eager_block_keeps_its_own_count_with_sequence_parallel():
+    # t = 2, sp, eager, full recompute (the working set: one layer as no recompute keeps it), ungated: per token the
+    # two norms on their sequence shard 12h/t = 384, the two gathered linear inputs whole 4h = 256, Q 2h/t = 64, K and
+    # V repeated 4h/t = 128, the attention's output 2h/t = 64 and logsumexp 4a/t = 8, the MLP 4F/t = 512: 1,416 bytes,
+    # 90,624 for 64 tokens
+    assert _memory({**TINY, "t": 2}, **{**FSDP2, "sp": "1", "recompute": "full"})["recompute"] == 90_624
 
 
 def test_float8_layers_are_left_at_korthikantis_count():

@@ -74,6 +74,14 @@ class Model:
         return self.head_dim or self.hidden // self.heads
 
     @property
+    def head_widths(self) -> tuple[int, int]:
+        """(a query/key head's width, a value head's): MLA's qk_nope + qk_rope and v_head, else :attr:`head` both."""
+        if self.mla:
+            _q_rank, _kv_rank, nope, rope, value = self.mla
+            return nope + rope, value
+        return self.head, self.head
+
+    @property
     def attention(self) -> str:
         """The run setting ``attention`` this model runs: mla with MLA ranks, else mha."""
         return "mla" if self.mla else "mha"

@@ -141,7 +141,7 @@ def blackwell_head_dim_note(framework_name: str, hardware, model, flash: bool, k
     if (model is None or not flash or kernel != "fused" or not FRAMEWORKS[framework_name].te_attention
             or tuple(hardware.compute_capability[:1]) < (10,)):
         return ""
-    qk, v = (model.mla[2] + model.mla[3], model.mla[4]) if model.mla else (model.head, model.head)
+    qk, v = model.head_widths
     if max(qk, v) <= 128:
         return ""
     heads = f"{qk} (query, key) and {v} (value)" if qk != v else f"{qk}"

@@ -493,7 +493,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     tied, sp_on = bool(opts["tied"]), bool(opts["sp"])
     dense = (Phi - Phi_E) if moe else Phi
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
-    eager = eager_block(torch_tp, opts)
+    eager = eager_block(data.framework, opts)
     schedule = opts["schedule"]
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     mtp_dense, mtp_experts, mtp_parts = _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
@@ -529,11 +529,12 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                                      cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
 
 
-def eager_block(torch_tp: bool, opts: dict) -> bool:
+def eager_block(framework: str, opts: dict) -> bool:
     """Does the block run in PyTorch's eager autograd, whose kept tensors :func:`eager_kept_widths` counts: PyTorch's
     own tensor parallel at bf16 (torchmem.kept_whole: the fsdp2 framework) with the block not compiled
     (settings.torch_compiled: a dense multi-head block, compile off, fsdp2's default)."""
-    return torch_tp and not opts.get("torch_compiled", False)
+    return (torchmem.kept_whole(framework, opts.get("precision", "bf16"))
+            and not opts.get("torch_compiled", False))
 
 
 def _chunks(schedule: str) -> sp.Expr:
@@ -580,7 +581,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     layers = stage_layers(opts["pipeline_split"], schedule, kind)
     dense = (Phi - Phi_E) if moe else Phi
     torch_tp = torchmem.kept_whole(data.framework, opts.get("precision", "bf16"))
-    eager = eager_block(torch_tp, opts)
+    eager = eager_block(data.framework, opts)
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     mtp_dense, mtp_experts, mtp_parts = (_mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
                                                     schedule) if embeddings and kind == "last" else (0, 0, {}))

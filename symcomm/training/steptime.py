@@ -244,9 +244,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                                                  saved_input_bytes(framework, run.precision, run.sp),
                                                                  opts["torch_compiled"], run.mamba, run.moe_latent,
                                                                  run.recompute_mla_up, run.modules,
-                                                                 eager=eager_block(
-                                                                     torchmem.kept_whole(framework, run.precision),
-                                                                     opts)),
+                                                                 eager=eager_block(framework, opts)),
                                   run.schedule)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 

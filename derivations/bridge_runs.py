@@ -131,6 +131,10 @@ def validate(run: dict) -> list[str]:
     # flash (optional): false where the attention core ran no flash kernel (the step model's flash=0)
     if "flash" in run and not isinstance(run["flash"], bool):
         bad.append(f"{name}: flash must be true or false, not {run['flash']!r}")
+    # fused_grouped_mlp (optional): whether Transformer Engine fused the routed experts' grouped MLP (the step model's
+    # fused_grouped_mlp setting)
+    if "fused_grouped_mlp" in run and not isinstance(run["fused_grouped_mlp"], bool):
+        bad.append(f"{name}: fused_grouped_mlp must be true or false, not {run['fused_grouped_mlp']!r}")
     if "adam_dtype" in run and run["adam_dtype"] not in ADAM_DTYPES:
         bad.append(f"{name}: adam_dtype {run['adam_dtype']!r} is not one of {', '.join(ADAM_DTYPES)}")
     # cpu_offload_layers (optional): the layers whose activations Megatron-Core offloads to the host (the recipe's

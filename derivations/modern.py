@@ -201,6 +201,9 @@ def words(run: dict) -> list[str]:
         w.update(bf16_layers=1, L_bf16=run["layers_in_bf16"])
     if "mla_up_proj" in (run["recompute_modules"] or []) and run["recompute"] == "selective":
         w["recompute_mla_up"] = 1
+    if run.get("fused_grouped_mlp"):
+        # Transformer Engine's fused grouped MLP, where the recipe asks for it and the experts' shape lets it fuse
+        w["fused_grouped_mlp"] = 1
     if run["model"].get("mtp_layers"):
         # Megatron-Core's multi-token prediction as the recipe sets it (the row's model: mtp_num_layers; one layer
         # run at every depth where the recipe sets mtp_use_repeated_layer)

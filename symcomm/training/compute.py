@@ -695,6 +695,10 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
+        if run.fused_grouped_mlp:
+            # the casts the fused kernels make in their GEMMs' epilogues (fused_grouped_mlp_savings)
+            _, fused_x, fused_dy = fused_grouped_mlp_savings(run, tokens, layers, gemms)
+            x, dy = x - fused_x, dy - fused_dy
         recast = sp.Integer(0)
         if run.framework in TORCHAO_FRAMEWORKS and not run.fp8_param_gather:
             # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
@@ -714,6 +718,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp, mamba=run.mamba, latent=run.moe_latent, passed=True) * layers
+    if run.fused_grouped_mlp:
+        touched = touched - fused_grouped_mlp_savings(run, tokens, layers, gemms)[0]
     if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:
@@ -751,6 +757,23 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     return MicroBatchCompute(forward + memory_bound / 3, backward + 2 * memory_bound / 3, core_time,
                              core_back * core_time, expert,
                              (3 if run.recompute == "full" else 2) * expert)
+
+
+def fused_grouped_mlp_savings(run, tokens, layers, gemms) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """What fused_grouped_mlp=1 takes off one micro-batch on a stage of ``layers`` layers (symcomm.training.settings;
+    Transformer Engine's fused grouped MLP, megatron_features.FUSED_GROUPED_MLP_SOURCE): (the bytes κ's passes run over,
+    the forward's cast bytes, the backward's).  The forward kernel writes FC1's 2F_e-wide output (kept for the backward)
+    and FC2's quantized input from its epilogue, and the backward one reads that output and writes FC1's quantized
+    output gradient from its own, so no memory-bound kernel passes over a routed row's F_e-wide tensors: of the bytes
+    :data:`symcomm.training.memory.PASSED` counts for it (memory.expert_activation_bytes at 2 bytes an element: FC1's
+    output 2·2F_e, the activation's output 2·F_e), all go, tokens·k·(4 + 2)·F_e/t a layer (gated: gate and up) in
+    the MoE layers' share L_moe/L, whichever way expert_tp splits the rows; and two casts are no pass of their own:
+    FC2's input (its X) and FC1's output gradient (its dY), as :func:`cast_bytes` counts them.  The permuted rows' h-wide
+    passes (the permutation, FC1's input cast, FC2's output, the un-permutation) stay."""
+    passed = layers * L_moe / L * tokens * k * (2 * 2 + 2) * F_e / t
+    _, _, fc1_dy = cast_bytes([(g, n) for g, n in gemms if g.name == "expert FC1"], run.precision)
+    fc2_x, _, _ = cast_bytes([(g, n) for g, n in gemms if g.name == "expert FC2"], run.precision)
+    return passed, fc2_x, fc1_dy
 
 
 def routed_bytes(run, tokens, layers) -> sp.Expr:

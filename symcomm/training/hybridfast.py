@@ -31,7 +31,7 @@ from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
-from .settings import OPTIONS, step_options
+from .settings import OPTIONS, fused_grouped_mlp_shape_refusal, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_model_shape, add_hardware_report, unread_step_note
@@ -312,6 +312,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
         notes.add(said_heads)
     numbers = {name: float(value) for name, value in values.items()}
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
+    if fused_grouped_mlp_shape_refusal(step_texts, options, numbers):
+        raise Fallback("an unfusable grouped MLP")      # the general path refuses it, in its words
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
     for name, value in times.items():

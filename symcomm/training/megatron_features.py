@@ -154,3 +154,66 @@ def te_precision_refusal(setting) -> str | None:
                 f"choose precision={', '.join(p for p in TE_PRECISIONS if p != 'bf16')} or bf16")
     return None
 
+
+
+#: Transformer Engine's fused MoE grouped MLP, which Megatron-Core runs through its op fuser
+#: (use_transformer_engine_op_fuser, moe_mlp_glu_interleave_size 32) and Megatron-Bridge's performance recipes switch
+#: on as cutedsl_fused_grouped_mlp (scripts/performance/utils/overrides.py and perf_plugins.py at fcbb6031:
+#: NVTE_CUTEDSL_FUSED_GROUPED_MLP=1): the experts' FC1 grouped GEMM, the SwiGLU and the MXFP8 quantization of its
+#: output in one kernel, and in the backward FC2's input-gradient grouped GEMM, the SwiGLU's backward and the
+#: quantization of FC1's output gradient in one (NVIDIA/TransformerEngine transformer_engine/pytorch/ops/fused/
+#: forward_grouped_mlp.py and backward_grouped_mlp.py at 29a8c2fe); fused only on compute capability 10.x, under the
+#: MXFP8 recipe, for GroupedLinear + ScaledSwiGLU + GroupedLinear whose four dimensions are multiples of 256
+#: (ops/_common.py, fuse_grouped_mlp_ops)
+FUSED_GROUPED_MLP_SOURCE = ("Transformer Engine transformer_engine/pytorch/ops/fused/forward_grouped_mlp.py, "
+                            "backward_grouped_mlp.py and ops/_common.py (fuse_grouped_mlp_ops) at 29a8c2fe; "
+                            "Megatron-Bridge scripts/performance/utils/overrides.py at fcbb6031 "
+                            "(cutedsl_fused_grouped_mlp)")
+#: the multiple every dimension of the two grouped GEMMs must be for Transformer Engine to fuse them
+FUSED_GROUPED_MLP_ALIGN = 256
+
+
+def fused_grouped_mlp_refusal(setting) -> str | None:
+    """Why ``setting``'s fused_grouped_mlp=1 has no meaning here, or None (:data:`FUSED_GROUPED_MLP_SOURCE`): it is a
+    Megatron-Core feature for gated (SwiGLU) routed experts under the MXFP8 recipe; LatentMoE's experts and the
+    moe_act recompute (which checkpoints the separate activation the kernel replaces) are not modelled with it.  The
+    compute capability is the recipe's own rule (mxfp8 runs on 10.x only here); the shape rule
+    (:func:`fused_grouped_mlp_shape_refusal`) needs the model."""
+    if not setting.fused_grouped_mlp:
+        return None
+    if setting.framework not in MEGATRON_CORE:
+        return (f"fused_grouped_mlp=1 with framework={setting.framework} is not run: it is Transformer Engine's fused "
+                f"grouped MLP as Megatron-Core's op fuser runs it; choose framework={' or '.join(MEGATRON_CORE)}")
+    if not setting.moe or not setting.gated or setting.moe_latent:
+        return ("fused_grouped_mlp=1 needs moe=1 and gated=1 (SwiGLU experts) without moe_latent: Transformer Engine "
+                "fuses GroupedLinear + ScaledSwiGLU + GroupedLinear only; give fused_grouped_mlp=0")
+    if setting.precision != "mxfp8":
+        return (f"fused_grouped_mlp=1 needs precision=mxfp8 (Transformer Engine fuses the grouped MLP under the MXFP8 "
+                f"recipe only), not {setting.precision}; give fused_grouped_mlp=0")
+    if setting.recompute_moe_act:
+        return ("fused_grouped_mlp=1 with recompute_moe_act=1 is not modelled: the fused kernel makes the activation "
+                "the moe_act checkpoint reruns; give one of them")
+    return None
+
+
+def fused_grouped_mlp_shape_refusal(step_options: dict, options: dict, numbers: dict) -> str | None:
+    """Why Transformer Engine would not fuse the grouped MLP of a run asking for it (``step_options``
+    fused_grouped_mlp=1) at its sizes (``numbers``: h, F_e, t), or None: FC1 (h → 2F_e) and FC2 (F_e → h), F_e split over
+    t under ``options``' expert_tp=tp, each dimension a multiple of :data:`FUSED_GROUPED_MLP_ALIGN` (ops/_common.py at
+    29a8c2fe, fuse_grouped_mlp_ops; gpt-oss's h = 2880 is not).  Both eval paths ask it once the model's shape is
+    known."""
+    if not step_options.get("fused_grouped_mlp") or "F_e" not in numbers:
+        return None
+    split = round(numbers.get("t", 1)) if str(options.get("expert_tp", "tp")) == "tp" else 1
+    hidden, expert_ffn = round(numbers["h"]), round(numbers["F_e"])
+    if split < 1 or expert_ffn % split:
+        return None     # the hybrid's own rules on t and F_e refuse it
+    widths = {"h": hidden, "2F_e" + ("/t" if split > 1 else ""): 2 * expert_ffn // split,
+              "F_e" + ("/t" if split > 1 else ""): expert_ffn // split}
+    off = [f"{name} = {value}" for name, value in widths.items() if value % FUSED_GROUPED_MLP_ALIGN]
+    if not off:
+        return None
+    return (f"fused_grouped_mlp=1: Transformer Engine fuses the grouped MLP only when every dimension of its GEMMs is a "
+            f"multiple of {FUSED_GROUPED_MLP_ALIGN}, and here {', '.join(off)} {'is' if len(off) == 1 else 'are'} not "
+            "(ops/_common.py, "
+            "fuse_grouped_mlp_ops): it runs unfused; give fused_grouped_mlp=0")

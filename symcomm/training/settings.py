@@ -21,7 +21,8 @@ from . import frameworks as F
 from ..base.errors import InputError
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
-                                recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal)
+                                recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal,
+                                FUSED_GROUPED_MLP_SOURCE, fused_grouped_mlp_refusal, fused_grouped_mlp_shape_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
@@ -467,6 +468,14 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
            "every micro-batch); 0 = written (Megatron-LM before commit 83b1e42f, 2022-02-13, or "
            "--no-gradient-accumulation-fusion); framework: 1 for megatron, 0 otherwise"),
+    flag("fused_grouped_mlp", "moe=1, gated=1, precision=mxfp8, framework megatron or megatron_fsdp: 1 = Transformer "
+                              "Engine's fused grouped MLP (Megatron-Core's op fuser; Megatron-Bridge's "
+                              "cutedsl_fused_grouped_mlp): the experts' FC1, SwiGLU and MXFP8 quantization one kernel, "
+                              "FC2's input gradient, the SwiGLU's backward and the quantization of FC1's output "
+                              "gradient another, so no memory-bound pass runs over the experts' F_e-wide rows and "
+                              "neither of those casts is a pass of its own (symcomm.training.compute."
+                              "fused_grouped_mlp_savings; compute capability 10.x, every GEMM dimension a multiple of "
+                              "256: " + FUSED_GROUPED_MLP_SOURCE + ")"),
     Option("fused_projections", None, (None, False, True),
            "1 = the attention's Q, K, V projections run as one GEMM and a gated MLP's gate and up projections as one "
            "(Megatron-Core's linear_qkv and linear_fc1); 0 = one GEMM each, as separate nn.Linear modules run them "
@@ -557,6 +566,7 @@ class RunSetting:
     compile: bool | None = None
     wgrad_fusion: bool | None = None
     fused_projections: bool | None = None
+    fused_grouped_mlp: bool = False
     adam_dtype: str = "fp32"
     bf16_layers: bool = False
     recompute_mla_up: bool = False
@@ -573,7 +583,8 @@ class RunSetting:
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
-                   or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self))
+                   or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self)
+                   or fused_grouped_mlp_refusal(self))
         if refused:
             raise InputError(refused)
 

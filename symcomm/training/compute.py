@@ -86,7 +86,9 @@ per step as FP8's; the attention core, norms, softmax and LM head stay bf16 as u
 
 **Memory-bound kernels** (norms, activation functions, dropout, residual adds, softmax): κ HBM passes over
 the activation bytes Korthikanti et al. count, an MoE layer's as a dense layer's with its routed rows beside them
-(:data:`symcomm.training.memory.PASSED`: what the constants were fitted on, not the bytes the layer keeps).
+(:data:`symcomm.training.memory.PASSED`: what the constants were fitted on, not the bytes the layer keeps).  With
+``fused_grouped_mlp`` (Transformer Engine's fused MoE grouped MLP) the routed rows' F_e-wide tensors get no pass of
+their own and two casts are made in GEMM epilogues (:func:`fused_grouped_mlp_savings`).
 
 **Recompute** (forward work run again in the backward, timed as the forward runs it): selective, the attention
 core; block, full's for the first L_rc layers of each model chunk and none's for the others; full, every layer's forward (its FP8 casts of X too) and a third more memory-bound passes; op (torchtitan's

@@ -175,8 +175,8 @@ FUSED_GROUPED_MLP_ALIGN = 256
 
 def fused_grouped_mlp_refusal(setting) -> str | None:
     """Why ``setting``'s fused_grouped_mlp=1 has no meaning here, or None (:data:`FUSED_GROUPED_MLP_SOURCE`): it is a
-    Megatron-Core feature for gated (SwiGLU) routed experts under the MXFP8 recipe; LatentMoE's experts and the
-    moe_act recompute (which checkpoints the separate activation the kernel replaces) are not modelled with it.  The
+    Megatron-Core feature for gated (SwiGLU) routed experts under the MXFP8 recipe; LatentMoE's experts, layers kept in
+    bf16 (bf16_layers) and the moe_act recompute (which checkpoints the separate activation the kernel replaces) are not modelled with it.  The
     compute capability is the recipe's own rule (mxfp8 runs on 10.x only here); the shape rule
     (:func:`fused_grouped_mlp_shape_refusal`) needs the model."""
     if not setting.fused_grouped_mlp:
@@ -190,6 +190,9 @@ def fused_grouped_mlp_refusal(setting) -> str | None:
     if setting.precision != "mxfp8":
         return (f"fused_grouped_mlp=1 needs precision=mxfp8 (Transformer Engine fuses the grouped MLP under the MXFP8 "
                 f"recipe only), not {setting.precision}; give fused_grouped_mlp=0")
+    if setting.bf16_layers:
+        return ("fused_grouped_mlp=1 with bf16_layers=1 is not modelled: the layers kept in bf16 run their experts "
+                "unfused (Transformer Engine fuses under the MXFP8 recipe only); give one of them")
     if setting.recompute_moe_act:
         return ("fused_grouped_mlp=1 with recompute_moe_act=1 is not modelled: the fused kernel makes the activation "
                 "the moe_act checkpoint reruns; give one of them")

@@ -33,12 +33,15 @@ def test_the_experts_f_e_wide_passes_and_two_casts_go():
 
 
 def test_it_is_refused_where_transformer_engine_does_not_fuse():
-    # not MXFP8, not Megatron-Core, not SwiGLU experts, or with the moe_act checkpoint of the activation it replaces
+    # not MXFP8, not Megatron-Core, not SwiGLU experts, with layers kept in bf16 (unfused), or with the moe_act
+    # checkpoint of the activation it replaces
     for setting, said in ((dict(moe=True, gated=True, precision="fp8_tensor"), "needs precision=mxfp8"),
                           (dict(moe=True, gated=True, precision="mxfp8", framework="fsdp2", zero=3),
                            "framework=fsdp2 is not run"),
                           (dict(moe=False, gated=True, precision="mxfp8"), "needs moe=1 and gated=1"),
                           (dict(moe=True, gated=False, precision="mxfp8"), "needs moe=1 and gated=1"),
+                          (dict(moe=True, gated=True, precision="mxfp8", bf16_layers=True),
+                           "bf16_layers=1 is not modelled"),
                           (dict(moe=True, gated=True, precision="mxfp8", recompute_moe_act=True),
                            "recompute_moe_act=1 is not modelled")):
         with pytest.raises(InputError, match=said):

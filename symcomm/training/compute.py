@@ -108,7 +108,7 @@ import sympy as sp
 
 from . import flops
 from .axes import data_schedule
-from .memory import MTP_SHARES, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
+from .memory import MTP_SHARES, expert_activation_bytes, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
 from .settings import fp8_tp_gather_of
@@ -677,6 +677,7 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
     scan = layers * L_ssm / L * flops.ssd_scan(micro, s) / (t * c) if run.mamba else sp.Integer(0)
     scan_time = scan / (peak * share)
     rest = fwd - core - scan               # the linear GEMMs and the LM head, FLOPs
+    fused = fused_grouped_mlp_savings(run, layers, gemms) if run.fused_grouped_mlp else None
     if run.precision == "bf16":
         # FLOPs / (peak·η), and the width term beside it (exactly 0 when w_half = 0)
         again = {"selective": core_time,
@@ -697,10 +698,9 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
-        if run.fused_grouped_mlp:
+        if fused:
             # the casts the fused kernels make in their GEMMs' epilogues (fused_grouped_mlp_savings)
-            _, fused_x, fused_dy = fused_grouped_mlp_savings(run, tokens, layers, gemms)
-            x, dy = x - fused_x, dy - fused_dy
+            x, dy = x - fused[1], dy - fused[2]
         recast = sp.Integer(0)
         if run.framework in TORCHAO_FRAMEWORKS and not run.fp8_param_gather:
             # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
@@ -720,8 +720,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
                     + dy / hbm + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp, mamba=run.mamba, latent=run.moe_latent, passed=True) * layers
-    if run.fused_grouped_mlp:
-        touched = touched - fused_grouped_mlp_savings(run, tokens, layers, gemms)[0]
+    if fused:
+        touched = touched - fused[0]
     if run.recompute in ("full", "op"):
         touched = touched * sp.Rational(4, 3)
     elif run.recompute == "selective" and not run.flash:
@@ -761,18 +761,19 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
                              (3 if run.recompute == "full" else 2) * expert)
 
 
-def fused_grouped_mlp_savings(run, tokens, layers, gemms) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+def fused_grouped_mlp_savings(run, layers, gemms) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """What fused_grouped_mlp=1 takes off one micro-batch on a stage of ``layers`` layers (symcomm.training.settings;
     Transformer Engine's fused grouped MLP, megatron_features.FUSED_GROUPED_MLP_SOURCE): (the bytes κ's passes run over,
     the forward's cast bytes, the backward's).  The forward kernel writes FC1's 2F_e-wide output (kept for the backward)
     and FC2's quantized input from its epilogue, and the backward one reads that output and writes FC1's quantized
     output gradient from its own, so no memory-bound kernel passes over a routed row's F_e-wide tensors: of the bytes
     :data:`symcomm.training.memory.PASSED` counts for it (memory.expert_activation_bytes at 2 bytes an element: FC1's
-    output 2·2F_e, the activation's output 2·F_e), all go, tokens·k·(4 + 2)·F_e/t a layer (gated: gate and up) in
-    the MoE layers' share L_moe/L, whichever way expert_tp splits the rows; and two casts are no pass of their own:
+    output 2·2F_e, the activation's output 2·F_e), all its F_e terms go, tokens·k·(4 + 2)·F_e/t a layer (gated: gate
+    and up) in the MoE layers' share L_moe/L, whichever way expert_tp splits the rows; and two casts are no pass of their own:
     FC2's input (its X) and FC1's output gradient (its dY), as :func:`cast_bytes` counts them.  The permuted rows' h-wide
     passes (the permutation, FC1's input cast, FC2's output, the un-permutation) stay."""
-    passed = layers * L_moe / L * tokens * k * (2 * 2 + 2) * F_e / t
+    rows = expert_activation_bytes(True, run.expert_tp, passed=True)
+    passed = layers * L_moe / L * (rows - rows.subs(F_e, 0))
     _, _, fc1_dy = cast_bytes([(g, n) for g, n in gemms if g.name == "expert FC1"], run.precision)
     fc2_x, _, _ = cast_bytes([(g, n) for g, n in gemms if g.name == "expert FC2"], run.precision)
     return passed, fc2_x, fc1_dy

@@ -112,6 +112,20 @@ def test_rows_typed_from_the_table():
     assert by_id["bridge-25.11-gb200-deepseek-v3-fp8mx-nomtp"]["model"]["mtp_layers"] == 0
 
 
+def test_the_25_11_b200_gpt_oss_row_is_read_at_its_recipes_expert_parallel_size():
+    """The 25.11 DGX-B200 GPT OSS 120B row prints EP 8, its recipe (GPT_OSS_120B_B200_BF16_BASE_CONFIG at
+    7af9601c9) sets 64, and its throughput is the EP 64 one.  Typed by hand from docs/performance-summary-archive.md
+    (Megatron-Bridge 4ab94dfad), DGX-B200, 64 GPUs, BF16, MBS 4, seq 4096: 26.02 (recipe still EP 64) prints EP 64
+    at 8047 tokens/s/GPU; 26.02.01, 26.04 and 26.04.01 (after 7260d6214 set the B200 BF16 V2 config to EP 8)
+    print EP 8 at 13722, 13045 and 13568; 25.11 prints 8213."""
+    ep64, ep8 = 8047, (13722, 13045, 13568)
+    row = next(r for r in RUNS if r["id"] == "bridge-25.11-b200-gpt-oss-120b-bf16")
+    assert row["tokens_per_s_per_gpu"] == 8213
+    assert abs(8213 / ep64 - 1) < 0.05 and all(8213 / x < 0.65 for x in ep8)
+    assert row["e"] == 64 and "TABLE DIFFERS FROM RECIPE" in row["recipe"]     # typed at 64, the doubt kept
+    assert row["assumed"][0].startswith("e = 64, the recipe's")
+
+
 def test_every_run_is_sound():
     problems = [p for run in RUNS for p in bridge_runs.validate(run)]
     assert problems == []

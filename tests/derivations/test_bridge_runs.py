@@ -126,6 +126,23 @@ def test_the_25_11_b200_gpt_oss_row_is_read_at_its_recipes_expert_parallel_size(
     assert row["assumed"][0].startswith("e = 64, the recipe's")
 
 
+def test_the_25_11_h100_gpt_oss_row_is_read_at_its_recipes_micro_batch():
+    """The 25.11 DGX-H100 GPT OSS 120B row prints MBS 4, its recipe (GPT_OSS_120B_H100_BF16_BASE_CONFIG at
+    7af9601c9) 1.  Typed by hand from docs/performance-summary-archive.md (Megatron-Bridge 4ab94dfad): the 26.02
+    section prints this layout (DGX-H100, 64 GPUs, BF16, PP 4, EP 8) at MBS 1, GBS 1280, 5993 tokens/s/GPU; 25.11
+    prints GBS 512 and 5630.  With d = 64/4 = 16, the 1F1B bubble (p - 1)/m alone (its definition: Narayanan et
+    al. 2021, section 2.2.1) carries 26.02's figure to this row's GBS within 2 % at MBS 1, and misses it by far at
+    MBS 4."""
+    d, p = 16, 4
+    def at(gbs, mbs):
+        return 5993 * (1 + (p - 1) / (1280 / (d * 1))) / (1 + (p - 1) / (gbs / (d * mbs)))
+    assert abs(at(512, 1) / 5630 - 1) < 0.02
+    assert at(512, 4) / 5630 < 0.85
+    row = next(r for r in RUNS if r["id"] == "bridge-25.11-h100-gpt-oss-120b-bf16")
+    assert (row["micro_batch"], row["global_batch"], row["p"], row["d"]) == (1, 512, p, d)
+    assert "TABLE DIFFERS FROM RECIPE" in row["recipe"]                  # typed at the recipe's, the doubt kept
+
+
 def test_every_run_is_sound():
     problems = [p for run in RUNS for p in bridge_runs.validate(run)]
     assert problems == []

@@ -219,9 +219,9 @@ def test_a_run_counted_over_its_gpu_is_evals_count():
     assert counted > 40e9 and stored[run_id]["gpu_gib"] == pytest.approx(40e9 / 2 ** 30, rel=1e-5)
     assert stored[run_id]["over"] == pytest.approx(counted / 40e9 - 1, abs=1e-5)
     assert not stored[run_id]["layout_in_doubt"]
-    # the 25.11 H100 gpt-oss row's data says its table differs from its recipe (MBS 4 printed, 1 in the recipe):
-    # its layout is in doubt
-    assert stored["bridge-25.11-h100-gpt-oss-120b-bf16"]["layout_in_doubt"]
+    # the 25.11 GB200 Llama 3.1 405B FP8-CS row's data says its table differs from its recipe (256 GPUs, PP 16
+    # printed; 128 GPUs, Megatron-FSDP in the recipe): its layout is in doubt
+    assert stored["bridge-25.11-gb200-llama3.1-405b-fp8cs+bridge-26.04.01-gb200-llama3.1-405b-fp8-cs"]["layout_in_doubt"]
 
 
 def _any_run(run_id):

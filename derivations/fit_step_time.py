@@ -181,6 +181,57 @@ def store_check_errors(presets: dict, checked: dict) -> dict:
     return presets
 
 
+def model_errors(fitted: dict, checked: dict) -> dict:
+    """The errors of each fitted preset's constants on the published runs of one model preset, per framework option:
+    its fitted runs left out one at a time (``fitted``: step_fit.json's "systems" part, each run's ``loo_error``: the
+    run predicted by the constants fitted without it) and the check runs its constants predicted (``checked``: the
+    "checks" part, by ``constants_from``).  preset → model → framework → lowest, highest, signed mean, runs, how many
+    of them were fitted on, the hardware presets they ran on.  What a preset's ``step_time.models`` holds, so that eval
+    and plan say how far these constants were off on the model asked for, where its own runs were measured.  Runs of
+    a model typed by its shape (no preset) are not counted: eval names no model for them."""
+    about = {}                      # run id → (its model preset, its framework option)
+    for run in modern.runs():
+        preset = modern.preset_of(run)
+        if preset:
+            options = dict(word.split("=", 1) for word in modern.words(run))
+            about[run["id"]] = (preset, options.get("framework", OPTIONS["framework"].default))
+    grouped: dict = {}
+
+    def add(source: str, run_id: str, system: str, error: float, fitted_on: bool) -> None:
+        found = about.get(run_id.split("+")[0])
+        if found:
+            grouped.setdefault(source, {}).setdefault(found[0], {}).setdefault(found[1], []).append(
+                (system, error, fitted_on))
+
+    for system, block in fitted.items():
+        for row in block.get("runs", ()):
+            add(system, row["id"], system, row["loo_error"], True)
+    for system, found in checked.items():
+        for row in found["runs"]:
+            add(found["constants_from"], row["id"], system, row["error"], False)
+    return {source: {model: {framework: {"lowest": min(e for _, e, _ in rows), "highest": max(e for _, e, _ in rows),
+                                         "signed_mean": _rounded(sum(e for _, e, _ in rows) / len(rows)),
+                                         "runs": len(rows), "fitted": sum(f for *_, f in rows),
+                                         "hardware": sorted({system for system, *_ in rows})}
+                             for framework, rows in sorted(frameworks.items())}
+                     for model, frameworks in sorted(models.items())}
+            for source, models in sorted(grouped.items())}
+
+
+def store_model_errors(presets: dict, fitted: dict, checked: dict) -> dict:
+    """``presets`` (hardware.json's document) with each fitted preset's ``step_time.models`` set from its fitted and
+    check runs (:func:`model_errors`), and dropped where none ran a model preset."""
+    errors = model_errors(fitted, checked)
+    for name, system in presets["systems"].items():
+        block = system.get("step_time", {})
+        if "borrowed_from" in block or "eta" not in block:
+            continue
+        block.pop("models", None)
+        if name in errors:
+            block["models"] = errors[name]
+    return presets
+
+
 def memory_check_errors(memory: list[dict]) -> dict:
     """The memory rows' errors (:func:`check_rows`' second part: the model's bytes per GPU against the peak a source
     prints) per framework option: mean, max, signed mean, the lowest and the highest signed error, runs, the hardware
@@ -220,14 +271,15 @@ def _write_presets(presets: dict) -> None:
 
 def write_checks_only() -> dict:
     """Recompute step_fit.json's check, memory, known-cause and regression parts with the stored constants, without refitting;
-    every other part of the file stays as it is, and the presets' check errors (``step_time.checks`` of
-    symcomm/presets/hardware.json) with them.  Returns the parts written."""
+    every other part of the file stays as it is, and the presets' check errors (``step_time.checks`` and
+    ``step_time.models`` of symcomm/presets/hardware.json) with them.  Returns the parts written."""
     data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     parts = checks({})
     data.update(parts)
     files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                      what="step_fit.json")
     presets = store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"])
+    presets = store_model_errors(presets, data["systems"], parts["checks"])
     _write_presets(store_memory_errors(presets, parts["memory"], parts["ran_over"]))
     return parts
 
@@ -582,8 +634,8 @@ def main(argv=None) -> int:
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "
                            f"{100 * out.mean:.1f} %, max {100 * out.max:.1f} %" + _carried(f))}
-        _write_presets(store_memory_errors(store_check_errors(data, written["checks"]), written["memory"],
-                                           written["ran_over"]))
+        data = store_model_errors(store_check_errors(data, written["checks"]), written["systems"], written["checks"])
+        _write_presets(store_memory_errors(data, written["memory"], written["ran_over"]))
         RESULTS_JSON.write_text(json.dumps(written, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                 encoding="utf-8")
     return 0

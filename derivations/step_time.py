@@ -785,6 +785,32 @@ def _coverage_table() -> Table:
                         "(Hardware.unchecked)")
 
 
+def _model_errors_table() -> Table:
+    """Per fitted preset's constants, per model preset and framework option: the errors on that model's own
+    published runs (hardware.json step_time.models, the fit script's), what eval and plan add to their off-by line
+    when the model is asked for."""
+    from symcomm.presets import hardware_names
+
+    rows = []
+    for name in hardware_names():
+        hw = hardware(name)
+        if hw.step_errors_of != name:
+            continue        # a preset borrowing another's constants shows that one's rows
+        for model, framework, low, high, signed, runs, fitted, on in hw.step_models:
+            rows.append((name, model, framework, f"{runs} ({fitted})", _percent(low), _percent(high), _percent(signed),
+                         ", ".join(on)))
+    return Table("The constants on each model's own runs", ("constants of", "model", "framework", "runs (fitted)",
+                                                            "lowest", "highest", "signed mean", "ran on"), tuple(rows),
+                 caption=("Per hardware preset's constants, per model preset (eval's --model) and framework option: "
+                          "the relative error (predicted / measured - 1; -: predicted too fast) on that model's own "
+                          "published runs, the fitted ones each at its leave-one-out error (predicted by the constants "
+                          "fitted without it), the others at their check error; runs of a model typed by its shape "
+                          "are not counted. eval hybrid and plan add the row of the model and framework asked for to "
+                          "their off-by line, after the fit's error and the framework's checks."),
+                 source="symcomm/presets/hardware.json (step_time.models), written by python -m "
+                        "symcomm.derivations.fit_step_time; symcomm/presets/systems.py (Hardware.step_time_error)")
+
+
 def _cells(inside: dict, out: dict) -> tuple:
     return (inside["runs"], f"{100 * inside['mean']:.1f} %", f"{100 * inside['max']:.1f} %",
             _percent(inside["signed_mean"]), f"{100 * out['mean']:.1f} %", f"{100 * out['max']:.1f} %",
@@ -1272,6 +1298,6 @@ CHAPTER = Chapter(
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
-                         _coverage_table(),
+                         _coverage_table(), _model_errors_table(),
                          _printed_memory_table(), _ran_over_table(), _scope_table(), _known_cause_table(), _memory_table()),
 )

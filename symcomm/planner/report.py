@@ -6,7 +6,7 @@ import csv
 import io
 
 from ..base.units import bytes_per_element, human_size, human_time
-from ..presets import memory_band_words, step_error_words
+from ..presets import memory_band_words, model as preset_model, step_error_words
 from ..presets.fit_errors import fits_over_error, memory_error
 from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
@@ -89,7 +89,17 @@ def step_time_error(p: Plan, top: int) -> dict | None:
         return None     # the fit's error is that of its own constants (eval's rule, words.hardware_words)
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
     reads = names_read(blocks, bytes_per_element(req.dtype))
-    return req.hardware.step_time_error(req.framework, _frameworks_shown(p, top), tuple(sorted(reads)))
+    return req.hardware.step_time_error(req.framework, _frameworks_shown(p, top), tuple(sorted(reads)),
+                                        _preset_name(req.model))
+
+
+def _preset_name(model) -> str | None:
+    """The name of ``model`` when it is a shipped model preset (whose own published runs the hardware's fit may
+    record), None for a model read from a config file under another shape."""
+    try:
+        return model.name if preset_model(model.name) == model else None
+    except ValueError:
+        return None
 
 
 def _frameworks_shown(p: Plan, top: int) -> tuple:

@@ -21,6 +21,26 @@ def checks_of(fitted: dict) -> tuple:
 
 
 
+def models_of(fitted: dict) -> tuple:
+    """The errors a ``step_time`` block records on each model preset's published runs per framework option
+    (``models``, written by the fit script: the fitted runs left out one at a time and the check runs), as
+    :attr:`Hardware.step_models` tuples (model, framework, lowest, highest, signed_mean, runs, fitted, (hardware));
+    () when it records none."""
+    return tuple((model, name, float(e["lowest"]), float(e["highest"]), float(e["signed_mean"]), int(e["runs"]),
+                  int(e.get("fitted", 0)), tuple(e.get("hardware", ())))
+                 for model, by_framework in sorted(fitted.get("models", {}).items())
+                 for name, e in sorted(by_framework.items()))
+
+
+def model_errors(step_models: tuple, model: str | None, framework: str | None) -> dict:
+    """The errors of :func:`models_of` on ``model``'s own runs, per framework option (``framework``: that one alone;
+    None: every one), as an answer holds them; {} where none ran (or no model preset is named)."""
+    return {name: {"lowest": low, "highest": high, "signed_mean": signed, "runs": runs, "fitted": fitted,
+                   "hardware": list(on)}
+            for of, name, low, high, signed, runs, fitted, on in step_models
+            if of == model and (framework is None or name == framework)}
+
+
 def memory_checks_of(document: dict) -> tuple:
     """The memory checks a presets document records (``memory_checks``, written by the fit script from the runs
     that print their peak memory) per framework option, as (framework, mean, max, signed_mean, lowest, highest,
@@ -160,4 +180,14 @@ def step_error_words(error: dict | None) -> str:
         words += (f"; framework={name} on {runs} never fitted on ({', '.join(e['hardware'])}): "
                   f"typically {100 * e['mean']:.0f} %, up to {100 * e['max']:.0f} % (signed mean "
                   f"{round(100 * e['signed_mean']) + 0:+d} %)")
+    for name, e in error.get("model", {}).items():
+        runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
+        fitted = (f", {e['fitted']} of them fitted on, each predicted by the fit without it" if e["fitted"] else
+                  ", none fitted on")
+        spread = (f"{100 * e['lowest']:+.0f} %" if round(100 * e["lowest"]) == round(100 * e["highest"]) else
+                  f"{100 * e['lowest']:+.0f} % to {100 * e['highest']:+.0f} %")
+        words += (f"; {error['model_name']} with framework={name}, on its own {runs} ({', '.join(e['hardware'])}"
+                  f"{fitted}): {spread} (signed mean {round(100 * e['signed_mean']) + 0:+d} %"
+                  + (": predicted too fast)" if e["signed_mean"] < 0 else ": predicted too slow)"
+                     if e["signed_mean"] > 0 else ")"))
     return words

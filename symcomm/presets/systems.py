@@ -80,6 +80,9 @@ class Hardware:
     step_checks: tuple = ()
     #: the framework options the fitted runs ran (``step_time.frameworks``); () when the block does not say
     step_frameworks: tuple = ()
+    #: how far they were off on each model preset's own published runs, per framework option (``step_time.models``):
+    #: (model, framework, lowest, highest, signed_mean, runs, fitted, (hardware)) tuples; () when not recorded
+    step_models: tuple = ()
     #: (major, minor) of the GPU's compute capability, which decides the precision recipes it runs
     #: (hardware_values.precision_refusal); () when not given (a file without it: not checked)
     compute_capability: tuple = ()
@@ -189,13 +192,16 @@ class Hardware:
         shares = dict(self.attention_shares)
         return {"eta_attn": shares["fused"]} if "fused" in shares else {}
 
-    def step_time_error(self, framework: str | None = None, frameworks: tuple = (), reads: tuple = ()) -> dict | None:
+    def step_time_error(self, framework: str | None = None, frameworks: tuple = (), reads: tuple = (),
+                        model: str | None = None) -> dict | None:
         """How far a step time of these constants may be off, as far as it was measured: the leave-one-out
         errors over the runs their fit fitted on (each predicted by the constants fitted without it) and, under
         ``checks``, the errors on published runs never fitted on, per framework option (``framework``: that one
         alone, {} when none of its runs was checked; None: every framework checked).  ``unchecked``: what of the
         setting no run measured (:meth:`unchecked`; ``frameworks`` the framework options priced, ``framework`` among
-        them, ``reads`` the constants the step model reads).  None when the hardware records no fit error (a file
+        them, ``reads`` the constants the step model reads).  ``model``: a model preset's name; where its own
+        published runs were evaluated with these constants, ``model`` holds their errors per framework option (as
+        ``checks`` filters them) and ``model_name`` the name.  None when the hardware records no fit error (a file
         without ``step_time.errors``).  One rule for eval and plan."""
         errors = dict(self.step_errors)
         if not errors:
@@ -204,12 +210,14 @@ class Hardware:
                   for name, mean, worst, signed, runs, on in self.step_checks
                   if framework is None or name == framework}
         priced = tuple(sorted({*frameworks, *([framework] if framework is not None else [])}))
+        own = fit_errors.model_errors(self.step_models, model, framework)
         return {"mean": errors["mean"], "max": errors["max"], "signed_mean": errors["signed_mean"],
                 "runs": int(errors["runs"]), "of": self.step_errors_of,
                 "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
                         "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
                         "off by more",
-                "checks": checks, "unchecked": list(self.unchecked(priced, reads))}
+                "checks": checks, "unchecked": list(self.unchecked(priced, reads)),
+                **({"model_name": model, "model": own} if own else {})}
 
     def unchecked(self, frameworks: tuple, reads: tuple) -> tuple[str, ...]:
         """What of a setting no published run measured with these constants, each worded: a framework option of
@@ -337,6 +345,7 @@ def _preset(name: str) -> Hardware:
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
+                    step_models=fit_errors.models_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
                     compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band())
 
@@ -473,6 +482,7 @@ def hardware_file(path) -> Hardware:
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
+                    step_models=fit_errors.models_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
                     compute_capability=tuple(d.get("compute_capability", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band())

@@ -275,7 +275,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")
     typed_peaks = sorted(_CLI_NAME[sym] for sym in _PEAKS_IN_ORDER if sym in values)
-    return add_hardware_report(out, system, compute, typed_peaks, options, dtype, reads)
+    return add_hardware_report(out, system, compute, typed_peaks, options, dtype, reads, args.model or None)
 
 
 @functools.lru_cache(maxsize=512)

@@ -344,7 +344,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     out["busiest_stage"] = dict(step["busiest"][0 if int(numbers.get("p", 0)) == 1 else 1])
     out["options"] = dict(step["options"])
     out["assumptions"] = list(step["assumptions"])
-    return add_hardware_report(out, system, compute, sorted(typed_peaks), options, dtype, step["arguments"])
+    return add_hardware_report(out, system, compute, sorted(typed_peaks), options, dtype, step["arguments"],
+                               args.model)
 
 
 # -- the plan: what a call met before reads again, resolved once (the Python API's warm calls) ---------------------
@@ -526,7 +527,7 @@ def _plan(args, data, said: tuple):
     binding = (slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]], step["function"],
                [point[name] for name in step["arguments"]], step_at)
     fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
-    words = hardware(system, hardware_words(system, compute, (), stepping, dtype, step["arguments"]))
+    words = hardware(system, hardware_words(system, compute, (), stepping, dtype, step["arguments"], args.model))
     return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said,
                  texts=tuple([note.text for note in said]))
 

@@ -329,17 +329,21 @@ def unread_step_note(typed, step_names, needed, read, said) -> str | None:
     return f"{', '.join(names)} not used by the step model of this setting" if names else None
 
 
-def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str, reads) -> dict:
+def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str, reads,
+                        model: str | None = None) -> dict:
     """The step report's words of its hardware, added to ``out``: the constants with their sources (``typed_names``
     the hardware values typed over the hardware's, presets.hardware_values.TYPED_HARDWARE, in the order to say them),
     the memory verdict beside the figures (the planner's rule, ``presets.Hardware.fits``), the fit's error with the
     checks of the run's framework (``options``: the step options, each absent one at its default) and what of the
-    setting no run checked (``reads``: the names the step model reads), and the defaults taken.  One rule for the
-    general path (``answers.py``) and the generated one (``hybridfast.py``)."""
-    return with_hardware_report(out, system, hardware_words(system, compute, typed_names, options, dtype, reads))
+    setting no run checked (``reads``: the names the step model reads), the errors on the model preset's own runs
+    (``model``: its name, None for a model typed by its shape), and the defaults taken.  One rule for the general
+    path (``answers.py``) and the generated one (``hybridfast.py``)."""
+    return with_hardware_report(out, system, hardware_words(system, compute, typed_names, options, dtype, reads,
+                                                            model))
 
 
-def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str, reads) -> tuple:
+def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str, reads,
+                   model: str | None = None) -> tuple:
     """What :func:`add_hardware_report` adds whatever the numbers: (the constants with their sources, what the fit's
     error is asked of: the run's framework and the constants it reads, or None where a typed constant leaves it
     unknown, the units added, the defaults taken), worded once by a plan (hybridfast)."""
@@ -355,7 +359,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs: a count"}
     # the fit's error is that of its own constants: with one typed over them, none is known (None)
-    asked = None if typed else (framework, (), tuple(sorted(name for name in compute if name in reads)))
+    asked = None if typed else (framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used())
 
 

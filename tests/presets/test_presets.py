@@ -502,6 +502,60 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     assert mine["step_time_error"]["unchecked"] == []
 
 
+def test_a_step_time_says_how_far_off_its_constants_were_on_the_models_own_runs(tmp_path):
+    # hardware.json's step_time.models: per model preset and framework option, the errors of these constants on that
+    # model's published runs, counted here again from the fit script's other output, step_fit.json: a fitted run at
+    # its leave-one-out error (predicted by the constants fitted without it), a check run at its error
+    from symcomm.derivations import modern
+
+    results = json.loads((Path(modern.__file__).parent / "data" / "step_fit.json").read_text(encoding="utf-8"))
+    model_of = {r["id"]: r["model"]["name"] for r in modern.runs()}
+
+    def band(rows, key):
+        errors = [r[key] for r in rows]
+        return min(errors), max(errors), len(errors)
+
+    # gpt-oss-120b on h100: its two Megatron-Bridge rows are fitting runs of h100's constants
+    fitted = [r for r in results["systems"]["h100"]["runs"] if model_of[r["id"].split("+")[0]] == "gpt-oss-120b"]
+    low, high, runs = band(fitted, "loo_error")
+    words = ("eval", "hybrid", "--model", "gpt-oss-120b", "t=1", "p=4", "d=16", "c=1", "e=8", "b=1280", "m=80",
+             "s=4096", "moe=1", "zero=1", "--json")
+    got = json.loads(symcomm_command(*words, "--hardware", "h100").stdout)["step_time_error"]
+    assert got["model_name"] == "gpt-oss-120b" and list(got["model"]) == ["megatron"]
+    own = got["model"]["megatron"]
+    assert (own["lowest"], own["highest"], own["runs"], own["fitted"]) == (low, high, runs, runs) and runs == 2
+    assert own["hardware"] == ["h100"] and own["highest"] < 0          # both predicted too fast
+    text = symcomm_command(*words[:-1], "--hardware", "h100").stdout
+    assert (f"gpt-oss-120b with framework=megatron, on its own 2 published runs (h100, 2 of them fitted on, each "
+            f"predicted by the fit without it): {100 * low:+.0f} % to {100 * high:+.0f} %") in text
+    assert "predicted too fast)" in text
+    # llama3.1-8b under FSDP2 on h100's constants: torchtitan's check runs, on h100-gt and h200 (which borrow them)
+    checks = [r for system in ("h100-gt", "h200") for r in results["checks"][system]["runs"]
+              if model_of[r["id"].split("+")[0]] == "llama3.1-8b" and r["framework_option"] == "fsdp2"]
+    low, high, runs = band(checks, "error")
+    got = presets.hardware("h100-gt").step_time_error("fsdp2", model="llama3.1-8b")["model"]["fsdp2"]
+    assert (got["lowest"], got["highest"], got["runs"], got["fitted"]) == (low, high, runs, 0)
+    assert got["hardware"] == ["h100-gt", "h200"]
+    # another framework than the run's, a model with no run, and a model typed by its shape: nothing said
+    assert "model" not in presets.hardware("h100").step_time_error("deepspeed", model="gpt-oss-120b")
+    assert "model" not in presets.hardware("h100").step_time_error("megatron", model="mixtral-8x7b")
+    shape = json.loads(symcomm_command("eval", "hybrid", "--hardware", "h100", "h=2048", "L=24", "a=16", "F=8192",
+                                       "h_kv=2048", "V=50368", "gated=0", "tied=1", "embeddings=1", "G=8", "t=1",
+                                       "p=1", "d=8", "c=1", "b=16", "m=1", "s=2048", "--json").stdout)["step_time_error"]
+    assert "model" not in shape
+    # plan says it of the model it searches
+    plan = symcomm_command("plan", "--model", "gpt-oss-120b", "--hardware", "h100", "--gpus", "64", "--seq", "4096",
+                           "--batch", "1280", "--framework", "megatron", "--top", "2")
+    assert plan.returncode == 0, plan.stderr
+    assert "gpt-oss-120b with framework=megatron, on its own 2 published runs" in plan.stdout
+    # one run, one value: no range
+    one = {**presets.hardware("h100").step_time_error("megatron"), "model_name": "m",
+           "model": {"megatron": {"lowest": 0.05, "highest": 0.05, "signed_mean": 0.05, "runs": 1, "fitted": 0,
+                                  "hardware": ["a"]}}}
+    assert ("m with framework=megatron, on its own 1 published run (a, none fitted on): +5 % (signed mean +5 %: "
+            "predicted too slow)") in presets.step_error_words(one)
+
+
 def test_an_moe_on_a_part_fitted_on_dense_runs_says_its_routing_passes_were_never_measured():
     # a100's fitted runs are dense (derivations/data/published_runs.json): its block leaves kappa_moe out, read as 0,
     # and an MoE evaluated on it says so first; h100's was fitted on MoE runs (Qwen3, DeepSeek-V3, gpt-oss: its

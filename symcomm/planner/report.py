@@ -75,7 +75,7 @@ MARGIN_ASSUMPTION = (
 
 UNITS = {"step_time": "s", "compute_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
          "optimizer_time": "s", "comm_time": "s", "memory_bytes": "bytes", "memory_bytes_per_gpu": "bytes",
-         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs: a count", "mfu": "fraction of peak", "mfu_causal": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
+         "tokens_per_second": "tokens/s", "peak": "FLOP/s", "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts", "mfu": "fraction of peak", "mfu_causal": "fraction of peak", "bubble_fraction": "fraction", "seconds": "s"}
 
 
 def step_time_error(p: Plan, top: int) -> dict | None:

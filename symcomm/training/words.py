@@ -357,7 +357,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     constants = {**compute, "source": source, "peak_source": peak_source,
                  "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
-             "step_time_error": "ratios (predicted / measured - 1); runs: a count"}
+             "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
     # the fit's error is that of its own constants: with one typed over them, none is known (None)
     asked = None if typed else (framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used())

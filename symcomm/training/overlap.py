@@ -12,6 +12,13 @@ Data parallel (:func:`exposed_data_parallel`):
 * the parameter all-gather after the optimizer step (ZeRO 1/2): exposed unless overlap_param_gather,
   then max(the first bucket's gather, gather − the first micro-batch's forward) (Megatron-LM
   param_and_grad_buffer.py: the forward pre-hook waits on its bucket and dispatches the next);
+* Megatron's interleaved schedule (v model chunks a stage, :data:`INTERLEAVED_SYNC`) syncs each chunk apart:
+  its reduce-scatter starts after its last micro-batch's backward, and the last p micro-batches (m when fewer) run
+  their backwards chunk by chunk from the last chunk to the first, so all but the first chunk's reductions hide behind
+  the p(v − 1) chunk backwards that follow them and the first chunk's behind its own last one: the window of a
+  reduction once per step is (p(v − 1) + 1)/v micro-batch backwards, not one; each chunk's parameter gather runs
+  while the chunk before it makes its first p forwards (the first two at the step's start), a window of
+  (p(v − 1) + 1)/v micro-batch forwards; v = 1 gives the one micro-batch of the rules above;
 * ZeRO-3 per layer (FSDP2, Megatron-FSDP: one all-gather and one reduce-scatter per layer): the first
   layer's gather of every forward and the last layer's reduce-scatter of every reduction exposed in
   full; every other collective exposes its latency (the a·α part of its cost: each waits on its own
@@ -52,6 +59,17 @@ import sympy as sp
 from . import frameworks as F
 from .compute import async_tp_fusion, tp_fused_gemm_seconds
 from ..core import symbols as S
+
+
+#: what the interleaved schedule's per-chunk synchronisation follows (exposed_data_parallel's interleaved_chunks)
+INTERLEAVED_SYNC = ("NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py at d98e8a64 "
+                    "(forward_backward_pipelining_with_interleaving: param_sync_func of the first two model chunks at "
+                    "the start, of each later one in forward_step_helper when the chunk before it starts its first "
+                    "micro-batch; a chunk's grad sync when its last micro-batch's backward is done, "
+                    "is_last_microbatch_for_model_chunk) and megatron/training/training.py (grad_sync_func, "
+                    "param_sync_func per chunk under overlap_grad_reduce, overlap_param_gather with "
+                    "align_param_gather); NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/comm_overlap.py and "
+                    "setup.py at c8101293 (align_param_gather = True when p > 1 and v > 1)")
 
 
 #: what the tp_overlap model follows
@@ -182,7 +200,8 @@ def _bucketed(terms, bucket):
 
 
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
-                          param_overlap: bool, pipeline_chunks=None, embeddings: bool = False) -> sp.Expr:
+                          param_overlap: bool, pipeline_chunks=None, embeddings: bool = False,
+                          interleaved_chunks=None) -> sp.Expr:
     """The exposed time of the data-parallel ``dp_terms`` (``time_of`` prices a list of terms) with
     ``m`` micro-batches of ``compute`` (a MicroBatchCompute) each, under the framework's ``data``
     schedule; ``grad_overlap``: the gradient reductions hide behind the backward (overlap_grad_reduce);
@@ -190,7 +209,9 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
     ``pipeline_chunks`` (the chunks a GPU of the first pipeline stage holds, None for a stage whose reductions
     end no step): where the pipeline's post-backward runs them after the last backward
     (:func:`pipelined_post_backward`), one chunk's reductions exposed in full when p ≥ 2; ``embeddings``: the
-    stage whose edge bucket counts (the first) holds the word embedding (:func:`edge_bucket`)."""
+    stage whose edge bucket counts (the first) holds the word embedding (:func:`edge_bucket`);
+    ``interleaved_chunks``: Megatron's model chunks per stage (v, 1 without interleaving), whose per-chunk
+    synchronisation widens the windows of a reduction and a gather made once per step (:data:`INTERLEAVED_SYNC`)."""
     if data.zero == 3 and data.shard_unit == "layer":
         overlapped = _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap)
         if pipeline_chunks is None or not pipelined_post_backward(data, grad_overlap):
@@ -211,7 +232,11 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
     # what hides behind one window shares it (and the links): the forward gathers behind the m forwards;
     # the backward gathers and, when overlapped, the reductions behind the backwards they follow (every
     # micro-batch's when reduced per micro-batch, the last one's when reduced once per step)
-    backward_window = (m if steps == m else 1) * compute.backward
+    # Megatron's interleaved schedule syncs each model chunk apart (INTERLEAVED_SYNC): the window of a reduction
+    # or a gather made once per step is (p(v - 1) + 1)/v micro-batches' backward or forward, 1 with v = 1
+    spread = (sp.Min(S.p, m, evaluate=False) * (interleaved_chunks - 1) + 1) / interleaved_chunks \
+        if interleaved_chunks is not None and data.framework == "megatron" and steps != m else sp.Integer(1)
+    backward_window = (m if steps == m else spread) * compute.backward
     hiding_gathers = gather_backward if param_overlap else sp.Integer(0)
     if grad_overlap:
         exposed_backward = max0(hiding_gathers + reduce_t - backward_window)
@@ -228,9 +253,9 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
     exposed_after = time_of(after_step)
     if param_overlap and after_step:
         # the next step's first forward waits on the first bucket, the others gather behind it
-        exposed_after = (sp.Max(time_of(_bucketed(after_step, bucket)), exposed_after - compute.forward,
+        exposed_after = (sp.Max(time_of(_bucketed(after_step, bucket)), exposed_after - spread * compute.forward,
                                 evaluate=False)
-                         if bucket is not None else max0(exposed_after - compute.forward))
+                         if bucket is not None else max0(exposed_after - spread * compute.forward))
     return exposed_forward + exposed_backward + exposed_after + rest_t
 
 

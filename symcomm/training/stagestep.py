@@ -89,7 +89,8 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
         exposed[kind]["dp"] = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, micro,
                                                     grad_overlap=grad_overlap, param_overlap=param_overlap,
                                                     pipeline_chunks=n_chunks if kind == "first" else None,
-                                                    embeddings=run.embeddings and kind == "first")
+                                                    embeddings=run.embeddings and kind == "first",
+                                                    interleaved_chunks=n_chunks)
         memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
                                     kind=kind)
         optimizer[kind] = after_backward(memory[kind], data, run.adam_dtype)

@@ -24,7 +24,8 @@ micro-batches per data-parallel replica, then the optimizer step):
 * **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
   gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
   the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
-  forward but its first bucket; FSDP2 / Megatron-FSDP per layer: the first gather and the last
+  forward but its first bucket; under Megatron's interleaved schedule each model chunk synced apart, both
+  windows (p(v − 1) + 1)/v micro-batches wide instead of one; FSDP2 / Megatron-FSDP per layer: the first gather and the last
   reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
@@ -228,7 +229,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     _check_megatron_overlap(framework, zero, grad_overlap, param_overlap)
     exposed_dp = exposed_data_parallel(by_axis.get("dp", []), time_of, data, m, compute_micro,
                                        grad_overlap=grad_overlap, param_overlap=param_overlap,
-                                       pipeline_chunks=chunks, embeddings=embeddings)
+                                       pipeline_chunks=chunks, embeddings=embeddings, interleaved_chunks=chunks)
 
     # the m working slots' communication; the bubble's slots (compute and communication alike) are the bubble
     exposed = {axis: x * m for axis, x in on_path.items()}

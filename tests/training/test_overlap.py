@@ -105,6 +105,38 @@ def test_the_post_step_all_gather_hides_but_its_first_bucket_with_overlap_param_
     assert float(on["exposed_comm_time_dp"]) == pytest.approx(first + first, rel=1e-12)
 
 
+def test_megatrons_interleaved_schedule_syncs_each_chunk_apart():
+    """Megatron-LM's interleaved schedule (megatron/core/pipeline_parallel/schedules.py at d98e8a64,
+    forward_backward_pipelining_with_interleaving) starts a model chunk's gradient reduce-scatter when that chunk's
+    last micro-batch's backward is done and its parameter all-gather while the chunk before it runs its first
+    forwards.  Counted by hand for p = 2 stages of v = 2 chunks and m = 2 micro-batches: the last group of p = 2
+    micro-batches runs its backwards chunk 1, chunk 1, chunk 0, chunk 0, each B/v (B: one micro-batch's backward over
+    the stage's chunks), so chunk 1's reductions start 3 chunk backwards before the end and chunk 0's 1: together
+    R hides behind 3·B/2 of backward, not B as one chunk would (1F1B, v = 1); the gathers, F/v each way, behind
+    3·F/2 of forward.  zero=1, d = 4, Φ = 4·10⁸ (2·10⁸ a stage), buckets of 40M parameters: one bucket 1/5 of R.
+    β is set so that R = 2B (backward = 2 × forward: no flash, κ = 0, w_half = 0): exposed backward
+    max(R/5, R - B) = R/2 at v = 1, max(R/5, R - 3B/2) = R/4 at v = 2; the post-step gather (R, F = B/2 = R/4)
+    max(R/5, R - F) = 3R/4 at v = 1, max(R/5, R - 3F/2) = 5R/8 at v = 2."""
+    settings = {**PLAIN, "flash": "0", "zero": "1", "framework": "megatron", "overlap_grad_reduce": "1",
+                "overlap_param_gather": "1"}
+    base = {**TINY, **NO_COMM, "alpha": 0.0, "beta": 1e-9, "t": 1, "p": 2, "d": 4, "c": 1, "b": 8, "m": 2,
+            "Phi": 4 * 10**8, "peak": 1e9, "eta": 1.0, "kappa": 0.0, "w_half": 0.0, "hbm": 1e30}
+
+    def at(v, beta):
+        schedule = "interleaved" if v > 1 else "1f1b"
+        return steptime.quantities({**base, "v": v, "beta": beta}, 2, **settings, schedule=schedule)
+
+    probe = at(1, 1e-9)
+    backward = 2 / 3 * float(probe["compute_time"]) / base["m"]        # B: one micro-batch's backward
+    reduce_per_beta = 0.75 * 2e8                                         # (d - 1)/d of the stage's Φ, per β
+    beta = 2 * backward / reduce_per_beta                                # R = 2B
+    R = 2 * backward
+    one, two = at(1, beta), at(2, beta)
+    assert float(one["comm_time_dp"]) == pytest.approx(2 * R, rel=1e-9)       # reduce-scatter and all-gather
+    assert float(one["exposed_comm_time_dp"]) == pytest.approx(R / 2 + 3 * R / 4, rel=1e-9)
+    assert float(two["exposed_comm_time_dp"]) == pytest.approx(R / 4 + 5 * R / 8, rel=1e-9)
+
+
 # -- per micro-batch: tp chunks, pipeline sends ------------------------------------------------------------
 
 def test_tp_overlap_leaves_one_chunk_of_t_exposed():

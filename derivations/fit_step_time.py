@@ -170,14 +170,19 @@ def check_errors(checked: dict) -> dict:
 def store_check_errors(presets: dict, checked: dict) -> dict:
     """``presets`` (hardware.json's document) with each fitted preset's ``step_time.checks`` set from ``checked``
     (:func:`check_errors`), and dropped where no check run used its constants."""
-    errors = check_errors(checked)
+    return _stored_per_preset(presets, "checks", check_errors(checked))
+
+
+def _stored_per_preset(presets: dict, key: str, errors: dict) -> dict:
+    """``presets`` with each preset's own fitted ``step_time`` block's ``key`` set to its entry of ``errors``
+    (preset → errors), dropped where it has none; a block borrowing another's constants is left as it is."""
     for name, system in presets["systems"].items():
         block = system.get("step_time", {})
         if "borrowed_from" in block or "eta" not in block:
             continue
-        block.pop("checks", None)
+        block.pop(key, None)
         if name in errors:
-            block["checks"] = errors[name]
+            block[key] = errors[name]
     return presets
 
 
@@ -221,15 +226,7 @@ def model_errors(fitted: dict, checked: dict) -> dict:
 def store_model_errors(presets: dict, fitted: dict, checked: dict) -> dict:
     """``presets`` (hardware.json's document) with each fitted preset's ``step_time.models`` set from its fitted and
     check runs (:func:`model_errors`), and dropped where none ran a model preset."""
-    errors = model_errors(fitted, checked)
-    for name, system in presets["systems"].items():
-        block = system.get("step_time", {})
-        if "borrowed_from" in block or "eta" not in block:
-            continue
-        block.pop("models", None)
-        if name in errors:
-            block["models"] = errors[name]
-    return presets
+    return _stored_per_preset(presets, "models", model_errors(fitted, checked))
 
 
 def memory_check_errors(memory: list[dict]) -> dict:

@@ -155,7 +155,6 @@ def te_precision_refusal(setting) -> str | None:
     return None
 
 
-
 #: Transformer Engine's fused MoE grouped MLP, which Megatron-Core runs through its op fuser
 #: (use_transformer_engine_op_fuser, moe_mlp_glu_interleave_size 32) and Megatron-Bridge's performance recipes switch
 #: on as cutedsl_fused_grouped_mlp (scripts/performance/utils/overrides.py and perf_plugins.py at fcbb6031:

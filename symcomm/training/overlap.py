@@ -70,6 +70,8 @@ INTERLEAVED_SYNC = ("NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedule
                     "param_sync_func per chunk under overlap_grad_reduce, overlap_param_gather with "
                     "align_param_gather); NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/comm_overlap.py and "
                     "setup.py at c8101293 (align_param_gather = True when p > 1 and v > 1)")
+#: the frameworks whose interleaved schedule syncs each model chunk apart (:data:`INTERLEAVED_SYNC`)
+CHUNK_SYNC_FRAMEWORKS = ("megatron",)
 
 
 #: what the tp_overlap model follows
@@ -235,7 +237,7 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
     # Megatron's interleaved schedule syncs each model chunk apart (INTERLEAVED_SYNC): the window of a reduction
     # or a gather made once per step is (p(v - 1) + 1)/v micro-batches' backward or forward, 1 with v = 1
     spread = (sp.Min(S.p, m, evaluate=False) * (interleaved_chunks - 1) + 1) / interleaved_chunks \
-        if interleaved_chunks is not None and data.framework == "megatron" and steps != m else sp.Integer(1)
+        if interleaved_chunks is not None and data.framework in CHUNK_SYNC_FRAMEWORKS and steps != m else sp.Integer(1)
     backward_window = (m if steps == m else spread) * compute.backward
     hiding_gathers = gather_backward if param_overlap else sp.Integer(0)
     if grad_overlap:

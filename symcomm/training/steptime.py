@@ -25,8 +25,8 @@ micro-batches per data-parallel replica, then the optimizer step):
   gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
   the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
   forward but its first bucket; under Megatron's interleaved schedule each model chunk synced apart, both
-  windows (p(v − 1) + 1)/v micro-batches wide instead of one; FSDP2 / Megatron-FSDP per layer: the first gather and the last
-  reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
+  windows (p(v − 1) + 1)/v micro-batches wide instead of one; FSDP2 / Megatron-FSDP per layer: the first
+  gather and the last reduce-scatter exposed, every collective's latency, the bandwidth beyond the compute;
 * **optimizer**: Adam over the GPU's own parameters, memory-bound: each parameter reads and
   writes its fp32 copy and two moments, reads its gradient and writes the 16-bit weight —
   26 bytes + the gradient's bytes, at the HBM bandwidth; with Megatron-Core's gradient buffer its

@@ -330,6 +330,11 @@ globalThis.SYMCOMM_CATALOG = {
 "meaning": "published share of the bf16 peak FlashAttention's Triton port reaches (attention_kernel=triton)",
 "unit": "ratio",
 "integer": false
+},
+"eta_cudnn": {
+"meaning": "published share of the bf16 peak cuDNN's fused attention reaches (attention_kernel=cudnn)",
+"unit": "ratio",
+"integer": false
 }
 },
 "dtypes": {
@@ -5668,7 +5673,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -5825,7 +5831,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -5981,7 +5988,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6138,7 +6146,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6295,7 +6304,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6452,7 +6462,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6609,7 +6620,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6766,7 +6778,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -6923,7 +6936,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7080,7 +7094,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7237,7 +7252,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7394,7 +7410,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7551,7 +7568,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7708,7 +7726,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -7870,7 +7889,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8030,7 +8050,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8188,7 +8209,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8357,7 +8379,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8539,7 +8562,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8712,7 +8736,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -8869,7 +8894,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9026,7 +9052,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9183,7 +9210,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9350,7 +9378,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9523,7 +9552,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9682,7 +9712,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9839,7 +9870,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -9996,7 +10028,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10153,7 +10186,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10310,7 +10344,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10467,7 +10502,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10624,7 +10660,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10781,7 +10818,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -10938,7 +10976,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11095,7 +11134,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11252,7 +11292,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11409,7 +11450,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11580,7 +11622,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11737,7 +11780,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -11895,7 +11939,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12052,7 +12097,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12209,7 +12255,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12366,7 +12413,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12523,7 +12571,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12680,7 +12729,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12837,7 +12887,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -12996,7 +13047,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",
@@ -13153,7 +13205,8 @@ globalThis.SYMCOMM_CATALOG = {
 "kappa_moe",
 "eta_attn",
 "eta_fa2",
-"eta_triton"
+"eta_triton",
+"eta_cudnn"
 ],
 "quantities": [
 "step_time",

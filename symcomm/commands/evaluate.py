@@ -68,7 +68,7 @@ def _print_step(payload: dict) -> None:
     low = next((kind for kind in LOW_DTYPES if f"peak_{kind}" in c), None)
     fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s"
            f"{' typed' if f'peak_{low}' in typed_peaks else ''}, eta_{low} {c[f'eta_{low}']}" if low else "")
-    # the attention core's share: a published kernel's (attention_kernel fa2, triton), else the fitted eta_attn (eta
+    # the attention core's share: a published kernel's (attention_kernel fa2, triton, cudnn), else the fitted eta_attn (eta
     # where none is)
     kernel = next((k for k in PUBLISHED_KERNELS if f"eta_{k}" in c), None)
     attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}: the hardware's attention_source)"

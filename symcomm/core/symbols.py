@@ -123,6 +123,7 @@ kappa_moe = _nonneg("kappa_moe")  # fitted: HBM-pass equivalents over each route
 eta_attn = _real("eta_attn")   # fitted: the share of peak (bf16) the flash-attention core reaches
 eta_fa2 = _real("eta_fa2")     # published: the share of peak (bf16) FlashAttention-2 reaches (attention_kernel=fa2)
 eta_triton = _real("eta_triton")  # published: the share of peak (bf16) FlashAttention's Triton port reaches (triton)
+eta_cudnn = _real("eta_cudnn")  # published: the share of peak (bf16) cuDNN's fused attention reaches (cudnn)
 
 
 SYMBOLS: dict[str, SymbolInfo] = {
@@ -213,6 +214,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "(attention_kernel=fa2)", "ratio"),
         SymbolInfo(eta_triton, "eta_triton", "published share of the bf16 peak FlashAttention's Triton port reaches "
                    "(attention_kernel=triton)", "ratio"),
+        SymbolInfo(eta_cudnn, "eta_cudnn", "published share of the bf16 peak cuDNN's fused attention reaches "
+                   "(attention_kernel=cudnn)", "ratio"),
     )
 }
 

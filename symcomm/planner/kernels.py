@@ -108,7 +108,7 @@ def _built_kernel(options: tuple, run_bytes: int):
 @functools.lru_cache(maxsize=None)
 def timed_as(options: tuple) -> tuple[tuple, str]:
     """(the combination whose kernel times ``options``, the name whose value it reads as eta_attn).  A named attention
-    kernel (attention_kernel=fa2, triton) changes nothing in the step model but the share its core runs at
+    kernel (attention_kernel=fa2, triton, cudnn) changes nothing in the step model but the share its core runs at
     (symcomm.training.compute: its eta_<kernel> where the fused core's eta_attn stands, KERNEL_SHARE), so it runs
     on the fused core's kernel, shipped for every family, with eta_attn at eta_<kernel>: the same numbers, no SymPy
     (tests/planner/test_plan.py checks each row against eval's own evaluation)."""

@@ -365,7 +365,7 @@ FLAGS = (
                           "eval's precision=, given, not searched; an FP8 recipe runs the linear GEMMs at the "
                           "hardware's FP8 peak and eta_fp8, the attention core and LM head in bf16); precision=..."),
     ("--attention-kernel", None, f"the attention core's kernel: {settings.choices(settings.ATTENTION_KERNELS)} "
-                                 "(default fused: the framework's own; fa2, triton at the hardware's published share; "
+                                 "(default fused: the framework's own; fa2, triton, cudnn at the hardware's published share; "
                                  "as eval's attention_kernel=, given, not searched); attention_kernel=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),

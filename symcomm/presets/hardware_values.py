@@ -18,7 +18,8 @@ PEAK_NAMES = ("peak",) + tuple(f"peak_{dtype}" for dtype in LOW_DTYPES)
 #: the attention kernels (the attention_kernel setting) that run the core at a share of the bf16 peak published for
 #: the kernel (hardware attention_shares, key = the setting's value; symbol eta_<key>), not at the fitted eta_attn of
 #: the fused core: each with its name in words
-PUBLISHED_KERNELS = {"fa2": "FlashAttention-2", "triton": "FlashAttention's Triton port"}
+PUBLISHED_KERNELS = {"fa2": "FlashAttention-2", "triton": "FlashAttention's Triton port",
+                     "cudnn": "cuDNN's fused attention"}
 #: the symbols of those shares
 KERNEL_SHARES = tuple(f"eta_{kernel}" for kernel in PUBLISHED_KERNELS)
 #: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run

@@ -135,8 +135,8 @@ class Hardware:
         which the attention core and the LM head run at, and peak_fp8, eta_fp8 (FP8 recipes) or peak_fp4, eta_fp4
         (nvfp4) are added for the linear matmuls (:func:`low_dtype`).
         ``fitting``: for a fit of the constants (symcomm.measurement.step_fit), which supplies every one it
-        fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2 or triton adds eta_fa2 or
-        eta_triton, that kernel's published share (``attention_shares``), refused where the hardware gives none.  ``typed``:
+        fits: a fitted constant the hardware lacks is not refused.  ``attention_kernel`` fa2, triton or cudnn adds
+        eta_<kernel>, that kernel's published share (``attention_shares``), refused where the hardware gives none.  ``typed``:
         the values the user gave by name (:data:`TYPED_HARDWARE`), which win over the hardware's: the peaks (:meth:`peak`)
         and the constants the run reads (:func:`with_typed_constants`)."""
         typed = typed or {}

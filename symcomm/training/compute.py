@@ -146,7 +146,7 @@ FITTED = {f.name: f for f in (
     Fitted("kappa_moe", "HBM-pass equivalents over each routed token copy's hidden vector per MoE layer (the dispatch, "
                         "the permutations and the combine around the experts; forward + backward; absent: 0)", 0.0, 400.0),
 )}
-#: the attention kernels timed at a published share (attention_kernel=fa2, triton) → that share's symbol, eta_<kernel>
+#: the attention kernels timed at a published share (attention_kernel=fa2, triton, cudnn) → that share's symbol, eta_<kernel>
 KERNEL_SHARE = {kernel: S.SYMBOLS[f"eta_{kernel}"].symbol for kernel in PUBLISHED_KERNELS}
 #: the flash-attention core's backward FLOPs over its forward's: five s × s GEMMs (S = QKᵀ recomputed, dV, dP,
 #: dQ, dK) to two (S, P·V): Dao 2023, FlashAttention-2, Algorithm 2

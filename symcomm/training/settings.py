@@ -73,10 +73,13 @@ PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4"
 ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
 #: Adam's state types, the adam_dtype setting's values
 ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
-#: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (cuDNN / FA3 class,
-#: Transformer Engine), FlashAttention-2 (PyTorch SDPA's flash backend) and FlashAttention's Triton port (MPT's
-#: attn_impl triton): the last two at their published shares (symcomm.presets.hardware_values.PUBLISHED_KERNELS)
-ATTENTION_KERNELS = ("fused", "fa2", "triton")
+#: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (the framework's own:
+#: cuDNN / FA3 class through Transformer Engine, PyTorch SDPA's first backend under fsdp and fsdp2),
+#: FlashAttention-2 (PyTorch SDPA's flash backend), FlashAttention's Triton port (MPT's attn_impl triton) and cuDNN's
+#: fused attention named whatever the framework (Transformer Engine's FusedAttention under a PyTorch-native trainer,
+#: PyTorch SDPA's cuDNN backend): the last three at their published shares
+#: (symcomm.presets.hardware_values.PUBLISHED_KERNELS)
+ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
 
 
 def choices(allowed) -> str:
@@ -453,7 +456,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "at FlashAttention-2's published share: frameworks.framework_attention); fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
            "order where cuDNN is not asked for first) at the hardware's published share eta_fa2; triton "
            "(FlashAttention's Triton port, flash_attn_triton.py: MPT's attn_impl triton in LLM Foundry) at the "
-           "hardware's published share eta_triton"),
+           "hardware's published share eta_triton; cudnn (cuDNN's fused attention whichever framework calls it: "
+           "Transformer Engine's DotProductAttention under a PyTorch-native trainer such as NeMo AutoModel's attn: te, "
+           "or PyTorch SDPA's cuDNN backend) at the hardware's published share eta_cudnn"),
     Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled"),
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
            "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "

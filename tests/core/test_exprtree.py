@@ -173,12 +173,12 @@ def test_loaded_formulas_evaluate_like_the_originals():
     reals = [{S.alpha: 3, S.beta: sp.Rational(1, 4), S.gamma: sp.Rational(1, 8), S.alpha_inter: 5,
               S.beta_inter: sp.Rational(1, 2), S.f: sp.Rational(5, 4), S.peak: 10**12, S.eta: sp.Rational(1, 2),
               S.hbm: 10**9, S.kappa: 2, S.peak_fp8: 2 * 10**12, S.eta_fp8: sp.Rational(2, 5),
-              S.w_half: 64, S.eta_attn: sp.Rational(1, 3), S.eta_fa2: sp.Rational(1, 5), S.eta_triton: sp.Rational(1, 7), S.w_half_expert: 96, S.kappa_moe: 30,
+              S.w_half: 64, S.eta_attn: sp.Rational(1, 3), S.eta_fa2: sp.Rational(1, 5), S.eta_triton: sp.Rational(1, 7), S.eta_cudnn: sp.Rational(1, 2), S.w_half_expert: 96, S.kappa_moe: 30,
               S.peak_fp4: 4 * 10**12, S.eta_fp4: sp.Rational(3, 10)},
              {S.alpha: 1, S.beta: 2, S.gamma: 0, S.alpha_inter: 7, S.beta_inter: 3, S.f: 1, S.peak: 10**15,
               S.eta: sp.Rational(3, 4), S.hbm: 10**12, S.kappa: 0, S.peak_fp8: 2 * 10**15,
               S.eta_fp8: sp.Rational(3, 5), S.w_half: 0, S.eta_attn: sp.Rational(3, 4), S.eta_fa2: sp.Rational(2, 5),
-              S.eta_triton: sp.Rational(1, 6), S.w_half_expert: 0, S.kappa_moe: 0, S.peak_fp4: 4 * 10**15, S.eta_fp4: sp.Rational(1, 2)}]
+              S.eta_triton: sp.Rational(1, 6), S.eta_cudnn: sp.Rational(3, 5), S.w_half_expert: 0, S.kappa_moe: 0, S.peak_fp4: 4 * 10**15, S.eta_fp4: sp.Rational(1, 2)}]
     assert set(points[0]) | set(reals[0]) == {info.symbol for info in S.SYMBOLS.values()}
     chosen = [f for f in FORMULAS if f.owner != "hybrid"][::3] + [f for f in FORMULAS if f.owner == "hybrid"][:6]
     for f in chosen:

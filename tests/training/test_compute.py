@@ -2,6 +2,7 @@
 casts, counted by hand on a small shape; fp8_param_gather's 1-byte all-gathers."""
 
 
+import json
 import pytest
 import sympy as sp
 
@@ -135,6 +136,43 @@ def test_b200_fa2_share_is_pytorch_sdpas_flash_backend_on_b200():
         assert presets.hardware(name).compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == pytest.approx(
             by_hand, abs=5e-4), name
     assert "fa2" not in dict(presets.hardware("gb200").attention_shares)      # none published on GB200
+
+
+def test_cudnn_is_the_published_cudnn_share_under_any_framework():
+    # attention_kernel=cudnn: the core at cuDNN's published share whichever framework calls it.  The shares by hand,
+    # each the backward running 5/2 of the forward's FLOPs (FlashAttention-2, Algorithm 2):
+    # H100 80GB SXM5, Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) section 4.1, cuDNN at head dim 128, 8k:
+    # forward 600, backward 518 TFLOP/s of 989.4; B200, NVIDIA/cudnn-frontend sdpa_bf16_benchmark_results_NVIDIA_B200.csv
+    # (0258951d), PyTorch SDPA's cuDNN backend at 8k: 1171.3 and 942.5 of 2250; GB200, cudnn-frontend
+    # llama3.1_20260424_100750.csv (fb682ce7), 8k: 1574 and 1332 of 2500
+    from symcomm import presets
+    by_hand = {"h100": 3.5 / (1 / 600 + 2.5 / 518) / 989.4, "b200": 3.5 / (1 / 1171.3 + 2.5 / 942.5) / 2250,
+               "gb200": 3.5 / (1 / 1574 + 2.5 / 1332) / 2500}
+    by_hand.update({name: by_hand["h100"] for name in ("h100-gt", "h200", "h100-roce")})   # H100's die
+    by_hand["b200-xdr"] = by_hand["b200"]
+    for name, share in by_hand.items():
+        values = presets.hardware(name).compute_values("bf16", attention_kernel="cudnn", typed={"peak": 9e14})
+        assert values["eta_cudnn"] == pytest.approx(share, abs=5e-4), name
+    # the core at peak · eta_cudnn, as fa2's at eta_fa2: 1000 · 1/4 = 250 FLOP/s
+    bf16 = sum(gemm_seconds(*g, 1000, sp.Rational(1, 2)) for g in LINEAR)
+    forward, backward = micro(kernel="cudnn", values={"eta_cudnn": sp.Rational(1, 4)})
+    assert forward == bf16 + sp.Rational(CORE_FLOPS, 250)
+    # under fsdp2 on H100 the framework's own core is SDPA's FlashAttention-2 (frameworks.framework_attention);
+    # naming cudnn times it as Megatron's fused core is timed there, and no constant is typed: the fit's error stays
+    layout = ("--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192",
+              "zero=3")
+    fsdp2 = symcomm_command("eval", "hybrid", *layout, "framework=fsdp2", "attention_kernel=cudnn", "--json")
+    fsdp2_fa2 = symcomm_command("eval", "hybrid", *layout, "framework=fsdp2", "--json")
+    typed = symcomm_command("eval", "hybrid", *layout, "framework=fsdp2", f"eta_attn={by_hand['h100']:.4f}", "--json")
+    assert fsdp2.returncode == fsdp2_fa2.returncode == typed.returncode == 0, fsdp2.stderr + typed.stderr
+    cudnn_s = json.loads(fsdp2.stdout)["step_time"]
+    assert cudnn_s < json.loads(fsdp2_fa2.stdout)["step_time"]
+    assert cudnn_s == pytest.approx(json.loads(typed.stdout)["step_time"], rel=2e-3)
+    # A100: no published cuDNN share (Transformer Engine runs FlashAttention-2 there): refused, in one line
+    run = symcomm_command("eval", "hybrid", *layout[:3], "a100", *layout[4:], "framework=fsdp2",
+                          "attention_kernel=cudnn")
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "attention_shares cudnn" in run.stderr and "attention_kernel=fused" in run.stderr
 
 
 def test_published_fused_share_is_what_a_block_without_eta_attn_reads():

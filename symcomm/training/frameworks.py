@@ -120,7 +120,7 @@ def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tu
         f"framework={framework_name} runs PyTorch's scaled_dot_product_attention, whose flash backend "
         f"(FlashAttention-2) runs first on --hardware {hardware.name}: the attention core at FlashAttention-2's "
         f"published share {shares['fa2']:g} as eta_attn, not the fused core's (attention_kernel=fused is the "
-        "framework's own kernel; give eta_attn= to time another)")
+        "framework's own kernel; attention_kernel=cudnn times cuDNN's at its published share, eta_attn= another)")
 
 
 #: Transformer Engine's attention backends on compute capability 10.x (B200, GB200) above head dimension 128: its

@@ -723,8 +723,8 @@ def test_typed_constants_are_planned_as_eval_prices_them_and_their_error_is_unkn
     assert err.splitlines() == [
         "symcomm: note: framework=fsdp2 runs PyTorch's scaled_dot_product_attention, whose flash backend "
         "(FlashAttention-2) runs first on --hardware h100: the attention core at FlashAttention-2's published share "
-        "0.326 as eta_attn, not the fused core's (attention_kernel=fused is the framework's own kernel; give eta_attn= "
-        "to time another)",
+        "0.326 as eta_attn, not the fused core's (attention_kernel=fused is the framework's own kernel; "
+        "attention_kernel=cudnn times cuDNN's at its published share, eta_attn= another)",
         "symcomm: note: w_half_expert not used by the step model of this setting"]
     fitted, typed = json.loads(fitted), json.loads(typed)
     assert fitted["step_time_error"] is not None and typed["step_time_error"] is None

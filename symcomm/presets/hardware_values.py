@@ -22,6 +22,17 @@ PUBLISHED_KERNELS = {"fa2": "FlashAttention-2", "triton": "FlashAttention's Trit
                      "cudnn": "cuDNN's fused attention"}
 #: the symbols of those shares
 KERNEL_SHARES = tuple(f"eta_{kernel}" for kernel in PUBLISHED_KERNELS)
+
+
+def kernel_share(shares: dict, compute_capability: tuple, kernel: str) -> float | None:
+    """The published share of the bf16 peak the attention kernel ``kernel`` (:data:`PUBLISHED_KERNELS`) reaches on a
+    part with these ``attention_shares`` and ``compute_capability``, None where none is published: ``shares[kernel]``;
+    cuDNN's, where the part prints none of its own, is the fused core's on compute capability 9.0 and above, where
+    that core is cuDNN's (Transformer Engine's get_attention_backend prefers FusedAttention from Hopper on: the
+    hardware schema's ``fused``)."""
+    if kernel == "cudnn" and kernel not in shares and tuple(compute_capability[:1]) >= (9,):
+        return shares.get("fused")
+    return shares.get(kernel)
 #: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
 #: reads it): the fitted ones and the published kernels' shares
 TYPED_CONSTANTS = STEP_TIME_NAMES + KERNEL_SHARES

@@ -16,8 +16,8 @@ from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_s
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
-                              STEP_TIME_ABSENT_UNMEASURED, absent_as, absent_filled, element_refusal, low_dtype,
-                              precision_refusal, unused_peaks, with_typed_constants)  # (re-exported)
+                              STEP_TIME_ABSENT_UNMEASURED, absent_as, absent_filled, element_refusal, kernel_share,
+                              low_dtype, precision_refusal, unused_peaks, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -157,12 +157,12 @@ class Hardware:
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
         if attention_kernel in PUBLISHED_KERNELS:
-            shares = dict(self.attention_shares)
-            if attention_kernel not in shares:
+            share = kernel_share(dict(self.attention_shares), self.compute_capability, attention_kernel)
+            if share is None:
                 raise self.lacks(f"attention_shares {attention_kernel}", f"attention_kernel={attention_kernel} needs "
                                  f"(the share of the bf16 peak {PUBLISHED_KERNELS[attention_kernel]} reaches, from a "
                                  "published kernel benchmark); or choose attention_kernel=fused")
-            out[f"eta_{attention_kernel}"] = shares[attention_kernel]
+            out[f"eta_{attention_kernel}"] = share
         low = low_dtype(precision)
         for other in LOW_DTYPES:
             if other != low:

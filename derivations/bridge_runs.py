@@ -17,10 +17,10 @@ from symcomm.base.errors import InputError
 from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
-#: llm_foundry_runs.json, dgxc_runs.json or dgxc_25_05_runs.json
+#: llm_foundry_runs.json, dgxc_runs.json, dgxc_25_05_runs.json or automodel_runs.json
 #: (same per-run schema), in derivations/data (never a path)
 NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json|nemo_runs\.json"
-                  r"|llm_foundry_runs\.json|dgxc_runs\.json|dgxc_25_05_runs\.json")
+                  r"|llm_foundry_runs\.json|dgxc_runs\.json|dgxc_25_05_runs\.json|automodel_runs\.json")
 #: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 
@@ -47,6 +47,8 @@ ROLES = ("fit", "check", "regression")
 #: grad_reduce_dtype (optional): the element type of the data-parallel gradient reduction where the recipe's
 #: optimizer sets it apart from the framework's rule (NeMo's Apex DistributedFusedAdam: grad_sync_dtype)
 GRAD_REDUCE_DTYPES = ("fp32", "bf16")
+#: grad_reduce (optional): the step model's grad_reduce values a recipe fixes (once per step, or after every micro-batch)
+GRAD_REDUCE = ("per_step", "per_micro_batch")
 #: adam_dtype (optional): Adam's state type where the recipe's optimizer sets it apart from fp32 (NeMo's Apex
 #: DistributedFusedAdam: optim.dtype), one of the adam_dtype setting's values (symcomm.training.settings.ADAM_DTYPES)
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %
@@ -142,6 +144,18 @@ def validate(run: dict) -> list[str]:
     offload = run.get("cpu_offload_layers")
     if offload is not None and not (_positive_int(offload) and offload < run["model"].get("layers", 0)):
         bad.append(f"{name}: cpu_offload_layers must be a positive integer below the model's layers, not {offload!r}")
+    # compile, reshard_after_forward (optional): a PyTorch-native trainer's torch.compile and FSDP2 resharding where the
+    # recipe sets them; grad_reduce (optional): when it reduce-scatters the gradients (the step model's grad_reduce)
+    bad += [f"{name}: {key} must be true or false, not {run[key]!r}"
+            for key in ("compile", "reshard_after_forward") if key in run and not isinstance(run[key], bool)]
+    # schedules_per_step (optional): how many times a step runs its pipeline schedule (gradient accumulation over whole
+    # schedules, each over m/schedules_per_step micro-batches), where a trainer does so
+    per_step = run.get("schedules_per_step", 1)
+    if not (_positive_int(per_step) and (run["global_batch"] // (run["d"] * run["micro_batch"])) % per_step == 0):
+        bad.append(f"{name}: schedules_per_step must be a positive integer dividing the micro-batches per step, "
+                   f"not {per_step!r}")
+    if "grad_reduce" in run and run["grad_reduce"] not in GRAD_REDUCE:
+        bad.append(f"{name}: grad_reduce {run['grad_reduce']!r} is not one of {', '.join(GRAD_REDUCE)}")
     if run["role"] == "regression" and "known_cause" not in run:
         bad.append(f"{name}: role regression needs the known_cause naming where the regression is published")
     if bad:

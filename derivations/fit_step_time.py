@@ -267,12 +267,12 @@ def _write_presets(presets: dict) -> None:
 
 
 def write_checks_only() -> dict:
-    """Recompute step_fit.json's check, memory, known-cause and regression parts with the stored constants, without refitting;
-    every other part of the file stays as it is, and the presets' check errors (``step_time.checks`` and
+    """Recompute step_fit.json's check, memory, known-cause, regression and out-of-scope parts with the stored constants,
+    without refitting; every other part of the file stays as it is, and the presets' check errors (``step_time.checks`` and
     ``step_time.models`` of symcomm/presets/hardware.json) with them.  Returns the parts written."""
     data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     parts = checks({})
-    data.update(parts)
+    data.update(parts, out_of_scope=out_of_scope())
     files.write_file(RESULTS_JSON, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                      what="step_fit.json")
     presets = store_check_errors(json.loads(HARDWARE_JSON.read_text(encoding="utf-8")), parts["checks"])
@@ -326,8 +326,13 @@ def results(fits: dict, kept: dict) -> dict:
     for system, why in kept.items():
         out["systems"][system] = {"not_refitted": why}
     out.update(checks({system: f["fit"].constants for system, f in fits.items()}))
-    out["out_of_scope"] = {r["id"]: modern.out_of_scope(r) for r in modern.runs() if modern.out_of_scope(r)}
+    out["out_of_scope"] = out_of_scope()
     return out
+
+
+def out_of_scope() -> dict:
+    """Every modern run the step model cannot evaluate, id → why (data alone: --checks-only refreshes it too)."""
+    return {r["id"]: modern.out_of_scope(r) for r in modern.runs() if modern.out_of_scope(r)}
 
 
 def fitting_runs(system: str) -> tuple[list, dict]:

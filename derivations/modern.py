@@ -1,7 +1,8 @@
 """Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table,
-NeMo 24.07's performance table, LLM Foundry's MPT tables, NVIDIA's DGX Cloud benchmarking recipes;
-``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, ``data/nemo_runs.json``,
-``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``, read by :mod:`bridge_runs`)
+NeMo 24.07's performance table, LLM Foundry's MPT tables, NVIDIA's DGX Cloud benchmarking recipes, NeMo AutoModel's
+table; ``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``,
+``data/nemo_runs.json``, ``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``,
+``data/automodel_runs.json``, read by :mod:`bridge_runs`)
 as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
@@ -31,7 +32,7 @@ from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
-         "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json")
+         "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -82,6 +83,9 @@ def out_of_scope(run: dict) -> str | None:
     if run["e"] > 1 and (run["t"] * run["d"] * run["c"]) % run["e"]:
         return (f"EP {run['e']} does not divide t·d·c = {run['t'] * run['d'] * run['c']}: the printed layout cannot run "
                 "as written (Megatron-Core parallel_state.py), so one of its numbers is not what ran")
+    if run.get("schedules_per_step", 1) > 1:
+        return (f"the pipeline schedule runs {run['schedules_per_step']} times a step (gradient accumulation over whole "
+                "schedules, a fill and drain each): the step model runs one schedule of all the step's micro-batches")
     if _split(run) is None:
         return (f"L = {run['model']['layers']} layers over p·v = {run['p'] * run['v']} chunks with no layout in "
                 "the source: the split cannot be read")
@@ -261,6 +265,16 @@ def words(run: dict) -> list[str]:
         w.update(framework="fsdp", zero=3, reshard_after_forward=int(run["sharding"] == "FULL_SHARD"),
                  grad_dtype="fp32" if run["mixed_precision"] == "DEFAULT" else "same",
                  attention_kernel={"flash": "fa2", "triton": "triton"}[run["attn_impl"]])
+    elif run["id"].startswith("automodel-"):
+        # NeMo AutoModel's PyTorch-native trainer: FSDP2 over every block, its mixed precision, resharding, compile and
+        # gradient sync as the row's recipe sets them (the row's 'assumed' cites each), PyTorch's ring attention for
+        # context parallelism (as torchtitan's rows)
+        w.update(framework="fsdp2", zero=3, grad_dtype="fp32" if run["grad_reduce_dtype"] == "fp32" else "same",
+                 compile=int(run["compile"]), grad_reduce=run["grad_reduce"])
+        if "reshard_after_forward" in run:
+            w["reshard_after_forward"] = int(run["reshard_after_forward"])
+        if run["c"] > 1:
+            w["cp"] = "ring_flash_attn"
     elif run["fsdp"]:
         w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
     else:
@@ -389,6 +403,8 @@ def approximations(run: dict) -> list[str]:
                    "no host wait, counted with the dropless token-count exchange; the padding's extra rows not counted")
     if model.get("window"):
         out.append("sliding-window layers' attention counted over the full sequence")
+    if (run["pipeline_layout"] or {}).get("approximated"):
+        out.append(run["pipeline_layout"]["approximated"])
     return out
 
 
@@ -412,6 +428,8 @@ def source_of(run: dict) -> str:
         return "megatron-lm README"
     if run["id"].startswith("nemo-"):
         return f"nemo {run['release']}"
+    if run["id"].startswith("automodel-"):
+        return f"nemo-automodel {run['release']}"
     return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
 
 
@@ -420,6 +438,8 @@ def framework_of(run: dict) -> str:
         return "torchtitan (FSDP2)"
     if run["id"].startswith("llm-foundry"):
         return "LLM Foundry (FSDP)"
+    if run["id"].startswith("automodel-"):
+        return "AutoModel (FSDP2)"
     return "Megatron-FSDP" if run["fsdp"] else "Megatron-Core"
 
 

@@ -876,7 +876,10 @@ def _check_table() -> Table:
                           "143b90dd; v25.05.04: Llama 3.1 405B, Nemotron-4 15B and 340B and DeepSeek-V3 on H100 and "
                           "GB200 and Nemotron-H 56B, Grok-1 314B and Llama 4 Maverick typed by their shapes, each recipe's "
                           "launch script and the NeMo performance scripts at the commit its setup.sh checks out, "
-                          "1f6d9f40); "
+                          "1f6d9f40); NeMo AutoModel's DGX-H100 BF16 table (PyTorch FSDP2 with Transformer Engine "
+                          "and DeepEP: docs/performance-summary.md, Llama 3.1 70B as at 2013a4dd6, DeepSeek-V3 and "
+                          "Qwen3-30B-A3B as at 8d9bfb90e, each row's recipe under examples/ at that commit; its fake "
+                          "balanced gate typed as the group-limited routing it is); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -889,7 +892,8 @@ def _check_table() -> Table:
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
                         "derivations/data/megatron_lm_runs.json; derivations/data/nemo_runs.json; "
                         "derivations/data/llm_foundry_runs.json; derivations/data/dgxc_runs.json; "
-                        "derivations/data/dgxc_25_05_runs.json; derivations/data/step_fit.json")
+                        "derivations/data/dgxc_25_05_runs.json; derivations/data/automodel_runs.json; "
+                        "derivations/data/step_fit.json")
 
 
 def _foundry_by_sequence() -> str:

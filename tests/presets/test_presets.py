@@ -581,7 +581,7 @@ def test_an_moe_on_a_part_fitted_on_dense_runs_says_its_routing_passes_were_neve
 def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on():
     # hardware.json's step_time.checks: per framework option, the errors of the check runs predicted with these
     # constants; eval says the run's own framework's (h100-gt borrows h100's constants and their checks), plan
-    # every framework's when it searches them all
+    # every framework's when it searches them all; the hardware named are those the runs ran on
     stored = json.loads((Path(presets.__file__).parent / "hardware.json").read_text(encoding="utf-8"))["systems"]
     fsdp2 = stored["h100"]["step_time"]["checks"]["fsdp2"]
     got = presets.hardware("h100-gt").step_time_error("fsdp2")
@@ -589,7 +589,8 @@ def test_a_step_time_says_how_far_off_its_constants_were_on_runs_never_fitted_on
     assert presets.hardware("h100").step_time_error("no-such-framework")["checks"] == {}
     assert set(presets.hardware("h100").step_time_error()["checks"]) == set(stored["h100"]["step_time"]["checks"])
     words = presets.step_error_words(got)
-    assert (f"framework=fsdp2 on {fsdp2['runs']} published runs never fitted on (h100-gt, h200): typically "
+    assert (f"framework=fsdp2 on {fsdp2['runs']} published runs never fitted on ({', '.join(fsdp2['hardware'])}): "
+            "typically "
             f"{100 * fsdp2['mean']:.0f} %, up to {100 * fsdp2['max']:.0f} %") in words
     one = {**got, "checks": {"x": {"mean": 0.1, "max": 0.1, "signed_mean": -0.1, "runs": 1, "hardware": ["a"]}}}
     assert "framework=x on 1 published run never fitted on (a): typically 10 %, up to 10 % (signed mean -10 %)" \

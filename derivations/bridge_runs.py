@@ -14,6 +14,7 @@ import re
 from importlib import resources
 
 from symcomm.base.errors import InputError
+from symcomm.training.memory import LOSS_KINDS
 from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
@@ -154,6 +155,9 @@ def validate(run: dict) -> list[str]:
     if not (_positive_int(per_step) and (run["global_batch"] // (run["d"] * run["micro_batch"])) % per_step == 0):
         bad.append(f"{name}: schedules_per_step must be a positive integer dividing the micro-batches per step, "
                    f"not {per_step!r}")
+    # loss (optional): the cross-entropy where the recipe's loss is not its framework's (the step model's loss setting)
+    if "loss" in run and run["loss"] not in LOSS_KINDS:
+        bad.append(f"{name}: loss {run['loss']!r} is not one of {', '.join(LOSS_KINDS)}")
     if "grad_reduce" in run and run["grad_reduce"] not in GRAD_REDUCE:
         bad.append(f"{name}: grad_reduce {run['grad_reduce']!r} is not one of {', '.join(GRAD_REDUCE)}")
     if run["role"] == "regression" and "known_cause" not in run:

@@ -273,6 +273,8 @@ def words(run: dict) -> list[str]:
                  compile=int(run["compile"]), grad_reduce=run["grad_reduce"])
         if "reshard_after_forward" in run:
             w["reshard_after_forward"] = int(run["reshard_after_forward"])
+        if "loss" in run:
+            w["loss"] = run["loss"]
         if run["c"] > 1:
             w["cp"] = "ring_flash_attn"
     elif run["fsdp"]:

@@ -609,7 +609,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
 
 
 #: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
-LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled")
+LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16")
 #: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
 #: F.cross_entropy(pred.flatten(0, 1).float(), labels) (its torch.compile commented out: "compiling loss function
 #: causes CUDA errors"), then ``del pred`` before loss.backward(); torchtitan/components/loss.py@820504e2 and
@@ -623,6 +623,12 @@ TORCHTITAN_LOSS = ("torchtitan train.py@9dec370a (loss_fn, del pred); torchtitan
 #: two backwards into (zeros + exp(log-probs)) · grad (torch/distributed/tensor/parallel/loss.py,
 #: _log_softmax, _nll_loss_and_log_softmax_backward); a pipeline stage keeps its output until its backward
 #: (torch/distributed/pipelining/stage.py, forward_one_chunk: fwd_cache)
+#: NeMo AutoModel's MaskedCrossEntropy with fp32_upcast false, as its MoE benchmark recipes set it
+#: (nemo_automodel/components/loss/masked_ce.py at NVIDIA-NeMo/Automodel 8d9bfb90e: F.cross_entropy of the bf16 logits
+#: themselves, no .float()), called by the recipe with the model's output still referenced through the backward
+#: (nemo_automodel/recipes/llm/train_ft.py there, _forward_backward_step: ``out``, then local_loss.backward())
+AUTOMODEL_LOSS = ("NVIDIA-NeMo/Automodel nemo_automodel/components/loss/masked_ce.py@8d9bfb90e (fp32_upcast), "
+                  "nemo_automodel/recipes/llm/train_ft.py@8d9bfb90e (_forward_backward_step)")
 PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax, nll_loss_forward); "
                          "torch/distributed/tensor/parallel/loss.py; torch/distributed/pipelining/stage.py")
 
@@ -659,14 +665,25 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       the compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
       recomputed inside the fused kernels.  An assumption on Inductor's partitioner (no printed run isolates
       it), and with t > 1 (loss_parallel traced) taken the same.
+    * eager_bf16 (:data:`AUTOMODEL_LOSS`): the same eager ops on the bf16 logits, no fp32 copy.  t = 1: the logits
+      the caller keeps (2) and the log-softmax _log_softmax saves (2); the backward's zeroed nll_loss gradient (2)
+      and the log-softmax backward's output (2) beside them: 8.  t > 1: the LM head's output is a DTensor sharded
+      over the vocabulary (AutoModel's tensor-parallel plans: lm_head ColwiseParallel(output_layouts=Shard(-1),
+      use_local_output=False), nemo_automodel/components/distributed/optimized_tp_plans.py@8d9bfb90e), which the
+      loss gathers whole (full_tensor()) before the same ops: the kept shard (2) beside the whole vocabulary's
+      saved log-softmax, zeroed gradient and backward output (3 · 2t per entry of V/t): 6t + 2 (the forward's
+      gathered logits and log-softmax, 4t + 2, are below it).  2m more with p > 1 (the pipeline's kept outputs,
+      as eager).
     """
     if loss in ("vocab_parallel", "te_fused"):
         return sp.Integer(6)
     if loss == "compiled":
         return sp.Integer(4)
+    kept_output = sp.Piecewise((2 * m, sp.Gt(p, 1)), (0, True))
     if loss == "eager":
-        kept_output = sp.Piecewise((2 * m, sp.Gt(p, 1)), (0, True))
         return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
+    if loss == "eager_bf16":
+        return 6 * t + 2 + kept_output
     raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
 
 

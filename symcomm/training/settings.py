@@ -459,7 +459,7 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "hardware's published share eta_triton; cudnn (cuDNN's fused attention whichever framework calls it: "
            "Transformer Engine's DotProductAttention under a PyTorch-native trainer such as NeMo AutoModel's attn: te, "
            "or PyTorch SDPA's cuDNN backend) at the hardware's published share eta_cudnn"),
-    Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled"),
+    Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16"),
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
            "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
            "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); te_fused (Megatron-Core's "
@@ -467,7 +467,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "gradient); eager (PyTorch "
            "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
            "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
-           "upcast fused); framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
+           "upcast fused); eager_bf16 (the same eager loss on the bf16 logits themselves, no fp32 copy: NeMo "
+           "AutoModel's MaskedCrossEntropy with fp32_upcast false, which gathers a vocabulary-sharded output whole); framework: fsdp2 eager, the others "
+           "vocab_parallel (symcomm.training.memory.loss_bytes)"),
     Option("wgrad_fusion", None, (None, False, True),
            "1 = the weight-gradient GEMMs accumulate into the gradient buffer in place (Megatron-LM's gradient "
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "

@@ -114,9 +114,12 @@ def test_words_follow_each_recipe():
     assert (llama["framework"], llama["attention_kernel"], llama["cp"], llama["compile"]) == ("fsdp2", "fa2",
                                                                                                "ring_flash_attn", "1")
     assert (llama["grad_dtype"], llama["grad_reduce"]) == ("same", "per_micro_batch")
+    assert "loss" not in llama          # MaskedCrossEntropy's default fp32_upcast: fsdp2's own eager loss
     # the MoE rows: Transformer Engine's attention (cuDNN's on H100), fp32 reduction, bf16 parameters and Adam state
     for words in (deepseek, qwen):
         assert (words["attention_kernel"], words["grad_dtype"], words["adam_dtype"]) == ("cudnn", "fp32", "bf16")
+        # MaskedCrossEntropy with fp32_upcast false, the model's output kept through the backward
+        assert words["loss"] == "eager_bf16"
         assert words["reshard_after_forward"] == "0"
     # under pipeline parallelism AutoModel syncs gradients in the last backward only
     assert (deepseek["grad_reduce"], deepseek["schedule"], deepseek["v"]) == ("per_step", "interleaved", "8")

@@ -805,6 +805,20 @@ def test_the_eager_loss_under_loss_parallel_by_hand():
     assert (exact(forward, at2), exact(backward, at2)) == (38 * 16, 38 * 16)
 
 
+def test_the_bf16_eager_loss_by_hand():
+    # F.cross_entropy of the bf16 logits themselves (NeMo AutoModel's MaskedCrossEntropy, fp32_upcast false), the
+    # kernels of EAGER_FORWARD, EAGER_BACKWARD on 2-byte rows without the copy and the cast: forward three reads of the
+    # row 2 · 3 and the log-probabilities written 2 = 8; backward the zeroed gradient 2, the sum over it 2, the pass
+    # reading it and the saved output and writing the input gradient 2 + 2 + 2 = 10.  T = 2 tokens, V = 16: at t = 1
+    # over 32 logits; at t = 2 the loss gathers the whole vocabulary, so the same 32 logits, 16 of them the GPU's
+    run = settings.RunSetting(embeddings=True, framework="fsdp2", loss="eager_bf16", compile=True,
+                              fused_projections=True)
+    forward, backward = compute.loss_pass_bytes(run, sp.Integer(2))
+    for tp in (1, 2):
+        at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": tp}.items()}
+        assert (exact(forward, at), exact(backward, at)) == (8 * 32, 10 * 32)
+
+
 def test_pytorch_frameworks_time_their_own_attention_kernel():
     # torchtitan (fsdp2) and PyTorch FSDP (fsdp) call torch's scaled_dot_product_attention, which tries its flash
     # backend (FlashAttention-2) first (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, priority_order); on an

@@ -36,6 +36,16 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     (FSDP2, 1, 2, 16),
     # torch.compile'd loss: the bf16 logits the graph saves (2) and the bf16 gradient its backward writes (2)
     ({**FSDP2, "loss": "compiled"}, 1, 1, 4),
+    # NeMo AutoModel's MaskedCrossEntropy with fp32_upcast false (masked_ce.py at 8d9bfb90e): F.cross_entropy of the
+    # bf16 logits, which the recipe keeps (2, train_ft.py's ``out``); the backward holds the saved bf16 log-softmax
+    # (2), nll_loss_backward's zeroed bf16 gradient (2) and the log-softmax backward's bf16 output (2): 8
+    ({**FSDP2, "loss": "eager_bf16"}, 1, 1, 8),
+    # t = 2: the vocabulary-sharded output (AutoModel's lm_head ColwiseParallel(output_layouts=Shard(-1),
+    # use_local_output=False)) gathered whole by full_tensor(): the kept shard 2 bytes per entry of V/2, and the
+    # three bf16 tensors of the backward over all V = 2 · (V/2) entries, 3 · 2 · 2 = 12 per entry of V/2: 14
+    ({**FSDP2, "loss": "eager_bf16"}, 2, 1, 14),
+    # p = 2: the pipeline's kept outputs, m = 2 of 2 bytes, beside the 8: 12
+    ({**FSDP2, "loss": "eager_bf16"}, 1, 2, 12),
 ])
 def test_the_loss_buffers_per_token_and_vocabulary_entry(options, t, p, per_logit):
     values = {**TINY, "t": t, "p": p}

@@ -623,14 +623,14 @@ TORCHTITAN_LOSS = ("torchtitan train.py@9dec370a (loss_fn, del pred); torchtitan
 #: two backwards into (zeros + exp(log-probs)) · grad (torch/distributed/tensor/parallel/loss.py,
 #: _log_softmax, _nll_loss_and_log_softmax_backward); a pipeline stage keeps its output until its backward
 #: (torch/distributed/pipelining/stage.py, forward_one_chunk: fwd_cache)
+PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax, nll_loss_forward); "
+                         "torch/distributed/tensor/parallel/loss.py; torch/distributed/pipelining/stage.py")
 #: NeMo AutoModel's MaskedCrossEntropy with fp32_upcast false, as its MoE benchmark recipes set it
 #: (nemo_automodel/components/loss/masked_ce.py at NVIDIA-NeMo/Automodel 8d9bfb90e: F.cross_entropy of the bf16 logits
 #: themselves, no .float()), called by the recipe with the model's output still referenced through the backward
 #: (nemo_automodel/recipes/llm/train_ft.py there, _forward_backward_step: ``out``, then local_loss.backward())
 AUTOMODEL_LOSS = ("NVIDIA-NeMo/Automodel nemo_automodel/components/loss/masked_ce.py@8d9bfb90e (fp32_upcast), "
                   "nemo_automodel/recipes/llm/train_ft.py@8d9bfb90e (_forward_backward_step)")
-PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax, nll_loss_forward); "
-                         "torch/distributed/tensor/parallel/loss.py; torch/distributed/pipelining/stage.py")
 
 
 def loss_kind(framework: str, loss: str | None) -> str:

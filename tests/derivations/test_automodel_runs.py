@@ -165,6 +165,7 @@ def test_rows_are_in_the_modern_check_runs():
 @pytest.mark.parametrize("field, value, said", [
     ("grad_reduce", "sometimes", "grad_reduce 'sometimes' is not one of per_step, per_micro_batch"),
     ("compile", 1, "compile must be true or false, not 1"),
+    ("loss", "fused", "loss 'fused' is not one of vocab_parallel, te_fused, eager, compiled, eager_bf16"),
     ("schedules_per_step", 3, "schedules_per_step must be a positive integer dividing the micro-batches per step"),
 ])
 def test_a_bad_optional_field_is_named(field, value, said):

@@ -207,18 +207,24 @@ def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):
 
 
 def test_a_run_counted_over_its_gpu_is_evals_count():
-    """The stored 'ran_over' rows (the model's count over the GPU's memory of a run that ran) are eval's own: LLM
-    Foundry's MPT-350M on A100 40GB at micro-batch 18, its words run through symcomm eval hybrid, counted above the
-    40 GB (37.25 GiB) it ran in."""
+    """The stored 'ran_over' rows (the model's count over the GPU's memory of a run that ran) are eval's own:
+    Megatron-Bridge 26.06's Llama 3.1 405B FP8-CS on GB200, its words run through symcomm eval hybrid, counted above
+    the 186 GB (173.2 GiB) its datasheet gives.  LLM Foundry's MPT-350M on A100 40GB at micro-batch 18, counted at
+    39.4 GiB, was over the 40 GB read as 10^9 bytes and fits the 40,960 MiB NVML reports for the part (hardware.json's
+    source): no longer among them."""
     stored = {r["id"]: r for r in json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["ran_over"]}
-    run_id = "llm-foundry-2023-05-a100-40gb-mpt-350m-s2048-g16-mb18-bf16"
+    run_id = "bridge-26.06-gb200-llama3.1-405b-fp8-cs"
     words = modern.command(_any_run(run_id)).split()[1:]
     out = subprocess.run([sys.executable, "-m", "symcomm", *words, "--json"], capture_output=True, text=True, check=True)
     counted = json.loads(out.stdout)["memory_per_gpu"]
     assert stored[run_id]["predicted_gib"] == pytest.approx(counted / 2 ** 30, rel=1e-5)
-    assert counted > 40e9 and stored[run_id]["gpu_gib"] == pytest.approx(40e9 / 2 ** 30, rel=1e-5)
-    assert stored[run_id]["over"] == pytest.approx(counted / 40e9 - 1, abs=1e-5)
+    assert counted > 186e9 and stored[run_id]["gpu_gib"] == pytest.approx(186e9 / 2 ** 30, rel=1e-5)
+    assert stored[run_id]["over"] == pytest.approx(counted / 186e9 - 1, abs=1e-5)
     assert not stored[run_id]["layout_in_doubt"]
+    mpt = "llm-foundry-2023-05-a100-40gb-mpt-350m-s2048-g16-mb18-bf16"
+    words = modern.command(_any_run(mpt)).split()[1:]
+    out = subprocess.run([sys.executable, "-m", "symcomm", *words, "--json"], capture_output=True, text=True, check=True)
+    assert 40e9 < json.loads(out.stdout)["memory_per_gpu"] <= 40_960 * 2**20 and mpt not in stored
     # the 25.11 GB200 Llama 3.1 405B FP8-CS row's data says its table differs from its recipe (256 GPUs, PP 16
     # printed; 128 GPUs, Megatron-FSDP in the recipe): its layout is in doubt
     assert stored["bridge-25.11-gb200-llama3.1-405b-fp8cs+bridge-26.04.01-gb200-llama3.1-405b-fp8-cs"]["layout_in_doubt"]

@@ -37,7 +37,8 @@ def test_links_per_direction(name, bytes_per_second):
 
 def test_systems_and_beta_per_byte():
     h100 = presets.hardware("h100")
-    assert h100.gpus_per_node == 8 and h100.memory_bytes == 80e9
+    # the H100 SXM's 80 GB as NVML reports it: 81,559 MiB (Modal's table of nvidia-smi totals, hardware.json's source)
+    assert h100.gpus_per_node == 8 and h100.memory_bytes == 81_559 * 2**20
     assert h100.beta_per_byte == pytest.approx(2 / 900e9)          # s per byte inside the node
     assert h100.beta_inter_per_byte == pytest.approx(8 / 400e9)    # s per byte across nodes
     assert h100.gamma_per_byte == pytest.approx(3 / 3.35e12)

@@ -286,7 +286,8 @@ def over_summary(rows: list[dict]) -> str:
     sure = [r for r in rows if not r["layout_in_doubt"]]
     if not sure:
         return "no published run that ran is counted over its GPU's memory"
-    return (f"counted over their GPU's memory, though they ran: {len(sure)} published runs, by up to "
+    runs = "1 published run" if len(sure) == 1 else f"{len(sure)} published runs"
+    return (f"counted over their GPU's memory, though they ran: {runs}, by up to "
             f"{100 * max(r['over'] for r in sure):.1f} % (and {len(rows) - len(sure)} whose layout is in doubt)")
 
 

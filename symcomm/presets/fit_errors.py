@@ -134,8 +134,9 @@ def memory_band_words(band: dict) -> str:
              f"(framework={', '.join(band['frameworks'])}) were {spread}")
     ran = band.get("ran_over")
     if ran:
-        words += (f", and {ran['runs']} published runs that ran were counted up to {100 * ran['highest']:.1f} % over "
-                  "their GPU's memory")
+        runs = ("1 published run that ran was", "its") if ran["runs"] == 1 else (
+            f"{ran['runs']} published runs that ran were", "their")
+        words += f", and {runs[0]} counted up to {100 * ran['highest']:.1f} % over {runs[1]} GPU's memory"
     return words
 
 

@@ -215,6 +215,12 @@ def test_a_count_within_the_runs_that_ran_is_an_uncertain_no():
     assert fit_errors.fits_over_error(fit_errors.memory_band(checks), 104.0, 100.0) == "no"   # without them
     words = fit_errors.memory_band_words(fit_errors.memory_error(band))
     assert words.endswith("and 15 published runs that ran were counted up to 5.9 % over their GPU's memory")
+    # one such run is said in the singular
+    one = fit_errors.memory_band_words(fit_errors.memory_error(fit_errors.memory_band(checks, (0.046, 1))))
+    assert one.endswith("and 1 published run that ran was counted up to 4.6 % over its GPU's memory")
+    rows = [{"over": 0.046, "layout_in_doubt": False}, {"over": 0.5, "layout_in_doubt": True}]
+    assert fit_step_time.over_summary(rows) == ("counted over their GPU's memory, though they ran: 1 published run, "
+                                                "by up to 4.6 % (and 1 whose layout is in doubt)")
 
 
 def test_a_lone_nvfp4_run_is_predicted_at_the_reference_parts_fp4_over_fp8_ratio(monkeypatch):

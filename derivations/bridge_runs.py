@@ -14,8 +14,8 @@ import re
 from importlib import resources
 
 from symcomm.base.errors import InputError
-from symcomm.training.memory import LOSS_KINDS
-from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS
+from symcomm.training.frameworks import GRAD_REDUCE
+from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
 #: llm_foundry_runs.json, dgxc_runs.json, dgxc_25_05_runs.json or automodel_runs.json
@@ -48,8 +48,7 @@ ROLES = ("fit", "check", "regression")
 #: grad_reduce_dtype (optional): the element type of the data-parallel gradient reduction where the recipe's
 #: optimizer sets it apart from the framework's rule (NeMo's Apex DistributedFusedAdam: grad_sync_dtype)
 GRAD_REDUCE_DTYPES = ("fp32", "bf16")
-#: grad_reduce (optional): the step model's grad_reduce values a recipe fixes (once per step, or after every micro-batch)
-GRAD_REDUCE = ("per_step", "per_micro_batch")
+#: grad_reduce (optional): one of the step model's grad_reduce values a recipe fixes (symcomm.training.frameworks.GRAD_REDUCE)
 #: adam_dtype (optional): Adam's state type where the recipe's optimizer sets it apart from fp32 (NeMo's Apex
 #: DistributedFusedAdam: optim.dtype), one of the adam_dtype setting's values (symcomm.training.settings.ADAM_DTYPES)
 #: step_time_s is rounded to 4 significant digits, so it meets GBS·seq/(tokens/s/GPU·GPUs) within 0.05 %

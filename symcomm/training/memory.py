@@ -27,7 +27,7 @@ from .hybrid import end_stage_shard, expert_shard, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .megatron_features import MEGATRON_CORE
-from .settings import ADAM_STATE_BYTES, RECOMPUTE_MODULES
+from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
@@ -608,8 +608,6 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                                             cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
 
 
-#: the cross-entropy kinds of the ``loss`` setting; None: as the framework does (:func:`loss_kind`)
-LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16")
 #: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
 #: F.cross_entropy(pred.flatten(0, 1).float(), labels) (its torch.compile commented out: "compiling loss function
 #: causes CUDA errors"), then ``del pred`` before loss.backward(); torchtitan/components/loss.py@820504e2 and

@@ -80,6 +80,9 @@ ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 #: PyTorch SDPA's cuDNN backend): the last three at their published shares
 #: (symcomm.presets.hardware_values.PUBLISHED_KERNELS)
 ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
+#: the cross-entropy kinds of the ``loss`` setting (symcomm.training.memory.loss_bytes_per_logit counts each); None: as
+#: the framework does (symcomm.training.memory.loss_kind)
+LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16")
 
 
 def choices(allowed) -> str:
@@ -459,7 +462,7 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "hardware's published share eta_triton; cudnn (cuDNN's fused attention whichever framework calls it: "
            "Transformer Engine's DotProductAttention under a PyTorch-native trainer such as NeMo AutoModel's attn: te, "
            "or PyTorch SDPA's cuDNN backend) at the hardware's published share eta_cudnn"),
-    Option("loss", None, (None, "vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16"),
+    Option("loss", None, (None,) + LOSS_KINDS,
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
            "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
            "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); te_fused (Megatron-Core's "

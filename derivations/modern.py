@@ -383,13 +383,13 @@ def approximations(run: dict) -> list[str]:
         out.append("MPT's Triton flash attention (attn_impl triton) at a share transferred from A100's chart (no "
                    "chart times it on H100: hardware.json attention_source)")
     if run["precision"] == "fp8-rowwise":
-        out.append("torchao float8 rowwise: its casts and rescale counted, its GEMMs at the tensorwise FP8 rate (PyTorch's "
+        out.append("torchao float8 rowwise: its casts and rescale counted at 0.51 of the HBM bandwidth "
+                   "(compute.ROWWISE_CAST_SHARE), the share torchao's own per-shape table of the rowwise linear "
+                   "against bf16 shows (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, Meta's H100: "
+                   "symcomm.derivations.rowwise_casts; at these runs' TP 8 shapes, M 32768, K or N 1024-4096, the table "
+                   "has the linear at 0.59-0.91 of bf16's speed); its GEMMs at the tensorwise FP8 rate (PyTorch's "
                    "rowwise CUTLASS kernel runs most shapes at 90-100 % of the tensorwise cuBLAS one, a tail down to "
-                   "50 %: pytorch/pytorch issue 147971; not modelled); torchao's own per-shape table of the whole "
-                   "rowwise linear against bf16 (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, H100) "
-                   "has it at 0.59-0.91 of bf16's speed at these runs' TP 8 shapes (M 32768, K or N 1024-4096), "
-                   "where this model's count of the same linear (h100's eta, eta_fp8, w_half; the casts, the norm's "
-                   "and the sigmoid's passes at 3.35 TB/s) gives 0.87-0.99: the rest is not modelled")
+                   "50 %: pytorch/pytorch issue 147971; what of it the table holds, the share holds)")
     if run["precision"] == "nvfp4" and "fp4_param_gather True" in run.get("recipe", ""):
         out.append("NVFP4 parameter all-gathers (fp4_param_gather): counted at the run's bf16, twice and more the "
                    "bytes they move (an FP4 gather is not modelled; they overlap the compute)")

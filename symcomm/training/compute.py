@@ -76,8 +76,10 @@ one on Blackwell too; per-tensor FP8 on Blackwell shares one layout for both, so
 FP8 from the norm) are counted as separate passes: an upper bound, the rest is what κ and η_fp8 absorb.
 torchao's rowwise recipe (``fp8_rowwise``) runs all three GEMMs of a linear in FP8 with per-row scales; its casts
 and the backward's rescale are counted as torchao's own roofline and code run them (:data:`ROWWISE`), the weights
-cast in every micro-batch; its GEMMs at the same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on
-some shapes, pytorch/pytorch issue 147971: not modelled).
+cast in every micro-batch, at the share :data:`ROWWISE_CAST_SHARE` of the HBM bandwidth that torchao's published
+table of rowwise speedups on H100 shows them reaching (0.51; symcomm.derivations.rowwise_casts); its GEMMs at the
+same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on some shapes, pytorch/pytorch issue 147971: what
+of it the table holds, the share holds too).
 Transformer Engine's NVFP4 recipe (``nvfp4``, Blackwell) runs the same linear GEMMs, all three of each (forward,
 input and weight gradients), in FP4 at peak_fp4·η_fp4 (Megatron-Core megatron/core/fp4_utils.py at d98e8a64:
 ``NVFP4BlockScaling()`` with its defaults: 2D weight scales, the random Hadamard transform on the weight
@@ -175,6 +177,15 @@ ROWWISE_WEIGHT = (sp.Integer(3), sp.Integer(7))
 #: 6243040, addmm_float8_unwrapped: ``output *= post_inverse_scale``): one more read and write of each output
 #: element, 2 + 2 bytes, over dX (M × K) and dW (K × N)
 ROWWISE_RESCALE = sp.Integer(4)
+#: the share of the HBM bandwidth torchao's rowwise casts reach, as torchao's own table of rowwise speedups on H100
+#: shows it (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, pull request 2312: a compiled LayerNorm ->
+#: Linear -> Sigmoid forward + backward against bf16 over 216 shapes, derivations/data/torchao_rowwise_h100.json):
+#: the share on the lattice of hundredths whose predicted speedups have the least squared log error over its 144
+#: shapes with M ≥ 4096, the model's GEMMs at h100's fitted constants on the part it ran on (symcomm.derivations.
+#: rowwise_casts, which finds it; 13.1 % mean error, −1.2 % signed, against 26.7 % and +25.4 % at the roofline,
+#: share 1).  Read on H100 (0.43 at the low end of that part's bounded peak) and used on every part: no other
+#: part's table is published.  Fitted on no training run.
+ROWWISE_CAST_SHARE = sp.Rational(51, 100)
 
 
 #: bytes per element the eager memory-bound ops of torchtitan's Llama block move beyond their fused form (compile=0,
@@ -703,6 +714,8 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
             return (_summed(pairs, "flops") + _width_term(pairs)) / at
 
         x, w, dy = cast_bytes(gemms, run.precision)
+        # the casts' bytes at the bandwidth they reach: the HBM's, a share of it under torchao's rowwise recipe
+        cast_rate = hbm * ROWWISE_CAST_SHARE if run.precision == ROWWISE else hbm
         if fused:
             # the casts the fused kernels make in their GEMMs' epilogues (fused_grouped_mlp_savings)
             x, dy = x - fused[1], dy - fused[2]
@@ -711,18 +724,18 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
             # torchao casts the weights in every forward call, the full recompute's too (TORCHAO_WEIGHT_CAST)
             w = w if run.precision == ROWWISE else w * m
             recast = w
-        forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / hbm + scan_time
-        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / hbm,
-                 "op": matmul_time(op_pairs, rate8) + x / hbm,
+        forward = core_time + matmul_time(high, rate) + matmul_time(low, rate8) + (x + w) / cast_rate + scan_time
+        again = {"selective": core_time, "full": core_time + matmul_time(low, rate8) + (x + recast) / cast_rate,
+                 "op": matmul_time(op_pairs, rate8) + x / cast_rate,
                  "none": sp.Integer(0)}[run.recompute]
         if up_pairs:
-            again = again + matmul_time(up_pairs, rate8) + cast_bytes(up_pairs, run.precision)[0] / hbm
+            again = again + matmul_time(up_pairs, rate8) + cast_bytes(up_pairs, run.precision)[0] / cast_rate
         if recast_pairs:
             again = (again + matmul_time([(g, n) for g, n in module_pairs if g.fp8], rate8)
                      + matmul_time([(g, n) for g, n in module_pairs if not g.fp8], rate)
-                     + cast_bytes(recast_pairs, run.precision)[0] / hbm)
+                     + cast_bytes(recast_pairs, run.precision)[0] / cast_rate)
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
-                    + dy / hbm + 2 * scan_time)
+                    + dy / cast_rate + 2 * scan_time)
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp, mamba=run.mamba, latent=run.moe_latent, passed=True) * layers
     if fused:

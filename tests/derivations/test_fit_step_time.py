@@ -104,11 +104,11 @@ def test_h100_holds_eta_at_its_maximum_matmul_times_a100s_training_share(monkeyp
 
 def test_b200_holds_eta_at_its_maximum_matmul_times_a100s_training_share(monkeypatch):
     # the same table: B200 SXM 1745.0 TFLOPS at 1792 x 16128 x 3072.  By hand: width 1057.574; w_half 2.25e15 · 2 /
-    # (2 · 8e12) = 281.25 (DGX B200 datasheet: 8 TB/s per GPU), factor 0.78993; 1745/2250 = 0.77556 of peak, 0.98181
-    # through the curve; times 0.75620: 0.74244
+    # (2 · 7.672e12) = 293.274 (the driver's 7,680-bit bus at 3,996 MHz, DDR: pytorch/ao pull request 4002), factor
+    # 0.78290; 1745/2250 = 0.77556 of peak, 0.99062 through the curve; times 0.75620: 0.74911
     seen = _held_base(monkeypatch, "b200")
-    assert seen["base"]["w_half"] == pytest.approx(281.25, abs=1e-9)
-    assert seen["base"]["eta"] == pytest.approx(0.7424, abs=1e-4)
+    assert seen["base"]["w_half"] == pytest.approx(2.25e15 / 7.672e12, abs=1e-9)
+    assert seen["base"]["eta"] == pytest.approx(0.7491, abs=1e-4)
     assert "1745" in seen["hold"]["eta"]
 
 

@@ -32,7 +32,8 @@ from symcomm.training.settings import RECOMPUTE_MODULES
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
-         "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json")
+         "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json",
+         "kempnerforge_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -265,10 +266,10 @@ def words(run: dict) -> list[str]:
         w.update(framework="fsdp", zero=3, reshard_after_forward=int(run["sharding"] == "FULL_SHARD"),
                  grad_dtype="fp32" if run["mixed_precision"] == "DEFAULT" else "same",
                  attention_kernel={"flash": "fa2", "triton": "triton"}[run["attn_impl"]])
-    elif run["id"].startswith("automodel-"):
-        # NeMo AutoModel's PyTorch-native trainer: FSDP2 over every block, its mixed precision, resharding, compile and
-        # gradient sync as the row's recipe sets them (the row's 'assumed' cites each), PyTorch's ring attention for
-        # context parallelism (as torchtitan's rows)
+    elif run["id"].startswith(("automodel-", "kempnerforge-")):
+        # the PyTorch-native trainers (NeMo AutoModel's, KempnerForge): FSDP2 over every block, its mixed precision,
+        # resharding, compile and gradient sync as the row's recipe sets them (the row's 'assumed' cites each),
+        # PyTorch's ring attention for context parallelism (as torchtitan's rows)
         w.update(framework="fsdp2", zero=3, grad_dtype="fp32" if run["grad_reduce_dtype"] == "fp32" else "same",
                  compile=int(run["compile"]), grad_reduce=run["grad_reduce"])
         if "reshard_after_forward" in run:
@@ -432,6 +433,8 @@ def source_of(run: dict) -> str:
         return f"nemo {run['release']}"
     if run["id"].startswith("automodel-"):
         return f"nemo-automodel {run['release']}"
+    if run["id"].startswith("kempnerforge-"):
+        return f"kempnerforge {run['release']}"
     return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
 
 
@@ -442,6 +445,8 @@ def framework_of(run: dict) -> str:
         return "LLM Foundry (FSDP)"
     if run["id"].startswith("automodel-"):
         return "AutoModel (FSDP2)"
+    if run["id"].startswith("kempnerforge-"):
+        return "KempnerForge (FSDP2)"
     return "Megatron-FSDP" if run["fsdp"] else "Megatron-Core"
 
 

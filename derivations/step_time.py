@@ -979,7 +979,9 @@ def _printed_memory_table() -> Table:
                           "the CUDA caching allocator reserves (torch.cuda.memory_stats 'reserved_bytes.all.peak', "
                           "torchtitan/metrics.py; the 2024-12 tables take the maximum over GPUs, the H200 table samples the 100th iteration), which includes the allocator's cached and "
                           "fragmented blocks: a count of live bytes is expected below it, by an amount the tables "
-                          "do not determine (not modelled, no factor applied). Predicted: memory_per_gpu "
+                          "do not determine (not modelled, no factor applied); KempnerForge's rows print the peak of "
+                          "the bytes allocated (torch.cuda.max_memory_allocated of rank 0, kempnerforge/metrics/"
+                          "memory.py), live bytes as the model counts them. Predicted: memory_per_gpu "
                           "of symcomm eval hybrid for the run's words (weights, gradients, optimizer states, "
                           "activations, the larger of the loss side (the loss buffers, the final norm's and LM head's "
                           "kept inputs) and the backward side (the recompute working set, the LM head's gradient "
@@ -996,7 +998,8 @@ def _printed_memory_table() -> Table:
                           "Error: predicted / "
                           "published − 1, " + _summary([r["error"] for r in found]) + "."
                           + _same_count_spread(found)),
-                 source="derivations/data/torchtitan_runs.json; derivations/data/step_fit.json")
+                 source=("derivations/data/torchtitan_runs.json, derivations/data/kempnerforge_runs.json; "
+                         "derivations/data/step_fit.json"))
 
 
 def _scope_table() -> Table:

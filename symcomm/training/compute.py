@@ -229,10 +229,10 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: same kernels on the bf16 logits without the copy: forward cunn_SoftMaxForward's three reads and one write of a
 #: bf16 row 2·3 + 2 = 8; backward the zeroed gradient 2, cunn_SoftMaxBackward's sum 2 and its pass 2 + 2 + 2 = 10,
 #: no cast; with t > 1 on the whole vocabulary the loss gathers (t times the entries of V/t; the gather's own copies
-#: left out): 8t and 10t.
+#: left out): 8t and 10t; replicated_bf16 the same kernels on the whole logits the LM head returns: 8t and 10t.
 EAGER_LOSS_T1, EAGER_LOSS_PARALLEL = (sp.Integer(22), sp.Integer(26)), (sp.Integer(38), sp.Integer(38))
 LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14)),
-                   "eager_bf16": (8 * t, 10 * t),
+                   "eager_bf16": (8 * t, 10 * t), "replicated_bf16": (8 * t, 10 * t),
                    "eager": tuple(sp.Piecewise((one, sp.Eq(t, 1)), (parallel, True))
                                   for one, parallel in zip(EAGER_LOSS_T1, EAGER_LOSS_PARALLEL))}
 

@@ -629,6 +629,10 @@ PYTORCH_CROSS_ENTROPY = ("pytorch tools/autograd/derivatives.yaml (_log_softmax,
 #: (nemo_automodel/recipes/llm/train_ft.py there, _forward_backward_step: ``out``, then local_loss.backward())
 AUTOMODEL_LOSS = ("NVIDIA-NeMo/Automodel nemo_automodel/components/loss/masked_ce.py@8d9bfb90e (fp32_upcast), "
                   "nemo_automodel/recipes/llm/train_ft.py@8d9bfb90e (_forward_backward_step)")
+KEMPNERFORGE_LOSS = ("KempnerInstitute/KempnerForge kempnerforge/distributed/tensor_parallel.py@3ad9d9a "
+                     "(apply_tensor_parallel: the output head), kempnerforge/training/loss.py@3ad9d9a "
+                     "(cross_entropy_loss: F.cross_entropy of the logits as given), scripts/train.py@3ad9d9a (the "
+                     "training step: logits = model(...); loss_fn(logits, labels); backward)")
 
 
 def loss_kind(framework: str, loss: str | None) -> str:
@@ -672,6 +676,12 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       saved log-softmax, zeroed gradient and backward output (3 · 2t per entry of V/t): 6t + 2 (the forward's
       gathered logits and log-softmax, 4t + 2, are below it).  2m more with p > 1 (the pipeline's kept outputs,
       as eager).
+    * replicated_bf16 (:data:`KEMPNERFORGE_LOSS`): the same eager ops on bf16 logits the LM head returns whole on
+      every tensor-parallel rank (KempnerForge's plan: ColwiseParallel(input_layouts=Shard(1),
+      output_layouts=Replicate()), its local output the gathered whole vocabulary), which the training loop keeps
+      (its ``logits``) through the backward: the kept whole logits, the saved log-softmax, the zeroed gradient and
+      the log-softmax backward's output, 4 · 2t per entry of V/t: 8t (8 at t = 1, as eager_bf16; the vocabulary
+      shard the head's matmul wrote is freed once gathered).  2m more with p > 1, as eager.
     """
     if loss in ("vocab_parallel", "te_fused"):
         return sp.Integer(6)
@@ -682,6 +692,8 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
         return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
     if loss == "eager_bf16":
         return 6 * t + 2 + kept_output
+    if loss == "replicated_bf16":
+        return 8 * t + kept_output
     raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
 
 

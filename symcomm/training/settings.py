@@ -82,7 +82,7 @@ ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
 #: the cross-entropy kinds of the ``loss`` setting (symcomm.training.memory.loss_bytes_per_logit counts each); None: as
 #: the framework does (symcomm.training.memory.loss_kind)
-LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16")
+LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16", "replicated_bf16")
 
 
 def choices(allowed) -> str:
@@ -471,7 +471,10 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
            "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
            "upcast fused); eager_bf16 (the same eager loss on the bf16 logits themselves, no fp32 copy: NeMo "
-           "AutoModel's MaskedCrossEntropy with fp32_upcast false, which gathers a vocabulary-sharded output whole); framework: fsdp2 eager, the others "
+           "AutoModel's MaskedCrossEntropy with fp32_upcast false, which gathers a vocabulary-sharded output whole); "
+           "replicated_bf16 (the same on logits the LM head itself returns whole on every tensor-parallel rank, "
+           "ColwiseParallel(output_layouts=Replicate()), kept by the caller through the backward: KempnerForge's); "
+           "framework: fsdp2 eager, the others "
            "vocab_parallel (symcomm.training.memory.loss_bytes)"),
     Option("wgrad_fusion", None, (None, False, True),
            "1 = the weight-gradient GEMMs accumulate into the gradient buffer in place (Megatron-LM's gradient "

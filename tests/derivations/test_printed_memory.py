@@ -98,7 +98,7 @@ def test_every_printed_memory_is_in_the_source():
 @pytest.fixture
 def stored_copy(tmp_path, monkeypatch):
     """step_fit.json copied to a temporary file the fit script writes instead, and the check runs of h200 alone
-    (two runs: seconds, not the minute of every preset)."""
+    (twelve runs: seconds, not the minute of every preset)."""
     copy = tmp_path / "step_fit.json"
     copy.write_text(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(fit_step_time, "RESULTS_JSON", copy)
@@ -125,7 +125,8 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     # the rows published as regressions: predicted with their hardware's constants, never among the checks or fits
     regressions = {r["id"]: r for rows in after["regressions"].values() for r in rows}
     assert set(regressions) == {"bridge-25.11-h100-qwen3-30b-a3b-fp8cs", "bridge-25.11-b200-qwen3-30b-a3b-fp8mx",
-                                "bridge-25.11-b200-qwen3-235b-a22b-fp8mx", "bridge-26.06.01-gb200-gpt-oss-120b-fp8-mx"}
+                                "bridge-25.11-b200-qwen3-235b-a22b-fp8mx", "bridge-26.06.01-gb200-gpt-oss-120b-fp8-mx",
+                                "kempnerforge-2026-06-h200-70b-tp4-fsdp2"}
     # 25.11 H100 Qwen3-30B-A3B: GBS 512 · seq 4096 / (5275 tokens/s/GPU · 16 GPUs), the table's own numbers
     assert regressions["bridge-25.11-h100-qwen3-30b-a3b-fp8cs"]["measured_s"] == pytest.approx(
         512 * 4096 / (5275 * 16), rel=1e-3)
@@ -139,16 +140,18 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     assert rows["torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n"]["measured_s"] == 1.498
     for r in found["runs"]:
         assert r["error"] == pytest.approx(r["predicted_s"] / r["measured_s"] - 1, abs=1e-5)
-    # the memory rows: each H200 row's printed GiB (47.96 and 46.97, the source's Results table)
-    assert sorted(r["published_gib"] for r in after["memory"]) == [46.97, 47.96]
+    # the memory rows: each H200 row's printed GiB (Trainy's 47.96 and 46.97, the source's Results table; KempnerForge's
+    # ten check rows as its README's Results table prints them)
+    assert sorted(r["published_gib"] for r in after["memory"]) == sorted(
+        [46.97, 47.96, 45.0, 36.2, 34.8, 34.0, 33.9, 93.2, 86.8, 84.6, 83.6, 82.9])
     for r in after["memory"]:
         assert r["error"] == pytest.approx(r["predicted_gib"] / r["published_gib"] - 1, abs=1e-5)
-    assert "h200 (constants of h100): over 2 runs mean |error|" in capsys.readouterr().out
-    # the presets' copy: h100's check errors now those of the two h200 runs alone (the only system checked here)
+    assert "h200 (constants of h100): over 12 runs mean |error|" in capsys.readouterr().out
+    # the presets' copy: h100's check errors now those of the twelve h200 runs alone (the only system checked here)
     presets = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
     fsdp2 = presets["h100"]["step_time"]["checks"]["fsdp2"]
-    assert fsdp2["runs"] == 2 and fsdp2["hardware"] == ["h200"]
-    assert fsdp2["mean"] == pytest.approx(sum(abs(r["error"]) for r in found["runs"]) / 2, abs=1e-5)
+    assert fsdp2["runs"] == 12 and fsdp2["hardware"] == ["h200"]
+    assert fsdp2["mean"] == pytest.approx(sum(abs(r["error"]) for r in found["runs"]) / 12, abs=1e-5)
 
 
 def test_checks_only_and_write_are_refused_together(stored_copy):
@@ -181,9 +184,12 @@ def test_the_tables_read_the_stored_rows(monkeypatch):
 def test_the_committed_tables_are_the_committed_rows():
     stored = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))
     assert [row[0] for row in step_time._printed_memory_table().rows] == [r["id"] for r in stored["memory"]]
-    printed = [r for r in _runs().values() if r["memory_gib"] is not None]
+    # every check run that prints its memory: torchtitan's (reserved peaks) and KempnerForge's (allocated peaks)
+    printed = [r for r in [*_runs().values(), *bridge_runs.runs("kempnerforge_runs.json", "check")]
+               if r["memory_gib"] is not None]
     assert sorted(r["id"] for r in stored["memory"]) == sorted(r["id"] for r in printed)
-    assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 2
+    # h200: Trainy's two torchtitan rows and KempnerForge's ten check rows
+    assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 12
 
 
 def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):

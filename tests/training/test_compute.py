@@ -812,12 +812,14 @@ def test_the_bf16_eager_loss_by_hand():
     # row 2 · 3 and the log-probabilities written 2 = 8; backward the zeroed gradient 2, the sum over it 2, the pass
     # reading it and the saved output and writing the input gradient 2 + 2 + 2 = 10.  T = 2 tokens, V = 16: at t = 1
     # over 32 logits; at t = 2 the loss gathers the whole vocabulary, so the same 32 logits, 16 of them the GPU's
-    run = settings.RunSetting(embeddings=True, framework="fsdp2", loss="eager_bf16", compile=True,
-                              fused_projections=True)
-    forward, backward = compute.loss_pass_bytes(run, sp.Integer(2))
-    for tp in (1, 2):
-        at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": tp}.items()}
-        assert (exact(forward, at), exact(backward, at)) == (8 * 32, 10 * 32)
+    # KempnerForge's head returns the whole logits on every rank (replicated_bf16): the same kernels on the same 32
+    for loss in ("eager_bf16", "replicated_bf16"):
+        run = settings.RunSetting(embeddings=True, framework="fsdp2", loss=loss, compile=True,
+                                  fused_projections=True)
+        forward, backward = compute.loss_pass_bytes(run, sp.Integer(2))
+        for tp in (1, 2):
+            at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": tp}.items()}
+            assert (exact(forward, at), exact(backward, at)) == (8 * 32, 10 * 32)
 
 
 def test_pytorch_frameworks_time_their_own_attention_kernel():

@@ -46,6 +46,13 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     ({**FSDP2, "loss": "eager_bf16"}, 2, 1, 14),
     # p = 2: the pipeline's kept outputs, m = 2 of 2 bytes, beside the 8: 12
     ({**FSDP2, "loss": "eager_bf16"}, 1, 2, 12),
+    # KempnerForge (tensor_parallel.py at 3ad9d9a: the output head ColwiseParallel(output_layouts=Replicate())): at
+    # t = 2 each rank holds the whole bf16 logits the head returns, which train.py keeps (its ``logits``) beside the
+    # saved log-softmax, the zeroed gradient and the log-softmax backward's output, four tensors of all V = 2 · (V/2)
+    # entries: 4 · 2 · 2 = 16 per entry of V/2
+    ({**FSDP2, "loss": "replicated_bf16"}, 2, 1, 16),
+    # at t = 1 nothing is gathered: the same 8 as eager_bf16
+    ({**FSDP2, "loss": "replicated_bf16"}, 1, 1, 8),
 ])
 def test_the_loss_buffers_per_token_and_vocabulary_entry(options, t, p, per_logit):
     values = {**TINY, "t": t, "p": p}

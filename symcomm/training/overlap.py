@@ -22,8 +22,10 @@ Data parallel (:func:`exposed_data_parallel`):
 * ZeRO-3 per layer (FSDP2, Megatron-FSDP: one all-gather and one reduce-scatter per layer): the first
   layer's gather of every forward and the last layer's reduce-scatter of every reduction exposed in
   full; every other collective exposes its latency (the a·α part of its cost: each waits on its own
-  event before its layer computes) and hides its bandwidth part behind the step's compute as far as
-  it lasts; ZeRO-3 of a whole-model unit (DeepSpeed, FSDP as symcomm counts them): gathers hidden
+  event before its layer computes) and hides its bandwidth part behind its own phase's compute as far as
+  it lasts (:data:`PER_LAYER_PHASES`): a forward's gathers behind the forwards that gather, the backward's
+  gathers behind the backwards, the reductions behind the backwards that reduce (every micro-batch's, or the
+  last one's when gradients are reduced once per step); ZeRO-3 of a whole-model unit (DeepSpeed, FSDP as symcomm counts them): gathers hidden
   behind the forwards and backwards, exposed = max(0, gathers − window);
 * ZeRO-3 per layer under PyTorch's pipelining (framework fsdp2, p ≥ 2, gradients reduced once per step,
   :data:`PIPELINED_POST_BACKWARD`): the stage runs every micro-batch's backward with gradient sync off and,
@@ -264,31 +266,50 @@ def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
 def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap) -> sp.Expr:
     """ZeRO-3 with one all-gather and one reduce-scatter per layer (FSDP2, Megatron-FSDP): the first
     gather of each forward and the last reduce-scatter of each reduction in full, the latency of every
-    other overlapped collective, and their bandwidth beyond the m micro-batches' compute."""
+    other overlapped collective, and their bandwidth beyond the compute of their own phase (:data:`PER_LAYER_PHASES`):
+    a forward's gathers behind the forwards that gather, the backward's gathers behind the m backwards, the
+    reductions behind the backwards that reduce (every one per micro-batch; the last one when reduced once per step)."""
     gathers = [x for x in dp_terms if x.primitive == "all_gather" and x.phase in ("forward", "backward")]
     reductions = [x for x in dp_terms if x.phase == "backward" and x.primitive != "all_gather"]
     rest = [x for x in dp_terms if x not in gathers and x not in reductions]
     exposed = time_of(rest)
-    overlapped, edges = [], sp.Integer(0)
-    for terms, on in ((gathers, param_overlap), (reductions, grad_overlap)):
-        if not on:
-            exposed += time_of(terms)
-            continue
-        overlapped += terms
-        # one layer's collective per pass: the first gather of every forward that gathers, the last
-        # reduce-scatter of every reduction (a per-layer term's count is passes × layers)
-        if terms is gathers:
-            edges += sum((time_of([replace(x, count=1)]) for x in terms if x.phase == "forward"),
-                         sp.Integer(0)) * data.forward_gathers(m)
-        else:
-            edges += sum((time_of([replace(x, count=1)]) for x in terms), sp.Integer(0)) * data.gradient_reductions(m)
-    if overlapped:
-        total = time_of(overlapped)
-        floor = latency(total)
-        # the edge collectives' own latency is in the floor already: add their bandwidth part only
-        edge_bandwidth = edges - latency(edges)
-        exposed += floor + edge_bandwidth + max0(total - floor - edge_bandwidth - m * compute.total)
+    overlapped = (gathers if param_overlap else []) + (reductions if grad_overlap else [])
+    exposed += sum((time_of([x]) for x in dp_terms if x not in rest and x not in overlapped), sp.Integer(0))
+    if not overlapped:
+        return exposed
+    # one layer's collective per pass: the first gather of every forward that gathers, the last reduce-scatter of
+    # every reduction (a per-layer term's count is passes × layers); their latency is in the floor already
+    first = sum((time_of([replace(x, count=1)]) for x in overlapped if x in gathers and x.phase == "forward"),
+                sp.Integer(0)) * data.forward_gathers(m)
+    last = sum((time_of([replace(x, count=1)]) for x in overlapped if x in reductions),
+               sp.Integer(0)) * data.gradient_reductions(m)
+
+    def bandwidth(terms, edge=sp.Integer(0)):
+        total = time_of(terms) if terms else sp.Integer(0)
+        return total - latency(total) - (edge - latency(edge))
+
+    total = time_of(overlapped)
+    forward = bandwidth([x for x in overlapped if x in gathers and x.phase == "forward"], first)
+    backward_gathers = bandwidth([x for x in overlapped if x in gathers and x.phase == "backward"])
+    reduced = bandwidth([x for x in overlapped if x in reductions], last)
+    # the backwards that reduce carry their share of the backward's gathers beside the reductions; the others hide
+    # their own gathers behind their own backwards
+    r = data.gradient_reductions(m)
+    exposed += (latency(total) + (first - latency(first)) + (last - latency(last))
+                + max0(forward - data.forward_gathers(m) * compute.forward)
+                + max0(backward_gathers * r / m + reduced - r * compute.backward)
+                + max0(backward_gathers * (m - r) / m - (m - r) * compute.backward))
     return exposed
+
+
+#: why each phase's collectives hide behind their own phase's compute only: FSDP2 issues a layer's all-gather in the
+#: forward when the layer before it runs (implicit prefetch) and in the backward one layer ahead (explicit backward
+#: prefetch), and a layer's reduce-scatter after its gradients (post_backward): no collective of one phase waits in
+#: another phase's compute (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _pre_forward,
+#: _pre_backward; _fsdp_param_group.py, post_backward, at v2.7.0); Megatron-FSDP's prefetch likewise runs ahead in
+#: its own pass (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py)
+PER_LAYER_PHASES = ("pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_state.py and _fsdp_param_group.py "
+                    "(v2.7.0); NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py")
 
 
 #: the frameworks whose context parallel is PyTorch's ring (torch.distributed.tensor.experimental, torchtitan)

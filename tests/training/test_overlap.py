@@ -83,6 +83,30 @@ def test_fsdp2_exposes_the_first_gather_the_last_reduce_scatter_and_every_latenc
         collectives * (latency + bandwidth) - window, rel=1e-12)
 
 
+def test_fsdp2_hides_each_phase_behind_its_own_compute():
+    # without resharding (8 collectives: a forward gather and a reduce-scatter per layer) and with the whole core in
+    # GEMMs (flash=0: the backward twice the forward, so the forward is a third of the compute W): the three forward
+    # gathers after the first (3 · 0.75 ms of bandwidth) hide behind the forward alone (FSDP2 prefetches within a
+    # pass: overlap.PER_LAYER_PHASES), the three reduce-scatters before the last behind the backward.  At W = 5.4 ms
+    # the forward's 1.8 ms leaves 0.45 ms of the gathers exposed, though the step's compute outlasts all 4.5 ms
+    latency, bandwidth = 3 * 1e-5, 0.75 * 1e6 * 1e-9
+    options = {**PLAIN, "flash": "0", "zero": "3", "framework": "fsdp2", "reshard_after_forward": "0"}
+    at_1e9 = float(steptime.quantities(FSDP_VALUES, 2, **options)["compute_time"])
+    q = steptime.quantities({**FSDP_VALUES, "peak": 1e9 * at_1e9 / 5.4e-3}, 2, **options)
+    assert float(q["compute_time"]) == pytest.approx(5.4e-3, rel=1e-12)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(
+        8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), rel=1e-9)
+    # reduced once per step over m = 2 micro-batches (no_sync on the first) and never resharded, each layer is gathered
+    # once a step (FSDP's _should_free_in_backward: axes.forward_gathers) and reduced once: the same 8 collectives,
+    # the gathers behind the first forward alone (1.8 ms: 0.45 ms of them exposed), the reduce-scatters behind the
+    # last backward alone (3.6 ms: hidden), though the step's 10.8 ms of compute outlasts them all
+    two = steptime.quantities({**FSDP_VALUES, "b": 8, "m": 2, "peak": 1e9 * at_1e9 / 5.4e-3}, 2,
+                              **{**options, "grad_reduce": "per_step"})
+    assert float(two["compute_time"]) == pytest.approx(2 * 5.4e-3, rel=1e-12)
+    assert float(two["exposed_comm_time_dp"]) == pytest.approx(
+        8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), rel=1e-9)
+
+
 def test_fsdp2_without_overlap_exposes_everything():
     q = steptime.quantities(FSDP_VALUES, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2",
                                                "overlap_grad_reduce": "0", "overlap_param_gather": "0"})

@@ -305,11 +305,14 @@ def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_
 #: why each phase's collectives hide behind their own phase's compute only: FSDP2 issues a layer's all-gather in the
 #: forward when the layer before it runs (implicit prefetch) and in the backward one layer ahead (explicit backward
 #: prefetch), and a layer's reduce-scatter after its gradients (post_backward): no collective of one phase waits in
-#: another phase's compute (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _pre_forward,
-#: _pre_backward; _fsdp_param_group.py, post_backward, at v2.7.0); Megatron-FSDP's prefetch likewise runs ahead in
-#: its own pass (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py)
-PER_LAYER_PHASES = ("pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_state.py and _fsdp_param_group.py "
-                    "(v2.7.0); NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py")
+#: another phase's compute (torch 2.13.0 as this project installs it: torch/distributed/fsdp/_fully_shard/
+#: _fsdp_state.py, _pre_forward's forward prefetch and _pre_backward's backward prefetch; _fsdp_param_group.py,
+#: pre_backward's _backward_prefetch and post_backward); Megatron-FSDP's all-gathers are prefetched in the pass that
+#: runs them, in forward-pass order in the forward (NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/
+#: megatron_fsdp/megatron_fsdp.py at d98e8a64: prefetch_order PrefetchOrder.FORWARD_PASS_ORDER, the forward prefetch
+#: cancelled under activation recompute)
+PER_LAYER_PHASES = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_state.py and _fsdp_param_group.py; "
+                    "NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py at d98e8a64")
 
 
 #: the frameworks whose context parallel is PyTorch's ring (torch.distributed.tensor.experimental, torchtitan)

@@ -309,8 +309,8 @@ def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_
 #: _fsdp_state.py, _pre_forward's forward prefetch and _pre_backward's backward prefetch; _fsdp_param_group.py,
 #: pre_backward's _backward_prefetch and post_backward); Megatron-FSDP's all-gathers are prefetched in the pass that
 #: runs them, in forward-pass order in the forward (NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/
-#: megatron_fsdp/megatron_fsdp.py at d98e8a64: prefetch_order PrefetchOrder.FORWARD_PASS_ORDER, the forward prefetch
-#: cancelled under activation recompute)
+#: megatron_fsdp/megatron_fsdp.py at d98e8a64, _pre_forward_param_unshard: prefetch_order FORWARD_PASS_ORDER, that
+#: prefetch off for a recompute's forward inside the backward, which the backward's own order serves)
 PER_LAYER_PHASES = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_state.py and _fsdp_param_group.py; "
                     "NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py at d98e8a64")
 

@@ -6,8 +6,9 @@ publishes what the rowwise recipe measures on H100, a table of speedups of a com
 block's forward + backward over bfloat16 for 216 shapes (derivations/data/torchao_rowwise_h100.json, its source
 there).  Timed by the model's own parts — the three GEMMs of the linear at the fitted rates and width term, the
 rowwise casts' bytes, the LayerNorm's and Sigmoid's passes — the table says how fast those casts run: at the
-roofline (share 1) the model predicts the rowwise block 27 % faster than the table on average, most of all at the
-narrow shapes a tensor-parallel rank's linears have, where the table shows rowwise slower than bfloat16.
+roofline (share 1) the model's speedups over bf16 are a quarter above the table's on average (+25 % signed over the
+shapes read), most of all at the narrow shapes a tensor-parallel rank's linears have, where the table shows rowwise
+slower than bfloat16.
 
 :data:`symcomm.training.compute.ROWWISE_CAST_SHARE` is the share that fits the table best: the least squared log
 error over the table's shapes with M ≥ 4096 (every training micro-batch the model is checked on has at least 4096

@@ -68,6 +68,10 @@ def _print_step(payload: dict) -> None:
     low = next((kind for kind in LOW_DTYPES if f"peak_{kind}" in c), None)
     fp8 = (f"; precision {payload['options']['precision']}: peak_{low} {c[f'peak_{low}'] / 1e12:g} TFLOP/s"
            f"{' typed' if f'peak_{low}' in typed_peaks else ''}, eta_{low} {c[f'eta_{low}']}" if low else "")
+    if payload["options"].get("precision") == "fp8_rowwise":
+        from ..training.settings import ROWWISE_CAST_SHARE
+        fp8 += (f", its casts at {float(ROWWISE_CAST_SHARE):g} of the HBM bandwidth (torchao's own table of rowwise "
+                "speedups on H100: symcomm.derivations.rowwise_casts)")
     # the attention core's share: a published kernel's (attention_kernel fa2, triton, cudnn), else the fitted eta_attn (eta
     # where none is)
     kernel = next((k for k in PUBLISHED_KERNELS if f"eta_{k}" in c), None)

@@ -113,7 +113,7 @@ from .axes import data_schedule
 from .memory import MTP_SHARES, expert_activation_bytes, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
-from .settings import fp8_tp_gather_of
+from .settings import ROWWISE_CAST_SHARE as ROWWISE_CAST_SHARE_READ, fp8_tp_gather_of
 from ..core.symbols import (D_mtp, E, E_s, F, F_e, L, L_att, L_moe, L_ssm, V, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm, d_v, e,
                             eta, eta_fp4, eta_fp8, g_ssm, h, h_kv, h_lat, eta_attn, hbm, k, kappa, kappa_moe, kv_lora, m, n_ssm,
                             p, peak, peak_fp4, peak_fp8, q_lora, s, t, w_half, w_half_expert, L_bf16)
@@ -177,15 +177,8 @@ ROWWISE_WEIGHT = (sp.Integer(3), sp.Integer(7))
 #: 6243040, addmm_float8_unwrapped: ``output *= post_inverse_scale``): one more read and write of each output
 #: element, 2 + 2 bytes, over dX (M × K) and dW (K × N)
 ROWWISE_RESCALE = sp.Integer(4)
-#: the share of the HBM bandwidth torchao's rowwise casts reach, as torchao's own table of rowwise speedups on H100
-#: shows it (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, pull request 2312: a compiled LayerNorm ->
-#: Linear -> Sigmoid forward + backward against bf16 over 216 shapes, derivations/data/torchao_rowwise_h100.json):
-#: the share on the lattice of hundredths whose predicted speedups have the least squared log error over its 144
-#: shapes with M ≥ 4096, the model's GEMMs at h100's fitted constants on the part it ran on (symcomm.derivations.
-#: rowwise_casts, which finds it; 13.1 % mean error, −1.2 % signed, against 26.7 % and +25.4 % at the roofline,
-#: share 1).  Read on H100 (0.43 at the low end of that part's bounded peak) and used on every part: no other
-#: part's table is published.  Fitted on no training run.
-ROWWISE_CAST_SHARE = sp.Rational(51, 100)
+#: torchao's rowwise casts at this share of the HBM bandwidth (symcomm.training.settings.ROWWISE_CAST_SHARE says why)
+ROWWISE_CAST_SHARE = sp.Rational(ROWWISE_CAST_SHARE_READ)
 
 
 #: bytes per element the eager memory-bound ops of torchtitan's Llama block move beyond their fused form (compile=0,

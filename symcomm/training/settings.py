@@ -15,6 +15,7 @@ op (:func:`regathers_forward`).  SymPy-free: the planner imports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import Iterable, Mapping
 
 from . import frameworks as F
@@ -64,6 +65,15 @@ RECOMPUTE_ALIASES = {"0": "none", "1": "full"}
 #: history (Transformer Engine's delayed scaling, Megatron-Core's default fp8_recipe, megatron/core/transformer/
 #: transformer_config.py at d98e8a64: the cast reads the tensor once)
 PRECISIONS = ("bf16", "fp8_tensor", "mxfp8", "fp8_block", "fp8_rowwise", "nvfp4", "fp8_delayed")
+#: the share of the HBM bandwidth torchao's rowwise casts reach, as torchao's own table of rowwise speedups on H100
+#: shows it (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, pull request 2312: a compiled LayerNorm ->
+#: Linear -> Sigmoid forward + backward against bf16 over 216 shapes, derivations/data/torchao_rowwise_h100.json):
+#: the share on the lattice of hundredths whose predicted speedups have the least squared log error over its 144
+#: shapes with M ≥ 4096, the model's GEMMs at h100's fitted constants on the part it ran on (symcomm.derivations.
+#: rowwise_casts, which finds it; 13.1 % mean error, −1.2 % signed, against 26.7 % and +25.4 % at the roofline,
+#: share 1).  Read on H100 (0.43 at the low end of that part's bounded peak) and used on every part: no other
+#: part's table is published.  Fitted on no training run.
+ROWWISE_CAST_SHARE = Fraction(51, 100)
 #: Adam's state bytes per parameter, by its type (the adam_dtype setting; the memory model and the optimizer step read
 #: them): fp32 master weight and moments (4 + 4 +
 #: 4); fp32 master, bf16 moments (4 + 2 + 2: Megatron-Core's precision-aware optimizer, megatron/core/optimizer/

@@ -55,3 +55,15 @@ def test_the_roofline_is_too_fast_and_the_share_is_what_the_table_says():
 def test_a_lower_peak_reads_a_lower_share():
     # the low end of h100-gt's bounded peak (H100 NVL's) leaves less of each block to the GEMMs: more to the casts
     assert rowwise_casts.fitted("low")["share"] < rowwise_casts.fitted("high")["share"]
+
+
+def test_eval_says_the_share_beside_the_rowwise_recipe(capsys):
+    from symcomm.commands.main import main
+
+    layout = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=2", "p=1", "d=4", "c=1", "b=64",
+              "m=8", "s=4096", "framework=fsdp2", "zero=3"]
+    assert main([*layout, "precision=fp8_rowwise"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("constants"))
+    assert "its casts at 0.51 of the HBM bandwidth" in line
+    assert main([*layout, "precision=fp8_tensor"]) == 0
+    assert "its casts at" not in capsys.readouterr().out

@@ -15,7 +15,7 @@ from importlib import resources
 
 from symcomm.base.errors import InputError
 from symcomm.training.frameworks import GRAD_REDUCE
-from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS
+from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS, SP_INPUTS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
 #: llm_foundry_runs.json, dgxc_runs.json, dgxc_25_05_runs.json, automodel_runs.json or kempnerforge_runs.json
@@ -158,6 +158,10 @@ def validate(run: dict) -> list[str]:
     # loss (optional): the cross-entropy where the recipe's loss is not its framework's (the step model's loss setting)
     if "loss" in run and run["loss"] not in LOSS_KINDS:
         bad.append(f"{name}: loss {run['loss']!r} is not one of {', '.join(LOSS_KINDS)}")
+    # sp_input (optional): which linears gather the sequence-sharded input where the trainer's plan is not one gather
+    # per block (the step model's sp_input setting)
+    if "sp_input" in run and run["sp_input"] not in SP_INPUTS:
+        bad.append(f"{name}: sp_input {run['sp_input']!r} is not one of {', '.join(SP_INPUTS)}")
     if "grad_reduce" in run and run["grad_reduce"] not in GRAD_REDUCE:
         bad.append(f"{name}: grad_reduce {run['grad_reduce']!r} is not one of {', '.join(GRAD_REDUCE)}")
     if run["role"] == "regression" and "known_cause" not in run:

@@ -276,6 +276,8 @@ def words(run: dict) -> list[str]:
             w["reshard_after_forward"] = int(run["reshard_after_forward"])
         if "loss" in run:
             w["loss"] = run["loss"]
+        if "sp_input" in run:
+            w["sp_input"] = run["sp_input"]
         if run["c"] > 1:
             w["cp"] = "ring_flash_attn"
     elif run["fsdp"]:

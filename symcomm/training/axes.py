@@ -209,7 +209,8 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
-             recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None) -> tuple[Term, ...]:
+             recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None,
+             input_linears=None) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -225,9 +226,14 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     an in_proj/QKV/FC1 column-parallel input and an out_proj/output/FC2 row-parallel output), its MoE layers none.
     ``mlp_again``: the dense MLP blocks Megatron-Core's recompute module mlp runs again before their backward
     (settings.RECOMPUTE_MODULES): their forward's collectives once more, FC1's all-gather and FC2's reduce-scatter
-    with SP, FC2's all-reduce without."""
+    with SP, FC2's all-reduce without.  ``input_linears`` (SP only; the sp_input setting): (an attention block's, a
+    dense MLP block's) column-parallel linears that each all-gather their own input and reduce-scatter its gradient,
+    in place of one per block input."""
     blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
+    if sp_on and input_linears is not None:
+        attention_linears, mlp_linears = input_linears
+        inputs = attention_linears * layers + mlp_linears * (layers - moe_layers)
     out = []
     for name, _ in _passes(recompute):
         if sp_on:

@@ -18,7 +18,7 @@ from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_ter
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
-from .settings import ROUTER_GROUPS, RunSetting, fp8_tp_gather_of
+from .settings import ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
 
@@ -80,7 +80,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        moe_layers=moe_layers, mla_layers=layers + mtp_runs if mla else 0,
                                        blocks_per_layer=1 if run.mamba else 2,
                                        mlp_again=layers - moe_layers if "mlp" in run.modules else None,
-                                       gather_dtype="fp8" if fp8_tp_gather_of(run) else ""), 1, c * d * p)
+                                       gather_dtype="fp8" if fp8_tp_gather_of(run) else "",
+                                       input_linears=SP_INPUT_LINEARS.get(run.sp_input)), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute,
                                                groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,

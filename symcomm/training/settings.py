@@ -20,6 +20,7 @@ from typing import Iterable, Mapping
 
 from . import frameworks as F
 from ..base.errors import InputError
+from .tp_plans import SP_INPUT_LINEARS, SP_INPUTS, fp8_tp_gather_refusal, sp_input_refusal  # noqa: F401 (re-exported)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
                                 recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal,
@@ -238,16 +239,6 @@ def fp8_tp_gather_of(setting) -> bool:
     return setting.framework in FP8_TP_GATHER and setting.precision == "fp8_tensor" and setting.sp
 
 
-def fp8_tp_gather_refusal(setting) -> str | None:
-    """Why ``setting``'s fp8_tp_gather=1 has no meaning, or None: FP8 gathers need sequence parallelism (without it
-    the tensor-parallel collectives are all-reduces of 16-bit outputs) and per-tensor scales (torchao's float8 TP
-    styles take tensorwise scaling only)."""
-    if setting.fp8_tp_gather and not (setting.sp and setting.precision == "fp8_tensor"):
-        return ("fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor (torchao's float8 tensor-parallel styles gather "
-                "per-tensor-scaled FP8); give fp8_tp_gather=0 or framework")
-    return None
-
-
 def block_refusal(setting) -> str | None:
     """Why ``setting``'s recompute=block has no meaning here, or None: its L_rc counts layers of each model chunk,
     which an even split makes alike (an uneven split's first and last chunks would recompute a different share)."""
@@ -310,6 +301,11 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "
            "gradients (Megatron-LM, Transformer Engine); 0 = kept; framework: 1 for megatron and "
            "deepspeed, 0 for fsdp"),
+    Option("sp_input", "block", SP_INPUTS,
+           "sp=1: which linears all-gather the sequence-sharded input (and reduce-scatter its gradient): block (one "
+           "gather per block input: Megatron-LM, torchtitan's PrepareModuleInput); linear_gated (each of q, k, v and a "
+           "gated MLP's gate and up its own: ColwiseParallel(input_layouts=Shard(1)) on every projection, KempnerForge's "
+           "plan, five gathers under torch.compile too); linear (q, k, v and a plain MLP's one up projection)"),
     HYBRID_RECOMPUTE_OPTION,
     Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
     Option("pipeline_split", "even", ("even", "first_last"),
@@ -556,6 +552,7 @@ class RunSetting:
     reshard_after_forward: bool | None = None
     sp: bool = False
     sp_regather: bool | None = None
+    sp_input: str = "block"
     recompute: str = "none"
     schedule: str = "1f1b"
     pipeline_split: str = "even"
@@ -604,6 +601,7 @@ class RunSetting:
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
+                   or sp_input_refusal(self)
                    or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
                    or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self)

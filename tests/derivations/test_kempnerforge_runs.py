@@ -68,6 +68,8 @@ def test_the_words_follow_the_trainers_code():
     # gradients synced in the last micro-batch only (maybe_no_sync), bf16 parameters and moments, the whole logits
     # on every rank
     assert (words["grad_reduce"], words["adam_dtype"], words["loss"]) == ("per_step", "bf16", "replicated_bf16")
+    # q, k, v, gate and up each ColwiseParallel(input_layouts=Shard(1)) (_build_block_tp_plan): five input gathers
+    assert words["sp_input"] == "linear_gated"
     # 32 sequences a data-parallel rank... m = GBS/(d·MBS) = 128/(8·4) = 4, the benchmark's grad_accum_steps
     assert (words["d"], words["b"], words["m"], words["s"]) == ("8", "128", "4", "4096")
 

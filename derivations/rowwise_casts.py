@@ -31,6 +31,7 @@ from importlib import resources
 
 import numpy as np
 
+from symcomm.core.symbols import w_half
 from symcomm.presets.systems import hardware
 from symcomm.training import compute
 
@@ -76,29 +77,36 @@ def _values(peak_end: str) -> dict:
 def parts(m: int, k: int, n: int, peak_end: str = "high") -> tuple[float, float, float, float]:
     """Seconds of one cell's blocks by the model: (the bf16 block, the FP8 GEMMs, the rowwise casts at the roofline,
     the LayerNorm's and Sigmoid's passes).  The linear's forward and its two backward GEMMs have the same three
-    dimensions (compute.Gemm), each timed as the step model times a GEMM: FLOPs plus 2·w_half per element moved."""
+    dimensions (compute.Gemm), each timed as the step model times a GEMM: its FLOPs at the peak times the share
+    compute.efficiency gives its width."""
     v = _values(peak_end)
     gemm = compute.Gemm("the block's linear", m, k, n)
-    work = 3 * (float(gemm.flops) + 2 * v["w_half"] * float(gemm.moved))
+
+    def gemms(peak, large):
+        return float(3 * gemm.flops / (peak * compute.efficiency(gemm.width, large).subs(w_half, v["w_half"])))
+
     x, w, back = compute.cast_bytes([(gemm, 1)], compute.ROWWISE)
     passes = NORM_AND_SIGMOID * (m * k + m * n) / v["hbm"]
-    return (work / (v["peak"] * v["eta"]) + passes, work / (v["peak_fp8"] * v["eta_fp8"]),
-            float(x + w + back) / v["hbm"], passes)
+    return (gemms(v["peak"], v["eta"]) + passes, gemms(v["peak_fp8"], v["eta_fp8"]), float(x + w + back) / v["hbm"],
+            passes)
+
+
+def _speedup(bf16, gemms, casts, passes, share):
+    """The rowwise block's speedup over the bf16 one from a cell's parts, its casts at ``share`` of the HBM bandwidth
+    (numbers or numpy arrays alike)."""
+    return bf16 / (gemms + casts / share + passes)
 
 
 def predicted_speedup(m: int, k: int, n: int, share: float, peak_end: str = "high") -> float:
     """The model's speedup of the rowwise block over the bf16 one, its casts at ``share`` of the HBM bandwidth."""
-    bf16, gemms, casts, passes = parts(m, k, n, peak_end)
-    return bf16 / (gemms + casts / share + passes)
+    return _speedup(*parts(m, k, n, peak_end), share)
 
 
 def _log_errors(chosen, peak_end: str) -> np.ndarray:
     """log(predicted / published) per lattice share (rows) and chosen cell (columns)."""
     found = np.array([parts(m, k, n, peak_end) for m, k, n, _ in chosen])
     published = np.array([s for *_, s in chosen])
-    shares = np.array(LATTICE)[:, None]
-    predicted = found[:, 0] / (found[:, 1] + found[:, 2] / shares + found[:, 3])
-    return np.log(predicted / published)
+    return np.log(_speedup(*found.T, np.array(LATTICE)[:, None]) / published)
 
 
 def fitted(peak_end: str = "high") -> dict:

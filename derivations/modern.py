@@ -33,7 +33,7 @@ from symcomm.training.settings import RECOMPUTE_MODULES
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
          "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json",
-         "kempnerforge_runs.json")
+         "kempnerforge_runs.json", "kempnerforge_mfu_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)

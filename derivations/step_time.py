@@ -895,6 +895,7 @@ def _check_table() -> Table:
                         "derivations/data/megatron_lm_runs.json; derivations/data/nemo_runs.json; "
                         "derivations/data/llm_foundry_runs.json; derivations/data/dgxc_runs.json; "
                         "derivations/data/dgxc_25_05_runs.json; derivations/data/automodel_runs.json; "
+                        "derivations/data/kempnerforge_runs.json; derivations/data/kempnerforge_mfu_runs.json; "
                         "derivations/data/step_fit.json")
 
 
@@ -998,7 +999,8 @@ def _printed_memory_table() -> Table:
                           "Error: predicted / "
                           "published − 1, " + _summary([r["error"] for r in found]) + "."
                           + _same_count_spread(found)),
-                 source=("derivations/data/torchtitan_runs.json, derivations/data/kempnerforge_runs.json; "
+                 source=("derivations/data/torchtitan_runs.json, derivations/data/kempnerforge_runs.json, "
+                         "derivations/data/kempnerforge_mfu_runs.json; "
                          "derivations/data/step_fit.json"))
 
 

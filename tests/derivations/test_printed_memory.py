@@ -141,17 +141,21 @@ def test_checks_only_leaves_the_fit_as_it_is(stored_copy, capsys):
     for r in found["runs"]:
         assert r["error"] == pytest.approx(r["predicted_s"] / r["measured_s"] - 1, abs=1e-5)
     # the memory rows: each H200 row's printed GiB (Trainy's 47.96 and 46.97, the source's Results table; KempnerForge's
-    # ten check rows as its README's Results table prints them)
+    # ten weak-scaling check rows as its README's Results table prints them, and its fourteen MFU-scaling rows as
+    # benchmarks/mfu_scaling/mfu_scaling.md's Full Results Table prints them)
     assert sorted(r["published_gib"] for r in after["memory"]) == sorted(
-        [46.97, 47.96, 45.0, 36.2, 34.8, 34.0, 33.9, 93.2, 86.8, 84.6, 83.6, 82.9])
+        [46.97, 47.96, 45.0, 36.2, 34.8, 34.0, 33.9, 93.2, 86.8, 84.6, 83.6, 82.9,
+         80.7, 62.4, 57.8, 61.1, 39.4, 45.9, 32.7, 88.5, 45.1, 29.4, 39.2, 27.6, 36.3, 93.2])
     for r in after["memory"]:
         assert r["error"] == pytest.approx(r["predicted_gib"] / r["published_gib"] - 1, abs=1e-5)
-    assert "h200 (constants of h100): over 12 runs mean |error|" in capsys.readouterr().out
-    # the presets' copy: h100's check errors now those of the twelve h200 runs alone (the only system checked here)
+    # 2 Trainy rows, 10 KempnerForge weak-scaling check rows and 14 MFU-scaling rows, 3 of which are typed to the same
+    # words as a weak-scaling row (13B at 8 and 32 GPUs, 70B at 32) and stored with it: 23 rows
+    assert "h200 (constants of h100): over 23 runs mean |error|" in capsys.readouterr().out
+    # the presets' copy: h100's check errors now those of the 23 h200 rows alone (the only system checked here)
     presets = json.loads(fit_step_time.HARDWARE_JSON.read_text(encoding="utf-8"))["systems"]
     fsdp2 = presets["h100"]["step_time"]["checks"]["fsdp2"]
-    assert fsdp2["runs"] == 12 and fsdp2["hardware"] == ["h200"]
-    assert fsdp2["mean"] == pytest.approx(sum(abs(r["error"]) for r in found["runs"]) / 12, abs=1e-5)
+    assert fsdp2["runs"] == 23 and fsdp2["hardware"] == ["h200"]
+    assert fsdp2["mean"] == pytest.approx(sum(abs(r["error"]) for r in found["runs"]) / 23, abs=1e-5)
 
 
 def test_checks_only_and_write_are_refused_together(stored_copy):
@@ -185,11 +189,13 @@ def test_the_committed_tables_are_the_committed_rows():
     stored = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))
     assert [row[0] for row in step_time._printed_memory_table().rows] == [r["id"] for r in stored["memory"]]
     # every check run that prints its memory: torchtitan's (reserved peaks) and KempnerForge's (allocated peaks)
-    printed = [r for r in [*_runs().values(), *bridge_runs.runs("kempnerforge_runs.json", "check")]
+    printed = [r for r in [*_runs().values(), *bridge_runs.runs("kempnerforge_runs.json", "check"),
+                           *bridge_runs.runs("kempnerforge_mfu_runs.json", "check")]
                if r["memory_gib"] is not None]
     assert sorted(r["id"] for r in stored["memory"]) == sorted(r["id"] for r in printed)
-    # h200: Trainy's two torchtitan rows and KempnerForge's ten check rows
-    assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 12
+    # h200: Trainy's two torchtitan rows, KempnerForge's ten weak-scaling check rows and its fourteen MFU-scaling rows,
+    # three of them stored with the weak-scaling row of the same words
+    assert "h200" in stored["checks"] and len(stored["checks"]["h200"]["runs"]) == 23
 
 
 def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):

@@ -32,6 +32,7 @@ from symcomm.base import files
 from symcomm.base.errors import InputError
 from symcomm.core import symbols
 from symcomm.measurement import step_fit
+from symcomm.presets.hardware_values import ROOFLINE_HELD, roofline_w_half
 from symcomm.training import compute
 from symcomm.training.settings import OPTIONS
 
@@ -76,7 +77,12 @@ def check_rows(system: str, constants: dict, role: str = "check",
                "error": _rounded(predicted / run.measured_s - 1)}
         at_low = low.get(run.id.split("+")[0])
         if at_low:      # a GPU whose peak is only bounded: typed at the high end, predicted at the low end too
-            slower = float(run.inputs.quantities(**constants, **{k: float(v) for k, v in at_low.items()})["step_time"])
+            at_low = {k: float(v) for k, v in at_low.items()}
+            if published.hardware(system).own_roofline:
+                # its widths at its own roofline follow the peak (Hardware.own_roofline)
+                widths = roofline_w_half(at_low["peak"], float(run.inputs.values["hbm"]))
+                at_low.update({k: widths for k in ROOFLINE_HELD if k in run.inputs.values})
+            slower = float(run.inputs.quantities(**{**constants, **at_low})["step_time"])
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
@@ -136,6 +142,10 @@ def checks(constants: dict) -> dict:
         # a fit just run gives its own constants, and those a preset borrows from it (the process's presets still
         # hold the constants read before the fit)
         used = constants.get(system) or constants.get(source) or dict(published.hardware(system).step_time)
+        if source != system:
+            # the lender's widths are its datasheet's roofline: this preset's run binding gives its own (at the peak
+            # each run is typed at: Hardware.own_roofline), so they are not passed over it
+            used = {k: v for k, v in used.items() if k not in ROOFLINE_HELD}
         rows, mem = check_rows(system, used, over=over)
         out[system] = {"constants": {k: _rounded(v) for k, v in used.items()}, "constants_from": source, "runs": rows}
         memory += mem
@@ -356,10 +366,7 @@ def fitting_runs(system: str) -> tuple[list, dict]:
 #: it priced every expert GEMM of width ~1,500 at 43 % of eta, Grok-1's 2,048 x 6,144 x 65,536 among them (+74 % on
 #: its dgxc H100 row), where what the fine-grained MoE runs spend beyond their GEMMs grows with the routed token
 #: copies, not with a GEMM's width: kappa_moe's passes over them (symcomm.training.compute.routed_bytes).
-def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes: int = 2) -> float:
-    """w_half of the additive roofline, peak·bytes/(2·B_hbm) (Williams et al. 2009; the step-time chapter's claim):
-    295 on H100 SXM in bf16 (989.4 TFLOP/s, 3.35 TB/s), the same in FP8 (twice the rate, half the bytes)."""
-    return peak_bf16 * element_bytes / (2 * hbm_bytes_per_second)
+# (roofline_w_half: symcomm.presets.hardware_values, where a preset borrowing these constants takes its own)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 from . import bridge_runs
 from symcomm.presets.systems import low_dtype
-from symcomm.training.settings import RECOMPUTE_MODULES
+from symcomm.training.settings import RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
@@ -386,8 +386,8 @@ def approximations(run: dict) -> list[str]:
         out.append("MPT's Triton flash attention (attn_impl triton) at a share transferred from A100's chart (no "
                    "chart times it on H100: hardware.json attention_source)")
     if run["precision"] == "fp8-rowwise":
-        out.append("torchao float8 rowwise: its casts and rescale counted at 0.51 of the HBM bandwidth "
-                   "(compute.ROWWISE_CAST_SHARE), the share torchao's own per-shape table of the rowwise linear "
+        out.append(f"torchao float8 rowwise: its casts and rescale counted at {float(ROWWISE_CAST_SHARE):g} of the HBM "
+                   "bandwidth (compute.ROWWISE_CAST_SHARE), the share torchao's own per-shape table of the rowwise linear "
                    "against bf16 shows (pytorch/ao docs/static/fp8-rowwise-perf.png at fdddb2cf, Meta's H100: "
                    "symcomm.derivations.rowwise_casts; at these runs' TP 8 shapes, M 32768, K or N 1024-4096, the table "
                    "has the linear at 0.59-0.91 of bf16's speed); its GEMMs at the tensorwise FP8 rate (PyTorch's "

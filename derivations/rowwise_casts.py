@@ -13,8 +13,8 @@ slower than bfloat16.
 :data:`symcomm.training.compute.ROWWISE_CAST_SHARE` is the share that fits the table best: the least squared log
 error over the table's shapes with M ≥ 4096 (every training micro-batch the model is checked on has at least 4096
 tokens), on the lattice of hundredths.  Read on the part the table ran on (h100-gt: Meta's H100, 2.4 TB/s) at the
-SXM end of its bounded peak, as the check runs on that part are typed; the constants are h100's (fitted on the named
-runs, none of them rowwise).  No training run sets it: the torchtitan rowwise rows stay check runs.
+SXM end of its bounded peak, as the check runs on that part are typed; the shares are h100's (fitted on the named
+runs, none of them rowwise), the width w_half the part's own roofline at that peak (412 at 2.4 TB/s).  No training run sets it: the torchtitan rowwise rows stay check runs.
 
 Counted beside the GEMMs in both blocks alike, each fused kernel reading its inputs and writing its output once in
 bf16: the LayerNorm's forward (read and write, 2 + 2 bytes per element of X, M × K) and backward (the gradient, X,
@@ -32,7 +32,7 @@ from importlib import resources
 import numpy as np
 
 from symcomm.core.symbols import w_half
-from symcomm.presets.systems import hardware
+from symcomm.presets.systems import hardware, roofline_w_half
 from symcomm.training import compute
 
 #: the table's file in derivations/data, read size-capped
@@ -70,8 +70,12 @@ def _values(peak_end: str) -> dict:
     bounds = {dtype: (low, high) for dtype, low, high in part.peak_bounds}
     pick = 1 if peak_end == "high" else 0
     constants = dict(part.step_time)
-    return {"peak": bounds["bf16"][pick], "peak_fp8": bounds["fp8"][pick], "hbm": part.hbm_bytes_per_second,
-            "eta": constants["eta"], "eta_fp8": constants["eta_fp8"], "w_half": constants["w_half"]}
+    peak = bounds["bf16"][pick]
+    # h100's fitted shares; the width at the part's own roofline at that peak, as its check runs are timed
+    # (Hardware.own_roofline)
+    return {"peak": peak, "peak_fp8": bounds["fp8"][pick], "hbm": part.hbm_bytes_per_second,
+            "eta": constants["eta"], "eta_fp8": constants["eta_fp8"],
+            "w_half": roofline_w_half(peak, part.hbm_bytes_per_second)}
 
 
 def parts(m: int, k: int, n: int, peak_end: str = "high") -> tuple[float, float, float, float]:

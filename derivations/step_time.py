@@ -463,7 +463,8 @@ GEMM_EFFICIENCY = Derivation(
                   name="at η = 1 and w_half = peak·bytes/(2·B_hbm) it is the additive roofline: the FLOPs at peak plus "
                        "the operands' and product's bytes at the HBM bandwidth (the roofline value of w_half: 295 on "
                        "H100 SXM in bf16, 989.4 TFLOP/s and 3.35 TB/s; the same in FP8, twice the rate on half the "
-                       "bytes)", source=WILLIAMS)))
+                       "bytes; a preset borrowing another's fitted constants takes its own, 206 on H200 at 4.8 TB/s)",
+                  source=WILLIAMS)))
 
 # the routed experts' GEMMs: Megatron-Core runs a rank's local experts as one grouped GEMM (TEGroupedMLP, Transformer
 # Engine's GroupedLinear split by tokens_per_expert: NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py,
@@ -583,7 +584,7 @@ GEMM_CLASSES = Derivation(
                        "weight at every forward call: float8_linear.py forward_fp8_matmul), and 7 in every "
                        "micro-batch's backward; dY 5 + 3) and the backward's rescale of dX and dW (2 + 2 bytes per "
                        "element: torchao float8_ops.py addmm_float8_unwrapped), at the share of the HBM bandwidth "
-                       "torchao's own table shows them reaching (0.51, the table below)"),
+                       f"torchao's own table shows them reaching ({float(compute.ROWWISE_CAST_SHARE):g}, the table below)"),
             Claim(_micro(_EAGER) - _micro(_COMPILED), EAGER_EXTRA,
                   name="torchtitan eager (compile=0) differs from compiled by its unfused memory-bound ops alone: "
                        "RMSNorm 36 bytes per element against 4, rotary 20 against 4, SwiGLU 10 against 6, the "

@@ -581,34 +581,34 @@ globalThis.SYMCOMM_CATALOG = {
 "error": "--dtype fp32 has no peak for --hardware h200; choose bf16, fp16, fp8"
 },
 "bf16": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955
+"w_half_expert": 206.125
 },
 "fp16": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955
+"w_half_expert": 206.125
 },
 "fp8": {
-"w_half": 295.34328358208955,
+"w_half": 412.2708333333333,
 "kappa_moe": 50.0,
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.7958,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955
+"w_half_expert": 412.2708333333333
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h200; choose bf16, fp16, fp8"
@@ -616,7 +616,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
@@ -624,14 +624,14 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.706,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955,
+"w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
 "error": "precision=mxfp8 is not run on --hardware h200: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
@@ -639,11 +639,11 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.706,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955,
+"w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
@@ -651,14 +651,14 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.706,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955,
+"w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
 "error": "precision=nvfp4 is not run on --hardware h200: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
-"w_half": 295.34328358208955,
+"w_half": 206.125,
 "kappa_moe": 50.0,
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
@@ -666,7 +666,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta_fp8": 0.706,
 "kappa": 10.0,
 "eta_attn": 0.545,
-"w_half_expert": 295.34328358208955,
+"w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
 }
 }
@@ -825,14 +825,14 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 293.274244004171
 },
 "fp8": {
-"w_half": 293.274244004171,
+"w_half": 586.548488008342,
 "kappa_moe": 120.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7491,
 "kappa": 2.25,
-"w_half_expert": 293.274244004171
+"w_half_expert": 586.548488008342
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
@@ -1118,34 +1118,34 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 153.01618440411966,
+"w_half": 10.077519379844961,
 "kappa_moe": 0.0,
 "peak": 19500000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
 "eta_attn": 0.583,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 10.077519379844961
 },
 "bf16": {
-"w_half": 153.01618440411966,
+"w_half": 161.24031007751938,
 "kappa_moe": 0.0,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
 "eta_attn": 0.583,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 161.24031007751938
 },
 "fp16": {
-"w_half": 153.01618440411966,
+"w_half": 161.24031007751938,
 "kappa_moe": 0.0,
 "peak": 312000000000000.0,
 "hbm": 1935000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
 "eta_attn": 0.583,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 161.24031007751938
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
@@ -1185,34 +1185,34 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 153.01618440411966,
+"w_half": 12.540192926045016,
 "kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 19500000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 12.540192926045016
 },
 "bf16": {
-"w_half": 153.01618440411966,
+"w_half": 200.64308681672026,
 "kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 200.64308681672026
 },
 "fp16": {
-"w_half": 153.01618440411966,
+"w_half": 200.64308681672026,
 "kappa_moe": 0.0,
 "eta_attn": 0.583,
 "peak": 312000000000000.0,
 "hbm": 1555000000000.0,
 "eta": 0.785,
 "kappa": 7.75,
-"w_half_expert": 153.01618440411966
+"w_half_expert": 200.64308681672026
 },
 "fp8": {
 "error": "--dtype fp8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32, tf32"
@@ -1252,44 +1252,44 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 0.0,
+"w_half": 25.5,
 "kappa_moe": 0.0,
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
 "eta_attn": 0.68,
-"w_half_expert": 0.0
+"w_half_expert": 25.5
 },
 "bf16": {
-"w_half": 0.0,
+"w_half": 378.25,
 "kappa_moe": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
 "eta_attn": 0.68,
-"w_half_expert": 0.0
+"w_half_expert": 378.25
 },
 "fp16": {
-"w_half": 0.0,
+"w_half": 378.25,
 "kappa_moe": 0.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
 "eta_attn": 0.68,
-"w_half_expert": 0.0
+"w_half_expert": 378.25
 },
 "fp8": {
-"w_half": 0.0,
+"w_half": 756.5,
 "kappa_moe": 0.0,
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.68,
 "kappa": 0.75,
 "eta_attn": 0.68,
-"w_half_expert": 0.0
+"w_half_expert": 756.5
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"

@@ -1,6 +1,7 @@
 """The step model's hardware values by name: the constants a ``step_time`` block is fitted with, the peaks of each
 element type, and which of them a user may type over a hardware's (``eval hybrid --hardware h100 eta=0.6``),
-with the rules for a typed one (:mod:`symcomm.presets.systems` reads and re-exports them)."""
+with the rules for a typed one, and the values a datasheet gives by rule (the roofline widths, a reduction's γ)
+(:mod:`symcomm.presets.systems` reads and re-exports them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ from ..base.errors import InputError
 
 #: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
 STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4", "kappa_moe")
+#: the width constants held at the additive roofline of the part's datasheet (peak and HBM bandwidth), not fitted:
+#: a preset that borrows another's fitted constants takes these from its own datasheet (:func:`roofline_w_half`)
+ROOFLINE_HELD = ("w_half", "w_half_expert")
+
+
+def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes: int = 2) -> float:
+    """w_half of the additive roofline, peak·bytes/(2·B_hbm) (Williams et al. 2009; the step-time chapter's claim): the
+    width at which a GEMM's operand bytes at the HBM bandwidth take as long as its FLOPs at the peak; 295 on H100 SXM
+    in bf16 (989.4 TFLOP/s, 3.35 TB/s), 206 on H200 (4.8 TB/s), the same in FP8 (twice the rate, half the bytes)."""
+    return peak_bf16 * element_bytes / (2 * hbm_bytes_per_second)
+
+
 #: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
 #: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
 LOW_DTYPES = ("fp8", "fp4")
@@ -150,3 +163,37 @@ def absent_filled(values: dict) -> dict:
         if name not in out and like in out:
             out[name] = out[like]
     return out
+
+
+def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
+    """γ per byte of a GPU with this HBM bandwidth: a reduction reads two operands and writes one,
+    3 / bandwidth (0 when the bandwidth is not known: nothing is guessed)."""
+    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second else 0.0
+
+
+def entry_gamma(entry: dict) -> float | None:
+    """The γ (s per reduced byte) a calibration entry's fit held fixed while fitting α and β, which
+    its model (``symcomm nccl-tests``) adds back: ``gamma_held``, or the older optional ``gamma``;
+    None when the entry states neither (calibrate before ``gamma_held``, which folded the reduction
+    into β)."""
+    for key in ("gamma_held", "gamma"):
+        if key in entry:
+            return float(entry[key])
+    return None
+
+
+def calibrated_gamma(document: dict) -> tuple[float, bool]:
+    """(the file's γ per byte, whether its calibrated β folds the reduction).
+
+    A calibrated β and the γ added to it must be one decomposition of the measured time, or a
+    reducing collective pays its reduction twice (once inside the fitted β, once as c·γ).  So:
+
+    * every entry states the γ its fit held: the file's γ is 3 / its HBM bandwidth, and each
+      entry's γ must be that one (checked by :func:`check_hardware_document`);
+    * an entry states none (a file written before calibrate recorded it): its fit held γ = 0, so
+      its β includes the reduction, and the links calibrate wrote from it too.  The file's γ is
+      then 0 — what that fit assumed, reproducing it exactly — rather than 3/HBM on top of it
+      (counted twice) or a refusal of a file whose meaning is known.  Commands say so in a note."""
+    entries = document.get("calibration", ())
+    folded = any(entry_gamma(e) is None for e in entries)
+    return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded

@@ -16,8 +16,9 @@ from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_s
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
-                              STEP_TIME_ABSENT_UNMEASURED, absent_as, absent_filled, element_refusal, kernel_share,
-                              low_dtype, precision_refusal, unused_peaks, with_typed_constants)  # (re-exported)
+                              STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma,
+                              element_refusal, entry_gamma, hbm_gamma, kernel_share, low_dtype, precision_refusal,
+                              roofline_w_half, unused_peaks, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -95,6 +96,9 @@ class Hardware:
     #: (:func:`fit_errors.memory_band` of hardware.json's ``memory_checks``), the same for every GPU (the model counts
     #: bytes); None when none is recorded
     memory_band: tuple | None = None
+    #: a preset that borrows another's fitted constants (``step_time.borrowed_from``): its w_half and w_half_expert
+    #: are its own datasheet's roofline at the peak it runs (:data:`ROOFLINE_HELD`), as the lender's are the lender's
+    own_roofline: bool = False
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -154,6 +158,10 @@ class Hardware:
             raise self.lacks("hbm_bytes_per_second", "the step time needs (Adam and the memory-bound kernels run at "
                                                      "the HBM bandwidth; or give hbm=bytes/s)")
         out = {"peak": peak, "hbm": hbm, **fitted}
+        if self.own_roofline:
+            # the lender held its widths at its own datasheet's roofline (not fitted): this part's peak and HBM
+            # bandwidth give its own (H200's 4.8 TB/s a w_half of 206 where H100's 3.35 give 295)
+            out.update({name: roofline_w_half(peak, hbm) for name in ROOFLINE_HELD if name in out})
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
         if attention_kernel in PUBLISHED_KERNELS:
@@ -347,7 +355,8 @@ def _preset(name: str) -> Hardware:
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
                     step_models=fit_errors.models_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
-                    compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band())
+                    compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band(),
+                    own_roofline="borrowed_from" in d.get("step_time", {}))
 
 
 def _memory_band() -> tuple | None:
@@ -381,40 +390,6 @@ def _fitted_constants(fitted: dict) -> tuple:
         return ()
     given = {**{k: v for k, v in STEP_TIME_ABSENT.items() if k not in STEP_TIME_ABSENT_UNMEASURED}, **given}
     return tuple((k, given[k]) for k in STEP_TIME_NAMES if k in given)
-
-
-def hbm_gamma(hbm_bytes_per_second: float | None) -> float:
-    """γ per byte of a GPU with this HBM bandwidth: a reduction reads two operands and writes one,
-    3 / bandwidth (0 when the bandwidth is not known: nothing is guessed)."""
-    return 3.0 / hbm_bytes_per_second if hbm_bytes_per_second else 0.0
-
-
-def entry_gamma(entry: dict) -> float | None:
-    """The γ (s per reduced byte) a calibration entry's fit held fixed while fitting α and β, which
-    its model (``symcomm nccl-tests``) adds back: ``gamma_held``, or the older optional ``gamma``;
-    None when the entry states neither (calibrate before ``gamma_held``, which folded the reduction
-    into β)."""
-    for key in ("gamma_held", "gamma"):
-        if key in entry:
-            return float(entry[key])
-    return None
-
-
-def calibrated_gamma(document: dict) -> tuple[float, bool]:
-    """(the file's γ per byte, whether its calibrated β folds the reduction).
-
-    A calibrated β and the γ added to it must be one decomposition of the measured time, or a
-    reducing collective pays its reduction twice (once inside the fitted β, once as c·γ).  So:
-
-    * every entry states the γ its fit held: the file's γ is 3 / its HBM bandwidth, and each
-      entry's γ must be that one (checked by :func:`check_hardware_document`);
-    * an entry states none (a file written before calibrate recorded it): its fit held γ = 0, so
-      its β includes the reduction, and the links calibrate wrote from it too.  The file's γ is
-      then 0 — what that fit assumed, reproducing it exactly — rather than 3/HBM on top of it
-      (counted twice) or a refusal of a file whose meaning is known.  Commands say so in a note."""
-    entries = document.get("calibration", ())
-    folded = any(entry_gamma(e) is None for e in entries)
-    return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded
 
 
 def check_hardware_document(document: dict, what: str) -> dict:

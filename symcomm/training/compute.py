@@ -77,7 +77,7 @@ FP8 from the norm) are counted as separate passes: an upper bound, the rest is w
 torchao's rowwise recipe (``fp8_rowwise``) runs all three GEMMs of a linear in FP8 with per-row scales; its casts
 and the backward's rescale are counted as torchao's own roofline and code run them (:data:`ROWWISE`), the weights
 cast in every micro-batch, at the share :data:`ROWWISE_CAST_SHARE` of the HBM bandwidth that torchao's published
-table of rowwise speedups on H100 shows them reaching (0.51; symcomm.derivations.rowwise_casts); its GEMMs at the
+table of rowwise speedups on H100 shows them reaching (0.48; symcomm.derivations.rowwise_casts); its GEMMs at the
 same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on some shapes, pytorch/pytorch issue 147971: what
 of it the table holds, the share holds too).
 Transformer Engine's NVFP4 recipe (``nvfp4``, Blackwell) runs the same linear GEMMs, all three of each (forward,

@@ -432,6 +432,26 @@ def test_eval_on_a_bounded_peak_needs_a_typed_one_and_a_typed_peak_wins_everywhe
     assert half["step_time"] > sxm["step_time"]
 
 
+def test_a_borrowing_preset_takes_its_widths_from_its_own_datasheet():
+    # w_half is held at the additive roofline of the fitted part's datasheet, peak · 2 bytes / (2 · HBM bandwidth):
+    # h100's 989.4e12 / 3.35e12 = 295.3.  A preset borrowing h100's fitted constants takes the same rule from its own
+    # datasheet: H200's 4.8 TB/s give 989.4e12 / 4.8e12 = 206.1; h100-gt's 2.4 TB/s at the peak it is typed at
+    # (989.4e12: 412.3, 835.5e12: 348.1); the shares and passes it borrows unchanged
+    h100 = presets.hardware("h100").compute_values()
+    assert h100["w_half"] == pytest.approx(989.4e12 / 3.35e12)
+    h200 = presets.hardware("h200").compute_values()
+    assert h200["w_half"] == pytest.approx(989.4e12 / 4.8e12) and h200["w_half_expert"] == h200["w_half"]
+    assert (h200["eta"], h200["kappa"], h200["kappa_moe"]) == (h100["eta"], h100["kappa"], h100["kappa_moe"])
+    for peak in (989.4e12, 835.5e12):
+        gt = presets.hardware("h100-gt").compute_values(typed={"peak": peak})
+        assert gt["w_half"] == pytest.approx(peak / 2.4e12)
+    # a typed width wins over the roofline, as over any fitted constant
+    assert presets.hardware("h200").compute_values(typed={"w_half": 100.0})["w_half"] == 100.0
+    # and eval runs at it: the constants line of the answer
+    answer = json.loads(_eval("--hardware", "h200").stdout)
+    assert answer["constants"]["w_half"] == pytest.approx(989.4e12 / 4.8e12)
+
+
 def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
     # the leave-one-out errors hardware.json records for the fit that gave the constants (h200 and h100-gt borrow
     # h100's); a hardware file that records none says the error is unknown instead of printing a bare number

@@ -159,7 +159,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                                     recompute, sp_on, rows))
     # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block; a
     # framework whose own attention core is another kernel on this GPU than the hardware's fused one (PyTorch SDPA's
-    # FlashAttention-2 on Hopper: framework_attention, eval's rule) in a pass of its own, at that kernel's share
+    # FlashAttention-2 below Hopper: framework_attention, eval's rule) in a pass of its own, at that kernel's share
     found: list = [None] * len(pending)
     passes: dict = {}
     for i, (_o, scheme, *_rest) in enumerate(pending):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base.errors import InputError
+from ..presets.hardware_values import kernel_share
 
 #: what the frameworks execute, by file (read at github.com/NVIDIA/Megatron-LM, microsoft/DeepSpeed, pytorch/pytorch)
 DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 "
@@ -96,25 +97,42 @@ TP_BACKWARD_OVERLAP_SOURCE = ("Megatron-LM megatron/core/tensor_parallel/layers.
 #: which kernel a framework's attention core runs when the run names none (attention_kernel=fused, the default):
 #: Megatron's, Transformer Engine's DotProductAttention (cuDNN on Hopper and later, FlashAttention below: the
 #: hardware's fused share, eta_attn); PyTorch FSDP's and torchtitan's, PyTorch's scaled_dot_product_attention, which
-#: tries its flash backend (FlashAttention-2) first, and torchtitan asks for cuDNN first on compute capability 10.x
-SDPA_SOURCE = ("pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp (priority_order: flash attention "
-               "first); pytorch/torchtitan torchtitan/models/attention.py at 820504e2 and e7c0cae9 (cuDNN attention "
-               "first on compute capability 10.0, FLASH_ATTENTION first otherwise); NVIDIA/TransformerEngine "
-               "transformer_engine/pytorch/attention/dot_product_attention/utils.py at d0067d0d "
-               "(get_attention_backend: FusedAttention preferred on Hopper and later)")
+#: runs cuDNN's fused attention first on compute capability 9.x and 10.x as they ship today (torchtitan asks for it
+#: first on every GPU, and PyTorch's own order puts it first there once its cuDNN is newer than 9.15.0, as the one its
+#: PyPI wheels bundle from 2.11 on), and its flash backend (FlashAttention-2) first below
+SDPA_SOURCE = ("pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp at 001f694a "
+               "(check_prefer_cudnn_attention: cuDNN attention first when the runtime cuDNN is above 9.15.0 on compute "
+               "capability 9.x and 10.x; priority_order: flash attention first otherwise); PyPI torch 2.11.0's wheel "
+               "requires nvidia-cudnn-cu13==9.19.0.56 (2.10.0's nvidia-cudnn-cu12==9.10.2.21); pytorch/torchtitan "
+               "torchtitan/models/attention.py from 6a3a9da9 (2025-10-09, #1776) on: sdpa_kernel([CUDNN_ATTENTION, "
+               "FLASH_ATTENTION, ...], set_priority=True), cuDNN first on compute capability 10.0 only before it; "
+               "NVIDIA/TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/utils.py at "
+               "d0067d0d (get_attention_backend: FusedAttention preferred on Hopper and later)")
+#: the compute capabilities (major) on which PyTorch SDPA as shipped today runs cuDNN's attention first (SDPA_SOURCE)
+SDPA_CUDNN_FIRST = (9, 10)
 
 
 def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tuple[dict, str]:
     """({"eta_attn": share}, the note saying it) where the run's attention core is the framework's default
-    (``kernel`` "fused") and that default is PyTorch SDPA's FlashAttention-2 on this GPU (:data:`SDPA_SOURCE`:
-    compute capability below 10.0) while the hardware's fused share is another kernel's (cuDNN's): the published
-    FlashAttention-2 share in its place.  ({}, "") otherwise: another framework, a named kernel, eta_attn typed
-    (``typed``: the names the user gave), a hardware file (its constants are its own cluster's, eta_attn among them),
-    or no published FlashAttention-2 share on this hardware."""
+    (``kernel`` "fused") and that default is PyTorch SDPA's (:data:`SDPA_SOURCE`): on compute capability 9.x and
+    10.x cuDNN's fused attention (the hardware's published cuDNN share, or its fused core's, which is cuDNN's there),
+    said, as an older PyTorch or torchtitan runs FlashAttention-2 first; below, FlashAttention-2's published share
+    where the hardware's fused share is another kernel's.  ({}, "") otherwise: another framework, a named kernel,
+    eta_attn typed (``typed``: the names the user gave), a hardware file (its constants are its own cluster's,
+    eta_attn among them), or no published share to put in."""
     shares = dict(hardware.attention_shares)
-    if (kernel != "fused" or not FRAMEWORKS[framework_name].sdpa or "eta_attn" in typed or hardware.from_file
-            or "fa2" not in shares or tuple(hardware.compute_capability[:1]) >= (10,)
-            or shares["fa2"] == shares.get("fused")):
+    if kernel != "fused" or not FRAMEWORKS[framework_name].sdpa or "eta_attn" in typed or hardware.from_file:
+        return {}, ""
+    major = tuple(hardware.compute_capability[:1])
+    if major and major[0] in SDPA_CUDNN_FIRST:
+        cudnn = kernel_share(shares, hardware.compute_capability, "cudnn")
+        return ({} if cudnn is None else {"eta_attn": cudnn}), (
+            f"framework={framework_name} runs PyTorch's scaled_dot_product_attention with cuDNN's fused attention "
+            f"first on --hardware {hardware.name} (compute capability {'.'.join(map(str, hardware.compute_capability))}"
+            "), as torchtitan asks from October 2025 on and PyTorch's own order does from 2.11 on (its wheels' cuDNN "
+            "above 9.15.0): the attention core at cuDNN's share; an older stack runs FlashAttention-2 first, which "
+            "attention_kernel=fa2 times")
+    if "fa2" not in shares or shares["fa2"] == shares.get("fused"):
         return {}, ""
     return {"eta_attn": shares["fa2"]}, (
         f"framework={framework_name} runs PyTorch's scaled_dot_product_attention, whose flash backend "

@@ -461,8 +461,8 @@ STEP_OPTIONS: tuple[Option, ...] = (
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (the framework's own: Megatron-Core's TEDotProductAttention, "
            "cuDNN on Hopper and later, FlashAttention below, at the hardware's share eta_attn; for fsdp and fsdp2 "
-           "PyTorch's scaled_dot_product_attention, FlashAttention-2 first below compute capability 10.0, so there "
-           "at FlashAttention-2's published share: frameworks.framework_attention); fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
+           "PyTorch's scaled_dot_product_attention, cuDNN's first on compute capability 9.x and 10.x as torchtitan and "
+           "PyTorch ship today, FlashAttention-2 first below, each at its published share: frameworks.framework_attention); fa2 (FlashAttention-2: PyTorch SDPA's flash backend, first in its default "
            "order where cuDNN is not asked for first) at the hardware's published share eta_fa2; triton "
            "(FlashAttention's Triton port, flash_attn_triton.py: MPT's attn_impl triton in LLM Foundry) at the "
            "hardware's published share eta_triton; cudnn (cuDNN's fused attention whichever framework calls it: "

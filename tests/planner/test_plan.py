@@ -721,12 +721,12 @@ def test_typed_constants_are_planned_as_eval_prices_them_and_their_error_is_unkn
     code, typed, err = run(capsys, *base, "eta=0.4", "w_half_expert=100")
     assert code == 0, err
     # w_half_expert: the grouped expert GEMMs' width; a dense model reads none (said, as eval says it); and fsdp2's
-    # attention core, PyTorch SDPA's FlashAttention-2 on H100 (frameworks.framework_attention), said as eval says it
+    # attention core, PyTorch SDPA's cuDNN attention on H100 (frameworks.framework_attention), said as eval says it
     assert err.splitlines() == [
-        "symcomm: note: framework=fsdp2 runs PyTorch's scaled_dot_product_attention, whose flash backend "
-        "(FlashAttention-2) runs first on --hardware h100: the attention core at FlashAttention-2's published share "
-        "0.326 as eta_attn, not the fused core's (attention_kernel=fused is the framework's own kernel; "
-        "attention_kernel=cudnn times cuDNN's at its published share, eta_attn= another)",
+        "symcomm: note: framework=fsdp2 runs PyTorch's scaled_dot_product_attention with cuDNN's fused attention "
+        "first on --hardware h100 (compute capability 9.0), as torchtitan asks from October 2025 on and PyTorch's own "
+        "order does from 2.11 on (its wheels' cuDNN above 9.15.0): the attention core at cuDNN's share; an older "
+        "stack runs FlashAttention-2 first, which attention_kernel=fa2 times",
         "symcomm: note: w_half_expert not used by the step model of this setting"]
     fitted, typed = json.loads(fitted), json.loads(typed)
     assert fitted["step_time_error"] is not None and typed["step_time_error"] is None

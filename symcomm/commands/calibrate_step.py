@@ -76,7 +76,7 @@ def cmd_calibrate_step(args) -> int:
     except ValueError as err:
         raise InputError(str(err)) from None
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
-    constants = {name: value for name, value in base.step_time}
+    constants = base.own_step_constants()
     hold = tuple(args.hold or ())
     holdable = sorted(set(constants) | {n for n, like in STEP_TIME_ABSENT_AS.items() if like in constants})
     for name in hold:

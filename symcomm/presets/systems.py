@@ -192,6 +192,14 @@ class Hardware:
         held = {f"eta_{low}": typed[f"eta_{low}"]} if f"eta_{low}" not in out and f"eta_{low}" in typed else {}
         return {**out, **held, f"peak_{low}": self.peak(low, typed.get(f"peak_{low}"))}
 
+    def own_step_constants(self) -> dict[str, float]:
+        """The ``step_time`` constants as this part runs them at its datasheet peak: a borrowing preset's widths its own
+        roofline (:attr:`own_roofline`), where it has a datasheet bf16 peak; the block as it is otherwise."""
+        out, peak = dict(self.step_time), dict(self.peak_flops).get("bf16")
+        if self.own_roofline and peak and self.hbm_bytes_per_second:
+            out.update({k: roofline_w_half(peak, self.hbm_bytes_per_second) for k in ROOFLINE_HELD if k in out})
+        return out
+
     def published_attention(self) -> dict[str, float]:
         """{"eta_attn": the fused attention core's published share of the bf16 peak} where the hardware gives
         one (``attention_shares.fused``, from a kernel benchmark, not fitted), else {}: what a ``step_time`` block

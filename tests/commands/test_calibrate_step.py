@@ -194,6 +194,18 @@ def test_the_report_shows_each_fitted_constant_s_span(tmp_path, capsys, syntheti
     assert f"as good from {low:g} to {high:g} (mean |error| within 0.5 points of the fit's" in out
 
 
+def test_a_borrowing_base_holds_its_own_roofline_width(tmp_path, capsys, synthetic):
+    # h200 borrows h100's fitted constants but not its widths, which are held at each datasheet's roofline (peak · 2
+    # bytes / (2 · HBM bandwidth)): held on request, w_half is H200's own, 989.4e12 / 4.8e12 = 206.1, not H100's 295.3
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": synthetic[:8]}))
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h200", "--json", "--hold", "w_half",
+                         "--hold", "eta_attn")
+    assert code == 0, err
+    assert strict(out)["constants"]["w_half"] == pytest.approx(989.4e12 / 4.8e12)
+    assert hardware("h100").own_step_constants()["w_half"] == pytest.approx(989.4e12 / 3.35e12)
+
+
 def test_a_constant_the_runs_want_past_its_range_is_held_at_its_edge(tmp_path, capsys):
     # kappa 24 lies past kappa's range [0, 20]: held at 20 and said so, eta fitted beside it; held at the h100
     # preset's 8.5 instead (the former rule) no eta fits them (mean |error| ~14 % where this is ~4 %)

@@ -882,11 +882,15 @@ def _check_table() -> Table:
                           "1f6d9f40); NeMo AutoModel's DGX-H100 BF16 table (PyTorch FSDP2 with Transformer Engine "
                           "and DeepEP: docs/performance-summary.md, Llama 3.1 70B as at 2013a4dd6, DeepSeek-V3 and "
                           "Qwen3-30B-A3B as at 8d9bfb90e, each row's recipe under examples/ at that commit; its fake "
-                          "balanced gate typed as the group-limited routing it is); "
+                          "balanced gate typed as the group-limited routing it is); KempnerForge's H200 weak-scaling "
+                          "and MFU-scaling tables (PyTorch FSDP2 with DTensor tensor parallelism in 4-GPU nodes: "
+                          "benchmarks/weak_scaling_160gpu/README.md run at 3ad9d9a, benchmarks/mfu_scaling/"
+                          "mfu_scaling.md run at 01b461a, each row typed from the code at its commit); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
-                          + (". A preset without runs of its own borrows another's constants: " + "; ".join(borrowed)
+                          + (". A preset without runs of its own borrows another's constants (its GEMM widths w_half, "
+                             "w_half_expert its own datasheet's roofline): " + "; ".join(borrowed)
                              if borrowed else "")
                           + ". torchtitan's H100s are Grand Teton parts (preset h100-gt: 96 GB HBM2e at 2.4 TB/s, "
                           "500 W), whose dense peak no datasheet gives: the source bounds it between H100 NVL and SXM "

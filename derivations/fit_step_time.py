@@ -32,7 +32,7 @@ from symcomm.base import files
 from symcomm.base.errors import InputError
 from symcomm.core import symbols
 from symcomm.measurement import step_fit
-from symcomm.presets.hardware_values import ROOFLINE_HELD, roofline_w_half
+from symcomm.presets.hardware_values import ROOFLINE_HELD, roofline_w_half, with_own_widths
 from symcomm.training import compute
 from symcomm.training.settings import OPTIONS
 
@@ -78,11 +78,11 @@ def check_rows(system: str, constants: dict, role: str = "check",
         at_low = low.get(run.id.split("+")[0])
         if at_low:      # a GPU whose peak is only bounded: typed at the high end, predicted at the low end too
             at_low = {k: float(v) for k, v in at_low.items()}
+            values = {**run.inputs.values, **constants, **at_low}
             if published.hardware(system).own_roofline:
                 # its widths at its own roofline follow the peak (Hardware.own_roofline)
-                widths = roofline_w_half(at_low["peak"], float(run.inputs.values["hbm"]))
-                at_low.update({k: widths for k in ROOFLINE_HELD if k in run.inputs.values})
-            slower = float(run.inputs.quantities(**{**constants, **at_low})["step_time"])
+                values = with_own_widths(values, at_low["peak"], float(values["hbm"]))
+            slower = float(run.inputs.quantities(**values)["step_time"])
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:

@@ -21,6 +21,13 @@ def roofline_w_half(peak_bf16: float, hbm_bytes_per_second: float, element_bytes
     return peak_bf16 * element_bytes / (2 * hbm_bytes_per_second)
 
 
+def with_own_widths(values: dict, peak_bf16: float, hbm_bytes_per_second: float) -> dict:
+    """``values`` with each width of :data:`ROOFLINE_HELD` it holds set to the roofline of this peak and HBM
+    bandwidth: what a borrowing preset runs (symcomm.presets.systems.Hardware.own_roofline)."""
+    width = roofline_w_half(peak_bf16, hbm_bytes_per_second)
+    return {**values, **{name: width for name in ROOFLINE_HELD if name in values}}
+
+
 #: the element types below 16 bits whose matmuls a precision recipe runs (symcomm.training.settings.PRECISIONS), each
 #: with its own datasheet peak (peak_flops key; the symbol peak_<type>) and fitted share (eta_<type>)
 LOW_DTYPES = ("fp8", "fp4")

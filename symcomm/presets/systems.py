@@ -18,7 +18,7 @@ from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TI
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
                               STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma,
                               element_refusal, entry_gamma, hbm_gamma, kernel_share, low_dtype, precision_refusal,
-                              roofline_w_half, unused_peaks, with_typed_constants)  # (re-exported)
+                              roofline_w_half, unused_peaks, with_own_widths, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
@@ -161,7 +161,7 @@ class Hardware:
         if self.own_roofline:
             # the lender held its widths at its own datasheet's roofline (not fitted): this part's peak and HBM
             # bandwidth give its own (H200's 4.8 TB/s a w_half of 206 where H100's 3.35 give 295)
-            out.update({name: roofline_w_half(peak, hbm) for name in ROOFLINE_HELD if name in out})
+            out = with_own_widths(out, peak, hbm)
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
         if attention_kernel in PUBLISHED_KERNELS:
@@ -197,7 +197,7 @@ class Hardware:
         roofline (:attr:`own_roofline`), where it has a datasheet bf16 peak; the block as it is otherwise."""
         out, peak = dict(self.step_time), dict(self.peak_flops).get("bf16")
         if self.own_roofline and peak and self.hbm_bytes_per_second:
-            out.update({k: roofline_w_half(peak, self.hbm_bytes_per_second) for k in ROOFLINE_HELD if k in out})
+            return with_own_widths(out, peak, self.hbm_bytes_per_second)
         return out
 
     def published_attention(self) -> dict[str, float]:

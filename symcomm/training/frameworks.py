@@ -123,15 +123,15 @@ def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tu
     shares = dict(hardware.attention_shares)
     if kernel != "fused" or not FRAMEWORKS[framework_name].sdpa or "eta_attn" in typed or hardware.from_file:
         return {}, ""
-    major = tuple(hardware.compute_capability[:1])
-    if major and major[0] in SDPA_CUDNN_FIRST:
-        cudnn = kernel_share(shares, hardware.compute_capability, "cudnn")
+    capability = tuple(hardware.compute_capability)
+    if capability[:1] and capability[0] in SDPA_CUDNN_FIRST:
+        cudnn = kernel_share(shares, capability, "cudnn")
         return ({} if cudnn is None else {"eta_attn": cudnn}), (
             f"framework={framework_name} runs PyTorch's scaled_dot_product_attention with cuDNN's fused attention "
-            f"first on --hardware {hardware.name} (compute capability {'.'.join(map(str, hardware.compute_capability))}"
-            "), as torchtitan asks from October 2025 on and PyTorch's own order does from 2.11 on (its wheels' cuDNN "
-            "above 9.15.0): the attention core at cuDNN's share; an older stack runs FlashAttention-2 first, which "
-            "attention_kernel=fa2 times")
+            f"first on --hardware {hardware.name} (compute capability {'.'.join(map(str, capability))}), as torchtitan "
+            "asks from October 2025 on and PyTorch's own order does from 2.11 on (its wheels' cuDNN above 9.15.0): the "
+            "attention core at cuDNN's share; an older stack runs FlashAttention-2 first, which attention_kernel=fa2 "
+            "times")
     if "fa2" not in shares or shares["fa2"] == shares.get("fused"):
         return {}, ""
     return {"eta_attn": shares["fa2"]}, (

@@ -46,9 +46,14 @@ def _print_step(payload: dict) -> None:
     print("  off by       " + step_error_words(payload["step_time_error"]))
     per_axis = ", ".join(f"{axis} {human_time(x)}" for axis, x in payload["comm_time_per_axis"].items())
     print(f"  comm alone   {human_time(payload['comm_time'])}  ({per_axis})")
-    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} % "
+    # under an FP8 or FP4 recipe MFU and HFU still divide by the bf16 peak (steptime.FP8_MFU), so they may pass 100 %:
+    # the line names that peak there, as a ratio with no unit beside it would read as a share of what the GPU can do
+    low = payload["options"].get("precision", "bf16") != "bf16"
+    of_peak = " of the bf16 peak" if low else ""
+    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
-          f"HFU {100 * payload['hfu']:.1f} %")
+          f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the linear GEMMs run at the low-precision peak, above it"
+                                                          if low else ""))
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
                                                         else "") for k, x in payload["memory"].items())

@@ -44,3 +44,25 @@ def test_eval_prints_both():
                      "b=64", "m=8", "s=8192", "G=8"]) == 0
     line = next(x for x in out.getvalue().splitlines() if x.strip().startswith("throughput"))
     assert "with causal attention counted at half, as Megatron-LM counts it" in line
+
+
+def _throughput_line(*words):
+    from symcomm.__main__ import main
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["eval", "hybrid", "--model", "llama3.1-405b", "--hardware", "h200", "t=1", "p=1", "c=1", "d=4",
+                     "b=256", "m=32", "s=4096", "framework=deepspeed", "zero=1", "recompute=selective", *words]) == 0
+    return next(x for x in out.getvalue().splitlines() if x.strip().startswith("throughput"))
+
+
+def test_an_fp8_run_s_mfu_names_the_bf16_peak_it_divides_by():
+    # a 405B layer's GEMMs on one GPU (t = 1) are wide enough to run near eta_fp8 of the FP8 peak, which is twice the
+    # bf16 one (H200 datasheet: 1,978.9 and 989.4 TFLOP/s dense), so the model FLOPs over the bf16 peak may pass 1:
+    # the line says which peak it divides by, where a bare "118 %" reads as a share of what the GPU can do
+    line = _throughput_line("precision=fp8_tensor")
+    assert line.count("of the bf16 peak") == 2, line
+    bf16 = _throughput_line("precision=bf16")
+    assert "of the bf16 peak" not in bf16, bf16

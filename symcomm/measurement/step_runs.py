@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from ..base import notes
 from ..base.errors import InputError
 from ..base.files import MIB, read_capped
 from ..base.inputs import check, loads, parse_real, parse_whole
@@ -178,6 +179,7 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
 
     where = Path(str(path)).resolve().parent
     out, read_as = [], {}
+    unread: dict[str, list[str]] = {}     # names typed but not read → the runs that typed them
     for i, rec in enumerate(_records(path)):
         rid = str(rec.get("id") or f"run {i + 1}")
         what = f"RUNS {str(path)!r}, run {rid!r}"
@@ -188,13 +190,30 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         args = SimpleNamespace(name="hybrid", assignments=words, algorithm=None, dtype=rec.get("dtype", dtype),
                                backend=None, model=rec.get("model"), model_config=config, hardware=hardware)
         try:
-            inputs = step_inputs(args, fitting=True)
+            with notes.collected() as said:
+                inputs = step_inputs(args, fitting=True)
         except InputError as err:
             raise InputError(f"{what}: {err}") from None
+        for note in said:
+            names = _UNREAD.match(note.text)
+            if names:
+                unread.setdefault(names.group(1), []).append(rid)
+            else:
+                notes.add(note.text, restates_default=note.restates_default)
         seconds, how = _step_seconds(rec, inputs, where, what)
         if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
             raise InputError(f"{what}: the measured step time {seconds!r} s is not a positive finite number "
                              f"of at most {MAX_SECONDS:g} s")
         out.append(MeasuredRun(rid, inputs, seconds, rec.get("source", ""), rec.get("framework", "")))
         read_as[rid] = how
+    # a name typed but not read is said once for the file, with the runs that typed it, where each run's binding
+    # says it beside its own setting (one line per run and setting in a file of many runs)
+    for names, ids in unread.items():
+        shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        notes.add(f"{names} typed but not read by the step model in {len(ids)} of the {len(out)} runs ({shown})")
     return out, read_as
+
+
+#: the binding's note on names typed but not read (binding.py, hybridfast.py: "N not used by LABEL"; words.py:
+#: "N not used by the step model of this setting"): the names
+_UNREAD = re.compile(r"^(.+?) not used by ")

@@ -160,3 +160,16 @@ def test_a_model_config_reads_as_eval_reads_it(tmp_path):
     found, _ = read_runs(_runs_file(tmp_path, runs), "h100")
     for key in ("h", "L", "a", "h_kv", "F", "V", "Phi"):
         assert found[1].inputs.values[key] == found[0].inputs.values[key], key
+
+
+def test_a_name_no_run_reads_is_said_once_for_the_file(tmp_path):
+    # e (the expert-parallel size) means nothing to a dense model's step: eval hybrid says so beside each run's own
+    # setting; a file of runs says it once, counting the runs that typed it (here 3 of the 4, across 3 settings)
+    from symcomm.base import notes
+
+    runs = [{"id": f"r{i}", "model": "llama3-8b", "words": LLAMA8 + extra, "step_time_s": 16.0}
+            for i, extra in enumerate((" e=1", " e=1 recompute=full", " e=1 recompute=selective", ""))]
+    with notes.collected() as said:
+        read_runs(_runs_file(tmp_path, runs), "h100")
+    unread = [n.text for n in said if "not read" in n.text or "not used" in n.text]
+    assert unread == ["e typed but not read by the step model in 3 of the 4 runs (r0, r1, r2)"], unread

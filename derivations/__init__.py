@@ -3,15 +3,15 @@
 Adding a chapter is adding one module here: every module of this package that defines
 ``CHAPTER`` is a chapter, and :data:`CHAPTERS` orders them by ``CHAPTER.number``, the order
 of the documentation.  Modules that are tools, not chapters (the fit of the step-time
-constants, run as ``python -m symcomm.derivations.fit_step_time``), are listed in :data:`TOOLS`
-and not imported here.
+constants, run as ``python -m symcomm.derivations.fit_step_time``; the check runs' sensitivity to the open
+assumptions, ``python -m derivations.sensitivity``), are listed in :data:`TOOLS` and not imported here.
 """
 
 import importlib
 import pkgutil
 
 #: modules of this package that are run, not read: never imported to look for a chapter
-TOOLS = ("fit_step_time",)
+TOOLS = ("fit_step_time", "sensitivity")
 
 
 def _chapters() -> tuple:

@@ -52,8 +52,8 @@ def _print_step(payload: dict) -> None:
     of_peak = " of the bf16 peak" if low else ""
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
-          f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the linear GEMMs run at the low-precision peak, above it"
-                                                          if low else ""))
+          f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the low-precision linear GEMMs run against their own, "
+                                                          "higher peak" if low else ""))
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"
                                                         else "") for k, x in payload["memory"].items())

@@ -101,16 +101,7 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
     document["gpus_per_node"] = int(base.gpus_per_node if base is not None and all(
         f.model.gpus_per_node >= f.model.ranks for f in fits) else gpn)
     if base is not None:
-        # a hardware file given as --base may leave these out (None: unknown): copy only what it has
-        if base.memory_bytes is not None:
-            document["memory_bytes"] = base.memory_bytes
-        if base.hbm_bytes_per_second is not None:
-            document["hbm_bytes_per_second"] = base.hbm_bytes_per_second
-        if base.peak_flops:
-            document["peak_flops"] = dict(base.peak_flops)
-            document["peak_source"] = base.peak_source
-        if base.compute_capability:     # the precision recipes the part runs (presets.precision_refusal)
-            document["compute_capability"] = list(base.compute_capability)
+        document.update(part_facts(base))
         if base.step_time:
             document["step_time"] = {**dict(base.step_time), "source": base.step_time_source}
         document["source"] = (f"links fitted by symcomm calibrate from nccl-tests logs; memory, HBM, peak FLOP/s and "
@@ -204,6 +195,32 @@ def extrapolated(sizes, measured: tuple[int, int] | None) -> list[int]:
     return [int(s) for s in sizes if s > 0 and not measured[0] <= s <= measured[1]]
 
 
+def part_facts(base) -> dict:
+    """What a written hardware file (:func:`hardware_document`, :func:`step_time_document`) takes from its base as
+    the part's own published facts, none of them fitted: its memory and HBM bandwidth, its peaks (or their bounds
+    where no datasheet gives one), its compute capability (the precision recipes it runs) and its attention kernels'
+    published shares (attention_kernel=fa2, triton, cudnn); a base that leaves one out (a file: unknown) leaves it out
+    here too.  Without the shares a run typed attention_kernel=fa2 that the calibration priced on the base would be
+    refused on the file it wrote."""
+    out: dict = {}
+    if base.memory_bytes is not None:
+        out["memory_bytes"] = base.memory_bytes
+    if base.hbm_bytes_per_second is not None:
+        out["hbm_bytes_per_second"] = base.hbm_bytes_per_second
+    if base.peak_flops or base.peak_bounds:
+        out["peak_source"] = base.peak_source
+    if base.peak_flops:
+        out["peak_flops"] = dict(base.peak_flops)
+    if base.peak_bounds:
+        out["peak_flops_bounds"] = {dtype: [low, high] for dtype, low, high in base.peak_bounds}
+    if base.compute_capability:
+        out["compute_capability"] = list(base.compute_capability)
+    if base.attention_shares:
+        out["attention_shares"] = dict(base.attention_shares)
+        out["attention_source"] = base.attention_source
+    return out
+
+
 def step_time_document(base, fit, runs_path: str, name: str | None = None) -> dict:
     """The hardware file (schema ``hardware``) ``symcomm calibrate-step`` writes: the ``base`` hardware's
     (a preset's links, GPUs per node, memory, HBM and peaks; a file's whole document) with its
@@ -221,15 +238,7 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
                     "latency_source": x.latency_source}
 
         document = {"title": base.title, "source": f"preset {base.name} ({base.source})", "intra": link(base.intra),
-                    "inter": link(base.inter), "gpus_per_node": base.gpus_per_node}
-        for key, value in (("memory_bytes", base.memory_bytes), ("hbm_bytes_per_second", base.hbm_bytes_per_second)):
-            if value is not None:
-                document[key] = value
-        if base.peak_flops:
-            document["peak_flops"] = dict(base.peak_flops)
-            document["peak_source"] = base.peak_source
-        if base.compute_capability:
-            document["compute_capability"] = list(base.compute_capability)
+                    "inter": link(base.inter), "gpus_per_node": base.gpus_per_node, **part_facts(base)}
     document["name"] = name or f"{base.name.rsplit('/', 1)[-1].removesuffix('.json')}-calibrated"
     inside, out = fit.in_sample, fit.leave_one_out
     document["step_time"] = {

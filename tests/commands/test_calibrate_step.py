@@ -297,3 +297,36 @@ def test_missing_hardware_and_runs_file_are_refused(tmp_path, capsys):
 if __name__ == "__main__":
     # rewrite the committed example from the step model as it is (test_the_committed_example_is_what_its_source_says)
     EXAMPLE.write_text(json.dumps(example(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def test_the_written_file_prices_every_run_it_was_fitted_on(tmp_path, capsys, synthetic):
+    # the calibration priced each run on the base preset; the file it writes must price them too.  A run typed
+    # attention_kernel=fa2 (or triton) reads the part's published kernel share, not a fitted constant: the file carries
+    # the base's attention_shares, and each run's step time with the file is the one the report printed in sample
+    typed = [dict(r, words=r["words"] + (" attention_kernel=fa2" if i % 2 else " attention_kernel=triton"))
+             for i, r in enumerate(synthetic)]
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": typed}))
+    out_file = tmp_path / "mine.json"
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", out_file, "--json")
+    assert code == 0, err
+    report = strict(out)
+    written = strict(out_file.read_text())
+    assert written["attention_shares"] == dict(hardware("h100").attention_shares)
+    printed = {row["id"]: row["predicted_s"] for row in report["runs"]}
+    for r in typed:
+        code, out, err = run(capsys, "eval", "hybrid", "--model", r["model"], "--hardware", out_file, *r["words"].split(),
+                             "--json")
+        assert code == 0, err
+        assert strict(out)["step_time"] == pytest.approx(printed[r["id"]], rel=1e-6), r["id"]
+
+
+def test_a_bounded_peak_stays_bounded_in_the_written_file(tmp_path, capsys):
+    # h100-gt's dense peak is bounded by its source, not given (presets): the file calibrated on it keeps the bounds,
+    # so eval with the file still asks for a typed peak within them, as eval with the preset does
+    from symcomm.measurement.calibration_file import part_facts
+
+    facts = part_facts(hardware("h100-gt"))
+    assert "peak_flops" not in facts
+    assert facts["peak_flops_bounds"]["bf16"] == [835.5e12, 989.4e12]
+    assert facts["attention_shares"] == dict(hardware("h100-gt").attention_shares)

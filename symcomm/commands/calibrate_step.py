@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from ..base.errors import InputError
 from ..base.files import check_output, write_file
-from ..presets.systems import STEP_TIME_ABSENT_AS
+from ..presets.hardware_values import kernel_shares
+from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
 
 def _percent(x: float) -> str:
@@ -76,7 +77,10 @@ def cmd_calibrate_step(args) -> int:
     except ValueError as err:
         raise InputError(str(err)) from None
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
-    constants = base.own_step_constants()
+    # the shares of the attention kernels the runs name start where the base times them (published, or a calibration's)
+    named = sorted({run.inputs.options.get("attention_kernel") for run in runs} & set(PUBLISHED_KERNELS))
+    constants = {**kernel_shares(dict(base.step_time), dict(base.attention_shares), base.compute_capability, named),
+                 **base.own_step_constants()}
     hold = tuple(args.hold or ())
     holdable = sorted(set(constants) | {n for n, like in STEP_TIME_ABSENT_AS.items() if like in constants})
     for name in hold:

@@ -18,6 +18,7 @@ from .calibrate import Fit, held_gamma
 from .nccl_prediction import Prediction
 from .nccl_tests import Collective
 from ..presets import entry_gamma, link_values, spans_nodes
+from ..presets.describe import link_document, part_facts
 
 
 def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> dict:
@@ -195,32 +196,6 @@ def extrapolated(sizes, measured: tuple[int, int] | None) -> list[int]:
     return [int(s) for s in sizes if s > 0 and not measured[0] <= s <= measured[1]]
 
 
-def part_facts(base) -> dict:
-    """What a written hardware file (:func:`hardware_document`, :func:`step_time_document`) takes from its base as
-    the part's own published facts, none of them fitted: its memory and HBM bandwidth, its peaks (or their bounds
-    where no datasheet gives one), its compute capability (the precision recipes it runs) and its attention kernels'
-    published shares (attention_kernel=fa2, triton, cudnn); a base that leaves one out (a file: unknown) leaves it out
-    here too.  Without the shares a run typed attention_kernel=fa2 that the calibration priced on the base would be
-    refused on the file it wrote."""
-    out: dict = {}
-    if base.memory_bytes is not None:
-        out["memory_bytes"] = base.memory_bytes
-    if base.hbm_bytes_per_second is not None:
-        out["hbm_bytes_per_second"] = base.hbm_bytes_per_second
-    if base.peak_flops or base.peak_bounds:
-        out["peak_source"] = base.peak_source
-    if base.peak_flops:
-        out["peak_flops"] = dict(base.peak_flops)
-    if base.peak_bounds:
-        out["peak_flops_bounds"] = {dtype: [low, high] for dtype, low, high in base.peak_bounds}
-    if base.compute_capability:
-        out["compute_capability"] = list(base.compute_capability)
-    if base.attention_shares:
-        out["attention_shares"] = dict(base.attention_shares)
-        out["attention_source"] = base.attention_source
-    return out
-
-
 def step_time_document(base, fit, runs_path: str, name: str | None = None) -> dict:
     """The hardware file (schema ``hardware``) ``symcomm calibrate-step`` writes: the ``base`` hardware's
     (a preset's links, GPUs per node, memory, HBM and peaks; a file's whole document) with its
@@ -232,13 +207,9 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
     if base.from_file:
         document = dict(read_json(base.name, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES))
     else:
-        def link(x):
-            return {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s, "title": x.title,
-                    "published": x.published, "conversion": x.conversion, "source": x.source,
-                    "latency_source": x.latency_source}
-
-        document = {"title": base.title, "source": f"preset {base.name} ({base.source})", "intra": link(base.intra),
-                    "inter": link(base.inter), "gpus_per_node": base.gpus_per_node, **part_facts(base)}
+        document = {"title": base.title, "source": f"preset {base.name} ({base.source})",
+                    "intra": link_document(base.intra), "inter": link_document(base.inter),
+                    "gpus_per_node": base.gpus_per_node, **part_facts(base)}
     document["name"] = name or f"{base.name.rsplit('/', 1)[-1].removesuffix('.json')}-calibrated"
     inside, out = fit.in_sample, fit.leave_one_out
     document["step_time"] = {

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..base.errors import InputError
 from ..presets.systems import STEP_TIME_ABSENT_AS
+from ..presets.hardware_values import KERNEL_SHARES
 from ..training.compute import FITTED
 
 #: the step each constant is fitted (and reported) to; a constant not listed: its range / 200.  eta's and
@@ -199,6 +200,8 @@ def _determined(runs: list, base: dict) -> tuple[list, dict, dict]:
     # lacks, as eta_fp8 before a first FP8 fit, is still probed)
     probe = {n: base.get(n, float(lattice(n)[len(lattice(n)) // 2])) for n in FITTED}
     for name in FITTED:
+        if name in KERNEL_SHARES and name not in base:
+            continue        # a kernel no run names (the base starts each named one at its share): no constant of theirs
         values = lattice(name)
         step = values[1] - values[0]
         at = probe[name]

@@ -19,7 +19,8 @@ from __future__ import annotations
 # files and the link rule in .systems)
 from .models import Model, model, model_from_config, model_names
 from .fit_errors import fits_words, memory_band_words, step_error_words
-from .systems import (Hardware, calibrated_gamma, check_hardware_document, describe_hardware, entry_gamma,
+from .describe import describe_hardware
+from .systems import (Hardware, calibrated_gamma, check_hardware_document, entry_gamma,
                       fill_from_presets, hardware, hardware_file, hardware_names, link, link_values, spans_nodes)
 
 # -- the parameter-count formula (SymPy, in .formula; loaded on first use) -------------------------

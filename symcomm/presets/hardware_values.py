@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from ..base.errors import InputError
 
-#: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them)
-STEP_TIME_NAMES = ("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4", "kappa_moe")
 #: the width constants held at the additive roofline of the part's datasheet (peak and HBM bandwidth), not fitted:
 #: a preset that borrows another's fitted constants takes these from its own datasheet (:func:`roofline_w_half`)
 ROOFLINE_HELD = ("w_half", "w_half_expert")
@@ -42,6 +40,11 @@ PUBLISHED_KERNELS = {"fa2": "FlashAttention-2", "triton": "FlashAttention's Trit
                      "cudnn": "cuDNN's fused attention"}
 #: the symbols of those shares
 KERNEL_SHARES = tuple(f"eta_{kernel}" for kernel in PUBLISHED_KERNELS)
+#: the fitted constants a ``step_time`` block may hold (symcomm.training.compute.FITTED describes them): the presets'
+#: (the fit script's) and, from a calibration on runs that name a kernel, that kernel's share of the bf16 peak, which
+#: then stands in for the published one (``symcomm calibrate-step``: a team's own runs may time their kernel)
+STEP_TIME_NAMES = (("eta", "eta_fp8", "w_half", "kappa", "eta_attn", "w_half_expert", "eta_fp4", "kappa_moe")
+                   + KERNEL_SHARES)
 
 
 def kernel_share(shares: dict, compute_capability: tuple, kernel: str) -> float | None:
@@ -53,9 +56,24 @@ def kernel_share(shares: dict, compute_capability: tuple, kernel: str) -> float 
     if kernel == "cudnn" and kernel not in shares and tuple(compute_capability[:1]) >= (9,):
         return shares.get("fused")
     return shares.get(kernel)
+def kernel_shares(step_time: dict, shares: dict, compute_capability: tuple, kernels) -> dict[str, float]:
+    """{eta_<kernel>: its share} for each of ``kernels`` (:data:`PUBLISHED_KERNELS`) a part times: a calibration's
+    fitted share (its ``step_time`` block's, symcomm calibrate-step on runs naming the kernel), else the published one
+    (:func:`kernel_share` of its ``attention_shares``); a kernel neither gives is left out.  What the step model reads
+    for a run naming the kernel, and where a calibration on such runs starts."""
+    out = {}
+    for kernel in kernels:
+        share = step_time.get(f"eta_{kernel}")
+        if share is None:
+            share = kernel_share(shares, compute_capability, kernel)
+        if share is not None:
+            out[f"eta_{kernel}"] = share
+    return out
+
+
 #: the step model's constants a user may type over the hardware's (each wins over the hardware's value where the run
-#: reads it): the fitted ones and the published kernels' shares
-TYPED_CONSTANTS = STEP_TIME_NAMES + KERNEL_SHARES
+#: reads it): the fitted ones and the kernels' shares
+TYPED_CONSTANTS = STEP_TIME_NAMES
 #: the datasheet values a user may type over the hardware's: the peaks and the HBM bandwidth (bytes/s)
 TYPED_DATASHEET = PEAK_NAMES + ("hbm",)
 #: every hardware value a user may type (eval hybrid --hardware): the datasheet's and the constants

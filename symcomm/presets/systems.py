@@ -17,7 +17,7 @@ from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
                               STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma,
-                              element_refusal, entry_gamma, hbm_gamma, kernel_share, low_dtype, precision_refusal,
+                              element_refusal, entry_gamma, hbm_gamma, kernel_share, kernel_shares, low_dtype, precision_refusal,
                               roofline_w_half, unused_peaks, with_own_widths, with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
@@ -164,8 +164,14 @@ class Hardware:
             out = with_own_widths(out, peak, hbm)
         if not fitting:         # a fit supplies eta and reads eta_attn from it where the block has none
             out = absent_filled({**self.published_attention(), **out})
+        # a kernel's share: a calibration's fitted one (the block's, calibrate-step on runs naming the kernel), else the
+        # published one; the shares of the kernels the run does not name are not its values
+        for kernel in PUBLISHED_KERNELS:
+            if kernel != attention_kernel:
+                out.pop(f"eta_{kernel}", None)
         if attention_kernel in PUBLISHED_KERNELS:
-            share = kernel_share(dict(self.attention_shares), self.compute_capability, attention_kernel)
+            share = kernel_shares(fitted, dict(self.attention_shares), self.compute_capability,
+                                  (attention_kernel,)).get(f"eta_{attention_kernel}")
             if share is None:
                 raise self.lacks(f"attention_shares {attention_kernel}", f"attention_kernel={attention_kernel} needs "
                                  f"(the share of the bf16 peak {PUBLISHED_KERNELS[attention_kernel]} reaches, from a "
@@ -582,22 +588,6 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
 #: the ring collectives whose crossings spread over a node's NICs (collectives.algorithms.SPREADS_OVER_NICS:
 #: both read base.crossing's one table; tests/presets checks the two are equal)
 _RINGS = frozenset(pair for pair, rule in CROSSING.items() if rule == RING)
-
-
-def describe_hardware(system: Hardware) -> dict:
-    """A preset's values with their units and sources (``symcomm presets``)."""
-    def link_dict(x: Link) -> dict:
-        return {"name": x.name, "title": x.title, "bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s,
-                "published": x.published, "conversion": x.conversion, "source": x.source,
-                "latency_source": x.latency_source}
-
-    return {"name": system.name, "title": system.title, "intra": link_dict(system.intra),
-            "inter": link_dict(system.inter), "gpus_per_node": system.gpus_per_node,
-            "memory_bytes": system.memory_bytes, "hbm_bytes_per_second": system.hbm_bytes_per_second,
-            "source": system.source, "peak_flops": dict(system.peak_flops), "peak_source": system.peak_source,
-            **({"peak_flops_bounds": {d: [lo, hi] for d, lo, hi in system.peak_bounds}} if system.peak_bounds else {}),
-            "step_time": dict(system.step_time), "step_time_source": system.step_time_source,
-            "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source}
 
 
 # -- which link a group uses: the one rule ---------------------------------------------------------

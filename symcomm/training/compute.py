@@ -147,6 +147,11 @@ FITTED = {f.name: f for f in (
     Fitted("eta_fp4", "share of the datasheet FP4 matmul peak the NVFP4 matmuls reach at large shapes", 0.10, 1.00),
     Fitted("kappa_moe", "HBM-pass equivalents over each routed token copy's hidden vector per MoE layer (the dispatch, "
                         "the permutations and the combine around the experts; forward + backward; absent: 0)", 0.0, 400.0),
+    # a named kernel's share (attention_kernel=fa2, triton, cudnn) is published per part (hardware attention_shares),
+    # not fitted by the presets' script, whose fitting runs name none; a calibration on runs that name one fits it
+    *(Fitted(f"eta_{kernel}", f"share of the datasheet bf16 peak {words} reaches (attention_kernel={kernel}: its "
+                              "forward and its backward, the FLOPs it runs; absent: the part's published share)",
+             0.10, 1.00) for kernel, words in PUBLISHED_KERNELS.items()),
 )}
 #: the attention kernels timed at a published share (attention_kernel=fa2, triton, cudnn) → that share's symbol, eta_<kernel>
 KERNEL_SHARE = {kernel: S.SYMBOLS[f"eta_{kernel}"].symbol for kernel in PUBLISHED_KERNELS}

@@ -14,6 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
+from ..presets.hardware_values import KERNEL_SHARES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .settings import OPTIONS
 
@@ -356,6 +357,10 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
               else system.step_time_source)
     constants = {**compute, "source": source, "peak_source": peak_source,
                  "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
+    # a named kernel's share: fitted by a calibration (the hardware's step_time) or published (its attention_source)
+    shares = [name for name in KERNEL_SHARES if name in compute]
+    if shares:
+        constants["kernel_share_from"] = ("step_time" if shares[0] in dict(system.step_time) else "attention_source")
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
     # the fit's error is that of its own constants: with one typed over them, none is known (None)

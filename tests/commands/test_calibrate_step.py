@@ -324,9 +324,73 @@ def test_the_written_file_prices_every_run_it_was_fitted_on(tmp_path, capsys, sy
 def test_a_bounded_peak_stays_bounded_in_the_written_file(tmp_path, capsys):
     # h100-gt's dense peak is bounded by its source, not given (presets): the file calibrated on it keeps the bounds,
     # so eval with the file still asks for a typed peak within them, as eval with the preset does
-    from symcomm.measurement.calibration_file import part_facts
+    from symcomm.presets.describe import part_facts
 
     facts = part_facts(hardware("h100-gt"))
     assert "peak_flops" not in facts
     assert facts["peak_flops_bounds"]["bf16"] == [835.5e12, 989.4e12]
     assert facts["attention_shares"] == dict(hardware("h100-gt").attention_shares)
+
+
+#: runs that name a published attention kernel (attention_kernel=triton: MPT's Triton flash attention in LLM Foundry),
+#: Llama 3 8B and 70B over sequence lengths 2k to 32k, so the core's share of each step differs run to run; generated at
+#: a kernel share of 0.35 (the published A100 and H100 ones are 0.250 and 0.133), the other constants as TRUTH
+KERNEL_TRUTH = {**TRUTH, "eta_triton": 0.35}
+KERNEL_LAYOUTS = [
+    ("llama3-8b", "t=1 p=1 d=8 c=1 b=64 m=8 s=2048 zero=1 recompute=selective"),
+    ("llama3-8b", "t=1 p=1 d=8 c=1 b=64 m=8 s=8192 zero=1 recompute=selective"),
+    ("llama3-8b", "t=2 p=1 d=4 c=1 b=16 m=4 s=16384 sp=1 zero=1 recompute=full"),
+    ("llama3-8b", "t=2 p=1 d=4 c=1 b=16 m=4 s=32768 sp=1 zero=1 recompute=full"),
+    ("llama3-70b", "t=8 p=2 d=4 c=1 b=64 m=16 s=4096 sp=1 recompute=selective"),
+    ("llama3-70b", "t=8 p=2 d=4 c=1 b=64 m=16 s=16384 sp=1 recompute=full"),
+    ("llama3-8b", "t=1 p=2 d=4 c=1 b=128 m=16 s=4096 zero=1 recompute=none"),
+    ("llama3-70b", "t=8 p=4 d=2 c=1 b=32 m=16 s=32768 sp=1 recompute=full"),
+    ("llama3-8b", "t=1 p=1 d=8 c=1 b=16 m=2 s=16384 zero=1 recompute=none"),
+    ("llama3-70b", "t=8 p=2 d=4 c=1 b=32 m=8 s=8192 sp=1 recompute=selective"),
+]
+
+
+def test_calibrate_step_fits_a_named_kernel_s_share_and_eval_reads_it(tmp_path, capsys):
+    from symcomm.training.answers import step_inputs
+
+    rows = []
+    for i, (model, words) in enumerate(KERNEL_LAYOUTS):
+        words = words + " attention_kernel=triton"
+        inputs = step_inputs(SimpleNamespace(name="hybrid", assignments=words.split(), algorithm=None, dtype=None,
+                                             backend=None, model=model, model_config=None, hardware="h100"))
+        # a third of PATTERN (±1 %): eight runs moved by ±3 % trade the share against kappa along a valley
+        seconds = float(inputs.quantities(**KERNEL_TRUTH)["step_time"]) * (1 + PATTERN[i] / 3)
+        rows.append({"id": f"k{i + 1}", "model": model, "words": words, "step_time_s": seconds})
+    fitted, held_out = rows[:8], rows[8:]
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": fitted}))
+    out_file = tmp_path / "mine.json"
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", out_file, "--json",
+                         "--hold", "w_half")
+    assert code == 0, err
+    report = strict(out)
+    # the runs time the Triton kernel: its share is a constant of theirs, fitted; the fused core's (eta_attn) and the
+    # other kernels' are not read by any of them (eta_attn held at the base's, the others no constant of theirs)
+    assert "eta_triton" in report["fitted"] and "eta_attn" in report["held"]
+    assert not {"eta_fa2", "eta_cudnn"} & (set(report["held"]) | set(report["constants"]))
+    assert abs(report["constants"]["eta_triton"] - KERNEL_TRUTH["eta_triton"]) <= 0.03
+    document = strict(out_file.read_text())
+    assert document["step_time"]["eta_triton"] == report["constants"]["eta_triton"]
+    # eval with the file reads the fitted share in place of the published one, and says where it comes from
+    loo, errors = report["leave_one_out"], []
+    for row in held_out:
+        code, out, err = run(capsys, "eval", "hybrid", "--model", row["model"], "--hardware", out_file,
+                             *row["words"].split(), "--json")
+        assert code == 0, err
+        answer = strict(out)
+        assert answer["constants"]["eta_triton"] == report["constants"]["eta_triton"]
+        assert answer["constants"]["kernel_share_from"] == "step_time"
+        errors.append(abs(answer["step_time"] / row["step_time_s"] - 1))
+    # within the fit's own leave-one-out error (its largest: two held-out runs carry their own ±1 % each)
+    assert max(errors) <= loo["max"], (errors, loo)
+    # the preset itself reads the published share
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100",
+                         *held_out[0]["words"].split(), "--json")
+    assert code == 0, err
+    assert strict(out)["constants"]["eta_triton"] == dict(hardware("h100").attention_shares)["triton"]
+    assert strict(out)["constants"]["kernel_share_from"] == "attention_source"

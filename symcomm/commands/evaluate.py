@@ -80,9 +80,9 @@ def _print_step(payload: dict) -> None:
     # the attention core's share: a published kernel's (attention_kernel fa2, triton, cudnn), else the fitted eta_attn (eta
     # where none is)
     kernel = next((k for k in PUBLISHED_KERNELS if f"eta_{k}" in c), None)
-    fitted_share = c.get("kernel_share_from") == "step_time"
-    attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}: "
-                 + ("fitted, the hardware's step_time" if fitted_share else "the hardware's attention_source") + ")"
+    share_from = {"typed": "typed", "step_time": "fitted, the hardware's step_time"}.get(
+        c.get("kernel_share_from"), "the hardware's attention_source")
+    attention = (f", eta_{kernel} {c[f'eta_{kernel}']} ({PUBLISHED_KERNELS[kernel]}: {share_from})"
                  if kernel else
                  f", eta_attn {c['eta_attn']}" if "eta_attn" in c else "")
     typed = " typed" if "peak" in typed_peaks else ""

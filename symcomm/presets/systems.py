@@ -17,8 +17,9 @@ from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
                               STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma,
-                              element_refusal, entry_gamma, hbm_gamma, kernel_share, kernel_shares, low_dtype, precision_refusal,
-                              roofline_w_half, unused_peaks, with_own_widths, with_typed_constants)  # (re-exported)
+                              element_refusal, entry_gamma, hbm_gamma, kernel_share, kernel_shares, low_dtype,
+                              precision_refusal, roofline_w_half, unused_peaks, with_own_widths,
+                              with_typed_constants)  # (re-exported)
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config

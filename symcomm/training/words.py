@@ -357,10 +357,11 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
               else system.step_time_source)
     constants = {**compute, "source": source, "peak_source": peak_source,
                  "dtype": dtype if str(precision) == "bf16" else "bf16"}     # the peak's dtype
-    # a named kernel's share: fitted by a calibration (the hardware's step_time) or published (its attention_source)
+    # a named kernel's share: typed, fitted by a calibration (the hardware's step_time) or published (attention_source)
     shares = [name for name in KERNEL_SHARES if name in compute]
     if shares:
-        constants["kernel_share_from"] = ("step_time" if shares[0] in dict(system.step_time) else "attention_source")
+        constants["kernel_share_from"] = ("typed" if shares[0] in typed else "step_time"
+                                          if shares[0] in dict(system.step_time) else "attention_source")
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
     # the fit's error is that of its own constants: with one typed over them, none is known (None)

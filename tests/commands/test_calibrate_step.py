@@ -394,3 +394,9 @@ def test_calibrate_step_fits_a_named_kernel_s_share_and_eval_reads_it(tmp_path, 
     assert code == 0, err
     assert strict(out)["constants"]["eta_triton"] == dict(hardware("h100").attention_shares)["triton"]
     assert strict(out)["constants"]["kernel_share_from"] == "attention_source"
+    # and a typed share wins over both, said as typed
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", out_file,
+                         *held_out[0]["words"].split(), "eta_triton=0.3", "--json")
+    assert code == 0, err
+    assert strict(out)["constants"]["eta_triton"] == 0.3
+    assert strict(out)["constants"]["kernel_share_from"] == "typed"

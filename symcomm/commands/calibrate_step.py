@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..base.errors import InputError
 from ..base.files import check_output, write_file
-from ..presets.hardware_values import kernel_shares
+from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
 
@@ -90,6 +90,15 @@ def cmd_calibrate_step(args) -> int:
     found = fit(runs, constants, hold=hold)
     # what the runs determine of each fitted constant: the values they fit as well at (step_fit.spans)
     found = replace(found, spans=spans(runs, found))
+    # a kernel's share the base gives (published, or a calibration's) stands where these runs fit as well at it: they
+    # do not say otherwise, and the file keeps the figure rather than one point of a span it lies in
+    standing = {name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to "
+                       f"{high:g}), so they do not move it")
+                for name, (low, high) in found.spans.items() if name in KERNEL_SHARES and low <= constants[name] <= high}
+    if standing:
+        asked = {name: "held at the base hardware's value, as asked" for name in hold}
+        found = fit(runs, constants, hold={**asked, **standing})
+        found = replace(found, spans=spans(runs, found))
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
     for key in ("source", "framework"):           # the runs' own labels, when they give them
         if any(getattr(run, key) for run in runs):

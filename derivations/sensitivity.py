@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from types import SimpleNamespace
 
 from . import modern
 
@@ -35,14 +34,8 @@ def implied_share(share: float, predicted: float, rest: float, measured: float) 
     return share * (predicted - rest) / (measured - rest)
 
 
-def _step(run: dict, words: list[str] | None = None, **constants) -> float:
-    from symcomm.training.answers import step_inputs
-
-    if words is None:
-        return float(modern.inputs(run, fitting=False).quantities(**constants)["step_time"])
-    args = SimpleNamespace(name="hybrid", assignments=words, dtype=None, backend=None, model=modern.preset_of(run),
-                           model_config=None, hardware=run["hardware"], algorithm=None)
-    return float(step_inputs(args, False).quantities(**constants)["step_time"])
+def _step(run: dict, **constants) -> float:
+    return float(modern.inputs(run, fitting=False).quantities(**constants)["step_time"])
 
 
 def _summary(errors: list[float]) -> str:
@@ -64,9 +57,10 @@ def tp_overlap_off() -> dict[str, tuple[list, list]]:
         words = modern.words(run)
         if run["hardware"] != "h100" or "tp_overlap=1" not in words or "framework=megatron" not in words:
             continue
-        off = [w for w in words if not w.startswith("tp_overlap=")] + ["tp_overlap=0"]
+        # the same run typed without the overlap (its overlap field: modern.words spells it tp_overlap=0)
+        off = {**run, "overlap": {**run["overlap"], "tp_comm": False}}
         out[role][0].append(_step(run) / run["step_time_s"] - 1)
-        out[role][1].append(_step(run, off) / run["step_time_s"] - 1)
+        out[role][1].append(_step(off) / run["step_time_s"] - 1)
     return dict(out)
 
 

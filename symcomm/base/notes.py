@@ -20,15 +20,18 @@ class Note:
     #: true when the note only says which default was taken (shown with ``--verbose``); false when
     #: it tells the user something the answer alone would hide (a value typed but not used)
     restates_default: bool = False
+    #: the names a value was typed for and no formula of the answer read (the note's "N not used by …"), so that a
+    #: caller gathering many answers' notes (calibrate-step over a file of runs) groups them by name, not by text
+    unread: tuple = ()
 
 
 _BUCKET: ContextVar[list | None] = ContextVar("symcomm_notes", default=None)
 
 
-def add(text: str, *, restates_default: bool = False) -> None:
+def add(text: str, *, restates_default: bool = False, unread: tuple = ()) -> None:
     bucket = _BUCKET.get()
     if bucket is not None and _unsaid(bucket, text):
-        bucket.append(Note(text, restates_default))
+        bucket.append(Note(text, restates_default, tuple(unread)))
 
 
 def extend(held) -> None:

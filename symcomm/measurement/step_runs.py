@@ -195,9 +195,8 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         except InputError as err:
             raise InputError(f"{what}: {err}") from None
         for note in said:
-            names = _UNREAD.match(note.text)
-            if names:
-                unread.setdefault(names.group(1), []).append(rid)
+            if note.unread:
+                unread.setdefault(", ".join(note.unread), []).append(rid)
             else:
                 notes.add(note.text, restates_default=note.restates_default)
         seconds, how = _step_seconds(rec, inputs, where, what)
@@ -212,8 +211,3 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
         notes.add(f"{names} typed but not read by the step model in {len(ids)} of the {len(out)} runs ({shown})")
     return out, read_as
-
-
-#: the binding's note on names typed but not read (binding.py, hybridfast.py: "N not used by LABEL"; words.py:
-#: "N not used by the step model of this setting"): the names
-_UNREAD = re.compile(r"^(.+?) not used by ")

@@ -10,7 +10,7 @@ import numpy as np
 from ..base import notes
 from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
-from ..training.words import unread_step_note
+from ..training.words import say_unread_step
 from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
@@ -234,9 +234,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
     if req.constants:       # a typed constant no step model of this plan reads is said, in eval's words
         typed = [name for name, _ in req.constants]
-        unread = unread_step_note(typed, typed, (), names_read(blocks, run_bytes), ())
-        if unread:
-            notes.add(unread)
+        say_unread_step(typed, typed, (), names_read(blocks, run_bytes), ())
     folded = _fold(layouts, [(i, b) for i, b in done])
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,

@@ -56,6 +56,8 @@ def kernel_share(shares: dict, compute_capability: tuple, kernel: str) -> float 
     if kernel == "cudnn" and kernel not in shares and tuple(compute_capability[:1]) >= (9,):
         return shares.get("fused")
     return shares.get(kernel)
+
+
 def kernel_shares(step_time: dict, shares: dict, compute_capability: tuple, kernels) -> dict[str, float]:
     """{eta_<kernel>: its share} for each of ``kernels`` (:data:`PUBLISHED_KERNELS`) a part times: a calibration's
     fitted share (its ``step_time`` block's, symcomm calibrate-step on runs naming the kernel), else the published one

@@ -27,7 +27,7 @@ from ..presets.hardware_values import low_dtype_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
-                    unread_step_note)
+                    say_unread_step)
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -268,9 +268,7 @@ def _step_report(args, target: Subject, values: dict, times: dict, dtype: str, s
     numbers, options, system, compute, said = _step_numbers(args, target, values, times, dtype, step_texts)
     out = _steptime().report(numbers, bytes_per_element(dtype), options, {})
     reads = _steptime().names_read(bytes_per_element(dtype), options, {})
-    unread = unread_step_note(typed, _STEP_NAMES, _needed_of(target)[0], reads, said)
-    if unread:
-        notes.add(unread)
+    say_unread_step(typed, _STEP_NAMES, _needed_of(target)[0], reads, said)
     if args.backend:
         out["assumptions"].append(f"the step time counts ring collectives (the hybrid strategy's own), not what "
                                   f"--backend {args.backend} runs; the communication figures above do")

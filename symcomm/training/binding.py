@@ -141,7 +141,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if problems:
         raise UsageError(problems[0])
     if unused:
-        notes.add(f"{', '.join(unused)} not used by {target.label}")
+        notes.add(f"{', '.join(unused)} not used by {target.label}", unread=tuple(unused))
     if absent:
         raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
                          f"{', '.join(sorted(_names_of(target)[1]))} once any of them is given")

@@ -34,7 +34,7 @@ from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    preset_shape, units_of, value_text, with_model_shape, add_hardware_report, unread_step_note
+    preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
 
 
 class Fallback(Exception):
@@ -141,7 +141,7 @@ def _bind(entry: dict, texts: dict, data) -> tuple[dict, dict]:
             if not _holds(kind, *got):
                 raise Fallback(message)
     if unused:
-        notes.add(f"{', '.join(unused)} not used by {entry['label']}")
+        notes.add(f"{', '.join(unused)} not used by {entry['label']}", unread=tuple(unused))
     if times and not entry["time"] <= times.keys():
         raise Fallback("a time constant missing")
     return values, times
@@ -327,9 +327,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     point = presets.systems.absent_filled({name: float(value) for name, value in numbers.items()})
     if not data.SYMBOL_NAMES.issuperset(point):
         raise Fallback("a name the step model does not know")
-    unread = unread_step_note(typed, data.STEP_NAMES, entry["needed"], step["arguments"], said)
-    if unread:
-        notes.add(unread)
+    say_unread_step(typed, data.STEP_NAMES, entry["needed"], step["arguments"], said)
     got = step["function"](*[point[name] for name in step["arguments"]])   # ArithmeticError: numpy's inf, nan
     number = dict(zip(step["names"], map(float, got)))
     if not math.isfinite(sum(number.values())):

@@ -320,14 +320,15 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     return numbers, step_texts
 
 
-def unread_step_note(typed, step_names, needed, read, said) -> str | None:
-    """The note of the names typed for the step model alone (in ``step_names``, the binding's also-used ones, and not
-    in the communication's ``needed``) that this setting's step model does not read (not in ``read``, its arguments:
-    an expert's width for a dense model, v under 1F1B), but those a note of ``said`` names already: said, not
-    refused, as the binding says of a name no formula uses.  One rule for the general and the generated path."""
+def say_unread_step(typed, step_names, needed, read, said) -> None:
+    """Say the names typed for the step model alone (in ``step_names``, the binding's also-used ones, and not in the
+    communication's ``needed``) that this setting's step model does not read (not in ``read``, its arguments: an
+    expert's width for a dense model, v under 1F1B), but those a note of ``said`` names already: said, not refused,
+    as the binding says of a name no formula uses.  One rule for the general and the generated path and the plan."""
     names = sorted(name for name in typed if name in step_names and name not in needed and name not in read
                    and not any(note.startswith(name + " not used") for note in said))
-    return f"{', '.join(names)} not used by the step model of this setting" if names else None
+    if names:
+        notes.add(f"{', '.join(names)} not used by the step model of this setting", unread=tuple(names))
 
 
 def add_hardware_report(out: dict, system, compute: dict, typed_names, options: dict, dtype: str, reads,

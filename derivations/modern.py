@@ -1,8 +1,9 @@
 """Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table,
 NeMo 24.07's performance table, LLM Foundry's MPT tables, NVIDIA's DGX Cloud benchmarking recipes, NeMo AutoModel's
-table; ``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``,
-``data/nemo_runs.json``, ``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``,
-``data/automodel_runs.json``, read by :mod:`bridge_runs`)
+table, KempnerForge's tables, the Megatron MoE Model Zoo's H100 figures; ``data/bridge_runs_*.json``,
+``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, ``data/nemo_runs.json``, ``data/llm_foundry_runs.json``,
+``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``, ``data/automodel_runs.json``, ``data/kempnerforge_runs.json``,
+``data/kempnerforge_mfu_runs.json``, ``data/modelzoo_runs.json``, read by :mod:`bridge_runs`)
 as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
@@ -33,7 +34,7 @@ from symcomm.training.settings import RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
          "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json",
-         "kempnerforge_runs.json", "kempnerforge_mfu_runs.json")
+         "kempnerforge_runs.json", "kempnerforge_mfu_runs.json", "modelzoo_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -281,7 +282,9 @@ def words(run: dict) -> list[str]:
         if run["c"] > 1:
             w["cp"] = "ring_flash_attn"
     elif run["fsdp"]:
-        w.update(framework="megatron_fsdp", zero=3, grad_dtype="same")
+        # Megatron-FSDP reduces in the gradient buffer's type: the Bridge's perf recipes' grad_reduce_in_fp32 False,
+        # fp32 where the row says its trainer forces it (Megatron-LM's --bf16 rule: the row's 'assumed')
+        w.update(framework="megatron_fsdp", zero=3, grad_dtype="fp32" if run.get("grad_reduce_dtype") == "fp32" else "same")
     else:
         # Megatron-LM with --bf16 forces accumulate_allreduce_grads_in_fp32 (megatron/training/arguments.py at
         # f2e5db402c, validate_args), which training.py passes on as DistributedDataParallelConfig's
@@ -437,6 +440,8 @@ def source_of(run: dict) -> str:
         return f"nemo-automodel {run['release']}"
     if run["id"].startswith("kempnerforge-"):
         return f"kempnerforge {run['release']}"
+    if run["id"].startswith("modelzoo-"):
+        return f"megatron-moe-modelzoo {run['release']}"
     return "torchtitan" if run["id"].startswith("torchtitan") else f"megatron-bridge {run['release']}"
 
 

@@ -885,7 +885,11 @@ def _check_table() -> Table:
                           "balanced gate typed as the group-limited routing it is); KempnerForge's H200 weak-scaling "
                           "and MFU-scaling tables (PyTorch FSDP2 with DTensor tensor parallelism in 4-GPU nodes: "
                           "benchmarks/weak_scaling_160gpu/README.md run at 3ad9d9a, benchmarks/mfu_scaling/"
-                          "mfu_scaling.md run at 01b461a, each row typed from the code at its commit); "
+                          "mfu_scaling.md run at 01b461a, each row typed from the code at its commit); the Megatron "
+                          "MoE Model Zoo's H100 figures (Megatron-Core: its Qwen3-235B-A22B table, step times as printed, "
+                          "examples/qwen3/readme.md at 8017e112, and Mixtral 8x22B's TFLOP/s in the comments of "
+                          "best_practice/Mixtral/run_mixtral_8x22B.sh at b09773a8, step times derived through Megatron-LM's "
+                          "own FLOP count; each row's flags from the yaml and script at that commit); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -901,7 +905,7 @@ def _check_table() -> Table:
                         "derivations/data/llm_foundry_runs.json; derivations/data/dgxc_runs.json; "
                         "derivations/data/dgxc_25_05_runs.json; derivations/data/automodel_runs.json; "
                         "derivations/data/kempnerforge_runs.json; derivations/data/kempnerforge_mfu_runs.json; "
-                        "derivations/data/step_fit.json")
+                        "derivations/data/modelzoo_runs.json; derivations/data/step_fit.json")
 
 
 def _foundry_by_sequence() -> str:
@@ -1023,9 +1027,9 @@ def _scope_table() -> Table:
 
 
 def _row_error(results: dict, run_id: str, hardware_name: str, role: str) -> str:
-    """The error of the stored row holding ``run_id`` (one layout measured in several releases is one row, its ids
-    joined by "+", at the median of their times: said), in sample and left one out for a fitted run; "—" where no
-    stored row holds it."""
+    """The error of the stored row holding ``run_id`` (one command measured in several published rows, as one
+    layout in several releases, is one row, its ids joined by "+", at the median of their times: said), in sample
+    and left one out for a fitted run; "—" where no stored row holds it."""
     if role == "fit":
         rows, keys = results["systems"].get(hardware_name, {}).get("runs", []), ("error", "loo_error")
     elif role == "regression":
@@ -1036,7 +1040,7 @@ def _row_error(results: dict, run_id: str, hardware_name: str, role: str) -> str
         ids = row["id"].split("+")
         if run_id in ids:
             text = _percent(row[keys[0]]) + (f" (LOO {_percent(row[keys[1]])})" if len(keys) > 1 else "")
-            return text + (f", median of {len(ids)} releases' rows" if len(ids) > 1 else "")
+            return text + (f", median of {len(ids)} published rows of one command" if len(ids) > 1 else "")
     return "—"
 
 

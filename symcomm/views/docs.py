@@ -181,6 +181,18 @@ def cell(value) -> dict:
 
 #: a text column whose widest cell is longer than this (characters) wraps in the LaTeX document
 WRAP_AT = 40
+#: the characters the unwrapped columns of a table with wrapping ones may hold side by side: the wrapping ones take half
+#: the line, and \scriptsize text fills the other half at about this many characters
+BESIDE_WRAPPED = 70
+
+
+def wrapping_columns(widest: list[int]) -> list[bool]:
+    """Which columns wrap, given each column's widest cell (characters): every column wider than WRAP_AT, and then, while
+    the columns left unwrapped beside them would not fit in the other half of the line, the widest of those too."""
+    wide = [w > WRAP_AT for w in widest]
+    while any(wide) and sum(w for w, x in zip(widest, wide) if not x) > BESIDE_WRAPPED:
+        wide[max((w, i) for i, (w, x) in enumerate(zip(widest, wide)) if not x)[1]] = True
+    return wide
 
 
 def table_context(table) -> dict:
@@ -189,7 +201,7 @@ def table_context(table) -> dict:
     # how many such columns there are), so a table stays within the page
     widest = [max([len(table.columns[i])] + [len(r[i]["text"]) for r in rows if not r[i]["math"]])
               for i in range(len(table.columns))]
-    wide = [w > WRAP_AT for w in widest]
+    wide = wrapping_columns(widest)
     share = 0.5 / max(1, sum(wide))
     spec = "".join(f">{{\\raggedright\\arraybackslash}}p{{{share:.2f}\\linewidth}}" if w else "l" for w in wide)
     return {"title": table.title, "columns": list(table.columns), "caption": table.caption,

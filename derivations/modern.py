@@ -275,8 +275,6 @@ def words(run: dict) -> list[str]:
                  compile=int(run["compile"]), grad_reduce=run["grad_reduce"])
         if "reshard_after_forward" in run:
             w["reshard_after_forward"] = int(run["reshard_after_forward"])
-        if "loss" in run:
-            w["loss"] = run["loss"]
         if "sp_input" in run:
             w["sp_input"] = run["sp_input"]
         if run["c"] > 1:
@@ -299,6 +297,9 @@ def words(run: dict) -> list[str]:
         w["adam_dtype"] = run["adam_dtype"]
     if "attention_kernel" in run:
         w["attention_kernel"] = run["attention_kernel"]
+    if "loss" in run:
+        # the cross-entropy the row's recipe names where it is not its framework's (the step model's loss setting)
+        w["loss"] = run["loss"]
     if run.get("flash") is False:
         # an attention core that is no flash kernel (Transformer Engine's unfused core where its backend selection
         # refuses the fused and flash ones, the run's 'assumed'): the s x s scores through HBM, the whole masked matrix

@@ -129,8 +129,6 @@ KNOWN_CAUSES = {
        for model in ("qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-120b")},
     # KempnerForge's README sets its 8-GPU 70B point apart (memory-bound, 'a misleadingly low baseline')
     "kempnerforge-2026-06-h200-70b-tp4-fsdp2": ("regression", "misleadingly low baseline"),
-    # the Model Zoo's Mixtral 8x22B under its aux-loss router: the same script prints the forced-balance figure beside it
-    "modelzoo-2025-12-h100-mixtral-8x22b-bf16-dropless": ("check", "465 against 445"),
 }
 
 

@@ -41,6 +41,10 @@ def _rule0_06d67d5b7169(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_0d593ed6535f(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_11c591a69664(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
@@ -62,6 +66,10 @@ def _rule0_27e8bd65d5dd(N, c, d, p, t):
 
 
 def _rule0_2989de6beb2f(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_2a9d5a8e6d74(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -89,6 +97,10 @@ def _rule0_4480eaa6a101(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_49e3f3a7372a(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_4a0081f22c74(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
@@ -98,6 +110,10 @@ def _rule0_4b101e830588(N, c, d, p, t):
 
 
 def _rule0_528d38f679a4(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_5927ff20f6fc(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -133,6 +149,10 @@ def _rule0_8fde29cec363(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_906a126aa4d0(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_9bd7143d105a(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
@@ -142,6 +162,10 @@ def _rule0_9c5e31bbeaa4(N, c, d, p, t):
 
 
 def _rule0_9e1917870782(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_a97411043dbb(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -197,7 +221,15 @@ def _rule0_ed2f707c3c1b(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
+def _rule0_f9abc815cc04(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
 def _rule0_fc3842f952f3(N, c, d, p, t):
+    return ((c*d*p*t), N, )
+
+
+def _rule0_fc956fa077a4(N, c, d, p, t):
     return ((c*d*p*t), N, )
 
 
@@ -345,6 +377,10 @@ def _rule1_06d67d5b7169(e):
     return (e, 1, )
 
 
+def _rule1_0d593ed6535f(e):
+    return (e, 1, )
+
+
 def _rule1_11c591a69664(e):
     return (e, 1, )
 
@@ -367,6 +403,10 @@ def _rule1_27e8bd65d5dd(t):
 
 def _rule1_2989de6beb2f(L, p):
     return (p, L, )
+
+
+def _rule1_2a9d5a8e6d74(e):
+    return (e, 1, )
 
 
 def _rule1_31fa3331cfd6(L, p):
@@ -393,6 +433,10 @@ def _rule1_4480eaa6a101(L, p):
     return (p, L, )
 
 
+def _rule1_49e3f3a7372a(e):
+    return (e, 1, )
+
+
 def _rule1_4a0081f22c74(t):
     return (t, 1, )
 
@@ -403,6 +447,10 @@ def _rule1_4b101e830588(e):
 
 def _rule1_528d38f679a4(c):
     return (c, 1, )
+
+
+def _rule1_5927ff20f6fc(e):
+    return (e, 1, )
 
 
 def _rule1_627d0ae15b64(L, p):
@@ -437,6 +485,10 @@ def _rule1_8fde29cec363(e):
     return (e, 1, )
 
 
+def _rule1_906a126aa4d0(e):
+    return (e, 1, )
+
+
 def _rule1_9bd7143d105a(t):
     return (t, 1, )
 
@@ -447,6 +499,10 @@ def _rule1_9c5e31bbeaa4(c):
 
 def _rule1_9e1917870782(t):
     return (t, 1, )
+
+
+def _rule1_a97411043dbb(e):
+    return (e, 1, )
 
 
 def _rule1_ac5572fc4690(e):
@@ -501,7 +557,15 @@ def _rule1_ed2f707c3c1b(c):
     return (c, 1, )
 
 
+def _rule1_f9abc815cc04(e):
+    return (e, 1, )
+
+
 def _rule1_fc3842f952f3(e):
+    return (e, 1, )
+
+
+def _rule1_fc956fa077a4(e):
     return (e, 1, )
 
 
@@ -510,6 +574,10 @@ def _rule2_00244e20f840(a, t):
 
 
 def _rule2_06d67d5b7169(L, p):
+    return (p, L, )
+
+
+def _rule2_0d593ed6535f(L, p):
     return (p, L, )
 
 
@@ -537,6 +605,10 @@ def _rule2_2989de6beb2f(a, t):
     return (t, a, )
 
 
+def _rule2_2a9d5a8e6d74(L, p):
+    return (p, L, )
+
+
 def _rule2_31fa3331cfd6(a, t):
     return (t, a, )
 
@@ -561,6 +633,10 @@ def _rule2_4480eaa6a101(a, t):
     return (t, a, )
 
 
+def _rule2_49e3f3a7372a(L, p):
+    return (p, L, )
+
+
 def _rule2_4a0081f22c74(L, p):
     return (p, L, )
 
@@ -571,6 +647,10 @@ def _rule2_4b101e830588(L, p):
 
 def _rule2_528d38f679a4(a_ssm, t):
     return (t, a_ssm, )
+
+
+def _rule2_5927ff20f6fc(L, p):
+    return (p, L, )
 
 
 def _rule2_627d0ae15b64(a, t):
@@ -605,6 +685,10 @@ def _rule2_8fde29cec363(L, p):
     return (p, L, )
 
 
+def _rule2_906a126aa4d0(L, p):
+    return (p, L, )
+
+
 def _rule2_9bd7143d105a(L, p):
     return (p, L, )
 
@@ -615,6 +699,10 @@ def _rule2_9c5e31bbeaa4(a_ssm, t):
 
 def _rule2_9e1917870782(c):
     return (c, 1, )
+
+
+def _rule2_a97411043dbb(L, p):
+    return (p, L, )
 
 
 def _rule2_ac5572fc4690(L, p):
@@ -669,7 +757,15 @@ def _rule2_ed2f707c3c1b(a_ssm, t):
     return (t, a_ssm, )
 
 
+def _rule2_f9abc815cc04(L, p):
+    return (p, L, )
+
+
 def _rule2_fc3842f952f3(L, p):
+    return (p, L, )
+
+
+def _rule2_fc956fa077a4(L, p):
     return (p, L, )
 
 
@@ -678,6 +774,10 @@ def _rule3_00244e20f840(b, d):
 
 
 def _rule3_06d67d5b7169(a, t):
+    return (t, a, )
+
+
+def _rule3_0d593ed6535f(a, t):
     return (t, a, )
 
 
@@ -705,6 +805,10 @@ def _rule3_2989de6beb2f(b, d):
     return (d, b, )
 
 
+def _rule3_2a9d5a8e6d74(a, t):
+    return (t, a, )
+
+
 def _rule3_31fa3331cfd6(b, d):
     return (d, b, )
 
@@ -729,6 +833,10 @@ def _rule3_4480eaa6a101(b, d):
     return (d, b, )
 
 
+def _rule3_49e3f3a7372a(a, t):
+    return (t, a, )
+
+
 def _rule3_4a0081f22c74(a, t):
     return (t, a, )
 
@@ -739,6 +847,10 @@ def _rule3_4b101e830588(a, t):
 
 def _rule3_528d38f679a4(g_ssm, t):
     return (t, g_ssm, )
+
+
+def _rule3_5927ff20f6fc(a, t):
+    return (t, a, )
 
 
 def _rule3_627d0ae15b64(b, d):
@@ -773,6 +885,10 @@ def _rule3_8fde29cec363(a, t):
     return (t, a, )
 
 
+def _rule3_906a126aa4d0(a, t):
+    return (t, a, )
+
+
 def _rule3_9bd7143d105a(a, t):
     return (t, a, )
 
@@ -783,6 +899,10 @@ def _rule3_9c5e31bbeaa4(g_ssm, t):
 
 def _rule3_9e1917870782(a_ssm, t):
     return (t, a_ssm, )
+
+
+def _rule3_a97411043dbb(a, t):
+    return (t, a, )
 
 
 def _rule3_ac5572fc4690(a, t):
@@ -837,7 +957,15 @@ def _rule3_ed2f707c3c1b(g_ssm, t):
     return (t, g_ssm, )
 
 
+def _rule3_f9abc815cc04(a, t):
+    return (t, a, )
+
+
 def _rule3_fc3842f952f3(a, t):
+    return (t, a, )
+
+
+def _rule3_fc956fa077a4(a, t):
     return (t, a, )
 
 
@@ -846,6 +974,10 @@ def _rule4_00244e20f840(b, d, m):
 
 
 def _rule4_06d67d5b7169(b, d):
+    return (d, b, )
+
+
+def _rule4_0d593ed6535f(b, d):
     return (d, b, )
 
 
@@ -873,6 +1005,10 @@ def _rule4_2989de6beb2f(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
+def _rule4_2a9d5a8e6d74(b, d):
+    return (d, b, )
+
+
 def _rule4_31fa3331cfd6(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
@@ -897,6 +1033,10 @@ def _rule4_4480eaa6a101(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
+def _rule4_49e3f3a7372a(b, d):
+    return (d, b, )
+
+
 def _rule4_4a0081f22c74(b, d):
     return (d, b, )
 
@@ -907,6 +1047,10 @@ def _rule4_4b101e830588(b, d):
 
 def _rule4_528d38f679a4(L, L_att, L_ssm):
     return (L, L_att + L_ssm, )
+
+
+def _rule4_5927ff20f6fc(b, d):
+    return (d, b, )
 
 
 def _rule4_627d0ae15b64(b, d, m):
@@ -941,6 +1085,10 @@ def _rule4_8fde29cec363(b, d):
     return (d, b, )
 
 
+def _rule4_906a126aa4d0(b, d):
+    return (d, b, )
+
+
 def _rule4_9bd7143d105a(b, d):
     return (d, b, )
 
@@ -951,6 +1099,10 @@ def _rule4_9c5e31bbeaa4(L, L_att, L_ssm):
 
 def _rule4_9e1917870782(g_ssm, t):
     return (t, g_ssm, )
+
+
+def _rule4_a97411043dbb(b, d):
+    return (d, b, )
 
 
 def _rule4_ac5572fc4690(b, d):
@@ -1005,7 +1157,15 @@ def _rule4_ed2f707c3c1b(L, L_att, L_ssm):
     return (L, L_att + L_ssm, )
 
 
+def _rule4_f9abc815cc04(b, d):
+    return (d, b, )
+
+
 def _rule4_fc3842f952f3(b, d):
+    return (d, b, )
+
+
+def _rule4_fc956fa077a4(b, d):
     return (d, b, )
 
 
@@ -1014,6 +1174,10 @@ def _rule5_00244e20f840(c, s):
 
 
 def _rule5_06d67d5b7169(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
+def _rule5_0d593ed6535f(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
@@ -1041,6 +1205,10 @@ def _rule5_2989de6beb2f(c, s):
     return (c, s, )
 
 
+def _rule5_2a9d5a8e6d74(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
 def _rule5_31fa3331cfd6(c, s):
     return (c, s, )
 
@@ -1065,6 +1233,10 @@ def _rule5_4480eaa6a101(c, s):
     return (c, s, )
 
 
+def _rule5_49e3f3a7372a(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
 def _rule5_4a0081f22c74(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
@@ -1075,6 +1247,10 @@ def _rule5_4b101e830588(b, d, m):
 
 def _rule5_528d38f679a4(L, L_att, L_moe, L_ssm):
     return (L, L_att + L_moe + L_ssm, )
+
+
+def _rule5_5927ff20f6fc(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
 def _rule5_627d0ae15b64(c, s):
@@ -1109,6 +1285,10 @@ def _rule5_8fde29cec363(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
+def _rule5_906a126aa4d0(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
 def _rule5_9bd7143d105a(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
@@ -1119,6 +1299,10 @@ def _rule5_9c5e31bbeaa4(L, L_att, L_moe, L_ssm):
 
 def _rule5_9e1917870782(L, L_att, L_ssm):
     return (L, L_att + L_ssm, )
+
+
+def _rule5_a97411043dbb(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
 def _rule5_ac5572fc4690(b, d, m):
@@ -1173,7 +1357,15 @@ def _rule5_ed2f707c3c1b(L, L_att, L_moe, L_ssm):
     return (L, L_att + L_moe + L_ssm, )
 
 
+def _rule5_f9abc815cc04(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
 def _rule5_fc3842f952f3(b, d, m):
+    return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
+
+
+def _rule5_fc956fa077a4(b, d, m):
     return (m, (_by_zero() if not d else b // d if not b % d else _F(b, d)), )
 
 
@@ -1182,6 +1374,10 @@ def _rule6_00244e20f840(c, d, e):
 
 
 def _rule6_06d67d5b7169(c, s):
+    return (c, s, )
+
+
+def _rule6_0d593ed6535f(c, s):
     return (c, s, )
 
 
@@ -1209,6 +1405,10 @@ def _rule6_2989de6beb2f(c, d, e):
     return (e, (c*d), )
 
 
+def _rule6_2a9d5a8e6d74(c, s):
+    return (c, s, )
+
+
 def _rule6_31fa3331cfd6(c, d, e):
     return (e, (c*d), )
 
@@ -1233,6 +1433,10 @@ def _rule6_4480eaa6a101(c, d, e):
     return (e, (c*d), )
 
 
+def _rule6_49e3f3a7372a(c, s):
+    return (c, s, )
+
+
 def _rule6_4a0081f22c74(c, s):
     return (c, s, )
 
@@ -1243,6 +1447,10 @@ def _rule6_4b101e830588(c, s):
 
 def _rule6_528d38f679a4(L, p):
     return (p, L, )
+
+
+def _rule6_5927ff20f6fc(c, s):
+    return (c, s, )
 
 
 def _rule6_627d0ae15b64(c, d, e):
@@ -1277,6 +1485,10 @@ def _rule6_8fde29cec363(c, s):
     return (c, s, )
 
 
+def _rule6_906a126aa4d0(c, s):
+    return (c, s, )
+
+
 def _rule6_9bd7143d105a(c, s):
     return (c, s, )
 
@@ -1287,6 +1499,10 @@ def _rule6_9c5e31bbeaa4(L, p):
 
 def _rule6_9e1917870782(L, L_att, L_moe, L_ssm):
     return (L, L_att + L_moe + L_ssm, )
+
+
+def _rule6_a97411043dbb(c, s):
+    return (c, s, )
 
 
 def _rule6_ac5572fc4690(c, s):
@@ -1341,7 +1557,15 @@ def _rule6_ed2f707c3c1b(L, p):
     return (p, L, )
 
 
+def _rule6_f9abc815cc04(c, s):
+    return (c, s, )
+
+
 def _rule6_fc3842f952f3(c, s):
+    return (c, s, )
+
+
+def _rule6_fc956fa077a4(c, s):
     return (c, s, )
 
 
@@ -1350,6 +1574,10 @@ def _rule7_00244e20f840(E, e):
 
 
 def _rule7_06d67d5b7169(c, d, e):
+    return (e, (c*d), )
+
+
+def _rule7_0d593ed6535f(c, d, e):
     return (e, (c*d), )
 
 
@@ -1377,6 +1605,10 @@ def _rule7_2989de6beb2f(E, e):
     return (e, E, )
 
 
+def _rule7_2a9d5a8e6d74(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_31fa3331cfd6(E, e):
     return (e, E, )
 
@@ -1401,6 +1633,10 @@ def _rule7_4480eaa6a101(E, e):
     return (e, E, )
 
 
+def _rule7_49e3f3a7372a(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_4a0081f22c74(c, d, e):
     return (e, (c*d), )
 
@@ -1411,6 +1647,10 @@ def _rule7_4b101e830588(c, d, e):
 
 def _rule7_528d38f679a4(a, t):
     return (t, a, )
+
+
+def _rule7_5927ff20f6fc(c, d, e):
+    return (e, (c*d), )
 
 
 def _rule7_627d0ae15b64(E, e):
@@ -1445,6 +1685,10 @@ def _rule7_8fde29cec363(c, d, e):
     return (e, (c*d), )
 
 
+def _rule7_906a126aa4d0(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_9bd7143d105a(c, d, e):
     return (e, (c*d), )
 
@@ -1455,6 +1699,10 @@ def _rule7_9c5e31bbeaa4(a, t):
 
 def _rule7_9e1917870782(L, p):
     return (p, L, )
+
+
+def _rule7_a97411043dbb(c, d, e):
+    return (e, (c*d), )
 
 
 def _rule7_ac5572fc4690(c, d, e):
@@ -1509,11 +1757,23 @@ def _rule7_ed2f707c3c1b(a, t):
     return (t, a, )
 
 
+def _rule7_f9abc815cc04(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule7_fc3842f952f3(c, d, e):
     return (e, (c*d), )
 
 
+def _rule7_fc956fa077a4(c, d, e):
+    return (e, (c*d), )
+
+
 def _rule8_06d67d5b7169(E, e):
+    return (e, E, )
+
+
+def _rule8_0d593ed6535f(E, e):
     return (e, E, )
 
 
@@ -1537,6 +1797,10 @@ def _rule8_27e8bd65d5dd(a, t):
     return (t, a, )
 
 
+def _rule8_2a9d5a8e6d74(E, e):
+    return (e, E, )
+
+
 def _rule8_39cced3a66e6(E, e):
     return (e, E, )
 
@@ -1553,6 +1817,10 @@ def _rule8_3f9d696a0b05(E, e):
     return (e, E, )
 
 
+def _rule8_49e3f3a7372a(E, e):
+    return (e, E, )
+
+
 def _rule8_4a0081f22c74(E, e):
     return (e, E, )
 
@@ -1563,6 +1831,10 @@ def _rule8_4b101e830588(E, e):
 
 def _rule8_528d38f679a4(b, d):
     return (d, b, )
+
+
+def _rule8_5927ff20f6fc(E, e):
+    return (e, E, )
 
 
 def _rule8_68daeaafbac0(E, e):
@@ -1589,6 +1861,10 @@ def _rule8_8fde29cec363(E, e):
     return (e, E, )
 
 
+def _rule8_906a126aa4d0(E, e):
+    return (e, E, )
+
+
 def _rule8_9bd7143d105a(E, e):
     return (e, E, )
 
@@ -1599,6 +1875,10 @@ def _rule8_9c5e31bbeaa4(b, d):
 
 def _rule8_9e1917870782(a, t):
     return (t, a, )
+
+
+def _rule8_a97411043dbb(E, e):
+    return (e, E, )
 
 
 def _rule8_ac5572fc4690(E, e):
@@ -1645,7 +1925,15 @@ def _rule8_ed2f707c3c1b(b, d):
     return (d, b, )
 
 
+def _rule8_f9abc815cc04(E, e):
+    return (e, E, )
+
+
 def _rule8_fc3842f952f3(E, e):
+    return (e, E, )
+
+
+def _rule8_fc956fa077a4(E, e):
     return (e, E, )
 
 
@@ -3693,6 +3981,688 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t120 = _Unusable(_err)
         _z = 1
     return (_t43, _t43, _t11 + _t30 + _t40 + (5*_t32) + (_t44*_t7) + (4*_t3*_t45) + (_t47 if _t0 else ((_by_zero() if not _a2 else _n59 // _a2 if not (_n59 := (_t21*_t46)) % _a2 else ((_z := 1) and _F(_n59, _a2))) if _t0 else _t47)), _t67, _t95, _t102, _t107, _t112, _t67, _t95, _t102, _t107, _t112, (_by_zero() if not _a8 else _t44 // _a8 if not _t44 % _a8 else _t44 / _a8), _t12, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a5, _t117, _t115, _t96, _a5, _t117, _t115, _t96, _a5, _t117, _t115, _t96, 2, _t118, _a8, _t76, 2, _t118, _a8, _t76, _a11, _t114, _a8, _t100, _a11, _t114, _a8, _t100, _a11, _t114, _a8, _t99, _a11, _t114, _a8, _t99, _a11, _t114, _a8, _t99, _a11, (_by_zero() if not _t113 else _t1 // _t113 if not _t1 % _t113 else ((_z := 1) and _F(_t1, _t113))), _t63, _t31, _t3, _t119, 1, _t120, _t3, _t119, 1, _t120, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t24, _t97, _t42, _t66, _t94, _t101, _t106, _t111, _t13, _t52, _t75, _t96, _t103, _t108, _t8, _t56, _t77, _t104, _t109, _t27, _t58, _t84, _t98, _t105, _t110, _z, )
+
+
+def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (3*_a8)
+        _t3 = (_t1*_t2)
+        _t4 = (_t3*_a2)
+        _t5 = (_t0*_a11)
+        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
+        _t7 = (_a9 == 1)
+        _t8 = (_a3*_a7)
+        _t9 = _t8 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t8)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t10 = (_t3*_t9)
+        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
+        _t12 = (_t6 if _t7 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t5*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t5 else _t26 // _t5 if not _t26 % _t5 else ((_z := 1) and _F(_t26, _t5)))
+        _t28 = (_t17*_t24)
+        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
+        _t30 = (1 if _t7 else 0)
+        _t31 = (_t28*_t30)
+        _t32 = (_by_zero() if not _t5 else _t31 // _t5 if not _t31 % _t5 else ((_z := 1) and _F(_t31, _t5)))
+        _t33 = (_t14*_t24)
+        _t34 = (8*_t33*_a1)
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+        _t36 = _t27 + _t29 + _t32 + _t35
+        _t37 = _t12 + _t18 + _t23 + _t36
+        _t38 = -1 + _a9
+        _t39 = (2*_a11)
+        _t40 = (_a0 < _t5)
+        _t41 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t42 = (_t41*_a8)
+        _t43 = (_t1*_t42)
+        _t44 = (3*(0 if _t40 else _t43))
+        _t45 = (_a5*_a11)
+        _t46 = (_a0 < _t45)
+        _t47 = (_a1*_a8)
+        _t48 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t20*_t47)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
+        _t49 = (0 if _t46 else _t48)
+        _t50 = (_a0 < _t22)
+        _t51 = (0 if _t7 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t52 = (_a0 < 1 + _t5)
+        _t53 = (0 if _t50 else _t51) + (0 if _t52 else _t51)
+        _t54 = (_a0 < _a11)
+        _t55 = (_a8*(-2 + _t39))
+        _t56 = (3*_t55)
+        _t57 = (_t30*_t55)
+        _t58 = (4*_a1)
+        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t55*_t58)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t60 = (0 if _t54 else _t55) + (0 if _t54 else _t56) + (0 if _t54 else _t57) + (0 if _t54 else _t59)
+        _t61 = _t44 + _t49 + _t53 + _t60
+        _t62 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a11)
+        _t63 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t64 = (_t63 == _floor(_t63))
+        _t65 = _t64 and (_t7 or (_a0 == _t62))
+        _t66 = -1 + ((_by_zero() if not _a11 else _t62 // _a11 if not _t62 % _a11 else ((_z := 1) and _F(_t62, _a11))) if _t65 else 1)
+        _t67 = (_t4*_t66)
+        _t68 = (_t0*_t62)
+        _t69 = (_t10*_t66)
+        _t70 = ((((_by_zero() if not _t68 else _t67 // _t68 if not _t67 % _t68 else ((_z := 1) and _F(_t67, _t68))) if _t65 else (_by_zero() if not _t5 else _t67 // _t5 if not _t67 % _t5 else ((_z := 1) and _F(_t67, _t5)))) if _t7 else ((_by_zero() if not _t68 else _t69 // _t68 if not _t69 % _t68 else ((_z := 1) and _F(_t69, _t68))) if _t65 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5))))) if _t40 else _t12)
+        _t71 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t45 // _a0 if not _t45 % _a0 else ((_z := 1) and _F(_t45, _a0))))))
+        _t72 = _t64 and ((_a0 == _t71) or ((_a6*_a9) == 1))
+        _t73 = (_t21*(-1 + ((_by_zero() if not _a11 else _t71 // _a11 if not _t71 % _a11 else ((_z := 1) and _F(_t71, _a11))) if _t72 else 1)))
+        _t74 = (_t0*_a9)
+        _t75 = (_t71*_t74)
+        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t22 else _t73 // _t22 if not _t73 % _t22 else ((_z := 1) and _F(_t73, _t22)))) if _t46 else _t23)
+        _t77 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
+        _t78 = (0 if _t50 else _t77) + (0 if _t52 else _t77)
+        _t79 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t80 = (_a0 == _t79) or (_t74 == 1)
+        _t81 = -1 + (_t79 if _t80 else 1)
+        _t82 = (_t26*_t81)
+        _t83 = (_t5*_t79)
+        _t84 = (_t28*_t81)
+        _t85 = (_t31*_t81)
+        _t86 = (_t34*_t81)
+        _t87 = (_t22*_t79)
+        _t88 = (((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t5 else _t82 // _t5 if not _t82 % _t5 else ((_z := 1) and _F(_t82, _t5)))) if _t54 else _t27) + (((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t54 else _t29) + (((_by_zero() if not _t83 else _t85 // _t83 if not _t85 % _t83 else ((_z := 1) and _F(_t85, _t83))) if _t80 else (_by_zero() if not _t5 else _t85 // _t5 if not _t85 % _t5 else ((_z := 1) and _F(_t85, _t5)))) if _t54 else _t32) + (((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t80 else (_by_zero() if not _t22 else _t86 // _t22 if not _t86 % _t22 else ((_z := 1) and _F(_t86, _t22)))) if _t54 else _t35)
+        _t89 = _t70 + _t76 + _t78 + _t88
+        _t90 = (_t1*_a8)
+        _t91 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t90*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t90)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
+        _t92 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+        _t93 = (_by_zero() if not _t22 else _n38 // _t22 if not (_n38 := (_t33*_t58)) % _t22 else ((_z := 1) and _F(_n38, _t22)))
+        _t94 = _t93 + (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t25)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t30*_t33)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
+        _t95 = _t91 + _t92 + _t94
+        _t96 = (3*(_t43 if _t40 else 0))
+        _t97 = (_t48 if _t46 else 0)
+        _t98 = (_t51 if _t50 else 0) + (_t51 if _t52 else 0)
+        _t99 = (_t55 if _t54 else 0) + (_t56 if _t54 else 0) + (_t57 if _t54 else 0) + (_t59 if _t54 else 0)
+        _t100 = _t96 + _t97 + _t98 + _t99
+        _t101 = ((((_by_zero() if not _t68 else _t4 // _t68 if not _t4 % _t68 else ((_z := 1) and _F(_t4, _t68))) if _t65 else _t6) if _t7 else ((_by_zero() if not _t68 else _t10 // _t68 if not _t10 % _t68 else ((_z := 1) and _F(_t10, _t68))) if _t65 else _t11)) if _t40 else 0)
+        _t102 = (((_by_zero() if not _t75 else _t21 // _t75 if not _t21 % _t75 else ((_z := 1) and _F(_t21, _t75))) if _t72 else _t23) if _t46 else 0)
+        _t103 = (_t77 if _t50 else 0) + (_t77 if _t52 else 0)
+        _t104 = (((_by_zero() if not _t83 else _t26 // _t83 if not _t26 % _t83 else ((_z := 1) and _F(_t26, _t83))) if _t80 else _t27) if _t54 else 0) + (((_by_zero() if not _t83 else _t28 // _t83 if not _t28 % _t83 else ((_z := 1) and _F(_t28, _t83))) if _t80 else _t29) if _t54 else 0) + (((_by_zero() if not _t83 else _t31 // _t83 if not _t31 % _t83 else ((_z := 1) and _F(_t31, _t83))) if _t80 else _t32) if _t54 else 0) + (((_by_zero() if not _t87 else _t34 // _t87 if not _t34 % _t87 else ((_z := 1) and _F(_t34, _t87))) if _t80 else _t35) if _t54 else 0)
+        _t105 = _t101 + _t102 + _t103 + _t104
+        _t106 = (_t0*_a8)
+        _t107 = (_by_zero() if not _t106 else _t14 // _t106 if not _t14 % _t106 else ((_z := 1) and _F(_t14, _t106)))
+        _t108 = (_by_zero() if not _a9 else _n50 // _a9 if not (_n50 := (2*_t47)) % _a9 else ((_z := 1) and _F(_n50, _a9)))
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t110 = (_t41*_a11)
+        _t111 = ((_by_zero() if not _t110 else _a2 // _t110 if not _a2 % _t110 else ((_z := 1) and _F(_a2, _t110))) if _t7 else (_by_zero() if not _t110 else _t9 // _t110 if not _t9 % _t110 else ((_z := 1) and _F(_t9, _t110))))
+        return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t61, _t89, _t95, _t100, _t105, _t61, _t89, _t95, _t100, _t105, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t107, _t108, _t93, _a11, _t107, _t108, _t93, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, 2, _t107, _a8, _t77, 2, _t107, _a8, _t77, _a11, _t107, _a8, _t32, _a11, _t107, _a8, _t29, _a11, (_by_zero() if not _t106 else _t13 // _t106 if not _t13 % _t106 else ((_z := 1) and _F(_t13, _t106))), _t2, _t27, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t36, _t60, _t88, _t94, _t99, _t104, _t23, _t49, _t76, _t92, _t97, _t102, _t18, _t53, _t78, _t98, _t103, _t12, _t44, _t70, _t91, _t96, _t101, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (3*_a8)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (_t1*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t3*_a2)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = _t8 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t8)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (_t3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t6 if _t7 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t5*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t5 else _t26 // _t5 if not _t26 % _t5 else ((_z := 1) and _F(_t26, _t5)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (1 if _t7 else 0)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (_t28*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_by_zero() if not _t5 else _t31 // _t5 if not _t31 % _t5 else ((_z := 1) and _F(_t31, _t5)))
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (8*_t33*_a1)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = _t27 + _t29 + _t32 + _t35
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = _t12 + _t18 + _t23 + _t36
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = -1 + _a9
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = (2*_a11)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = (_a0 < _t5)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (_t41*_a8)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_t1*_t42)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (3*(0 if _t40 else _t43))
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_a0 < _t45)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t20*_t47)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t46 else _t48)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t7 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < 1 + _t5)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (0 if _t50 else _t51) + (0 if _t52 else _t51)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (_a8*(-2 + _t39))
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (3*_t55)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_t30*_t55)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (4*_a1)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t55*_t58)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = (0 if _t54 else _t55) + (0 if _t54 else _t56) + (0 if _t54 else _t57) + (0 if _t54 else _t59)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = _t44 + _t49 + _t53 + _t60
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = (_t63 == _floor(_t63))
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = _t64 and (_t7 or (_a0 == _t62))
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = -1 + ((_by_zero() if not _a11 else _t62 // _a11 if not _t62 % _a11 else ((_z := 1) and _F(_t62, _a11))) if _t65 else 1)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t4*_t66)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_t0*_t62)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = (_t10*_t66)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = ((((_by_zero() if not _t68 else _t67 // _t68 if not _t67 % _t68 else ((_z := 1) and _F(_t67, _t68))) if _t65 else (_by_zero() if not _t5 else _t67 // _t5 if not _t67 % _t5 else ((_z := 1) and _F(_t67, _t5)))) if _t7 else ((_by_zero() if not _t68 else _t69 // _t68 if not _t69 % _t68 else ((_z := 1) and _F(_t69, _t68))) if _t65 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5))))) if _t40 else _t12)
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t45 // _a0 if not _t45 % _a0 else ((_z := 1) and _F(_t45, _a0))))))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = _t64 and ((_a0 == _t71) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t21*(-1 + ((_by_zero() if not _a11 else _t71 // _a11 if not _t71 % _a11 else ((_z := 1) and _F(_t71, _a11))) if _t72 else 1)))
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (_t71*_t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t22 else _t73 // _t22 if not _t73 % _t22 else ((_z := 1) and _F(_t73, _t22)))) if _t46 else _t23)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = (0 if _t50 else _t77) + (0 if _t52 else _t77)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = (_a0 == _t79) or (_t74 == 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = -1 + (_t79 if _t80 else 1)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t26*_t81)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t5*_t79)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t28*_t81)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t31*_t81)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (_t34*_t81)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = (_t22*_t79)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = (((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t5 else _t82 // _t5 if not _t82 % _t5 else ((_z := 1) and _F(_t82, _t5)))) if _t54 else _t27) + (((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t54 else _t29) + (((_by_zero() if not _t83 else _t85 // _t83 if not _t85 % _t83 else ((_z := 1) and _F(_t85, _t83))) if _t80 else (_by_zero() if not _t5 else _t85 // _t5 if not _t85 % _t5 else ((_z := 1) and _F(_t85, _t5)))) if _t54 else _t32) + (((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t80 else (_by_zero() if not _t22 else _t86 // _t22 if not _t86 % _t22 else ((_z := 1) and _F(_t86, _t22)))) if _t54 else _t35)
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = _t70 + _t76 + _t78 + _t88
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_t1*_a8)
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t90*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t90)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = (_by_zero() if not _t22 else _n38 // _t22 if not (_n38 := (_t33*_t58)) % _t22 else ((_z := 1) and _F(_n38, _t22)))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = _t93 + (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t25)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t30*_t33)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = _t91 + _t92 + _t94
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = (3*(_t43 if _t40 else 0))
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = (_t48 if _t46 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (_t51 if _t50 else 0) + (_t51 if _t52 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = (_t55 if _t54 else 0) + (_t56 if _t54 else 0) + (_t57 if _t54 else 0) + (_t59 if _t54 else 0)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = _t96 + _t97 + _t98 + _t99
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = ((((_by_zero() if not _t68 else _t4 // _t68 if not _t4 % _t68 else ((_z := 1) and _F(_t4, _t68))) if _t65 else _t6) if _t7 else ((_by_zero() if not _t68 else _t10 // _t68 if not _t10 % _t68 else ((_z := 1) and _F(_t10, _t68))) if _t65 else _t11)) if _t40 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (((_by_zero() if not _t75 else _t21 // _t75 if not _t21 % _t75 else ((_z := 1) and _F(_t21, _t75))) if _t72 else _t23) if _t46 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (_t77 if _t50 else 0) + (_t77 if _t52 else 0)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = (((_by_zero() if not _t83 else _t26 // _t83 if not _t26 % _t83 else ((_z := 1) and _F(_t26, _t83))) if _t80 else _t27) if _t54 else 0) + (((_by_zero() if not _t83 else _t28 // _t83 if not _t28 % _t83 else ((_z := 1) and _F(_t28, _t83))) if _t80 else _t29) if _t54 else 0) + (((_by_zero() if not _t83 else _t31 // _t83 if not _t31 % _t83 else ((_z := 1) and _F(_t31, _t83))) if _t80 else _t32) if _t54 else 0) + (((_by_zero() if not _t87 else _t34 // _t87 if not _t34 % _t87 else ((_z := 1) and _F(_t34, _t87))) if _t80 else _t35) if _t54 else 0)
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = _t101 + _t102 + _t103 + _t104
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = (_by_zero() if not _t106 else _t14 // _t106 if not _t14 % _t106 else ((_z := 1) and _F(_t14, _t106)))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = (_by_zero() if not _a9 else _n50 // _a9 if not (_n50 := (2*_t47)) % _a9 else ((_z := 1) and _F(_n50, _a9)))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    try:
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+        _z = 1
+    try:
+        _t110 = (_t41*_a11)
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+        _z = 1
+    try:
+        _t111 = ((_by_zero() if not _t110 else _a2 // _t110 if not _a2 % _t110 else ((_z := 1) and _F(_a2, _t110))) if _t7 else (_by_zero() if not _t110 else _t9 // _t110 if not _t9 % _t110 else ((_z := 1) and _F(_t9, _t110))))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+        _z = 1
+    return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t61, _t89, _t95, _t100, _t105, _t61, _t89, _t95, _t100, _t105, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t107, _t108, _t93, _a11, _t107, _t108, _t93, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, 2, _t107, _a8, _t77, 2, _t107, _a8, _t77, _a11, _t107, _a8, _t32, _a11, _t107, _a8, _t29, _a11, (_by_zero() if not _t106 else _t13 // _t106 if not _t13 % _t106 else ((_z := 1) and _F(_t13, _t106))), _t2, _t27, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t36, _t60, _t88, _t94, _t99, _t104, _t23, _t49, _t76, _t92, _t97, _t102, _t18, _t53, _t78, _t98, _t103, _t12, _t44, _t70, _t91, _t96, _t101, _z, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -9509,6 +10479,664 @@ def _sheet2_2989de6beb2f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t86, _t86, _t12 + _t43 + _t48 + _t60 + _t73 + _t77 + _t83 + (5*_t50) + (_t20*_t4) + (_t3*_t55) + (_t65*_a19) + (_t7*_t87) + (_t80*_a19) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n124 // _t36 if not (_n124 := (3*_t31*(_t32**2))) % _t36 else ((_z := 1) and _F(_n124, _t36))) if _t0 else _t34)) + (_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))), _t122, _t163, _t175, _t182, _t188, _t122, _t163, _t175, _t182, _t188, (_by_zero() if not _a18 else _t87 // _a18 if not _t87 % _a18 else _t87 / _a18), _t14, _a22, _t190, _t191, _t171, _a22, _t190, _t192, _t172, _a22, _t190, _t192, _t172, _a22, _t190, _t191, _t171, _a22, _t190, _t191, _t171, _a22, _t193, _t194, _t170, _a22, _t195, _t194, _t169, _a22, _t196, _t194, _t168, _a22, _t193, _t194, _t170, _a22, _t195, _t194, _t169, _a22, _t196, _t194, _t168, _a22, _t193, _t194, _t170, _a22, _t195, _t194, _t169, _a22, (_by_zero() if not _a19 else _t54 // _a19 if not _t54 % _a19 else ((_z := 1) and _F(_t54, _a19))), 1, _t167, _a9, _t197, _t198, _t164, _a9, _t197, _t198, _t164, _a9, _t197, _t198, _t164, _a14, _t200, _t201, _t202, _a14, _t200, _t201, _t202, _a14, _t200, _t201, _t202, _a14, _t200, _t201, _t202, _t16, (_t16*_a0), _t201, (_by_zero() if not _a19 else _t19 // _a19 if not _t19 % _a19 else ((_z := 1) and _F(_t19, _a19))), _a22, _t203, _t201, _t204, _a22, _t203, _t201, _t204, _a22, _t203, _t201, _t204, _a22, _t203, _t201, _t204, 2, _t205, _a18, _t132, 2, _t205, _a18, _t132, _a22, _t190, _a18, _t173, _a22, _t190, _a18, _t173, _a22, _t190, _a18, _t166, _a22, _t190, _a18, _t166, _a22, _t190, _a18, _t166, _a22, (_by_zero() if not _t189 else _t1 // _t189 if not _t1 % _t189 else ((_z := 1) and _F(_t1, _t189))), _t117, _t49, _t3, _t206, 1, _t207, _t3, _t206, 1, _t207, _t40, _t208, 1, _t209, _t40, _t208, 1, _t209, _t85, _t121, _t162, _t174, _t181, _t187, _t15, _t92, _t127, _t164, _t176, _t183, _t30, _t103, _t131, _t178, _t184, _t8, _t107, _t133, _t179, _t185, _t45, _t109, _t145, _t165, _t180, _t186, _z, )
 
 
+def _sheet2_2a9d5a8e6d74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t17*_t24)
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t30 = (1 if _t6 else 0)
+        _t31 = (_t28*_t30)
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+        _t33 = (_t14*_t24)
+        _t34 = (8*_t33*_a1)
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+        _t36 = _t27 + _t29 + _t32 + _t35
+        _t37 = _t12 + _t18 + _t23 + _t36
+        _t38 = -1 + _a9
+        _t39 = (2*_a11)
+        _t40 = (_a0 < _t4)
+        _t41 = (2*(0 if _t40 else _t1))
+        _t42 = (_a5*_a11)
+        _t43 = (_a0 < _t42)
+        _t44 = (_a1*_a8)
+        _t45 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t44)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t46 = (0 if _t43 else _t45)
+        _t47 = (_a0 < _t22)
+        _t48 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t49 = (_a0 < 1 + _t4)
+        _t50 = (0 if _t47 else _t48) + (0 if _t49 else _t48)
+        _t51 = (_a0 < _a11)
+        _t52 = (_a8*(-2 + _t39))
+        _t53 = (3*_t52)
+        _t54 = (_t30*_t52)
+        _t55 = (4*_a1)
+        _t56 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t52*_t55)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t57 = (0 if _t51 else _t52) + (0 if _t51 else _t53) + (0 if _t51 else _t54) + (0 if _t51 else _t56)
+        _t58 = _t41 + _t46 + _t50 + _t57
+        _t59 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t60 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t61 = (_t60 == _floor(_t60))
+        _t62 = _t61 and (_t6 or (_a0 == _t59))
+        _t63 = -1 + ((_by_zero() if not _a11 else _t59 // _a11 if not _t59 % _a11 else ((_z := 1) and _F(_t59, _a11))) if _t62 else 1)
+        _t64 = (_t3*_t63)
+        _t65 = (_t0*_t59)
+        _t66 = (_t10*_t63)
+        _t67 = ((((_by_zero() if not _t65 else _t64 // _t65 if not _t64 % _t65 else ((_z := 1) and _F(_t64, _t65))) if _t62 else (_by_zero() if not _t4 else _t64 // _t4 if not _t64 % _t4 else ((_z := 1) and _F(_t64, _t4)))) if _t6 else ((_by_zero() if not _t65 else _t66 // _t65 if not _t66 % _t65 else ((_z := 1) and _F(_t66, _t65))) if _t62 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4))))) if _t40 else _t12)
+        _t68 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t42 // _a0 if not _t42 % _a0 else ((_z := 1) and _F(_t42, _a0))))))
+        _t69 = _t61 and ((_a0 == _t68) or ((_a6*_a9) == 1))
+        _t70 = (_t21*(-1 + ((_by_zero() if not _a11 else _t68 // _a11 if not _t68 % _a11 else ((_z := 1) and _F(_t68, _a11))) if _t69 else 1)))
+        _t71 = (_t0*_a9)
+        _t72 = (_t68*_t71)
+        _t73 = (((_by_zero() if not _t72 else _t70 // _t72 if not _t70 % _t72 else ((_z := 1) and _F(_t70, _t72))) if _t69 else (_by_zero() if not _t22 else _t70 // _t22 if not _t70 % _t22 else ((_z := 1) and _F(_t70, _t22)))) if _t43 else _t23)
+        _t74 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t75 = (0 if _t47 else _t74) + (0 if _t49 else _t74)
+        _t76 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t77 = (_a0 == _t76) or (_t71 == 1)
+        _t78 = -1 + (_t76 if _t77 else 1)
+        _t79 = (_t26*_t78)
+        _t80 = (_t4*_t76)
+        _t81 = (_t28*_t78)
+        _t82 = (_t31*_t78)
+        _t83 = (_t34*_t78)
+        _t84 = (_t22*_t76)
+        _t85 = (((_by_zero() if not _t80 else _t79 // _t80 if not _t79 % _t80 else ((_z := 1) and _F(_t79, _t80))) if _t77 else (_by_zero() if not _t4 else _t79 // _t4 if not _t79 % _t4 else ((_z := 1) and _F(_t79, _t4)))) if _t51 else _t27) + (((_by_zero() if not _t80 else _t81 // _t80 if not _t81 % _t80 else ((_z := 1) and _F(_t81, _t80))) if _t77 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t51 else _t29) + (((_by_zero() if not _t80 else _t82 // _t80 if not _t82 % _t80 else ((_z := 1) and _F(_t82, _t80))) if _t77 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t51 else _t32) + (((_by_zero() if not _t84 else _t83 // _t84 if not _t83 % _t84 else ((_z := 1) and _F(_t83, _t84))) if _t77 else (_by_zero() if not _t22 else _t83 // _t22 if not _t83 % _t22 else ((_z := 1) and _F(_t83, _t22)))) if _t51 else _t35)
+        _t86 = _t67 + _t73 + _t75 + _t85
+        _t87 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t88 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t89 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t33*_t55)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+        _t90 = _t89 + (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t4 else _n40 // _t4 if not (_n40 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n40, _t4)))
+        _t91 = _t87 + _t88 + _t90
+        _t92 = (2*(_t1 if _t40 else 0))
+        _t93 = (_t45 if _t43 else 0)
+        _t94 = (_t48 if _t47 else 0) + (_t48 if _t49 else 0)
+        _t95 = (_t52 if _t51 else 0) + (_t53 if _t51 else 0) + (_t54 if _t51 else 0) + (_t56 if _t51 else 0)
+        _t96 = _t92 + _t93 + _t94 + _t95
+        _t97 = ((((_by_zero() if not _t65 else _t3 // _t65 if not _t3 % _t65 else ((_z := 1) and _F(_t3, _t65))) if _t62 else _t5) if _t6 else ((_by_zero() if not _t65 else _t10 // _t65 if not _t10 % _t65 else ((_z := 1) and _F(_t10, _t65))) if _t62 else _t11)) if _t40 else 0)
+        _t98 = (((_by_zero() if not _t72 else _t21 // _t72 if not _t21 % _t72 else ((_z := 1) and _F(_t21, _t72))) if _t69 else _t23) if _t43 else 0)
+        _t99 = (_t74 if _t47 else 0) + (_t74 if _t49 else 0)
+        _t100 = (((_by_zero() if not _t80 else _t26 // _t80 if not _t26 % _t80 else ((_z := 1) and _F(_t26, _t80))) if _t77 else _t27) if _t51 else 0) + (((_by_zero() if not _t80 else _t28 // _t80 if not _t28 % _t80 else ((_z := 1) and _F(_t28, _t80))) if _t77 else _t29) if _t51 else 0) + (((_by_zero() if not _t80 else _t31 // _t80 if not _t31 % _t80 else ((_z := 1) and _F(_t31, _t80))) if _t77 else _t32) if _t51 else 0) + (((_by_zero() if not _t84 else _t34 // _t84 if not _t34 % _t84 else ((_z := 1) and _F(_t34, _t84))) if _t77 else _t35) if _t51 else 0)
+        _t101 = _t100 + _t97 + _t98 + _t99
+        _t102 = (_t0*_a8)
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t44)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t105 = (_by_zero() if not (_d50 := (_a6*_a8*_a11)) else _t14 // _d50 if not _t14 % _d50 else ((_z := 1) and _F(_t14, _d50)))
+        _t106 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t107 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t58, _t86, _t91, _t96, _t101, _t58, _t86, _t91, _t96, _t101, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t103, _t104, _t89, _a11, _t103, _t104, _t89, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, 2, _t103, _a8, _t74, 2, _t103, _a8, _t74, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t106, 1, _t107, _t0, _t106, 1, _t107, _t36, _t57, _t85, _t90, _t95, _t100, _t23, _t46, _t73, _t88, _t93, _t98, _t18, _t50, _t75, _t94, _t99, _t12, _t41, _t67, _t87, _t92, _t97, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (_t28*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (8*_t33*_a1)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = _t27 + _t29 + _t32 + _t35
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = _t12 + _t18 + _t23 + _t36
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = -1 + _a9
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = (2*_a11)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (2*(0 if _t40 else _t1))
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a0 < _t42)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t44)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (0 if _t43 else _t45)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (0 if _t47 else _t48) + (0 if _t49 else _t48)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a8*(-2 + _t39))
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (3*_t52)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t30*_t52)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (4*_a1)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t52*_t55)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (0 if _t51 else _t52) + (0 if _t51 else _t53) + (0 if _t51 else _t54) + (0 if _t51 else _t56)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = _t41 + _t46 + _t50 + _t57
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (_t60 == _floor(_t60))
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = _t61 and (_t6 or (_a0 == _t59))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = -1 + ((_by_zero() if not _a11 else _t59 // _a11 if not _t59 % _a11 else ((_z := 1) and _F(_t59, _a11))) if _t62 else 1)
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = (_t3*_t63)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = (_t0*_t59)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t10*_t63)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = ((((_by_zero() if not _t65 else _t64 // _t65 if not _t64 % _t65 else ((_z := 1) and _F(_t64, _t65))) if _t62 else (_by_zero() if not _t4 else _t64 // _t4 if not _t64 % _t4 else ((_z := 1) and _F(_t64, _t4)))) if _t6 else ((_by_zero() if not _t65 else _t66 // _t65 if not _t66 % _t65 else ((_z := 1) and _F(_t66, _t65))) if _t62 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4))))) if _t40 else _t12)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t42 // _a0 if not _t42 % _a0 else ((_z := 1) and _F(_t42, _a0))))))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = _t61 and ((_a0 == _t68) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_t21*(-1 + ((_by_zero() if not _a11 else _t68 // _a11 if not _t68 % _a11 else ((_z := 1) and _F(_t68, _a11))) if _t69 else 1)))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t68*_t71)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (((_by_zero() if not _t72 else _t70 // _t72 if not _t70 % _t72 else ((_z := 1) and _F(_t70, _t72))) if _t69 else (_by_zero() if not _t22 else _t70 // _t22 if not _t70 % _t22 else ((_z := 1) and _F(_t70, _t22)))) if _t43 else _t23)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (0 if _t47 else _t74) + (0 if _t49 else _t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (_a0 == _t76) or (_t71 == 1)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = -1 + (_t76 if _t77 else 1)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_t26*_t78)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = (_t4*_t76)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t28*_t78)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t31*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t34*_t78)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t22*_t76)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (((_by_zero() if not _t80 else _t79 // _t80 if not _t79 % _t80 else ((_z := 1) and _F(_t79, _t80))) if _t77 else (_by_zero() if not _t4 else _t79 // _t4 if not _t79 % _t4 else ((_z := 1) and _F(_t79, _t4)))) if _t51 else _t27) + (((_by_zero() if not _t80 else _t81 // _t80 if not _t81 % _t80 else ((_z := 1) and _F(_t81, _t80))) if _t77 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t51 else _t29) + (((_by_zero() if not _t80 else _t82 // _t80 if not _t82 % _t80 else ((_z := 1) and _F(_t82, _t80))) if _t77 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t51 else _t32) + (((_by_zero() if not _t84 else _t83 // _t84 if not _t83 % _t84 else ((_z := 1) and _F(_t83, _t84))) if _t77 else (_by_zero() if not _t22 else _t83 // _t22 if not _t83 % _t22 else ((_z := 1) and _F(_t83, _t22)))) if _t51 else _t35)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = _t67 + _t73 + _t75 + _t85
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t33*_t55)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = _t89 + (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t4 else _n40 // _t4 if not (_n40 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n40, _t4)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = _t87 + _t88 + _t90
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (2*(_t1 if _t40 else 0))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = (_t45 if _t43 else 0)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = (_t48 if _t47 else 0) + (_t48 if _t49 else 0)
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (_t52 if _t51 else 0) + (_t53 if _t51 else 0) + (_t54 if _t51 else 0) + (_t56 if _t51 else 0)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = _t92 + _t93 + _t94 + _t95
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = ((((_by_zero() if not _t65 else _t3 // _t65 if not _t3 % _t65 else ((_z := 1) and _F(_t3, _t65))) if _t62 else _t5) if _t6 else ((_by_zero() if not _t65 else _t10 // _t65 if not _t10 % _t65 else ((_z := 1) and _F(_t10, _t65))) if _t62 else _t11)) if _t40 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (((_by_zero() if not _t72 else _t21 // _t72 if not _t21 % _t72 else ((_z := 1) and _F(_t21, _t72))) if _t69 else _t23) if _t43 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = (_t74 if _t47 else 0) + (_t74 if _t49 else 0)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = (((_by_zero() if not _t80 else _t26 // _t80 if not _t26 % _t80 else ((_z := 1) and _F(_t26, _t80))) if _t77 else _t27) if _t51 else 0) + (((_by_zero() if not _t80 else _t28 // _t80 if not _t28 % _t80 else ((_z := 1) and _F(_t28, _t80))) if _t77 else _t29) if _t51 else 0) + (((_by_zero() if not _t80 else _t31 // _t80 if not _t31 % _t80 else ((_z := 1) and _F(_t31, _t80))) if _t77 else _t32) if _t51 else 0) + (((_by_zero() if not _t84 else _t34 // _t84 if not _t34 % _t84 else ((_z := 1) and _F(_t34, _t84))) if _t77 else _t35) if _t51 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = _t100 + _t97 + _t98 + _t99
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t44)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_by_zero() if not (_d50 := (_a6*_a8*_a11)) else _t14 // _d50 if not _t14 % _d50 else ((_z := 1) and _F(_t14, _d50)))
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t58, _t86, _t91, _t96, _t101, _t58, _t86, _t91, _t96, _t101, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t103, _t104, _t89, _a11, _t103, _t104, _t89, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, 2, _t103, _a8, _t74, 2, _t103, _a8, _t74, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t106, 1, _t107, _t0, _t106, 1, _t107, _t36, _t57, _t85, _t90, _t95, _t100, _t23, _t46, _t73, _t88, _t93, _t98, _t18, _t50, _t75, _t94, _t99, _t12, _t41, _t67, _t87, _t92, _t97, _z, )
+
+
 def _sheet2_31fa3331cfd6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20, _a21, _a22):
     try:
         _z = 0
@@ -15113,6 +16741,694 @@ def _sheet2_4480eaa6a101(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t65, _t65, _t12 + _t42 + _t47 + _t58 + _t62 + (_t19*_t4) + (_t59*_a15) + (_t66*_t7) + (_t33 if _t0 else ((_by_zero() if not _t35 else _n94 // _t35 if not (_n94 := (3*_t30*(_t31**2))) % _t35 else ((_z := 1) and _F(_n94, _t35))) if _t0 else _t33)) + (_by_zero() if not _a10 else _t25 // _a10 if not _t25 % _a10 else ((_z := 1) and _F(_t25, _a10))), _t97, _t132, _t138, _t145, _t151, _t97, _t132, _t138, _t145, _t151, (_by_zero() if not _a14 else _t66 // _a14 if not _t66 % _a14 else _t66 / _a14), _t13, _a17, _t153, _t154, _t155, _a17, _t153, _t154, _t155, _a17, _t153, _t154, _t155, _a17, _t153, _t154, _t155, _a17, _t153, _t154, _t155, _a8, _t156, _t157, _t133, _a8, _t156, _t157, _t133, _a8, _t156, _t157, _t133, _a10, _t159, _t160, _t161, _a10, _t159, _t160, _t161, _a10, _t159, _t160, _t161, _a10, _t159, _t160, _t161, _t15, (_t15*_a0), _t160, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), _a17, _t162, _t160, _t163, _a17, _t162, _t160, _t163, _a17, _t162, _t160, _t163, _a17, _t162, _t160, _t163, 2, _t164, _a14, _t107, 2, _t164, _a14, _t107, _a17, _t153, _a14, _t136, _a17, _t153, _a14, _t136, _a17, _t153, _a14, _t135, _a17, _t153, _a14, _t135, _a17, _t153, _a14, _t135, _a17, (_by_zero() if not _t152 else _t1 // _t152 if not _t1 % _t152 else ((_z := 1) and _F(_t1, _t152))), _t93, _t48, _t3, _t165, 1, _t166, _t3, _t165, 1, _t166, _t39, _t167, 1, _t168, _t39, _t167, 1, _t168, _t64, _t96, _t131, _t137, _t144, _t150, _t14, _t70, _t102, _t133, _t139, _t146, _t29, _t81, _t106, _t141, _t147, _t8, _t85, _t108, _t142, _t148, _t44, _t87, _t120, _t134, _t143, _t149, _z, )
 
 
+def _sheet2_49e3f3a7372a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+        _t19 = -1 + _a5
+        _t20 = (8*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t14*_t24)
+        _t29 = (3*_t28)
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+        _t31 = (1 if _t6 else 0)
+        _t32 = (_t17*_t24)
+        _t33 = (_t31*_t32)
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+        _t35 = (14*_a1)
+        _t36 = (_t28*_t35)
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+        _t38 = _t27 + _t30 + _t34 + _t37
+        _t39 = _t12 + _t18 + _t23 + _t38
+        _t40 = -1 + _a9
+        _t41 = (_a0 < _t4)
+        _t42 = (2*(0 if _t41 else _t1))
+        _t43 = (_a5*_a11)
+        _t44 = (_a0 < _t43)
+        _t45 = (_a1*_a8)
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t47 = (0 if _t44 else _t46)
+        _t48 = (_a0 < _t22)
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t50 = (_a0 < 1 + _t4)
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+        _t52 = (_a0 < _a11)
+        _t53 = (_t24*_a8)
+        _t54 = (_t31*_t53)
+        _t55 = (2*_a11)
+        _t56 = (3*_a8)
+        _t57 = (_t56*(-2 + _t55))
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+        _t60 = _t42 + _t47 + _t51 + _t59
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t63 = (_t62 == _floor(_t62))
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+        _t66 = (_t3*_t65)
+        _t67 = (_t0*_t61)
+        _t68 = (_t10*_t65)
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+        _t73 = (_t0*_a9)
+        _t74 = (_t70*_t73)
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+        _t80 = -1 + (_t78 if _t79 else 1)
+        _t81 = (_t26*_t80)
+        _t82 = (_t4*_t78)
+        _t83 = (_t29*_t80)
+        _t84 = (_t33*_t80)
+        _t85 = (_t36*_t80)
+        _t86 = (_t22*_t78)
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+        _t88 = _t69 + _t75 + _t77 + _t87
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (6*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+        _t94 = _t89 + _t90 + _t93
+        _t95 = (2*(_t1 if _t41 else 0))
+        _t96 = (_t46 if _t44 else 0)
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+        _t99 = _t95 + _t96 + _t97 + _t98
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+        _t104 = _t100 + _t101 + _t102 + _t103
+        _t105 = (_t0*_a8)
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (8*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (3*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t31*_t32)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (14*_a1)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = (_t28*_t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = _t27 + _t30 + _t34 + _t37
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = _t12 + _t18 + _t23 + _t38
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = -1 + _a9
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (2*(0 if _t41 else _t1))
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a0 < _t43)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (0 if _t44 else _t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (_t24*_a8)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t31*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (2*_a11)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (3*_a8)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_t56*(-2 + _t55))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = _t42 + _t47 + _t51 + _t59
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = (_t62 == _floor(_t62))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t3*_t65)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t0*_t61)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_t10*_t65)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (_t70*_t73)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = -1 + (_t78 if _t79 else 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t26*_t80)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t4*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t29*_t80)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t33*_t80)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t36*_t80)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (_t22*_t78)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = _t69 + _t75 + _t77 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (6*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = _t89 + _t90 + _t93
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (2*(_t1 if _t41 else 0))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = (_t46 if _t44 else 0)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = _t95 + _t96 + _t97 + _t98
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = _t100 + _t101 + _t102 + _t103
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    try:
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+        _z = 1
+    try:
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+        _z = 1
+    try:
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+        _z = 1
+    try:
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+        _z = 1
+    return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+
+
 def _sheet2_4a0081f22c74(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
     try:
         _z = 0
@@ -17769,6 +20085,694 @@ def _sheet2_528d38f679a4(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t169 = _Unusable(_err)
         _z = 1
     return (_t65, _t65, _t13 + _t43 + _t48 + _t58 + _t62 + (_t20*_t4) + (_t59*_a17) + (_t66*_t7) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n94 // _t36 if not (_n94 := (3*_t31*(_t32**2))) % _t36 else ((_z := 1) and _F(_n94, _t36))) if _t0 else _t34)) + (_by_zero() if not _a12 else _t26 // _a12 if not _t26 % _a12 else ((_z := 1) and _F(_t26, _a12))), _t98, _t133, _t139, _t146, _t152, _t98, _t133, _t139, _t146, _t152, (_by_zero() if not _a16 else _t66 // _a16 if not _t66 % _a16 else _t66 / _a16), _t14, (_by_zero() if not _a17 else _a3 // _a17 if not _a3 % _a17 else _a3 / _a17), (_by_zero() if not _a17 else _a5 // _a17 if not _a5 % _a17 else _a5 / _a17), _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a10, _t157, _t158, _t134, _a10, _t157, _t158, _t134, _a10, _t157, _t158, _t134, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _t16, (_t16*_a0), _t161, (_by_zero() if not _a17 else _t19 // _a17 if not _t19 % _a17 else ((_z := 1) and _F(_t19, _a17))), _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, 2, _t165, _a16, _t108, 2, _t165, _a16, _t108, _a19, _t154, _a16, _t137, _a19, _t154, _a16, _t137, _a19, _t154, _a16, _t136, _a19, _t154, _a16, _t136, _a19, _t154, _a16, _t136, _a19, (_by_zero() if not _t153 else _t1 // _t153 if not _t1 % _t153 else ((_z := 1) and _F(_t1, _t153))), _t94, _t49, _t3, _t166, 1, _t167, _t3, _t166, 1, _t167, _t40, _t168, 1, _t169, _t40, _t168, 1, _t169, _t64, _t97, _t132, _t138, _t145, _t151, _t15, _t71, _t103, _t134, _t140, _t147, _t30, _t82, _t107, _t142, _t148, _t8, _t86, _t109, _t143, _t149, _t45, _t88, _t121, _t135, _t144, _t150, _z, )
+
+
+def _sheet2_5927ff20f6fc(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t14*_t24)
+        _t29 = (3*_t28)
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+        _t31 = (1 if _t6 else 0)
+        _t32 = (_t17*_t24)
+        _t33 = (_t31*_t32)
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+        _t35 = (10*_a1)
+        _t36 = (_t28*_t35)
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+        _t38 = _t27 + _t30 + _t34 + _t37
+        _t39 = _t12 + _t18 + _t23 + _t38
+        _t40 = -1 + _a9
+        _t41 = (_a0 < _t4)
+        _t42 = (2*(0 if _t41 else _t1))
+        _t43 = (_a5*_a11)
+        _t44 = (_a0 < _t43)
+        _t45 = (_a1*_a8)
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t47 = (0 if _t44 else _t46)
+        _t48 = (_a0 < _t22)
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t50 = (_a0 < 1 + _t4)
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+        _t52 = (_a0 < _a11)
+        _t53 = (_t24*_a8)
+        _t54 = (_t31*_t53)
+        _t55 = (2*_a11)
+        _t56 = (3*_a8)
+        _t57 = (_t56*(-2 + _t55))
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+        _t60 = _t42 + _t47 + _t51 + _t59
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t63 = (_t62 == _floor(_t62))
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+        _t66 = (_t3*_t65)
+        _t67 = (_t0*_t61)
+        _t68 = (_t10*_t65)
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+        _t73 = (_t0*_a9)
+        _t74 = (_t70*_t73)
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+        _t80 = -1 + (_t78 if _t79 else 1)
+        _t81 = (_t26*_t80)
+        _t82 = (_t4*_t78)
+        _t83 = (_t29*_t80)
+        _t84 = (_t33*_t80)
+        _t85 = (_t36*_t80)
+        _t86 = (_t22*_t78)
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+        _t88 = _t69 + _t75 + _t77 + _t87
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+        _t94 = _t89 + _t90 + _t93
+        _t95 = (2*(_t1 if _t41 else 0))
+        _t96 = (_t46 if _t44 else 0)
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+        _t99 = _t95 + _t96 + _t97 + _t98
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+        _t104 = _t100 + _t101 + _t102 + _t103
+        _t105 = (_t0*_a8)
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (3*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t31*_t32)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (10*_a1)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = (_t28*_t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = _t27 + _t30 + _t34 + _t37
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = _t12 + _t18 + _t23 + _t38
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = -1 + _a9
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (2*(0 if _t41 else _t1))
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a0 < _t43)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (0 if _t44 else _t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (_t24*_a8)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t31*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (2*_a11)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (3*_a8)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_t56*(-2 + _t55))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = _t42 + _t47 + _t51 + _t59
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = (_t62 == _floor(_t62))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t3*_t65)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t0*_t61)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_t10*_t65)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (_t70*_t73)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = -1 + (_t78 if _t79 else 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t26*_t80)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t4*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t29*_t80)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t33*_t80)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t36*_t80)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (_t22*_t78)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = _t69 + _t75 + _t77 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = _t89 + _t90 + _t93
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (2*(_t1 if _t41 else 0))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = (_t46 if _t44 else 0)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = _t95 + _t96 + _t97 + _t98
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = _t100 + _t101 + _t102 + _t103
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    try:
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+        _z = 1
+    try:
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+        _z = 1
+    try:
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+        _z = 1
+    try:
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+        _z = 1
+    return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
 
 
 def _sheet2_627d0ae15b64(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -24595,6 +27599,664 @@ def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t41, _t41, _t10 + _t30 + _t38 + _t42 + (4*_t3*_t45) + (_t2*_t43*_t44) + (_t47 if _t0 else ((_by_zero() if not _a2 else _n58 // _a2 if not (_n58 := (_t21*_t46)) % _a2 else ((_z := 1) and _F(_n58, _a2))) if _t0 else _t47)), _t66, _t94, _t99, _t104, _t109, _t66, _t94, _t99, _t104, _t109, (_by_zero() if not _a8 else _t43 // _a8 if not _t43 % _a8 else _t43 / _a8), _t12, _a11, _t111, _t112, _t113, _a11, _t111, _t112, _t113, _a11, _t111, _t112, _t113, _a5, _t114, _t112, _t95, _a5, _t114, _t112, _t95, _a5, _t114, _t112, _t95, _a5, _t114, _t112, _t95, 2, _t111, _a8, _t75, 2, _t111, _a8, _t75, _a11, _t111, _a8, _t36, _a11, _t111, _a8, _t33, _a11, (_by_zero() if not _t110 else _t1 // _t110 if not _t1 % _t110 else ((_z := 1) and _F(_t1, _t110))), (3*_a8), _t31, _t3, _t115, 1, _t116, _t3, _t115, 1, _t116, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t24, _t96, _t40, _t65, _t93, _t98, _t103, _t108, _t13, _t52, _t74, _t95, _t100, _t105, _t7, _t56, _t76, _t101, _t106, _t27, _t58, _t83, _t97, _t102, _t107, _z, )
 
 
+def _sheet2_906a126aa4d0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t17*_t24)
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t30 = (1 if _t6 else 0)
+        _t31 = (_t28*_t30)
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+        _t33 = (_t14*_t24)
+        _t34 = (8*_t33*_a1)
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+        _t36 = _t27 + _t29 + _t32 + _t35
+        _t37 = _t12 + _t18 + _t23 + _t36
+        _t38 = -1 + _a9
+        _t39 = (2*_a11)
+        _t40 = (_a0 < _t4)
+        _t41 = (2*(0 if _t40 else _t1))
+        _t42 = (_a5*_a11)
+        _t43 = (_a0 < _t42)
+        _t44 = (_a1*_a8)
+        _t45 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t44)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t46 = (0 if _t43 else _t45)
+        _t47 = (_a0 < _t22)
+        _t48 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t49 = (_a0 < 1 + _t4)
+        _t50 = (0 if _t47 else _t48) + (0 if _t49 else _t48)
+        _t51 = (_a0 < _a11)
+        _t52 = (_a8*(-2 + _t39))
+        _t53 = (3*_t52)
+        _t54 = (_t30*_t52)
+        _t55 = (4*_a1)
+        _t56 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t52*_t55)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t57 = (0 if _t51 else _t52) + (0 if _t51 else _t53) + (0 if _t51 else _t54) + (0 if _t51 else _t56)
+        _t58 = _t41 + _t46 + _t50 + _t57
+        _t59 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t60 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t61 = (_t60 == _floor(_t60))
+        _t62 = _t61 and (_t6 or (_a0 == _t59))
+        _t63 = -1 + ((_by_zero() if not _a11 else _t59 // _a11 if not _t59 % _a11 else ((_z := 1) and _F(_t59, _a11))) if _t62 else 1)
+        _t64 = (_t3*_t63)
+        _t65 = (_t0*_t59)
+        _t66 = (_t10*_t63)
+        _t67 = ((((_by_zero() if not _t65 else _t64 // _t65 if not _t64 % _t65 else ((_z := 1) and _F(_t64, _t65))) if _t62 else (_by_zero() if not _t4 else _t64 // _t4 if not _t64 % _t4 else ((_z := 1) and _F(_t64, _t4)))) if _t6 else ((_by_zero() if not _t65 else _t66 // _t65 if not _t66 % _t65 else ((_z := 1) and _F(_t66, _t65))) if _t62 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4))))) if _t40 else _t12)
+        _t68 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t42 // _a0 if not _t42 % _a0 else ((_z := 1) and _F(_t42, _a0))))))
+        _t69 = _t61 and ((_a0 == _t68) or ((_a6*_a9) == 1))
+        _t70 = (_t21*(-1 + ((_by_zero() if not _a11 else _t68 // _a11 if not _t68 % _a11 else ((_z := 1) and _F(_t68, _a11))) if _t69 else 1)))
+        _t71 = (_t0*_a9)
+        _t72 = (_t68*_t71)
+        _t73 = (((_by_zero() if not _t72 else _t70 // _t72 if not _t70 % _t72 else ((_z := 1) and _F(_t70, _t72))) if _t69 else (_by_zero() if not _t22 else _t70 // _t22 if not _t70 % _t22 else ((_z := 1) and _F(_t70, _t22)))) if _t43 else _t23)
+        _t74 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t75 = (0 if _t47 else _t74) + (0 if _t49 else _t74)
+        _t76 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t77 = (_a0 == _t76) or (_t71 == 1)
+        _t78 = -1 + (_t76 if _t77 else 1)
+        _t79 = (_t26*_t78)
+        _t80 = (_t4*_t76)
+        _t81 = (_t28*_t78)
+        _t82 = (_t31*_t78)
+        _t83 = (_t34*_t78)
+        _t84 = (_t22*_t76)
+        _t85 = (((_by_zero() if not _t80 else _t79 // _t80 if not _t79 % _t80 else ((_z := 1) and _F(_t79, _t80))) if _t77 else (_by_zero() if not _t4 else _t79 // _t4 if not _t79 % _t4 else ((_z := 1) and _F(_t79, _t4)))) if _t51 else _t27) + (((_by_zero() if not _t80 else _t81 // _t80 if not _t81 % _t80 else ((_z := 1) and _F(_t81, _t80))) if _t77 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t51 else _t29) + (((_by_zero() if not _t80 else _t82 // _t80 if not _t82 % _t80 else ((_z := 1) and _F(_t82, _t80))) if _t77 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t51 else _t32) + (((_by_zero() if not _t84 else _t83 // _t84 if not _t83 % _t84 else ((_z := 1) and _F(_t83, _t84))) if _t77 else (_by_zero() if not _t22 else _t83 // _t22 if not _t83 % _t22 else ((_z := 1) and _F(_t83, _t22)))) if _t51 else _t35)
+        _t86 = _t67 + _t73 + _t75 + _t85
+        _t87 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t88 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t89 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t33*_t55)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+        _t90 = _t89 + (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t4 else _n40 // _t4 if not (_n40 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n40, _t4)))
+        _t91 = _t87 + _t88 + _t90
+        _t92 = (2*(_t1 if _t40 else 0))
+        _t93 = (_t45 if _t43 else 0)
+        _t94 = (_t48 if _t47 else 0) + (_t48 if _t49 else 0)
+        _t95 = (_t52 if _t51 else 0) + (_t53 if _t51 else 0) + (_t54 if _t51 else 0) + (_t56 if _t51 else 0)
+        _t96 = _t92 + _t93 + _t94 + _t95
+        _t97 = ((((_by_zero() if not _t65 else _t3 // _t65 if not _t3 % _t65 else ((_z := 1) and _F(_t3, _t65))) if _t62 else _t5) if _t6 else ((_by_zero() if not _t65 else _t10 // _t65 if not _t10 % _t65 else ((_z := 1) and _F(_t10, _t65))) if _t62 else _t11)) if _t40 else 0)
+        _t98 = (((_by_zero() if not _t72 else _t21 // _t72 if not _t21 % _t72 else ((_z := 1) and _F(_t21, _t72))) if _t69 else _t23) if _t43 else 0)
+        _t99 = (_t74 if _t47 else 0) + (_t74 if _t49 else 0)
+        _t100 = (((_by_zero() if not _t80 else _t26 // _t80 if not _t26 % _t80 else ((_z := 1) and _F(_t26, _t80))) if _t77 else _t27) if _t51 else 0) + (((_by_zero() if not _t80 else _t28 // _t80 if not _t28 % _t80 else ((_z := 1) and _F(_t28, _t80))) if _t77 else _t29) if _t51 else 0) + (((_by_zero() if not _t80 else _t31 // _t80 if not _t31 % _t80 else ((_z := 1) and _F(_t31, _t80))) if _t77 else _t32) if _t51 else 0) + (((_by_zero() if not _t84 else _t34 // _t84 if not _t34 % _t84 else ((_z := 1) and _F(_t34, _t84))) if _t77 else _t35) if _t51 else 0)
+        _t101 = _t100 + _t97 + _t98 + _t99
+        _t102 = (_t0*_a8)
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t44)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t105 = (_by_zero() if not (_d50 := (_a6*_a8*_a11)) else _t14 // _d50 if not _t14 % _d50 else ((_z := 1) and _F(_t14, _d50)))
+        _t106 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t107 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t58, _t86, _t91, _t96, _t101, _t58, _t86, _t91, _t96, _t101, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t103, _t104, _t89, _a11, _t103, _t104, _t89, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, 2, _t103, _a8, _t74, 2, _t103, _a8, _t74, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t106, 1, _t107, _t0, _t106, 1, _t107, _t36, _t57, _t85, _t90, _t95, _t100, _t23, _t46, _t73, _t88, _t93, _t98, _t18, _t50, _t75, _t94, _t99, _t12, _t41, _t67, _t87, _t92, _t97, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (_t28*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (8*_t33*_a1)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = _t27 + _t29 + _t32 + _t35
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = _t12 + _t18 + _t23 + _t36
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = -1 + _a9
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = (2*_a11)
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (2*(0 if _t40 else _t1))
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a0 < _t42)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t44)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (0 if _t43 else _t45)
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (0 if _t47 else _t48) + (0 if _t49 else _t48)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a8*(-2 + _t39))
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (3*_t52)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t30*_t52)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (4*_a1)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t52*_t55)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (0 if _t51 else _t52) + (0 if _t51 else _t53) + (0 if _t51 else _t54) + (0 if _t51 else _t56)
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = _t41 + _t46 + _t50 + _t57
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (_t60 == _floor(_t60))
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = _t61 and (_t6 or (_a0 == _t59))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = -1 + ((_by_zero() if not _a11 else _t59 // _a11 if not _t59 % _a11 else ((_z := 1) and _F(_t59, _a11))) if _t62 else 1)
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = (_t3*_t63)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = (_t0*_t59)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t10*_t63)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = ((((_by_zero() if not _t65 else _t64 // _t65 if not _t64 % _t65 else ((_z := 1) and _F(_t64, _t65))) if _t62 else (_by_zero() if not _t4 else _t64 // _t4 if not _t64 % _t4 else ((_z := 1) and _F(_t64, _t4)))) if _t6 else ((_by_zero() if not _t65 else _t66 // _t65 if not _t66 % _t65 else ((_z := 1) and _F(_t66, _t65))) if _t62 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4))))) if _t40 else _t12)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t42 // _a0 if not _t42 % _a0 else ((_z := 1) and _F(_t42, _a0))))))
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = _t61 and ((_a0 == _t68) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_t21*(-1 + ((_by_zero() if not _a11 else _t68 // _a11 if not _t68 % _a11 else ((_z := 1) and _F(_t68, _a11))) if _t69 else 1)))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t68*_t71)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (((_by_zero() if not _t72 else _t70 // _t72 if not _t70 % _t72 else ((_z := 1) and _F(_t70, _t72))) if _t69 else (_by_zero() if not _t22 else _t70 // _t22 if not _t70 % _t22 else ((_z := 1) and _F(_t70, _t22)))) if _t43 else _t23)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (0 if _t47 else _t74) + (0 if _t49 else _t74)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (_a0 == _t76) or (_t71 == 1)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = -1 + (_t76 if _t77 else 1)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_t26*_t78)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = (_t4*_t76)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t28*_t78)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t31*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t34*_t78)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t22*_t76)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (((_by_zero() if not _t80 else _t79 // _t80 if not _t79 % _t80 else ((_z := 1) and _F(_t79, _t80))) if _t77 else (_by_zero() if not _t4 else _t79 // _t4 if not _t79 % _t4 else ((_z := 1) and _F(_t79, _t4)))) if _t51 else _t27) + (((_by_zero() if not _t80 else _t81 // _t80 if not _t81 % _t80 else ((_z := 1) and _F(_t81, _t80))) if _t77 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t51 else _t29) + (((_by_zero() if not _t80 else _t82 // _t80 if not _t82 % _t80 else ((_z := 1) and _F(_t82, _t80))) if _t77 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t51 else _t32) + (((_by_zero() if not _t84 else _t83 // _t84 if not _t83 % _t84 else ((_z := 1) and _F(_t83, _t84))) if _t77 else (_by_zero() if not _t22 else _t83 // _t22 if not _t83 % _t22 else ((_z := 1) and _F(_t83, _t22)))) if _t51 else _t35)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = _t67 + _t73 + _t75 + _t85
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t33*_t55)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = _t89 + (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t4 else _n40 // _t4 if not (_n40 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n40, _t4)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = _t87 + _t88 + _t90
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (2*(_t1 if _t40 else 0))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = (_t45 if _t43 else 0)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = (_t48 if _t47 else 0) + (_t48 if _t49 else 0)
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (_t52 if _t51 else 0) + (_t53 if _t51 else 0) + (_t54 if _t51 else 0) + (_t56 if _t51 else 0)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = _t92 + _t93 + _t94 + _t95
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = ((((_by_zero() if not _t65 else _t3 // _t65 if not _t3 % _t65 else ((_z := 1) and _F(_t3, _t65))) if _t62 else _t5) if _t6 else ((_by_zero() if not _t65 else _t10 // _t65 if not _t10 % _t65 else ((_z := 1) and _F(_t10, _t65))) if _t62 else _t11)) if _t40 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (((_by_zero() if not _t72 else _t21 // _t72 if not _t21 % _t72 else ((_z := 1) and _F(_t21, _t72))) if _t69 else _t23) if _t43 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = (_t74 if _t47 else 0) + (_t74 if _t49 else 0)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = (((_by_zero() if not _t80 else _t26 // _t80 if not _t26 % _t80 else ((_z := 1) and _F(_t26, _t80))) if _t77 else _t27) if _t51 else 0) + (((_by_zero() if not _t80 else _t28 // _t80 if not _t28 % _t80 else ((_z := 1) and _F(_t28, _t80))) if _t77 else _t29) if _t51 else 0) + (((_by_zero() if not _t80 else _t31 // _t80 if not _t31 % _t80 else ((_z := 1) and _F(_t31, _t80))) if _t77 else _t32) if _t51 else 0) + (((_by_zero() if not _t84 else _t34 // _t84 if not _t34 % _t84 else ((_z := 1) and _F(_t34, _t84))) if _t77 else _t35) if _t51 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = _t100 + _t97 + _t98 + _t99
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t44)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_by_zero() if not (_d50 := (_a6*_a8*_a11)) else _t14 // _d50 if not _t14 % _d50 else ((_z := 1) and _F(_t14, _d50)))
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t58, _t86, _t91, _t96, _t101, _t58, _t86, _t91, _t96, _t101, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t103, _t104, _t89, _a11, _t103, _t104, _t89, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, _a5, _t105, _t104, _t88, 2, _t103, _a8, _t74, 2, _t103, _a8, _t74, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t106, 1, _t107, _t0, _t106, 1, _t107, _t36, _t57, _t85, _t90, _t95, _t100, _t23, _t46, _t73, _t88, _t93, _t98, _t18, _t50, _t75, _t94, _t99, _t12, _t41, _t67, _t87, _t92, _t97, _z, )
+
+
 def _sheet2_9bd7143d105a(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17, _a18, _a19, _a20):
     try:
         _z = 0
@@ -27509,6 +31171,694 @@ def _sheet2_9e1917870782(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t155 = _Unusable(_err)
         _z = 1
     return (_t61, _t61, _t12 + _t43 + _t48 + _t57 + (_t13*_t20) + (_t58*_a17) + (_t2*_t62*_t63) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n84 // _t36 if not (_n84 := (3*_t31*(_t32**2))) % _t36 else ((_z := 1) and _F(_n84, _t36))) if _t0 else _t34)) + (_by_zero() if not _a12 else _n85 // _a12 if not (_n85 := (_t26*_a19)) % _a12 else ((_z := 1) and _F(_n85, _a12))), _t92, _t125, _t130, _t137, _t143, _t92, _t125, _t130, _t137, _t143, (_by_zero() if not _a16 else _t62 // _a16 if not _t62 % _a16 else _t62 / _a16), _t14, (_by_zero() if not _a17 else _a3 // _a17 if not _a3 % _a17 else _a3 / _a17), (_by_zero() if not _a17 else _a5 // _a17 if not _a5 % _a17 else _a5 / _a17), _a19, _t145, _t146, _t128, _a19, _t145, _t146, _t128, _a10, _t147, _t148, _t126, _a10, _t147, _t148, _t126, _a10, _t147, _t148, _t126, _a12, _t149, _t150, _t151, _a12, _t149, _t150, _t151, _a12, _t149, _t150, _t151, _a12, _t149, _t150, _t151, _t16, (_t16*_a0), _t150, (_by_zero() if not _a17 else _t19 // _a17 if not _t19 % _a17 else ((_z := 1) and _F(_t19, _a17))), 2, _t145, _a16, _t102, 2, _t145, _a16, _t102, _a19, _t145, _a16, _t54, _a19, _t145, _a16, _t51, _a19, (_by_zero() if not _t144 else _t1 // _t144 if not _t1 % _t144 else ((_z := 1) and _F(_t1, _t144))), (3*_a16), _t49, _t3, _t152, 1, _t153, _t3, _t152, 1, _t153, _t40, _t154, 1, _t155, _t40, _t154, 1, _t155, _t60, _t91, _t124, _t129, _t136, _t142, _t15, _t68, _t97, _t126, _t131, _t138, _t30, _t79, _t101, _t133, _t139, _t7, _t83, _t103, _t134, _t140, _t45, _t85, _t115, _t127, _t135, _t141, _z, )
+
+
+def _sheet2_a97411043dbb(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t14*_t24)
+        _t29 = (3*_t28)
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+        _t31 = (1 if _t6 else 0)
+        _t32 = (_t17*_t24)
+        _t33 = (_t31*_t32)
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+        _t35 = (10*_a1)
+        _t36 = (_t28*_t35)
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+        _t38 = _t27 + _t30 + _t34 + _t37
+        _t39 = _t12 + _t18 + _t23 + _t38
+        _t40 = -1 + _a9
+        _t41 = (_a0 < _t4)
+        _t42 = (2*(0 if _t41 else _t1))
+        _t43 = (_a5*_a11)
+        _t44 = (_a0 < _t43)
+        _t45 = (_a1*_a8)
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t47 = (0 if _t44 else _t46)
+        _t48 = (_a0 < _t22)
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t50 = (_a0 < 1 + _t4)
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+        _t52 = (_a0 < _a11)
+        _t53 = (_t24*_a8)
+        _t54 = (_t31*_t53)
+        _t55 = (2*_a11)
+        _t56 = (3*_a8)
+        _t57 = (_t56*(-2 + _t55))
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+        _t60 = _t42 + _t47 + _t51 + _t59
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t63 = (_t62 == _floor(_t62))
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+        _t66 = (_t3*_t65)
+        _t67 = (_t0*_t61)
+        _t68 = (_t10*_t65)
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+        _t73 = (_t0*_a9)
+        _t74 = (_t70*_t73)
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+        _t80 = -1 + (_t78 if _t79 else 1)
+        _t81 = (_t26*_t80)
+        _t82 = (_t4*_t78)
+        _t83 = (_t29*_t80)
+        _t84 = (_t33*_t80)
+        _t85 = (_t36*_t80)
+        _t86 = (_t22*_t78)
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+        _t88 = _t69 + _t75 + _t77 + _t87
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+        _t94 = _t89 + _t90 + _t93
+        _t95 = (2*(_t1 if _t41 else 0))
+        _t96 = (_t46 if _t44 else 0)
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+        _t99 = _t95 + _t96 + _t97 + _t98
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+        _t104 = _t100 + _t101 + _t102 + _t103
+        _t105 = (_t0*_a8)
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (3*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t31*_t32)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (10*_a1)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = (_t28*_t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = _t27 + _t30 + _t34 + _t37
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = _t12 + _t18 + _t23 + _t38
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = -1 + _a9
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (2*(0 if _t41 else _t1))
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a0 < _t43)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (0 if _t44 else _t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (_t24*_a8)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t31*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (2*_a11)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (3*_a8)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_t56*(-2 + _t55))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = _t42 + _t47 + _t51 + _t59
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = (_t62 == _floor(_t62))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t3*_t65)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t0*_t61)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_t10*_t65)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (_t70*_t73)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = -1 + (_t78 if _t79 else 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t26*_t80)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t4*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t29*_t80)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t33*_t80)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t36*_t80)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (_t22*_t78)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = _t69 + _t75 + _t77 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = _t89 + _t90 + _t93
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (2*(_t1 if _t41 else 0))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = (_t46 if _t44 else 0)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = _t95 + _t96 + _t97 + _t98
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = _t100 + _t101 + _t102 + _t103
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    try:
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+        _z = 1
+    try:
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+        _z = 1
+    try:
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+        _z = 1
+    try:
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+        _z = 1
+    return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
 
 
 def _sheet2_ac5572fc4690(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
@@ -39245,6 +43595,694 @@ def _sheet2_ed2f707c3c1b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
     return (_t65, _t65, _t13 + _t43 + _t48 + _t58 + _t62 + (_t20*_t4) + (_t59*_a17) + (_t66*_t7) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n94 // _t36 if not (_n94 := (3*_t31*(_t32**2))) % _t36 else ((_z := 1) and _F(_n94, _t36))) if _t0 else _t34)) + (_by_zero() if not _a12 else _t26 // _a12 if not _t26 % _a12 else ((_z := 1) and _F(_t26, _a12))), _t98, _t133, _t139, _t146, _t152, _t98, _t133, _t139, _t146, _t152, (_by_zero() if not _a16 else _t66 // _a16 if not _t66 % _a16 else _t66 / _a16), _t14, (_by_zero() if not _a17 else _a3 // _a17 if not _a3 % _a17 else _a3 / _a17), (_by_zero() if not _a17 else _a5 // _a17 if not _a5 % _a17 else _a5 / _a17), _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a19, _t154, _t155, _t156, _a10, _t157, _t158, _t134, _a10, _t157, _t158, _t134, _a10, _t157, _t158, _t134, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _a12, _t160, _t161, _t162, _t16, (_t16*_a0), _t161, (_by_zero() if not _a17 else _t19 // _a17 if not _t19 % _a17 else ((_z := 1) and _F(_t19, _a17))), _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, _a19, _t163, _t161, _t164, 2, _t165, _a16, _t108, 2, _t165, _a16, _t108, _a19, _t154, _a16, _t137, _a19, _t154, _a16, _t137, _a19, _t154, _a16, _t136, _a19, _t154, _a16, _t136, _a19, _t154, _a16, _t136, _a19, (_by_zero() if not _t153 else _t1 // _t153 if not _t1 % _t153 else ((_z := 1) and _F(_t1, _t153))), _t94, _t49, _t3, _t166, 1, _t167, _t3, _t166, 1, _t167, _t40, _t168, 1, _t169, _t40, _t168, 1, _t169, _t64, _t97, _t132, _t138, _t145, _t151, _t15, _t71, _t103, _t134, _t140, _t147, _t30, _t82, _t107, _t142, _t148, _t8, _t86, _t109, _t143, _t149, _t45, _t88, _t121, _t135, _t144, _t150, _z, )
 
 
+def _sheet2_f9abc815cc04(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+        _t19 = -1 + _a5
+        _t20 = (6*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t14*_t24)
+        _t29 = (3*_t28)
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+        _t31 = (1 if _t6 else 0)
+        _t32 = (_t17*_t24)
+        _t33 = (_t31*_t32)
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+        _t35 = (10*_a1)
+        _t36 = (_t28*_t35)
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+        _t38 = _t27 + _t30 + _t34 + _t37
+        _t39 = _t12 + _t18 + _t23 + _t38
+        _t40 = -1 + _a9
+        _t41 = (_a0 < _t4)
+        _t42 = (2*(0 if _t41 else _t1))
+        _t43 = (_a5*_a11)
+        _t44 = (_a0 < _t43)
+        _t45 = (_a1*_a8)
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t47 = (0 if _t44 else _t46)
+        _t48 = (_a0 < _t22)
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t50 = (_a0 < 1 + _t4)
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+        _t52 = (_a0 < _a11)
+        _t53 = (_t24*_a8)
+        _t54 = (_t31*_t53)
+        _t55 = (2*_a11)
+        _t56 = (3*_a8)
+        _t57 = (_t56*(-2 + _t55))
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+        _t60 = _t42 + _t47 + _t51 + _t59
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t63 = (_t62 == _floor(_t62))
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+        _t66 = (_t3*_t65)
+        _t67 = (_t0*_t61)
+        _t68 = (_t10*_t65)
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+        _t73 = (_t0*_a9)
+        _t74 = (_t70*_t73)
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+        _t80 = -1 + (_t78 if _t79 else 1)
+        _t81 = (_t26*_t80)
+        _t82 = (_t4*_t78)
+        _t83 = (_t29*_t80)
+        _t84 = (_t33*_t80)
+        _t85 = (_t36*_t80)
+        _t86 = (_t22*_t78)
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+        _t88 = _t69 + _t75 + _t77 + _t87
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+        _t94 = _t89 + _t90 + _t93
+        _t95 = (2*(_t1 if _t41 else 0))
+        _t96 = (_t46 if _t44 else 0)
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+        _t99 = _t95 + _t96 + _t97 + _t98
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+        _t104 = _t100 + _t101 + _t102 + _t103
+        _t105 = (_t0*_a8)
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t4 else _t14 // _t4 if not _t14 % _t4 else ((_z := 1) and _F(_t14, _t4)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t4 else _t17 // _t4 if not _t17 % _t4 else ((_z := 1) and _F(_t17, _t4)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (6*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (3*_t28)
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (_by_zero() if not _t4 else _t29 // _t4 if not _t29 % _t4 else ((_z := 1) and _F(_t29, _t4)))
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t31*_t32)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4)))
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (10*_a1)
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = (_t28*_t35)
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = (_by_zero() if not _t22 else _t36 // _t22 if not _t36 % _t22 else ((_z := 1) and _F(_t36, _t22)))
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = _t27 + _t30 + _t34 + _t37
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = _t12 + _t18 + _t23 + _t38
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = -1 + _a9
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (2*(0 if _t41 else _t1))
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a0 < _t43)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (0 if _t44 else _t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (_t24*_a8)
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (_t31*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (2*_a11)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (3*_a8)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_t56*(-2 + _t55))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t35*_t53)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = (2*(0 if _t52 else _t54)) + (3*(0 if _t52 else _t53)) + (0 if _t52 else _t57) + (0 if _t52 else _t58)
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = _t42 + _t47 + _t51 + _t59
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = (_t62 == _floor(_t62))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = _t63 and (_t6 or (_a0 == _t61))
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = -1 + ((_by_zero() if not _a11 else _t61 // _a11 if not _t61 % _a11 else ((_z := 1) and _F(_t61, _a11))) if _t64 else 1)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t3*_t65)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t0*_t61)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = (_t10*_t65)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = ((((_by_zero() if not _t67 else _t66 // _t67 if not _t66 % _t67 else ((_z := 1) and _F(_t66, _t67))) if _t64 else (_by_zero() if not _t4 else _t66 // _t4 if not _t66 % _t4 else ((_z := 1) and _F(_t66, _t4)))) if _t6 else ((_by_zero() if not _t67 else _t68 // _t67 if not _t68 % _t67 else ((_z := 1) and _F(_t68, _t67))) if _t64 else (_by_zero() if not _t4 else _t68 // _t4 if not _t68 % _t4 else ((_z := 1) and _F(_t68, _t4))))) if _t41 else _t12)
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = _t63 and ((_a0 == _t70) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t21*(-1 + ((_by_zero() if not _a11 else _t70 // _a11 if not _t70 % _a11 else ((_z := 1) and _F(_t70, _a11))) if _t71 else 1)))
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (_t70*_t73)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (((_by_zero() if not _t74 else _t72 // _t74 if not _t72 % _t74 else ((_z := 1) and _F(_t72, _t74))) if _t71 else (_by_zero() if not _t22 else _t72 // _t22 if not _t72 % _t22 else ((_z := 1) and _F(_t72, _t22)))) if _t44 else _t23)
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (0 if _t6 else ((_by_zero() if not (_d24 := (_t0*_t55)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = (0 if _t48 else _t76) + (0 if _t50 else _t76)
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = (_a0 == _t78) or (_t73 == 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = -1 + (_t78 if _t79 else 1)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t26*_t80)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t4*_t78)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t29*_t80)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t33*_t80)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t36*_t80)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (_t22*_t78)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = (((_by_zero() if not _t82 else _t81 // _t82 if not _t81 % _t82 else ((_z := 1) and _F(_t81, _t82))) if _t79 else (_by_zero() if not _t4 else _t81 // _t4 if not _t81 % _t4 else ((_z := 1) and _F(_t81, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t82 else _t83 // _t82 if not _t83 % _t82 else ((_z := 1) and _F(_t83, _t82))) if _t79 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t30) + (((_by_zero() if not _t82 else _t84 // _t82 if not _t84 % _t82 else ((_z := 1) and _F(_t84, _t82))) if _t79 else (_by_zero() if not _t4 else _t84 // _t4 if not _t84 % _t4 else ((_z := 1) and _F(_t84, _t4)))) if _t52 else _t34) + (((_by_zero() if not _t86 else _t85 // _t86 if not _t85 % _t86 else ((_z := 1) and _F(_t85, _t86))) if _t79 else (_by_zero() if not _t22 else _t85 // _t22 if not _t85 % _t22 else ((_z := 1) and _F(_t85, _t22)))) if _t52 else _t37)
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = _t69 + _t75 + _t77 + _t87
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (_t28*_t31)) % _t4 else ((_z := 1) and _F(_n38, _t4)))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = _t91 + _t92 + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (4*_t28*_a1)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = _t89 + _t90 + _t93
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (2*(_t1 if _t41 else 0))
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = (_t46 if _t44 else 0)
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (2*(_t54 if _t52 else 0)) + (3*(_t53 if _t52 else 0)) + (_t57 if _t52 else 0) + (_t58 if _t52 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = _t95 + _t96 + _t97 + _t98
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = ((((_by_zero() if not _t67 else _t3 // _t67 if not _t3 % _t67 else ((_z := 1) and _F(_t3, _t67))) if _t64 else _t5) if _t6 else ((_by_zero() if not _t67 else _t10 // _t67 if not _t10 % _t67 else ((_z := 1) and _F(_t10, _t67))) if _t64 else _t11)) if _t41 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = (((_by_zero() if not _t74 else _t21 // _t74 if not _t21 % _t74 else ((_z := 1) and _F(_t21, _t74))) if _t71 else _t23) if _t44 else 0)
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t76 if _t48 else 0) + (_t76 if _t50 else 0)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (((_by_zero() if not _t82 else _t26 // _t82 if not _t26 % _t82 else ((_z := 1) and _F(_t26, _t82))) if _t79 else _t27) if _t52 else 0) + (((_by_zero() if not _t82 else _t29 // _t82 if not _t29 % _t82 else ((_z := 1) and _F(_t29, _t82))) if _t79 else _t30) if _t52 else 0) + (((_by_zero() if not _t82 else _t33 // _t82 if not _t33 % _t82 else ((_z := 1) and _F(_t33, _t82))) if _t79 else _t34) if _t52 else 0) + (((_by_zero() if not _t86 else _t36 // _t86 if not _t36 % _t86 else ((_z := 1) and _F(_t36, _t86))) if _t79 else _t37) if _t52 else 0)
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = _t100 + _t101 + _t102 + _t103
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_by_zero() if not _t105 else _t14 // _t105 if not _t14 % _t105 else ((_z := 1) and _F(_t14, _t105)))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t32*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    try:
+        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t109 = _Unusable(_err)
+        _z = 1
+    try:
+        _t110 = (_by_zero() if not (_d52 := (_t4*_a8)) else _t14 // _d52 if not _t14 % _d52 else ((_z := 1) and _F(_t14, _d52)))
+    except _CANNOT as _err:
+        _t110 = _Unusable(_err)
+        _z = 1
+    try:
+        _t111 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t111 = _Unusable(_err)
+        _z = 1
+    try:
+        _t112 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+        _z = 1
+    return (_t39, _t39, _t21 + _t26 + _t36 + (5*_t28) + (_t17*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t60, _t88, _t94, _t99, _t104, _t60, _t88, _t94, _t99, _t104, (_by_zero() if not _a8 else _t40 // _a8 if not _t40 % _a8 else _t40 / _a8), _t22, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a11, _t106, _t107, _t108, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, _a5, _t109, _t107, _t90, 2, _t110, _a8, _t76, 2, _t110, _a8, _t76, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t92, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, _t106, _a8, _t91, _a11, (_by_zero() if not _t105 else _t13 // _t105 if not _t13 % _t105 else ((_z := 1) and _F(_t13, _t105))), _t56, _t27, _t0, _t111, 1, _t112, _t0, _t111, 1, _t112, _t38, _t59, _t87, _t93, _t98, _t103, _t23, _t47, _t75, _t90, _t96, _t101, _t18, _t51, _t77, _t97, _t102, _t12, _t42, _t69, _t89, _t95, _t100, _z, )
+
+
 def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
     try:
         _z = 0
@@ -39979,6 +45017,916 @@ def _sheet2_fc3842f952f3(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t120 = _Unusable(_err)
         _z = 1
     return (_t43, _t43, _t11 + _t30 + _t40 + (5*_t32) + (_t44*_t7) + (4*_t3*_t45) + (_t47 if _t0 else ((_by_zero() if not _a2 else _n59 // _a2 if not (_n59 := (_t21*_t46)) % _a2 else ((_z := 1) and _F(_n59, _a2))) if _t0 else _t47)), _t67, _t95, _t102, _t107, _t112, _t67, _t95, _t102, _t107, _t112, (_by_zero() if not _a8 else _t44 // _a8 if not _t44 % _a8 else _t44 / _a8), _t12, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a11, _t114, _t115, _t116, _a5, _t117, _t115, _t96, _a5, _t117, _t115, _t96, _a5, _t117, _t115, _t96, 2, _t118, _a8, _t76, 2, _t118, _a8, _t76, _a11, _t114, _a8, _t100, _a11, _t114, _a8, _t100, _a11, _t114, _a8, _t99, _a11, _t114, _a8, _t99, _a11, _t114, _a8, _t99, _a11, (_by_zero() if not _t113 else _t1 // _t113 if not _t1 % _t113 else ((_z := 1) and _F(_t1, _t113))), _t63, _t31, _t3, _t119, 1, _t120, _t3, _t119, 1, _t120, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t24, _t97, _t42, _t66, _t94, _t101, _t106, _t111, _t13, _t52, _t75, _t96, _t103, _t108, _t8, _t56, _t77, _t104, _t109, _t27, _t58, _t84, _t98, _t105, _t110, _z, )
+
+
+def _sheet2_fc956fa077a4(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
+    try:
+        _z = 0
+        _t0 = (_a5*_a6)
+        _t1 = -1 + _t0
+        _t2 = (_t1*_a2)
+        _t3 = (3*_t2)
+        _t4 = (_t0*_a11)
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+        _t6 = (_a9 == 1)
+        _t7 = (_a3*_a7)
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (_t1*_t8)
+        _t10 = (3*_t9)
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+        _t12 = (_t5 if _t6 else _t11)
+        _t13 = (_a4*_a10)
+        _t14 = (_t13*_a7)
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t16 = (_a9 == 2)
+        _t17 = (2*_t14)
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t19 = -1 + _a5
+        _t20 = (8*_t19)
+        _t21 = (_t14*_t20*_a1)
+        _t22 = (_t4*_a9)
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t24 = -1 + _a11
+        _t25 = (_t13*_t24)
+        _t26 = (6*_t25)
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+        _t28 = (_t17*_t24)
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+        _t30 = (1 if _t6 else 0)
+        _t31 = (_t28*_t30)
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+        _t33 = (_t14*_t24)
+        _t34 = (12*_t33*_a1)
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+        _t36 = _t27 + _t29 + _t32 + _t35
+        _t37 = _t12 + _t18 + _t23 + _t36
+        _t38 = (4*_t33)
+        _t39 = -1 + _a9
+        _t40 = (2*_a11)
+        _t41 = (_a0 < _t4)
+        _t42 = (2*(0 if _t41 else _t1))
+        _t43 = (_a5*_a11)
+        _t44 = (_a0 < _t43)
+        _t45 = (_a1*_a8)
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+        _t47 = (0 if _t44 else _t46)
+        _t48 = (_a0 < _t22)
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t50 = (_a0 < 1 + _t4)
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+        _t52 = (_a0 < _a11)
+        _t53 = (_a8*(-2 + _t40))
+        _t54 = (3*_t53)
+        _t55 = (_t30*_t53)
+        _t56 = (6*_a1)
+        _t57 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t56)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t58 = (0 if _t52 else _t53) + (0 if _t52 else _t54) + (0 if _t52 else _t55) + (0 if _t52 else _t57)
+        _t59 = _t42 + _t47 + _t51 + _t58
+        _t60 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+        _t61 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t62 = (_t61 == _floor(_t61))
+        _t63 = _t62 and (_t6 or (_a0 == _t60))
+        _t64 = -1 + ((_by_zero() if not _a11 else _t60 // _a11 if not _t60 % _a11 else ((_z := 1) and _F(_t60, _a11))) if _t63 else 1)
+        _t65 = (_t3*_t64)
+        _t66 = (_t0*_t60)
+        _t67 = (_t10*_t64)
+        _t68 = ((((_by_zero() if not _t66 else _t65 // _t66 if not _t65 % _t66 else ((_z := 1) and _F(_t65, _t66))) if _t63 else (_by_zero() if not _t4 else _t65 // _t4 if not _t65 % _t4 else ((_z := 1) and _F(_t65, _t4)))) if _t6 else ((_by_zero() if not _t66 else _t67 // _t66 if not _t67 % _t66 else ((_z := 1) and _F(_t67, _t66))) if _t63 else (_by_zero() if not _t4 else _t67 // _t4 if not _t67 % _t4 else ((_z := 1) and _F(_t67, _t4))))) if _t41 else _t12)
+        _t69 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+        _t70 = _t62 and ((_a0 == _t69) or ((_a6*_a9) == 1))
+        _t71 = (_t21*(-1 + ((_by_zero() if not _a11 else _t69 // _a11 if not _t69 % _a11 else ((_z := 1) and _F(_t69, _a11))) if _t70 else 1)))
+        _t72 = (_t0*_a9)
+        _t73 = (_t69*_t72)
+        _t74 = (((_by_zero() if not _t73 else _t71 // _t73 if not _t71 % _t73 else ((_z := 1) and _F(_t71, _t73))) if _t70 else (_by_zero() if not _t22 else _t71 // _t22 if not _t71 % _t22 else ((_z := 1) and _F(_t71, _t22)))) if _t44 else _t23)
+        _t75 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+        _t76 = (0 if _t48 else _t75) + (0 if _t50 else _t75)
+        _t77 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t78 = (_a0 == _t77) or (_t72 == 1)
+        _t79 = -1 + (_t77 if _t78 else 1)
+        _t80 = (_t26*_t79)
+        _t81 = (_t4*_t77)
+        _t82 = (_t28*_t79)
+        _t83 = (_t31*_t79)
+        _t84 = (_t34*_t79)
+        _t85 = (_t22*_t77)
+        _t86 = (((_by_zero() if not _t81 else _t80 // _t81 if not _t80 % _t81 else ((_z := 1) and _F(_t80, _t81))) if _t78 else (_by_zero() if not _t4 else _t80 // _t4 if not _t80 % _t4 else ((_z := 1) and _F(_t80, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t81 else _t82 // _t81 if not _t82 % _t81 else ((_z := 1) and _F(_t82, _t81))) if _t78 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t52 else _t29) + (((_by_zero() if not _t81 else _t83 // _t81 if not _t83 % _t81 else ((_z := 1) and _F(_t83, _t81))) if _t78 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t32) + (((_by_zero() if not _t85 else _t84 // _t85 if not _t84 % _t85 else ((_z := 1) and _F(_t84, _t85))) if _t78 else (_by_zero() if not _t22 else _t84 // _t22 if not _t84 % _t22 else ((_z := 1) and _F(_t84, _t22)))) if _t52 else _t35)
+        _t87 = _t68 + _t74 + _t76 + _t86
+        _t88 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+        _t89 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+        _t90 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n38, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (_t33*_t56)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+        _t91 = _t88 + _t89 + _t90
+        _t92 = (2*(_t1 if _t41 else 0))
+        _t93 = (_t46 if _t44 else 0)
+        _t94 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+        _t95 = (_t53 if _t52 else 0) + (_t54 if _t52 else 0) + (_t55 if _t52 else 0) + (_t57 if _t52 else 0)
+        _t96 = _t92 + _t93 + _t94 + _t95
+        _t97 = ((((_by_zero() if not _t66 else _t3 // _t66 if not _t3 % _t66 else ((_z := 1) and _F(_t3, _t66))) if _t63 else _t5) if _t6 else ((_by_zero() if not _t66 else _t10 // _t66 if not _t10 % _t66 else ((_z := 1) and _F(_t10, _t66))) if _t63 else _t11)) if _t41 else 0)
+        _t98 = (((_by_zero() if not _t73 else _t21 // _t73 if not _t21 % _t73 else ((_z := 1) and _F(_t21, _t73))) if _t70 else _t23) if _t44 else 0)
+        _t99 = (_t75 if _t48 else 0) + (_t75 if _t50 else 0)
+        _t100 = (((_by_zero() if not _t81 else _t26 // _t81 if not _t26 % _t81 else ((_z := 1) and _F(_t26, _t81))) if _t78 else _t27) if _t52 else 0) + (((_by_zero() if not _t81 else _t28 // _t81 if not _t28 % _t81 else ((_z := 1) and _F(_t28, _t81))) if _t78 else _t29) if _t52 else 0) + (((_by_zero() if not _t81 else _t31 // _t81 if not _t31 % _t81 else ((_z := 1) and _F(_t31, _t81))) if _t78 else _t32) if _t52 else 0) + (((_by_zero() if not _t85 else _t34 // _t85 if not _t34 % _t85 else ((_z := 1) and _F(_t34, _t85))) if _t78 else _t35) if _t52 else 0)
+        _t101 = _t100 + _t97 + _t98 + _t99
+        _t102 = (_t0*_a8)
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+        _t105 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t38*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+        _t106 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t107 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+        _t108 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+        return (_t37, _t37, _t21 + _t26 + _t34 + _t38 + (_t14*_t39*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t59, _t87, _t91, _t96, _t101, _t59, _t87, _t91, _t96, _t101, (_by_zero() if not _a8 else _t39 // _a8 if not _t39 % _a8 else _t39 / _a8), _t22, _a11, _t103, _t104, _t105, _a11, _t103, _t104, _t105, _a11, _t103, _t104, _t105, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, 2, _t103, _a8, _t75, 2, _t103, _a8, _t75, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t107, 1, _t108, _t0, _t107, 1, _t108, _t36, _t58, _t86, _t90, _t95, _t100, _t23, _t47, _t74, _t89, _t93, _t98, _t18, _t51, _t76, _t94, _t99, _t12, _t42, _t68, _t88, _t92, _t97, _z, )
+    except _CANNOT:
+        pass
+    _z = 0
+    try:
+        _t0 = (_a5*_a6)
+    except _CANNOT as _err:
+        _t0 = _Unusable(_err)
+        _z = 1
+    try:
+        _t1 = -1 + _t0
+    except _CANNOT as _err:
+        _t1 = _Unusable(_err)
+        _z = 1
+    try:
+        _t2 = (_t1*_a2)
+    except _CANNOT as _err:
+        _t2 = _Unusable(_err)
+        _z = 1
+    try:
+        _t3 = (3*_t2)
+    except _CANNOT as _err:
+        _t3 = _Unusable(_err)
+        _z = 1
+    try:
+        _t4 = (_t0*_a11)
+    except _CANNOT as _err:
+        _t4 = _Unusable(_err)
+        _z = 1
+    try:
+        _t5 = (_by_zero() if not _t4 else _t3 // _t4 if not _t3 % _t4 else ((_z := 1) and _F(_t3, _t4)))
+    except _CANNOT as _err:
+        _t5 = _Unusable(_err)
+        _z = 1
+    try:
+        _t6 = (_a9 == 1)
+    except _CANNOT as _err:
+        _t6 = _Unusable(_err)
+        _z = 1
+    try:
+        _t7 = (_a3*_a7)
+    except _CANNOT as _err:
+        _t7 = _Unusable(_err)
+        _z = 1
+    try:
+        _t8 = _t7 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t7)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+    except _CANNOT as _err:
+        _t8 = _Unusable(_err)
+        _z = 1
+    try:
+        _t9 = (_t1*_t8)
+    except _CANNOT as _err:
+        _t9 = _Unusable(_err)
+        _z = 1
+    try:
+        _t10 = (3*_t9)
+    except _CANNOT as _err:
+        _t10 = _Unusable(_err)
+        _z = 1
+    try:
+        _t11 = (_by_zero() if not _t4 else _t10 // _t4 if not _t10 % _t4 else ((_z := 1) and _F(_t10, _t4)))
+    except _CANNOT as _err:
+        _t11 = _Unusable(_err)
+        _z = 1
+    try:
+        _t12 = (_t5 if _t6 else _t11)
+    except _CANNOT as _err:
+        _t12 = _Unusable(_err)
+        _z = 1
+    try:
+        _t13 = (_a4*_a10)
+    except _CANNOT as _err:
+        _t13 = _Unusable(_err)
+        _z = 1
+    try:
+        _t14 = (_t13*_a7)
+    except _CANNOT as _err:
+        _t14 = _Unusable(_err)
+        _z = 1
+    try:
+        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+    except _CANNOT as _err:
+        _t15 = _Unusable(_err)
+        _z = 1
+    try:
+        _t16 = (_a9 == 2)
+    except _CANNOT as _err:
+        _t16 = _Unusable(_err)
+        _z = 1
+    try:
+        _t17 = (2*_t14)
+    except _CANNOT as _err:
+        _t17 = _Unusable(_err)
+        _z = 1
+    try:
+        _t18 = (0 if _t6 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+    except _CANNOT as _err:
+        _t18 = _Unusable(_err)
+        _z = 1
+    try:
+        _t19 = -1 + _a5
+    except _CANNOT as _err:
+        _t19 = _Unusable(_err)
+        _z = 1
+    try:
+        _t20 = (8*_t19)
+    except _CANNOT as _err:
+        _t20 = _Unusable(_err)
+        _z = 1
+    try:
+        _t21 = (_t14*_t20*_a1)
+    except _CANNOT as _err:
+        _t21 = _Unusable(_err)
+        _z = 1
+    try:
+        _t22 = (_t4*_a9)
+    except _CANNOT as _err:
+        _t22 = _Unusable(_err)
+        _z = 1
+    try:
+        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+    except _CANNOT as _err:
+        _t23 = _Unusable(_err)
+        _z = 1
+    try:
+        _t24 = -1 + _a11
+    except _CANNOT as _err:
+        _t24 = _Unusable(_err)
+        _z = 1
+    try:
+        _t25 = (_t13*_t24)
+    except _CANNOT as _err:
+        _t25 = _Unusable(_err)
+        _z = 1
+    try:
+        _t26 = (6*_t25)
+    except _CANNOT as _err:
+        _t26 = _Unusable(_err)
+        _z = 1
+    try:
+        _t27 = (_by_zero() if not _t4 else _t26 // _t4 if not _t26 % _t4 else ((_z := 1) and _F(_t26, _t4)))
+    except _CANNOT as _err:
+        _t27 = _Unusable(_err)
+        _z = 1
+    try:
+        _t28 = (_t17*_t24)
+    except _CANNOT as _err:
+        _t28 = _Unusable(_err)
+        _z = 1
+    try:
+        _t29 = (_by_zero() if not _t4 else _t28 // _t4 if not _t28 % _t4 else ((_z := 1) and _F(_t28, _t4)))
+    except _CANNOT as _err:
+        _t29 = _Unusable(_err)
+        _z = 1
+    try:
+        _t30 = (1 if _t6 else 0)
+    except _CANNOT as _err:
+        _t30 = _Unusable(_err)
+        _z = 1
+    try:
+        _t31 = (_t28*_t30)
+    except _CANNOT as _err:
+        _t31 = _Unusable(_err)
+        _z = 1
+    try:
+        _t32 = (_by_zero() if not _t4 else _t31 // _t4 if not _t31 % _t4 else ((_z := 1) and _F(_t31, _t4)))
+    except _CANNOT as _err:
+        _t32 = _Unusable(_err)
+        _z = 1
+    try:
+        _t33 = (_t14*_t24)
+    except _CANNOT as _err:
+        _t33 = _Unusable(_err)
+        _z = 1
+    try:
+        _t34 = (12*_t33*_a1)
+    except _CANNOT as _err:
+        _t34 = _Unusable(_err)
+        _z = 1
+    try:
+        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+    except _CANNOT as _err:
+        _t35 = _Unusable(_err)
+        _z = 1
+    try:
+        _t36 = _t27 + _t29 + _t32 + _t35
+    except _CANNOT as _err:
+        _t36 = _Unusable(_err)
+        _z = 1
+    try:
+        _t37 = _t12 + _t18 + _t23 + _t36
+    except _CANNOT as _err:
+        _t37 = _Unusable(_err)
+        _z = 1
+    try:
+        _t38 = (4*_t33)
+    except _CANNOT as _err:
+        _t38 = _Unusable(_err)
+        _z = 1
+    try:
+        _t39 = -1 + _a9
+    except _CANNOT as _err:
+        _t39 = _Unusable(_err)
+        _z = 1
+    try:
+        _t40 = (2*_a11)
+    except _CANNOT as _err:
+        _t40 = _Unusable(_err)
+        _z = 1
+    try:
+        _t41 = (_a0 < _t4)
+    except _CANNOT as _err:
+        _t41 = _Unusable(_err)
+        _z = 1
+    try:
+        _t42 = (2*(0 if _t41 else _t1))
+    except _CANNOT as _err:
+        _t42 = _Unusable(_err)
+        _z = 1
+    try:
+        _t43 = (_a5*_a11)
+    except _CANNOT as _err:
+        _t43 = _Unusable(_err)
+        _z = 1
+    try:
+        _t44 = (_a0 < _t43)
+    except _CANNOT as _err:
+        _t44 = _Unusable(_err)
+        _z = 1
+    try:
+        _t45 = (_a1*_a8)
+    except _CANNOT as _err:
+        _t45 = _Unusable(_err)
+        _z = 1
+    try:
+        _t46 = (_by_zero() if not _a9 else _n10 // _a9 if not (_n10 := (_t20*_t45)) % _a9 else ((_z := 1) and _F(_n10, _a9)))
+    except _CANNOT as _err:
+        _t46 = _Unusable(_err)
+        _z = 1
+    try:
+        _t47 = (0 if _t44 else _t46)
+    except _CANNOT as _err:
+        _t47 = _Unusable(_err)
+        _z = 1
+    try:
+        _t48 = (_a0 < _t22)
+    except _CANNOT as _err:
+        _t48 = _Unusable(_err)
+        _z = 1
+    try:
+        _t49 = (0 if _t6 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+    except _CANNOT as _err:
+        _t49 = _Unusable(_err)
+        _z = 1
+    try:
+        _t50 = (_a0 < 1 + _t4)
+    except _CANNOT as _err:
+        _t50 = _Unusable(_err)
+        _z = 1
+    try:
+        _t51 = (0 if _t48 else _t49) + (0 if _t50 else _t49)
+    except _CANNOT as _err:
+        _t51 = _Unusable(_err)
+        _z = 1
+    try:
+        _t52 = (_a0 < _a11)
+    except _CANNOT as _err:
+        _t52 = _Unusable(_err)
+        _z = 1
+    try:
+        _t53 = (_a8*(-2 + _t40))
+    except _CANNOT as _err:
+        _t53 = _Unusable(_err)
+        _z = 1
+    try:
+        _t54 = (3*_t53)
+    except _CANNOT as _err:
+        _t54 = _Unusable(_err)
+        _z = 1
+    try:
+        _t55 = (_t30*_t53)
+    except _CANNOT as _err:
+        _t55 = _Unusable(_err)
+        _z = 1
+    try:
+        _t56 = (6*_a1)
+    except _CANNOT as _err:
+        _t56 = _Unusable(_err)
+        _z = 1
+    try:
+        _t57 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t56)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+    except _CANNOT as _err:
+        _t57 = _Unusable(_err)
+        _z = 1
+    try:
+        _t58 = (0 if _t52 else _t53) + (0 if _t52 else _t54) + (0 if _t52 else _t55) + (0 if _t52 else _t57)
+    except _CANNOT as _err:
+        _t58 = _Unusable(_err)
+        _z = 1
+    try:
+        _t59 = _t42 + _t47 + _t51 + _t58
+    except _CANNOT as _err:
+        _t59 = _Unusable(_err)
+        _z = 1
+    try:
+        _t60 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t4 // _a0 if not _t4 % _a0 else ((_z := 1) and _F(_t4, _a0)))))) + (_a5*_a6*_a11)
+    except _CANNOT as _err:
+        _t60 = _Unusable(_err)
+        _z = 1
+    try:
+        _t61 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+    except _CANNOT as _err:
+        _t61 = _Unusable(_err)
+        _z = 1
+    try:
+        _t62 = (_t61 == _floor(_t61))
+    except _CANNOT as _err:
+        _t62 = _Unusable(_err)
+        _z = 1
+    try:
+        _t63 = _t62 and (_t6 or (_a0 == _t60))
+    except _CANNOT as _err:
+        _t63 = _Unusable(_err)
+        _z = 1
+    try:
+        _t64 = -1 + ((_by_zero() if not _a11 else _t60 // _a11 if not _t60 % _a11 else ((_z := 1) and _F(_t60, _a11))) if _t63 else 1)
+    except _CANNOT as _err:
+        _t64 = _Unusable(_err)
+        _z = 1
+    try:
+        _t65 = (_t3*_t64)
+    except _CANNOT as _err:
+        _t65 = _Unusable(_err)
+        _z = 1
+    try:
+        _t66 = (_t0*_t60)
+    except _CANNOT as _err:
+        _t66 = _Unusable(_err)
+        _z = 1
+    try:
+        _t67 = (_t10*_t64)
+    except _CANNOT as _err:
+        _t67 = _Unusable(_err)
+        _z = 1
+    try:
+        _t68 = ((((_by_zero() if not _t66 else _t65 // _t66 if not _t65 % _t66 else ((_z := 1) and _F(_t65, _t66))) if _t63 else (_by_zero() if not _t4 else _t65 // _t4 if not _t65 % _t4 else ((_z := 1) and _F(_t65, _t4)))) if _t6 else ((_by_zero() if not _t66 else _t67 // _t66 if not _t67 % _t66 else ((_z := 1) and _F(_t67, _t66))) if _t63 else (_by_zero() if not _t4 else _t67 // _t4 if not _t67 % _t4 else ((_z := 1) and _F(_t67, _t4))))) if _t41 else _t12)
+    except _CANNOT as _err:
+        _t68 = _Unusable(_err)
+        _z = 1
+    try:
+        _t69 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t43 // _a0 if not _t43 % _a0 else ((_z := 1) and _F(_t43, _a0))))))
+    except _CANNOT as _err:
+        _t69 = _Unusable(_err)
+        _z = 1
+    try:
+        _t70 = _t62 and ((_a0 == _t69) or ((_a6*_a9) == 1))
+    except _CANNOT as _err:
+        _t70 = _Unusable(_err)
+        _z = 1
+    try:
+        _t71 = (_t21*(-1 + ((_by_zero() if not _a11 else _t69 // _a11 if not _t69 % _a11 else ((_z := 1) and _F(_t69, _a11))) if _t70 else 1)))
+    except _CANNOT as _err:
+        _t71 = _Unusable(_err)
+        _z = 1
+    try:
+        _t72 = (_t0*_a9)
+    except _CANNOT as _err:
+        _t72 = _Unusable(_err)
+        _z = 1
+    try:
+        _t73 = (_t69*_t72)
+    except _CANNOT as _err:
+        _t73 = _Unusable(_err)
+        _z = 1
+    try:
+        _t74 = (((_by_zero() if not _t73 else _t71 // _t73 if not _t71 % _t73 else ((_z := 1) and _F(_t71, _t73))) if _t70 else (_by_zero() if not _t22 else _t71 // _t22 if not _t71 % _t22 else ((_z := 1) and _F(_t71, _t22)))) if _t44 else _t23)
+    except _CANNOT as _err:
+        _t74 = _Unusable(_err)
+        _z = 1
+    try:
+        _t75 = (0 if _t6 else ((_by_zero() if not (_d24 := (2*_t0)) else _t14 // _d24 if not _t14 % _d24 else ((_z := 1) and _F(_t14, _d24))) if _t16 else _t15))
+    except _CANNOT as _err:
+        _t75 = _Unusable(_err)
+        _z = 1
+    try:
+        _t76 = (0 if _t48 else _t75) + (0 if _t50 else _t75)
+    except _CANNOT as _err:
+        _t76 = _Unusable(_err)
+        _z = 1
+    try:
+        _t77 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+    except _CANNOT as _err:
+        _t77 = _Unusable(_err)
+        _z = 1
+    try:
+        _t78 = (_a0 == _t77) or (_t72 == 1)
+    except _CANNOT as _err:
+        _t78 = _Unusable(_err)
+        _z = 1
+    try:
+        _t79 = -1 + (_t77 if _t78 else 1)
+    except _CANNOT as _err:
+        _t79 = _Unusable(_err)
+        _z = 1
+    try:
+        _t80 = (_t26*_t79)
+    except _CANNOT as _err:
+        _t80 = _Unusable(_err)
+        _z = 1
+    try:
+        _t81 = (_t4*_t77)
+    except _CANNOT as _err:
+        _t81 = _Unusable(_err)
+        _z = 1
+    try:
+        _t82 = (_t28*_t79)
+    except _CANNOT as _err:
+        _t82 = _Unusable(_err)
+        _z = 1
+    try:
+        _t83 = (_t31*_t79)
+    except _CANNOT as _err:
+        _t83 = _Unusable(_err)
+        _z = 1
+    try:
+        _t84 = (_t34*_t79)
+    except _CANNOT as _err:
+        _t84 = _Unusable(_err)
+        _z = 1
+    try:
+        _t85 = (_t22*_t77)
+    except _CANNOT as _err:
+        _t85 = _Unusable(_err)
+        _z = 1
+    try:
+        _t86 = (((_by_zero() if not _t81 else _t80 // _t81 if not _t80 % _t81 else ((_z := 1) and _F(_t80, _t81))) if _t78 else (_by_zero() if not _t4 else _t80 // _t4 if not _t80 % _t4 else ((_z := 1) and _F(_t80, _t4)))) if _t52 else _t27) + (((_by_zero() if not _t81 else _t82 // _t81 if not _t82 % _t81 else ((_z := 1) and _F(_t82, _t81))) if _t78 else (_by_zero() if not _t4 else _t82 // _t4 if not _t82 % _t4 else ((_z := 1) and _F(_t82, _t4)))) if _t52 else _t29) + (((_by_zero() if not _t81 else _t83 // _t81 if not _t83 % _t81 else ((_z := 1) and _F(_t83, _t81))) if _t78 else (_by_zero() if not _t4 else _t83 // _t4 if not _t83 % _t4 else ((_z := 1) and _F(_t83, _t4)))) if _t52 else _t32) + (((_by_zero() if not _t85 else _t84 // _t85 if not _t84 % _t85 else ((_z := 1) and _F(_t84, _t85))) if _t78 else (_by_zero() if not _t22 else _t84 // _t22 if not _t84 % _t22 else ((_z := 1) and _F(_t84, _t22)))) if _t52 else _t35)
+    except _CANNOT as _err:
+        _t86 = _Unusable(_err)
+        _z = 1
+    try:
+        _t87 = _t68 + _t74 + _t76 + _t86
+    except _CANNOT as _err:
+        _t87 = _Unusable(_err)
+        _z = 1
+    try:
+        _t88 = ((_by_zero() if not _t4 else _n35 // _t4 if not (_n35 := (2*_t2)) % _t4 else ((_z := 1) and _F(_n35, _t4))) if _t6 else (_by_zero() if not _t4 else _n34 // _t4 if not (_n34 := (2*_t9)) % _t4 else ((_z := 1) and _F(_n34, _t4))))
+    except _CANNOT as _err:
+        _t88 = _Unusable(_err)
+        _z = 1
+    try:
+        _t89 = (_by_zero() if not _t22 else _n36 // _t22 if not (_n36 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n36, _t22)))
+    except _CANNOT as _err:
+        _t89 = _Unusable(_err)
+        _z = 1
+    try:
+        _t90 = (_by_zero() if not _t4 else _t33 // _t4 if not _t33 % _t4 else ((_z := 1) and _F(_t33, _t4))) + (_by_zero() if not _t4 else _n38 // _t4 if not (_n38 := (3*_t25)) % _t4 else ((_z := 1) and _F(_n38, _t4))) + (_by_zero() if not _t4 else _n39 // _t4 if not (_n39 := (_t30*_t33)) % _t4 else ((_z := 1) and _F(_n39, _t4))) + (_by_zero() if not _t22 else _n40 // _t22 if not (_n40 := (_t33*_t56)) % _t22 else ((_z := 1) and _F(_n40, _t22)))
+    except _CANNOT as _err:
+        _t90 = _Unusable(_err)
+        _z = 1
+    try:
+        _t91 = _t88 + _t89 + _t90
+    except _CANNOT as _err:
+        _t91 = _Unusable(_err)
+        _z = 1
+    try:
+        _t92 = (2*(_t1 if _t41 else 0))
+    except _CANNOT as _err:
+        _t92 = _Unusable(_err)
+        _z = 1
+    try:
+        _t93 = (_t46 if _t44 else 0)
+    except _CANNOT as _err:
+        _t93 = _Unusable(_err)
+        _z = 1
+    try:
+        _t94 = (_t49 if _t48 else 0) + (_t49 if _t50 else 0)
+    except _CANNOT as _err:
+        _t94 = _Unusable(_err)
+        _z = 1
+    try:
+        _t95 = (_t53 if _t52 else 0) + (_t54 if _t52 else 0) + (_t55 if _t52 else 0) + (_t57 if _t52 else 0)
+    except _CANNOT as _err:
+        _t95 = _Unusable(_err)
+        _z = 1
+    try:
+        _t96 = _t92 + _t93 + _t94 + _t95
+    except _CANNOT as _err:
+        _t96 = _Unusable(_err)
+        _z = 1
+    try:
+        _t97 = ((((_by_zero() if not _t66 else _t3 // _t66 if not _t3 % _t66 else ((_z := 1) and _F(_t3, _t66))) if _t63 else _t5) if _t6 else ((_by_zero() if not _t66 else _t10 // _t66 if not _t10 % _t66 else ((_z := 1) and _F(_t10, _t66))) if _t63 else _t11)) if _t41 else 0)
+    except _CANNOT as _err:
+        _t97 = _Unusable(_err)
+        _z = 1
+    try:
+        _t98 = (((_by_zero() if not _t73 else _t21 // _t73 if not _t21 % _t73 else ((_z := 1) and _F(_t21, _t73))) if _t70 else _t23) if _t44 else 0)
+    except _CANNOT as _err:
+        _t98 = _Unusable(_err)
+        _z = 1
+    try:
+        _t99 = (_t75 if _t48 else 0) + (_t75 if _t50 else 0)
+    except _CANNOT as _err:
+        _t99 = _Unusable(_err)
+        _z = 1
+    try:
+        _t100 = (((_by_zero() if not _t81 else _t26 // _t81 if not _t26 % _t81 else ((_z := 1) and _F(_t26, _t81))) if _t78 else _t27) if _t52 else 0) + (((_by_zero() if not _t81 else _t28 // _t81 if not _t28 % _t81 else ((_z := 1) and _F(_t28, _t81))) if _t78 else _t29) if _t52 else 0) + (((_by_zero() if not _t81 else _t31 // _t81 if not _t31 % _t81 else ((_z := 1) and _F(_t31, _t81))) if _t78 else _t32) if _t52 else 0) + (((_by_zero() if not _t85 else _t34 // _t85 if not _t34 % _t85 else ((_z := 1) and _F(_t34, _t85))) if _t78 else _t35) if _t52 else 0)
+    except _CANNOT as _err:
+        _t100 = _Unusable(_err)
+        _z = 1
+    try:
+        _t101 = _t100 + _t97 + _t98 + _t99
+    except _CANNOT as _err:
+        _t101 = _Unusable(_err)
+        _z = 1
+    try:
+        _t102 = (_t0*_a8)
+    except _CANNOT as _err:
+        _t102 = _Unusable(_err)
+        _z = 1
+    try:
+        _t103 = (_by_zero() if not _t102 else _t14 // _t102 if not _t14 % _t102 else ((_z := 1) and _F(_t14, _t102)))
+    except _CANNOT as _err:
+        _t103 = _Unusable(_err)
+        _z = 1
+    try:
+        _t104 = (_by_zero() if not _a9 else _n49 // _a9 if not (_n49 := (2*_t45)) % _a9 else ((_z := 1) and _F(_n49, _a9)))
+    except _CANNOT as _err:
+        _t104 = _Unusable(_err)
+        _z = 1
+    try:
+        _t105 = (_by_zero() if not _t22 else _n50 // _t22 if not (_n50 := (_t38*_a1)) % _t22 else ((_z := 1) and _F(_n50, _t22)))
+    except _CANNOT as _err:
+        _t105 = _Unusable(_err)
+        _z = 1
+    try:
+        _t106 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+    except _CANNOT as _err:
+        _t106 = _Unusable(_err)
+        _z = 1
+    try:
+        _t107 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t6 else (_by_zero() if not _a11 else _t8 // _a11 if not _t8 % _a11 else ((_z := 1) and _F(_t8, _a11))))
+    except _CANNOT as _err:
+        _t107 = _Unusable(_err)
+        _z = 1
+    try:
+        _t108 = ((_by_zero() if not _t4 else _t2 // _t4 if not _t2 % _t4 else ((_z := 1) and _F(_t2, _t4))) if _t6 else (_by_zero() if not _t4 else _t9 // _t4 if not _t9 % _t4 else ((_z := 1) and _F(_t9, _t4))))
+    except _CANNOT as _err:
+        _t108 = _Unusable(_err)
+        _z = 1
+    return (_t37, _t37, _t21 + _t26 + _t34 + _t38 + (_t14*_t39*_t40) + (_t3 if _t6 else (_t10 if _t6 else _t3)), _t59, _t87, _t91, _t96, _t101, _t59, _t87, _t91, _t96, _t101, (_by_zero() if not _a8 else _t39 // _a8 if not _t39 % _a8 else _t39 / _a8), _t22, _a11, _t103, _t104, _t105, _a11, _t103, _t104, _t105, _a11, _t103, _t104, _t105, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, _a5, _t106, _t104, _t89, 2, _t103, _a8, _t75, 2, _t103, _a8, _t75, _a11, _t103, _a8, _t32, _a11, _t103, _a8, _t29, _a11, (_by_zero() if not _t102 else _t13 // _t102 if not _t13 % _t102 else ((_z := 1) and _F(_t13, _t102))), (3*_a8), _t27, _t0, _t107, 1, _t108, _t0, _t107, 1, _t108, _t36, _t58, _t86, _t90, _t95, _t100, _t23, _t47, _t74, _t89, _t93, _t98, _t18, _t51, _t76, _t94, _t99, _t12, _t42, _t68, _t88, _t92, _t97, _z, )
+
+
+def _step_0712c34792d3(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x138 = c * d
+    x2 = -1.0 + x138
+    x4 = (p == 1.0)
+    x131 = h * V
+    x6 = x131 + (Phi - x131 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x124 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x124 / G)) + x124
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x138 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x138 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x138 if (G < x124) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x138)
+    x17 = x131 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x88 = p*t
+    x132 = h * L
+    x20 = (x17 + L * x18 / x88 + x132 * x19 / x88 + x132 * F * 3.0 / x88) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x89 = d*m
+    x105 = b * s * h * x25 * 2.0
+    x106 = b * s * h * F * 3.0
+    x110 = b * h * x24 * 2.0
+    x119 = b * s * h * V
+    x139 = c * t
+    x26 = (L * (x110 / x89 + x105 / x89 + x106 / x89) / p + x119 / x89) / x139
+    x120 = c * d * m * p
+    x27 = -b * h * L * x24 * 2.0 / (x120 * t)
+    x121 = c * d * m * t
+    x91 = eta*peak
+    x28 = (x26 - x119 / x121 + x27) * 2.0 / x91
+    x92 = x138 * m
+    x140 = b * s * h
+    x29 = x140 / x92
+    x125 = b * s * V
+    x30 = x17 + x29 + x125 / x121
+    x31 = x18 / t + x29 + x140 / x121
+    x126 = b * s * F
+    x133 = h * F
+    x32 = x133 / t + x29 + x126 / x121
+    x141 = b * s
+    x33 = h * x19 / t + x29 + x141 * x19 / x121
+    x34 = x133 * 2.0 / t + x29 + x126 * 2.0 / x121
+    x111 = L * w_half * x31
+    x112 = L * w_half * x32
+    x113 = L * w_half * x33
+    x114 = L * w_half * x34
+    x123 = w_half * x30
+    x35 = (x123 * 2.0 + x111 * 3.0 / p + x112 * 3.0 / p + x113 * 3.0 / p + x114 * 3.0 / p) * 2.0 / x91
+    x36 = x26 + x27
+    x38 = 5.0 + 12.0/t
+    x115 = hbm * c * d * m
+    x93 = x115 * t
+    x94 = eta_attn*peak*c*d*m*p*t
+    x95 = x115 * p
+    x102 = b * s * h * L * x38 * kappa
+    x116 = b * h * L * x24
+    x127 = x20 + x28
+    x39 = x15 + max(0.0, -m * (x127 + x35 + x36 * 4.0 / x91 + x125 * 14.0 / x93 + x116 * 7.0 / x94 + x102 * (16 / 9) / x95))
+    x128 = c * d * t
+    x40 = (Phi*16.0/t + Phi*30.0/x128 if x4 else (x6)*16.0/t + (x6)*30.0/x128)/hbm
+    x41 = -1.0 + c
+    x43 = x139 - G * (-1.0 + math.ceil(x139 / G))
+    x45 = x12 and ((G == x43) or (d*p == 1.0))
+    x46 = -1.0 + ((x43)/t if x45 else 1.0)
+    x122 = c * d * p * t
+    x134 = L * m
+    x136 = b * s * h * L
+    x47 = x136 * gamma * x41 * 2.0 / x122 + (x134 * alpha_inter * x41 * 8.0 / p + (x136 * beta_inter * x41 * 8.0 / (x138 * p * x43) + x136 * beta * x41 * x46 * 8.0 / (x138 * p * x43) if x45 else x136 * beta_inter * x41 * 8.0 / x122 + x136 * beta * x41 * x46 * 8.0 / x122) if G < x139 else x134 * alpha * x41 * 8.0 / p + x136 * beta * x41 * 8.0 / x122)
+    x48 = (p == 2.0)
+    x49 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x140 * beta_inter * (1 / 2) / x138 if x48 else m * alpha_inter + x140 * beta_inter / x138
+    x50 = (x49 if G < x124 * p else 0.0 if x4 else m * alpha * (1 / 2) + x140 * beta * (1 / 2) / x138 if x48 else m * alpha + x140 * beta / x138) + (x49 if G < 1.0 + x124 else 0.0 if x4 else m * alpha * (1 / 2) + x140 * beta * (1 / 2) / x138 if x48 else m * alpha + x140 * beta / x138)
+    x51 = -1.0 + t
+    x104 = b * s * h * x51 * gamma
+    x52 = x104 / x121
+    x53 = t - G*(-1.0 + math.ceil(t/G))
+    x55 = G == x53 or x138 * p == 1.0
+    x56 = -1.0 + (x53 if x55 else 1.0)
+    x57 = (G < t)
+    x99 = b * s * h * x51 * beta_inter
+    x100 = b * s * h * x51 * beta * x56
+    x101 = b * s * h * x51 * beta * 2.0
+    x58 = x51 * alpha_inter * 2.0 + (x99 * 2.0 / (x121 * x53) + x100 * 2.0 / (x121 * x53) if x55 else x99 * 2.0 / x121 + x100 * 2.0 / x121) if x57 else x51 * alpha * 2.0 + x101 / x121
+    x59 = (1.0 if x4 else 0.0)
+    x60 = ((1.0/(x53)) if x55 else 1.0)
+    x61 = x99 * x59 * x60 * 2.0 / x128
+    x62 = x100 * x59 * x60 * 2.0 / x128
+    x117 = x51 * m * alpha
+    x63 = x117 * 8.0
+    x109 = b * s * x51 * beta
+    x64 = x109 * 6.0 / x128
+    x65 = x101 / x128
+    x66 = x117 * 2.0 + x65 if x4 else 0.0
+    x107 = b * s * h * x51 * L
+    x137 = b * s * x51
+    x67 = x134 * (max(0.0, -(w_half * x33 + x140 * x19 / x121) * 2.0 / x91 + x52 + x58) + max(0.0, -(w_half * x34 + x140 * F * 2.0 / x121) * 2.0 / x91 + x52 + x58)) / p + x137 * gamma * 3.0 / x128 + x104 / x128 + x104 * x59 / x128 + x107 * gamma * 4.0 / x122 + (x51 * m * alpha_inter * 8.0 + x51 * m * alpha_inter * x59 * 2.0 + x51 * L * m * alpha_inter * 8.0 / p + x61 + x62 + (x137 * beta_inter * 6.0 / (x128 * x53) + x99 * 2.0 / (x128 * x53) + x109 * x56 * 6.0 / (x128 * x53) + x100 * 2.0 / (x128 * x53) + x107 * beta_inter * 8.0 / (x122 * x53) + x107 * beta * x56 * 8.0 / (x122 * x53) if x55 else x137 * beta_inter * 6.0 / x128 + x99 * 2.0 / x128 + x109 * x56 * 6.0 / x128 + x100 * 2.0 / x128 + x107 * beta_inter * 8.0 / x122 + x107 * beta * x56 * 8.0 / x122) if x57 else x63 + x51 * L * m * alpha * 8.0 / p + x64 + x65 + x107 * beta * 8.0 / x122 + x66)
+    x68 = (x123 + x111 / p + x112 / p + x113 / p + x114 / p) * 2.0 / x91
+    x69 = (x36)*6.0/x91
+    x70 = x125 * 52.0 / x93
+    x71 = x116 * 9.0 / x94
+    x72 = x102 * (8 / 3) / x95
+    x73 = (x47)/m + (x50)/m + (x67)/m + x20 + x28 + x68 + x35 + x69 + x70 + x71 + x72
+    x74 = (x39) + x40 + (x73)*(-1.0 + m + p)
+    x135 = b * s * h * x51
+    x75 = gamma * (x137 * 3.0 / x128 + x135 / x128 + x135 * x59 / x128 + x107 * 6.0 / x122) + (alpha_inter * (x51 * m * 8.0 + x51 * m * x59 * 2.0 + x51 * L * m * 12.0 / p) + x61 + x62 + (beta * (x137 * x56 * 6.0 / (x128 * x53) + x135 * x56 * 2.0 / (x128 * x53) + x107 * x56 * 12.0 / (x122 * x53)) + beta_inter * (x137 * 6.0 / (x128 * x53) + x135 * 2.0 / (x128 * x53) + x107 * 12.0 / (x122 * x53)) if x55 else beta * (x137 * x56 * 6.0 / x128 + x135 * x56 * 2.0 / x128 + x107 * x56 * 12.0 / x122) + beta_inter * (x137 * 6.0 / x128 + x135 * 2.0 / x128 + x107 * 12.0 / x122)) if x57 else x63 + x51 * L * m * alpha * 12.0 / p + x64 + x65 + x107 * beta * 12.0 / x122 + x66)
+    x77 = x110 + x105 + x106
+    x130 = L * x77
+    x129 = x130 + x119
+    x81 = x130 * 4.0 + x119 * 3.0
+    x82 = min(m, p)
+    x108 = b * s * h * L * x82
+    x83 = x108 * 2.0 / x120
+    x84 = x125 * 6.0 / x121
+    x118 = b * s * h * x38
+    x85 = x118 * 2.0 / x92
+    x86 = max(x84, x85)
+    x103 = peak * c * d * p * t * x74
+    return (x74, m * (x127 + x68 + x35 + x69 + x70 + x71 + x72), (x75) + (x47) + (x15) + (x50), (x67) + (x39) + (x47) + (x50), (x73)*(-1.0 + p), x40, x141 / x74, x129 * 6.0 / x103, (x129 - x116) * 6.0 / x103, x81 * 2.0 / x103, 6.0*(x129), 2.0*(x81), Phi * 6.0 / t + Phi * 12.0 / x128 + x83 + x86 if x4 else x6 * 6.0 / t + x6 * 12.0 / x128 + max(2.0 * (x118 / x92 + x108 / x120), x136 * 2.0 / x120 + x86), x75, x47, x50, x15, x67, x47, x50, x39, 2.0*x7, 4.0*x7, x7*12.0/x138, x83, x84, x85, 0.0,)
+
+
+def _step_0d92462c01e6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x138 = c * d
+    x2 = -1.0 + x138
+    x4 = (p == 1.0)
+    x128 = h * V
+    x6 = x128 + (Phi - x128 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x121 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x121 / G)) + x121
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x138 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x138 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x138 if (G < x121) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x138)
+    x17 = x128 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x89 = p*t
+    x129 = h * L
+    x20 = (x17 + L * x18 / x89 + x129 * x19 / x89 + x129 * F * 3.0 / x89) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x90 = d*m
+    x103 = b * s * h * x25 * 2.0
+    x105 = b * s * h * F * 3.0
+    x109 = b * h * x24 * 2.0
+    x117 = b * s * h * V
+    x136 = c * t
+    x26 = (L * (x109 / x90 + x103 / x90 + x105 / x90) / p + x117 / x90) / x136
+    x135 = c * d * m
+    x91 = x135 * p * t
+    x27 = -b*h*L*x24*2.0/x91
+    x118 = c * d * m * t
+    x93 = eta*peak
+    x28 = (x26 - x117 / x118 + x27) * 2.0 / x93
+    x139 = b * s * h
+    x29 = x139 / x135
+    x122 = b * s * V
+    x30 = x17 + x29 + x122 / x118
+    x31 = x18 / t + x29 + x139 / x118
+    x123 = b * s * F
+    x130 = h * F
+    x32 = x130 / t + x29 + x123 / x118
+    x140 = b * s
+    x33 = h * x19 / t + x29 + x140 * x19 / x118
+    x34 = x130 * 2.0 / t + x29 + x123 * 2.0 / x118
+    x110 = L * w_half * x31
+    x111 = L * w_half * x32
+    x112 = L * w_half * x33
+    x113 = L * w_half * x34
+    x120 = w_half * x30
+    x35 = (x120 * 2.0 + x110 * 3.0 / p + x111 * 3.0 / p + x112 * 3.0 / p + x113 * 3.0 / p) * 2.0 / x93
+    x36 = x26 + x27
+    x114 = hbm * c * d * m
+    x94 = x114 * t
+    x95 = eta_attn*peak*c*d*m*p*t
+    x96 = x114 * p * t
+    x104 = b * s * h * L * kappa
+    x115 = b * h * L * x24
+    x124 = x20 + x28
+    x38 = x15 + max(0.0, -m * (x124 + x35 + x36 * 4.0 / x93 + x122 * 14.0 / x94 + x115 * 7.0 / x95 + x104 * (272 / 9) / x96))
+    x125 = c * d * t
+    x39 = (Phi*16.0/t + Phi*30.0/x125 if x4 else (x6)*16.0/t + (x6)*30.0/x125)/hbm
+    x40 = -1.0 + c
+    x42 = x136 - G * (-1.0 + math.ceil(x136 / G))
+    x44 = x12 and ((G == x42) or (d*p == 1.0))
+    x45 = -1.0 + ((x42)/t if x44 else 1.0)
+    x119 = c * d * p * t
+    x131 = L * m
+    x133 = b * s * h * L
+    x46 = x133 * gamma * x40 * 2.0 / x119 + (x131 * alpha_inter * x40 * 8.0 / p + (x133 * beta_inter * x40 * 8.0 / (x138 * p * x42) + x133 * beta * x40 * x45 * 8.0 / (x138 * p * x42) if x44 else x133 * beta_inter * x40 * 8.0 / x119 + x133 * beta * x40 * x45 * 8.0 / x119) if G < x136 else x131 * alpha * x40 * 8.0 / p + x133 * beta * x40 * 8.0 / x119)
+    x47 = (p == 2.0)
+    x48 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x139 * beta_inter * (1 / 2) / x125 if x47 else m * alpha_inter + x139 * beta_inter / x125
+    x49 = (x48 if G < x121 * p else 0.0 if x4 else m * alpha * (1 / 2) + x139 * beta * (1 / 2) / x125 if x47 else m * alpha + x139 * beta / x125) + (x48 if G < 1.0 + x121 else 0.0 if x4 else m * alpha * (1 / 2) + x139 * beta * (1 / 2) / x125 if x47 else m * alpha + x139 * beta / x125)
+    x50 = -(w_half * x33 + x139 * x19 / x118) * 2.0 / x93
+    x51 = -1.0 + t
+    x52 = t - G*(-1.0 + math.ceil(t/G))
+    x54 = G == x52 or x138 * p == 1.0
+    x55 = -1.0 + (x52 if x54 else 1.0)
+    x56 = (G < t)
+    x99 = b * s * h * x51 * beta_inter
+    x100 = b * s * h * x51 * beta * x55
+    x132 = b * s * h * x51 * beta
+    x57 = x51 * alpha_inter + (x99 / (x118 * x52) + x100 / (x118 * x52) if x54 else x99 / x118 + x100 / x118) if x56 else x51 * alpha + x132 / x118
+    x58 = -(w_half * x34 + x139 * F * 2.0 / x118) * 2.0 / x93
+    x102 = b * s * h * x51 * gamma
+    x59 = x102 / x118
+    x60 = (1.0 if x4 else 0.0)
+    x61 = ((1.0/(x52)) if x54 else 1.0)
+    x62 = x99 * x60 * x61 * 2.0 / x125
+    x63 = x100 * x60 * x61 * 2.0 / x125
+    x116 = x51 * m * alpha
+    x64 = x116 * 9.0
+    x108 = b * s * x51 * beta
+    x65 = x108 * 6.0 / x125
+    x66 = x132 * 3.0 / x125
+    x67 = x116 * 2.0 + x132 * 2.0 / x125 if x4 else 0.0
+    x106 = b * s * h * x51 * L
+    x134 = b * s * x51
+    x68 = x131 * (max(0.0, x50 + x57) + max(0.0, x58 + x57)) / p + x131 * (max(0.0, x50 + x59 + x57) + max(0.0, x58 + x59 + x57)) / p + x134 * gamma * 3.0 / x125 + x102 / x125 + x102 * x60 / x125 + x106 * gamma * 4.0 / x119 + (x51 * m * alpha_inter * 9.0 + x51 * m * alpha_inter * x60 * 2.0 + x51 * L * m * alpha_inter * 10.0 / p + x62 + x63 + (x134 * beta_inter * 6.0 / (x125 * x52) + x99 * 3.0 / (x125 * x52) + x108 * x55 * 6.0 / (x125 * x52) + x100 * 3.0 / (x125 * x52) + x106 * beta_inter * 10.0 / (x119 * x52) + x106 * beta * x55 * 10.0 / (x119 * x52) if x54 else x134 * beta_inter * 6.0 / x125 + x99 * 3.0 / x125 + x108 * x55 * 6.0 / x125 + x100 * 3.0 / x125 + x106 * beta_inter * 10.0 / x119 + x106 * beta * x55 * 10.0 / x119) if x56 else x64 + x51 * L * m * alpha * 10.0 / p + x65 + x66 + x106 * beta * 10.0 / x119 + x67)
+    x69 = (x120 + x110 / p + x111 / p + x112 / p + x113 / p) * 2.0 / x93
+    x70 = (x36)*6.0/x93
+    x71 = x122 * 52.0 / x94
+    x72 = x115 * 9.0 / x95
+    x73 = x104 * (136 / 3) / x96
+    x74 = (x46)/m + (x49)/m + (x68)/m + x20 + x28 + x69 + x35 + x70 + x71 + x72 + x73
+    x75 = (x38) + x39 + (x74)*(-1.0 + m + p)
+    x137 = b * s * h * x51
+    x76 = gamma * (x134 * 3.0 / x125 + x137 / x125 + x137 * x60 / x125 + x106 * 6.0 / x119) + (alpha_inter * (x51 * m * 9.0 + x51 * m * x60 * 2.0 + x51 * L * m * 14.0 / p) + x62 + x63 + (beta * (x134 * x55 * 6.0 / (x125 * x52) + x137 * x55 * 3.0 / (x125 * x52) + x106 * x55 * 14.0 / (x119 * x52)) + beta_inter * (x134 * 6.0 / (x125 * x52) + x137 * 3.0 / (x125 * x52) + x106 * 14.0 / (x119 * x52)) if x54 else beta * (x134 * x55 * 6.0 / x125 + x137 * x55 * 3.0 / x125 + x106 * x55 * 14.0 / x119) + beta_inter * (x134 * 6.0 / x125 + x137 * 3.0 / x125 + x106 * 14.0 / x119)) if x56 else x64 + x51 * L * m * alpha * 14.0 / p + x65 + x66 + x106 * beta * 14.0 / x119 + x67)
+    x78 = x109 + x103 + x105
+    x127 = L * x78
+    x126 = x127 + x117
+    x82 = x127 * 4.0 + x117 * 3.0
+    x83 = min(m, p)
+    x107 = b * s * h * L * x83
+    x84 = x107 * 2.0 / x91
+    x85 = x122 * 6.0 / x118
+    x86 = x139 * 34.0 / x118
+    x87 = max(x85, x86)
+    x101 = peak * c * d * p * t * x75
+    return (x75, m * (x124 + x69 + x35 + x70 + x71 + x72 + x73), (x76) + (x46) + (x15) + (x49), (x68) + (x38) + (x46) + (x49), (x74)*(-1.0 + p), x39, x140 / x75, x126 * 6.0 / x101, (x126 - x115) * 6.0 / x101, x82 * 2.0 / x101, 6.0*(x126), 2.0*(x82), Phi * 6.0 / t + Phi * 12.0 / x125 + x84 + x87 if x4 else x6 * 6.0 / t + x6 * 12.0 / x125 + max(2.0 * (x139 * 17.0 / x118 + x107 / x91), x133 * 2.0 / x91 + x87), x76, x46, x49, x15, x68, x46, x49, x38, 2.0*x7, 4.0*x7, x7*12.0/x138, x84, x85, x86, 0.0,)
 
 
 def _step_11fd258dc29a(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, a_ssm, alpha, alpha_inter, b, beta, beta_inter, c, d, d_ssm, e, eta, eta_attn, g_ssm, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, n_ssm, p, peak, s, t, w_half, w_half_expert):
@@ -41964,6 +47912,116 @@ def _step_6f1de848f25f(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alp
     return (x140, m*(x118 + x119 + x120 + x121 + x122 + x137 + x138), (x102) + (x141) + (x142) + x117 + (x105), (x90) + (x102) + x117 + (x105) + x143, (x139)*(-1.0 + p), x92, x238 / x140, x150, (x204 * 2.0 + x213 * 2.0 + x200 * 2.0 - x186) * 3.0 / x181, x150, x151, x151, x152 + x153 + x12 * 14.0 / x237 + Phi_E * 14.0 / x176 + (x156 + x161 + x162 if x9 else max(x156 + x158 + x162, x224 / p + x161)), x102, x141, x117, x105, x142, x102, x143, x117, x105, x90, 0.0, 2.0*(x91), 12.0*(x91), x156, x162, x160, x153, x159, x157, x158, x152,)
 
 
+def _step_8532ccb312e2(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x124 = c * d
+    x2 = -1.0 + x124
+    x4 = (p == 1.0)
+    x114 = h * V
+    x6 = x114 + (Phi - x114 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x109 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x109 / G)) + x109
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x124 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x124 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x124 if (G < x109) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x124)
+    x17 = x114 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x81 = p*t
+    x115 = h * L
+    x20 = (x17 + L * x18 / x81 + x115 * x19 / x81 + x115 * F * 3.0 / x81) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x82 = d*m
+    x121 = c * d * m
+    x83 = x121 * p * t
+    x95 = b * s * h * x25 * 2.0
+    x97 = b * s * h * F * 3.0
+    x101 = b * h * x24 * 2.0
+    x102 = b * h * L * x24
+    x105 = b * s * h * V
+    x122 = c * t
+    x26 = (L * (x101 / x82 + x95 / x82 + x97 / x82) / p + x105 / x82) / x122 - x102 * 2.0 / x83
+    x125 = b * s * h
+    x27 = x125 / x121
+    x106 = c * d * m * t
+    x126 = b * s
+    x28 = h * x19 / t + x27 + x126 * x19 / x106
+    x110 = b * s * F
+    x116 = h * F
+    x29 = x116 * 2.0 / t + x27 + x110 * 2.0 / x106
+    x108 = L * w_half
+    x111 = b * s * V
+    x30 = w_half * (x17 + x27 + x111 / x106) + x108 * (x18 / t + x27 + x125 / x106) / p + x108 * (x116 / t + x27 + x110 / x106) / p + x108 * x28 / p + x108 * x29 / p
+    x85 = eta*peak
+    x103 = hbm * c * d * m
+    x86 = x103 * t
+    x87 = eta_attn*peak*c*d*m*p*t
+    x88 = x103 * p * t
+    x96 = b * s * h * L * kappa
+    x32 = x15 + max(0.0, -m * (x20 + x26 * 4.0 / x85 + x30 * 4.0 / x85 + x111 * 14.0 / x86 + x102 * 5.0 / x87 + x96 * (68 / 3) / x88))
+    x112 = c * d * t
+    x33 = (Phi*16.0/t + Phi*30.0/x112 if x4 else (x6)*16.0/t + (x6)*30.0/x112)/hbm
+    x34 = -1.0 + c
+    x36 = x122 - G * (-1.0 + math.ceil(x122 / G))
+    x38 = x12 and ((G == x36) or (d*p == 1.0))
+    x39 = -1.0 + ((x36)/t if x38 else 1.0)
+    x107 = c * d * p * t
+    x117 = L * m
+    x119 = b * s * h * L
+    x40 = x119 * gamma * x34 * 2.0 / x107 + (x117 * alpha_inter * x34 * 6.0 / p + (x119 * beta_inter * x34 * 6.0 / (x124 * p * x36) + x119 * beta * x34 * x39 * 6.0 / (x124 * p * x36) if x38 else x119 * beta_inter * x34 * 6.0 / x107 + x119 * beta * x34 * x39 * 6.0 / x107) if G < x122 else x117 * alpha * x34 * 6.0 / p + x119 * beta * x34 * 6.0 / x107)
+    x41 = (p == 2.0)
+    x42 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x125 * beta_inter * (1 / 2) / x112 if x41 else m * alpha_inter + x125 * beta_inter / x112
+    x43 = (x42 if G < x109 * p else 0.0 if x4 else m * alpha * (1 / 2) + x125 * beta * (1 / 2) / x112 if x41 else m * alpha + x125 * beta / x112) + (x42 if G < 1.0 + x109 else 0.0 if x4 else m * alpha * (1 / 2) + x125 * beta * (1 / 2) / x112 if x41 else m * alpha + x125 * beta / x112)
+    x44 = -(w_half * x28 + x125 * x19 / x106) * 2.0 / x85
+    x45 = -1.0 + t
+    x46 = t - G*(-1.0 + math.ceil(t/G))
+    x48 = G == x46 or x124 * p == 1.0
+    x49 = -1.0 + (x46 if x48 else 1.0)
+    x50 = (G < t)
+    x91 = b * s * h * x45 * beta_inter
+    x92 = b * s * h * x45 * beta * x49
+    x118 = b * s * h * x45 * beta
+    x51 = x45 * alpha_inter + (x91 / (x106 * x46) + x92 / (x106 * x46) if x48 else x91 / x106 + x92 / x106) if x50 else x45 * alpha + x118 / x106
+    x52 = -(w_half * x29 + x125 * F * 2.0 / x106) * 2.0 / x85
+    x94 = b * s * h * x45 * gamma
+    x53 = x94 / x106
+    x54 = (1.0 if x4 else 0.0)
+    x55 = ((1.0/(x46)) if x48 else 1.0)
+    x56 = x91 * x54 * x55 * 2.0 / x112
+    x57 = x92 * x54 * x55 * 2.0 / x112
+    x104 = x45 * m * alpha
+    x58 = x104 * 9.0
+    x100 = b * s * x45 * beta
+    x59 = x100 * 6.0 / x112
+    x60 = x118 * 3.0 / x112
+    x61 = x104 * 2.0 + x118 * 2.0 / x112 if x4 else 0.0
+    x98 = b * s * h * x45 * L
+    x120 = b * s * x45
+    x62 = x117 * (max(0.0, x44 + x51) + max(0.0, x52 + x51)) / p + x117 * (max(0.0, x44 + x53 + x51) + max(0.0, x52 + x53 + x51)) / p + x120 * gamma * 3.0 / x112 + x94 / x112 + x94 * x54 / x112 + x98 * gamma * 2.0 / x107 + (x45 * m * alpha_inter * 9.0 + x45 * m * alpha_inter * x54 * 2.0 + x45 * L * m * alpha_inter * 6.0 / p + x56 + x57 + (x120 * beta_inter * 6.0 / (x112 * x46) + x91 * 3.0 / (x112 * x46) + x100 * x49 * 6.0 / (x112 * x46) + x92 * 3.0 / (x112 * x46) + x98 * beta_inter * 6.0 / (x107 * x46) + x98 * beta * x49 * 6.0 / (x107 * x46) if x48 else x120 * beta_inter * 6.0 / x112 + x91 * 3.0 / x112 + x100 * x49 * 6.0 / x112 + x92 * 3.0 / x112 + x98 * beta_inter * 6.0 / x107 + x98 * beta * x49 * 6.0 / x107) if x50 else x58 + x45 * L * m * alpha * 6.0 / p + x59 + x60 + x98 * beta * 6.0 / x107 + x61)
+    x63 = (x26)*6.0/x85
+    x64 = (x30)*6.0/x85
+    x65 = x111 * 52.0 / x86
+    x66 = x102 * 7.0 / x87
+    x67 = x96 * 34.0 / x88
+    x68 = (x40)/m + (x43)/m + (x62)/m + x20 + x63 + x64 + x65 + x66 + x67
+    x69 = (x32) + x33 + (x68)*(-1.0 + m + p)
+    x123 = b * s * h * x45
+    x70 = gamma * (x120 * 3.0 / x112 + x123 / x112 + x123 * x54 / x112 + x98 * 4.0 / x107) + (alpha_inter * (x45 * m * 9.0 + x45 * m * x54 * 2.0 + x45 * L * m * 10.0 / p) + x56 + x57 + (beta * (x120 * x49 * 6.0 / (x112 * x46) + x123 * x49 * 3.0 / (x112 * x46) + x98 * x49 * 10.0 / (x107 * x46)) + beta_inter * (x120 * 6.0 / (x112 * x46) + x123 * 3.0 / (x112 * x46) + x98 * 10.0 / (x107 * x46)) if x48 else beta * (x120 * x49 * 6.0 / x112 + x123 * x49 * 3.0 / x112 + x98 * x49 * 10.0 / x107) + beta_inter * (x120 * 6.0 / x112 + x123 * 3.0 / x112 + x98 * 10.0 / x107)) if x50 else x58 + x45 * L * m * alpha * 10.0 / p + x59 + x60 + x98 * beta * 10.0 / x107 + x61)
+    x72 = L * (x101 + x95 + x97)
+    x113 = x72 + x105
+    x93 = peak * c * d * p * t * x69
+    x75 = x113 * 6.0 / x93
+    x76 = 6.0*(x113)
+    x77 = x111 * 3.0 / x106
+    x78 = min(m, p)
+    x99 = b * s * h * L * x78
+    x79 = x99 * 34.0 / x83
+    return (x69, m*(x20 + x63 + x64 + x65 + x66 + x67), (x70) + (x40) + (x15) + (x43), (x62) + (x32) + (x40) + (x43), (x68)*(-1.0 + p), x33, x126 / x69, x75, (x113 - x102) * 6.0 / x93, x75, x76, x76, 2.0 * (x77 + x99 * 17.0 / x83) + Phi * 6.0 / t + Phi * 12.0 / x112 if x4 else x6 * 6.0 / t + x6 * 12.0 / x112 + max(x79, 2.0 * (x77 + x119 * 17.0 / x83)), x70, x40, x43, x15, x62, x40, x43, x32, 2.0*x7, 4.0*x7, x7*12.0/x124, x79, x111 * 6.0 / x106, 0.0,)
+
+
 def _step_86469dfec055(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, eta_fp8, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, peak_fp8, q_lora, s, t, w_half, w_half_expert):
     x281 = c * d
     x3 = -1.0 + x281
@@ -42774,6 +48832,119 @@ def _step_94288db9246b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
     return (x107, m*(x97 + x98 + x99 + x100 + x101 + x102 + x103 + x104 + x105), (x74) + (x81) + (x109) + x96 + (x84), (x64) + (x74) + (x81) + x96 + (x84), (x106)*(-1.0 + p), x65, x192 / x107, x152 * 6.0 / x145, (x152 - x157) * 6.0 / x145, x118 / x145, x117, x118, x119 + 6.0 * x10 + Phi_E * 6.0 / x127 + (x121 + x122 if x7 else max(x121, x178 / p + x122)), x74, x81, x96, x84, x109, x74, x81, x96, x84, x64, 2.0*(x123), 4.0*(x123), x119, x121, x122, 0.0,)
 
 
+def _step_956618fe74c6(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
+    x127 = c * d
+    x2 = -1.0 + x127
+    x4 = (p == 1.0)
+    x119 = h * V
+    x6 = x119 + (Phi - x119 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x114 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x114 / G)) + x114
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x127 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x127 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x127 if (G < x114) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x127)
+    x107 = c * d * m * p
+    x124 = b * s * h * L
+    x18 = x124 * 2.0 / x107
+    x19 = h + 2.0*h_kv
+    x87 = x107 * t
+    x108 = b * s * L * F
+    x126 = b * s * L
+    x20 = (x18 + x126 * x19 / x87 + x108 * 2.0 / x87) * 6.0 / hbm
+    x21 = x119 / t
+    x22 = h**2.0
+    x88 = p*t
+    x23 = L*x22/x88
+    x120 = h * L
+    x24 = x120 * x19 / x88
+    x25 = x120 * F * 3.0 / x88
+    x26 = (x21 + x23 + x24 + x25)*6.0/hbm
+    x130 = b * s * h
+    x29 = x130 / (x127 * m)
+    x109 = c * d * m * t
+    x110 = b * s * h * V
+    x115 = b * s * V
+    x30 = w_half * (x21 + x29 + x115 / x109) + x110 / x109
+    x131 = b * s
+    x33 = h * x19 / t + x29 + x131 * x19 / x109
+    x116 = b * s * F
+    x121 = h * F
+    x34 = x121 * 2.0 / t + x29 + x116 * 2.0 / x109
+    x113 = L * w_half
+    x35 = x113 * (x22 / t + x29 + x130 / x109) / p + x113 * (x121 / t + x29 + x116 / x109) / p + x113 * x33 / p + x113 * x34 / p + x126 * x22 / x87 + x124 * x19 / x87 + x124 * F * 3.0 / x87
+    x37 = s**2.0
+    x90 = eta*peak
+    x91 = eta_fp8*peak_fp8
+    x104 = hbm * c * d * m
+    x92 = x104 * t
+    x93 = eta_attn*peak*c*d*m*p*t
+    x94 = x104 * p * t
+    x101 = b * s * h * L * kappa
+    x105 = b * h * L * x37
+    x38 = x15 + max(0.0, -m * (x20 + x26 + x30 * 4.0 / x90 + x35 * 4.0 / x91 + x115 * 14.0 / x92 + x105 * 7.0 / x93 + x101 * (68 / 3) / x94))
+    x117 = c * d * t
+    x39 = (Phi*16.0/t + Phi*30.0/x117 if x4 else (x6)*16.0/t + (x6)*30.0/x117)/hbm
+    x40 = -1.0 + c
+    x128 = c * t
+    x42 = x128 - G * (-1.0 + math.ceil(x128 / G))
+    x44 = x12 and ((G == x42) or (d*p == 1.0))
+    x45 = -1.0 + ((x42)/t if x44 else 1.0)
+    x111 = c * d * p * t
+    x122 = L * m
+    x46 = x124 * gamma * x40 * 2.0 / x111 + (x122 * alpha_inter * x40 * 6.0 / p + (x124 * beta_inter * x40 * 6.0 / (x127 * p * x42) + x124 * beta * x40 * x45 * 6.0 / (x127 * p * x42) if x44 else x124 * beta_inter * x40 * 6.0 / x111 + x124 * beta * x40 * x45 * 6.0 / x111) if G < x128 else x122 * alpha * x40 * 6.0 / p + x124 * beta * x40 * 6.0 / x111)
+    x47 = (p == 2.0)
+    x48 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x130 * beta_inter * (1 / 2) / x117 if x47 else m * alpha_inter + x130 * beta_inter / x117
+    x49 = (x48 if G < x114 * p else 0.0 if x4 else m * alpha * (1 / 2) + x130 * beta * (1 / 2) / x117 if x47 else m * alpha + x130 * beta / x117) + (x48 if G < 1.0 + x114 else 0.0 if x4 else m * alpha * (1 / 2) + x130 * beta * (1 / 2) / x117 if x47 else m * alpha + x130 * beta / x117)
+    x50 = -(w_half * x33 + x130 * x19 / x109) * 2.0 / x91
+    x51 = -1.0 + t
+    x52 = t - G*(-1.0 + math.ceil(t/G))
+    x54 = G == x52 or x127 * p == 1.0
+    x55 = -1.0 + (x52 if x54 else 1.0)
+    x56 = (G < t)
+    x97 = b * s * h * x51 * beta_inter
+    x98 = b * s * h * x51 * beta * x55
+    x123 = b * s * h * x51 * beta
+    x57 = x51 * alpha_inter + (x97 / (x109 * x52) + x98 / (x109 * x52) if x54 else x97 / x109 + x98 / x109) if x56 else x51 * alpha + x123 / x109
+    x112 = b * s * h * F
+    x58 = -(w_half * x34 + x112 * 2.0 / x109) * 2.0 / x91
+    x100 = b * s * h * x51 * gamma
+    x59 = x100 / x109
+    x60 = (1.0 if x4 else 0.0)
+    x61 = ((1.0/(x52)) if x54 else 1.0)
+    x62 = x97 * x60 * x61 * 2.0 / x117
+    x63 = x98 * x60 * x61 * 2.0 / x117
+    x106 = x51 * m * alpha
+    x64 = x106 * 9.0
+    x103 = b * s * x51 * beta
+    x65 = x103 * 6.0 / x117
+    x66 = x123 * 3.0 / x117
+    x67 = x106 * 2.0 + x123 * 2.0 / x117 if x4 else 0.0
+    x102 = b * s * h * x51 * L
+    x125 = b * s * x51
+    x68 = x122 * (max(0.0, x50 + x57) + max(0.0, x58 + x57)) / p + x122 * (max(0.0, x50 + x59 + x57) + max(0.0, x58 + x59 + x57)) / p + x125 * gamma * 3.0 / x117 + x100 / x117 + x100 * x60 / x117 + x102 * gamma * 2.0 / x111 + (x51 * m * alpha_inter * 9.0 + x51 * m * alpha_inter * x60 * 2.0 + x51 * L * m * alpha_inter * 6.0 / p + x62 + x63 + (x125 * beta_inter * 6.0 / (x117 * x52) + x97 * 3.0 / (x117 * x52) + x103 * x55 * 6.0 / (x117 * x52) + x98 * 3.0 / (x117 * x52) + x102 * beta_inter * 6.0 / (x111 * x52) + x102 * beta * x55 * 6.0 / (x111 * x52) if x54 else x125 * beta_inter * 6.0 / x117 + x97 * 3.0 / x117 + x103 * x55 * 6.0 / x117 + x98 * 3.0 / x117 + x102 * beta_inter * 6.0 / x111 + x102 * beta * x55 * 6.0 / x111) if x56 else x64 + x51 * L * m * alpha * 6.0 / p + x65 + x66 + x102 * beta * 6.0 / x111 + x67)
+    x69 = ((x23 + x24 + x25) / m + x18 + x108 / x87 + x124 / x87) * 6.0 / hbm
+    x70 = (x30)*6.0/x90
+    x71 = (x35)*6.0/x91
+    x72 = x115 * 52.0 / x92
+    x73 = x105 * 9.0 / x93
+    x74 = x101 * 34.0 / x94
+    x75 = (x46)/m + (x49)/m + (x68)/m + x20 + x69 + x26 + x70 + x71 + x72 + x73 + x74
+    x76 = (x38) + x39 + (x75)*(-1.0 + m + p)
+    x129 = b * s * h * x51
+    x77 = gamma * (x125 * 3.0 / x117 + x129 / x117 + x129 * x60 / x117 + x102 * 4.0 / x111) + (alpha_inter * (x51 * m * 9.0 + x51 * m * x60 * 2.0 + x51 * L * m * 10.0 / p) + x62 + x63 + (beta * (x125 * x55 * 6.0 / (x117 * x52) + x129 * x55 * 3.0 / (x117 * x52) + x102 * x55 * 10.0 / (x111 * x52)) + beta_inter * (x125 * 6.0 / (x117 * x52) + x129 * 3.0 / (x117 * x52) + x102 * 10.0 / (x111 * x52)) if x54 else beta * (x125 * x55 * 6.0 / x117 + x129 * x55 * 3.0 / x117 + x102 * x55 * 10.0 / x111) + beta_inter * (x125 * 6.0 / x117 + x129 * 3.0 / x117 + x102 * 10.0 / x111)) if x56 else x64 + x51 * L * m * alpha * 10.0 / p + x65 + x66 + x102 * beta * 10.0 / x111 + x67)
+    x79 = L * (b * h * x37 * 2.0 + x130 * (h + h_kv) * 2.0 + x112 * 3.0)
+    x118 = x79 + x110
+    x82 = 6.0*(x118)
+    x83 = x82 + x105 * 4.0
+    x84 = x115 * 6.0 / x109
+    x85 = x124 * min(m, p) * 29.0 / x87
+    x99 = peak * c * d * p * t * x76
+    return (x76, m*(x20 + x69 + x26 + x70 + x71 + x72 + x73 + x74), (x77) + (x46) + (x15) + (x49), (x68) + (x38) + (x46) + (x49), (x75)*(-1.0 + p), x39, x131 / x76, x118 * 6.0 / x99, (x118 - x105) * 6.0 / x99, x83 / x99, x82, x83, Phi * 6.0 / t + Phi * 12.0 / x117 + x84 + x85 if x4 else x6 * 6.0 / t + x6 * 12.0 / x117 + max(x85, x84 + x124 * 29.0 / x87), x77, x46, x49, x15, x68, x46, x49, x38, 2.0*x7, 4.0*x7, x7*12.0/x127, x85, x84, 0.0,)
+
+
 def _step_9709fc27db58(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x122 = c * d
     x2 = -1.0 + x122
@@ -42880,6 +49051,114 @@ def _step_9709fc27db58(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
     x78 = x95 * 2.0 / x106
     x94 = peak * c * d * p * t * x68
     return (x68, m*(x20 + x62 + x63 + x64 + x65 + x66), (x69) + (x41) + (x15) + (x44), (x61) + (x33) + (x41) + (x44), (x67)*(-1.0 + p), x34, x125 / x68, x115 * 6.0 / x94, (x115 - x102) * 6.0 / x94, x75 / x94, x74, x75, 2.0 * (x76 + x95 / x106) + Phi * 6.0 / t + Phi * 12.0 / x113 if x4 else x6 * 6.0 / t + x6 * 12.0 / x113 + max(x78, 2.0 * (x76 + x124 * L * x32 / x106)), x69, x41, x44, x15, x61, x41, x44, x33, 2.0*x7, 4.0*x7, x7*12.0/x122, x78, x112 * 6.0 / x107, 0.0,)
+
+
+def _step_9710ca2e00de(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x122 = c * d
+    x2 = -1.0 + x122
+    x4 = (p == 1.0)
+    x115 = h * V
+    x6 = x115 + (Phi - x115 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x110 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x110 / G)) + x110
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x122 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x122 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x122 if (G < x110) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x122)
+    x17 = x115 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x80 = p*t
+    x116 = h * L
+    x20 = (x17 + L * x18 / x80 + x116 * x19 / x80 + x116 * F * 3.0 / x80) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x81 = d*m
+    x97 = b * s * h * x25 * 2.0
+    x98 = b * s * h * F * 3.0
+    x101 = b * h * x24 * 2.0
+    x102 = b * h * L * x24
+    x105 = b * s * h * V
+    x106 = c * d * m * p
+    x123 = c * t
+    x26 = (L * (x101 / x81 + x97 / x81 + x98 / x81) / p + x105 / x81) / x123 - x102 * 2.0 / (x106 * t)
+    x124 = b * s * h
+    x27 = x124 / (x122 * m)
+    x107 = c * d * m * t
+    x125 = b * s
+    x28 = h * x19 / t + x27 + x125 * x19 / x107
+    x111 = b * s * F
+    x117 = h * F
+    x29 = x117 * 2.0 / t + x27 + x111 * 2.0 / x107
+    x109 = L * w_half
+    x112 = b * s * V
+    x30 = w_half * (x17 + x27 + x112 / x107) + x109 * (x18 / t + x27 + x124 / x107) / p + x109 * (x117 / t + x27 + x111 / x107) / p + x109 * x28 / p + x109 * x29 / p
+    x32 = 5.0 + 12.0/t
+    x83 = eta*peak
+    x103 = hbm * c * d * m
+    x84 = x103 * t
+    x85 = eta_attn*peak*c*d*m*p*t
+    x86 = x103 * p
+    x93 = b * s * h * L * x32 * kappa
+    x33 = x15 + max(0.0, -m * (x20 + x26 * 4.0 / x83 + x30 * 4.0 / x83 + x112 * 14.0 / x84 + x102 * 7.0 / x85 + x93 * (4 / 3) / x86))
+    x113 = c * d * t
+    x34 = (Phi*16.0/t + Phi*30.0/x113 if x4 else (x6)*16.0/t + (x6)*30.0/x113)/hbm
+    x35 = -1.0 + c
+    x37 = x123 - G * (-1.0 + math.ceil(x123 / G))
+    x39 = x12 and ((G == x37) or (d*p == 1.0))
+    x40 = -1.0 + ((x37)/t if x39 else 1.0)
+    x108 = c * d * p * t
+    x118 = L * m
+    x120 = b * s * h * L
+    x41 = x120 * gamma * x35 * 2.0 / x108 + (x118 * alpha_inter * x35 * 6.0 / p + (x120 * beta_inter * x35 * 6.0 / (x122 * p * x37) + x120 * beta * x35 * x40 * 6.0 / (x122 * p * x37) if x39 else x120 * beta_inter * x35 * 6.0 / x108 + x120 * beta * x35 * x40 * 6.0 / x108) if G < x123 else x118 * alpha * x35 * 6.0 / p + x120 * beta * x35 * 6.0 / x108)
+    x42 = (p == 2.0)
+    x43 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x124 * beta_inter * (1 / 2) / x122 if x42 else m * alpha_inter + x124 * beta_inter / x122
+    x44 = (x43 if G < x110 * p else 0.0 if x4 else m * alpha * (1 / 2) + x124 * beta * (1 / 2) / x122 if x42 else m * alpha + x124 * beta / x122) + (x43 if G < 1.0 + x110 else 0.0 if x4 else m * alpha * (1 / 2) + x124 * beta * (1 / 2) / x122 if x42 else m * alpha + x124 * beta / x122)
+    x45 = -1.0 + t
+    x96 = b * s * h * x45 * gamma
+    x46 = x96 / x107
+    x47 = t - G*(-1.0 + math.ceil(t/G))
+    x49 = G == x47 or x122 * p == 1.0
+    x50 = -1.0 + (x47 if x49 else 1.0)
+    x51 = (G < t)
+    x90 = b * s * h * x45 * beta_inter
+    x91 = b * s * h * x45 * beta * x50
+    x92 = b * s * h * x45 * beta * 2.0
+    x52 = x45 * alpha_inter * 2.0 + (x90 * 2.0 / (x107 * x47) + x91 * 2.0 / (x107 * x47) if x49 else x90 * 2.0 / x107 + x91 * 2.0 / x107) if x51 else x45 * alpha * 2.0 + x92 / x107
+    x53 = (1.0 if x4 else 0.0)
+    x54 = ((1.0/(x47)) if x49 else 1.0)
+    x55 = x90 * x53 * x54 * 2.0 / x113
+    x56 = x91 * x53 * x54 * 2.0 / x113
+    x104 = x45 * m * alpha
+    x57 = x104 * 8.0
+    x100 = b * s * x45 * beta
+    x58 = x100 * 6.0 / x113
+    x59 = x92 / x113
+    x60 = x104 * 2.0 + x59 if x4 else 0.0
+    x99 = b * s * h * x45 * L
+    x121 = b * s * x45
+    x61 = x118 * (max(0.0, -(w_half * x28 + x124 * x19 / x107) * 2.0 / x83 + x46 + x52) + max(0.0, -(w_half * x29 + x124 * F * 2.0 / x107) * 2.0 / x83 + x46 + x52)) / p + x121 * gamma * 3.0 / x113 + x96 / x113 + x96 * x53 / x113 + x99 * gamma * 2.0 / x108 + (x45 * m * alpha_inter * 8.0 + x45 * m * alpha_inter * x53 * 2.0 + x45 * L * m * alpha_inter * 4.0 / p + x55 + x56 + (x121 * beta_inter * 6.0 / (x113 * x47) + x90 * 2.0 / (x113 * x47) + x100 * x50 * 6.0 / (x113 * x47) + x91 * 2.0 / (x113 * x47) + x99 * beta_inter * 4.0 / (x108 * x47) + x99 * beta * x50 * 4.0 / (x108 * x47) if x49 else x121 * beta_inter * 6.0 / x113 + x90 * 2.0 / x113 + x100 * x50 * 6.0 / x113 + x91 * 2.0 / x113 + x99 * beta_inter * 4.0 / x108 + x99 * beta * x50 * 4.0 / x108) if x51 else x57 + x45 * L * m * alpha * 4.0 / p + x58 + x59 + x99 * beta * 4.0 / x108 + x60)
+    x62 = (x26)*6.0/x83
+    x63 = (x30)*6.0/x83
+    x64 = x112 * 52.0 / x84
+    x65 = x93 * 2.0 / x86
+    x66 = x102 * 9.0 / x85
+    x67 = (x41)/m + (x44)/m + (x61)/m + x20 + x62 + x63 + x64 + x65 + x66
+    x68 = (x33) + x34 + (x67)*(-1.0 + m + p)
+    x119 = b * s * h * x45
+    x69 = gamma * (x121 * 3.0 / x113 + x119 / x113 + x119 * x53 / x113 + x99 * 4.0 / x108) + (alpha_inter * (x45 * m * 8.0 + x45 * m * x53 * 2.0 + x45 * L * m * 8.0 / p) + x55 + x56 + (beta * (x121 * x50 * 6.0 / (x113 * x47) + x119 * x50 * 2.0 / (x113 * x47) + x99 * x50 * 8.0 / (x108 * x47)) + beta_inter * (x121 * 6.0 / (x113 * x47) + x119 * 2.0 / (x113 * x47) + x99 * 8.0 / (x108 * x47)) if x49 else beta * (x121 * x50 * 6.0 / x113 + x119 * x50 * 2.0 / x113 + x99 * x50 * 8.0 / x108) + beta_inter * (x121 * 6.0 / x113 + x119 * 2.0 / x113 + x99 * 8.0 / x108)) if x51 else x57 + x45 * L * m * alpha * 8.0 / p + x58 + x59 + x99 * beta * 8.0 / x108 + x60)
+    x71 = L * (x101 + x97 + x98)
+    x114 = x71 + x105
+    x74 = 6.0*(x114)
+    x75 = x74 + x102 * 4.0
+    x76 = x112 * 3.0 / x107
+    x77 = min(m, p)
+    x95 = b * s * h * L * x32 * x77
+    x78 = x95 * 2.0 / x106
+    x94 = peak * c * d * p * t * x68
+    return (x68, m*(x20 + x62 + x63 + x64 + x65 + x66), (x69) + (x41) + (x15) + (x44), (x61) + (x33) + (x41) + (x44), (x67)*(-1.0 + p), x34, x125 / x68, x114 * 6.0 / x94, (x114 - x102) * 6.0 / x94, x75 / x94, x74, x75, 2.0 * (x76 + x95 / x106) + Phi * 6.0 / t + Phi * 12.0 / x113 if x4 else x6 * 6.0 / t + x6 * 12.0 / x113 + max(x78, 2.0 * (x76 + x120 * x32 / x106)), x69, x41, x44, x15, x61, x41, x44, x33, 2.0*x7, 4.0*x7, x7*12.0/x122, x78, x112 * 6.0 / x107, 0.0,)
 
 
 def _step_9862b174f525(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -43504,6 +49783,224 @@ def _step_9a12d3d87cc1(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
     x119 = Phi_E/x123 + x10
     x137 = peak * c * d * p * t * x103
     return (x103, m*(x94 + x95 + x96 + x97 + x98 + x99 + x100 + x101), (x71) + (x78) + (x105) + x93 + (x81), (x60) + (x71) + (x78) + x93 + (x81), (x102)*(-1.0 + p), x61, x187 / x103, x112 * 6.0 / x137, (x139 - x144 + x138) * 6.0 / x137, x114 / x137, x113, x114, x115 + 6.0*x10 + Phi_E*6.0/x123 + (x117 + x118 if x7 else max(x117, (x116)/p + x118)), x71, x78, x93, x81, x105, x71, x78, x93, x81, x60, 2.0*(x119), 4.0*(x119), x115, x117, x118, 0.0,)
+
+
+def _step_9ba067b3744f(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x124 = c * d
+    x2 = -1.0 + x124
+    x4 = (p == 1.0)
+    x114 = h * V
+    x6 = x114 + (Phi - x114 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x109 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x109 / G)) + x109
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x124 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x124 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x124 if (G < x109) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x124)
+    x17 = x114 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x81 = p*t
+    x115 = h * L
+    x20 = (x17 + L * x18 / x81 + x115 * x19 / x81 + x115 * F * 3.0 / x81) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x82 = d*m
+    x121 = c * d * m
+    x83 = x121 * p * t
+    x95 = b * s * h * x25 * 2.0
+    x97 = b * s * h * F * 3.0
+    x101 = b * h * x24 * 2.0
+    x102 = b * h * L * x24
+    x105 = b * s * h * V
+    x122 = c * t
+    x26 = (L * (x101 / x82 + x95 / x82 + x97 / x82) / p + x105 / x82) / x122 - x102 * 2.0 / x83
+    x125 = b * s * h
+    x27 = x125 / x121
+    x106 = c * d * m * t
+    x126 = b * s
+    x28 = h * x19 / t + x27 + x126 * x19 / x106
+    x110 = b * s * F
+    x116 = h * F
+    x29 = x116 * 2.0 / t + x27 + x110 * 2.0 / x106
+    x108 = L * w_half
+    x111 = b * s * V
+    x30 = w_half * (x17 + x27 + x111 / x106) + x108 * (x18 / t + x27 + x125 / x106) / p + x108 * (x116 / t + x27 + x110 / x106) / p + x108 * x28 / p + x108 * x29 / p
+    x85 = eta*peak
+    x103 = hbm * c * d * m
+    x86 = x103 * t
+    x87 = eta_attn*peak*c*d*m*p*t
+    x88 = x103 * p * t
+    x96 = b * s * h * L * kappa
+    x32 = x15 + max(0.0, -m * (x20 + x26 * 4.0 / x85 + x30 * 4.0 / x85 + x111 * 14.0 / x86 + x102 * 7.0 / x87 + x96 * (68 / 3) / x88))
+    x112 = c * d * t
+    x33 = (Phi*16.0/t + Phi*30.0/x112 if x4 else (x6)*16.0/t + (x6)*30.0/x112)/hbm
+    x34 = -1.0 + c
+    x36 = x122 - G * (-1.0 + math.ceil(x122 / G))
+    x38 = x12 and ((G == x36) or (d*p == 1.0))
+    x39 = -1.0 + ((x36)/t if x38 else 1.0)
+    x107 = c * d * p * t
+    x117 = L * m
+    x119 = b * s * h * L
+    x40 = x119 * gamma * x34 * 2.0 / x107 + (x117 * alpha_inter * x34 * 6.0 / p + (x119 * beta_inter * x34 * 6.0 / (x124 * p * x36) + x119 * beta * x34 * x39 * 6.0 / (x124 * p * x36) if x38 else x119 * beta_inter * x34 * 6.0 / x107 + x119 * beta * x34 * x39 * 6.0 / x107) if G < x122 else x117 * alpha * x34 * 6.0 / p + x119 * beta * x34 * 6.0 / x107)
+    x41 = (p == 2.0)
+    x42 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x125 * beta_inter * (1 / 2) / x112 if x41 else m * alpha_inter + x125 * beta_inter / x112
+    x43 = (x42 if G < x109 * p else 0.0 if x4 else m * alpha * (1 / 2) + x125 * beta * (1 / 2) / x112 if x41 else m * alpha + x125 * beta / x112) + (x42 if G < 1.0 + x109 else 0.0 if x4 else m * alpha * (1 / 2) + x125 * beta * (1 / 2) / x112 if x41 else m * alpha + x125 * beta / x112)
+    x44 = -(w_half * x28 + x125 * x19 / x106) * 2.0 / x85
+    x45 = -1.0 + t
+    x46 = t - G*(-1.0 + math.ceil(t/G))
+    x48 = G == x46 or x124 * p == 1.0
+    x49 = -1.0 + (x46 if x48 else 1.0)
+    x50 = (G < t)
+    x91 = b * s * h * x45 * beta_inter
+    x92 = b * s * h * x45 * beta * x49
+    x118 = b * s * h * x45 * beta
+    x51 = x45 * alpha_inter + (x91 / (x106 * x46) + x92 / (x106 * x46) if x48 else x91 / x106 + x92 / x106) if x50 else x45 * alpha + x118 / x106
+    x52 = -(w_half * x29 + x125 * F * 2.0 / x106) * 2.0 / x85
+    x94 = b * s * h * x45 * gamma
+    x53 = x94 / x106
+    x54 = (1.0 if x4 else 0.0)
+    x55 = ((1.0/(x46)) if x48 else 1.0)
+    x56 = x91 * x54 * x55 * 2.0 / x112
+    x57 = x92 * x54 * x55 * 2.0 / x112
+    x104 = x45 * m * alpha
+    x58 = x104 * 9.0
+    x100 = b * s * x45 * beta
+    x59 = x100 * 6.0 / x112
+    x60 = x118 * 3.0 / x112
+    x61 = x104 * 2.0 + x118 * 2.0 / x112 if x4 else 0.0
+    x98 = b * s * h * x45 * L
+    x120 = b * s * x45
+    x62 = x117 * (max(0.0, x44 + x51) + max(0.0, x52 + x51)) / p + x117 * (max(0.0, x44 + x53 + x51) + max(0.0, x52 + x53 + x51)) / p + x120 * gamma * 3.0 / x112 + x94 / x112 + x94 * x54 / x112 + x98 * gamma * 2.0 / x107 + (x45 * m * alpha_inter * 9.0 + x45 * m * alpha_inter * x54 * 2.0 + x45 * L * m * alpha_inter * 6.0 / p + x56 + x57 + (x120 * beta_inter * 6.0 / (x112 * x46) + x91 * 3.0 / (x112 * x46) + x100 * x49 * 6.0 / (x112 * x46) + x92 * 3.0 / (x112 * x46) + x98 * beta_inter * 6.0 / (x107 * x46) + x98 * beta * x49 * 6.0 / (x107 * x46) if x48 else x120 * beta_inter * 6.0 / x112 + x91 * 3.0 / x112 + x100 * x49 * 6.0 / x112 + x92 * 3.0 / x112 + x98 * beta_inter * 6.0 / x107 + x98 * beta * x49 * 6.0 / x107) if x50 else x58 + x45 * L * m * alpha * 6.0 / p + x59 + x60 + x98 * beta * 6.0 / x107 + x61)
+    x63 = (x26)*6.0/x85
+    x64 = (x30)*6.0/x85
+    x65 = x111 * 52.0 / x86
+    x66 = x102 * 9.0 / x87
+    x67 = x96 * 34.0 / x88
+    x68 = (x40)/m + (x43)/m + (x62)/m + x20 + x63 + x64 + x65 + x66 + x67
+    x69 = (x32) + x33 + (x68)*(-1.0 + m + p)
+    x123 = b * s * h * x45
+    x70 = gamma * (x120 * 3.0 / x112 + x123 / x112 + x123 * x54 / x112 + x98 * 4.0 / x107) + (alpha_inter * (x45 * m * 9.0 + x45 * m * x54 * 2.0 + x45 * L * m * 10.0 / p) + x56 + x57 + (beta * (x120 * x49 * 6.0 / (x112 * x46) + x123 * x49 * 3.0 / (x112 * x46) + x98 * x49 * 10.0 / (x107 * x46)) + beta_inter * (x120 * 6.0 / (x112 * x46) + x123 * 3.0 / (x112 * x46) + x98 * 10.0 / (x107 * x46)) if x48 else beta * (x120 * x49 * 6.0 / x112 + x123 * x49 * 3.0 / x112 + x98 * x49 * 10.0 / x107) + beta_inter * (x120 * 6.0 / x112 + x123 * 3.0 / x112 + x98 * 10.0 / x107)) if x50 else x58 + x45 * L * m * alpha * 10.0 / p + x59 + x60 + x98 * beta * 10.0 / x107 + x61)
+    x72 = L * (x101 + x95 + x97)
+    x113 = x72 + x105
+    x75 = 6.0*(x113)
+    x76 = x75 + x102 * 4.0
+    x77 = x111 * 3.0 / x106
+    x78 = min(m, p)
+    x99 = b * s * h * L * x78
+    x79 = x99 * 34.0 / x83
+    x93 = peak * c * d * p * t * x69
+    return (x69, m*(x20 + x63 + x64 + x65 + x66 + x67), (x70) + (x40) + (x15) + (x43), (x62) + (x32) + (x40) + (x43), (x68)*(-1.0 + p), x33, x126 / x69, x113 * 6.0 / x93, (x113 - x102) * 6.0 / x93, x76 / x93, x75, x76, 2.0 * (x77 + x99 * 17.0 / x83) + Phi * 6.0 / t + Phi * 12.0 / x112 if x4 else x6 * 6.0 / t + x6 * 12.0 / x112 + max(x79, 2.0 * (x77 + x119 * 17.0 / x83)), x70, x40, x43, x15, x62, x40, x43, x32, 2.0*x7, 4.0*x7, x7*12.0/x124, x79, x111 * 6.0 / x106, 0.0,)
+
+
+def _step_9c19a00002fc(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x122 = c * d
+    x2 = -1.0 + x122
+    x4 = (p == 1.0)
+    x115 = h * V
+    x6 = x115 + (Phi - x115 * 2.0) / p
+    x7 = (Phi/t if x4 else (x6)/t)
+    x110 = c * t * d
+    x10 = -G * (-1.0 + math.ceil(x110 / G)) + x110
+    x11 = G/t
+    x12 = (x11 == math.floor(x11))
+    x13 = x12 and ((G == x10) or x4)
+    x14 = (t/(x10) if x13 else 1.0)
+    x15 = gamma*x7*(x2)*2.0/x122 + (alpha_inter*(x2)*2.0 + beta_inter*x7*(x2)*x14*3.0/x122 + beta*x7*(x2)*x14*(-1.0 + ((x10)/t if x13 else 1.0))*3.0/x122 if (G < x110) else alpha*(x2)*2.0 + beta*x7*(x2)*3.0/x122)
+    x17 = x115 / t
+    x18 = h**2.0
+    x19 = h + 2.0*h_kv
+    x80 = p*t
+    x116 = h * L
+    x20 = (x17 + L * x18 / x80 + x116 * x19 / x80 + x116 * F * 3.0 / x80) * 6.0 / hbm
+    x24 = s**2.0
+    x25 = h + h_kv
+    x81 = d*m
+    x97 = b * s * h * x25 * 2.0
+    x98 = b * s * h * F * 3.0
+    x101 = b * h * x24 * 2.0
+    x102 = b * h * L * x24
+    x105 = b * s * h * V
+    x106 = c * d * m * p
+    x123 = c * t
+    x26 = (L * (x101 / x81 + x97 / x81 + x98 / x81) / p + x105 / x81) / x123 - x102 * 2.0 / (x106 * t)
+    x124 = b * s * h
+    x27 = x124 / (x122 * m)
+    x107 = c * d * m * t
+    x125 = b * s
+    x28 = h * x19 / t + x27 + x125 * x19 / x107
+    x111 = b * s * F
+    x117 = h * F
+    x29 = x117 * 2.0 / t + x27 + x111 * 2.0 / x107
+    x109 = L * w_half
+    x112 = b * s * V
+    x30 = w_half * (x17 + x27 + x112 / x107) + x109 * (x18 / t + x27 + x124 / x107) / p + x109 * (x117 / t + x27 + x111 / x107) / p + x109 * x28 / p + x109 * x29 / p
+    x32 = 5.0 + 12.0/t
+    x83 = eta*peak
+    x103 = hbm * c * d * m
+    x84 = x103 * t
+    x85 = eta_attn*peak*c*d*m*p*t
+    x86 = x103 * p
+    x93 = b * s * h * L * x32 * kappa
+    x33 = x15 + max(0.0, -m * (x20 + x26 * 4.0 / x83 + x30 * 4.0 / x83 + x112 * 14.0 / x84 + x102 * 5.0 / x85 + x93 * (4 / 3) / x86))
+    x113 = c * d * t
+    x34 = (Phi*16.0/t + Phi*30.0/x113 if x4 else (x6)*16.0/t + (x6)*30.0/x113)/hbm
+    x35 = -1.0 + c
+    x37 = x123 - G * (-1.0 + math.ceil(x123 / G))
+    x39 = x12 and ((G == x37) or (d*p == 1.0))
+    x40 = -1.0 + ((x37)/t if x39 else 1.0)
+    x108 = c * d * p * t
+    x118 = L * m
+    x120 = b * s * h * L
+    x41 = x120 * gamma * x35 * 2.0 / x108 + (x118 * alpha_inter * x35 * 6.0 / p + (x120 * beta_inter * x35 * 6.0 / (x122 * p * x37) + x120 * beta * x35 * x40 * 6.0 / (x122 * p * x37) if x39 else x120 * beta_inter * x35 * 6.0 / x108 + x120 * beta * x35 * x40 * 6.0 / x108) if G < x123 else x118 * alpha * x35 * 6.0 / p + x120 * beta * x35 * 6.0 / x108)
+    x42 = (p == 2.0)
+    x43 = 0.0 if x4 else m * alpha_inter * (1 / 2) + x124 * beta_inter * (1 / 2) / x122 if x42 else m * alpha_inter + x124 * beta_inter / x122
+    x44 = (x43 if G < x110 * p else 0.0 if x4 else m * alpha * (1 / 2) + x124 * beta * (1 / 2) / x122 if x42 else m * alpha + x124 * beta / x122) + (x43 if G < 1.0 + x110 else 0.0 if x4 else m * alpha * (1 / 2) + x124 * beta * (1 / 2) / x122 if x42 else m * alpha + x124 * beta / x122)
+    x45 = -1.0 + t
+    x96 = b * s * h * x45 * gamma
+    x46 = x96 / x107
+    x47 = t - G*(-1.0 + math.ceil(t/G))
+    x49 = G == x47 or x122 * p == 1.0
+    x50 = -1.0 + (x47 if x49 else 1.0)
+    x51 = (G < t)
+    x90 = b * s * h * x45 * beta_inter
+    x91 = b * s * h * x45 * beta * x50
+    x92 = b * s * h * x45 * beta * 2.0
+    x52 = x45 * alpha_inter * 2.0 + (x90 * 2.0 / (x107 * x47) + x91 * 2.0 / (x107 * x47) if x49 else x90 * 2.0 / x107 + x91 * 2.0 / x107) if x51 else x45 * alpha * 2.0 + x92 / x107
+    x53 = (1.0 if x4 else 0.0)
+    x54 = ((1.0/(x47)) if x49 else 1.0)
+    x55 = x90 * x53 * x54 * 2.0 / x113
+    x56 = x91 * x53 * x54 * 2.0 / x113
+    x104 = x45 * m * alpha
+    x57 = x104 * 8.0
+    x100 = b * s * x45 * beta
+    x58 = x100 * 6.0 / x113
+    x59 = x92 / x113
+    x60 = x104 * 2.0 + x59 if x4 else 0.0
+    x99 = b * s * h * x45 * L
+    x121 = b * s * x45
+    x61 = x118 * (max(0.0, -(w_half * x28 + x124 * x19 / x107) * 2.0 / x83 + x46 + x52) + max(0.0, -(w_half * x29 + x124 * F * 2.0 / x107) * 2.0 / x83 + x46 + x52)) / p + x121 * gamma * 3.0 / x113 + x96 / x113 + x96 * x53 / x113 + x99 * gamma * 2.0 / x108 + (x45 * m * alpha_inter * 8.0 + x45 * m * alpha_inter * x53 * 2.0 + x45 * L * m * alpha_inter * 4.0 / p + x55 + x56 + (x121 * beta_inter * 6.0 / (x113 * x47) + x90 * 2.0 / (x113 * x47) + x100 * x50 * 6.0 / (x113 * x47) + x91 * 2.0 / (x113 * x47) + x99 * beta_inter * 4.0 / (x108 * x47) + x99 * beta * x50 * 4.0 / (x108 * x47) if x49 else x121 * beta_inter * 6.0 / x113 + x90 * 2.0 / x113 + x100 * x50 * 6.0 / x113 + x91 * 2.0 / x113 + x99 * beta_inter * 4.0 / x108 + x99 * beta * x50 * 4.0 / x108) if x51 else x57 + x45 * L * m * alpha * 4.0 / p + x58 + x59 + x99 * beta * 4.0 / x108 + x60)
+    x62 = (x26)*6.0/x83
+    x63 = (x30)*6.0/x83
+    x64 = x112 * 52.0 / x84
+    x65 = x93 * 2.0 / x86
+    x66 = x102 * 7.0 / x85
+    x67 = (x41)/m + (x44)/m + (x61)/m + x20 + x62 + x63 + x64 + x65 + x66
+    x68 = (x33) + x34 + (x67)*(-1.0 + m + p)
+    x119 = b * s * h * x45
+    x69 = gamma * (x121 * 3.0 / x113 + x119 / x113 + x119 * x53 / x113 + x99 * 4.0 / x108) + (alpha_inter * (x45 * m * 8.0 + x45 * m * x53 * 2.0 + x45 * L * m * 8.0 / p) + x55 + x56 + (beta * (x121 * x50 * 6.0 / (x113 * x47) + x119 * x50 * 2.0 / (x113 * x47) + x99 * x50 * 8.0 / (x108 * x47)) + beta_inter * (x121 * 6.0 / (x113 * x47) + x119 * 2.0 / (x113 * x47) + x99 * 8.0 / (x108 * x47)) if x49 else beta * (x121 * x50 * 6.0 / x113 + x119 * x50 * 2.0 / x113 + x99 * x50 * 8.0 / x108) + beta_inter * (x121 * 6.0 / x113 + x119 * 2.0 / x113 + x99 * 8.0 / x108)) if x51 else x57 + x45 * L * m * alpha * 8.0 / p + x58 + x59 + x99 * beta * 8.0 / x108 + x60)
+    x71 = L * (x101 + x97 + x98)
+    x114 = x71 + x105
+    x94 = peak * c * d * p * t * x68
+    x74 = x114 * 6.0 / x94
+    x75 = 6.0*(x114)
+    x76 = x112 * 3.0 / x107
+    x77 = min(m, p)
+    x95 = b * s * h * L * x32 * x77
+    x78 = x95 * 2.0 / x106
+    return (x68, m*(x20 + x62 + x63 + x64 + x65 + x66), (x69) + (x41) + (x15) + (x44), (x61) + (x33) + (x41) + (x44), (x67)*(-1.0 + p), x34, x125 / x68, x74, (x114 - x102) * 6.0 / x94, x74, x75, x75, 2.0 * (x76 + x95 / x106) + Phi * 6.0 / t + Phi * 12.0 / x113 if x4 else x6 * 6.0 / t + x6 * 12.0 / x113 + max(x78, 2.0 * (x76 + x120 * x32 / x106)), x69, x41, x44, x15, x61, x41, x44, x33, 2.0*x7, 4.0*x7, x7*12.0/x122, x78, x112 * 6.0 / x107, 0.0,)
 
 
 def _step_9f2535a4de03(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -45784,6 +52281,137 @@ def _step_d419d324ff64(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_int
     return (x81, m*(x57 + x58 + x59 + x60 + x61 + x77 + x78), (x53) + (x82) + (x83) + (x56), (x44) + (x53) + (x56) + x84, (x79)*(-1.0 + p), x80, x152 / x81, x89, (x142 - x145) * 6.0 / x115, x89, x90, x90, x91 + x92 + (Phi * 14.0 / x147 + x95 + x100 + x101 if x7 else x9 * 14.0 / x147 + max(x95 + x97 + x101, x129 * 4.0 / x133 + x100)), x53, x82, x56, x83, x53, x84, x56, x44, 0.0, x10*2.0/x151, x10*12.0/x151, x95, x101, x99, x91, x98, x96, x97, x92,)
 
 
+def _step_d499a00df6ec(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
+    x3 = 1.0 + L/p
+    x151 = c * d
+    x5 = -1.0 + x151
+    x7 = (p == 1.0)
+    x135 = h * V * 2.0
+    x8 = Phi - x135
+    x147 = h * V
+    x9 = x147 + x8 / p
+    x10 = (Phi/t if x7 else (x9)/t)
+    x13 = -1.0 + c
+    x145 = c * d * m
+    x102 = x145 * t
+    x150 = b * h * s
+    x14 = x150 * (-13.0 + 19.0 * c) / x102 + x150 * x13 * 4.0 / x102
+    x15 = (c >= 2.0)
+    x18 = s**2.0
+    x19 = h + h_kv
+    x103 = d*m
+    x117 = b * h * s * x19 * 2.0
+    x118 = b * h * L * x18 * 2.0
+    x122 = b * h * s * F * 3.0
+    x125 = b * h * x18 * 2.0
+    x132 = b * h * s * V
+    x133 = c * d * m * p
+    x148 = c * t
+    x20 = (L * (x125 / x103 + x117 / x103 + x122 / x103) / p + x132 / x103) / x148 - x118 / (x133 * t)
+    x21 = x150 / x145
+    x137 = L * w_half
+    x139 = b * s * V
+    x149 = b * s
+    x22 = w_half * (x147 / t + x21 + x139 / x102) + x137 * (h ** 2.0 / t + x21 + x150 / x102) * 2.0 / p + x137 * (h * h_kv / t + x21 + x149 * h_kv / x102) * 2.0 / p + x137 * (h * F / t + x21 + x149 * F / x102) * 3.0 / p
+    x23 = x149 * (F / t + x19 * 4.0 / t) / x145 + x150 * 16.0 / x145
+    x24 = (t == 1.0)
+    x26 = 5.0 + 12.0/t
+    x140 = c * t * d
+    x29 = -G * (-1.0 + math.ceil(x140 / G)) + x140
+    x30 = G/t
+    x31 = (x30 == math.floor(x30))
+    x32 = x31 and ((G == x29) or x7)
+    x33 = (t/(x29) if x32 else 1.0)
+    x34 = -1.0 + ((x29)/t if x32 else 1.0)
+    x126 = x5 * beta * x10
+    x138 = c * d * x3
+    x35 = x5 * alpha_inter + x5 * x10 * beta_inter * x33 / x138 + x126 * x33 * x34 / x138
+    x36 = -m*(x35)
+    x120 = m * x5 * alpha_inter
+    x38 = (G < x140)
+    x130 = c * d * t * x3
+    x39 = -m * x5 * beta * Phi / x130
+    x40 = -m * x5 * beta * x9 / x130
+    x41 = x150 * (3.0 + 25.0 * c) / x102 + x150 * (1.0 + c) * 5.0 / x102
+    x42 = x120 * x3 * 3.0
+    x131 = m * x5 * alpha
+    x43 = x131 * x3 * 3.0
+    x105 = eta*peak
+    x106 = hbm*p
+    x127 = hbm * c * d * m
+    x107 = x127 * t
+    x128 = eta_attn * peak
+    x108 = x128 * c * d * m * p * t
+    x109 = x127 * p
+    x146 = c * d * t
+    x114 = b * h * s * L * kappa * x26
+    x119 = b * h * L * x18 * 5.0
+    x121 = m * x5 * x10 * gamma
+    x142 = L * x23
+    x44 = x121 / x138 + max(0.0, -m * ((L * x14 * 2.0 / p if x15 else 0.0) / hbm + x20 * 2.0 / x105 + x22 * 2.0 / x105 + x142 * 4.0 / x106 + x139 * (22.0 if x24 else 38.0) / x107 + x118 / x108 + x114 * (2 / 3) / x109) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 / x151 + m * x5 * beta * x10 * x33 * x34 / x151 if x38 else m * x5 * beta * Phi / x146 + x39 if x7 else m * x5 * beta * x9 / x146 + x40)) + max(0.0, -m * ((L * x41 * 2.0 / p if x15 else 0.0) / hbm + x20 * 4.0 / x105 + x22 * 4.0 / x105 + x142 * 8.0 / x106 + x139 * (26.0 if x24 else 38.0) / x107 + x119 / x108 + x114 * (4 / 3) / x109) + (m * x5 * gamma * Phi / x146 - m * x5 * gamma * Phi / x130 if x7 else m * x5 * gamma * x9 / x146 - m * x5 * gamma * x9 / x130) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 * 2.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 2.0 / x151 if x38 else m * x5 * beta * Phi * 2.0 / x146 + x39 if x7 else m * x5 * beta * x9 * 2.0 / x146 + x40)) + (m * x35 * 2.0 - x120 * 2.0 + x42 if x38 else m * (x5 * alpha + x126 / x138) * 2.0 - x131 * 2.0 + x43)
+    x45 = -1.0 + t
+    x46 = (1.0 if x7 else 0.0)
+    x47 = t - G*(-1.0 + math.ceil(t/G))
+    x49 = G == x47 or x151 * p == 1.0
+    x50 = ((1.0/(x47)) if x49 else 1.0)
+    x51 = -1.0 + (x47 if x49 else 1.0)
+    x116 = b * h * s * x45 * beta
+    x52 = x116 * 2.0 / x146
+    x134 = c * d * p * t
+    x123 = b * h * s * L * x45
+    x136 = b * s * x45
+    x143 = b * h * s * x45
+    x53 = gamma * (x136 * 3.0 / x146 + x143 / x146 + x143 * x46 / x146 + x123 * 4.0 / x134) + (alpha_inter * (m * x45 * 8.0 + m * x45 * x46 * 2.0 + L * m * x45 * 8.0 / p) + x143 * beta_inter * x46 * x50 * 2.0 / x146 + x116 * x51 * x46 * x50 * 2.0 / x146 + (beta * (x136 * x51 * 6.0 / (x146 * x47) + x143 * x51 * 2.0 / (x146 * x47) + x123 * x51 * 8.0 / (x134 * x47)) + beta_inter * (x136 * 6.0 / (x146 * x47) + x143 * 2.0 / (x146 * x47) + x123 * 8.0 / (x134 * x47)) if x49 else beta * (x136 * x51 * 6.0 / x146 + x143 * x51 * 2.0 / x146 + x123 * x51 * 8.0 / x134) + beta_inter * (x136 * 6.0 / x146 + x143 * 2.0 / x146 + x123 * 8.0 / x134)) if G < t else m * x45 * alpha * 8.0 + L * m * x45 * alpha * 8.0 / p + x136 * beta * 6.0 / x146 + x52 + x123 * beta * 8.0 / x134 + (m * x45 * alpha * 2.0 + x52 if x7 else 0.0))
+    x54 = (p == 2.0)
+    x55 = 0.0 if x7 else m * alpha_inter * (1 / 2) + x150 * beta_inter * (1 / 2) / x151 if x54 else m * alpha_inter + x150 * beta_inter / x151
+    x56 = (x55 if G < x140 * p else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151) + (x55 if G < 1.0 + x140 else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151)
+    x57 = (x20)*6.0/x105
+    x58 = (x22)*6.0/x105
+    x59 = x142 * 12.0 / x106
+    x60 = x114 * 2.0 / x109
+    x144 = b * h * L * x18
+    x61 = x144 * 7.0 / x108
+    x63 = -b * h * L * x18 * 2.0 / (x128 * c ** 2.0 * d * m * p * t)
+    x64 = max(0.0, x63)
+    x124 = b * h * s * L * x13
+    x65 = x124 * gamma * 2.0 / x134
+    x67 = x148 - G * (-1.0 + math.ceil(x148 / G))
+    x69 = x31 and ((G == x67) or (d*p == 1.0))
+    x70 = -1.0 + ((x67)/t if x69 else 1.0)
+    x71 = (G < x148)
+    x72 = L * m * x13 * alpha_inter * 2.0 / p + (x124 * beta_inter * 2.0 / (x151 * p * x67) + x150 * L * beta * x13 * x70 * 2.0 / (x151 * p * x67) if x69 else x124 * beta_inter * 2.0 / x134 + x150 * L * beta * x13 * x70 * 2.0 / x134) if x71 else L * m * x13 * alpha * 2.0 / p + x150 * L * beta * x13 * 2.0 / x134
+    x73 = max(0.0, (x65 + x72) / m - b * h * L * x13 * x18 * 5.0 / (x128 * c ** 2.0 * d * m * p * t))
+    x74 = x72/m
+    x75 = max(0.0, x74 - x119 / (x128 * c ** 2.0 * d * m * p * t))
+    x76 = max(0.0, x74 + x63)
+    x77 = x139 * 48.0 / x107 if x24 else x139 * 76.0 / x107
+    x78 = (L*(x14)*2.0/x106 + L*(x41)*2.0/x106 if x15 else 0.0)
+    x79 = (x53)/m + (x56)/m + x57 + x58 + x59 + x60 + x61 + x64 + x73 + x75 + x76 + x77 + x78
+    x80 = x10*28.0/(hbm*c*d)
+    x81 = (x44) + (x79)*(-1.0 + m + p) + x80
+    x82 = x65 + (L * m * x13 * alpha_inter * 6.0 / p + (x124 * beta_inter * 6.0 / (x151 * p * x67) + x150 * L * beta * x13 * x70 * 6.0 / (x151 * p * x67) if x69 else x124 * beta_inter * 6.0 / x134 + x150 * L * beta * x13 * x70 * 6.0 / x134) if x71 else L * m * x13 * alpha * 6.0 / p + x150 * L * beta * x13 * 6.0 / x134)
+    x83 = x121 / x151 + (x42 + m * x5 * x10 * beta_inter * x33 * 3.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 3.0 / x151 if x38 else x43 + m * x5 * beta * x10 * 3.0 / x151)
+    x84 = m*(x64 + x73 + x75 + x76)
+    x86 = L * (x125 + x117 + x122)
+    x141 = x86 + x132
+    x115 = peak * c * d * p * t * x81
+    x89 = x141 * 6.0 / x115
+    x90 = 6.0*(x141)
+    x91 = x147 * 4.0 / t
+    x92 = (x8)*8.0/(L*t)
+    x93 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x94 = min(m, p)
+    x129 = b * s * L * x93
+    x95 = x129 * x94 * 4.0 / x133
+    x96 = x135 / t
+    x97 = 0.0 if c == 1.0 else x150 * (7.0 + c) * 4.0 / x102
+    x98 = x149 * (h + h * 3.0 / t) * 2.0 / x145
+    x99 = x139 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x102
+    x100 = max(x96 + x97, x98 + x99)
+    x101 = 0.0 if x7 else x150 * (m + x94) * 2.0 / x145
+    return (x81, m*(x57 + x58 + x59 + x60 + x61 + x77 + x78), (x53) + (x82) + (x83) + (x56), (x44) + (x53) + (x56) + x84, (x79)*(-1.0 + p), x80, x149 / x81, x89, (x141 - x144) * 6.0 / x115, x89, x90, x90, x91 + x92 + (Phi * 14.0 / x146 + x95 + x100 + x101 if x7 else x9 * 14.0 / x146 + max(x95 + x97 + x101, x129 * 4.0 / x133 + x100)), x53, x82, x56, x83, x53, x84, x56, x44, 0.0, x10*2.0/x151, x10*12.0/x151, x95, x101, x99, x91, x98, x96, x97, x92,)
+
+
 def _step_d9b6dc4ab7e9(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
     x111 = c * d * m * p
     x126 = b * s * h * L
@@ -47633,9 +54261,11 @@ SUBJECTS = {
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_d2dae402a231), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_d2dae402a231), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_d2dae402a231), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_d2dae402a231), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_d2dae402a231), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_d2dae402a231), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_d2dae402a231), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_d2dae402a231), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_d2dae402a231)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_d2dae402a231}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_00244e20f840), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_00244e20f840), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_00244e20f840), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_00244e20f840), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_00244e20f840), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_00244e20f840), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_00244e20f840), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_00244e20f840)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_00244e20f840}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_2989de6beb2f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_2989de6beb2f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_2989de6beb2f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_2989de6beb2f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_2989de6beb2f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_2989de6beb2f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule6_2989de6beb2f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule7_2989de6beb2f)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_2989de6beb2f}}},
+    (('embeddings', '1'),): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_2a9d5a8e6d74), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_2a9d5a8e6d74), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_2a9d5a8e6d74), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_2a9d5a8e6d74), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_2a9d5a8e6d74), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_2a9d5a8e6d74), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_2a9d5a8e6d74), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_2a9d5a8e6d74), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_2a9d5a8e6d74)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_2a9d5a8e6d74}}},
     (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_db65e2d72af6), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_db65e2d72af6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_db65e2d72af6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_db65e2d72af6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_db65e2d72af6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_db65e2d72af6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_db65e2d72af6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_db65e2d72af6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_db65e2d72af6)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_db65e2d72af6}}},
     (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8f0ffabe806e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8f0ffabe806e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8f0ffabe806e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8f0ffabe806e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8f0ffabe806e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8f0ffabe806e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8f0ffabe806e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_8f0ffabe806e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_8f0ffabe806e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8f0ffabe806e}}},
     (('embeddings', '1'), ('framework', 'fsdp2'), ('tied', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cb6e6d0c9042), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_cb6e6d0c9042), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_cb6e6d0c9042), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_cb6e6d0c9042), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_cb6e6d0c9042), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_cb6e6d0c9042), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_cb6e6d0c9042), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_cb6e6d0c9042), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_cb6e6d0c9042)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cb6e6d0c9042}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_0d593ed6535f), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_0d593ed6535f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_0d593ed6535f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_0d593ed6535f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_0d593ed6535f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_0d593ed6535f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_0d593ed6535f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_0d593ed6535f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_0d593ed6535f)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_0d593ed6535f}}},
     (('embeddings', '1'), ('gqa', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_ac5572fc4690), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_ac5572fc4690), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_ac5572fc4690), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_ac5572fc4690), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_ac5572fc4690), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_ac5572fc4690), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_ac5572fc4690), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_ac5572fc4690), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_ac5572fc4690)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_ac5572fc4690}}},
     (('embeddings', '1'), ('gqa', '1'), ('mamba', '1'), ('moe', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=1 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_9e1917870782), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_9e1917870782), ('equals', "mamba=1 with c={x} is not modelled: Megatron-Core's Mamba mixers run context parallelism by their own all-to-alls (mamba_context_parallel.py), not counted; give c=1", ('c',), _rule2_9e1917870782), ('divides', 'a_ssm={y} must be divisible by t={x}', ('a_ssm', 't'), _rule3_9e1917870782), ('divides', 'g_ssm={y} must be divisible by t={x}', ('g_ssm', 't'), _rule4_9e1917870782), ('at_least', 'L={x} must be at least L_att + L_ssm={y}: the attention and Mamba layers are among the L', ('L', 'L_att', 'L_ssm'), _rule5_9e1917870782), ('at_least', 'L={x} must be at least L_att + L_ssm + L_moe={y}: the attention, Mamba and MoE layers are among the L', ('L', 'L_att', 'L_moe', 'L_ssm'), _rule6_9e1917870782), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule7_9e1917870782), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule8_9e1917870782), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule9_9e1917870782), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule10_9e1917870782), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule11_9e1917870782), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule12_9e1917870782), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule13_9e1917870782)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 17), (17, 93), (93, 121)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus', 'attention_layers_stage', 'mamba_layers_stage'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_9e1917870782}}},
     (('embeddings', '1'), ('gqa', '1'), ('mamba', '1'), ('moe', '1'), ('moe_latent', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=1 moe_latent=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'h_lat', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_c4d8579782a9), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_c4d8579782a9), ('equals', "mamba=1 with c={x} is not modelled: Megatron-Core's Mamba mixers run context parallelism by their own all-to-alls (mamba_context_parallel.py), not counted; give c=1", ('c',), _rule2_c4d8579782a9), ('divides', 'a_ssm={y} must be divisible by t={x}', ('a_ssm', 't'), _rule3_c4d8579782a9), ('divides', 'g_ssm={y} must be divisible by t={x}', ('g_ssm', 't'), _rule4_c4d8579782a9), ('at_least', 'L={x} must be at least L_att + L_ssm={y}: the attention and Mamba layers are among the L', ('L', 'L_att', 'L_ssm'), _rule5_c4d8579782a9), ('at_least', 'L={x} must be at least L_att + L_ssm + L_moe={y}: the attention, Mamba and MoE layers are among the L', ('L', 'L_att', 'L_moe', 'L_ssm'), _rule6_c4d8579782a9), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule7_c4d8579782a9), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule8_c4d8579782a9), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule9_c4d8579782a9), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule10_c4d8579782a9), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule11_c4d8579782a9), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule12_c4d8579782a9), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule13_c4d8579782a9)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'h_lat', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 17), (17, 93), (93, 121)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus', 'attention_layers_stage', 'mamba_layers_stage'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_c4d8579782a9}}},
@@ -47660,11 +54290,17 @@ SUBJECTS = {
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_26a825b48074), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_26a825b48074), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_26a825b48074), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_26a825b48074), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_26a825b48074), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_26a825b48074), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_26a825b48074), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_26a825b48074), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_26a825b48074)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_26a825b48074}}},
     (('embeddings', '1'), ('gqa', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_39cced3a66e6), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_39cced3a66e6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_39cced3a66e6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_39cced3a66e6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_39cced3a66e6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_39cced3a66e6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_39cced3a66e6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_39cced3a66e6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_39cced3a66e6)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_39cced3a66e6}}},
     (('embeddings', '1'), ('gqa', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=1 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_3a45a297f44e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_3a45a297f44e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_3a45a297f44e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_3a45a297f44e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_3a45a297f44e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_3a45a297f44e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_3a45a297f44e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_3a45a297f44e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_3a45a297f44e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_3a45a297f44e}}},
+    (('embeddings', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_a97411043dbb), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_a97411043dbb), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_a97411043dbb), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_a97411043dbb), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_a97411043dbb), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_a97411043dbb), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_a97411043dbb), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_a97411043dbb), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_a97411043dbb)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_a97411043dbb}}},
     (('embeddings', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_06d67d5b7169), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_06d67d5b7169), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_06d67d5b7169), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_06d67d5b7169), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_06d67d5b7169), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_06d67d5b7169), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_06d67d5b7169), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_06d67d5b7169), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_06d67d5b7169)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 114)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_06d67d5b7169}}},
+    (('embeddings', '1'), ('recompute', 'full')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_fc956fa077a4), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_fc956fa077a4), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_fc956fa077a4), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_fc956fa077a4), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_fc956fa077a4), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_fc956fa077a4), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_fc956fa077a4), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_fc956fa077a4), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_fc956fa077a4)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_fc956fa077a4}}},
+    (('embeddings', '1'), ('recompute', 'full'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_49e3f3a7372a), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_49e3f3a7372a), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_49e3f3a7372a), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_49e3f3a7372a), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_49e3f3a7372a), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_49e3f3a7372a), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_49e3f3a7372a), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_49e3f3a7372a), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_49e3f3a7372a)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 122)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_49e3f3a7372a}}},
     (('embeddings', '1'), ('recompute', 'full'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_69f719616140), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_69f719616140), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_69f719616140), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_69f719616140), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_69f719616140), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_69f719616140), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_69f719616140), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_69f719616140), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_69f719616140)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 103), (103, 126)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (forward recompute)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward recompute)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_69f719616140}}},
     (('embeddings', '1'), ('recompute', 'full'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=full schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8fde29cec363), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8fde29cec363), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8fde29cec363), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8fde29cec363), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8fde29cec363), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8fde29cec363), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8fde29cec363), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_8fde29cec363), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_8fde29cec363)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 75), (75, 98)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8fde29cec363}}},
+    (('embeddings', '1'), ('recompute', 'selective')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_906a126aa4d0), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_906a126aa4d0), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_906a126aa4d0), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_906a126aa4d0), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_906a126aa4d0), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_906a126aa4d0), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_906a126aa4d0), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_906a126aa4d0), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_906a126aa4d0)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_906a126aa4d0}}},
+    (('embeddings', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_f9abc815cc04), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_f9abc815cc04), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_f9abc815cc04), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_f9abc815cc04), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_f9abc815cc04), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_f9abc815cc04), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_f9abc815cc04), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_f9abc815cc04), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_f9abc815cc04)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_f9abc815cc04}}},
     (('embeddings', '1'), ('recompute', 'selective'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_fc3842f952f3), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_fc3842f952f3), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_fc3842f952f3), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_fc3842f952f3), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_fc3842f952f3), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_fc3842f952f3), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_fc3842f952f3), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_fc3842f952f3), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_fc3842f952f3)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 114)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_fc3842f952f3}}},
     (('embeddings', '1'), ('recompute', 'selective'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=selective schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_7698ab6b7210), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_7698ab6b7210), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_7698ab6b7210), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_7698ab6b7210), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_7698ab6b7210), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_7698ab6b7210), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_7698ab6b7210), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_7698ab6b7210), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_7698ab6b7210)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_7698ab6b7210}}},
+    (('embeddings', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_5927ff20f6fc), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_5927ff20f6fc), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_5927ff20f6fc), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_5927ff20f6fc), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_5927ff20f6fc), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_5927ff20f6fc), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_5927ff20f6fc), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_5927ff20f6fc), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_5927ff20f6fc)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 87), (87, 110)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_5927ff20f6fc}}},
     (('embeddings', '1'), ('sp', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_11c591a69664), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_11c591a69664), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_11c591a69664), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_11c591a69664), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_11c591a69664), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_11c591a69664), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_11c591a69664), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_11c591a69664), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_11c591a69664)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 114)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_11c591a69664}}},
     (('embeddings', '1'), ('tied', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b pipeline_split=even scatter_gather=0 cp=ring gqa=0 attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_c0f175ecb747), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_c0f175ecb747), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_c0f175ecb747), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_c0f175ecb747), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_c0f175ecb747), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_c0f175ecb747), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_c0f175ecb747), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule7_c0f175ecb747), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule8_c0f175ecb747)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_c0f175ecb747}}},
 }
@@ -47672,6 +54308,7 @@ SUBJECTS = {
 #: (bytes per element, step model options sorted) → the step report's entry
 STEPS = {
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', False), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '1'), ('zero', '3'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_ring_attention', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('ring_attention', 'memory_ring_attention'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'ring_attention': 'every', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_4dcfd3956802},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_ring_attention', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('ring_attention', 'memory_ring_attention'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'ring_attention': 'every', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_d499a00df6ec},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'a', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_ring_attention', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('ring_attention', 'memory_ring_attention'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'ring_attention': 'every', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_d419d324ff64},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '1'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('q_width', 'heads'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'h_q', 'hbm', 'k', 'kappa', 'kappa_moe', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_ring_attention', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('ring_attention', 'memory_ring_attention'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'ring_attention': 'every', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'heads'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_999ddba57182},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'fsdp2'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '1'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '3'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'e', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'k', 'kappa', 'kappa_moe', 'm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_pipeline_buffers', 'memory_logits', 'memory_root_params', 'memory_head_inputs', 'memory_head_gradient', 'memory_ring_attention', 'memory_gathered_layers'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('pipeline_buffers', 'memory_pipeline_buffers'), ('logits', 'memory_logits'), ('root_params', 'memory_root_params'), ('head_inputs', 'memory_head_inputs'), ('head_gradient', 'memory_head_gradient'), ('ring_attention', 'memory_ring_attention'), ('gathered_layers', 'memory_gathered_layers')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'pipeline_buffers': 'first', 'logits': 'last', 'root_params': 'every', 'head_inputs': 'last', 'head_gradient': 'last', 'ring_attention': 'every', 'gathered_layers': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_c1f03d3b5aa5},
@@ -47692,6 +54329,13 @@ STEPS = {
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '1'), ('moe', '1'), ('moe_latent', '1'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'a_ssm', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_ssm', 'e', 'eta', 'eta_attn', 'g_ssm', 'gamma', 'h', 'h_kv', 'h_lat', 'hbm', 'k', 'kappa', 'kappa_moe', 'm', 'n_ssm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_9a12d3d87cc1},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '1'), ('moe', '1'), ('moe_latent', '1'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'a_ssm', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_ssm', 'e', 'eta', 'eta_attn', 'g_ssm', 'gamma', 'h', 'h_kv', 'h_lat', 'hbm', 'k', 'kappa', 'kappa_moe', 'm', 'n_ssm', 'p', 'peak', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)"), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_f3c53f23c474},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', False), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '1'), ('moe', '1'), ('moe_latent', '1'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('E', 'E_s', 'F', 'F_e', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'a_ssm', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'd_ssm', 'e', 'eta', 'eta_attn', 'eta_fp8', 'g_ssm', 'gamma', 'h', 'h_kv', 'h_lat', 'hbm', 'k', 'kappa', 'kappa_moe', 'm', 'n_ssm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half', 'w_half_expert'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_ep', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_ep', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('ep', 'comm_time_ep'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('ep', 'exposed_comm_time_ep'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '0', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', "MoE: balanced routing (each expert gets its share k/E of the tokens); a stage holds the MoE layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, as DeepSeek-V3's first 3, differs); expert_tp=tp: experts split over the t TP ranks (Megatron-Core's default)", 'under an FP8 or FP4 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_5381f5c9e1f5},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_0712c34792d3},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_0d92462c01e6},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_9c19a00002fc},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_8532ccb312e2},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_9710ca2e00de},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_9ba067b3744f},
+    (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '0'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'eta_fp8', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 'peak_fp8', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages', 'under an FP8 or FP4 precision: mfu and hfu divide by the bf16 peak (peak); the linear GEMMs run at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) (torchtitan docs/performance.md leaves MFU out for Float8 runs for this reason: two peaks in one step)'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_956618fe74c6},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_13bf750e2503},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'full'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '1'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_recompute', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('recompute', 'memory_recompute'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'recompute': 'every', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_88143b442536},
     (2, (('attention', 'mha'), ('bf16_layers', '0'), ('cp', 'ring'), ('cpu_offload', '0'), ('dispatcher', 'alltoall'), ('embeddings', '1'), ('expert_tp', 'tp'), ('fp8_param_gather', '0'), ('fp8_tp_gather', 'framework'), ('framework', 'megatron'), ('gated', True), ('gqa', '1'), ('grad_dtype', 'framework'), ('grad_reduce', 'framework'), ('mamba', '0'), ('moe', '0'), ('moe_latent', '0'), ('mtp', '0'), ('pipeline_split', 'even'), ('precision', 'bf16'), ('recompute', 'none'), ('recompute_layernorm', '0'), ('recompute_mla_up', '0'), ('recompute_mlp', '0'), ('recompute_moe', '0'), ('recompute_moe_act', '0'), ('reshard_after_forward', 'framework'), ('router_group_topk', '1'), ('router_groups', '1'), ('scatter_gather', '0'), ('schedule', '1f1b'), ('sp', '0'), ('sp_input', 'block'), ('sp_regather', 'framework'), ('tied', '0'), ('zero', '1'))): {'arguments': ('F', 'G', 'L', 'Phi', 'V', 'alpha', 'alpha_inter', 'b', 'beta', 'beta_inter', 'c', 'd', 'eta', 'eta_attn', 'gamma', 'h', 'h_kv', 'hbm', 'kappa', 'm', 'p', 'peak', 's', 't', 'w_half'), 'names': ('step_time', 'compute_time', 'comm_time', 'exposed_comm_time', 'bubble_time', 'optimizer_time', 'tokens_per_second', 'mfu', 'mfu_causal', 'hfu', 'model_flops', 'hardware_flops', 'memory_per_gpu', 'comm_time_tp', 'comm_time_cp', 'comm_time_pp', 'comm_time_dp', 'exposed_comm_time_tp', 'exposed_comm_time_cp', 'exposed_comm_time_pp', 'exposed_comm_time_dp', 'memory_weights', 'memory_gradients', 'memory_optimizer', 'memory_activations', 'memory_logits', 'memory_dp_buckets'), 'comm': (('tp', 'comm_time_tp'), ('cp', 'comm_time_cp'), ('pp', 'comm_time_pp'), ('dp', 'comm_time_dp')), 'exposed': (('tp', 'exposed_comm_time_tp'), ('cp', 'exposed_comm_time_cp'), ('pp', 'exposed_comm_time_pp'), ('dp', 'exposed_comm_time_dp')), 'memory': (('weights', 'memory_weights'), ('gradients', 'memory_gradients'), ('optimizer', 'memory_optimizer'), ('activations', 'memory_activations'), ('logits', 'memory_logits'), ('dp_buckets', 'memory_dp_buckets')), 'memory_stage': {'weights': 'every', 'gradients': 'every', 'optimizer': 'every', 'activations': 'first', 'logits': 'last', 'dp_buckets': 'every'}, 'units': {'step_time': 's', 'compute_time': 's', 'comm_time': 's', 'exposed_comm_time': 's', 'bubble_time': 's', 'optimizer_time': 's', 'tokens_per_second': 'tokens/s', 'mfu': 'ratio', 'mfu_causal': 'ratio', 'hfu': 'ratio', 'memory_per_gpu': 'bytes', 'model_flops': 'FLOP per step, all GPUs', 'hardware_flops': 'FLOP per step, all GPUs', 'comm_time_per_axis': 's', 'exposed_comm_time_per_axis': 's', 'memory': 'bytes', 'memory_stage': 'pipeline stage: first, last or every', 'busiest_stage': 'which stage sets the micro-batch slot and which holds the most memory'}, 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0', 'gated': '1', 'overlap_grad_reduce': 'framework', 'overlap_param_gather': 'framework', 'a2a_overlap': 'framework', 'p2p_overlap': 'framework', 'tp_overlap': '0', 'tp_backward_overlap': 'framework', 'flash': '1', 'attention_kernel': 'fused', 'loss': 'framework', 'wgrad_fusion': 'framework', 'fused_grouped_mlp': '0', 'fused_projections': 'framework', 'compile': 'framework', 'adam_dtype': 'fp32', 'q_width': 'h'}, 'assumptions': ('one step = forward + backward of the global batch b, m micro-batches per data-parallel replica, then the optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)', "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width w = MNK/(MK + KN + MN) (w_half = 0: shape-independent), plus kappa HBM passes over the activation bytes of Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and LM head in bf16; the cross-entropy's HBM passes over the logits as the loss setting runs them (vocab_parallel 38 + 14 bytes per logit, te_fused 8 + 14, eager 22 + 26 at t = 1, 38 + 38 under loss_parallel at t > 1; compiled not counted); wgrad_fusion=1 (Megatron's default) the weight gradients read and written in the gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and w1, w3) each projection its own GEMM at its own width", "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = (p − 1)/v micro-batch slots", "data-parallel gradient reductions hidden behind the backward when the framework overlaps them (overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)", "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, the LM head's kept inputs and gradient, torch.distributed.pipelining's receive buffers and kept outputs, ring attention's gathered K, V and fp32 gradients under context parallelism: symcomm.training.torchmem)", 'pipeline_split=first_last (the first and the last of the p·v chunks L_first, L_last layers, the middle ones the rest in equal parts): every stage kind priced (first: the embedding; middle; last: the LM head), the slowest sets the slot, memory is the stage holding the most; each reported time part is the largest over the stages'), 'busiest': ({'slot': 'the only stage', 'memory': 'the only stage'}, {'slot': 'the last pipeline stage', 'memory': 'the busier of the first and the last pipeline stage'}), 'function': _step_d1cc601a68e1},

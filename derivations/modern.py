@@ -42,7 +42,8 @@ PRESETS = {"llama3-8b": "llama3-8b", "llama3.1-8b": "llama3.1-8b", "llama3-70b":
            "llama3.1-70b": "llama3.1-70b", "llama3.1-405b": "llama3.1-405b", "deepseek-v3": "deepseek-v3",
            "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b", "gpt-oss-120b": "gpt-oss-120b",
            "gpt3-175b": "gpt3-175b", "llama2-70b": "llama2-70b", "nemotron-3-nano": "nemotron-3-nano",
-           "nemotron-3-super": "nemotron-3-super"}
+           "nemotron-3-super": "nemotron-3-super", "nemotron4-15b": "nemotron4-15b", "nemotron4-340b": "nemotron4-340b",
+           "mixtral-8x22b": "mixtral-8x22b"}
 
 #: the runs' precision names → the step model's precision setting (symcomm.training.settings.PRECISIONS)
 PRECISION = {"bf16": "bf16", "fp8-cs": "fp8_tensor", "fp8-ds": "fp8_delayed", "fp8-mx": "mxfp8",

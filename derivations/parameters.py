@@ -17,7 +17,8 @@ from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.presets import (E_s, F, F_e, V, attention_gqa, attention_mla, d_nope, d_rope, d_v, kv_r,
                              model, n_kv, parameter_formula, phi_deepseek, phi_experts, phi_gpt, phi_llama,
                              q_r)
-from symcomm.presets.formula import L_att, L_ssm, a_ssm, d_head, d_ssm, g_ssm, mamba_mixer, n_ssm, phi_nemotron_h
+from symcomm.presets.formula import (L_att, L_ssm, a_ssm, d_head, d_ssm, g_ssm, mamba_mixer, n_ssm, phi_nemotron4,
+                                    phi_nemotron_h)
 from symcomm.core.proof import AtLeast, Claim, Limit
 from symcomm.core.rewrite import at
 from symcomm.training.strategies import NARAYANAN as _NARAYANAN
@@ -93,6 +94,20 @@ NEMOTRON_H = Derivation(
     "Megatron-LM megatron/core/ssm/mamba_mixer.py (d98e8a6); NVIDIA 2025, Nemotron-H, arXiv:2504.03624, §2",
     lhs="Φ, Nemotron-H")
 
+NEMOTRON_4 = Derivation(
+    "Nemotron-4 (dense, squared-ReLU MLP): parameters",
+    (Step(phi_nemotron4(), "every layer grouped-query attention, a squared-ReLU MLP (two matrices h × F, no gate) and "
+                           "two LayerNorms with weight and bias; no linear biases, rotary positions; embeddings in and "
+                           "out (untied), final LayerNorm"),
+     Step(L * (2 * h ** 2 + 2 * h ** 2 * n_kv / a + 2 * h * F + 4 * h) + 2 * V * h + 2 * h,
+          "W_Q, W_O h × h and W_K, W_V h × n_kv·h/a"),
+     Step(phi_llama().subs(L_moe, 0) - L * (h * F - 2 * h) + h, "Llama's dense count less one MLP matrix per layer, "
+                                                                 "plus the LayerNorms' biases (h per norm, the final "
+                                                                 "one's too)")),
+    "parameters (elements)",
+    "Parmar et al. 2024, Nemotron-4 15B Technical Report, §2; NVIDIA/NeMo nemo/collections/llm/gpt/model/nemotron.py "
+    "(NemotronConfig: LayerNorm, squared ReLU, no linear bias, untied)", lhs="Φ, Nemotron-4")
+
 CLAIMS = [
     Limit(phi_gpt().subs({F: 4 * h, n_kv: a}) / (12 * L * h ** 2), 1, h, sp.oo,
           name="GPT: Φ / 12Lh² → 1 as h → ∞ (Kaplan et al.'s approximation)", source=KAPLAN),
@@ -142,6 +157,22 @@ HAND = {
     # in_proj 4096 × 18560 = 76,021,760, conv1d 10240 × 5 = 51,200, 3 × 128, gated norm 8192, out_proj 8192 × 4096 =
     # 33,554,432: 109,640,064; 40 LatentMoE layers: norm 4096, 512 experts 2·1024·2688 = 2,818,572,288, the latent
     # projections 2·4096·1024 = 8,388,608, the shared expert 2·4096·5376 = 44,040,192, router 4096 × 512: 2,873,102,336
+    # per layer: 4·4096² + 3·4096·11008 + 2·4096 = 202,383,360 (multi-head attention); + 2·32000·4096 + 4096
+    "llama2-7b": 202_383_360 * 32 + 2 * 32000 * 4096 + 4096,
+    # per layer: 4·5120² + 3·5120·13824 + 2·5120 = 317,204,480
+    "llama2-13b": 317_204_480 * 40 + 2 * 32000 * 5120 + 5120,
+    # per layer: 2·6144² + 2·6144·1024 = 88,080,384 attention, 8 experts 3·6144·16384 = 2,415,919,104, router 6144·8,
+    # norms 2·6144: 2,504,060,928
+    "mixtral-8x22b": 2_504_060_928 * 56 + 2 * 32000 * 6144 + 6144,
+    # MLA 5120·1536 + 1536 + 1536·128·192 + 5120·576 + 512 + 512·128·256 + 128·128·5120 = 149,227,520; the first
+    # layer's MLP 3·5120·12288; 59 MoE layers of 162 experts 3·5120·1536, router 160·5120 + 160
+    "deepseek-v2": (149_227_520 + 3 * 5120 * 12288 + 2 * 5120)
+                   + (149_227_520 + 162 * 3 * 5120 * 1536 + 160 * 5120 + 160 + 2 * 5120) * 59
+                   + 2 * 102400 * 5120 + 5120,
+    # per layer: 2·6144² + 2·6144·1024 = 88,080,384 attention, MLP 2·6144·24576 = 301,989,888, 2 LayerNorms 4·6144
+    "nemotron4-15b": (88_080_384 + 301_989_888 + 4 * 6144) * 32 + 2 * 256000 * 6144 + 2 * 6144,
+    # per layer: 2·18432² + 2·18432·1536 = 736,100,352 attention, MLP 2·18432·73728 = 2,717,908,992, norms 4·18432
+    "nemotron4-340b": (736_100_352 + 2_717_908_992 + 4 * 18432) * 96 + 2 * 256000 * 18432 + 2 * 18432,
     "nemotron-3-super": 35_655_680 * 8 + 109_640_064 * 40 + 2_873_102_336 * 40 + 2 * 131072 * 4096 + 4096,
 }
 
@@ -166,4 +197,4 @@ CHAPTER = Chapter(
     "weight matrix by weight matrix; this chapter derives the formulas, proves the GPT form equal to "
     "Narayanan et al.'s and its leading term Kaplan et al.'s 12Lh², and checks every preset against a "
     "hand count and its published total (within 2%).",
-    (GPT, LLAMA_ATTENTION, LLAMA, MLA, DEEPSEEK, NEMOTRON_H), tuple(CLAIMS))
+    (GPT, LLAMA_ATTENTION, LLAMA, MLA, DEEPSEEK, NEMOTRON_H, NEMOTRON_4), tuple(CLAIMS))

@@ -1577,6 +1577,30 @@ globalThis.SYMCOMM_CATALOG = {
 "E_s": 0,
 "h_q": 4096
 },
+"nemotron4-15b": {
+"title": "Nemotron-4 15B",
+"gated": "0",
+"Phi": 15628775424,
+"h": 6144,
+"L": 32,
+"a": 48,
+"h_kv": 1024,
+"s": 4096,
+"V": 256000,
+"F": 24576
+},
+"nemotron4-340b": {
+"title": "Nemotron-4 340B",
+"gated": "0",
+"Phi": 341029195776,
+"h": 18432,
+"L": 96,
+"a": 96,
+"h_kv": 1536,
+"s": 4096,
+"V": 256000,
+"F": 73728
+},
 "nemotron-3-nano": {
 "title": "Nemotron 3 Nano 30B-A3B",
 "gated": "0",

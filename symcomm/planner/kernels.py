@@ -15,8 +15,9 @@ from ..training import settings
 from .request import PlanError, Request
 
 def _gated(model) -> bool:
-    """SwiGLU (three MLP matrices) in the llama and deepseek families, GELU (two) in gpt."""
-    return model.family != "gpt"
+    """SwiGLU (three MLP matrices) in the llama and deepseek families; two in gpt (GELU), nemotron_h and nemotron4
+    (squared ReLU): the model's own rule (Model.gated)."""
+    return model.gated
 
 
 def _base_values(req: Request) -> dict:

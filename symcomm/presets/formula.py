@@ -105,13 +105,20 @@ def phi_nemotron_h(head_dim: bool = True, latent: bool = False) -> sp.Expr:
             + dense * (2 * h * F + h) + 2 * V * h + h)
 
 
+def phi_nemotron4() -> sp.Expr:
+    """Nemotron-4 (15B, 340B): every layer grouped-query attention and a squared-ReLU MLP (two h × F matrices, not
+    gated), no linear biases, two LayerNorms with weight and bias (4h); untied embeddings in and out, a final LayerNorm
+    (2h); rotary positions, nothing learned per position."""
+    return L * (attention_gqa() + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
+
+
 def phi_experts(gated: bool = True, latent: bool = False) -> sp.Expr:
     """Φ_E, the routed-expert parameters that expert parallelism shards: L_moe·E·3h·F_e (2h·F_e not gated; h_lat for
     h under LatentMoE)."""
     return L_moe * E * (3 if gated else 2) * (h_lat if latent else h) * F_e
 
 
-FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
+FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h", "nemotron4")
 
 
 def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q_compressed: bool = True,
@@ -126,4 +133,6 @@ def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q
         return phi_deepseek(q_compressed)
     if family == "nemotron_h":
         return phi_nemotron_h(head_dim, latent)
+    if family == "nemotron4":
+        return phi_nemotron4()
     raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

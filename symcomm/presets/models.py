@@ -18,7 +18,7 @@ from ..base.errors import InputError
 #: a Hugging Face config.json is a few KiB; anything past this is not one
 MAX_CONFIG_BYTES = 1024 * 1024
 
-FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h")
+FAMILIES = ("gpt", "llama", "deepseek", "nemotron_h", "nemotron4")
 #: the causal convolution's kernel width of a Mamba-2 mixer (MambaMixer d_conv, 4; megatron/core/ssm/mamba_mixer.py)
 MAMBA_CONV = 4
 
@@ -112,8 +112,8 @@ class Model:
     @property
     def gated(self) -> bool:
         """A gated MLP (SwiGLU: three h × F matrices): the llama and deepseek families; GPT's has two, and
-        Nemotron-H's (squared ReLU) two."""
-        return self.family not in ("gpt", "nemotron_h")
+        Nemotron-H's and Nemotron-4's (squared ReLU) two."""
+        return self.family not in ("gpt", "nemotron_h", "nemotron4")
 
     def architecture(self) -> dict:
         """Values of the architecture symbols for :func:`parameter_formula` (SymPy symbols: loads it)."""
@@ -206,6 +206,10 @@ def _phi(m: Model) -> int:
         moe = routed + E_s * 2 * h * F_e + h * E + h
         value = (L_att * attention + L_ssm * mamba + L_moe * moe + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
                  + 2 * V * h + h)
+    elif m.family == "nemotron4":
+        head = Fraction(h, a)
+        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+        value = L * (attention + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
     else:
         raise ValueError(f"model family {m.family!r} is not allowed; choose {', '.join(FAMILIES)}")
     return int(value)

@@ -7,6 +7,7 @@ rows the step model cannot express, with the reason it gives.
 
 import json
 
+from symcomm import presets
 from symcomm.derivations import bridge_runs, modern
 from conftest import symcomm_command
 
@@ -50,8 +51,10 @@ def test_the_words_follow_the_recipe():
     # nemotron/launch.sh for gb200: --cuda_graphs true; Nemotron4Config340B: squared-ReLU (not gated), 8 query groups
     big = BY_ID["dgxc-25.05.04-gb200-nemotron4-340b-bf16-g512-strong"]
     words = _words(big["id"])
-    assert (words["gated"], words["h_kv"], words["recompute"], words["b"], words["m"]) == \
-        ("0", str(8 * 18432 // 96), "none", "512", str(512 // 16))
+    assert (words["recompute"], words["b"], words["m"]) == ("none", "512", str(512 // 16))
+    assert "--model nemotron4-340b" in modern.command(big)
+    assert (presets.model("nemotron4-340b").gated, presets.model("nemotron4-340b").values()["h_kv"]) == \
+        (False, 8 * 18432 // 96)
     assert any(text.startswith("CUDA graphs") for text in modern.approximations(big))
     # 15b on H100: TP 2, MBS 2, GBS 64 over 16 GPUs: d 8, GA 64/(8·2) = 4 (the layout table's GA)
     small = _words("dgxc-25.05.04-h100-nemotron4-15b-bf16-g16")

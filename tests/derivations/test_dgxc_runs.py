@@ -4,6 +4,7 @@ nemotron/README_15b.md and README_340b.md (NeMo 24.11) at 143b90dd, on H100 in B
 times, and the words each row is evaluated by.
 """
 
+from symcomm import presets
 from symcomm.derivations import bridge_runs, modern
 
 RUNS = bridge_runs.load("dgxc_runs.json")["runs"]
@@ -34,6 +35,10 @@ def test_the_words_follow_the_recipe():
     assert (small["L"], small["p"], small["fp8_param_gather"]) == ("7", "1", "0")
     # nemotron/configure.sh for 340b: NVTE_FUSED_ATTN=0, Transformer Engine's FlashAttention-2 backend; optim dtype bf16
     big = dict(w.split("=", 1) for w in modern.words(BY_ID["dgxc-25.01-h100-nemotron4-340b-bf16-g128"]))
-    assert (big["attention_kernel"], big["adam_dtype"], big["recompute"], big["gated"]) == ("fa2", "bf16", "selective", "0")
+    assert (big["attention_kernel"], big["adam_dtype"], big["recompute"]) == ("fa2", "bf16", "selective")
+    # typed by the Nemotron-4 340B preset: squared-ReLU (not gated), 8 query groups of h/a = 192
+    assert "--model nemotron4-340b" in modern.command(BY_ID["dgxc-25.01-h100-nemotron4-340b-bf16-g128"])
+    nemotron = presets.model("nemotron4-340b")
+    assert (nemotron.gated, nemotron.values()["h_kv"]) == (False, 8 * 18432 // 96)
     evaluated, refused = modern.measured_runs("h100", "check")
     assert refused == {} and sum(r.id.startswith("dgxc-25.01-") for r in evaluated) == len(RUNS)

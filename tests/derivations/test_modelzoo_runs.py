@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from symcomm import presets
 from symcomm.derivations import bridge_runs, modern
 
 FILE = "modelzoo_runs.json"
@@ -150,7 +151,9 @@ def test_words_follow_each_recipe():
     assert (mixtral[1]["precision"], mixtral[1]["fp8_param_gather"], mixtral[1]["adam_dtype"]) == (
         "fp8_block", "1", "bf16_moments")
     assert [w["dispatcher"] for w in mixtral] == ["alltoall", "alltoall", "alltoall_padded"]
-    assert mixtral[0]["E_s"] == "0" and mixtral[0]["k"] == "2"          # no shared expert: E_s = 0 is expressible
+    # Mixtral 8x22B by its preset, a MoE without a shared expert (E_s = 0 is expressible)
+    assert all("--model mixtral-8x22b" in modern.command(r) for r in MIXTRAL)
+    assert (presets.model("mixtral-8x22b").shared_experts, presets.model("mixtral-8x22b").top_k) == (0, 2)
 
 
 def test_each_row_is_checked_at_what_its_command_gives():

@@ -555,6 +555,10 @@ PLANS = [
     # core's shipped kernels at eta_fa2 (planner.kernels.timed_as), eval through its own step model
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "8192", "--top", "3",
      "--attention-kernel", "fa2"),
+    # a squared-ReLU MLP (Nemotron-4: two matrices, not gated), as eval reads it from the preset (Model.gated; the plan
+    # once read it from the family, gpt or not)
+    ("--model", "nemotron4-15b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq", "4096", "--top", "2",
+     "--framework", "megatron", "--zero", "1"),
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),

@@ -105,11 +105,12 @@ def phi_nemotron_h(head_dim: bool = True, latent: bool = False) -> sp.Expr:
             + dense * (2 * h * F + h) + 2 * V * h + h)
 
 
-def phi_nemotron4() -> sp.Expr:
+def phi_nemotron4(head_dim: bool = False) -> sp.Expr:
     """Nemotron-4 (15B, 340B): every layer grouped-query attention and a squared-ReLU MLP (two h × F matrices, not
     gated), no linear biases, two LayerNorms with weight and bias (4h); untied embeddings in and out, a final LayerNorm
-    (2h); rotary positions, nothing learned per position."""
-    return L * (attention_gqa() + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
+    (2h); rotary positions, nothing learned per position.  ``head_dim``: heads of width d_head, not h/a (the pruned
+    Minitron models' Hugging Face configs)."""
+    return L * (attention_gqa(d_head if head_dim else None) + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
 
 
 def phi_experts(gated: bool = True, latent: bool = False) -> sp.Expr:
@@ -134,5 +135,5 @@ def parameter_formula(family: str, tied: bool = False, head_dim: bool = False, q
     if family == "nemotron_h":
         return phi_nemotron_h(head_dim, latent)
     if family == "nemotron4":
-        return phi_nemotron4()
+        return phi_nemotron4(head_dim)
     raise ValueError(f"model family {family!r} is not allowed; choose {', '.join(FAMILIES)}")

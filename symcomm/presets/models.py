@@ -207,7 +207,7 @@ def _phi(m: Model) -> int:
         value = (L_att * attention + L_ssm * mamba + L_moe * moe + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
                  + 2 * V * h + h)
     elif m.family == "nemotron4":
-        head = Fraction(h, a)
+        head = m.head_dim or Fraction(h, a)
         attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
         value = L * (attention + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
     else:
@@ -263,7 +263,7 @@ _SHIPPED: dict[str, Model] = {}
 
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Llama 4's language model, Mistral,
-    Mixtral, Qwen2, DeepSeek-V2/V3 key names); no network."""
+    Mixtral, Qwen2, DeepSeek-V2/V3, Nemotron key names); no network."""
     from ..base.inputs import read_json
 
     path = Path(path)
@@ -292,7 +292,9 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 "vocab": get("vocab_size"), "seq": get("n_positions", "max_position_embeddings")}
         data["kv_heads"] = data["heads"]
     else:
-        family = "deepseek" if cfg.get("kv_lora_rank") else "llama"
+        # transformers' NemotronConfig (model_type nemotron: Nemotron-4 and its Minitron prunings) is a squared-ReLU
+        # MLP with LayerNorm1P, the nemotron4 family
+        family = "deepseek" if cfg.get("kv_lora_rank") else "nemotron4" if model_type == "nemotron" else "llama"
         layers = int(get("num_hidden_layers"))
         experts = int(cfg.get("num_local_experts") or cfg.get("n_routed_experts") or cfg.get("num_experts") or 1)
         data = {"family": family, "hidden": get("hidden_size"), "layers": layers,

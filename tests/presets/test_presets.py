@@ -118,6 +118,15 @@ def test_hugging_face_config_gpt2_and_llama(tmp_path):
                                    "num_local_experts": 8, "num_experts_per_tok": 2}))
     model = presets.model_from_config(mixtral)
     assert model.parameters == 46_702_792_704 and model.values()["k"] == 2
+    # transformers' NemotronConfig at Nemotron-4 15B's shape: the squared-ReLU family, Φ as the preset's (the hand count
+    # of derivations/parameters.py: (88,080,384 + 301,989,888 + 4·6144)·32 + 2·256000·6144 + 2·6144)
+    nemotron = tmp_path / "nemotron.json"
+    nemotron.write_text(json.dumps({"model_type": "nemotron", "hidden_size": 6144, "intermediate_size": 24576,
+                                    "num_hidden_layers": 32, "num_attention_heads": 48, "num_key_value_heads": 8,
+                                    "vocab_size": 256000, "max_position_embeddings": 4096, "hidden_act": "relu2",
+                                    "tie_word_embeddings": False}))
+    model = presets.model_from_config(nemotron)
+    assert (model.family, model.gated, model.parameters) == ("nemotron4", False, 15_628_775_424)
     with pytest.raises(ValueError, match="no such file"):
         presets.model_from_config(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"

@@ -959,6 +959,74 @@ def _check_sources_table() -> Table:
                  source="derivations/data/step_fit.json")
 
 
+def per_doubling(gpus, errors) -> float:
+    """The least-squares slope of ``errors`` against log2 of ``gpus``: how much a series' error changes each time its
+    GPU count doubles (at least two distinct counts)."""
+    x = np.log2(np.asarray(gpus, dtype=float))
+    y = np.asarray(errors, dtype=float)
+    return float(((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum())
+
+
+def weak_scaling_series() -> list[dict]:
+    """The check runs measuring one layout at three or more GPU counts with the same work per GPU (only the
+    data-parallel size and, with it, the global batch grow: weak scaling), per source, hardware, model, precision and
+    layout: their GPU counts, errors (the stored check rows') and the error's change per doubling of the GPUs."""
+    from . import modern
+
+    errors = {}
+    for system, found in _results()["checks"].items():
+        for row in found["runs"]:
+            for run_id in row["id"].split("+"):
+                errors[(system, run_id)] = row["error"]
+    series: dict = {}
+    for run in modern.runs("check"):
+        key = (modern.source_of(run), run["hardware"], run["model"]["name"], run["precision"], modern.framework_of(run),
+               run["t"], run["p"], run["c"], run["v"], run["e"], run["seq"], run["micro_batch"],
+               run["global_batch"] / run["gpus"], run["recompute"])
+        if (run["hardware"], run["id"]) in errors:
+            series.setdefault(key, {})[run["gpus"]] = errors[(run["hardware"], run["id"])]
+    out = []
+    for key, points in sorted(series.items(), key=lambda item: item[0][:4]):
+        if len(points) >= 3:
+            gpus = sorted(points)
+            out.append({"source": key[0], "hardware": key[1], "model": key[2], "precision": key[3],
+                        "framework": key[4], "gpus": gpus,
+                        "errors": [points[g] for g in gpus],
+                        "per_doubling": per_doubling(gpus, [points[g] for g in gpus])})
+    return out
+
+
+def _weak_scaling_table() -> Table:
+    found = weak_scaling_series()
+    rows = tuple((f["source"], f["hardware"], f["model"], f["precision"], f"{f['gpus'][0]:,} to {f['gpus'][-1]:,} "
+                  f"({len(f['gpus'])})", _percent(f["errors"][0]), _percent(f["errors"][-1]),
+                  f"{100 * f['per_doubling']:+.2f} points") for f in found)
+    by_framework: dict = {}
+    for f in found:
+        by_framework.setdefault(f["framework"], []).append(f["per_doubling"])
+    said = "; ".join(f"{name}: {len(slopes)} series, {100 * float(np.mean(slopes)):+.2f} points per doubling on average "
+                     f"({100 * min(slopes):+.2f} to {100 * max(slopes):+.2f})"
+                     for name, slopes in sorted(by_framework.items())) or "no series"
+    return Table("Weak scaling: the error as the GPU count grows",
+                 ("source", "hardware", "model", "precision", "GPUs (runs)", "error at the fewest", "at the most",
+                  "change per doubling"), rows,
+                 caption=("Check runs of one layout at three or more GPU counts with the same work per GPU (only the "
+                          "data-parallel size grows, the global batch with it), and how the step model's error moves "
+                          "along each (the least-squares slope of the error against log2 of the GPUs; negative: the "
+                          "model grows more optimistic as the GPUs grow), by framework: " + said + ". Megatron-Core "
+                          "hides its data-parallel collectives (the distributed optimizer's overlap) and so does the "
+                          "model: its step stays nearly flat while the published one grows a little, for causes not "
+                          "in the model (stragglers at each synchronisation, contention in the network). LLM Foundry's "
+                          "FSDP at 128 to 512 H100: the model's exposed collectives grow faster than the published "
+                          "steps; it prices every step of a ring spanning nodes at the network's latency "
+                          "(base/crossing.py), where NCCL's own tuning model counts that latency only on the steps "
+                          "that cross nodes, nNodes − 1 of a ring all-gather's N − 1 (NVIDIA/nccl src/graph/tuning.cc, "
+                          "ncclTopoTuneModel). KempnerForge's FSDP2 over 2 to 40 nodes: the published steps grow "
+                          "faster than the model's, which hides the data-parallel traffic those runs expose. A "
+                          "prediction at more GPUs than a table reaches is to be read with these trends beside it."),
+                 source="derivations/data/step_fit.json; derivations/modern.py")
+
+
 def _same_count_spread(found: list[dict]) -> str:
     """What the printed peaks of rows counted at the same bytes say: the pair of rows whose predictions are equal
     (to the stored 6 digits) and whose printed peaks lie furthest apart, as a sentence (torchtitan's 405B 1F1B row
@@ -1359,6 +1427,7 @@ CHAPTER = Chapter(
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),
+                         _weak_scaling_table(),
                          _coverage_table(), _model_errors_table(),
                          _rowwise_table(), _printed_memory_table(), _ran_over_table(), _scope_table(), _known_cause_table(),
                          _memory_table()),

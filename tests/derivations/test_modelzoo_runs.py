@@ -22,6 +22,7 @@ RUNS = bridge_runs.load(FILE)["runs"]
 QWEN = [r for r in RUNS if "qwen3" in r["id"] and "2025-05" in r["id"]]
 MIXTRAL = [r for r in RUNS if "mixtral" in r["id"]]
 LONG = [r for r in RUNS if "2025-11" in r["id"]]
+H100_CONFIG = next(r for r in RUNS if "2026-03" in r["id"])
 
 #: the table's Qwen3-235B rows as printed: dispatcher, TP, CP, EP, PP, EDP, ETP, VPP, DP, FSDP, MBS, GBS, GA,
 #: recompute, step time (s), per-GPU TFLOP/s (the Qwen3-Next row left out: no layer kind of the step model)
@@ -45,7 +46,7 @@ LONG_PRINTED = [(16384, 32, 4, 1, 256, 295), (32768, 32, 4, 2, 256, 335), (65536
 
 def test_one_check_run_per_printed_figure():
     assert len(QWEN) == len(PRINTED) and len(MIXTRAL) == len(MIXTRAL_PRINTED) and len(LONG) == len(LONG_PRINTED)
-    assert len(RUNS) == 12
+    assert len(RUNS) == 13
     for run, (disp, tp, cp, ep, pp, edp, etp, vpp, dp, fsdp, mbs, gbs, ga, rc, step, tflops) in zip(QWEN, PRINTED):
         assert run["row"].startswith(f"235B | {disp} | H100 | BF16 | 256 | 4096 | {tp} | {cp} | {ep} | {pp} | ")
         assert (run["t"], run["c"], run["e"], run["p"], run["etp"], run["v"], run["d"]) == (tp, cp, ep, pp, etp, vpp, dp)
@@ -130,6 +131,18 @@ def test_long_context_step_time_follows_from_the_printed_rate(run):
     assert (words["d"], words["m"], words["c"]) == (str(8 // run["c"]), str(32 * run["c"]), str(run["c"]))
     assert (words["recompute_moe"], words["recompute_layernorm"], words["loss"]) == ("1", "1", "te_fused")
     assert "cp" not in words                     # Megatron-Core's default p2p ring: the step model's cp=ring
+
+
+def test_the_h100_config_comment_is_its_step_through_megatrons_count():
+    # best_practice/qwen3/run_h100_235b.sh at 1ed4179f: "H100 config, 320 TFLOP/s", GBS 2048 at 4096 tokens on 32 nodes
+    # (Megatron-LM's count at ce66b22204 is the same arithmetic as at 08c377198b for this model: 8 of the GBS-256 steps)
+    run = H100_CONFIG
+    assert (run["model_tflops_per_gpu"], run["global_batch"], run["gpus"], run["seq"]) == (320, 2048, 256, 4096)
+    assert run["step_time_s"] == pytest.approx(8 * _megatron_qwen_flops(4096) / (320e12 * 256), rel=5e-4)
+    words = dict(w.split("=", 1) for w in modern.words(run))
+    assert (words["a2a_overlap"], words["tp_overlap"], words["dispatcher"], words["d"], words["m"]) == (
+        "1", "1", "deepep", "16", "128")
+    assert any(text.startswith("CUDA graphs") for text in modern.approximations(run))
 
 
 def test_words_follow_each_recipe():

@@ -887,9 +887,11 @@ def _check_table() -> Table:
                           "benchmarks/weak_scaling_160gpu/README.md run at 3ad9d9a, benchmarks/mfu_scaling/"
                           "mfu_scaling.md run at 01b461a, each row typed from the code at its commit); the Megatron "
                           "MoE Model Zoo's H100 figures (Megatron-Core: its Qwen3-235B-A22B table, step times as printed, "
-                          "examples/qwen3/readme.md at 8017e112, and Mixtral 8x22B's TFLOP/s in the comments of "
-                          "best_practice/Mixtral/run_mixtral_8x22B.sh at b09773a8, step times derived through Megatron-LM's "
-                          "own FLOP count; each row's flags from the yaml and script at that commit); "
+                          "examples/qwen3/readme.md at 8017e112; Mixtral 8x22B's TFLOP/s in the comments of "
+                          "best_practice/Mixtral/run_mixtral_8x22B.sh at b09773a8, Qwen3-235B-A22B's long-context table in "
+                          "best_practice/Qwen3/readme.md at b0b92ff3 and its 'H100 config' in best_practice/qwen3/"
+                          "run_h100_235b.sh at 1ed4179f, step times derived through Megatron-LM's own FLOP count; each "
+                          "row's flags from the yaml and scripts at that commit); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)

@@ -171,6 +171,14 @@ class Model:
         return out
 
 
+def _gqa_projections(m: Model):
+    """W_Q, W_O (h × a·head) and W_K, W_V (h × n_kv·head) of one grouped-query attention layer, exactly: formula's
+    attention_gqa at ``m`` (head: the config's head_dim, else h/a as a Fraction)."""
+    h, a, n_kv = m.hidden, m.heads, m.kv_heads
+    head = m.head_dim or Fraction(h, a)
+    return h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+
+
 def _phi(m: Model) -> int:
     """:func:`symcomm.presets.formula.parameter_formula` at ``m``, exactly (Fraction where h/a enters)."""
     h, L, a, n_kv, F, V, s = m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab, m.seq
@@ -179,8 +187,7 @@ def _phi(m: Model) -> int:
         kv = Fraction(n_kv * h, a)         # K, V widths: h for multi-head attention (n_kv = a)
         value = L * ((2 * h ** 2 + 2 * h * kv + 2 * h + 2 * kv) + 2 * h * F + F + h + 4 * h) + V * h + s * h + 2 * h
     elif m.family == "llama":
-        head = m.head_dim or Fraction(h, a)
-        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
+        attention = _gqa_projections(m)
         dense = attention + 3 * h * F + 2 * h
         moe = attention + (E + E_s) * 3 * h * F_e + h * E + 2 * h
         value = (L - L_moe) * dense + L_moe * moe + (1 if m.tied else 2) * V * h + h
@@ -196,8 +203,7 @@ def _phi(m: Model) -> int:
         value = (L - L_moe) * dense + L_moe * moe + 2 * V * h + h
     elif m.family == "nemotron_h":
         L_att, L_ssm, H, d_in, N, g = m.mamba_values()
-        head = m.head_dim or Fraction(h, a)
-        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h + h
+        attention = _gqa_projections(m) + h
         conv = d_in + 2 * g * N
         mamba = h + h * (2 * d_in + 2 * g * N + H) + conv * (MAMBA_CONV + 1) + 3 * H + d_in + d_in * h
         latent = m.moe_latent
@@ -207,9 +213,7 @@ def _phi(m: Model) -> int:
         value = (L_att * attention + L_ssm * mamba + L_moe * moe + (L - L_att - L_ssm - L_moe) * (2 * h * F + h)
                  + 2 * V * h + h)
     elif m.family == "nemotron4":
-        head = m.head_dim or Fraction(h, a)
-        attention = h * (a * head) + 2 * h * (n_kv * head) + (a * head) * h
-        value = L * (attention + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
+        value = L * (_gqa_projections(m) + 2 * h * F + 4 * h) + 2 * V * h + 2 * h
     else:
         raise ValueError(f"model family {m.family!r} is not allowed; choose {', '.join(FAMILIES)}")
     return int(value)

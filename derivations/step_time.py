@@ -23,7 +23,8 @@ from symcomm.core.proof import AtLeast, Claim, Limit
 from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
-from symcomm.training import compute
+from symcomm.training import compute, frameworks, steptime
+from symcomm.training.subjects import subject
 from symcomm.training.memory import (COMPILED_SAVED, TE_SAVED_INPUT, activation_bytes, layer_activation_bytes,
                                      saved_input_bytes)
 from symcomm.training.settings import MEGATRON_BLOCK_RECOMPUTE, RunSetting
@@ -381,6 +382,41 @@ UNEVEN = Derivation(
             Claim(_put(STAGE["middle"], _EQUAL_ENDS), L / p,
                   name="and so does a middle stage: the even split is the first/last split of equal chunks",
                   source=MEGATRON_SPLIT)))
+
+
+# -- gradient accumulation over whole schedules (ga_schedules=1) --------------------------------------------------
+# torchtitan and NeMo AutoModel under pipeline parallelism: each of a step's n_ga gradient-accumulation steps runs its
+# own schedule, filling and draining the pipeline and ending in the stage's reduction and resharding
+_GA_LAYOUT = dict(framework="fsdp2", zero="3", embeddings="1", reshard_after_forward="0", grad_reduce="per_step",
+                  grad_dtype="fp32")
+_ONE_SCHEDULE = steptime.step_model(**_GA_LAYOUT)
+_GA_SCHEDULES = steptime.step_model(**_GA_LAYOUT, ga_schedules="1")
+# the model's micro-batch slot of the busiest stage, named C as in the derivation (1F1B: the bubble is (p − 1)·C)
+_MODEL_SLOT = {_ONE_SCHEDULE.bubble / (p - 1): C_slot}
+
+
+def _dp_counts(**options) -> dict:
+    """The hybrid strategy's data-parallel collectives of the layout, by name: how many run a step."""
+    return {x.what: x.count for x in subject("hybrid", **_GA_LAYOUT, **options).terms if x.axis == "dp"}
+
+
+_DP_ONE, _DP_GA = _dp_counts(), _dp_counts(ga_schedules="1")
+
+GA_SCHEDULES = Derivation(
+    "Gradient accumulation over whole pipeline schedules",
+    (Step(_S.n_ga * (m / _S.n_ga + (p - 1)) * C_slot,
+          "n_ga schedules of m/n_ga micro-batches, each (m/n_ga + p − 1) slots of C (1F1B; the interleaved schedule's "
+          "bubble is (p − 1)/v slots)"),
+     Step((m + _S.n_ga * (p - 1)) * C_slot, "the micro-batches add up to m; the bubble is paid n_ga times")),
+    "seconds per step, busiest stage, before the data-parallel tail (which every schedule's post-backward "
+    "reduce-scatter adds to)",
+    frameworks.PIPELINING_GA, lhs="pipeline(n_ga)",
+    claims=(Claim(_GA_SCHEDULES.bubble.xreplace(_MODEL_SLOT), _S.n_ga * (p - 1) * C_slot,
+                  name="the step model's bubble under ga_schedules=1 (FSDP2, 1F1B, its slot named C): n_ga fills and "
+                       "drains", source=NARAYANAN + ", §2.2"),
+            *(Claim(_DP_GA[what], _S.n_ga * _DP_ONE[what],
+                    name=f"the {what} runs once per schedule: n_ga times a step", source=frameworks.PIPELINING_GA)
+              for what in ("per-layer gradient reduce-scatter", "per-layer parameter all-gather"))))
 
 
 # -- the micro-batch that hides the data-parallel reduce ----------------------------------------
@@ -1425,7 +1461,7 @@ CHAPTER = Chapter(
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
-                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, HIDING, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

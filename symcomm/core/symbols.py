@@ -107,6 +107,7 @@ g_ssm = _integer("g_ssm")      # Mamba groups of B, C (ngroups, mamba_num_groups
 L_bf16 = sp.Symbol("L_bf16", integer=True, nonnegative=True)
 h_lat = _integer("h_lat")      # moe_latent=1: the routed experts' token width (LatentMoE's moe_latent_size), not h
 D_mtp = _integer("D_mtp")      # mtp on: multi-token-prediction depths run per step (Megatron-Core --mtp-num-layers)
+n_ga = _integer("n_ga")        # ga_schedules=1: gradient-accumulation steps of a step, each one pipeline schedule
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -193,6 +194,9 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "(moe_latent_size; moe_latent=1)", "elements"),
         SymbolInfo(D_mtp, "D_mtp", "multi-token prediction: the depths each step runs (mtp=1 or shared; "
                    "Megatron-Core's mtp_num_layers)", "layers"),
+        SymbolInfo(n_ga, "n_ga", "gradient-accumulation steps of one step, each its own pipeline schedule of m/n_ga "
+                   "micro-batches (ga_schedules=1: torch.distributed.pipelining under torchtitan, NeMo AutoModel)",
+                   "schedules"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

@@ -93,16 +93,30 @@ class DataSchedule:
     grad_dtype: str = ""          # the gradient collectives' element type; "" = the run's (--dtype)
     shard_unit: str = "model"     # ZeRO-3: one collective per "layer" (an FSDP unit) or for the whole "model"
     param_dtype: str = ""         # the parameter all-gathers' element type: "fp8" (fp8_param_gather), "" = the run's
+    # the pipeline schedules a step runs: 1, or n_ga under ga_schedules=1, each ending in the stage's reduction
+    # and resharding (frameworks.PIPELINING_GA), so "per step" is per schedule
+    schedules: sp.Expr = sp.Integer(1)
 
     def gradient_reductions(self, micro):
-        return micro if self.grad_reduce == "per_micro_batch" else sp.Integer(1)
+        return micro if self.grad_reduce == "per_micro_batch" else self.schedules
 
     def forward_gathers(self, micro):
         # a unit neither resharded after the forward nor after the backward (FSDP: no_sync and
-        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step
+        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step (each schedule)
         if not self.reshard_after_forward and self.grad_reduce == "per_step":
-            return sp.Integer(1)
+            return self.schedules
         return micro
+
+    def one_schedule(self, counted):
+        """``counted`` (an expression, or a dict of them: what the memory model holds) over one of the step's
+        schedules, which is what a GPU holds at once: b/n_ga sequences in m/n_ga micro-batches of the same size
+        under ga_schedules=1, so the micro-batches in flight and the pipeline's kept buffers are one schedule's."""
+        if self.schedules == 1:
+            return counted
+        if isinstance(counted, dict):
+            return {key: self.one_schedule(x) for key, x in counted.items()}
+        per = {S.b: S.b / self.schedules, S.m: S.m / self.schedules}
+        return sp.sympify(counted, strict=True).subs(per, simultaneous=True)
 
     def backward_gathers(self, micro):
         return micro if self.reshard_after_forward else sp.Integer(0)
@@ -121,7 +135,7 @@ class DataSchedule:
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
                   reshard_after_forward: bool | None = None, grad_dtype: str | None = None,
-                  fp8_param_gather: bool = False, precision: str = "bf16") -> DataSchedule:
+                  fp8_param_gather: bool = False, precision: str = "bf16", ga_schedules: bool = False) -> DataSchedule:
     """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
     symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
     framework's own choice; InputError naming the option for a stage the framework does not run.
@@ -131,7 +145,8 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     weight, so both are refused.  Under ``precision=mxfp8`` the gathers stay at the run's dtype: Megatron-Core's
     parameter buffer for MXFP8 weights is a bf16 view of the gradient buffer, gathered and then re-quantized
     into the MXFP8 weights (NVIDIA/Megatron-LM megatron/core/distributed/param_and_grad_buffer.py, commit
-    d98e8a64: "only half of the buffer is used to store params in bf16")."""
+    d98e8a64: "only half of the buffer is used to store params in bf16").  ``ga_schedules``: the step is n_ga
+    pipeline schedules, each reducing once (:data:`symcomm.training.frameworks.PIPELINING_GA`)."""
     row = framework(framework_name)
     check_stage(row, zero)
     if fp8_param_gather and zero == 0:
@@ -156,7 +171,15 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
                         shard_unit=row.shard_unit,
-                        param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "")
+                        param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "",
+                        schedules=S.n_ga if ga_schedules else sp.Integer(1))
+
+
+def run_data_schedule(run) -> DataSchedule:
+    """The data-parallel schedule of a typed run setting (symcomm.training.settings.RunSetting): its framework's, with
+    the switches the run gives (:func:`data_schedule`)."""
+    return data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
+                         run.fp8_param_gather, run.precision, run.ga_schedules)
 
 
 def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:

@@ -109,7 +109,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from . import flops
-from .axes import data_schedule
+from .axes import run_data_schedule
 from .memory import MTP_SHARES, expert_activation_bytes, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
@@ -827,8 +827,7 @@ def wgrad_accumulation_bytes(run, gemms) -> sp.Expr:
     fused = run.framework in WGRAD_ACCUMULATION_FRAMEWORKS if run.wgrad_fusion is None else run.wgrad_fusion
     if not fused:
         return sp.Integer(0)
-    data = data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather, run.precision)
+    data = run_data_schedule(run)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     return (2 * grad_bytes - 2) * _summed(gemms, "weights")
 

@@ -192,6 +192,27 @@ MEGATRON_FSDP_RUNTIME = ("Megatron-LM megatron/training/arguments.py (--use-mega
                          "--megatron-fsdp-main-grads-dtype and --megatron-fsdp-grad-comm-dtype default auto: the "
                          "model's gradient type)")
 
+#: PyTorch's pipelining ends every schedule with the stage's gradient reduction: a trainer that accumulates gradients
+#: over n_ga steps runs n_ga schedules a step (ga_schedules=1), each with its fill and drain, its reduce-scatters and,
+#: since the stage reshards after it, its own parameter all-gathers; Megatron's and DeepSpeed's pipeline engines run
+#: the step's m micro-batches as one schedule
+PIPELINING_GA = ("pytorch/pytorch torch/distributed/pipelining/schedules.py as torch 2.13.0 ships it (Schedule1F1B "
+                 "and ScheduleGPipe end _step_microbatches with self._stage.perform_reduce_grad; the multi-stage "
+                 "schedules run a REDUCE_GRAD action after each stage's last backward) and stage.py "
+                 "(perform_reduce_grad: set_requires_gradient_sync(True), set_reshard_after_backward(True), "
+                 "post_backward of every FSDP parameter group; backward_maybe_with_nosync: the schedule's other "
+                 "backwards without sync or resharding); pytorch/torchtitan torchtitan/trainer.py at b5bcd76c "
+                 "(train_step: one forward_backward_step, one pp_schedule.step of num_pp_microbatches, per "
+                 "gradient-accumulation step); NVIDIA-NeMo/Automodel nemo_automodel/recipes/llm/benchmark.py at "
+                 "89e3a9fd (ga_steps calls of _forward_backward_step, each a schedule.step: recipes/llm/train_ft.py)")
+
+#: what the hybrid's ga_schedules option says
+GA_SCHEDULES_MEANING = ("p ≥ 2, framework fsdp2: 1 = each of the step's n_ga gradient-accumulation steps runs its own "
+                        "pipeline schedule of m/n_ga micro-batches, with its fill and drain, and ends in the stage's "
+                        "gradient reduce-scatter, after which the stage reshards (torch.distributed.pipelining under "
+                        "torchtitan and NeMo AutoModel: frameworks.PIPELINING_GA); 0 = the step's m micro-batches are "
+                        "one schedule (Megatron-LM, DeepSpeed)")
+
 #: DeepSpeed's pipeline engine (Megatron-DeepSpeed, GPT-NeoX): ZeRO stage below 2 only, and one schedule, its 1F1B
 #: TrainSchedule, no interleaved (virtual) stages; its sequence parallelism is DeepSpeed-Ulysses, an all-to-all over
 #: the heads, not a ring
@@ -256,6 +277,7 @@ class Framework:
     limits_where: str = ""       # the file that sets the schedule and ZeRO limits above, for the refusals
     cp_where: str = ""           # and the context-parallel one
     moe_where: str = ""          # and the MoE one
+    ga_schedules: bool = False   # its gradient-accumulation steps each run a whole pipeline schedule (PIPELINING_GA)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -308,7 +330,8 @@ _ROWS = (
               0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
-              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True),
+              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
+              ga_schedules=True),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",
@@ -330,11 +353,17 @@ SCHEMES: tuple[Scheme, ...] = tuple(scheme for row in _ROWS for scheme in row.sc
 
 def framework_refusal(setting) -> str | None:
     """Why ``setting`` is not what its framework runs, or None: a pipeline schedule not among its
-    :attr:`Framework.schedules`, a ZeRO stage not among its :attr:`Framework.moe_zero` with MoE layers."""
+    :attr:`Framework.schedules`, a schedule per gradient-accumulation step where it runs one a step
+    (:attr:`Framework.ga_schedules`), a ZeRO stage not among its :attr:`Framework.moe_zero` with MoE layers."""
     row = FRAMEWORKS[setting.framework]
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
                 f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")
+    if setting.ga_schedules and not row.ga_schedules:
+        return (f"ga_schedules=1 with framework={setting.framework} is refused: its pipeline runs the step's m "
+                f"micro-batches as one schedule; a schedule per gradient-accumulation step is "
+                f"torch.distributed.pipelining's: choose framework="
+                f"{choices(name for name, r in FRAMEWORKS.items() if r.ga_schedules)} or ga_schedules=0")
     if setting.moe and setting.zero not in row.moe_zero:
         return (f"moe=1 with framework={setting.framework} zero={setting.zero} is refused: its engine runs MoE layers "
                 f"with ZeRO stage {choices(map(str, row.moe_zero))} only ({row.moe_where}); choose "

@@ -13,7 +13,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (bubble_fraction, chunks_of, data_schedule, dispatch_count_terms, dp_terms, ep_terms,
+from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count_terms, dp_terms, ep_terms,
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
@@ -48,8 +48,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # forward collectives run again only under full recompute (RunSetting.forward_reruns)
     zero, sp_on, recompute, schedule = run.zero, run.sp, run.forward_reruns, run.schedule
     scatter_gather, cp, gqa, moe = run.scatter_gather, run.cp, run.gqa, run.moe
-    data = data_schedule(run.framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather, run.precision)
+    data = run_data_schedule(run)
     regather = sp_regather_of(run.framework, run.sp_regather)
     replica_batch = b / d                      # sequences of one data-parallel replica
     local_seq = s / c                          # tokens of each sequence on one CP rank
@@ -386,12 +385,12 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     return tuple(out)
 
 
-def hybrid_extras(schedule, pipeline_split="even", mamba=False, **_) -> dict:
-    """The bubble fraction and the GPUs; with an uneven split the transformer layers one GPU of each stage kind
+def hybrid_extras(schedule, pipeline_split="even", mamba=False, ga_schedules=False, **_) -> dict:
+    """The bubble fraction (each of the n_ga schedules' own under ga_schedules=1) and the GPUs; with an uneven split the transformer layers one GPU of each stage kind
     holds (symcomm.training.stages: the middle figure applies when p ≥ 3); with mamba=1 the attention and Mamba
     layers the last stage holds, in the model's proportion (every layer count of the hybrid then read, so that its
     rules, L at least L_att + L_ssm (+ L_moe), are checked on every answer)."""
-    out = {"bubble_fraction": bubble_fraction(p, schedule), "gpus": t * c * d * p}
+    out = {"bubble_fraction": bubble_fraction(p, schedule) * (S.n_ga if ga_schedules else 1), "gpus": t * c * d * p}
     if pipeline_split != "even":
         out.update({f"layers_{kind}_stage": stage_layers(pipeline_split, schedule, kind)
                     for kind in ("first", "middle", "last")})
@@ -462,6 +461,11 @@ _OFFLOAD_LESS_THAN_L = Rule("at_least", L, S.L_off + 1,
                             "layers than the model has (cpu_offloading_num_layers < num_layers)", "L > L_off")
 
 
+_GA_NEEDS_PIPELINE = Rule("at_least", p, sp.Integer(2),
+                          "ga_schedules=1 with p={x} needs p at least {y}: it counts the pipeline schedules a step runs; "
+                          "give ga_schedules=0 without pipeline parallelism", "p ≥ 2")
+
+
 _OP_NEEDS_SP = rules.fixed(t, 1, "recompute=op with t={x} needs sp=1: torchtitan's tensor-parallel plan shards the "
                                  "norms' sequence and the op list keeps its reduce-scatters (parallelize_llama.py, "
                                  "apply_tp and _save_list)")
@@ -493,6 +497,9 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         *split_checks(),                     # L over the p·v chunks: even, or first/last (symcomm.training.stages)
         *block_checks(),                     # recompute=block: L_rc layers of a chunk at most
         rules.when("schedule", ("interleaved",), rules.divisible(m, p)),
+        # ga_schedules=1: n_ga schedules of m/n_ga micro-batches each, on a pipeline (frameworks.PIPELINING_GA)
+        rules.when("ga_schedules", (True,), rules.divisible(m, S.n_ga, "m|n_ga")),
+        rules.when("ga_schedules", (True,), _GA_NEEDS_PIPELINE),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
         rules.when("schedule", ("interleaved",), rules.at_least(p, 2)),

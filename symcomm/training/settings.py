@@ -308,6 +308,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "plan, five gathers under torch.compile too); linear (q, k, v and a plain MLP's one up projection)"),
     HYBRID_RECOMPUTE_OPTION,
     Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
+    flag("ga_schedules", F.GA_SCHEDULES_MEANING),
     Option("pipeline_split", "even", ("even", "first_last"),
            "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
            "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
@@ -555,6 +556,7 @@ class RunSetting:
     sp_input: str = "block"
     recompute: str = "none"
     schedule: str = "1f1b"
+    ga_schedules: bool = False
     pipeline_split: str = "even"
     scatter_gather: bool = False
     cp: str = "ring"
@@ -601,8 +603,7 @@ class RunSetting:
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
-                   or sp_input_refusal(self)
-                   or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
+                   or sp_input_refusal(self) or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
                    or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self)
                    or fused_grouped_mlp_refusal(self))

@@ -27,7 +27,7 @@ import functools
 import sympy as sp
 
 from . import flops, settings
-from .axes import data_schedule
+from .axes import run_data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
@@ -59,8 +59,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     an import cycle."""
     StepModel = step_model_class
     framework, zero = run.framework, run.zero
-    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather, run.precision)
+    data = run_data_schedule(run)
     grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
     param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
     check_overlap(framework, zero, grad_overlap, param_overlap)
@@ -91,14 +90,14 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
                                                     pipeline_chunks=n_chunks if kind == "first" else None,
                                                     embeddings=run.embeddings and kind == "first",
                                                     interleaved_chunks=n_chunks)
-        memory[kind] = memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings, run.gated,
-                                    kind=kind)
+        memory[kind] = data.one_schedule(memory_model(data, run.recompute, opts, run.flash, run.moe, run.embeddings,
+                                                      run.gated, kind=kind))      # what one schedule holds at once
         optimizer[kind] = after_backward(memory[kind], data, run.adam_dtype)
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
     the_slot = _largest(slot)
-    pipeline = (m + (p - 1) / n_chunks) * the_slot
-    bubble = (p - 1) / n_chunks * the_slot
+    pipeline = (m + data.schedules * (p - 1) / n_chunks) * the_slot    # each schedule fills and drains (steptime)
+    bubble = data.schedules * (p - 1) / n_chunks * the_slot
     step = pipeline + _largest(tail)
     axes = [axis for axis in ("tp", "cp", "ep", "pp", "dp") if axis in comm["last"]]
     largest_comm = {axis: _largest({k: comm[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}

@@ -20,7 +20,8 @@ micro-batches per data-parallel replica, then the optimizer step):
   (:func:`symcomm.training.overlap.a2a_exposed`), ``p2p_overlap`` the pipeline sends, in the window the ones
   before left;
 * **pipeline**: (m + (p − 1)/v) slots of one micro-batch each (Narayanan et al. 2021, §2.2: the
-  bubble is (p − 1)/v micro-batch times of the busiest stage);
+  bubble is (p − 1)/v micro-batch times of the busiest stage), (m + n_ga·(p − 1)/v) when each of n_ga
+  gradient-accumulation steps runs its own schedule (``ga_schedules``, frameworks.PIPELINING_GA);
 * **data parallel** as the framework overlaps it (:func:`symcomm.training.overlap.exposed_data_parallel`):
   gradient reductions behind the backward in buckets, the last one exposed (``overlap_grad_reduce``);
   the post-step parameter all-gather exposed or, with ``overlap_param_gather``, behind the next
@@ -49,7 +50,7 @@ from sympy.core.mul import _mulsort
 from . import flops
 from . import settings
 from ..base.errors import InputError
-from .axes import data_schedule
+from .axes import run_data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
 from .memory import STAGE_OF, eager_block, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
@@ -200,8 +201,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
             "torch_compiled": settings.torch_compiled(run)}
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
-    data = data_schedule(framework, zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather, run.precision)
+    data = run_data_schedule(run)
 
     by_axis: dict = {}
     for term in hybrid.terms:
@@ -219,8 +219,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     # the overlapped axes behind the micro-batch's compute, one after another (overlap.micro_batch_on_path)
     on_path = micro_batch_on_path(run, by_axis, comm, time_of, m, compute_micro)
     slot = compute_micro.total + sum(on_path.values())
-    pipeline = (m + (p - 1) / chunks) * slot
-    bubble = (p - 1) / chunks * slot
+    # each of the step's pipeline schedules (data.schedules: n_ga under ga_schedules=1) fills and drains
+    pipeline = (m + data.schedules * (p - 1) / chunks) * slot
+    bubble = data.schedules * (p - 1) / chunks * slot
 
     # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
     # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed
@@ -238,15 +239,14 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     comm = {axis: comm[axis] for axis in comm}
 
     memory = memory_model(data, recompute, opts, flash, moe, embeddings, gated)
-    memory_total = memory_per_gpu(memory, layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated,
-                                                                 run.expert_tp,
-                                                                 torchmem.kept_whole(framework, run.precision),
-                                                                 run.schedule,
-                                                                 saved_input_bytes(framework, run.precision, run.sp),
-                                                                 opts["torch_compiled"], run.mamba, run.moe_latent,
-                                                                 run.recompute_mla_up, run.modules,
-                                                                 eager=eager_block(framework, opts)),
-                                  run.schedule)
+    per_layer = layer_activation_bytes(recompute, flash, run.sp, run.attention, moe, gated, run.expert_tp,
+                                       torchmem.kept_whole(framework, run.precision), run.schedule,
+                                       saved_input_bytes(framework, run.precision, run.sp), opts["torch_compiled"],
+                                       run.mamba, run.moe_latent, run.recompute_mla_up, run.modules,
+                                       eager=eager_block(framework, opts))
+    # what a GPU holds at once is one schedule's (DataSchedule.one_schedule: under ga_schedules=1, m/n_ga in flight)
+    memory_total = data.one_schedule(memory_per_gpu(memory, per_layer, run.schedule))
+    memory = data.one_schedule(memory)
     optimizer = after_backward_seconds(memory, data, run.adam_dtype)
 
     step = pipeline + exposed_dp + optimizer
@@ -321,7 +321,7 @@ ASSUMPTIONS = (
     "column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) "
     "each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert "
     "all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
-    "(p − 1)/v micro-batch slots",
+    "(p − 1)/v micro-batch slots, n_ga times under ga_schedules=1 (a schedule per gradient-accumulation step)",
     "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
     "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
     "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "

@@ -132,7 +132,7 @@ def test_each_row_in_scope_is_checked_at_what_its_command_gives():
     stored = json.loads((Path(modern.__file__).parent / "data" / "step_fit.json").read_text(encoding="utf-8"))
     checked = {r["id"]: r for r in stored["checks"]["h100"]["runs"]}
     in_scope = [r for r in RUNS if modern.out_of_scope(r) is None]
-    assert len(in_scope) == 3
+    assert len(in_scope) == 4
     for run in in_scope:
         step = float(modern.inputs(run, fitting=False).quantities()["step_time"])
         row = checked[run["id"]]
@@ -142,13 +142,15 @@ def test_each_row_in_scope_is_checked_at_what_its_command_gives():
         assert row["source"] == modern.source_of(run) == f"nemo-automodel {run['release']}"
 
 
-def test_a_step_of_several_pipeline_schedules_is_left_out_with_its_reason():
-    # DeepSeek-V3 on 1,024 GPUs: GA 4 calls of an 8-micro-batch schedule (benchmark.py's loop), four fill-and-drains;
-    # the step model runs one schedule of all 32
+def test_a_step_of_several_pipeline_schedules_is_typed_as_it_runs():
+    # DeepSeek-V3 on 1,024 GPUs: GA 4 calls of an 8-micro-batch schedule (benchmark.py's loop), four fill-and-drains:
+    # the row's words say so (ga_schedules=1 n_ga=4) over its 32 micro-batches a step (8192/(256 replicas · MBS 1))
     run = RUNS[2]
     assert run["schedules_per_step"] == 4
-    assert "runs 4 times a step" in modern.out_of_scope(run)
-    assert all(modern.out_of_scope(r) is None for r in RUNS if r is not run)
+    words = modern.words(run)
+    assert {"ga_schedules=1", "n_ga=4", "m=32"} <= set(words)
+    assert all(modern.out_of_scope(r) is None for r in RUNS)
+    assert not any(word.startswith(("ga_schedules", "n_ga")) for r in RUNS if r is not run for word in modern.words(r))
 
 
 def test_the_typed_pipeline_split_is_said_to_be_an_approximation():

@@ -19,7 +19,7 @@ import sympy as sp
 from symcomm.training import flops, stages
 from symcomm.core.chapters import Chapter, Derivation, Step, Table
 from symcomm.presets import hardware
-from symcomm.core.proof import AtLeast, Claim, Limit
+from symcomm.core.proof import AtLeast, Claim, Domain, Limit
 from symcomm.core.rewrite import at, rebuilt
 from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
@@ -401,6 +401,7 @@ def _dp_counts(**options) -> dict:
 
 
 _DP_ONE, _DP_GA = _dp_counts(), _dp_counts(ga_schedules="1")
+_PIPELINE = Domain(least=((p, 2),))          # ga_schedules=1 counts a pipeline's schedules
 
 GA_SCHEDULES = Derivation(
     "Gradient accumulation over whole pipeline schedules",
@@ -415,7 +416,8 @@ GA_SCHEDULES = Derivation(
                   name="the step model's bubble under ga_schedules=1 (FSDP2, 1F1B, its slot named C): n_ga fills and "
                        "drains", source=NARAYANAN + ", §2.2"),
             *(Claim(_DP_GA[what], _S.n_ga * _DP_ONE[what],
-                    name=f"the {what} runs once per schedule: n_ga times a step", source=frameworks.PIPELINING_GA)
+                    name=f"the {what} runs once per schedule: n_ga times a step (p ≥ 2, a pipeline)",
+                    source=frameworks.PIPELINING_GA, domain=_PIPELINE)
               for what in ("per-layer gradient reduce-scatter", "per-layer parameter all-gather"))))
 
 

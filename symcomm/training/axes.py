@@ -96,16 +96,38 @@ class DataSchedule:
     # the pipeline schedules a step runs: 1, or n_ga under ga_schedules=1, each ending in the stage's reduction
     # and resharding (frameworks.PIPELINING_GA), so "per step" is per schedule
     schedules: sp.Expr = sp.Integer(1)
+    # how the framework's runtime keeps a unit between micro-batches (frameworks.KEPT_GATHERED): "no_sync" (FSDP1: a
+    # unit not resharded after its forward stays gathered while the gradients wait), "pipeline" (FSDP2: resharded after
+    # every backward, but under torch.distributed.pipelining, whose stage holds the gradient sync and the resharding
+    # back until a schedule's last backward, whatever the run's grad_reduce)
+    kept_gathered: str = "no_sync"
+
+    def under_pipeline(self, piped, alone):
+        """``piped`` where the framework's pipeline runtime decides (kept_gathered "pipeline", p ≥ 2), else ``alone``."""
+        if self.kept_gathered != "pipeline":
+            return alone
+        return sp.Piecewise((piped, sp.Ge(S.p, 2)), (alone, True))
 
     def gradient_reductions(self, micro):
-        return micro if self.grad_reduce == "per_micro_batch" else self.schedules
+        return self.under_pipeline(self.schedules,
+                                   micro if self.grad_reduce == "per_micro_batch" else self.schedules)
 
     def forward_gathers(self, micro):
+        if self.kept_gathered == "pipeline":
+            # FSDP2: every forward gathers (the backward before it resharded) but in a pipeline's schedule, where
+            # the last stage's first forward gathers and every later one finds its units gathered: a backward kept
+            # them (after a forward resharded them, the backward gathered them again: backward_gathers)
+            return self.under_pipeline(self.schedules, micro)
         # a unit neither resharded after the forward nor after the backward (FSDP: no_sync and
-        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step (each schedule)
+        # reshard_after_forward=False, _should_free_in_backward) stays gathered for the whole step
         if not self.reshard_after_forward and self.grad_reduce == "per_step":
             return self.schedules
         return micro
+
+    def gradients(self, whole, sharded):
+        """``whole`` where a GPU holds its parameters' unsharded gradients through the step (:attr:`full_gradients`;
+        under a pipeline of the "pipeline" runtime always, its stage accumulating without sync), else ``sharded``."""
+        return whole if self.full_gradients else self.under_pipeline(whole, sharded)
 
     def one_schedule(self, counted):
         """``counted`` (an expression, or a dict of them: what the memory model holds) over one of the step's
@@ -172,7 +194,7 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
                         shard_unit=row.shard_unit,
                         param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "",
-                        schedules=S.n_ga if ga_schedules else sp.Integer(1))
+                        schedules=S.n_ga if ga_schedules else sp.Integer(1), kept_gathered=row.kept_gathered)
 
 
 def run_data_schedule(run) -> DataSchedule:

@@ -206,6 +206,19 @@ PIPELINING_GA = ("pytorch/pytorch torch/distributed/pipelining/schedules.py as t
                  "gradient-accumulation step); NVIDIA-NeMo/Automodel nemo_automodel/recipes/llm/benchmark.py at "
                  "89e3a9fd (ga_steps calls of _forward_backward_step, each a schedule.step: recipes/llm/train_ft.py)")
 
+#: a unit kept gathered after its forward (reshard_after_forward=False) while gradients are not synced: FSDP1 keeps it
+#: gathered through no_sync's micro-batches (_should_free_in_backward); FSDP2 reshards after every backward whatever
+#: the gradient sync, unless told not to (set_reshard_after_backward), which torch.distributed.pipelining does for
+#: every backward of a schedule but its last
+FSDP2_RESHARD_AFTER_BACKWARD = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py "
+                                "(reshard_after_backward: True unless set; post_backward reshards then) and "
+                                "_fully_shard.py (set_reshard_after_backward, apart from set_requires_gradient_sync); "
+                                "torch/distributed/pipelining/stage.py (backward_maybe_with_nosync: "
+                                "set_reshard_after_backward(False) but in a schedule's last backward)")
+#: where a unit kept gathered stays so between micro-batches when the gradients are reduced once per step: "no_sync"
+#: (FSDP1, FSDP_RUNTIME), "pipeline" (FSDP2: only under pipeline parallelism, FSDP2_RESHARD_AFTER_BACKWARD)
+KEPT_GATHERED = ("no_sync", "pipeline")
+
 #: what the hybrid's ga_schedules option says
 GA_SCHEDULES_MEANING = ("p ≥ 2, framework fsdp2: 1 = each of the step's n_ga gradient-accumulation steps runs its own "
                         "pipeline schedule of m/n_ga micro-batches, with its fill and drain, and ends in the stage's "
@@ -278,6 +291,7 @@ class Framework:
     cp_where: str = ""           # and the context-parallel one
     moe_where: str = ""          # and the MoE one
     ga_schedules: bool = False   # its gradient-accumulation steps each run a whole pipeline schedule (PIPELINING_GA)
+    kept_gathered: str = "no_sync"   # when a unit not resharded after its forward stays gathered (KEPT_GATHERED)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -328,10 +342,11 @@ _ROWS = (
               "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
               (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
               0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
-              (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE),
+              (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE,
+               FSDP2_RESHARD_AFTER_BACKWARD),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
               "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
-              ga_schedules=True),
+              ga_schedules=True, kept_gathered="pipeline"),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",

@@ -461,6 +461,10 @@ _OFFLOAD_LESS_THAN_L = Rule("at_least", L, S.L_off + 1,
                             "layers than the model has (cpu_offloading_num_layers < num_layers)", "L > L_off")
 
 
+_FSDP2_PIPELINE_REDUCES_ONCE = rules.fixed(
+    p, 1, "framework=fsdp2 with grad_reduce=per_micro_batch and p={x} is refused: torch.distributed.pipelining holds "
+          "an FSDP2 stage's gradient sync back until a schedule's last backward (stage.py, backward_maybe_with_nosync), "
+          "so it reduces once per schedule; give grad_reduce=per_step (or leave it to the framework) or p=1")
 _GA_NEEDS_PIPELINE = Rule("at_least", p, sp.Integer(2),
                           "ga_schedules=1 with p={x} needs p at least {y}: it counts the pipeline schedules a step runs; "
                           "give ga_schedules=0 without pipeline parallelism", "p ≥ 2")
@@ -500,6 +504,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         # ga_schedules=1: n_ga schedules of m/n_ga micro-batches each, on a pipeline (frameworks.PIPELINING_GA)
         rules.when("ga_schedules", (True,), rules.divisible(m, S.n_ga, "m|n_ga")),
         rules.when("ga_schedules", (True,), _GA_NEEDS_PIPELINE),
+        rules.when("framework", ("fsdp2",), rules.when("grad_reduce", ("per_micro_batch",), _FSDP2_PIPELINE_REDUCES_ONCE)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
         rules.when("schedule", ("interleaved",), rules.at_least(p, 2)),

@@ -3986,683 +3986,755 @@ def _sheet2_06d67d5b7169(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
 def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
     try:
         _z = 0
-        _t0 = (_a5*_a6)
-        _t1 = -1 + _t0
-        _t2 = (3*_a8)
-        _t3 = (_t1*_t2)
-        _t4 = (_t3*_a2)
-        _t5 = (_t0*_a11)
-        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
-        _t7 = (_a9 == 1)
-        _t8 = (_a3*_a7)
-        _t9 = _t8 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t8)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
-        _t10 = (_t3*_t9)
-        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
-        _t12 = (_t6 if _t7 else _t11)
-        _t13 = (_a4*_a10)
-        _t14 = (_t13*_a7)
-        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
-        _t16 = (_a9 == 2)
-        _t17 = (2*_t14)
-        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
-        _t19 = -1 + _a5
-        _t20 = (6*_t19)
-        _t21 = (_t14*_t20*_a1)
-        _t22 = (_t5*_a9)
-        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
-        _t24 = -1 + _a11
-        _t25 = (_t13*_t24)
-        _t26 = (6*_t25)
-        _t27 = (_by_zero() if not _t5 else _t26 // _t5 if not _t26 % _t5 else ((_z := 1) and _F(_t26, _t5)))
-        _t28 = (_t17*_t24)
-        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
-        _t30 = (1 if _t7 else 0)
-        _t31 = (_t28*_t30)
-        _t32 = (_by_zero() if not _t5 else _t31 // _t5 if not _t31 % _t5 else ((_z := 1) and _F(_t31, _t5)))
-        _t33 = (_t14*_t24)
-        _t34 = (8*_t33*_a1)
-        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
-        _t36 = _t27 + _t29 + _t32 + _t35
-        _t37 = _t12 + _t18 + _t23 + _t36
-        _t38 = -1 + _a9
-        _t39 = (2*_a11)
-        _t40 = (_a0 < _t5)
-        _t41 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t42 = (_t41*_a8)
-        _t43 = (_t1*_t42)
-        _t44 = (3*(0 if _t40 else _t43))
-        _t45 = (_a5*_a11)
-        _t46 = (_a0 < _t45)
-        _t47 = (_a1*_a8)
-        _t48 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t20*_t47)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
-        _t49 = (0 if _t46 else _t48)
-        _t50 = (_a0 < _t22)
-        _t51 = (0 if _t7 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
-        _t52 = (_a0 < 1 + _t5)
-        _t53 = (0 if _t50 else _t51) + (0 if _t52 else _t51)
-        _t54 = (_a0 < _a11)
-        _t55 = (_a8*(-2 + _t39))
-        _t56 = (3*_t55)
-        _t57 = (_t30*_t55)
-        _t58 = (4*_a1)
-        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t55*_t58)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
-        _t60 = (0 if _t54 else _t55) + (0 if _t54 else _t56) + (0 if _t54 else _t57) + (0 if _t54 else _t59)
-        _t61 = _t44 + _t49 + _t53 + _t60
-        _t62 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a11)
-        _t63 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t64 = (_t63 == _floor(_t63))
-        _t65 = _t64 and (_t7 or (_a0 == _t62))
-        _t66 = -1 + ((_by_zero() if not _a11 else _t62 // _a11 if not _t62 % _a11 else ((_z := 1) and _F(_t62, _a11))) if _t65 else 1)
-        _t67 = (_t4*_t66)
-        _t68 = (_t0*_t62)
-        _t69 = (_t10*_t66)
-        _t70 = ((((_by_zero() if not _t68 else _t67 // _t68 if not _t67 % _t68 else ((_z := 1) and _F(_t67, _t68))) if _t65 else (_by_zero() if not _t5 else _t67 // _t5 if not _t67 % _t5 else ((_z := 1) and _F(_t67, _t5)))) if _t7 else ((_by_zero() if not _t68 else _t69 // _t68 if not _t69 % _t68 else ((_z := 1) and _F(_t69, _t68))) if _t65 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5))))) if _t40 else _t12)
-        _t71 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t45 // _a0 if not _t45 % _a0 else ((_z := 1) and _F(_t45, _a0))))))
-        _t72 = _t64 and ((_a0 == _t71) or ((_a6*_a9) == 1))
-        _t73 = (_t21*(-1 + ((_by_zero() if not _a11 else _t71 // _a11 if not _t71 % _a11 else ((_z := 1) and _F(_t71, _a11))) if _t72 else 1)))
-        _t74 = (_t0*_a9)
-        _t75 = (_t71*_t74)
-        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t22 else _t73 // _t22 if not _t73 % _t22 else ((_z := 1) and _F(_t73, _t22)))) if _t46 else _t23)
-        _t77 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
-        _t78 = (0 if _t50 else _t77) + (0 if _t52 else _t77)
-        _t79 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t80 = (_a0 == _t79) or (_t74 == 1)
-        _t81 = -1 + (_t79 if _t80 else 1)
-        _t82 = (_t26*_t81)
-        _t83 = (_t5*_t79)
-        _t84 = (_t28*_t81)
-        _t85 = (_t31*_t81)
-        _t86 = (_t34*_t81)
-        _t87 = (_t22*_t79)
-        _t88 = (((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t5 else _t82 // _t5 if not _t82 % _t5 else ((_z := 1) and _F(_t82, _t5)))) if _t54 else _t27) + (((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t54 else _t29) + (((_by_zero() if not _t83 else _t85 // _t83 if not _t85 % _t83 else ((_z := 1) and _F(_t85, _t83))) if _t80 else (_by_zero() if not _t5 else _t85 // _t5 if not _t85 % _t5 else ((_z := 1) and _F(_t85, _t5)))) if _t54 else _t32) + (((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t80 else (_by_zero() if not _t22 else _t86 // _t22 if not _t86 % _t22 else ((_z := 1) and _F(_t86, _t22)))) if _t54 else _t35)
-        _t89 = _t70 + _t76 + _t78 + _t88
-        _t90 = (_t1*_a8)
-        _t91 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t90*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t90)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
-        _t92 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
-        _t93 = (_by_zero() if not _t22 else _n38 // _t22 if not (_n38 := (_t33*_t58)) % _t22 else ((_z := 1) and _F(_n38, _t22)))
-        _t94 = _t93 + (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t25)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t30*_t33)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
-        _t95 = _t91 + _t92 + _t94
-        _t96 = (3*(_t43 if _t40 else 0))
-        _t97 = (_t48 if _t46 else 0)
-        _t98 = (_t51 if _t50 else 0) + (_t51 if _t52 else 0)
-        _t99 = (_t55 if _t54 else 0) + (_t56 if _t54 else 0) + (_t57 if _t54 else 0) + (_t59 if _t54 else 0)
-        _t100 = _t96 + _t97 + _t98 + _t99
-        _t101 = ((((_by_zero() if not _t68 else _t4 // _t68 if not _t4 % _t68 else ((_z := 1) and _F(_t4, _t68))) if _t65 else _t6) if _t7 else ((_by_zero() if not _t68 else _t10 // _t68 if not _t10 % _t68 else ((_z := 1) and _F(_t10, _t68))) if _t65 else _t11)) if _t40 else 0)
-        _t102 = (((_by_zero() if not _t75 else _t21 // _t75 if not _t21 % _t75 else ((_z := 1) and _F(_t21, _t75))) if _t72 else _t23) if _t46 else 0)
-        _t103 = (_t77 if _t50 else 0) + (_t77 if _t52 else 0)
-        _t104 = (((_by_zero() if not _t83 else _t26 // _t83 if not _t26 % _t83 else ((_z := 1) and _F(_t26, _t83))) if _t80 else _t27) if _t54 else 0) + (((_by_zero() if not _t83 else _t28 // _t83 if not _t28 % _t83 else ((_z := 1) and _F(_t28, _t83))) if _t80 else _t29) if _t54 else 0) + (((_by_zero() if not _t83 else _t31 // _t83 if not _t31 % _t83 else ((_z := 1) and _F(_t31, _t83))) if _t80 else _t32) if _t54 else 0) + (((_by_zero() if not _t87 else _t34 // _t87 if not _t34 % _t87 else ((_z := 1) and _F(_t34, _t87))) if _t80 else _t35) if _t54 else 0)
-        _t105 = _t101 + _t102 + _t103 + _t104
-        _t106 = (_t0*_a8)
-        _t107 = (_by_zero() if not _t106 else _t14 // _t106 if not _t14 % _t106 else ((_z := 1) and _F(_t14, _t106)))
-        _t108 = (_by_zero() if not _a9 else _n50 // _a9 if not (_n50 := (2*_t47)) % _a9 else ((_z := 1) and _F(_n50, _a9)))
-        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
-        _t110 = (_t41*_a11)
-        _t111 = ((_by_zero() if not _t110 else _a2 // _t110 if not _a2 % _t110 else ((_z := 1) and _F(_a2, _t110))) if _t7 else (_by_zero() if not _t110 else _t9 // _t110 if not _t9 % _t110 else ((_z := 1) and _F(_t9, _t110))))
-        return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t61, _t89, _t95, _t100, _t105, _t61, _t89, _t95, _t100, _t105, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t107, _t108, _t93, _a11, _t107, _t108, _t93, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, 2, _t107, _a8, _t77, 2, _t107, _a8, _t77, _a11, _t107, _a8, _t32, _a11, _t107, _a8, _t29, _a11, (_by_zero() if not _t106 else _t13 // _t106 if not _t13 % _t106 else ((_z := 1) and _F(_t13, _t106))), _t2, _t27, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t36, _t60, _t88, _t94, _t99, _t104, _t23, _t49, _t76, _t92, _t97, _t102, _t18, _t53, _t78, _t98, _t103, _t12, _t44, _t70, _t91, _t96, _t101, _z, )
+        _t0 = (_a9 == 1)
+        _t1 = (_a4*_a10)
+        _t2 = (_t1*_a7)
+        _t3 = (_a5*_a6)
+        _t4 = (_by_zero() if not _t3 else _t2 // _t3 if not _t2 % _t3 else ((_z := 1) and _F(_t2, _t3)))
+        _t5 = (_a9 == 2)
+        _t6 = (2*_t2)
+        _t7 = (0 if _t0 else (_t4 if _t5 else (_by_zero() if not _t3 else _t6 // _t3 if not _t6 % _t3 else ((_z := 1) and _F(_t6, _t3)))))
+        _t8 = -1 + _a5
+        _t9 = (6*_t8)
+        _t10 = (_t2*_t9*_a1)
+        _t11 = (_t3*_a11)
+        _t12 = (_t11*_a9)
+        _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
+        _t14 = -1 + _t3
+        _t15 = (_t14*_a8)
+        _t16 = (_t15*_a2)
+        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
+        _t18 = (_a3*_a7)
+        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t20 = (_t15*_t19)
+        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
+        _t22 = (_t17 if _t0 else _t21)
+        _t23 = (1 if (_a9 >= 2) else _a8)
+        _t24 = (_t14*_t23)
+        _t25 = (_t24*_a2)
+        _t26 = (2*_t25)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t28 = (_t19*_t24)
+        _t29 = (2*_t28)
+        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
+        _t31 = (_t27 if _t0 else _t30)
+        _t32 = _t22 + _t31
+        _t33 = -1 + _a11
+        _t34 = (_t1*_t33)
+        _t35 = (6*_t34)
+        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
+        _t37 = (_t33*_t6)
+        _t38 = (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11)))
+        _t39 = (1 if _t0 else 0)
+        _t40 = (_t37*_t39)
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
+        _t42 = (_t2*_t33)
+        _t43 = (8*_t42*_a1)
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t45 = _t36 + _t38 + _t41 + _t44
+        _t46 = _t13 + _t32 + _t45 + _t7
+        _t47 = -1 + _a9
+        _t48 = (2*_a11)
+        _t49 = (_a5*_a11)
+        _t50 = (_a0 < _t49)
+        _t51 = (_a1*_a8)
+        _t52 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t51*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t53 = (0 if _t50 else _t52)
+        _t54 = (_a0 < _t12)
+        _t55 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t56 = (_a0 < 1 + _t11)
+        _t57 = (0 if _t54 else _t55) + (0 if _t56 else _t55)
+        _t58 = (_a0 < _t11)
+        _t59 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t60 = (_t23*_t59)
+        _t61 = (_t14*_t60)
+        _t62 = (_t59*_a8)
+        _t63 = (_t14*_t62)
+        _t64 = (2*(0 if _t58 else _t61)) + (0 if _t58 else _t63)
+        _t65 = (_a0 < _a11)
+        _t66 = (_a8*(-2 + _t48))
+        _t67 = (3*_t66)
+        _t68 = (_t39*_t66)
+        _t69 = (4*_a1)
+        _t70 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t66*_t69)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t71 = (0 if _t65 else _t66) + (0 if _t65 else _t67) + (0 if _t65 else _t68) + (0 if _t65 else _t70)
+        _t72 = _t53 + _t57 + _t64 + _t71
+        _t73 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t49 // _a0 if not _t49 % _a0 else ((_z := 1) and _F(_t49, _a0))))))
+        _t74 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t75 = (_t74 == _floor(_t74))
+        _t76 = _t75 and ((_a0 == _t73) or ((_a6*_a9) == 1))
+        _t77 = (_t10*(-1 + ((_by_zero() if not _a11 else _t73 // _a11 if not _t73 % _a11 else ((_z := 1) and _F(_t73, _a11))) if _t76 else 1)))
+        _t78 = (_t3*_a9)
+        _t79 = (_t73*_t78)
+        _t80 = (((_by_zero() if not _t79 else _t77 // _t79 if not _t77 % _t79 else ((_z := 1) and _F(_t77, _t79))) if _t76 else (_by_zero() if not _t12 else _t77 // _t12 if not _t77 % _t12 else ((_z := 1) and _F(_t77, _t12)))) if _t50 else _t13)
+        _t81 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t82 = (0 if _t54 else _t81) + (0 if _t56 else _t81)
+        _t83 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t84 = _t75 and (_t0 or (_a0 == _t83))
+        _t85 = -1 + ((_by_zero() if not _a11 else _t83 // _a11 if not _t83 % _a11 else ((_z := 1) and _F(_t83, _a11))) if _t84 else 1)
+        _t86 = (_t16*_t85)
+        _t87 = (_t3*_t83)
+        _t88 = (_t20*_t85)
+        _t89 = (_t26*_t85)
+        _t90 = (_t29*_t85)
+        _t91 = ((((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t84 else (_by_zero() if not _t11 else _t86 // _t11 if not _t86 % _t11 else ((_z := 1) and _F(_t86, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t88 // _t87 if not _t88 % _t87 else ((_z := 1) and _F(_t88, _t87))) if _t84 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11))))) if _t58 else _t22) + ((((_by_zero() if not _t87 else _t89 // _t87 if not _t89 % _t87 else ((_z := 1) and _F(_t89, _t87))) if _t84 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t90 // _t87 if not _t90 % _t87 else ((_z := 1) and _F(_t90, _t87))) if _t84 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t58 else _t31)
+        _t92 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t93 = (_a0 == _t92) or (_t78 == 1)
+        _t94 = -1 + (_t92 if _t93 else 1)
+        _t95 = (_t35*_t94)
+        _t96 = (_t11*_t92)
+        _t97 = (_t37*_t94)
+        _t98 = (_t40*_t94)
+        _t99 = (_t43*_t94)
+        _t100 = (_t12*_t92)
+        _t101 = (((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t65 else _t36) + (((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t65 else _t38) + (((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t65 else _t41) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t93 else (_by_zero() if not _t12 else _t99 // _t12 if not _t99 % _t12 else ((_z := 1) and _F(_t99, _t12)))) if _t65 else _t44)
+        _t102 = _t101 + _t80 + _t82 + _t91
+        _t103 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
+        _t104 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
+        _t105 = (_by_zero() if not _t12 else _n44 // _t12 if not (_n44 := (_t42*_t69)) % _t12 else ((_z := 1) and _F(_n44, _t12)))
+        _t106 = _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (3*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t107 = _t103 + _t104 + _t106
+        _t108 = (_t52 if _t50 else 0)
+        _t109 = (_t55 if _t54 else 0) + (_t55 if _t56 else 0)
+        _t110 = (2*(_t61 if _t58 else 0)) + (_t63 if _t58 else 0)
+        _t111 = (_t66 if _t65 else 0) + (_t67 if _t65 else 0) + (_t68 if _t65 else 0) + (_t70 if _t65 else 0)
+        _t112 = _t108 + _t109 + _t110 + _t111
+        _t113 = (((_by_zero() if not _t79 else _t10 // _t79 if not _t10 % _t79 else ((_z := 1) and _F(_t10, _t79))) if _t76 else _t13) if _t50 else 0)
+        _t114 = (_t81 if _t54 else 0) + (_t81 if _t56 else 0)
+        _t115 = ((((_by_zero() if not _t87 else _t16 // _t87 if not _t16 % _t87 else ((_z := 1) and _F(_t16, _t87))) if _t84 else _t17) if _t0 else ((_by_zero() if not _t87 else _t20 // _t87 if not _t20 % _t87 else ((_z := 1) and _F(_t20, _t87))) if _t84 else _t21)) if _t58 else 0) + ((((_by_zero() if not _t87 else _t26 // _t87 if not _t26 % _t87 else ((_z := 1) and _F(_t26, _t87))) if _t84 else _t27) if _t0 else ((_by_zero() if not _t87 else _t29 // _t87 if not _t29 % _t87 else ((_z := 1) and _F(_t29, _t87))) if _t84 else _t30)) if _t58 else 0)
+        _t116 = (((_by_zero() if not _t96 else _t35 // _t96 if not _t35 % _t96 else ((_z := 1) and _F(_t35, _t96))) if _t93 else _t36) if _t65 else 0) + (((_by_zero() if not _t96 else _t37 // _t96 if not _t37 % _t96 else ((_z := 1) and _F(_t37, _t96))) if _t93 else _t38) if _t65 else 0) + (((_by_zero() if not _t96 else _t40 // _t96 if not _t40 % _t96 else ((_z := 1) and _F(_t40, _t96))) if _t93 else _t41) if _t65 else 0) + (((_by_zero() if not _t100 else _t43 // _t100 if not _t43 % _t100 else ((_z := 1) and _F(_t43, _t100))) if _t93 else _t44) if _t65 else 0)
+        _t117 = _t113 + _t114 + _t115 + _t116
+        _t118 = (_t3*_a8)
+        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
+        _t120 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t51)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
+        _t121 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
+        _t122 = (_t59*_a11)
+        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t19 // _t122 if not _t19 % _t122 else ((_z := 1) and _F(_t19, _t122))))
+        return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t16 if _t0 else (_t20 if _t0 else _t16)) + (_t26 if _t0 else (_t29 if _t0 else _t26)), _t72, _t102, _t107, _t112, _t117, _t72, _t102, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t104, _a5, _t121, _t120, _t104, _a5, _t121, _t120, _t104, 2, _t119, _a8, _t81, 2, _t119, _a8, _t81, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t36, _t3, _t123, _t60, _t103, _t3, _t123, _t62, _t22, _t3, _t123, _t60, _t103, _t45, _t71, _t101, _t106, _t111, _t116, _t13, _t53, _t80, _t104, _t108, _t113, _t7, _t57, _t82, _t109, _t114, _t32, _t64, _t91, _t103, _t110, _t115, _z, )
     except _CANNOT:
         pass
     _z = 0
     try:
-        _t0 = (_a5*_a6)
+        _t0 = (_a9 == 1)
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
         _z = 1
     try:
-        _t1 = -1 + _t0
+        _t1 = (_a4*_a10)
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
         _z = 1
     try:
-        _t2 = (3*_a8)
+        _t2 = (_t1*_a7)
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
         _z = 1
     try:
-        _t3 = (_t1*_t2)
+        _t3 = (_a5*_a6)
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
         _z = 1
     try:
-        _t4 = (_t3*_a2)
+        _t4 = (_by_zero() if not _t3 else _t2 // _t3 if not _t2 % _t3 else ((_z := 1) and _F(_t2, _t3)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
         _z = 1
     try:
-        _t5 = (_t0*_a11)
+        _t5 = (_a9 == 2)
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
         _z = 1
     try:
-        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
+        _t6 = (2*_t2)
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
         _z = 1
     try:
-        _t7 = (_a9 == 1)
+        _t7 = (0 if _t0 else (_t4 if _t5 else (_by_zero() if not _t3 else _t6 // _t3 if not _t6 % _t3 else ((_z := 1) and _F(_t6, _t3)))))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
         _z = 1
     try:
-        _t8 = (_a3*_a7)
+        _t8 = -1 + _a5
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
         _z = 1
     try:
-        _t9 = _t8 + (_by_zero() if not _a9 else _n1 // _a9 if not (_n1 := _a2 + (-2*_t8)) % _a9 else ((_z := 1) and _F(_n1, _a9)))
+        _t9 = (6*_t8)
     except _CANNOT as _err:
         _t9 = _Unusable(_err)
         _z = 1
     try:
-        _t10 = (_t3*_t9)
+        _t10 = (_t2*_t9*_a1)
     except _CANNOT as _err:
         _t10 = _Unusable(_err)
         _z = 1
     try:
-        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
+        _t11 = (_t3*_a11)
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
         _z = 1
     try:
-        _t12 = (_t6 if _t7 else _t11)
+        _t12 = (_t11*_a9)
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
         _z = 1
     try:
-        _t13 = (_a4*_a10)
+        _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
         _z = 1
     try:
-        _t14 = (_t13*_a7)
+        _t14 = -1 + _t3
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t15 = (_t14*_a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = (_a9 == 2)
+        _t16 = (_t15*_a2)
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (2*_t14)
+        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t18 = (_a3*_a7)
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = -1 + _a5
+        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (6*_t19)
+        _t20 = (_t15*_t19)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_t14*_t20*_a1)
+        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t5*_a9)
+        _t22 = (_t17 if _t0 else _t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_by_zero() if not _t22 else _t21 // _t22 if not _t21 % _t22 else ((_z := 1) and _F(_t21, _t22)))
+        _t23 = (1 if (_a9 >= 2) else _a8)
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = -1 + _a11
+        _t24 = (_t14*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_t13*_t24)
+        _t25 = (_t24*_a2)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (6*_t25)
+        _t26 = (2*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_by_zero() if not _t5 else _t26 // _t5 if not _t26 % _t5 else ((_z := 1) and _F(_t26, _t5)))
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (_t17*_t24)
+        _t28 = (_t19*_t24)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
+        _t29 = (2*_t28)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (1 if _t7 else 0)
+        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_t28*_t30)
+        _t31 = (_t27 if _t0 else _t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_by_zero() if not _t5 else _t31 // _t5 if not _t31 % _t5 else ((_z := 1) and _F(_t31, _t5)))
+        _t32 = _t22 + _t31
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t14*_t24)
+        _t33 = -1 + _a11
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (8*_t33*_a1)
+        _t34 = (_t1*_t33)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_by_zero() if not _t22 else _t34 // _t22 if not _t34 % _t22 else ((_z := 1) and _F(_t34, _t22)))
+        _t35 = (6*_t34)
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = _t27 + _t29 + _t32 + _t35
+        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = _t12 + _t18 + _t23 + _t36
+        _t37 = (_t33*_t6)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = -1 + _a9
+        _t38 = (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11)))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (2*_a11)
+        _t39 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_a0 < _t5)
+        _t40 = (_t37*_t39)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t41*_a8)
+        _t42 = (_t2*_t33)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_t1*_t42)
+        _t43 = (8*_t42*_a1)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (3*(0 if _t40 else _t43))
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_a5*_a11)
+        _t45 = _t36 + _t38 + _t41 + _t44
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_a0 < _t45)
+        _t46 = _t13 + _t32 + _t45 + _t7
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_a1*_a8)
+        _t47 = -1 + _a9
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t20*_t47)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
+        _t48 = (2*_a11)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (0 if _t46 else _t48)
+        _t49 = (_a5*_a11)
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_a0 < _t22)
+        _t50 = (_a0 < _t49)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (0 if _t7 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t16 else _a8))
+        _t51 = (_a1*_a8)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a0 < 1 + _t5)
+        _t52 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t51*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (0 if _t50 else _t51) + (0 if _t52 else _t51)
+        _t53 = (0 if _t50 else _t52)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a0 < _a11)
+        _t54 = (_a0 < _t12)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_a8*(-2 + _t39))
+        _t55 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (3*_t55)
+        _t56 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_t30*_t55)
+        _t57 = (0 if _t54 else _t55) + (0 if _t56 else _t55)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (4*_a1)
+        _t58 = (_a0 < _t11)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t55*_t58)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t59 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (0 if _t54 else _t55) + (0 if _t54 else _t56) + (0 if _t54 else _t57) + (0 if _t54 else _t59)
+        _t60 = (_t23*_t59)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = _t44 + _t49 + _t53 + _t60
+        _t61 = (_t14*_t60)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a11)
+        _t62 = (_t59*_a8)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t63 = (_t14*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t63 == _floor(_t63))
+        _t64 = (2*(0 if _t58 else _t61)) + (0 if _t58 else _t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = _t64 and (_t7 or (_a0 == _t62))
+        _t65 = (_a0 < _a11)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = -1 + ((_by_zero() if not _a11 else _t62 // _a11 if not _t62 % _a11 else ((_z := 1) and _F(_t62, _a11))) if _t65 else 1)
+        _t66 = (_a8*(-2 + _t48))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_t4*_t66)
+        _t67 = (3*_t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t0*_t62)
+        _t68 = (_t39*_t66)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_t10*_t66)
+        _t69 = (4*_a1)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = ((((_by_zero() if not _t68 else _t67 // _t68 if not _t67 % _t68 else ((_z := 1) and _F(_t67, _t68))) if _t65 else (_by_zero() if not _t5 else _t67 // _t5 if not _t67 % _t5 else ((_z := 1) and _F(_t67, _t5)))) if _t7 else ((_by_zero() if not _t68 else _t69 // _t68 if not _t69 % _t68 else ((_z := 1) and _F(_t69, _t68))) if _t65 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5))))) if _t40 else _t12)
+        _t70 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t66*_t69)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t45 // _a0 if not _t45 % _a0 else ((_z := 1) and _F(_t45, _a0))))))
+        _t71 = (0 if _t65 else _t66) + (0 if _t65 else _t67) + (0 if _t65 else _t68) + (0 if _t65 else _t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = _t64 and ((_a0 == _t71) or ((_a6*_a9) == 1))
+        _t72 = _t53 + _t57 + _t64 + _t71
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_t21*(-1 + ((_by_zero() if not _a11 else _t71 // _a11 if not _t71 % _a11 else ((_z := 1) and _F(_t71, _a11))) if _t72 else 1)))
+        _t73 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t49 // _a0 if not _t49 % _a0 else ((_z := 1) and _F(_t49, _a0))))))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_t0*_a9)
+        _t74 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t71*_t74)
+        _t75 = (_t74 == _floor(_t74))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t22 else _t73 // _t22 if not _t73 % _t22 else ((_z := 1) and _F(_t73, _t22)))) if _t46 else _t23)
+        _t76 = _t75 and ((_a0 == _t73) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
+        _t77 = (_t10*(-1 + ((_by_zero() if not _a11 else _t73 // _a11 if not _t73 % _a11 else ((_z := 1) and _F(_t73, _a11))) if _t76 else 1)))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (0 if _t50 else _t77) + (0 if _t52 else _t77)
+        _t78 = (_t3*_a9)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t79 = (_t73*_t78)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a0 == _t79) or (_t74 == 1)
+        _t80 = (((_by_zero() if not _t79 else _t77 // _t79 if not _t77 % _t79 else ((_z := 1) and _F(_t77, _t79))) if _t76 else (_by_zero() if not _t12 else _t77 // _t12 if not _t77 % _t12 else ((_z := 1) and _F(_t77, _t12)))) if _t50 else _t13)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = -1 + (_t79 if _t80 else 1)
+        _t81 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_t26*_t81)
+        _t82 = (0 if _t54 else _t81) + (0 if _t56 else _t81)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_t5*_t79)
+        _t83 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_t28*_t81)
+        _t84 = _t75 and (_t0 or (_a0 == _t83))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t31*_t81)
+        _t85 = -1 + ((_by_zero() if not _a11 else _t83 // _a11 if not _t83 % _a11 else ((_z := 1) and _F(_t83, _a11))) if _t84 else 1)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t34*_t81)
+        _t86 = (_t16*_t85)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_t22*_t79)
+        _t87 = (_t3*_t83)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t5 else _t82 // _t5 if not _t82 % _t5 else ((_z := 1) and _F(_t82, _t5)))) if _t54 else _t27) + (((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t54 else _t29) + (((_by_zero() if not _t83 else _t85 // _t83 if not _t85 % _t83 else ((_z := 1) and _F(_t85, _t83))) if _t80 else (_by_zero() if not _t5 else _t85 // _t5 if not _t85 % _t5 else ((_z := 1) and _F(_t85, _t5)))) if _t54 else _t32) + (((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t80 else (_by_zero() if not _t22 else _t86 // _t22 if not _t86 % _t22 else ((_z := 1) and _F(_t86, _t22)))) if _t54 else _t35)
+        _t88 = (_t20*_t85)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = _t70 + _t76 + _t78 + _t88
+        _t89 = (_t26*_t85)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t1*_a8)
+        _t90 = (_t29*_t85)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t90*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t90)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
+        _t91 = ((((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t84 else (_by_zero() if not _t11 else _t86 // _t11 if not _t86 % _t11 else ((_z := 1) and _F(_t86, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t88 // _t87 if not _t88 % _t87 else ((_z := 1) and _F(_t88, _t87))) if _t84 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11))))) if _t58 else _t22) + ((((_by_zero() if not _t87 else _t89 // _t87 if not _t89 % _t87 else ((_z := 1) and _F(_t89, _t87))) if _t84 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t90 // _t87 if not _t90 % _t87 else ((_z := 1) and _F(_t90, _t87))) if _t84 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t58 else _t31)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_by_zero() if not _t22 else _n37 // _t22 if not (_n37 := (_t17*_t19*_a1)) % _t22 else ((_z := 1) and _F(_n37, _t22)))
+        _t92 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_by_zero() if not _t22 else _n38 // _t22 if not (_n38 := (_t33*_t58)) % _t22 else ((_z := 1) and _F(_n38, _t22)))
+        _t93 = (_a0 == _t92) or (_t78 == 1)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = _t93 + (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t25)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t30*_t33)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
+        _t94 = -1 + (_t92 if _t93 else 1)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = _t91 + _t92 + _t94
+        _t95 = (_t35*_t94)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (3*(_t43 if _t40 else 0))
+        _t96 = (_t11*_t92)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t48 if _t46 else 0)
+        _t97 = (_t37*_t94)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t51 if _t50 else 0) + (_t51 if _t52 else 0)
+        _t98 = (_t40*_t94)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t55 if _t54 else 0) + (_t56 if _t54 else 0) + (_t57 if _t54 else 0) + (_t59 if _t54 else 0)
+        _t99 = (_t43*_t94)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = _t96 + _t97 + _t98 + _t99
+        _t100 = (_t12*_t92)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = ((((_by_zero() if not _t68 else _t4 // _t68 if not _t4 % _t68 else ((_z := 1) and _F(_t4, _t68))) if _t65 else _t6) if _t7 else ((_by_zero() if not _t68 else _t10 // _t68 if not _t10 % _t68 else ((_z := 1) and _F(_t10, _t68))) if _t65 else _t11)) if _t40 else 0)
+        _t101 = (((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t65 else _t36) + (((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t65 else _t38) + (((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t65 else _t41) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t93 else (_by_zero() if not _t12 else _t99 // _t12 if not _t99 % _t12 else ((_z := 1) and _F(_t99, _t12)))) if _t65 else _t44)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (((_by_zero() if not _t75 else _t21 // _t75 if not _t21 % _t75 else ((_z := 1) and _F(_t21, _t75))) if _t72 else _t23) if _t46 else 0)
+        _t102 = _t101 + _t80 + _t82 + _t91
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t77 if _t50 else 0) + (_t77 if _t52 else 0)
+        _t103 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (((_by_zero() if not _t83 else _t26 // _t83 if not _t26 % _t83 else ((_z := 1) and _F(_t26, _t83))) if _t80 else _t27) if _t54 else 0) + (((_by_zero() if not _t83 else _t28 // _t83 if not _t28 % _t83 else ((_z := 1) and _F(_t28, _t83))) if _t80 else _t29) if _t54 else 0) + (((_by_zero() if not _t83 else _t31 // _t83 if not _t31 % _t83 else ((_z := 1) and _F(_t31, _t83))) if _t80 else _t32) if _t54 else 0) + (((_by_zero() if not _t87 else _t34 // _t87 if not _t34 % _t87 else ((_z := 1) and _F(_t34, _t87))) if _t80 else _t35) if _t54 else 0)
+        _t104 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = _t101 + _t102 + _t103 + _t104
+        _t105 = (_by_zero() if not _t12 else _n44 // _t12 if not (_n44 := (_t42*_t69)) % _t12 else ((_z := 1) and _F(_n44, _t12)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t0*_a8)
+        _t106 = _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (3*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _t106 else _t14 // _t106 if not _t14 % _t106 else ((_z := 1) and _F(_t14, _t106)))
+        _t107 = _t103 + _t104 + _t106
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _a9 else _n50 // _a9 if not (_n50 := (2*_t47)) % _a9 else ((_z := 1) and _F(_n50, _a9)))
+        _t108 = (_t52 if _t50 else 0)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_by_zero() if not (_d51 := (_a6*_a8*_a11)) else _t14 // _d51 if not _t14 % _d51 else ((_z := 1) and _F(_t14, _d51)))
+        _t109 = (_t55 if _t54 else 0) + (_t55 if _t56 else 0)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_t41*_a11)
+        _t110 = (2*(_t61 if _t58 else 0)) + (_t63 if _t58 else 0)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = ((_by_zero() if not _t110 else _a2 // _t110 if not _a2 % _t110 else ((_z := 1) and _F(_a2, _t110))) if _t7 else (_by_zero() if not _t110 else _t9 // _t110 if not _t9 % _t110 else ((_z := 1) and _F(_t9, _t110))))
+        _t111 = (_t66 if _t65 else 0) + (_t67 if _t65 else 0) + (_t68 if _t65 else 0) + (_t70 if _t65 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
-    return (_t37, _t37, _t21 + _t26 + _t34 + (4*_t33) + (_t14*_t38*_t39) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t61, _t89, _t95, _t100, _t105, _t61, _t89, _t95, _t100, _t105, (_by_zero() if not _a8 else _t38 // _a8 if not _t38 % _a8 else _t38 / _a8), _t22, _a11, _t107, _t108, _t93, _a11, _t107, _t108, _t93, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, _a5, _t109, _t108, _t92, 2, _t107, _a8, _t77, 2, _t107, _a8, _t77, _a11, _t107, _a8, _t32, _a11, _t107, _a8, _t29, _a11, (_by_zero() if not _t106 else _t13 // _t106 if not _t13 % _t106 else ((_z := 1) and _F(_t13, _t106))), _t2, _t27, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t0, _t111, _t42, _t91, _t36, _t60, _t88, _t94, _t99, _t104, _t23, _t49, _t76, _t92, _t97, _t102, _t18, _t53, _t78, _t98, _t103, _t12, _t44, _t70, _t91, _t96, _t101, _z, )
+    try:
+        _t112 = _t108 + _t109 + _t110 + _t111
+    except _CANNOT as _err:
+        _t112 = _Unusable(_err)
+        _z = 1
+    try:
+        _t113 = (((_by_zero() if not _t79 else _t10 // _t79 if not _t10 % _t79 else ((_z := 1) and _F(_t10, _t79))) if _t76 else _t13) if _t50 else 0)
+    except _CANNOT as _err:
+        _t113 = _Unusable(_err)
+        _z = 1
+    try:
+        _t114 = (_t81 if _t54 else 0) + (_t81 if _t56 else 0)
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+        _z = 1
+    try:
+        _t115 = ((((_by_zero() if not _t87 else _t16 // _t87 if not _t16 % _t87 else ((_z := 1) and _F(_t16, _t87))) if _t84 else _t17) if _t0 else ((_by_zero() if not _t87 else _t20 // _t87 if not _t20 % _t87 else ((_z := 1) and _F(_t20, _t87))) if _t84 else _t21)) if _t58 else 0) + ((((_by_zero() if not _t87 else _t26 // _t87 if not _t26 % _t87 else ((_z := 1) and _F(_t26, _t87))) if _t84 else _t27) if _t0 else ((_by_zero() if not _t87 else _t29 // _t87 if not _t29 % _t87 else ((_z := 1) and _F(_t29, _t87))) if _t84 else _t30)) if _t58 else 0)
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+        _z = 1
+    try:
+        _t116 = (((_by_zero() if not _t96 else _t35 // _t96 if not _t35 % _t96 else ((_z := 1) and _F(_t35, _t96))) if _t93 else _t36) if _t65 else 0) + (((_by_zero() if not _t96 else _t37 // _t96 if not _t37 % _t96 else ((_z := 1) and _F(_t37, _t96))) if _t93 else _t38) if _t65 else 0) + (((_by_zero() if not _t96 else _t40 // _t96 if not _t40 % _t96 else ((_z := 1) and _F(_t40, _t96))) if _t93 else _t41) if _t65 else 0) + (((_by_zero() if not _t100 else _t43 // _t100 if not _t43 % _t100 else ((_z := 1) and _F(_t43, _t100))) if _t93 else _t44) if _t65 else 0)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+        _z = 1
+    try:
+        _t117 = _t113 + _t114 + _t115 + _t116
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+        _z = 1
+    try:
+        _t118 = (_t3*_a8)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+        _z = 1
+    try:
+        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+        _z = 1
+    try:
+        _t120 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t51)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+        _z = 1
+    try:
+        _t121 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+        _z = 1
+    try:
+        _t122 = (_t59*_a11)
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+        _z = 1
+    try:
+        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t19 // _t122 if not _t19 % _t122 else ((_z := 1) and _F(_t19, _t122))))
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+        _z = 1
+    return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t16 if _t0 else (_t20 if _t0 else _t16)) + (_t26 if _t0 else (_t29 if _t0 else _t26)), _t72, _t102, _t107, _t112, _t117, _t72, _t102, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t104, _a5, _t121, _t120, _t104, _a5, _t121, _t120, _t104, 2, _t119, _a8, _t81, 2, _t119, _a8, _t81, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t36, _t3, _t123, _t60, _t103, _t3, _t123, _t62, _t22, _t3, _t123, _t60, _t103, _t45, _t71, _t101, _t106, _t111, _t116, _t13, _t53, _t80, _t104, _t108, _t113, _t7, _t57, _t82, _t109, _t114, _t32, _t64, _t91, _t103, _t110, _t115, _z, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -21838,138 +21910,156 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t27 = (_t26*_a14)
         _t28 = (_by_zero() if not _t27 else _t25 // _t27 if not _t25 % _t27 else ((_z := 1) and _F(_t25, _t27)))
         _t29 = _t20 + _t28
-        _t30 = _a4 + (-1*_a5)
-        _t31 = -1 + _t3
-        _t32 = (3*_a17)
-        _t33 = (_t31*_t32)
-        _t34 = (_t30*_t33)
-        _t35 = (_a6*_a15)
-        _t36 = _t35 + (_by_zero() if not _a18 else _n5 // _a18 if not (_n5 := _a4 + (-1*_a5) + (-2*_t35)) % _a18 else ((_z := 1) and _F(_n5, _a18)))
-        _t37 = (_t33*_t36)
-        _t38 = ((_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12))) if _t0 else (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12))))
-        _t39 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
-        _t40 = -1 + _t39
-        _t41 = (_t40*_a5)
-        _t42 = (_t32*_t41)
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
-        _t44 = _t38 + _t43
-        _t45 = -1 + _a20
-        _t46 = (_t1*_t45)
-        _t47 = (6*_t46)
-        _t48 = (_by_zero() if not _t12 else _t47 // _t12 if not _t47 % _t12 else ((_z := 1) and _F(_t47, _t12)))
-        _t49 = (_t45*_t6)
-        _t50 = (_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12)))
-        _t51 = (1 if _t0 else 0)
-        _t52 = (_t49*_t51)
-        _t53 = (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12)))
-        _t54 = (2*_a2)
-        _t55 = (_by_zero() if not _a18 else _t54 // _a18 if not _t54 % _a18 else ((_z := 1) and _F(_t54, _a18))) + (_by_zero() if not _a18 else _n14 // _a18 if not (_n14 := (-1*_a3)) % _a18 else ((_z := 1) and _F(_n14, _a18)))
-        _t56 = (_t2*_t45)
-        _t57 = (4*_t56)
-        _t58 = (_t55*_t57)
-        _t59 = (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12)))
-        _t60 = _t48 + _t50 + _t53 + _t59
-        _t61 = _t14 + _t29 + _t44 + _t60 + _t7
-        _t62 = -1 + _a18
-        _t63 = (2*_a20)
-        _t64 = (_a9*_a20)
-        _t65 = (_a1 < _t64)
-        _t66 = (_by_zero() if not _a18 else _n16 // _a18 if not (_n16 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n16, _a18)))
-        _t67 = (0 if _t65 else _t66)
-        _t68 = (_a1 < _t15)
-        _t69 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
-        _t70 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
-        _t71 = (-1*_t70)
-        _t72 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
-        _t73 = (_t72 == _floor(_t72))
-        _t74 = (_a1 == _t71) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
-        _t75 = _t73 and _t74
-        _t76 = -1 + ((_by_zero() if not _a20 else _t71 // _a20 if not _t71 % _a20 else ((_z := 1) and _F(_t71, _a20))) if _t75 else 1)
-        _t77 = (4*_t16)
-        _t78 = (0 if _t68 else _t69) + ((_by_zero() if not _a18 else _n23 // _a18 if not (_n23 := (_t76*_t77)) % _a18 else ((_z := 1) and _F(_n23, _a18))) if _t68 else (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (_t21*_t77)) % _a18 else ((_z := 1) and _F(_n22, _a18))))
-        _t79 = (_a1 < _t13)
-        _t80 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
-        _t81 = (_a1 < 1 + _t12)
-        _t82 = (0 if _t79 else _t80) + (0 if _t81 else _t80)
-        _t83 = (_a1 < _t12)
-        _t84 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
-        _t85 = (_t84*_a17)
-        _t86 = (_t31*_t85)
-        _t87 = (_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (3*_t16*_t40)) % _a18 else ((_z := 1) and _F(_n26, _a18)))
-        _t88 = (3*(0 if _t83 else _t86)) + (0 if _t83 else _t87)
-        _t89 = (_a1 < _a20)
-        _t90 = (_a17*(-2 + _t63))
-        _t91 = (_t55*_t90)
-        _t92 = (3*_t90)
-        _t93 = (_t51*_t90)
-        _t94 = (2*(0 if _t89 else _t91)) + (0 if _t89 else _t90) + (0 if _t89 else _t92) + (0 if _t89 else _t93)
-        _t95 = _t67 + _t78 + _t82 + _t88 + _t94
-        _t96 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t64 // _a1 if not _t64 % _a1 else ((_z := 1) and _F(_t64, _a1))))))
-        _t97 = _t73 and ((_a1 == _t96) or ((_a10*_a18) == 1))
-        _t98 = (_t11*(-1 + ((_by_zero() if not _a20 else _t96 // _a20 if not _t96 % _a20 else ((_z := 1) and _F(_t96, _a20))) if _t97 else 1)))
-        _t99 = (_t26*_t96)
-        _t100 = (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t97 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t65 else _t14)
-        _t101 = (_t19*(-1 + (_t71 if _t74 else 1)))
-        _t102 = (_t71*_a18)
-        _t103 = (4*_t23)
-        _t104 = (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t74 else (_by_zero() if not _a18 else _t101 // _a18 if not _t101 % _a18 else ((_z := 1) and _F(_t101, _a18)))) if _t68 else _t20) + ((_by_zero() if not _t27 else _n33 // _t27 if not (_n33 := (_t103*_t76)) % _t27 else ((_z := 1) and _F(_n33, _t27))) if _t68 else _t28)
-        _t105 = (0 if _t0 else ((_by_zero() if not (_d34 := (2*_t3)) else _t2 // _d34 if not _t2 % _d34 else ((_z := 1) and _F(_t2, _d34))) if _t5 else _t4))
-        _t106 = (0 if _t79 else _t105) + (0 if _t81 else _t105)
-        _t107 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
-        _t108 = _t0 or (_a1 == _t107)
-        _t109 = _t108 and _t73
-        _t110 = -1 + ((_by_zero() if not _a20 else _t107 // _a20 if not _t107 % _a20 else ((_z := 1) and _F(_t107, _a20))) if _t109 else 1)
-        _t111 = (_t110*_t34)
-        _t112 = (_t107*_t3)
-        _t113 = (_t110*_t37)
-        _t114 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t115 = _t108 and (_t114 == _floor(_t114))
-        _t116 = (_t42*(-1 + ((_by_zero() if not _t15 else _t107 // _t15 if not _t107 % _t15 else ((_z := 1) and _F(_t107, _t15))) if _t115 else 1)))
-        _t117 = (_t107*_t26)
-        _t118 = ((((_by_zero() if not _t112 else _t111 // _t112 if not _t111 % _t112 else ((_z := 1) and _F(_t111, _t112))) if _t0 else (_by_zero() if not _t112 else _t113 // _t112 if not _t113 % _t112 else ((_z := 1) and _F(_t113, _t112)))) if _t109 else ((_by_zero() if not _t12 else _t111 // _t12 if not _t111 % _t12 else ((_z := 1) and _F(_t111, _t12))) if _t0 else (_by_zero() if not _t12 else _t113 // _t12 if not _t113 % _t12 else ((_z := 1) and _F(_t113, _t12))))) if _t83 else _t38) + (((_by_zero() if not _t117 else _n44 // _t117 if not (_n44 := (_t116*_a14)) % _t117 else ((_z := 1) and _F(_n44, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t83 else _t43)
-        _t119 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
-        _t120 = (_a1 == _t119) or (_t26 == 1)
-        _t121 = -1 + (_t119 if _t120 else 1)
-        _t122 = (_t121*_t47)
-        _t123 = (_t119*_t12)
-        _t124 = (_t121*_t49)
-        _t125 = (_t121*_t52)
-        _t126 = (_t121*_t58)
-        _t127 = (((_by_zero() if not _t123 else _t122 // _t123 if not _t122 % _t123 else ((_z := 1) and _F(_t122, _t123))) if _t120 else (_by_zero() if not _t12 else _t122 // _t12 if not _t122 % _t12 else ((_z := 1) and _F(_t122, _t12)))) if _t89 else _t48) + (((_by_zero() if not _t123 else _t124 // _t123 if not _t124 % _t123 else ((_z := 1) and _F(_t124, _t123))) if _t120 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t89 else _t50) + (((_by_zero() if not _t123 else _t125 // _t123 if not _t125 % _t123 else ((_z := 1) and _F(_t125, _t123))) if _t120 else (_by_zero() if not _t12 else _t125 // _t12 if not _t125 % _t12 else ((_z := 1) and _F(_t125, _t12)))) if _t89 else _t53) + (((_by_zero() if not _t123 else _t126 // _t123 if not _t126 % _t123 else ((_z := 1) and _F(_t126, _t123))) if _t120 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t89 else _t59)
-        _t128 = _t100 + _t104 + _t106 + _t118 + _t127
-        _t129 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
-        _t130 = (_t31*_a17)
-        _t131 = ((_by_zero() if not _t12 else _n56 // _t12 if not (_n56 := (_t130*_t30)) % _t12 else ((_z := 1) and _F(_n56, _t12))) if _t0 else (_by_zero() if not _t12 else _n55 // _t12 if not (_n55 := (_t130*_t36)) % _t12 else ((_z := 1) and _F(_n55, _t12))))
-        _t132 = (_by_zero() if not _t13 else _n57 // _t13 if not (_n57 := (_t41*_a17)) % _t13 else ((_z := 1) and _F(_n57, _t13)))
-        _t133 = _t131 + _t132
-        _t134 = (_by_zero() if not _t12 else _n58 // _t12 if not (_n58 := (_t49*_t55)) % _t12 else ((_z := 1) and _F(_n58, _t12)))
-        _t135 = _t134 + (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) + (_by_zero() if not _t12 else _n60 // _t12 if not (_n60 := (3*_t46)) % _t12 else ((_z := 1) and _F(_n60, _t12))) + (_by_zero() if not _t12 else _n61 // _t12 if not (_n61 := (_t51*_t56)) % _t12 else ((_z := 1) and _F(_n61, _t12)))
-        _t136 = _t129 + _t133 + _t135
-        _t137 = (_t66 if _t65 else 0)
-        _t138 = _a14 + ((_by_zero() if not _a20 else _t70 // _a20 if not _t70 % _a20 else ((_z := 1) and _F(_t70, _a20))) if _t75 else -1)
-        _t139 = (_t69 if _t68 else 0) + ((_by_zero() if not _a18 else _n63 // _a18 if not (_n63 := (_t138*_t77)) % _a18 else ((_z := 1) and _F(_n63, _a18))) if _t68 else 0)
-        _t140 = (_t80 if _t79 else 0) + (_t80 if _t81 else 0)
-        _t141 = (3*(_t86 if _t83 else 0)) + (_t87 if _t83 else 0)
-        _t142 = (2*(_t91 if _t89 else 0)) + (_t90 if _t89 else 0) + (_t92 if _t89 else 0) + (_t93 if _t89 else 0)
-        _t143 = _t137 + _t139 + _t140 + _t141 + _t142
-        _t144 = (((_by_zero() if not _t99 else _t11 // _t99 if not _t11 % _t99 else ((_z := 1) and _F(_t11, _t99))) if _t97 else _t14) if _t65 else 0)
-        _t145 = (((_by_zero() if not _t102 else _t19 // _t102 if not _t19 % _t102 else ((_z := 1) and _F(_t19, _t102))) if _t74 else _t20) if _t68 else 0) + ((_by_zero() if not _t27 else _n66 // _t27 if not (_n66 := (_t103*_t138)) % _t27 else ((_z := 1) and _F(_n66, _t27))) if _t68 else 0)
-        _t146 = (_t105 if _t79 else 0) + (_t105 if _t81 else 0)
-        _t147 = ((((_by_zero() if not _t112 else _t34 // _t112 if not _t34 % _t112 else ((_z := 1) and _F(_t34, _t112))) if _t0 else (_by_zero() if not _t112 else _t37 // _t112 if not _t37 % _t112 else ((_z := 1) and _F(_t37, _t112)))) if _t109 else _t38) if _t83 else 0) + (((_by_zero() if not _t117 else _n69 // _t117 if not (_n69 := (_t42*_a14)) % _t117 else ((_z := 1) and _F(_n69, _t117))) if _t115 else _t43) if _t83 else 0)
-        _t148 = (((_by_zero() if not _t123 else _t47 // _t123 if not _t47 % _t123 else ((_z := 1) and _F(_t47, _t123))) if _t120 else _t48) if _t89 else 0) + (((_by_zero() if not _t123 else _t49 // _t123 if not _t49 % _t123 else ((_z := 1) and _F(_t49, _t123))) if _t120 else _t50) if _t89 else 0) + (((_by_zero() if not _t123 else _t52 // _t123 if not _t52 % _t123 else ((_z := 1) and _F(_t52, _t123))) if _t120 else _t53) if _t89 else 0) + (((_by_zero() if not _t123 else _t58 // _t123 if not _t58 % _t123 else ((_z := 1) and _F(_t58, _t123))) if _t120 else _t59) if _t89 else 0)
-        _t149 = _t144 + _t145 + _t146 + _t147 + _t148
-        _t150 = (_t3*_a17)
-        _t151 = (_by_zero() if not _t150 else _t2 // _t150 if not _t2 % _t150 else ((_z := 1) and _F(_t2, _t150)))
-        _t152 = (_t55*_a17)
-        _t153 = (_by_zero() if not (_d75 := (_t63*_a10*_a17)) else _t9 // _d75 if not _t9 % _d75 else ((_z := 1) and _F(_t9, _d75)))
-        _t154 = (_by_zero() if not _a18 else _n76 // _a18 if not (_n76 := (_t54*_a17)) % _a18 else ((_z := 1) and _F(_n76, _a18)))
-        _t155 = (_by_zero() if not _t150 else _t22 // _t150 if not _t22 % _t150 else ((_z := 1) and _F(_t22, _t150)))
-        _t156 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
-        _t157 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t158 = (_t84*_a20)
-        _t159 = ((_by_zero() if not _t158 else _t30 // _t158 if not _t30 % _t158 else ((_z := 1) and _F(_t30, _t158))) if _t0 else (_by_zero() if not _t158 else _t36 // _t158 if not _t36 % _t158 else ((_z := 1) and _F(_t36, _t158))))
-        _t160 = (_by_zero() if not (_d82 := (_t15*_a3)) else _a5 // _d82 if not _a5 % _d82 else ((_z := 1) and _F(_a5, _d82)))
-        return (_t61, _t61, _t11 + _t42 + _t47 + _t57 + (_t12*_t19) + (_t58*_a18) + (_t2*_t62*_t63) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n83 // _t36 if not (_n83 := (_t33*(_t30**2))) % _t36 else ((_z := 1) and _F(_n83, _t36))) if _t0 else _t34)) + (_by_zero() if not _a14 else _n84 // _a14 if not (_n84 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n84, _a14))), _t95, _t128, _t136, _t143, _t149, _t95, _t128, _t136, _t143, _t149, (_by_zero() if not _a17 else _t62 // _a17 if not _t62 % _a17 else _t62 / _a17), _t13, _a20, _t151, _t152, _t134, _a20, _t151, _t152, _t134, _a9, _t153, _t154, _t129, _a9, _t153, _t154, _t129, _a9, _t153, _t154, _t129, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _t15, (_t15*_a0), _t156, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t151, _a17, _t105, 2, _t151, _a17, _t105, _a20, _t151, _a17, _t53, _a20, _t151, _a17, _t50, _a20, (_by_zero() if not _t150 else _t1 // _t150 if not _t1 % _t150 else ((_z := 1) and _F(_t1, _t150))), _t32, _t48, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t60, _t94, _t127, _t135, _t142, _t148, _t14, _t67, _t100, _t129, _t137, _t144, _t29, _t78, _t104, _t139, _t145, _t7, _t82, _t106, _t140, _t146, _t44, _t88, _t118, _t133, _t141, _t147, _z, )
+        _t30 = -1 + _a20
+        _t31 = (_t1*_t30)
+        _t32 = (6*_t31)
+        _t33 = (_by_zero() if not _t12 else _t32 // _t12 if not _t32 % _t12 else ((_z := 1) and _F(_t32, _t12)))
+        _t34 = (_t30*_t6)
+        _t35 = (_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12)))
+        _t36 = (1 if _t0 else 0)
+        _t37 = (_t34*_t36)
+        _t38 = (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12)))
+        _t39 = (2*_a2)
+        _t40 = (_by_zero() if not _a18 else _t39 // _a18 if not _t39 % _a18 else ((_z := 1) and _F(_t39, _a18))) + (_by_zero() if not _a18 else _n9 // _a18 if not (_n9 := (-1*_a3)) % _a18 else ((_z := 1) and _F(_n9, _a18)))
+        _t41 = (_t2*_t30)
+        _t42 = (4*_t41)
+        _t43 = (_t40*_t42)
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t45 = _t33 + _t35 + _t38 + _t44
+        _t46 = _a4 + (-1*_a5)
+        _t47 = -1 + _t3
+        _t48 = (_t47*_a17)
+        _t49 = (_t46*_t48)
+        _t50 = (_a6*_a15)
+        _t51 = _t50 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t52 = (_t48*_t51)
+        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
+        _t54 = (1 if (_a18 >= 2) else _a17)
+        _t55 = (_t47*_t54)
+        _t56 = (_t46*_t55)
+        _t57 = (2*_t56)
+        _t58 = (_t51*_t55)
+        _t59 = (2*_t58)
+        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
+        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t62 = -1 + _t61
+        _t63 = (_t62*_a5)
+        _t64 = (_t63*_a17)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t66 = (_t54*_t63)
+        _t67 = (2*_t66)
+        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
+        _t69 = _t53 + _t60 + _t65 + _t68
+        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
+        _t71 = -1 + _a18
+        _t72 = (2*_a20)
+        _t73 = _t46**2
+        _t74 = (_a9*_a20)
+        _t75 = (_a1 < _t74)
+        _t76 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
+        _t77 = (0 if _t75 else _t76)
+        _t78 = (_a1 < _t15)
+        _t79 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t81 = (-1*_t80)
+        _t82 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t83 = (_t82 == _floor(_t82))
+        _t84 = (_a1 == _t81) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t85 = _t83 and _t84
+        _t86 = -1 + ((_by_zero() if not _a20 else _t81 // _a20 if not _t81 % _a20 else ((_z := 1) and _F(_t81, _a20))) if _t85 else 1)
+        _t87 = (4*_t16)
+        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t86*_t87)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t78 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t87)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
+        _t89 = (_a1 < _t13)
+        _t90 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t91 = (_a1 < 1 + _t12)
+        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
+        _t93 = (_a1 < _a20)
+        _t94 = (_a17*(-2 + _t72))
+        _t95 = (_t40*_t94)
+        _t96 = (3*_t94)
+        _t97 = (_t36*_t94)
+        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
+        _t99 = (_a1 < _t12)
+        _t100 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t101 = (_t100*_t54)
+        _t102 = (_t101*_t47)
+        _t103 = (_t100*_a17)
+        _t104 = (_t103*_t47)
+        _t105 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t16*_t62)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
+        _t106 = (_t54*_a3)
+        _t107 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t106*_t62)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
+        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
+        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
+        _t110 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
+        _t111 = _t83 and ((_a1 == _t110) or ((_a10*_a18) == 1))
+        _t112 = (_t11*(-1 + ((_by_zero() if not _a20 else _t110 // _a20 if not _t110 % _a20 else ((_z := 1) and _F(_t110, _a20))) if _t111 else 1)))
+        _t113 = (_t110*_t26)
+        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
+        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
+        _t116 = (_t81*_a18)
+        _t117 = (4*_t23)
+        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a18 else _t115 // _a18 if not _t115 % _a18 else ((_z := 1) and _F(_t115, _a18)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
+        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
+        _t121 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t122 = (_a1 == _t121) or (_t26 == 1)
+        _t123 = -1 + (_t121 if _t122 else 1)
+        _t124 = (_t123*_t32)
+        _t125 = (_t12*_t121)
+        _t126 = (_t123*_t34)
+        _t127 = (_t123*_t37)
+        _t128 = (_t123*_t43)
+        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
+        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t131 = _t0 or (_a1 == _t130)
+        _t132 = _t131 and _t83
+        _t133 = -1 + ((_by_zero() if not _a20 else _t130 // _a20 if not _t130 % _a20 else ((_z := 1) and _F(_t130, _a20))) if _t132 else 1)
+        _t134 = (_t133*_t49)
+        _t135 = (_t130*_t3)
+        _t136 = (_t133*_t52)
+        _t137 = (_t133*_t57)
+        _t138 = (_t133*_t59)
+        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t140 = _t131 and (_t139 == _floor(_t139))
+        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
+        _t142 = (_t141*_t64)
+        _t143 = (_t130*_t26)
+        _t144 = (_t141*_t67)
+        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a14)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a14)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
+        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
+        _t147 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t150 = _t148 + _t149
+        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t152 = _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (3*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t153 = _t147 + _t150 + _t152
+        _t154 = (_t76 if _t75 else 0)
+        _t155 = _a14 + ((_by_zero() if not _a20 else _t80 // _a20 if not _t80 % _a20 else ((_z := 1) and _F(_t80, _a20))) if _t85 else -1)
+        _t156 = (_t79 if _t78 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t155*_t87)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t78 else 0)
+        _t157 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
+        _t158 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
+        _t159 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t161 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+        _t162 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t155)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+        _t163 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+        _t164 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+        _t165 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a14)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a14)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t167 = (_t3*_a17)
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t169 = (_t40*_a17)
+        _t170 = (_by_zero() if not (_d88 := (_t72*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
+        _t171 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_t100*_a20)
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t51 // _t175 if not _t51 % _t175 else ((_z := 1) and _F(_t51, _t175))))
+        _t177 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+        _t178 = (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18)))
+        return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a18) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a14 else _n99 // _a14 if not (_n99 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n99, _a14))), _t109, _t146, _t153, _t160, _t166, _t109, _t146, _t153, _t160, _t166, (_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else _t71 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t147, _a9, _t170, _t171, _t147, _a9, _t170, _t171, _t147, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t119, 2, _t168, _a17, _t119, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t33, _t3, _t176, _t101, _t148, _t3, _t176, _t103, _t53, _t3, _t176, _t101, _t148, _t61, _t177, _t178, _t149, _t61, _t177, _t173, _t65, _t61, _t177, _t178, _t149, _t45, _t98, _t129, _t152, _t158, _t164, _t14, _t77, _t114, _t147, _t154, _t161, _t29, _t88, _t118, _t156, _t162, _t7, _t92, _t120, _t157, _t163, _t69, _t108, _t145, _t150, _t159, _t165, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -22124,661 +22214,751 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = _a4 + (-1*_a5)
+        _t30 = -1 + _a20
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = -1 + _t3
+        _t31 = (_t1*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (3*_a17)
+        _t32 = (6*_t31)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t31*_t32)
+        _t33 = (_by_zero() if not _t12 else _t32 // _t12 if not _t32 % _t12 else ((_z := 1) and _F(_t32, _t12)))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_t30*_t33)
+        _t34 = (_t30*_t6)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_a6*_a15)
+        _t35 = (_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = _t35 + (_by_zero() if not _a18 else _n5 // _a18 if not (_n5 := _a4 + (-1*_a5) + (-2*_t35)) % _a18 else ((_z := 1) and _F(_n5, _a18)))
+        _t36 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t33*_t36)
+        _t37 = (_t34*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = ((_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12))) if _t0 else (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12))))
+        _t38 = (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12)))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t39 = (2*_a2)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = -1 + _t39
+        _t40 = (_by_zero() if not _a18 else _t39 // _a18 if not _t39 % _a18 else ((_z := 1) and _F(_t39, _a18))) + (_by_zero() if not _a18 else _n9 // _a18 if not (_n9 := (-1*_a3)) % _a18 else ((_z := 1) and _F(_n9, _a18)))
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (_t40*_a5)
+        _t41 = (_t2*_t30)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t32*_t41)
+        _t42 = (4*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t43 = (_t40*_t42)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = _t38 + _t43
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = -1 + _a20
+        _t45 = _t33 + _t35 + _t38 + _t44
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_t1*_t45)
+        _t46 = _a4 + (-1*_a5)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (6*_t46)
+        _t47 = -1 + _t3
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_by_zero() if not _t12 else _t47 // _t12 if not _t47 % _t12 else ((_z := 1) and _F(_t47, _t12)))
+        _t48 = (_t47*_a17)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_t45*_t6)
+        _t49 = (_t46*_t48)
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12)))
+        _t50 = (_a6*_a15)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (1 if _t0 else 0)
+        _t51 = _t50 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_t49*_t51)
+        _t52 = (_t48*_t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12)))
+        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (2*_a2)
+        _t54 = (1 if (_a18 >= 2) else _a17)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_by_zero() if not _a18 else _t54 // _a18 if not _t54 % _a18 else ((_z := 1) and _F(_t54, _a18))) + (_by_zero() if not _a18 else _n14 // _a18 if not (_n14 := (-1*_a3)) % _a18 else ((_z := 1) and _F(_n14, _a18)))
+        _t55 = (_t47*_t54)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t2*_t45)
+        _t56 = (_t46*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (4*_t56)
+        _t57 = (2*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t55*_t57)
+        _t58 = (_t51*_t55)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12)))
+        _t59 = (2*_t58)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = _t48 + _t50 + _t53 + _t59
+        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = _t14 + _t29 + _t44 + _t60 + _t7
+        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = -1 + _a18
+        _t62 = -1 + _t61
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (2*_a20)
+        _t63 = (_t62*_a5)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_a9*_a20)
+        _t64 = (_t63*_a17)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_a1 < _t64)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_by_zero() if not _a18 else _n16 // _a18 if not (_n16 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n16, _a18)))
+        _t66 = (_t54*_t63)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (0 if _t65 else _t66)
+        _t67 = (2*_t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_a1 < _t15)
+        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t69 = _t53 + _t60 + _t65 + _t68
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (-1*_t70)
+        _t71 = -1 + _a18
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t72 = (2*_a20)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_t72 == _floor(_t72))
+        _t73 = _t46**2
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a1 == _t71) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t74 = (_a9*_a20)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = _t73 and _t74
+        _t75 = (_a1 < _t74)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = -1 + ((_by_zero() if not _a20 else _t71 // _a20 if not _t71 % _a20 else ((_z := 1) and _F(_t71, _a20))) if _t75 else 1)
+        _t76 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (4*_t16)
+        _t77 = (0 if _t75 else _t76)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (0 if _t68 else _t69) + ((_by_zero() if not _a18 else _n23 // _a18 if not (_n23 := (_t76*_t77)) % _a18 else ((_z := 1) and _F(_n23, _a18))) if _t68 else (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (_t21*_t77)) % _a18 else ((_z := 1) and _F(_n22, _a18))))
+        _t78 = (_a1 < _t15)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_a1 < _t13)
+        _t79 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_a1 < 1 + _t12)
+        _t81 = (-1*_t80)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (0 if _t79 else _t80) + (0 if _t81 else _t80)
+        _t82 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_a1 < _t12)
+        _t83 = (_t82 == _floor(_t82))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t84 = (_a1 == _t81) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t84*_a17)
+        _t85 = _t83 and _t84
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t31*_t85)
+        _t86 = -1 + ((_by_zero() if not _a20 else _t81 // _a20 if not _t81 % _a20 else ((_z := 1) and _F(_t81, _a20))) if _t85 else 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (3*_t16*_t40)) % _a18 else ((_z := 1) and _F(_n26, _a18)))
+        _t87 = (4*_t16)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (3*(0 if _t83 else _t86)) + (0 if _t83 else _t87)
+        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t86*_t87)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t78 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t87)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_a1 < _a20)
+        _t89 = (_a1 < _t13)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_a17*(-2 + _t63))
+        _t90 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t55*_t90)
+        _t91 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (3*_t90)
+        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_t51*_t90)
+        _t93 = (_a1 < _a20)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (2*(0 if _t89 else _t91)) + (0 if _t89 else _t90) + (0 if _t89 else _t92) + (0 if _t89 else _t93)
+        _t94 = (_a17*(-2 + _t72))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = _t67 + _t78 + _t82 + _t88 + _t94
+        _t95 = (_t40*_t94)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t64 // _a1 if not _t64 % _a1 else ((_z := 1) and _F(_t64, _a1))))))
+        _t96 = (3*_t94)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = _t73 and ((_a1 == _t96) or ((_a10*_a18) == 1))
+        _t97 = (_t36*_t94)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t11*(-1 + ((_by_zero() if not _a20 else _t96 // _a20 if not _t96 % _a20 else ((_z := 1) and _F(_t96, _a20))) if _t97 else 1)))
+        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t26*_t96)
+        _t99 = (_a1 < _t12)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t97 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t65 else _t14)
+        _t100 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t19*(-1 + (_t71 if _t74 else 1)))
+        _t101 = (_t100*_t54)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t71*_a18)
+        _t102 = (_t101*_t47)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (4*_t23)
+        _t103 = (_t100*_a17)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t74 else (_by_zero() if not _a18 else _t101 // _a18 if not _t101 % _a18 else ((_z := 1) and _F(_t101, _a18)))) if _t68 else _t20) + ((_by_zero() if not _t27 else _n33 // _t27 if not (_n33 := (_t103*_t76)) % _t27 else ((_z := 1) and _F(_n33, _t27))) if _t68 else _t28)
+        _t104 = (_t103*_t47)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (0 if _t0 else ((_by_zero() if not (_d34 := (2*_t3)) else _t2 // _d34 if not _t2 % _d34 else ((_z := 1) and _F(_t2, _d34))) if _t5 else _t4))
+        _t105 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t16*_t62)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (0 if _t79 else _t105) + (0 if _t81 else _t105)
+        _t106 = (_t54*_a3)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t107 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t106*_t62)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = _t0 or (_a1 == _t107)
+        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t108 and _t73
+        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = -1 + ((_by_zero() if not _a20 else _t107 // _a20 if not _t107 % _a20 else ((_z := 1) and _F(_t107, _a20))) if _t109 else 1)
+        _t110 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t110*_t34)
+        _t111 = _t83 and ((_a1 == _t110) or ((_a10*_a18) == 1))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t107*_t3)
+        _t112 = (_t11*(-1 + ((_by_zero() if not _a20 else _t110 // _a20 if not _t110 % _a20 else ((_z := 1) and _F(_t110, _a20))) if _t111 else 1)))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t110*_t37)
+        _t113 = (_t110*_t26)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t108 and (_t114 == _floor(_t114))
+        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t42*(-1 + ((_by_zero() if not _t15 else _t107 // _t15 if not _t107 % _t15 else ((_z := 1) and _F(_t107, _t15))) if _t115 else 1)))
+        _t116 = (_t81*_a18)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_t107*_t26)
+        _t117 = (4*_t23)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = ((((_by_zero() if not _t112 else _t111 // _t112 if not _t111 % _t112 else ((_z := 1) and _F(_t111, _t112))) if _t0 else (_by_zero() if not _t112 else _t113 // _t112 if not _t113 % _t112 else ((_z := 1) and _F(_t113, _t112)))) if _t109 else ((_by_zero() if not _t12 else _t111 // _t12 if not _t111 % _t12 else ((_z := 1) and _F(_t111, _t12))) if _t0 else (_by_zero() if not _t12 else _t113 // _t12 if not _t113 % _t12 else ((_z := 1) and _F(_t113, _t12))))) if _t83 else _t38) + (((_by_zero() if not _t117 else _n44 // _t117 if not (_n44 := (_t116*_a14)) % _t117 else ((_z := 1) and _F(_n44, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t83 else _t43)
+        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a18 else _t115 // _a18 if not _t115 % _a18 else ((_z := 1) and _F(_t115, _a18)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_a1 == _t119) or (_t26 == 1)
+        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = -1 + (_t119 if _t120 else 1)
+        _t121 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_t121*_t47)
+        _t122 = (_a1 == _t121) or (_t26 == 1)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_t119*_t12)
+        _t123 = -1 + (_t121 if _t122 else 1)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t121*_t49)
+        _t124 = (_t123*_t32)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t121*_t52)
+        _t125 = (_t12*_t121)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_t121*_t58)
+        _t126 = (_t123*_t34)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (((_by_zero() if not _t123 else _t122 // _t123 if not _t122 % _t123 else ((_z := 1) and _F(_t122, _t123))) if _t120 else (_by_zero() if not _t12 else _t122 // _t12 if not _t122 % _t12 else ((_z := 1) and _F(_t122, _t12)))) if _t89 else _t48) + (((_by_zero() if not _t123 else _t124 // _t123 if not _t124 % _t123 else ((_z := 1) and _F(_t124, _t123))) if _t120 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t89 else _t50) + (((_by_zero() if not _t123 else _t125 // _t123 if not _t125 % _t123 else ((_z := 1) and _F(_t125, _t123))) if _t120 else (_by_zero() if not _t12 else _t125 // _t12 if not _t125 % _t12 else ((_z := 1) and _F(_t125, _t12)))) if _t89 else _t53) + (((_by_zero() if not _t123 else _t126 // _t123 if not _t126 % _t123 else ((_z := 1) and _F(_t126, _t123))) if _t120 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t89 else _t59)
+        _t127 = (_t123*_t37)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = _t100 + _t104 + _t106 + _t118 + _t127
+        _t128 = (_t123*_t43)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_t31*_a17)
+        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = ((_by_zero() if not _t12 else _n56 // _t12 if not (_n56 := (_t130*_t30)) % _t12 else ((_z := 1) and _F(_n56, _t12))) if _t0 else (_by_zero() if not _t12 else _n55 // _t12 if not (_n55 := (_t130*_t36)) % _t12 else ((_z := 1) and _F(_n55, _t12))))
+        _t131 = _t0 or (_a1 == _t130)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = (_by_zero() if not _t13 else _n57 // _t13 if not (_n57 := (_t41*_a17)) % _t13 else ((_z := 1) and _F(_n57, _t13)))
+        _t132 = _t131 and _t83
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = _t131 + _t132
+        _t133 = -1 + ((_by_zero() if not _a20 else _t130 // _a20 if not _t130 % _a20 else ((_z := 1) and _F(_t130, _a20))) if _t132 else 1)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = (_by_zero() if not _t12 else _n58 // _t12 if not (_n58 := (_t49*_t55)) % _t12 else ((_z := 1) and _F(_n58, _t12)))
+        _t134 = (_t133*_t49)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = _t134 + (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) + (_by_zero() if not _t12 else _n60 // _t12 if not (_n60 := (3*_t46)) % _t12 else ((_z := 1) and _F(_n60, _t12))) + (_by_zero() if not _t12 else _n61 // _t12 if not (_n61 := (_t51*_t56)) % _t12 else ((_z := 1) and _F(_n61, _t12)))
+        _t135 = (_t130*_t3)
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = _t129 + _t133 + _t135
+        _t136 = (_t133*_t52)
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t66 if _t65 else 0)
+        _t137 = (_t133*_t57)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = _a14 + ((_by_zero() if not _a20 else _t70 // _a20 if not _t70 % _a20 else ((_z := 1) and _F(_t70, _a20))) if _t75 else -1)
+        _t138 = (_t133*_t59)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t69 if _t68 else 0) + ((_by_zero() if not _a18 else _n63 // _a18 if not (_n63 := (_t138*_t77)) % _a18 else ((_z := 1) and _F(_n63, _a18))) if _t68 else 0)
+        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_t80 if _t79 else 0) + (_t80 if _t81 else 0)
+        _t140 = _t131 and (_t139 == _floor(_t139))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = (3*(_t86 if _t83 else 0)) + (_t87 if _t83 else 0)
+        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (2*(_t91 if _t89 else 0)) + (_t90 if _t89 else 0) + (_t92 if _t89 else 0) + (_t93 if _t89 else 0)
+        _t142 = (_t141*_t64)
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = _t137 + _t139 + _t140 + _t141 + _t142
+        _t143 = (_t130*_t26)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (((_by_zero() if not _t99 else _t11 // _t99 if not _t11 % _t99 else ((_z := 1) and _F(_t11, _t99))) if _t97 else _t14) if _t65 else 0)
+        _t144 = (_t141*_t67)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (((_by_zero() if not _t102 else _t19 // _t102 if not _t19 % _t102 else ((_z := 1) and _F(_t19, _t102))) if _t74 else _t20) if _t68 else 0) + ((_by_zero() if not _t27 else _n66 // _t27 if not (_n66 := (_t103*_t138)) % _t27 else ((_z := 1) and _F(_n66, _t27))) if _t68 else 0)
+        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a14)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a14)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = (_t105 if _t79 else 0) + (_t105 if _t81 else 0)
+        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = ((((_by_zero() if not _t112 else _t34 // _t112 if not _t34 % _t112 else ((_z := 1) and _F(_t34, _t112))) if _t0 else (_by_zero() if not _t112 else _t37 // _t112 if not _t37 % _t112 else ((_z := 1) and _F(_t37, _t112)))) if _t109 else _t38) if _t83 else 0) + (((_by_zero() if not _t117 else _n69 // _t117 if not (_n69 := (_t42*_a14)) % _t117 else ((_z := 1) and _F(_n69, _t117))) if _t115 else _t43) if _t83 else 0)
+        _t147 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = (((_by_zero() if not _t123 else _t47 // _t123 if not _t47 % _t123 else ((_z := 1) and _F(_t47, _t123))) if _t120 else _t48) if _t89 else 0) + (((_by_zero() if not _t123 else _t49 // _t123 if not _t49 % _t123 else ((_z := 1) and _F(_t49, _t123))) if _t120 else _t50) if _t89 else 0) + (((_by_zero() if not _t123 else _t52 // _t123 if not _t52 % _t123 else ((_z := 1) and _F(_t52, _t123))) if _t120 else _t53) if _t89 else 0) + (((_by_zero() if not _t123 else _t58 // _t123 if not _t58 % _t123 else ((_z := 1) and _F(_t58, _t123))) if _t120 else _t59) if _t89 else 0)
+        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = _t144 + _t145 + _t146 + _t147 + _t148
+        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_t3*_a17)
+        _t150 = _t148 + _t149
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t150 else _t2 // _t150 if not _t2 % _t150 else ((_z := 1) and _F(_t2, _t150)))
+        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_t55*_a17)
+        _t152 = _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (3*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = (_by_zero() if not (_d75 := (_t63*_a10*_a17)) else _t9 // _d75 if not _t9 % _d75 else ((_z := 1) and _F(_t9, _d75)))
+        _t153 = _t147 + _t150 + _t152
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = (_by_zero() if not _a18 else _n76 // _a18 if not (_n76 := (_t54*_a17)) % _a18 else ((_z := 1) and _F(_n76, _a18)))
+        _t154 = (_t76 if _t75 else 0)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = (_by_zero() if not _t150 else _t22 // _t150 if not _t22 % _t150 else ((_z := 1) and _F(_t22, _t150)))
+        _t155 = _a14 + ((_by_zero() if not _a20 else _t80 // _a20 if not _t80 % _a20 else ((_z := 1) and _F(_t80, _a20))) if _t85 else -1)
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t156 = (_t79 if _t78 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t155*_t87)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t78 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t157 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t84*_a20)
+        _t158 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = ((_by_zero() if not _t158 else _t30 // _t158 if not _t30 % _t158 else ((_z := 1) and _F(_t30, _t158))) if _t0 else (_by_zero() if not _t158 else _t36 // _t158 if not _t36 % _t158 else ((_z := 1) and _F(_t36, _t158))))
+        _t159 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (_by_zero() if not (_d82 := (_t15*_a3)) else _a5 // _d82 if not _a5 % _d82 else ((_z := 1) and _F(_a5, _d82)))
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
-    return (_t61, _t61, _t11 + _t42 + _t47 + _t57 + (_t12*_t19) + (_t58*_a18) + (_t2*_t62*_t63) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n83 // _t36 if not (_n83 := (_t33*(_t30**2))) % _t36 else ((_z := 1) and _F(_n83, _t36))) if _t0 else _t34)) + (_by_zero() if not _a14 else _n84 // _a14 if not (_n84 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n84, _a14))), _t95, _t128, _t136, _t143, _t149, _t95, _t128, _t136, _t143, _t149, (_by_zero() if not _a17 else _t62 // _a17 if not _t62 % _a17 else _t62 / _a17), _t13, _a20, _t151, _t152, _t134, _a20, _t151, _t152, _t134, _a9, _t153, _t154, _t129, _a9, _t153, _t154, _t129, _a9, _t153, _t154, _t129, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _a14, _t155, _t156, _t157, _t15, (_t15*_a0), _t156, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t151, _a17, _t105, 2, _t151, _a17, _t105, _a20, _t151, _a17, _t53, _a20, _t151, _a17, _t50, _a20, (_by_zero() if not _t150 else _t1 // _t150 if not _t1 % _t150 else ((_z := 1) and _F(_t1, _t150))), _t32, _t48, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t60, _t94, _t127, _t135, _t142, _t148, _t14, _t67, _t100, _t129, _t137, _t144, _t29, _t78, _t104, _t139, _t145, _t7, _t82, _t106, _t140, _t146, _t44, _t88, _t118, _t133, _t141, _t147, _z, )
+    try:
+        _t161 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+    except _CANNOT as _err:
+        _t161 = _Unusable(_err)
+        _z = 1
+    try:
+        _t162 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t155)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+    except _CANNOT as _err:
+        _t162 = _Unusable(_err)
+        _z = 1
+    try:
+        _t163 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+    except _CANNOT as _err:
+        _t163 = _Unusable(_err)
+        _z = 1
+    try:
+        _t164 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+    except _CANNOT as _err:
+        _t164 = _Unusable(_err)
+        _z = 1
+    try:
+        _t165 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a14)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a14)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+    except _CANNOT as _err:
+        _t165 = _Unusable(_err)
+        _z = 1
+    try:
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+    except _CANNOT as _err:
+        _t166 = _Unusable(_err)
+        _z = 1
+    try:
+        _t167 = (_t3*_a17)
+    except _CANNOT as _err:
+        _t167 = _Unusable(_err)
+        _z = 1
+    try:
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+    except _CANNOT as _err:
+        _t168 = _Unusable(_err)
+        _z = 1
+    try:
+        _t169 = (_t40*_a17)
+    except _CANNOT as _err:
+        _t169 = _Unusable(_err)
+        _z = 1
+    try:
+        _t170 = (_by_zero() if not (_d88 := (_t72*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
+    except _CANNOT as _err:
+        _t170 = _Unusable(_err)
+        _z = 1
+    try:
+        _t171 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
+    except _CANNOT as _err:
+        _t171 = _Unusable(_err)
+        _z = 1
+    try:
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+    except _CANNOT as _err:
+        _t172 = _Unusable(_err)
+        _z = 1
+    try:
+        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+    except _CANNOT as _err:
+        _t173 = _Unusable(_err)
+        _z = 1
+    try:
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+    except _CANNOT as _err:
+        _t174 = _Unusable(_err)
+        _z = 1
+    try:
+        _t175 = (_t100*_a20)
+    except _CANNOT as _err:
+        _t175 = _Unusable(_err)
+        _z = 1
+    try:
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t51 // _t175 if not _t51 % _t175 else ((_z := 1) and _F(_t51, _t175))))
+    except _CANNOT as _err:
+        _t176 = _Unusable(_err)
+        _z = 1
+    try:
+        _t177 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+    except _CANNOT as _err:
+        _t177 = _Unusable(_err)
+        _z = 1
+    try:
+        _t178 = (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18)))
+    except _CANNOT as _err:
+        _t178 = _Unusable(_err)
+        _z = 1
+    return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a18) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a14 else _n99 // _a14 if not (_n99 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n99, _a14))), _t109, _t146, _t153, _t160, _t166, _t109, _t146, _t153, _t160, _t166, (_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else _t71 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t147, _a9, _t170, _t171, _t147, _a9, _t170, _t171, _t147, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t119, 2, _t168, _a17, _t119, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t33, _t3, _t176, _t101, _t148, _t3, _t176, _t103, _t53, _t3, _t176, _t101, _t148, _t61, _t177, _t178, _t149, _t61, _t177, _t173, _t65, _t61, _t177, _t178, _t149, _t45, _t98, _t129, _t152, _t158, _t164, _t14, _t77, _t114, _t147, _t154, _t161, _t29, _t88, _t118, _t156, _t162, _t7, _t92, _t120, _t157, _t163, _t69, _t108, _t145, _t150, _t159, _t165, _z, )
 
 
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -26196,695 +26376,767 @@ def _sheet2_8da2881a1215(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
 def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
     try:
         _z = 0
-        _t0 = (_a5*_a6)
-        _t1 = -1 + _t0
-        _t2 = (3*_a9)
-        _t3 = (_t1*_t2)
-        _t4 = (_t3*_a2)
-        _t5 = (_t0*_a12)
-        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
-        _t7 = (_a10 == 1)
-        _t8 = (_a3*_a7)
-        _t9 = _t8 + (_by_zero() if not _a10 else _n1 // _a10 if not (_n1 := _a2 + (-2*_t8)) % _a10 else ((_z := 1) and _F(_n1, _a10)))
-        _t10 = (_t3*_t9)
-        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
-        _t12 = (_t6 if _t7 else _t11)
-        _t13 = (_a4*_a11)
-        _t14 = (_t13*_a7)
-        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
-        _t16 = (_a10 == 2)
-        _t17 = (2*_t14)
-        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
-        _t19 = -1 + _a5
-        _t20 = (6*_t19)
-        _t21 = (_t13*_a8)
-        _t22 = (_t21*_a1)
-        _t23 = (_t20*_t22)
-        _t24 = (_t5*_a10)
-        _t25 = (_by_zero() if not _t24 else _t23 // _t24 if not _t23 % _t24 else ((_z := 1) and _F(_t23, _t24)))
-        _t26 = -1 + _a12
-        _t27 = (_t13*_t26)
-        _t28 = (6*_t27)
-        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
-        _t30 = (_t17*_t26)
-        _t31 = (_by_zero() if not _t5 else _t30 // _t5 if not _t30 % _t5 else ((_z := 1) and _F(_t30, _t5)))
-        _t32 = (1 if _t7 else 0)
-        _t33 = (_t30*_t32)
-        _t34 = (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5)))
-        _t35 = (_t14*_t26)
-        _t36 = (8*_t35*_a1)
-        _t37 = (_by_zero() if not _t24 else _t36 // _t24 if not _t36 % _t24 else ((_z := 1) and _F(_t36, _t24)))
-        _t38 = _t29 + _t31 + _t34 + _t37
-        _t39 = _t12 + _t18 + _t25 + _t38
-        _t40 = -1 + _a10
-        _t41 = (2*_a12)
-        _t42 = (_a0 < _t5)
-        _t43 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
-        _t44 = (_t43*_a9)
-        _t45 = (_t1*_t44)
-        _t46 = (3*(0 if _t42 else _t45))
-        _t47 = (_a5*_a12)
-        _t48 = (_a0 < _t47)
-        _t49 = (_a1*_a9)
-        _t50 = (_by_zero() if not _a10 else _n11 // _a10 if not (_n11 := (_t20*_t49)) % _a10 else ((_z := 1) and _F(_n11, _a10)))
-        _t51 = (0 if _t48 else _t50)
-        _t52 = (_a0 < _t24)
-        _t53 = (0 if _t7 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t16 else _a9))
-        _t54 = (_a0 < 1 + _t5)
-        _t55 = (0 if _t52 else _t53) + (0 if _t54 else _t53)
-        _t56 = (_a0 < _a12)
-        _t57 = (_a9*(-2 + _t41))
-        _t58 = (3*_t57)
-        _t59 = (_t32*_t57)
-        _t60 = (4*_a1)
-        _t61 = (_by_zero() if not _a10 else _n13 // _a10 if not (_n13 := (_t57*_t60)) % _a10 else ((_z := 1) and _F(_n13, _a10)))
-        _t62 = (0 if _t56 else _t57) + (0 if _t56 else _t58) + (0 if _t56 else _t59) + (0 if _t56 else _t61)
-        _t63 = _t46 + _t51 + _t55 + _t62
-        _t64 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a12)
-        _t65 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
-        _t66 = (_t65 == _floor(_t65))
-        _t67 = _t66 and (_t7 or (_a0 == _t64))
-        _t68 = -1 + ((_by_zero() if not _a12 else _t64 // _a12 if not _t64 % _a12 else ((_z := 1) and _F(_t64, _a12))) if _t67 else 1)
-        _t69 = (_t4*_t68)
-        _t70 = (_t0*_t64)
-        _t71 = (_t10*_t68)
-        _t72 = ((((_by_zero() if not _t70 else _t69 // _t70 if not _t69 % _t70 else ((_z := 1) and _F(_t69, _t70))) if _t67 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5)))) if _t7 else ((_by_zero() if not _t70 else _t71 // _t70 if not _t71 % _t70 else ((_z := 1) and _F(_t71, _t70))) if _t67 else (_by_zero() if not _t5 else _t71 // _t5 if not _t71 % _t5 else ((_z := 1) and _F(_t71, _t5))))) if _t42 else _t12)
-        _t73 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t47 // _a0 if not _t47 % _a0 else ((_z := 1) and _F(_t47, _a0))))))
-        _t74 = _t66 and ((_a0 == _t73) or ((_a6*_a10) == 1))
-        _t75 = (_t23*(-1 + ((_by_zero() if not _a12 else _t73 // _a12 if not _t73 % _a12 else ((_z := 1) and _F(_t73, _a12))) if _t74 else 1)))
-        _t76 = (_t0*_a10)
-        _t77 = (_t73*_t76)
-        _t78 = (((_by_zero() if not _t77 else _t75 // _t77 if not _t75 % _t77 else ((_z := 1) and _F(_t75, _t77))) if _t74 else (_by_zero() if not _t24 else _t75 // _t24 if not _t75 % _t24 else ((_z := 1) and _F(_t75, _t24)))) if _t48 else _t25)
-        _t79 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
-        _t80 = (0 if _t52 else _t79) + (0 if _t54 else _t79)
-        _t81 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
-        _t82 = (_a0 == _t81) or (_t76 == 1)
-        _t83 = -1 + (_t81 if _t82 else 1)
-        _t84 = (_t28*_t83)
-        _t85 = (_t5*_t81)
-        _t86 = (_t30*_t83)
-        _t87 = (_t33*_t83)
-        _t88 = (_t36*_t83)
-        _t89 = (_t24*_t81)
-        _t90 = (((_by_zero() if not _t85 else _t84 // _t85 if not _t84 % _t85 else ((_z := 1) and _F(_t84, _t85))) if _t82 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t56 else _t29) + (((_by_zero() if not _t85 else _t86 // _t85 if not _t86 % _t85 else ((_z := 1) and _F(_t86, _t85))) if _t82 else (_by_zero() if not _t5 else _t86 // _t5 if not _t86 % _t5 else ((_z := 1) and _F(_t86, _t5)))) if _t56 else _t31) + (((_by_zero() if not _t85 else _t87 // _t85 if not _t87 % _t85 else ((_z := 1) and _F(_t87, _t85))) if _t82 else (_by_zero() if not _t5 else _t87 // _t5 if not _t87 % _t5 else ((_z := 1) and _F(_t87, _t5)))) if _t56 else _t34) + (((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t82 else (_by_zero() if not _t24 else _t88 // _t24 if not _t88 % _t24 else ((_z := 1) and _F(_t88, _t24)))) if _t56 else _t37)
-        _t91 = _t72 + _t78 + _t80 + _t90
-        _t92 = (_t1*_a9)
-        _t93 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t92*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t92)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
-        _t94 = (_by_zero() if not _t24 else _n37 // _t24 if not (_n37 := (2*_t19*_t22)) % _t24 else ((_z := 1) and _F(_n37, _t24)))
-        _t95 = (_by_zero() if not _t24 else _n38 // _t24 if not (_n38 := (_t35*_t60)) % _t24 else ((_z := 1) and _F(_n38, _t24)))
-        _t96 = _t95 + (_by_zero() if not _t5 else _t35 // _t5 if not _t35 % _t5 else ((_z := 1) and _F(_t35, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t27)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t32*_t35)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
-        _t97 = _t93 + _t94 + _t96
-        _t98 = (3*(_t45 if _t42 else 0))
-        _t99 = (_t50 if _t48 else 0)
-        _t100 = (_t53 if _t52 else 0) + (_t53 if _t54 else 0)
-        _t101 = (_t57 if _t56 else 0) + (_t58 if _t56 else 0) + (_t59 if _t56 else 0) + (_t61 if _t56 else 0)
-        _t102 = _t100 + _t101 + _t98 + _t99
-        _t103 = ((((_by_zero() if not _t70 else _t4 // _t70 if not _t4 % _t70 else ((_z := 1) and _F(_t4, _t70))) if _t67 else _t6) if _t7 else ((_by_zero() if not _t70 else _t10 // _t70 if not _t10 % _t70 else ((_z := 1) and _F(_t10, _t70))) if _t67 else _t11)) if _t42 else 0)
-        _t104 = (((_by_zero() if not _t77 else _t23 // _t77 if not _t23 % _t77 else ((_z := 1) and _F(_t23, _t77))) if _t74 else _t25) if _t48 else 0)
-        _t105 = (_t79 if _t52 else 0) + (_t79 if _t54 else 0)
-        _t106 = (((_by_zero() if not _t85 else _t28 // _t85 if not _t28 % _t85 else ((_z := 1) and _F(_t28, _t85))) if _t82 else _t29) if _t56 else 0) + (((_by_zero() if not _t85 else _t30 // _t85 if not _t30 % _t85 else ((_z := 1) and _F(_t30, _t85))) if _t82 else _t31) if _t56 else 0) + (((_by_zero() if not _t85 else _t33 // _t85 if not _t33 % _t85 else ((_z := 1) and _F(_t33, _t85))) if _t82 else _t34) if _t56 else 0) + (((_by_zero() if not _t89 else _t36 // _t89 if not _t36 % _t89 else ((_z := 1) and _F(_t36, _t89))) if _t82 else _t37) if _t56 else 0)
-        _t107 = _t103 + _t104 + _t105 + _t106
-        _t108 = (_t0*_a9)
-        _t109 = (_by_zero() if not _t108 else _t14 // _t108 if not _t14 % _t108 else ((_z := 1) and _F(_t14, _t108)))
-        _t110 = (_by_zero() if not _a10 else _n50 // _a10 if not (_n50 := (2*_t49)) % _a10 else ((_z := 1) and _F(_n50, _a10)))
-        _t111 = (_by_zero() if not (_d51 := (_a6*_a9*_a12)) else _t21 // _d51 if not _t21 % _d51 else ((_z := 1) and _F(_t21, _d51)))
-        _t112 = (_t43*_a12)
-        _t113 = ((_by_zero() if not _t112 else _a2 // _t112 if not _a2 % _t112 else ((_z := 1) and _F(_a2, _t112))) if _t7 else (_by_zero() if not _t112 else _t9 // _t112 if not _t9 % _t112 else ((_z := 1) and _F(_t9, _t112))))
-        return (_t39, _t39, _t23 + _t28 + _t36 + (4*_t35) + (_t14*_t40*_t41) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t63, _t91, _t97, _t102, _t107, _t63, _t91, _t97, _t102, _t107, (_by_zero() if not _a9 else _t40 // _a9 if not _t40 % _a9 else _t40 / _a9), _t24, _a12, _t109, _t110, _t95, _a12, _t109, _t110, _t95, _a5, _t111, _t110, _t94, _a5, _t111, _t110, _t94, _a5, _t111, _t110, _t94, 2, _t109, _a9, _t79, 2, _t109, _a9, _t79, _a12, _t109, _a9, _t34, _a12, _t109, _a9, _t31, _a12, (_by_zero() if not _t108 else _t13 // _t108 if not _t13 % _t108 else ((_z := 1) and _F(_t13, _t108))), _t2, _t29, _t0, _t113, _t44, _t93, _t0, _t113, _t44, _t93, _t0, _t113, _t44, _t93, _t38, _t62, _t90, _t96, _t101, _t106, _t25, _t51, _t78, _t94, _t99, _t104, _t18, _t55, _t80, _t100, _t105, _t12, _t46, _t72, _t93, _t98, _t103, _z, )
+        _t0 = (_a10 == 1)
+        _t1 = (_a4*_a11)
+        _t2 = (_t1*_a7)
+        _t3 = (_a5*_a6)
+        _t4 = (_by_zero() if not _t3 else _t2 // _t3 if not _t2 % _t3 else ((_z := 1) and _F(_t2, _t3)))
+        _t5 = (_a10 == 2)
+        _t6 = (2*_t2)
+        _t7 = (0 if _t0 else (_t4 if _t5 else (_by_zero() if not _t3 else _t6 // _t3 if not _t6 % _t3 else ((_z := 1) and _F(_t6, _t3)))))
+        _t8 = -1 + _a5
+        _t9 = (6*_t8)
+        _t10 = (_t1*_a8)
+        _t11 = (_t10*_a1)
+        _t12 = (_t11*_t9)
+        _t13 = (_t3*_a12)
+        _t14 = (_t13*_a10)
+        _t15 = (_by_zero() if not _t14 else _t12 // _t14 if not _t12 % _t14 else ((_z := 1) and _F(_t12, _t14)))
+        _t16 = -1 + _t3
+        _t17 = (_t16*_a9)
+        _t18 = (_t17*_a2)
+        _t19 = (_by_zero() if not _t13 else _t18 // _t13 if not _t18 % _t13 else ((_z := 1) and _F(_t18, _t13)))
+        _t20 = (_a3*_a7)
+        _t21 = _t20 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t20)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t22 = (_t17*_t21)
+        _t23 = (_by_zero() if not _t13 else _t22 // _t13 if not _t22 % _t13 else ((_z := 1) and _F(_t22, _t13)))
+        _t24 = (_t19 if _t0 else _t23)
+        _t25 = (1 if (_a10 >= 2) else _a9)
+        _t26 = (_t16*_t25)
+        _t27 = (_t26*_a2)
+        _t28 = (2*_t27)
+        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
+        _t30 = (_t21*_t26)
+        _t31 = (2*_t30)
+        _t32 = (_by_zero() if not _t13 else _t31 // _t13 if not _t31 % _t13 else ((_z := 1) and _F(_t31, _t13)))
+        _t33 = (_t29 if _t0 else _t32)
+        _t34 = _t24 + _t33
+        _t35 = -1 + _a12
+        _t36 = (_t1*_t35)
+        _t37 = (6*_t36)
+        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
+        _t39 = (_t35*_t6)
+        _t40 = (_by_zero() if not _t13 else _t39 // _t13 if not _t39 % _t13 else ((_z := 1) and _F(_t39, _t13)))
+        _t41 = (1 if _t0 else 0)
+        _t42 = (_t39*_t41)
+        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t44 = (_t2*_t35)
+        _t45 = (8*_t44*_a1)
+        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
+        _t47 = _t38 + _t40 + _t43 + _t46
+        _t48 = _t15 + _t34 + _t47 + _t7
+        _t49 = -1 + _a10
+        _t50 = (2*_a12)
+        _t51 = (_a5*_a12)
+        _t52 = (_a0 < _t51)
+        _t53 = (_a1*_a9)
+        _t54 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t53*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
+        _t55 = (0 if _t52 else _t54)
+        _t56 = (_a0 < _t14)
+        _t57 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t58 = (_a0 < 1 + _t13)
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
+        _t60 = (_a0 < _t13)
+        _t61 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t62 = (_t25*_t61)
+        _t63 = (_t16*_t62)
+        _t64 = (_t61*_a9)
+        _t65 = (_t16*_t64)
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
+        _t67 = (_a0 < _a12)
+        _t68 = (_a9*(-2 + _t50))
+        _t69 = (3*_t68)
+        _t70 = (_t41*_t68)
+        _t71 = (4*_a1)
+        _t72 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t68*_t71)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
+        _t74 = _t55 + _t59 + _t66 + _t73
+        _t75 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
+        _t76 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t77 = (_t76 == _floor(_t76))
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a10) == 1))
+        _t79 = (_t12*(-1 + ((_by_zero() if not _a12 else _t75 // _a12 if not _t75 % _a12 else ((_z := 1) and _F(_t75, _a12))) if _t78 else 1)))
+        _t80 = (_t3*_a10)
+        _t81 = (_t75*_t80)
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t14 else _t79 // _t14 if not _t79 % _t14 else ((_z := 1) and _F(_t79, _t14)))) if _t52 else _t15)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
+        _t87 = -1 + ((_by_zero() if not _a12 else _t85 // _a12 if not _t85 % _a12 else ((_z := 1) and _F(_t85, _a12))) if _t86 else 1)
+        _t88 = (_t18*_t87)
+        _t89 = (_t3*_t85)
+        _t90 = (_t22*_t87)
+        _t91 = (_t28*_t87)
+        _t92 = (_t31*_t87)
+        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t13 else _t88 // _t13 if not _t88 % _t13 else ((_z := 1) and _F(_t88, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t60 else _t33)
+        _t94 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t95 = (_a0 == _t94) or (_t80 == 1)
+        _t96 = -1 + (_t94 if _t95 else 1)
+        _t97 = (_t37*_t96)
+        _t98 = (_t13*_t94)
+        _t99 = (_t39*_t96)
+        _t100 = (_t42*_t96)
+        _t101 = (_t45*_t96)
+        _t102 = (_t14*_t94)
+        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t14 else _t101 // _t14 if not _t101 % _t14 else ((_z := 1) and _F(_t101, _t14)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t13 else _t97 // _t13 if not _t97 % _t13 else ((_z := 1) and _F(_t97, _t13)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t67 else _t40)
+        _t104 = _t103 + _t82 + _t84 + _t93
+        _t105 = ((_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))) if _t0 else (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13))))
+        _t106 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
+        _t107 = (_by_zero() if not _t14 else _n44 // _t14 if not (_n44 := (_t44*_t71)) % _t14 else ((_z := 1) and _F(_n44, _t14)))
+        _t108 = _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (3*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
+        _t109 = _t105 + _t106 + _t108
+        _t110 = (_t54 if _t52 else 0)
+        _t111 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
+        _t112 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
+        _t113 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
+        _t114 = _t110 + _t111 + _t112 + _t113
+        _t115 = (((_by_zero() if not _t81 else _t12 // _t81 if not _t12 % _t81 else ((_z := 1) and _F(_t12, _t81))) if _t78 else _t15) if _t52 else 0)
+        _t116 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+        _t117 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
+        _t118 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
+        _t119 = _t115 + _t116 + _t117 + _t118
+        _t120 = (_t3*_a9)
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
+        _t122 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t53)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
+        _t123 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
+        _t124 = (_t61*_a12)
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t21 // _t124 if not _t21 % _t124 else ((_z := 1) and _F(_t21, _t124))))
+        return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t109, _t114, _t119, _t74, _t104, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t106, _a5, _t123, _t122, _t106, _a5, _t123, _t122, _t106, 2, _t121, _a9, _t83, 2, _t121, _a9, _t83, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t38, _t3, _t125, _t62, _t105, _t3, _t125, _t64, _t24, _t3, _t125, _t62, _t105, _t47, _t73, _t103, _t108, _t113, _t118, _t15, _t55, _t82, _t106, _t110, _t115, _t7, _t59, _t84, _t111, _t116, _t34, _t66, _t93, _t105, _t112, _t117, _z, )
     except _CANNOT:
         pass
     _z = 0
     try:
-        _t0 = (_a5*_a6)
+        _t0 = (_a10 == 1)
     except _CANNOT as _err:
         _t0 = _Unusable(_err)
         _z = 1
     try:
-        _t1 = -1 + _t0
+        _t1 = (_a4*_a11)
     except _CANNOT as _err:
         _t1 = _Unusable(_err)
         _z = 1
     try:
-        _t2 = (3*_a9)
+        _t2 = (_t1*_a7)
     except _CANNOT as _err:
         _t2 = _Unusable(_err)
         _z = 1
     try:
-        _t3 = (_t1*_t2)
+        _t3 = (_a5*_a6)
     except _CANNOT as _err:
         _t3 = _Unusable(_err)
         _z = 1
     try:
-        _t4 = (_t3*_a2)
+        _t4 = (_by_zero() if not _t3 else _t2 // _t3 if not _t2 % _t3 else ((_z := 1) and _F(_t2, _t3)))
     except _CANNOT as _err:
         _t4 = _Unusable(_err)
         _z = 1
     try:
-        _t5 = (_t0*_a12)
+        _t5 = (_a10 == 2)
     except _CANNOT as _err:
         _t5 = _Unusable(_err)
         _z = 1
     try:
-        _t6 = (_by_zero() if not _t5 else _t4 // _t5 if not _t4 % _t5 else ((_z := 1) and _F(_t4, _t5)))
+        _t6 = (2*_t2)
     except _CANNOT as _err:
         _t6 = _Unusable(_err)
         _z = 1
     try:
-        _t7 = (_a10 == 1)
+        _t7 = (0 if _t0 else (_t4 if _t5 else (_by_zero() if not _t3 else _t6 // _t3 if not _t6 % _t3 else ((_z := 1) and _F(_t6, _t3)))))
     except _CANNOT as _err:
         _t7 = _Unusable(_err)
         _z = 1
     try:
-        _t8 = (_a3*_a7)
+        _t8 = -1 + _a5
     except _CANNOT as _err:
         _t8 = _Unusable(_err)
         _z = 1
     try:
-        _t9 = _t8 + (_by_zero() if not _a10 else _n1 // _a10 if not (_n1 := _a2 + (-2*_t8)) % _a10 else ((_z := 1) and _F(_n1, _a10)))
+        _t9 = (6*_t8)
     except _CANNOT as _err:
         _t9 = _Unusable(_err)
         _z = 1
     try:
-        _t10 = (_t3*_t9)
+        _t10 = (_t1*_a8)
     except _CANNOT as _err:
         _t10 = _Unusable(_err)
         _z = 1
     try:
-        _t11 = (_by_zero() if not _t5 else _t10 // _t5 if not _t10 % _t5 else ((_z := 1) and _F(_t10, _t5)))
+        _t11 = (_t10*_a1)
     except _CANNOT as _err:
         _t11 = _Unusable(_err)
         _z = 1
     try:
-        _t12 = (_t6 if _t7 else _t11)
+        _t12 = (_t11*_t9)
     except _CANNOT as _err:
         _t12 = _Unusable(_err)
         _z = 1
     try:
-        _t13 = (_a4*_a11)
+        _t13 = (_t3*_a12)
     except _CANNOT as _err:
         _t13 = _Unusable(_err)
         _z = 1
     try:
-        _t14 = (_t13*_a7)
+        _t14 = (_t13*_a10)
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (_by_zero() if not _t0 else _t14 // _t0 if not _t14 % _t0 else ((_z := 1) and _F(_t14, _t0)))
+        _t15 = (_by_zero() if not _t14 else _t12 // _t14 if not _t12 % _t14 else ((_z := 1) and _F(_t12, _t14)))
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = (_a10 == 2)
+        _t16 = -1 + _t3
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (2*_t14)
+        _t17 = (_t16*_a9)
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (0 if _t7 else (_t15 if _t16 else (_by_zero() if not _t0 else _t17 // _t0 if not _t17 % _t0 else ((_z := 1) and _F(_t17, _t0)))))
+        _t18 = (_t17*_a2)
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = -1 + _a5
+        _t19 = (_by_zero() if not _t13 else _t18 // _t13 if not _t18 % _t13 else ((_z := 1) and _F(_t18, _t13)))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (6*_t19)
+        _t20 = (_a3*_a7)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_t13*_a8)
+        _t21 = _t20 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t20)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t21*_a1)
+        _t22 = (_t17*_t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_t20*_t22)
+        _t23 = (_by_zero() if not _t13 else _t22 // _t13 if not _t22 % _t13 else ((_z := 1) and _F(_t22, _t13)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t5*_a10)
+        _t24 = (_t19 if _t0 else _t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_by_zero() if not _t24 else _t23 // _t24 if not _t23 % _t24 else ((_z := 1) and _F(_t23, _t24)))
+        _t25 = (1 if (_a10 >= 2) else _a9)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = -1 + _a12
+        _t26 = (_t16*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t13*_t26)
+        _t27 = (_t26*_a2)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (6*_t27)
+        _t28 = (2*_t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_by_zero() if not _t5 else _t28 // _t5 if not _t28 % _t5 else ((_z := 1) and _F(_t28, _t5)))
+        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t17*_t26)
+        _t30 = (_t21*_t26)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_by_zero() if not _t5 else _t30 // _t5 if not _t30 % _t5 else ((_z := 1) and _F(_t30, _t5)))
+        _t31 = (2*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (1 if _t7 else 0)
+        _t32 = (_by_zero() if not _t13 else _t31 // _t13 if not _t31 % _t13 else ((_z := 1) and _F(_t31, _t13)))
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t30*_t32)
+        _t33 = (_t29 if _t0 else _t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_by_zero() if not _t5 else _t33 // _t5 if not _t33 % _t5 else ((_z := 1) and _F(_t33, _t5)))
+        _t34 = _t24 + _t33
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_t14*_t26)
+        _t35 = -1 + _a12
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (8*_t35*_a1)
+        _t36 = (_t1*_t35)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_by_zero() if not _t24 else _t36 // _t24 if not _t36 % _t24 else ((_z := 1) and _F(_t36, _t24)))
+        _t37 = (6*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = _t29 + _t31 + _t34 + _t37
+        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = _t12 + _t18 + _t25 + _t38
+        _t39 = (_t35*_t6)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = -1 + _a10
+        _t40 = (_by_zero() if not _t13 else _t39 // _t13 if not _t39 % _t13 else ((_z := 1) and _F(_t39, _t13)))
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (2*_a12)
+        _t41 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_a0 < _t5)
+        _t42 = (_t39*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_t43*_a9)
+        _t44 = (_t2*_t35)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_t1*_t44)
+        _t45 = (8*_t44*_a1)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (3*(0 if _t42 else _t45))
+        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_a5*_a12)
+        _t47 = _t38 + _t40 + _t43 + _t46
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_a0 < _t47)
+        _t48 = _t15 + _t34 + _t47 + _t7
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_a1*_a9)
+        _t49 = -1 + _a10
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_by_zero() if not _a10 else _n11 // _a10 if not (_n11 := (_t20*_t49)) % _a10 else ((_z := 1) and _F(_n11, _a10)))
+        _t50 = (2*_a12)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (0 if _t48 else _t50)
+        _t51 = (_a5*_a12)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a0 < _t24)
+        _t52 = (_a0 < _t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (0 if _t7 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t16 else _a9))
+        _t53 = (_a1*_a9)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a0 < 1 + _t5)
+        _t54 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t53*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (0 if _t52 else _t53) + (0 if _t54 else _t53)
+        _t55 = (0 if _t52 else _t54)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a0 < _a12)
+        _t56 = (_a0 < _t14)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_a9*(-2 + _t41))
+        _t57 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (3*_t57)
+        _t58 = (_a0 < 1 + _t13)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_t32*_t57)
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (4*_a1)
+        _t60 = (_a0 < _t13)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_by_zero() if not _a10 else _n13 // _a10 if not (_n13 := (_t57*_t60)) % _a10 else ((_z := 1) and _F(_n13, _a10)))
+        _t61 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (0 if _t56 else _t57) + (0 if _t56 else _t58) + (0 if _t56 else _t59) + (0 if _t56 else _t61)
+        _t62 = (_t25*_t61)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = _t46 + _t51 + _t55 + _t62
+        _t63 = (_t16*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t5 // _a0 if not _t5 % _a0 else ((_z := 1) and _F(_t5, _a0)))))) + (_a5*_a6*_a12)
+        _t64 = (_t61*_a9)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t65 = (_t16*_t64)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t65 == _floor(_t65))
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = _t66 and (_t7 or (_a0 == _t64))
+        _t67 = (_a0 < _a12)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = -1 + ((_by_zero() if not _a12 else _t64 // _a12 if not _t64 % _a12 else ((_z := 1) and _F(_t64, _a12))) if _t67 else 1)
+        _t68 = (_a9*(-2 + _t50))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_t4*_t68)
+        _t69 = (3*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t0*_t64)
+        _t70 = (_t41*_t68)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_t10*_t68)
+        _t71 = (4*_a1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = ((((_by_zero() if not _t70 else _t69 // _t70 if not _t69 % _t70 else ((_z := 1) and _F(_t69, _t70))) if _t67 else (_by_zero() if not _t5 else _t69 // _t5 if not _t69 % _t5 else ((_z := 1) and _F(_t69, _t5)))) if _t7 else ((_by_zero() if not _t70 else _t71 // _t70 if not _t71 % _t70 else ((_z := 1) and _F(_t71, _t70))) if _t67 else (_by_zero() if not _t5 else _t71 // _t5 if not _t71 % _t5 else ((_z := 1) and _F(_t71, _t5))))) if _t42 else _t12)
+        _t72 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t68*_t71)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t47 // _a0 if not _t47 % _a0 else ((_z := 1) and _F(_t47, _a0))))))
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = _t66 and ((_a0 == _t73) or ((_a6*_a10) == 1))
+        _t74 = _t55 + _t59 + _t66 + _t73
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t23*(-1 + ((_by_zero() if not _a12 else _t73 // _a12 if not _t73 % _a12 else ((_z := 1) and _F(_t73, _a12))) if _t74 else 1)))
+        _t75 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_t0*_a10)
+        _t76 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_t73*_t76)
+        _t77 = (_t76 == _floor(_t76))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (((_by_zero() if not _t77 else _t75 // _t77 if not _t75 % _t77 else ((_z := 1) and _F(_t75, _t77))) if _t74 else (_by_zero() if not _t24 else _t75 // _t24 if not _t75 % _t24 else ((_z := 1) and _F(_t75, _t24)))) if _t48 else _t25)
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a10) == 1))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (0 if _t7 else ((_by_zero() if not (_d25 := (2*_t0)) else _t14 // _d25 if not _t14 % _d25 else ((_z := 1) and _F(_t14, _d25))) if _t16 else _t15))
+        _t79 = (_t12*(-1 + ((_by_zero() if not _a12 else _t75 // _a12 if not _t75 % _a12 else ((_z := 1) and _F(_t75, _a12))) if _t78 else 1)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (0 if _t52 else _t79) + (0 if _t54 else _t79)
+        _t80 = (_t3*_a10)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t81 = (_t75*_t80)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_a0 == _t81) or (_t76 == 1)
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t14 else _t79 // _t14 if not _t79 % _t14 else ((_z := 1) and _F(_t79, _t14)))) if _t52 else _t15)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = -1 + (_t81 if _t82 else 1)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_t28*_t83)
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t5*_t81)
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t30*_t83)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_t33*_t83)
+        _t87 = -1 + ((_by_zero() if not _a12 else _t85 // _a12 if not _t85 % _a12 else ((_z := 1) and _F(_t85, _a12))) if _t86 else 1)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t36*_t83)
+        _t88 = (_t18*_t87)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t24*_t81)
+        _t89 = (_t3*_t85)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (((_by_zero() if not _t85 else _t84 // _t85 if not _t84 % _t85 else ((_z := 1) and _F(_t84, _t85))) if _t82 else (_by_zero() if not _t5 else _t84 // _t5 if not _t84 % _t5 else ((_z := 1) and _F(_t84, _t5)))) if _t56 else _t29) + (((_by_zero() if not _t85 else _t86 // _t85 if not _t86 % _t85 else ((_z := 1) and _F(_t86, _t85))) if _t82 else (_by_zero() if not _t5 else _t86 // _t5 if not _t86 % _t5 else ((_z := 1) and _F(_t86, _t5)))) if _t56 else _t31) + (((_by_zero() if not _t85 else _t87 // _t85 if not _t87 % _t85 else ((_z := 1) and _F(_t87, _t85))) if _t82 else (_by_zero() if not _t5 else _t87 // _t5 if not _t87 % _t5 else ((_z := 1) and _F(_t87, _t5)))) if _t56 else _t34) + (((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t82 else (_by_zero() if not _t24 else _t88 // _t24 if not _t88 % _t24 else ((_z := 1) and _F(_t88, _t24)))) if _t56 else _t37)
+        _t90 = (_t22*_t87)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = _t72 + _t78 + _t80 + _t90
+        _t91 = (_t28*_t87)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_t1*_a9)
+        _t92 = (_t31*_t87)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = ((_by_zero() if not _t5 else _n36 // _t5 if not (_n36 := (_t92*_a2)) % _t5 else ((_z := 1) and _F(_n36, _t5))) if _t7 else (_by_zero() if not _t5 else _n35 // _t5 if not (_n35 := (_t9*_t92)) % _t5 else ((_z := 1) and _F(_n35, _t5))))
+        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t13 else _t88 // _t13 if not _t88 % _t13 else ((_z := 1) and _F(_t88, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t60 else _t33)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_by_zero() if not _t24 else _n37 // _t24 if not (_n37 := (2*_t19*_t22)) % _t24 else ((_z := 1) and _F(_n37, _t24)))
+        _t94 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_by_zero() if not _t24 else _n38 // _t24 if not (_n38 := (_t35*_t60)) % _t24 else ((_z := 1) and _F(_n38, _t24)))
+        _t95 = (_a0 == _t94) or (_t80 == 1)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = _t95 + (_by_zero() if not _t5 else _t35 // _t5 if not _t35 % _t5 else ((_z := 1) and _F(_t35, _t5))) + (_by_zero() if not _t5 else _n40 // _t5 if not (_n40 := (3*_t27)) % _t5 else ((_z := 1) and _F(_n40, _t5))) + (_by_zero() if not _t5 else _n41 // _t5 if not (_n41 := (_t32*_t35)) % _t5 else ((_z := 1) and _F(_n41, _t5)))
+        _t96 = -1 + (_t94 if _t95 else 1)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = _t93 + _t94 + _t96
+        _t97 = (_t37*_t96)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (3*(_t45 if _t42 else 0))
+        _t98 = (_t13*_t94)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t50 if _t48 else 0)
+        _t99 = (_t39*_t96)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t53 if _t52 else 0) + (_t53 if _t54 else 0)
+        _t100 = (_t42*_t96)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t57 if _t56 else 0) + (_t58 if _t56 else 0) + (_t59 if _t56 else 0) + (_t61 if _t56 else 0)
+        _t101 = (_t45*_t96)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = _t100 + _t101 + _t98 + _t99
+        _t102 = (_t14*_t94)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = ((((_by_zero() if not _t70 else _t4 // _t70 if not _t4 % _t70 else ((_z := 1) and _F(_t4, _t70))) if _t67 else _t6) if _t7 else ((_by_zero() if not _t70 else _t10 // _t70 if not _t10 % _t70 else ((_z := 1) and _F(_t10, _t70))) if _t67 else _t11)) if _t42 else 0)
+        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t14 else _t101 // _t14 if not _t101 % _t14 else ((_z := 1) and _F(_t101, _t14)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t13 else _t97 // _t13 if not _t97 % _t13 else ((_z := 1) and _F(_t97, _t13)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t67 else _t40)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (((_by_zero() if not _t77 else _t23 // _t77 if not _t23 % _t77 else ((_z := 1) and _F(_t23, _t77))) if _t74 else _t25) if _t48 else 0)
+        _t104 = _t103 + _t82 + _t84 + _t93
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t79 if _t52 else 0) + (_t79 if _t54 else 0)
+        _t105 = ((_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))) if _t0 else (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13))))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (((_by_zero() if not _t85 else _t28 // _t85 if not _t28 % _t85 else ((_z := 1) and _F(_t28, _t85))) if _t82 else _t29) if _t56 else 0) + (((_by_zero() if not _t85 else _t30 // _t85 if not _t30 % _t85 else ((_z := 1) and _F(_t30, _t85))) if _t82 else _t31) if _t56 else 0) + (((_by_zero() if not _t85 else _t33 // _t85 if not _t33 % _t85 else ((_z := 1) and _F(_t33, _t85))) if _t82 else _t34) if _t56 else 0) + (((_by_zero() if not _t89 else _t36 // _t89 if not _t36 % _t89 else ((_z := 1) and _F(_t36, _t89))) if _t82 else _t37) if _t56 else 0)
+        _t106 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = _t103 + _t104 + _t105 + _t106
+        _t107 = (_by_zero() if not _t14 else _n44 // _t14 if not (_n44 := (_t44*_t71)) % _t14 else ((_z := 1) and _F(_n44, _t14)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_t0*_a9)
+        _t108 = _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (3*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_by_zero() if not _t108 else _t14 // _t108 if not _t14 % _t108 else ((_z := 1) and _F(_t14, _t108)))
+        _t109 = _t105 + _t106 + _t108
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _a10 else _n50 // _a10 if not (_n50 := (2*_t49)) % _a10 else ((_z := 1) and _F(_n50, _a10)))
+        _t110 = (_t54 if _t52 else 0)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_by_zero() if not (_d51 := (_a6*_a9*_a12)) else _t21 // _d51 if not _t21 % _d51 else ((_z := 1) and _F(_t21, _d51)))
+        _t111 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t43*_a12)
+        _t112 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = ((_by_zero() if not _t112 else _a2 // _t112 if not _a2 % _t112 else ((_z := 1) and _F(_a2, _t112))) if _t7 else (_by_zero() if not _t112 else _t9 // _t112 if not _t9 % _t112 else ((_z := 1) and _F(_t9, _t112))))
+        _t113 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
-    return (_t39, _t39, _t23 + _t28 + _t36 + (4*_t35) + (_t14*_t40*_t41) + (_t4 if _t7 else (_t10 if _t7 else _t4)), _t63, _t91, _t97, _t102, _t107, _t63, _t91, _t97, _t102, _t107, (_by_zero() if not _a9 else _t40 // _a9 if not _t40 % _a9 else _t40 / _a9), _t24, _a12, _t109, _t110, _t95, _a12, _t109, _t110, _t95, _a5, _t111, _t110, _t94, _a5, _t111, _t110, _t94, _a5, _t111, _t110, _t94, 2, _t109, _a9, _t79, 2, _t109, _a9, _t79, _a12, _t109, _a9, _t34, _a12, _t109, _a9, _t31, _a12, (_by_zero() if not _t108 else _t13 // _t108 if not _t13 % _t108 else ((_z := 1) and _F(_t13, _t108))), _t2, _t29, _t0, _t113, _t44, _t93, _t0, _t113, _t44, _t93, _t0, _t113, _t44, _t93, _t38, _t62, _t90, _t96, _t101, _t106, _t25, _t51, _t78, _t94, _t99, _t104, _t18, _t55, _t80, _t100, _t105, _t12, _t46, _t72, _t93, _t98, _t103, _z, )
+    try:
+        _t114 = _t110 + _t111 + _t112 + _t113
+    except _CANNOT as _err:
+        _t114 = _Unusable(_err)
+        _z = 1
+    try:
+        _t115 = (((_by_zero() if not _t81 else _t12 // _t81 if not _t12 % _t81 else ((_z := 1) and _F(_t12, _t81))) if _t78 else _t15) if _t52 else 0)
+    except _CANNOT as _err:
+        _t115 = _Unusable(_err)
+        _z = 1
+    try:
+        _t116 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+    except _CANNOT as _err:
+        _t116 = _Unusable(_err)
+        _z = 1
+    try:
+        _t117 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
+    except _CANNOT as _err:
+        _t117 = _Unusable(_err)
+        _z = 1
+    try:
+        _t118 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
+    except _CANNOT as _err:
+        _t118 = _Unusable(_err)
+        _z = 1
+    try:
+        _t119 = _t115 + _t116 + _t117 + _t118
+    except _CANNOT as _err:
+        _t119 = _Unusable(_err)
+        _z = 1
+    try:
+        _t120 = (_t3*_a9)
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+        _z = 1
+    try:
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+        _z = 1
+    try:
+        _t122 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t53)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+        _z = 1
+    try:
+        _t123 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+        _z = 1
+    try:
+        _t124 = (_t61*_a12)
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+        _z = 1
+    try:
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t21 // _t124 if not _t21 % _t124 else ((_z := 1) and _F(_t21, _t124))))
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+        _z = 1
+    return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t109, _t114, _t119, _t74, _t104, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t106, _a5, _t123, _t122, _t106, _a5, _t123, _t122, _t106, 2, _t121, _a9, _t83, 2, _t121, _a9, _t83, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t38, _t3, _t125, _t62, _t105, _t3, _t125, _t64, _t24, _t3, _t125, _t62, _t105, _t47, _t73, _t103, _t108, _t113, _t118, _t15, _t55, _t82, _t106, _t110, _t115, _t7, _t59, _t84, _t111, _t116, _t34, _t66, _t93, _t105, _t112, _t117, _z, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -36877,112 +37129,124 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t12 = (_t11*_a9)
         _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
         _t14 = -1 + _t3
-        _t15 = (3*_a8)
-        _t16 = (_t14*_t15)
-        _t17 = (_t16*_a2)
-        _t18 = (_by_zero() if not _t11 else _t17 // _t11 if not _t17 % _t11 else ((_z := 1) and _F(_t17, _t11)))
-        _t19 = (_a3*_a7)
-        _t20 = _t19 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t19)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t21 = (_t16*_t20)
-        _t22 = (_by_zero() if not _t11 else _t21 // _t11 if not _t21 % _t11 else ((_z := 1) and _F(_t21, _t11)))
-        _t23 = (_t18 if _t0 else _t22)
-        _t24 = (0 if _t0 else 1)
-        _t25 = (_t19*_t24)
-        _t26 = (_by_zero() if not _a11 else _t25 // _a11 if not _t25 % _a11 else ((_z := 1) and _F(_t25, _a11)))
-        _t27 = _t23 + _t26
-        _t28 = -1 + _a11
-        _t29 = (_t1*_t28)
-        _t30 = (6*_t29)
-        _t31 = (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11)))
-        _t32 = (_t28*_t6)
-        _t33 = (_by_zero() if not _t11 else _t32 // _t11 if not _t32 % _t11 else ((_z := 1) and _F(_t32, _t11)))
-        _t34 = (1 if _t0 else 0)
-        _t35 = (_t32*_t34)
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
-        _t37 = (_t2*_t28)
-        _t38 = (8*_t37*_a1)
-        _t39 = (_by_zero() if not _t12 else _t38 // _t12 if not _t38 % _t12 else ((_z := 1) and _F(_t38, _t12)))
-        _t40 = _t31 + _t33 + _t36 + _t39
-        _t41 = _t13 + _t27 + _t40 + _t7
-        _t42 = (2*_t24)
-        _t43 = -1 + _a9
-        _t44 = (2*_a11)
-        _t45 = _a2 + (0 if _t0 else _t19)
-        _t46 = (_t16*_t45)
-        _t47 = (_a5*_a11)
-        _t48 = (_a0 < _t47)
-        _t49 = (_a1*_a8)
-        _t50 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t49*_t9)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
-        _t51 = (0 if _t48 else _t50)
-        _t52 = (_a0 < _t12)
-        _t53 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t54 = (_a0 < 1 + _t11)
-        _t55 = (0 if _t52 else _t53) + (0 if _t54 else _t53)
-        _t56 = (_a0 < _t11)
-        _t57 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t58 = (_t57*_a8)
-        _t59 = (_t14*_t58)
-        _t60 = (3*(0 if _t56 else _t59)) + (0 if _t52 else _t42)
-        _t61 = (_a0 < _a11)
-        _t62 = (_a8*(-2 + _t44))
-        _t63 = (3*_t62)
-        _t64 = (_t34*_t62)
-        _t65 = (4*_a1)
-        _t66 = (_by_zero() if not _a9 else _n14 // _a9 if not (_n14 := (_t62*_t65)) % _a9 else ((_z := 1) and _F(_n14, _a9)))
-        _t67 = (0 if _t61 else _t62) + (0 if _t61 else _t63) + (0 if _t61 else _t64) + (0 if _t61 else _t66)
-        _t68 = _t51 + _t55 + _t60 + _t67
-        _t69 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t47 // _a0 if not _t47 % _a0 else ((_z := 1) and _F(_t47, _a0))))))
-        _t70 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t71 = (_t70 == _floor(_t70))
-        _t72 = _t71 and ((_a0 == _t69) or ((_a6*_a9) == 1))
-        _t73 = (_t10*(-1 + ((_by_zero() if not _a11 else _t69 // _a11 if not _t69 % _a11 else ((_z := 1) and _F(_t69, _a11))) if _t72 else 1)))
-        _t74 = (_t3*_a9)
-        _t75 = (_t69*_t74)
-        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t12 else _t73 // _t12 if not _t73 % _t12 else ((_z := 1) and _F(_t73, _t12)))) if _t48 else _t13)
-        _t77 = (0 if _t0 else ((_by_zero() if not (_d20 := (2*_t3)) else _t2 // _d20 if not _t2 % _d20 else ((_z := 1) and _F(_t2, _d20))) if _t5 else _t4))
-        _t78 = (0 if _t52 else _t77) + (0 if _t54 else _t77)
-        _t79 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t80 = _t71 and (_t0 or (_a0 == _t79))
-        _t81 = -1 + ((_by_zero() if not _a11 else _t79 // _a11 if not _t79 % _a11 else ((_z := 1) and _F(_t79, _a11))) if _t80 else 1)
-        _t82 = (_t17*_t81)
-        _t83 = (_t3*_t79)
-        _t84 = (_t21*_t81)
-        _t85 = (0 if _t52 else _t26) + ((((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t11 else _t82 // _t11 if not _t82 % _t11 else ((_z := 1) and _F(_t82, _t11)))) if _t0 else ((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t11 else _t84 // _t11 if not _t84 % _t11 else ((_z := 1) and _F(_t84, _t11))))) if _t56 else _t23)
-        _t86 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t87 = (_a0 == _t86) or (_t74 == 1)
-        _t88 = -1 + (_t86 if _t87 else 1)
-        _t89 = (_t30*_t88)
-        _t90 = (_t11*_t86)
-        _t91 = (_t32*_t88)
-        _t92 = (_t35*_t88)
-        _t93 = (_t38*_t88)
-        _t94 = (_t12*_t86)
-        _t95 = (((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t61 else _t31) + (((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t61 else _t33) + (((_by_zero() if not _t90 else _t92 // _t90 if not _t92 % _t90 else ((_z := 1) and _F(_t92, _t90))) if _t87 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11)))) if _t61 else _t36) + (((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t87 else (_by_zero() if not _t12 else _t93 // _t12 if not _t93 % _t12 else ((_z := 1) and _F(_t93, _t12)))) if _t61 else _t39)
-        _t96 = _t76 + _t78 + _t85 + _t95
-        _t97 = (_by_zero() if not _t12 else _n36 // _t12 if not (_n36 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n36, _t12)))
-        _t98 = (_t14*_a8)
-        _t99 = ((_by_zero() if not _t11 else _n38 // _t11 if not (_n38 := (_t98*_a2)) % _t11 else ((_z := 1) and _F(_n38, _t11))) if _t0 else (_by_zero() if not _t11 else _n37 // _t11 if not (_n37 := (_t20*_t98)) % _t11 else ((_z := 1) and _F(_n37, _t11))))
-        _t100 = _t99 + (_by_zero() if not _t44 else _t25 // _t44 if not _t25 % _t44 else ((_z := 1) and _F(_t25, _t44)))
-        _t101 = (_by_zero() if not _t12 else _n40 // _t12 if not (_n40 := (_t37*_t65)) % _t12 else ((_z := 1) and _F(_n40, _t12)))
-        _t102 = _t101 + (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11))) + (_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (3*_t29)) % _t11 else ((_z := 1) and _F(_n42, _t11))) + (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (_t34*_t37)) % _t11 else ((_z := 1) and _F(_n43, _t11)))
-        _t103 = _t100 + _t102 + _t97
-        _t104 = (_t50 if _t48 else 0)
-        _t105 = (_t53 if _t52 else 0) + (_t53 if _t54 else 0)
-        _t106 = (3*(_t59 if _t56 else 0)) + (_t42 if _t52 else 0)
-        _t107 = (_t62 if _t61 else 0) + (_t63 if _t61 else 0) + (_t64 if _t61 else 0) + (_t66 if _t61 else 0)
-        _t108 = _t104 + _t105 + _t106 + _t107
-        _t109 = (((_by_zero() if not _t75 else _t10 // _t75 if not _t10 % _t75 else ((_z := 1) and _F(_t10, _t75))) if _t72 else _t13) if _t48 else 0)
-        _t110 = (_t77 if _t52 else 0) + (_t77 if _t54 else 0)
-        _t111 = (_t26 if _t52 else 0) + ((((_by_zero() if not _t83 else _t17 // _t83 if not _t17 % _t83 else ((_z := 1) and _F(_t17, _t83))) if _t80 else _t18) if _t0 else ((_by_zero() if not _t83 else _t21 // _t83 if not _t21 % _t83 else ((_z := 1) and _F(_t21, _t83))) if _t80 else _t22)) if _t56 else 0)
-        _t112 = (((_by_zero() if not _t90 else _t30 // _t90 if not _t30 % _t90 else ((_z := 1) and _F(_t30, _t90))) if _t87 else _t31) if _t61 else 0) + (((_by_zero() if not _t90 else _t32 // _t90 if not _t32 % _t90 else ((_z := 1) and _F(_t32, _t90))) if _t87 else _t33) if _t61 else 0) + (((_by_zero() if not _t90 else _t35 // _t90 if not _t35 % _t90 else ((_z := 1) and _F(_t35, _t90))) if _t87 else _t36) if _t61 else 0) + (((_by_zero() if not _t94 else _t38 // _t94 if not _t38 % _t94 else ((_z := 1) and _F(_t38, _t94))) if _t87 else _t39) if _t61 else 0)
-        _t113 = _t109 + _t110 + _t111 + _t112
-        _t114 = (_t3*_a8)
-        _t115 = (_by_zero() if not _t114 else _t2 // _t114 if not _t2 % _t114 else ((_z := 1) and _F(_t2, _t114)))
-        _t116 = (_by_zero() if not _a9 else _n52 // _a9 if not (_n52 := (2*_t49)) % _a9 else ((_z := 1) and _F(_n52, _a9)))
-        _t117 = (_by_zero() if not (_d53 := (_a6*_a8*_a11)) else _t2 // _d53 if not _t2 % _d53 else ((_z := 1) and _F(_t2, _d53)))
-        _t118 = (_t57*_a11)
-        _t119 = ((_by_zero() if not _t118 else _a2 // _t118 if not _a2 % _t118 else ((_z := 1) and _F(_a2, _t118))) if _t0 else (_by_zero() if not _t118 else _t20 // _t118 if not _t20 % _t118 else ((_z := 1) and _F(_t20, _t118))))
-        return (_t41, _t41, _t10 + _t30 + _t38 + (4*_t37) + (_t19*_t3*_t42) + (_t2*_t43*_t44) + (_t46 if _t0 else ((_by_zero() if not _a2 else _n56 // _a2 if not (_n56 := (_t21*_t45)) % _a2 else ((_z := 1) and _F(_n56, _a2))) if _t0 else _t46)), _t68, _t96, _t103, _t108, _t113, _t68, _t96, _t103, _t108, _t113, (_by_zero() if not _a8 else _t43 // _a8 if not _t43 % _a8 else _t43 / _a8), _t12, _a11, _t115, _t116, _t101, _a11, _t115, _t116, _t101, _a5, _t117, _t116, _t97, _a5, _t117, _t116, _t97, _a5, _t117, _t116, _t97, 2, _t115, _a8, _t77, 2, _t115, _a8, _t77, _a11, _t115, _a8, _t36, _a11, _t115, _a8, _t33, _a11, (_by_zero() if not _t114 else _t1 // _t114 if not _t1 % _t114 else ((_z := 1) and _F(_t1, _t114))), _t15, _t31, _t3, _t119, _t58, _t99, _t3, _t119, _t58, _t99, _t3, _t119, _t58, _t99, 2, (_by_zero() if not _a11 else _t19 // _a11 if not _t19 % _a11 else ((_z := 1) and _F(_t19, _a11))), _t24, _t26, _t40, _t67, _t95, _t102, _t107, _t112, _t13, _t51, _t76, _t97, _t104, _t109, _t7, _t55, _t78, _t105, _t110, _t27, _t60, _t85, _t100, _t106, _t111, _z, )
+        _t15 = (_t14*_a8)
+        _t16 = (_t15*_a2)
+        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
+        _t18 = (_a3*_a7)
+        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t20 = (_t15*_t19)
+        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
+        _t22 = (_t17 if _t0 else _t21)
+        _t23 = (1 if (_a9 >= 2) else _a8)
+        _t24 = (_t14*_t23)
+        _t25 = (_t24*_a2)
+        _t26 = (2*_t25)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t28 = (_t19*_t24)
+        _t29 = (2*_t28)
+        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
+        _t31 = (_t27 if _t0 else _t30)
+        _t32 = (0 if _t0 else 1)
+        _t33 = (_t18*_t32)
+        _t34 = (_by_zero() if not _a11 else _t33 // _a11 if not _t33 % _a11 else ((_z := 1) and _F(_t33, _a11)))
+        _t35 = _t22 + _t31 + _t34
+        _t36 = -1 + _a11
+        _t37 = (_t1*_t36)
+        _t38 = (6*_t37)
+        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
+        _t40 = (_t36*_t6)
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
+        _t42 = (1 if _t0 else 0)
+        _t43 = (_t40*_t42)
+        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
+        _t45 = (_t2*_t36)
+        _t46 = (8*_t45*_a1)
+        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
+        _t48 = _t39 + _t41 + _t44 + _t47
+        _t49 = _t13 + _t35 + _t48 + _t7
+        _t50 = (2*_t32)
+        _t51 = -1 + _a9
+        _t52 = (2*_a11)
+        _t53 = _a2 + (0 if _t0 else _t18)
+        _t54 = (_t15*_t53)
+        _t55 = (2*_t24*_t53)
+        _t56 = (_a5*_a11)
+        _t57 = (_a0 < _t56)
+        _t58 = (_a1*_a8)
+        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t58*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t60 = (0 if _t57 else _t59)
+        _t61 = (_a0 < _t12)
+        _t62 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t63 = (_a0 < 1 + _t11)
+        _t64 = (0 if _t61 else _t62) + (0 if _t63 else _t62)
+        _t65 = (_a0 < _t11)
+        _t66 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t67 = (_t23*_t66)
+        _t68 = (_t14*_t67)
+        _t69 = (_t66*_a8)
+        _t70 = (_t14*_t69)
+        _t71 = (2*(0 if _t65 else _t68)) + (0 if _t61 else _t50) + (0 if _t65 else _t70)
+        _t72 = (_a0 < _a11)
+        _t73 = (_a8*(-2 + _t52))
+        _t74 = (3*_t73)
+        _t75 = (_t42*_t73)
+        _t76 = (4*_a1)
+        _t77 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t73*_t76)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
+        _t78 = (0 if _t72 else _t73) + (0 if _t72 else _t74) + (0 if _t72 else _t75) + (0 if _t72 else _t77)
+        _t79 = _t60 + _t64 + _t71 + _t78
+        _t80 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t56 // _a0 if not _t56 % _a0 else ((_z := 1) and _F(_t56, _a0))))))
+        _t81 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t82 = (_t81 == _floor(_t81))
+        _t83 = _t82 and ((_a0 == _t80) or ((_a6*_a9) == 1))
+        _t84 = (_t10*(-1 + ((_by_zero() if not _a11 else _t80 // _a11 if not _t80 % _a11 else ((_z := 1) and _F(_t80, _a11))) if _t83 else 1)))
+        _t85 = (_t3*_a9)
+        _t86 = (_t80*_t85)
+        _t87 = (((_by_zero() if not _t86 else _t84 // _t86 if not _t84 % _t86 else ((_z := 1) and _F(_t84, _t86))) if _t83 else (_by_zero() if not _t12 else _t84 // _t12 if not _t84 % _t12 else ((_z := 1) and _F(_t84, _t12)))) if _t57 else _t13)
+        _t88 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
+        _t89 = (0 if _t61 else _t88) + (0 if _t63 else _t88)
+        _t90 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t91 = _t82 and (_t0 or (_a0 == _t90))
+        _t92 = -1 + ((_by_zero() if not _a11 else _t90 // _a11 if not _t90 % _a11 else ((_z := 1) and _F(_t90, _a11))) if _t91 else 1)
+        _t93 = (_t16*_t92)
+        _t94 = (_t3*_t90)
+        _t95 = (_t20*_t92)
+        _t96 = (_t26*_t92)
+        _t97 = (_t29*_t92)
+        _t98 = (0 if _t61 else _t34) + ((((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t91 else (_by_zero() if not _t11 else _t93 // _t11 if not _t93 % _t11 else ((_z := 1) and _F(_t93, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t95 // _t94 if not _t95 % _t94 else ((_z := 1) and _F(_t95, _t94))) if _t91 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11))))) if _t65 else _t22) + ((((_by_zero() if not _t94 else _t96 // _t94 if not _t96 % _t94 else ((_z := 1) and _F(_t96, _t94))) if _t91 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t97 // _t94 if not _t97 % _t94 else ((_z := 1) and _F(_t97, _t94))) if _t91 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t65 else _t31)
+        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t100 = (_a0 == _t99) or (_t85 == 1)
+        _t101 = -1 + (_t99 if _t100 else 1)
+        _t102 = (_t101*_t38)
+        _t103 = (_t11*_t99)
+        _t104 = (_t101*_t40)
+        _t105 = (_t101*_t43)
+        _t106 = (_t101*_t46)
+        _t107 = (_t12*_t99)
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t72 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t72 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t72 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t72 else _t47)
+        _t109 = _t108 + _t87 + _t89 + _t98
+        _t110 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
+        _t111 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
+        _t112 = _t111 + (_by_zero() if not _t52 else _t33 // _t52 if not _t33 % _t52 else ((_z := 1) and _F(_t33, _t52)))
+        _t113 = (_by_zero() if not _t12 else _n46 // _t12 if not (_n46 := (_t45*_t76)) % _t12 else ((_z := 1) and _F(_n46, _t12)))
+        _t114 = _t113 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n48 // _t11 if not (_n48 := (3*_t37)) % _t11 else ((_z := 1) and _F(_n48, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t115 = _t110 + _t112 + _t114
+        _t116 = (_t59 if _t57 else 0)
+        _t117 = (_t62 if _t61 else 0) + (_t62 if _t63 else 0)
+        _t118 = (2*(_t68 if _t65 else 0)) + (_t50 if _t61 else 0) + (_t70 if _t65 else 0)
+        _t119 = (_t73 if _t72 else 0) + (_t74 if _t72 else 0) + (_t75 if _t72 else 0) + (_t77 if _t72 else 0)
+        _t120 = _t116 + _t117 + _t118 + _t119
+        _t121 = (((_by_zero() if not _t86 else _t10 // _t86 if not _t10 % _t86 else ((_z := 1) and _F(_t10, _t86))) if _t83 else _t13) if _t57 else 0)
+        _t122 = (_t88 if _t61 else 0) + (_t88 if _t63 else 0)
+        _t123 = (_t34 if _t61 else 0) + ((((_by_zero() if not _t94 else _t16 // _t94 if not _t16 % _t94 else ((_z := 1) and _F(_t16, _t94))) if _t91 else _t17) if _t0 else ((_by_zero() if not _t94 else _t20 // _t94 if not _t20 % _t94 else ((_z := 1) and _F(_t20, _t94))) if _t91 else _t21)) if _t65 else 0) + ((((_by_zero() if not _t94 else _t26 // _t94 if not _t26 % _t94 else ((_z := 1) and _F(_t26, _t94))) if _t91 else _t27) if _t0 else ((_by_zero() if not _t94 else _t29 // _t94 if not _t29 % _t94 else ((_z := 1) and _F(_t29, _t94))) if _t91 else _t30)) if _t65 else 0)
+        _t124 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t72 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t72 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t72 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t72 else 0)
+        _t125 = _t121 + _t122 + _t123 + _t124
+        _t126 = (_t3*_a8)
+        _t127 = (_by_zero() if not _t126 else _t2 // _t126 if not _t2 % _t126 else ((_z := 1) and _F(_t2, _t126)))
+        _t128 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t58)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+        _t129 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+        _t130 = (_t66*_a11)
+        _t131 = ((_by_zero() if not _t130 else _a2 // _t130 if not _a2 % _t130 else ((_z := 1) and _F(_a2, _t130))) if _t0 else (_by_zero() if not _t130 else _t19 // _t130 if not _t19 % _t130 else ((_z := 1) and _F(_t19, _t130))))
+        return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (_t18*_t3*_t50) + (_t2*_t51*_t52) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n64 // _a2 if not (_n64 := (_t20*_t53)) % _a2 else ((_z := 1) and _F(_n64, _a2))) if _t0 else _t54)) + (_t55 if _t0 else ((_by_zero() if not _a2 else _n65 // _a2 if not (_n65 := (_t29*_t53)) % _a2 else ((_z := 1) and _F(_n65, _a2))) if _t0 else _t55)), _t79, _t109, _t115, _t120, _t125, _t79, _t109, _t115, _t120, _t125, (_by_zero() if not _a8 else _t51 // _a8 if not _t51 % _a8 else _t51 / _a8), _t12, _a11, _t127, _t128, _t113, _a11, _t127, _t128, _t113, _a5, _t129, _t128, _t110, _a5, _t129, _t128, _t110, _a5, _t129, _t128, _t110, 2, _t127, _a8, _t88, 2, _t127, _a8, _t88, _a11, _t127, _a8, _t44, _a11, _t127, _a8, _t41, _a11, (_by_zero() if not _t126 else _t1 // _t126 if not _t1 % _t126 else ((_z := 1) and _F(_t1, _t126))), (3*_a8), _t39, _t3, _t131, _t67, _t111, _t3, _t131, _t69, _t22, _t3, _t131, _t67, _t111, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t32, _t34, _t48, _t78, _t108, _t114, _t119, _t124, _t13, _t60, _t87, _t110, _t116, _t121, _t7, _t64, _t89, _t117, _t122, _t35, _t71, _t98, _t112, _t118, _t123, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -37062,531 +37326,591 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (3*_a8)
+        _t15 = (_t14*_a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = (_t14*_t15)
+        _t16 = (_t15*_a2)
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (_t16*_a2)
+        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (_by_zero() if not _t11 else _t17 // _t11 if not _t17 % _t11 else ((_z := 1) and _F(_t17, _t11)))
+        _t18 = (_a3*_a7)
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = (_a3*_a7)
+        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = _t19 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t19)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t20 = (_t15*_t19)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_t16*_t20)
+        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_by_zero() if not _t11 else _t21 // _t11 if not _t21 % _t11 else ((_z := 1) and _F(_t21, _t11)))
+        _t22 = (_t17 if _t0 else _t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_t18 if _t0 else _t22)
+        _t23 = (1 if (_a9 >= 2) else _a8)
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (0 if _t0 else 1)
+        _t24 = (_t14*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_t19*_t24)
+        _t25 = (_t24*_a2)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_by_zero() if not _a11 else _t25 // _a11 if not _t25 % _a11 else ((_z := 1) and _F(_t25, _a11)))
+        _t26 = (2*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = _t23 + _t26
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = -1 + _a11
+        _t28 = (_t19*_t24)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_t1*_t28)
+        _t29 = (2*_t28)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (6*_t29)
+        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11)))
+        _t31 = (_t27 if _t0 else _t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_t28*_t6)
+        _t32 = (0 if _t0 else 1)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_by_zero() if not _t11 else _t32 // _t11 if not _t32 % _t11 else ((_z := 1) and _F(_t32, _t11)))
+        _t33 = (_t18*_t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (1 if _t0 else 0)
+        _t34 = (_by_zero() if not _a11 else _t33 // _a11 if not _t33 % _a11 else ((_z := 1) and _F(_t33, _a11)))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_t32*_t34)
+        _t35 = _t22 + _t31 + _t34
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
+        _t36 = -1 + _a11
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t2*_t28)
+        _t37 = (_t1*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (8*_t37*_a1)
+        _t38 = (6*_t37)
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_by_zero() if not _t12 else _t38 // _t12 if not _t38 % _t12 else ((_z := 1) and _F(_t38, _t12)))
+        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = _t31 + _t33 + _t36 + _t39
+        _t40 = (_t36*_t6)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = _t13 + _t27 + _t40 + _t7
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (2*_t24)
+        _t42 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = -1 + _a9
+        _t43 = (_t40*_t42)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (2*_a11)
+        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = _a2 + (0 if _t0 else _t19)
+        _t45 = (_t2*_t36)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_t16*_t45)
+        _t46 = (8*_t45*_a1)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_a5*_a11)
+        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_a0 < _t47)
+        _t48 = _t39 + _t41 + _t44 + _t47
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_a1*_a8)
+        _t49 = _t13 + _t35 + _t48 + _t7
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_by_zero() if not _a9 else _n11 // _a9 if not (_n11 := (_t49*_t9)) % _a9 else ((_z := 1) and _F(_n11, _a9)))
+        _t50 = (2*_t32)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (0 if _t48 else _t50)
+        _t51 = -1 + _a9
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a0 < _t12)
+        _t52 = (2*_a11)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t53 = _a2 + (0 if _t0 else _t18)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a0 < 1 + _t11)
+        _t54 = (_t15*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (0 if _t52 else _t53) + (0 if _t54 else _t53)
+        _t55 = (2*_t24*_t53)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a0 < _t11)
+        _t56 = (_a5*_a11)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t57 = (_a0 < _t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t57*_a8)
+        _t58 = (_a1*_a8)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_t14*_t58)
+        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t58*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (3*(0 if _t56 else _t59)) + (0 if _t52 else _t42)
+        _t60 = (0 if _t57 else _t59)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_a0 < _a11)
+        _t61 = (_a0 < _t12)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_a8*(-2 + _t44))
+        _t62 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (3*_t62)
+        _t63 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t34*_t62)
+        _t64 = (0 if _t61 else _t62) + (0 if _t63 else _t62)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (4*_a1)
+        _t65 = (_a0 < _t11)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_by_zero() if not _a9 else _n14 // _a9 if not (_n14 := (_t62*_t65)) % _a9 else ((_z := 1) and _F(_n14, _a9)))
+        _t66 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (0 if _t61 else _t62) + (0 if _t61 else _t63) + (0 if _t61 else _t64) + (0 if _t61 else _t66)
+        _t67 = (_t23*_t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = _t51 + _t55 + _t60 + _t67
+        _t68 = (_t14*_t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t47 // _a0 if not _t47 % _a0 else ((_z := 1) and _F(_t47, _a0))))))
+        _t69 = (_t66*_a8)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t70 = (_t14*_t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_t70 == _floor(_t70))
+        _t71 = (2*(0 if _t65 else _t68)) + (0 if _t61 else _t50) + (0 if _t65 else _t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = _t71 and ((_a0 == _t69) or ((_a6*_a9) == 1))
+        _t72 = (_a0 < _a11)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_t10*(-1 + ((_by_zero() if not _a11 else _t69 // _a11 if not _t69 % _a11 else ((_z := 1) and _F(_t69, _a11))) if _t72 else 1)))
+        _t73 = (_a8*(-2 + _t52))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_t3*_a9)
+        _t74 = (3*_t73)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t69*_t74)
+        _t75 = (_t42*_t73)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (((_by_zero() if not _t75 else _t73 // _t75 if not _t73 % _t75 else ((_z := 1) and _F(_t73, _t75))) if _t72 else (_by_zero() if not _t12 else _t73 // _t12 if not _t73 % _t12 else ((_z := 1) and _F(_t73, _t12)))) if _t48 else _t13)
+        _t76 = (4*_a1)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (0 if _t0 else ((_by_zero() if not (_d20 := (2*_t3)) else _t2 // _d20 if not _t2 % _d20 else ((_z := 1) and _F(_t2, _d20))) if _t5 else _t4))
+        _t77 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t73*_t76)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (0 if _t52 else _t77) + (0 if _t54 else _t77)
+        _t78 = (0 if _t72 else _t73) + (0 if _t72 else _t74) + (0 if _t72 else _t75) + (0 if _t72 else _t77)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t79 = _t60 + _t64 + _t71 + _t78
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = _t71 and (_t0 or (_a0 == _t79))
+        _t80 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t56 // _a0 if not _t56 % _a0 else ((_z := 1) and _F(_t56, _a0))))))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = -1 + ((_by_zero() if not _a11 else _t79 // _a11 if not _t79 % _a11 else ((_z := 1) and _F(_t79, _a11))) if _t80 else 1)
+        _t81 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_t17*_t81)
+        _t82 = (_t81 == _floor(_t81))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_t3*_t79)
+        _t83 = _t82 and ((_a0 == _t80) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_t21*_t81)
+        _t84 = (_t10*(-1 + ((_by_zero() if not _a11 else _t80 // _a11 if not _t80 % _a11 else ((_z := 1) and _F(_t80, _a11))) if _t83 else 1)))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (0 if _t52 else _t26) + ((((_by_zero() if not _t83 else _t82 // _t83 if not _t82 % _t83 else ((_z := 1) and _F(_t82, _t83))) if _t80 else (_by_zero() if not _t11 else _t82 // _t11 if not _t82 % _t11 else ((_z := 1) and _F(_t82, _t11)))) if _t0 else ((_by_zero() if not _t83 else _t84 // _t83 if not _t84 % _t83 else ((_z := 1) and _F(_t84, _t83))) if _t80 else (_by_zero() if not _t11 else _t84 // _t11 if not _t84 % _t11 else ((_z := 1) and _F(_t84, _t11))))) if _t56 else _t23)
+        _t85 = (_t3*_a9)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t86 = (_t80*_t85)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_a0 == _t86) or (_t74 == 1)
+        _t87 = (((_by_zero() if not _t86 else _t84 // _t86 if not _t84 % _t86 else ((_z := 1) and _F(_t84, _t86))) if _t83 else (_by_zero() if not _t12 else _t84 // _t12 if not _t84 % _t12 else ((_z := 1) and _F(_t84, _t12)))) if _t57 else _t13)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = -1 + (_t86 if _t87 else 1)
+        _t88 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t30*_t88)
+        _t89 = (0 if _t61 else _t88) + (0 if _t63 else _t88)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t11*_t86)
+        _t90 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t32*_t88)
+        _t91 = _t82 and (_t0 or (_a0 == _t90))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_t35*_t88)
+        _t92 = -1 + ((_by_zero() if not _a11 else _t90 // _a11 if not _t90 % _a11 else ((_z := 1) and _F(_t90, _a11))) if _t91 else 1)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_t38*_t88)
+        _t93 = (_t16*_t92)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_t12*_t86)
+        _t94 = (_t3*_t90)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t61 else _t31) + (((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t61 else _t33) + (((_by_zero() if not _t90 else _t92 // _t90 if not _t92 % _t90 else ((_z := 1) and _F(_t92, _t90))) if _t87 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11)))) if _t61 else _t36) + (((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t87 else (_by_zero() if not _t12 else _t93 // _t12 if not _t93 % _t12 else ((_z := 1) and _F(_t93, _t12)))) if _t61 else _t39)
+        _t95 = (_t20*_t92)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = _t76 + _t78 + _t85 + _t95
+        _t96 = (_t26*_t92)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_by_zero() if not _t12 else _n36 // _t12 if not (_n36 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n36, _t12)))
+        _t97 = (_t29*_t92)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t14*_a8)
+        _t98 = (0 if _t61 else _t34) + ((((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t91 else (_by_zero() if not _t11 else _t93 // _t11 if not _t93 % _t11 else ((_z := 1) and _F(_t93, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t95 // _t94 if not _t95 % _t94 else ((_z := 1) and _F(_t95, _t94))) if _t91 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11))))) if _t65 else _t22) + ((((_by_zero() if not _t94 else _t96 // _t94 if not _t96 % _t94 else ((_z := 1) and _F(_t96, _t94))) if _t91 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t97 // _t94 if not _t97 % _t94 else ((_z := 1) and _F(_t97, _t94))) if _t91 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t65 else _t31)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = ((_by_zero() if not _t11 else _n38 // _t11 if not (_n38 := (_t98*_a2)) % _t11 else ((_z := 1) and _F(_n38, _t11))) if _t0 else (_by_zero() if not _t11 else _n37 // _t11 if not (_n37 := (_t20*_t98)) % _t11 else ((_z := 1) and _F(_n37, _t11))))
+        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = _t99 + (_by_zero() if not _t44 else _t25 // _t44 if not _t25 % _t44 else ((_z := 1) and _F(_t25, _t44)))
+        _t100 = (_a0 == _t99) or (_t85 == 1)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_by_zero() if not _t12 else _n40 // _t12 if not (_n40 := (_t37*_t65)) % _t12 else ((_z := 1) and _F(_n40, _t12)))
+        _t101 = -1 + (_t99 if _t100 else 1)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = _t101 + (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11))) + (_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (3*_t29)) % _t11 else ((_z := 1) and _F(_n42, _t11))) + (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (_t34*_t37)) % _t11 else ((_z := 1) and _F(_n43, _t11)))
+        _t102 = (_t101*_t38)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = _t100 + _t102 + _t97
+        _t103 = (_t11*_t99)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t50 if _t48 else 0)
+        _t104 = (_t101*_t40)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t53 if _t52 else 0) + (_t53 if _t54 else 0)
+        _t105 = (_t101*_t43)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (3*(_t59 if _t56 else 0)) + (_t42 if _t52 else 0)
+        _t106 = (_t101*_t46)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t62 if _t61 else 0) + (_t63 if _t61 else 0) + (_t64 if _t61 else 0) + (_t66 if _t61 else 0)
+        _t107 = (_t12*_t99)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = _t104 + _t105 + _t106 + _t107
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t72 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t72 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t72 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t72 else _t47)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (((_by_zero() if not _t75 else _t10 // _t75 if not _t10 % _t75 else ((_z := 1) and _F(_t10, _t75))) if _t72 else _t13) if _t48 else 0)
+        _t109 = _t108 + _t87 + _t89 + _t98
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_t77 if _t52 else 0) + (_t77 if _t54 else 0)
+        _t110 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t26 if _t52 else 0) + ((((_by_zero() if not _t83 else _t17 // _t83 if not _t17 % _t83 else ((_z := 1) and _F(_t17, _t83))) if _t80 else _t18) if _t0 else ((_by_zero() if not _t83 else _t21 // _t83 if not _t21 % _t83 else ((_z := 1) and _F(_t21, _t83))) if _t80 else _t22)) if _t56 else 0)
+        _t111 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (((_by_zero() if not _t90 else _t30 // _t90 if not _t30 % _t90 else ((_z := 1) and _F(_t30, _t90))) if _t87 else _t31) if _t61 else 0) + (((_by_zero() if not _t90 else _t32 // _t90 if not _t32 % _t90 else ((_z := 1) and _F(_t32, _t90))) if _t87 else _t33) if _t61 else 0) + (((_by_zero() if not _t90 else _t35 // _t90 if not _t35 % _t90 else ((_z := 1) and _F(_t35, _t90))) if _t87 else _t36) if _t61 else 0) + (((_by_zero() if not _t94 else _t38 // _t94 if not _t38 % _t94 else ((_z := 1) and _F(_t38, _t94))) if _t87 else _t39) if _t61 else 0)
+        _t112 = _t111 + (_by_zero() if not _t52 else _t33 // _t52 if not _t33 % _t52 else ((_z := 1) and _F(_t33, _t52)))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = _t109 + _t110 + _t111 + _t112
+        _t113 = (_by_zero() if not _t12 else _n46 // _t12 if not (_n46 := (_t45*_t76)) % _t12 else ((_z := 1) and _F(_n46, _t12)))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_t3*_a8)
+        _t114 = _t113 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n48 // _t11 if not (_n48 := (3*_t37)) % _t11 else ((_z := 1) and _F(_n48, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_by_zero() if not _t114 else _t2 // _t114 if not _t2 % _t114 else ((_z := 1) and _F(_t2, _t114)))
+        _t115 = _t110 + _t112 + _t114
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_by_zero() if not _a9 else _n52 // _a9 if not (_n52 := (2*_t49)) % _a9 else ((_z := 1) and _F(_n52, _a9)))
+        _t116 = (_t59 if _t57 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_by_zero() if not (_d53 := (_a6*_a8*_a11)) else _t2 // _d53 if not _t2 % _d53 else ((_z := 1) and _F(_t2, _d53)))
+        _t117 = (_t62 if _t61 else 0) + (_t62 if _t63 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (_t57*_a11)
+        _t118 = (2*(_t68 if _t65 else 0)) + (_t50 if _t61 else 0) + (_t70 if _t65 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = ((_by_zero() if not _t118 else _a2 // _t118 if not _a2 % _t118 else ((_z := 1) and _F(_a2, _t118))) if _t0 else (_by_zero() if not _t118 else _t20 // _t118 if not _t20 % _t118 else ((_z := 1) and _F(_t20, _t118))))
+        _t119 = (_t73 if _t72 else 0) + (_t74 if _t72 else 0) + (_t75 if _t72 else 0) + (_t77 if _t72 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
-    return (_t41, _t41, _t10 + _t30 + _t38 + (4*_t37) + (_t19*_t3*_t42) + (_t2*_t43*_t44) + (_t46 if _t0 else ((_by_zero() if not _a2 else _n56 // _a2 if not (_n56 := (_t21*_t45)) % _a2 else ((_z := 1) and _F(_n56, _a2))) if _t0 else _t46)), _t68, _t96, _t103, _t108, _t113, _t68, _t96, _t103, _t108, _t113, (_by_zero() if not _a8 else _t43 // _a8 if not _t43 % _a8 else _t43 / _a8), _t12, _a11, _t115, _t116, _t101, _a11, _t115, _t116, _t101, _a5, _t117, _t116, _t97, _a5, _t117, _t116, _t97, _a5, _t117, _t116, _t97, 2, _t115, _a8, _t77, 2, _t115, _a8, _t77, _a11, _t115, _a8, _t36, _a11, _t115, _a8, _t33, _a11, (_by_zero() if not _t114 else _t1 // _t114 if not _t1 % _t114 else ((_z := 1) and _F(_t1, _t114))), _t15, _t31, _t3, _t119, _t58, _t99, _t3, _t119, _t58, _t99, _t3, _t119, _t58, _t99, 2, (_by_zero() if not _a11 else _t19 // _a11 if not _t19 % _a11 else ((_z := 1) and _F(_t19, _a11))), _t24, _t26, _t40, _t67, _t95, _t102, _t107, _t112, _t13, _t51, _t76, _t97, _t104, _t109, _t7, _t55, _t78, _t105, _t110, _t27, _t60, _t85, _t100, _t106, _t111, _z, )
+    try:
+        _t120 = _t116 + _t117 + _t118 + _t119
+    except _CANNOT as _err:
+        _t120 = _Unusable(_err)
+        _z = 1
+    try:
+        _t121 = (((_by_zero() if not _t86 else _t10 // _t86 if not _t10 % _t86 else ((_z := 1) and _F(_t10, _t86))) if _t83 else _t13) if _t57 else 0)
+    except _CANNOT as _err:
+        _t121 = _Unusable(_err)
+        _z = 1
+    try:
+        _t122 = (_t88 if _t61 else 0) + (_t88 if _t63 else 0)
+    except _CANNOT as _err:
+        _t122 = _Unusable(_err)
+        _z = 1
+    try:
+        _t123 = (_t34 if _t61 else 0) + ((((_by_zero() if not _t94 else _t16 // _t94 if not _t16 % _t94 else ((_z := 1) and _F(_t16, _t94))) if _t91 else _t17) if _t0 else ((_by_zero() if not _t94 else _t20 // _t94 if not _t20 % _t94 else ((_z := 1) and _F(_t20, _t94))) if _t91 else _t21)) if _t65 else 0) + ((((_by_zero() if not _t94 else _t26 // _t94 if not _t26 % _t94 else ((_z := 1) and _F(_t26, _t94))) if _t91 else _t27) if _t0 else ((_by_zero() if not _t94 else _t29 // _t94 if not _t29 % _t94 else ((_z := 1) and _F(_t29, _t94))) if _t91 else _t30)) if _t65 else 0)
+    except _CANNOT as _err:
+        _t123 = _Unusable(_err)
+        _z = 1
+    try:
+        _t124 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t72 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t72 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t72 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t72 else 0)
+    except _CANNOT as _err:
+        _t124 = _Unusable(_err)
+        _z = 1
+    try:
+        _t125 = _t121 + _t122 + _t123 + _t124
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+        _z = 1
+    try:
+        _t126 = (_t3*_a8)
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+        _z = 1
+    try:
+        _t127 = (_by_zero() if not _t126 else _t2 // _t126 if not _t2 % _t126 else ((_z := 1) and _F(_t2, _t126)))
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+        _z = 1
+    try:
+        _t128 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t58)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+        _z = 1
+    try:
+        _t129 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+        _z = 1
+    try:
+        _t130 = (_t66*_a11)
+    except _CANNOT as _err:
+        _t130 = _Unusable(_err)
+        _z = 1
+    try:
+        _t131 = ((_by_zero() if not _t130 else _a2 // _t130 if not _a2 % _t130 else ((_z := 1) and _F(_a2, _t130))) if _t0 else (_by_zero() if not _t130 else _t19 // _t130 if not _t19 % _t130 else ((_z := 1) and _F(_t19, _t130))))
+    except _CANNOT as _err:
+        _t131 = _Unusable(_err)
+        _z = 1
+    return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (_t18*_t3*_t50) + (_t2*_t51*_t52) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n64 // _a2 if not (_n64 := (_t20*_t53)) % _a2 else ((_z := 1) and _F(_n64, _a2))) if _t0 else _t54)) + (_t55 if _t0 else ((_by_zero() if not _a2 else _n65 // _a2 if not (_n65 := (_t29*_t53)) % _a2 else ((_z := 1) and _F(_n65, _a2))) if _t0 else _t55)), _t79, _t109, _t115, _t120, _t125, _t79, _t109, _t115, _t120, _t125, (_by_zero() if not _a8 else _t51 // _a8 if not _t51 % _a8 else _t51 / _a8), _t12, _a11, _t127, _t128, _t113, _a11, _t127, _t128, _t113, _a5, _t129, _t128, _t110, _a5, _t129, _t128, _t110, _a5, _t129, _t128, _t110, 2, _t127, _a8, _t88, 2, _t127, _a8, _t88, _a11, _t127, _a8, _t44, _a11, _t127, _a8, _t41, _a11, (_by_zero() if not _t126 else _t1 // _t126 if not _t1 % _t126 else ((_z := 1) and _F(_t1, _t126))), (3*_a8), _t39, _t3, _t131, _t67, _t111, _t3, _t131, _t69, _t22, _t3, _t131, _t67, _t111, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t32, _t34, _t48, _t78, _t108, _t114, _t119, _t124, _t13, _t60, _t87, _t110, _t116, _t121, _t7, _t64, _t89, _t117, _t122, _t35, _t71, _t98, _t112, _t118, _t123, _z, )
 
 
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -39502,138 +39826,156 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t27 = (_t26*_a10)
         _t28 = (_by_zero() if not _t27 else _t25 // _t27 if not _t25 % _t27 else ((_z := 1) and _F(_t25, _t27)))
         _t29 = _t20 + _t28
-        _t30 = _a4 + (-1*_a5)
-        _t31 = -1 + _t3
-        _t32 = (3*_a14)
-        _t33 = (_t31*_t32)
-        _t34 = (_t30*_t33)
-        _t35 = (_a6*_a11)
-        _t36 = _t35 + (_by_zero() if not _a15 else _n5 // _a15 if not (_n5 := _a4 + (-1*_a5) + (-2*_t35)) % _a15 else ((_z := 1) and _F(_n5, _a15)))
-        _t37 = (_t33*_t36)
-        _t38 = ((_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12))) if _t0 else (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12))))
-        _t39 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
-        _t40 = -1 + _t39
-        _t41 = (_t40*_a5)
-        _t42 = (_t32*_t41)
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
-        _t44 = _t38 + _t43
-        _t45 = -1 + _a17
-        _t46 = (_t1*_t45)
-        _t47 = (6*_t46)
-        _t48 = (_by_zero() if not _t12 else _t47 // _t12 if not _t47 % _t12 else ((_z := 1) and _F(_t47, _t12)))
-        _t49 = (_t45*_t6)
-        _t50 = (_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12)))
-        _t51 = (1 if _t0 else 0)
-        _t52 = (_t49*_t51)
-        _t53 = (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12)))
-        _t54 = (2*_a2)
-        _t55 = (_by_zero() if not _a15 else _t54 // _a15 if not _t54 % _a15 else ((_z := 1) and _F(_t54, _a15))) + (_by_zero() if not _a15 else _n14 // _a15 if not (_n14 := (-1*_a3)) % _a15 else ((_z := 1) and _F(_n14, _a15)))
-        _t56 = (_t2*_t45)
-        _t57 = (4*_t56)
-        _t58 = (_t55*_t57)
-        _t59 = (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12)))
-        _t60 = _t48 + _t50 + _t53 + _t59
-        _t61 = _t14 + _t29 + _t44 + _t60 + _t7
-        _t62 = -1 + _a15
-        _t63 = (2*_a17)
-        _t64 = (_a8*_a17)
-        _t65 = (_a1 < _t64)
-        _t66 = (_by_zero() if not _a15 else _n16 // _a15 if not (_n16 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n16, _a15)))
-        _t67 = (0 if _t65 else _t66)
-        _t68 = (_a1 < _t15)
-        _t69 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
-        _t70 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
-        _t71 = (-1*_t70)
-        _t72 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
-        _t73 = (_t72 == _floor(_t72))
-        _t74 = (_a1 == _t71) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
-        _t75 = _t73 and _t74
-        _t76 = -1 + ((_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else ((_z := 1) and _F(_t71, _a17))) if _t75 else 1)
-        _t77 = (4*_t16)
-        _t78 = (0 if _t68 else _t69) + ((_by_zero() if not _a15 else _n23 // _a15 if not (_n23 := (_t76*_t77)) % _a15 else ((_z := 1) and _F(_n23, _a15))) if _t68 else (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t21*_t77)) % _a15 else ((_z := 1) and _F(_n22, _a15))))
-        _t79 = (_a1 < _t13)
-        _t80 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
-        _t81 = (_a1 < 1 + _t12)
-        _t82 = (0 if _t79 else _t80) + (0 if _t81 else _t80)
-        _t83 = (_a1 < _t12)
-        _t84 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
-        _t85 = (_t84*_a14)
-        _t86 = (_t31*_t85)
-        _t87 = (_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (3*_t16*_t40)) % _a15 else ((_z := 1) and _F(_n26, _a15)))
-        _t88 = (3*(0 if _t83 else _t86)) + (0 if _t83 else _t87)
-        _t89 = (_a1 < _a17)
-        _t90 = (_a14*(-2 + _t63))
-        _t91 = (_t55*_t90)
-        _t92 = (3*_t90)
-        _t93 = (_t51*_t90)
-        _t94 = (2*(0 if _t89 else _t91)) + (0 if _t89 else _t90) + (0 if _t89 else _t92) + (0 if _t89 else _t93)
-        _t95 = _t67 + _t78 + _t82 + _t88 + _t94
-        _t96 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t64 // _a1 if not _t64 % _a1 else ((_z := 1) and _F(_t64, _a1))))))
-        _t97 = _t73 and ((_a1 == _t96) or ((_a9*_a15) == 1))
-        _t98 = (_t11*(-1 + ((_by_zero() if not _a17 else _t96 // _a17 if not _t96 % _a17 else ((_z := 1) and _F(_t96, _a17))) if _t97 else 1)))
-        _t99 = (_t26*_t96)
-        _t100 = (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t97 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t65 else _t14)
-        _t101 = (_t19*(-1 + (_t71 if _t74 else 1)))
-        _t102 = (_t71*_a15)
-        _t103 = (4*_t23)
-        _t104 = (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t74 else (_by_zero() if not _a15 else _t101 // _a15 if not _t101 % _a15 else ((_z := 1) and _F(_t101, _a15)))) if _t68 else _t20) + ((_by_zero() if not _t27 else _n33 // _t27 if not (_n33 := (_t103*_t76)) % _t27 else ((_z := 1) and _F(_n33, _t27))) if _t68 else _t28)
-        _t105 = (0 if _t0 else ((_by_zero() if not (_d34 := (2*_t3)) else _t2 // _d34 if not _t2 % _d34 else ((_z := 1) and _F(_t2, _d34))) if _t5 else _t4))
-        _t106 = (0 if _t79 else _t105) + (0 if _t81 else _t105)
-        _t107 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
-        _t108 = _t0 or (_a1 == _t107)
-        _t109 = _t108 and _t73
-        _t110 = -1 + ((_by_zero() if not _a17 else _t107 // _a17 if not _t107 % _a17 else ((_z := 1) and _F(_t107, _a17))) if _t109 else 1)
-        _t111 = (_t110*_t34)
-        _t112 = (_t107*_t3)
-        _t113 = (_t110*_t37)
-        _t114 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t115 = _t108 and (_t114 == _floor(_t114))
-        _t116 = (_t42*(-1 + ((_by_zero() if not _t15 else _t107 // _t15 if not _t107 % _t15 else ((_z := 1) and _F(_t107, _t15))) if _t115 else 1)))
-        _t117 = (_t107*_t26)
-        _t118 = ((((_by_zero() if not _t112 else _t111 // _t112 if not _t111 % _t112 else ((_z := 1) and _F(_t111, _t112))) if _t0 else (_by_zero() if not _t112 else _t113 // _t112 if not _t113 % _t112 else ((_z := 1) and _F(_t113, _t112)))) if _t109 else ((_by_zero() if not _t12 else _t111 // _t12 if not _t111 % _t12 else ((_z := 1) and _F(_t111, _t12))) if _t0 else (_by_zero() if not _t12 else _t113 // _t12 if not _t113 % _t12 else ((_z := 1) and _F(_t113, _t12))))) if _t83 else _t38) + (((_by_zero() if not _t117 else _n44 // _t117 if not (_n44 := (_t116*_a10)) % _t117 else ((_z := 1) and _F(_n44, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t83 else _t43)
-        _t119 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
-        _t120 = (_a1 == _t119) or (_t26 == 1)
-        _t121 = -1 + (_t119 if _t120 else 1)
-        _t122 = (_t121*_t47)
-        _t123 = (_t119*_t12)
-        _t124 = (_t121*_t49)
-        _t125 = (_t121*_t52)
-        _t126 = (_t121*_t58)
-        _t127 = (((_by_zero() if not _t123 else _t122 // _t123 if not _t122 % _t123 else ((_z := 1) and _F(_t122, _t123))) if _t120 else (_by_zero() if not _t12 else _t122 // _t12 if not _t122 % _t12 else ((_z := 1) and _F(_t122, _t12)))) if _t89 else _t48) + (((_by_zero() if not _t123 else _t124 // _t123 if not _t124 % _t123 else ((_z := 1) and _F(_t124, _t123))) if _t120 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t89 else _t50) + (((_by_zero() if not _t123 else _t125 // _t123 if not _t125 % _t123 else ((_z := 1) and _F(_t125, _t123))) if _t120 else (_by_zero() if not _t12 else _t125 // _t12 if not _t125 % _t12 else ((_z := 1) and _F(_t125, _t12)))) if _t89 else _t53) + (((_by_zero() if not _t123 else _t126 // _t123 if not _t126 % _t123 else ((_z := 1) and _F(_t126, _t123))) if _t120 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t89 else _t59)
-        _t128 = _t100 + _t104 + _t106 + _t118 + _t127
-        _t129 = (_by_zero() if not _t13 else _n54 // _t13 if not (_n54 := (_t54*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n54, _t13)))
-        _t130 = (_t31*_a14)
-        _t131 = ((_by_zero() if not _t12 else _n56 // _t12 if not (_n56 := (_t130*_t30)) % _t12 else ((_z := 1) and _F(_n56, _t12))) if _t0 else (_by_zero() if not _t12 else _n55 // _t12 if not (_n55 := (_t130*_t36)) % _t12 else ((_z := 1) and _F(_n55, _t12))))
-        _t132 = (_by_zero() if not _t13 else _n57 // _t13 if not (_n57 := (_t41*_a14)) % _t13 else ((_z := 1) and _F(_n57, _t13)))
-        _t133 = _t131 + _t132
-        _t134 = (_by_zero() if not _t12 else _n58 // _t12 if not (_n58 := (_t49*_t55)) % _t12 else ((_z := 1) and _F(_n58, _t12)))
-        _t135 = _t134 + (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) + (_by_zero() if not _t12 else _n60 // _t12 if not (_n60 := (3*_t46)) % _t12 else ((_z := 1) and _F(_n60, _t12))) + (_by_zero() if not _t12 else _n61 // _t12 if not (_n61 := (_t51*_t56)) % _t12 else ((_z := 1) and _F(_n61, _t12)))
-        _t136 = _t129 + _t133 + _t135
-        _t137 = (_t66 if _t65 else 0)
-        _t138 = _a10 + ((_by_zero() if not _a17 else _t70 // _a17 if not _t70 % _a17 else ((_z := 1) and _F(_t70, _a17))) if _t75 else -1)
-        _t139 = (_t69 if _t68 else 0) + ((_by_zero() if not _a15 else _n63 // _a15 if not (_n63 := (_t138*_t77)) % _a15 else ((_z := 1) and _F(_n63, _a15))) if _t68 else 0)
-        _t140 = (_t80 if _t79 else 0) + (_t80 if _t81 else 0)
-        _t141 = (3*(_t86 if _t83 else 0)) + (_t87 if _t83 else 0)
-        _t142 = (2*(_t91 if _t89 else 0)) + (_t90 if _t89 else 0) + (_t92 if _t89 else 0) + (_t93 if _t89 else 0)
-        _t143 = _t137 + _t139 + _t140 + _t141 + _t142
-        _t144 = (((_by_zero() if not _t99 else _t11 // _t99 if not _t11 % _t99 else ((_z := 1) and _F(_t11, _t99))) if _t97 else _t14) if _t65 else 0)
-        _t145 = (((_by_zero() if not _t102 else _t19 // _t102 if not _t19 % _t102 else ((_z := 1) and _F(_t19, _t102))) if _t74 else _t20) if _t68 else 0) + ((_by_zero() if not _t27 else _n66 // _t27 if not (_n66 := (_t103*_t138)) % _t27 else ((_z := 1) and _F(_n66, _t27))) if _t68 else 0)
-        _t146 = (_t105 if _t79 else 0) + (_t105 if _t81 else 0)
-        _t147 = ((((_by_zero() if not _t112 else _t34 // _t112 if not _t34 % _t112 else ((_z := 1) and _F(_t34, _t112))) if _t0 else (_by_zero() if not _t112 else _t37 // _t112 if not _t37 % _t112 else ((_z := 1) and _F(_t37, _t112)))) if _t109 else _t38) if _t83 else 0) + (((_by_zero() if not _t117 else _n69 // _t117 if not (_n69 := (_t42*_a10)) % _t117 else ((_z := 1) and _F(_n69, _t117))) if _t115 else _t43) if _t83 else 0)
-        _t148 = (((_by_zero() if not _t123 else _t47 // _t123 if not _t47 % _t123 else ((_z := 1) and _F(_t47, _t123))) if _t120 else _t48) if _t89 else 0) + (((_by_zero() if not _t123 else _t49 // _t123 if not _t49 % _t123 else ((_z := 1) and _F(_t49, _t123))) if _t120 else _t50) if _t89 else 0) + (((_by_zero() if not _t123 else _t52 // _t123 if not _t52 % _t123 else ((_z := 1) and _F(_t52, _t123))) if _t120 else _t53) if _t89 else 0) + (((_by_zero() if not _t123 else _t58 // _t123 if not _t58 % _t123 else ((_z := 1) and _F(_t58, _t123))) if _t120 else _t59) if _t89 else 0)
-        _t149 = _t144 + _t145 + _t146 + _t147 + _t148
-        _t150 = (_t3*_a14)
-        _t151 = (_by_zero() if not _t150 else _t2 // _t150 if not _t2 % _t150 else ((_z := 1) and _F(_t2, _t150)))
-        _t152 = (_t55*_a14)
-        _t153 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _t8 // _d75 if not _t8 % _d75 else ((_z := 1) and _F(_t8, _d75)))
-        _t154 = (_by_zero() if not _a15 else _n76 // _a15 if not (_n76 := (_t54*_a14)) % _a15 else ((_z := 1) and _F(_n76, _a15)))
-        _t155 = (_by_zero() if not _t150 else _t22 // _t150 if not _t22 % _t150 else ((_z := 1) and _F(_t22, _t150)))
-        _t156 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
-        _t157 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t158 = (_t84*_a17)
-        _t159 = ((_by_zero() if not _t158 else _t30 // _t158 if not _t30 % _t158 else ((_z := 1) and _F(_t30, _t158))) if _t0 else (_by_zero() if not _t158 else _t36 // _t158 if not _t36 % _t158 else ((_z := 1) and _F(_t36, _t158))))
-        _t160 = (_by_zero() if not (_d82 := (_t15*_a3)) else _a5 // _d82 if not _a5 % _d82 else ((_z := 1) and _F(_a5, _d82)))
-        return (_t61, _t61, _t11 + _t42 + _t47 + _t57 + (_t12*_t19) + (_t58*_a15) + (_t2*_t62*_t63) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n83 // _t36 if not (_n83 := (_t33*(_t30**2))) % _t36 else ((_z := 1) and _F(_n83, _t36))) if _t0 else _t34)) + (_by_zero() if not _a10 else _n84 // _a10 if not (_n84 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n84, _a10))), _t95, _t128, _t136, _t143, _t149, _t95, _t128, _t136, _t143, _t149, (_by_zero() if not _a14 else _t62 // _a14 if not _t62 % _a14 else _t62 / _a14), _t13, _a17, _t151, _t152, _t134, _a17, _t151, _t152, _t134, _a8, _t153, _t154, _t129, _a8, _t153, _t154, _t129, _a8, _t153, _t154, _t129, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _t15, (_t15*_a0), _t156, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t151, _a14, _t105, 2, _t151, _a14, _t105, _a17, _t151, _a14, _t53, _a17, _t151, _a14, _t50, _a17, (_by_zero() if not _t150 else _t1 // _t150 if not _t1 % _t150 else ((_z := 1) and _F(_t1, _t150))), _t32, _t48, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t60, _t94, _t127, _t135, _t142, _t148, _t14, _t67, _t100, _t129, _t137, _t144, _t29, _t78, _t104, _t139, _t145, _t7, _t82, _t106, _t140, _t146, _t44, _t88, _t118, _t133, _t141, _t147, _z, )
+        _t30 = -1 + _a17
+        _t31 = (_t1*_t30)
+        _t32 = (6*_t31)
+        _t33 = (_by_zero() if not _t12 else _t32 // _t12 if not _t32 % _t12 else ((_z := 1) and _F(_t32, _t12)))
+        _t34 = (_t30*_t6)
+        _t35 = (_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12)))
+        _t36 = (1 if _t0 else 0)
+        _t37 = (_t34*_t36)
+        _t38 = (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12)))
+        _t39 = (2*_a2)
+        _t40 = (_by_zero() if not _a15 else _t39 // _a15 if not _t39 % _a15 else ((_z := 1) and _F(_t39, _a15))) + (_by_zero() if not _a15 else _n9 // _a15 if not (_n9 := (-1*_a3)) % _a15 else ((_z := 1) and _F(_n9, _a15)))
+        _t41 = (_t2*_t30)
+        _t42 = (4*_t41)
+        _t43 = (_t40*_t42)
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t45 = _t33 + _t35 + _t38 + _t44
+        _t46 = _a4 + (-1*_a5)
+        _t47 = -1 + _t3
+        _t48 = (_t47*_a14)
+        _t49 = (_t46*_t48)
+        _t50 = (_a6*_a11)
+        _t51 = _t50 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t52 = (_t48*_t51)
+        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
+        _t54 = (1 if (_a15 >= 2) else _a14)
+        _t55 = (_t47*_t54)
+        _t56 = (_t46*_t55)
+        _t57 = (2*_t56)
+        _t58 = (_t51*_t55)
+        _t59 = (2*_t58)
+        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
+        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t62 = -1 + _t61
+        _t63 = (_t62*_a5)
+        _t64 = (_t63*_a14)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t66 = (_t54*_t63)
+        _t67 = (2*_t66)
+        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
+        _t69 = _t53 + _t60 + _t65 + _t68
+        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
+        _t71 = -1 + _a15
+        _t72 = (2*_a17)
+        _t73 = _t46**2
+        _t74 = (_a8*_a17)
+        _t75 = (_a1 < _t74)
+        _t76 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
+        _t77 = (0 if _t75 else _t76)
+        _t78 = (_a1 < _t15)
+        _t79 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t81 = (-1*_t80)
+        _t82 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t83 = (_t82 == _floor(_t82))
+        _t84 = (_a1 == _t81) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t85 = _t83 and _t84
+        _t86 = -1 + ((_by_zero() if not _a17 else _t81 // _a17 if not _t81 % _a17 else ((_z := 1) and _F(_t81, _a17))) if _t85 else 1)
+        _t87 = (4*_t16)
+        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t86*_t87)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t78 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t87)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
+        _t89 = (_a1 < _t13)
+        _t90 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t91 = (_a1 < 1 + _t12)
+        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
+        _t93 = (_a1 < _a17)
+        _t94 = (_a14*(-2 + _t72))
+        _t95 = (_t40*_t94)
+        _t96 = (3*_t94)
+        _t97 = (_t36*_t94)
+        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
+        _t99 = (_a1 < _t12)
+        _t100 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t101 = (_t100*_t54)
+        _t102 = (_t101*_t47)
+        _t103 = (_t100*_a14)
+        _t104 = (_t103*_t47)
+        _t105 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t16*_t62)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
+        _t106 = (_t54*_a3)
+        _t107 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t106*_t62)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
+        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
+        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
+        _t110 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
+        _t111 = _t83 and ((_a1 == _t110) or ((_a9*_a15) == 1))
+        _t112 = (_t11*(-1 + ((_by_zero() if not _a17 else _t110 // _a17 if not _t110 % _a17 else ((_z := 1) and _F(_t110, _a17))) if _t111 else 1)))
+        _t113 = (_t110*_t26)
+        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
+        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
+        _t116 = (_t81*_a15)
+        _t117 = (4*_t23)
+        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a15 else _t115 // _a15 if not _t115 % _a15 else ((_z := 1) and _F(_t115, _a15)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
+        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
+        _t121 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t122 = (_a1 == _t121) or (_t26 == 1)
+        _t123 = -1 + (_t121 if _t122 else 1)
+        _t124 = (_t123*_t32)
+        _t125 = (_t12*_t121)
+        _t126 = (_t123*_t34)
+        _t127 = (_t123*_t37)
+        _t128 = (_t123*_t43)
+        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
+        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t131 = _t0 or (_a1 == _t130)
+        _t132 = _t131 and _t83
+        _t133 = -1 + ((_by_zero() if not _a17 else _t130 // _a17 if not _t130 % _a17 else ((_z := 1) and _F(_t130, _a17))) if _t132 else 1)
+        _t134 = (_t133*_t49)
+        _t135 = (_t130*_t3)
+        _t136 = (_t133*_t52)
+        _t137 = (_t133*_t57)
+        _t138 = (_t133*_t59)
+        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t140 = _t131 and (_t139 == _floor(_t139))
+        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
+        _t142 = (_t141*_t64)
+        _t143 = (_t130*_t26)
+        _t144 = (_t141*_t67)
+        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a10)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a10)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
+        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
+        _t147 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
+        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t150 = _t148 + _t149
+        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t152 = _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (3*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t153 = _t147 + _t150 + _t152
+        _t154 = (_t76 if _t75 else 0)
+        _t155 = _a10 + ((_by_zero() if not _a17 else _t80 // _a17 if not _t80 % _a17 else ((_z := 1) and _F(_t80, _a17))) if _t85 else -1)
+        _t156 = (_t79 if _t78 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t155*_t87)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t78 else 0)
+        _t157 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
+        _t158 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
+        _t159 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t161 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+        _t162 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t155)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+        _t163 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+        _t164 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+        _t165 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a10)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a10)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t167 = (_t3*_a14)
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t169 = (_t40*_a14)
+        _t170 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
+        _t171 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_t100*_a17)
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t51 // _t175 if not _t51 % _t175 else ((_z := 1) and _F(_t51, _t175))))
+        _t177 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+        _t178 = (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15)))
+        return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a15) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a10 else _n99 // _a10 if not (_n99 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n99, _a10))), _t109, _t146, _t153, _t160, _t166, _t109, _t146, _t153, _t160, _t166, (_by_zero() if not _a14 else _t71 // _a14 if not _t71 % _a14 else _t71 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t147, _a8, _t170, _t171, _t147, _a8, _t170, _t171, _t147, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t119, 2, _t168, _a14, _t119, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t33, _t3, _t176, _t101, _t148, _t3, _t176, _t103, _t53, _t3, _t176, _t101, _t148, _t61, _t177, _t178, _t149, _t61, _t177, _t173, _t65, _t61, _t177, _t178, _t149, _t45, _t98, _t129, _t152, _t158, _t164, _t14, _t77, _t114, _t147, _t154, _t161, _t29, _t88, _t118, _t156, _t162, _t7, _t92, _t120, _t157, _t163, _t69, _t108, _t145, _t150, _t159, _t165, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -39788,661 +40130,751 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = _a4 + (-1*_a5)
+        _t30 = -1 + _a17
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = -1 + _t3
+        _t31 = (_t1*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (3*_a14)
+        _t32 = (6*_t31)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t31*_t32)
+        _t33 = (_by_zero() if not _t12 else _t32 // _t12 if not _t32 % _t12 else ((_z := 1) and _F(_t32, _t12)))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_t30*_t33)
+        _t34 = (_t30*_t6)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_a6*_a11)
+        _t35 = (_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = _t35 + (_by_zero() if not _a15 else _n5 // _a15 if not (_n5 := _a4 + (-1*_a5) + (-2*_t35)) % _a15 else ((_z := 1) and _F(_n5, _a15)))
+        _t36 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t33*_t36)
+        _t37 = (_t34*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = ((_by_zero() if not _t12 else _t34 // _t12 if not _t34 % _t12 else ((_z := 1) and _F(_t34, _t12))) if _t0 else (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12))))
+        _t38 = (_by_zero() if not _t12 else _t37 // _t12 if not _t37 % _t12 else ((_z := 1) and _F(_t37, _t12)))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t39 = (2*_a2)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = -1 + _t39
+        _t40 = (_by_zero() if not _a15 else _t39 // _a15 if not _t39 % _a15 else ((_z := 1) and _F(_t39, _a15))) + (_by_zero() if not _a15 else _n9 // _a15 if not (_n9 := (-1*_a3)) % _a15 else ((_z := 1) and _F(_n9, _a15)))
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (_t40*_a5)
+        _t41 = (_t2*_t30)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t32*_t41)
+        _t42 = (4*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t43 = (_t40*_t42)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = _t38 + _t43
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = -1 + _a17
+        _t45 = _t33 + _t35 + _t38 + _t44
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_t1*_t45)
+        _t46 = _a4 + (-1*_a5)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (6*_t46)
+        _t47 = -1 + _t3
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_by_zero() if not _t12 else _t47 // _t12 if not _t47 % _t12 else ((_z := 1) and _F(_t47, _t12)))
+        _t48 = (_t47*_a14)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_t45*_t6)
+        _t49 = (_t46*_t48)
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12)))
+        _t50 = (_a6*_a11)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (1 if _t0 else 0)
+        _t51 = _t50 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_t49*_t51)
+        _t52 = (_t48*_t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12)))
+        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (2*_a2)
+        _t54 = (1 if (_a15 >= 2) else _a14)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_by_zero() if not _a15 else _t54 // _a15 if not _t54 % _a15 else ((_z := 1) and _F(_t54, _a15))) + (_by_zero() if not _a15 else _n14 // _a15 if not (_n14 := (-1*_a3)) % _a15 else ((_z := 1) and _F(_n14, _a15)))
+        _t55 = (_t47*_t54)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t2*_t45)
+        _t56 = (_t46*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (4*_t56)
+        _t57 = (2*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t55*_t57)
+        _t58 = (_t51*_t55)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12)))
+        _t59 = (2*_t58)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = _t48 + _t50 + _t53 + _t59
+        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = _t14 + _t29 + _t44 + _t60 + _t7
+        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = -1 + _a15
+        _t62 = -1 + _t61
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (2*_a17)
+        _t63 = (_t62*_a5)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_a8*_a17)
+        _t64 = (_t63*_a14)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_a1 < _t64)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_by_zero() if not _a15 else _n16 // _a15 if not (_n16 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n16, _a15)))
+        _t66 = (_t54*_t63)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (0 if _t65 else _t66)
+        _t67 = (2*_t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_a1 < _t15)
+        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t69 = _t53 + _t60 + _t65 + _t68
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (-1*_t70)
+        _t71 = -1 + _a15
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t72 = (2*_a17)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_t72 == _floor(_t72))
+        _t73 = _t46**2
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a1 == _t71) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t74 = (_a8*_a17)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = _t73 and _t74
+        _t75 = (_a1 < _t74)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = -1 + ((_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else ((_z := 1) and _F(_t71, _a17))) if _t75 else 1)
+        _t76 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (4*_t16)
+        _t77 = (0 if _t75 else _t76)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (0 if _t68 else _t69) + ((_by_zero() if not _a15 else _n23 // _a15 if not (_n23 := (_t76*_t77)) % _a15 else ((_z := 1) and _F(_n23, _a15))) if _t68 else (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t21*_t77)) % _a15 else ((_z := 1) and _F(_n22, _a15))))
+        _t78 = (_a1 < _t15)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_a1 < _t13)
+        _t79 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_a1 < 1 + _t12)
+        _t81 = (-1*_t80)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (0 if _t79 else _t80) + (0 if _t81 else _t80)
+        _t82 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_a1 < _t12)
+        _t83 = (_t82 == _floor(_t82))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t84 = (_a1 == _t81) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t84*_a14)
+        _t85 = _t83 and _t84
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t31*_t85)
+        _t86 = -1 + ((_by_zero() if not _a17 else _t81 // _a17 if not _t81 % _a17 else ((_z := 1) and _F(_t81, _a17))) if _t85 else 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (3*_t16*_t40)) % _a15 else ((_z := 1) and _F(_n26, _a15)))
+        _t87 = (4*_t16)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (3*(0 if _t83 else _t86)) + (0 if _t83 else _t87)
+        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t86*_t87)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t78 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t87)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_a1 < _a17)
+        _t89 = (_a1 < _t13)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_a14*(-2 + _t63))
+        _t90 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t55*_t90)
+        _t91 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (3*_t90)
+        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_t51*_t90)
+        _t93 = (_a1 < _a17)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (2*(0 if _t89 else _t91)) + (0 if _t89 else _t90) + (0 if _t89 else _t92) + (0 if _t89 else _t93)
+        _t94 = (_a14*(-2 + _t72))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = _t67 + _t78 + _t82 + _t88 + _t94
+        _t95 = (_t40*_t94)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t64 // _a1 if not _t64 % _a1 else ((_z := 1) and _F(_t64, _a1))))))
+        _t96 = (3*_t94)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = _t73 and ((_a1 == _t96) or ((_a9*_a15) == 1))
+        _t97 = (_t36*_t94)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t11*(-1 + ((_by_zero() if not _a17 else _t96 // _a17 if not _t96 % _a17 else ((_z := 1) and _F(_t96, _a17))) if _t97 else 1)))
+        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t26*_t96)
+        _t99 = (_a1 < _t12)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t97 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t65 else _t14)
+        _t100 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t19*(-1 + (_t71 if _t74 else 1)))
+        _t101 = (_t100*_t54)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t71*_a15)
+        _t102 = (_t101*_t47)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (4*_t23)
+        _t103 = (_t100*_a14)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t74 else (_by_zero() if not _a15 else _t101 // _a15 if not _t101 % _a15 else ((_z := 1) and _F(_t101, _a15)))) if _t68 else _t20) + ((_by_zero() if not _t27 else _n33 // _t27 if not (_n33 := (_t103*_t76)) % _t27 else ((_z := 1) and _F(_n33, _t27))) if _t68 else _t28)
+        _t104 = (_t103*_t47)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (0 if _t0 else ((_by_zero() if not (_d34 := (2*_t3)) else _t2 // _d34 if not _t2 % _d34 else ((_z := 1) and _F(_t2, _d34))) if _t5 else _t4))
+        _t105 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t16*_t62)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (0 if _t79 else _t105) + (0 if _t81 else _t105)
+        _t106 = (_t54*_a3)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t107 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t106*_t62)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = _t0 or (_a1 == _t107)
+        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t108 and _t73
+        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = -1 + ((_by_zero() if not _a17 else _t107 // _a17 if not _t107 % _a17 else ((_z := 1) and _F(_t107, _a17))) if _t109 else 1)
+        _t110 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t110*_t34)
+        _t111 = _t83 and ((_a1 == _t110) or ((_a9*_a15) == 1))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t107*_t3)
+        _t112 = (_t11*(-1 + ((_by_zero() if not _a17 else _t110 // _a17 if not _t110 % _a17 else ((_z := 1) and _F(_t110, _a17))) if _t111 else 1)))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t110*_t37)
+        _t113 = (_t110*_t26)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t108 and (_t114 == _floor(_t114))
+        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t42*(-1 + ((_by_zero() if not _t15 else _t107 // _t15 if not _t107 % _t15 else ((_z := 1) and _F(_t107, _t15))) if _t115 else 1)))
+        _t116 = (_t81*_a15)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_t107*_t26)
+        _t117 = (4*_t23)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = ((((_by_zero() if not _t112 else _t111 // _t112 if not _t111 % _t112 else ((_z := 1) and _F(_t111, _t112))) if _t0 else (_by_zero() if not _t112 else _t113 // _t112 if not _t113 % _t112 else ((_z := 1) and _F(_t113, _t112)))) if _t109 else ((_by_zero() if not _t12 else _t111 // _t12 if not _t111 % _t12 else ((_z := 1) and _F(_t111, _t12))) if _t0 else (_by_zero() if not _t12 else _t113 // _t12 if not _t113 % _t12 else ((_z := 1) and _F(_t113, _t12))))) if _t83 else _t38) + (((_by_zero() if not _t117 else _n44 // _t117 if not (_n44 := (_t116*_a10)) % _t117 else ((_z := 1) and _F(_n44, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t83 else _t43)
+        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a15 else _t115 // _a15 if not _t115 % _a15 else ((_z := 1) and _F(_t115, _a15)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_a1 == _t119) or (_t26 == 1)
+        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = -1 + (_t119 if _t120 else 1)
+        _t121 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_t121*_t47)
+        _t122 = (_a1 == _t121) or (_t26 == 1)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_t119*_t12)
+        _t123 = -1 + (_t121 if _t122 else 1)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t121*_t49)
+        _t124 = (_t123*_t32)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t121*_t52)
+        _t125 = (_t12*_t121)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_t121*_t58)
+        _t126 = (_t123*_t34)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (((_by_zero() if not _t123 else _t122 // _t123 if not _t122 % _t123 else ((_z := 1) and _F(_t122, _t123))) if _t120 else (_by_zero() if not _t12 else _t122 // _t12 if not _t122 % _t12 else ((_z := 1) and _F(_t122, _t12)))) if _t89 else _t48) + (((_by_zero() if not _t123 else _t124 // _t123 if not _t124 % _t123 else ((_z := 1) and _F(_t124, _t123))) if _t120 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t89 else _t50) + (((_by_zero() if not _t123 else _t125 // _t123 if not _t125 % _t123 else ((_z := 1) and _F(_t125, _t123))) if _t120 else (_by_zero() if not _t12 else _t125 // _t12 if not _t125 % _t12 else ((_z := 1) and _F(_t125, _t12)))) if _t89 else _t53) + (((_by_zero() if not _t123 else _t126 // _t123 if not _t126 % _t123 else ((_z := 1) and _F(_t126, _t123))) if _t120 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t89 else _t59)
+        _t127 = (_t123*_t37)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = _t100 + _t104 + _t106 + _t118 + _t127
+        _t128 = (_t123*_t43)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_by_zero() if not _t13 else _n54 // _t13 if not (_n54 := (_t54*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n54, _t13)))
+        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_t31*_a14)
+        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = ((_by_zero() if not _t12 else _n56 // _t12 if not (_n56 := (_t130*_t30)) % _t12 else ((_z := 1) and _F(_n56, _t12))) if _t0 else (_by_zero() if not _t12 else _n55 // _t12 if not (_n55 := (_t130*_t36)) % _t12 else ((_z := 1) and _F(_n55, _t12))))
+        _t131 = _t0 or (_a1 == _t130)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = (_by_zero() if not _t13 else _n57 // _t13 if not (_n57 := (_t41*_a14)) % _t13 else ((_z := 1) and _F(_n57, _t13)))
+        _t132 = _t131 and _t83
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = _t131 + _t132
+        _t133 = -1 + ((_by_zero() if not _a17 else _t130 // _a17 if not _t130 % _a17 else ((_z := 1) and _F(_t130, _a17))) if _t132 else 1)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = (_by_zero() if not _t12 else _n58 // _t12 if not (_n58 := (_t49*_t55)) % _t12 else ((_z := 1) and _F(_n58, _t12)))
+        _t134 = (_t133*_t49)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = _t134 + (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) + (_by_zero() if not _t12 else _n60 // _t12 if not (_n60 := (3*_t46)) % _t12 else ((_z := 1) and _F(_n60, _t12))) + (_by_zero() if not _t12 else _n61 // _t12 if not (_n61 := (_t51*_t56)) % _t12 else ((_z := 1) and _F(_n61, _t12)))
+        _t135 = (_t130*_t3)
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = _t129 + _t133 + _t135
+        _t136 = (_t133*_t52)
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t66 if _t65 else 0)
+        _t137 = (_t133*_t57)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = _a10 + ((_by_zero() if not _a17 else _t70 // _a17 if not _t70 % _a17 else ((_z := 1) and _F(_t70, _a17))) if _t75 else -1)
+        _t138 = (_t133*_t59)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t69 if _t68 else 0) + ((_by_zero() if not _a15 else _n63 // _a15 if not (_n63 := (_t138*_t77)) % _a15 else ((_z := 1) and _F(_n63, _a15))) if _t68 else 0)
+        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_t80 if _t79 else 0) + (_t80 if _t81 else 0)
+        _t140 = _t131 and (_t139 == _floor(_t139))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = (3*(_t86 if _t83 else 0)) + (_t87 if _t83 else 0)
+        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (2*(_t91 if _t89 else 0)) + (_t90 if _t89 else 0) + (_t92 if _t89 else 0) + (_t93 if _t89 else 0)
+        _t142 = (_t141*_t64)
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = _t137 + _t139 + _t140 + _t141 + _t142
+        _t143 = (_t130*_t26)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (((_by_zero() if not _t99 else _t11 // _t99 if not _t11 % _t99 else ((_z := 1) and _F(_t11, _t99))) if _t97 else _t14) if _t65 else 0)
+        _t144 = (_t141*_t67)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (((_by_zero() if not _t102 else _t19 // _t102 if not _t19 % _t102 else ((_z := 1) and _F(_t19, _t102))) if _t74 else _t20) if _t68 else 0) + ((_by_zero() if not _t27 else _n66 // _t27 if not (_n66 := (_t103*_t138)) % _t27 else ((_z := 1) and _F(_n66, _t27))) if _t68 else 0)
+        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a10)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a10)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = (_t105 if _t79 else 0) + (_t105 if _t81 else 0)
+        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = ((((_by_zero() if not _t112 else _t34 // _t112 if not _t34 % _t112 else ((_z := 1) and _F(_t34, _t112))) if _t0 else (_by_zero() if not _t112 else _t37 // _t112 if not _t37 % _t112 else ((_z := 1) and _F(_t37, _t112)))) if _t109 else _t38) if _t83 else 0) + (((_by_zero() if not _t117 else _n69 // _t117 if not (_n69 := (_t42*_a10)) % _t117 else ((_z := 1) and _F(_n69, _t117))) if _t115 else _t43) if _t83 else 0)
+        _t147 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = (((_by_zero() if not _t123 else _t47 // _t123 if not _t47 % _t123 else ((_z := 1) and _F(_t47, _t123))) if _t120 else _t48) if _t89 else 0) + (((_by_zero() if not _t123 else _t49 // _t123 if not _t49 % _t123 else ((_z := 1) and _F(_t49, _t123))) if _t120 else _t50) if _t89 else 0) + (((_by_zero() if not _t123 else _t52 // _t123 if not _t52 % _t123 else ((_z := 1) and _F(_t52, _t123))) if _t120 else _t53) if _t89 else 0) + (((_by_zero() if not _t123 else _t58 // _t123 if not _t58 % _t123 else ((_z := 1) and _F(_t58, _t123))) if _t120 else _t59) if _t89 else 0)
+        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = _t144 + _t145 + _t146 + _t147 + _t148
+        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_t3*_a14)
+        _t150 = _t148 + _t149
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t150 else _t2 // _t150 if not _t2 % _t150 else ((_z := 1) and _F(_t2, _t150)))
+        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_t55*_a14)
+        _t152 = _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (3*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = (_by_zero() if not (_d75 := (_a9*_a14*_a17)) else _t8 // _d75 if not _t8 % _d75 else ((_z := 1) and _F(_t8, _d75)))
+        _t153 = _t147 + _t150 + _t152
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = (_by_zero() if not _a15 else _n76 // _a15 if not (_n76 := (_t54*_a14)) % _a15 else ((_z := 1) and _F(_n76, _a15)))
+        _t154 = (_t76 if _t75 else 0)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = (_by_zero() if not _t150 else _t22 // _t150 if not _t22 % _t150 else ((_z := 1) and _F(_t22, _t150)))
+        _t155 = _a10 + ((_by_zero() if not _a17 else _t80 // _a17 if not _t80 % _a17 else ((_z := 1) and _F(_t80, _a17))) if _t85 else -1)
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t156 = (_t79 if _t78 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t155*_t87)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t78 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t157 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t84*_a17)
+        _t158 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = ((_by_zero() if not _t158 else _t30 // _t158 if not _t30 % _t158 else ((_z := 1) and _F(_t30, _t158))) if _t0 else (_by_zero() if not _t158 else _t36 // _t158 if not _t36 % _t158 else ((_z := 1) and _F(_t36, _t158))))
+        _t159 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (_by_zero() if not (_d82 := (_t15*_a3)) else _a5 // _d82 if not _a5 % _d82 else ((_z := 1) and _F(_a5, _d82)))
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
-    return (_t61, _t61, _t11 + _t42 + _t47 + _t57 + (_t12*_t19) + (_t58*_a15) + (_t2*_t62*_t63) + (_t34 if _t0 else ((_by_zero() if not _t36 else _n83 // _t36 if not (_n83 := (_t33*(_t30**2))) % _t36 else ((_z := 1) and _F(_n83, _t36))) if _t0 else _t34)) + (_by_zero() if not _a10 else _n84 // _a10 if not (_n84 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n84, _a10))), _t95, _t128, _t136, _t143, _t149, _t95, _t128, _t136, _t143, _t149, (_by_zero() if not _a14 else _t62 // _a14 if not _t62 % _a14 else _t62 / _a14), _t13, _a17, _t151, _t152, _t134, _a17, _t151, _t152, _t134, _a8, _t153, _t154, _t129, _a8, _t153, _t154, _t129, _a8, _t153, _t154, _t129, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _a10, _t155, _t156, _t157, _t15, (_t15*_a0), _t156, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t151, _a14, _t105, 2, _t151, _a14, _t105, _a17, _t151, _a14, _t53, _a17, _t151, _a14, _t50, _a17, (_by_zero() if not _t150 else _t1 // _t150 if not _t1 % _t150 else ((_z := 1) and _F(_t1, _t150))), _t32, _t48, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t3, _t159, _t85, _t131, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t39, _t160, _t156, _t132, _t60, _t94, _t127, _t135, _t142, _t148, _t14, _t67, _t100, _t129, _t137, _t144, _t29, _t78, _t104, _t139, _t145, _t7, _t82, _t106, _t140, _t146, _t44, _t88, _t118, _t133, _t141, _t147, _z, )
+    try:
+        _t161 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+    except _CANNOT as _err:
+        _t161 = _Unusable(_err)
+        _z = 1
+    try:
+        _t162 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t155)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+    except _CANNOT as _err:
+        _t162 = _Unusable(_err)
+        _z = 1
+    try:
+        _t163 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+    except _CANNOT as _err:
+        _t163 = _Unusable(_err)
+        _z = 1
+    try:
+        _t164 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+    except _CANNOT as _err:
+        _t164 = _Unusable(_err)
+        _z = 1
+    try:
+        _t165 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a10)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a10)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+    except _CANNOT as _err:
+        _t165 = _Unusable(_err)
+        _z = 1
+    try:
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+    except _CANNOT as _err:
+        _t166 = _Unusable(_err)
+        _z = 1
+    try:
+        _t167 = (_t3*_a14)
+    except _CANNOT as _err:
+        _t167 = _Unusable(_err)
+        _z = 1
+    try:
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+    except _CANNOT as _err:
+        _t168 = _Unusable(_err)
+        _z = 1
+    try:
+        _t169 = (_t40*_a14)
+    except _CANNOT as _err:
+        _t169 = _Unusable(_err)
+        _z = 1
+    try:
+        _t170 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
+    except _CANNOT as _err:
+        _t170 = _Unusable(_err)
+        _z = 1
+    try:
+        _t171 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
+    except _CANNOT as _err:
+        _t171 = _Unusable(_err)
+        _z = 1
+    try:
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+    except _CANNOT as _err:
+        _t172 = _Unusable(_err)
+        _z = 1
+    try:
+        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+    except _CANNOT as _err:
+        _t173 = _Unusable(_err)
+        _z = 1
+    try:
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+    except _CANNOT as _err:
+        _t174 = _Unusable(_err)
+        _z = 1
+    try:
+        _t175 = (_t100*_a17)
+    except _CANNOT as _err:
+        _t175 = _Unusable(_err)
+        _z = 1
+    try:
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t51 // _t175 if not _t51 % _t175 else ((_z := 1) and _F(_t51, _t175))))
+    except _CANNOT as _err:
+        _t176 = _Unusable(_err)
+        _z = 1
+    try:
+        _t177 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+    except _CANNOT as _err:
+        _t177 = _Unusable(_err)
+        _z = 1
+    try:
+        _t178 = (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15)))
+    except _CANNOT as _err:
+        _t178 = _Unusable(_err)
+        _z = 1
+    return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a15) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a10 else _n99 // _a10 if not (_n99 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n99, _a10))), _t109, _t146, _t153, _t160, _t166, _t109, _t146, _t153, _t160, _t166, (_by_zero() if not _a14 else _t71 // _a14 if not _t71 % _a14 else _t71 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t147, _a8, _t170, _t171, _t147, _a8, _t170, _t171, _t147, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t119, 2, _t168, _a14, _t119, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t33, _t3, _t176, _t101, _t148, _t3, _t176, _t103, _t53, _t3, _t176, _t101, _t148, _t61, _t177, _t178, _t149, _t61, _t177, _t173, _t65, _t61, _t177, _t178, _t149, _t45, _t98, _t129, _t152, _t158, _t164, _t14, _t77, _t114, _t147, _t154, _t161, _t29, _t88, _t118, _t156, _t162, _t7, _t92, _t120, _t157, _t163, _t69, _t108, _t145, _t150, _t159, _t165, _z, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -46302,200 +46734,225 @@ def _step_0efd4b4cd46c(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
 
 
 def _step_0f07ac00a49f(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
-    x3 = 1.0 + L/p
-    x228 = c * d
-    x5 = -1.0 + x228
-    x7 = -Phi_E
-    x214 = Phi + x7
-    x9 = (p == 1.0)
-    x199 = h * V * 2.0
-    x10 = x214 - x199
-    x225 = h * V
-    x11 = x225 + x10 / p
-    x12 = ((x214)/t if x9 else (x11)/t)
-    x15 = -1.0 + x228 / e
-    x18 = -1.0 + c
-    x205 = c * d * m
-    x156 = x205 * t
-    x227 = b * s * h
-    x229 = b * s
-    x19 = x227 * (-13.0 + 19.0 * c) / x156 + x229 * x18 * h_kv * 4.0 / x156
-    x20 = (c >= 2.0)
-    x23 = s**2.0
-    x157 = d*m
-    x189 = b * h * x23 * 2.0
-    x24 = x189 / x157
-    x25 = h + h_kv
-    x179 = b * s * h * x25 * 2.0
-    x26 = x179 / x157
-    x27 = E_s + k
-    x28 = L - L_moe
-    x173 = b * s * h * F_e * x27 * 3.0
-    x180 = b * h * L * x23 * 2.0
-    x184 = b * s * h * F * 3.0
-    x195 = b * s * h * V
-    x206 = x24 + x26
-    x226 = c * t
-    x29 = ((L_moe * (x206 + x173 / x157) + x28 * (x206 + x184 / x157)) / p + x195 / x157) / x226 - x180 / (x205 * p * t)
-    x30 = x227 / x205
-    x216 = h * F_e
-    x31 = x216 / t
-    x32 = x216 * 2.0 / t
-    x196 = E * c * d * m
-    x34 = x227 * e * k / x196
-    x159 = x196 * t
-    x160 = e*p
-    x175 = L_moe * E * w_half_expert
-    x183 = L_moe * w_half * E_s
-    x185 = b * s * e * k * F_e
-    x197 = b * s * h_kv
-    x200 = b * s * F_e
-    x203 = L * w_half
-    x207 = b * s * V
-    x35 = w_half * (x225 / t + x30 + x207 / x156) + x203 * (h ** 2.0 / t + x30 + x227 / x156) * 2.0 / p + x203 * (h * h_kv / t + x30 + x197 / x156) * 2.0 / p + w_half * x28 * (h * F / t + x30 + x229 * F / x156) * 3.0 / p + x183 * (x31 + x30 + x200 / x156) / p + x183 * (x32 + x30 + x200 * 2.0 / x156) / p + x175 * (x31 + x34 + x185 / x159) / x160 + x175 * (x32 + x34 + x185 * 2.0 / x159) / x160
-    x36 = 5.0 + 12.0/t
-    x38 = F_e*3.0/t
-    x190 = b * s * h * x36
-    x39 = x190 / x205 + x229 * L_moe * k * (2.0 * h + x38) / (L * c * d * m)
-    x40 = (t == 1.0)
-    x42 = (x5)*alpha_inter
-    x43 = (x15)*alpha_inter
-    x208 = x42 + x43
-    x217 = m * x208
-    x46 = -m*(x5)*alpha_inter
-    x47 = -m*(x15)*alpha_inter
-    x209 = c * t * d
-    x50 = -G * (-1.0 + math.ceil(x209 / G)) + x209
-    x52 = G/t
-    x53 = (x52 == math.floor(x52))
-    x54 = (G == x50) or x9
-    x55 = x53 and (x54)
-    x56 = (t/(x50) if x55 else 1.0)
-    x57 = -1.0 + ((x50)/t if x55 else 1.0)
-    x204 = c * d * x3
-    x58 = -m * x5 * beta_inter * x12 * x56 / x204
-    x59 = -m * beta * x5 * x12 * x56 * x57 / x204
-    x219 = e * t
-    x60 = G/x219
-    x61 = (x60 == math.floor(x60)) and (x54)
-    x62 = -1.0 + ((x50)/x219 if x61 else 1.0)
-    x176 = x15 * Phi_E * beta_inter
-    x186 = L_moe * c * d * x50
-    x187 = beta * x15 * Phi_E
-    x63 = x176 * e / x186 + x187 * e * x62 / x186
-    x64 = -m*(x63)
-    x162 = L_moe*c*d*t
-    x65 = x176 / x162 + x187 * x62 / x162
-    x66 = -m*(x65)
-    x67 = (G < x209)
-    x68 = (x5)*alpha
-    x69 = (x15)*alpha
-    x210 = x68 + x69
-    x218 = m * x210
-    x72 = -m*(x5)*alpha
-    x73 = -m*(x15)*alpha
-    x74 = -m*beta*(x15)*Phi_E/x162
-    x194 = c * d * t * x3
-    x75 = -m * beta * x5 * x214 / x194
-    x76 = -m * beta * x5 * x11 / x194
-    x77 = x197 * (3.0 + 25.0 * c) / x156 + x227 * (1.0 + c) * 5.0 / x156
-    x224 = m * x5
-    x78 = x224 * x3 * 3.0 + m * x15 * L_moe * 3.0 / p
-    x79 = alpha_inter*(x78)
-    x80 = alpha*(x78)
-    x163 = eta*peak
-    x164 = hbm*p
-    x191 = hbm * c * d * m
-    x165 = x191 * t
-    x192 = eta_attn * peak
-    x166 = x192 * c * d * m * p * t
-    x167 = x191 * p * t
-    x211 = c * d * p
-    x169 = x211 * t
-    x223 = c * d * t
-    x172 = b * s * h * L_moe * k * kappa_moe
-    x177 = m * x15 * Phi_E * gamma
-    x181 = b * h * L * x23 * 5.0
-    x193 = L * kappa * x39
-    x198 = m * x5 * x12
-    x220 = m * x15 * Phi_E
-    x81 = x198 * gamma / x204 + x177 / x162 + max(0.0, -m * ((L * x19 * 2.0 / p if x20 else 0.0) / hbm + x29 * 2.0 / x163 + x35 * 2.0 / x163 + x193 * (2 / 3) / x164 + x207 * (22.0 if x40 else 38.0) / x165 + x180 / x166 + x172 * (2 / 3) / x167) + (x217 + x46 + x47 + x224 * beta_inter * x12 * x56 / x228 + m * beta * x5 * x12 * x56 * x57 / x228 + x58 + x59 + (x64 + x220 * beta_inter * e / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 / (x211 * x50) if x61 else x66 + x220 * beta_inter / x169 + m * beta * x15 * Phi_E * x62 / x169) if x67 else x218 + x72 + x73 + m * beta * x15 * Phi_E / x169 + x74 + (m * beta * x5 * x214 / x223 + x75 if x9 else m * beta * x5 * x11 / x223 + x76))) + max(0.0, -m * ((L * x77 * 2.0 / p if x20 else 0.0) / hbm + x29 * 4.0 / x163 + x35 * 4.0 / x163 + x193 * (4 / 3) / x164 + x207 * (26.0 if x40 else 38.0) / x165 + x181 / x166 + x172 * (4 / 3) / x167) + x177 / x169 - x177 / x162 + (x224 * gamma * x214 / x223 - x224 * gamma * x214 / x194 if x9 else x224 * gamma * x11 / x223 - x224 * gamma * x11 / x194) + (x217 + x46 + x47 + x224 * beta_inter * x12 * x56 * 2.0 / x228 + x58 + m * beta * x5 * x12 * x56 * x57 * 2.0 / x228 + x59 + (x64 + x220 * beta_inter * e * 2.0 / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 * 2.0 / (x211 * x50) if x61 else x66 + x220 * beta_inter * 2.0 / x169 + m * beta * x15 * Phi_E * x62 * 2.0 / x169) if x67 else x218 + x72 + x73 + x74 + m * beta * x15 * Phi_E * 2.0 / x169 + (m * beta * x5 * x214 * 2.0 / x223 + x75 if x9 else m * beta * x5 * x11 * 2.0 / x223 + x76))) + (x79 - x217 * 2.0 + m * (x208 + x5 * beta_inter * x12 * x56 / x204 + beta * x5 * x12 * x56 * x57 / x204 + (x63 if x61 else x65)) * 2.0 if x67 else x80 - x218 * 2.0 + m * (x210 + beta * x5 * x12 / x204 + x187 / x162) * 2.0)
-    x82 = x12/x228 + Phi_E/x169
-    x83 = (x82)*28.0/hbm
-    x84 = -1.0 + t
-    x85 = (1.0 if x9 else 0.0)
-    x86 = -L_moe/p + L*2.0/p
-    x87 = t - G*(-1.0 + math.ceil(t/G))
-    x89 = G == x87 or x211 == 1.0
-    x90 = ((1.0/(x87)) if x89 else 1.0)
-    x91 = -1.0 + (x87 if x89 else 1.0)
-    x178 = b * s * h * beta * x84
-    x92 = x178 * 2.0 / x223
-    x182 = b * s * h * x84 * x86
-    x201 = b * s * x84
-    x221 = b * s * h * x84
-    x93 = gamma * (x201 * 3.0 / x223 + x221 / x223 + x221 * x85 / x223 + x182 * 2.0 / x223) + (alpha_inter * (m * x84 * 8.0 + m * x84 * x85 * 2.0 + m * x84 * x86 * 4.0) + x221 * beta_inter * x85 * x90 * 2.0 / x223 + x178 * x91 * x85 * x90 * 2.0 / x223 + (beta * (x201 * x91 * 6.0 / (x223 * x87) + x221 * x91 * 2.0 / (x223 * x87) + x182 * x91 * 4.0 / (x223 * x87)) + beta_inter * (x201 * 6.0 / (x223 * x87) + x221 * 2.0 / (x223 * x87) + x182 * 4.0 / (x223 * x87)) if x89 else beta * (x201 * x91 * 6.0 / x223 + x221 * x91 * 2.0 / x223 + x182 * x91 * 4.0 / x223) + beta_inter * (x201 * 6.0 / x223 + x221 * 2.0 / x223 + x182 * 4.0 / x223)) if G < t else m * x84 * alpha * 8.0 + m * x84 * alpha * x86 * 4.0 + x229 * beta * x84 * 6.0 / x223 + x92 + x178 * x86 * 4.0 / x223 + (m * x84 * alpha * 2.0 + x92 if x9 else 0.0))
-    x94 = (p == 2.0)
-    x95 = 0.0 if x9 else m * alpha_inter * (1 / 2) + x227 * beta_inter * (1 / 2) / x228 if x94 else m * alpha_inter + x227 * beta_inter / x228
-    x96 = (x95 if G < x209 * p else 0.0 if x9 else m * alpha * (1 / 2) + x227 * beta * (1 / 2) / x228 if x94 else m * alpha + x227 * beta / x228) + (x95 if G < 1.0 + x209 else 0.0 if x9 else m * alpha * (1 / 2) + x227 * beta * (1 / 2) / x228 if x94 else m * alpha + x227 * beta / x228)
-    x98 = -1.0 + x219
-    x212 = m * L_moe
-    x99 = x212 * x98 / p
-    x100 = x219 - G * (-1.0 + math.ceil(x219 / G))
-    x101 = G == x100 or x211 / e == 1.0
-    x102 = ((x100)/t if x53 and (x101) else 1.0)
-    x103 = e - x102
-    x104 = -1.0 + x102
-    x106 = -1.0 + (x100 if x101 else 1.0)
-    x107 = -1.0 + e
-    x171 = x228 * e * p
-    x108 = alpha_inter * (x99 + x212 * x103 * 4.0 / p) + x212 * alpha * x104 * 4.0 / p + x227 * beta * L_moe * k * x104 * 4.0 / x171 + x227 * L_moe * beta_inter * k * x103 * 4.0 / x171 + (x212 * beta_inter * E * x98 * 4.0 / (p * x100) + m * beta * L_moe * E * x98 * x106 * 4.0 / (p * x100) if x101 else x212 * beta_inter * E * x98 * 4.0 / p + m * beta * L_moe * E * x98 * x106 * 4.0 / p) if G < x219 else alpha * (x99 + x212 * x107 * 4.0 / p) + beta * (x212 * E * x98 * 4.0 / p + x227 * L_moe * k * x107 * 4.0 / x171)
-    x109 = (x29)*6.0/x163
-    x110 = (x35)*6.0/x163
-    x111 = x193 * 2.0 / x164
-    x222 = b * h * L * x23
-    x112 = x222 * 7.0 / x166
-    x113 = x172 * 2.0 / x167
-    x115 = -b * h * L * x23 * 2.0 / (x192 * c ** 2.0 * d * m * p * t)
-    x116 = max(0.0, x115)
-    x213 = b * s * L
-    x117 = x213 * x18 * h_kv * gamma * 2.0 / x169
-    x119 = x226 - G * (-1.0 + math.ceil(x226 / G))
-    x121 = x53 and ((G == x119) or (d*p == 1.0))
-    x122 = -1.0 + ((x119)/t if x121 else 1.0)
-    x123 = (G < x226)
-    x124 = m * L * x18 * alpha_inter * 2.0 / p + (x213 * beta_inter * x18 * h_kv * 2.0 / (x211 * x119) + x229 * beta * L * x18 * h_kv * x122 * 2.0 / (x211 * x119) if x121 else x213 * beta_inter * x18 * h_kv * 2.0 / x169 + x229 * beta * L * x18 * h_kv * x122 * 2.0 / x169) if x123 else m * L * x18 * alpha * 2.0 / p + x229 * beta * L * x18 * h_kv * 2.0 / x169
-    x125 = max(0.0, (x117 + x124) / m - b * h * L * x18 * x23 * 5.0 / (x192 * c ** 2.0 * d * m * p * t))
-    x126 = x124/m
-    x127 = max(0.0, x126 - x181 / (x192 * c ** 2.0 * d * m * p * t))
-    x128 = max(0.0, x126 + x115)
-    x129 = x207 * 48.0 / x165 if x40 else x207 * 76.0 / x165
-    x130 = (L*(x19)*2.0/x164 + L*(x77)*2.0/x164 if x20 else 0.0)
-    x131 = (x93)/m + (x96)/m + x108/m + x109 + x110 + x111 + x112 + x113 + x116 + x125 + x127 + x128 + x129 + x130
-    x132 = (x81) + x83 + (x131)*(-1.0 + m + p)
-    x133 = x117 + (m * L * x18 * alpha_inter * 6.0 / p + (x213 * beta_inter * x18 * h_kv * 6.0 / (x211 * x119) + x229 * beta * L * x18 * h_kv * x122 * 6.0 / (x211 * x119) if x121 else x213 * beta_inter * x18 * h_kv * 6.0 / x169 + x229 * beta * L * x18 * h_kv * x122 * 6.0 / x169) if x123 else m * L * x18 * alpha * 6.0 / p + x229 * beta * L * x18 * h_kv * 6.0 / x169)
-    x134 = gamma * (x198 / x228 + x220 / x169) + (x79 + x224 * beta_inter * x12 * x56 * 3.0 / x228 + m * beta * x5 * x12 * x56 * x57 * 3.0 / x228 + (x220 * beta_inter * e * 3.0 / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 * 3.0 / (x211 * x50) if x61 else x220 * beta_inter * 3.0 / x169 + m * beta * x15 * Phi_E * x62 * 3.0 / x169) if x67 else x80 + beta * (x198 * 3.0 / x228 + x220 * 3.0 / x169))
-    x135 = m*(x116 + x125 + x127 + x128)
-    x202 = x189 + x179
-    x139 = L_moe * (x202 + x173)
-    x140 = x28 * (x202 + x184)
-    x188 = x139 + x140 + x195
-    x174 = peak * c * d * p * t * x132
-    x143 = x188 * 6.0 / x174
-    x144 = 6.0*(x188)
-    x145 = 8.0*((x10)/(L*t) + Phi_E/(L_moe*e*t))
-    x146 = x225 * 4.0 / t
-    x147 = L_moe * (x227 * 4.0 / x205 - x227 * (5.0 + 16.0 / t) / x205 + x229 * k * (h + x38) * 2.0 / x205 + x200 * E_s * 6.0 / x156) / L + x190 * 2.0 / x205
-    x148 = min(m, p)
-    x215 = L * x147
-    x149 = x215 * x148 / p
-    x150 = x199 / t
-    x151 = 0.0 if c == 1.0 else x227 * (7.0 + c) * 4.0 / x156
-    x152 = x229 * (h + h * 3.0 / t) * 2.0 / x205
-    x153 = x207 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x156
-    x154 = max(x150 + x151, x152 + x153)
-    x155 = 0.0 if x9 else x227 * (m + x148) * 2.0 / x205
-    return (x132, m*(x109 + x110 + x111 + x112 + x113 + x129 + x130), (x93) + (x133) + (x134) + x108 + (x96), (x81) + (x93) + x108 + (x96) + x135, (x131)*(-1.0 + p), x83, x229 / x132, x143, (x188 - x222) * 6.0 / x174, x143, x144, x144, x145 + x146 + x12 * 14.0 / x228 + Phi_E * 14.0 / x169 + (x149 + x154 + x155 if x9 else max(x149 + x151 + x155, x215 / p + x154)), x93, x133, x108, x96, x134, x93, x135, x108, x96, x81, 0.0, 2.0*(x82), 12.0*(x82), x149, x155, x153, x146, x152, x150, x151, x145,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x8 = -L_moe/p + L*2.0/p
+    x10 = t - G*(-1.0 + math.ceil(t/G))
+    x231 = c * d * p
+    x12 = G == x10 or x231 == 1.0
+    x13 = ((1.0/(x10)) if x12 else 1.0)
+    x14 = -1.0 + (x10 if x12 else 1.0)
+    x232 = c * d * t
+    x201 = b * s * h * beta * x4
+    x15 = x201 * 2.0 / x232
+    x207 = b * s * h * x4 * x8
+    x228 = b * s * x4
+    x246 = b * s * h * x4
+    x253 = b * s
+    x16 = gamma * (x228 * 3.0 / x232 + x246 / x232 + x246 * x6 / x232 + x207 * 2.0 / x232) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + m * x4 * x8 * 4.0) + x246 * beta_inter * x6 * x13 * 2.0 / x232 + x201 * x14 * x6 * x13 * 2.0 / x232 + (beta * (x228 * x14 * 6.0 / (x232 * x10) + x246 * x14 * 2.0 / (x232 * x10) + x207 * x14 * 4.0 / (x232 * x10)) + beta_inter * (x228 * 6.0 / (x232 * x10) + x246 * 2.0 / (x232 * x10) + x207 * 4.0 / (x232 * x10)) if x12 else beta * (x228 * x14 * 6.0 / x232 + x246 * x14 * 2.0 / x232 + x207 * x14 * 4.0 / x232) + beta_inter * (x228 * 6.0 / x232 + x246 * 2.0 / x232 + x207 * 4.0 / x232)) if G < t else m * x4 * alpha * 8.0 + m * x4 * alpha * x8 * 4.0 + x253 * beta * x4 * 6.0 / x232 + x15 + x201 * x8 * 4.0 / x232 + (m * x4 * alpha * 2.0 + x15 if x5 else 0.0))
+    x17 = (p == 2.0)
+    x249 = c * d
+    x252 = b * s * h
+    x18 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x252 * beta_inter * (1 / 2) / x249 if x17 else m * alpha_inter + x252 * beta_inter / x249
+    x233 = c * t * d
+    x20 = (x18 if G < x233 * p else 0.0 if x5 else m * alpha * (1 / 2) + x252 * beta * (1 / 2) / x249 if x17 else m * alpha + x252 * beta / x249) + (x18 if G < 1.0 + x233 else 0.0 if x5 else m * alpha * (1 / 2) + x252 * beta * (1 / 2) / x249 if x17 else m * alpha + x252 * beta / x249)
+    x242 = e * t
+    x22 = -1.0 + x242
+    x247 = m * L_moe
+    x23 = x247 * x22 / p
+    x24 = x242 - G * (-1.0 + math.ceil(x242 / G))
+    x25 = G/t
+    x26 = (x25 == math.floor(x25))
+    x28 = G == x24 or x231 / e == 1.0
+    x29 = ((x24)/t if x26 and (x28) else 1.0)
+    x30 = e - x29
+    x31 = -1.0 + x29
+    x33 = -1.0 + (x24 if x28 else 1.0)
+    x34 = -1.0 + e
+    x179 = x249 * e * p
+    x35 = alpha_inter * (x23 + x247 * x30 * 4.0 / p) + x247 * alpha * x31 * 4.0 / p + x252 * beta * L_moe * k * x31 * 4.0 / x179 + x252 * L_moe * beta_inter * k * x30 * 4.0 / x179 + (x247 * beta_inter * E * x22 * 4.0 / (p * x24) + m * beta * L_moe * E * x22 * x33 * 4.0 / (p * x24) if x28 else x247 * beta_inter * E * x22 * 4.0 / p + m * beta * L_moe * E * x22 * x33 * 4.0 / p) if G < x242 else alpha * (x23 + x247 * x34 * 4.0 / p) + beta * (x247 * E * x22 * 4.0 / p + x252 * L_moe * k * x34 * 4.0 / x179)
+    x38 = s**2.0
+    x180 = d*m
+    x211 = b * h * x38 * 2.0
+    x39 = x211 / x180
+    x40 = h + h_kv
+    x202 = b * s * h * x40 * 2.0
+    x41 = x202 / x180
+    x42 = E_s + k
+    x43 = L - L_moe
+    x196 = b * s * h * F_e * x42 * 3.0
+    x203 = b * h * L * x38 * 2.0
+    x208 = b * s * h * F * 3.0
+    x218 = b * s * h * V
+    x234 = x39 + x41
+    x235 = c * d * m
+    x250 = c * t
+    x44 = ((L_moe * (x234 + x196 / x180) + x43 * (x234 + x208 / x180)) / p + x218 / x180) / x250 - x203 / (x235 * p * t)
+    x181 = eta*peak
+    x45 = (x44)*6.0/x181
+    x46 = x252 / x235
+    x241 = h * F_e
+    x47 = x241 / t
+    x48 = x241 * 2.0 / t
+    x219 = E * c * d * m
+    x50 = x252 * k * e / x219
+    x183 = x235 * t
+    x184 = x219 * t
+    x243 = e * p
+    x198 = L_moe * E * w_half_expert
+    x205 = L_moe * w_half * E_s
+    x209 = b * s * k * F_e * e
+    x222 = b * s * h_kv
+    x223 = b * s * F_e
+    x229 = L * w_half
+    x236 = b * s * V
+    x251 = h * V
+    x51 = w_half * (x251 / t + x46 + x236 / x183) + x229 * (h ** 2.0 / t + x46 + x252 / x183) * 2.0 / p + x229 * (h * h_kv / t + x46 + x222 / x183) * 2.0 / p + w_half * x43 * (h * F / t + x46 + x253 * F / x183) * 3.0 / p + x205 * (x47 + x46 + x223 / x183) / p + x205 * (x48 + x46 + x223 * 2.0 / x183) / p + x198 * (x47 + x50 + x209 / x184) / x243 + x198 * (x48 + x50 + x209 * 2.0 / x184) / x243
+    x52 = (x51)*6.0/x181
+    x54 = 5.0 + 12.0/t
+    x56 = F_e*3.0/t
+    x213 = b * s * h * x54
+    x57 = x213 / x235 + x253 * L_moe * k * (2.0 * h + x56) / (L * c * d * m)
+    x186 = hbm*p
+    x214 = L * kappa * x57
+    x58 = x214 * 2.0 / x186
+    x215 = eta_attn * peak
+    x187 = x215 * c * d * m * p * t
+    x244 = b * h * L * x38
+    x60 = x244 * 7.0 / x187
+    x216 = hbm * c * d * m
+    x188 = x216 * p * t
+    x195 = b * s * h * L_moe * k * kappa_moe
+    x61 = x195 * 2.0 / x188
+    x63 = -b * h * L * x38 * 2.0 / (x215 * c ** 2.0 * d * m * p * t)
+    x64 = max(0.0, x63)
+    x65 = -1.0 + c
+    x189 = x231 * t
+    x237 = b * s * L
+    x66 = x237 * x65 * h_kv * gamma * 2.0 / x189
+    x68 = x250 - G * (-1.0 + math.ceil(x250 / G))
+    x70 = x26 and ((G == x68) or (d*p == 1.0))
+    x71 = -1.0 + ((x68)/t if x70 else 1.0)
+    x72 = (G < x250)
+    x73 = m * L * x65 * alpha_inter * 2.0 / p + (x237 * beta_inter * x65 * h_kv * 2.0 / (x231 * x68) + x253 * beta * L * x65 * h_kv * x71 * 2.0 / (x231 * x68) if x70 else x237 * beta_inter * x65 * h_kv * 2.0 / x189 + x253 * beta * L * x65 * h_kv * x71 * 2.0 / x189) if x72 else m * L * alpha * x65 * 2.0 / p + x253 * beta * L * x65 * h_kv * 2.0 / x189
+    x74 = max(0.0, (x66 + x73) / m - b * h * L * x65 * x38 * 5.0 / (x215 * c ** 2.0 * d * m * p * t))
+    x75 = x73/m
+    x204 = b * h * L * x38 * 5.0
+    x76 = max(0.0, x75 - x204 / (x215 * c ** 2.0 * d * m * p * t))
+    x77 = max(0.0, x75 + x63)
+    x78 = (t == 1.0)
+    x190 = x216 * t
+    x79 = x236 * 48.0 / x190 if x78 else x236 * 76.0 / x190
+    x80 = x252 * (-13.0 + 19.0 * c) / x183 + x253 * x65 * h_kv * 4.0 / x183
+    x81 = x222 * (3.0 + 25.0 * c) / x183 + x252 * (1.0 + c) * 5.0 / x183
+    x82 = (c >= 2.0)
+    x83 = (L*(x80)*2.0/x186 + L*(x81)*2.0/x186 if x82 else 0.0)
+    x84 = (x16)/m + (x20)/m + x35/m + x45 + x52 + x58 + x60 + x61 + x64 + x74 + x76 + x77 + x79 + x83
+    x85 = -Phi_E
+    x224 = h * V * 2.0
+    x238 = Phi + x85
+    x86 = x238 - x224
+    x87 = x238 / t if x5 else (x251 + x86 / p) / t
+    x88 = x87/x249 + Phi_E/x189
+    x89 = (x88)*28.0/hbm
+    x90 = -1.0 + x249
+    x91 = (p >= 2.0)
+    x92 = (1.0 if x91 else m)
+    x93 = -1.0 + x249 / e
+    x212 = x93 * Phi_E * x92
+    x245 = x92 * x90 * x87
+    x94 = x245 / x249 + x212 / x189
+    x95 = gamma*(x94)
+    x96 = (x90)*alpha_inter
+    x97 = (x93)*alpha_inter
+    x98 = 1.0 + L/p
+    x100 = -G * (-1.0 + math.ceil(x233 / G)) + x233
+    x102 = (G == x100) or x5
+    x103 = x26 and (x102)
+    x104 = (t/(x100) if x103 else 1.0)
+    x105 = -1.0 + ((x100)/t if x103 else 1.0)
+    x107 = G/x242
+    x108 = (x107 == math.floor(x107)) and (x102)
+    x109 = -1.0 + ((x100)/x242 if x108 else 1.0)
+    x110 = (G < x233)
+    x111 = (x90)*alpha
+    x112 = (x93)*alpha
+    x220 = L_moe * c * d
+    x192 = x220 * t
+    x113 = x96 + x97 + x90 * beta_inter * x87 * x104 / (x249 * x98) + beta * x90 * x87 * x104 * x105 / (x249 * x98) + (x93 * Phi_E * beta_inter * e / (x220 * x100) + beta * x93 * Phi_E * e * x109 / (x220 * x100) if x108 else x93 * Phi_E * beta_inter / x192 + beta * x93 * Phi_E * x109 / x192) if x110 else x111 + x112 + beta * x90 * x87 / (x249 * x98) + beta * x93 * Phi_E / x192
+    x114 = (x96 + x97 if x110 else x111 + x112)
+    x115 = m - x92
+    x116 = (L*(x81)*2.0/p if x82 else 0.0)
+    x117 = (26.0 if x78 else 38.0)
+    x118 = x116 / hbm + x44 * 4.0 / x181 + x51 * 4.0 / x181 + x214 * (4 / 3) / x186 + x236 * x117 / x190 + x204 / x187 + x195 * (4 / 3) / x188
+    x248 = m * x90
+    x119 = x248 * beta_inter * x87 * x104 / x249
+    x206 = m * beta * x90 * x87
+    x120 = x206 * x104 * x105 / x249
+    x199 = m * beta * x93 * Phi_E
+    x121 = m * x93 * Phi_E * beta_inter * e / (x231 * x100) + x199 * e * x109 / (x231 * x100) if x108 else m * x93 * Phi_E * beta_inter / x189 + x199 * x109 / x189
+    x122 = x119 + x120 + x121 if x110 else beta * (x248 * x87 / x249 + m * x93 * Phi_E / x189)
+    x123 = max(0.0, -(x115)*(x118) + (x115)*x122/m)
+    x124 = x92*x122/m
+    x230 = x92 * x114
+    x126 = -x92*x113
+    x127 = x242 / x100 if x108 else 1.0
+    x200 = x92 * x90 * x87 * x104
+    x128 = beta * (x200 * x105 / x249 + x212 * x109 * x127 / x189)
+    x129 = beta_inter * (x200 / x249 + x212 * x127 / x189)
+    x130 = (x128 + x129 if x110 else beta*(x94))
+    x131 = max(0.0, x230 - x92 * ((L * x80 * 2.0 / p if x82 else 0.0) / hbm + x44 * 2.0 / x181 + x51 * 2.0 / x181 + x214 * (2 / 3) / x186 + x236 * (22.0 if x78 else 38.0) / x190 + x203 / x187 + x195 * (2 / 3) / x188) + x126 + x130)
+    x225 = L_moe * x93
+    x239 = x90 * x98
+    x132 = x239 + x225 / p
+    x221 = m * x90 * x98
+    x217 = m * L_moe * x93
+    x134 = x217 / p
+    x226 = x221 + x134
+    x136 = x248 * alpha * x98
+    x137 = x217 * alpha / p
+    x138 = x199 / x189
+    x139 = -x116/hbm
+    x140 = -(x44)*4.0/x181
+    x141 = -(x51)*4.0/x181
+    x142 = -L*kappa*(x57)*(4/3)/x186
+    x143 = -b*s*V*x117/x190
+    x144 = -b*h*L*x38*5.0/x187
+    x145 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x188
+    x146 = x239 * 2.0 + x225 * 2.0 / p
+    x147 = x221 * 2.0 + x217 * 2.0 / p
+    x148 = x226 + (x146 if x91 else x147)
+    x149 = alpha_inter*(x148)
+    x150 = x95 + x92 * x113 - x230 + x123 + max(0.0, -x92 * x118 + x124) + x131 + (x128 + x129 + x248 * alpha_inter * x98 + x217 * alpha_inter / p + (alpha_inter * x132 * 2.0 if x91 else alpha_inter * x226 * 2.0) if x110 else x136 + x137 + beta * x92 * x90 * x87 / x249 + (alpha * x132 * 2.0 + beta * x93 * Phi_E / x189 if x91 else alpha * x226 * 2.0 + x138)) if x91 else -x92 * x114 * 2.0 + x92 * x113 * 2.0 + x245 * gamma / (x249 * x98) + x212 * gamma / x192 + x123 + x131 + max(0.0, x230 + x126 + x124 + x245 * gamma / x249 - x245 * gamma / (x249 * x98) + x130 + (x139 + x140 + x141 + x142 + x93 * Phi_E * gamma / x189 - x93 * Phi_E * gamma / x192 + x143 + x144 + x145 if x91 else m * (x139 + x140 + x141 + x142 + x143 + x144 + x145) + m * x93 * Phi_E * gamma / x189 - m * x93 * Phi_E * gamma / x192)) + (x149 if x110 else alpha * x148)
+    x151 = (x84)*(-1.0 + m + p) + x89 + x150
+    x152 = x66 + (m * L * x65 * alpha_inter * 6.0 / p + (x237 * beta_inter * x65 * h_kv * 6.0 / (x231 * x68) + x253 * beta * L * x65 * h_kv * x71 * 6.0 / (x231 * x68) if x70 else x237 * beta_inter * x65 * h_kv * 6.0 / x189 + x253 * beta * L * x65 * h_kv * x71 * 6.0 / x189) if x72 else m * L * alpha * x65 * 6.0 / p + x253 * beta * L * x65 * h_kv * 6.0 / x189)
+    x153 = x95 + (x149 + x119 + x92 * x90 * beta_inter * x87 * x104 * 2.0 / x249 + x120 + beta * x92 * x90 * x87 * x104 * x105 * 2.0 / x249 + x212 * beta_inter * x127 * 2.0 / x189 + beta * x93 * Phi_E * x92 * x109 * x127 * 2.0 / x189 + x121 if x110 else x136 + x137 + x206 / x249 + beta * x92 * x90 * x87 * 2.0 / x249 + x138 + (alpha * x146 + beta * x93 * Phi_E * 2.0 / x189 if x91 else alpha * x147 + x199 * 2.0 / x189))
+    x154 = m*(x64 + x74 + x76 + x77)
+    x227 = x211 + x202
+    x158 = L_moe * (x227 + x196)
+    x159 = x43 * (x227 + x208)
+    x210 = x158 + x159 + x218
+    x197 = peak * c * d * p * t * x151
+    x162 = x210 * 6.0 / x197
+    x163 = 6.0*(x210)
+    x193 = L*t
+    x194 = L_moe*e*t
+    x164 = ((x86)/x193 + Phi_E/x194)*(0.0 if x91 else 4.0) + (x86)*4.0/x193 + Phi_E*4.0/x194
+    x165 = 2.0 * x87 + Phi_E * 2.0 / (x243 * t) if x91 else x87 * 2.0 / x249 + Phi_E * 2.0 / x189
+    x166 = 12.0*(x88)
+    x167 = x251 * 4.0 / t
+    x168 = L_moe * (x252 * 4.0 / x235 - x252 * (5.0 + 16.0 / t) / x235 + x253 * k * (h + x56) * 2.0 / x235 + x223 * E_s * 6.0 / x183) / L + x213 * 2.0 / x235
+    x169 = min(m, p)
+    x240 = L * x168
+    x170 = x240 * x169 / p
+    x171 = x224 / t
+    x172 = 0.0 if c == 1.0 else x252 * (7.0 + c) * 4.0 / x183
+    x173 = x253 * (h + h * 3.0 / t) * 2.0 / x235
+    x174 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x183
+    x175 = max(x171 + x172, x173 + x174)
+    x176 = 0.0 if x5 else x252 * (m + x169) * 2.0 / x235
+    return (x151, m*(x45 + x52 + x58 + x60 + x61 + x79 + x83), (x16) + (x152) + (x153) + x35 + (x20), (x16) + x35 + (x20) + x154 + x150, (x84)*(-1.0 + p), x89, x253 / x151, x162, (x210 - x244) * 6.0 / x197, x162, x163, x163, x164 + x165 + x166 + x167 + (x170 + x175 + x176 if x5 else max(x170 + x172 + x176, x240 / p + x175)), x16, x152, x35, x20, x153, x16, x154, x35, x20, x150, 0.0, x165, x166, x170, x176, x174, x167, x173, x171, x172, x164,)
 
 
 def _step_1233dc69ccb4(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -47802,135 +48259,157 @@ def _step_2b6c37f0ad11(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 
 def _step_335616308704(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = 1.0 + L/p
-    x151 = c * d
-    x5 = -1.0 + x151
-    x7 = (p == 1.0)
-    x136 = h * V * 2.0
-    x8 = Phi - x136
-    x148 = h * V
-    x9 = x148 + x8 / p
-    x10 = (Phi/t if x7 else (x9)/t)
-    x13 = -1.0 + c
-    x146 = c * d * m
-    x102 = x146 * t
-    x150 = b * s * h
-    x152 = b * s
-    x14 = x150 * (-13.0 + 19.0 * c) / x102 + x152 * x13 * h_kv * 4.0 / x102
-    x15 = (c >= 2.0)
-    x18 = s**2.0
-    x19 = h + h_kv
-    x103 = d*m
-    x118 = b * s * h * x19 * 2.0
-    x119 = b * h * L * x18 * 2.0
-    x123 = b * s * h * F * 3.0
-    x125 = b * h * x18 * 2.0
-    x132 = b * s * h * V
-    x133 = c * d * m * p
-    x149 = c * t
-    x20 = (L * (x125 / x103 + x118 / x103 + x123 / x103) / p + x132 / x103) / x149 - x119 / (x133 * t)
-    x21 = x150 / x146
-    x135 = b * s * h_kv
-    x138 = L * w_half
-    x140 = b * s * V
-    x22 = w_half * (x148 / t + x21 + x140 / x102) + x138 * (h ** 2.0 / t + x21 + x150 / x102) * 2.0 / p + x138 * (h * h_kv / t + x21 + x135 / x102) * 2.0 / p + x138 * (h * F / t + x21 + x152 * F / x102) * 3.0 / p
-    x23 = x152 * (F / t + x19 * 4.0 / t) / x146 + x150 * 16.0 / x146
-    x24 = (t == 1.0)
-    x26 = 5.0 + 12.0/t
-    x141 = c * t * d
-    x29 = -G * (-1.0 + math.ceil(x141 / G)) + x141
-    x30 = G/t
-    x31 = (x30 == math.floor(x30))
-    x32 = x31 and ((G == x29) or x7)
-    x33 = (t/(x29) if x32 else 1.0)
-    x34 = -1.0 + ((x29)/t if x32 else 1.0)
-    x126 = x5 * beta * x10
-    x139 = c * d * x3
-    x35 = x5 * alpha_inter + x5 * x10 * beta_inter * x33 / x139 + x126 * x33 * x34 / x139
-    x36 = -m*(x35)
-    x121 = m * x5 * alpha_inter
-    x38 = (G < x141)
-    x130 = c * d * t * x3
-    x39 = -m * x5 * beta * Phi / x130
-    x40 = -m * x5 * beta * x9 / x130
-    x41 = x135 * (3.0 + 25.0 * c) / x102 + x150 * (1.0 + c) * 5.0 / x102
-    x42 = x121 * x3 * 3.0
-    x131 = m * x5 * alpha
-    x43 = x131 * x3 * 3.0
-    x105 = eta*peak
-    x106 = hbm*p
-    x127 = hbm * c * d * m
-    x107 = x127 * t
-    x128 = eta_attn * peak
-    x108 = x128 * c * d * m * p * t
-    x109 = x127 * p
-    x147 = c * d * t
-    x114 = b * s * h * L * kappa * x26
-    x120 = b * h * L * x18 * 5.0
-    x122 = m * x5 * x10 * gamma
-    x143 = L * x23
-    x44 = x122 / x139 + max(0.0, -m * ((L * x14 * 2.0 / p if x15 else 0.0) / hbm + x20 * 2.0 / x105 + x22 * 2.0 / x105 + x143 * 4.0 / x106 + x140 * (22.0 if x24 else 38.0) / x107 + x119 / x108 + x114 * (2 / 3) / x109) + (x36 + x121 + m * x5 * x10 * beta_inter * x33 / x151 + m * x5 * beta * x10 * x33 * x34 / x151 if x38 else m * x5 * beta * Phi / x147 + x39 if x7 else m * x5 * beta * x9 / x147 + x40)) + max(0.0, -m * ((L * x41 * 2.0 / p if x15 else 0.0) / hbm + x20 * 4.0 / x105 + x22 * 4.0 / x105 + x143 * 8.0 / x106 + x140 * (26.0 if x24 else 38.0) / x107 + x120 / x108 + x114 * (4 / 3) / x109) + (m * x5 * gamma * Phi / x147 - m * x5 * gamma * Phi / x130 if x7 else m * x5 * gamma * x9 / x147 - m * x5 * gamma * x9 / x130) + (x36 + x121 + m * x5 * x10 * beta_inter * x33 * 2.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 2.0 / x151 if x38 else m * x5 * beta * Phi * 2.0 / x147 + x39 if x7 else m * x5 * beta * x9 * 2.0 / x147 + x40)) + (m * x35 * 2.0 - x121 * 2.0 + x42 if x38 else m * (x5 * alpha + x126 / x139) * 2.0 - x131 * 2.0 + x43)
-    x45 = -1.0 + t
-    x46 = (1.0 if x7 else 0.0)
-    x47 = t - G*(-1.0 + math.ceil(t/G))
-    x49 = G == x47 or x151 * p == 1.0
-    x50 = ((1.0/(x47)) if x49 else 1.0)
-    x51 = -1.0 + (x47 if x49 else 1.0)
-    x116 = b * s * h * x45 * beta
-    x52 = x116 * 2.0 / x147
-    x134 = c * d * p * t
-    x124 = b * s * h * L * x45
-    x137 = b * s * x45
-    x144 = b * s * h * x45
-    x53 = gamma * (x137 * 3.0 / x147 + x144 / x147 + x144 * x46 / x147 + x124 * 4.0 / x134) + (alpha_inter * (m * x45 * 8.0 + m * x45 * x46 * 2.0 + L * m * x45 * 8.0 / p) + x144 * beta_inter * x46 * x50 * 2.0 / x147 + x116 * x51 * x46 * x50 * 2.0 / x147 + (beta * (x137 * x51 * 6.0 / (x147 * x47) + x144 * x51 * 2.0 / (x147 * x47) + x124 * x51 * 8.0 / (x134 * x47)) + beta_inter * (x137 * 6.0 / (x147 * x47) + x144 * 2.0 / (x147 * x47) + x124 * 8.0 / (x134 * x47)) if x49 else beta * (x137 * x51 * 6.0 / x147 + x144 * x51 * 2.0 / x147 + x124 * x51 * 8.0 / x134) + beta_inter * (x137 * 6.0 / x147 + x144 * 2.0 / x147 + x124 * 8.0 / x134)) if G < t else m * x45 * alpha * 8.0 + L * m * x45 * alpha * 8.0 / p + x137 * beta * 6.0 / x147 + x52 + x124 * beta * 8.0 / x134 + (m * x45 * alpha * 2.0 + x52 if x7 else 0.0))
-    x54 = (p == 2.0)
-    x55 = 0.0 if x7 else m * alpha_inter * (1 / 2) + x150 * beta_inter * (1 / 2) / x151 if x54 else m * alpha_inter + x150 * beta_inter / x151
-    x56 = (x55 if G < x141 * p else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151) + (x55 if G < 1.0 + x141 else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151)
-    x57 = (x20)*6.0/x105
-    x58 = (x22)*6.0/x105
-    x59 = x143 * 12.0 / x106
-    x60 = x114 * 2.0 / x109
-    x145 = b * h * L * x18
-    x61 = x145 * 7.0 / x108
-    x63 = -b * h * L * x18 * 2.0 / (x128 * c ** 2.0 * d * m * p * t)
-    x64 = max(0.0, x63)
-    x117 = b * s * L * x13 * h_kv
-    x65 = x117 * gamma * 2.0 / x134
-    x67 = x149 - G * (-1.0 + math.ceil(x149 / G))
-    x69 = x31 and ((G == x67) or (d*p == 1.0))
-    x70 = -1.0 + ((x67)/t if x69 else 1.0)
-    x71 = (G < x149)
-    x72 = L * m * x13 * alpha_inter * 2.0 / p + (x117 * beta_inter * 2.0 / (x151 * p * x67) + x152 * L * beta * x13 * h_kv * x70 * 2.0 / (x151 * p * x67) if x69 else x117 * beta_inter * 2.0 / x134 + x152 * L * beta * x13 * h_kv * x70 * 2.0 / x134) if x71 else L * m * x13 * alpha * 2.0 / p + x152 * L * beta * x13 * h_kv * 2.0 / x134
-    x73 = max(0.0, (x65 + x72) / m - b * h * L * x13 * x18 * 5.0 / (x128 * c ** 2.0 * d * m * p * t))
-    x74 = x72/m
-    x75 = max(0.0, x74 - x120 / (x128 * c ** 2.0 * d * m * p * t))
-    x76 = max(0.0, x74 + x63)
-    x77 = x140 * 48.0 / x107 if x24 else x140 * 76.0 / x107
-    x78 = (L*(x14)*2.0/x106 + L*(x41)*2.0/x106 if x15 else 0.0)
-    x79 = (x53)/m + (x56)/m + x57 + x58 + x59 + x60 + x61 + x64 + x73 + x75 + x76 + x77 + x78
-    x80 = x10*28.0/(hbm*c*d)
-    x81 = (x44) + (x79)*(-1.0 + m + p) + x80
-    x82 = x65 + (L * m * x13 * alpha_inter * 6.0 / p + (x117 * beta_inter * 6.0 / (x151 * p * x67) + x152 * L * beta * x13 * h_kv * x70 * 6.0 / (x151 * p * x67) if x69 else x117 * beta_inter * 6.0 / x134 + x152 * L * beta * x13 * h_kv * x70 * 6.0 / x134) if x71 else L * m * x13 * alpha * 6.0 / p + x152 * L * beta * x13 * h_kv * 6.0 / x134)
-    x83 = x122 / x151 + (x42 + m * x5 * x10 * beta_inter * x33 * 3.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 3.0 / x151 if x38 else x43 + m * x5 * beta * x10 * 3.0 / x151)
-    x84 = m*(x64 + x73 + x75 + x76)
-    x86 = L * (x125 + x118 + x123)
-    x142 = x86 + x132
-    x115 = peak * c * d * p * t * x81
-    x89 = x142 * 6.0 / x115
-    x90 = 6.0*(x142)
-    x91 = x148 * 4.0 / t
-    x92 = (x8)*8.0/(L*t)
-    x93 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x94 = min(m, p)
-    x129 = b * s * L * x93
-    x95 = x129 * x94 * 4.0 / x133
-    x96 = x136 / t
-    x97 = 0.0 if c == 1.0 else x150 * (7.0 + c) * 4.0 / x102
-    x98 = x152 * (h + h * 3.0 / t) * 2.0 / x146
-    x99 = x140 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x102
-    x100 = max(x96 + x97, x98 + x99)
-    x101 = 0.0 if x7 else x150 * (m + x94) * 2.0 / x146
-    return (x81, m*(x57 + x58 + x59 + x60 + x61 + x77 + x78), (x53) + (x82) + (x83) + (x56), (x44) + (x53) + (x56) + x84, (x79)*(-1.0 + p), x80, x152 / x81, x89, (x142 - x145) * 6.0 / x115, x89, x90, x90, x91 + x92 + (Phi * 14.0 / x147 + x95 + x100 + x101 if x7 else x9 * 14.0 / x147 + max(x95 + x97 + x101, x129 * 4.0 / x133 + x100)), x53, x82, x56, x83, x53, x84, x56, x44, 0.0, x10*2.0/x151, x10*12.0/x151, x95, x101, x99, x91, x98, x96, x97, x92,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x9 = t - G*(-1.0 + math.ceil(t/G))
+    x176 = c * d
+    x11 = G == x9 or x176 * p == 1.0
+    x12 = ((1.0/(x9)) if x11 else 1.0)
+    x13 = -1.0 + (x9 if x11 else 1.0)
+    x161 = c * d * t
+    x139 = b * s * h * x4 * beta
+    x14 = x139 * 2.0 / x161
+    x151 = c * d * p * t
+    x144 = b * s * h * L * x4
+    x159 = b * s * x4
+    x169 = b * s * h * x4
+    x15 = gamma * (x159 * 3.0 / x161 + x169 / x161 + x169 * x6 / x161 + x144 * 4.0 / x151) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + L * m * x4 * 8.0 / p) + x169 * beta_inter * x6 * x12 * 2.0 / x161 + x139 * x13 * x6 * x12 * 2.0 / x161 + (beta * (x159 * x13 * 6.0 / (x161 * x9) + x169 * x13 * 2.0 / (x161 * x9) + x144 * x13 * 8.0 / (x151 * x9)) + beta_inter * (x159 * 6.0 / (x161 * x9) + x169 * 2.0 / (x161 * x9) + x144 * 8.0 / (x151 * x9)) if x11 else beta * (x159 * x13 * 6.0 / x161 + x169 * x13 * 2.0 / x161 + x144 * x13 * 8.0 / x151) + beta_inter * (x159 * 6.0 / x161 + x169 * 2.0 / x161 + x144 * 8.0 / x151)) if G < t else m * x4 * alpha * 8.0 + L * m * x4 * alpha * 8.0 / p + x159 * beta * 6.0 / x161 + x14 + x144 * beta * 8.0 / x151 + (m * x4 * alpha * 2.0 + x14 if x5 else 0.0))
+    x16 = (p == 2.0)
+    x175 = b * s * h
+    x17 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x175 * beta_inter * (1 / 2) / x176 if x16 else m * alpha_inter + x175 * beta_inter / x176
+    x162 = c * t * d
+    x19 = (x17 if G < x162 * p else 0.0 if x5 else m * alpha * (1 / 2) + x175 * beta * (1 / 2) / x176 if x16 else m * alpha + x175 * beta / x176) + (x17 if G < 1.0 + x162 else 0.0 if x5 else m * alpha * (1 / 2) + x175 * beta * (1 / 2) / x176 if x16 else m * alpha + x175 * beta / x176)
+    x22 = s**2.0
+    x23 = h + h_kv
+    x124 = d*m
+    x140 = b * s * h * x23 * 2.0
+    x141 = b * h * L * x22 * 2.0
+    x143 = b * s * h * F * 3.0
+    x145 = b * h * x22 * 2.0
+    x152 = b * s * h * V
+    x153 = c * d * m * p
+    x173 = c * t
+    x24 = (L * (x145 / x124 + x140 / x124 + x143 / x124) / p + x152 / x124) / x173 - x141 / (x153 * t)
+    x125 = eta*peak
+    x25 = (x24)*6.0/x125
+    x170 = c * d * m
+    x26 = x175 / x170
+    x127 = x170 * t
+    x155 = b * s * h_kv
+    x160 = L * w_half
+    x171 = b * s * V
+    x174 = h * V
+    x177 = b * s
+    x27 = w_half * (x174 / t + x26 + x171 / x127) + x160 * (h ** 2.0 / t + x26 + x175 / x127) * 2.0 / p + x160 * (h * h_kv / t + x26 + x155 / x127) * 2.0 / p + x160 * (h * F / t + x26 + x177 * F / x127) * 3.0 / p
+    x28 = (x27)*6.0/x125
+    x30 = x177 * (F / t + x23 * 4.0 / t) / x170 + x175 * 16.0 / x170
+    x128 = hbm*p
+    x172 = L * x30
+    x31 = x172 * 12.0 / x128
+    x32 = 5.0 + 12.0/t
+    x148 = hbm * c * d * m
+    x129 = x148 * p
+    x134 = b * s * h * L * kappa * x32
+    x33 = x134 * 2.0 / x129
+    x149 = eta_attn * peak
+    x130 = x149 * c * d * m * p * t
+    x167 = b * h * L * x22
+    x35 = x167 * 7.0 / x130
+    x37 = -b * h * L * x22 * 2.0 / (x149 * c ** 2.0 * d * m * p * t)
+    x38 = max(0.0, x37)
+    x39 = -1.0 + c
+    x137 = b * s * L * x39 * h_kv
+    x40 = x137 * gamma * 2.0 / x151
+    x42 = x173 - G * (-1.0 + math.ceil(x173 / G))
+    x44 = G/t
+    x45 = (x44 == math.floor(x44))
+    x46 = x45 and ((G == x42) or (d*p == 1.0))
+    x47 = -1.0 + ((x42)/t if x46 else 1.0)
+    x48 = (G < x173)
+    x49 = L * m * x39 * alpha_inter * 2.0 / p + (x137 * beta_inter * 2.0 / (x176 * p * x42) + x177 * L * beta * x39 * h_kv * x47 * 2.0 / (x176 * p * x42) if x46 else x137 * beta_inter * 2.0 / x151 + x177 * L * beta * x39 * h_kv * x47 * 2.0 / x151) if x48 else L * m * x39 * alpha * 2.0 / p + x177 * L * beta * x39 * h_kv * 2.0 / x151
+    x50 = max(0.0, (x40 + x49) / m - b * h * L * x39 * x22 * 5.0 / (x149 * c ** 2.0 * d * m * p * t))
+    x51 = x49/m
+    x142 = b * h * L * x22 * 5.0
+    x52 = max(0.0, x51 - x142 / (x149 * c ** 2.0 * d * m * p * t))
+    x53 = max(0.0, x51 + x37)
+    x54 = (t == 1.0)
+    x131 = x148 * t
+    x55 = x171 * 48.0 / x131 if x54 else x171 * 76.0 / x131
+    x56 = x175 * (-13.0 + 19.0 * c) / x127 + x177 * x39 * h_kv * 4.0 / x127
+    x57 = x155 * (3.0 + 25.0 * c) / x127 + x175 * (1.0 + c) * 5.0 / x127
+    x58 = (c >= 2.0)
+    x59 = (L*(x56)*2.0/x128 + L*(x57)*2.0/x128 if x58 else 0.0)
+    x60 = (x15)/m + (x19)/m + x25 + x28 + x31 + x33 + x35 + x38 + x50 + x52 + x53 + x55 + x59
+    x156 = h * V * 2.0
+    x61 = Phi - x156
+    x62 = Phi / t if x5 else (x174 + x61 / p) / t
+    x63 = x62*28.0/(hbm*c*d)
+    x64 = (p >= 2.0)
+    x65 = (1.0 if x64 else m)
+    x66 = -1.0 + x176
+    x146 = x66 * alpha_inter
+    x68 = 1.0 + L/p
+    x70 = -G * (-1.0 + math.ceil(x162 / G)) + x162
+    x71 = x45 and ((G == x70) or x5)
+    x72 = (t/(x70) if x71 else 1.0)
+    x73 = -1.0 + ((x70)/t if x71 else 1.0)
+    x74 = (G < x162)
+    x157 = x66 * alpha
+    x76 = x146 + x66 * x62 * beta_inter * x72 / (x176 * x68) + x66 * beta * x62 * x72 * x73 / (x176 * x68) if x74 else x157 + x66 * beta * x62 / (x176 * x68)
+    x77 = (x146 if x74 else x157)
+    x136 = x66 * x62 * x65 * gamma
+    x78 = x136 / x176
+    x79 = m - x65
+    x80 = (L*(x57)*2.0/p if x58 else 0.0)
+    x81 = (26.0 if x54 else 38.0)
+    x150 = b * s * V * x81
+    x154 = L * x30 * 8.0
+    x163 = x24 * 4.0
+    x164 = x27 * 4.0
+    x82 = x80 / hbm + x163 / x125 + x164 / x125 + x154 / x128 + x150 / x131 + x142 / x130 + x134 * (4 / 3) / x129
+    x166 = m * x66
+    x83 = x166 * x62 * beta_inter * x72 / x176 + x166 * beta * x62 * x72 * x73 / x176 if x74 else x166 * beta * x62 / x176
+    x84 = max(0.0, -(x79)*(x82) + (x79)*x83/m)
+    x85 = x65*x83/m
+    x165 = x65 * x77
+    x87 = -x65*x76
+    x168 = x66 * x62 * x65
+    x88 = x168 * beta_inter * x72 / x176
+    x138 = x66 * beta * x62 * x65
+    x89 = x138 * x72 * x73 / x176
+    x90 = x138 / x176
+    x91 = (x88 + x89 if x74 else x90)
+    x92 = max(0.0, x165 - x65 * ((L * x56 * 2.0 / p if x58 else 0.0) / hbm + x24 * 2.0 / x125 + x27 * 2.0 / x125 + x172 * 4.0 / x128 + x171 * (22.0 if x54 else 38.0) / x131 + x141 / x130 + x134 * (2 / 3) / x129) + x87 + x91)
+    x93 = x166 * x68 + x66 * x65 * x68 * 2.0
+    x94 = alpha_inter*(x93)
+    x95 = alpha*(x93)
+    x96 = x65 * x76 - x165 + x78 + x84 + max(0.0, -x65 * x82 + x85) + x92 + (x166 * alpha_inter * x68 + x88 + x89 + (x146 * x68 * 2.0 if x64 else x166 * alpha_inter * x68 * 2.0) if x74 else x166 * alpha * x68 + x90 + (x157 * x68 * 2.0 if x64 else x166 * alpha * x68 * 2.0)) if x64 else -x65 * x77 * 2.0 + x65 * x76 * 2.0 + x136 / (x176 * x68) + x84 + x92 + max(0.0, x65 * (-x80 / hbm - x163 / x125 - x164 / x125 - x154 / x128 - x150 / x131 - x142 / x130 - x134 * (4 / 3) / x129) + x165 + x87 + x85 + x78 - x136 / (x176 * x68) + x91) + (x94 if x74 else x95)
+    x97 = (x60)*(-1.0 + m + p) + x63 + x96
+    x98 = x40 + (L * m * x39 * alpha_inter * 6.0 / p + (x137 * beta_inter * 6.0 / (x176 * p * x42) + x177 * L * beta * x39 * h_kv * x47 * 6.0 / (x176 * p * x42) if x46 else x137 * beta_inter * 6.0 / x151 + x177 * L * beta * x39 * h_kv * x47 * 6.0 / x151) if x48 else L * m * x39 * alpha * 6.0 / p + x177 * L * beta * x39 * h_kv * 6.0 / x151)
+    x99 = x78 + (x94 + beta * (x166 * x62 * x72 * x73 / x176 + x168 * x72 * x73 * 2.0 / x176) + beta_inter * (x166 * x62 * x72 / x176 + x168 * x72 * 2.0 / x176) if x74 else x95 + beta * (x166 * x62 / x176 + x168 * 2.0 / x176))
+    x100 = m*(x38 + x50 + x52 + x53)
+    x102 = L * (x145 + x140 + x143)
+    x158 = x102 + x152
+    x135 = peak * c * d * p * t * x97
+    x105 = x158 * 6.0 / x135
+    x106 = 6.0*(x158)
+    x132 = L*t
+    x108 = (x61)*4.0/x132 + (x61)*(0.0 if x64 else 4.0)/x132
+    x109 = x174 * 4.0 / t
+    x110 = x62*12.0/x176
+    x111 = (2.0*x62 if x64 else x62*2.0/x176)
+    x112 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x113 = min(m, p)
+    x147 = b * s * L * x112
+    x114 = x147 * x113 * 4.0 / x153
+    x115 = x156 / t
+    x116 = 0.0 if c == 1.0 else x175 * (7.0 + c) * 4.0 / x127
+    x117 = x177 * (h + h * 3.0 / t) * 2.0 / x170
+    x118 = x171 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x127
+    x119 = max(x115 + x116, x117 + x118)
+    x120 = 0.0 if x5 else x175 * (m + x113) * 2.0 / x170
+    return (x97, m*(x25 + x28 + x31 + x33 + x35 + x55 + x59), (x15) + (x98) + (x99) + (x19), (x15) + (x19) + x100 + x96, (x60)*(-1.0 + p), x63, x177 / x97, x105, (x158 - x167) * 6.0 / x135, x105, x106, x106, x108 + x109 + x110 + x111 + (x114 + x119 + x120 if x5 else max(x114 + x116 + x120, x147 * 4.0 / x153 + x119)), x15, x98, x19, x99, x15, x100, x19, x96, 0.0, x111, x110, x114, x120, x118, x109, x117, x115, x116, x108,)
 
 
 def _step_4124a756cf63(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -48720,133 +49199,159 @@ def _step_4e101b8002f3(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 
 def _step_518c74ebdf5f(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x6 = -1.0 + c
-    x145 = c * d * m
-    x103 = x145 * t
-    x146 = b * h * s
-    x7 = x146 * (-13.0 + 19.0 * c) / x103 + x146 * x6 * 4.0 / x103
-    x8 = (c >= 2.0)
-    x11 = s**2.0
-    x12 = h + h_kv
-    x104 = d*m
-    x118 = b * h * L * x11 * 2.0
-    x124 = b * h * s * x12
-    x131 = b * h * s * F
-    x132 = b * h * s * V
-    x133 = c * d * m * p
-    x135 = b * h * x11
-    x148 = c * t
-    x13 = (L * (x135 / x104 + x131 / x104 + x124 / x104) * 2.0 / p + x132 / x104) / x148 - x118 / (x133 * t)
-    x14 = x146 / x145
-    x138 = L * w_half
-    x139 = b * s * V
-    x143 = h * V
-    x149 = b * s
-    x15 = w_half * (x143 / t + x14 + x139 / x103) + x138 * (h ** 2.0 / t + x14 + x146 / x103) * 2.0 / p + x138 * (h * F / t + x14 + x149 * F / x103) * 2.0 / p + x138 * (h * h_kv / t + x14 + x149 * h_kv / x103) * 2.0 / p
-    x16 = x146 * 4.0 / x145 + x149 * x12 / x103
-    x17 = (t == 1.0)
-    x19 = 5.0 + 12.0/t
-    x150 = c * d
-    x20 = -1.0 + x150
-    x21 = 1.0 + L/p
-    x23 = (p == 1.0)
-    x24 = Phi - x143
-    x25 = x143 + x24 / p
-    x26 = (Phi/t if x23 else (x25)/t)
-    x140 = c * t * d
-    x29 = -G * (-1.0 + math.ceil(x140 / G)) + x140
-    x30 = G/t
-    x31 = (x30 == math.floor(x30))
-    x32 = x31 and ((G == x29) or x23)
-    x33 = (t/(x29) if x32 else 1.0)
-    x34 = -1.0 + ((x29)/t if x32 else 1.0)
-    x123 = x20 * beta * x26
-    x136 = c * d * x21
-    x35 = x20 * alpha_inter + x20 * beta_inter * x26 * x33 / x136 + x123 * x33 * x34 / x136
-    x36 = -m*(x35)
-    x119 = m * x20 * alpha_inter
-    x38 = (G < x140)
-    x125 = c * d * t * x21
-    x39 = -m * x20 * beta * Phi / x125
-    x40 = -m * x20 * beta * x25 / x125
-    x41 = x146 * (3.0 + 25.0 * c) / x103 + x146 * (1.0 + c) * 5.0 / x103
-    x42 = x119 * x21 * 3.0
-    x126 = m * x20 * alpha
-    x43 = x126 * x21 * 3.0
-    x44 = G < x140 * p
-    x45 = (0.0 if x23 else 2.0 * alpha_inter + x143 * beta_inter / t) if x44 else 0.0 if x23 else 2.0 * alpha + h * beta * V / t
-    x106 = eta*peak
-    x107 = hbm*p
-    x127 = hbm * c * d * m
-    x108 = x127 * t
-    x128 = eta_attn * peak
-    x109 = x128 * c * d * m * p * t
-    x110 = x127 * p
-    x147 = c * d * t
-    x115 = b * h * s * L * kappa * x19
-    x120 = b * h * L * x11 * 5.0
-    x142 = L * x16
-    x46 = max(0.0, -m * ((L * x7 * 2.0 / p if x8 else 0.0) / hbm + x13 * 2.0 / x106 + x15 * 2.0 / x106 + x142 * 16.0 / x107 + x139 * (22.0 if x17 else 38.0) / x108 + x118 / x109 + x115 * (2 / 3) / x110) + (x36 + x119 + m * x20 * beta_inter * x26 * x33 / x150 + m * x20 * beta * x26 * x33 * x34 / x150 if x38 else m * x20 * beta * Phi / x147 + x39 if x23 else m * x20 * beta * x25 / x147 + x40)) + max(0.0, -m * ((L * x41 * 2.0 / p if x8 else 0.0) / hbm + x13 * 4.0 / x106 + x15 * 4.0 / x106 + x142 * 32.0 / x107 + x139 * (26.0 if x17 else 38.0) / x108 + x120 / x109 + x115 * (4 / 3) / x110) + (m * x20 * gamma * Phi / x147 - m * x20 * gamma * Phi / x125 if x23 else m * x20 * gamma * x25 / x147 - m * x20 * gamma * x25 / x125) + (x36 + x119 + m * x20 * beta_inter * x26 * x33 * 2.0 / x150 + m * x20 * beta * x26 * x33 * x34 * 2.0 / x150 if x38 else m * x20 * beta * Phi * 2.0 / x147 + x39 if x23 else m * x20 * beta * x25 * 2.0 / x147 + x40)) + (m * x20 * gamma * Phi / x125 if x23 else x143 * gamma * (1 / 2) / t + m * x20 * gamma * x25 / x125) + (m * x35 * 2.0 - x119 * 2.0 + x42 if x38 else m * (x20 * alpha + x123 / x136) * 2.0 - x126 * 2.0 + x43) + x45
-    x47 = -1.0 + t
-    x48 = (1.0 if x23 else 0.0)
-    x49 = t - G*(-1.0 + math.ceil(t/G))
-    x51 = G == x49 or x150 * p == 1.0
-    x52 = ((1.0/(x49)) if x51 else 1.0)
-    x53 = -1.0 + (x49 if x51 else 1.0)
-    x117 = b * h * s * beta * x47
-    x54 = x117 * 2.0 / x147
-    x134 = c * d * p * t
-    x121 = b * h * s * L * x47
-    x129 = b * h * s * x47
-    x137 = b * s * x47
-    x55 = gamma * (x137 * 3.0 / x147 + x129 / x147 + x129 * x48 / x147 + x121 * 4.0 / x134) + (alpha_inter * (m * x47 * 8.0 + m * x47 * x48 * 2.0 + L * m * x47 * 8.0 / p) + x129 * beta_inter * x48 * x52 * 2.0 / x147 + x117 * x53 * x48 * x52 * 2.0 / x147 + (beta * (x137 * x53 * 6.0 / (x147 * x49) + x129 * x53 * 2.0 / (x147 * x49) + x121 * x53 * 8.0 / (x134 * x49)) + beta_inter * (x137 * 6.0 / (x147 * x49) + x129 * 2.0 / (x147 * x49) + x121 * 8.0 / (x134 * x49)) if x51 else beta * (x137 * x53 * 6.0 / x147 + x129 * x53 * 2.0 / x147 + x121 * x53 * 8.0 / x134) + beta_inter * (x137 * 6.0 / x147 + x129 * 2.0 / x147 + x121 * 8.0 / x134)) if G < t else m * x47 * alpha * 8.0 + L * m * x47 * alpha * 8.0 / p + x149 * beta * x47 * 6.0 / x147 + x54 + x146 * L * beta * x47 * 8.0 / x134 + (m * x47 * alpha * 2.0 + x54 if x23 else 0.0))
-    x56 = (p == 2.0)
-    x57 = 0.0 if x23 else m * alpha_inter * (1 / 2) + x146 * beta_inter * (1 / 2) / x150 if x56 else m * alpha_inter + x146 * beta_inter / x150
-    x58 = (x57 if x44 else 0.0 if x23 else m * alpha * (1 / 2) + x146 * beta * (1 / 2) / x150 if x56 else m * alpha + x146 * beta / x150) + (x57 if G < 1.0 + x140 else 0.0 if x23 else m * alpha * (1 / 2) + x146 * beta * (1 / 2) / x150 if x56 else m * alpha + x146 * beta / x150)
-    x59 = (x13)*6.0/x106
-    x60 = (x15)*6.0/x106
-    x61 = x142 * 48.0 / x107
-    x62 = x115 * 2.0 / x110
-    x144 = b * h * L * x11
-    x63 = x144 * 7.0 / x109
-    x65 = -b * h * L * x11 * 2.0 / (x128 * c ** 2.0 * d * m * p * t)
-    x66 = max(0.0, x65)
-    x122 = b * h * s * L * x6
-    x67 = x122 * gamma * 2.0 / x134
-    x69 = x148 - G * (-1.0 + math.ceil(x148 / G))
-    x71 = x31 and ((G == x69) or (d*p == 1.0))
-    x72 = -1.0 + ((x69)/t if x71 else 1.0)
-    x73 = (G < x148)
-    x74 = L * m * x6 * alpha_inter * 2.0 / p + (x122 * beta_inter * 2.0 / (x150 * p * x69) + x146 * L * beta * x6 * x72 * 2.0 / (x150 * p * x69) if x71 else x122 * beta_inter * 2.0 / x134 + x146 * L * beta * x6 * x72 * 2.0 / x134) if x73 else L * m * x6 * alpha * 2.0 / p + x146 * L * beta * x6 * 2.0 / x134
-    x75 = max(0.0, (x67 + x74) / m - b * h * L * x6 * x11 * 5.0 / (x128 * c ** 2.0 * d * m * p * t))
-    x76 = x74/m
-    x77 = max(0.0, x76 - x120 / (x128 * c ** 2.0 * d * m * p * t))
-    x78 = max(0.0, x76 + x65)
-    x79 = x139 * 48.0 / x108 if x17 else x139 * 76.0 / x108
-    x80 = (L*(x7)*2.0/x107 + L*(x41)*2.0/x107 if x8 else 0.0)
-    x81 = (x55)/m + (x58)/m + x59 + x60 + x61 + x62 + x63 + x66 + x75 + x77 + x78 + x79 + x80
-    x82 = x26*28.0/(hbm*c*d)
-    x83 = (x46) + (x81)*(-1.0 + m + p) + x82
-    x84 = x67 + (L * m * x6 * alpha_inter * 6.0 / p + (x122 * beta_inter * 6.0 / (x150 * p * x69) + x146 * L * beta * x6 * x72 * 6.0 / (x150 * p * x69) if x71 else x122 * beta_inter * 6.0 / x134 + x146 * L * beta * x6 * x72 * 6.0 / x134) if x73 else L * m * x6 * alpha * 6.0 / p + x146 * L * beta * x6 * 6.0 / x134)
-    x85 = gamma * (m * x20 * Phi / x147 if x23 else x143 * (1 / 2) / t + m * x20 * x25 / x147) + (x42 + m * x20 * beta_inter * x26 * x33 * 3.0 / x150 + m * x20 * beta * x26 * x33 * x34 * 3.0 / x150 if x38 else x43 + m * x20 * beta * x26 * 3.0 / x150) + x45
-    x86 = m*(x66 + x75 + x77 + x78)
-    x88 = L * (x135 + x131 + x124) * 2.0
-    x141 = x88 + x132
-    x116 = peak * c * d * p * t * x83
-    x91 = x141 * 6.0 / x116
-    x92 = 6.0*(x141)
-    x93 = x143 * 2.0 / t
-    x94 = (x24)*8.0/(L*t)
-    x95 = 4.0*h + F/t + a/t + h*2.0/t
-    x96 = min(m, p)
-    x130 = b * s * L * x95
-    x97 = x130 * x96 * 4.0 / x133
-    x98 = 0.0 if c == 1.0 else x146 * (7.0 + c) * 4.0 / x103
-    x99 = x149 * (h + h * 3.0 / t) * 2.0 / x145
-    x100 = x139 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x103
-    x101 = max(x93 + x98, x99 + x100)
-    x102 = 0.0 if x23 else x146 * (m + x96) * 2.0 / x145
-    return (x83, m*(x59 + x60 + x61 + x62 + x63 + x79 + x80), (x55) + (x84) + (x85) + (x58), (x46) + (x55) + (x58) + x86, (x81)*(-1.0 + p), x82, x149 / x83, x91, (x141 - x144) * 6.0 / x116, x91, x92, x92, x93 + x94 + (Phi * 14.0 / x147 + x97 + x101 + x102 if x23 else x25 * 14.0 / x147 + max(x97 + x98 + x102, x130 * 4.0 / x133 + x101)), x55, x84, x58, x85, x55, x86, x58, x46, 0.0, x26*2.0/x150, x26*12.0/x150, x97, x102, x100, x93, x99, x93, x98, x94,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x9 = t - G*(-1.0 + math.ceil(t/G))
+    x178 = c * d
+    x11 = G == x9 or x178 * p == 1.0
+    x12 = ((1.0/(x9)) if x11 else 1.0)
+    x13 = -1.0 + (x9 if x11 else 1.0)
+    x163 = c * d * t
+    x142 = b * h * s * x4 * beta
+    x14 = x142 * 2.0 / x163
+    x154 = c * d * p * t
+    x146 = b * h * s * L * x4
+    x161 = b * s * x4
+    x172 = b * h * s * x4
+    x15 = gamma * (x161 * 3.0 / x163 + x172 / x163 + x172 * x6 / x163 + x146 * 4.0 / x154) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + L * m * x4 * 8.0 / p) + x172 * beta_inter * x6 * x12 * 2.0 / x163 + x142 * x13 * x6 * x12 * 2.0 / x163 + (beta * (x161 * x13 * 6.0 / (x163 * x9) + x172 * x13 * 2.0 / (x163 * x9) + x146 * x13 * 8.0 / (x154 * x9)) + beta_inter * (x161 * 6.0 / (x163 * x9) + x172 * 2.0 / (x163 * x9) + x146 * 8.0 / (x154 * x9)) if x11 else beta * (x161 * x13 * 6.0 / x163 + x172 * x13 * 2.0 / x163 + x146 * x13 * 8.0 / x154) + beta_inter * (x161 * 6.0 / x163 + x172 * 2.0 / x163 + x146 * 8.0 / x154)) if G < t else m * x4 * alpha * 8.0 + L * m * x4 * alpha * 8.0 / p + x161 * beta * 6.0 / x163 + x14 + x146 * beta * 8.0 / x154 + (m * x4 * alpha * 2.0 + x14 if x5 else 0.0))
+    x16 = (p == 2.0)
+    x177 = b * h * s
+    x17 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x177 * beta_inter * (1 / 2) / x178 if x16 else m * alpha_inter + x177 * beta_inter / x178
+    x164 = c * t * d
+    x18 = G < x164 * p
+    x20 = (x17 if x18 else 0.0 if x5 else m * alpha * (1 / 2) + x177 * beta * (1 / 2) / x178 if x16 else m * alpha + x177 * beta / x178) + (x17 if G < 1.0 + x164 else 0.0 if x5 else m * alpha * (1 / 2) + x177 * beta * (1 / 2) / x178 if x16 else m * alpha + x177 * beta / x178)
+    x23 = s**2.0
+    x24 = h + h_kv
+    x128 = d*m
+    x143 = b * h * L * x23 * 2.0
+    x149 = b * h * s * x24
+    x155 = b * h * s * F
+    x156 = b * h * s * V
+    x157 = c * d * m * p
+    x158 = b * h * x23
+    x176 = c * t
+    x25 = (L * (x158 / x128 + x155 / x128 + x149 / x128) * 2.0 / p + x156 / x128) / x176 - x143 / (x157 * t)
+    x129 = eta*peak
+    x26 = (x25)*6.0/x129
+    x173 = c * d * m
+    x27 = x177 / x173
+    x131 = x173 * t
+    x162 = L * w_half
+    x169 = h * V
+    x174 = b * s * V
+    x179 = b * s
+    x28 = w_half * (x169 / t + x27 + x174 / x131) + x162 * (h ** 2.0 / t + x27 + x177 / x131) * 2.0 / p + x162 * (h * F / t + x27 + x179 * F / x131) * 2.0 / p + x162 * (h * h_kv / t + x27 + x179 * h_kv / x131) * 2.0 / p
+    x29 = (x28)*6.0/x129
+    x31 = x177 * 4.0 / x173 + x179 * x24 / x131
+    x132 = hbm*p
+    x175 = L * x31
+    x32 = x175 * 48.0 / x132
+    x33 = 5.0 + 12.0/t
+    x150 = hbm * c * d * m
+    x133 = x150 * p
+    x138 = b * h * s * L * kappa * x33
+    x34 = x138 * 2.0 / x133
+    x151 = eta_attn * peak
+    x134 = x151 * c * d * m * p * t
+    x170 = b * h * L * x23
+    x36 = x170 * 7.0 / x134
+    x38 = -b * h * L * x23 * 2.0 / (x151 * c ** 2.0 * d * m * p * t)
+    x39 = max(0.0, x38)
+    x40 = -1.0 + c
+    x145 = b * h * s * L * x40
+    x41 = x145 * gamma * 2.0 / x154
+    x43 = x176 - G * (-1.0 + math.ceil(x176 / G))
+    x45 = G/t
+    x46 = (x45 == math.floor(x45))
+    x47 = x46 and ((G == x43) or (d*p == 1.0))
+    x48 = -1.0 + ((x43)/t if x47 else 1.0)
+    x49 = (G < x176)
+    x50 = L * m * x40 * alpha_inter * 2.0 / p + (x145 * beta_inter * 2.0 / (x178 * p * x43) + x177 * L * beta * x40 * x48 * 2.0 / (x178 * p * x43) if x47 else x145 * beta_inter * 2.0 / x154 + x177 * L * beta * x40 * x48 * 2.0 / x154) if x49 else L * m * x40 * alpha * 2.0 / p + x177 * L * beta * x40 * 2.0 / x154
+    x51 = max(0.0, (x41 + x50) / m - b * h * L * x40 * x23 * 5.0 / (x151 * c ** 2.0 * d * m * p * t))
+    x52 = x50/m
+    x144 = b * h * L * x23 * 5.0
+    x53 = max(0.0, x52 - x144 / (x151 * c ** 2.0 * d * m * p * t))
+    x54 = max(0.0, x52 + x38)
+    x55 = (t == 1.0)
+    x135 = x150 * t
+    x56 = x174 * 48.0 / x135 if x55 else x174 * 76.0 / x135
+    x57 = x177 * (-13.0 + 19.0 * c) / x131 + x177 * x40 * 4.0 / x131
+    x58 = x177 * (3.0 + 25.0 * c) / x131 + x177 * (1.0 + c) * 5.0 / x131
+    x59 = (c >= 2.0)
+    x60 = (L*(x57)*2.0/x132 + L*(x58)*2.0/x132 if x59 else 0.0)
+    x61 = (x15)/m + (x20)/m + x26 + x29 + x32 + x34 + x36 + x39 + x51 + x53 + x54 + x56 + x60
+    x62 = Phi - x169
+    x63 = Phi / t if x5 else (x169 + x62 / p) / t
+    x64 = x63*28.0/(hbm*c*d)
+    x65 = (p >= 2.0)
+    x66 = (1.0 if x65 else m)
+    x67 = -1.0 + x178
+    x147 = x67 * alpha_inter
+    x69 = 1.0 + L/p
+    x71 = -G * (-1.0 + math.ceil(x164 / G)) + x164
+    x72 = x46 and ((G == x71) or x5)
+    x73 = (t/(x71) if x72 else 1.0)
+    x74 = -1.0 + ((x71)/t if x72 else 1.0)
+    x75 = (G < x164)
+    x159 = x67 * alpha
+    x77 = x147 + x67 * x63 * beta_inter * x73 / (x178 * x69) + x67 * beta * x63 * x73 * x74 / (x178 * x69) if x75 else x159 + x67 * beta * x63 / (x178 * x69)
+    x78 = (x147 if x75 else x159)
+    x79 = (0.0 if x5 else 1.0)
+    x140 = x67 * x63 * x66 * gamma
+    x80 = x140 / x178
+    x81 = m - x66
+    x82 = (L*(x58)*2.0/p if x59 else 0.0)
+    x83 = (26.0 if x55 else 38.0)
+    x152 = b * s * V * x83
+    x153 = L * x31 * 32.0
+    x165 = x25 * 4.0
+    x166 = x28 * 4.0
+    x84 = x82 / hbm + x165 / x129 + x166 / x129 + x153 / x132 + x152 / x135 + x144 / x134 + x138 * (4 / 3) / x133
+    x168 = m * x67
+    x85 = x168 * x63 * beta_inter * x73 / x178 + x168 * beta * x63 * x73 * x74 / x178 if x75 else x168 * beta * x63 / x178
+    x86 = max(0.0, -(x81)*(x84) + (x81)*x85/m)
+    x87 = x66*x85/m
+    x167 = x66 * x78
+    x89 = -x66*x77
+    x171 = x67 * x63 * x66
+    x90 = x171 * beta_inter * x73 / x178
+    x141 = x67 * beta * x63 * x66
+    x91 = x141 * x73 * x74 / x178
+    x92 = x141 / x178
+    x93 = (x90 + x91 if x75 else x92)
+    x94 = max(0.0, x167 - x66 * ((L * x57 * 2.0 / p if x59 else 0.0) / hbm + x25 * 2.0 / x129 + x28 * 2.0 / x129 + x175 * 16.0 / x132 + x174 * (22.0 if x55 else 38.0) / x135 + x143 / x134 + x138 * (2 / 3) / x133) + x89 + x93)
+    x95 = (0.0 if x5 else 2.0 * alpha_inter + x169 * beta_inter / t) if x18 else 0.0 if x5 else 2.0 * alpha + h * beta * V / t
+    x96 = x168 * x69 + x67 * x66 * x69 * 2.0
+    x97 = alpha_inter*(x96)
+    x98 = alpha*(x96)
+    x99 = 2.0*x95
+    x100 = x66 * x77 - x167 + x169 * gamma * x79 * (1 / 2) / t + x80 + x86 + max(0.0, -x66 * x84 + x87) + x94 + (x168 * alpha_inter * x69 + x90 + x91 + (x147 * x69 * 2.0 if x65 else x168 * alpha_inter * x69 * 2.0) if x75 else x168 * alpha * x69 + x92 + (x159 * x69 * 2.0 if x65 else x168 * alpha * x69 * 2.0)) + x95 if x65 else 1 / 2 * (2.0 * x86 + 2.0 * x94 + 2.0 * max(0.0, x66 * (-x82 / hbm - x165 / x129 - x166 / x129 - x153 / x132 - x152 / x135 - x144 / x134 - x138 * (4 / 3) / x133) + x167 + x89 + x87 + x80 - x140 / (x178 * x69) + x93) + 2.0 * (x97 if x75 else x98) + x99 - x167 * 4.0 + x66 * x77 * 4.0 + x169 * gamma * x79 / t + x140 * 2.0 / (x178 * x69))
+    x101 = (x61)*(-1.0 + m + p) + x64 + x100
+    x102 = x41 + (L * m * x40 * alpha_inter * 6.0 / p + (x145 * beta_inter * 6.0 / (x178 * p * x43) + x177 * L * beta * x40 * x48 * 6.0 / (x178 * p * x43) if x47 else x145 * beta_inter * 6.0 / x154 + x177 * L * beta * x40 * x48 * 6.0 / x154) if x49 else L * m * x40 * alpha * 6.0 / p + x177 * L * beta * x40 * 6.0 / x154)
+    x103 = x171 * 2.0 / x178
+    x104 = 1 / 2 * (2.0 * (x97 + beta * (x168 * x63 * x73 * x74 / x178 + x171 * x73 * x74 * 2.0 / x178) + beta_inter * (x168 * x63 * x73 / x178 + x171 * x73 * 2.0 / x178) if x75 else x98 + beta * (x168 * x63 / x178 + x103)) + x99 + gamma * (x169 * x79 / t + x103))
+    x105 = m*(x39 + x51 + x53 + x54)
+    x107 = L * (x158 + x155 + x149) * 2.0
+    x160 = x107 + x156
+    x139 = peak * c * d * p * t * x101
+    x110 = x160 * 6.0 / x139
+    x111 = 6.0*(x160)
+    x136 = L*t
+    x113 = (x62)*4.0/x136 + (x62)*(0.0 if x65 else 4.0)/x136
+    x114 = x169 * 2.0 / t
+    x115 = x63*12.0/x178
+    x116 = (2.0*x63 if x65 else x63*2.0/x178)
+    x117 = 4.0*h + F/t + a/t + h*2.0/t
+    x118 = min(m, p)
+    x148 = b * s * L * x117
+    x119 = x148 * x118 * 4.0 / x157
+    x120 = 0.0 if c == 1.0 else x177 * (7.0 + c) * 4.0 / x131
+    x121 = x179 * (h + h * 3.0 / t) * 2.0 / x173
+    x122 = x174 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x131
+    x123 = max(x114 + x120, x121 + x122)
+    x124 = 0.0 if x5 else x177 * (m + x118) * 2.0 / x173
+    return (x101, m*(x26 + x29 + x32 + x34 + x36 + x56 + x60), (x15) + (x102) + x104 + (x20), (x15) + (x20) + x105 + x100, (x61)*(-1.0 + p), x64, x179 / x101, x110, (x160 - x170) * 6.0 / x139, x110, x111, x111, x113 + x114 + x115 + x116 + (x119 + x123 + x124 if x5 else max(x119 + x120 + x124, x148 * 4.0 / x157 + x123)), x15, x102, x20, x104, x15, x105, x20, x100, 0.0, x116, x115, x119, x124, x122, x114, x121, x114, x120, x113,)
 
 
 def _step_6159d29d7e8c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -49299,135 +49804,157 @@ def _step_6c5892612c2d(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
 
 
 def _step_7365cff7b2e5(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = 1.0 + L/p
-    x151 = c * d
-    x5 = -1.0 + x151
-    x7 = (p == 1.0)
-    x135 = h * V * 2.0
-    x8 = Phi - x135
-    x148 = h * V
-    x9 = x148 + x8 / p
-    x10 = (Phi/t if x7 else (x9)/t)
-    x13 = -1.0 + c
-    x146 = c * d * m
-    x102 = x146 * t
-    x150 = b * s * h
-    x152 = b * s
-    x14 = x150 * (-13.0 + 19.0 * c) / x102 + x152 * x13 * h_kv * 4.0 / x102
-    x15 = (c >= 2.0)
-    x18 = s**2.0
-    x19 = h + h_kv
-    x103 = d*m
-    x118 = b * h * L * x18 * 2.0
-    x123 = b * s * h * x19
-    x130 = b * s * h * F
-    x131 = b * s * h * V
-    x132 = c * d * m * p
-    x136 = b * h * x18
-    x149 = c * t
-    x20 = (L * (x136 / x103 + x130 / x103 + x123 / x103) * 2.0 / p + x131 / x103) / x149 - x118 / (x132 * t)
-    x21 = x150 / x146
-    x134 = b * s * h_kv
-    x138 = L * w_half
-    x140 = b * s * V
-    x22 = w_half * (x148 / t + x21 + x140 / x102) + x138 * (h ** 2.0 / t + x21 + x150 / x102) * 2.0 / p + x138 * (h * F / t + x21 + x152 * F / x102) * 2.0 / p + x138 * (h * h_kv / t + x21 + x134 / x102) * 2.0 / p
-    x23 = x150 * 4.0 / x146 + x152 * x19 / x102
-    x24 = (t == 1.0)
-    x26 = 5.0 + 12.0/t
-    x141 = c * t * d
-    x29 = -G * (-1.0 + math.ceil(x141 / G)) + x141
-    x30 = G/t
-    x31 = (x30 == math.floor(x30))
-    x32 = x31 and ((G == x29) or x7)
-    x33 = (t/(x29) if x32 else 1.0)
-    x34 = -1.0 + ((x29)/t if x32 else 1.0)
-    x124 = x5 * beta * x10
-    x139 = c * d * x3
-    x35 = x5 * alpha_inter + x5 * x10 * beta_inter * x33 / x139 + x124 * x33 * x34 / x139
-    x36 = -m*(x35)
-    x120 = m * x5 * alpha_inter
-    x38 = (G < x141)
-    x128 = c * d * t * x3
-    x39 = -m * x5 * beta * Phi / x128
-    x40 = -m * x5 * beta * x9 / x128
-    x41 = x134 * (3.0 + 25.0 * c) / x102 + x150 * (1.0 + c) * 5.0 / x102
-    x42 = x120 * x3 * 3.0
-    x129 = m * x5 * alpha
-    x43 = x129 * x3 * 3.0
-    x105 = eta*peak
-    x106 = hbm*p
-    x125 = hbm * c * d * m
-    x107 = x125 * t
-    x126 = eta_attn * peak
-    x108 = x126 * c * d * m * p * t
-    x109 = x125 * p
-    x147 = c * d * t
-    x114 = b * s * h * L * kappa * x26
-    x119 = b * h * L * x18 * 5.0
-    x121 = m * x5 * x10 * gamma
-    x143 = L * x23
-    x44 = x121 / x139 + max(0.0, -m * ((L * x14 * 2.0 / p if x15 else 0.0) / hbm + x20 * 2.0 / x105 + x22 * 2.0 / x105 + x143 * 16.0 / x106 + x140 * (22.0 if x24 else 38.0) / x107 + x118 / x108 + x114 * (2 / 3) / x109) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 / x151 + m * x5 * beta * x10 * x33 * x34 / x151 if x38 else m * x5 * beta * Phi / x147 + x39 if x7 else m * x5 * beta * x9 / x147 + x40)) + max(0.0, -m * ((L * x41 * 2.0 / p if x15 else 0.0) / hbm + x20 * 4.0 / x105 + x22 * 4.0 / x105 + x143 * 32.0 / x106 + x140 * (26.0 if x24 else 38.0) / x107 + x119 / x108 + x114 * (4 / 3) / x109) + (m * x5 * gamma * Phi / x147 - m * x5 * gamma * Phi / x128 if x7 else m * x5 * gamma * x9 / x147 - m * x5 * gamma * x9 / x128) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 * 2.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 2.0 / x151 if x38 else m * x5 * beta * Phi * 2.0 / x147 + x39 if x7 else m * x5 * beta * x9 * 2.0 / x147 + x40)) + (m * x35 * 2.0 - x120 * 2.0 + x42 if x38 else m * (x5 * alpha + x124 / x139) * 2.0 - x129 * 2.0 + x43)
-    x45 = -1.0 + t
-    x46 = (1.0 if x7 else 0.0)
-    x47 = t - G*(-1.0 + math.ceil(t/G))
-    x49 = G == x47 or x151 * p == 1.0
-    x50 = ((1.0/(x47)) if x49 else 1.0)
-    x51 = -1.0 + (x47 if x49 else 1.0)
-    x116 = b * s * h * x45 * beta
-    x52 = x116 * 2.0 / x147
-    x133 = c * d * p * t
-    x122 = b * s * h * L * x45
-    x137 = b * s * x45
-    x144 = b * s * h * x45
-    x53 = gamma * (x137 * 3.0 / x147 + x144 / x147 + x144 * x46 / x147 + x122 * 4.0 / x133) + (alpha_inter * (m * x45 * 8.0 + m * x45 * x46 * 2.0 + L * m * x45 * 8.0 / p) + x144 * beta_inter * x46 * x50 * 2.0 / x147 + x116 * x51 * x46 * x50 * 2.0 / x147 + (beta * (x137 * x51 * 6.0 / (x147 * x47) + x144 * x51 * 2.0 / (x147 * x47) + x122 * x51 * 8.0 / (x133 * x47)) + beta_inter * (x137 * 6.0 / (x147 * x47) + x144 * 2.0 / (x147 * x47) + x122 * 8.0 / (x133 * x47)) if x49 else beta * (x137 * x51 * 6.0 / x147 + x144 * x51 * 2.0 / x147 + x122 * x51 * 8.0 / x133) + beta_inter * (x137 * 6.0 / x147 + x144 * 2.0 / x147 + x122 * 8.0 / x133)) if G < t else m * x45 * alpha * 8.0 + L * m * x45 * alpha * 8.0 / p + x137 * beta * 6.0 / x147 + x52 + x122 * beta * 8.0 / x133 + (m * x45 * alpha * 2.0 + x52 if x7 else 0.0))
-    x54 = (p == 2.0)
-    x55 = 0.0 if x7 else m * alpha_inter * (1 / 2) + x150 * beta_inter * (1 / 2) / x151 if x54 else m * alpha_inter + x150 * beta_inter / x151
-    x56 = (x55 if G < x141 * p else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151) + (x55 if G < 1.0 + x141 else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151)
-    x57 = (x20)*6.0/x105
-    x58 = (x22)*6.0/x105
-    x59 = x143 * 48.0 / x106
-    x60 = x114 * 2.0 / x109
-    x145 = b * h * L * x18
-    x61 = x145 * 7.0 / x108
-    x63 = -b * h * L * x18 * 2.0 / (x126 * c ** 2.0 * d * m * p * t)
-    x64 = max(0.0, x63)
-    x117 = b * s * L * x13 * h_kv
-    x65 = x117 * gamma * 2.0 / x133
-    x67 = x149 - G * (-1.0 + math.ceil(x149 / G))
-    x69 = x31 and ((G == x67) or (d*p == 1.0))
-    x70 = -1.0 + ((x67)/t if x69 else 1.0)
-    x71 = (G < x149)
-    x72 = L * m * x13 * alpha_inter * 2.0 / p + (x117 * beta_inter * 2.0 / (x151 * p * x67) + x152 * L * beta * x13 * h_kv * x70 * 2.0 / (x151 * p * x67) if x69 else x117 * beta_inter * 2.0 / x133 + x152 * L * beta * x13 * h_kv * x70 * 2.0 / x133) if x71 else L * m * x13 * alpha * 2.0 / p + x152 * L * beta * x13 * h_kv * 2.0 / x133
-    x73 = max(0.0, (x65 + x72) / m - b * h * L * x13 * x18 * 5.0 / (x126 * c ** 2.0 * d * m * p * t))
-    x74 = x72/m
-    x75 = max(0.0, x74 - x119 / (x126 * c ** 2.0 * d * m * p * t))
-    x76 = max(0.0, x74 + x63)
-    x77 = x140 * 48.0 / x107 if x24 else x140 * 76.0 / x107
-    x78 = (L*(x14)*2.0/x106 + L*(x41)*2.0/x106 if x15 else 0.0)
-    x79 = (x53)/m + (x56)/m + x57 + x58 + x59 + x60 + x61 + x64 + x73 + x75 + x76 + x77 + x78
-    x80 = x10*28.0/(hbm*c*d)
-    x81 = (x44) + (x79)*(-1.0 + m + p) + x80
-    x82 = x65 + (L * m * x13 * alpha_inter * 6.0 / p + (x117 * beta_inter * 6.0 / (x151 * p * x67) + x152 * L * beta * x13 * h_kv * x70 * 6.0 / (x151 * p * x67) if x69 else x117 * beta_inter * 6.0 / x133 + x152 * L * beta * x13 * h_kv * x70 * 6.0 / x133) if x71 else L * m * x13 * alpha * 6.0 / p + x152 * L * beta * x13 * h_kv * 6.0 / x133)
-    x83 = x121 / x151 + (x42 + m * x5 * x10 * beta_inter * x33 * 3.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 3.0 / x151 if x38 else x43 + m * x5 * beta * x10 * 3.0 / x151)
-    x84 = m*(x64 + x73 + x75 + x76)
-    x86 = L * (x136 + x130 + x123) * 2.0
-    x142 = x86 + x131
-    x115 = peak * c * d * p * t * x81
-    x89 = x142 * 6.0 / x115
-    x90 = 6.0*(x142)
-    x91 = x148 * 4.0 / t
-    x92 = (x8)*8.0/(L*t)
-    x93 = 4.0*h + F/t + a/t + h*2.0/t
-    x94 = min(m, p)
-    x127 = b * s * L * x93
-    x95 = x127 * x94 * 4.0 / x132
-    x96 = x135 / t
-    x97 = 0.0 if c == 1.0 else x150 * (7.0 + c) * 4.0 / x102
-    x98 = x152 * (h + h * 3.0 / t) * 2.0 / x146
-    x99 = x140 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x102
-    x100 = max(x96 + x97, x98 + x99)
-    x101 = 0.0 if x7 else x150 * (m + x94) * 2.0 / x146
-    return (x81, m*(x57 + x58 + x59 + x60 + x61 + x77 + x78), (x53) + (x82) + (x83) + (x56), (x44) + (x53) + (x56) + x84, (x79)*(-1.0 + p), x80, x152 / x81, x89, (x142 - x145) * 6.0 / x115, x89, x90, x90, x91 + x92 + (Phi * 14.0 / x147 + x95 + x100 + x101 if x7 else x9 * 14.0 / x147 + max(x95 + x97 + x101, x127 * 4.0 / x132 + x100)), x53, x82, x56, x83, x53, x84, x56, x44, 0.0, x10*2.0/x151, x10*12.0/x151, x95, x101, x99, x91, x98, x96, x97, x92,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x9 = t - G*(-1.0 + math.ceil(t/G))
+    x176 = c * d
+    x11 = G == x9 or x176 * p == 1.0
+    x12 = ((1.0/(x9)) if x11 else 1.0)
+    x13 = -1.0 + (x9 if x11 else 1.0)
+    x161 = c * d * t
+    x139 = b * s * h * x4 * beta
+    x14 = x139 * 2.0 / x161
+    x150 = c * d * p * t
+    x142 = b * s * h * L * x4
+    x159 = b * s * x4
+    x169 = b * s * h * x4
+    x15 = gamma * (x159 * 3.0 / x161 + x169 / x161 + x169 * x6 / x161 + x142 * 4.0 / x150) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + L * m * x4 * 8.0 / p) + x169 * beta_inter * x6 * x12 * 2.0 / x161 + x139 * x13 * x6 * x12 * 2.0 / x161 + (beta * (x159 * x13 * 6.0 / (x161 * x9) + x169 * x13 * 2.0 / (x161 * x9) + x142 * x13 * 8.0 / (x150 * x9)) + beta_inter * (x159 * 6.0 / (x161 * x9) + x169 * 2.0 / (x161 * x9) + x142 * 8.0 / (x150 * x9)) if x11 else beta * (x159 * x13 * 6.0 / x161 + x169 * x13 * 2.0 / x161 + x142 * x13 * 8.0 / x150) + beta_inter * (x159 * 6.0 / x161 + x169 * 2.0 / x161 + x142 * 8.0 / x150)) if G < t else m * x4 * alpha * 8.0 + L * m * x4 * alpha * 8.0 / p + x159 * beta * 6.0 / x161 + x14 + x142 * beta * 8.0 / x150 + (m * x4 * alpha * 2.0 + x14 if x5 else 0.0))
+    x16 = (p == 2.0)
+    x175 = b * s * h
+    x17 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x175 * beta_inter * (1 / 2) / x176 if x16 else m * alpha_inter + x175 * beta_inter / x176
+    x162 = c * t * d
+    x19 = (x17 if G < x162 * p else 0.0 if x5 else m * alpha * (1 / 2) + x175 * beta * (1 / 2) / x176 if x16 else m * alpha + x175 * beta / x176) + (x17 if G < 1.0 + x162 else 0.0 if x5 else m * alpha * (1 / 2) + x175 * beta * (1 / 2) / x176 if x16 else m * alpha + x175 * beta / x176)
+    x22 = s**2.0
+    x23 = h + h_kv
+    x124 = d*m
+    x140 = b * h * L * x22 * 2.0
+    x145 = b * s * h * x23
+    x151 = b * s * h * F
+    x152 = b * s * h * V
+    x153 = c * d * m * p
+    x155 = b * h * x22
+    x173 = c * t
+    x24 = (L * (x155 / x124 + x151 / x124 + x145 / x124) * 2.0 / p + x152 / x124) / x173 - x140 / (x153 * t)
+    x125 = eta*peak
+    x25 = (x24)*6.0/x125
+    x170 = c * d * m
+    x26 = x175 / x170
+    x127 = x170 * t
+    x154 = b * s * h_kv
+    x160 = L * w_half
+    x171 = b * s * V
+    x174 = h * V
+    x177 = b * s
+    x27 = w_half * (x174 / t + x26 + x171 / x127) + x160 * (h ** 2.0 / t + x26 + x175 / x127) * 2.0 / p + x160 * (h * F / t + x26 + x177 * F / x127) * 2.0 / p + x160 * (h * h_kv / t + x26 + x154 / x127) * 2.0 / p
+    x28 = (x27)*6.0/x125
+    x30 = x175 * 4.0 / x170 + x177 * x23 / x127
+    x128 = hbm*p
+    x172 = L * x30
+    x31 = x172 * 48.0 / x128
+    x32 = 5.0 + 12.0/t
+    x146 = hbm * c * d * m
+    x129 = x146 * p
+    x134 = b * s * h * L * kappa * x32
+    x33 = x134 * 2.0 / x129
+    x147 = eta_attn * peak
+    x130 = x147 * c * d * m * p * t
+    x167 = b * h * L * x22
+    x35 = x167 * 7.0 / x130
+    x37 = -b * h * L * x22 * 2.0 / (x147 * c ** 2.0 * d * m * p * t)
+    x38 = max(0.0, x37)
+    x39 = -1.0 + c
+    x137 = b * s * L * x39 * h_kv
+    x40 = x137 * gamma * 2.0 / x150
+    x42 = x173 - G * (-1.0 + math.ceil(x173 / G))
+    x44 = G/t
+    x45 = (x44 == math.floor(x44))
+    x46 = x45 and ((G == x42) or (d*p == 1.0))
+    x47 = -1.0 + ((x42)/t if x46 else 1.0)
+    x48 = (G < x173)
+    x49 = L * m * x39 * alpha_inter * 2.0 / p + (x137 * beta_inter * 2.0 / (x176 * p * x42) + x177 * L * beta * x39 * h_kv * x47 * 2.0 / (x176 * p * x42) if x46 else x137 * beta_inter * 2.0 / x150 + x177 * L * beta * x39 * h_kv * x47 * 2.0 / x150) if x48 else L * m * x39 * alpha * 2.0 / p + x177 * L * beta * x39 * h_kv * 2.0 / x150
+    x50 = max(0.0, (x40 + x49) / m - b * h * L * x39 * x22 * 5.0 / (x147 * c ** 2.0 * d * m * p * t))
+    x51 = x49/m
+    x141 = b * h * L * x22 * 5.0
+    x52 = max(0.0, x51 - x141 / (x147 * c ** 2.0 * d * m * p * t))
+    x53 = max(0.0, x51 + x37)
+    x54 = (t == 1.0)
+    x131 = x146 * t
+    x55 = x171 * 48.0 / x131 if x54 else x171 * 76.0 / x131
+    x56 = x175 * (-13.0 + 19.0 * c) / x127 + x177 * x39 * h_kv * 4.0 / x127
+    x57 = x154 * (3.0 + 25.0 * c) / x127 + x175 * (1.0 + c) * 5.0 / x127
+    x58 = (c >= 2.0)
+    x59 = (L*(x56)*2.0/x128 + L*(x57)*2.0/x128 if x58 else 0.0)
+    x60 = (x15)/m + (x19)/m + x25 + x28 + x31 + x33 + x35 + x38 + x50 + x52 + x53 + x55 + x59
+    x156 = h * V * 2.0
+    x61 = Phi - x156
+    x62 = Phi / t if x5 else (x174 + x61 / p) / t
+    x63 = x62*28.0/(hbm*c*d)
+    x64 = (p >= 2.0)
+    x65 = (1.0 if x64 else m)
+    x66 = -1.0 + x176
+    x143 = x66 * alpha_inter
+    x68 = 1.0 + L/p
+    x70 = -G * (-1.0 + math.ceil(x162 / G)) + x162
+    x71 = x45 and ((G == x70) or x5)
+    x72 = (t/(x70) if x71 else 1.0)
+    x73 = -1.0 + ((x70)/t if x71 else 1.0)
+    x74 = (G < x162)
+    x157 = x66 * alpha
+    x76 = x143 + x66 * x62 * beta_inter * x72 / (x176 * x68) + x66 * beta * x62 * x72 * x73 / (x176 * x68) if x74 else x157 + x66 * beta * x62 / (x176 * x68)
+    x77 = (x143 if x74 else x157)
+    x136 = x66 * x62 * x65 * gamma
+    x78 = x136 / x176
+    x79 = m - x65
+    x80 = (L*(x57)*2.0/p if x58 else 0.0)
+    x81 = (26.0 if x54 else 38.0)
+    x148 = b * s * V * x81
+    x149 = L * x30 * 32.0
+    x163 = x24 * 4.0
+    x164 = x27 * 4.0
+    x82 = x80 / hbm + x163 / x125 + x164 / x125 + x149 / x128 + x148 / x131 + x141 / x130 + x134 * (4 / 3) / x129
+    x166 = m * x66
+    x83 = x166 * x62 * beta_inter * x72 / x176 + x166 * beta * x62 * x72 * x73 / x176 if x74 else x166 * beta * x62 / x176
+    x84 = max(0.0, -(x79)*(x82) + (x79)*x83/m)
+    x85 = x65*x83/m
+    x165 = x65 * x77
+    x87 = -x65*x76
+    x168 = x66 * x62 * x65
+    x88 = x168 * beta_inter * x72 / x176
+    x138 = x66 * beta * x62 * x65
+    x89 = x138 * x72 * x73 / x176
+    x90 = x138 / x176
+    x91 = (x88 + x89 if x74 else x90)
+    x92 = max(0.0, x165 - x65 * ((L * x56 * 2.0 / p if x58 else 0.0) / hbm + x24 * 2.0 / x125 + x27 * 2.0 / x125 + x172 * 16.0 / x128 + x171 * (22.0 if x54 else 38.0) / x131 + x140 / x130 + x134 * (2 / 3) / x129) + x87 + x91)
+    x93 = x166 * x68 + x66 * x65 * x68 * 2.0
+    x94 = alpha_inter*(x93)
+    x95 = alpha*(x93)
+    x96 = x65 * x76 - x165 + x78 + x84 + max(0.0, -x65 * x82 + x85) + x92 + (x166 * alpha_inter * x68 + x88 + x89 + (x143 * x68 * 2.0 if x64 else x166 * alpha_inter * x68 * 2.0) if x74 else x166 * alpha * x68 + x90 + (x157 * x68 * 2.0 if x64 else x166 * alpha * x68 * 2.0)) if x64 else -x65 * x77 * 2.0 + x65 * x76 * 2.0 + x136 / (x176 * x68) + x84 + x92 + max(0.0, x65 * (-x80 / hbm - x163 / x125 - x164 / x125 - x149 / x128 - x148 / x131 - x141 / x130 - x134 * (4 / 3) / x129) + x165 + x87 + x85 + x78 - x136 / (x176 * x68) + x91) + (x94 if x74 else x95)
+    x97 = (x60)*(-1.0 + m + p) + x63 + x96
+    x98 = x40 + (L * m * x39 * alpha_inter * 6.0 / p + (x137 * beta_inter * 6.0 / (x176 * p * x42) + x177 * L * beta * x39 * h_kv * x47 * 6.0 / (x176 * p * x42) if x46 else x137 * beta_inter * 6.0 / x150 + x177 * L * beta * x39 * h_kv * x47 * 6.0 / x150) if x48 else L * m * x39 * alpha * 6.0 / p + x177 * L * beta * x39 * h_kv * 6.0 / x150)
+    x99 = x78 + (x94 + beta * (x166 * x62 * x72 * x73 / x176 + x168 * x72 * x73 * 2.0 / x176) + beta_inter * (x166 * x62 * x72 / x176 + x168 * x72 * 2.0 / x176) if x74 else x95 + beta * (x166 * x62 / x176 + x168 * 2.0 / x176))
+    x100 = m*(x38 + x50 + x52 + x53)
+    x102 = L * (x155 + x151 + x145) * 2.0
+    x158 = x102 + x152
+    x135 = peak * c * d * p * t * x97
+    x105 = x158 * 6.0 / x135
+    x106 = 6.0*(x158)
+    x132 = L*t
+    x108 = (x61)*4.0/x132 + (x61)*(0.0 if x64 else 4.0)/x132
+    x109 = x174 * 4.0 / t
+    x110 = x62*12.0/x176
+    x111 = (2.0*x62 if x64 else x62*2.0/x176)
+    x112 = 4.0*h + F/t + a/t + h*2.0/t
+    x113 = min(m, p)
+    x144 = b * s * L * x112
+    x114 = x144 * x113 * 4.0 / x153
+    x115 = x156 / t
+    x116 = 0.0 if c == 1.0 else x175 * (7.0 + c) * 4.0 / x127
+    x117 = x177 * (h + h * 3.0 / t) * 2.0 / x170
+    x118 = x171 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x127
+    x119 = max(x115 + x116, x117 + x118)
+    x120 = 0.0 if x5 else x175 * (m + x113) * 2.0 / x170
+    return (x97, m*(x25 + x28 + x31 + x33 + x35 + x55 + x59), (x15) + (x98) + (x99) + (x19), (x15) + (x19) + x100 + x96, (x60)*(-1.0 + p), x63, x177 / x97, x105, (x158 - x167) * 6.0 / x135, x105, x106, x106, x108 + x109 + x110 + x111 + (x114 + x119 + x120 if x5 else max(x114 + x116 + x120, x144 * 4.0 / x153 + x119)), x15, x98, x19, x99, x15, x100, x19, x96, 0.0, x111, x110, x114, x120, x118, x109, x117, x115, x116, x108,)
 
 
 def _step_77d1b4b4da48(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -49979,200 +50506,225 @@ def _step_7b5194a5b66c(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 
 def _step_7b66bc69f32c(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
-    x3 = 1.0 + L/p
-    x228 = c * d
-    x5 = -1.0 + x228
-    x7 = -Phi_E
-    x214 = Phi + x7
-    x9 = (p == 1.0)
-    x199 = h * V * 2.0
-    x10 = x214 - x199
-    x225 = h * V
-    x11 = x225 + x10 / p
-    x12 = ((x214)/t if x9 else (x11)/t)
-    x15 = -1.0 + x228 / e
-    x18 = -1.0 + c
-    x205 = c * d * m
-    x156 = x205 * t
-    x227 = b * s * h
-    x229 = b * s
-    x19 = x227 * (-13.0 + 19.0 * c) / x156 + x229 * x18 * h_kv * 4.0 / x156
-    x20 = (c >= 2.0)
-    x23 = s**2.0
-    x157 = d*m
-    x184 = b * h_q * x23 * 2.0
-    x24 = x184 / x157
-    x25 = h_kv + h_q
-    x181 = b * s * h * x25 * 2.0
-    x26 = x181 / x157
-    x27 = E_s + k
-    x28 = L - L_moe
-    x173 = b * s * h * F_e * x27 * 3.0
-    x177 = b * L * h_q * x23 * 2.0
-    x185 = b * s * h * F * 3.0
-    x195 = b * s * h * V
-    x206 = x24 + x26
-    x226 = c * t
-    x29 = ((L_moe * (x206 + x173 / x157) + x28 * (x206 + x185 / x157)) / p + x195 / x157) / x226 - x177 / (x205 * p * t)
-    x30 = x227 / x205
-    x216 = h * F_e
-    x31 = x216 / t
-    x32 = x216 * 2.0 / t
-    x196 = E * c * d * m
-    x34 = x227 * e * k / x196
-    x159 = x196 * t
-    x160 = e*p
-    x175 = L_moe * E * w_half_expert
-    x183 = L_moe * w_half * E_s
-    x186 = b * s * e * k * F_e
-    x197 = b * s * h_kv
-    x200 = b * s * F_e
-    x203 = L * w_half
-    x207 = b * s * V
-    x35 = w_half * (x225 / t + x30 + x207 / x156) + x203 * (h * h_kv / t + x30 + x197 / x156) * 2.0 / p + x203 * (h * h_q / t + x30 + x229 * h_q / x156) * 2.0 / p + w_half * x28 * (h * F / t + x30 + x229 * F / x156) * 3.0 / p + x183 * (x31 + x30 + x200 / x156) / p + x183 * (x32 + x30 + x200 * 2.0 / x156) / p + x175 * (x31 + x34 + x186 / x159) / x160 + x175 * (x32 + x34 + x186 * 2.0 / x159) / x160
-    x36 = 5.0 + 12.0/t
-    x38 = F_e*3.0/t
-    x190 = b * s * h * x36
-    x39 = x190 / x205 + x229 * L_moe * k * (2.0 * h + x38) / (L * c * d * m)
-    x40 = (t == 1.0)
-    x42 = (x5)*alpha_inter
-    x43 = (x15)*alpha_inter
-    x208 = x42 + x43
-    x217 = m * x208
-    x46 = -m*(x5)*alpha_inter
-    x47 = -m*(x15)*alpha_inter
-    x209 = c * t * d
-    x50 = -G * (-1.0 + math.ceil(x209 / G)) + x209
-    x52 = G/t
-    x53 = (x52 == math.floor(x52))
-    x54 = (G == x50) or x9
-    x55 = x53 and (x54)
-    x56 = (t/(x50) if x55 else 1.0)
-    x57 = -1.0 + ((x50)/t if x55 else 1.0)
-    x204 = c * d * x3
-    x58 = -m * x5 * beta_inter * x12 * x56 / x204
-    x59 = -m * beta * x5 * x12 * x56 * x57 / x204
-    x219 = e * t
-    x60 = G/x219
-    x61 = (x60 == math.floor(x60)) and (x54)
-    x62 = -1.0 + ((x50)/x219 if x61 else 1.0)
-    x176 = x15 * Phi_E * beta_inter
-    x187 = L_moe * c * d * x50
-    x188 = beta * x15 * Phi_E
-    x63 = x176 * e / x187 + x188 * e * x62 / x187
-    x64 = -m*(x63)
-    x162 = L_moe*c*d*t
-    x65 = x176 / x162 + x188 * x62 / x162
-    x66 = -m*(x65)
-    x67 = (G < x209)
-    x68 = (x5)*alpha
-    x69 = (x15)*alpha
-    x210 = x68 + x69
-    x218 = m * x210
-    x72 = -m*(x5)*alpha
-    x73 = -m*(x15)*alpha
-    x74 = -m*beta*(x15)*Phi_E/x162
-    x194 = c * d * t * x3
-    x75 = -m * beta * x5 * x214 / x194
-    x76 = -m * beta * x5 * x11 / x194
-    x77 = x197 * (3.0 + 25.0 * c) / x156 + x227 * (1.0 + c) * 5.0 / x156
-    x224 = m * x5
-    x78 = x224 * x3 * 3.0 + m * x15 * L_moe * 3.0 / p
-    x79 = alpha_inter*(x78)
-    x80 = alpha*(x78)
-    x163 = eta*peak
-    x164 = hbm*p
-    x191 = hbm * c * d * m
-    x165 = x191 * t
-    x192 = eta_attn * peak
-    x166 = x192 * c * d * m * p * t
-    x167 = x191 * p * t
-    x211 = c * d * p
-    x169 = x211 * t
-    x223 = c * d * t
-    x172 = b * s * h * L_moe * k * kappa_moe
-    x178 = m * x15 * Phi_E * gamma
-    x179 = b * L * h_q * x23 * 5.0
-    x193 = L * kappa * x39
-    x198 = m * x5 * x12
-    x221 = m * x15 * Phi_E
-    x81 = x198 * gamma / x204 + x178 / x162 + max(0.0, -m * ((L * x19 * 2.0 / p if x20 else 0.0) / hbm + x29 * 2.0 / x163 + x35 * 2.0 / x163 + x193 * (2 / 3) / x164 + x207 * (22.0 if x40 else 38.0) / x165 + x177 / x166 + x172 * (2 / 3) / x167) + (x217 + x46 + x47 + x224 * beta_inter * x12 * x56 / x228 + m * beta * x5 * x12 * x56 * x57 / x228 + x58 + x59 + (x64 + x221 * beta_inter * e / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 / (x211 * x50) if x61 else x66 + x221 * beta_inter / x169 + m * beta * x15 * Phi_E * x62 / x169) if x67 else x218 + x72 + x73 + m * beta * x15 * Phi_E / x169 + x74 + (m * beta * x5 * x214 / x223 + x75 if x9 else m * beta * x5 * x11 / x223 + x76))) + max(0.0, -m * ((L * x77 * 2.0 / p if x20 else 0.0) / hbm + x29 * 4.0 / x163 + x35 * 4.0 / x163 + x193 * (4 / 3) / x164 + x207 * (26.0 if x40 else 38.0) / x165 + x179 / x166 + x172 * (4 / 3) / x167) + x178 / x169 - x178 / x162 + (x224 * gamma * x214 / x223 - x224 * gamma * x214 / x194 if x9 else x224 * gamma * x11 / x223 - x224 * gamma * x11 / x194) + (x217 + x46 + x47 + x224 * beta_inter * x12 * x56 * 2.0 / x228 + x58 + m * beta * x5 * x12 * x56 * x57 * 2.0 / x228 + x59 + (x64 + x221 * beta_inter * e * 2.0 / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 * 2.0 / (x211 * x50) if x61 else x66 + x221 * beta_inter * 2.0 / x169 + m * beta * x15 * Phi_E * x62 * 2.0 / x169) if x67 else x218 + x72 + x73 + x74 + m * beta * x15 * Phi_E * 2.0 / x169 + (m * beta * x5 * x214 * 2.0 / x223 + x75 if x9 else m * beta * x5 * x11 * 2.0 / x223 + x76))) + (x79 - x217 * 2.0 + m * (x208 + x5 * beta_inter * x12 * x56 / x204 + beta * x5 * x12 * x56 * x57 / x204 + (x63 if x61 else x65)) * 2.0 if x67 else x80 - x218 * 2.0 + m * (x210 + beta * x5 * x12 / x204 + x188 / x162) * 2.0)
-    x82 = x12/x228 + Phi_E/x169
-    x83 = (x82)*28.0/hbm
-    x84 = -1.0 + t
-    x85 = (1.0 if x9 else 0.0)
-    x86 = -L_moe/p + L*2.0/p
-    x87 = t - G*(-1.0 + math.ceil(t/G))
-    x89 = G == x87 or x211 == 1.0
-    x90 = ((1.0/(x87)) if x89 else 1.0)
-    x91 = -1.0 + (x87 if x89 else 1.0)
-    x180 = b * s * h * beta * x84
-    x92 = x180 * 2.0 / x223
-    x182 = b * s * h * x84 * x86
-    x201 = b * s * x84
-    x222 = b * s * h * x84
-    x93 = gamma * (x201 * 3.0 / x223 + x222 / x223 + x222 * x85 / x223 + x182 * 2.0 / x223) + (alpha_inter * (m * x84 * 8.0 + m * x84 * x85 * 2.0 + m * x84 * x86 * 4.0) + x222 * beta_inter * x85 * x90 * 2.0 / x223 + x180 * x91 * x85 * x90 * 2.0 / x223 + (beta * (x201 * x91 * 6.0 / (x223 * x87) + x222 * x91 * 2.0 / (x223 * x87) + x182 * x91 * 4.0 / (x223 * x87)) + beta_inter * (x201 * 6.0 / (x223 * x87) + x222 * 2.0 / (x223 * x87) + x182 * 4.0 / (x223 * x87)) if x89 else beta * (x201 * x91 * 6.0 / x223 + x222 * x91 * 2.0 / x223 + x182 * x91 * 4.0 / x223) + beta_inter * (x201 * 6.0 / x223 + x222 * 2.0 / x223 + x182 * 4.0 / x223)) if G < t else m * x84 * alpha * 8.0 + m * x84 * alpha * x86 * 4.0 + x229 * beta * x84 * 6.0 / x223 + x92 + x180 * x86 * 4.0 / x223 + (m * x84 * alpha * 2.0 + x92 if x9 else 0.0))
-    x94 = (p == 2.0)
-    x95 = 0.0 if x9 else m * alpha_inter * (1 / 2) + x227 * beta_inter * (1 / 2) / x228 if x94 else m * alpha_inter + x227 * beta_inter / x228
-    x96 = (x95 if G < x209 * p else 0.0 if x9 else m * alpha * (1 / 2) + x227 * beta * (1 / 2) / x228 if x94 else m * alpha + x227 * beta / x228) + (x95 if G < 1.0 + x209 else 0.0 if x9 else m * alpha * (1 / 2) + x227 * beta * (1 / 2) / x228 if x94 else m * alpha + x227 * beta / x228)
-    x98 = -1.0 + x219
-    x212 = m * L_moe
-    x99 = x212 * x98 / p
-    x100 = x219 - G * (-1.0 + math.ceil(x219 / G))
-    x101 = G == x100 or x211 / e == 1.0
-    x102 = ((x100)/t if x53 and (x101) else 1.0)
-    x103 = e - x102
-    x104 = -1.0 + x102
-    x106 = -1.0 + (x100 if x101 else 1.0)
-    x107 = -1.0 + e
-    x171 = x228 * e * p
-    x108 = alpha_inter * (x99 + x212 * x103 * 4.0 / p) + x212 * alpha * x104 * 4.0 / p + x227 * beta * L_moe * k * x104 * 4.0 / x171 + x227 * L_moe * beta_inter * k * x103 * 4.0 / x171 + (x212 * beta_inter * E * x98 * 4.0 / (p * x100) + m * beta * L_moe * E * x98 * x106 * 4.0 / (p * x100) if x101 else x212 * beta_inter * E * x98 * 4.0 / p + m * beta * L_moe * E * x98 * x106 * 4.0 / p) if G < x219 else alpha * (x99 + x212 * x107 * 4.0 / p) + beta * (x212 * E * x98 * 4.0 / p + x227 * L_moe * k * x107 * 4.0 / x171)
-    x109 = (x29)*6.0/x163
-    x110 = (x35)*6.0/x163
-    x111 = x193 * 2.0 / x164
-    x220 = b * L * h_q * x23
-    x112 = x220 * 7.0 / x166
-    x113 = x172 * 2.0 / x167
-    x115 = -b * L * h_q * x23 * 2.0 / (x192 * c ** 2.0 * d * m * p * t)
-    x116 = max(0.0, x115)
-    x213 = b * s * L
-    x117 = x213 * x18 * h_kv * gamma * 2.0 / x169
-    x119 = x226 - G * (-1.0 + math.ceil(x226 / G))
-    x121 = x53 and ((G == x119) or (d*p == 1.0))
-    x122 = -1.0 + ((x119)/t if x121 else 1.0)
-    x123 = (G < x226)
-    x124 = m * L * x18 * alpha_inter * 2.0 / p + (x213 * beta_inter * x18 * h_kv * 2.0 / (x211 * x119) + x229 * beta * L * x18 * h_kv * x122 * 2.0 / (x211 * x119) if x121 else x213 * beta_inter * x18 * h_kv * 2.0 / x169 + x229 * beta * L * x18 * h_kv * x122 * 2.0 / x169) if x123 else m * L * x18 * alpha * 2.0 / p + x229 * beta * L * x18 * h_kv * 2.0 / x169
-    x125 = max(0.0, (x117 + x124) / m - b * L * x18 * h_q * x23 * 5.0 / (x192 * c ** 2.0 * d * m * p * t))
-    x126 = x124/m
-    x127 = max(0.0, x126 - x179 / (x192 * c ** 2.0 * d * m * p * t))
-    x128 = max(0.0, x126 + x115)
-    x129 = x207 * 48.0 / x165 if x40 else x207 * 76.0 / x165
-    x130 = (L*(x19)*2.0/x164 + L*(x77)*2.0/x164 if x20 else 0.0)
-    x131 = (x93)/m + (x96)/m + x108/m + x109 + x110 + x111 + x112 + x113 + x116 + x125 + x127 + x128 + x129 + x130
-    x132 = (x81) + x83 + (x131)*(-1.0 + m + p)
-    x133 = x117 + (m * L * x18 * alpha_inter * 6.0 / p + (x213 * beta_inter * x18 * h_kv * 6.0 / (x211 * x119) + x229 * beta * L * x18 * h_kv * x122 * 6.0 / (x211 * x119) if x121 else x213 * beta_inter * x18 * h_kv * 6.0 / x169 + x229 * beta * L * x18 * h_kv * x122 * 6.0 / x169) if x123 else m * L * x18 * alpha * 6.0 / p + x229 * beta * L * x18 * h_kv * 6.0 / x169)
-    x134 = gamma * (x198 / x228 + x221 / x169) + (x79 + x224 * beta_inter * x12 * x56 * 3.0 / x228 + m * beta * x5 * x12 * x56 * x57 * 3.0 / x228 + (x221 * beta_inter * e * 3.0 / (x211 * x50) + m * beta * x15 * Phi_E * e * x62 * 3.0 / (x211 * x50) if x61 else x221 * beta_inter * 3.0 / x169 + m * beta * x15 * Phi_E * x62 * 3.0 / x169) if x67 else x80 + beta * (x198 * 3.0 / x228 + x221 * 3.0 / x169))
-    x135 = m*(x116 + x125 + x127 + x128)
-    x202 = x184 + x181
-    x139 = L_moe * (x202 + x173)
-    x140 = x28 * (x202 + x185)
-    x189 = x139 + x140 + x195
-    x174 = peak * c * d * p * t * x132
-    x143 = x189 * 6.0 / x174
-    x144 = 6.0*(x189)
-    x145 = 8.0*((x10)/(L*t) + Phi_E/(L_moe*e*t))
-    x146 = x225 * 4.0 / t
-    x147 = L_moe * (x227 * 4.0 / x205 - x227 * (5.0 + 16.0 / t) / x205 + x229 * k * (h + x38) * 2.0 / x205 + x200 * E_s * 6.0 / x156) / L + x190 * 2.0 / x205
-    x148 = min(m, p)
-    x215 = L * x147
-    x149 = x215 * x148 / p
-    x150 = x199 / t
-    x151 = 0.0 if c == 1.0 else x227 * (7.0 + c) * 4.0 / x156
-    x152 = x229 * (h + h * 3.0 / t) * 2.0 / x205
-    x153 = x207 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x156
-    x154 = max(x150 + x151, x152 + x153)
-    x155 = 0.0 if x9 else x227 * (m + x148) * 2.0 / x205
-    return (x132, m*(x109 + x110 + x111 + x112 + x113 + x129 + x130), (x93) + (x133) + (x134) + x108 + (x96), (x81) + (x93) + x108 + (x96) + x135, (x131)*(-1.0 + p), x83, x229 / x132, x143, (x189 - x220) * 6.0 / x174, x143, x144, x144, x145 + x146 + x12 * 14.0 / x228 + Phi_E * 14.0 / x169 + (x149 + x154 + x155 if x9 else max(x149 + x151 + x155, x215 / p + x154)), x93, x133, x108, x96, x134, x93, x135, x108, x96, x81, 0.0, 2.0*(x82), 12.0*(x82), x149, x155, x153, x146, x152, x150, x151, x145,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x8 = -L_moe/p + L*2.0/p
+    x10 = t - G*(-1.0 + math.ceil(t/G))
+    x231 = c * d * p
+    x12 = G == x10 or x231 == 1.0
+    x13 = ((1.0/(x10)) if x12 else 1.0)
+    x14 = -1.0 + (x10 if x12 else 1.0)
+    x232 = c * d * t
+    x203 = b * s * h * beta * x4
+    x15 = x203 * 2.0 / x232
+    x207 = b * s * h * x4 * x8
+    x228 = b * s * x4
+    x246 = b * s * h * x4
+    x253 = b * s
+    x16 = gamma * (x228 * 3.0 / x232 + x246 / x232 + x246 * x6 / x232 + x207 * 2.0 / x232) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + m * x4 * x8 * 4.0) + x246 * beta_inter * x6 * x13 * 2.0 / x232 + x203 * x14 * x6 * x13 * 2.0 / x232 + (beta * (x228 * x14 * 6.0 / (x232 * x10) + x246 * x14 * 2.0 / (x232 * x10) + x207 * x14 * 4.0 / (x232 * x10)) + beta_inter * (x228 * 6.0 / (x232 * x10) + x246 * 2.0 / (x232 * x10) + x207 * 4.0 / (x232 * x10)) if x12 else beta * (x228 * x14 * 6.0 / x232 + x246 * x14 * 2.0 / x232 + x207 * x14 * 4.0 / x232) + beta_inter * (x228 * 6.0 / x232 + x246 * 2.0 / x232 + x207 * 4.0 / x232)) if G < t else m * x4 * alpha * 8.0 + m * x4 * alpha * x8 * 4.0 + x253 * beta * x4 * 6.0 / x232 + x15 + x203 * x8 * 4.0 / x232 + (m * x4 * alpha * 2.0 + x15 if x5 else 0.0))
+    x17 = (p == 2.0)
+    x249 = c * d
+    x252 = b * s * h
+    x18 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x252 * beta_inter * (1 / 2) / x249 if x17 else m * alpha_inter + x252 * beta_inter / x249
+    x233 = c * t * d
+    x20 = (x18 if G < x233 * p else 0.0 if x5 else m * alpha * (1 / 2) + x252 * beta * (1 / 2) / x249 if x17 else m * alpha + x252 * beta / x249) + (x18 if G < 1.0 + x233 else 0.0 if x5 else m * alpha * (1 / 2) + x252 * beta * (1 / 2) / x249 if x17 else m * alpha + x252 * beta / x249)
+    x242 = e * t
+    x22 = -1.0 + x242
+    x247 = m * L_moe
+    x23 = x247 * x22 / p
+    x24 = x242 - G * (-1.0 + math.ceil(x242 / G))
+    x25 = G/t
+    x26 = (x25 == math.floor(x25))
+    x28 = G == x24 or x231 / e == 1.0
+    x29 = ((x24)/t if x26 and (x28) else 1.0)
+    x30 = e - x29
+    x31 = -1.0 + x29
+    x33 = -1.0 + (x24 if x28 else 1.0)
+    x34 = -1.0 + e
+    x179 = x249 * e * p
+    x35 = alpha_inter * (x23 + x247 * x30 * 4.0 / p) + x247 * alpha * x31 * 4.0 / p + x252 * beta * L_moe * k * x31 * 4.0 / x179 + x252 * L_moe * beta_inter * k * x30 * 4.0 / x179 + (x247 * beta_inter * E * x22 * 4.0 / (p * x24) + m * beta * L_moe * E * x22 * x33 * 4.0 / (p * x24) if x28 else x247 * beta_inter * E * x22 * 4.0 / p + m * beta * L_moe * E * x22 * x33 * 4.0 / p) if G < x242 else alpha * (x23 + x247 * x34 * 4.0 / p) + beta * (x247 * E * x22 * 4.0 / p + x252 * L_moe * k * x34 * 4.0 / x179)
+    x38 = s**2.0
+    x180 = d*m
+    x208 = b * h_q * x38 * 2.0
+    x39 = x208 / x180
+    x40 = h_kv + h_q
+    x204 = b * s * h * x40 * 2.0
+    x41 = x204 / x180
+    x42 = E_s + k
+    x43 = L - L_moe
+    x196 = b * s * h * F_e * x42 * 3.0
+    x199 = b * L * h_q * x38 * 2.0
+    x209 = b * s * h * F * 3.0
+    x218 = b * s * h * V
+    x234 = x39 + x41
+    x235 = c * d * m
+    x250 = c * t
+    x44 = ((L_moe * (x234 + x196 / x180) + x43 * (x234 + x209 / x180)) / p + x218 / x180) / x250 - x199 / (x235 * p * t)
+    x181 = eta*peak
+    x45 = (x44)*6.0/x181
+    x46 = x252 / x235
+    x241 = h * F_e
+    x47 = x241 / t
+    x48 = x241 * 2.0 / t
+    x219 = E * c * d * m
+    x50 = x252 * k * e / x219
+    x183 = x235 * t
+    x184 = x219 * t
+    x243 = e * p
+    x198 = L_moe * E * w_half_expert
+    x205 = L_moe * w_half * E_s
+    x210 = b * s * k * F_e * e
+    x222 = b * s * h_kv
+    x223 = b * s * F_e
+    x229 = L * w_half
+    x236 = b * s * V
+    x251 = h * V
+    x51 = w_half * (x251 / t + x46 + x236 / x183) + x229 * (h * h_kv / t + x46 + x222 / x183) * 2.0 / p + x229 * (h * h_q / t + x46 + x253 * h_q / x183) * 2.0 / p + w_half * x43 * (h * F / t + x46 + x253 * F / x183) * 3.0 / p + x205 * (x47 + x46 + x223 / x183) / p + x205 * (x48 + x46 + x223 * 2.0 / x183) / p + x198 * (x47 + x50 + x210 / x184) / x243 + x198 * (x48 + x50 + x210 * 2.0 / x184) / x243
+    x52 = (x51)*6.0/x181
+    x54 = 5.0 + 12.0/t
+    x56 = F_e*3.0/t
+    x213 = b * s * h * x54
+    x57 = x213 / x235 + x253 * L_moe * k * (2.0 * h + x56) / (L * c * d * m)
+    x186 = hbm*p
+    x214 = L * kappa * x57
+    x58 = x214 * 2.0 / x186
+    x215 = eta_attn * peak
+    x187 = x215 * c * d * m * p * t
+    x244 = b * L * h_q * x38
+    x60 = x244 * 7.0 / x187
+    x216 = hbm * c * d * m
+    x188 = x216 * p * t
+    x195 = b * s * h * L_moe * k * kappa_moe
+    x61 = x195 * 2.0 / x188
+    x63 = -b * L * h_q * x38 * 2.0 / (x215 * c ** 2.0 * d * m * p * t)
+    x64 = max(0.0, x63)
+    x65 = -1.0 + c
+    x189 = x231 * t
+    x237 = b * s * L
+    x66 = x237 * x65 * h_kv * gamma * 2.0 / x189
+    x68 = x250 - G * (-1.0 + math.ceil(x250 / G))
+    x70 = x26 and ((G == x68) or (d*p == 1.0))
+    x71 = -1.0 + ((x68)/t if x70 else 1.0)
+    x72 = (G < x250)
+    x73 = m * L * x65 * alpha_inter * 2.0 / p + (x237 * beta_inter * x65 * h_kv * 2.0 / (x231 * x68) + x253 * beta * L * x65 * h_kv * x71 * 2.0 / (x231 * x68) if x70 else x237 * beta_inter * x65 * h_kv * 2.0 / x189 + x253 * beta * L * x65 * h_kv * x71 * 2.0 / x189) if x72 else m * L * alpha * x65 * 2.0 / p + x253 * beta * L * x65 * h_kv * 2.0 / x189
+    x74 = max(0.0, (x66 + x73) / m - b * L * x65 * h_q * x38 * 5.0 / (x215 * c ** 2.0 * d * m * p * t))
+    x75 = x73/m
+    x200 = b * L * h_q * x38 * 5.0
+    x76 = max(0.0, x75 - x200 / (x215 * c ** 2.0 * d * m * p * t))
+    x77 = max(0.0, x75 + x63)
+    x78 = (t == 1.0)
+    x190 = x216 * t
+    x79 = x236 * 48.0 / x190 if x78 else x236 * 76.0 / x190
+    x80 = x252 * (-13.0 + 19.0 * c) / x183 + x253 * x65 * h_kv * 4.0 / x183
+    x81 = x222 * (3.0 + 25.0 * c) / x183 + x252 * (1.0 + c) * 5.0 / x183
+    x82 = (c >= 2.0)
+    x83 = (L*(x80)*2.0/x186 + L*(x81)*2.0/x186 if x82 else 0.0)
+    x84 = (x16)/m + (x20)/m + x35/m + x45 + x52 + x58 + x60 + x61 + x64 + x74 + x76 + x77 + x79 + x83
+    x85 = -Phi_E
+    x224 = h * V * 2.0
+    x238 = Phi + x85
+    x86 = x238 - x224
+    x87 = x238 / t if x5 else (x251 + x86 / p) / t
+    x88 = x87/x249 + Phi_E/x189
+    x89 = (x88)*28.0/hbm
+    x90 = -1.0 + x249
+    x91 = (p >= 2.0)
+    x92 = (1.0 if x91 else m)
+    x93 = -1.0 + x249 / e
+    x212 = x93 * Phi_E * x92
+    x245 = x92 * x90 * x87
+    x94 = x245 / x249 + x212 / x189
+    x95 = gamma*(x94)
+    x96 = (x90)*alpha_inter
+    x97 = (x93)*alpha_inter
+    x98 = 1.0 + L/p
+    x100 = -G * (-1.0 + math.ceil(x233 / G)) + x233
+    x102 = (G == x100) or x5
+    x103 = x26 and (x102)
+    x104 = (t/(x100) if x103 else 1.0)
+    x105 = -1.0 + ((x100)/t if x103 else 1.0)
+    x107 = G/x242
+    x108 = (x107 == math.floor(x107)) and (x102)
+    x109 = -1.0 + ((x100)/x242 if x108 else 1.0)
+    x110 = (G < x233)
+    x111 = (x90)*alpha
+    x112 = (x93)*alpha
+    x220 = L_moe * c * d
+    x192 = x220 * t
+    x113 = x96 + x97 + x90 * beta_inter * x87 * x104 / (x249 * x98) + beta * x90 * x87 * x104 * x105 / (x249 * x98) + (x93 * Phi_E * beta_inter * e / (x220 * x100) + beta * x93 * Phi_E * e * x109 / (x220 * x100) if x108 else x93 * Phi_E * beta_inter / x192 + beta * x93 * Phi_E * x109 / x192) if x110 else x111 + x112 + beta * x90 * x87 / (x249 * x98) + beta * x93 * Phi_E / x192
+    x114 = (x96 + x97 if x110 else x111 + x112)
+    x115 = m - x92
+    x116 = (L*(x81)*2.0/p if x82 else 0.0)
+    x117 = (26.0 if x78 else 38.0)
+    x118 = x116 / hbm + x44 * 4.0 / x181 + x51 * 4.0 / x181 + x214 * (4 / 3) / x186 + x236 * x117 / x190 + x200 / x187 + x195 * (4 / 3) / x188
+    x248 = m * x90
+    x119 = x248 * beta_inter * x87 * x104 / x249
+    x206 = m * beta * x90 * x87
+    x120 = x206 * x104 * x105 / x249
+    x201 = m * beta * x93 * Phi_E
+    x121 = m * x93 * Phi_E * beta_inter * e / (x231 * x100) + x201 * e * x109 / (x231 * x100) if x108 else m * x93 * Phi_E * beta_inter / x189 + x201 * x109 / x189
+    x122 = x119 + x120 + x121 if x110 else beta * (x248 * x87 / x249 + m * x93 * Phi_E / x189)
+    x123 = max(0.0, -(x115)*(x118) + (x115)*x122/m)
+    x124 = x92*x122/m
+    x230 = x92 * x114
+    x126 = -x92*x113
+    x127 = x242 / x100 if x108 else 1.0
+    x202 = x92 * x90 * x87 * x104
+    x128 = beta * (x202 * x105 / x249 + x212 * x109 * x127 / x189)
+    x129 = beta_inter * (x202 / x249 + x212 * x127 / x189)
+    x130 = (x128 + x129 if x110 else beta*(x94))
+    x131 = max(0.0, x230 - x92 * ((L * x80 * 2.0 / p if x82 else 0.0) / hbm + x44 * 2.0 / x181 + x51 * 2.0 / x181 + x214 * (2 / 3) / x186 + x236 * (22.0 if x78 else 38.0) / x190 + x199 / x187 + x195 * (2 / 3) / x188) + x126 + x130)
+    x225 = L_moe * x93
+    x239 = x90 * x98
+    x132 = x239 + x225 / p
+    x221 = m * x90 * x98
+    x217 = m * L_moe * x93
+    x134 = x217 / p
+    x226 = x221 + x134
+    x136 = x248 * alpha * x98
+    x137 = x217 * alpha / p
+    x138 = x201 / x189
+    x139 = -x116/hbm
+    x140 = -(x44)*4.0/x181
+    x141 = -(x51)*4.0/x181
+    x142 = -L*kappa*(x57)*(4/3)/x186
+    x143 = -b*s*V*x117/x190
+    x144 = -b*L*h_q*x38*5.0/x187
+    x145 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x188
+    x146 = x239 * 2.0 + x225 * 2.0 / p
+    x147 = x221 * 2.0 + x217 * 2.0 / p
+    x148 = x226 + (x146 if x91 else x147)
+    x149 = alpha_inter*(x148)
+    x150 = x95 + x92 * x113 - x230 + x123 + max(0.0, -x92 * x118 + x124) + x131 + (x128 + x129 + x248 * alpha_inter * x98 + x217 * alpha_inter / p + (alpha_inter * x132 * 2.0 if x91 else alpha_inter * x226 * 2.0) if x110 else x136 + x137 + beta * x92 * x90 * x87 / x249 + (alpha * x132 * 2.0 + beta * x93 * Phi_E / x189 if x91 else alpha * x226 * 2.0 + x138)) if x91 else -x92 * x114 * 2.0 + x92 * x113 * 2.0 + x245 * gamma / (x249 * x98) + x212 * gamma / x192 + x123 + x131 + max(0.0, x230 + x126 + x124 + x245 * gamma / x249 - x245 * gamma / (x249 * x98) + x130 + (x139 + x140 + x141 + x142 + x93 * Phi_E * gamma / x189 - x93 * Phi_E * gamma / x192 + x143 + x144 + x145 if x91 else m * (x139 + x140 + x141 + x142 + x143 + x144 + x145) + m * x93 * Phi_E * gamma / x189 - m * x93 * Phi_E * gamma / x192)) + (x149 if x110 else alpha * x148)
+    x151 = (x84)*(-1.0 + m + p) + x89 + x150
+    x152 = x66 + (m * L * x65 * alpha_inter * 6.0 / p + (x237 * beta_inter * x65 * h_kv * 6.0 / (x231 * x68) + x253 * beta * L * x65 * h_kv * x71 * 6.0 / (x231 * x68) if x70 else x237 * beta_inter * x65 * h_kv * 6.0 / x189 + x253 * beta * L * x65 * h_kv * x71 * 6.0 / x189) if x72 else m * L * alpha * x65 * 6.0 / p + x253 * beta * L * x65 * h_kv * 6.0 / x189)
+    x153 = x95 + (x149 + x119 + x92 * x90 * beta_inter * x87 * x104 * 2.0 / x249 + x120 + beta * x92 * x90 * x87 * x104 * x105 * 2.0 / x249 + x212 * beta_inter * x127 * 2.0 / x189 + beta * x93 * Phi_E * x92 * x109 * x127 * 2.0 / x189 + x121 if x110 else x136 + x137 + x206 / x249 + beta * x92 * x90 * x87 * 2.0 / x249 + x138 + (alpha * x146 + beta * x93 * Phi_E * 2.0 / x189 if x91 else alpha * x147 + x201 * 2.0 / x189))
+    x154 = m*(x64 + x74 + x76 + x77)
+    x227 = x208 + x204
+    x158 = L_moe * (x227 + x196)
+    x159 = x43 * (x227 + x209)
+    x211 = x158 + x159 + x218
+    x197 = peak * c * d * p * t * x151
+    x162 = x211 * 6.0 / x197
+    x163 = 6.0*(x211)
+    x193 = L*t
+    x194 = L_moe*e*t
+    x164 = ((x86)/x193 + Phi_E/x194)*(0.0 if x91 else 4.0) + (x86)*4.0/x193 + Phi_E*4.0/x194
+    x165 = 2.0 * x87 + Phi_E * 2.0 / (x243 * t) if x91 else x87 * 2.0 / x249 + Phi_E * 2.0 / x189
+    x166 = 12.0*(x88)
+    x167 = x251 * 4.0 / t
+    x168 = L_moe * (x252 * 4.0 / x235 - x252 * (5.0 + 16.0 / t) / x235 + x253 * k * (h + x56) * 2.0 / x235 + x223 * E_s * 6.0 / x183) / L + x213 * 2.0 / x235
+    x169 = min(m, p)
+    x240 = L * x168
+    x170 = x240 * x169 / p
+    x171 = x224 / t
+    x172 = 0.0 if c == 1.0 else x252 * (7.0 + c) * 4.0 / x183
+    x173 = x253 * (h + h * 3.0 / t) * 2.0 / x235
+    x174 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x183
+    x175 = max(x171 + x172, x173 + x174)
+    x176 = 0.0 if x5 else x252 * (m + x169) * 2.0 / x235
+    return (x151, m*(x45 + x52 + x58 + x60 + x61 + x79 + x83), (x16) + (x152) + (x153) + x35 + (x20), (x16) + x35 + (x20) + x154 + x150, (x84)*(-1.0 + p), x89, x253 / x151, x162, (x211 - x244) * 6.0 / x197, x162, x163, x163, x164 + x165 + x166 + x167 + (x170 + x175 + x176 if x5 else max(x170 + x172 + x176, x240 / p + x175)), x16, x152, x35, x20, x153, x16, x154, x35, x20, x150, 0.0, x165, x166, x170, x176, x174, x167, x173, x171, x172, x164,)
 
 
 def _step_7e55cac06a8b(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -51460,210 +52012,235 @@ def _step_a272ede3ae65(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 
 def _step_a7616b21eff9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
-    x3 = 1.0 + L/p
-    x237 = c * d
-    x5 = -1.0 + x237
-    x7 = -Phi_E
-    x223 = Phi + x7
-    x9 = (p == 1.0)
-    x205 = h * V * 2.0
-    x10 = x223 - x205
-    x234 = h * V
-    x11 = x234 + x10 / p
-    x12 = ((x223)/t if x9 else (x11)/t)
-    x15 = -1.0 + x237 / e
-    x18 = -1.0 + c
-    x214 = c * d * m
-    x163 = x214 * t
-    x236 = b * s * h
-    x19 = x236 * (-13.0 + 19.0 * c) / x163 + x236 * x18 * 4.0 / x163
-    x20 = (c >= 2.0)
-    x23 = d_rope + kv_lora
-    x24 = d_nope + d_v
-    x195 = d_nope + d_rope
-    x26 = (q_lora == 0.0)
-    x27 = a*(x195)
-    x28 = h + x27
-    x193 = a * kv_lora * x24
-    x206 = h * a * d_v
-    x225 = h * x23
-    x29 = x225 + x206 + x193 + (h * a * x195 if x26 else q_lora * x28)
-    x164 = d*m
-    x207 = b * s * x29
-    x30 = x207 / x164
-    x31 = s**2.0
-    x32 = x195 + d_v
-    x194 = b * a * x32 * x31
-    x33 = x194 / x164
-    x34 = E_s + k
-    x35 = L - L_moe
-    x180 = b * s * h * F_e * x34 * 3.0
-    x186 = b * L * a * x32 * x31
-    x189 = b * s * h * F * 3.0
-    x200 = b * s * h * V
-    x215 = x30 + x33
-    x235 = c * t
-    x36 = ((L_moe * (x215 + x180 / x164) + x35 * (x215 + x189 / x164)) / p + x200 / x164) / x235 - x186 / (x214 * p * t)
-    x37 = x236 / x214
-    x226 = h * F_e
-    x38 = x226 / t
-    x39 = x226 * 2.0 / t
-    x201 = E * c * d * m
-    x41 = x236 * e * k / x201
-    x166 = x201 * t
-    x167 = e*p
-    x182 = L_moe * E * w_half_expert
-    x188 = L_moe * w_half * E_s
-    x190 = b * s * e * k * F_e
-    x208 = b * s * F_e
-    x211 = L * w_half
-    x216 = b * s * V
-    x217 = b * s * a
-    x238 = b * s
-    x42 = w_half * (x234 / t + x37 + x216 / x163) + x211 * (x37 + (h * a * x195 / t + x217 * x195 / x163 if x26 else q_lora * x28 / t + x238 * q_lora * x28 / (x237 * h * m * t))) / p + x211 * (x225 / t + x37 + x238 * x23 / x163) / p + x211 * (x206 / t + x37 + x217 * d_v / x163) / p + x211 * (x193 / t + x238 * kv_lora / x214 + x217 * x24 / x163) / p + w_half * x35 * (h * F / t + x37 + x238 * F / x163) * 3.0 / p + x188 * (x38 + x37 + x208 / x163) / p + x188 * (x39 + x37 + x208 * 2.0 / x163) / p + x182 * (x38 + x41 + x190 / x166) / x167 + x182 * (x39 + x41 + x190 * 2.0 / x166) / x167
-    x43 = x238 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + (a * d_v + x27) * 4.0 / t) / x214
-    x44 = 16.0/t
-    x45 = x236 * (7.0 + x44) / x214
-    x47 = F_e*3.0/t
-    x48 = x43 + x45 + x238 * L_moe * k * (2.0 * h + x47) * 2.0 / (L * c * d * m)
-    x49 = (t == 1.0)
-    x51 = (x5)*alpha_inter
-    x52 = (x15)*alpha_inter
-    x218 = x51 + x52
-    x227 = m * x218
-    x55 = -m*(x5)*alpha_inter
-    x56 = -m*(x15)*alpha_inter
-    x219 = c * t * d
-    x59 = -G * (-1.0 + math.ceil(x219 / G)) + x219
-    x61 = G/t
-    x62 = (x61 == math.floor(x61))
-    x63 = (G == x59) or x9
-    x64 = x62 and (x63)
-    x65 = (t/(x59) if x64 else 1.0)
-    x66 = -1.0 + ((x59)/t if x64 else 1.0)
-    x212 = c * d * x3
-    x67 = -m * x5 * beta_inter * x12 * x65 / x212
-    x68 = -m * beta * x5 * x12 * x65 * x66 / x212
-    x229 = e * t
-    x69 = G/x229
-    x70 = (x69 == math.floor(x69)) and (x63)
-    x71 = -1.0 + ((x59)/x229 if x70 else 1.0)
-    x183 = x15 * Phi_E * beta_inter
-    x191 = L_moe * c * d * x59
-    x192 = beta * x15 * Phi_E
-    x72 = x183 * e / x191 + x192 * e * x71 / x191
-    x73 = -m*(x72)
-    x169 = L_moe*c*d*t
-    x74 = x183 / x169 + x192 * x71 / x169
-    x75 = -m*(x74)
-    x76 = (G < x219)
-    x77 = (x5)*alpha
-    x78 = (x15)*alpha
-    x220 = x77 + x78
-    x228 = m * x220
-    x81 = -m*(x5)*alpha
-    x82 = -m*(x15)*alpha
-    x83 = -m*beta*(x15)*Phi_E/x169
-    x199 = c * d * t * x3
-    x84 = -m * beta * x5 * x223 / x199
-    x85 = -m * beta * x5 * x11 / x199
-    x86 = x236 * (3.0 + 25.0 * c) / x163 + x236 * (1.0 + c) * 5.0 / x163
-    x233 = m * x5
-    x87 = x233 * x3 * 3.0 + m * x15 * L_moe * 3.0 / p
-    x88 = alpha_inter*(x87)
-    x89 = alpha*(x87)
-    x170 = eta*peak
-    x171 = hbm*p
-    x196 = hbm * c * d * m
-    x172 = x196 * t
-    x197 = eta_attn * peak
-    x173 = x197 * c * d * m * p * t
-    x174 = x196 * p * t
-    x221 = c * d * p
-    x176 = x221 * t
-    x232 = c * d * t
-    x179 = b * s * h * L_moe * k * kappa_moe
-    x184 = m * x15 * Phi_E * gamma
-    x198 = L * kappa * x48
-    x203 = m * x5 * x12
-    x230 = m * x15 * Phi_E
-    x90 = x203 * gamma / x212 + x184 / x169 + max(0.0, -m * ((L * x19 * 2.0 / p if x20 else 0.0) / hbm + x36 * 2.0 / x170 + x42 * 2.0 / x170 + x198 * (1 / 3) / x171 + x216 * (22.0 if x49 else 38.0) / x172 + x186 / x173 + x179 * (2 / 3) / x174) + (x227 + x55 + x56 + x233 * beta_inter * x12 * x65 / x237 + m * beta * x5 * x12 * x65 * x66 / x237 + x67 + x68 + (x73 + x230 * beta_inter * e / (x221 * x59) + m * beta * x15 * Phi_E * e * x71 / (x221 * x59) if x70 else x75 + x230 * beta_inter / x176 + m * beta * x15 * Phi_E * x71 / x176) if x76 else x228 + x81 + x82 + m * beta * x15 * Phi_E / x176 + x83 + (m * beta * x5 * x223 / x232 + x84 if x9 else m * beta * x5 * x11 / x232 + x85))) + max(0.0, -m * ((L * x86 * 2.0 / p if x20 else 0.0) / hbm + x36 * 4.0 / x170 + x42 * 4.0 / x170 + x198 * (2 / 3) / x171 + x216 * (26.0 if x49 else 38.0) / x172 + x179 * (4 / 3) / x174 + x186 * (5 / 2) / x173) + x184 / x176 - x184 / x169 + (x233 * gamma * x223 / x232 - x233 * gamma * x223 / x199 if x9 else x233 * gamma * x11 / x232 - x233 * gamma * x11 / x199) + (x227 + x55 + x56 + x233 * beta_inter * x12 * x65 * 2.0 / x237 + x67 + m * beta * x5 * x12 * x65 * x66 * 2.0 / x237 + x68 + (x73 + x230 * beta_inter * e * 2.0 / (x221 * x59) + m * beta * x15 * Phi_E * e * x71 * 2.0 / (x221 * x59) if x70 else x75 + x230 * beta_inter * 2.0 / x176 + m * beta * x15 * Phi_E * x71 * 2.0 / x176) if x76 else x228 + x81 + x82 + x83 + m * beta * x15 * Phi_E * 2.0 / x176 + (m * beta * x5 * x223 * 2.0 / x232 + x84 if x9 else m * beta * x5 * x11 * 2.0 / x232 + x85))) + (x88 - x227 * 2.0 + m * (x218 + x5 * beta_inter * x12 * x65 / x212 + beta * x5 * x12 * x65 * x66 / x212 + (x72 if x70 else x74)) * 2.0 if x76 else x89 - x228 * 2.0 + m * (x220 + beta * x5 * x12 / x212 + x192 / x169) * 2.0)
-    x91 = x12/x237 + Phi_E/x176
-    x92 = (x91)*28.0/hbm
-    x93 = -1.0 + t
-    x94 = (1.0 if x9 else 0.0)
-    x95 = -L_moe/p + L*2.0/p
-    x96 = t - G*(-1.0 + math.ceil(t/G))
-    x98 = G == x96 or x221 == 1.0
-    x99 = ((1.0/(x96)) if x98 else 1.0)
-    x100 = -1.0 + (x96 if x98 else 1.0)
-    x185 = b * s * h * beta * x93
-    x101 = x185 * 2.0 / x232
-    x187 = b * s * h * x93 * x95
-    x209 = b * s * x93
-    x231 = b * s * h * x93
-    x102 = gamma * (x209 * 3.0 / x232 + x231 / x232 + x231 * x94 / x232 + x187 * 2.0 / x232) + (alpha_inter * (m * x93 * 8.0 + m * x93 * x94 * 2.0 + m * x93 * x95 * 4.0) + x231 * beta_inter * x94 * x99 * 2.0 / x232 + x185 * x100 * x94 * x99 * 2.0 / x232 + (beta * (x209 * x100 * 6.0 / (x232 * x96) + x231 * x100 * 2.0 / (x232 * x96) + x187 * x100 * 4.0 / (x232 * x96)) + beta_inter * (x209 * 6.0 / (x232 * x96) + x231 * 2.0 / (x232 * x96) + x187 * 4.0 / (x232 * x96)) if x98 else beta * (x209 * x100 * 6.0 / x232 + x231 * x100 * 2.0 / x232 + x187 * x100 * 4.0 / x232) + beta_inter * (x209 * 6.0 / x232 + x231 * 2.0 / x232 + x187 * 4.0 / x232)) if G < t else m * x93 * alpha * 8.0 + m * x93 * alpha * x95 * 4.0 + x238 * beta * x93 * 6.0 / x232 + x101 + x185 * x95 * 4.0 / x232 + (m * x93 * alpha * 2.0 + x101 if x9 else 0.0))
-    x103 = (p == 2.0)
-    x104 = 0.0 if x9 else m * alpha_inter * (1 / 2) + x236 * beta_inter * (1 / 2) / x237 if x103 else m * alpha_inter + x236 * beta_inter / x237
-    x105 = (x104 if G < x219 * p else 0.0 if x9 else m * alpha * (1 / 2) + x236 * beta * (1 / 2) / x237 if x103 else m * alpha + x236 * beta / x237) + (x104 if G < 1.0 + x219 else 0.0 if x9 else m * alpha * (1 / 2) + x236 * beta * (1 / 2) / x237 if x103 else m * alpha + x236 * beta / x237)
-    x107 = -1.0 + x229
-    x222 = m * L_moe
-    x108 = x222 * x107 / p
-    x109 = x229 - G * (-1.0 + math.ceil(x229 / G))
-    x110 = G == x109 or x221 / e == 1.0
-    x111 = ((x109)/t if x62 and (x110) else 1.0)
-    x112 = e - x111
-    x113 = -1.0 + x111
-    x115 = -1.0 + (x109 if x110 else 1.0)
-    x116 = -1.0 + e
-    x178 = x237 * e * p
-    x117 = alpha_inter * (x108 + x222 * x112 * 4.0 / p) + x222 * alpha * x113 * 4.0 / p + x236 * beta * L_moe * k * x113 * 4.0 / x178 + x236 * L_moe * beta_inter * k * x112 * 4.0 / x178 + (x222 * beta_inter * E * x107 * 4.0 / (p * x109) + m * beta * L_moe * E * x107 * x115 * 4.0 / (p * x109) if x110 else x222 * beta_inter * E * x107 * 4.0 / p + m * beta * L_moe * E * x107 * x115 * 4.0 / p) if G < x229 else alpha * (x108 + x222 * x116 * 4.0 / p) + beta * (x222 * E * x107 * 4.0 / p + x236 * L_moe * k * x116 * 4.0 / x178)
-    x118 = (x36)*6.0/x170
-    x119 = (x42)*6.0/x170
-    x120 = x198 / x171
-    x121 = x179 * 2.0 / x174
-    x122 = x186 * (7 / 2) / x173
-    x202 = b * s * L * a
-    x123 = x202 * x32 * x18 * gamma / x176
-    x125 = x235 - G * (-1.0 + math.ceil(x235 / G))
-    x127 = x62 and ((G == x125) or (d*p == 1.0))
-    x128 = -1.0 + ((x125)/t if x127 else 1.0)
-    x129 = (G < x235)
-    x130 = m * L * x18 * alpha_inter * 2.0 / p + (x202 * beta_inter * x32 * x18 / (x221 * x125) + x238 * beta * L * a * x32 * x18 * x128 / (x221 * x125) if x127 else x202 * beta_inter * x32 * x18 / x176 + x238 * beta * L * a * x32 * x18 * x128 / x176) if x129 else m * L * x18 * alpha * 2.0 / p + x238 * beta * L * a * x32 * x18 / x176
-    x132 = max(0.0, 1 / 2 * ((x123 + x130) * 2.0 / m - b * L * a * x32 * x18 * x31 * 5.0 / (x197 * c ** 2.0 * d * m * p * t)))
-    x133 = max(0.0, 1 / 2 * (x130 * 2.0 / m - x186 * 5.0 / (x197 * c ** 2.0 * d * m * p * t)))
-    x134 = -b * L * a * x32 * x31 / (x197 * c ** 2.0 * d * m * p * t)
-    x135 = max(0.0, x134)
-    x136 = max(0.0, x130/m + x134)
-    x137 = x216 * 48.0 / x172 if x49 else x216 * 76.0 / x172
-    x138 = (L*(x19)*2.0/x171 + L*(x86)*2.0/x171 if x20 else 0.0)
-    x139 = (x102)/m + (x105)/m + x117/m + x118 + x119 + x120 + x121 + x122 + x132 + x133 + x135 + x136 + x137 + x138
-    x140 = (x90) + x92 + (x139)*(-1.0 + m + p)
-    x141 = x123 + (m * L * x18 * alpha_inter * 6.0 / p + (x202 * beta_inter * x32 * x18 * 3.0 / (x221 * x125) + x238 * beta * L * a * x32 * x18 * x128 * 3.0 / (x221 * x125) if x127 else x202 * beta_inter * x32 * x18 * 3.0 / x176 + x238 * beta * L * a * x32 * x18 * x128 * 3.0 / x176) if x129 else m * L * x18 * alpha * 6.0 / p + x238 * beta * L * a * x32 * x18 * 3.0 / x176)
-    x142 = gamma * (x203 / x237 + x230 / x176) + (x88 + x233 * beta_inter * x12 * x65 * 3.0 / x237 + m * beta * x5 * x12 * x65 * x66 * 3.0 / x237 + (x230 * beta_inter * e * 3.0 / (x221 * x59) + m * beta * x15 * Phi_E * e * x71 * 3.0 / (x221 * x59) if x70 else x230 * beta_inter * 3.0 / x176 + m * beta * x15 * Phi_E * x71 * 3.0 / x176) if x76 else x89 + beta * (x203 * 3.0 / x237 + x230 * 3.0 / x176))
-    x143 = m*(x132 + x133 + x135 + x136)
-    x210 = x207 + x194
-    x147 = x210 + x180
-    x148 = x210 + x189
-    x204 = L_moe * x147
-    x213 = x35 * x148
-    x149 = x204 + x213 + x200
-    x181 = peak * c * d * p * t * x140
-    x150 = x149 * 6.0 / x181
-    x151 = 6.0*(x149)
-    x152 = 8.0*((x10)/(L*t) + Phi_E/(L_moe*e*t))
-    x153 = x234 * 4.0 / t
-    x154 = L_moe * (x236 * 4.0 / x214 - x236 * (5.0 + x44) / x214 + x238 * k * (h + x47) * 2.0 / x214 + x208 * E_s * 6.0 / x163) / L + x43 + x45
-    x155 = min(m, p)
-    x224 = L * x154
-    x156 = x224 * x155 / p
-    x157 = x205 / t
-    x158 = 0.0 if c == 1.0 else x236 * (7.0 + c) * 4.0 / x163
-    x159 = x238 * (h + h * 3.0 / t) * 2.0 / x214
-    x160 = x216 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x163
-    x161 = max(x157 + x158, x159 + x160)
-    x162 = 0.0 if x9 else x236 * (m + x155) * 2.0 / x214
-    return (x140, m*(x118 + x119 + x120 + x121 + x122 + x137 + x138), (x102) + (x141) + (x142) + x117 + (x105), (x90) + (x102) + x117 + (x105) + x143, (x139)*(-1.0 + p), x92, x238 / x140, x150, (x204 * 2.0 + x213 * 2.0 + x200 * 2.0 - x186) * 3.0 / x181, x150, x151, x151, x152 + x153 + x12 * 14.0 / x237 + Phi_E * 14.0 / x176 + (x156 + x161 + x162 if x9 else max(x156 + x158 + x162, x224 / p + x161)), x102, x141, x117, x105, x142, x102, x143, x117, x105, x90, 0.0, 2.0*(x91), 12.0*(x91), x156, x162, x160, x153, x159, x157, x158, x152,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x8 = -L_moe/p + L*2.0/p
+    x10 = t - G*(-1.0 + math.ceil(t/G))
+    x241 = c * d * p
+    x12 = G == x10 or x241 == 1.0
+    x13 = ((1.0/(x10)) if x12 else 1.0)
+    x14 = -1.0 + (x10 if x12 else 1.0)
+    x242 = c * d * t
+    x208 = b * s * h * beta * x4
+    x15 = x208 * 2.0 / x242
+    x212 = b * s * h * x4 * x8
+    x237 = b * s * x4
+    x255 = b * s * h * x4
+    x262 = b * s
+    x16 = gamma * (x237 * 3.0 / x242 + x255 / x242 + x255 * x6 / x242 + x212 * 2.0 / x242) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + m * x4 * x8 * 4.0) + x255 * beta_inter * x6 * x13 * 2.0 / x242 + x208 * x14 * x6 * x13 * 2.0 / x242 + (beta * (x237 * x14 * 6.0 / (x242 * x10) + x255 * x14 * 2.0 / (x242 * x10) + x212 * x14 * 4.0 / (x242 * x10)) + beta_inter * (x237 * 6.0 / (x242 * x10) + x255 * 2.0 / (x242 * x10) + x212 * 4.0 / (x242 * x10)) if x12 else beta * (x237 * x14 * 6.0 / x242 + x255 * x14 * 2.0 / x242 + x212 * x14 * 4.0 / x242) + beta_inter * (x237 * 6.0 / x242 + x255 * 2.0 / x242 + x212 * 4.0 / x242)) if G < t else m * x4 * alpha * 8.0 + m * x4 * alpha * x8 * 4.0 + x262 * beta * x4 * 6.0 / x242 + x15 + x208 * x8 * 4.0 / x242 + (m * x4 * alpha * 2.0 + x15 if x5 else 0.0))
+    x17 = (p == 2.0)
+    x258 = c * d
+    x261 = b * s * h
+    x18 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x261 * beta_inter * (1 / 2) / x258 if x17 else m * alpha_inter + x261 * beta_inter / x258
+    x243 = c * t * d
+    x20 = (x18 if G < x243 * p else 0.0 if x5 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x258 if x17 else m * alpha + x261 * beta / x258) + (x18 if G < 1.0 + x243 else 0.0 if x5 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x258 if x17 else m * alpha + x261 * beta / x258)
+    x252 = e * t
+    x22 = -1.0 + x252
+    x256 = m * L_moe
+    x23 = x256 * x22 / p
+    x24 = x252 - G * (-1.0 + math.ceil(x252 / G))
+    x25 = G/t
+    x26 = (x25 == math.floor(x25))
+    x28 = G == x24 or x241 / e == 1.0
+    x29 = ((x24)/t if x26 and (x28) else 1.0)
+    x30 = e - x29
+    x31 = -1.0 + x29
+    x33 = -1.0 + (x24 if x28 else 1.0)
+    x34 = -1.0 + e
+    x186 = x258 * e * p
+    x35 = alpha_inter * (x23 + x256 * x30 * 4.0 / p) + x256 * alpha * x31 * 4.0 / p + x261 * beta * L_moe * k * x31 * 4.0 / x186 + x261 * L_moe * beta_inter * k * x30 * 4.0 / x186 + (x256 * beta_inter * E * x22 * 4.0 / (p * x24) + m * beta * L_moe * E * x22 * x33 * 4.0 / (p * x24) if x28 else x256 * beta_inter * E * x22 * 4.0 / p + m * beta * L_moe * E * x22 * x33 * 4.0 / p) if G < x252 else alpha * (x23 + x256 * x34 * 4.0 / p) + beta * (x256 * E * x22 * 4.0 / p + x261 * L_moe * k * x34 * 4.0 / x186)
+    x38 = d_rope + kv_lora
+    x39 = d_nope + d_v
+    x220 = d_nope + d_rope
+    x41 = (q_lora == 0.0)
+    x42 = a*(x220)
+    x43 = h + x42
+    x217 = a * kv_lora * x39
+    x230 = h * a * d_v
+    x250 = h * x38
+    x44 = x250 + x230 + x217 + (h * a * x220 if x41 else q_lora * x43)
+    x187 = d*m
+    x231 = b * s * x44
+    x45 = x231 / x187
+    x46 = s**2.0
+    x47 = x220 + d_v
+    x218 = b * a * x47 * x46
+    x48 = x218 / x187
+    x49 = E_s + k
+    x50 = L - L_moe
+    x203 = b * s * h * F_e * x49 * 3.0
+    x209 = b * L * a * x47 * x46
+    x213 = b * s * h * F * 3.0
+    x225 = b * s * h * V
+    x244 = x45 + x48
+    x245 = c * d * m
+    x259 = c * t
+    x51 = ((L_moe * (x244 + x203 / x187) + x50 * (x244 + x213 / x187)) / p + x225 / x187) / x259 - x209 / (x245 * p * t)
+    x188 = eta*peak
+    x52 = (x51)*6.0/x188
+    x53 = x261 / x245
+    x251 = h * F_e
+    x54 = x251 / t
+    x55 = x251 * 2.0 / t
+    x226 = E * c * d * m
+    x57 = x261 * k * e / x226
+    x190 = x245 * t
+    x191 = x226 * t
+    x253 = e * p
+    x205 = L_moe * E * w_half_expert
+    x210 = L_moe * w_half * E_s
+    x214 = b * s * k * F_e * e
+    x232 = b * s * F_e
+    x238 = L * w_half
+    x246 = b * s * V
+    x247 = b * s * a
+    x260 = h * V
+    x58 = w_half * (x260 / t + x53 + x246 / x190) + x238 * (x53 + (h * a * x220 / t + x247 * x220 / x190 if x41 else q_lora * x43 / t + x262 * q_lora * x43 / (x258 * h * m * t))) / p + x238 * (x250 / t + x53 + x262 * x38 / x190) / p + x238 * (x230 / t + x53 + x247 * d_v / x190) / p + x238 * (x217 / t + x262 * kv_lora / x245 + x247 * x39 / x190) / p + w_half * x50 * (h * F / t + x53 + x262 * F / x190) * 3.0 / p + x210 * (x54 + x53 + x232 / x190) / p + x210 * (x55 + x53 + x232 * 2.0 / x190) / p + x205 * (x54 + x57 + x214 / x191) / x253 + x205 * (x55 + x57 + x214 * 2.0 / x191) / x253
+    x59 = (x58)*6.0/x188
+    x61 = x262 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + (a * d_v + x42) * 4.0 / t) / x245
+    x62 = 16.0/t
+    x63 = x261 * (7.0 + x62) / x245
+    x65 = F_e*3.0/t
+    x66 = x61 + x63 + x262 * L_moe * k * (2.0 * h + x65) * 2.0 / (L * c * d * m)
+    x193 = hbm*p
+    x221 = L * kappa * x66
+    x67 = x221 / x193
+    x222 = hbm * c * d * m
+    x194 = x222 * p * t
+    x202 = b * s * h * L_moe * k * kappa_moe
+    x68 = x202 * 2.0 / x194
+    x223 = eta_attn * peak
+    x195 = x223 * c * d * m * p * t
+    x70 = x209 * (7 / 2) / x195
+    x71 = -1.0 + c
+    x196 = x241 * t
+    x215 = b * s * L * a * x47
+    x72 = x215 * x71 * gamma / x196
+    x74 = x259 - G * (-1.0 + math.ceil(x259 / G))
+    x76 = x26 and ((G == x74) or (d*p == 1.0))
+    x77 = -1.0 + ((x74)/t if x76 else 1.0)
+    x78 = (G < x259)
+    x79 = m * L * x71 * alpha_inter * 2.0 / p + (x215 * beta_inter * x71 / (x241 * x74) + x262 * L * beta * a * x47 * x71 * x77 / (x241 * x74) if x76 else x215 * beta_inter * x71 / x196 + x262 * L * beta * a * x47 * x71 * x77 / x196) if x78 else m * L * alpha * x71 * 2.0 / p + x262 * L * beta * a * x47 * x71 / x196
+    x81 = max(0.0, 1 / 2 * ((x72 + x79) * 2.0 / m - b * L * a * x47 * x71 * x46 * 5.0 / (x223 * c ** 2.0 * d * m * p * t)))
+    x82 = max(0.0, 1 / 2 * (x79 * 2.0 / m - x209 * 5.0 / (x223 * c ** 2.0 * d * m * p * t)))
+    x83 = -b * L * a * x47 * x46 / (x223 * c ** 2.0 * d * m * p * t)
+    x84 = max(0.0, x83)
+    x85 = max(0.0, x79/m + x83)
+    x86 = (t == 1.0)
+    x197 = x222 * t
+    x87 = x246 * 48.0 / x197 if x86 else x246 * 76.0 / x197
+    x88 = x261 * (-13.0 + 19.0 * c) / x190 + x261 * x71 * 4.0 / x190
+    x89 = x261 * (3.0 + 25.0 * c) / x190 + x261 * (1.0 + c) * 5.0 / x190
+    x90 = (c >= 2.0)
+    x91 = (L*(x88)*2.0/x193 + L*(x89)*2.0/x193 if x90 else 0.0)
+    x92 = (x16)/m + (x20)/m + x35/m + x52 + x59 + x67 + x68 + x70 + x81 + x82 + x84 + x85 + x87 + x91
+    x93 = -Phi_E
+    x233 = h * V * 2.0
+    x248 = Phi + x93
+    x94 = x248 - x233
+    x95 = x248 / t if x5 else (x260 + x94 / p) / t
+    x96 = x95/x258 + Phi_E/x196
+    x97 = (x96)*28.0/hbm
+    x98 = -1.0 + x258
+    x99 = (p >= 2.0)
+    x100 = (1.0 if x99 else m)
+    x101 = -1.0 + x258 / e
+    x216 = x101 * Phi_E * x100
+    x254 = x100 * x98 * x95
+    x102 = x254 / x258 + x216 / x196
+    x103 = gamma*(x102)
+    x104 = (x98)*alpha_inter
+    x105 = (x101)*alpha_inter
+    x106 = 1.0 + L/p
+    x108 = -G * (-1.0 + math.ceil(x243 / G)) + x243
+    x110 = (G == x108) or x5
+    x111 = x26 and (x110)
+    x112 = (t/(x108) if x111 else 1.0)
+    x113 = -1.0 + ((x108)/t if x111 else 1.0)
+    x115 = G/x252
+    x116 = (x115 == math.floor(x115)) and (x110)
+    x117 = -1.0 + ((x108)/x252 if x116 else 1.0)
+    x118 = (G < x243)
+    x119 = (x98)*alpha
+    x120 = (x101)*alpha
+    x227 = L_moe * c * d
+    x199 = x227 * t
+    x121 = x104 + x105 + x98 * beta_inter * x95 * x112 / (x258 * x106) + beta * x98 * x95 * x112 * x113 / (x258 * x106) + (x101 * Phi_E * beta_inter * e / (x227 * x108) + beta * x101 * Phi_E * e * x117 / (x227 * x108) if x116 else x101 * Phi_E * beta_inter / x199 + beta * x101 * Phi_E * x117 / x199) if x118 else x119 + x120 + beta * x98 * x95 / (x258 * x106) + beta * x101 * Phi_E / x199
+    x122 = (x104 + x105 if x118 else x119 + x120)
+    x123 = m - x100
+    x124 = (L*(x89)*2.0/p if x90 else 0.0)
+    x125 = (26.0 if x86 else 38.0)
+    x126 = x124 / hbm + x51 * 4.0 / x188 + x58 * 4.0 / x188 + x221 * (2 / 3) / x193 + x246 * x125 / x197 + x202 * (4 / 3) / x194 + x209 * (5 / 2) / x195
+    x257 = m * x98
+    x127 = x257 * beta_inter * x95 * x112 / x258
+    x211 = m * beta * x98 * x95
+    x128 = x211 * x112 * x113 / x258
+    x206 = m * beta * x101 * Phi_E
+    x129 = m * x101 * Phi_E * beta_inter * e / (x241 * x108) + x206 * e * x117 / (x241 * x108) if x116 else m * x101 * Phi_E * beta_inter / x196 + x206 * x117 / x196
+    x130 = x127 + x128 + x129 if x118 else beta * (x257 * x95 / x258 + m * x101 * Phi_E / x196)
+    x131 = max(0.0, -(x123)*(x126) + (x123)*x130/m)
+    x132 = x100*x130/m
+    x234 = x100 * x122
+    x134 = -x100*x121
+    x135 = x252 / x108 if x116 else 1.0
+    x207 = x100 * x98 * x95 * x112
+    x136 = beta * (x207 * x113 / x258 + x216 * x117 * x135 / x196)
+    x137 = beta_inter * (x207 / x258 + x216 * x135 / x196)
+    x138 = (x136 + x137 if x118 else beta*(x102))
+    x139 = max(0.0, x234 - x100 * ((L * x88 * 2.0 / p if x90 else 0.0) / hbm + x51 * 2.0 / x188 + x58 * 2.0 / x188 + x221 * (1 / 3) / x193 + x246 * (22.0 if x86 else 38.0) / x197 + x209 / x195 + x202 * (2 / 3) / x194) + x134 + x138)
+    x228 = L_moe * x101
+    x239 = x98 * x106
+    x140 = x239 + x228 / p
+    x224 = m * x98 * x106
+    x219 = m * L_moe * x101
+    x142 = x219 / p
+    x235 = x224 + x142
+    x144 = x257 * alpha * x106
+    x145 = x219 * alpha / p
+    x146 = x206 / x196
+    x147 = -x124/hbm
+    x148 = -(x51)*4.0/x188
+    x149 = -(x58)*4.0/x188
+    x150 = -L*kappa*(x66)*(2/3)/x193
+    x151 = -b*s*V*x125/x197
+    x152 = -b*L*a*(x47)*x46*(5/2)/x195
+    x153 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x194
+    x154 = x239 * 2.0 + x228 * 2.0 / p
+    x155 = x224 * 2.0 + x219 * 2.0 / p
+    x156 = x235 + (x154 if x99 else x155)
+    x157 = alpha_inter*(x156)
+    x158 = x103 + x100 * x121 - x234 + x131 + max(0.0, -x100 * x126 + x132) + x139 + (x136 + x137 + x257 * alpha_inter * x106 + x219 * alpha_inter / p + (alpha_inter * x140 * 2.0 if x99 else alpha_inter * x235 * 2.0) if x118 else x144 + x145 + beta * x100 * x98 * x95 / x258 + (alpha * x140 * 2.0 + beta * x101 * Phi_E / x196 if x99 else alpha * x235 * 2.0 + x146)) if x99 else -x100 * x122 * 2.0 + x100 * x121 * 2.0 + x254 * gamma / (x258 * x106) + x216 * gamma / x199 + x131 + x139 + max(0.0, x234 + x134 + x132 + x254 * gamma / x258 - x254 * gamma / (x258 * x106) + x138 + (x147 + x148 + x149 + x150 + x101 * Phi_E * gamma / x196 - x101 * Phi_E * gamma / x199 + x151 + x152 + x153 if x99 else m * (x147 + x148 + x149 + x150 + x151 + x152 + x153) + m * x101 * Phi_E * gamma / x196 - m * x101 * Phi_E * gamma / x199)) + (x157 if x118 else alpha * x156)
+    x159 = (x92)*(-1.0 + m + p) + x97 + x158
+    x160 = x72 + (m * L * x71 * alpha_inter * 6.0 / p + (x215 * beta_inter * x71 * 3.0 / (x241 * x74) + x262 * L * beta * a * x47 * x71 * x77 * 3.0 / (x241 * x74) if x76 else x215 * beta_inter * x71 * 3.0 / x196 + x262 * L * beta * a * x47 * x71 * x77 * 3.0 / x196) if x78 else m * L * alpha * x71 * 6.0 / p + x262 * L * beta * a * x47 * x71 * 3.0 / x196)
+    x161 = x103 + (x157 + x127 + x100 * x98 * beta_inter * x95 * x112 * 2.0 / x258 + x128 + beta * x100 * x98 * x95 * x112 * x113 * 2.0 / x258 + x216 * beta_inter * x135 * 2.0 / x196 + beta * x101 * Phi_E * x100 * x117 * x135 * 2.0 / x196 + x129 if x118 else x144 + x145 + x211 / x258 + beta * x100 * x98 * x95 * 2.0 / x258 + x146 + (alpha * x154 + beta * x101 * Phi_E * 2.0 / x196 if x99 else alpha * x155 + x206 * 2.0 / x196))
+    x162 = m*(x81 + x82 + x84 + x85)
+    x236 = x231 + x218
+    x166 = x236 + x203
+    x167 = x236 + x213
+    x229 = L_moe * x166
+    x240 = x50 * x167
+    x168 = x229 + x240 + x225
+    x204 = peak * c * d * p * t * x159
+    x169 = x168 * 6.0 / x204
+    x170 = 6.0*(x168)
+    x200 = L*t
+    x201 = L_moe*e*t
+    x171 = ((x94)/x200 + Phi_E/x201)*(0.0 if x99 else 4.0) + (x94)*4.0/x200 + Phi_E*4.0/x201
+    x172 = 2.0 * x95 + Phi_E * 2.0 / (x253 * t) if x99 else x95 * 2.0 / x258 + Phi_E * 2.0 / x196
+    x173 = 12.0*(x96)
+    x174 = x260 * 4.0 / t
+    x175 = L_moe * (x261 * 4.0 / x245 - x261 * (5.0 + x62) / x245 + x262 * k * (h + x65) * 2.0 / x245 + x232 * E_s * 6.0 / x190) / L + x61 + x63
+    x176 = min(m, p)
+    x249 = L * x175
+    x177 = x249 * x176 / p
+    x178 = x233 / t
+    x179 = 0.0 if c == 1.0 else x261 * (7.0 + c) * 4.0 / x190
+    x180 = x262 * (h + h * 3.0 / t) * 2.0 / x245
+    x181 = x246 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x190
+    x182 = max(x178 + x179, x180 + x181)
+    x183 = 0.0 if x5 else x261 * (m + x176) * 2.0 / x245
+    return (x159, m*(x52 + x59 + x67 + x68 + x70 + x87 + x91), (x16) + (x160) + (x161) + x35 + (x20), (x16) + x35 + (x20) + x162 + x158, (x92)*(-1.0 + p), x97, x262 / x159, x169, (x229 * 2.0 + x240 * 2.0 + x225 * 2.0 - x209) * 3.0 / x204, x169, x170, x170, x171 + x172 + x173 + x174 + (x177 + x182 + x183 if x5 else max(x177 + x179 + x183, x249 / p + x182)), x16, x160, x35, x20, x161, x16, x162, x35, x20, x158, 0.0, x172, x173, x177, x183, x181, x174, x180, x178, x179, x171,)
 
 
 def _step_a7a10603aa1f(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -51990,134 +52567,156 @@ def _step_a8b1a5f496cb(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 
 
 def _step_a97492165f68(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
-    x3 = 1.0 + L/p
-    x151 = c * d
-    x5 = -1.0 + x151
-    x7 = (p == 1.0)
-    x135 = h * V * 2.0
-    x8 = Phi - x135
-    x147 = h * V
-    x9 = x147 + x8 / p
-    x10 = (Phi/t if x7 else (x9)/t)
-    x13 = -1.0 + c
-    x145 = c * d * m
-    x102 = x145 * t
-    x150 = b * h * s
-    x14 = x150 * (-13.0 + 19.0 * c) / x102 + x150 * x13 * 4.0 / x102
-    x15 = (c >= 2.0)
-    x18 = s**2.0
-    x19 = h + h_kv
-    x103 = d*m
-    x117 = b * h * s * x19 * 2.0
-    x118 = b * h * L * x18 * 2.0
-    x122 = b * h * s * F * 3.0
-    x125 = b * h * x18 * 2.0
-    x132 = b * h * s * V
-    x133 = c * d * m * p
-    x148 = c * t
-    x20 = (L * (x125 / x103 + x117 / x103 + x122 / x103) / p + x132 / x103) / x148 - x118 / (x133 * t)
-    x21 = x150 / x145
-    x137 = L * w_half
-    x139 = b * s * V
-    x149 = b * s
-    x22 = w_half * (x147 / t + x21 + x139 / x102) + x137 * (h ** 2.0 / t + x21 + x150 / x102) * 2.0 / p + x137 * (h * h_kv / t + x21 + x149 * h_kv / x102) * 2.0 / p + x137 * (h * F / t + x21 + x149 * F / x102) * 3.0 / p
-    x23 = x149 * (F / t + x19 * 4.0 / t) / x145 + x150 * 16.0 / x145
-    x24 = (t == 1.0)
-    x26 = 5.0 + 12.0/t
-    x140 = c * t * d
-    x29 = -G * (-1.0 + math.ceil(x140 / G)) + x140
-    x30 = G/t
-    x31 = (x30 == math.floor(x30))
-    x32 = x31 and ((G == x29) or x7)
-    x33 = (t/(x29) if x32 else 1.0)
-    x34 = -1.0 + ((x29)/t if x32 else 1.0)
-    x126 = x5 * beta * x10
-    x138 = c * d * x3
-    x35 = x5 * alpha_inter + x5 * x10 * beta_inter * x33 / x138 + x126 * x33 * x34 / x138
-    x36 = -m*(x35)
-    x120 = m * x5 * alpha_inter
-    x38 = (G < x140)
-    x130 = c * d * t * x3
-    x39 = -m * x5 * beta * Phi / x130
-    x40 = -m * x5 * beta * x9 / x130
-    x41 = x150 * (3.0 + 25.0 * c) / x102 + x150 * (1.0 + c) * 5.0 / x102
-    x42 = x120 * x3 * 3.0
-    x131 = m * x5 * alpha
-    x43 = x131 * x3 * 3.0
-    x105 = eta*peak
-    x106 = hbm*p
-    x127 = hbm * c * d * m
-    x107 = x127 * t
-    x128 = eta_attn * peak
-    x108 = x128 * c * d * m * p * t
-    x109 = x127 * p
-    x146 = c * d * t
-    x114 = b * h * s * L * kappa * x26
-    x119 = b * h * L * x18 * 5.0
-    x121 = m * x5 * x10 * gamma
-    x142 = L * x23
-    x44 = x121 / x138 + max(0.0, -m * ((L * x14 * 2.0 / p if x15 else 0.0) / hbm + x20 * 2.0 / x105 + x22 * 2.0 / x105 + x142 * 4.0 / x106 + x139 * (22.0 if x24 else 38.0) / x107 + x118 / x108 + x114 * (2 / 3) / x109) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 / x151 + m * x5 * beta * x10 * x33 * x34 / x151 if x38 else m * x5 * beta * Phi / x146 + x39 if x7 else m * x5 * beta * x9 / x146 + x40)) + max(0.0, -m * ((L * x41 * 2.0 / p if x15 else 0.0) / hbm + x20 * 4.0 / x105 + x22 * 4.0 / x105 + x142 * 8.0 / x106 + x139 * (26.0 if x24 else 38.0) / x107 + x119 / x108 + x114 * (4 / 3) / x109) + (m * x5 * gamma * Phi / x146 - m * x5 * gamma * Phi / x130 if x7 else m * x5 * gamma * x9 / x146 - m * x5 * gamma * x9 / x130) + (x36 + x120 + m * x5 * x10 * beta_inter * x33 * 2.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 2.0 / x151 if x38 else m * x5 * beta * Phi * 2.0 / x146 + x39 if x7 else m * x5 * beta * x9 * 2.0 / x146 + x40)) + (m * x35 * 2.0 - x120 * 2.0 + x42 if x38 else m * (x5 * alpha + x126 / x138) * 2.0 - x131 * 2.0 + x43)
-    x45 = -1.0 + t
-    x46 = (1.0 if x7 else 0.0)
-    x47 = t - G*(-1.0 + math.ceil(t/G))
-    x49 = G == x47 or x151 * p == 1.0
-    x50 = ((1.0/(x47)) if x49 else 1.0)
-    x51 = -1.0 + (x47 if x49 else 1.0)
-    x116 = b * h * s * x45 * beta
-    x52 = x116 * 2.0 / x146
-    x134 = c * d * p * t
-    x123 = b * h * s * L * x45
-    x136 = b * s * x45
-    x143 = b * h * s * x45
-    x53 = gamma * (x136 * 3.0 / x146 + x143 / x146 + x143 * x46 / x146 + x123 * 4.0 / x134) + (alpha_inter * (m * x45 * 8.0 + m * x45 * x46 * 2.0 + L * m * x45 * 8.0 / p) + x143 * beta_inter * x46 * x50 * 2.0 / x146 + x116 * x51 * x46 * x50 * 2.0 / x146 + (beta * (x136 * x51 * 6.0 / (x146 * x47) + x143 * x51 * 2.0 / (x146 * x47) + x123 * x51 * 8.0 / (x134 * x47)) + beta_inter * (x136 * 6.0 / (x146 * x47) + x143 * 2.0 / (x146 * x47) + x123 * 8.0 / (x134 * x47)) if x49 else beta * (x136 * x51 * 6.0 / x146 + x143 * x51 * 2.0 / x146 + x123 * x51 * 8.0 / x134) + beta_inter * (x136 * 6.0 / x146 + x143 * 2.0 / x146 + x123 * 8.0 / x134)) if G < t else m * x45 * alpha * 8.0 + L * m * x45 * alpha * 8.0 / p + x136 * beta * 6.0 / x146 + x52 + x123 * beta * 8.0 / x134 + (m * x45 * alpha * 2.0 + x52 if x7 else 0.0))
-    x54 = (p == 2.0)
-    x55 = 0.0 if x7 else m * alpha_inter * (1 / 2) + x150 * beta_inter * (1 / 2) / x151 if x54 else m * alpha_inter + x150 * beta_inter / x151
-    x56 = (x55 if G < x140 * p else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151) + (x55 if G < 1.0 + x140 else 0.0 if x7 else m * alpha * (1 / 2) + x150 * beta * (1 / 2) / x151 if x54 else m * alpha + x150 * beta / x151)
-    x57 = (x20)*6.0/x105
-    x58 = (x22)*6.0/x105
-    x59 = x142 * 12.0 / x106
-    x60 = x114 * 2.0 / x109
-    x144 = b * h * L * x18
-    x61 = x144 * 7.0 / x108
-    x63 = -b * h * L * x18 * 2.0 / (x128 * c ** 2.0 * d * m * p * t)
-    x64 = max(0.0, x63)
-    x124 = b * h * s * L * x13
-    x65 = x124 * gamma * 2.0 / x134
-    x67 = x148 - G * (-1.0 + math.ceil(x148 / G))
-    x69 = x31 and ((G == x67) or (d*p == 1.0))
-    x70 = -1.0 + ((x67)/t if x69 else 1.0)
-    x71 = (G < x148)
-    x72 = L * m * x13 * alpha_inter * 2.0 / p + (x124 * beta_inter * 2.0 / (x151 * p * x67) + x150 * L * beta * x13 * x70 * 2.0 / (x151 * p * x67) if x69 else x124 * beta_inter * 2.0 / x134 + x150 * L * beta * x13 * x70 * 2.0 / x134) if x71 else L * m * x13 * alpha * 2.0 / p + x150 * L * beta * x13 * 2.0 / x134
-    x73 = max(0.0, (x65 + x72) / m - b * h * L * x13 * x18 * 5.0 / (x128 * c ** 2.0 * d * m * p * t))
-    x74 = x72/m
-    x75 = max(0.0, x74 - x119 / (x128 * c ** 2.0 * d * m * p * t))
-    x76 = max(0.0, x74 + x63)
-    x77 = x139 * 48.0 / x107 if x24 else x139 * 76.0 / x107
-    x78 = (L*(x14)*2.0/x106 + L*(x41)*2.0/x106 if x15 else 0.0)
-    x79 = (x53)/m + (x56)/m + x57 + x58 + x59 + x60 + x61 + x64 + x73 + x75 + x76 + x77 + x78
-    x80 = x10*28.0/(hbm*c*d)
-    x81 = (x44) + (x79)*(-1.0 + m + p) + x80
-    x82 = x65 + (L * m * x13 * alpha_inter * 6.0 / p + (x124 * beta_inter * 6.0 / (x151 * p * x67) + x150 * L * beta * x13 * x70 * 6.0 / (x151 * p * x67) if x69 else x124 * beta_inter * 6.0 / x134 + x150 * L * beta * x13 * x70 * 6.0 / x134) if x71 else L * m * x13 * alpha * 6.0 / p + x150 * L * beta * x13 * 6.0 / x134)
-    x83 = x121 / x151 + (x42 + m * x5 * x10 * beta_inter * x33 * 3.0 / x151 + m * x5 * beta * x10 * x33 * x34 * 3.0 / x151 if x38 else x43 + m * x5 * beta * x10 * 3.0 / x151)
-    x84 = m*(x64 + x73 + x75 + x76)
-    x86 = L * (x125 + x117 + x122)
-    x141 = x86 + x132
-    x115 = peak * c * d * p * t * x81
-    x89 = x141 * 6.0 / x115
-    x90 = 6.0*(x141)
-    x91 = x147 * 4.0 / t
-    x92 = (x8)*8.0/(L*t)
-    x93 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x94 = min(m, p)
-    x129 = b * s * L * x93
-    x95 = x129 * x94 * 4.0 / x133
-    x96 = x135 / t
-    x97 = 0.0 if c == 1.0 else x150 * (7.0 + c) * 4.0 / x102
-    x98 = x149 * (h + h * 3.0 / t) * 2.0 / x145
-    x99 = x139 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x102
-    x100 = max(x96 + x97, x98 + x99)
-    x101 = 0.0 if x7 else x150 * (m + x94) * 2.0 / x145
-    return (x81, m*(x57 + x58 + x59 + x60 + x61 + x77 + x78), (x53) + (x82) + (x83) + (x56), (x44) + (x53) + (x56) + x84, (x79)*(-1.0 + p), x80, x149 / x81, x89, (x141 - x144) * 6.0 / x115, x89, x90, x90, x91 + x92 + (Phi * 14.0 / x146 + x95 + x100 + x101 if x7 else x9 * 14.0 / x146 + max(x95 + x97 + x101, x129 * 4.0 / x133 + x100)), x53, x82, x56, x83, x53, x84, x56, x44, 0.0, x10*2.0/x151, x10*12.0/x151, x95, x101, x99, x91, x98, x96, x97, x92,)
+    x4 = -1.0 + t
+    x5 = (p == 1.0)
+    x6 = (1.0 if x5 else 0.0)
+    x9 = t - G*(-1.0 + math.ceil(t/G))
+    x175 = c * d
+    x11 = G == x9 or x175 * p == 1.0
+    x12 = ((1.0/(x9)) if x11 else 1.0)
+    x13 = -1.0 + (x9 if x11 else 1.0)
+    x160 = c * d * t
+    x138 = b * h * s * x4 * beta
+    x14 = x138 * 2.0 / x160
+    x151 = c * d * p * t
+    x144 = b * h * s * L * x4
+    x158 = b * s * x4
+    x168 = b * h * s * x4
+    x15 = gamma * (x158 * 3.0 / x160 + x168 / x160 + x168 * x6 / x160 + x144 * 4.0 / x151) + (alpha_inter * (m * x4 * 8.0 + m * x4 * x6 * 2.0 + L * m * x4 * 8.0 / p) + x168 * beta_inter * x6 * x12 * 2.0 / x160 + x138 * x13 * x6 * x12 * 2.0 / x160 + (beta * (x158 * x13 * 6.0 / (x160 * x9) + x168 * x13 * 2.0 / (x160 * x9) + x144 * x13 * 8.0 / (x151 * x9)) + beta_inter * (x158 * 6.0 / (x160 * x9) + x168 * 2.0 / (x160 * x9) + x144 * 8.0 / (x151 * x9)) if x11 else beta * (x158 * x13 * 6.0 / x160 + x168 * x13 * 2.0 / x160 + x144 * x13 * 8.0 / x151) + beta_inter * (x158 * 6.0 / x160 + x168 * 2.0 / x160 + x144 * 8.0 / x151)) if G < t else m * x4 * alpha * 8.0 + L * m * x4 * alpha * 8.0 / p + x158 * beta * 6.0 / x160 + x14 + x144 * beta * 8.0 / x151 + (m * x4 * alpha * 2.0 + x14 if x5 else 0.0))
+    x16 = (p == 2.0)
+    x174 = b * h * s
+    x17 = 0.0 if x5 else m * alpha_inter * (1 / 2) + x174 * beta_inter * (1 / 2) / x175 if x16 else m * alpha_inter + x174 * beta_inter / x175
+    x161 = c * t * d
+    x19 = (x17 if G < x161 * p else 0.0 if x5 else m * alpha * (1 / 2) + x174 * beta * (1 / 2) / x175 if x16 else m * alpha + x174 * beta / x175) + (x17 if G < 1.0 + x161 else 0.0 if x5 else m * alpha * (1 / 2) + x174 * beta * (1 / 2) / x175 if x16 else m * alpha + x174 * beta / x175)
+    x22 = s**2.0
+    x23 = h + h_kv
+    x124 = d*m
+    x139 = b * h * s * x23 * 2.0
+    x140 = b * h * L * x22 * 2.0
+    x142 = b * h * s * F * 3.0
+    x145 = b * h * x22 * 2.0
+    x152 = b * h * s * V
+    x153 = c * d * m * p
+    x172 = c * t
+    x24 = (L * (x145 / x124 + x139 / x124 + x142 / x124) / p + x152 / x124) / x172 - x140 / (x153 * t)
+    x125 = eta*peak
+    x25 = (x24)*6.0/x125
+    x169 = c * d * m
+    x26 = x174 / x169
+    x127 = x169 * t
+    x159 = L * w_half
+    x170 = b * s * V
+    x173 = h * V
+    x176 = b * s
+    x27 = w_half * (x173 / t + x26 + x170 / x127) + x159 * (h ** 2.0 / t + x26 + x174 / x127) * 2.0 / p + x159 * (h * h_kv / t + x26 + x176 * h_kv / x127) * 2.0 / p + x159 * (h * F / t + x26 + x176 * F / x127) * 3.0 / p
+    x28 = (x27)*6.0/x125
+    x30 = x176 * (F / t + x23 * 4.0 / t) / x169 + x174 * 16.0 / x169
+    x128 = hbm*p
+    x171 = L * x30
+    x31 = x171 * 12.0 / x128
+    x32 = 5.0 + 12.0/t
+    x148 = hbm * c * d * m
+    x129 = x148 * p
+    x134 = b * h * s * L * kappa * x32
+    x33 = x134 * 2.0 / x129
+    x149 = eta_attn * peak
+    x130 = x149 * c * d * m * p * t
+    x166 = b * h * L * x22
+    x35 = x166 * 7.0 / x130
+    x37 = -b * h * L * x22 * 2.0 / (x149 * c ** 2.0 * d * m * p * t)
+    x38 = max(0.0, x37)
+    x39 = -1.0 + c
+    x143 = b * h * s * L * x39
+    x40 = x143 * gamma * 2.0 / x151
+    x42 = x172 - G * (-1.0 + math.ceil(x172 / G))
+    x44 = G/t
+    x45 = (x44 == math.floor(x44))
+    x46 = x45 and ((G == x42) or (d*p == 1.0))
+    x47 = -1.0 + ((x42)/t if x46 else 1.0)
+    x48 = (G < x172)
+    x49 = L * m * x39 * alpha_inter * 2.0 / p + (x143 * beta_inter * 2.0 / (x175 * p * x42) + x174 * L * beta * x39 * x47 * 2.0 / (x175 * p * x42) if x46 else x143 * beta_inter * 2.0 / x151 + x174 * L * beta * x39 * x47 * 2.0 / x151) if x48 else L * m * x39 * alpha * 2.0 / p + x174 * L * beta * x39 * 2.0 / x151
+    x50 = max(0.0, (x40 + x49) / m - b * h * L * x39 * x22 * 5.0 / (x149 * c ** 2.0 * d * m * p * t))
+    x51 = x49/m
+    x141 = b * h * L * x22 * 5.0
+    x52 = max(0.0, x51 - x141 / (x149 * c ** 2.0 * d * m * p * t))
+    x53 = max(0.0, x51 + x37)
+    x54 = (t == 1.0)
+    x131 = x148 * t
+    x55 = x170 * 48.0 / x131 if x54 else x170 * 76.0 / x131
+    x56 = x174 * (-13.0 + 19.0 * c) / x127 + x174 * x39 * 4.0 / x127
+    x57 = x174 * (3.0 + 25.0 * c) / x127 + x174 * (1.0 + c) * 5.0 / x127
+    x58 = (c >= 2.0)
+    x59 = (L*(x56)*2.0/x128 + L*(x57)*2.0/x128 if x58 else 0.0)
+    x60 = (x15)/m + (x19)/m + x25 + x28 + x31 + x33 + x35 + x38 + x50 + x52 + x53 + x55 + x59
+    x155 = h * V * 2.0
+    x61 = Phi - x155
+    x62 = Phi / t if x5 else (x173 + x61 / p) / t
+    x63 = x62*28.0/(hbm*c*d)
+    x64 = (p >= 2.0)
+    x65 = (1.0 if x64 else m)
+    x66 = -1.0 + x175
+    x146 = x66 * alpha_inter
+    x68 = 1.0 + L/p
+    x70 = -G * (-1.0 + math.ceil(x161 / G)) + x161
+    x71 = x45 and ((G == x70) or x5)
+    x72 = (t/(x70) if x71 else 1.0)
+    x73 = -1.0 + ((x70)/t if x71 else 1.0)
+    x74 = (G < x161)
+    x156 = x66 * alpha
+    x76 = x146 + x66 * x62 * beta_inter * x72 / (x175 * x68) + x66 * beta * x62 * x72 * x73 / (x175 * x68) if x74 else x156 + x66 * beta * x62 / (x175 * x68)
+    x77 = (x146 if x74 else x156)
+    x136 = x66 * x62 * x65 * gamma
+    x78 = x136 / x175
+    x79 = m - x65
+    x80 = (L*(x57)*2.0/p if x58 else 0.0)
+    x81 = (26.0 if x54 else 38.0)
+    x150 = b * s * V * x81
+    x154 = L * x30 * 8.0
+    x162 = x24 * 4.0
+    x163 = x27 * 4.0
+    x82 = x80 / hbm + x162 / x125 + x163 / x125 + x154 / x128 + x150 / x131 + x141 / x130 + x134 * (4 / 3) / x129
+    x165 = m * x66
+    x83 = x165 * x62 * beta_inter * x72 / x175 + x165 * beta * x62 * x72 * x73 / x175 if x74 else x165 * beta * x62 / x175
+    x84 = max(0.0, -(x79)*(x82) + (x79)*x83/m)
+    x85 = x65*x83/m
+    x164 = x65 * x77
+    x87 = -x65*x76
+    x167 = x66 * x62 * x65
+    x88 = x167 * beta_inter * x72 / x175
+    x137 = x66 * beta * x62 * x65
+    x89 = x137 * x72 * x73 / x175
+    x90 = x137 / x175
+    x91 = (x88 + x89 if x74 else x90)
+    x92 = max(0.0, x164 - x65 * ((L * x56 * 2.0 / p if x58 else 0.0) / hbm + x24 * 2.0 / x125 + x27 * 2.0 / x125 + x171 * 4.0 / x128 + x170 * (22.0 if x54 else 38.0) / x131 + x140 / x130 + x134 * (2 / 3) / x129) + x87 + x91)
+    x93 = x165 * x68 + x66 * x65 * x68 * 2.0
+    x94 = alpha_inter*(x93)
+    x95 = alpha*(x93)
+    x96 = x65 * x76 - x164 + x78 + x84 + max(0.0, -x65 * x82 + x85) + x92 + (x165 * alpha_inter * x68 + x88 + x89 + (x146 * x68 * 2.0 if x64 else x165 * alpha_inter * x68 * 2.0) if x74 else x165 * alpha * x68 + x90 + (x156 * x68 * 2.0 if x64 else x165 * alpha * x68 * 2.0)) if x64 else -x65 * x77 * 2.0 + x65 * x76 * 2.0 + x136 / (x175 * x68) + x84 + x92 + max(0.0, x65 * (-x80 / hbm - x162 / x125 - x163 / x125 - x154 / x128 - x150 / x131 - x141 / x130 - x134 * (4 / 3) / x129) + x164 + x87 + x85 + x78 - x136 / (x175 * x68) + x91) + (x94 if x74 else x95)
+    x97 = (x60)*(-1.0 + m + p) + x63 + x96
+    x98 = x40 + (L * m * x39 * alpha_inter * 6.0 / p + (x143 * beta_inter * 6.0 / (x175 * p * x42) + x174 * L * beta * x39 * x47 * 6.0 / (x175 * p * x42) if x46 else x143 * beta_inter * 6.0 / x151 + x174 * L * beta * x39 * x47 * 6.0 / x151) if x48 else L * m * x39 * alpha * 6.0 / p + x174 * L * beta * x39 * 6.0 / x151)
+    x99 = x78 + (x94 + beta * (x165 * x62 * x72 * x73 / x175 + x167 * x72 * x73 * 2.0 / x175) + beta_inter * (x165 * x62 * x72 / x175 + x167 * x72 * 2.0 / x175) if x74 else x95 + beta * (x165 * x62 / x175 + x167 * 2.0 / x175))
+    x100 = m*(x38 + x50 + x52 + x53)
+    x102 = L * (x145 + x139 + x142)
+    x157 = x102 + x152
+    x135 = peak * c * d * p * t * x97
+    x105 = x157 * 6.0 / x135
+    x106 = 6.0*(x157)
+    x132 = L*t
+    x108 = (x61)*4.0/x132 + (x61)*(0.0 if x64 else 4.0)/x132
+    x109 = x173 * 4.0 / t
+    x110 = x62*12.0/x175
+    x111 = (2.0*x62 if x64 else x62*2.0/x175)
+    x112 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x113 = min(m, p)
+    x147 = b * s * L * x112
+    x114 = x147 * x113 * 4.0 / x153
+    x115 = x155 / t
+    x116 = 0.0 if c == 1.0 else x174 * (7.0 + c) * 4.0 / x127
+    x117 = x176 * (h + h * 3.0 / t) * 2.0 / x169
+    x118 = x170 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x127
+    x119 = max(x115 + x116, x117 + x118)
+    x120 = 0.0 if x5 else x174 * (m + x113) * 2.0 / x169
+    return (x97, m*(x25 + x28 + x31 + x33 + x35 + x55 + x59), (x15) + (x98) + (x99) + (x19), (x15) + (x19) + x100 + x96, (x60)*(-1.0 + p), x63, x176 / x97, x105, (x157 - x166) * 6.0 / x135, x105, x106, x106, x108 + x109 + x110 + x111 + (x114 + x119 + x120 if x5 else max(x114 + x116 + x120, x147 * 4.0 / x153 + x119)), x15, x98, x19, x99, x15, x100, x19, x96, 0.0, x111, x110, x114, x120, x118, x109, x117, x115, x116, x108,)
 
 
 def _step_b16000ecec06(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):

@@ -469,7 +469,7 @@ def _model_states(data, parts, opts: dict) -> tuple:
     state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
     for held, group in parts:
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
-        grads += grad_bytes * held if data.full_gradients else grad_bytes * held / group
+        grads += data.gradients(grad_bytes * held, grad_bytes * held / group)
         optimizer += state * held if data.zero == 0 else state * held / group
     return weights, grads, optimizer, grad_bytes
 
@@ -738,12 +738,11 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     held = 2 * 2 * layer if not data.full_parameters else sp.Integer(0)
     # FSDP2: the unit computing's 16-bit gradient and the previous unit's reduce-scatter input (torchmem.FSDP2_REDUCE)
     per_param = torchmem.layer_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 2 * grad_bytes
-    if data.full_gradients:
-        # FSDP2 accumulating (no gradient sync): the unit computing's 16-bit gradient beside the fp32 accumulator,
-        # until its post-backward adds it in (torchmem.accumulating_gradient_bytes); like the reduced units'
-        # gradients above, counted at every moment (an upper bound at the loss, before any layer's backward)
-        per_param = torchmem.accumulating_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 0
-    return held + per_param * layer
+    # FSDP2 accumulating (no gradient sync): the unit computing's 16-bit gradient beside the fp32 accumulator,
+    # until its post-backward adds it in (torchmem.accumulating_gradient_bytes); like the reduced units'
+    # gradients above, counted at every moment (an upper bound at the loss, before any layer's backward)
+    accumulating = torchmem.accumulating_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 0
+    return held + data.gradients(accumulating, per_param) * layer
 
 
 @functools.lru_cache(maxsize=None)     # its Min once per activations and schedule, not per option combination

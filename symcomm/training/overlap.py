@@ -177,10 +177,11 @@ PIPELINED_POST_BACKWARD = (
 
 
 def pipelined_post_backward(data, grad_overlap: bool) -> bool:
-    """True when the per-step gradient reduce-scatters of a pipeline stage run after its last backward
+    """True when the gradient reduce-scatters of a pipeline stage run after its last backward
     (:data:`PIPELINED_POST_BACKWARD`): ZeRO-3 per layer of a framework in
-    :data:`PIPELINED_POST_BACKWARD_FRAMEWORKS`, reduced once per step, overlapped when it can be."""
-    return (data.zero == 3 and data.shard_unit == "layer" and data.grad_reduce == "per_step" and grad_overlap
+    :data:`PIPELINED_POST_BACKWARD_FRAMEWORKS`, overlapped when it can be; the pipeline's stage reduces once per
+    schedule whatever the run's grad_reduce (axes.DataSchedule.under_pipeline)."""
+    return (data.zero == 3 and data.shard_unit == "layer" and grad_overlap
             and data.framework in PIPELINED_POST_BACKWARD_FRAMEWORKS)
 
 

@@ -58,10 +58,12 @@ def test_every_schedule_reduces_and_regathers():
     assert set(plain) == set(three)
     for label, count in plain.items():
         assert three[label] == 3 * count, label
-    # resharded after every forward, every micro-batch gathers anyway: the schedules change only the reductions
+    # resharded after every forward, every backward gathers anyway (the last stage's m = 24), and its first forward
+    # of each schedule: the schedules add their first forward's gathers and their reductions
     plain, three = _counts(_run(reshard_after_forward=1)), _counts(_run(reshard_after_forward=1, ga_schedules=1, n_ga=3))
     for label, count in plain.items():
-        assert three[label] == (3 * count if "reduce-scatter" in label else count), label
+        assert three[label] == (count if "(backward)" in label and "all-gather" in label else 3 * count), label
+    assert three["per-layer parameter all-gather (backward)"] == 24 * three["per-layer parameter all-gather (forward)"] / 3
 
 
 def test_a_gpu_holds_one_schedule_at_once():

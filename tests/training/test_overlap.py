@@ -96,15 +96,17 @@ def test_fsdp2_hides_each_phase_behind_its_own_compute():
     assert float(q["compute_time"]) == pytest.approx(5.4e-3, rel=1e-12)
     assert float(q["exposed_comm_time_dp"]) == pytest.approx(
         8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), rel=1e-9)
-    # reduced once per step over m = 2 micro-batches (no_sync on the first) and never resharded, each layer is gathered
-    # once a step (FSDP's _should_free_in_backward: axes.forward_gathers) and reduced once: the same 8 collectives,
-    # the gathers behind the first forward alone (1.8 ms: 0.45 ms of them exposed), the reduce-scatters behind the
-    # last backward alone (3.6 ms: hidden), though the step's 10.8 ms of compute outlasts them all
+    # reduced once per step over m = 2 micro-batches (gradient sync off on the first) and not resharded after the
+    # forward: FSDP2 still reshards after every backward (torch's set_reshard_after_backward, apart from the gradient
+    # sync: frameworks.FSDP2_RESHARD_AFTER_BACKWARD, executed in tests/integration/test_torch_fsdp2_counts.py), so
+    # each forward gathers every layer again and the gradients are reduced once: 12 collectives, the first gather of
+    # each forward and the last reduce-scatter in full, the other 6 gathers behind the two forwards (3.6 ms: 0.9 ms
+    # exposed), the reduce-scatters behind the last backward alone (3.6 ms: hidden)
     two = steptime.quantities({**FSDP_VALUES, "b": 8, "m": 2, "peak": 1e9 * at_1e9 / 5.4e-3}, 2,
                               **{**options, "grad_reduce": "per_step"})
     assert float(two["compute_time"]) == pytest.approx(2 * 5.4e-3, rel=1e-12)
     assert float(two["exposed_comm_time_dp"]) == pytest.approx(
-        8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), rel=1e-9)
+        12 * latency + 3 * bandwidth + (6 * bandwidth - 2 * 5.4e-3 / 3), rel=1e-9)
 
 
 def test_fsdp2_without_overlap_exposes_everything():
@@ -370,8 +372,10 @@ def test_without_a_pipeline_the_per_step_reductions_hide_behind_the_last_backwar
     values = {**FSDP_VALUES, "b": 8, "m": 2}
     q = steptime.quantities(values, 2, **PER_STEP)
     latency, bandwidth = 3e-5, 0.75e-3
-    # L = 4 layers on the one stage: 4 gathers (once per step) + 4 reduce-scatters (once per step)
-    assert float(q["exposed_comm_time_dp"]) == pytest.approx(8 * latency + 2 * bandwidth, rel=1e-12)
+    # L = 4 layers on the one stage: 8 gathers (FSDP2 reshards after each backward, so each of the m = 2 forwards
+    # gathers again: frameworks.FSDP2_RESHARD_AFTER_BACKWARD) + 4 reduce-scatters (once per step); the first gather
+    # of each forward and the last reduce-scatter in full, the other gathers hidden behind the forwards
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(12 * latency + 3 * bandwidth, rel=1e-12)
 
 
 # -- PyTorch's context parallel: the ring's transfers behind its own steps ------------------------------------------

@@ -253,8 +253,12 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     def chunk_layers(q):                               # the stage-local indices of chunk q's layers
         return range(q // p * per_chunk, (q // p + 1) * per_chunk)
 
+    # FSDP2 under torch.distributed.pipelining (p > 1): the stage holds the gradient sync and the resharding back
+    # until the schedule's last backward (stage.py, backward_maybe_with_nosync), so only the first forward gathers
+    # (every later one follows a backward that kept the layers), and the gradients are reduced once, at the end
+    pipelined = framework == "fsdp2" and p > 1
     for micro in range(m):
-        if zero == 3:
+        if zero == 3 and (micro == 0 or not pipelined):
             dp_all(step.all_gather)                    # parameters for the forward
         for q in range(last + 1):
             pp = q % p
@@ -280,9 +284,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                 embedding(backward=True)
             if q > 0:
                 boundary(pp, (q - 1) % p)
-        per_micro_batch = zero == 3 or (framework == "deepspeed" and zero == 2)
+        per_micro_batch = (zero == 3 and not pipelined) or (framework == "deepspeed" and zero == 2)
         if per_micro_batch:
             dp_all(step.reduce_scatter)                # engine.py: ZeRO ≥ 2 reduces every micro-batch
+    if pipelined:
+        dp_all(step.reduce_scatter)                    # perform_reduce_grad: once, after the schedule's last backward
     if zero == 0:
         dp_all(step.all_reduce)                        # Megatron DDP: once, after the last micro-batch
     elif zero == 1:

@@ -255,7 +255,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
              recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None,
-             input_linears=None) -> tuple[Term, ...]:
+             input_linears=None, stops_early=False) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -273,7 +273,9 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     (settings.RECOMPUTE_MODULES): their forward's collectives once more, FC1's all-gather and FC2's reduce-scatter
     with SP, FC2's all-reduce without.  ``input_linears`` (SP only; the sp_input setting): (an attention block's, a
     dense MLP block's) column-parallel linears that each all-gather their own input and reduce-scatter its gradient,
-    in place of one per block input."""
+    in place of one per block input.  ``stops_early`` (a recompute that stops once the tensors the backward needs are
+    made again: frameworks.RECOMPUTE_EARLY_STOP): the recompute skips each dense layer's last collective, its MLP
+    output's reduce-scatter (all-reduce), whose output no backward reads."""
     blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     if sp_on and input_linears is not None:
@@ -281,14 +283,16 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         inputs = attention_linears * layers + mlp_linears * (layers - moe_layers)
     out = []
     for name, _ in _passes(recompute):
+        # the outputs a pass reduces: every block's, but a recompute that stops early skips the dense MLPs'
+        outputs = blocks - (layers - moe_layers) if stops_early and name == "forward recompute" else blocks
         if sp_on:
-            gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, blocks)
+            gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, outputs)
             out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
                             "sequence all-gather", groups, across, "tp", phase=name, dtype=gather_dtype))
             out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
-            out.append(Term("all_reduce", algorithm, group, message / micro, blocks * micro,
+            out.append(Term("all_reduce", algorithm, group, message / micro, outputs * micro,
                             "activation all-reduce", groups, across, "tp", phase=name))
     if mlp_again is not None and not recompute:
         if sp_on:
@@ -334,18 +338,22 @@ def mla_tp_terms(group, tokens, layers, recompute=False, groups=1, across=False,
     return tuple(out)
 
 
-def moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1) -> tuple[Term, ...]:
+def moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False, micro=1,
+                 stops_early=False) -> tuple[Term, ...]:
     """Megatron's all-to-all dispatcher with expert tensor parallelism (MEGATRON_MOE_TP): per
     MoE layer and micro-batch, the tokens each rank received by all-to-all are all-gathered
     over the ``group`` ranks of the expert-tensor-parallel group, and the experts' partial
     outputs reduce-scattered back; the backward runs the reduce-scatter's gradient (an
     all-gather) and the all-gather's (a reduce-scatter).  ``routed`` = the routed copies of the
-    whole tensor-parallel group, k·tokens·h: the gathered buffer, M of both collectives."""
+    whole tensor-parallel group, k·tokens·h: the gathered buffer, M of both collectives.  ``stops_early``: a recompute
+    that stops early (:func:`tp_terms`) skips the reduce-scatter, the layer's last collective."""
     out = []
     for name, _ in _passes(recompute):
         out.append(Term("all_gather", "ring", group, routed / micro, layers * micro,
                         "MoE routed-token all-gather over the expert-tensor-parallel group", groups, across, "tp",
                         phase=name))
+        if stops_early and name == "forward recompute":
+            continue
         out.append(Term("reduce_scatter", "ring", group, routed / micro, layers * micro,
                         "MoE expert-output reduce-scatter over the expert-tensor-parallel group", groups, across,
                         "tp", phase=name))
@@ -411,15 +419,17 @@ def routed_per_token(capacity: str):
 
 
 def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
-             micro=1, recompute=False) -> tuple[Term, ...]:
+             micro=1, recompute=False, stops_early=False) -> tuple[Term, ...]:
     """Dispatch and combine all-to-alls per MoE layer, forward and backward; ``recompute``: the
-    forward's two again before the backward (MEGATRON_RECOMPUTE)."""
+    forward's two again before the backward (MEGATRON_RECOMPUTE), the dispatch alone when the recompute stops early
+    (:func:`tp_terms`: the combine is the layer's last collective)."""
     message = routed_per_token(capacity) * tokens_h / micro
     count = layers * micro
     passes = (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"))
     if recompute:
-        passes += (("token dispatch all-to-all", "forward recompute"),
-                   ("expert-output combine all-to-all", "forward recompute"))
+        passes += (("token dispatch all-to-all", "forward recompute"),)
+        if not stops_early:
+            passes += (("expert-output combine all-to-all", "forward recompute"),)
     passes += (("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward"))
     return tuple(Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
                  for what, phase in passes)
@@ -454,7 +464,7 @@ def destinations_hit(places, topk=k):
 
 
 def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, across=False, micro=1,
-                        recompute=False, router=(1, 1)) -> tuple[Term, ...]:
+                        recompute=False, router=(1, 1), stops_early=False) -> tuple[Term, ...]:
     """DeepEP's and HybridEP's dispatch and combine per MoE layer, forward and backward (FLEX_DISPATCH): of a rank's
     ``tokens`` (each ``width`` elements), each goes over the network once to every other node its k experts fall on,
     (n − 1)·(1 − (1 − 1/n)^k) copies for the n = group/``ranks_on_node`` nodes of the expert group; then over NVLink
@@ -480,7 +490,9 @@ def flex_dispatch_terms(group, tokens, width, layers, ranks_on_node, groups=1, a
     crosses = sp.Min(nodes - 1, 1)
     passes = [("token dispatch", "forward"), ("expert-output combine", "forward")]
     if recompute:
-        passes += [("token dispatch", "forward recompute"), ("expert-output combine", "forward recompute")]
+        passes += [("token dispatch", "forward recompute")]
+        if not stops_early:            # the combine, the layer's last collective, skipped by an early stop
+            passes += [("expert-output combine", "forward recompute")]
     passes += [("combine-gradient dispatch", "backward"), ("dispatch-gradient combine", "backward")]
     out = []
     for what, phase in passes:

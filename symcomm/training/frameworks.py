@@ -219,6 +219,16 @@ FSDP2_RESHARD_AFTER_BACKWARD = ("torch 2.13.0 torch/distributed/fsdp/_fully_shar
 #: (FSDP1, FSDP_RUNTIME), "pipeline" (FSDP2: only under pipeline parallelism, FSDP2_RESHARD_AFTER_BACKWARD)
 KEPT_GATHERED = ("no_sync", "pipeline")
 
+#: PyTorch's activation checkpointing as its trainers wrap a block (checkpoint_wrapper, non-reentrant) stops the
+#: recompute once every tensor the backward saved is made again: a layer's last collective, whose output only a residual
+#: add reads, is not run again (the reentrant checkpoint of Megatron-LM and DeepSpeed reruns the whole forward)
+RECOMPUTE_EARLY_STOP = ("torch 2.13.0 torch/utils/checkpoint.py (checkpoint's early_stop, True by default: the "
+                        "recomputation ends once every tensor the backward needs is made again) and "
+                        "torch/distributed/algorithms/_checkpoint/checkpoint_wrapper.py (CheckpointImpl.NO_REENTRANT "
+                        "by default); torchtitan parallelize_llama.py at 9dec370a, KempnerForge "
+                        "kempnerforge/distributed/parallel.py, NeMo AutoModel components/moe/parallelizer.py at "
+                        "89e3a9fd: checkpoint_wrapper around each block")
+
 #: what the hybrid's ga_schedules option says
 GA_SCHEDULES_MEANING = ("p ≥ 2, framework fsdp2: 1 = each of the step's n_ga gradient-accumulation steps runs its own "
                         "pipeline schedule of m/n_ga micro-batches, with its fill and drain, and ends in the stage's "
@@ -292,6 +302,7 @@ class Framework:
     moe_where: str = ""          # and the MoE one
     ga_schedules: bool = False   # its gradient-accumulation steps each run a whole pipeline schedule (PIPELINING_GA)
     kept_gathered: str = "no_sync"   # when a unit not resharded after its forward stays gathered (KEPT_GATHERED)
+    recompute_stops_early: bool = False  # its full recompute skips a layer's last collective (RECOMPUTE_EARLY_STOP)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -333,20 +344,21 @@ _ROWS = (
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",
               0, True, "same", False, (0, 1, 2, 3),
               (Scheme("fsdp", 3, True, "fsdp full-shard"), Scheme("fsdp", 3, False, "fsdp grad-op")),
-              (FSDP_RUNTIME, FSDP_UNITS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE),
+              (FSDP_RUNTIME, FSDP_UNITS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
+               RECOMPUTE_EARLY_STOP),
               "full-shard (deepspeed zero 3's traffic, one FSDP unit per transformer layer) and grad-op "
               "(SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward)",
-              param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer"),
+              param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer", recompute_stops_early=True),
     Framework("fsdp2",
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
               (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
               0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE,
-               FSDP2_RESHARD_AFTER_BACKWARD),
+               FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
               "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
-              ga_schedules=True, kept_gathered="pipeline"),
+              ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",

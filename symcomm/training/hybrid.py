@@ -73,8 +73,10 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     # every ring group below spreads its node crossings over the NICs of its ranks on a node
     # (axes.spread_over_nics), its ranks standing the product of the axes inside it apart (1 for t, t for c, d), the
     # product of the axes outside it the number of its spans one after another
+    # PyTorch's non-reentrant checkpoint stops a layer's recompute before its last collective (RECOMPUTE_EARLY_STOP)
+    stops_early = run.framework_row.recompute_stops_early
     terms += spread_over_nics(tp_terms(t, replica_batch * local_seq * h, run_layers, recompute=recompute, sp_on=sp_on,
-                                       recompute_gathers=run.gathers_rerun,
+                                       recompute_gathers=run.gathers_rerun, stops_early=stops_early,
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                        moe_layers=moe_layers, mla_layers=layers + mtp_runs if mla else 0,
                                        blocks_per_layer=1 if run.mamba else 2,
@@ -131,10 +133,11 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
             terms += flex_dispatch_terms(e, tokens_h / width, width, moe_layers, on_node, groups=n_gpus / e,
                                          across=ep_across, micro=m, recompute=recompute_moe,
-                                         router=(run.router_groups, run.router_group_topk))
+                                         router=(run.router_groups, run.router_group_topk), stops_early=stops_early)
         else:
             terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
-                                               across=ep_across, micro=m, recompute=recompute_moe),
+                                               across=ep_across, micro=m, recompute=recompute_moe,
+                                               stops_early=stops_early),
                                       ep_inner, n_gpus / (e * ep_inner))
         if run.dispatcher != "alltoall_padded":
             # dropless: the counts reach the host before each MoE layer's dispatch (axes.DISPATCH_HOST_WAIT), over the
@@ -152,7 +155,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         if sp_on and not whole_experts:
             routed = routed_per_token("dropless") * replica_batch * local_seq * width
             terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute_moe, groups=n_gpus / t,
-                                                   across=spans(t, G), micro=m), 1, c * d * p)
+                                                   across=spans(t, G), micro=m, stops_early=stops_early), 1, c * d * p)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h

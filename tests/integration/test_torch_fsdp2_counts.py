@@ -79,8 +79,15 @@ def _rank(rank: int, world: int, port: int, case: dict, out) -> None:
             counts.clear()                      # the second step is the one counted
             step()
         out.put((rank, dict(counts)))
+    except BaseException as error:             # said to the test, which compares it with the counts it expects
+        out.put((rank, f"rank {rank} failed: {error!r}"))
     finally:
         dist.destroy_process_group()
+        # leave without the interpreter's teardown: gloo's threads, torn down with it, may abort the process after
+        # its counts were sent (seen under load: 'terminate called without an active exception')
+        out.close()
+        out.join_thread()
+        os._exit(0)
 
 
 def _torch_counts(case: dict) -> list[dict]:
@@ -94,7 +101,6 @@ def _torch_counts(case: dict) -> list[dict]:
     got = dict(out.get(timeout=240) for _ in ranks)
     for process in ranks:
         process.join(timeout=60)
-        assert process.exitcode == 0
     return [got[r] for r in range(world)]
 
 

@@ -141,13 +141,14 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             out += vocab * h                           # the output layer, or the tied embedding's copy
         return out
 
-    def tp_pair(group, backward):
+    def tp_pair(group, backward, stop=False):         # stop: a recompute ending before the block's output reduction
         if sp_on:
             step.all_gather("tp", group, act)
-            step.reduce_scatter("tp", group, act)
+            if not stop:
+                step.reduce_scatter("tp", group, act)
             if backward and regather:                  # layers.py: re-gather the input for the weight gradient
                 step.all_gather("tp", group, act)
-        else:
+        elif not stop:
             step.all_reduce("tp", group, act)
 
     def attention(group, backward):
@@ -167,7 +168,7 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             step.ring_pass("cp", group, k_v, c - 1 + extra)
             step.width = widths["run"]
 
-    def experts_block(pp):
+    def experts_block(pp, stop=False):
         """token_dispatcher.py, MoEAlltoAllTokenDispatcher: all-to-all of this rank's routed copies over
         the expert ranks, all-gather of what arrived over the expert-tensor-parallel group, the experts
         (their linears communicate nothing: experts.py), reduce-scatter of their partial outputs over
@@ -175,7 +176,8 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         all-to-all, the reduce-scatter's gradient (an all-gather), the all-gather's (a reduce-scatter),
         the dispatch's gradient all-to-all (mappings.py).  Uniform dropless routing."""
         routed = top_k * tokens * h // t              # the copies one rank routes: its s/t tokens (SP), k each
-        for collective in ("all-to-all", "gather", "scatter", "all-to-all"):
+        # stop: a recompute that ends with the experts' last saved input runs the dispatch and gather only
+        for collective in ("all-to-all", "gather") if stop else ("all-to-all", "gather", "scatter", "all-to-all"):
             if collective == "all-to-all":
                 for ep_group in step.ep_groups(pp, experts):
                     step.all_to_all("ep", ep_group, routed)
@@ -193,7 +195,10 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             members = [etp + t * (ep + experts * (edp + edp_size * pp)) for ep in range(experts) for etp in range(t)]
             step.all_gather("ep", members, n_experts * len(members))
 
-    def layer(pp, backward, moe=False):
+    def layer(pp, backward, moe=False, recomputing=False):
+        # PyTorch's non-reentrant checkpoint (fsdp, fsdp2: torch/utils/checkpoint.py, early_stop) ends a layer's
+        # recompute once the tensors its backward saved are made again: its last collective is not run again
+        stop = recomputing and framework in ("fsdp", "fsdp2")
         for tp_group in step.tp_groups(pp):
             tp_pair(tp_group, backward)                # attention block: input gather / output reduction
         for cp_group in step.cp_groups(pp):
@@ -201,10 +206,10 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         if moe:                                        # the MoE layer stands in the dense MLP's place
             if not backward:
                 token_counts(pp)
-            experts_block(pp)
+            experts_block(pp, stop)
         else:
             for tp_group in step.tp_groups(pp):
-                tp_pair(tp_group, backward)            # MLP block
+                tp_pair(tp_group, backward, stop)      # MLP block
 
     def dp_all(collective):
         step.width = widths["run" if collective == step.all_gather else "grad"]   # parameters, or gradients
@@ -278,7 +283,7 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                 lm_head(backward=True)
             for i in reversed(chunk_layers(q)):
                 if recompute:                          # random.py CheckpointFunction.backward: the forward again
-                    layer(pp, backward=False, moe=i < moe_layers)
+                    layer(pp, backward=False, moe=i < moe_layers, recomputing=True)
                 layer(pp, backward=True, moe=i < moe_layers)
             if vocab and q == 0:
                 embedding(backward=True)

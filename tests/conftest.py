@@ -77,7 +77,8 @@ LONGEST_FIRST = (
     "integration/test_readme_measure.py", # 24 s (1 s CPU here): the README's validate, torch ranks forked from one
                                           # server that imported torch once
     "integration/test_codegen_rows.py",   # ~23 s: the planner's rows, two of them compiled with SymPy in the process
-    "integration/test_torch_fsdp2_counts.py",  # ~25 s here: gloo ranks spawned six times, torch imported in each
+    "integration/test_torch_fsdp2_counts.py",  # ~25 s here: gloo ranks spawned eight times, torch imported in each
+    "integration/test_torch_tp_counts.py",     # ~14 s here: two gloo ranks spawned four times
     "views/test_export.py",               # 23 s
     "integration/test_measure.py",        # 22 s: the gloo harness, its Ctrl-C and killed-parent runs
     "views/test_export_js.py",            # 20 s

@@ -17,91 +17,62 @@ counted on every rank.  The hybrid counts the same layout per GPU, without the e
 from __future__ import annotations
 
 import collections
-import socket
 
 import pytest
 
 import symcomm
+from gloo_ranks import run_ranks
 
 UNITS, COLLECTIVES = 2, ("all_gather_single", "reduce_scatter_single", "all_reduce")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _rank(rank: int, world: int, port: int, case: dict, out) -> None:
-    import os
-
+def _counted_step(rank: int, world: int, case: dict) -> dict:
+    """On one rank: the FSDP2 layout of ``case``, one step after a warm-up one, its collectives counted."""
     import torch
     import torch.distributed as dist
     import torch.nn as nn
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    try:
-        stages = case["p"]
-        mesh = init_device_mesh("cpu", (stages, world // stages), mesh_dim_names=("pp", "dp"))
-        torch.manual_seed(0)
-        module = nn.Sequential(*[nn.Linear(16, 16) for _ in range(UNITS)])
-        for unit in module:
-            fully_shard(unit, mesh=mesh["dp"], reshard_after_forward=case["reshard"])
-        fully_shard(module, mesh=mesh["dp"], reshard_after_forward=case["reshard"])      # holds no parameter
-        counts = collections.Counter()
-        for name in COLLECTIVES:
-            def counted(*args, _call=getattr(dist, name), _name=name, **kwargs):
-                counts[_name] += 1
-                return _call(*args, **kwargs)
-            setattr(dist, name, counted)
-        micro = case["m"] // case["schedules"]
-        if stages > 1:
-            from torch.distributed.pipelining import PipelineStage, Schedule1F1B
+    stages = case["p"]
+    mesh = init_device_mesh("cpu", (stages, world // stages), mesh_dim_names=("pp", "dp"))
+    torch.manual_seed(0)
+    module = nn.Sequential(*[nn.Linear(16, 16) for _ in range(UNITS)])
+    for unit in module:
+        fully_shard(unit, mesh=mesh["dp"], reshard_after_forward=case["reshard"])
+    fully_shard(module, mesh=mesh["dp"], reshard_after_forward=case["reshard"])      # holds no parameter
+    counts = collections.Counter()
+    for name in COLLECTIVES:
+        def counted(*args, _call=getattr(dist, name), _name=name, **kwargs):
+            counts[_name] += 1
+            return _call(*args, **kwargs)
+        setattr(dist, name, counted)
+    micro = case["m"] // case["schedules"]
+    if stages > 1:
+        from torch.distributed.pipelining import PipelineStage, Schedule1F1B
 
-            index = mesh["pp"].get_local_rank()
-            stage = PipelineStage(module, index, stages, torch.device("cpu"), group=mesh["pp"].get_group())
-            schedule = Schedule1F1B(stage, n_microbatches=micro, loss_fn=lambda y, target: ((y - target) ** 2).mean())
-            x, target = torch.randn(2 * micro, 16), torch.randn(2 * micro, 16)
+        index = mesh["pp"].get_local_rank()
+        stage = PipelineStage(module, index, stages, torch.device("cpu"), group=mesh["pp"].get_group())
+        schedule = Schedule1F1B(stage, n_microbatches=micro, loss_fn=lambda y, target: ((y - target) ** 2).mean())
+        x, target = torch.randn(2 * micro, 16), torch.randn(2 * micro, 16)
 
-            def step():
-                for _ in range(case["schedules"]):
-                    schedule.step(x) if index == 0 else schedule.step(target=target, losses=[])
-        else:
-            def step():             # grad_reduce None: the framework's, FSDP2's sync after every backward
-                for i in range(case["m"]):
-                    if case["grad_reduce"] == "per_step":
-                        module.set_requires_gradient_sync(i == case["m"] - 1)
-                    module(torch.randn(2, 16)).sum().backward()
-        for _ in range(2):
-            counts.clear()                      # the second step is the one counted
-            step()
-        out.put((rank, dict(counts)))
-    except BaseException as error:             # said to the test, which compares it with the counts it expects
-        out.put((rank, f"rank {rank} failed: {error!r}"))
-    finally:
-        dist.destroy_process_group()
-        # leave without the interpreter's teardown: gloo's threads, torn down with it, may abort the process after
-        # its counts were sent (seen under load: 'terminate called without an active exception')
-        out.close()
-        out.join_thread()
-        os._exit(0)
+        def step():
+            for _ in range(case["schedules"]):
+                schedule.step(x) if index == 0 else schedule.step(target=target, losses=[])
+    else:
+        def step():             # grad_reduce None: the framework's, FSDP2's sync after every backward
+            for i in range(case["m"]):
+                if case["grad_reduce"] == "per_step":
+                    module.set_requires_gradient_sync(i == case["m"] - 1)
+                module(torch.randn(2, 16)).sum().backward()
+    for _ in range(2):
+        counts.clear()                      # the second step is the one counted
+        step()
+    return dict(counts)
 
 
 def _torch_counts(case: dict) -> list[dict]:
-    import torch.multiprocessing as mp
-
-    context = mp.get_context("spawn")
-    out, port, world = context.Queue(), _free_port(), 2 * case["p"]
-    ranks = [context.Process(target=_rank, args=(r, world, port, case, out)) for r in range(world)]
-    for process in ranks:
-        process.start()
-    got = dict(out.get(timeout=240) for _ in ranks)
-    for process in ranks:
-        process.join(timeout=60)
-    return [got[r] for r in range(world)]
+    return run_ranks(2 * case["p"], _counted_step, case)
 
 
 def _hybrid_counts(case: dict) -> dict:

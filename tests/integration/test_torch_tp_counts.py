@@ -19,26 +19,18 @@ counts the same layout: t = 2, sp = 1, L = 2, one sequence of s = 16 tokens of h
 from __future__ import annotations
 
 import collections
-import socket
 
 import pytest
 
 import symcomm
+from gloo_ranks import run_ranks
 
 H, HEADS, FFN, TOKENS, LAYERS, T = 32, 4, 64, 16, 2, 2
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _rank(rank: int, port: int, plan: str, recompute: str, out) -> None:
-    import os
-
+def _counted_step(rank: int, world: int, plan: str, recompute: str) -> dict:
+    """On one rank: two blocks under ``plan`` and ``recompute``, one step after a warm-up one, its collectives counted."""
     import torch
-    import torch.distributed as dist
     import torch.nn as nn
     import torch.nn.functional as F
     from torch.distributed.device_mesh import init_device_mesh
@@ -77,58 +69,46 @@ def _rank(rank: int, port: int, plan: str, recompute: str, out) -> None:
             x = x + self.attention(self.attention_norm(x))
             return x + self.feed_forward(self.ffn_norm(x))
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=T)
-    try:
-        mesh = init_device_mesh("cpu", (T,), mesh_dim_names=("tp",))
-        torch.manual_seed(0)
-        blocks = nn.Sequential(*[Block() for _ in range(LAYERS)])
-        if plan == "block":
-            gathering = {"attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
-                         "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),),
-                                                            desired_input_layouts=(Replicate(),)),
-                         **{name: ColwiseParallel() for name in ("attention.wq", "attention.wk", "attention.wv",
-                                                                  "feed_forward.w1", "feed_forward.w3")}}
-        else:
-            gathering = {name: ColwiseParallel(input_layouts=Shard(1))
-                         for name in ("attention.wq", "attention.wk", "attention.wv", "feed_forward.w1",
-                                      "feed_forward.w3")}
-        for block in blocks:
-            parallelize_module(block, mesh, {"attention_norm": SequenceParallel(), "ffn_norm": SequenceParallel(),
-                                             "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
-                                             "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)), **gathering})
-        if recompute != "none":
-            blocks = nn.Sequential(*[_checkpointed(block, recompute) for block in blocks])
-        x = torch.randn(1, TOKENS, H).chunk(T, dim=1)[rank].clone().requires_grad_()
-        counts, phase = collections.Counter(), ["forward"]
+    mesh = init_device_mesh("cpu", (T,), mesh_dim_names=("tp",))
+    torch.manual_seed(0)
+    blocks = nn.Sequential(*[Block() for _ in range(LAYERS)])
+    if plan == "block":
+        gathering = {"attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+                     "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),),
+                                                        desired_input_layouts=(Replicate(),)),
+                     **{name: ColwiseParallel() for name in ("attention.wq", "attention.wk", "attention.wv",
+                                                              "feed_forward.w1", "feed_forward.w3")}}
+    else:
+        gathering = {name: ColwiseParallel(input_layouts=Shard(1))
+                     for name in ("attention.wq", "attention.wk", "attention.wv", "feed_forward.w1",
+                                  "feed_forward.w3")}
+    for block in blocks:
+        parallelize_module(block, mesh, {"attention_norm": SequenceParallel(), "ffn_norm": SequenceParallel(),
+                                         "attention.wo": RowwiseParallel(output_layouts=Shard(1)),
+                                         "feed_forward.w2": RowwiseParallel(output_layouts=Shard(1)), **gathering})
+    if recompute != "none":
+        blocks = nn.Sequential(*[_checkpointed(block, recompute) for block in blocks])
+    x = torch.randn(1, TOKENS, H).chunk(T, dim=1)[rank].clone().requires_grad_()
+    counts, phase = collections.Counter(), ["forward"]
 
-        class Counted(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                name = str(func)
-                if "_c10d_functional" in name and name.split(".")[1] in ("all_gather_into_tensor",
-                                                                           "reduce_scatter_tensor", "all_reduce"):
-                    op = name.split(".")[1]
-                    moved = args[0].numel() * (T if op == "all_gather_into_tensor" else 1)
-                    counts[f"{phase[0]} {op} {moved}"] += 1
-                return func(*args, **(kwargs or {}))
+    class Counted(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = str(func)
+            if "_c10d_functional" in name and name.split(".")[1] in ("all_gather_into_tensor",
+                                                                       "reduce_scatter_tensor", "all_reduce"):
+                op = name.split(".")[1]
+                moved = args[0].numel() * (T if op == "all_gather_into_tensor" else 1)
+                counts[f"{phase[0]} {op} {moved}"] += 1
+            return func(*args, **(kwargs or {}))
 
-        for _ in range(2):                  # the second step is the one counted
-            counts.clear()
-            phase[0] = "forward"
-            with Counted():
-                y = blocks(x)
-                phase[0] = "backward"
-                y.sum().backward()
-        out.put((rank, dict(counts)))
-    except BaseException as error:             # said to the test, which compares it with the counts it expects
-        out.put((rank, f"rank {rank} failed: {error!r}"))
-    finally:
-        dist.destroy_process_group()
-        # leave without the interpreter's teardown: gloo's threads, torn down with it, may abort the process after
-        # its counts were sent (seen under load: 'terminate called without an active exception')
-        out.close()
-        out.join_thread()
-        os._exit(0)
+    for _ in range(2):                  # the second step is the one counted
+        counts.clear()
+        phase[0] = "forward"
+        with Counted():
+            y = blocks(x)
+            phase[0] = "backward"
+            y.sum().backward()
+    return dict(counts)
 
 
 #: torchtitan's op-level policy (torchtitan/parallelisms/parallelize_llama.py at 9dec370a, _save_list and
@@ -163,17 +143,7 @@ def _checkpointed(block, recompute: str):
 
 
 def _torch_counts(plan: str, recompute: str = "none") -> list[dict]:
-    import torch.multiprocessing as mp
-
-    context = mp.get_context("spawn")
-    out, port = context.Queue(), _free_port()
-    ranks = [context.Process(target=_rank, args=(r, port, plan, recompute, out)) for r in range(T)]
-    for process in ranks:
-        process.start()
-    got = dict(out.get(timeout=240) for _ in ranks)
-    for process in ranks:
-        process.join(timeout=60)
-    return [got[r] for r in range(T)]
+    return run_ranks(T, _counted_step, plan, recompute)
 
 
 def _hybrid_counts(plan: str, recompute: str = "none") -> dict:

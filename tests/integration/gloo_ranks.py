@@ -1,0 +1,49 @@
+"""Gloo ranks on this machine's CPU for the execution checks that count what PyTorch itself sends
+(test_torch_fsdp2_counts.py, test_torch_tp_counts.py): each rank a spawned process that joins one gloo group, runs
+the test's ``body`` and sends back what it returns."""
+
+from __future__ import annotations
+
+import socket
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _rank(rank: int, world: int, port: int, out, body, args) -> None:
+    import os
+
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        out.put((rank, body(rank, world, *args)))
+    except BaseException as error:             # said to the test, which compares it with what it expects
+        out.put((rank, f"rank {rank} failed: {error!r}"))
+    finally:
+        dist.destroy_process_group()
+        # leave without the interpreter's teardown: gloo's threads, torn down with it, may abort the process after
+        # its answer was sent (seen under load: 'terminate called without an active exception')
+        out.close()
+        out.join_thread()
+        os._exit(0)
+
+
+def run_ranks(world: int, body, *args) -> list:
+    """What ``body(rank, world, *args)`` returns on each of ``world`` gloo ranks, by rank (a module-level function of
+    an importable module: the ranks are spawned, not forked)."""
+    import torch.multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    out, port = context.Queue(), _free_port()
+    ranks = [context.Process(target=_rank, args=(r, world, port, out, body, args)) for r in range(world)]
+    for process in ranks:
+        process.start()
+    got = dict(out.get(timeout=240) for _ in ranks)
+    for process in ranks:
+        process.join(timeout=60)
+    return [got[r] for r in range(world)]

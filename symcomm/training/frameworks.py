@@ -351,7 +351,8 @@ _ROWS = (
               param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer", recompute_stops_early=True),
     Framework("fsdp2",
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
-              "prefetched and overlapped, reduced every micro-batch; sp_regather=0 as torch's tensor parallel",
+              "prefetched and overlapped, reduced every micro-batch (once per schedule under a pipeline); "
+              "sp_regather=0 as torch's tensor parallel",
               (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
               0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE,

@@ -287,8 +287,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("zero", 1, (0, 1, 2, 3), "ZeRO stage of the data-parallel axis"),
     Option("framework", "megatron", tuple(F.FRAMEWORKS), F.option_meaning()),
     Option("grad_reduce", None, (None,) + F.GRAD_REDUCE,
-           "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; "
-           "no_sync) or per_micro_batch (m times); framework: as the framework does"),
+           "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; no_sync) or "
+           "per_micro_batch (m times); framework: as the framework does (fsdp2 with p > 1: once per pipeline schedule)"),
     Option("grad_dtype", None, (None,) + F.GRAD_DTYPES,
            "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs), same "
            "(the run's --dtype: DeepSpeed, FSDP defaults); framework: as the framework does; formulas "

@@ -11,7 +11,8 @@ counted on every rank.  The hybrid counts the same layout per GPU, without the e
   AutoModel accumulate);
 * under torch.distributed.pipelining (Schedule1F1B), two stages of two ranks, 2 units a stage kept gathered
   (reshard_after_forward=False, as torchtitan shards under pipeline parallelism): a step of 12 micro-batches as one
-  schedule of 12, or 3 schedules of 4 (torchtitan's and AutoModel's gradient accumulation, ga_schedules=1).
+  schedule of 12, or 3 schedules of 4 (torchtitan's and AutoModel's gradient accumulation, ga_schedules=1);
+* under torchtitan's mixed precision (bfloat16 parameters, float32 reduction): the element type each moves.
 """
 
 from __future__ import annotations
@@ -122,3 +123,49 @@ def test_fsdp2_sends_what_the_hybrid_counts(case, by_hand):
     counted = _torch_counts(case)
     assert counted == [by_hand] * (2 * case["p"])           # every rank alike, nothing but these
     assert _hybrid_counts(case) == by_hand
+
+
+def _dtyped_step(rank: int, world: int) -> dict:
+    """On one rank: 2 units under torchtitan's mixed precision (MixedPrecisionPolicy(param_dtype=bfloat16,
+    reduce_dtype=float32): torchtitan/models/llama3/infra/parallelize.py, apply_fsdp, its mixed_precision_reduce
+    float32), each collective counted with the element type it moves, over one step after a warm-up one."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mesh = init_device_mesh("cpu", (world,))
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    torch.manual_seed(0)
+    module = nn.Sequential(*[nn.Linear(16, 16) for _ in range(UNITS)])
+    for unit in module:
+        fully_shard(unit, mesh=mesh, mp_policy=policy)
+    fully_shard(module, mesh=mesh, mp_policy=policy)
+    counts = collections.Counter()
+    for name in COLLECTIVES:
+        def counted(*args, _call=getattr(dist, name), _name=name, **kwargs):
+            moved = {str(x.dtype) for x in (*args, *kwargs.values()) if isinstance(x, torch.Tensor)}
+            counts[f"{_name} {'/'.join(sorted(moved))}"] += 1
+            return _call(*args, **kwargs)
+        setattr(dist, name, counted)
+    for _ in range(2):
+        counts.clear()
+        module(torch.randn(2, 16)).float().sum().backward()
+    return dict(counts)
+
+
+@pytest.mark.torch
+def test_fsdp2_gathers_in_the_parameters_type_and_reduces_in_the_reduce_type():
+    # by hand: each of the 2 units gathered for the forward and again for the backward in bfloat16, reduce-scattered
+    # once in float32; the hybrid's terms for grad_dtype=fp32 at the run's 16-bit type: the gathers in the run's
+    # type (no dtype of their own), the reduce-scatters widened to fp32
+    assert run_ranks(2, _dtyped_step) == [{"all_gather_single torch.bfloat16": 4,
+                                           "reduce_scatter_single torch.float32": 2}] * 2
+    answer = symcomm.evaluate("hybrid", Phi=1000, h=16, L=UNITS, a=2, s=8, t=1, p=1, c=1, d=2, b=2, m=1, G=4,
+                              framework="fsdp2", zero=3, embeddings=0, grad_dtype="fp32")
+    modelled = collections.Counter()
+    for term in answer["terms"]:
+        if term["axis"] == "dp":
+            modelled[f"{term['collective']} {term.get('dtype', 'the run')}"] += term["count"]
+    assert modelled == {"all_gather the run": 4, "reduce_scatter fp32": 2}

@@ -108,6 +108,7 @@ L_bf16 = sp.Symbol("L_bf16", integer=True, nonnegative=True)
 h_lat = _integer("h_lat")      # moe_latent=1: the routed experts' token width (LatentMoE's moe_latent_size), not h
 D_mtp = _integer("D_mtp")      # mtp on: multi-token-prediction depths run per step (Megatron-Core --mtp-num-layers)
 n_ga = _integer("n_ga")        # ga_schedules=1: gradient-accumulation steps of a step, each one pipeline schedule
+d_r = _integer("d_r")          # hsdp=1: replicas of the sharded model among the d data-parallel ranks (d/d_r shard it)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -197,6 +198,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(n_ga, "n_ga", "gradient-accumulation steps of one step, each its own pipeline schedule of m/n_ga "
                    "micro-batches (ga_schedules=1: torch.distributed.pipelining under torchtitan, NeMo AutoModel)",
                    "schedules"),
+        SymbolInfo(d_r, "d_r", "hybrid sharding: replicas among the d data-parallel ranks, each sharding the model over "
+                   "d/d_r of them (hsdp=1: FSDP2 on a (replicate, shard) mesh)", "replicas"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

@@ -101,6 +101,8 @@ class DataSchedule:
     # every backward, but under torch.distributed.pipelining, whose stage holds the gradient sync and the resharding
     # back until a schedule's last backward, whatever the run's grad_reduce)
     kept_gathered: str = "no_sync"
+    # hybrid sharding (hsdp=1): the replicas of the sharded model, d_r, each sharding over 1/d_r of the group
+    replicas: sp.Expr = sp.Integer(1)
 
     def under_pipeline(self, piped, alone):
         """``piped`` where the framework's pipeline runtime decides (kept_gathered "pipeline", p ≥ 2), else ``alone``."""
@@ -157,7 +159,8 @@ class DataSchedule:
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
                   reshard_after_forward: bool | None = None, grad_dtype: str | None = None,
-                  fp8_param_gather: bool = False, precision: str = "bf16", ga_schedules: bool = False) -> DataSchedule:
+                  fp8_param_gather: bool = False, precision: str = "bf16", ga_schedules: bool = False,
+                  hsdp: bool = False) -> DataSchedule:
     """The schedule ``framework_name`` runs for ZeRO stage ``zero`` (its row of
     symcomm.training.frameworks.FRAMEWORKS), with any switch given explicitly (not None) overriding the
     framework's own choice; InputError naming the option for a stage the framework does not run.
@@ -194,14 +197,15 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
                         shard_unit=row.shard_unit,
                         param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "",
-                        schedules=S.n_ga if ga_schedules else sp.Integer(1), kept_gathered=row.kept_gathered)
+                        schedules=S.n_ga if ga_schedules else sp.Integer(1), kept_gathered=row.kept_gathered,
+                        replicas=S.d_r if hsdp else sp.Integer(1))
 
 
 def run_data_schedule(run) -> DataSchedule:
     """The data-parallel schedule of a typed run setting (symcomm.training.settings.RunSetting): its framework's, with
     the switches the run gives (:func:`data_schedule`)."""
     return data_schedule(run.framework, run.zero, run.grad_reduce, run.reshard_after_forward, run.grad_dtype,
-                         run.fp8_param_gather, run.precision, run.ga_schedules)
+                         run.fp8_param_gather, run.precision, run.ga_schedules, run.hsdp)
 
 
 def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:
@@ -223,6 +227,17 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) ->
     return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                          message=term.message / per, count=term.count * per)
                  for term in zero3_on(group, shard, groups, across, data, m))
+
+
+def replica_terms(data: DataSchedule, shard_group, shard, groups, across, units=1) -> tuple[Term, ...]:
+    """Hybrid sharding (``data.replicas`` > 1, frameworks.HSDP_SOURCE): after each of the ``units`` reduce-scatters
+    over the ``shard_group`` ranks, the reduced shard (``shard``/``units`` over ``shard_group``) all-reduced over the
+    replicas, as often as the gradients are reduced; none without replicas."""
+    if data.replicas == 1:
+        return ()
+    return (Term("all_reduce", "ring", data.replicas, shard / (units * shard_group),
+                 data.gradient_reductions(m) * units, "per-layer gradient all-reduce over the replicas", groups, across,
+                 "dp", phase="backward", dtype=data.grad_dtype),)
 
 
 def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,

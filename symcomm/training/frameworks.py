@@ -229,6 +229,19 @@ RECOMPUTE_EARLY_STOP = ("torch 2.13.0 torch/utils/checkpoint.py (checkpoint's ea
                         "kempnerforge/distributed/parallel.py, NeMo AutoModel components/moe/parallelizer.py at "
                         "89e3a9fd: checkpoint_wrapper around each block")
 
+#: hybrid sharding: ZeRO-3 over d/d_r of the data-parallel ranks, replicated d_r times; each unit's gradients
+#: reduce-scattered over its shard group, then its shard all-reduced over the replicas
+HSDP_SOURCE = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py (foreach_reduce: "
+               "reduce_scatter_single over the shard group, then all_reduce of the shard over the replicate group when "
+               "the mesh is 2-D) and _fully_shard.py (fully_shard(mesh) of a (replicate, shard) mesh: HSDP); "
+               "pytorch/torchtitan parallel_dims (dp_replicate x dp_shard); allenai/OLMo-core DataParallelType.hsdp")
+#: the frameworks whose ZeRO-3 can replicate its shards (hsdp=1)
+HSDP_FRAMEWORKS = ("fsdp2",)
+#: what the hybrid's hsdp option says
+HSDP_MEANING = ("framework fsdp2, moe=0: 1 = hybrid sharding, d_r replicas of the model each sharded over d/d_r of the "
+                "d data-parallel ranks (with c, d·c/d_r): gathers and reduce-scatters over the shard group, every "
+                "reduced shard all-reduced over the replicas (frameworks.HSDP_SOURCE)")
+
 #: what the hybrid's ga_schedules option says
 GA_SCHEDULES_MEANING = ("p ≥ 2, framework fsdp2: 1 = each of the step's n_ga gradient-accumulation steps runs its own "
                         "pipeline schedule of m/n_ga micro-batches, with its fill and drain, and ends in the stage's "
@@ -387,6 +400,9 @@ def framework_refusal(setting) -> str | None:
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
                 f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")
+    if setting.hsdp and (setting.framework not in HSDP_FRAMEWORKS or setting.moe):
+        return (f"hsdp=1 with framework={setting.framework}{' and moe=1' if setting.moe else ''} is refused: hybrid "
+                f"sharding is modelled for framework={choices(HSDP_FRAMEWORKS)} without MoE layers; give hsdp=0")
     if setting.ga_schedules and not row.ga_schedules:
         return (f"ga_schedules=1 with framework={setting.framework} is refused: its pipeline runs the step's m "
                 f"micro-batches as one schedule; a schedule per gradient-accumulation step is "

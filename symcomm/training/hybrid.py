@@ -15,7 +15,7 @@ from ..core import rules
 from ..core.rules import Rule, When
 from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count_terms, dp_terms, ep_terms,
                    flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
-                   ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
+                   replica_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
 from .settings import ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_tp_gather_of
@@ -198,8 +198,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
-                       for term in spread_over_nics(dp_terms(data, d * c, busiest, held / busiest, spans(t * c * d, G),
-                                                             "", layers + 1), t, p))
+                       for term in _dense_dp(data, busiest, held / busiest, layers + 1))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -215,7 +214,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     else:
         # an uneven split: this stage's share; groups as even (t·p), so the total counts every stage as this one
         own = dense / (t * p) if even else dense * layers / (L * t)
-        terms += spread_over_nics(dp_terms(data, d * c, own, n_gpus / (d * c), spans(t * c * d, G), "", layers), t, p)
+        terms += _dense_dp(data, own, n_gpus / (d * c), layers)
     if moe:
         # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
         # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
@@ -264,6 +263,18 @@ def mla_kv_mean() -> sp.Expr:
     """The mean of MLA's K and V widths per token, (a·(d_nope + d_rope) + a·d_v)/2: the ring's K, V
     pair (2 blocks of this width) moves K and V's a·(d_nope + d_rope + d_v) elements per token."""
     return a * (S.d_nope + S.d_rope + S.d_v) / 2
+
+
+def _dense_dp(data, shard, groups, units) -> tuple:
+    """The data-parallel collectives of the ``shard`` a GPU holds of the dense parameters (``groups`` of its d·c
+    replica ranks hold the stage's), ``units`` per-layer units: over the d·c ranks, or under hybrid sharding
+    (``data.replicas``, frameworks.HSDP_SOURCE) over the d·c/d_r ranks of a shard group, t apart, every reduced shard
+    then all-reduced over the replicas, t·d·c/d_r apart."""
+    group = d * c / data.replicas
+    return (spread_over_nics(dp_terms(data, group, shard, groups * data.replicas, spans(t * group, G), "", units), t,
+                             p * data.replicas)
+            + spread_over_nics(replica_terms(data, group, shard, groups * group, spans(t * c * d, G), units), t * group,
+                               p))
 
 
 def expert_shard(expert_tp: str = "tp"):
@@ -507,6 +518,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         # ga_schedules=1: n_ga schedules of m/n_ga micro-batches each, on a pipeline (frameworks.PIPELINING_GA)
         rules.when("ga_schedules", (True,), rules.divisible(m, S.n_ga, "m|n_ga")),
         rules.when("ga_schedules", (True,), _GA_NEEDS_PIPELINE),
+        rules.when("hsdp", (True,), rules.divisible(d, S.d_r, "d|d_r")),
         rules.when("framework", ("fsdp2",), rules.when("grad_reduce", ("per_micro_batch",), _FSDP2_PIPELINE_REDUCES_ONCE)),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all

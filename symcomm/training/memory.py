@@ -502,7 +502,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         shard = end_stage_shard(dense, tied) + mtp_dense
     else:
         shard = dense / (t * p)
-    parts = [(shard, d * c)]
+    parts = [(shard, d * c / data.replicas)]          # hybrid sharding: over a shard group of the d·c ranks
     if moe:
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held + mtp_experts, group))
@@ -585,7 +585,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     saved = saved_input_bytes(data.framework, opts.get("precision", "bf16"), sp_on)
     mtp_dense, mtp_experts, mtp_parts = (_mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
                                                     schedule) if embeddings and kind == "last" else (0, 0, {}))
-    parts = [((stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t)) + mtp_dense, d * c)]
+    parts = [((stage_shard(dense, tied, layers, kind) if embeddings else dense * layers / (L * t)) + mtp_dense,
+              d * c / data.replicas)]
     if moe:
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held * p * layers / L + mtp_experts, group))

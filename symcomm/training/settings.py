@@ -306,9 +306,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "gather per block input: Megatron-LM, torchtitan's PrepareModuleInput); linear_gated (each of q, k, v and a "
            "gated MLP's gate and up its own: ColwiseParallel(input_layouts=Shard(1)) on every projection, KempnerForge's "
            "plan, five gathers under torch.compile too); linear (q, k, v and a plain MLP's one up projection)"),
-    HYBRID_RECOMPUTE_OPTION,
-    Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
-    flag("ga_schedules", F.GA_SCHEDULES_MEANING),
+    HYBRID_RECOMPUTE_OPTION, Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
+    flag("ga_schedules", F.GA_SCHEDULES_MEANING), flag("hsdp", F.HSDP_MEANING),
     Option("pipeline_split", "even", ("even", "first_last"),
            "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
            "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
@@ -557,6 +556,7 @@ class RunSetting:
     recompute: str = "none"
     schedule: str = "1f1b"
     ga_schedules: bool = False
+    hsdp: bool = False
     pipeline_split: str = "even"
     scatter_gather: bool = False
     cp: str = "ring"

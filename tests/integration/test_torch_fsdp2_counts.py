@@ -169,3 +169,50 @@ def test_fsdp2_gathers_in_the_parameters_type_and_reduces_in_the_reduce_type():
         if term["axis"] == "dp":
             modelled[f"{term['collective']} {term.get('dtype', 'the run')}"] += term["count"]
     assert modelled == {"all_gather the run": 4, "reduce_scatter fp32": 2}
+
+
+def _hsdp_step(rank: int, world: int) -> dict:
+    """On one rank of 4: 2 units fully_shard'ed on a (replicate 2, shard 2) mesh, torch's hybrid sharding, each
+    collective counted with its group's size and the elements it moves in all (a gather's output, a reduction's
+    input), over one step after a warm-up one."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("replicate", "shard"))
+    torch.manual_seed(0)
+    module = nn.Sequential(*[nn.Linear(16, 16) for _ in range(UNITS)])
+    for unit in module:
+        fully_shard(unit, mesh=mesh)
+    fully_shard(module, mesh=mesh)
+    counts = collections.Counter()
+    for name in COLLECTIVES:
+        def counted(*args, _call=getattr(dist, name), _name=name, **kwargs):
+            tensors = [x.numel() for x in (*args, *kwargs.values()) if isinstance(x, torch.Tensor)]
+            counts[f"{_name} over {dist.get_world_size(kwargs.get('group'))} of {max(tensors)}"] += 1
+            return _call(*args, **kwargs)
+        setattr(dist, name, counted)
+    for _ in range(2):
+        counts.clear()
+        module(torch.randn(2, 16)).sum().backward()
+    return dict(counts)
+
+
+@pytest.mark.torch
+def test_hybrid_sharding_reduces_over_the_shards_then_the_replicas():
+    # by hand, per rank: each of the 2 units (a 16 × 16 Linear and its bias, 272 parameters) gathered over its shard
+    # group of 2 for the forward and again for the backward, its gradients reduce-scattered over that group, and the
+    # reduced half, 136, all-reduced over the 2 replicas
+    by_hand = {"all_gather_single over 2 of 272": 4, "reduce_scatter_single over 2 of 272": 2,
+               "all_reduce over 2 of 136": 2}
+    assert run_ranks(4, _hsdp_step) == [by_hand] * 4
+    answer = symcomm.evaluate("hybrid", Phi=UNITS * 272, h=16, L=UNITS, a=2, s=8, t=1, p=1, c=1, d=4, b=4, m=1, G=4,
+                              framework="fsdp2", zero=3, embeddings=0, hsdp=1, d_r=2)
+    name = {"all_gather": "all_gather_single", "reduce_scatter": "reduce_scatter_single", "all_reduce": "all_reduce"}
+    modelled = collections.Counter()
+    for term in answer["terms"]:
+        if term["axis"] == "dp":
+            modelled[f"{name[term['collective']]} over {term['group']} of {term['message']}"] += term["count"]
+    assert modelled == by_hand

@@ -421,6 +421,31 @@ GA_SCHEDULES = Derivation(
               for what in ("per-layer gradient reduce-scatter", "per-layer parameter all-gather"))))
 
 
+# -- hybrid sharding (hsdp=1) ---------------------------------------------------------------------------------------
+# FSDP2 on a (replicate, shard) mesh: the model sharded over d·c/d_r ranks, d_r times; the hybrid's own terms
+_HSDP_TERMS = {x.what: x for x in subject("hybrid", framework="fsdp2", zero="3", embeddings="1", hsdp="1").terms
+               if x.axis == "dp"}
+_HSDP_SCATTER = _HSDP_TERMS["per-layer gradient reduce-scatter"]
+_HSDP_REDUCE = _HSDP_TERMS["per-layer gradient all-reduce over the replicas"]
+
+HSDP = Derivation(
+    "Hybrid sharding: the shard group's reduce-scatter, then the replicas' all-reduce",
+    (Step(_HSDP_SCATTER.message, "a unit's gradients (the busiest stage's shard over t, per unit), reduce-scattered over "
+                                 "the d·c/d_r ranks of its shard group"),
+     Step(_HSDP_REDUCE.message * _HSDP_SCATTER.group,
+          "each of those ranks then all-reduces its 1/(d·c/d_r) of it over the d_r replicas")),
+    "elements per unit and reduction, the busiest stage's",
+    frameworks.HSDP_SOURCE, lhs="M",
+    claims=(Claim(_HSDP_REDUCE.message * _HSDP_SCATTER.group, _HSDP_SCATTER.message,
+                  name="the replicas all-reduce what the shard group reduce-scattered, a shard at a time",
+                  source=frameworks.HSDP_SOURCE),
+            Claim(_HSDP_REDUCE.count, _HSDP_SCATTER.count,
+                  name="one all-reduce over the replicas after every reduce-scatter", source=frameworks.HSDP_SOURCE),
+            Claim(_HSDP_SCATTER.group.subs(_S.d_r, 1), d * c,
+                  name="with one replica (d_r = 1) the shard group is the d·c ranks of plain sharding",
+                  source=frameworks.HSDP_SOURCE)))
+
+
 # -- the micro-batch that hides the data-parallel reduce ----------------------------------------
 # Megatron with --overlap-grad-reduce: the ring all-reduce of the stage's Φ/(t·p) gradients (β_g per
 # element) runs behind the last micro-batch's backward, 2·(L/p)·f·B/(t·c·peak·η) for B sequences of
@@ -1463,7 +1488,7 @@ CHAPTER = Chapter(
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
-                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HIDING, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HSDP, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

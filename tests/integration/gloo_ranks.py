@@ -47,3 +47,30 @@ def run_ranks(world: int, body, *args) -> list:
     for process in ranks:
         process.join(timeout=60)
     return [got[r] for r in range(world)]
+
+
+def dispatched_per_pass(forward, key) -> dict:
+    """On one rank: the ops one step dispatches, counted by pass ("forward", "backward") and ``key(name, args)`` (the
+    op's name, as ``_c10d_functional.all_to_all_single.default``, and its arguments: a text, or None for an op not
+    counted); ``forward()`` runs the forward and returns what the backward sums.  The second of two steps is counted."""
+    import collections
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    counts, phase = collections.Counter(), ["forward"]
+
+    class Counted(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            said = key(str(func), args)
+            if said is not None:
+                counts[f"{phase[0]} {said}".strip()] += 1
+            return func(*args, **(kwargs or {}))
+
+    for _ in range(2):
+        counts.clear()
+        phase[0] = "forward"
+        with Counted():
+            y = forward()
+            phase[0] = "backward"
+            y.sum().backward()
+    return dict(counts)

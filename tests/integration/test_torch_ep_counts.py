@@ -18,7 +18,7 @@ import collections
 import pytest
 
 import symcomm
-from gloo_ranks import run_ranks
+from gloo_ranks import dispatched_per_pass, run_ranks
 
 H, LAYERS, TOKENS = 8, 2, 4
 
@@ -30,7 +30,6 @@ def _counted_step(rank: int, world: int) -> dict:
     import torch.nn as nn
     from torch.distributed._functional_collectives import all_to_all_single_autograd
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     class MoE(nn.Module):
         def __init__(self):
@@ -44,22 +43,8 @@ def _counted_step(rank: int, world: int) -> dict:
     torch.manual_seed(0)
     layers = nn.Sequential(*[checkpoint_wrapper(MoE(), preserve_rng_state=False) for _ in range(LAYERS)])
     x = torch.randn(TOKENS, H, requires_grad=True)
-    counts, phase = collections.Counter(), ["forward"]
-
-    class Counted(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if "_c10d_functional" in str(func) and "all_to_all" in str(func):
-                counts[phase[0]] += 1
-            return func(*args, **(kwargs or {}))
-
-    for _ in range(2):                  # the second step is the one counted
-        counts.clear()
-        phase[0] = "forward"
-        with Counted():
-            y = layers(x)
-            phase[0] = "backward"
-            y.sum().backward()
-    return dict(counts)
+    return dispatched_per_pass(lambda: layers(x),
+                               lambda name, args: "" if "_c10d_functional" in name and "all_to_all" in name else None)
 
 
 def _hybrid_counts() -> dict:

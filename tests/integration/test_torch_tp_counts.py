@@ -23,7 +23,7 @@ import collections
 import pytest
 
 import symcomm
-from gloo_ranks import run_ranks
+from gloo_ranks import dispatched_per_pass, run_ranks
 
 H, HEADS, FFN, TOKENS, LAYERS, T = 32, 4, 64, 16, 2, 2
 
@@ -37,7 +37,6 @@ def _counted_step(rank: int, world: int, plan: str, recompute: str) -> dict:
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     class Attention(nn.Module):
         def __init__(self):
@@ -89,26 +88,14 @@ def _counted_step(rank: int, world: int, plan: str, recompute: str) -> dict:
     if recompute != "none":
         blocks = nn.Sequential(*[_checkpointed(block, recompute) for block in blocks])
     x = torch.randn(1, TOKENS, H).chunk(T, dim=1)[rank].clone().requires_grad_()
-    counts, phase = collections.Counter(), ["forward"]
 
-    class Counted(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = str(func)
-            if "_c10d_functional" in name and name.split(".")[1] in ("all_gather_into_tensor",
-                                                                       "reduce_scatter_tensor", "all_reduce"):
-                op = name.split(".")[1]
-                moved = args[0].numel() * (T if op == "all_gather_into_tensor" else 1)
-                counts[f"{phase[0]} {op} {moved}"] += 1
-            return func(*args, **(kwargs or {}))
+    def key(name, args):
+        op = name.split(".")[1] if "_c10d_functional" in name else ""
+        if op not in ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce"):
+            return None
+        return f"{op} {args[0].numel() * (T if op == 'all_gather_into_tensor' else 1)}"    # the buffer in all
 
-    for _ in range(2):                  # the second step is the one counted
-        counts.clear()
-        phase[0] = "forward"
-        with Counted():
-            y = blocks(x)
-            phase[0] = "backward"
-            y.sum().backward()
-    return dict(counts)
+    return dispatched_per_pass(lambda: blocks(x), key)
 
 
 #: torchtitan's op-level policy (torchtitan/parallelisms/parallelize_llama.py at 9dec370a, _save_list and

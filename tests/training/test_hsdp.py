@@ -45,6 +45,8 @@ def test_the_shard_group_gathers_and_the_replicas_all_reduce():
 @pytest.mark.parametrize("words, says", [
     (dict(framework="megatron", zero=1, grad_dtype=None), "hsdp=1 with framework=megatron is refused"),
     (dict(d_r=3), "d=16 must be divisible by d_r=3"),
+    # the experts' data-parallel grid under hybrid sharding is not modelled
+    (dict(model="mixtral-8x7b", moe=1, e=8), "hsdp=1 with framework=fsdp2 and moe=1 is refused"),
 ])
 def test_refused_in_one_line(words, says):
     typed = {**LAYOUT, "hsdp": 1, "d_r": 2, **words}

@@ -420,10 +420,16 @@ def pp_terms(stages, message, schedule, pipelines=1, across=False, micro=m,
     )
 
 
-def bubble_fraction(stages, schedule: str) -> sp.Expr:
+def bubble_slots(stages, schedule: str, schedules=1) -> sp.Expr:
+    """Micro-batch slots a step's pipeline idles (Narayanan et al. 2021, §2.2): p − 1 a schedule for GPipe and 1F1B,
+    (p − 1)/v interleaved, once for each of the step's ``schedules`` (n_ga under ga_schedules=1)."""
+    return schedules * (stages - 1) / chunks_of(schedule)
+
+
+def bubble_fraction(stages, schedule: str, schedules=1) -> sp.Expr:
     """Pipeline bubble time / ideal compute time (Narayanan et al. 2021, §2.2):
-    (p − 1)/m for GPipe and 1F1B, (p − 1)/(v·m) interleaved."""
-    return (stages - 1) / (chunks_of(schedule) * m)
+    (p − 1)/m for GPipe and 1F1B, (p − 1)/(v·m) interleaved, each schedule's (:func:`bubble_slots`)."""
+    return bubble_slots(stages, schedule, schedules) / m
 
 
 # -- expert parallel ------------------------------------------------------------------------------------

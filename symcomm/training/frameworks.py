@@ -235,8 +235,6 @@ HSDP_SOURCE = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_collectiv
                "reduce_scatter_single over the shard group, then all_reduce of the shard over the replicate group when "
                "the mesh is 2-D) and _fully_shard.py (fully_shard(mesh) of a (replicate, shard) mesh: HSDP); "
                "pytorch/torchtitan parallel_dims (dp_replicate x dp_shard); allenai/OLMo-core DataParallelType.hsdp")
-#: the frameworks whose ZeRO-3 can replicate its shards (hsdp=1)
-HSDP_FRAMEWORKS = ("fsdp2",)
 #: what the hybrid's hsdp option says
 HSDP_MEANING = ("framework fsdp2, moe=0: 1 = hybrid sharding, d_r replicas of the model each sharded over d/d_r of the "
                 "d data-parallel ranks (with c, d·c/d_r): gathers and reduce-scatters over the shard group, every "
@@ -316,6 +314,7 @@ class Framework:
     ga_schedules: bool = False   # its gradient-accumulation steps each run a whole pipeline schedule (PIPELINING_GA)
     kept_gathered: str = "no_sync"   # when a unit not resharded after its forward stays gathered (KEPT_GATHERED)
     recompute_stops_early: bool = False  # its full recompute skips a layer's last collective (RECOMPUTE_EARLY_STOP)
+    replicates: bool = False     # its ZeRO-3 shards can be replicated: hybrid sharding, hsdp=1 (HSDP_SOURCE)
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -372,7 +371,7 @@ _ROWS = (
                FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
               "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
-              ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True),
+              ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True, replicates=True),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",
@@ -400,9 +399,10 @@ def framework_refusal(setting) -> str | None:
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
                 f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")
-    if setting.hsdp and (setting.framework not in HSDP_FRAMEWORKS or setting.moe):
+    if setting.hsdp and (not row.replicates or setting.moe):
         return (f"hsdp=1 with framework={setting.framework}{' and moe=1' if setting.moe else ''} is refused: hybrid "
-                f"sharding is modelled for framework={choices(HSDP_FRAMEWORKS)} without MoE layers; give hsdp=0")
+                f"sharding is modelled for framework={choices(n for n, r in FRAMEWORKS.items() if r.replicates)} "
+                "without MoE layers; give hsdp=0")
     if setting.ga_schedules and not row.ga_schedules:
         return (f"ga_schedules=1 with framework={setting.framework} is refused: its pipeline runs the step's m "
                 f"micro-batches as one schedule; a schedule per gradient-accumulation step is "

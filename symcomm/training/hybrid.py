@@ -404,7 +404,7 @@ def hybrid_extras(schedule, pipeline_split="even", mamba=False, ga_schedules=Fal
     holds (symcomm.training.stages: the middle figure applies when p ≥ 3); with mamba=1 the attention and Mamba
     layers the last stage holds, in the model's proportion (every layer count of the hybrid then read, so that its
     rules, L at least L_att + L_ssm (+ L_moe), are checked on every answer)."""
-    out = {"bubble_fraction": bubble_fraction(p, schedule) * (S.n_ga if ga_schedules else 1), "gpus": t * c * d * p}
+    out = {"bubble_fraction": bubble_fraction(p, schedule, S.n_ga if ga_schedules else 1), "gpus": t * c * d * p}
     if pipeline_split != "even":
         out.update({f"layers_{kind}_stage": stage_layers(pipeline_split, schedule, kind)
                     for kind in ("first", "middle", "last")})

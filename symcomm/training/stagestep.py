@@ -27,7 +27,7 @@ import functools
 import sympy as sp
 
 from . import flops, settings
-from .axes import run_data_schedule
+from .axes import bubble_slots, run_data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
 from .memory import memory_model, stage_total
@@ -96,8 +96,9 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
         tail[kind] = exposed[kind]["dp"] + optimizer[kind]
 
     the_slot = _largest(slot)
-    pipeline = (m + data.schedules * (p - 1) / n_chunks) * the_slot    # each schedule fills and drains (steptime)
-    bubble = data.schedules * (p - 1) / n_chunks * the_slot
+    idle = bubble_slots(p, run.schedule, data.schedules)      # each schedule fills and drains
+    pipeline = (m + idle) * the_slot
+    bubble = idle * the_slot
     step = pipeline + _largest(tail)
     axes = [axis for axis in ("tp", "cp", "ep", "pp", "dp") if axis in comm["last"]]
     largest_comm = {axis: _largest({k: comm[k].get(axis, sp.Integer(0)) for k in KINDS}) for axis in axes}

@@ -50,7 +50,7 @@ from sympy.core.mul import _mulsort
 from . import flops
 from . import settings
 from ..base.errors import InputError
-from .axes import run_data_schedule
+from .axes import bubble_slots, run_data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
 from .memory import STAGE_OF, eager_block, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
@@ -220,8 +220,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
     on_path = micro_batch_on_path(run, by_axis, comm, time_of, m, compute_micro)
     slot = compute_micro.total + sum(on_path.values())
     # each of the step's pipeline schedules (data.schedules: n_ga under ga_schedules=1) fills and drains
-    pipeline = (m + data.schedules * (p - 1) / chunks) * slot
-    bubble = data.schedules * (p - 1) / chunks * slot
+    idle = bubble_slots(p, run.schedule, data.schedules)
+    pipeline = (m + idle) * slot
+    bubble = idle * slot
 
     # data parallel: reductions behind the backward, gathers behind the compute, as the framework overlaps
     # them (overlap.exposed_data_parallel); the tied-embedding all-reduce exposed

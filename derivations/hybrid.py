@@ -21,8 +21,9 @@ from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
+from symcomm.base.crossing import NVLINK_MESH_SOURCE as _MESH_SOURCE
 from symcomm.training.terms import cost_in_bytes_of
-from symcomm.core.symbols import E, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
+from symcomm.core.symbols import E, G, L, L_moe, N, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
 
 HYBRID = STRATEGIES["hybrid"]
 SOURCE = NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + ", §7"
@@ -265,14 +266,6 @@ CLAIMS += [
                "the inter-node β and 7/63 at NVLink's", source=DSV3_SOURCE),
 ]
 
-CHAPTER = Chapter(
-    8, "hybrid", "Hybrid layouts",
-    "Real runs combine the axes: N = t·p·d·c GPUs, experts inside d·c. Each axis runs its own "
-    "collectives on its own group, on the sizes that remain for it; whether a group crosses "
-    "nodes decides whether it pays the intra- or inter-node α and β.",
-    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS, TP_MOE, EP_MOE)
-    + EXAMPLES,
-    tuple(CLAIMS))
 
 # -- a flat ring spanning nodes: its crossings spread over the NICs of its ranks on a node -----------------
 #
@@ -308,3 +301,44 @@ CLAIMS += [
           name="Llama-2-70B-like at t = 2, d = 16: the other 3/4 of the data-parallel elements stay on the node's "
                "links", source=LLAMA2_SOURCE),
 ]
+
+
+# -- nodes wired point to point (nvlink=mesh): a group's bytes on a node run over its pair links there ------------
+#
+# A 4-GPU Hopper board wires its GPUs point to point (NVIDIA/nccl on GitHub, #1617: NV6, six of a GPU's 18 NVLink 4
+# links, between every pair): a ring or pairwise all-to-all of n of a node's G GPUs uses n − 1 of each GPU's G − 1
+# pair links (base.crossing, mesh_within and mesh_stay_share; the count of NCCL's channel orders behind it is checked
+# by enumeration in tests/training/test_nvlink_mesh.py).  The claims: the whole node pays the switch's β, a pair
+# (G − 1) times it, and a ring spanning nodes keeps the switch's split at one rank and at G ranks per node.
+_mesh_axes, _switch_axes = HYBRID.by_axis(zero=1, nvlink="mesh"), HYBRID.by_axis(zero=1)
+_KF_TP2 = {**LLAMA2, t: 2, p: 1, d: 1, G: 4}
+CLAIMS += [
+    Claim(_ring.on_mesh(G, G).beta, _ring.beta,
+          name="a mesh node: a ring over all G of its GPUs pays the switch's β (every pair link in use)",
+          source=_MESH_SOURCE, domain=Domain(least=((G, 2),))),
+    Claim(_ring.on_mesh(2, G).beta.subs(N, 2), (G - 1) * _ring.beta.subs(N, 2),
+          name="a mesh node: a ring over a pair of its GPUs pays (G − 1) times the switch's β (one pair link of G − 1)",
+          source=_MESH_SOURCE),
+    Claim(_ring.across_nodes(G, mesh_gpus=G).coefficient(beta), _ring.across_nodes(G).coefficient(beta),
+          name="a ring across mesh nodes holding G of its ranks each stays on the node as across NVSwitch nodes",
+          source=_MESH_SOURCE),
+    Claim(_ring.across_nodes(1, mesh_gpus=G).coefficient(beta), 0,
+          name="a ring across mesh nodes with one rank per node (k = 1): nothing on the node's links, as before"),
+    Claim(_ring.across_nodes(2, mesh_gpus=4).coefficient(beta), 3 * _ring.across_nodes(2).coefficient(beta),
+          name="a ring across 4-GPU mesh nodes with 2 ranks on each: the half that stays runs over one pair link, "
+               "a third of a GPU's (3× the switch's β)", source=_MESH_SOURCE),
+    Claim(at(_mesh_axes["tp"].coefficient(beta), _KF_TP2), 3 * at(_switch_axes["tp"].coefficient(beta), _KF_TP2),
+          name="Llama-2-70B-like at t = 2 on a 4-GPU mesh node (G = 4): the tensor-parallel pair's β three times "
+               "the NVSwitch node's, its α unchanged", source=_MESH_SOURCE),
+    Claim(at(_mesh_axes["tp"].coefficient(alpha), _KF_TP2), at(_switch_axes["tp"].coefficient(alpha), _KF_TP2),
+          name="Llama-2-70B-like at t = 2 on a 4-GPU mesh node: the tensor-parallel pair's α as on NVSwitch"),
+]
+
+CHAPTER = Chapter(
+    8, "hybrid", "Hybrid layouts",
+    "Real runs combine the axes: N = t·p·d·c GPUs, experts inside d·c. Each axis runs its own "
+    "collectives on its own group, on the sizes that remain for it; whether a group crosses "
+    "nodes decides whether it pays the intra- or inter-node α and β.",
+    (TP_AXIS, PP_AXIS, PP_SCATTER_GATHER, DP_AXIS, CP_AXIS, DP_EMBEDDINGS, TP_EMBEDDINGS, TP_MOE, EP_MOE)
+    + EXAMPLES,
+    tuple(CLAIMS))

@@ -195,6 +195,9 @@ def words(run: dict) -> list[str]:
          "s": run["seq"], "G": run["nvlink_domain"], "embeddings": 1, "sp": int(bool(run["sp"])),
          "recompute": _recompute(run), "precision": PRECISION[run["precision"]],
          "fp8_param_gather": int(bool(run["fp8_param_gather"]))})
+    if run.get("nvlink", "switch") != "switch":
+        # how the node's GPUs are wired, where the row's hardware says (the row's assumed lines; symcomm.base.crossing)
+        w["nvlink"] = run["nvlink"]
     if _block_layers(run):
         w["L_rc"] = _block_layers(run)
     if run.get("cpu_offload_layers"):

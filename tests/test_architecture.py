@@ -335,3 +335,39 @@ def test_the_line_count_is_not_blind():
               '    x = (1,\n\n         2)\n    return x\n')
     assert _code_lines(source) == 5
     assert SPLIT_MODULES and all((ROOT / module).is_file() for module in SPLIT_MODULES)
+
+
+# -- a chapter holds every claim its module writes (the hybrid chapter once built its tuple before 7 more claims) -----
+
+def _late_additions(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each top-level statement after ``CHAPTER = ...`` that adds to a name the chapter was built from
+    (``+=``, ``.append``, ``.extend``): what the chapter, holding a copy, never proves."""
+    tree = ast.parse(source)
+    chapters = [node for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(target, ast.Name) and target.id == "CHAPTER" for target in node.targets)]
+    if not chapters:
+        return []
+    built = chapters[-1]
+    read = {node.id for node in ast.walk(built.value) if isinstance(node, ast.Name)}
+    late = []
+    for node in tree.body:
+        if node.lineno <= built.lineno:
+            continue
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in read:
+            late.append((node.lineno, node.target.id))
+        call = node.value if isinstance(node, ast.Expr) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("append", "extend")
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in read):
+            late.append((node.lineno, call.func.value.id))
+    return late
+
+
+@pytest.mark.parametrize("module", sorted(path.name for path in (ROOT / "derivations").glob("*.py")))
+def test_no_claim_is_added_after_its_chapter_is_built(module):
+    assert _late_additions((ROOT / "derivations" / module).read_text(encoding="utf-8")) == []
+
+
+def test_the_late_claim_check_is_not_blind():
+    # a hand-made module: the chapter built from CLAIMS, then one more claim added and one appended: both found
+    source = "CLAIMS = [1]\nCHAPTER = make(tuple(CLAIMS))\nCLAIMS += [2]\nCLAIMS.append(3)\nOTHER = [4]\n"
+    assert _late_additions(source) == [(3, "CLAIMS"), (4, "CLAIMS")]

@@ -18,7 +18,22 @@ A group of N ranks with k of them on each node it spans (the fewest a node holds
 
 k = 1 gives the one-NIC split (today's pricing before the split) for every rule; k = N (one node) gives no
 crossing for ``PEERS``.  No SymPy here: the shares are plain arithmetic on what they are given (SymPy
-expressions from the terms, ints from a preset's group).
+expressions from the terms, ints from a preset's group; the caller passes SymPy's Min and Max where a group size
+is symbolic).
+
+**How a node's GPUs reach each other** (``nvlink``, :data:`NVLINK_TOPOLOGIES`).  ``switch``: through NVSwitches
+(the 8-GPU HGX boards, NVL72), every GPU reaching any peer at its whole NVLink bandwidth, the β of the hardware.
+``mesh``: wired point to point, each GPU's links split evenly over the node's G − 1 other GPUs (the 4-GPU HGX
+H100/H200 boards: 6 of a GPU's 18 NVLink 4 links to each of the other three, :data:`NVLINK_MESH_SOURCE`).  A
+ring or a pairwise all-to-all of n ranks of one mesh node can use only the links between those n, (n − 1)/(G − 1)
+of each GPU's: NCCL's channels run rings over different orders of the n ranks, and uniform channels over all
+(n − 1)! directed orders load every pair link alike and reach (n − 1) links' worth per GPU (each of the n(n − 1)
+directed pairs lies on (n − 2)! of the orders).  So a group wholly in one node pays β·(G − 1)/(n − 1)
+(:func:`mesh_within`: a pair on a 4-GPU board 3β, all four β); a ring spanning nodes with k ranks on each
+keeps (k − 1)/k of its bytes on the node at (k − 1)/(G − 1) of the links: β·(G − 1)/k (none when k = 1),
+and a pairwise all-to-all sends to its k − 1 node peers each over its own pair link: β·(G − 1)/(N − 1)
+(:func:`mesh_stay_share`).  Algorithms priced through one NIC (a point-to-point send, trees) keep the switch's
+β, a lower bound on their time on a mesh.
 """
 
 from __future__ import annotations
@@ -52,4 +67,43 @@ def inter_shares(rule: str, group, ranks_per_node):
         return (across, within), (across, within)
     if rule == ONE_NIC:
         return (1, 0), (1, 0)
+    raise ValueError(f"unknown crossing rule {rule!r}; choose one of: {RING}, {PEERS}, {ONE_NIC}")
+
+
+SWITCH, MESH = "switch", "mesh"
+#: how a node's GPUs reach each other (module docstring): the hybrid's ``nvlink`` setting
+NVLINK_TOPOLOGIES = (SWITCH, MESH)
+#: where the mesh's wiring is printed: a node of four H100 SXM on one board, nvidia-smi topo -m showing NV6 (a bond
+#: of six NVLinks) between every pair of GPUs and one NIC beside each GPU (NVIDIA/nccl on GitHub, #1617, 'How to check
+#: if NVLINK is unique among GPU pairs?', 2025-02-26), of a GPU's 18 NVLink 4 links (NVIDIA H100 Tensor Core GPU
+#: Architecture whitepaper: 18 fourth-generation NVLink links, 900 GB/s; the H200 is the same GPU)
+NVLINK_MESH_SOURCE = ("NVIDIA/nccl on GitHub, #1617 'How to check if NVLINK is unique among GPU pairs?' (2025-02-26): "
+                      "nvidia-smi topo -m of a 4× H100 node, NV6 between every pair and a NIC beside each GPU; NVIDIA "
+                      "H100 Tensor Core GPU Architecture whitepaper: 18 NVLink 4 links per GPU")
+NVLINK_MEANING = ("how a node's G GPUs reach each other: switch (NVSwitch: 8-GPU HGX boards, NVL72; every pair at the "
+                  "whole NVLink bandwidth) or mesh (wired point to point, each GPU's links split evenly over the other "
+                  "G - 1: the 4-GPU HGX H100/H200 boards, six of 18 links per pair; a ring or all-to-all of n ranks of "
+                  "a node runs at (n - 1)/(G - 1) of the bandwidth: a pair on a 4-GPU board at a third)")
+
+
+def mesh_within(group, gpus, greater=max):
+    """The factor on β of a ring collective or pairwise all-to-all whose ``group`` (n) ranks share one mesh node of
+    ``gpus`` (G) GPUs: (G − 1)/(n − 1), using n − 1 of each GPU's G − 1 pair links (module docstring).  n = 1 moves
+    no bytes: read as n − 1 = 1 there (``greater`` is max, or SymPy's Max for a symbolic n), never 0/0."""
+    return (gpus - 1) / greater(group - 1, 1)
+
+
+def mesh_stay_share(rule: str, group, ranks_per_node, gpus, lesser=min):
+    """The share of a spanning algorithm's β that stays on a mesh node of ``gpus`` (G) GPUs, in units of β, where
+    :func:`inter_shares` gives (k − 1)/k (ring) or (k − 1)/(N − 1) (pairwise all-to-all) on a switch: the bytes that
+    stay run over k − 1 of each GPU's G − 1 pair links, so the share grows by (G − 1)/(k − 1), to (G − 1)/k and
+    (G − 1)/(N − 1); at k = 1 nothing stays (``lesser``: min, or SymPy's Min, keeps 0/0 out).  ONE_NIC: 0."""
+    k = ranks_per_node
+    stays = (k - 1) + lesser(1, k - 1) * (gpus - k)       # (k − 1)·(G − 1)/(k − 1) for k ≥ 2, 0 at k = 1
+    if rule == RING:
+        return stays / k
+    if rule == PEERS:
+        return stays / (group - 1)
+    if rule == ONE_NIC:
+        return 0
     raise ValueError(f"unknown crossing rule {rule!r}; choose one of: {RING}, {PEERS}, {ONE_NIC}")

@@ -183,7 +183,7 @@ class Cost:
                     _frozen({sym: _subs(coef, mapping, memo) for sym, coef in self.coefficients}),
                     None if self.root is None else self.root.subs(mapping, memo))
 
-    def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None) -> "Cost":
+    def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None, mesh_gpus=None) -> "Cost":
         """The same operation on a group of ``group`` ranks spanning nodes, ``ranks_per_node`` (k) of them on
         each node, its α and β coefficients split between the node's links and the network by the
         algorithm's crossing ``rule`` (``base.crossing.inter_shares``, the one rule ``presets.link_values``
@@ -192,12 +192,15 @@ class Cost:
         over the node's NICs, NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet).  A pairwise all-to-all
         (``PEERS``): (N − k)/(N − 1) of both α and β cross, the rest stays (k − 1 of its N − 1 peers share its
         node).  k = 1 is the whole of α, β on α_inter, β_inter for every rule.  α-β, one-port ranks: a
-        rank's intra-node and network sends add up."""
+        rank's intra-node and network sends add up.  ``mesh_gpus`` (G, nodes wired point to point: nvlink=mesh):
+        the β that stays runs over k − 1 of each GPU's G − 1 pair links (``base.crossing.mesh_stay_share``)."""
         k = sp.sympify(ranks_per_node, strict=True)
         n = None if group is None else sp.sympify(group, strict=True)
         if rule == crossing.PEERS and n is None:
             raise ValueError("a pairwise all-to-all's crossing share needs its group size")
         alpha_split, beta_split = crossing.inter_shares(rule, n, k)
+        if mesh_gpus is not None:
+            beta_split = (beta_split[0], crossing.mesh_stay_share(rule, n, k, sp.sympify(mesh_gpus), sp.Min))
         coeffs: dict = {}
 
         def add(sym, value):
@@ -213,6 +216,15 @@ class Cost:
             else:
                 add(S.INTER_NODE.get(sym, sym), coef)
         return Cost(self.others, self.total, _frozen(coeffs), self.root)
+
+    def on_mesh(self, group, gpus) -> "Cost":
+        """The same operation with its ``group`` ranks on one node of ``gpus`` GPUs wired point to point
+        (nvlink=mesh): β over n − 1 of each GPU's G − 1 pair links, times (G − 1)/(n − 1)
+        (``base.crossing.mesh_within``); α, the network's coefficients and the traffic unchanged."""
+        factor = crossing.mesh_within(sp.sympify(group, strict=True), sp.sympify(gpus, strict=True), sp.Max)
+        return Cost(self.others, self.total,
+                    _frozen({sym: coef * factor if sym == S.beta else coef for sym, coef in self.coefficients}),
+                    self.root)
 
     def simplified(self) -> "Cost":
         return Cost(self.others.simplified(), _tidy(self.total),

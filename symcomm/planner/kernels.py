@@ -37,7 +37,8 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
                       dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
-                      shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel)
+                      shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel,
+                      nvlink=req.nvlink)
 
 
 def model_attention(model) -> tuple[str, str]:
@@ -50,7 +51,8 @@ def model_attention(model) -> tuple[str, str]:
 
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
-               dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16", kernel="fused") -> tuple:
+               dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16", kernel="fused",
+               nvlink="switch") -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
     ``shape``: (attention, q_width) of the model (:func:`model_attention`).
@@ -67,7 +69,7 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
                           "expert_tp": "1" if flex else settings.OPTIONS["expert_tp"].default,
                           "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
                           "attention": shape[0], "q_width": shape[1], "precision": precision,
-                          "attention_kernel": kernel})
+                          "attention_kernel": kernel, "nvlink": nvlink})
     return run.key()
 
 
@@ -87,7 +89,7 @@ def _kernel_of(options: tuple, run_bytes: int):
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
                   f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}, "
                   f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}, precision={o['precision']}, "
-                  f"attention_kernel={o['attention_kernel']}: "
+                  f"attention_kernel={o['attention_kernel']}, nvlink={o['nvlink']}: "
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)

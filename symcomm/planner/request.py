@@ -15,7 +15,7 @@ from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
 from ..presets.fit_errors import at_high_end
-from ..presets.hardware_values import low_dtype_note
+from ..presets.hardware_values import low_dtype_note, mesh_board_note
 from ..training import frameworks as _frameworks
 from ..training import settings
 
@@ -46,7 +46,7 @@ class PlanError(InputError):
 #: the run settings (symcomm.training.settings.OPTIONS) a request may fix; None = searched
 FIXED_SETTINGS = ("zero", "framework", "recompute", "sp")
 #: the run settings plan is given and never searches, each read by the one Option eval reads it with
-GIVEN_SETTINGS = ("dispatcher", "router_groups", "router_group_topk", "precision", "attention_kernel")
+GIVEN_SETTINGS = ("dispatcher", "router_groups", "router_group_topk", "precision", "attention_kernel", "nvlink")
 
 
 def _resolve(name: str, value, label: str):
@@ -105,6 +105,8 @@ class Request:
     precision: str = "bf16"
     # the attention core's kernel (eval's attention_kernel=): fused, the framework's own; or one at a published share
     attention_kernel: str = "fused"
+    # how a node's GPUs are wired (eval's nvlink=): switch, or mesh (a 4-GPU HGX board), given: a property of the nodes
+    nvlink: str = "switch"
 
     @property
     def typed_hardware(self) -> dict:
@@ -367,6 +369,9 @@ FLAGS = (
     ("--attention-kernel", None, f"the attention core's kernel: {settings.choices(settings.ATTENTION_KERNELS)} "
                                  "(default fused: the framework's own; fa2, triton, cudnn at the hardware's published share; "
                                  "as eval's attention_kernel=, given, not searched); attention_kernel=..."),
+    ("--nvlink", None, f"how a node's GPUs are wired: {settings.choices(settings.NVLINK_TOPOLOGIES)} (default switch; "
+                       "mesh: GPUs wired point to point, a 4-GPU HGX H100/H200 board; as eval's nvlink=, given, not "
+                       "searched); nvlink=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -384,14 +389,15 @@ FLAGS = (
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
 DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall",
-            "router_groups": "1", "router_group_topk": "1", "precision": "bf16", "attention_kernel": "fused"}
+            "router_groups": "1", "router_group_topk": "1", "precision": "bf16", "attention_kernel": "fused",
+            "nvlink": "switch"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
 KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": "micro_batch", "m": "micro_batches",
         "zero": "zero", "framework": "framework", "recompute": "recompute", "sp": "sp", "b": "batch", "s": "seq",
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
         "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
         "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision",
-        "attention_kernel": "attention_kernel"}
+        "attention_kernel": "attention_kernel", "nvlink": "nvlink"}
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
@@ -535,6 +541,9 @@ def request_from_args(args) -> Request:
     for name in ("dispatcher", "router_groups", "router_group_topk"):
         if getattr(args, name) is not None and not model.moe:
             notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
+    said_board = mesh_board_note(hardware, args.gpus_per_node, args.nvlink or DEFAULTS["nvlink"])
+    if said_board:
+        notes.add(said_board)
     dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]
     bytes_per_element(dtype)
     max_bubble = args.max_bubble if args.max_bubble is not None else DEFAULTS["max_bubble"]

@@ -152,6 +152,19 @@ def low_dtype_note(dtype: str, precision: str) -> str | None:
             "casts at the HBM bandwidth)")
 
 
+def mesh_board_note(system, gpus_per_node, nvlink: str) -> str | None:
+    """What a typed G below an NVLink preset's GPUs per node means under nvlink=switch (eval's and plan's one note), or
+    None: the preset's NVSwitch board gives every pair the whole NVLink bandwidth, where the boards of four Hopper GPUs
+    wire them point to point (symcomm.base.crossing, NVLINK_MESH_SOURCE)."""
+    if nvlink != "switch" or gpus_per_node is None or not system.intra.name.startswith("nvlink"):
+        return None
+    if not 1 < float(gpus_per_node) < system.gpus_per_node:
+        return None
+    return (f"G={float(gpus_per_node):g} below {system.name}'s {system.gpus_per_node} GPUs per node: its GPUs priced as "
+            f"the preset's NVSwitch board connects them (nvlink=switch, every pair at the whole NVLink bandwidth); a "
+            f"board of four Hopper GPUs (HGX H100/H200 4-GPU) wires them point to point: nvlink=mesh")
+
+
 def element_refusal(dtype: str, precision: str) -> str | None:
     """Why ``dtype`` cannot be a run's element type under the low ``precision`` recipe, or None: the recipe keeps the
     weights, gradients and activations 16-bit and runs only its linear GEMMs in FP8 or FP4, so a 1-byte --dtype would

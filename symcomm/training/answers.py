@@ -22,8 +22,8 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
-from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
-from ..presets.hardware_values import low_dtype_note
+from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal
+from ..presets.hardware_values import low_dtype_note, mesh_board_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
@@ -188,6 +188,9 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     unfused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers)
     if unfused:
         raise UsageError(unfused)
+    said_board = mesh_board_note(system, numbers.get("G"), str(target.options.get("nvlink", SWITCH)))
+    if said_board:
+        notes.add(said_board)
     if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]

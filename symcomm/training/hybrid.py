@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import sympy as sp
 
+from ..base.crossing import MESH, ONE_NIC, crossing_of
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
@@ -228,6 +229,10 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # every layer's, as full recompute: RunSetting.forward_reruns)
         share = block_share(schedule)
         terms = [replace(term, count=term.count * share) if term.phase == "forward recompute" else term
+                 for term in terms]
+    if run.nvlink == MESH:
+        # nodes wired point to point: a ring's or an all-to-all's bytes on a node run over its group's pair links there
+        terms = [replace(term, mesh_gpus=G) if crossing_of(term.primitive, term.algorithm) != ONE_NIC else term
                  for term in terms]
     return tuple(terms)
 

@@ -30,8 +30,9 @@ from fractions import Fraction
 from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
+from ..presets.hardware_values import mesh_board_note
 from ..presets.systems import TYPED_HARDWARE
-from .settings import OPTIONS, fused_grouped_mlp_shape_refusal, step_options
+from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
@@ -314,6 +315,9 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
     if fused_grouped_mlp_shape_refusal(step_texts, options, numbers):
         raise Fallback("an unfusable grouped MLP")      # the general path refuses it, in its words
+    said_board = mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH)))
+    if said_board:
+        notes.add(said_board)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
     for name, value in times.items():

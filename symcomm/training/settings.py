@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import Iterable, Mapping
 
 from . import frameworks as F
+from ..base.crossing import NVLINK_MEANING, NVLINK_TOPOLOGIES, SWITCH
 from ..base.errors import InputError
 from .tp_plans import SP_INPUT_LINEARS, SP_INPUTS, fp8_tp_gather_refusal, sp_input_refusal  # noqa: F401 (re-exported)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
@@ -275,12 +276,9 @@ HYBRID_RECOMPUTE = RECOMPUTE + ("block",)
 #: tensor_parallel.checkpoint, the others plainly): NVIDIA/Megatron-LM megatron/core/transformer at f2e5db402c
 MEGATRON_BLOCK_RECOMPUTE = ("NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py and "
                             "transformer_block.py (_checkpointed_forward, recompute_method 'block') at f2e5db402c")
-HYBRID_RECOMPUTE_OPTION = Option("recompute", RECOMPUTE_OPTION.default, HYBRID_RECOMPUTE,
-                                 RECOMPUTE_OPTION.meaning.replace(
-                                     "; 0 = none", "; block (Megatron's --recompute-method block: the first L_rc layers "
-                                     "of each model chunk as under full, the others as under none; pipeline_split=even)"
-                                     "; 0 = none"),
-                                 RECOMPUTE_ALIASES)
+HYBRID_RECOMPUTE_OPTION = Option("recompute", RECOMPUTE_OPTION.default, HYBRID_RECOMPUTE, RECOMPUTE_OPTION.meaning.replace(
+    "; 0 = none", "; block (Megatron's --recompute-method block: the first L_rc layers of each model chunk as under "
+    "full, the others as under none; pipeline_split=even); 0 = none"), RECOMPUTE_ALIASES)
 
 #: the hybrid strategy's options (symcomm.training.strategies "hybrid"), in the order they are printed
 HYBRID_OPTIONS: tuple[Option, ...] = (
@@ -319,7 +317,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("cp", "ring", ("ring", "ulysses", "ring_flash_attn"),
            "context-parallel algorithm: ring (minimal backward), ulysses, or ring_flash_attn (ring "
            "attention with ring-flash-attention's backward, see cp_ring)"),
-    flag("gqa", "1 = K and V have width h_kv, else h"),
+    flag("gqa", "1 = K and V have width h_kv, else h"), Option("nvlink", SWITCH, NVLINK_TOPOLOGIES, NVLINK_MEANING),
     Option("attention", "mha", ATTENTION,
            "mha: multi-head attention (grouped-query with gqa=1); mla: DeepSeek's multi-head latent attention "
            "(q_lora, kv_lora, d_nope, d_rope, d_v; DeepSeek-V2 arXiv:2405.04434 §2.1, Megatron-Core "
@@ -536,9 +534,9 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
 #: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups; and
 #: the attention the model's shape fixes (MLA for DeepSeek, query heads wider than h/a for Qwen3 and gpt-oss: eval
 #: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe and the
-#: attention core's kernel (plan --precision, --attention-kernel)
+#: attention core's kernel (plan --precision, --attention-kernel); and how a node's GPUs are wired (plan --nvlink)
 KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
-                                     "router_group_topk", "precision", "attention_kernel")
+                                     "router_group_topk", "precision", "attention_kernel", "nvlink")
 
 
 @dataclass(frozen=True)
@@ -561,6 +559,7 @@ class RunSetting:
     scatter_gather: bool = False
     cp: str = "ring"
     gqa: bool = False
+    nvlink: str = "switch"
     attention: str = "mha"
     moe: bool = False
     mamba: bool = False

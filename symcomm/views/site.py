@@ -123,12 +123,17 @@ def _formula_class():
 
     @dataclass(frozen=True)
     class BytesFormula(Formula):
-        """An exported formula whose arguments may include ``B_e`` (bytes per element)."""
+        """An exported formula whose arguments may include ``B_e`` (bytes per element), and also read the
+        ``tested`` symbols of its subject: those its subject's rules test (page_formulas), so that every function of
+        the page refuses a layout its rules refuse, as eval does, though its own quantity reads only some of them."""
+
+        tested: frozenset = frozenset()
 
         @property
         def parameters(self):
-            own = super().parameters
-            return own + ((BYTES_INFO,) if BYTES in free_symbols(self.expr) else ())
+            read = free_symbols(self.expr) | self.tested
+            own = tuple(info for info in S.SYMBOLS.values() if info.symbol in read)
+            return own + ((BYTES_INFO,) if BYTES in read else ())
 
     return BytesFormula
 
@@ -197,10 +202,16 @@ def page_formulas(sub) -> list:
     formula = _formula_class()
     checks = requirement_checks(sub)
     convention = (COLLECTIVE_TIME_CONVENTION if sub.kind == "primitive" else sub.convention)
+    quantities = bytes_quantities(sub)
+    # the symbols the subject's rules test among those its quantities read: every function reads them (a rule over
+    # symbols no one quantity holds together, mamba=1's L ≥ L_att + L_ssm, is then checked by each)
+    used = frozenset().union(*(free_symbols(expr) for expr in quantities.values()))
+    tested = frozenset().union(*(sp.sympify(x, strict=True).free_symbols
+                                 for _, _, *exprs in checks for x in exprs if x is not None)) & used
     return [formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr, sub.title,
                     sub.summary, convention + "; in bytes of B_e bytes per element", sub.source,
-                    sub.algorithm or None, tuple(sub.options.items()), sub.requires, checks)
-            for quantity, expr in bytes_quantities(sub).items()]
+                    sub.algorithm or None, tuple(sub.options.items()), sub.requires, checks, tested=tested)
+            for quantity, expr in quantities.items()]
 
 
 #: the step model's variants the page offers: the hybrid's own options (recompute=none|selective|full, the

@@ -25,7 +25,8 @@ function all_gather__ring__total(args = {}) {
 }
 
 function all_gather__ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N));
 }
 
@@ -36,6 +37,8 @@ function all_gather__ring__beta(args = {}) {
 }
 
 function all_gather__ring__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -67,8 +70,9 @@ function all_gather__recursive_doubling__total(args = {}) {
 }
 
 function all_gather__recursive_doubling__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_log2(N));
 }
 
@@ -80,6 +84,9 @@ function all_gather__recursive_doubling__beta(args = {}) {
 }
 
 function all_gather__recursive_doubling__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -109,7 +116,8 @@ function all_gather__bruck__total(args = {}) {
 }
 
 function all_gather__bruck__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_ceil_log2(N));
 }
 
@@ -120,6 +128,8 @@ function all_gather__bruck__beta(args = {}) {
 }
 
 function all_gather__bruck__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -136,7 +146,8 @@ function all_gather__gather_broadcast__send(args = {}) {
 }
 
 function all_gather__gather_broadcast__recv(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M));
 }
 
@@ -147,7 +158,8 @@ function all_gather__gather_broadcast__total(args = {}) {
 }
 
 function all_gather__gather_broadcast__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, _add(-1n, N)));
 }
 
@@ -158,6 +170,8 @@ function all_gather__gather_broadcast__beta(args = {}) {
 }
 
 function all_gather__gather_broadcast__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -168,40 +182,51 @@ function all_gather__gather_broadcast__time(args = {}) {
 }
 
 function all_gather__hierarchical__send(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function all_gather__hierarchical__recv(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function all_gather__hierarchical__total(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
 function all_gather__hierarchical__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, G));
 }
 
 function all_gather__hierarchical__beta(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
 function all_gather__hierarchical__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
 function all_gather__hierarchical__alpha_inter(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(-1n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 

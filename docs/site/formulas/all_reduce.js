@@ -25,7 +25,8 @@ function all_reduce__ring__total(args = {}) {
 }
 
 function all_reduce__ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, _add(-1n, N)));
 }
 
@@ -223,8 +224,9 @@ function all_reduce__rabenseifner__total(args = {}) {
 }
 
 function all_reduce__rabenseifner__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, _log2(N)));
 }
 
@@ -268,7 +270,8 @@ function all_reduce__rabenseifner_fold__total(args = {}) {
 }
 
 function all_reduce__rabenseifner_fold__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_mul(2n, _ceil_log2(N)));
 }
 
@@ -324,42 +327,51 @@ function all_reduce__in_network__time(args = {}) {
 }
 
 function all_reduce__hierarchical__send(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function all_reduce__hierarchical__recv(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function all_reduce__hierarchical__total(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _add(-1n, N)));
 }
 
 function all_reduce__hierarchical__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, _add(-1n, G)));
 }
 
 function all_reduce__hierarchical__beta(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
 function all_reduce__hierarchical__gamma(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function all_reduce__hierarchical__alpha_inter(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(-2n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 

@@ -25,7 +25,8 @@ function all_to_all__pairwise__total(args = {}) {
 }
 
 function all_to_all__pairwise__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N));
 }
 
@@ -36,6 +37,8 @@ function all_to_all__pairwise__beta(args = {}) {
 }
 
 function all_to_all__pairwise__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -67,8 +70,9 @@ function all_to_all__bruck__total(args = {}) {
 }
 
 function all_to_all__bruck__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_log2(N));
 }
 
@@ -80,6 +84,9 @@ function all_to_all__bruck__beta(args = {}) {
 }
 
 function all_to_all__bruck__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 

@@ -93,7 +93,8 @@ function broadcast__scatter_allgather__total(args = {}) {
 }
 
 function broadcast__scatter_allgather__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N, _ceil_log2(N)));
 }
 
@@ -104,6 +105,8 @@ function broadcast__scatter_allgather__beta(args = {}) {
 }
 
 function broadcast__scatter_allgather__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -135,8 +138,9 @@ function broadcast__scatter_rd_allgather__total(args = {}) {
 }
 
 function broadcast__scatter_rd_allgather__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(_ceil_log2(N), _log2(N)));
 }
 
@@ -148,6 +152,9 @@ function broadcast__scatter_rd_allgather__beta(args = {}) {
 }
 
 function broadcast__scatter_rd_allgather__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -159,22 +166,26 @@ function broadcast__scatter_rd_allgather__time(args = {}) {
 }
 
 function broadcast__ring__send(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M));
 }
 
 function broadcast__ring__recv(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M));
 }
 
 function broadcast__ring__total(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
 function broadcast__ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_add(-2n, C, N));
 }
 
@@ -185,6 +196,8 @@ function broadcast__ring__beta(args = {}) {
 }
 
 function broadcast__ring__gamma(args = {}) {
+  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(0n);
 }
 

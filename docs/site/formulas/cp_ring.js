@@ -25,7 +25,8 @@ function cp_ring__total(args = {}) {
 }
 
 function cp_ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  const s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "s={y} must be divisible by N={x}", N, s);
   return _out(_mul(6n, L, _add(-1n, N)));
 }
 

@@ -32,6 +32,7 @@ function ep__beta(args = {}) {
 }
 
 function ep__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(0n);
 }
 

@@ -25,12 +25,14 @@ function hsdp__total(args = {}) {
 }
 
 function hsdp__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_add(-3n, _mul(3n, G)));
 }
 
 function hsdp__beta(args = {}) {
-  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} must be divisible by G={x}", G, N);
   return _out(_mul(3n, B_e, Phi, _pow(G, -1n), _add(-1n, G)));
 }
 

@@ -34,8 +34,11 @@ function hybrid__grad_reduce_per_micro_batch__total(args = {}) {
 }
 
 function hybrid__grad_reduce_per_micro_batch__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_mul(m, _add(-1n, _mul(c, d))))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d)))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -58,8 +61,11 @@ function hybrid__grad_reduce_per_micro_batch__gamma(args = {}) {
 }
 
 function hybrid__grad_reduce_per_micro_batch__alpha_inter(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-2n, _mul(2n, t)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_mul(m, _add(-1n, _mul(c, d)))) : (0n)), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))));
 }
 
@@ -82,12 +88,20 @@ function hybrid__grad_reduce_per_micro_batch__time(args = {}) {
 }
 
 function hybrid__grad_reduce_per_micro_batch__bubble_fraction(args = {}) {
-  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
 function hybrid__grad_reduce_per_micro_batch__gpus(args = {}) {
-  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   return _out(_mul(c, d, p, t));
 }
 

@@ -43,10 +43,14 @@ function hybrid__moe_1__total(args = {}) {
 }
 
 function hybrid__moe_1__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
   _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
+  _need("divides", "E={y} must be divisible by e={x}", e, E);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (0n) : (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d))))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (0n) : (_add(-1n, _mul(c, d, _pow(e, -1n)))))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (0n) : (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(-1n, (((_cmp(_mul(G, _pow(t, -1n)), _floor(_mul(G, _pow(t, -1n)))) === 0) && ((_cmp(G, _add(_mul(e, t), _mul(-1n, G, _add(-1n, _ceil(_mul(e, t, _pow(G, -1n))))))) === 0) || (_cmp(_mul(c, d, p, _pow(e, -1n)), 1n) === 0))) ? (_mul(_pow(t, -1n), _add(_mul(e, t), _mul(-1n, G, _add(-1n, _ceil(_mul(e, t, _pow(G, -1n)))))))) : (1n))))) : (_mul(L_moe, m, _pow(p, -1n), _add(-1n, e))))), (((_cmp(G, _mul(e, t)) < 0)) ? (0n) : (_mul(L_moe, m, _pow(p, -1n), _add(-1n, _mul(e, t))))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))))), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (0n) : (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))))));
 }
 
@@ -63,20 +67,26 @@ function hybrid__moe_1__beta(args = {}) {
 }
 
 function hybrid__moe_1__gamma(args = {}) {
-  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
   _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
   _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
+  _need("divides", "E={y} must be divisible by e={x}", e, E);
   return _out(_mul(B_e, _add(_mul(4n, Phi_E, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d, _pow(e, -1n)))), _mul(4n, _pow(B_e, -1n), _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, _mul(c, d)), _add(Phi, _mul(-1n, Phi_E))), _mul(2n, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(t, -1n), _add(-1n, t), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n)))), _mul(2n, L, b, h, s, _pow(c, -1n), _pow(d, -1n), _pow(p, -1n), _pow(t, -1n), _add(-1n, c)))));
 }
 
 function hybrid__moe_1__alpha_inter(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
   _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
+  _need("divides", "E={y} must be divisible by e={x}", e, E);
   return _out(_add(_mul(2n, (((_cmp(G, t) < 0)) ? (_mul(m, _add(-2n, _mul(2n, t)), _add(_mul(-1n, L_moe, _pow(p, -1n)), _mul(2n, L, _pow(p, -1n))))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d))) : (0n))), _mul(2n, (((_cmp(G, _mul(c, d, t)) < 0)) ? (_add(-1n, _mul(c, d, _pow(e, -1n)))) : (0n))), _mul(3n, (((_cmp(G, _mul(c, t)) < 0)) ? (_mul(2n, L, m, _pow(p, -1n), _add(-1n, c))) : (0n))), _mul(4n, (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(e, _mul(-1n, (((_cmp(_mul(G, _pow(t, -1n)), _floor(_mul(G, _pow(t, -1n)))) === 0) && ((_cmp(G, _add(_mul(e, t), _mul(-1n, G, _add(-1n, _ceil(_mul(e, t, _pow(G, -1n))))))) === 0) || (_cmp(_mul(c, d, p, _pow(e, -1n)), 1n) === 0))) ? (_mul(_pow(t, -1n), _add(_mul(e, t), _mul(-1n, G, _add(-1n, _ceil(_mul(e, t, _pow(G, -1n)))))))) : (1n)))))) : (0n))), (((_cmp(G, _mul(c, d, p, t)) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _add(1n, _mul(c, d, t))) < 0)) ? (_mul(m, (((_cmp(p, 1n) === 0)) ? (0n) : ((((_cmp(p, 2n) === 0)) ? (_q(1n, 2n)) : (1n)))))) : (0n)), (((_cmp(G, _mul(e, t)) < 0)) ? (_mul(L_moe, m, _pow(p, -1n), _add(-1n, _mul(e, t)))) : (0n))));
 }
 
@@ -105,13 +115,26 @@ function hybrid__moe_1__time(args = {}) {
 }
 
 function hybrid__moe_1__bubble_fraction(args = {}) {
-  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100");
+  _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
+  _need("divides", "E={y} must be divisible by e={x}", e, E);
   return _out(_mul(_pow(m, -1n), _add(-1n, p)));
 }
 
 function hybrid__moe_1__gpus(args = {}) {
-  const d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100");
   _need("equals", "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)", t, 1n);
+  _need("divides", "L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)", p, L);
+  _need("divides", "b={y} must be divisible by d={x}", d, b);
+  _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
+  _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
+  _need("divides", "E={y} must be divisible by e={x}", e, E);
   return _out(_mul(c, d, p, t));
 }
 

@@ -7,31 +7,38 @@ if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (gl
 const {_q, _add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float} = globalThis["SYMCOMM_HELPERS"];
 
 function pp__schedule_gpipe__send(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))));
 }
 
 function pp__schedule_gpipe__recv(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))));
 }
 
 function pp__schedule_gpipe__total(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, _add(-1n, N)));
 }
 
 function pp__schedule_gpipe__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, m, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))));
 }
 
 function pp__schedule_gpipe__beta(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_q(1n, 2n)) : (1n))))));
 }
 
 function pp__schedule_gpipe__gamma(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(0n);
 }
 
@@ -42,12 +49,14 @@ function pp__schedule_gpipe__time(args = {}) {
 }
 
 function pp__schedule_gpipe__bubble_fraction(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(_pow(m, -1n), _add(-1n, N)));
 }
 
 function pp__schedule_gpipe__micro_batches_in_flight(args = {}) {
-  const m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(m);
 }
 

@@ -7,32 +7,44 @@ if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (gl
 const {_q, _add, _mul, _pow, _cmp, _out, _exact, _number, _need, _float, _min} = globalThis["SYMCOMM_HELPERS"];
 
 function pp__schedule_interleaved__send(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
 function pp__schedule_interleaved__recv(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
 function pp__schedule_interleaved__total(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, _add(-1n, _mul(N, v))));
 }
 
 function pp__schedule_interleaved__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, m, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
 function pp__schedule_interleaved__beta(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(2n, B_e, b, h, s, v, (((_cmp(N, 1n) === 0)) ? (0n) : ((((_cmp(N, 2n) === 0)) ? (_mul(_q(1n, 2n), _pow(v, -1n), _add(-1n, _mul(2n, v)))) : (1n))))));
 }
 
 function pp__schedule_interleaved__gamma(args = {}) {
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(0n);
 }
 
@@ -44,14 +56,16 @@ function pp__schedule_interleaved__time(args = {}) {
 }
 
 function pp__schedule_interleaved__bubble_fraction(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_mul(_pow(m, -1n), _pow(v, -1n), _add(-1n, N)));
 }
 
 function pp__schedule_interleaved__micro_batches_in_flight(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), v = _exact(args, "v", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "m={y} must be divisible by N={x}", N, m);
+  _need("divides", "b={y} must be divisible by m={x}", m, b);
   return _out(_min(m, _mul(_add(1n, _mul(_pow(N, -1n), _pow(v, -1n), _add(-1n, N))), _min(N, m))));
 }
 

@@ -98,8 +98,9 @@ function reduce__rabenseifner__total(args = {}) {
 }
 
 function reduce__rabenseifner__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(_ceil_log2(N), _log2(N)));
 }
 
@@ -143,7 +144,8 @@ function reduce__rabenseifner_fold__total(args = {}) {
 }
 
 function reduce__rabenseifner_fold__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of 2^⌊log₂N⌋={x}", _pow(2n, _add(-1n, _ceil_log2(_add(1n, N)))), M);
   return _out(_add(-1n, _ceil_log2(N), _ceil_log2(_add(1n, N))));
 }
 
@@ -166,22 +168,26 @@ function reduce__rabenseifner_fold__time(args = {}) {
 }
 
 function reduce__ring__send(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M));
 }
 
 function reduce__ring__recv(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M));
 }
 
 function reduce__ring__total(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
 function reduce__ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), C = _exact(args, "C", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of C={x}", C, M);
   return _out(_add(-2n, C, N));
 }
 
@@ -239,7 +245,8 @@ function reduce__ring_segmented__time(args = {}) {
 }
 
 function reduce__ring_gather__send(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M));
 }
 
@@ -256,7 +263,8 @@ function reduce__ring_gather__total(args = {}) {
 }
 
 function reduce__ring_gather__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(2n, _add(-1n, N)));
 }
 

@@ -25,7 +25,8 @@ function reduce_scatter__ring__total(args = {}) {
 }
 
 function reduce_scatter__ring__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N));
 }
 
@@ -69,8 +70,9 @@ function reduce_scatter__recursive_halving__total(args = {}) {
 }
 
 function reduce_scatter__recursive_halving__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: this algorithm needs N to be a power of two (2, 4, 8, ...)", N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_log2(N));
 }
 
@@ -114,7 +116,8 @@ function reduce_scatter__pairwise__total(args = {}) {
 }
 
 function reduce_scatter__pairwise__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N));
 }
 
@@ -137,42 +140,51 @@ function reduce_scatter__pairwise__time(args = {}) {
 }
 
 function reduce_scatter__hierarchical__send(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function reduce_scatter__hierarchical__recv(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function reduce_scatter__hierarchical__total(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _add(-1n, N)));
 }
 
 function reduce_scatter__hierarchical__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, G));
 }
 
 function reduce_scatter__hierarchical__beta(args = {}) {
-  const M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(G, -1n), _add(-1n, G)));
 }
 
 function reduce_scatter__hierarchical__gamma(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
   _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(B_e, M, _pow(N, -1n), _add(-1n, N)));
 }
 
 function reduce_scatter__hierarchical__alpha_inter(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100");
   _need("divides", "N={y} is not allowed: it must be a multiple of G={x}", G, N);
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_mul(-1n, _pow(G, -1n), _add(G, _mul(-1n, N))));
 }
 

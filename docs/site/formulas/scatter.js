@@ -25,7 +25,8 @@ function scatter__flat__total(args = {}) {
 }
 
 function scatter__flat__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_add(-1n, N));
 }
 
@@ -36,6 +37,8 @@ function scatter__flat__beta(args = {}) {
 }
 
 function scatter__flat__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 
@@ -64,7 +67,8 @@ function scatter__binomial_tree__total(args = {}) {
 }
 
 function scatter__binomial_tree__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(_ceil_log2(N));
 }
 
@@ -75,6 +79,8 @@ function scatter__binomial_tree__beta(args = {}) {
 }
 
 function scatter__binomial_tree__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), M = _exact(args, "M", true, 1n, "a whole number from 1 to 2**100");
+  _need("divides", "M={y} is not allowed: it must be a multiple of N={x}", N, M);
   return _out(0n);
 }
 

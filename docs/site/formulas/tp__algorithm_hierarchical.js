@@ -22,12 +22,12 @@ function tp__algorithm_hierarchical__total(args = {}) {
 }
 
 function tp__algorithm_hierarchical__alpha(args = {}) {
-  const G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(8n, L, _add(-1n, G)));
 }
 
 function tp__algorithm_hierarchical__beta(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), G = _exact(args, "G", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(8n, B_e, L, b, h, s, _pow(G, -1n), _add(-1n, G)));
 }
 

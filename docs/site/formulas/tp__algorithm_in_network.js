@@ -7,12 +7,12 @@ if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (gl
 const {_mul, _out, _exact, _number, _float} = globalThis["SYMCOMM_HELPERS"];
 
 function tp__algorithm_in_network__send(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L, b, h, s));
 }
 
 function tp__algorithm_in_network__recv(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L, b, h, s));
 }
 
@@ -22,21 +22,22 @@ function tp__algorithm_in_network__total(args = {}) {
 }
 
 function tp__algorithm_in_network__alpha(args = {}) {
-  const L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(8n, L));
 }
 
 function tp__algorithm_in_network__beta(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, B_e, L, b, h, s));
 }
 
 function tp__algorithm_in_network__gamma(args = {}) {
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
   return _out(0n);
 }
 
 function tp__algorithm_in_network__time(args = {}) {
-  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
+  const b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), alpha = _number(args, "alpha", false, 0n, "a number from 0 to 2**100"), beta = _number(args, "beta", false, 0n, "a number from 0 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
   return ((_float(_mul(8n, L))*alpha) + (_float(_mul(4n, B_e, L, b, h, s))*beta));
 }
 

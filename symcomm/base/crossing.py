@@ -32,8 +32,10 @@ directed pairs lies on (n − 2)! of the orders).  So a group wholly in one node
 (:func:`mesh_within`: a pair on a 4-GPU board 3β, all four β); a ring spanning nodes with k ranks on each
 keeps (k − 1)/k of its bytes on the node at (k − 1)/(G − 1) of the links: β·(G − 1)/k (none when k = 1),
 and a pairwise all-to-all sends to its k − 1 node peers each over its own pair link: β·(G − 1)/(N − 1)
-(:func:`mesh_stay_share`).  Algorithms priced through one NIC (a point-to-point send, trees) keep the switch's
-β, a lower bound on their time on a mesh.
+(:func:`mesh_stay_share`).  A send between two GPUs of a node runs over their one pair link: β·(G − 1) (the
+pair of :func:`mesh_within`; the hybrid's pipeline sends).  Other algorithms priced through one NIC (trees, the
+expert dispatch's legs, sends to many GPUs counted as one) keep the switch's β, a lower bound on their time on a
+mesh.
 """
 
 from __future__ import annotations

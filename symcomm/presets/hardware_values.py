@@ -156,7 +156,8 @@ def mesh_board_note(system, gpus_per_node, nvlink: str) -> str | None:
     """What a typed G below an NVLink preset's GPUs per node means under nvlink=switch (eval's and plan's one note), or
     None: the preset's NVSwitch board gives every pair the whole NVLink bandwidth, where the boards of four Hopper GPUs
     wire them point to point (symcomm.base.crossing, NVLINK_MESH_SOURCE)."""
-    if nvlink != "switch" or gpus_per_node is None or not system.intra.name.startswith("nvlink"):
+    hopper = tuple(system.compute_capability or ())[:1] == (9,)       # the boards the source shows (NVLink 4)
+    if nvlink != "switch" or gpus_per_node is None or not hopper or not system.intra.name.startswith("nvlink"):
         return None
     if not 1 < float(gpus_per_node) < system.gpus_per_node:
         return None

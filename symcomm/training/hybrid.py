@@ -231,9 +231,11 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms = [replace(term, count=term.count * share) if term.phase == "forward recompute" else term
                  for term in terms]
     if run.nvlink == MESH:
-        # nodes wired point to point: a ring's or an all-to-all's bytes on a node run over its group's pair links there
-        terms = [replace(term, mesh_gpus=G) if crossing_of(term.primitive, term.algorithm) != ONE_NIC else term
-                 for term in terms]
+        # nodes wired point to point: a ring's or an all-to-all's bytes on a node run over its group's pair links there,
+        # a pipeline send (one GPU to one GPU) over one pair link; the expert dispatch's legs, sends to many GPUs
+        # counted as one, keep the switch's β (base.crossing)
+        terms = [replace(term, mesh_gpus=G) if crossing_of(term.primitive, term.algorithm) != ONE_NIC
+                 or (term.axis == "pp" and term.primitive == "send_recv") else term for term in terms]
     return tuple(terms)
 
 

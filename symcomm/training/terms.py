@@ -78,9 +78,10 @@ class Term:
         if self.ranks_per_node != 1 and crossing_of(self.primitive, self.algorithm) == ONE_NIC:
             raise ValueError(f"ranks_per_node is for ring collectives and the pairwise all-to-all only; "
                              f"{self.algorithm} {self.primitive} is priced with its crossings through one rank's NIC")
-        if self.mesh_gpus is not None and crossing_of(self.primitive, self.algorithm) == ONE_NIC:
-            raise ValueError(f"mesh_gpus is for ring collectives and the pairwise all-to-all only; {self.algorithm} "
-                             f"{self.primitive} keeps the switch's β (base.crossing)")
+        if (self.mesh_gpus is not None and crossing_of(self.primitive, self.algorithm) == ONE_NIC
+                and self.primitive != "send_recv"):
+            raise ValueError(f"mesh_gpus is for ring collectives, the pairwise all-to-all and a send between two GPUs "
+                             f"only; {self.algorithm} {self.primitive} keeps the switch's β (base.crossing)")
 
     @property
     def label(self) -> str:

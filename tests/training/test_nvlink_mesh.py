@@ -83,9 +83,20 @@ def test_a_pairwise_all_to_all_on_mesh_nodes_sends_each_node_peer_its_block_over
     assert pair.cost.coefficient(S.beta) == 3 * 800
 
 
-def test_a_send_or_a_tree_on_a_mesh_is_refused_as_a_term_not_guessed():
-    with pytest.raises(ValueError, match="ring collectives and the pairwise all-to-all only"):
-        Term("send_recv", "direct", 2, S.M, 1, "x", mesh_gpus=4)
+def test_a_send_between_two_gpus_of_a_mesh_node_runs_over_their_one_pair_link():
+    # M = 1000 elements from one GPU to another: the whole NVLink bandwidth through NVSwitch, a third of it on the
+    # pair link of a 4-GPU board; across nodes it leaves by the NIC either way
+    def beta(mesh, across=False):
+        term = Term("send_recv", "direct", 2, 1000, 1, "x", across_nodes=across, mesh_gpus=4 if mesh else None)
+        return term.cost.coefficient(S.beta), term.cost.coefficient(S.beta_inter)
+
+    assert (beta(False), beta(True)) == ((1000, 0), (3000, 0))
+    assert beta(True, across=True) == beta(False, across=True) == (0, 1000)
+
+
+def test_a_tree_on_a_mesh_is_refused_as_a_term_not_guessed():
+    with pytest.raises(ValueError, match="a send between two GPUs only"):
+        Term("all_reduce", "recursive_doubling", 4, S.M, 1, "x", mesh_gpus=4)
 
 
 def test_the_hybrid_prices_a_tensor_parallel_pair_on_a_mesh_node_at_a_third_of_the_bandwidth():
@@ -99,6 +110,9 @@ def test_the_hybrid_prices_a_tensor_parallel_pair_on_a_mesh_node_at_a_third_of_t
     assert mesh["tp"].coefficient(S.alpha).subs(layout) == switch["tp"].coefficient(S.alpha).subs(layout)
     # the data-parallel pair (d = 2 strided by t = 2, inside the node): one pair link as well
     assert mesh["dp"].coefficient(S.beta).subs(layout) == 3 * switch["dp"].coefficient(S.beta).subs(layout)
+    # two pipeline stages of t = 2 on one node (p = 2, d = 1): each send from a GPU to one GPU, over their pair link
+    staged = {**layout, S.p: 2, S.d: 1, S.b: 4}
+    assert mesh["pp"].coefficient(S.beta).subs(staged) == 3 * switch["pp"].coefficient(S.beta).subs(staged) != 0
     # t = 4 fills the node: every link, as on NVSwitch; d = 2 then spans two nodes with one rank each: no change
     whole = {**layout, S.t: 4}
     for axis in ("tp", "dp"):
@@ -114,6 +128,8 @@ def test_a_typed_g_below_an_nvlink_presets_node_says_which_wiring_it_priced():
     assert mesh_board_note(h200, 8, crossing.SWITCH) is None      # the preset's own board
     assert mesh_board_note(h200, None, crossing.SWITCH) is None
     assert mesh_board_note(systems.hardware("a100-pcie"), 4, crossing.SWITCH) is None   # no NVLink inside
+    assert mesh_board_note(systems.hardware("b200"), 4, crossing.SWITCH) is None        # no such board sourced
+    assert mesh_board_note(systems.hardware("h100"), 4, crossing.SWITCH)
 
 
 def test_eval_and_plan_price_a_mesh_node_alike():
@@ -129,3 +145,15 @@ def test_eval_and_plan_price_a_mesh_node_alike():
     switch = evaluate("hybrid", model="llama3.1-8b", hardware="h200", **{**words, "nvlink": "switch"})
     assert got == pytest.approx(best["step_time"], rel=1e-9)
     assert switch["step_time"] < got          # the same layout on NVSwitch: its pair at the whole bandwidth
+
+
+def test_the_expert_dispatchs_legs_keep_the_switchs_beta_on_a_mesh():
+    # a dispatch leg is the sends to every GPU its tokens go to, counted as one send: no one pair link carries it, so it
+    # is not priced as one (base.crossing: a lower bound on a mesh); the pipeline's sends and the rings are
+    from symcomm.training.hybrid import hybrid_terms
+
+    terms = hybrid_terms(zero=1, moe=1, dispatcher="deepep", sp=1, expert_tp="1", nvlink="mesh")
+    legs = [term for term in terms if "leg" in term.what]
+    assert legs and all(term.mesh_gpus is None for term in legs)
+    assert all(term.mesh_gpus == S.G for term in terms if term.axis == "pp")
+    assert all(term.mesh_gpus == S.G for term in terms if term.algorithm in ("ring", "pairwise"))

@@ -22,6 +22,8 @@ from symcomm.core.proof import Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.base.crossing import NVLINK_MESH_SOURCE as _MESH_SOURCE
+from symcomm.core.symbols import t_e as S_T_E
+from symcomm.training.hybrid import MEGATRON_EXPERT_GRID
 from symcomm.training.terms import cost_in_bytes_of
 from symcomm.core.symbols import E, G, L, L_moe, N, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, h, k, m, p, s, t, v
 
@@ -333,6 +335,26 @@ CLAIMS += [
     Claim(at(_mesh_axes["tp"].coefficient(alpha), _KF_TP2), at(_switch_axes["tp"].coefficient(alpha), _KF_TP2),
           name="Llama-2-70B-like at t = 2 on a 4-GPU mesh node: the tensor-parallel pair's α as on NVSwitch"),
 ]
+
+
+# -- an expert tensor-parallel size of its own (expert_tp=t_e) ------------------------------------------------------
+#
+# Megatron-Core's expert grid is expert tensor × expert × expert data × pipeline, innermost first, its expert tensor
+# size defaulting to t (hybrid.MEGATRON_EXPERT_GRID): at t_e the experts split over t_e ranks, an expert group's e
+# ranks stand t_e apart and the dispatcher gathers the routed tokens over the t_e ranks.  The claims: the general
+# size gives, term for term, what the two named ones give at t_e = t and t_e = 1 (hand counts at t_e = 4 with t = 2:
+# tests/training/test_expert_tp.py).
+_axes_te = HYBRID.by_axis(zero=1, moe=1, sp=1, expert_tp="t_e")
+_axes_tp, _axes_one = HYBRID.by_axis(zero=1, moe=1, sp=1), HYBRID.by_axis(zero=1, moe=1, sp=1, expert_tp="1")
+for _axis in ("tp", "ep", "dp"):
+    for _sym in (alpha, beta, alpha_inter, beta_inter):
+        CLAIMS += [
+            Claim(_axes_te[_axis].coefficient(_sym).subs(S_T_E, t), _axes_tp[_axis].coefficient(_sym),
+                  name=f"expert_tp=t_e at t_e = t: the {_axis} axis's {_sym} coefficient is expert_tp=tp's",
+                  source=MEGATRON_EXPERT_GRID),
+            Claim(_axes_te[_axis].coefficient(_sym).subs(S_T_E, 1), _axes_one[_axis].coefficient(_sym),
+                  name=f"expert_tp=t_e at t_e = 1: the {_axis} axis's {_sym} coefficient is expert_tp=1's",
+                  source=MEGATRON_EXPERT_GRID)]
 
 CHAPTER = Chapter(
     8, "hybrid", "Hybrid layouts",

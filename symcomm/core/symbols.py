@@ -109,6 +109,7 @@ h_lat = _integer("h_lat")      # moe_latent=1: the routed experts' token width (
 D_mtp = _integer("D_mtp")      # mtp on: multi-token-prediction depths run per step (Megatron-Core --mtp-num-layers)
 n_ga = _integer("n_ga")        # ga_schedules=1: gradient-accumulation steps of a step, each one pipeline schedule
 d_r = _integer("d_r")          # hsdp=1: replicas of the sharded model among the d data-parallel ranks (d/d_r shard it)
+t_e = _integer("t_e")          # expert_tp=t_e: the expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size)
 
 # --- step time: the compute side -------------------------------------------------------
 peak = _real("peak")           # dense matmul FLOP/s of one GPU at the run's dtype (datasheet)
@@ -200,6 +201,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "schedules"),
         SymbolInfo(d_r, "d_r", "hybrid sharding: replicas among the d data-parallel ranks, each sharding the model over "
                    "d/d_r of them (hsdp=1: FSDP2 on a (replicate, shard) mesh)", "replicas"),
+        SymbolInfo(t_e, "t_e", "expert tensor-parallel size: each routed expert split over t_e ranks, the innermost axis "
+                   "of Megatron-Core's expert grid (expert_tp=t_e; --expert-tensor-parallel-size)", "ranks"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
         SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),

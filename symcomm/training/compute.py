@@ -110,6 +110,7 @@ import sympy as sp
 
 from . import flops
 from .axes import run_data_schedule
+from .hybrid import expert_tp_size
 from .memory import MTP_SHARES, expert_activation_bytes, layer_activation_bytes, loss_kind, module_bytes, mtp_kind, scores
 from .recipes import CAST, CAST_COPIES, CAST_READ
 from .stages import block_share
@@ -311,14 +312,16 @@ def attention_gemms(tokens, attention: str = "mha") -> list[Gemm]:
 def layer_gemms(tokens, gated: bool, moe: bool, attention: str = "mha", expert_tp: str = "tp",
                 latent: bool = False) -> tuple[Gemm, ...]:
     """The linear GEMMs of one layer's forward on one GPU, ``tokens`` = T per GPU and micro-batch (the
-    list of the module docstring); the MLP's or the experts' by ``moe``.  With ``expert_tp`` = 1 each GPU
-    runs its experts whole on its own 1/t of the routed tokens (the same FLOPs, wider GEMMs)."""
+    list of the module docstring); the MLP's or the experts' by ``moe``.  The routed experts split over the expert
+    tensor-parallel size etp (``expert_tp``: t, 1 or t_e, hybrid.expert_tp_size), each GPU running 1/etp of its
+    experts' width on the rows its etp ranks received, etp/t of the T·k copies (expert_tp = 1: its experts whole on
+    its own 1/t of them; the same FLOPs, other shapes)."""
     up = 2 if gated else 1
     out = attention_gemms(tokens, attention)
     if not moe:
         return tuple(out + [Gemm("FC1", tokens, h, up * F / t), Gemm("FC2", tokens, F / t, h)])
-    split = t if expert_tp == "tp" else 1
-    per_expert = tokens * k * e / E if expert_tp == "tp" else tokens * k * e / (E * t)
+    split = expert_tp_size(expert_tp)
+    per_expert = tokens * k * e * split / (E * t)
     # LatentMoE (latent): the routed experts h_lat wide, and the two projections, duplicated on every TP rank, on the
     # rank's own tokens (1/t of them: MoE with t > 1 runs sequence parallel)
     width = h_lat if latent else h

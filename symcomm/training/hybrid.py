@@ -113,11 +113,11 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += spread_over_nics(ulysses_terms(c, replica_batch, s, width / t, kv / t, attention_layers, n_gpus / c,
                                                 spans(t * c, G), m, recompute=recompute), t, d * p)
 
-    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; with SP on t > 1 ranks
-    # the dispatcher gathers the routed tokens over the expert-tensor-parallel group (= the TP group);
-    # expert_tp=1: no such group, and the e ranks of an EP group are consecutive (expert grid tp-ep-dp-pp
-    # with an expert TP size of 1: parallel_state.py), not t apart
-    whole_experts = run.expert_tp == "1"
+    # EP: tokens of this rank (1/t of them with SP), MoE layers of this stage; the dispatcher gathers the routed
+    # tokens over the expert-tensor-parallel group of etp ranks (the TP group's t by default, 1 or t_e), the
+    # innermost axis of Megatron-Core's expert grid tp-ep-dp-pp (parallel_state.py), so the e ranks of an EP group
+    # stand etp apart (MEGATRON_EXPERT_GRID)
+    etp = expert_tp_size(run.expert_tp)
     # LatentMoE: the dispatcher sends the tokens projected to h_lat (token_dispatcher.py: moe_latent_size or h)
     width = S.h_lat if run.moe_latent else h
     if moe:
@@ -125,8 +125,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         recompute_moe = recompute or "moe" in run.modules
         tokens_h = replica_batch * local_seq * width / (t if sp_on else 1)
         # spanning nodes, k − 1 of a rank's e − 1 peers share its node (base.crossing.PEERS), its k the fewest
-        # ranks of the EP group a node holds, the group's ranks 1 apart (expert_tp=1) or t apart
-        ep_inner = 1 if whole_experts else t
+        # ranks of the EP group a node holds, the group's ranks etp apart
+        ep_inner = etp
         ep_across = spans(e * ep_inner, G)
         if run.dispatcher in ("deepep", "hybridep"):
             # the flex dispatcher (axes.FLEX_DISPATCH), expert_tp=1 or t = 1 (hybrid_checks): a rank's own tokens,
@@ -153,10 +153,14 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                             "MoE latent-projection weight-gradient all-reduce (sequence parallel)",
                                             n_gpus / t, spans(t, G), "tp", phase="after backward",
                                             dtype=data.grad_dtype),), 1, c * d * p)
-        if sp_on and not whole_experts:
-            routed = routed_per_token("dropless") * replica_batch * local_seq * width
-            terms += spread_over_nics(moe_tp_terms(t, routed, moe_layers, recompute_moe, groups=n_gpus / t,
-                                                   across=spans(t, G), micro=m, stops_early=stops_early), 1, c * d * p)
+        if run.expert_tp == "t_e" or (sp_on and run.expert_tp == "tp"):
+            # the etp ranks' received copies, each rank's own 1/t of the replica's tokens gathered from etp ranks
+            # (token_dispatcher.py, MoEAlltoAllTokenDispatcher: gather_from_sequence_parallel_region over the expert
+            # TP group whenever its size exceeds 1); with expert_tp=tp only under SP, which MoE with t > 1 needs
+            routed = routed_per_token("dropless") * replica_batch * local_seq * width * etp / t
+            terms += spread_over_nics(moe_tp_terms(etp, routed, moe_layers, recompute_moe, groups=n_gpus / etp,
+                                                   across=spans(etp, G), micro=m, stops_early=stops_early), 1,
+                                      n_gpus / etp)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h
@@ -217,13 +221,13 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         own = dense / (t * p) if even else dense * layers / (L * t)
         terms += _dense_dp(data, own, n_gpus / (d * c), layers)
     if moe:
-        # expert parameters: sharded over e (and t, p; not t with expert_tp=1); replicas are the expert-data
-        # ranks, d·c/e of them (t·d·c/e with expert_tp=1); an uneven split: this stage's layers' share
+        # expert parameters: sharded over e, etp and p; replicas are the expert-data ranks, t·d·c/(etp·e) of them;
+        # an uneven split: this stage's layers' share
         held, group = expert_shard(run.expert_tp)
         held = (held if even else held * p * layers / L) + mtp_experts
-        # the expert-data ranks stand e apart with expert_tp=1, t·e apart otherwise (parallel_state.py's grid)
+        # the expert-data ranks stand etp·e apart (parallel_state.py's grid)
         terms += spread_over_nics(dp_terms(data, group, held, n_gpus / group, spans(t * c * d, G), "expert ",
-                                           moe_held), e if whole_experts else t * e, p)
+                                           moe_held), etp * e, p)
     if run.recompute == "block":
         # the layers' forward collectives run again for the recomputing share of them only (the terms above counted
         # every layer's, as full recompute: RunSetting.forward_reruns)
@@ -284,14 +288,30 @@ def _dense_dp(data, shard, groups, units) -> tuple:
                                p))
 
 
+#: Megatron-Core's expert grid: expert tensor × expert × expert data × pipeline = the world, in that order (innermost
+#: first), its expert tensor size --expert-tensor-parallel-size defaulting to the TP size; the alltoall dispatcher
+#: all-to-alls over the expert group and gathers over the expert tensor group whenever it exceeds one rank
+MEGATRON_EXPERT_GRID = ("NVIDIA/Megatron-LM megatron/core/parallel_state.py at d98e8a64 (initialize_model_parallel: "
+                        "expert_tensor_parallel_size defaults to tensor_model_parallel_size; the expert RankGenerator "
+                        "tp=expert_tensor_parallel_size, ep, dp=world/(etp·ep·pp), pp) and megatron/core/transformer/"
+                        "moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher: tp_group = the expert TP group, "
+                        "gather_from_sequence_parallel_region over it when its size exceeds 1)")
+
+
+def expert_tp_size(expert_tp: str = "tp") -> sp.Expr:
+    """The expert tensor-parallel size of the ``expert_tp`` setting: t (tp, Megatron-Core's default), 1, or the
+    typed t_e (:data:`MEGATRON_EXPERT_GRID`)."""
+    return {"tp": t, "1": sp.Integer(1)}.get(expert_tp, S.t_e)
+
+
 def expert_shard(expert_tp: str = "tp"):
     """(expert parameters one GPU holds, the expert-data-parallel group holding the same ones):
-    Megatron-Core's expert grid (parallel_state.py: expert tensor × expert × expert data × pipeline =
-    the world, expert tensor size defaulting to the TP size t) gives Φ_E/(e·t·p) over d·c/e ranks;
-    with expert_tp = 1 the experts are whole on a GPU, Φ_E/(e·p) over t·d·c/e ranks."""
-    if expert_tp == "1":
-        return Phi_E / (e * p), t * d * c / e
-    return Phi_E / (e * t * p), d * c / e
+    Megatron-Core's expert grid (:data:`MEGATRON_EXPERT_GRID`: expert tensor × expert × expert data × pipeline =
+    the world) gives Φ_E/(e·etp·p) over t·d·c/(e·etp) ranks at the expert tensor size etp
+    (:func:`expert_tp_size`): Φ_E/(e·t·p) over d·c/e at its default t, the experts whole, Φ_E/(e·p) over t·d·c/e,
+    with 1."""
+    etp = expert_tp_size(expert_tp)
+    return Phi_E / (e * etp * p), t * d * c / (e * etp)
 
 
 def mtp_layers_held(mtp: str) -> sp.Expr:
@@ -313,7 +333,7 @@ def mtp_shards(mtp: str, tied: bool, gated: bool, moe: bool, attention: str, mam
     held = mtp_layers_held(mtp)
     dense, experts = flops.mtp_parameters(gated, moe, attention, mamba, latent)
     copy = 0 if tied else sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True))
-    return (held * dense + copy) / t, held * experts / (e * (t if expert_tp == "tp" else 1))
+    return (held * dense + copy) / t, held * experts / (e * expert_tp_size(expert_tp))
 
 
 def end_stage_shard(dense, tied: bool) -> sp.Expr:
@@ -426,6 +446,9 @@ _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core re
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
 
 
+_FLEX_NEEDS_TE1 = rules.fixed(S.t_e, 1, "dispatcher=deepep or hybridep with t_e={x} needs an expert tensor-parallel "
+                                        "size of 1: the flex dispatcher with expert tensor parallelism is not "
+                                        "modelled (token_dispatcher.py, MoEFlexTokenDispatcher)")
 _FLEX_NEEDS_ETP1 = rules.fixed(t, 1, "dispatcher=deepep or hybridep with t={x} needs expert_tp=1: the flex dispatcher "
                                      "then sends each token to every TP rank of an expert (its TPxEP group: "
                                      "token_dispatcher.py, MoEFlexTokenDispatcher), which is not modelled")
@@ -535,12 +558,16 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
         rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
-        # expert_tp=1: Megatron-Core's expert grid is 1 × e × (t·d·c/e) × p (parallel_state.py: world_size must be
-        # divisible by expert_tensor × expert × pipeline sizes)
+        # expert_tp=1 or t_e: Megatron-Core's expert grid is etp × e × (t·d·c/(etp·e)) × p (parallel_state.py:
+        # world_size must be divisible by expert_tensor × expert × pipeline sizes)
         rules.when("moe", (True,), rules.when("expert_tp", ("1",), rules.divisible(t * d * c, e, "t*d*c|e"))),
+        rules.when("moe", (True,), rules.when("expert_tp", ("t_e",),
+                                              rules.divisible(t * d * c, S.t_e * e, "t*d*c|t_e*e"))),
         rules.divisible(E, e),
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
+        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
+                                              rules.when("expert_tp", ("t_e",), _FLEX_NEEDS_TE1))),
         rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"), _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
         *_framework_limits(),

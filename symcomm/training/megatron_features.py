@@ -200,13 +200,14 @@ def fused_grouped_mlp_refusal(setting) -> str | None:
 
 def fused_grouped_mlp_shape_refusal(step_options: dict, options: dict, numbers: dict) -> str | None:
     """Why Transformer Engine would not fuse the grouped MLP of a run asking for it (``step_options``
-    fused_grouped_mlp=1) at its sizes (``numbers``: h, F_e, t), or None: FC1 (h → 2F_e) and FC2 (F_e → h), F_e split over
-    t under ``options``' expert_tp=tp, each dimension a multiple of :data:`FUSED_GROUPED_MLP_ALIGN` (ops/_common.py at
+    fused_grouped_mlp=1) at its sizes (``numbers``: h, F_e, t, t_e), or None: FC1 (h → 2F_e) and FC2 (F_e → h), F_e split
+    over t under ``options``' expert_tp=tp (over t_e under t_e), each dimension a multiple of :data:`FUSED_GROUPED_MLP_ALIGN` (ops/_common.py at
     29a8c2fe, fuse_grouped_mlp_ops; gpt-oss's h = 2880 is not).  Both eval paths ask it once the model's shape is
     known."""
     if not step_options.get("fused_grouped_mlp") or "F_e" not in numbers:
         return None
-    split = round(numbers.get("t", 1)) if str(options.get("expert_tp", "tp")) == "tp" else 1
+    split = {"tp": round(numbers.get("t", 1)),
+             "t_e": round(numbers.get("t_e", 1))}.get(str(options.get("expert_tp", "tp")), 1)
     hidden, expert_ffn = round(numbers["h"]), round(numbers["F_e"])
     if split < 1 or expert_ffn % split:
         return None     # the hybrid's own rules on t and F_e refuse it

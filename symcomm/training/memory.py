@@ -23,7 +23,7 @@ import functools
 import sympy as sp
 
 from . import flops, torchmem
-from .hybrid import end_stage_shard, expert_shard, mtp_shards
+from .hybrid import end_stage_shard, expert_shard, expert_tp_size, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST
 from .megatron_features import MEGATRON_CORE
@@ -237,8 +237,9 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (
     :func:`hybrid_block_bytes`' MoE block): each of the routed token rows (T·k of the micro-batch's T =
     (b/(d·m))·s/c tokens, each row one token sent to one expert) keeps, in 16 bits, its permuted input (h), the
     first expert GEMM's output (2F_e gated: gate and up) and the activation's output (F_e), the second GEMM's input;
-    the widths F_e split over t with expert_tp = tp (the dispatcher gathers all T·k rows to each of the t ranks),
-    the rows split over t with expert_tp = 1 (each rank routes its own 1/t: Megatron-Core moe/token_dispatcher.py).
+    the widths F_e split over the expert tensor-parallel size etp (hybrid.expert_tp_size: t with expert_tp = tp, 1,
+    or t_e) on the etp/t of the T·k rows its etp ranks gathered (each rank routes its own 1/t: Megatron-Core
+    moe/token_dispatcher.py): all T·k rows over F_e/t with expert_tp = tp, T·k/t whole rows with expert_tp = 1.
     The second GEMM's output is not kept: since Megatron-Core 0.13 (commit 2659630721, "Memory efficient token
     permutation") the router's probabilities multiply the activation's output (moe/experts.py at d98e8a64,
     TEGroupedMLP.forward, bias_act_func), so the un-permutation after the second GEMM is a plain scatter whose
@@ -254,9 +255,8 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (
     plain = saved[1]
     tokens = (b / (d * m)) * s / c
     row = (plain + (2 if passed else 0)) * width
-    if expert_tp == "tp":
-        return tokens * k * (row + (2 * up + plain) * F_e / t)
-    return tokens * k / t * (row + (2 * up + plain) * F_e)
+    etp = expert_tp_size(expert_tp)
+    return tokens * k * etp / t * (row + (2 * up + plain) * F_e / etp)
 
 
 def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp",

@@ -44,7 +44,7 @@ TORCHTITAN_OP_SAC = ("pytorch/torchtitan torchtitan/parallelisms/parallelize_lla
 #: attention: multi-/grouped-query (mha, gqa=1 for grouped) or DeepSeek's multi-head latent attention
 ATTENTION = ("mha", "mla")
 #: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
-EXPERT_TP = ("tp", "1")
+EXPERT_TP = ("tp", "1", "t_e")
 #: MoE token dispatch as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py):
 #: alltoall (MoEAlltoAllTokenDispatcher, dropless: pairwise all-to-alls, the counts all-gathered and copied to the
 #: host first); alltoall_padded (the same with moe_pad_expert_input_to_capacity: the splits are constant, no
@@ -329,7 +329,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("expert_tp", "tp", EXPERT_TP,
            "moe=1: the expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size): tp = t (its "
            "default: experts split over the TP group, routed tokens all-gathered and outputs reduce-scattered "
-           "over it); 1 = experts whole on each GPU, sharded over e only, e | t·d·c (parallel_state.py)"),
+           "over it); 1 = experts whole on each GPU, sharded over e only, e | t·d·c (parallel_state.py); t_e = "
+           "the typed t_e, the expert grid's own innermost axis: t_e·e | t·d·c"),
     Option("dispatcher", "alltoall", DISPATCHERS,
            "moe=1: the token dispatcher (Megatron-Core --moe-token-dispatcher-type, --moe-flex-dispatcher-backend): "
            "alltoall (dropless: pairwise all-to-alls of the k routed copies; before each MoE layer's forward the "

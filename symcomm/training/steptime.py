@@ -534,6 +534,7 @@ def _setting_assumptions(run: settings.RunSetting) -> list[str]:
                    "layers in the model's proportion L_moe/L (a recipe that puts the dense layers on one stage, "
                    "as DeepSeek-V3's first 3, differs); expert_tp=" + run.expert_tp + (
                        ": experts whole on a GPU, sharded over e" if run.expert_tp == "1" else
+                       ": experts split over t_e ranks, the expert grid's own" if run.expert_tp == "t_e" else
                        ": experts split over the t TP ranks (Megatron-Core's default)"))
     if run.attention == "mla":
         out.append("attention=mla: DeepSeek's multi-head latent attention counted by its own projections, core and "

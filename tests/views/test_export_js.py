@@ -93,6 +93,10 @@ def run(folder, calls: list[tuple[str, dict]], module: str = "formulas.mjs") -> 
 
 # -- points and their encodings ----------------------------------------------------------------------
 
+#: the parallel sizes and the counts that split a layout's work (drawn small in an all-powers-of-two point)
+LAYOUT_SIZES = frozenset((S.t, S.d, S.c, S.p, S.e, S.t_e, S.v, S.m, S.d_r, S.n_ga))
+
+
 def point(formula, rng: random.Random) -> dict:
     """int for the integer symbols (powers of two under a bare log₂; all powers of two half of the
     time, so that a layout's divisibility holds often), Fraction for the others; up to 2⁷⁰."""
@@ -102,7 +106,11 @@ def point(formula, rng: random.Random) -> dict:
     for info in formula.parameters:
         sym = info.symbol
         least = 2 if sym is S.N else 1
-        if sym in pow2 or (all_pow2 and sym.is_integer):
+        if all_pow2 and sym in LAYOUT_SIZES:
+            # a layout's own sizes divide the sizes they split (b | d, a | t, t·d·c | t_e·e, ...) when they are small
+            # powers of two beside large ones: most hybrid points then evaluate rather than being refused
+            values[sym] = 2 ** rng.randint(0, 3)
+        elif sym in pow2 or (all_pow2 and sym.is_integer):
             values[sym] = 2 ** rng.randint(least - 1, rng.choice([6, 20, 70]))
         elif sym.is_integer:
             values[sym] = rng.randint(least, rng.choice([64, 2 ** 20, 2 ** 70]))

@@ -19,6 +19,7 @@ from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count
                    replica_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
+from .megatron_features import EXPERT_TP_SIZE
 from .settings import ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
@@ -301,7 +302,8 @@ MEGATRON_EXPERT_GRID = ("NVIDIA/Megatron-LM megatron/core/parallel_state.py at d
 def expert_tp_size(expert_tp: str = "tp") -> sp.Expr:
     """The expert tensor-parallel size of the ``expert_tp`` setting: t (tp, Megatron-Core's default), 1, or the
     typed t_e (:data:`MEGATRON_EXPERT_GRID`)."""
-    return {"tp": t, "1": sp.Integer(1)}.get(expert_tp, S.t_e)
+    size = EXPERT_TP_SIZE[expert_tp]
+    return sp.Integer(1) if size is None else S.symbol(size)
 
 
 def expert_shard(expert_tp: str = "tp"):

@@ -198,6 +198,11 @@ def fused_grouped_mlp_refusal(setting) -> str | None:
     return None
 
 
+#: the expert tensor-parallel size each ``expert_tp`` setting names, by its symbol's name (None: one rank): tp the TP
+#: size t (Megatron-Core's default), t_e its own (symcomm.training.hybrid.expert_tp_size, MEGATRON_EXPERT_GRID)
+EXPERT_TP_SIZE = {"tp": "t", "1": None, "t_e": "t_e"}
+
+
 def fused_grouped_mlp_shape_refusal(step_options: dict, options: dict, numbers: dict) -> str | None:
     """Why Transformer Engine would not fuse the grouped MLP of a run asking for it (``step_options``
     fused_grouped_mlp=1) at its sizes (``numbers``: h, F_e, t, t_e), or None: FC1 (h → 2F_e) and FC2 (F_e → h), F_e split
@@ -206,8 +211,8 @@ def fused_grouped_mlp_shape_refusal(step_options: dict, options: dict, numbers: 
     known."""
     if not step_options.get("fused_grouped_mlp") or "F_e" not in numbers:
         return None
-    split = {"tp": round(numbers.get("t", 1)),
-             "t_e": round(numbers.get("t_e", 1))}.get(str(options.get("expert_tp", "tp")), 1)
+    size = EXPERT_TP_SIZE.get(str(options.get("expert_tp", "tp")))
+    split = round(numbers.get(size, 1)) if size else 1
     hidden, expert_ffn = round(numbers["h"]), round(numbers["F_e"])
     if split < 1 or expert_ffn % split:
         return None     # the hybrid's own rules on t and F_e refuse it

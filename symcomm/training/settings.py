@@ -24,7 +24,7 @@ from ..base.errors import InputError
 from .tp_plans import SP_INPUT_LINEARS, SP_INPUTS, fp8_tp_gather_refusal, sp_input_refusal  # noqa: F401 (re-exported)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
-                                recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal,
+                                recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal, EXPERT_TP_SIZE,
                                 FUSED_GROUPED_MLP_SOURCE, fused_grouped_mlp_refusal, fused_grouped_mlp_shape_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
@@ -44,7 +44,7 @@ TORCHTITAN_OP_SAC = ("pytorch/torchtitan torchtitan/parallelisms/parallelize_lla
 #: attention: multi-/grouped-query (mha, gqa=1 for grouped) or DeepSeek's multi-head latent attention
 ATTENTION = ("mha", "mla")
 #: the expert tensor-parallel size: the TP size t (Megatron-Core's default) or 1
-EXPERT_TP = ("tp", "1", "t_e")
+EXPERT_TP = tuple(EXPERT_TP_SIZE)
 #: MoE token dispatch as Megatron-Core runs it (megatron/core/transformer/moe/token_dispatcher.py):
 #: alltoall (MoEAlltoAllTokenDispatcher, dropless: pairwise all-to-alls, the counts all-gathered and copied to the
 #: host first); alltoall_padded (the same with moe_pad_expert_input_to_capacity: the splits are constant, no

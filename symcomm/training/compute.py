@@ -45,10 +45,12 @@ the usual backward of 2 forwards.  A hardware block without η_attn reads it as 
 :func:`symcomm.presets.systems.absent_filled`).  η_attn is fitted on the runs of frameworks whose core is a
 fused kernel (Transformer Engine: cuDNN, FlashAttention-3 on Hopper); with ``attention_kernel=fa2``
 (FlashAttention-2, PyTorch SDPA's flash backend) the core runs at the hardware's published FlashAttention-2
-share η_fa2 instead, not fitted (H100: 0.326, its forward with the causal mask and its backward at head dimension
-128, sequence length 8k, combined at the backward's 5/2 of the FLOPs: Shah et al. 2024, section 4.1, charts;
-A100: 0.583, its forward + backward with the causal mask at head dimension 128, sequence length 8k, 182 TFLOP/s on
-FlashAttention-2's release chart; hardware.json attention_source), and with ``attention_kernel=triton``
+share η_fa2 instead, not fitted (H100: 0.273, SDPA's flash backend timed forward and backward with the causal mask
+at head dimension 128, sequence length 8k, combined at the backward's 5/2 of the FLOPs: pytorch/benchmark commit
+c0409aaf, its message's tables, where the flash-attn package ran 5 % faster, 0.287, not split from it;
+A100: 0.583, the flash-attn package's forward + backward with the causal mask at head dimension 128, sequence length
+8k, 182 TFLOP/s on FlashAttention-2's release chart, no published timing of SDPA's build there; hardware.json
+attention_source), and with ``attention_kernel=triton``
 (FlashAttention's Triton port, ``flash_attn_triton.py``, which MPT runs as attn_impl triton) at its published
 share η_triton (A100: 0.250, 78 TFLOP/s on the same chart; H100: 0.133, transferred from FlashAttention-1's bar on
 the H100 chart, the port running 78/80 of FlashAttention-1's speed on the A100 chart).  Each share is read at

@@ -406,8 +406,9 @@ def test_a_kernel_share_the_runs_do_not_move_stays_the_published_one(tmp_path, c
     from symcomm.training.answers import step_inputs
 
     # short sequences (1k, 2k tokens): the attention core is a few per cent of each step, so runs generated at a
-    # FlashAttention-2 share of 0.30 fit as well at H100's published 0.326 (Shah et al. 2024's bars): the span the fit
-    # reports for it holds 0.326, and the written file keeps the published figure, said, not a point of that span
+    # FlashAttention-2 share of 0.30 fit as well at H100's published 0.273 (SDPA's flash backend, pytorch/benchmark
+    # c0409aaf): the span the fit reports for it holds 0.273, and the written file keeps the published figure, said,
+    # not a point of that span
     published = dict(hardware("h100").attention_shares)["fa2"]
     truth = {**TRUTH, "eta_fa2": 0.30}
     rows = []

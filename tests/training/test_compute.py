@@ -73,13 +73,14 @@ def test_fa2_runs_the_core_at_its_published_share():
 
 
 def test_fa2_takes_the_presets_published_share_and_is_refused_without_one():
-    # H100, FlashAttention-2 at head dim 128, sequence length 8k, as printed on the bars of Shah et al. 2024
-    # (FlashAttention-3, arXiv 2407.08608) section 4.1: forward with the causal mask 333 TFLOP/s, backward 318 (charted
-    # without the mask); the backward runs 5/2 of the forward's FLOPs (FlashAttention-2, Algorithm 2), so the core's
-    # share of the 989.4 TFLOP/s peak is 3.5 / (1/333 + 2.5/318) / 989.4 = 322.2 / 989.4 = 0.3256 (not the abstract's
-    # 35 %, the forward's alone)
+    # H100, PyTorch SDPA's flash backend (FlashAttention-2) at head dim 128, sequence length 8k, with the causal mask, as
+    # pytorch/benchmark commit c0409aaf's message prints it (16 heads, batch 2): forward 1.84317 ms, backward 5.28237 ms.
+    # FLOPs by hand: 4 * 2 * 16 * 8192^2 * 128 / 2 (the mask) = 5.4976e11 forward, 2.5 times that backward
+    # (FlashAttention-2, Algorithm 2), so 298.3 and 260.2 TFLOP/s, and the core's share of the 989.4 TFLOP/s peak is
+    # 3.5 / (1/298.3 + 2.5/260.2) / 989.4 = 270.0 / 989.4 = 0.273
     from symcomm import presets
-    by_hand = 3.5 / (1 / 333 + 2.5 / 318) / 989.4
+    forward_flops = 4 * 2 * 16 * 8192 ** 2 * 128 / 2
+    by_hand = 3.5 / (1 / (forward_flops / 1.84317e-3) + 2.5 / (2.5 * forward_flops / 5.28237e-3)) / 989.4e12
     assert presets.hardware("h100").compute_values("bf16", attention_kernel="fa2")["eta_fa2"] == pytest.approx(
         by_hand, abs=5e-4)
     for name in ("h100-gt", "h200", "h100-roce"):       # H100's compute die: the same published share
@@ -848,10 +849,13 @@ def test_pytorch_frameworks_time_their_own_attention_kernel():
     # core's too (Transformer Engine runs FlashAttention-2 there): one share, nothing to say
     assert framework_attention("fsdp2", presets.hardware("b200"), "fused", {})[0] == {"eta_attn": 0.444}
     assert framework_attention("fsdp2", presets.hardware("a100"), "fused", {}) == ({}, "")
-    # a part below 9.0 whose fused share is another kernel's: FlashAttention-2's published share, 3.5 / (1/333 +
-    # 2.5/318) / 989.4 = 0.3256 with H100's bars (a hypothetical 8.9 copy of the H100 preset)
+    # a part below 9.0 whose fused share is another kernel's: SDPA's FlashAttention-2 share, 0.273 with H100's timing
+    # (a hypothetical 8.9 copy of the H100 preset): 5.4976e11 causal forward FLOPs in 1.84317 ms, 2.5 times them in
+    # 5.28237 ms (pytorch/benchmark c0409aaf), combined at the backward's 5/2
     extra, said = framework_attention("fsdp2", replace(h100, compute_capability=(8, 9)), "fused", {})
-    assert extra["eta_attn"] == pytest.approx(3.5 / (1 / 333 + 2.5 / 318) / 989.4, abs=5e-4)
+    forward_flops = 4 * 2 * 16 * 8192 ** 2 * 128 / 2
+    by_hand = 3.5 / (1.84317e-3 / forward_flops + 2.5 * 5.28237e-3 / (2.5 * forward_flops)) / 989.4e12
+    assert extra["eta_attn"] == pytest.approx(by_hand, abs=5e-4)
     assert "flash backend (FlashAttention-2) runs first" in said
 
 
@@ -872,7 +876,7 @@ def test_eval_and_plan_price_an_fsdp2_layout_alike_on_h100():
 
     assert step() == pytest.approx(row["step_time"], rel=1e-9)
     assert step() == pytest.approx(step("attention_kernel=cudnn"), rel=1e-12)
-    assert step("attention_kernel=fa2") > step()    # FlashAttention-2's share, 0.326, is slower
+    assert step("attention_kernel=fa2") > step()    # SDPA's FlashAttention-2, at 0.273, is slower
 
 
 def test_the_attention_kernel_choices_are_the_fused_core_and_the_published_ones():

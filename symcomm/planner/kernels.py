@@ -38,7 +38,7 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule:
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
                       dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
                       shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel,
-                      nvlink=req.nvlink)
+                      nvlink=req.nvlink, expert_tp=req.expert_tp)
 
 
 def model_attention(model) -> tuple[str, str]:
@@ -52,21 +52,22 @@ def model_attention(model) -> tuple[str, str]:
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
                dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16", kernel="fused",
-               nvlink="switch") -> tuple:
+               nvlink="switch", expert_tp=None) -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
     ``shape``: (attention, q_width) of the model (:func:`model_attention`).
     ``dispatcher`` and ``router`` (router_groups, router_group_topk) are a MoE model's (a dense model has none: left
     at their defaults); the flex dispatchers (deepep,
     hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
-    (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c."""
+    (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c; the others with
+    ``expert_tp`` as plan was given it (--expert-tp: tp or 1), else the Option's default, tp."""
     flex = moe and dispatcher in ("deepep", "hybridep")
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
                           "tied": tied, "gated": gated, "pipeline_split": split,
                           "dispatcher": dispatcher if moe else settings.OPTIONS["dispatcher"].default,
-                          "expert_tp": "1" if flex else settings.OPTIONS["expert_tp"].default,
+                          "expert_tp": "1" if flex else (expert_tp or settings.OPTIONS["expert_tp"].default),
                           "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
                           "attention": shape[0], "q_width": shape[1], "precision": precision,
                           "attention_kernel": kernel, "nvlink": nvlink})
@@ -89,7 +90,7 @@ def _kernel_of(options: tuple, run_bytes: int):
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
                   f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}, "
                   f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}, precision={o['precision']}, "
-                  f"attention_kernel={o['attention_kernel']}, nvlink={o['nvlink']}: "
+                  f"attention_kernel={o['attention_kernel']}, nvlink={o['nvlink']}, expert_tp={o['expert_tp']}: "
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)

@@ -59,6 +59,21 @@ def _resolve(name: str, value, label: str):
         raise PlanError(str(err)) from None
 
 
+#: the expert tensor-parallel sizes plan takes: t_e, a size of its own, is a layout column plan does not enumerate
+PLANNED_EXPERT_TP = ("tp", "1")
+
+
+def expert_tp_refusal(expert_tp: str, dispatcher: str) -> str | None:
+    """Why plan cannot run ``expert_tp`` with ``dispatcher``, in one line, or None."""
+    if expert_tp not in PLANNED_EXPERT_TP:
+        return (f"--expert-tp={expert_tp} is not allowed; choose tp or 1 (plan enumerates no expert tensor-parallel "
+                "size of its own: eval hybrid takes expert_tp=t_e with t_e=)")
+    if expert_tp == "tp" and dispatcher in ("deepep", "hybridep"):
+        return (f"--expert-tp tp is not run with --dispatcher {dispatcher}: the flex dispatcher needs expert_tp=1 where "
+                "t > 1 (Megatron-Core's MoEFlexTokenDispatcher); leave --expert-tp out or give 1")
+    return None
+
+
 @dataclass(frozen=True)
 class Request:
     model: object                 # symcomm.presets.Model
@@ -107,6 +122,10 @@ class Request:
     attention_kernel: str = "fused"
     # how a node's GPUs are wired (eval's nvlink=): switch, or mesh (a 4-GPU HGX board), given: a property of the nodes
     nvlink: str = "switch"
+    # a MoE model's expert tensor-parallel size (eval's expert_tp=, the same Option): tp or 1, given, not searched;
+    # None: the dispatcher's own (tp with alltoall and alltoall_padded, Megatron-Core's default; 1 with the flex
+    # dispatchers, which need it)
+    expert_tp: str | None = None
 
     @property
     def typed_hardware(self) -> dict:
@@ -123,6 +142,11 @@ class Request:
                 object.__setattr__(self, name, _resolve(name, value, f"--{name}"))
         for name in GIVEN_SETTINGS:
             object.__setattr__(self, name, _resolve(name, getattr(self, name), "--" + name.replace("_", "-")))
+        if self.expert_tp is not None:
+            refused = expert_tp_refusal(str(self.expert_tp), self.dispatcher)
+            if refused:
+                raise PlanError(refused)
+            object.__setattr__(self, "expert_tp", _resolve("expert_tp", self.expert_tp, "--expert-tp"))
         refused = settings.router_refusal(self)
         if refused:
             raise PlanError(refused)
@@ -372,6 +396,9 @@ FLAGS = (
     ("--nvlink", None, f"how a node's GPUs are wired: {settings.choices(settings.NVLINK_TOPOLOGIES)} (default switch; "
                        "mesh: GPUs wired point to point, a 4-GPU HGX H100/H200 board; as eval's nvlink=, given, not "
                        "searched); nvlink=..."),
+    ("--expert-tp", None, "MoE models: the experts' tensor-parallel size, tp (Megatron-Core's default) or 1 (each "
+                          "expert whole on a GPU); default: tp, and 1 with the flex dispatchers, which need it; as "
+                          "eval's expert_tp=, given, not searched; expert_tp=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -397,7 +424,7 @@ KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": 
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
         "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
         "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision",
-        "attention_kernel": "attention_kernel", "nvlink": "nvlink"}
+        "attention_kernel": "attention_kernel", "nvlink": "nvlink", "expert_tp": "expert_tp"}
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
@@ -538,7 +565,7 @@ def request_from_args(args) -> Request:
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:
         raise PlanError(f"--cp={args.cp} is not allowed: --cp is the context-parallel size (a whole number); "
                         f"the algorithm is --cp-algorithm {' or '.join(CP_ALGORITHMS)}")
-    for name in ("dispatcher", "router_groups", "router_group_topk"):
+    for name in ("dispatcher", "router_groups", "router_group_topk", "expert_tp"):
         if getattr(args, name) is not None and not model.moe:
             notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
     said_board = mesh_board_note(hardware, args.gpus_per_node, args.nvlink or DEFAULTS["nvlink"])
@@ -561,7 +588,7 @@ def request_from_args(args) -> Request:
                    **{name: getattr(args, name) if getattr(args, name) is not None else DEFAULTS[name]
                       for name in GIVEN_SETTINGS},
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None,
-                   constants=tuple(sorted(args.constants.items())))
+                   expert_tp=args.expert_tp, constants=tuple(sorted(args.constants.items())))
 
 
 def checked_memory(req: Request, memory):

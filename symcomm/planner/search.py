@@ -238,7 +238,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     folded = _fold(layouts, [(i, b) for i, b in done])
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
-                  ASSUMPTIONS + ((DISPATCH_ASSUMPTION.format(req.dispatcher, _routing_words(req)),) if req.model.moe else ())
+                  ASSUMPTIONS + ((DISPATCH_ASSUMPTION.format(req.dispatcher, req.expert_tp or "tp", _routing_words(req)),)
+                                 if req.model.moe else ())
                   + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
                   + ((MARGIN_ASSUMPTION,) if req.memory_margin else ()),
                   None, blocks, values, layouts)

@@ -790,6 +790,48 @@ def test_plan_with_deepep_times_its_top_layout_as_eval_does(capsys):
     assert json.loads(out)["step_time"] != pytest.approx(row["step_time"], rel=1e-6)
 
 
+# -- the experts' tensor-parallel size, given to plan as to eval --------------------------------------------
+
+EXPERT_TP_FIXED = ("plan", "--model", "qwen3-30b-a3b", "--gpus", "32", "--hardware", "h100", "--batch", "256",
+                   "--seq", "4096", "--tp", "2", "--zero", "1", "--framework", "megatron", "--recompute", "full",
+                   "--top", "1", "--json")
+
+
+def test_plan_with_expert_tp_1_times_its_top_layout_as_eval_does(capsys):
+    # the top layout of a plan given --expert-tp 1, typed by hand as eval's words (not the row's own command): the
+    # same step time; and the setting is read: at t = 2 the experts whole on a GPU move other bytes than experts split
+    # over the two TP ranks (the all-to-all's tokens are not gathered over t: symcomm.training.hybrid, expert_tp)
+    code, out, err = run(capsys, *EXPERT_TP_FIXED, "--expert-tp", "1")
+    assert code == 0, err
+    row = json.loads(out)["layouts"][0]
+    assert row["t"] == 2 and "expert_tp=1" in row["eval_command"]
+    words = ["eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "--json", "moe=1", "expert_tp=1",
+             "gqa=1", "gated=1", "embeddings=1", "zero=1", "framework=megatron", "recompute=full", "sp=1", "b=256",
+             "s=4096", "G=8", *(f"{k}={row[k]}" for k in ("t", "p", "c", "e", "d", "m")),
+             *((f"v={row['v']}", "schedule=interleaved") if row["v"] > 1 else ())]
+    code, out, err = run(capsys, *words)
+    assert code == 0, err
+    assert json.loads(out)["step_time"] == pytest.approx(row["step_time"], rel=1e-9)
+    code, out, _ = run(capsys, *[w for w in words if w != "expert_tp=1"])
+    assert json.loads(out)["step_time"] != pytest.approx(row["step_time"], rel=1e-6)
+
+
+@pytest.mark.parametrize("given, message", [
+    (("--expert-tp", "t_e"), "--expert-tp=t_e is not allowed; choose tp or 1"),
+    (("expert_tp=4",), "--expert-tp=4 is not allowed; choose tp or 1"),
+    (("--expert-tp", "tp", "--dispatcher", "deepep"), "--expert-tp tp is not run with --dispatcher deepep"),
+])
+def test_an_expert_tp_plan_cannot_run_is_refused_in_one_line(given, message, capsys):
+    code, out, err = run(capsys, *EXPERT_TP_FIXED[:-1], *given)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_expert_tp_on_a_dense_model_is_said_unused(capsys):
+    code, _, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
+                       "--seq", "4096", "--top", "1", "--expert-tp", "1")
+    assert code == 0 and "--expert-tp 1 unused: llama3-8b has no experts" in err
+
+
 FP8_FIXED = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096",
              "--framework", "megatron", "--zero", "1", "--recompute", "selective", "--tp", "1", "--pp", "1", "--top",
              "1", "--json")

@@ -61,7 +61,7 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
     hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
     (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c; the others with
     ``expert_tp`` as plan was given it (--expert-tp: tp or 1), else the Option's default, tp."""
-    flex = moe and dispatcher in ("deepep", "hybridep")
+    flex = moe and dispatcher in settings.FLEX_DISPATCHERS
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,

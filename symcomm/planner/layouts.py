@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..training import settings
 from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes
 
 #: the layout columns, and the pipeline split's: split 0 = even, 1 = first_last with L_first, L_last layers in
@@ -26,7 +27,7 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
     if req.router_groups > 1:                       # grouped routing counts its places with e a power of two
         es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)
-    if model.moe and req.dispatcher in ("deepep", "hybridep"):   # the flex dispatcher counts whole nodes: e ≤ G
+    if model.moe and req.dispatcher in settings.FLEX_DISPATCHERS:   # the flex dispatcher counts whole nodes: e ≤ G
         es = es[(es <= req.G) | (es % req.G == 0)]                # or G | e (hybrid, _FLEX_NEEDS_WHOLE_NODES)
     if req.micro_batch is not None:
         mbs = np.array([req.micro_batch], dtype=np.int64)

@@ -68,7 +68,7 @@ def expert_tp_refusal(expert_tp: str, dispatcher: str) -> str | None:
     if expert_tp not in PLANNED_EXPERT_TP:
         return (f"--expert-tp={expert_tp} is not allowed; choose tp or 1 (plan enumerates no expert tensor-parallel "
                 "size of its own: eval hybrid takes expert_tp=t_e with t_e=)")
-    if expert_tp == "tp" and dispatcher in ("deepep", "hybridep"):
+    if expert_tp == "tp" and dispatcher in settings.FLEX_DISPATCHERS:
         return (f"--expert-tp tp is not run with --dispatcher {dispatcher}: the flex dispatcher needs expert_tp=1 where "
                 "t > 1 (Megatron-Core's MoEFlexTokenDispatcher); leave --expert-tp out or give 1")
     return None

@@ -12,6 +12,7 @@ from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import say_unread_step
 from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
+from ..training.settings import FLEX_DISPATCHERS
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -86,7 +87,7 @@ def _why_not(req: Request, spec: dict) -> str:
     the compared e breaks one, else the general rule."""
     e = spec.get("e")
     if e is not None and req.model.moe:
-        if req.dispatcher in ("deepep", "hybridep") and not (e <= req.G or e % req.G == 0):
+        if req.dispatcher in FLEX_DISPATCHERS and not (e <= req.G or e % req.G == 0):
             return (f"--dispatcher {req.dispatcher} places the expert group on whole nodes: e={e} must be at most "
                     f"G={req.G} or a multiple of it")
         if req.router_groups > 1 and e & (e - 1):
@@ -113,7 +114,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
             + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
             + (f", e at most G ({req.G}) or a multiple of it (--dispatcher {req.dispatcher})"
-               if model.moe and req.dispatcher in ("deepep", "hybridep") else "")
+               if model.moe and req.dispatcher in FLEX_DISPATCHERS else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")
     floor_ok = (req.hardware.fits(checked_memory(req, memory_floor(req, layouts))) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))

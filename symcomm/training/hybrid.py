@@ -19,7 +19,7 @@ from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count
                    replica_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
-from .megatron_features import EXPERT_TP_SIZE
+from .megatron_features import EXPERT_TP_SIZE, FLEX_DISPATCHERS
 from .settings import ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_tp_gather_of
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
@@ -129,7 +129,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # ranks of the EP group a node holds, the group's ranks etp apart
         ep_inner = etp
         ep_across = spans(e * ep_inner, G)
-        if run.dispatcher in ("deepep", "hybridep"):
+        if run.dispatcher in FLEX_DISPATCHERS:
             # the flex dispatcher (axes.FLEX_DISPATCH), expert_tp=1 or t = 1 (hybrid_checks): a rank's own tokens,
             # the group's r ranks on a node as the all-to-all's PEERS rule counts them (one NIC when unaligned)
             on_node = ranks_per_node(e, ep_inner, n_gpus / (e * ep_inner))
@@ -566,11 +566,11 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("expert_tp", ("t_e",),
                                               rules.divisible(t * d * c, S.t_e * e, "t*d*c|t_e*e"))),
         rules.divisible(E, e),
-        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
+        rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
-        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"),
+        rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,
                                               rules.when("expert_tp", ("t_e",), _FLEX_NEEDS_TE1))),
-        rules.when("moe", (True,), rules.when("dispatcher", ("deepep", "hybridep"), _FLEX_NEEDS_WHOLE_NODES)),
+        rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS, _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
         *_framework_limits(),
         rules.when("cpu_offload", (True,), _OFFLOAD_NEEDS_ONE_STAGE),

@@ -198,6 +198,9 @@ def fused_grouped_mlp_refusal(setting) -> str | None:
     return None
 
 
+#: Megatron-Core's flex token dispatcher (MoEFlexTokenDispatcher, token_dispatcher.py) by its backends, fused_a2a.py's
+#: DeepEP and HybridEP: a token crosses the network once per destination node, and with t > 1 only at expert_tp=1
+FLEX_DISPATCHERS = ("deepep", "hybridep")
 #: the expert tensor-parallel size each ``expert_tp`` setting names, by its symbol's name (None: one rank): tp the TP
 #: size t (Megatron-Core's default), t_e its own (symcomm.training.hybrid.expert_tp_size, MEGATRON_EXPERT_GRID)
 EXPERT_TP_SIZE = {"tp": "t", "1": None, "t_e": "t_e"}

@@ -25,7 +25,7 @@ from .tp_plans import SP_INPUT_LINEARS, SP_INPUTS, fp8_tp_gather_refusal, sp_inp
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
                                 recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal, EXPERT_TP_SIZE,
-                                FUSED_GROUPED_MLP_SOURCE, fused_grouped_mlp_refusal, fused_grouped_mlp_shape_refusal)
+                                FLEX_DISPATCHERS, FUSED_GROUPED_MLP_SOURCE, fused_grouped_mlp_refusal, fused_grouped_mlp_shape_refusal)
 
 #: the text of None: the framework decides the value (symcomm.training.frameworks)
 BY_FRAMEWORK = "framework"
@@ -50,7 +50,7 @@ EXPERT_TP = tuple(EXPERT_TP_SIZE)
 #: host first); alltoall_padded (the same with moe_pad_expert_input_to_capacity: the splits are constant, no
 #: counts exchange, no host wait); deepep and hybridep (MoEFlexTokenDispatcher's backends, fused_a2a.py: one
 #: network copy per destination node, fanned out over NVLink)
-DISPATCHERS = ("alltoall", "alltoall_padded", "deepep", "hybridep")
+DISPATCHERS = ("alltoall", "alltoall_padded", *FLEX_DISPATCHERS)
 #: group-limited routing (symcomm.training.routing.GROUP_LIMITED_ROUTING): the groups G the experts are cut into
 #: (powers of two: the places-per-group count needs G and the expert group's nodes to divide one another) and the g
 #: chosen

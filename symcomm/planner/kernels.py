@@ -12,7 +12,7 @@ import numpy as np
 from ..base import notes
 from ..base.units import bytes_per_element
 from ..training import settings
-from .request import PlanError, Request
+from .request import PlanError, Request, expert_tp_run
 
 def _gated(model) -> bool:
     """SwiGLU (three MLP matrices) in the llama and deepseek families; two in gpt (GELU), nemotron_h and nemotron4
@@ -61,13 +61,13 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
     hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
     (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c; the others with
     ``expert_tp`` as plan was given it (--expert-tp: tp or 1), else the Option's default, tp."""
-    flex = moe and dispatcher in settings.FLEX_DISPATCHERS
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
                           "tied": tied, "gated": gated, "pipeline_split": split,
                           "dispatcher": dispatcher if moe else settings.OPTIONS["dispatcher"].default,
-                          "expert_tp": "1" if flex else (expert_tp or settings.OPTIONS["expert_tp"].default),
+                          "expert_tp": (expert_tp_run(dispatcher, expert_tp) if moe
+                                        else settings.OPTIONS["expert_tp"].default),
                           "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
                           "attention": shape[0], "q_width": shape[1], "precision": precision,
                           "attention_kernel": kernel, "nvlink": nvlink})

@@ -11,7 +11,7 @@ from ..presets.fit_errors import fits_over_error, memory_error
 from ..presets.hardware_values import TYPED_CONSTANTS
 from ..training import frameworks as _frameworks
 from .fold import Plan
-from .request import MICRO_BATCH_SEARCH, Request, checked_memory
+from .request import MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
 
 ASSUMPTIONS = (
     "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
@@ -117,7 +117,10 @@ def to_json(p: Plan, top: int) -> dict:
         "gpus": req.gpus, "gpus_per_node": req.G, "batch": req.batch, "seq": req.seq,
         "dtype": req.dtype, "bytes_per_element": bytes_per_element(req.dtype), "cp_algorithm": req.cp_algorithm,
         "precision": req.precision, "attention_kernel": req.attention_kernel,
-        **({"dispatcher": req.dispatcher} if req.model.moe else {}),      # a MoE model's token dispatcher
+        "nvlink": req.nvlink,
+        # a MoE model's token dispatcher and the experts' tensor-parallel size it runs with
+        **({"dispatcher": req.dispatcher, "expert_tp": expert_tp_run(req.dispatcher, req.expert_tp)}
+           if req.model.moe else {}),
         **({"peak": req.peak} if req.peak is not None else {}),          # typed: FLOP/s, in place of the hardware's
         **({"typed": dict(req.constants)} if req.constants else {}),       # typed constants and HBM bandwidth
         "step_time_error": step_time_error(p, top),

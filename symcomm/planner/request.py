@@ -69,9 +69,17 @@ def expert_tp_refusal(expert_tp: str, dispatcher: str) -> str | None:
         return (f"--expert-tp={expert_tp} is not allowed; choose tp or 1 (plan enumerates no expert tensor-parallel "
                 "size of its own: eval hybrid takes expert_tp=t_e with t_e=)")
     if expert_tp == "tp" and dispatcher in settings.FLEX_DISPATCHERS:
-        return (f"--expert-tp tp is not run with --dispatcher {dispatcher}: the flex dispatcher needs expert_tp=1 where "
-                "t > 1 (Megatron-Core's MoEFlexTokenDispatcher); leave --expert-tp out or give 1")
+        return (f"--expert-tp tp is not run with --dispatcher {dispatcher}: the flex dispatcher needs expert_tp=1 "
+                "where t > 1 (Megatron-Core's MoEFlexTokenDispatcher); leave --expert-tp out or give 1")
     return None
+
+
+def expert_tp_run(dispatcher: str, expert_tp: str | None) -> str:
+    """The expert tensor-parallel size a MoE plan runs: 1 under the flex dispatchers (they need it), else as given
+    (--expert-tp), else the Option's default, tp."""
+    if dispatcher in settings.FLEX_DISPATCHERS:
+        return "1"
+    return expert_tp or settings.OPTIONS["expert_tp"].default
 
 
 @dataclass(frozen=True)

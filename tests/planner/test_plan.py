@@ -803,7 +803,9 @@ def test_plan_with_expert_tp_1_times_its_top_layout_as_eval_does(capsys):
     # over the two TP ranks (the all-to-all's tokens are not gathered over t: symcomm.training.hybrid, expert_tp)
     code, out, err = run(capsys, *EXPERT_TP_FIXED, "--expert-tp", "1")
     assert code == 0, err
-    row = json.loads(out)["layouts"][0]
+    got = json.loads(out)
+    row = got["layouts"][0]
+    assert got["expert_tp"] == "1" and got["dispatcher"] == "alltoall" and got["nvlink"] == "switch"
     assert row["t"] == 2 and "expert_tp=1" in row["eval_command"]
     words = ["eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "--json", "moe=1", "expert_tp=1",
              "gqa=1", "gated=1", "embeddings=1", "zero=1", "framework=megatron", "recompute=full", "sp=1", "b=256",
@@ -827,9 +829,20 @@ def test_an_expert_tp_plan_cannot_run_is_refused_in_one_line(given, message, cap
 
 
 def test_expert_tp_on_a_dense_model_is_said_unused(capsys):
-    code, _, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
-                       "--seq", "4096", "--top", "1", "--expert-tp", "1")
+    # and changes nothing: the dense plan runs on its shipped kernels (no option set compiled in the process)
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
+                         "--seq", "4096", "--top", "1", "--json", "--expert-tp", "1")
     assert code == 0 and "--expert-tp 1 unused: llama3-8b has no experts" in err
+    assert "no shipped kernel" not in err and "expert_tp" not in json.loads(out)
+
+
+def test_a_flex_dispatch_plan_says_the_expert_tp_it_runs(capsys):
+    # deepep without --expert-tp runs expert_tp=1 (the flex dispatcher needs it where t > 1), and the JSON says so
+    code, out, err = run(capsys, "plan", "--model", "mixtral-8x7b", "--gpus", "16", "--gpus-per-node", "4", "--hardware",
+                         "h100", "--batch", "64", "--seq", "4096", "--top", "1", "--dispatcher", "deepep", "--ep", "8",
+                         "--zero", "3", "--recompute", "none", "--json")
+    assert code == 0, err
+    assert json.loads(out)["expert_tp"] == "1"
 
 
 FP8_FIXED = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from ..base import notes
+from ..base.crossing import SWITCH
 from ..base.errors import InputError
 from ..base.files import check_output, write_file
 from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
@@ -55,6 +57,16 @@ def report_text(payload: dict) -> str:
     lines.append("leave-one-out: each run predicted by the constants fitted without it (what to expect of a run "
                  "not fitted on); positive error: the model is slower than the run")
     return "\n".join(lines)
+
+
+def wiring_note(wirings: list[str], output: str) -> str | None:
+    """What a written file's user must type again where the runs priced their nodes as wired point to point
+    (nvlink=mesh): a hardware file carries its constants, not its nodes' wiring (eval's nvlink=, plan's --nvlink)."""
+    meshed = sum(wiring != SWITCH for wiring in wirings)
+    if not meshed:
+        return None
+    return (f"{meshed} of the {len(wirings)} runs were priced with nvlink=mesh: {output} holds the constants fitted "
+            f"with it, not the nodes' wiring; give nvlink=mesh (plan: --nvlink mesh) with --hardware {output}")
 
 
 def cmd_calibrate_step(args) -> int:
@@ -106,6 +118,9 @@ def cmd_calibrate_step(args) -> int:
                                     for label, (inside, out) in found.by(key).items()}
     document_text = None
     if args.output is not None:
+        said = wiring_note([str(run.inputs.options.get("nvlink", SWITCH)) for run in runs], str(args.output))
+        if said:
+            notes.add(said)
         document = step_time_document(base, found, str(args.runs), name=args.name)
         presets.check_hardware_document(document, "the hardware file calibrate-step would write")
         document_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

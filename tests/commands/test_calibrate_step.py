@@ -428,3 +428,27 @@ def test_a_kernel_share_the_runs_do_not_move_stays_the_published_one(tmp_path, c
     assert report["held"]["eta_fa2"].startswith("held at the base hardware's share: these runs fit as well at it")
     # the hold asked for is still said as asked
     assert report["held"]["w_half"] == "held at the base hardware's value, as asked"
+
+
+def test_a_file_fitted_on_meshed_runs_says_the_wiring_to_type_again(tmp_path, capsys):
+    # two runs priced on 4-GPU nodes wired point to point (nvlink=mesh), one on NVSwitch: the written file holds the
+    # constants fitted with that pricing but not the wiring (eval's nvlink=, plan's --nvlink are typed), so the command
+    # says to give nvlink=mesh with the file; runs all on NVSwitch say nothing of it
+    rows = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t=2 p=1 d={d} c=1 b=256 m=8 s=4096 G=4 sp=1 recompute=full "
+             f"zero=1 nvlink={wiring}", "step_time_s": seconds}
+            for i, (d, wiring, seconds) in enumerate([(4, "mesh", 9.0), (8, "mesh", 5.0), (16, "switch", 2.6),
+                                                       (2, "switch", 17.0), (32, "switch", 1.5)])]
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": rows}))
+    code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", tmp_path / "mine.json", "--hold",
+                       "w_half", "--hold", "eta_attn")
+    assert code == 0, err
+    assert "2 of the 5 runs were priced with nvlink=mesh" in err
+    assert f"give nvlink=mesh (plan: --nvlink mesh) with --hardware {tmp_path / 'mine.json'}" in err
+    for row in rows:
+        row["words"] = row["words"].replace("nvlink=mesh", "nvlink=switch")
+    runs.write_text(json.dumps({"runs": rows}))
+    code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", tmp_path / "mine2.json", "--hold",
+                       "w_half", "--hold", "eta_attn")
+    assert code == 0, err
+    assert "runs were priced with nvlink=mesh" not in err

@@ -56,11 +56,9 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
     ``shape``: (attention, q_width) of the model (:func:`model_attention`).
-    ``dispatcher`` and ``router`` (router_groups, router_group_topk) are a MoE model's (a dense model has none: left
-    at their defaults); the flex dispatchers (deepep,
-    hybridep) run with expert_tp=1, as Megatron-Core needs and the hybrid strategy refuses otherwise when t > 1
-    (symcomm.training.hybrid, _FLEX_NEEDS_ETP1): the layouts searched (e | d·c) keep its e | t·d·c; the others with
-    ``expert_tp`` as plan was given it (--expert-tp: tp or 1), else the Option's default, tp."""
+    ``dispatcher``, ``router`` (router_groups, router_group_topk) and ``expert_tp`` are a MoE model's (a dense model
+    has none: left at their defaults); the expert TP size is the one :func:`~.request.expert_tp_run` says the plan runs
+    (1 under the flex dispatchers, as Megatron-Core needs: symcomm.training.hybrid, _FLEX_NEEDS_ETP1)."""
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,

@@ -56,9 +56,9 @@ ASSUMPTIONS = (
 DISPATCH_ASSUMPTION = (
     "MoE token dispatch: dispatcher={} (--dispatcher, as eval's dispatcher=; given, not searched: which dispatcher "
     "runs is the cluster's software and network, DeepEP's RDMA buffers or HybridEP's fabric, not a layout choice); "
-    "deepep and hybridep with expert_tp=1 (the flex dispatcher's; e | d·c keeps Megatron-Core's e | t·d·c); "
-    "the others with expert_tp={} (--expert-tp: tp, the experts split over the t TP ranks, Megatron-Core's default, "
-    "or 1, each expert whole on a GPU; given, not searched; e | d·c either way); {}")
+    "experts' tensor-parallel size expert_tp={} (--expert-tp: tp, the experts split over the t TP ranks, "
+    "Megatron-Core's default, or 1, each expert whole on a GPU, which deepep and hybridep need; given, not searched; "
+    "e | d·c keeps Megatron-Core's t·d·c | t_e·e either way); {}")
 MEMORY_ASSUMPTION = (
     "memory per GPU = the step model's (symcomm.training.memory.memory_model, the same as eval's), compared with "
     "the preset's: weights, gradients and Adam states as the framework holds them (ZeRO sharding over d·c; "

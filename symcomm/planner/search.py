@@ -17,7 +17,7 @@ from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
 from .request import (RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request,
-                      checked_memory)
+                      checked_memory, expert_tp_run)
 
 def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.ndarray:
     keep = np.ones(rows.size, dtype=bool)
@@ -237,10 +237,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
         typed = [name for name, _ in req.constants]
         say_unread_step(typed, typed, (), names_read(blocks, run_bytes), ())
     folded = _fold(layouts, [(i, b) for i, b in done])
+    dispatch = DISPATCH_ASSUMPTION.format(req.dispatcher, expert_tp_run(req.dispatcher, req.expert_tp),
+                                          _routing_words(req))
     result = Plan(req, folded, sum(b.rows.size for b in blocks), int(sum(b.fits.sum() for b in blocks)),
                   sum(b.rows.size for _, b in done), (len(done), len(blocks)), 0.0,
-                  ASSUMPTIONS + ((DISPATCH_ASSUMPTION.format(req.dispatcher, req.expert_tp or "tp", _routing_words(req)),)
-                                 if req.model.moe else ())
+                  ASSUMPTIONS + ((dispatch,) if req.model.moe else ())
                   + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
                   + ((MARGIN_ASSUMPTION,) if req.memory_margin else ()),
                   None, blocks, values, layouts)

@@ -231,9 +231,18 @@ EAGER_NORM, EAGER_ROTARY, EAGER_SWIGLU = sp.Integer(32), sp.Integer(16), sp.Inte
 #: bf16 row 2·3 + 2 = 8; backward the zeroed gradient 2, cunn_SoftMaxBackward's sum 2 and its pass 2 + 2 + 2 = 10,
 #: no cast; with t > 1 on the whole vocabulary the loss gathers (t times the entries of V/t; the gather's own copies
 #: left out): 8t and 10t; replicated_bf16 the same kernels on the whole logits the LM head returns: 8t and 10t.
+#: xentropy_cuda, flash-attn 1.x's CrossEntropyLoss over its CUDA extension xentropy_cuda_lib (csrc/xentropy/
+#: xentropy_kernel.cu at Dao-AILab/flash-attention v1.0.3, unchanged at v1.0.9), LLM Foundry's MPT default
+#: loss_fn fused_crossentropy: forward cunn_SoftMaxXEntropyForward reads the bf16 row twice (its max and sum, then
+#: its sum of exponentials) 2 + 2 = 4, writing only a loss and a log-sum-exp per token (left out); backward
+#: cunn_SoftMaxXEntropyBackward reads the row 2 and writes the gradient in the logits' bf16 2 = 4.  xentropy_triton,
+#: flash-attn 2.4's Triton kernels (flash_attn/ops/triton/cross_entropy.py at v2.4.2): forward
+#: cross_entropy_fwd_kernel reads each block of the row once 2; backward cross_entropy_bwd_kernel reads it 2 and
+#: writes the bf16 gradient 2 = 4.  Both over the GPU's V/t entries (their process_group splits the vocabulary).
 EAGER_LOSS_T1, EAGER_LOSS_PARALLEL = (sp.Integer(22), sp.Integer(26)), (sp.Integer(38), sp.Integer(38))
 LOSS_PASS_BYTES = {"vocab_parallel": (sp.Integer(38), sp.Integer(14)), "te_fused": (sp.Integer(8), sp.Integer(14)),
                    "eager_bf16": (8 * t, 10 * t), "replicated_bf16": (8 * t, 10 * t),
+                   "xentropy_cuda": (sp.Integer(4), sp.Integer(4)), "xentropy_triton": (sp.Integer(2), sp.Integer(4)),
                    "eager": tuple(sp.Piecewise((one, sp.Eq(t, 1)), (parallel, True))
                                   for one, parallel in zip(EAGER_LOSS_T1, EAGER_LOSS_PARALLEL))}
 

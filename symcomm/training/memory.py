@@ -683,10 +683,16 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       (its ``logits``) through the backward: the kept whole logits, the saved log-softmax, the zeroed gradient and
       the log-softmax backward's output, 4 · 2t per entry of V/t: 8t (8 at t = 1, as eager_bf16; the vocabulary
       shard the head's matmul wrote is freed once gathered).  2m more with p > 1, as eager.
+    * xentropy_cuda, xentropy_triton (flash-attn's CrossEntropyLoss: csrc/xentropy/xentropy_kernel.cu at
+      Dao-AILab/flash-attention v1.0.3, flash_attn/ops/triton/cross_entropy.py at v2.4.2), LLM Foundry MPT's
+      default loss_fn fused_crossentropy (llmfoundry/models/mpt/modeling_mpt.py at mosaicml/llm-foundry ef350d9e):
+      the bf16 logits its autograd function saves (2, which Composer's outputs keep too) and the bf16 gradient
+      its backward allocates beside them (2, inplace_backward off): 4.  Its forward writes only a loss and a
+      log-sum-exp per token.
     """
     if loss in ("vocab_parallel", "te_fused"):
         return sp.Integer(6)
-    if loss == "compiled":
+    if loss in ("compiled", "xentropy_cuda", "xentropy_triton"):
         return sp.Integer(4)
     kept_output = sp.Piecewise((2 * m, sp.Gt(p, 1)), (0, True))
     if loss == "eager":

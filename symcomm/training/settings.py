@@ -94,7 +94,8 @@ ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
 #: the cross-entropy kinds of the ``loss`` setting (symcomm.training.memory.loss_bytes_per_logit counts each); None: as
 #: the framework does (symcomm.training.memory.loss_kind)
-LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16", "replicated_bf16")
+LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16", "replicated_bf16", "xentropy_cuda",
+              "xentropy_triton")
 
 
 def choices(allowed) -> str:
@@ -469,18 +470,17 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "or PyTorch SDPA's cuDNN backend) at the hardware's published share eta_cudnn"),
     Option("loss", None, (None,) + LOSS_KINDS,
            "embeddings=1: the cross-entropy's buffers on the stage holding the LM head (memory) and its HBM passes "
-           "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel "
-           "(Megatron-Core's vocab-parallel cross-entropy: the logits and one fp32 copy); te_fused (Megatron-Core's "
-           "--cross-entropy-loss-fusion with Transformer Engine's kernel, Megatron-Bridge's: the logits and an fp32 "
-           "gradient); eager (PyTorch "
-           "F.cross_entropy of an fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: "
-           "torchtitan without torch.compile of the loss); compiled (the same loss under torch.compile, the "
-           "upcast fused); eager_bf16 (the same eager loss on the bf16 logits themselves, no fp32 copy: NeMo "
-           "AutoModel's MaskedCrossEntropy with fp32_upcast false, which gathers a vocabulary-sharded output whole); "
-           "replicated_bf16 (the same on logits the LM head itself returns whole on every tensor-parallel rank, "
-           "ColwiseParallel(output_layouts=Replicate()), kept by the caller through the backward: KempnerForge's); "
-           "framework: fsdp2 eager, the others "
-           "vocab_parallel (symcomm.training.memory.loss_bytes)"),
+           "(symcomm.training.compute.LOSS_PASS_BYTES): vocab_parallel (Megatron-Core's vocab-parallel cross-entropy: "
+           "the logits and one fp32 copy); te_fused (Megatron-Core's --cross-entropy-loss-fusion with Transformer "
+           "Engine's kernel, Megatron-Bridge's: the logits and an fp32 gradient); eager (PyTorch F.cross_entropy of an "
+           "fp32 copy of the logits, eager autograd, torch's loss_parallel when t > 1: torchtitan without "
+           "torch.compile of the loss); compiled (the same loss under torch.compile, the upcast fused); eager_bf16 "
+           "(the same eager loss on the bf16 logits, no fp32 copy: NeMo AutoModel's MaskedCrossEntropy with "
+           "fp32_upcast false, which gathers a vocabulary-sharded output whole); replicated_bf16 (the same on logits "
+           "the LM head returns whole on every tensor-parallel rank, kept by the caller: KempnerForge's); "
+           "xentropy_cuda, xentropy_triton (flash-attn's fused CrossEntropyLoss, its CUDA extension in 1.x, its "
+           "Triton kernels from 2.4: LLM Foundry MPT's default fused_crossentropy; the logits and a bf16 gradient); "
+           "framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
     Option("wgrad_fusion", None, (None, False, True),
            "1 = the weight-gradient GEMMs accumulate into the gradient buffer in place (Megatron-LM's gradient "
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "

@@ -57,6 +57,16 @@ def test_the_words_say_how_composer_ran_fsdp():
     assert a100["attention_kernel"] == "triton" and a100["grad_dtype"] == "same"    # the 70b rows print PURE
 
 
+def test_the_words_name_the_fused_loss_mpt_runs_by_default():
+    # MPT's loss_fn defaults to fused_crossentropy, flash-attn's CrossEntropyLoss, and raises where it cannot import it
+    # (llmfoundry/models/mpt/modeling_mpt.py at ef350d9e, b2a43a14, 5e85bd62); the sweeps install it with the gpu
+    # extra (flash-attn 1.0.3.post0 and 1.0.9 with their CUDA xentropy extension) and from 2024-01 the gpu-flash2
+    # extra (flash-attn 2.4.2, whose CrossEntropyLoss runs Triton kernels); no model yaml of theirs sets loss_fn
+    kinds = {release: {dict(w.split("=", 1) for w in modern.words(r))["loss"] for r in RUNS if r["release"] == release}
+             for release in ("2023-05", "2023-10", "2024-01")}
+    assert kinds == {"2023-05": {"xentropy_cuda"}, "2023-10": {"xentropy_cuda"}, "2024-01": {"xentropy_triton"}}
+
+
 def test_every_row_evaluates_as_its_command():
     for hardware in ("a100", "a100-40gb", "h100"):
         evaluated, refused = modern.measured_runs(hardware, "check")

@@ -824,6 +824,25 @@ def test_the_bf16_eager_loss_by_hand():
             assert (exact(forward, at), exact(backward, at)) == (8 * 32, 10 * 32)
 
 
+@pytest.mark.parametrize("loss, forward_per_logit, backward_per_logit", [
+    # flash-attn 1.x's CUDA extension (csrc/xentropy/xentropy_kernel.cu at v1.0.3): the forward kernel reads each bf16
+    # row once for its max and sum and once more for its sum of exponentials, 2 + 2, and writes one loss and one
+    # log-sum-exp per token; the backward kernel reads the row 2 and writes its gradient in bf16 2
+    ("xentropy_cuda", 4, 4),
+    # flash-attn 2.4.2's Triton kernels (flash_attn/ops/triton/cross_entropy.py): the forward reads each block of the
+    # row once 2, the backward as above 2 + 2
+    ("xentropy_triton", 2, 4),
+])
+def test_flash_attns_fused_loss_passes_by_hand(loss, forward_per_logit, backward_per_logit):
+    # T = 2 tokens, V = 16: 32 logits at t = 1; with t = 2 the GPU's vocabulary shard, 16 (the loss's process group
+    # splits the vocabulary; only per-token values cross it)
+    run = settings.RunSetting(embeddings=True, framework="fsdp", loss=loss, compile=True, fused_projections=True)
+    forward, backward = compute.loss_pass_bytes(run, sp.Integer(2))
+    for tp, logits in ((1, 32), (2, 16)):
+        at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, "t": tp}.items()}
+        assert (exact(forward, at), exact(backward, at)) == (forward_per_logit * logits, backward_per_logit * logits)
+
+
 def test_pytorch_frameworks_time_their_own_attention_kernel():
     # torchtitan (fsdp2) and PyTorch FSDP (fsdp) call torch's scaled_dot_product_attention.  As they ship today it runs
     # cuDNN's fused attention first on compute capability 9.x and 10.x (torchtitan's sdpa_kernel order from 6a3a9da9;

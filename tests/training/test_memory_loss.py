@@ -53,6 +53,11 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     ({**FSDP2, "loss": "replicated_bf16"}, 2, 1, 16),
     # at t = 1 nothing is gathered: the same 8 as eager_bf16
     ({**FSDP2, "loss": "replicated_bf16"}, 1, 1, 8),
+    # flash-attn's CrossEntropyLoss (LLM Foundry's MPT, Composer keeping the model's outputs): the bf16 logits its
+    # autograd function saves (2) and the bf16 gradient its backward allocates (2, inplace_backward off): 4, whichever
+    # build (the CUDA extension of flash-attn 1.x, the Triton kernels of 2.4)
+    ({**PLAIN, "framework": "fsdp", "zero": "3", "loss": "xentropy_cuda"}, 1, 1, 4),
+    ({**PLAIN, "framework": "fsdp", "zero": "3", "loss": "xentropy_triton"}, 2, 1, 4),
 ])
 def test_the_loss_buffers_per_token_and_vocabulary_entry(options, t, p, per_logit):
     values = {**TINY, "t": t, "p": p}

@@ -85,7 +85,8 @@ NVLINK_MESH_SOURCE = ("NVIDIA/nccl on GitHub, #1617 'How to check if NVLINK is u
 NVLINK_MEANING = ("how a node's G GPUs reach each other: switch (NVSwitch: 8-GPU HGX boards, NVL72; every pair at the "
                   "whole NVLink bandwidth) or mesh (wired point to point, each GPU's links split evenly over the other "
                   "G - 1: the 4-GPU HGX H100/H200 boards, six of 18 links per pair; a ring or all-to-all of n ranks of "
-                  "a node runs at (n - 1)/(G - 1) of the bandwidth: a pair on a 4-GPU board at a third)")
+                  "a node runs at (n - 1)/(G - 1) of the bandwidth: a pair on a 4-GPU board at a third); default: "
+                  "the hardware file's nvlink, else switch")
 
 
 def mesh_within(group, gpus, greater=max):

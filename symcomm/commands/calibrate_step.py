@@ -59,14 +59,22 @@ def report_text(payload: dict) -> str:
     return "\n".join(lines)
 
 
-def wiring_note(wirings: list[str], output: str) -> str | None:
-    """What a written file's user must type again where the runs priced their nodes as wired point to point
-    (nvlink=mesh): a hardware file carries its constants, not its nodes' wiring (eval's nvlink=, plan's --nvlink)."""
-    meshed = sum(wiring != SWITCH for wiring in wirings)
-    if not meshed:
+def wiring_note(wirings: list[str], output: str, declared: str) -> str | None:
+    """What a written file's user must type again where some runs priced their nodes wired otherwise than the file
+    declares (its ``nvlink``, which eval's nvlink= and plan's --nvlink default to): None when every run agrees."""
+    other = [wiring for wiring in wirings if wiring != declared]
+    if not other:
         return None
-    return (f"{meshed} of the {len(wirings)} runs were priced with nvlink=mesh: {output} holds the constants fitted "
-            f"with it, not the nodes' wiring; give nvlink=mesh (plan: --nvlink mesh) with --hardware {output}")
+    kind = max(set(other), key=other.count)
+    return (f"{len(other)} of the {len(wirings)} runs were priced with nvlink={kind}: {output} holds the constants "
+            f"fitted with it but declares nvlink={declared}; give nvlink={kind} (plan: --nvlink {kind}) with "
+            f"--hardware {output} for those nodes")
+
+
+def file_wiring(wirings: list[str], base: str) -> str:
+    """The wiring a written file declares: the runs' own when every run was priced alike (a team's nodes are one
+    kind), else the base hardware's."""
+    return wirings[0] if wirings and len(set(wirings)) == 1 else base
 
 
 def cmd_calibrate_step(args) -> int:
@@ -118,10 +126,18 @@ def cmd_calibrate_step(args) -> int:
                                     for label, (inside, out) in found.by(key).items()}
     document_text = None
     if args.output is not None:
-        said = wiring_note([str(run.inputs.options.get("nvlink", SWITCH)) for run in runs], str(args.output))
+        wirings = [str(run.inputs.options.get("nvlink", SWITCH)) for run in runs]
+        declared = file_wiring(wirings, base.nvlink)
+        said = wiring_note(wirings, str(args.output), declared)
         if said:
             notes.add(said)
         document = step_time_document(base, found, str(args.runs), name=args.name)
+        if declared != SWITCH:
+            document["nvlink"] = declared
+            notes.add(f"{args.output} declares nvlink={declared}, the wiring its runs were priced with: eval hybrid and "
+                      "plan price its nodes so unless given nvlink=switch")
+        else:
+            document.pop("nvlink", None)
         presets.check_hardware_document(document, "the hardware file calibrate-step would write")
         document_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         payload["hardware_file"] = str(args.output)

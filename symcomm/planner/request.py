@@ -401,8 +401,8 @@ FLAGS = (
     ("--attention-kernel", None, f"the attention core's kernel: {settings.choices(settings.ATTENTION_KERNELS)} "
                                  "(default fused: the framework's own; fa2, triton, cudnn at the hardware's published share; "
                                  "as eval's attention_kernel=, given, not searched); attention_kernel=..."),
-    ("--nvlink", None, f"how a node's GPUs are wired: {settings.choices(settings.NVLINK_TOPOLOGIES)} (default switch; "
-                       "mesh: GPUs wired point to point, a 4-GPU HGX H100/H200 board; as eval's nvlink=, given, not "
+    ("--nvlink", None, f"how a node's GPUs are wired: {settings.choices(settings.NVLINK_TOPOLOGIES)} (default the "
+                       "hardware file's nvlink, else switch; mesh: GPUs wired point to point, a 4-GPU HGX H100/H200 board; as eval's nvlink=, given, not "
                        "searched); nvlink=..."),
     ("--expert-tp", None, "MoE models: the experts' tensor-parallel size, tp (Megatron-Core's default) or 1 (each "
                           "expert whole on a GPU); default: tp, and 1 with the flex dispatchers, which need it; as "
@@ -576,6 +576,11 @@ def request_from_args(args) -> Request:
     for name in ("dispatcher", "router_groups", "router_group_topk", "expert_tp"):
         if getattr(args, name) is not None and not model.moe:
             notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
+    if args.nvlink is None and hardware.nvlink != DEFAULTS["nvlink"]:
+        # the nodes' wiring a hardware file declares (eval's rule: training.words.hardware_wiring)
+        args.nvlink = hardware.nvlink
+        notes.add(f"--nvlink {hardware.nvlink}: {hardware.name} says its nodes' GPUs are wired point to point (its "
+                  "nvlink); give --nvlink switch for NVSwitch nodes")
     said_board = mesh_board_note(hardware, args.gpus_per_node, args.nvlink or DEFAULTS["nvlink"])
     if said_board:
         notes.add(said_board)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, crossing_of, inter_shares
+from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, SWITCH, crossing_of, inter_shares
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
@@ -100,6 +100,9 @@ class Hardware:
     #: a preset that borrows another's fitted constants (``step_time.borrowed_from``): its w_half and w_half_expert
     #: are its own datasheet's roofline at the peak it runs (:data:`ROOFLINE_HELD`), as the lender's are the lender's
     own_roofline: bool = False
+    #: how a node's GPUs reach each other (symcomm.base.crossing.NVLINK_TOPOLOGIES): a file's ``nvlink``, which eval
+    #: hybrid's nvlink= and plan's --nvlink default to (training.words.hardware_wiring); every preset's is switch
+    nvlink: str = SWITCH
 
     def lacks(self, field: str, needed_for: str) -> InputError:
         """The one-line refusal of a command that needs an optional field this hardware does not give."""
@@ -475,7 +478,8 @@ def hardware_file(path) -> Hardware:
                     step_models=fit_errors.models_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())),
                     compute_capability=tuple(d.get("compute_capability", ())),
-                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band())
+                    inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band(),
+                    nvlink=d.get("nvlink", SWITCH))
 
 
 def _inter_links(d: dict, what: str, file_link) -> tuple[Link, Link | None, str, str]:

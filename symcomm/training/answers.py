@@ -23,6 +23,7 @@ from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal
+from .megatron_features import head_split_refusal
 from ..presets.hardware_values import low_dtype_note, mesh_board_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
@@ -185,7 +186,8 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    unfused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers)
+    unfused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers) or \
+        head_split_refusal(target.options, numbers)
     if unfused:
         raise UsageError(unfused)
     said_board = mesh_board_note(system, numbers.get("G"), str(target.options.get("nvlink", SWITCH)))

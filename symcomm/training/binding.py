@@ -18,7 +18,7 @@ from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    given, preset_shape, split_assignments, value_text)
+                    given, hardware_wiring, preset_shape, split_assignments, value_text)
 
 
 _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TIME_SYMBOLS} (a test holds them equal)
@@ -194,7 +194,10 @@ _FLOATS: dict = {}
 
 def _preset_shape(args, name: str, option_texts: dict) -> dict:
     """A model preset's (or config's) shape as the subject ``name`` takes it (:func:`words.preset_shape`, the
-    rule and its notes; SymPy-free, so the hybrid fast path reads it too)."""
+    rule and its notes; SymPy-free, so the hybrid fast path reads it too), and the nodes' wiring a hardware file
+    declares (:func:`words.hardware_wiring`)."""
+    if getattr(args, "hardware", None):
+        option_texts = hardware_wiring(args, option_texts, option_names(name))
     if not (args.model or args.model_config):
         return option_texts
     return preset_shape(args, name, option_texts, option_names(name))

@@ -33,9 +33,10 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.hardware_values import mesh_board_note
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal, step_options
+from .megatron_features import head_split_refusal
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
+    hardware_wiring, preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
 
 
 class Fallback(Exception):
@@ -98,6 +99,7 @@ def _bound(args, data):
     texts, option_texts = given(args, data.OPTION_WORDS)
     option_texts, step_texts = step_options(option_texts)
     option_texts = preset_shape(args, "hybrid", option_texts, data.OPTION_NAMES)
+    option_texts = hardware_wiring(args, option_texts, data.OPTION_NAMES)
     key = tuple(sorted(option_texts.items()))
     entry = data.SUBJECTS.get(key)
     if entry is None:
@@ -313,8 +315,8 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
         notes.add(said_heads)
     numbers = {name: float(value) for name, value in values.items()}
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    if fused_grouped_mlp_shape_refusal(step_texts, options, numbers):
-        raise Fallback("an unfusable grouped MLP")      # the general path refuses it, in its words
+    if fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers):
+        raise Fallback("an unfusable grouped MLP or heads split unevenly")   # the general path refuses it, in its words
     said_board = mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH)))
     if said_board:
         notes.add(said_board)

@@ -228,3 +228,39 @@ def fused_grouped_mlp_shape_refusal(step_options: dict, options: dict, numbers: 
             f"multiple of {FUSED_GROUPED_MLP_ALIGN}, and here {', '.join(off)} {'is' if len(off) == 1 else 'are'} not "
             "(ops/_common.py, "
             "fuse_grouped_mlp_ops): it runs unfused; give fused_grouped_mlp=0")
+
+
+#: the heads a layout splits: Megatron-Core refuses attention heads that t does not divide and K/V heads (query groups)
+#: that t neither divides nor is a multiple of (transformer_config.py at d98e8a64, TransformerConfig.__post_init__; in
+#: the latter case it replicates them, which the step model, splitting K and V over t, does not count), and Ulysses'
+#: all-to-all scatters each tensor-parallel rank's a/t heads over the c ranks; the planner keeps only such layouts
+#: (planner/request.py _tensor_sizes, planner/layouts.py)
+HEAD_SPLIT_SOURCE = "Megatron-LM megatron/core/transformer/transformer_config.py at d98e8a64 (TransformerConfig.__post_init__)"
+
+
+def head_split_refusal(options: dict, numbers: dict) -> str | None:
+    """Why the model's heads cannot be split as ``numbers``' layout asks (a, h, h_kv, h_q, t, c: the model's shape
+    known), or None (:data:`HEAD_SPLIT_SOURCE`); eval's two paths ask it as plan's search rules them out."""
+    if "a" not in numbers or "t" not in numbers:
+        return None
+    heads, t = numbers["a"], numbers["t"]
+    if not (float(heads).is_integer() and float(t).is_integer() and heads >= 1 and t >= 1):
+        return None     # the binding's own rules refuse these
+    heads, t = int(heads), int(t)
+    if heads % t:
+        return (f"t={t} does not divide the model's a={heads} attention heads: each tensor-parallel rank holds a/t whole "
+                f"heads ({HEAD_SPLIT_SOURCE}); give t dividing {heads}")
+    if str(options.get("attention", "mha")) != "mla" and "h_kv" in numbers and "h" in numbers:
+        head_dim = (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
+        kv = numbers["h_kv"] / head_dim
+        if abs(kv - round(kv)) < 1e-9 and round(kv) >= 1 and round(kv) % t:
+            return (f"t={t} does not divide the model's {round(kv)} K/V heads (h_kv = {numbers['h_kv']:g} over head "
+                    f"dimension {head_dim:g}): the step model splits K and V over the tensor-parallel ranks, and "
+                    "Megatron-Core's replication of K/V heads fewer than t is not counted; give t dividing "
+                    f"{round(kv)}")
+    if str(options.get("cp", "ring")) == "ulysses" and "c" in numbers and float(numbers["c"]).is_integer():
+        c = int(numbers["c"])
+        if c >= 1 and (heads // t) % c:
+            return (f"cp=ulysses with c={c}: its all-to-all scatters each tensor-parallel rank's a/t = {heads // t} "
+                    f"heads over the c ranks, so c must divide {heads // t}")
+    return None

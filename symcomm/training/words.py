@@ -228,6 +228,26 @@ def preset_shape(args, name: str, option_texts: dict, takes) -> dict:
 _SHAPE_DEFAULTS: dict = {}
 
 
+def hardware_wiring(args, option_texts: dict, takes) -> dict:
+    """The nodes' wiring a hardware file declares (its ``nvlink``: mesh, GPUs wired point to point) as the ``nvlink``
+    option where the words give none, said in a note: a property of the nodes, as the file's GPUs per node is; a preset
+    (NVSwitch boards) and a file without the field leave the option's own default.  ``takes``: the options the
+    subject takes (:func:`preset_shape`'s)."""
+    if "nvlink" not in takes or "nvlink" in option_texts or not getattr(args, "hardware", None):
+        return option_texts
+    from .. import presets
+
+    try:
+        system = presets.hardware(args.hardware)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if system.nvlink == "switch":
+        return option_texts
+    notes.add(f"nvlink={system.nvlink}: {system.name} says its nodes' GPUs are wired point to point (its nvlink); "
+              "give nvlink=switch for NVSwitch nodes")
+    return {**option_texts, "nvlink": system.nvlink}
+
+
 def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
     """:func:`preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
     from .. import presets

@@ -452,3 +452,45 @@ def test_a_file_fitted_on_meshed_runs_says_the_wiring_to_type_again(tmp_path, ca
                        "w_half", "--hold", "eta_attn")
     assert code == 0, err
     assert "runs were priced with nvlink=mesh" not in err
+
+
+def test_a_file_fitted_on_runs_all_on_meshed_nodes_declares_their_wiring(tmp_path, capsys):
+    # every run priced on 4-GPU nodes wired point to point: the written file declares nvlink mesh, and eval and plan
+    # with the file alone price its nodes as typed nvlink=mesh would (said in a note); nvlink=switch still wins
+    rows = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t=2 p=1 d={d} c=1 b=256 m=8 s=4096 G=4 sp=1 recompute=full "
+             f"zero=1 nvlink=mesh", "step_time_s": seconds}
+            for i, (d, seconds) in enumerate([(4, 9.0), (8, 5.0), (16, 2.6), (2, 17.0), (32, 1.5)])]
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": rows}))
+    mine = tmp_path / "mine.json"
+    code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", mine, "--hold", "w_half", "--hold",
+                       "eta_attn")
+    assert code == 0, err
+    assert json.loads(mine.read_text())["nvlink"] == "mesh"
+    assert f"{mine} declares nvlink=mesh" in err and "of the 5 runs were priced with" not in err
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", mine, "--json", *rows[0]["words"].split()]
+    typed = [w for w in words if w != "nvlink=mesh"]
+    code, out, err = run(capsys, *typed)
+    assert code == 0 and "says its nodes' GPUs are wired point to point" in err
+    declared = strict(out)["step_time"]
+    code, out, _ = run(capsys, *typed, "nvlink=mesh")
+    assert strict(out)["step_time"] == pytest.approx(declared, rel=1e-12)
+    code, out, _ = run(capsys, *typed, "nvlink=switch")
+    assert strict(out)["step_time"] < declared      # a pair of GPUs at the whole NVLink bandwidth, not a third of it
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--hardware", mine, "--gpus", "16", "--batch", "256",
+                         "--seq", "4096", "--gpus-per-node", "4", "--tp", "2", "--top", "1", "--json")
+    assert code == 0, err
+    assert strict(out)["nvlink"] == "mesh" and "--nvlink mesh: " in err
+
+
+def test_a_hardware_file_names_its_wiring_from_two_words(tmp_path, capsys):
+    mine = tmp_path / "bad.json"
+    document = json.loads((Path(__file__).parents[2] / "symcomm" / "presets" / "hardware.json").read_text())
+    links = document["links"]
+    h100 = document["systems"]["h100"]
+    mine.write_text(json.dumps({"intra": {k: links[h100["intra"]][k] for k in ("bytes_per_second", "latency_s")},
+                                "inter": {k: links[h100["inter"]][k] for k in ("bytes_per_second", "latency_s")},
+                                "gpus_per_node": 4, "nvlink": "ring"}))
+    code, _, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", mine, "t=2", "d=2", "b=8",
+                       "m=1", "s=4096", "G=4")
+    assert code == 2 and "nvlink" in err and len(err.strip().splitlines()) == 1

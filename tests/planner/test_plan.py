@@ -436,6 +436,7 @@ def _full_file(system) -> dict:
             "hbm_bytes_per_second": system.hbm_bytes_per_second, "peak_flops": dict(system.peak_flops),
             "peak_source": system.peak_source, "step_time": {**dict(system.step_time), "source": "preset"},
             "compute_capability": list(system.compute_capability), "compute_capability_source": "preset",
+            "nvlink": system.nvlink,
             # bounds for a type the step model never reads (fp32): present, and changing no answer
             "peak_flops_bounds": {"fp32": [1e12, 2e12]},
             "attention_shares": dict(system.attention_shares), "attention_source": system.attention_source,
@@ -449,7 +450,7 @@ def test_every_optional_field_is_listed_and_states_its_default():
     assert set(OPTIONAL) == {"name", "title", "source", "memory_bytes", "hbm_bytes_per_second", "peak_flops",
                              "peak_source", "step_time", "calibration", "inter_two_level", "attention_shares",
                              "attention_source", "peak_flops_bounds", "compute_capability",
-                             "compute_capability_source"}
+                             "compute_capability_source", "nvlink"}
     for name in OPTIONAL:
         text = SCHEMA["properties"][name].get("description", "")
         assert "default" in text or "Absent" in text, name

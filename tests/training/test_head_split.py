@@ -1,0 +1,49 @@
+"""The heads a layout splits (symcomm/training/megatron_features.py: head_split_refusal): eval refuses what
+Megatron-Core refuses and the planner never searches, on both of its paths, once the model's shape is known."""
+
+import pytest
+
+from symcomm.api import evaluate
+from symcomm.base.errors import InputError
+from symcomm.training.megatron_features import head_split_refusal
+
+from conftest import symcomm_command
+
+# Llama 3.1 8B: h = 4096, a = 32 heads of 128, 8 K/V heads (h_kv = 1024)
+LLAMA_8B = {"a": 32, "h": 4096, "h_kv": 1024}
+
+
+@pytest.mark.parametrize("t, c, cp, refused", [
+    (3, 1, "ring", "a=32 attention heads"),          # 32 % 3 = 2
+    (16, 1, "ring", "8 K/V heads"),                  # 32 % 16 = 0, but 8 % 16 = 8
+    (8, 1, "ring", None),                            # 8 | 32 and 8 | 8
+    (2, 32, "ulysses", "c must divide 16"),          # a/t = 16 heads a rank, 16 % 32 = 16
+    (2, 8, "ulysses", None),                         # 16 % 8 = 0
+    (2, 32, "ring", None),                           # a ring splits the sequence, not the heads
+])
+def test_the_heads_over_t_and_ulysses_c_by_hand(t, c, cp, refused):
+    said = head_split_refusal({"cp": cp}, {**LLAMA_8B, "t": t, "c": c})
+    assert (said is None) == (refused is None)
+    if refused:
+        assert refused in said
+
+
+def test_mla_has_no_kv_heads_to_split_and_head_dim_models_use_their_own_width():
+    # DeepSeek-V3's 128 heads over t = 8 under MLA: K and V are per head, nothing else to check
+    assert head_split_refusal({"attention": "mla"}, {"a": 128, "h": 7168, "h_kv": 7168, "t": 8}) is None
+    # Qwen3-30B-A3B: 32 heads of head_dim 128 (h_q = 4096) over h = 2048, 4 K/V heads (h_kv = 512): t = 8 splits the
+    # 32 heads but not the 4 K/V heads; read with h/a = 64 the K/V would look like 8 heads and pass
+    said = head_split_refusal({}, {"a": 32, "h": 2048, "h_q": 4096, "h_kv": 512, "t": 8})
+    assert said and "4 K/V heads" in said
+    assert head_split_refusal({}, {"a": 32, "h": 2048, "h_q": 4096, "h_kv": 512, "t": 4}) is None
+
+
+def test_eval_refuses_on_the_command_line_and_in_the_api_alike():
+    words = ["p=1", "d=8", "c=1", "b=64", "m=8", "s=4096"]
+    done = symcomm_command("eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=3", *words)
+    assert done.returncode == 2 and "t=3 does not divide the model's a=32 attention heads" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    with pytest.raises(InputError, match="does not divide the model's a=32"):
+        evaluate("hybrid", model="llama3.1-8b", hardware="h100", t=3, p=1, d=8, c=1, b=64, m=8, s=4096)
+    # t = 8 runs as before
+    assert evaluate("hybrid", model="llama3.1-8b", hardware="h100", t=8, p=1, d=1, c=1, b=8, m=1, s=4096)["step_time"] > 0

@@ -68,6 +68,18 @@ def sharded_weight_bytes(data) -> int:
     return 0 if data.framework in MASTER_SHARD_FRAMEWORKS else 2
 
 
+def sharded_gradient_bytes(data, grad_bytes: int, adam_dtype: str) -> int:
+    """Bytes per parameter of a gradient shard: the reduction's element type (``grad_bytes``), but under PyTorch's
+    FSDP (fsdp, fsdp2) the sharded parameter's own, which the reduce-scatter's output is cast to whatever the
+    reduction ran in (FSDP2: torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, foreach_reduce's
+    _to_dtype_if_needed(reduce_output, orig_dtype), orig_dtype the sharded parameter's dtype, _fsdp_param.py; FSDP1:
+    _runtime_utils.py, _cast_grad_to_param_dtype, as torch 2.13.0 ships them): the fp32 master's 4, or 2 where the
+    parameters themselves are bf16 (adam_dtype=bf16: the trainer cast the model)."""
+    if data.framework not in MASTER_SHARD_FRAMEWORKS:
+        return grad_bytes
+    return 2 if adam_dtype == "bf16" else 4
+
+
 def scores(micro):
     """Bytes of the attention scores of one layer and micro-batch on one GPU: the softmax input
     and output (2 bytes each) and the dropout mask (1 byte), a·s² each, split over t heads' groups."""
@@ -466,10 +478,11 @@ def _model_states(data, parts, opts: dict) -> tuple:
     the run's adam_dtype (settings.ADAM_STATE_BYTES): one rule for every stage kind."""
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
+    shard_bytes = sharded_gradient_bytes(data, grad_bytes, opts.get("adam_dtype", "fp32"))
     state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
     for held, group in parts:
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
-        grads += data.gradients(grad_bytes * held, grad_bytes * held / group)
+        grads += data.gradients(grad_bytes * held, shard_bytes * held / group)
         optimizer += state * held if data.zero == 0 else state * held / group
     return weights, grads, optimizer, grad_bytes
 

@@ -182,3 +182,20 @@ def test_eval_names_both_sides_under_fsdp2():
     out = run.stdout
     line = next(x for x in out.splitlines() if x.strip().startswith("memory/GPU"))
     assert line.endswith("; of logits + head_inputs and recompute + head_gradient only the larger counts)")
+
+
+@pytest.mark.parametrize("framework, zero, grad_dtype, adam_dtype, shard_bytes", [
+    # FSDP2 casts the reduce-scatter's output to the sharded parameter's dtype (_fsdp_collectives.py foreach_reduce,
+    # orig_dtype): the fp32 master's 4 bytes whether the reduction ran in bf16 or fp32
+    ("fsdp2", "3", "same", "fp32", 4), ("fsdp2", "3", "fp32", "fp32", 4),
+    # a model cast to bf16 (adam_dtype=bf16: KempnerForge's, AutoModel's MoE) keeps bf16 shards: 2
+    ("fsdp2", "3", "fp32", "bf16", 2),
+    # FSDP1 alike (_runtime_utils.py _cast_grad_to_param_dtype)
+    ("fsdp", "3", "same", "fp32", 4),
+])
+def test_a_gradient_shard_is_the_sharded_parameters_type(framework, zero, grad_dtype, adam_dtype, shard_bytes):
+    # Φ = 10^6 parameters over d = 4 ranks, every micro-batch reduced (m = 1): the shard holds Φ/4 gradients
+    values = {**TINY, "t": 1, "p": 1, "d": 4, "b": 8}
+    options = {**PLAIN, "framework": framework, "zero": zero, "grad_dtype": grad_dtype, "adam_dtype": adam_dtype}
+    q = steptime.quantities(values, 2, **options)
+    assert float(q["memory_gradients"]) == pytest.approx(shard_bytes * 10 ** 6 / 4, rel=1e-12)

@@ -265,6 +265,10 @@ def model(name: str) -> Model:
 _SHIPPED: dict[str, Model] = {}
 
 
+#: why a config must give its context window (the refusal's words)
+CONTEXT_WINDOW = "the model's context window, which eval's s and plan's --seq default to"
+
+
 def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     """A model from a Hugging Face ``config.json`` on disk (GPT-2, Llama, Llama 4's language model, Mistral,
     Mixtral, Qwen2, DeepSeek-V2/V3, Nemotron key names); no network."""
@@ -276,13 +280,13 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     if not isinstance(cfg, dict):
         raise InputError(f"{what}: expected a JSON object (a Hugging Face config.json)")
 
-    def get(*keys, default=None):
+    def get(*keys, default=None, why="needed for the parameter count"):
         for key in keys:
             if cfg.get(key) is not None:
                 return cfg[key]
         if default is not None:
             return default
-        raise InputError(f"{what} lacks {' / '.join(keys)} (needed for the parameter count)")
+        raise InputError(f"{what} lacks {' / '.join(keys)} ({why})")
 
     model_type = str(cfg.get("model_type", ""))
     if model_type == "llama4" and isinstance(cfg.get("text_config"), dict):
@@ -293,7 +297,8 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
         data = {"family": "gpt", "hidden": hidden, "layers": get("n_layer", "num_hidden_layers"),
                 "heads": get("n_head", "num_attention_heads"),
                 "ffn": cfg.get("n_inner") or cfg.get("intermediate_size") or 4 * hidden,
-                "vocab": get("vocab_size"), "seq": get("n_positions", "max_position_embeddings")}
+                "vocab": get("vocab_size"),
+                "seq": get("n_positions", "max_position_embeddings", why=CONTEXT_WINDOW)}
         data["kv_heads"] = data["heads"]
     else:
         # transformers' NemotronConfig (model_type nemotron: Nemotron-4 and its Minitron prunings) is a squared-ReLU
@@ -305,7 +310,8 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 "heads": get("num_attention_heads"),
                 "kv_heads": get("num_key_value_heads", default=get("num_attention_heads")),
                 "ffn": get("intermediate_size"), "vocab": get("vocab_size"),
-                "seq": get("max_position_embeddings"), "tied": bool(cfg.get("tie_word_embeddings", False))}
+                "seq": get("max_position_embeddings", why=CONTEXT_WINDOW),
+                "tied": bool(cfg.get("tie_word_embeddings", False))}
         if cfg.get("head_dim") and int(cfg["head_dim"]) * int(data["heads"]) != int(data["hidden"]):
             data["head_dim"] = int(cfg["head_dim"])
         if experts > 1 and "interleave_moe_layer_step" in cfg:

@@ -133,6 +133,12 @@ def test_hugging_face_config_gpt2_and_llama(tmp_path):
     bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
     with pytest.raises(ValueError, match="lacks num_hidden_layers"):
         presets.model_from_config(bad)
+    # a config without its context window is refused for that, not for its parameter count (which it does not change)
+    windowless = tmp_path / "windowless.json"
+    windowless.write_text(json.dumps({k: v for k, v in json.loads(llama.read_text()).items()
+                                      if k != "max_position_embeddings"}))
+    with pytest.raises(ValueError, match=r"lacks max_position_embeddings \(the model's context window, which eval's s"):
+        presets.model_from_config(windowless)
 
 
 def run(capsys, *argv):

@@ -169,8 +169,8 @@ def step_error_words(error: dict | None) -> str:
     what the checks measured per framework (the model is faster than measured where the signed mean is
     negative)."""
     if error is None:
-        return ("unknown: no fit error is recorded for these constants (typed over the hardware's, or a hardware file "
-                "without step_time.errors)")
+        return ("unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit "
+                "measured, or a hardware file without step_time.errors)")
     unchecked = error.get("unchecked", ())
     words = ("checked on no published run: " + ", ".join(unchecked) + "; what was checked: " if unchecked else "")
     words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "

@@ -142,9 +142,22 @@ def precision_refusal(precision: str, capability: tuple, hardware: str) -> str |
             "transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs")
 
 
+#: the element types of the runs every fit measured (16-bit training): a step timed at another --dtype (its matmuls at
+#: that type's peak, its messages at its size) is not what the fits' errors describe
+MEASURED_DTYPES = ("bf16", "fp16")
+
+
 def low_dtype_note(dtype: str, precision: str) -> str | None:
-    """What ``--dtype fp8`` means beside a bf16 ``precision`` (eval's and plan's one note), or None."""
-    if dtype != "fp8" or precision != "bf16":
+    """What a ``--dtype`` other than a 16-bit one means beside a bf16 ``precision`` (eval's and plan's one note), or
+    None: fp8 a recipe no framework runs; fp32 (or tf32) a run whose matmuls and messages take that type while the
+    memory model counts a 16-bit run's."""
+    if precision != "bf16" or dtype in MEASURED_DTYPES:
+        return None
+    if dtype in ("fp32", "tf32"):
+        return (f"--dtype {dtype}: the matmuls at the {dtype} peak × eta and the messages in 4-byte elements, but the "
+                "memory counts a 16-bit run's weights, gradients and activations, and no published run trained in "
+                f"{dtype}: the step time's error is unknown; --dtype bf16 (or fp16) is what the fits measured")
+    if dtype != "fp8":
         return None
     return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta, a recipe no framework runs "
             "and no published run measured; precision=fp8_tensor, mxfp8, fp8_block or fp8_rowwise runs FP8 as "

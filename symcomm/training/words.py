@@ -14,7 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
-from ..presets.hardware_values import KERNEL_SHARES
+from ..presets.hardware_values import KERNEL_SHARES, MEASURED_DTYPES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .settings import OPTIONS
 
@@ -385,8 +385,10 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
                                           if shares[0] in dict(system.step_time) else "attention_source")
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
-    # the fit's error is that of its own constants: with one typed over them, none is known (None)
-    asked = None if typed else (framework, (), tuple(sorted(name for name in compute if name in reads)), model)
+    # the fit's error is that of its own constants on 16-bit runs: with one typed over them, or another --dtype, none
+    # is known (None)
+    asked = None if typed or constants["dtype"] not in MEASURED_DTYPES else (
+        framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used())
 
 

@@ -589,3 +589,21 @@ def test_a_name_only_another_setting_reads_is_said_not_used(tmp_path):
     run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",
                "m=16", "s=8192", "sp=1", "F_e=1024")
     assert run.returncode == 0 and "note: F_e not used by the step model of this setting" in run.stderr
+
+
+def test_a_dtype_no_fit_measured_leaves_the_error_unknown_and_says_what_was_counted():
+    # every fitted and checked run trained in 16 bits: --dtype fp32 times the matmuls at the fp32 peak and sends 4-byte
+    # elements while the memory model counts a 16-bit run's bytes, so the fits' errors describe none of it
+    import symcomm
+
+    layout = dict(model="llama3.1-8b", t=1, p=1, c=1, d=8, m=8, b=64, s=8192)
+    sixteen = symcomm.evaluate("hybrid", hardware="h100", **layout)
+    wide = symcomm.evaluate("hybrid", hardware="h100", dtype="fp32", **layout)
+    assert sixteen["step_time_error"] is not None and wide["step_time_error"] is None
+    assert any(note.startswith("--dtype fp32: the matmuls at the fp32 peak") for note in wide.notes)
+    assert symcomm.evaluate("hybrid", hardware="h100", dtype="fp16", **layout)["step_time_error"] is not None
+    run = _cli("eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "--dtype", "fp32", "t=1", "p=1",
+               "c=1", "d=8", "m=8", "b=64", "s=8192")
+    assert run.returncode == 0 and "a --dtype no fit measured" in run.stdout
+    planned = symcomm.plan("llama3.1-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="fp32")
+    assert planned["step_time_error"] is None

@@ -321,6 +321,10 @@ def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
     return value, plain_exact(value)
 
 
+#: the shape names a model's parameter count Φ depends on (presets.formula): one typed over a preset's leaves its Φ
+PHI_SHAPE = ("h", "L", "F", "V", "h_kv", "h_q", "E", "F_e", "E_s", "L_moe")
+
+
 def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict]:
     """The step model's float inputs and option words with a preset model's shape filled in where the words gave
     none (its values as floats, kept beside the model), ``gated`` from the model, and Qwen3-style query heads wider
@@ -328,6 +332,12 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     path (``answers.py``) and the generated one (``hybridfast.py``)."""
     shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
     numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
+    typed_over = [name for name in PHI_SHAPE if name in shape and numbers.get(name, shape[name]) != shape[name]]
+    if typed_over and numbers.get("Phi") == shape.get("Phi"):
+        notes.add(f"{', '.join(f'{name}={numbers[name]:g}' for name in typed_over)} typed over {model.name}'s "
+                  f"{', '.join(f'{name}={shape[name]:g}' for name in typed_over)}: its Φ = {shape['Phi']:,.0f} is "
+                  "still the preset's count of its own shape (the weights, gradients, optimizer and data-parallel "
+                  "traffic); give Phi= for the shape typed")
     said = model.sliding_note(int(numbers["s"])) if "s" in numbers else None    # plan's too (planner.search.plan)
     if said:
         notes.add(said)

@@ -607,3 +607,19 @@ def test_a_dtype_no_fit_measured_leaves_the_error_unknown_and_says_what_was_coun
     assert run.returncode == 0 and "a --dtype no fit measured" in run.stdout
     planned = symcomm.plan("llama3.1-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="fp32")
     assert planned["step_time_error"] is None
+
+
+def test_a_shape_typed_over_a_preset_says_its_parameter_count_stays_the_presets():
+    # Llama 3.1 70B at L = 40 instead of its 80: the layers' compute follows the typed L, but Φ (the weights, gradients,
+    # optimizer, data-parallel bytes) is the preset's count of its own shape unless Phi= is given; said, on both paths
+    import symcomm
+
+    layout = dict(model="llama3.1-70b", hardware="h100", t=8, p=1, d=8, c=1, b=64, m=8, s=8192, sp=1)
+    halved = symcomm.evaluate("hybrid", L=40, **layout)
+    said = [note for note in halved.notes if note.startswith("L=40 typed over llama3.1-70b's L=80")]
+    assert said and "Φ = 70,553,706,496 is still the preset's count" in said[0]
+    assert not any("typed over" in note for note in symcomm.evaluate("hybrid", L=40, Phi=35e9, **layout).notes)
+    assert not any("typed over" in note for note in symcomm.evaluate("hybrid", **{**layout, "s": 4096}).notes)
+    run = _cli("eval", "hybrid", "--model", "llama3.1-70b", "--hardware", "h100", "t=8", "p=1", "d=8", "c=1", "b=64",
+               "m=8", "s=8192", "sp=1", "L=40")
+    assert run.returncode == 0 and "note: L=40 typed over llama3.1-70b's L=80" in run.stderr

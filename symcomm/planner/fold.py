@@ -53,7 +53,7 @@ class Plan:
     layouts: dict                 # folded rows, best first: column → numpy array
     considered: int               # layouts × option combinations after divisibility
     fitting: int                  # of them within memory (and --max-bubble)
-    evaluated: int                # whose step time was computed
+    evaluated: int                # whose step time was computed, fitting or not (a combination's layouts at once)
     combinations: tuple           # (option combinations timed, option combinations in all)
     seconds: float
     assumptions: tuple[str, ...] = field(default_factory=tuple)

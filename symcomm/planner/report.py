@@ -211,8 +211,9 @@ def to_text(p: Plan, top: int) -> str:
         + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no published run)" if unmeasured else ""),
         f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
         + (" in memory" if req.memory_check else "")
-        + (" at the high end of its measured error" if req.memory_margin else "") + f", {p.evaluated:,} timed "
-        f"({p.combinations[0]} of {p.combinations[1]} option combinations timed: in the others compute · (1 + "
+        + (" at the high end of its measured error" if req.memory_margin else "") + f", {p.evaluated:,} timed, "
+        f"fitting or not ({p.combinations[0]} of {p.combinations[1]} option combinations timed, each over all its "
+        "layouts at once: in the others compute · (1 + "
         f"bubble) + optimizer alone is slower than row {top}" + (" and the compared layout" if p.compare else "")
         + f"), in {human_time(p.seconds)}",
         "",

@@ -1003,3 +1003,16 @@ def test_of_one_layouts_uneven_splits_only_the_fastest_then_leanest_stays():
                    None, None, step=np.array([2.0, 1.0, 8.0, 1.0, 1.0]))
     _best_split_only(block, {"split": np.ones(5, dtype=int)}, np.array([7, 7, 3, 7, 7]))
     assert block.fits.tolist() == [False, False, True, True, False]
+
+
+def test_the_header_says_the_layouts_timed_include_those_that_do_not_fit(capsys):
+    # each option combination is timed over all its layouts at once (planner.search: a block's step), so on 16 H100
+    # a 70B model's plan times more layouts than fit in memory; the header says so rather than look like a subset
+    base = ("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "16", "--batch", "64", "--seq", "4096",
+            "--top", "2")
+    code, out, err = run(capsys, *base, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["layouts_evaluated"] > got["layouts_fitting"]
+    code, out, err = run(capsys, *base)
+    assert code == 0 and f"{got['layouts_evaluated']:,} timed, fitting or not" in out

@@ -8,7 +8,7 @@ import io
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import memory_band_words, model as preset_model, step_error_words
 from ..presets.fit_errors import fits_over_error, memory_error
-from ..presets.hardware_values import MEASURED_DTYPES, TYPED_CONSTANTS
+from ..presets.hardware_values import TYPED_CONSTANTS, dtype_measured
 from ..training import frameworks as _frameworks
 from .fold import Plan
 from .request import MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
@@ -86,8 +86,7 @@ def step_time_error(p: Plan, top: int) -> dict | None:
     from .kernels import names_read
 
     req = p.request
-    if any(name in TYPED_CONSTANTS for name, _ in req.constants) or (
-            req.precision == "bf16" and req.dtype not in MEASURED_DTYPES):
+    if any(name in TYPED_CONSTANTS for name, _ in req.constants) or not dtype_measured(req.dtype, req.precision):
         return None     # the fit's error is that of its own constants on 16-bit runs (eval's rule, words.hardware_words)
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
     reads = names_read(blocks, bytes_per_element(req.dtype))

@@ -15,7 +15,7 @@ from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
 from ..presets.fit_errors import at_high_end
-from ..presets.hardware_values import low_dtype_note, mesh_board_note
+from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note
 from ..training import frameworks as _frameworks
 from ..training import settings
 
@@ -576,11 +576,11 @@ def request_from_args(args) -> Request:
     for name in ("dispatcher", "router_groups", "router_group_topk", "expert_tp"):
         if getattr(args, name) is not None and not model.moe:
             notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
-    if args.nvlink is None and hardware.nvlink != DEFAULTS["nvlink"]:
+    declared = declared_wiring_note(hardware, "--nvlink ") if args.nvlink is None else None
+    if declared:
         # the nodes' wiring a hardware file declares (eval's rule: training.words.hardware_wiring)
         args.nvlink = hardware.nvlink
-        notes.add(f"--nvlink {hardware.nvlink}: {hardware.name} says its nodes' GPUs are wired point to point (its "
-                  "nvlink); give --nvlink switch for NVSwitch nodes")
+        notes.add(declared)
     said_board = mesh_board_note(hardware, args.gpus_per_node, args.nvlink or DEFAULTS["nvlink"])
     if said_board:
         notes.add(said_board)

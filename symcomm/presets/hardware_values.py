@@ -5,6 +5,7 @@ with the rules for a typed one, and the values a datasheet gives by rule (the ro
 
 from __future__ import annotations
 
+from ..base.crossing import SWITCH
 from ..base.errors import InputError
 
 #: the width constants held at the additive roofline of the part's datasheet (peak and HBM bandwidth), not fitted:
@@ -147,11 +148,18 @@ def precision_refusal(precision: str, capability: tuple, hardware: str) -> str |
 MEASURED_DTYPES = ("bf16", "fp16")
 
 
+def dtype_measured(dtype: str, precision: str) -> bool:
+    """Whether a step timed at ``dtype`` under ``precision`` is what the fits measured: a low-precision recipe times
+    its GEMMs against the bf16 peak whatever --dtype says; a bf16 run at a --dtype of :data:`MEASURED_DTYPES` (eval's
+    and plan's one rule for whether the fit's error is shown)."""
+    return precision != "bf16" or dtype in MEASURED_DTYPES
+
+
 def low_dtype_note(dtype: str, precision: str) -> str | None:
     """What a ``--dtype`` other than a 16-bit one means beside a bf16 ``precision`` (eval's and plan's one note), or
     None: fp8 a recipe no framework runs; fp32 (or tf32) a run whose matmuls and messages take that type while the
     memory model counts a 16-bit run's."""
-    if precision != "bf16" or dtype in MEASURED_DTYPES:
+    if dtype_measured(dtype, precision):
         return None
     if dtype in ("fp32", "tf32"):
         return (f"--dtype {dtype}: the matmuls at the {dtype} peak × eta and the messages in 4-byte elements, but the "
@@ -177,6 +185,16 @@ def mesh_board_note(system, gpus_per_node, nvlink: str) -> str | None:
     return (f"G={float(gpus_per_node):g} below {system.name}'s {system.gpus_per_node} GPUs per node: its GPUs priced as "
             f"the preset's NVSwitch board connects them (nvlink=switch, every pair at the whole NVLink bandwidth); a "
             f"board of four Hopper GPUs (HGX H100/H200 4-GPU) wires them point to point: nvlink=mesh")
+
+
+def declared_wiring_note(system, spelled: str) -> str | None:
+    """What eval and plan say where a hardware file declares its nodes' GPUs wired point to point (its ``nvlink``) and
+    the command takes it as its default (``spelled``: the command's own spelling of the setting, ``nvlink=`` or
+    ``--nvlink ``), or None for NVSwitch nodes, the default of every preset."""
+    if system.nvlink == SWITCH:
+        return None
+    return (f"{spelled}{system.nvlink}: {system.name} says its nodes' GPUs are wired point to point (its nvlink); "
+            f"give {spelled}{SWITCH} for NVSwitch nodes")
 
 
 def element_refusal(dtype: str, precision: str) -> str | None:

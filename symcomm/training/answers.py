@@ -186,10 +186,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    unfused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers) or \
+    refused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers) or \
         head_split_refusal(target.options, numbers)
-    if unfused:
-        raise UsageError(unfused)
+    if refused:
+        raise UsageError(refused)
     said_board = mesh_board_note(system, numbers.get("G"), str(target.options.get("nvlink", SWITCH)))
     if said_board:
         notes.add(said_board)

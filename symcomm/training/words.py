@@ -14,7 +14,7 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
-from ..presets.hardware_values import KERNEL_SHARES, MEASURED_DTYPES
+from ..presets.hardware_values import KERNEL_SHARES, declared_wiring_note, dtype_measured
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .settings import OPTIONS
 
@@ -241,10 +241,10 @@ def hardware_wiring(args, option_texts: dict, takes) -> dict:
         system = presets.hardware(args.hardware)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    if system.nvlink == "switch":
+    said = declared_wiring_note(system, "nvlink=")
+    if said is None:
         return option_texts
-    notes.add(f"nvlink={system.nvlink}: {system.name} says its nodes' GPUs are wired point to point (its nvlink); "
-              "give nvlink=switch for NVSwitch nodes")
+    notes.add(said)
     return {**option_texts, "nvlink": system.nvlink}
 
 
@@ -397,7 +397,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
              "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
     # the fit's error is that of its own constants on 16-bit runs: with one typed over them, or another --dtype, none
     # is known (None)
-    asked = None if typed or constants["dtype"] not in MEASURED_DTYPES else (
+    asked = None if typed or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used())
 

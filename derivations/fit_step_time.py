@@ -87,7 +87,7 @@ def check_rows(system: str, constants: dict, role: str = "check",
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
             over.append(over_row(run.id, printed.get(run.id.split("+")[0], {}), system, role,
-                                 float(q["memory_per_gpu"]), capacity))
+                                 float(q["memory_per_gpu"]), capacity, row["framework_option"]))
         for run_id in run.id.split("+"):      # one layout measured in several rows: each row's own memory
             source = printed.get(run_id)
             if source is None or source.get("memory_gib") is None:
@@ -99,13 +99,15 @@ def check_rows(system: str, constants: dict, role: str = "check",
     return rows, memory
 
 
-def over_row(run_id: str, source: dict, system: str, role: str, counted: float, capacity: float) -> dict:
+def over_row(run_id: str, source: dict, system: str, role: str, counted: float, capacity: float,
+             framework: str = "") -> dict:
     """A published run the model counts over its GPU's memory: it ran, so its peak fit in ``capacity`` bytes and the
     count exceeds it by at least ``over`` (counted / capacity - 1), unless the run's layout is in doubt (its data
     says the table differs from its recipe) or it does what the model does not count.  ``source``: the run's data
-    (its first row's, for a layout measured in several)."""
+    (its first row's, for a layout measured in several); ``framework``: its framework option (eval's framework=)."""
     doubt = "TABLE DIFFERS FROM RECIPE" in source.get("recipe", "")
-    return {"id": run_id, "hardware": system, "role": role, "predicted_gib": _rounded(counted / GIB),
+    return {"id": run_id, "hardware": system, "role": role, "framework_option": framework,
+            "predicted_gib": _rounded(counted / GIB),
             "gpu_gib": _rounded(capacity / GIB), "over": _rounded(counted / capacity - 1),
             "layout_in_doubt": doubt}
 
@@ -268,7 +270,8 @@ def store_memory_errors(presets: dict, memory: list[dict], ran_over: list[dict] 
         # most 5e-7): the run that sets it falls inside the band it sets
         highest = _rounded(max(r["over"] for r in sure) + 1e-6)
         presets["memory_ran_over"] = {"highest": highest, "runs": len(sure),
-                                      "hardware": sorted({r["hardware"] for r in sure})}
+                                      "hardware": sorted({r["hardware"] for r in sure}),
+                                      "frameworks": sorted({r["framework_option"] for r in sure})}
     return presets
 
 

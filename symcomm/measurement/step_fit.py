@@ -21,8 +21,8 @@ range's edge and the fit with it at the base's value is as good (the runs do not
 the fit with it at the base's value is worse (the runs want it past its range: the model misses something they
 have; the others keep their values beside it, so one edge does not push the rest to theirs) — never written as
 a fitted value (:func:`_edges_held`); the in-sample and
-leave-one-out (refit without each run, predict it: a whole lattice searched again, a larger one polished on
-the lattice from the fit of all runs) mean, max and signed mean error; one row per run.
+leave-one-out (refit without each run by the same search as the fit of all runs, predict it: a start taken from
+the fit of all runs would carry what the left-out run told it) mean, max and signed mean error; one row per run.
 Errors are predicted / measured − 1: positive = the model is slower than the run (pessimistic).
 """
 
@@ -449,10 +449,15 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                           f"left out, read as {STEP_TIME_ABSENT_AS[name]}, as asked")
     if isinstance(hold, dict):
         held.update({name: why for name, why in hold.items() if name in held})
-    if len(runs) < len(names) + 2:
-        raise InputError(f"{len(runs)} runs cannot fit {len(names)} constants ({', '.join(names)}): give at least "
-                         f"{len(names) + 2} runs (fitted constants + 2, so that each left-out run is predicted "
-                         "by a fit that is still determined)")
+    if len(runs) < max(3, len(names) + 2):
+        # the constants a set determines grow with it (each needs two runs that read it): the count asked is the
+        # least for these, and --hold takes a constant out of the count
+        given = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+        what = (f"cannot fit {len(names)} constants ({', '.join(names)})" if names else
+                f"determine{'s' if len(runs) == 1 else ''} no constant (each needs two runs whose step time depends on it)")
+        raise InputError(f"{given} {what}: give at least {max(3, len(names) + 2)} runs (fitted constants + 2, so "
+                         "that each left-out run is predicted by a fit that is still determined; more runs may "
+                         "read more constants), or keep some at the base hardware's values with --hold NAME")
     everyone = np.ones(len(runs), dtype=bool)
     fixed = {k: v for k, v in base.items() if k not in names}
     search, best = _edges_held(runs, names, base, fixed, held)
@@ -461,13 +466,13 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
         constants.update(search.values(best))
         in_sample = search.errors(best[None, :])[:, 0]
         loo = np.empty(len(runs))
-        whole = search.size <= EXHAUSTIVE_POINTS
         for i in range(len(runs)):
             keep = everyone.copy()
             keep[i] = False
-            # a whole lattice is searched again without the run; a larger one is refitted from the fit of all
-            # runs, polished on the lattice without it (a warm start: one run moves the optimum a few steps)
-            again = search.best(keep) if whole else search._polish(best, keep)
+            # the whole search again without the run (a whole lattice, or the coarse grid, Nelder–Mead and polish):
+            # polishing the fit of all runs instead keeps it near constants the left-out run chose, and reads the
+            # error optimistic (an outsider's refits without each run found it a quarter higher)
+            again = search.best(keep)
             loo[i] = search.errors(again[None, :])[i, 0]
     else:       # nothing to fit: the base's constants predict, and leaving a run out changes nothing
         in_sample = _relative_errors(runs, dict(constants), 1)[:, 0]

@@ -172,6 +172,34 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
     return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"
 
 
+def _constant_refusal(words: list) -> str | None:
+    """Why a run's words cannot be fitted, or None: they type a constant the fit sets (eval would take it, the fit
+    would not, and the run would be priced with a value it was not measured at)."""
+    from ..presets.hardware_values import STEP_TIME_NAMES
+
+    typed = [name for name in STEP_TIME_NAMES if any(str(w).split("=", 1)[0] == name for w in words)]
+    if not typed:
+        return None
+    return (f"its words type {', '.join(typed)}, a constant calibrate-step fits: leave it out of the run's words "
+            f"(--hold {typed[0]} keeps it at the base hardware's value for every run)")
+
+
+def _dtype_refusal(dtype, words: list, given: str) -> str | None:
+    """Why a run's ``dtype`` cannot be fitted, or None: at a --dtype no fit measured (hardware_values.dtype_measured:
+    an fp8 or fp32 bf16 run) the matmuls are timed at that dtype's peak, so the fitted eta would be a share of it,
+    while the hardware file written holds eta as every command reads it, a share of the bf16 peak."""
+    from ..presets.hardware_values import MEASURED_DTYPES, dtype_measured
+    from ..training.settings import PRECISIONS
+
+    precision = next((str(w).split("=", 1)[1] for w in words if str(w).startswith("precision=")), "bf16")
+    if dtype is None or dtype_measured(str(dtype), precision):
+        return None
+    return (f"{given} {dtype} would time the matmuls at the {dtype} peak and fit eta as a share of it, but the "
+            f"hardware file holds eta as a share of the bf16 peak, as eval and plan read it: give a run of an FP8 or "
+            f"FP4 recipe its precision= in its words ({', '.join(p for p in PRECISIONS if p != 'bf16')}: its linear "
+            f"GEMMs at that peak, the rest in bf16); the dtypes calibrate-step fits: {', '.join(MEASURED_DTYPES)}")
+
+
 def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict]:
     """(the runs of ``path`` bound on the base ``hardware`` (preset or file), as
     :class:`~symcomm.measurement.step_fit.MeasuredRun`; run id → how its step time was read)."""
@@ -189,6 +217,10 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
         config = str(config if Path(config).is_absolute() else where / config) if config else None
         args = SimpleNamespace(name="hybrid", assignments=words, algorithm=None, dtype=rec.get("dtype", dtype),
                                backend=None, model=rec.get("model"), model_config=config, hardware=hardware)
+        refused = (_dtype_refusal(args.dtype, words, "its field 'dtype'" if "dtype" in rec else "--dtype")
+                   or _constant_refusal(words))
+        if refused:
+            raise InputError(f"{what}: {refused}")
         try:
             with notes.collected() as said:
                 inputs = step_inputs(args, fitting=True)

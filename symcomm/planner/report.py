@@ -7,7 +7,7 @@ import io
 
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import memory_band_words, model as preset_model, step_error_words
-from ..presets.fit_errors import fits_over_error, memory_error
+from ..presets.fit_errors import band_measures, fits_over_error, memory_error
 from ..presets.hardware_values import TYPED_CONSTANTS, dtype_measured
 from ..training import frameworks as _frameworks
 from .fold import Plan
@@ -163,7 +163,9 @@ def to_csv(p: Plan, top: int) -> str:
 
 
 def _over_error(req: Request, row: dict) -> str | None:
-    """eval's verdict over the memory model's measured error (fit_errors.fits_over_error) for a row's memory."""
+    """eval's verdict over the memory model's measured error (fit_errors.fits_over_error) for a row's memory: the
+    band of the frameworks whose printed peaks measured it, taken as the margin for every row (as
+    --within-memory-error keeps them; the header says which frameworks it measured)."""
     if not req.memory_check:
         return None
     return fits_over_error(req.hardware.memory_band, row["memory_bytes"], req.hardware.memory_bytes)
@@ -221,8 +223,13 @@ def to_text(p: Plan, top: int) -> str:
     ]
     band = memory_error(req.hardware.memory_band) if req.memory_check else None
     if band is not None and any(_over_error(req, row) == "uncertain" for row in rows):
+        # a framework no printed peak measured takes the measured ones' band as its margin, said (fit_errors.band_measures)
+        others = sorted({s["framework"] for row in rows for s in row["settings"]
+                         if not band_measures(req.hardware.memory_band, s["framework"])})
+        margin = (f"; framework={', '.join(others)}: no published run prints its peak memory, the band taken as its "
+                  "margin" if others else "")
         lines.insert(3, "memory ‡: fits by the model's count of live bytes, not at the high end of its measured "
-                        "error (" + memory_band_words(band) + ")")
+                        "error (" + memory_band_words(band) + margin + ")")
     for row in rows:
         lines.append(_line(p, row, row["rank"], unmeasured))
     if p.compare:

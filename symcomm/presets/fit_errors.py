@@ -21,6 +21,19 @@ def checks_of(fitted: dict) -> tuple:
 
 
 
+#: how the step fit words a constant it held because its runs do not read it (symcomm.measurement.step_fit): no run's
+#: predicted step time moves with it, or one run's alone
+UNREAD_BY_THE_FIT = ("no run's predicted step time depends on it", "one run's predicted step time depends on it")
+
+
+def unread_of(fitted: dict) -> tuple:
+    """The constants a ``step_time`` block holds because none of its fit's runs reads them (``held`` reasons of
+    :data:`UNREAD_BY_THE_FIT`: at the base hardware's value, or left out), as (name, reason) pairs: what its fit's
+    leave-one-out error says nothing of; () when it holds none so."""
+    return tuple((name, str(why)) for name, why in sorted(fitted.get("held", {}).items())
+                 if str(why).startswith(UNREAD_BY_THE_FIT))
+
+
 def models_of(fitted: dict) -> tuple:
     """The errors a ``step_time`` block records on each model preset's published runs per framework option
     (``models``, written by the fit script: the fitted runs left out one at a time and the check runs), as
@@ -51,11 +64,11 @@ def memory_checks_of(document: dict) -> tuple:
 
 
 def memory_ran_of(document: dict) -> tuple | None:
-    """(the largest excess, runs) of the published runs that ran though the model counts them over their GPU's memory
-    (``memory_ran_over``, written by the fit script: each over-counts by at least its excess), None where it records
-    none."""
+    """(the largest excess, runs, their framework options) of the published runs that ran though the model counts them
+    over their GPU's memory (``memory_ran_over``, written by the fit script: each over-counts by at least its excess),
+    None where it records none."""
     ran = document.get("memory_ran_over")
-    return (float(ran["highest"]), int(ran["runs"])) if ran else None
+    return (float(ran["highest"]), int(ran["runs"]), tuple(ran.get("frameworks", ()))) if ran else None
 
 
 def memory_band(checks: tuple, ran: tuple | None = None) -> tuple | None:
@@ -74,15 +87,26 @@ def _upper(band: tuple) -> float:
     return max(band[1], ran[0]) if ran else band[1]
 
 
-def memory_verdict(fits, need: float, have: float | None, band: tuple | None) -> dict:
+def band_measures(band: tuple | None, framework: str | None) -> bool:
+    """Whether the memory checks of ``band`` (:func:`memory_band`) measured the count of ``framework`` (a framework
+    option; None: any): a published run of it printed its peak.  Each framework counts its own buffers (Megatron's
+    gradient buckets, FSDP's gathered layers, PyTorch's caching allocator), so one framework's checks say nothing of
+    another's count."""
+    return band is not None and (framework is None or framework in band[3])
+
+
+def memory_verdict(fits, need: float, have: float | None, band: tuple | None, framework: str | None = None) -> dict:
     """The answer's memory verdict: ``fits`` (True, False or None: unknown, as Hardware.fits says it), the GPU's memory
     and the excess, in bytes (None when unknown; 0 when it fits), the verdict over the memory model's measured error
-    (:func:`fits_over_error`) and that error (:func:`memory_error`)."""
+    (:func:`fits_over_error`) and that error (:func:`memory_error`).  Where no check measured ``framework``'s count
+    (:func:`band_measures`) the band of those measured is its margin, as plan's --within-memory-error takes it, and
+    the error names the framework it did not measure."""
+    error = memory_error(band, None if band_measures(band, framework) else framework)
     if fits is None:
         return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None, "fits_over_error": None,
-                "memory_error": memory_error(band)}
+                "memory_error": error}
     return {"fits": bool(fits), "gpu_memory_bytes": have, "memory_excess_bytes": max(0.0, float(need) - have),
-            "fits_over_error": fits_over_error(band, float(need), have), "memory_error": memory_error(band)}
+            "fits_over_error": fits_over_error(band, float(need), have), "memory_error": error}
 
 
 def at_high_end(need, band: tuple):
@@ -101,14 +125,18 @@ def fits_over_error(band: tuple | None, need: float | None, have: float | None) 
     return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + _upper(band)) > have else "uncertain"
 
 
-def memory_error(band: tuple | None) -> dict | None:
-    """The band as the answer's ``memory_error`` (made anew on each call: the API's user may change it), or None."""
+def memory_error(band: tuple | None, unmeasured: str | None = None) -> dict | None:
+    """The band as the answer's ``memory_error`` (made anew on each call: the API's user may change it), or None;
+    ``unmeasured``: the framework option asked of, where no check measured its count (:func:`band_measures`)."""
     if band is None:
         return None
     out = {"lowest": band[0], "highest": band[1], "runs": band[2], "frameworks": list(band[3]), "what": _BAND_WHAT}
+    if unmeasured is not None:
+        out["unmeasured_framework"] = unmeasured
     ran = band[4] if len(band) > 4 else None
     if ran:
-        out["ran_over"] = {"highest": ran[0], "runs": ran[1], "what": _RAN_WHAT}
+        out["ran_over"] = {"highest": ran[0], "runs": ran[1], "frameworks": list(ran[2] if len(ran) > 2 else ()),
+                           "what": _RAN_WHAT}
     return out
 
 
@@ -130,12 +158,16 @@ def memory_band_words(band: dict) -> str:
     low, high = above(band["highest"]), above(band["lowest"])
     spread = (f"{low:.1f} % to {high:.1f} % above its count" if low >= 0 else
               f"{low:+.1f} % to {high:+.1f} % of its count (+: above)")
-    words = (f"the printed peaks of the {band['runs']} published runs it was checked on "
-             f"(framework={', '.join(band['frameworks'])}) were {spread}")
+    words = (f"no published run of framework={band['unmeasured_framework']} prints its peak memory, so its count's "
+             "error is unmeasured and another framework's band is its margin: " if band.get("unmeasured_framework")
+             else "")
+    words += (f"the printed peaks of the {band['runs']} published runs it was checked on "
+              f"(framework={', '.join(band['frameworks'])}) were {spread}")
     ran = band.get("ran_over")
     if ran:
-        runs = ("1 published run that ran was", "its") if ran["runs"] == 1 else (
-            f"{ran['runs']} published runs that ran were", "their")
+        of = f" (framework={', '.join(ran['frameworks'])})" if ran.get("frameworks") else ""
+        runs = (f"1 published run{of} that ran was", "its") if ran["runs"] == 1 else (
+            f"{ran['runs']} published runs{of} that ran were", "their")
         words += f", and {runs[0]} counted up to {100 * ran['highest']:.1f} % over {runs[1]} GPU's memory"
     return words
 

@@ -82,6 +82,9 @@ class Hardware:
     step_checks: tuple = ()
     #: the framework options the fitted runs ran (``step_time.frameworks``); () when the block does not say
     step_frameworks: tuple = ()
+    #: the constants the block holds because no run of its fit reads them, with the fit's reason
+    #: (:func:`fit_errors.unread_of`): a setting that reads one is not measured by the fit's error
+    step_unread: tuple = ()
     #: how far they were off on each model preset's own published runs, per framework option (``step_time.models``):
     #: (model, framework, lowest, highest, signed_mean, runs, fitted, (hardware)) tuples; () when not recorded
     step_models: tuple = ()
@@ -250,11 +253,15 @@ class Hardware:
         ``frameworks`` that no fitted run ran (``step_time.frameworks``; nothing said where the block does not record
         them) and no check run either; a constant of ``reads`` (those the step model reads) that the step-time block
         leaves out, read as another's value (:data:`STEP_TIME_ABSENT_AS`: e.g. the flash-attention core's eta_attn as
-        the matmuls' eta on a part whose fitted runs ran no flash attention)."""
+        the matmuls' eta on a part whose fitted runs ran no flash attention); and one it holds because no run of its
+        fit reads it (:attr:`step_unread`: a calibrated file's eta_fp8 held at its base hardware's value, where the
+        user's runs were all bf16)."""
+        taken = self.constants_taken_as_another(reads)
         return tuple([f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
                       "constants)" for name in self.frameworks_unmeasured(frameworks)]
-                     + [f"{name} (no fitted run reads it: taken as {absent_as(name)})"
-                        for name in self.constants_taken_as_another(reads)])
+                     + [f"{name} (no fitted run reads it: taken as {absent_as(name)})" for name in taken]
+                     + [f"{name} ({self.step_errors_of}'s fit: {why})" for name, why in self.step_unread
+                        if name in reads and name not in taken])
 
     def frameworks_unmeasured(self, frameworks) -> tuple[str, ...]:
         """Those of ``frameworks`` (framework options) that no fitted run and no check run of these constants ran; ()
@@ -279,9 +286,11 @@ class Hardware:
             return None
         return bytes_per_gpu <= self.memory_bytes
 
-    def memory_verdict(self, bytes_per_gpu: float) -> dict:
-        """:func:`fit_errors.memory_verdict` of ``bytes_per_gpu`` on this GPU (the one rule, :meth:`fits`)."""
-        return fit_errors.memory_verdict(self.fits(bytes_per_gpu), bytes_per_gpu, self.memory_bytes, self.memory_band)
+    def memory_verdict(self, bytes_per_gpu: float, framework: str | None = None) -> dict:
+        """:func:`fit_errors.memory_verdict` of ``bytes_per_gpu`` on this GPU (the one rule, :meth:`fits`), counted for
+        ``framework`` (a framework option; None: any)."""
+        return fit_errors.memory_verdict(self.fits(bytes_per_gpu), bytes_per_gpu, self.memory_bytes, self.memory_band,
+                                         framework)
 
     def defaults_used(self) -> tuple[str, ...]:
         """What this hardware file leaves out that has a default, as the outputs state it."""
@@ -372,7 +381,7 @@ def _preset(name: str) -> Hardware:
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
                     step_models=fit_errors.models_of(fitted),
-                    step_frameworks=tuple(fitted.get("frameworks", ())),
+                    step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
                     compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band(),
                     own_roofline="borrowed_from" in d.get("step_time", {}))
 
@@ -476,7 +485,7 @@ def hardware_file(path) -> Hardware:
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
                     step_models=fit_errors.models_of(fitted),
-                    step_frameworks=tuple(fitted.get("frameworks", ())),
+                    step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
                     compute_capability=tuple(d.get("compute_capability", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band(),
                     nvlink=d.get("nvlink", SWITCH))

@@ -10,6 +10,8 @@ constant of the data or the call is a parameter's default, never text of the cod
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 from ..base.inputs import MAX_VALUE
@@ -252,6 +254,6 @@ def hardware(system, words: tuple) -> tuple:
     the verdict's keys, the fit's error, the units added, the defaults taken), by the calls that rule makes; the
     verdict, of each call's memory per GPU, is made per call.  Printed as that rule adds them: each key at its place
     (one the document has already keeps it, as dict assignment and update keep it)."""
-    constants, asked, units, defaults = words
-    return (system.memory_verdict, constants, tuple(system.memory_verdict(0.0)),
+    constants, asked, units, defaults, framework = words
+    return (functools.partial(system.memory_verdict, framework=framework), constants, tuple(system.memory_verdict(0.0)),
             None if asked is None else system.step_time_error(*asked), units, defaults)

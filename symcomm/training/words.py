@@ -378,7 +378,8 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
                    model: str | None = None) -> tuple:
     """What :func:`add_hardware_report` adds whatever the numbers: (the constants with their sources, what the fit's
     error is asked of: the run's framework and the constants it reads, or None where a typed constant leaves it
-    unknown, the units added, the defaults taken), worded once by a plan (hybridfast)."""
+    unknown, the units added, the defaults taken, the framework whose memory count the verdict is of), worded once by
+    a plan (hybridfast)."""
     precision = options.get("precision", OPTIONS["precision"].default)
     framework = options.get("framework", OPTIONS["framework"].default)
     peaks = [name for name in typed_names if name in TYPED_DATASHEET]
@@ -399,15 +400,15 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     # is known (None)
     asked = None if typed or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model)
-    return constants, asked, units, tuple(system.defaults_used())
+    return constants, asked, units, tuple(system.defaults_used()), framework
 
 
 def with_hardware_report(out: dict, system, words: tuple) -> dict:
     """:func:`add_hardware_report` by its :func:`hardware_words`: the memory verdict and the fit's error made anew
     (both are the answer's own mappings), the words copied."""
-    constants, asked, units, defaults = words
+    constants, asked, units, defaults, framework = words
     out["constants"] = dict(constants)
-    out.update(system.memory_verdict(out["memory_per_gpu"]))
+    out.update(system.memory_verdict(out["memory_per_gpu"], framework))
     out["step_time_error"] = None if asked is None else system.step_time_error(*asked)
     out["units"].update(units)
     out["assumptions"] += defaults

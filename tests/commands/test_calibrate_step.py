@@ -270,9 +270,17 @@ def test_the_text_report_shows_constants_errors_and_runs(tmp_path, capsys, synth
 
 @pytest.mark.parametrize("runs, message", [
     (lambda s: s[:3], "3 runs cannot fit 4 constants"),
+    # one run reads no constant twice: the least set is asked for, and how to take constants out of the count
+    (lambda s: s[:1], "1 run determines no constant (each needs two runs whose step time depends on it): give at "
+                      "least 3 runs"),
+    (lambda s: s[:3], "or keep some at the base hardware's values with --hold NAME"),
     (lambda s: s[:4] + [dict(s[0])], "'run1' is given twice"),
     (lambda s: s[:4] + [{**s[0], "id": "again"}], "are the same run"),
     (lambda s: s[:4] + [{**s[4], "step_time_s": 0}], "step_time_s"),
+    # a dtype no fit measured times the matmuls at its own peak: the file's eta would be a share of another peak
+    (lambda s: s[:4] + [{**s[4], "dtype": "fp8"}], "its field 'dtype' fp8 would time the matmuls at the fp8 peak"),
+    # a constant the fit sets, typed in a run's words: eval would price the run at it, the fit would not
+    (lambda s: s[:4] + [{**s[4], "words": s[4]["words"] + " eta=0.5"}], "its words type eta, a constant"),
 ])
 def test_refusals_are_one_line_and_exit_2(tmp_path, capsys, synthetic, runs, message):
     path = tmp_path / "runs.json"
@@ -494,3 +502,44 @@ def test_a_hardware_file_names_its_wiring_from_two_words(tmp_path, capsys):
     code, _, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", mine, "t=2", "d=2", "b=8",
                        "m=1", "s=4096", "G=4")
     assert code == 2 and "nvlink" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_setting_that_reads_a_constant_no_fitted_run_read_is_not_given_the_fit_s_error(tmp_path, capsys, synthetic):
+    # the ten runs are dense and bf16: none reads eta_fp8 (FP8 GEMMs) or kappa_moe and w_half_expert (MoE layers), so
+    # the fit holds them at the base hardware's values, and its leave-one-out error measures nothing of them
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": synthetic}))
+    out_file = tmp_path / "mine.json"
+    assert run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", out_file)[0] == 0
+    held = strict(out_file.read_text())["step_time"]["held"]
+    assert {"eta_fp8", "kappa_moe", "w_half_expert"} <= set(held)
+    layout = ["eval", "hybrid", "--hardware", out_file, "t=2", "p=1", "d=8", "c=1", "b=128", "m=16", "s=4096", "sp=1",
+              "--json"]
+    code, out, err = run(capsys, *layout[:2], "--model", "mixtral-8x7b", *layout[2:], "e=8", "precision=fp8_tensor")
+    assert code == 0, err
+    unchecked = " ".join(strict(out)["step_time_error"]["unchecked"])
+    assert all(name in unchecked for name in ("eta_fp8", "kappa_moe", "w_half_expert"))
+    # a dense bf16 layout like the fitted ones reads none of them: the fit's error alone
+    code, out, err = run(capsys, *layout[:2], "--model", "llama3-8b", *layout[2:])
+    assert code == 0, err
+    assert strict(out)["step_time_error"]["unchecked"] == []
+
+
+def test_each_leave_one_out_error_is_the_prediction_of_a_fit_without_that_run(tmp_path):
+    # what leave-one-out means (README): the run predicted by the constants fitted without it.  So fitting the other
+    # nine from scratch and predicting it must give the row's leave-one-out error, not a warm start from the fit of
+    # all ten (which knew the run: an outsider's refits found that reading a quarter too low)
+    from symcomm.measurement.step_fit import fit
+    from symcomm.measurement.step_runs import read_runs
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(example()))
+    runs, _ = read_runs(path, "h100")
+    base = hardware("h100").own_step_constants()
+    whole = fit(runs, base)
+    assert len(whole.fitted) >= 3          # a lattice past EXHAUSTIVE_POINTS: the coarse grid, Nelder–Mead, polish
+    for i in (0, 4, 7):
+        without = fit(runs[:i] + runs[i + 1:], base)
+        assert without.fitted == whole.fitted
+        predicted = float(runs[i].inputs.quantities(**without.constants)["step_time"])
+        assert whole.rows[i].loo_error == pytest.approx(predicted / runs[i].measured_s - 1, rel=1e-9, abs=1e-12)

@@ -194,11 +194,13 @@ def test_the_presets_memory_checks_are_those_of_the_stored_memory_rows():
 def test_the_runs_that_ran_set_the_bands_upper_end_but_those_in_doubt():
     # two runs counted 3 % and 5 % over their GPU's memory, a third 50 % whose layout is in doubt: the band's upper end
     # is the sure ones' largest, one unit of the sixth digit up (0.05 + 1e-6), over the 2 sure runs
-    over = [{"id": "a", "hardware": "h100", "over": 0.03, "layout_in_doubt": False},
-            {"id": "b", "hardware": "a100", "over": 0.05, "layout_in_doubt": False},
-            {"id": "c", "hardware": "b200", "over": 0.5, "layout_in_doubt": True}]
+    over = [{"id": "a", "hardware": "h100", "over": 0.03, "layout_in_doubt": False, "framework_option": "megatron"},
+            {"id": "b", "hardware": "a100", "over": 0.05, "layout_in_doubt": False, "framework_option": "fsdp2"},
+            {"id": "c", "hardware": "b200", "over": 0.5, "layout_in_doubt": True, "framework_option": "deepspeed"}]
     got = fit_step_time.store_memory_errors({}, [], over)["memory_ran_over"]
-    assert got == {"highest": pytest.approx(0.050001, abs=1e-9), "runs": 2, "hardware": ["a100", "h100"]}
+    # the sure runs' frameworks, as eval's memory verdict names them
+    assert got == {"highest": pytest.approx(0.050001, abs=1e-9), "runs": 2, "hardware": ["a100", "h100"],
+                   "frameworks": ["fsdp2", "megatron"]}
     assert "memory_ran_over" not in fit_step_time.store_memory_errors({"memory_ran_over": got}, [], over[2:])
 
 

@@ -623,3 +623,22 @@ def test_a_shape_typed_over_a_preset_says_its_parameter_count_stays_the_presets(
     run = _cli("eval", "hybrid", "--model", "llama3.1-70b", "--hardware", "h100", "t=8", "p=1", "d=8", "c=1", "b=64",
                "m=8", "s=8192", "sp=1", "L=40")
     assert run.returncode == 0 and "note: L=40 typed over llama3.1-70b's L=80" in run.stderr
+
+
+def test_a_framework_no_printed_peak_measured_is_said_to_take_another_s_band():
+    # the memory checks are torchtitan's and KempnerForge's (framework=fsdp2, hardware.json memory_checks): Megatron's
+    # count (its own buffers, no caching-allocator peak among them) was measured by no printed peak, so eval says so
+    # beside the band it takes as the margin; the run that ran though counted over its GPU's memory is named by its
+    # framework (a Megatron-Core run, hardware.json memory_ran_over)
+    layout = ("--model", "llama3-8b", "--hardware", "h100", "t=2", "p=1", "d=4", "c=1", "b=64", "m=16", "s=4096", "sp=1")
+    megatron = json.loads(_cli("eval", "hybrid", *layout, "framework=megatron", "--json").stdout)
+    fsdp2 = json.loads(_cli("eval", "hybrid", *layout, "framework=fsdp2", "zero=3", "--json").stdout)
+    assert megatron["memory_error"]["unmeasured_framework"] == "megatron"
+    assert "unmeasured_framework" not in fsdp2["memory_error"]
+    assert megatron["memory_error"]["ran_over"]["frameworks"] == ["megatron"]
+    # the same band, the same verdict over it: one rule, the margin for the unmeasured
+    assert megatron["fits_over_error"] == fsdp2["fits_over_error"] == "yes"
+    text = _cli("eval", "hybrid", *layout, "framework=megatron").stdout
+    verdict = next(x for x in text.splitlines() if x.strip().startswith("fits"))
+    assert "no published run of framework=megatron prints its peak memory" in verdict
+    assert "1 published run (framework=megatron) that ran" in verdict

@@ -50,8 +50,9 @@ def _in_scope(roles: tuple[str, ...]):
                 yield role, run
 
 
-def tp_overlap_off() -> dict[str, tuple[list, list]]:
-    """role → (errors as typed, errors with tp_overlap=0) of the H100 Megatron-Core runs with tp_overlap=1."""
+def tp_overlap_off(**constants) -> dict[str, tuple[list, list]]:
+    """role → (errors as typed, errors with tp_overlap=0) of the H100 Megatron-Core runs with tp_overlap=1, at the
+    stored constants or at ``constants`` (step-model constants by name, as the quantities take them)."""
     out: dict = defaultdict(lambda: ([], []))
     for role, run in _in_scope(("fit", "check")):
         words = modern.words(run)
@@ -59,8 +60,8 @@ def tp_overlap_off() -> dict[str, tuple[list, list]]:
             continue
         # the same run typed without the overlap (its overlap field: modern.words spells it tp_overlap=0)
         off = {**run, "overlap": {**run["overlap"], "tp_comm": False}}
-        out[role][0].append(_step(run) / run["step_time_s"] - 1)
-        out[role][1].append(_step(off) / run["step_time_s"] - 1)
+        out[role][0].append(_step(run, **constants) / run["step_time_s"] - 1)
+        out[role][1].append(_step(off, **constants) / run["step_time_s"] - 1)
     return dict(out)
 
 

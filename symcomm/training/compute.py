@@ -17,6 +17,14 @@ A framework that runs each projection as its own linear (``fused_projections`` =
 w3, :data:`SEPARATE_PROJECTIONS`) runs QKV as three GEMMs q/t, h_kv/t, h_kv/t wide and a gated FC1 as two F/t wide:
 the same FLOPs, timed at their own widths.
 
+Under ``tp_overlap``=1 Megatron-Core runs the dense block's linears through Transformer Engine's userbuffers, which
+splits each GEMM beside a tensor-parallel collective into chunks of M/n rows, one per arriving or departing piece
+(:data:`UB_CHUNKS`): the forward's QKV and FC1 and the backward's attention-output and FC2 input gradients in n = t,
+the forward's attention output and FC2 in 4 (bf16) or t (the FP8 recipes' configs).  The chunks' FLOPs are the
+GEMM's; each reads the weight again, so the additive roofline below prices (n − 1)·KN more elements per chunked
+pass (:func:`ub_chunk_elements`); the communication they hide is the overlap model's
+(symcomm.training.overlap.tp_exposed).
+
 A GEMM (M × K)·(K × N) does 2MNK FLOPs and moves MK + KN + MN elements; its time is taken as the additive
 roofline, FLOPs at the matmul rate plus a term proportional to those elements:
 time = 2MNK/(peak·η) · (1 + w_half/w), with w = MNK/(MK + KN + MN), the GEMM's *width* (the harmonic mean of
@@ -79,7 +87,7 @@ FP8 from the norm) are counted as separate passes: an upper bound, the rest is w
 torchao's rowwise recipe (``fp8_rowwise``) runs all three GEMMs of a linear in FP8 with per-row scales; its casts
 and the backward's rescale are counted as torchao's own roofline and code run them (:data:`ROWWISE`), the weights
 cast in every micro-batch, at the share :data:`ROWWISE_CAST_SHARE` of the HBM bandwidth that torchao's published
-table of rowwise speedups on H100 shows them reaching (0.48; symcomm.derivations.rowwise_casts); its GEMMs at the
+table of rowwise speedups on H100 shows them reaching (0.44; symcomm.derivations.rowwise_casts); its GEMMs at the
 same peak_fp8·η_fp8 (PyTorch's rowwise CUTLASS kernel is slower on some shapes, pytorch/pytorch issue 147971: what
 of it the table holds, the share holds too).
 Transformer Engine's NVFP4 recipe (``nvfp4``, Blackwell) runs the same linear GEMMs, all three of each (forward,
@@ -640,6 +648,50 @@ def mtp_micro_batch(run) -> MicroBatchCompute:
     return MicroBatchCompute(*(D_mtp * x.xreplace(shares) for x in one.parts))
 
 
+#: how Transformer Engine's userbuffers overlap (tp_overlap=1 under Megatron-Core) splits the GEMMs beside the
+#: tensor-parallel collectives: ring_exchange (QKV's and FC1's forward, the attention output's and FC2's input
+#: gradients) into tp_size GEMMs of M/t rows each, one per arriving chunk; pipeline (the attention output's and FC2's
+#: forward, feeding the reduce-scatter) into num_splits = 4; bulk (QKV's and FC1's backward) whole, beside a
+#: collective of its own
+UB_CHUNKS = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/base.py at d0067d0d (initialize_ub: the "
+             "default methods ring_exchange for qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad, pipeline for proj_fprop, "
+             "fc2_fprop, bulk for qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad; num_splits tp_size for ring_exchange, 4 "
+             "otherwise); NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/comm_overlap.py at 067f987d (the "
+             "performance recipes' userbuffers_fp8_* configs: proj_fprop and fc2_fprop RingExchangeOverlapCfg, the "
+             "bf16 ones PipelineOverlapCfg with num_splits 4)")
+#: the frameworks whose tp_overlap=1 is Transformer Engine's userbuffers overlap (:data:`UB_CHUNKS`)
+UB_FRAMEWORKS = ("megatron", "megatron_fsdp")
+#: the dense block's GEMMs (their parts too, fused_projections=0) that userbuffers runs beside an all-gather in the
+#: forward (column-parallel) and beside a reduce-scatter in the forward, an all-gather in the backward (row-parallel)
+UB_COLUMN = frozenset(("QKV", "Q", "K", "V", "FC1", "FC1 gate", "FC1 up"))
+UB_ROW = frozenset(("attention output", "FC2"))
+
+
+def ub_chunk_elements(run, pairs) -> tuple[sp.Expr, sp.Expr]:
+    """(forward, backward) elements one micro-batch's GEMMs in ``pairs`` ((GEMM, times) of a stage) move beyond
+    what they move whole, where tp_overlap=1 runs them in Transformer Engine's chunks (:data:`UB_CHUNKS`; frameworks
+    :data:`UB_FRAMEWORKS`): a GEMM (M × K)·(K × N) run as n GEMMs of M/n rows moves MK + n·KN + MN elements, its
+    weight read n times, so each chunked pass adds (n − 1)·KN to its width term (the additive roofline of the module
+    docstring; nothing at t = 1, where nothing is split).  Forward: QKV and FC1 in t chunks, the attention output and
+    FC2 in 4 (bf16; t under the FP8 and FP4 recipes, whose configs ring-exchange them too); backward: the attention
+    output's and FC2's input gradients in t.  (0, 0) without tp_overlap or in another framework (PyTorch's async TP
+    is its own: symcomm.training.overlap.ASYNC_TP), and for the GEMMs of no dense block (experts, MLA)."""
+    zero = sp.Integer(0)
+    if not run.tp_overlap or run.framework not in UB_FRAMEWORKS:
+        return zero, zero
+    output_chunks = (sp.Piecewise((sp.Integer(1), sp.Eq(t, 1)), (sp.Integer(4), True)) if run.precision == "bf16"
+                     else t)
+    forward, backward = zero, zero
+    for g, n in pairs:
+        weight = g.count * g.inner * g.cols
+        if g.name in UB_COLUMN:
+            forward += n * (t - 1) * weight
+        elif g.name in UB_ROW:
+            forward += n * (output_chunks - 1) * weight
+            backward += n * (t - 1) * weight
+    return forward, backward
+
+
 def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tuple = ()) -> MicroBatchCompute:
     """Compute of one micro-batch (b/(d·m) sequences) on one GPU of a stage holding ``layers``
     layers (default L/p) and, when ``lm_head`` (default: the run has embeddings), the LM head: the
@@ -714,9 +766,15 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
                  "none": sp.Integer(0)}[run.recompute]
         extra_again = {"full": _width_term(layer_pairs), "op": _width_term(op_pairs)}.get(run.recompute, sp.Integer(0))
         extra = _width_term(shaped)
-        forward = rest / rate + core_time + extra / rate + scan_time
+        # tp_overlap=1 under Transformer Engine: its GEMMs in the chunks userbuffers splits them into (the forward's
+        # again where a full recompute reruns it)
+        chunks_forward, chunks_backward = (2 * w_half * x / rate for x in ub_chunk_elements(run, shaped))
+        forward = rest / rate + core_time + extra / rate + scan_time + chunks_forward
         again = again + (_summed(up_pairs + module_pairs, "flops") + _width_term(up_pairs + module_pairs)) / rate
-        backward = 2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate + 2 * scan_time
+        if run.recompute == "full":
+            again = again + chunks_forward
+        backward = (2 * rest / rate + core_back * core_time + again + (2 * extra + extra_again) / rate + 2 * scan_time
+                    + chunks_backward)
     else:
         rate8 = low_rate(run.precision)
         low = [(g, n) for g, n in shaped if g.fp8]
@@ -746,8 +804,14 @@ def micro_batch_compute(run, layers=None, lm_head: bool | None = None, extra: tu
             again = (again + matmul_time([(g, n) for g, n in module_pairs if g.fp8], rate8)
                      + matmul_time([(g, n) for g, n in module_pairs if not g.fp8], rate)
                      + cast_bytes(recast_pairs, run.precision)[0] / cast_rate)
+        # the userbuffers chunks' weight reads, each GEMM at its own rate (bf16_layers: some in bf16)
+        low_chunks, high_chunks = ub_chunk_elements(run, low), ub_chunk_elements(run, high)
+        chunks_forward = 2 * w_half * (low_chunks[0] / rate8 + high_chunks[0] / rate)
+        forward += chunks_forward
+        if run.recompute == "full":
+            again = again + chunks_forward
         backward = (core_back * core_time + 2 * (matmul_time(high, rate) + matmul_time(low, rate8)) + again
-                    + dy / cast_rate + 2 * scan_time)
+                    + dy / cast_rate + 2 * scan_time + 2 * w_half * (low_chunks[1] / rate8 + high_chunks[1] / rate))
     touched = layer_activation_bytes("none", run.flash, run.sp, run.attention, run.moe, run.gated,
                                      run.expert_tp, mamba=run.mamba, latent=run.moe_latent, passed=True) * layers
     if fused:

@@ -12,7 +12,8 @@ micro-batches per data-parallel replica, then the optimizer step):
 * **per micro-batch communication on the critical path**: the hybrid strategy's tp, cp, ep
   and pp terms divided by m — exposed (Megatron runs them between its GEMMs) unless overlapped
   (:mod:`symcomm.training.overlap`): ``tp_overlap=1`` hides tp behind the micro-batch's compute but one
-  chunk of t (Transformer Engine userbuffers), or with framework=fsdp2 each sequence collective behind the
+  chunk of t (Transformer Engine userbuffers, whose GEMMs then run in chunks that each read the weight again:
+  :func:`symcomm.training.compute.ub_chunk_elements`), or with framework=fsdp2 each sequence collective behind the
   GEMM it is fused with (PyTorch's async TP, :func:`symcomm.training.overlap.tp_exposed`); without it Megatron's
   and Transformer Engine's column-parallel linears still hide two backward collectives each behind one GEMM
   (``tp_backward_overlap``, :func:`symcomm.training.overlap.tp_backward_exposed`); ``a2a_overlap`` the
@@ -318,7 +319,8 @@ ASSUMPTIONS = (
     "gradient buffer every micro-batch; fused_projections=0 (fsdp2's default: torchtitan's separate wq, wk, wv and "
     "w1, w3) each projection its own GEMM at its own width",
     "tensor, context, expert and pipeline communication on the critical path of every micro-batch, unless "
-    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t; without it Megatron's "
+    "overlapped: tp_overlap=1 hides tp behind the micro-batch's compute but one chunk of t (under Megatron its GEMMs "
+    "run in Transformer Engine's chunks, each reading the weight again); without it Megatron's "
     "column-parallel linears hide their backward's input re-all-gather and input-gradient reduce-scatter (all-reduce) "
     "each behind the one GEMM it runs beside (tp_backward_overlap; dense blocks), a2a_overlap the expert "
     "all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "

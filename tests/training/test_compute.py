@@ -358,13 +358,13 @@ def test_fp8_rowwise_casts_of_one_gemm_by_hand():
 
 def test_fp8_rowwise_small_shape_by_hand():
     """All three GEMMs of each linear in FP8 (torchao ROWWISE: input, weight and output gradient cast axiswise,
-    torchao/float8/config.py at 6243040), at peak_fp8 · eta_fp8 like fp8_tensor; the casts as above, at 48 % of the
+    torchao/float8/config.py at 6243040), at peak_fp8 · eta_fp8 like fp8_tensor; the casts as above, at 44 % of the
     HBM bandwidth (torchao's published rowwise table: tests/derivations/test_rowwise_casts.py reads the share off it)."""
     fp8 = sum(gemm_seconds(*g, 2000, sp.Rational(2, 5)) for g in LINEAR)
     forward, backward = micro("fp8_rowwise")
-    # X 40, W 128, dY 56 elements (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS below); hbm = 100 B/s, the casts at 48 B/s
-    assert forward == fp8 + CORE + sp.Rational(40 * 5 + 128 * 3, 48)
-    assert backward == 2 * fp8 + CORE_BACK + sp.Rational(40 * 3 + 128 * 7 + 56 * 8 + 4 * (40 + 128), 48)
+    # X 40, W 128, dY 56 elements (X_ELEMENTS, W_ELEMENTS, DY_ELEMENTS below); hbm = 100 B/s, the casts at 44 B/s
+    assert forward == fp8 + CORE + sp.Rational(40 * 5 + 128 * 3, 44)
+    assert backward == 2 * fp8 + CORE_BACK + sp.Rational(40 * 3 + 128 * 7 + 56 * 8 + 4 * (40 + 128), 44)
 
 
 def test_fp8_rowwise_refuses_the_float8_all_gather():
@@ -906,3 +906,52 @@ def test_the_attention_kernel_choices_are_the_fused_core_and_the_published_ones(
 
     assert set(settings.ATTENTION_KERNELS) == {"fused", *PUBLISHED_KERNELS}
     assert all(f"eta_{kernel}" in symbols.SYMBOLS for kernel in PUBLISHED_KERNELS)
+
+
+def _chunked(M, K, N, n, peak=1000, eta=sp.Rational(1, 2)):
+    """What running (M × K)·(K × N) as n GEMMs of M/n rows adds to its time: n chunks timed by the definition
+    (gemm_seconds) less the whole GEMM."""
+    return n * gemm_seconds(sp.Rational(M, n), K, N, peak, eta) - gemm_seconds(M, K, N, peak, eta)
+
+
+def _overlap_difference(precision="bf16", framework="megatron", t=2, recompute="none"):
+    """(forward, backward) of tp_overlap=1 less tp_overlap=0, the small shape at tensor-parallel size ``t``."""
+    at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "t": t}.items()}
+    on, off = (compute.micro_batch_compute(settings.RunSetting(framework=framework, tp_overlap=flag,
+                                                               precision=precision, recompute=recompute))
+               for flag in (True, False))
+    return exact(on.forward - off.forward, at), exact(on.backward - off.backward, at)
+
+
+# the small shape's dense GEMMs on one of t = 2 GPUs, (M, K, N): QKV 4 → 12/2, output 4/2 → 4, FC1 4 → 8/2, FC2 8/2 → 4
+TP2 = {"QKV": (2, 4, 6), "output": (2, 2, 4), "FC1": (2, 4, 4), "FC2": (2, 4, 4)}
+
+
+def test_userbuffers_runs_the_gemms_in_their_chunks_by_hand():
+    """tp_overlap=1 under Megatron: Transformer Engine's userbuffers splits QKV's and FC1's forward into t GEMMs of
+    M/t rows (ring_exchange), the attention output's and FC2's into 4 (pipeline's num_splits, bf16), and their input
+    gradients in the backward into t (transformer_engine/pytorch/module/base.py at d0067d0d, initialize_ub's
+    defaults): each chunk timed by the definition, the difference is what splitting adds."""
+    forward, backward = _overlap_difference()
+    assert forward == (_chunked(*TP2["QKV"], 2) + _chunked(*TP2["FC1"], 2) + _chunked(*TP2["output"], 4)
+                       + _chunked(*TP2["FC2"], 4))
+    assert backward == _chunked(*TP2["output"], 2) + _chunked(*TP2["FC2"], 2)
+    assert forward > 0 and backward > 0
+    # a full recompute runs the forward's chunks again in the backward
+    again_forward, again_backward = _overlap_difference(recompute="full")
+    assert (again_forward, again_backward) == (forward, backward + forward)
+
+
+def test_userbuffers_chunks_under_fp8_ring_exchange_the_output_gemms_too():
+    """The FP8 recipes' configs ring-exchange the attention output's and FC2's forward as well (Megatron-Bridge
+    comm_overlap.py at 067f987d, userbuffers_fp8_*: RingExchangeOverlapCfg): t chunks, at the FP8 rate."""
+    fp8 = {"peak": 2000, "eta": sp.Rational(2, 5)}
+    forward, backward = _overlap_difference("fp8_tensor")
+    assert forward == sum(_chunked(*g, 2, **fp8) for g in TP2.values())
+    assert backward == _chunked(*TP2["output"], 2, **fp8) + _chunked(*TP2["FC2"], 2, **fp8)
+
+
+@pytest.mark.parametrize("framework, t", [("megatron", 1), ("fsdp2", 2), ("deepspeed", 2)])
+def test_userbuffers_chunks_nothing_unsplit_or_in_another_framework(framework, t):
+    """At t = 1 nothing is split; PyTorch's async TP (fsdp2) and a framework without userbuffers run whole GEMMs."""
+    assert _overlap_difference(framework=framework, t=t) == (0, 0)

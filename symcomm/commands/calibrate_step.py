@@ -157,7 +157,8 @@ def register_cli(subparsers) -> None:
                                                 "(eval hybrid's KEY=VALUE), and step_time_s, tokens_per_s, "
                                                 "tokens_per_s_per_gpu or log (Megatron-LM/NeMo, torchtitan)")
     p.add_argument("--hardware", help="base hardware preset or file: the links, peaks and HBM the runs ran on")
-    p.add_argument("--dtype", help="--dtype of runs that do not name theirs (default bf16)")
+    p.add_argument("--dtype", help="--dtype of runs that do not name theirs (default bf16; bf16 or fp16: a run of an "
+                                   "FP8 or FP4 recipe gives its precision= in its words)")
     p.add_argument("--name", help="name of the written hardware (default: BASE-calibrated)")
     p.add_argument("-o", "--output", help="write a hardware file (JSON) usable as --hardware FILE")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of the text")

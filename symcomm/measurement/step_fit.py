@@ -172,6 +172,20 @@ def _check_runs(runs: list) -> None:
         same[key] = run.id
 
 
+def _check_attainable(runs: list) -> None:
+    """Refuse a run measured faster than the step model prices its layout at every constant's fastest end (every
+    share of peak at 1, no width term, no memory-bound pass): no fit can reach it, and such a time is a slip in its
+    unit or its words (milliseconds given as seconds, a layout that does less than it says), not a measurement of
+    this model's work."""
+    fastest = {n: np.array([f.high if n.startswith("eta") else f.low]) for n, f in FITTED.items()}
+    floor = _predict(runs, fastest, 1)[:, 0]
+    for run, least in zip(runs, floor):
+        if run.measured_s < least:
+            raise InputError(f"run {run.id!r}: the measured step time {run.measured_s:g} s is faster than the step "
+                             f"model prices its layout with every matmul and kernel at the datasheet peak and no "
+                             f"memory-bound work ({least:.4g} s): check its unit (seconds per step) and its words")
+
+
 def _predict(runs: list, points: dict, count: int) -> np.ndarray:
     """Predicted step seconds, (runs, candidates)."""
     # every constant given as an array of the candidates (a held one repeated): the evaluator compiles one numpy
@@ -431,6 +445,7 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
     run given twice, a measurement that is not a positive finite number, a held constant the base lacks."""
     runs = list(runs)
     _check_runs(runs)
+    _check_attainable(runs)
     base = {k: float(v) for k, v in base.items() if k in FITTED}
     if not runs:
         raise InputError("no runs to fit: give at least 3 measured runs")

@@ -145,6 +145,11 @@ def _records(path) -> list[dict]:
     return out
 
 
+#: the framework options (eval's framework=) a log's trainer runs: Megatron-LM's and Megatron-Bridge's lines come from
+#: Megatron-Core with its DDP or its FSDP, torchtitan's from FSDP2
+LOG_FRAMEWORKS = {"megatron": ("megatron", "megatron_fsdp"), "torchtitan": ("fsdp2",)}
+
+
 def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str]:
     """(measured seconds per step, how they were read) of one run."""
     given = [k for k in MEASUREMENTS if k in rec]
@@ -167,6 +172,13 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
     median = _median(reading.values)
     how = (f"{reading.framework} log {rec['log']}: median of {reading.kept} logged lines after {warmup} warm-up "
            f"iterations ({reading.skipped} lines skipped)")
+    priced = str(inputs.options.get("framework", ""))
+    allowed = LOG_FRAMEWORKS[reading.framework]
+    if priced not in allowed:
+        # a log is its trainer's: the run priced as another framework would be fitted and recorded as that one
+        asked = " or ".join(f"framework={name}" for name in allowed)
+        raise InputError(f"{what}: its log is {reading.framework}'s but its words price framework={priced}: give "
+                         f"{asked} in its words")
     if reading.framework == "megatron":
         return median, how
     return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"

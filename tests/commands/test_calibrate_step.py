@@ -277,6 +277,9 @@ def test_the_text_report_shows_constants_errors_and_runs(tmp_path, capsys, synth
     (lambda s: s[:4] + [dict(s[0])], "'run1' is given twice"),
     (lambda s: s[:4] + [{**s[0], "id": "again"}], "are the same run"),
     (lambda s: s[:4] + [{**s[4], "step_time_s": 0}], "step_time_s"),
+    # milliseconds typed as seconds: faster than the layout's work at the datasheet peak, which no fit reaches
+    (lambda s: s[:4] + [{**s[4], "step_time_s": s[4]["step_time_s"] / 1000}],
+     "is faster than the step model prices its layout with every matmul and kernel at the datasheet peak"),
     # a dtype no fit measured times the matmuls at its own peak: the file's eta would be a share of another peak
     (lambda s: s[:4] + [{**s[4], "dtype": "fp8"}], "its field 'dtype' fp8 would time the matmuls at the fp8 peak"),
     # a constant the fit sets, typed in a run's words: eval would price the run at it, the fit would not
@@ -444,8 +447,8 @@ def test_a_file_fitted_on_meshed_runs_says_the_wiring_to_type_again(tmp_path, ca
     # says to give nvlink=mesh with the file; runs all on NVSwitch say nothing of it
     rows = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t=2 p=1 d={d} c=1 b=256 m=8 s=4096 G=4 sp=1 recompute=full "
              f"zero=1 nvlink={wiring}", "step_time_s": seconds}
-            for i, (d, wiring, seconds) in enumerate([(4, "mesh", 9.0), (8, "mesh", 5.0), (16, "switch", 2.6),
-                                                       (2, "switch", 17.0), (32, "switch", 1.5)])]
+            for i, (d, wiring, seconds) in enumerate([(4, "mesh", 27.0), (8, "mesh", 15.0), (16, "switch", 7.8),
+                                                       (2, "switch", 51.0), (32, "switch", 4.5)])]
     runs = tmp_path / "runs.json"
     runs.write_text(json.dumps({"runs": rows}))
     code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", tmp_path / "mine.json", "--hold",
@@ -467,7 +470,7 @@ def test_a_file_fitted_on_runs_all_on_meshed_nodes_declares_their_wiring(tmp_pat
     # with the file alone price its nodes as typed nvlink=mesh would (said in a note); nvlink=switch still wins
     rows = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t=2 p=1 d={d} c=1 b=256 m=8 s=4096 G=4 sp=1 recompute=full "
              f"zero=1 nvlink=mesh", "step_time_s": seconds}
-            for i, (d, seconds) in enumerate([(4, 9.0), (8, 5.0), (16, 2.6), (2, 17.0), (32, 1.5)])]
+            for i, (d, seconds) in enumerate([(4, 27.0), (8, 15.0), (16, 7.8), (2, 51.0), (32, 4.5)])]
     runs = tmp_path / "runs.json"
     runs.write_text(json.dumps({"runs": rows}))
     mine = tmp_path / "mine.json"

@@ -95,7 +95,7 @@ def test_each_measurement_becomes_seconds_per_step(tmp_path):
             {"id": "b", "model": "llama3-8b", "words": LLAMA8 + " recompute=full", "tokens_per_s": 131072},
             {"id": "c", "model": "llama3-8b", "words": LLAMA8 + " recompute=selective", "tokens_per_s_per_gpu": 4096},
             {"id": "d", "model": "llama3-8b", "words": LLAMA8 + " zero=0", "log": "megatron.log"},
-            {"id": "e", "model": "llama3-8b", "words": LLAMA8.split() + ["zero=3", "framework=fsdp"], "log": "logs/titan.log",
+            {"id": "e", "model": "llama3-8b", "words": LLAMA8.split() + ["zero=3", "framework=fsdp2"], "log": "logs/titan.log",
              "warmup": 10}]
     found, how = read_runs(_runs_file(tmp_path, runs), "h100")
     seconds = {r.id: r.measured_s for r in found}
@@ -173,3 +173,15 @@ def test_a_name_no_run_reads_is_said_once_for_the_file(tmp_path):
         read_runs(_runs_file(tmp_path, runs), "h100")
     unread = [n.text for n in said if "not read" in n.text or "not used" in n.text]
     assert unread == ["e typed but not read by the step model in 3 of the 4 runs (r0, r1, r2)"], unread
+
+
+def test_a_log_priced_as_another_trainer_s_framework_is_refused(tmp_path):
+    # torchtitan's lines come from its FSDP2 (per-parameter FSDP since pytorch/torchtitan 83c879f1, 2024-03-28, before
+    # the name), Megatron's from Megatron-Core: a run priced as another framework would be fitted and recorded as it
+    (tmp_path / "titan.log").write_text(TORCHTITAN)
+    (tmp_path / "megatron.log").write_text(MEGATRON)
+    for words, log, framework in ((LLAMA8, "titan.log", "megatron"),
+                                  (LLAMA8 + " zero=3 framework=fsdp2", "megatron.log", "fsdp2")):
+        runs = [{"id": "x", "model": "llama3-8b", "words": words, "log": log, "warmup": 10}]
+        with pytest.raises(InputError, match=f"its log is .*'s but its words price framework={framework}"):
+            read_runs(_runs_file(tmp_path, runs), "h100")

@@ -675,7 +675,9 @@ def ub_chunk_elements(run, pairs) -> tuple[sp.Expr, sp.Expr]:
     docstring; nothing at t = 1, where nothing is split).  Forward: QKV and FC1 in t chunks, the attention output and
     FC2 in 4 (bf16; t under the FP8 and FP4 recipes, whose configs ring-exchange them too); backward: the attention
     output's and FC2's input gradients in t.  (0, 0) without tp_overlap or in another framework (PyTorch's async TP
-    is its own: symcomm.training.overlap.ASYNC_TP), and for the GEMMs of no dense block (experts, MLA)."""
+    is its own: symcomm.training.overlap.ASYNC_TP).  Counted for the dense block's four GEMMs (and the attention output
+    of every block); the experts' grouped GEMMs and MLA's other projections are counted whole (not counted: any chunks
+    of theirs)."""
     zero = sp.Integer(0)
     if not run.tp_overlap or run.framework not in UB_FRAMEWORKS:
         return zero, zero

@@ -132,7 +132,14 @@ def cmd_eval(args) -> int:
     for key in extra_keys:
         print(f"  {key:<12} {payload[key]}")
     if "axes" in payload:
-        print("  busiest GPU per axis:")
+        slot = (payload.get("busiest_stage") or {}).get("slot")
+        if "layers_last_stage" in payload and slot and slot != "the last pipeline stage":
+            # an uneven split: the strategy's terms (and the totals above) are the last stage's, not the slot's
+            print(f"  the last pipeline stage's GPU per axis (an uneven split: these terms and the totals above count "
+                  f"its {payload['layers_last_stage']:g} layers; {slot} sets the step's slot, its times under "
+                  f"comm alone):")
+        else:
+            print("  busiest GPU per axis:")
         for axis, row in payload["axes"].items():
             when = f", {human_time(row['time'])}" if "time" in row else ""
             print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")

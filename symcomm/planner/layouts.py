@@ -52,6 +52,7 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     ok &= (D * C) % E == 0                                        # e inside d·c
     if req.cp_algorithm == "ulysses":
         ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
+        ok &= (model.kv_heads // T) % C == 0                      # and c | K/V heads/t (megatron_features)
     M = np.where(ok, req.batch // (D * MB), 0)
     if req.micro_batches is not None:
         ok &= M == req.micro_batches

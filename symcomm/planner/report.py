@@ -39,7 +39,7 @@ ASSUMPTIONS = (
     "(Megatron's interleaved schedule); layers split evenly when p·v divides them, else pipeline_split=first_last "
     "(the first and the last of the p·v chunks L_first, L_last layers, the middle ones (L − L_first − L_last)/"
     "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
-    "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t); e | experts and e | d·c; "
+    "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t and c | K/V heads/t); e | experts and e | d·c; "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
     "recompute none, selective (the attention core) or full (op, torchtitan's op-level checkpointing, only when "
     "--recompute fixes it; with t > 1 only with SP); sequence parallel needs t > 1 and t | seq/c; MoE "

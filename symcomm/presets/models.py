@@ -324,8 +324,8 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                          "top_k": get("num_experts_per_tok"), "moe_layers": moe_layers,
                          "moe_ffn": get("intermediate_size"), "shared_experts": 1})
         elif experts > 1:
-            dense = int(cfg.get("first_k_dense_replace", 0))
-            data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": layers - dense,
+            data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": _moe_layers(cfg, layers,
+                                                                                                             what),
                          "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
                          "shared_experts": int(cfg.get("n_shared_experts") or 0)})
         sliding = _sliding_window(cfg, layers)
@@ -342,6 +342,46 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
+
+
+#: which layers of a Hugging Face MoE config are MoE: transformers' Qwen2-MoE and Qwen3-MoE decoder layers
+#: (modeling_qwen3_moe.py: layer i is MoE when i is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0) and
+#: DeepSeek-V2/V3's (modeling_deepseek_v3.py: i >= first_k_dense_replace and i % moe_layer_freq == 0); Mixtral's every
+#: layer
+MOE_LAYER_FIELDS = ("first_k_dense_replace", "decoder_sparse_step", "moe_layer_freq", "mlp_only_layers")
+
+
+def _moe_layers(cfg: dict, layers: int, what: str) -> int:
+    """How many of the ``layers`` layers a MoE config makes MoE (:data:`MOE_LAYER_FIELDS`), counted without a loop
+    over the layers: the multiples the step or frequency leave past the dense first ones, less the listed dense
+    ones among them."""
+    def whole(key, low, default):
+        value = cfg.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= layers:
+            raise InputError(f"{what}: {key} must be a whole number from {low} to the {layers} layers (got {value!r})")
+        return value
+
+    first = whole("first_k_dense_replace", 0, 0)
+    step, freq = whole("decoder_sparse_step", 1, 1), whole("moe_layer_freq", 1, 1)
+    if step > 1 and freq > 1:
+        raise InputError(f"{what}: decoder_sparse_step (Qwen's MoE) and moe_layer_freq (DeepSeek's) both above 1: give "
+                         "the one of the model's family")
+    only = cfg.get("mlp_only_layers") or []
+    if not isinstance(only, list) or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < layers for i in only):
+        raise InputError(f"{what}: mlp_only_layers must list layer indices from 0 to {layers - 1}")
+
+    def moe(i):
+        return i >= first and (i + 1) % step == 0 and i % freq == 0
+
+    # i in [first, layers) with (i + 1) % step == 0 (step > 1) or i % freq == 0 (freq ≥ 1): one of them is 1
+    if step > 1:
+        counted = layers // step - first // step
+    else:
+        counted = (layers - 1) // freq - (first - 1) // freq if first else (layers - 1) // freq + 1
+    return counted - sum(1 for i in set(only) if moe(i))
 
 
 def _sliding_window(cfg: dict, layers: int) -> dict | None:

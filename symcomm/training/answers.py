@@ -23,7 +23,7 @@ from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal
-from .megatron_features import head_split_refusal
+from .megatron_features import head_split_refusal, schedule_refusal, straddle_note
 from ..presets.hardware_values import low_dtype_note, mesh_board_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
@@ -187,12 +187,15 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
     refused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers) or \
-        head_split_refusal(target.options, numbers)
+        head_split_refusal(target.options, numbers) or schedule_refusal(target.options, numbers)
     if refused:
         raise UsageError(refused)
     said_board = mesh_board_note(system, numbers.get("G"), str(target.options.get("nvlink", SWITCH)))
     if said_board:
         notes.add(said_board)
+    said_straddle = straddle_note(target.options, numbers)
+    if said_straddle:
+        notes.add(said_straddle)
     if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]

@@ -263,4 +263,62 @@ def head_split_refusal(options: dict, numbers: dict) -> str | None:
         if c >= 1 and (heads // t) % c:
             return (f"cp=ulysses with c={c}: its all-to-all scatters each tensor-parallel rank's a/t = {heads // t} "
                     f"heads over the c ranks, so c must divide {heads // t}")
+        kv = _kv_heads(options, numbers, heads)
+        if c >= 1 and kv is not None and kv % t == 0 and (kv // t) % c:
+            return (f"cp=ulysses with c={c}: its all-to-all scatters each tensor-parallel rank's K/V heads, "
+                    f"{kv // t} of the model's {kv}, over the c ranks, so c must divide {kv // t} ({ULYSSES_HEADS_SOURCE})")
     return None
+
+
+#: Transformer Engine's all-to-all context parallelism asks every head count to divide over the CP ranks
+ULYSSES_HEADS_SOURCE = ("NVIDIA/TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/"
+                        "context_parallel.py at d0067d0d: cp_comm_type='a2a' requires num_heads % cp_size == 0 for Q, "
+                        "K, V")
+
+
+def _kv_heads(options: dict, numbers: dict, heads: int) -> int | None:
+    """The model's K/V heads (h_kv over its head dimension), or None where its shape does not give a whole number
+    (MLA, or no h_kv)."""
+    if str(options.get("attention", "mha")) == "mla" or "h_kv" not in numbers or "h" not in numbers:
+        return None
+    head_dim = (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
+    kv = numbers["h_kv"] / head_dim
+    return round(kv) if abs(kv - round(kv)) < 1e-9 and round(kv) >= 1 else None
+
+
+def straddle_note(options: dict, numbers: dict) -> str | None:
+    """What eval says where a parallel group's ranks, laid out in Megatron's rank order (tp innermost, then cp, dp with
+    ep inside it, pp), do not tile the NVLink domains of G GPUs: a group of S ≤ G ranks with G not a multiple of S
+    straddles two domains somewhere (a block of S ranks starting S·j crosses the boundary at G), so part of its
+    traffic crosses the network, where the step model prices every such group inside one domain (symcomm.training.axes:
+    a group spans nodes once its ranks exceed G).  None where every group tiles the domains, or the layout is not all
+    whole numbers."""
+    names = ("t", "c", "d", "p", "e", "G")
+    if any(n not in numbers or not float(numbers[n]).is_integer() or numbers[n] < 1 for n in names):
+        return None
+    t, c, d, p, e, g = (int(numbers[n]) for n in names)
+    gpus = t * c * d * p
+    etp = 1 if str(options.get("expert_tp", "tp")) == "1" else t
+    spans = (("tensor-parallel", t), ("context-parallel", t * c), ("data-parallel", t * c * d),
+             ("expert-parallel", e * etp if e > 1 else 1))
+    straddling = [(axis, span) for axis, span in spans if 1 < span <= g < gpus and g % span]
+    if not straddling:
+        return None
+    said = ", ".join(f"the {axis} groups of {span} ranks" for axis, span in straddling)
+    return (f"{said} do not tile the NVLink domains of G={g} GPUs in Megatron's rank order: some straddle two domains "
+            f"and send part of their traffic over the network, which the step model does not price (it prices each "
+            f"such group inside one domain); where the job is placed so that each domain holds a multiple of those "
+            f"ranks, type that G")
+
+
+def schedule_refusal(options: dict, numbers: dict) -> str | None:
+    """Why a layout's v cannot be read, or None: v > 1 is the interleaved schedule's model chunks per pipeline stage,
+    which the 1f1b and gpipe schedules do not run (Megatron-Core's virtual pipeline is its interleaved schedule), so a
+    recipe's v typed without schedule=interleaved would be priced as one chunk per stage."""
+    if "v" not in numbers or float(numbers["v"]) <= 1:
+        return None
+    schedule = str(options.get("schedule", "1f1b"))
+    if schedule == "interleaved":
+        return None
+    return (f"v={float(numbers['v']):g} is the interleaved schedule's model chunks per pipeline stage, but schedule="
+            f"{schedule} runs one chunk a stage: give schedule=interleaved with v, or leave v out")

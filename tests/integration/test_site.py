@@ -412,6 +412,10 @@ def test_collectives_on_the_page_equal_symcomm_eval(browser, family):
     assert compared >= len(points) // 3, (compared, len(points))     # the draw reaches answers, not only refusals
 
 
+#: the words of eval's refusal of heads a layout cannot split (megatron_features.head_split_refusal)
+_HEADS_REFUSED = "its all-to-all scatters each tensor-parallel rank's"
+
+
 def _strategy_point(rng, sub):
     """A strategy's point: a small layout, batch, Φ, h, s, the dtype, a hardware preset, gated (the hybrid)."""
     from symcomm.base.units import DTYPES
@@ -468,6 +472,10 @@ def test_strategies_on_the_page_equal_symcomm_eval(browser, family):
             # FP8 peak or eta_fp8 for precision=fp8_*); the page shows the communication and says why there is no
             # step time, in eval's words
             assert page and step_error == error.removeprefix("symcomm: error: "), (sub.ident, step_error, error)
+            continue
+        if error and stepping and "a" not in values and _HEADS_REFUSED in error:
+            # eval's step model splits the model's heads (megatron_features.head_split_refusal: here Ulysses' c over
+            # the K/V heads of a = 32, h_kv = h/4), which this variant's page takes no input for: its counts stand
             continue
         if error:
             assert page_error, f"{sub.ident} {values}: eval refuses ({error}); the page shows {page}"

@@ -361,6 +361,35 @@ def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
     assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand
 
 
+def test_hugging_face_moe_configs_make_only_their_moe_layers_moe(tmp_path):
+    # transformers' Qwen3-MoE: layer i is MoE when (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers;
+    # DeepSeek-V3: i >= first_k_dense_replace and i % moe_layer_freq == 0.  Qwen3-30B-A3B's shape with a sparse step
+    # of 2 and layers 0 and 1 listed dense: of 48 layers, 24 have (i + 1) even, of which layer 1 is listed: 23 MoE
+    # layers, 25 dense ones with the 6144-wide MLP; each MoE layer's experts and router are 128 × 3 × 2048 × 768
+    # + 2048 × 128 = 604,241,920 parameters against a dense MLP's 3 × 2048 × 6144 = 37,748,736
+    base = {"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 48,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
+            "max_position_embeddings": 40960, "num_experts": 128, "num_experts_per_tok": 8,
+            "moe_intermediate_size": 768, "tie_word_embeddings": False}
+    every = tmp_path / "every.json"
+    every.write_text(json.dumps({**base, "decoder_sparse_step": 1, "mlp_only_layers": []}))
+    sparse = tmp_path / "sparse.json"
+    sparse.write_text(json.dumps({**base, "decoder_sparse_step": 2, "mlp_only_layers": [0, 1]}))
+    whole = presets.model_from_config(every)
+    assert whole.values()["L_moe"] == 48 and whole.parameters == presets.model("qwen3-30b-a3b").parameters
+    model = presets.model_from_config(sparse)
+    assert model.values()["L_moe"] == 23
+    assert whole.parameters - model.parameters == 25 * (604_241_920 - 37_748_736)
+    # DeepSeek's every other layer past the first three: layers 4, 6, ..., 60 of 61, 29 of them
+    assert presets.models._moe_layers({"first_k_dense_replace": 3, "moe_layer_freq": 2}, 61, "x") == 29
+    for bad in ({"decoder_sparse_step": 0}, {"mlp_only_layers": [48]}, {"mlp_only_layers": "0"},
+                {"decoder_sparse_step": 2, "moe_layer_freq": 2}):
+        hostile = tmp_path / "bad.json"
+        hostile.write_text(json.dumps({**base, **bad}))
+        with pytest.raises(InputError, match="--model-config"):
+            presets.model_from_config(hostile)
+
+
 def test_hugging_face_config_of_llama4_interleaved_moe_with_its_shared_expert(tmp_path):
     # meta-llama/Llama-4-Maverick-17B-128E's config.json: the language model under text_config (hidden 5120, 48
     # layers, 40 heads of 128 and 8 K, V heads, dense MLP intermediate_size_mlp 16384, experts intermediate_size

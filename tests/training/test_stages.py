@@ -194,3 +194,21 @@ def test_the_command_line_refuses_a_bad_split_in_one_line(capsys):
     assert main([w for w in words if not w.startswith(("pipeline_split", "L_first", "L_last"))]
                 + ["pipeline_split=uneven"]) == 2
     assert "pipeline_split=uneven is not allowed; choose even or first_last" in capsys.readouterr().err
+
+
+def test_eval_says_whose_terms_it_prints_under_an_uneven_split():
+    # Qwen3-235B on p = 8 with 2 layers on the first and last stages and 15 on each middle one: the strategy's terms
+    # count the last stage's 2 layers, while the step's slot is a middle stage's (an outsider read "busiest GPU per
+    # axis" beside the last stage's 2 layers against comm alone's middle-stage times as a contradiction)
+    from conftest import symcomm_command
+
+    words = ["--model", "qwen3-235b-a22b", "--hardware", "h100", "t=4", "p=8", "d=8", "e=8", "c=1", "b=512", "m=64",
+             "s=4096", "zero=1", "sp=1"]
+    uneven = symcomm_command("eval", "hybrid", *words, "pipeline_split=first_last", "L_first=2", "L_last=2")
+    assert uneven.returncode == 0, uneven.stderr
+    assert ("the last pipeline stage's GPU per axis (an uneven split: these terms and the totals above count its 2 "
+            "layers; a middle pipeline stage (rank 1) sets the step's slot") in uneven.stdout
+    # an even split (94 layers over p = 2) prices the last stage, whose terms they are
+    even = symcomm_command("eval", "hybrid", *[{"p=8": "p=2", "d=8": "d=32", "m=64": "m=16"}.get(w, w) for w in words])
+    assert even.returncode == 0, even.stderr
+    assert "busiest GPU per axis:" in even.stdout

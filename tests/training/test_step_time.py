@@ -572,9 +572,10 @@ def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_
 
 
 def test_a_name_only_another_setting_reads_is_said_not_used(tmp_path):
-    # an expert count for a dense model, v under 1F1B: names the binding takes for the step model, which this
-    # setting's step model does not read (its arguments): said, never silently taken (the generated path of a shipped
-    # preset and the general path of a hardware file alike), and the step time the same as without them
+    # an expert count for a dense model: a name the binding takes for the step model, which this setting's step model
+    # does not read (its arguments): said, never silently taken (the generated path of a shipped preset and the
+    # general path of a hardware file alike), and the step time the same as without it (v under 1F1B is refused:
+    # test_head_split.py)
     import symcomm
 
     path = _h100_file(tmp_path / "h100-copy.json")
@@ -582,8 +583,8 @@ def test_a_name_only_another_setting_reads_is_said_not_used(tmp_path):
     for hardware in ("h100", str(path)):
         base = symcomm.evaluate("hybrid", hardware=hardware, **layout)
         for _ in range(2):          # the second call: the plan of these names, its notes held
-            got = symcomm.evaluate("hybrid", hardware=hardware, k=3, v=2, **layout)
-            assert "k, v not used by the step model of this setting" in got.notes, hardware
+            got = symcomm.evaluate("hybrid", hardware=hardware, k=3, **layout)
+            assert "k not used by the step model of this setting" in got.notes, hardware
             assert got["step_time"] == base["step_time"]
         assert not any("not used" in note for note in base.notes)
     run = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "b=64",

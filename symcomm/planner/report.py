@@ -10,6 +10,7 @@ from ..presets import memory_band_words, model as preset_model, step_error_words
 from ..presets.fit_errors import band_measures, fits_over_error, memory_error
 from ..presets.hardware_values import TYPED_CONSTANTS, dtype_measured
 from ..training import frameworks as _frameworks
+from ..training.megatron_features import straddle_note
 from .fold import Plan
 from .request import MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
 
@@ -162,6 +163,14 @@ def to_csv(p: Plan, top: int) -> str:
     return buffer.getvalue()
 
 
+def _straddles(req: Request, row: dict) -> bool:
+    """Whether a row's groups straddle NVLink domains (megatron_features.straddle_note, eval's rule), under any of its
+    settings' expert_tp."""
+    numbers = {"t": row["t"], "c": row["c"], "d": row["d"], "p": row["p"], "e": row["e"], "G": req.G}
+    return any(straddle_note({"expert_tp": str(s.get("expert_tp", "tp"))}, numbers)
+               for s in row.get("settings", ()) or ({},))
+
+
 def _over_error(req: Request, row: dict) -> str | None:
     """eval's verdict over the memory model's measured error (fit_errors.fits_over_error) for a row's memory: the
     band of the frameworks whose printed peaks measured it, taken as the margin for every row (as
@@ -230,6 +239,12 @@ def to_text(p: Plan, top: int) -> str:
                   "margin" if others else "")
         lines.insert(3, "memory ‡: fits by the model's count of live bytes, not at the high end of its measured "
                         "error (" + memory_band_words(band) + margin + ")")
+    straddling = [row["rank"] for row in rows if _straddles(req, row)]
+    if straddling:
+        # eval says it of each such row's command (megatron_features.straddle_note): the rows are not re-priced
+        lines.insert(3, f"NVLink domains: rows {', '.join(map(str, straddling))} have parallel groups that do not tile "
+                        f"the domains of {req.G} GPUs in Megatron's rank order; the step model prices each group inside "
+                        "one domain, not the network traffic of those that straddle two (eval of a row says which)")
     for row in rows:
         lines.append(_line(p, row, row["rank"], unmeasured))
     if p.compare:

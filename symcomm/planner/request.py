@@ -581,7 +581,8 @@ def request_from_args(args) -> Request:
         # the nodes' wiring a hardware file declares (eval's rule: training.words.hardware_wiring)
         args.nvlink = hardware.nvlink
         notes.add(declared)
-    said_board = mesh_board_note(hardware, args.gpus_per_node, args.nvlink or DEFAULTS["nvlink"])
+    said_board = mesh_board_note(hardware, args.gpus_per_node or hardware.gpus_per_node,
+                                 args.nvlink or DEFAULTS["nvlink"])
     if said_board:
         notes.add(said_board)
     dtype = args.dtype if args.dtype is not None else DEFAULTS["dtype"]

@@ -108,6 +108,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     said = model.sliding_note(req.seq)       # eval says it too (symcomm.training.words.with_model_shape)
     if said:
         notes.add(said)
+    if model.config_note():
+        notes.add(model.config_note())
     if layouts["t"].size == 0:
         raise PlanError(
             f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "

@@ -173,10 +173,22 @@ def low_dtype_note(dtype: str, precision: str) -> str | None:
             "casts at the HBM bandwidth)")
 
 
+#: the GPUs of the point-to-point NVLink board the mesh wiring follows (symcomm.base.crossing.NVLINK_MESH_SOURCE)
+MESH_BOARD_GPUS = 4
+
+
 def mesh_board_note(system, gpus_per_node, nvlink: str) -> str | None:
     """What a typed G below an NVLink preset's GPUs per node means under nvlink=switch (eval's and plan's one note), or
     None: the preset's NVSwitch board gives every pair the whole NVLink bandwidth, where the boards of four Hopper GPUs
-    wire them point to point (symcomm.base.crossing, NVLINK_MESH_SOURCE)."""
+    wire them point to point (symcomm.base.crossing, NVLINK_MESH_SOURCE); and what nvlink=mesh means on more GPUs than
+    such a board holds (:data:`MESH_BOARD_GPUS`): their domains are switched."""
+    if (nvlink == "mesh" and gpus_per_node is not None and float(gpus_per_node) > MESH_BOARD_GPUS
+            and system.intra.name.startswith("nvlink")):
+        # the wiring the mesh follows is a board of four (symcomm.base.crossing.NVLINK_MESH_SOURCE): NVLink domains
+        # of more GPUs (HGX 8-GPU boards, NVL72) reach each other through NVSwitch
+        return (f"nvlink=mesh with G={float(gpus_per_node):g}: the mesh is a board of {MESH_BOARD_GPUS} GPUs wired "
+                f"point to point (the HGX H100/H200 4-GPU board); NVLink domains of more GPUs ({system.name}'s "
+                f"{system.gpus_per_node} among them) connect them through NVSwitch, which nvlink=switch prices")
     hopper = tuple(system.compute_capability or ())[:1] == (9,)       # the boards the source shows (NVLink 4)
     if nvlink != "switch" or gpus_per_node is None or not hopper or not system.intra.name.startswith("nvlink"):
         return None

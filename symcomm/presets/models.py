@@ -51,10 +51,21 @@ class Model:
     sliding: tuple = ()                 # (window, layers): that many layers attend over the last window tokens only
     published_parameters: float | None = None
     source: str = ""
+    #: what a config.json sets that a model does not carry into a setting, as the KEY=VALUE words that set it
+    #: (group-limited routing, multi-token prediction): said by :meth:`config_note`
+    config_words: tuple = ()
 
     @property
     def moe(self) -> bool:
         return self.moe_layers > 0
+
+    def config_note(self) -> str | None:
+        """What eval and plan say of a config.json whose routing or multi-token prediction a setting names apart
+        (:attr:`config_words`), or None."""
+        if not self.config_words:
+            return None
+        return (f"{self.name} sets {', '.join(why for why, _ in self.config_words)}, which the setting takes as its "
+                f"own words, not from the config: type {' '.join(word for _, word in self.config_words)}")
 
     def sliding_note(self, seq: int) -> str | None:
         """What the step model overcounts for a model whose layers attend over a sliding window shorter than the
@@ -237,7 +248,8 @@ def _model_from(name: str, data: dict) -> Model:
                  moe_latent=int(data.get("moe_latent", 0)),
                  sliding=((int(data["sliding_window"]["window"]), int(data["sliding_window"]["layers"]))
                           if data.get("sliding_window") else ()),
-                 published_parameters=data.get("published_parameters"), source=data.get("source", ""))
+                 published_parameters=data.get("published_parameters"), source=data.get("source", ""),
+                 config_words=tuple(tuple(pair) for pair in data.get("config_words", ())))
 
 
 @functools.lru_cache(maxsize=None)
@@ -336,12 +348,32 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                                                     "v_head_dim")})
             # null (DeepSeek-V2-Lite): no query compression, which q_lora = 0 means
             data["q_lora_rank"] = int(cfg.get("q_lora_rank") or 0)
+    data["config_words"] = _config_words(cfg)
     if seq is not None:
         data["seq"] = seq
     _check_shape(data, what)
     data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
+
+
+def _config_words(cfg: dict) -> tuple:
+    """(what the config sets, the words that set it) for DeepSeek-V3's group-limited routing (n_group, topk_group:
+    routing.GROUP_LIMITED_ROUTING's router_groups, router_group_topk) and multi-token prediction
+    (num_nextn_predict_layers: mtp, D_mtp), where the config sets them; whole positive numbers only."""
+    def count(key):
+        value = cfg.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+    out = []
+    groups, topk = count("n_group"), count("topk_group")
+    if groups and groups > 1 and topk:
+        out.append((f"group-limited routing (n_group {groups}, topk_group {topk})",
+                    f"router_groups={groups} router_group_topk={topk}"))
+    depth = count("num_nextn_predict_layers")
+    if depth:
+        out.append((f"multi-token prediction (num_nextn_predict_layers {depth})", f"mtp=1 D_mtp={depth}"))
+    return tuple(out)
 
 
 #: which layers of a Hugging Face MoE config are MoE: transformers' Qwen2-MoE and Qwen3-MoE decoder layers

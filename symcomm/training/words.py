@@ -341,6 +341,8 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     said = model.sliding_note(int(numbers["s"])) if "s" in numbers else None    # plan's too (planner.search.plan)
     if said:
         notes.add(said)
+    if model.config_note():
+        notes.add(model.config_note())
     step_texts = {"gated": bool(model.gated), **step_texts}
     if "q_width" in model.settings() and "q_width" not in step_texts:
         notes.add(f"q_width=heads: {model.name}'s {model.heads} heads are {model.head} wide, h_q = "

@@ -390,6 +390,26 @@ def test_hugging_face_moe_configs_make_only_their_moe_layers_moe(tmp_path):
             presets.model_from_config(hostile)
 
 
+def test_a_config_s_routing_and_mtp_are_said_as_the_words_that_set_them(tmp_path):
+    # DeepSeek-V3's config.json: n_group 8, topk_group 4 (group-limited routing) and num_nextn_predict_layers 1 (MTP);
+    # a setting names those itself (router_groups, router_group_topk; mtp, D_mtp), so the config's are said, not taken
+    config = {"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432, "num_hidden_layers": 61,
+              "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280,
+              "max_position_embeddings": 4096, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+              "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 256, "num_experts_per_tok": 8,
+              "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+              "n_group": 8, "topk_group": 4, "num_nextn_predict_layers": 1}
+    path = tmp_path / "dsv3.json"
+    path.write_text(json.dumps(config))
+    model = presets.model_from_config(path)
+    assert model.values()["L_moe"] == 58 and model.parameters == presets.model("deepseek-v3").parameters
+    assert model.config_note().endswith("type router_groups=8 router_group_topk=4 mtp=1 D_mtp=1")
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({k: v for k, v in config.items()
+                                 if k not in ("n_group", "topk_group", "num_nextn_predict_layers")}))
+    assert presets.model_from_config(plain).config_note() is None
+
+
 def test_hugging_face_config_of_llama4_interleaved_moe_with_its_shared_expert(tmp_path):
     # meta-llama/Llama-4-Maverick-17B-128E's config.json: the language model under text_config (hidden 5120, 48
     # layers, 40 heads of 128 and 8 K, V heads, dense MLP intermediate_size_mlp 16384, experts intermediate_size

@@ -67,6 +67,14 @@ def test_groups_that_do_not_tile_the_nvlink_domains_are_said():
     h100 = symcomm_command("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=4", "c=1",
                            "b=64", "m=8")
     assert h100.returncode == 0 and "do not tile" not in h100.stderr
+    # plan says which of its rows do (576 GPUs, expert-parallel groups of 64: every one of them here)
+    planned = symcomm_command("plan", "--model", "deepseek-v3", "--hardware", "gb200", "--gpus", "576", "--ep", "64",
+                              "--batch", "4608", "--seq", "4096", "--precision", "mxfp8", "--top", "3")
+    assert planned.returncode == 0, planned.stderr
+    assert "NVLink domains: rows 1, 2, 3 have parallel groups that do not tile the domains of 72 GPUs" in planned.stdout
+    tiled = symcomm_command("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "64", "--batch", "64",
+                            "--top", "3")
+    assert tiled.returncode == 0 and "NVLink domains:" not in tiled.stdout
 
 
 @pytest.mark.parametrize("schedule", [None, "1f1b", "gpipe"])

@@ -132,6 +132,16 @@ def test_a_typed_g_below_an_nvlink_presets_node_says_which_wiring_it_priced():
     assert mesh_board_note(systems.hardware("h100"), 4, crossing.SWITCH)
 
 
+def test_a_mesh_of_more_gpus_than_a_board_of_four_is_said_to_be_switched():
+    # the mesh follows the 4-GPU HGX board (crossing.NVLINK_MESH_SOURCE); an NVL72 domain or an 8-GPU board is NVSwitch,
+    # where nvlink=mesh would split each GPU's links over 71 peers (an outsider's EP time 285 ms -> 2.31 s, unsaid)
+    said = mesh_board_note(systems.hardware("gb200"), 72, crossing.MESH)
+    assert said and said.startswith("nvlink=mesh with G=72: the mesh is a board of 4 GPUs") and "NVSwitch" in said
+    assert mesh_board_note(systems.hardware("h100"), 8, crossing.MESH)
+    assert mesh_board_note(systems.hardware("h200"), 4, crossing.MESH) is None          # the board it follows
+    assert mesh_board_note(systems.hardware("a100-pcie"), 8, crossing.MESH) is None     # no NVLink inside
+
+
 def test_eval_and_plan_price_a_mesh_node_alike():
     # the planner's row, as the eval command it prints, gives the same step: one code path (the shared kernel key)
     from symcomm.api import evaluate, plan

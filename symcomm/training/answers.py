@@ -23,7 +23,7 @@ from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal
-from .megatron_features import head_split_refusal, schedule_refusal, straddle_note
+from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
 from ..presets.hardware_values import low_dtype_note, mesh_board_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
@@ -196,6 +196,9 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     said_straddle = straddle_note(target.options, numbers)
     if said_straddle:
         notes.add(said_straddle)
+    said_routing = routing_note(target.options)
+    if said_routing:
+        notes.add(said_routing)
     if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]

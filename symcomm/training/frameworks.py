@@ -442,7 +442,9 @@ def framework(name: str) -> Framework:
 def check_stage(row: Framework, zero: int) -> None:
     """InputError naming the stage when ``row``'s framework does not run ZeRO stage ``zero``."""
     if zero not in row.zero_stages:
-        raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip())
+        # zero=1 is the hybrid's default: a framework of other stages alone is refused for a word it may not have typed
+        default = " (zero=1 is the default where zero is not given)" if zero == 1 else ""
+        raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip() + default)
 
 
 def planned() -> str:

@@ -33,7 +33,7 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.hardware_values import mesh_board_note
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal, step_options
-from .megatron_features import head_split_refusal, schedule_refusal, straddle_note
+from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     hardware_wiring, preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
@@ -324,6 +324,9 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     said_straddle = straddle_note(options, numbers)
     if said_straddle:
         notes.add(said_straddle)
+    said_routing = routing_note(options)
+    if said_routing:
+        notes.add(said_routing)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
     for name, value in times.items():

@@ -322,3 +322,18 @@ def schedule_refusal(options: dict, numbers: dict) -> str | None:
         return None
     return (f"v={float(numbers['v']):g} is the interleaved schedule's model chunks per pipeline stage, but schedule="
             f"{schedule} runs one chunk a stage: give schedule=interleaved with v, or leave v out")
+
+
+def routing_note(options: dict) -> str | None:
+    """What eval says where group-limited routing is typed beside a dispatcher that sends every routed copy: the
+    groups change which GPUs or nodes a token's k experts sit on (symcomm.training.routing), which only the dispatchers
+    sending a token once per place count (:data:`FLEX_DISPATCHERS`); Megatron's all-to-all and all-gather dispatchers
+    send each of the k copies, so the groups change nothing there.  None otherwise."""
+    groups = str(options.get("router_groups", "1"))
+    if options.get("moe") not in (True, "1", 1) or groups in ("1", "") or str(options.get("dispatcher", "alltoall")) in \
+            FLEX_DISPATCHERS:
+        return None
+    return (f"router_groups={groups}: group-limited routing changes which places a token's experts sit on, which "
+            f"only a dispatcher sending a token once per GPU or node counts ({', '.join(FLEX_DISPATCHERS)}); "
+            f"dispatcher={options.get('dispatcher', 'alltoall')} sends each routed copy, so the groups change nothing "
+            "in its step")

@@ -88,3 +88,23 @@ def test_v_off_the_interleaved_schedule_is_refused(schedule):
     ran = symcomm_command("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *words[:7],
                           "schedule=interleaved")
     assert ran.returncode == 0, ran.stderr
+
+
+def test_group_limited_routing_beside_a_dispatcher_of_every_copy_is_said_to_change_nothing():
+    # Megatron's all-to-all dispatcher sends each of a token's k routed copies, so where they sit (router_groups) does
+    # not change its bytes; the flex dispatchers send a token once per GPU or node, and there it counts
+    from symcomm.training.megatron_features import routing_note
+
+    said = routing_note({"moe": "1", "router_groups": "8", "dispatcher": "alltoall"})
+    assert said and said.startswith("router_groups=8: group-limited routing") and "dispatcher=alltoall" in said
+    assert routing_note({"moe": "1", "router_groups": "8", "dispatcher": "deepep"}) is None
+    assert routing_note({"moe": "1", "router_groups": "1", "dispatcher": "alltoall"}) is None
+    ran = symcomm_command("eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "t=1", "p=1", "d=8",
+                          "e=8", "c=1", "b=64", "m=8", "s=4096", "router_groups=16", "router_group_topk=4")
+    assert ran.returncode == 0 and "router_groups=16: group-limited routing" in ran.stderr
+
+
+def test_a_framework_refusing_the_default_zero_says_it_is_the_default():
+    said = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
+                           "b=64", "m=8", "framework=fsdp2")
+    assert said.returncode == 2 and "zero=1 is the default where zero is not given" in said.stderr

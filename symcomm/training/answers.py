@@ -22,13 +22,12 @@ from .binding import (_PER_MESSAGE, _SPELLED, _TIME_NAMES, _TIME_UNITS, TIME_RUL
 from ..numbers.exactops import NotExact
 from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
-from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal
-from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
-from ..presets.hardware_values import low_dtype_note, mesh_board_note
+from .settings import OPTIONS
+from ..presets.hardware_values import low_dtype_note
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
-                    say_unread_step)
+                    layout_notes, layout_refusal, say_unread_step)
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -186,19 +185,11 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    refused = fused_grouped_mlp_shape_refusal(step_texts, target.options, numbers) or \
-        head_split_refusal(target.options, numbers) or schedule_refusal(target.options, numbers)
+    refused = layout_refusal(step_texts, target.options, numbers)
     if refused:
         raise UsageError(refused)
-    said_board = mesh_board_note(system, numbers.get("G"), str(target.options.get("nvlink", SWITCH)))
-    if said_board:
-        notes.add(said_board)
-    said_straddle = straddle_note(target.options, numbers)
-    if said_straddle:
-        notes.add(said_straddle)
-    said_routing = routing_note(target.options)
-    if said_routing:
-        notes.add(said_routing)
+    for note in layout_notes(system, target.options, numbers):
+        notes.add(note)
     if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]

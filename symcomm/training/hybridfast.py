@@ -30,13 +30,12 @@ from fractions import Fraction
 from ..base import notes
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
-from ..presets.hardware_values import mesh_board_note
 from ..presets.systems import TYPED_HARDWARE
-from .settings import OPTIONS, SWITCH, fused_grouped_mlp_shape_refusal, step_options
-from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
+from .settings import OPTIONS, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
 from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
-    hardware_wiring, preset_shape, units_of, value_text, with_model_shape, add_hardware_report, say_unread_step
+    hardware_wiring, layout_notes, layout_refusal, preset_shape, units_of, value_text, with_model_shape, \
+    add_hardware_report, say_unread_step
 
 
 class Fallback(Exception):
@@ -315,18 +314,10 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
         notes.add(said_heads)
     numbers = {name: float(value) for name, value in values.items()}
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
-    if (fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers)
-            or schedule_refusal(options, numbers)):
-        raise Fallback("an unfusable grouped MLP, heads split unevenly or v off the interleaved schedule")  # refused there
-    said_board = mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH)))
-    if said_board:
-        notes.add(said_board)
-    said_straddle = straddle_note(options, numbers)
-    if said_straddle:
-        notes.add(said_straddle)
-    said_routing = routing_note(options)
-    if said_routing:
-        notes.add(said_routing)
+    if layout_refusal(step_texts, options, numbers):
+        raise Fallback("a layout the step model refuses")      # the general path refuses it, in its words
+    for note in layout_notes(system, options, numbers):
+        notes.add(note)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
     for name, value in times.items():

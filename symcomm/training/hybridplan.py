@@ -11,7 +11,6 @@ constant of the data or the call is a parameter's default, never text of the cod
 from __future__ import annotations
 
 import functools
-
 import math
 
 from ..base.inputs import MAX_VALUE

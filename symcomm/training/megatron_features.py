@@ -250,21 +250,17 @@ def head_split_refusal(options: dict, numbers: dict) -> str | None:
     if heads % t:
         return (f"t={t} does not divide the model's a={heads} attention heads: each tensor-parallel rank holds a/t whole "
                 f"heads ({HEAD_SPLIT_SOURCE}); give t dividing {heads}")
-    if str(options.get("attention", "mha")) != "mla" and "h_kv" in numbers and "h" in numbers:
-        head_dim = (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
-        kv = numbers["h_kv"] / head_dim
-        if abs(kv - round(kv)) < 1e-9 and round(kv) >= 1 and round(kv) % t:
-            return (f"t={t} does not divide the model's {round(kv)} K/V heads (h_kv = {numbers['h_kv']:g} over head "
-                    f"dimension {head_dim:g}): the step model splits K and V over the tensor-parallel ranks, and "
-                    "Megatron-Core's replication of K/V heads fewer than t is not counted; give t dividing "
-                    f"{round(kv)}")
+    kv = _kv_heads(options, numbers, heads)
+    if kv is not None and kv % t:
+        return (f"t={t} does not divide the model's {kv} K/V heads (h_kv = {numbers['h_kv']:g} over head "
+                f"dimension {_head_dim(numbers, heads):g}): the step model splits K and V over the tensor-parallel "
+                f"ranks, and Megatron-Core's replication of K/V heads fewer than t is not counted; give t dividing {kv}")
     if str(options.get("cp", "ring")) == "ulysses" and "c" in numbers and float(numbers["c"]).is_integer():
         c = int(numbers["c"])
         if c >= 1 and (heads // t) % c:
             return (f"cp=ulysses with c={c}: its all-to-all scatters each tensor-parallel rank's a/t = {heads // t} "
                     f"heads over the c ranks, so c must divide {heads // t}")
-        kv = _kv_heads(options, numbers, heads)
-        if c >= 1 and kv is not None and kv % t == 0 and (kv // t) % c:
+        if c >= 1 and kv is not None and (kv // t) % c:
             return (f"cp=ulysses with c={c}: its all-to-all scatters each tensor-parallel rank's K/V heads, "
                     f"{kv // t} of the model's {kv}, over the c ranks, so c must divide {kv // t} ({ULYSSES_HEADS_SOURCE})")
     return None
@@ -281,9 +277,13 @@ def _kv_heads(options: dict, numbers: dict, heads: int) -> int | None:
     (MLA, or no h_kv)."""
     if str(options.get("attention", "mha")) == "mla" or "h_kv" not in numbers or "h" not in numbers:
         return None
-    head_dim = (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
-    kv = numbers["h_kv"] / head_dim
+    kv = numbers["h_kv"] / _head_dim(numbers, heads)
     return round(kv) if abs(kv - round(kv)) < 1e-9 and round(kv) >= 1 else None
+
+
+def _head_dim(numbers: dict, heads: int) -> float:
+    """One attention head's width: the query width (h_q where the heads are not h wide in all) over the heads."""
+    return (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
 
 
 def straddle_note(options: dict, numbers: dict) -> str | None:

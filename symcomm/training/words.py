@@ -14,9 +14,11 @@ from ..base.errors import InputError
 from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction, parse_size_bytes, split_unit
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
-from ..presets.hardware_values import KERNEL_SHARES, declared_wiring_note, dtype_measured
+from ..base.crossing import SWITCH
+from ..presets.hardware_values import KERNEL_SHARES, declared_wiring_note, dtype_measured, mesh_board_note
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .settings import OPTIONS
+from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
+from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -323,6 +325,22 @@ def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
 
 #: the shape names a model's parameter count Φ depends on (presets.formula): one typed over a preset's leaves its Φ
 PHI_SHAPE = ("h", "L", "F", "V", "h_kv", "h_q", "E", "F_e", "E_s", "L_moe")
+
+
+def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None:
+    """Why the step model refuses a layout once the model's shape is known (the experts' fused grouped MLP, the heads'
+    split, v off the interleaved schedule), or None: eval's general path raises it, its generated path falls back to
+    the general one to do so."""
+    return (fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers)
+            or schedule_refusal(options, numbers))
+
+
+def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
+    """What eval says of a layout whatever its numbers (both of its paths): the NVLink board's wiring, groups that
+    straddle NVLink domains, group-limited routing a dispatcher does not count."""
+    said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
+            straddle_note(options, numbers), routing_note(options))
+    return tuple(note for note in said if note)
 
 
 def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict]:

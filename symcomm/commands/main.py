@@ -42,9 +42,15 @@ SHOW_FORMATS = ("pretty", "text", "latex", "markdown", "python", "json")
 
 def _show_values(target: Subject, texts: dict) -> dict:
     """KEY=VALUE given to show: symbols substituted into the formulas (exactly), anything else refused."""
-    known = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL} | set(_TIME_NAMES)
+    known = {S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL}
     out = {}
     for key, text in texts.items():
+        if key in _TIME_NAMES or key in ("bw", "bw_inter"):
+            # the closed forms count elements, so a β substituted here would be per element while eval's is per
+            # byte: one question, one code path (eval's), not two answers in different units
+            raise UsageError(f"{key} is not taken by show: its closed forms count elements and keep the times "
+                             f"symbolic; for a time in seconds use eval, which prices bytes (elements × --dtype): "
+                             f"symcomm eval {target.name} {' '.join(f'{k}={v}' for k, v in texts.items())}")
         if key not in known:
             raise UsageError(f"unknown parameter {key!r} for {target.label}; its formulas use: {', '.join(sorted(known))}")
         sym = S.symbol(key)
@@ -128,7 +134,8 @@ def cmd_compare(args) -> int:
     for r in ranges:
         crossing = (f"   (overtakes at M ≈ {r['crossover_elements']:,.0f} elements, "
                     f"{human_size(r['crossover_elements'] * scale, 'bytes')})") if "crossover_elements" in r else ""
-        print(f"    {r['from_elements']:>15,} – {r['to_elements']:<15,} {r['algorithm']}{crossing}")
+        upper = "and above" if r is ranges[-1] else f"{r['to_elements']:,}"
+        print(f"    {r['from_elements']:>15,} – {upper:<15} {r['algorithm']}{crossing}")
     for line in skipped:
         print(f"  not run: {line}")
     return 0
@@ -259,7 +266,9 @@ def build_parser(others: bool = True) -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="closed forms of a primitive or strategy")
     p.add_argument("name", help="a primitive or a strategy (symcomm list shows them)")
     p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
-                   help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
+                   help="symbol values (N=8 M=2**30), substituted exactly into the closed forms, which count "
+                        "elements and keep the times (alpha, beta, gamma) symbolic: eval prices them in bytes; "
+                        "and options (zero=1)")
     p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
     p.add_argument("--format", default="pretty",
                    help="pretty (Unicode, cases as cases; the default), text (one line), latex, markdown "

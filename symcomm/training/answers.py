@@ -7,6 +7,7 @@ The commands print these documents; the Python API (:mod:`symcomm.api`) returns 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -514,6 +515,9 @@ def compare_payload(args) -> dict:
             gap = at(before["algorithm"], middle) - at(after["algorithm"], middle)
             low, high = (middle, high) if gap < 0 else (low, middle)
         after["crossover_elements"] = high
+        # the ranges meet at the crossing, not at the grid points that bracket it: every whole M in one range
+        after["from_elements"] = math.floor(high) + 1
+        before["to_elements"] = after["from_elements"] - 1
     n, m = (int(parse_value(key, texts[key], least=least.get(S.symbol(key), 1))) if key in shape else None
             for key in ("N", "M"))
     unit = "bytes"
@@ -523,7 +527,9 @@ def compare_payload(args) -> dict:
                      "values": "each row's symbol values (N ranks, M elements, G ranks per node, C chunks, "
                                "K elements), as eval --json gives them",
                      "inputs": "each row's inputs with unit and source, as eval --json gives them",
-                     "from_elements": "elements", "to_elements": "elements", "crossover_elements": "elements"},
+                     "from_elements": "elements", "to_elements": "elements (the last range's: the largest size "
+                                                                  "searched, 2**40.75 rounded)",
+                     "crossover_elements": "elements"},
            "best": best["algorithm"], "algorithms": rows, "fastest_by_message_size": ranges,
            "ranges_leave_out": [n for n in curves if n not in names], "skipped": skipped}
     return out

@@ -135,6 +135,27 @@ def test_the_curves_over_m_use_the_bound_values(capsys):
     assert times[0] == pytest.approx(times[1], rel=1e-4)
 
 
+@pytest.mark.parametrize("argv", [
+    ("all_reduce", "N=8", "M=1MiB", "alpha=5e-6", "beta=1e-10", "gamma=0"),
+    ("all_reduce", "N=8", "M=1GiB", "--hardware", "h100"),
+    ("all_reduce", "N=16", "M=64MiB", "--hardware", "h100"),
+    ("broadcast", "N=8", "M=1MiB", "C=16", "alpha=5e-6", "beta=1e-10", "gamma=0"),
+])
+def test_the_ranges_cover_every_size_and_meet_at_the_crossings(capsys, argv):
+    # every whole M from 1 up lies in exactly one range, and the ranges change hands at the crossing: on either side
+    # of it each range's algorithm is the faster of the two, by eval (the ranges were the grid points that bracket
+    # it, leaving 55,110-65,535 elements in no range where the lines cross at 60,000: an outsider's test)
+    code, out, err = run(capsys, "compare", *argv, "--json")
+    assert code == 0, err
+    ranges = strict(out)["fastest_by_message_size"]
+    assert ranges[0]["from_elements"] == 1
+    for before, after in zip(ranges, ranges[1:]):
+        assert after["from_elements"] == before["to_elements"] + 1
+        assert after["from_elements"] - 1 <= after["crossover_elements"] < after["from_elements"]
+    code, text, err = run(capsys, "compare", *argv)
+    assert "and above" in text.splitlines()[-1] or any("and above" in line for line in text.splitlines())
+
+
 @pytest.mark.parametrize("with_hardware", [True, False])
 @pytest.mark.parametrize("primitive", list(PRIMITIVES))
 def test_every_primitive_compares(capsys, primitive, with_hardware):

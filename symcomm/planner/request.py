@@ -283,6 +283,9 @@ def check_request(req: Request) -> None:
     refused = req.framework is not None and framework_precision_refusal(req.framework, req.precision)
     if refused:
         raise PlanError(refused)
+    refused = req.recompute == "op" and req.framework is not None and settings.op_framework_refusal(req.framework)
+    if refused:
+        raise PlanError(refused)
     if not _schemes(req):
         runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
@@ -310,7 +313,8 @@ def check_request(req: Request) -> None:
 
 def _schemes(req: Request) -> tuple:
     return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
-                 and (req.zero is None or s.zero == req.zero) and framework_precision_refusal(s.framework, req.precision) is None)
+                 and (req.zero is None or s.zero == req.zero) and framework_precision_refusal(s.framework, req.precision) is None
+                 and (req.recompute != "op" or settings.op_framework_refusal(s.framework) is None))
 
 
 def framework_precision_refusal(framework: str, precision: str) -> str | None:

@@ -137,6 +137,13 @@ class Hardware:
             raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
+    def datasheet_value(self, name: str) -> float | None:
+        """The hardware's own value of a datasheet name a user may type over it (hardware_values.TYPED_DATASHEET:
+        peak, peak_fp8, peak_fp4, hbm), or None where it has none (a peak known only by its bounds)."""
+        if name == "hbm":
+            return self.hbm_bytes_per_second
+        return dict(self.peak_flops).get(name.partition("_")[2] or "bf16")
+
     def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False,
                        attention_kernel: str = "fused", typed: dict | None = None) -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError

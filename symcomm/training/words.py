@@ -18,7 +18,7 @@ from ..base.crossing import SWITCH
 from ..presets.hardware_values import KERNEL_SHARES, declared_wiring_note, dtype_measured, mesh_board_note
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
-from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
+from .settings import OPTIONS, fused_grouped_mlp_shape_refusal, op_framework_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -337,9 +337,16 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
 
 def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     """What eval says of a layout whatever its numbers (both of its paths): the NVLink board's wiring, groups that
-    straddle NVLink domains, group-limited routing a dispatcher does not count."""
+    straddle NVLink domains, group-limited routing a dispatcher does not count, recompute=op under a framework that
+    does not run it."""
+    framework = str(options.get("framework", OPTIONS["framework"].default))
+    # plan refuses it (and leaves it out of its search); eval prices the op list as asked, and says so
+    op = str(options.get("recompute")) == "op" and op_framework_refusal(framework) is not None
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
-            straddle_note(options, numbers), routing_note(options))
+            straddle_note(options, numbers), routing_note(options),
+            f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
+            f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
+            "recompute=selective, full or none" if op else None)
     return tuple(note for note in said if note)
 
 
@@ -416,9 +423,11 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
                                           if shares[0] in dict(system.step_time) else "attention_source")
     units = {"gpu_memory_bytes": "bytes", "memory_excess_bytes": "bytes",
              "step_time_error": "ratios (predicted / measured - 1); runs, fitted: counts"}
-    # the fit's error is that of its own constants on 16-bit runs: with one typed over them, or another --dtype, none
-    # is known (None)
-    asked = None if typed or not dtype_measured(dtype, str(precision)) else (
+    # the fit's error is that of its own constants on 16-bit runs, at the hardware's own peaks and HBM bandwidth: with
+    # one typed over them (a datasheet value other than the hardware's own, which the constants were not measured
+    # with), or another --dtype, none is known (None)
+    moved = [name for name in peaks if name in compute and system.datasheet_value(name) not in (None, compute[name])]
+    asked = None if typed or moved or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used()), framework
 

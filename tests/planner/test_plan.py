@@ -768,6 +768,23 @@ def test_op_recompute_is_searched_only_when_fixed_and_never_with_tensor_parallel
     assert all(s["sp"] == 1 for t, s in settings if t > 1) and any(t > 1 for t, _ in settings)
 
 
+def test_op_recompute_is_planned_only_under_the_framework_that_runs_it(capsys):
+    # recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2): Megatron's selective recompute
+    # is the attention core's, DeepSpeed's and FSDP's checkpointing whole blocks.  plan ranked megatron and deepspeed
+    # rows under it (an outsider's test); it now searches fsdp2 alone, refuses another fixed framework in one line,
+    # and eval, which prices the op list as asked, says so
+    rows = list(plan(small(pp=1, vp=1, micro_batch=4, recompute="op"), top=None).rows())
+    assert rows and {s["framework"] for r in rows for s in r["settings"]} == {"fsdp2"}
+    for framework in ("megatron", "deepspeed"):
+        assert main(["plan", "--model", "llama2-7b", "--gpus", "8", "--hardware", "a100", "--batch", "64", "--seq",
+                     "4096", "--recompute", "op", "--framework", framework]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"recompute=op with framework={framework} is not run" in err
+    assert main(["eval", "hybrid", "--model", "llama2-7b", "--hardware", "a100", "t=1", "p=1", "d=8", "c=1", "b=64",
+                 "m=8", "s=4096", "framework=megatron", "recompute=op"]) == 0
+    assert "no mode of framework=megatron" in capsys.readouterr().err
+
+
 # -- the MoE dispatcher, given to plan as to eval ------------------------------------------------------
 
 def test_plan_with_deepep_times_its_top_layout_as_eval_does(capsys):

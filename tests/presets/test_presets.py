@@ -541,6 +541,18 @@ def test_a_step_time_says_how_far_off_its_fit_measured_it(tmp_path):
     assert "off by       unknown: no fit error is recorded for these constants" in mine.stdout
 
 
+@pytest.mark.parametrize("word, known", [("hbm=1e12", False), ("peak=900e12", False),
+                                         ("hbm=3.35e12", True), ("peak=989.4e12", True)])
+def test_a_datasheet_value_typed_over_the_hardware_s_own_leaves_the_fit_error_unknown(word, known):
+    # h100's constants were fitted at its own datasheet peak (989.4 TFLOP/s bf16) and HBM bandwidth (3.35 TB/s):
+    # another typed there moves the step time (2.95 s to 4.58 s at hbm=1e12, an outsider's test) onto constants no
+    # run measured, as a typed eta does, so no fit error is claimed; the hardware's own value typed again changes nothing
+    got = json.loads(_eval("--hardware", "h100", word).stdout)
+    assert (got["step_time_error"] is not None) == known
+    # a part whose peak only bounds give (h100-gt) takes a typed one within them as its peak: the borrowed error stays
+    assert json.loads(_eval("--hardware", "h100-gt", "peak=9e14").stdout)["step_time_error"] is not None
+
+
 def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     # a100's fitted runs (derivations/data/published_runs.json: Narayanan et al. 2021 Table 1, Korthikanti et al. 2022
     # Table 5) are Megatron-LM runs without flash attention (flash=0 in each) and its check runs Megatron, DeepSpeed

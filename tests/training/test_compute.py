@@ -337,9 +337,11 @@ def test_a_typed_low_peak_the_precision_does_not_run_is_said():
 def test_eval_says_typed_beside_the_peak_typed_alone():
     layout = ("--model", "llama3-70b", "--hardware", "gb200", "t=2", "p=4", "d=8", "c=1", "b=256", "m=32", "s=8192",
               "sp=1", "precision=nvfp4")
-    line = next(x for x in _cli("eval", "hybrid", *layout, "peak_fp4=5e15").stdout.splitlines() if "constants" in x)
+    line = next(x for x in _cli("eval", "hybrid", *layout, "peak_fp4=5e15").stdout.splitlines()
+                if x.startswith("  constants"))
     assert "peak 2500 TFLOP/s (bf16)," in line and "peak_fp4 5000 TFLOP/s typed," in line
-    line = next(x for x in _cli("eval", "hybrid", *layout, "peak=2e15").stdout.splitlines() if "constants" in x)
+    line = next(x for x in _cli("eval", "hybrid", *layout, "peak=2e15").stdout.splitlines()
+                if x.startswith("  constants"))
     assert "peak 2000 TFLOP/s (bf16 typed)," in line and "peak_fp4 10000 TFLOP/s," in line
 
 

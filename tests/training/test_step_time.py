@@ -553,10 +553,14 @@ def test_a_typed_constant_wins_over_the_hardwares_as_a_hardware_file_holding_it_
     assert not any("not used" in note for note in typed.notes)
     with pytest.raises(InputError, match=r"^eta=1\.5 is not allowed: a share of the peak lies in \(0, 1\]$"):
         symcomm.evaluate("hybrid", hardware="h100", eta=1.5, **layout)
-    # the HBM bandwidth is the datasheet's, as a peak: typed, it is the run's, the fit's error still shown
+    # the HBM bandwidth is the datasheet's, as a peak: typed, it is the run's; another than the hardware's own moves
+    # the step onto values no fitted run measured (2.95 s to 4.58 s for Llama 2 7B at 1e12, an outsider's test), so
+    # the fit's error is unknown there too; the hardware's own value typed again changes nothing
     slower_memory = symcomm.evaluate("hybrid", hardware="h100", hbm=1e12, **layout)
     assert slower_memory["step_time"] > base["step_time"] and slower_memory["constants"]["hbm"] == 1e12
-    assert slower_memory["step_time_error"] == base["step_time_error"]
+    assert slower_memory["step_time_error"] is None
+    same = symcomm.evaluate("hybrid", hardware="h100", hbm=3.35e12, **layout)
+    assert same["step_time"] == base["step_time"] and same["step_time_error"] == base["step_time_error"]
     assert not any("not used" in note for note in slower_memory.notes)
     unread = symcomm.evaluate("hybrid", hardware="h100", eta_fp8=0.6, **layout)      # a bf16 run: no FP8 matmul
     assert unread["step_time"] == base["step_time"] and unread["step_time_error"] == base["step_time_error"]

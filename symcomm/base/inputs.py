@@ -163,8 +163,11 @@ def _bounded(key: str, text: str, value: Fraction, integer: bool, least, most) -
     """``value`` (read from ``text``) within parse_fraction's bounds, or its refusal naming ``key``."""
     if integer and value.denominator != 1:
         raise InputError(f"{key}={_short(text)} is not allowed: {key} takes a whole number")
-    too_small = value != 0 and abs(value) < MIN_VALUE
-    if (least is not None and value < least) or value > most or abs(value) > MAX_VALUE or too_small:
+    if value != 0 and abs(value) < MIN_VALUE and (least is None or value >= least) and value <= most:
+        # within the parameter's range but below what is computed with: said as such, not as the range
+        raise InputError(f"{key}={_short(text)} is not allowed: a nonzero number below {float(MIN_VALUE):g} is too "
+                         "small to compute with (write 0 for nothing)")
+    if (least is not None and value < least) or value > most or abs(value) > MAX_VALUE:
         raise InputError(f"{key}={_short(text)} is not allowed: {key} takes {_bound_text(integer, least, most)}")
     return value
 

@@ -110,7 +110,7 @@ def cmd_nccl_tests(args) -> int:
     from .. import presets
 
     coll = nccl_tests.collective(args.collective)
-    ranks = parse_whole("--ranks", args.ranks, least=2 if coll.name == "sendrecv" else 1, most=1 << 20)
+    ranks = parse_whole("--ranks", args.ranks, least=2, most=1 << 20)     # one rank moves nothing a link model times
     gpn = parse_whole("--gpus-per-node", args.gpus_per_node, least=1, most=1024) if args.gpus_per_node else None
     if not args.hardware:
         raise InputError(f"--hardware is required: a preset ({', '.join(presets.hardware_names())}) or a "

@@ -285,7 +285,7 @@ def build_parser(others: bool = True) -> argparse.ArgumentParser:
                    help="N, M (M=1GiB allowed), and G, C, K for the algorithms that take them (as eval); " + TIME_RULE)
     p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 by default")
     p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma, their inter-node pair and G, "
-                                      "as for eval (a flat group over nodes at the inter-node link)")
+                                      "as for eval (a flat group across nodes at the links its crossings use, said in a note)")
     p.add_argument("--json", action="store_true", help="one JSON document (seconds, elements)")
     p.set_defaults(run=cmd_compare)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")

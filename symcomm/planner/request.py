@@ -18,6 +18,7 @@ from ..presets.fit_errors import at_high_end
 from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note
 from ..training import frameworks as _frameworks
 from ..training import settings
+from ..training.megatron_features import op_framework_refusal
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
@@ -283,7 +284,7 @@ def check_request(req: Request) -> None:
     refused = req.framework is not None and framework_precision_refusal(req.framework, req.precision)
     if refused:
         raise PlanError(refused)
-    refused = req.recompute == "op" and req.framework is not None and settings.op_framework_refusal(req.framework)
+    refused = req.recompute == "op" and req.framework is not None and op_framework_refusal(req.framework)
     if refused:
         raise PlanError(refused)
     if not _schemes(req):
@@ -314,7 +315,7 @@ def check_request(req: Request) -> None:
 def _schemes(req: Request) -> tuple:
     return tuple(s for s in SCHEMES if (req.framework is None or s.framework == req.framework)
                  and (req.zero is None or s.zero == req.zero) and framework_precision_refusal(s.framework, req.precision) is None
-                 and (req.recompute != "op" or settings.op_framework_refusal(s.framework) is None))
+                 and (req.recompute != "op" or op_framework_refusal(s.framework) is None))
 
 
 def framework_precision_refusal(framework: str, precision: str) -> str | None:

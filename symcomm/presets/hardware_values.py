@@ -85,6 +85,14 @@ TYPED_HARDWARE = TYPED_DATASHEET + TYPED_CONSTANTS
 _SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
 
 
+def datasheet_value(system, name: str) -> float | None:
+    """``system``'s own value of a datasheet name a user may type over it (:data:`TYPED_DATASHEET`: peak, peak_fp8,
+    peak_fp4, hbm), or None where it has none (a peak known only by its bounds)."""
+    if name == "hbm":
+        return system.hbm_bytes_per_second
+    return dict(system.peak_flops).get(name.partition("_")[2] or "bf16")
+
+
 def with_typed_constants(values: dict, typed: dict) -> dict:
     """``values`` (Hardware.compute_values') with each typed constant (:data:`TYPED_CONSTANTS`) in place of the
     hardware's where the run reads it (a key of ``values``); a share of a peak outside (0, 1] refused."""

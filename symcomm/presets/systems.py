@@ -137,13 +137,6 @@ class Hardware:
             raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
         return table[dtype]
 
-    def datasheet_value(self, name: str) -> float | None:
-        """The hardware's own value of a datasheet name a user may type over it (hardware_values.TYPED_DATASHEET:
-        peak, peak_fp8, peak_fp4, hbm), or None where it has none (a peak known only by its bounds)."""
-        if name == "hbm":
-            return self.hbm_bytes_per_second
-        return dict(self.peak_flops).get(name.partition("_")[2] or "bf16")
-
     def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False,
                        attention_kernel: str = "fused", typed: dict | None = None) -> dict[str, float]:
         """peak, hbm and the fitted eta, kappa, w_half, eta_attn: the step-time model's hardware symbols (InputError
@@ -722,7 +715,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         if held is not None:
             filled_texts, dtype, why = held
             if why:
-                notes.add(why, restates_default=True)
+                notes.add(why)     # a mix of the two links is a modelling choice, said unasked
             return {**filled_texts, **texts}, dtype
     from ..base.inputs import parse_whole
 
@@ -753,7 +746,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False),
                                       crossing=getattr(target, "crossing", None))
             if why:
-                notes.add(why, restates_default=True)
+                notes.add(why)     # a mix of the two links is a modelling choice, said unasked
             for key, value in preset.items():
                 if key in TIME_NAMES or key in needed:
                     filled[key] = value

@@ -500,6 +500,11 @@ def _framework_limits() -> tuple[When, ...]:
     return tuple(out)
 
 
+#: a token's k routed experts are distinct (the router's top-k over the E experts' scores)
+_TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
+                   "E ≥ k")
+
+
 _OFFLOAD_NEEDS_ONE_STAGE = rules.fixed(p, 1, "cpu_offload=1 with p={x} is refused: Megatron-Core has no CPU offloading "
                                               "with pipeline parallelism (transformer_config.py); give p=1")
 _OFFLOAD_LESS_THAN_L = Rule("at_least", L, S.L_off + 1,
@@ -566,6 +571,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("expert_tp", ("t_e",),
                                               rules.divisible(t * d * c, S.t_e * e, "t*d*c|t_e*e"))),
         rules.divisible(E, e),
+        rules.when("moe", (True,), _TOP_K_OF_E),
         rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
         rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,

@@ -337,3 +337,19 @@ def routing_note(options: dict) -> str | None:
             f"only a dispatcher sending a token once per GPU or node counts ({', '.join(FLEX_DISPATCHERS)}); "
             f"dispatcher={options.get('dispatcher', 'alltoall')} sends each routed copy, so the groups change nothing "
             "in its step")
+
+
+#: the frameworks that run recompute=op: torchtitan's (framework=fsdp2) op-level selective checkpointing
+#: (activation_checkpoint.mode selective, selective_ac_option op: torchtitan/parallelisms/parallelize_llama.py at 9dec370a)
+OP_FRAMEWORKS = ("fsdp2",)
+
+
+def op_framework_refusal(framework: str) -> str | None:
+    """Why ``framework`` does not run recompute=op, or None (:data:`OP_FRAMEWORKS`): Megatron's selective recompute is
+    the attention core's (recompute=selective), DeepSpeed's and FSDP's checkpointing whole blocks (recompute=full).
+    plan refuses it under a fixed framework and leaves it out of its search; eval, where framework=megatron is also
+    the default beside the generic op-level count the strategies' formulas take, prices it as asked and says so."""
+    if framework in OP_FRAMEWORKS:
+        return None
+    return (f"recompute=op with framework={framework} is not run: it is torchtitan's op-level selective "
+            "checkpointing (framework=fsdp2); give recompute=selective, full or none")

@@ -173,18 +173,6 @@ OP_REFUSED = {
 }
 
 
-def op_framework_refusal(framework: str) -> str | None:
-    """Why ``framework`` does not run recompute=op, or None: it is torchtitan's op-level selective checkpointing
-    (activation_checkpoint.mode selective, selective_ac_option op: torchtitan/parallelisms/parallelize_llama.py at
-    9dec370a); Megatron's selective recompute is the attention core's (recompute=selective), DeepSpeed's and FSDP's
-    checkpointing whole blocks (recompute=full).  One rule for eval and plan, where the framework is typed (the
-    default framework=megatron beside recompute=op is the generic op-level count the strategies' formulas take)."""
-    if framework in EAGER_DEFAULT:
-        return None
-    return (f"recompute=op with framework={framework} is not run: it is torchtitan's op-level selective "
-            "checkpointing (framework=fsdp2); give recompute=selective, full or none")
-
-
 def op_refusal(setting) -> str | None:
     """Why ``setting`` (recompute=op) has no meaning, or None (:data:`OP_REFUSED`)."""
     if setting.recompute != "op":

@@ -311,7 +311,9 @@ _ENTRIES = (
               (Option("algorithm", "pairwise", _ALL_TO_ALL, "all-to-all algorithm"),
                Option("capacity", "dropless", ("dropless", "padded"),
                       "dropless: exactly the routed copies; padded: buffers padded to capacity factor f")),
-              build_ep, (rules.divisible(E, N),)),
+              build_ep, (rules.divisible(E, N),
+                         rules.Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to "
+                                                      "k distinct experts", "E ≥ k"))),
     _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
               "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
               JACOBS + ", §3.1",

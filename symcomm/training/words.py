@@ -15,10 +15,11 @@ from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
 from ..base.crossing import SWITCH
-from ..presets.hardware_values import KERNEL_SHARES, declared_wiring_note, dtype_measured, mesh_board_note
+from ..presets.hardware_values import (KERNEL_SHARES, datasheet_value, declared_wiring_note, dtype_measured,
+                                       mesh_board_note)
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import head_split_refusal, routing_note, schedule_refusal, straddle_note
-from .settings import OPTIONS, fused_grouped_mlp_shape_refusal, op_framework_refusal
+from .megatron_features import head_split_refusal, op_framework_refusal, routing_note, schedule_refusal, straddle_note
+from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
 UsageError = InputError
@@ -426,7 +427,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     # the fit's error is that of its own constants on 16-bit runs, at the hardware's own peaks and HBM bandwidth: with
     # one typed over them (a datasheet value other than the hardware's own, which the constants were not measured
     # with), or another --dtype, none is known (None)
-    moved = [name for name in peaks if name in compute and system.datasheet_value(name) not in (None, compute[name])]
+    moved = [name for name in peaks if name in compute and datasheet_value(system, name) not in (None, compute[name])]
     asked = None if typed or moved or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used()), framework

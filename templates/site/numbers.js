@@ -166,8 +166,12 @@
       value = frac(sign * value.n, value.d);
       if (integer && value.d !== 1n) throw new InputError(`${key}=${short(text)} is not allowed: ${key} takes a whole number`);
       const tooSmall = value.n !== 0n && cmp(frac(abs(value.n), value.d), MIN) < 0;
-      if ((least !== null && cmp(value, least) < 0) || cmp(value, most) > 0 || cmp(frac(abs(value.n), value.d), frac(MAX)) > 0 ||
-          tooSmall) throw bound();
+      const outside = (least !== null && cmp(value, least) < 0) || cmp(value, most) > 0;
+      if (tooSmall && !outside) {      // within the range but below what is computed with: said as such
+        throw new InputError(`${key}=${short(text)} is not allowed: a nonzero number below ${G.min_value_shown} is ` +
+                             "too small to compute with (write 0 for nothing)");
+      }
+      if (outside || cmp(frac(abs(value.n), value.d), frac(MAX)) > 0 || tooSmall) throw bound();
       return value;
     }
 

@@ -638,3 +638,22 @@ def test_a_moe_model_typed_by_its_shape_gets_its_parameter_counts():
                           "--json")
     inputs = json.loads(run.stdout)["inputs"]
     assert (inputs["Phi"]["value"], inputs["Phi_E"]["value"]) == (1_000_000_000, 500_000_000)
+
+
+def test_what_an_outsider_s_test_found_is_said_or_refused_in_one_line(capsys):
+    # a flat ring over two 8-GPU nodes mixes the two links (7/8 of the intra-node beta + 1/8 of beta_inter per
+    # element, base.crossing's rule): a modelling choice, said unasked, not only under -v
+    code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=16", "M=64MiB", "--hardware", "h100")
+    assert code == 0 and "7/8 of the intra-node beta + 1/8 of beta_inter" in err
+    # a value inside the range but below what is computed with is said as such, not as the range it lies in
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=8", "alpha=1e-31", "beta=1", "gamma=0")
+    assert code == 2 and "below 1e-30" in err and "from 0" not in err
+    # one rank moves nothing: nccl-tests refuses it by its range, not as a link model to recalibrate
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", "h100", "--ranks", "1")
+    assert code == 2 and "--ranks" in err and "from 2" in err and "recalibrate" not in err
+    # a token's top-k experts are distinct: k above E is refused, by the ep strategy and by the hybrid's MoE
+    code, out, err = run(capsys, "eval", "ep", "N=8", "E=8", "k=9", "b=1", "s=8", "h=8", "L_moe=2")
+    assert code == 2 and "E=8 must be at least k=9" in err
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "--hardware", "h100", "t=1", "p=1",
+                         "d=8", "c=1", "e=8", "b=64", "m=8", "s=4096", "k=9")
+    assert code == 2 and "E=8 must be at least k=9" in err and len(err.strip().splitlines()) == 1

@@ -34,7 +34,7 @@ function ep__algorithm_bruck__total(args = {}) {
 }
 
 function ep__algorithm_bruck__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);
@@ -52,7 +52,7 @@ function ep__algorithm_bruck__beta(args = {}) {
 }
 
 function ep__algorithm_bruck__gamma(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100");
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);
   _need("power_of_two", "N={x} is not allowed: bruck all_to_all needs a power-of-two group (2, 4, 8, ...)", N);

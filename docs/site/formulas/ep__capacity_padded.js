@@ -22,7 +22,7 @@ function ep__capacity_padded__total(args = {}) {
 }
 
 function ep__capacity_padded__alpha(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100");
   return _out(_mul(4n, L_moe, _add(-1n, N)));
 }
 
@@ -32,7 +32,7 @@ function ep__capacity_padded__beta(args = {}) {
 }
 
 function ep__capacity_padded__gamma(args = {}) {
-  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100");
+  const N = _exact(args, "N", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100");
   return _out(0n);
 }
 

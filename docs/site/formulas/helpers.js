@@ -180,8 +180,7 @@ function _factor(key, text, piece) {
   const whole = parts[1] || "", frac = parts[2] || "", exp = parts[3] || "0";
   const digits = _strip0(whole + frac);
   if (!digits) return [0n, -Infinity];
-  const tiny = () => new RangeError(`${key}=${_short(text)} is not allowed: a nonzero number below 1e-30 is ` +
-                                    "too small to compute with (write 0 for nothing)");
+  const tiny = () => _tiny(key, text);
   if (digits.length > 60 || _strip0(exp.replace(/^[+-]/, "")).length > 6) {
     if (exp.startsWith("-") && digits.length <= 60) throw tiny();
     return [0n, Infinity];
@@ -193,9 +192,10 @@ function _factor(key, text, piece) {
   return [power >= 0 ? BigInt(digits) * 10n ** BigInt(power) : _q(BigInt(digits), 10n ** BigInt(-power)), size];
 }
 
-/** symcomm.base.inputs.parse_fraction: text as an exact value within [least, 2**100], or a RangeError
- * with the command line's words; `bound` is its description of the range ("a whole number from 2
- * to 2**100"). */
+const _tiny = (key, text) => new RangeError(`${key}=${_short(text)} is not allowed: a nonzero number below 1e-30 is ` +
+                                            "too small to compute with (write 0 for nothing)");
+/** symcomm.base.inputs.parse_fraction: text as an exact value within [least, 2**100], or a RangeError with the
+ * command line's words; `bound` is its description of the range ("a whole number from 2 to 2**100"). */
 function _parseFraction(key, text, integer, least, bound) {
   const length = _len(text);
   if (length > _MAX_TEXT) throw new RangeError(`${key}: a number of ${length} characters is not allowed: at most ${_MAX_TEXT}`);
@@ -229,8 +229,8 @@ function _parseFraction(key, text, integer, least, bound) {
   value = _mul(sign, value);
   if (integer && typeof value !== "bigint") throw new RangeError(`${key}=${_short(text)} is not allowed: ${key} takes a whole number`);
   const magnitude = _cmp(value, 0n) < 0 ? _mul(-1n, value) : value;
-  const tooSmall = _cmp(value, 0n) !== 0 && _cmp(magnitude, _MIN_VALUE) < 0;
-  if ((least !== null && _cmp(value, least) < 0) || _cmp(magnitude, _MAX_VALUE) > 0 || tooSmall) throw outOfBounds();
+  const inRange = (least === null || _cmp(value, least) >= 0) && _cmp(magnitude, _MAX_VALUE) <= 0;
+  if (!inRange || (_cmp(value, 0n) !== 0 && _cmp(magnitude, _MIN_VALUE) < 0)) throw inRange ? _tiny(key, text) : outOfBounds();
   return value;
 }
 
@@ -285,5 +285,5 @@ function _need(kind, message, x, y) {
   if (!_HOLDS[kind](x, y)) throw new RangeError(message.replaceAll("{x}", _str(x)).replaceAll("{y}", _str(y)));
 }
 
-globalThis["SYMCOMM_HELPERS"] = Object.freeze({_Q, _gcd, _q, _add, _mul, _pow, _cmp, _floor, _ceil_log2, _log2, _ones_below, _out, _value, _len, _repr, _factor, _parseFraction, _typed, _exact, _number, _need, _isFloat, _float, _min, _max, _ceil, _bits, _num, _den, _str, _MAX_TEXT, _MAX_FACTORS, _MAX_VALUE, _LOG10_MAX, _MIN_VALUE, _EXAMPLES, _WS, _FACTOR, _DEC_PARTS, _cut, _short, _notANumber, _strip0, _whole, _HOLDS});
+globalThis["SYMCOMM_HELPERS"] = Object.freeze({_Q, _gcd, _q, _add, _mul, _pow, _cmp, _floor, _ceil_log2, _log2, _ones_below, _out, _value, _len, _repr, _factor, _parseFraction, _typed, _exact, _number, _need, _isFloat, _float, _min, _max, _ceil, _bits, _num, _den, _str, _MAX_TEXT, _MAX_FACTORS, _MAX_VALUE, _LOG10_MAX, _MIN_VALUE, _EXAMPLES, _WS, _FACTOR, _DEC_PARTS, _cut, _short, _notANumber, _strip0, _tiny, _whole, _HOLDS});
 })();

@@ -250,6 +250,23 @@ QUANTIZED_ACTIVATIONS = Derivation(
                   34 * _SBH_T, name="torchao's Float8Linear (framework fsdp2) keeps the 16-bit input: unchanged",
                   source="pytorch/ao torchao/float8/float8_linear.py at 4f8021f2")))
 
+# a dense layer's kept activations with its MLP at the model's width F (memory.dense_mlp_width_bytes), t = 1, one token
+_DENSE_TOKEN = {t: 1, s: 1, _S.b: 1, d: 1, m: 1, c: 1}
+MLP_WIDTH_ACTIVATIONS = Derivation(
+    "Activations a dense layer keeps with its MLP at width F",
+    (Step(layer_activation_bytes("none", True, False, gated=True).subs(_DENSE_TOKEN),
+          "flash attention, no recompute, a gated (SwiGLU) MLP of width F, one token on one GPU (t = 1)"),
+     Step(18 * h + 6 * F, "Korthikanti et al.'s 34h less their GeLU MLP's 4h-wide tensors (the GeLU's input and FC2's, "
+                          "8h each), plus SwiGLU's input, FC1's 2F-wide output (4F), and FC2's input (2F)")),
+    "bytes per layer and token, 2 bytes an element",
+    "Megatron-LM megatron/core/fusions/fused_bias_swiglu.py (SwiGLUFunction saves its input) at d98e8a64; " + KORTHIKANTI
+    + ", Table 2", lhs="activations, dense gated layer",
+    claims=(Claim(layer_activation_bytes("none", True, False, gated=False).subs(_DENSE_TOKEN).subs(F, 4 * h), 34 * h,
+                  name="an ungated MLP of width 4h keeps Korthikanti et al.'s 34h", source=KORTHIKANTI + ", Table 2"),
+            Claim(layer_activation_bytes("full", True, False, gated=True).subs(_DENSE_TOKEN), 2 * h,
+                  name="a full recompute keeps the layer's input alone, whatever the MLP's width",
+                  source=KORTHIKANTI + ", §4.1")))
+
 # an MoE layer's kept activations (memory.layer_activation_bytes): no dense MLP block; the MoE block as Megatron-Core
 # runs it (memory.hybrid_block_bytes "moe"), every layer MoE here (L_moe = L), bf16, t = 1, one token
 MEGATRON_MOE_SAVED = ("Megatron-LM megatron/core/transformer/moe/moe_layer.py, moe/experts.py (TEGroupedMLP.forward: "
@@ -268,9 +285,11 @@ MOE_ACTIVATIONS = Derivation(
     lhs="activations, MoE layer",
     claims=(Claim(layer_activation_bytes("none", True, False, moe=True, gated=True).subs(_MOE_TOKEN)
                   - layer_activation_bytes("none", True, False, gated=True).subs(_MOE_TOKEN),
-                  6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e) - 17 * h,
-                  name="against a dense layer's 34h: Korthikanti et al.'s MLP block (21h, its norm's input among them) "
-                       "gives way to the MoE block's norm input and output (4h) and its experts' tensors",
+                  6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e) - h - 6 * F,
+                  name="against a dense gated layer's 18h + 6F (Korthikanti et al.'s 34h with the MLP at its own width "
+                       "F: memory.dense_mlp_width_bytes): its MLP block (its norm's input, the dropout mask and FC1's "
+                       "input 5h; FC1's 2F-wide output and FC2's input 6F) gives way to the MoE block's norm input and "
+                       "output (4h) and its experts' tensors",
                   source=MEGATRON_MOE_SAVED),
             Claim(layer_activation_bytes("none", True, False, moe=True, gated=True, passed=True).subs(_MOE_TOKEN),
                   34 * h + _S.k * (4 * h + 6 * _S.F_e),
@@ -1490,7 +1509,7 @@ CHAPTER = Chapter(
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
-                 QUANTIZED_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HSDP, HIDING, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MLP_WIDTH_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HSDP, HIDING, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

@@ -372,6 +372,18 @@ def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False
     return out
 
 
+def dense_mlp_width_bytes(gated: bool, saved: tuple = (2, 2)) -> sp.Expr:
+    """What a dense MLP of width F keeps beyond Korthikanti et al.'s count of a 4h-wide GeLU MLP, per layer, micro-batch
+    and GPU: their Table 2 keeps the GeLU's input, 4h at 2 bytes, and FC2's input, 4h at a plain linear's saved bytes,
+    split over t; an MLP of width F keeps its activation's input at 2 bytes, F wide, or 2F gated (the gate and the up
+    projection: Megatron-Core's SwiGLU saves FC1's whole output, megatron/core/fusions/fused_bias_swiglu.py), and FC2's
+    input F at a plain linear's bytes, as the MoE block counts its shared experts (:func:`hybrid_block_bytes`).  0 at
+    F = 4h ungated (Korthikanti's GPT)."""
+    plain = saved[1]
+    up = 2 if gated else 1
+    return (s / c) * (b / (d * m)) * ((2 * up + plain) * F - (8 + 4 * plain) * h) / t
+
+
 def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", moe: bool = False,
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
@@ -395,6 +407,11 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
                                                        torch_tp, saved=saved, eager=eager))
     per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled, eager)
+    korthikanti = recompute in ("none", "selective") and not (eager and flash and attention == "mha")
+    if korthikanti and not passed:
+        # the dense MLP's tensors at the model's own width F (gated: FC1's 2F-wide output), in the dense layers' share;
+        # κ's passes keep Korthikanti's 4h, as they were fitted (PASSED)
+        per_layer = per_layer + (1 - L_moe / L if moe else 1) * dense_mlp_width_bytes(gated, saved)
     if mla_up and attention == "mla" and recompute in ("none", "selective"):
         # recompute_mla_up: Q, K, V made again from the latents before the core's backward (settings)
         per_layer = per_layer - mla_up_kept_bytes(b / (d * m))

@@ -120,11 +120,13 @@ def test_step_time_by_hand():
     # tokens/s = b·s / step; MFU = model FLOPs of the batch (16 micro-batches' 3 × forward) / (step · 16 · peak)
     assert got["tokens_per_second"] == pytest.approx(32 * 2048 / got["step_time"], rel=1e-12)
     assert got["mfu"] == pytest.approx(16 * 3 * forward / (got["step_time"] * 16 * PEAK), rel=1e-9)
-    # 18 bytes per parameter (bf16 weight, fp32 gradient buffer, 12 bytes of Adam) + 34·s·B·h bytes per layer:
+    # 18 bytes per parameter (bf16 weight, fp32 gradient buffer, 12 bytes of Adam) + per token and layer 34h less
+    # Korthikanti's 4h GeLU MLP's 16h plus the SwiGLU MLP's 6F (FC1's 2F-wide output, FC2's input; F = 14,336):
     # 144.5 GB, more than an 80 GB A100: shown because asked for, not ranked
     # memory: 18 bytes a parameter, the activations, and the last stage's logits of one micro-batch (the bf16
     # LM-head output and its fp32 copy in Megatron-LM's cross_entropy.py: 6 bytes × B·s tokens × V)
-    assert got["memory_bytes"] == pytest.approx(18 * PHI + 34 * s * B * h * L + 6 * B * s * V, rel=1e-12)
+    activations = (18 * h + 6 * 14_336) * s * B * L
+    assert got["memory_bytes"] == pytest.approx(18 * PHI + activations + 6 * B * s * V, rel=1e-12)
     assert got["fits"] is False
     assert got["axes"]["dp"]["comm_time"] == pytest.approx(allreduce, rel=1e-9)
 
@@ -132,11 +134,12 @@ def test_step_time_by_hand():
 def test_memory_by_hand_and_floor():
     result = plan(small(memory_check=False, compare=compare(t=1, p=1, c=1, d=16, mb=1, zero=3, framework="deepspeed",
                                                              recompute="none", sp=0)), top=1)
-    # ZeRO-3: 16 bytes/parameter over 16 GPUs; activations 34·s·b·h bytes per layer (t = 1), 32 layers, one
-    # micro-batch of one sequence in flight (p = 1); its logits: 6 bytes (bf16 output + fp32 cross-entropy copy,
-    # Megatron-LM cross_entropy.py) × 2048 tokens × V = 128,256
-    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + 34 * 2048 * 4096 * 32 + 6 * 2048 * 128_256,
-                                                           rel=1e-12)
+    # ZeRO-3: 16 bytes/parameter over 16 GPUs; activations per token and layer (t = 1) Korthikanti et al.'s 34h with
+    # their 4h GeLU MLP's tensors (16h) given way to Llama 3 8B's SwiGLU at F = 14,336: FC1's 2F-wide output and FC2's
+    # input, 6F bytes; 32 layers, one micro-batch of one sequence in flight (p = 1); its logits: 6 bytes (bf16 output
+    # + fp32 cross-entropy copy, Megatron-LM cross_entropy.py) × 2048 tokens × V = 128,256
+    activations = (18 * 4096 + 6 * 14_336) * 2048 * 32
+    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + activations + 6 * 2048 * 128_256, rel=1e-12)
     # ZeRO-0 keeps 18Φ = 144 GB per GPU at t = p = 1: more than an 80 GB A100 (81,920 MiB as NVML reports it), so
     # the memory check drops it
     checked = plan(small())

@@ -32,9 +32,11 @@ def test_the_offloaded_bytes_by_hand():
     off = symcomm.evaluate("hybrid", **LAYOUT, cpu_offload=1, L_off=40)
     sbh = 8192 * 2 * 8192
     kept_per_sbh = (plain["memory"]["activations"] - off["memory"]["activations"]) / (40 * sbh)
-    # Korthikanti's 34 with the four linears' inputs at the recipe's bytes: QKV's and FC1's (norm-fused, no SP: one
-    # FP8 copy, 1 byte each of their h), the attention output's h and FC2's 4h (plain: 1 byte): 34 − 1 − 1 − 1 − 4
-    assert kept_per_sbh == pytest.approx(34 - 1 - 1 - 1 - 4, rel=1e-12)
+    # Korthikanti's 34 less its 4h GeLU MLP's 16 (the GeLU's input 8, FC2's 8), with the three other linears' inputs at
+    # the recipe's bytes: QKV's and FC1's (norm-fused, no SP: one FP8 copy, 1 byte each of their h) and the attention
+    # output's h (plain: 1 byte): 18 − 3; and Llama 3 70B's SwiGLU MLP of F = 28,672 = 3.5h: its 2F-wide input at 2
+    # bytes (4F) and FC2's FP8 input (F): 5 · 3.5
+    assert kept_per_sbh == pytest.approx(18 - 3 + 5 * 3.5, rel=1e-12)
 
 
 def _eval(*words):

@@ -33,10 +33,11 @@ def test_an_moe_layer_by_hand():
 
 
 def test_half_the_layers_moe_by_hand():
-    """L = 2, L_moe = 1: the dense layer keeps Korthikanti et al.'s 34h = 136 bytes (t = 1), its MLP block 21h =
-    84 of them (norm input 2h, FC1's input 2h, the dropout mask h, the activation's input 8h, FC2's input 8h); the
-    MoE layer 120 (above); the average layer (136 + 120)/2 = 128."""
-    assert at(layer_activation_bytes("none", True, False, moe=True, gated=True), L=2, L_moe=1) == 128
+    """L = 2, L_moe = 1: the dense layer keeps Korthikanti et al.'s attention block 13h = 52 bytes (t = 1) and a gated
+    MLP block of width F = 16: the norm's input 2h, FC1's input 2h, the dropout mask h (20), SwiGLU's input, FC1's
+    2F-wide output, 2·2F = 64, and FC2's input 2F = 32: 168; the MoE layer 120 (above); the average layer
+    (168 + 120)/2 = 144."""
+    assert at(layer_activation_bytes("none", True, False, moe=True, gated=True), L=2, L_moe=1, F=16) == 144
 
 
 def test_moe_with_no_shared_expert_and_the_experts_whole_on_a_gpu():

@@ -49,7 +49,9 @@ def _print_step(payload: dict) -> None:
     # under an FP8 or FP4 recipe MFU and HFU still divide by the bf16 peak (steptime.FP8_MFU), so they may pass 100 %:
     # the line names that peak there, as a ratio with no unit beside it would read as a share of what the GPU can do
     low = payload["options"].get("precision", "bf16") != "bf16"
-    of_peak = " of the bf16 peak" if low else ""
+    # and under --dtype fp8 (a bf16 recipe timed at another peak) the peak it divides by is that one: named too
+    peak = payload.get("constants", {}).get("dtype", "bf16")
+    of_peak = f" of the {peak} peak" if low or peak != "bf16" else ""
     print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
           f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the low-precision linear GEMMs run against their own, "
@@ -105,6 +107,11 @@ def _element_type(dtype: str) -> str:
     return f"{dtype}-byte elements" if dtype.isdigit() else dtype
 
 
+#: what an extra number is, beside it: the bubble as Narayanan et al. define it, not as a share of the step
+_EXTRA_WORDS = {"bubble_fraction": " (bubble time / ideal compute time, Narayanan et al. 2021 §2.2.1; of the whole "
+                                   "step f/(1 + f))"}
+
+
 def cmd_eval(args) -> int:
     payload = eval_document(args)
     result_keys, extra_keys = payload.pop("_result_keys"), payload.pop("_extra_keys")
@@ -113,7 +120,9 @@ def cmd_eval(args) -> int:
         return 0
     unit = payload["unit"]
     given = " ".join(f"{k}={v}" for k, v in payload["values"].items())
-    print(f"{payload['label']}   {given}")
+    # M is in elements (of the dtype the counts below are in bytes of), whatever unit it was typed in
+    print(f"{payload['label']}   {given}" + (f"   (M in elements of {payload['dtype']})"
+                                            if "M" in payload["values"] and payload.get("dtype") else ""))
     for key in result_keys:
         value = payload[key]
         if key in ("send", "recv", "total"):
@@ -130,7 +139,9 @@ def cmd_eval(args) -> int:
             shown = f"{value:,} {unit} reduced on the critical path"
         print(f"  {key:<12} {shown}")
     for key in extra_keys:
-        print(f"  {key:<12} {payload[key]}")
+        if key == "layers_middle_stage" and payload["values"].get("p", 3) < 3:
+            continue        # no middle stage below p = 3
+        print(f"  {key:<12} {payload[key]}" + _EXTRA_WORDS.get(key, ""))
     if "axes" in payload:
         slot = (payload.get("busiest_stage") or {}).get("slot")
         if "layers_last_stage" in payload and slot and slot != "the last pipeline stage":

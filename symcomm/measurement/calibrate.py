@@ -64,6 +64,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
 from ..collectives.algorithms import algorithm as catalog_algorithm
 from ..base.errors import InputError
+from ..base.notes import add as add_note
 from .nccl_prediction import Prediction
 from .nccl_tests import Collective, Log
 from ..presets import spans_nodes
@@ -507,10 +508,18 @@ def _base_preset(logs: list[Log], base: str | None):
                              "or a file recalibrated by this symcomm")
         return chosen
     device = " ".join(log.device for log in logs).upper()
-    for key, name in (("H200", "h200"), ("H100", "h100"), ("A100", "a100"), ("B200", "b200")):
+    # GB200 before B200 (its name holds the other's); the 40 GB A100 SXM is its own preset (half the memory, 1.555
+    # TB/s of HBM): a PCIe card of 40 GB has none, so no base is guessed for it
+    for key, name in (("H200", "h200"), ("H100", "h100"), ("A100", "a100"), ("GB200", "gb200"), ("B200", "b200")):
         if key in device:
             if "PCIE" in device and name in ("a100", "h100"):
                 name += "-pcie"
+            if name.startswith("a100") and "40GB" in device:
+                if name != "a100":
+                    return None
+                name = "a100-40gb"
+            add_note(f"--base {name}: the preset of the logs' GPU ({' '.join(dict.fromkeys(log.device for log in logs))}) "
+                      "for what a log cannot measure (memory, HBM bandwidth, peaks); give --base to choose another")
             return presets.hardware(name)
     return None
 

@@ -8,7 +8,7 @@ import io
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import memory_band_words, model as preset_model, step_error_words
 from ..presets.fit_errors import band_measures, fits_over_error, memory_error
-from ..presets.hardware_values import TYPED_CONSTANTS, dtype_measured
+from ..presets.hardware_values import TYPED_CONSTANTS, datasheet_moved, dtype_measured
 from ..training import frameworks as _frameworks
 from ..training.megatron_features import straddle_note
 from .fold import Plan
@@ -87,7 +87,8 @@ def step_time_error(p: Plan, top: int) -> dict | None:
     from .kernels import names_read
 
     req = p.request
-    if any(name in TYPED_CONSTANTS for name, _ in req.constants) or not dtype_measured(req.dtype, req.precision):
+    if (any(name in TYPED_CONSTANTS for name, _ in req.constants) or datasheet_moved(req.hardware, req.typed_hardware)
+            or not dtype_measured(req.dtype, req.precision)):
         return None     # the fit's error is that of its own constants on 16-bit runs (eval's rule, words.hardware_words)
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
     reads = names_read(blocks, bytes_per_element(req.dtype))
@@ -152,14 +153,18 @@ def to_csv(p: Plan, top: int) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    rows = [(row, True) for row in p.rows(top)] + ([(p.compare, p.compare["fits"])] if p.compare else [])
+    # a ranked row fits where plan kept only those that do; under --no-memory-check it is the GPU's verdict on its
+    # count ("" where the hardware gives no memory)
+    check = p.request.memory_check
+    rows = [(row, True if check else p.request.hardware.fits(row["memory_bytes"])) for row in p.rows(top)] + (
+        [(p.compare, p.compare["fits"])] if p.compare else [])
     for row, fits in rows:
         writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
                          row["m"], row["schedule"], repr(row["step_time"]), repr(row["tokens_per_second"]),
                          repr(row["mfu"]), repr(row["mfu_causal"]), repr(row["compute_time"]),
                          repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
-                         int(fits), "; ".join(row["labels"]), row["eval_command"]])
+                         "" if fits is None else int(fits), "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()
 
 

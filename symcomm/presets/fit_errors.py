@@ -186,7 +186,7 @@ def fits_words(answer: dict) -> str:
         head = f"{verdict}: {need:,.0f} bytes ≤ the GPU's {have:,.0f} bytes ({human_size(have, 'bytes')})"
         if over is None:
             return head
-        return (f"{head}, {100 * (have / need - 1):.1f} % to spare {count}{measured}: "
+        return (f"{head}, {100 * (1 - need / have):.1f} % of the GPU's memory free {count}{measured}: "
                 + ("at the high end it would not fit" if over == "uncertain" else "it fits at the high end too"))
     head = (f"NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
             f"({human_size(have, 'bytes')}), {answer['memory_excess_bytes']:,.0f} bytes "
@@ -204,7 +204,8 @@ def step_error_words(error: dict | None) -> str:
         return ("unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit "
                 "measured, or a hardware file without step_time.errors)")
     unchecked = error.get("unchecked", ())
-    words = ("checked on no published run: " + ", ".join(unchecked) + "; what was checked: " if unchecked else "")
+    words = ("unknown where it was checked on no published run: " + ", ".join(unchecked) + "; what was checked: "
+             if unchecked else "")
     words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
              f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
              f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")

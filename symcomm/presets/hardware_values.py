@@ -93,6 +93,13 @@ def datasheet_value(system, name: str) -> float | None:
     return dict(system.peak_flops).get(name.partition("_")[2] or "bf16")
 
 
+def datasheet_moved(system, typed: dict) -> list[str]:
+    """The datasheet values of ``typed`` (name → value) other than ``system``'s own: the fit's error, measured at the
+    hardware's own peaks and HBM bandwidth, is not known there.  One rule for eval and plan."""
+    return [name for name, value in typed.items()
+            if name in TYPED_DATASHEET and datasheet_value(system, name) not in (None, value)]
+
+
 def with_typed_constants(values: dict, typed: dict) -> dict:
     """``values`` (Hardware.compute_values') with each typed constant (:data:`TYPED_CONSTANTS`) in place of the
     hardware's where the run reads it (a key of ``values``); a share of a peak outside (0, 1] refused."""
@@ -289,3 +296,14 @@ def calibrated_gamma(document: dict) -> tuple[float, bool]:
     entries = document.get("calibration", ())
     folded = any(entry_gamma(e) is None for e in entries)
     return (0.0 if folded else hbm_gamma(document.get("hbm_bytes_per_second"))), folded
+
+
+def curve_note(system, hardware_name: str, target, ranks) -> str:
+    """What eval says where the hardware file holds calibrate's per-size efficiency curve for the collective and group
+    asked: nccl-tests divides the same α-β(-γ) line by it (the log's own time at a logged size); eval does not."""
+    primitive = str(getattr(target, "label", "")).split(" / ")[0]
+    if not any(e.get("collective") == primitive and e.get("ranks") == ranks for e in system.calibration):
+        return ""
+    return (f"--hardware {hardware_name} holds calibrate's per-size efficiency curve for {primitive} on {ranks} ranks: "
+            "eval prices the α-β-γ line its fit gives; symcomm nccl-tests divides that line by the curve (the log's own "
+            "time at a logged size), so at sizes where the curve is far from 1 the two differ")

@@ -16,7 +16,7 @@ from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, SWITCH, crossing_of,
 from ..base.errors import InputError
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
-                              STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma,
+                              STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma, curve_note,
                               element_refusal, entry_gamma, hbm_gamma, kernel_share, kernel_shares, low_dtype,
                               precision_refusal, roofline_w_half, unused_peaks, with_own_widths,
                               with_typed_constants)  # (re-exported)
@@ -745,6 +745,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             g = parse_whole("G (gpus_per_node)", str(gpus_per_node)) if gpus_per_node else None
             preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False),
                                       crossing=getattr(target, "crossing", None))
+            why = "; ".join(x for x in (why, curve_note(system, hardware_name, target, ranks)) if x)
             if why:
                 notes.add(why)     # a mix of the two links is a modelling choice, said unasked
             for key, value in preset.items():

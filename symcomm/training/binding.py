@@ -17,12 +17,14 @@ from ..base.units import bytes_per_element
 from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
-from .words import (_SPELLED, _TIME_UNITS, ALIASES, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    given, hardware_wiring, preset_shape, split_assignments, value_text)
+from .words import (_SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
+                    given, needs_option_refusal, hardware_wiring, preset_shape, split_assignments, value_text)
 
 
 _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TIME_SYMBOLS} (a test holds them equal)
 _PER_MESSAGE = {S.alpha, S.alpha_inter}  # coefficients that count messages, not elements
+
+
 
 
 def _presets():
@@ -140,6 +142,9 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     problems = target.problems(values) if check else []
     if problems:
         raise UsageError(problems[0])
+    refused = next((key for key in unused if key in NEEDS_OPTION), None)
+    if refused:
+        raise UsageError(needs_option_refusal(refused))
     if unused:
         notes.add(f"{', '.join(unused)} not used by {target.label}", unread=tuple(unused))
     if absent:

@@ -425,3 +425,4 @@ class _Preset:
         self.spreads_over_nics = entry.get("spreads_over_nics", False)
         # its crossing rule (Subject.crossing: base.crossing's one table, read by presets.link_values)
         self.crossing = crossing_of(entry["label"].split(" / ")[0], entry["algorithm"])
+        self.label = entry["label"]        # Subject.label: "primitive / algorithm" (presets' notes read it)

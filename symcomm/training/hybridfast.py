@@ -33,7 +33,7 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
-from .words import PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
+from .words import NEEDS_OPTION, PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     hardware_wiring, layout_notes, layout_refusal, preset_shape, units_of, value_text, with_model_shape, \
     add_hardware_report, say_unread_step
 
@@ -142,6 +142,8 @@ def _bind(entry: dict, texts: dict, data) -> tuple[dict, dict]:
             got = check(*[values[name] for name in names])
             if not _holds(kind, *got):
                 raise Fallback(message)
+    if any(key in NEEDS_OPTION for key in unused):
+        raise Fallback("a layer count typed without its option")      # the general path refuses it, in its words
     if unused:
         notes.add(f"{', '.join(unused)} not used by {entry['label']}", unread=tuple(unused))
     if times and not entry["time"] <= times.keys():

@@ -325,7 +325,8 @@ _ENTRIES = (
               LIU + ", §3; " + RING_FLASH_ATTN,
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; "
               "backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 "
-              "per element whatever --dtype)",
+              "per element whatever --dtype; the closed-form time's one β per element prices them as the others' "
+              "elements, where eval prices their 4 bytes)",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),
                Option("backward", "minimal", RING_BACKWARDS,
                       "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "

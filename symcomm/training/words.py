@@ -15,7 +15,7 @@ from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
 from ..base.crossing import SWITCH
-from ..presets.hardware_values import (KERNEL_SHARES, datasheet_value, declared_wiring_note, dtype_measured,
+from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
                                        mesh_board_note)
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .megatron_features import head_split_refusal, op_framework_refusal, routing_note, schedule_refusal, straddle_note
@@ -328,6 +328,18 @@ def _parsed(key: str, text: str, whole: bool, least: int) -> tuple:
 PHI_SHAPE = ("h", "L", "F", "V", "h_kv", "h_q", "E", "F_e", "E_s", "L_moe")
 
 
+#: layer counts that only an option reads: typed without it, the layout priced is not the one asked (a first/last
+#: stage count priced as an even split), so refused rather than noted as unused (the communication reads both under
+#: pipeline_split=first_last, so a word it leaves unread was typed without it)
+NEEDS_OPTION = {"L_first": "pipeline_split=first_last", "L_last": "pipeline_split=first_last"}
+
+
+def needs_option_refusal(key: str) -> str:
+    """Why ``key`` (of :data:`NEEDS_OPTION`) typed without its option is refused, in one line."""
+    return (f"{key} is read only with {NEEDS_OPTION[key]}: without it the layout priced would not be the one typed; "
+            f"give {NEEDS_OPTION[key]} with {key}, or leave {key} out")
+
+
 def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None:
     """Why the step model refuses a layout once the model's shape is known (the experts' fused grouped MLP, the heads'
     split, v off the interleaved schedule), or None: eval's general path raises it, its generated path falls back to
@@ -364,6 +376,11 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
                   f"{', '.join(f'{name}={shape[name]:g}' for name in typed_over)}: its Φ = {shape['Phi']:,.0f} is "
                   "still the preset's count of its own shape (the weights, gradients, optimizer and data-parallel "
                   "traffic); give Phi= for the shape typed")
+    elif not typed_over and "Phi" in shape and numbers.get("Phi", shape["Phi"]) != shape["Phi"]:
+        # the reverse: Φ typed alone moves what counts parameters, while the FLOPs count the layers' shape
+        notes.add(f"Phi={numbers['Phi']:g} typed over {model.name}'s Φ = {shape['Phi']:,.0f}: the weights, gradients, "
+                  "optimizer and data-parallel traffic take it; the FLOPs, compute time and MFU count the model's "
+                  "shape (h, L, F, V and the heads), which it does not change; give the shape typed for both")
     said = model.sliding_note(int(numbers["s"])) if "s" in numbers else None    # plan's too (planner.search.plan)
     if said:
         notes.add(said)
@@ -427,7 +444,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     # the fit's error is that of its own constants on 16-bit runs, at the hardware's own peaks and HBM bandwidth: with
     # one typed over them (a datasheet value other than the hardware's own, which the constants were not measured
     # with), or another --dtype, none is known (None)
-    moved = [name for name in peaks if name in compute and datasheet_value(system, name) not in (None, compute[name])]
+    moved = datasheet_moved(system, {name: compute[name] for name in peaks if name in compute})
     asked = None if typed or moved or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model)
     return constants, asked, units, tuple(system.defaults_used()), framework

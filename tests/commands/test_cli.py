@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from symcomm.commands.main import main
-from conftest import ROOT, symcomm_command
+from conftest import ROOT, TESTS, symcomm_command
 
 
 def run(capsys, *argv):
@@ -657,3 +657,57 @@ def test_what_an_outsider_s_test_found_is_said_or_refused_in_one_line(capsys):
     code, out, err = run(capsys, "eval", "hybrid", "--model", "mixtral-8x7b", "--hardware", "h100", "t=1", "p=1",
                          "d=8", "c=1", "e=8", "b=64", "m=8", "s=4096", "k=9")
     assert code == 2 and "E=8 must be at least k=9" in err and len(err.strip().splitlines()) == 1
+
+
+def test_what_an_outsider_s_test_found_is_labelled_where_it_is_printed(capsys):
+    # the bubble fraction is Narayanan et al.'s bubble time over the ideal compute time, (p − 1)/m = 3/4 here, not a
+    # share of the step (GPipe's (p − 1)/(m + p − 1) = 3/7): said beside it
+    code, out, err = run(capsys, "eval", "pp", "N=4", "m=4", "b=8", "s=8", "h=8")
+    line = next(x for x in out.splitlines() if x.strip().startswith("bubble_fraction"))
+    assert "0.75" in line and "ideal compute time" in line
+    # M is in elements whatever unit it was typed in (1 GiB of bf16: 2**29 elements)
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1GiB", "--hardware", "h100")
+    assert f"M={2 ** 29}" in out.splitlines()[0] and "(M in elements of bf16)" in out.splitlines()[0]
+    layout = ["eval", "hybrid", "--model", "llama2-7b", "--hardware", "h100", "t=1", "p=1", "c=1", "d=8", "b=64", "m=8",
+              "s=4096", "framework=deepspeed", "zero=3"]
+    # Φ typed alone moves the weights and the traffic, not the FLOPs: said
+    code, out, err = run(capsys, *layout, "Phi=13015864320")
+    assert code == 0 and "the FLOPs, compute time and MFU count the model's shape" in err
+    # a bf16 recipe timed at the FP8 peak (--dtype fp8) names the peak its MFU divides by
+    code, out, err = run(capsys, *layout, "--dtype", "fp8")
+    assert "MFU" in out and "of the fp8 peak" in next(x for x in out.splitlines() if "throughput" in x)
+    # the room left is a share of the GPU's memory, not of the count
+    code, out, err = run(capsys, *layout)
+    assert "% of the GPU's memory free" in next(x for x in out.splitlines() if x.strip().startswith("fits"))
+    # a first/last stage count without its split would be priced as an even split: refused in one line
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "d=8", "c=1",
+                         "b=512", "m=64", "s=8192", "sp=1", "p=4", "L_first=18", "L_last=18")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "pipeline_split=first_last" in err
+
+
+def test_what_a_third_outsider_s_test_found(capsys, tmp_path):
+    # plan and eval share the rule for the fit's error: a peak typed over the hardware's own leaves it unknown in both
+    plan = ["plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--framework",
+            "megatron", "--top", "2"]
+    code, out, err = run(capsys, *plan, "--peak", "5e15")
+    assert code == 0 and "step times off by unknown" in out
+    code, out, err = run(capsys, *plan, "--peak", "989.4e12")
+    assert code == 0 and "step times off by typically" in out
+    # --no-memory-check ranks layouts that may not fit: the CSV's fits column is the GPU's verdict on each count
+    # (Llama 3 70B on 64 H100 at t = p = 1 holds far more than 80 GB), not 1 for every ranked row
+    code, out, err = run(capsys, "plan", "--model", "llama3-70b", "--gpus", "64", "--hardware", "h100", "--batch",
+                         "256", "--no-memory-check", "--csv", "--top", "3")
+    import csv as _csv
+    rows = list(_csv.DictReader(out.splitlines()))
+    assert rows and all(row["fits"] == str(int(float(row["memory_bytes"]) <= 85_520_809_984)) for row in rows)
+    # a 40 GB A100's log takes the 40 GB preset as its base (half the memory, 1.555 TB/s of HBM), and says so
+    target = tmp_path / "a100.json"
+    code, out, err = run(capsys, "calibrate", str(TESTS / "data" / "nccl-tests" / "a100-1node-all_reduce.log"),
+                         "-o", str(target))
+    assert code == 0 and "--base a100-40gb" in err
+    written = json.loads(target.read_text())
+    assert written["memory_bytes"] == 40 * 2 ** 30 and written["hbm_bytes_per_second"] == 1.555e12
+    # eval prices the fit's α-β-γ line; where the file holds the log's efficiency curve nccl-tests divides by it:
+    # said, so that the two answers are not read as one
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=2097152", "--dtype", "fp32", "--hardware", str(target))
+    assert code == 0 and "per-size efficiency curve for all_reduce on 8 ranks" in err

@@ -355,8 +355,9 @@ def _log_text(rows, ranks=8, hosts=1, program="all_reduce_perf"):
 
 
 #: γ of the GPU _log_text names (A100-SXM4-40GB): a reduction reads two operands and writes one at the
-#: HBM bandwidth, 3 / 2.039 TB/s (hardware.json, a100) — what calibrate holds for such a log
-A100_GAMMA = 3 / 2.039e12
+#: HBM bandwidth, 3 / 1.555 TB/s (hardware.json, a100-40gb: the 40 GB part's HBM2, the A100 datasheet's 40 GB
+#: column) — what calibrate holds for such a log, whose GPU's preset it takes as its base
+A100_GAMMA = 3 / 1.555e12
 
 
 def _ring(alpha, beta, n=8, gamma=A100_GAMMA):
@@ -688,11 +689,11 @@ def test_the_written_file_states_the_gamma_its_fit_held(tmp_path, capsys):
     written = tmp_path / "hw.json"
     code, out, err = run(capsys, "calibrate", log, "-o", written)
     assert code == 0, err
-    assert "γ = 3 / HBM bandwidth of a100" in out and "the link's own" in out
+    assert "γ = 3 / HBM bandwidth of a100-40gb" in out and "the link's own" in out
     data = json.loads(written.read_text())
-    # the file's γ is 3 / its HBM bandwidth (the a100 preset's 2.039 TB/s), and the fit held exactly that
-    assert data["hbm_bytes_per_second"] == 2.039e12
-    assert data["calibration"][0]["gamma_held"] == pytest.approx(3 / 2.039e12, rel=1e-12)
+    # the file's γ is 3 / its HBM bandwidth (the a100-40gb preset's 1.555 TB/s), and the fit held exactly that
+    assert data["hbm_bytes_per_second"] == 1.555e12
+    assert data["calibration"][0]["gamma_held"] == pytest.approx(3 / 1.555e12, rel=1e-12)
     assert "held" in data["source"]
     # the intra link is the fitted β, the link's own (1/300 GB/s), not β + γ/2
     assert data["intra"]["bytes_per_second"] == pytest.approx(300e9, rel=1e-4)
@@ -743,7 +744,7 @@ def test_an_old_file_without_gamma_held_reads_gamma_as_folded_and_says_so(tmp_pa
     # written by calibrate when it held γ = 0, so its β (and the links written from it) include the
     # reduction; the file's γ is 0 — that fit's own decomposition — not 3/HBM on top, and a note says so
     old, data = _calibrated_file(tmp_path, capsys, entry=lambda e: {k: v for k, v in e.items() if k != "gamma_held"})
-    assert data["hbm_bytes_per_second"] == 2.039e12            # γ would be 3/HBM but for the rule
+    assert data["hbm_bytes_per_second"] == 1.555e12            # γ would be 3/HBM but for the rule
     code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=8", "M=1GiB", "--dtype", "fp32",
                          "--hardware", old, "--json")
     assert code == 0, err

@@ -571,7 +571,7 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     assert [text.split(" ")[0] for text in bare.unchecked(("megatron",), ("eta", "eta_attn"))] == ["eta_attn"]
     fsdp = symcomm_command(*HYBRID_8B[:-1], "--hardware", "a100", "flash=0", "framework=fsdp2", "zero=3")
     assert fsdp.returncode == 0, fsdp.stderr
-    assert ("off by       checked on no published run: framework=fsdp2 (no published run of it was fitted or checked "
+    assert ("off by       unknown where it was checked on no published run: framework=fsdp2 (no published run of it was fitted or checked "
             "with a100's constants); what was checked: typically") in fsdp.stdout
     # deepspeed has a100 check runs (BLOOM, MT-NLG): checked, so not said
     deepspeed = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0", "framework=deepspeed",
@@ -581,7 +581,7 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     plan = symcomm_command("plan", "--model", "llama3-8b", "--hardware", "a100", "--gpus", "64", "--batch", "64",
                            "--framework", "fsdp2", "--top", "3")
     assert plan.returncode == 0, plan.stderr
-    assert "step times off by checked on no published run: framework=fsdp2 (" in plan.stdout
+    assert "step times off by unknown where it was checked on no published run: framework=fsdp2 (" in plan.stdout
     # and each row of it marked, the mark read in the header
     assert "(† in the rows: fsdp2, checked on no published run)" in plan.stdout
     table = plan.stdout.split("\n\n")[1].splitlines()[1:]

@@ -29,8 +29,10 @@ DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allr
                     "reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and "
                     "deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)")
 DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters "
-                    "fetched before each submodule's forward and backward, released after; stage3_max_reuse_distance "
-                    "keeps those re-used soon — not modelled)")
+                    "fetched before each submodule's forward and backward, the next ones prefetched, released after: "
+                    "counted at a transformer layer's grain, as FSDP's units, so the step's first gather and last "
+                    "reduction are exposed and a gathered layer is held; stage3_max_reuse_distance keeps those re-used "
+                    "soon — not modelled)")
 FSDP_RUNTIME = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, "
                 "_should_free_in_backward: with no_sync a non-resharding unit stays gathered) and "
                 "fully_sharded_data_parallel.py (no_sync)")
@@ -348,7 +350,7 @@ _ROWS = (
               "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward), "
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
-              cp_algorithms=("ulysses",), moe_zero=(0, 1, 2),
+              cp_algorithms=("ulysses",), moe_zero=(0, 1, 2), shard_unit="layer",
               moe_where="DeepSpeed's deepspeed/runtime/engine.py: 'MoE not supported with Stage 3'", limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
               cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
     Framework("fsdp",

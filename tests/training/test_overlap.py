@@ -24,9 +24,10 @@ PLAIN = {"embeddings": "0", "gqa": "1", "gated": "0", "flash": "1", "grad_dtype"
     # model_parallel_config.py overlap_moe_expert_parallel_comm = False
     ("megatron", 1, "1f1b", False, False, False, False, "model"),
     ("megatron", 1, "interleaved", False, False, True, False, "model"),
-    # DeepSpeed zero/config.py overlap_comm on for stage 3; partitioned_param_coordinator.py prefetches
-    ("deepspeed", 3, "1f1b", True, True, False, False, "model"),
-    ("deepspeed", 2, "1f1b", False, False, False, False, "model"),
+    # DeepSpeed zero/config.py overlap_comm on for stage 3; partitioned_param_coordinator.py fetches each submodule's
+    # parameters before it runs and prefetches the next: counted at a layer's grain, as FSDP's units
+    ("deepspeed", 3, "1f1b", True, True, False, False, "layer"),
+    ("deepspeed", 2, "1f1b", False, False, False, False, "layer"),
     # PyTorch FSDP: reduce-scatter issued in the post-backward hook, gathers prefetched; one FSDP unit per
     # transformer block as transformers wrap it (llm-foundry's MPT fsdp_wrap_fn, torch's transformer_auto_wrap_policy)
     ("fsdp", 3, "1f1b", True, True, False, False, "layer"),

@@ -24,6 +24,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
              if (req.pp is None or x == req.pp) and (req.vp is None or v == req.vp)]
     cs = fixed(_divisors(req.seq), req.cp)
     cs = cs[n % cs == 0]
+    if req.cp_algorithm != "ulysses":                              # ring: 2c | s from c = 2 (hybrid._CAUSAL_SPLIT)
+        cs = cs[(cs == 1) | (req.seq % (2 * cs) == 0)]
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
     if req.router_groups > 1:                       # grouped routing counts its places with e a power of two
         es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)

@@ -236,7 +236,8 @@ def _allowed(req: Request) -> dict[str, list]:
     chunks = sorted({v for x, v, _ in searched if req.pp is None or x == req.pp})
     experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
     return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
-            "cp": [int(x) for x in _divisors(req.seq) if n % x == 0], "ep": experts,
+            "cp": [int(x) for x in _divisors(req.seq) if n % x == 0
+                   and (x == 1 or req.cp_algorithm == "ulysses" or req.seq % (2 * x) == 0)], "ep": experts,
             "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
             "micro-batch": [int(x) for x in _divisors(req.batch)],
             "micro-batches": [int(x) for x in _divisors(req.batch)]}
@@ -244,7 +245,7 @@ def _allowed(req: Request) -> dict[str, list]:
 
 _WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides --gpus and is at most the layers (an even split "
         "when p·v divides the layers, else first/last splits)", "vp": "v = 1 (1F1B) or, for a p ≥ 2, v ≥ 2 dividing "
-        "layers/p or one of " + ", ".join(map(str, UNEVEN_CHUNKS)) + " with an uneven split", "cp": "c divides --seq and --gpus",
+        "layers/p or one of " + ", ".join(map(str, UNEVEN_CHUNKS)) + " with an uneven split", "cp": "c divides --seq and --gpus (2c divides --seq for ring attention from c = 2: its causal split)",
         "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
         "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
 

@@ -500,6 +500,18 @@ def _framework_limits() -> tuple[When, ...]:
     return tuple(out)
 
 
+#: the ring variants of context parallelism, whose causal split is load-balanced (Ulysses splits the heads)
+RING_CPS = ("ring", "ring_flash_attn")
+#: c ≥ 2 ranks of ring attention cut the sequence into 2c chunks, each rank the i-th and (2c − 1 − i)-th, so that the
+#: causal work is even: Megatron-Core requires it (megatron/core/utils.py get_batch_on_this_cp_rank views the sequence
+#: as 2·cp_size chunks), PyTorch's context parallel balances only then (torch/distributed/tensor/experimental/
+#: _context_parallel/_load_balancer.py, _create_default_load_balancer), and the step model prices the even split
+_CAUSAL_SPLIT = Rule("divides", c * sp.Min(c, 2), s,
+                     "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks "
+                     "(Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as "
+                     "the step model prices it", "2c | s (c ≥ 2)")
+
+
 #: a token's k routed experts are distinct (the router's top-k over the E experts' scores)
 _TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
                    "E ≥ k")
@@ -564,6 +576,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b, d),
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
+        rules.when("cp", RING_CPS, _CAUSAL_SPLIT),
         rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
         # expert_tp=1 or t_e: Megatron-Core's expert grid is etp × e × (t·d·c/(etp·e)) × p (parallel_state.py:
         # world_size must be divisible by expert_tensor × expert × pipeline sizes)

@@ -711,3 +711,20 @@ def test_what_a_third_outsider_s_test_found(capsys, tmp_path):
     # said, so that the two answers are not read as one
     code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=2097152", "--dtype", "fp32", "--hardware", str(target))
     assert code == 0 and "per-size efficiency curve for all_reduce on 8 ranks" in err
+
+
+def test_ring_attention_needs_2c_to_divide_the_sequence(capsys):
+    # Megatron-Core views the sequence as 2·cp_size chunks (megatron/core/utils.py get_batch_on_this_cp_rank): at
+    # s = 3000, c = 8 gives 3000/16 = 187.5 tokens a chunk, which no run takes; plan ranked it (an outsider's test).
+    # Refused by eval and left out of plan's search, for the ring variants; Ulysses splits the heads, c | s enough
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=1", "c=8", "b=8", "m=8",
+             "s=3000"]
+    code, out, err = run(capsys, *words)
+    assert code == 2 and "s=3000 must be divisible by 2c=16" in err
+    code, out, err = run(capsys, *words, "cp=ulysses")
+    assert code == 0, err
+    code, out, err = run(capsys, *words[:-1], "s=3008")          # 3008 = 16 · 188
+    assert code == 0, err
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
+                         "--seq", "3000", "--cp", "8", "--framework", "megatron")
+    assert code == 2 and "--cp=8 is not allowed" in err and "choose 1, 2, 4" in err

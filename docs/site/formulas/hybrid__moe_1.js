@@ -4,7 +4,7 @@
 "use strict";
 
 if (!globalThis["SYMCOMM_HELPERS"]) throw new Error("load the shared helpers (globalThis.SYMCOMM_HELPERS) before this script");
-const {_q, _add, _mul, _pow, _cmp, _floor, _out, _exact, _number, _need, _float, _ceil} = globalThis["SYMCOMM_HELPERS"];
+const {_q, _add, _mul, _pow, _cmp, _floor, _out, _exact, _number, _need, _float, _min, _ceil} = globalThis["SYMCOMM_HELPERS"];
 
 function hybrid__moe_1__send(args = {}) {
   const Phi = _exact(args, "Phi", true, 1n, "a whole number from 1 to 2**100"), b = _exact(args, "b", true, 1n, "a whole number from 1 to 2**100"), s = _exact(args, "s", true, 1n, "a whole number from 1 to 2**100"), h = _exact(args, "h", true, 1n, "a whole number from 1 to 2**100"), L = _exact(args, "L", true, 1n, "a whole number from 1 to 2**100"), m = _exact(args, "m", true, 1n, "a whole number from 1 to 2**100"), k = _exact(args, "k", true, 1n, "a whole number from 1 to 2**100"), E = _exact(args, "E", true, 1n, "a whole number from 1 to 2**100"), d = _exact(args, "d", true, 1n, "a whole number from 1 to 2**100"), t = _exact(args, "t", true, 1n, "a whole number from 1 to 2**100"), p = _exact(args, "p", true, 1n, "a whole number from 1 to 2**100"), c = _exact(args, "c", true, 1n, "a whole number from 1 to 2**100"), e = _exact(args, "e", true, 1n, "a whole number from 1 to 2**100"), L_moe = _exact(args, "L_moe", true, 1n, "a whole number from 1 to 2**100"), Phi_E = _exact(args, "Phi_E", true, 1n, "a whole number from 1 to 2**100"), B_e = _exact(args, "B_e", true, 1n, "a whole number from 1 to 2**100");
@@ -13,6 +13,7 @@ function hybrid__moe_1__send(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -26,6 +27,7 @@ function hybrid__moe_1__recv(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -39,6 +41,7 @@ function hybrid__moe_1__total(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -52,6 +55,7 @@ function hybrid__moe_1__alpha(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -65,6 +69,7 @@ function hybrid__moe_1__beta(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -78,6 +83,7 @@ function hybrid__moe_1__gamma(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -91,6 +97,7 @@ function hybrid__moe_1__alpha_inter(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -104,6 +111,7 @@ function hybrid__moe_1__beta_inter(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -117,6 +125,7 @@ function hybrid__moe_1__time(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -130,6 +139,7 @@ function hybrid__moe_1__bubble_fraction(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);
@@ -143,6 +153,7 @@ function hybrid__moe_1__gpus(args = {}) {
   _need("divides", "b={y} must be divisible by d={x}", d, b);
   _need("divides", "b/d={y} must be divisible by m={x}", m, _mul(b, _pow(d, -1n)));
   _need("divides", "s={y} must be divisible by c={x}", c, s);
+  _need("divides", "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", _mul(c, _min(2n, c)), s);
   _need("divides", "d*c={y} must be divisible by e={x}", e, _mul(c, d));
   _need("divides", "E={y} must be divisible by e={x}", e, E);
   _need("at_least", "E={x} must be at least k={y}: the router sends each token to k distinct experts", E, k);

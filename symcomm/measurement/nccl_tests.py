@@ -209,6 +209,10 @@ class _Reader:
         wrong = None
         if len(tokens) > 3 and tokens[3].upper() != "N/A":
             wrong = self.real(tokens[3], line, "#wrong", 2.0 ** 62)
+            if wrong > 0:
+                # nccl-tests counts the elements its check found wrong: the time of a wrong result measures nothing
+                raise self.fail(line, f"#wrong {tokens[3]}: the collective returned wrong results in this row, so its "
+                                      "time is no measurement; rerun the test or drop the row")
         return Side(t, self.real(alg, line, "algbw", MAX_GBPS) * 1e9, self.real(bus, line, "busbw", MAX_GBPS) * 1e9, wrong)
 
     def row(self, tokens: list[str], at: int, line: int, unit: float, root_column: bool | None) -> Row:
@@ -238,6 +242,12 @@ class _Reader:
                                   "and #wrong for out-of-place and in-place (6 or 8 values)")
         if size and dtype in DTYPE_BYTES and size % DTYPE_BYTES[dtype]:
             raise self.fail(line, f"size {size} is not a whole number of {dtype} elements")
+        for side in sides:
+            # algbw = size / time (doc/PERFORMANCE.md), printed to 0.01 GB/s: a row whose algbw the time does not
+            # give was edited or mangled, and which of the two to trust is not the reader's to guess
+            if side is not None and side.algbw >= 1e9 and abs(size / side.time_s - side.algbw) > 0.02 * side.algbw + 1e7:
+                raise self.fail(line, f"algbw {side.algbw / 1e9:.2f} GB/s is not size/time ({size / side.time_s / 1e9:.2f} "
+                                      "GB/s): the row contradicts itself")
         return Row(line, size, count, dtype, redop, root, sides[0], sides[1])
 
 

@@ -829,3 +829,19 @@ def test_a_base_files_two_inter_node_links_go_on_apart(tmp_path, capsys):
         code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "hierarchical", "N=16", "M=1GiB",
                              "--hardware", written)
         assert (code == 2 and "inter_two_level" in err) if base == two_node else code == 0, err
+
+
+@pytest.mark.parametrize("mangle, said", [
+    # nccl-tests' #wrong counts the elements its check found wrong: that row's time measures nothing
+    (lambda row: row[:-1] + "5", "#wrong 5"),
+    # algbw = size/time (nccl-tests doc/PERFORMANCE.md): an algbw the time does not give is a row that contradicts
+    # itself (edited or mangled), whichever of the two is right
+    (lambda row: " ".join(row.split()[:6] + ["999.99"] + row.split()[7:]), "is not size/time"),
+])
+def test_a_row_that_is_no_measurement_is_refused_in_one_line(tmp_path, capsys, mangle, said):
+    rows = _log_text([(s, _ring(2e-6, 1 / 300e9)(s)) for s in POWERS]).splitlines()
+    rows[-1] = mangle(rows[-1])              # the 8 GiB row (out-of-place side's algbw, in-place's #wrong)
+    log = tmp_path / "mangled.log"
+    log.write_text("\n".join(rows) + "\n")
+    code, out, err = run(capsys, "calibrate", log)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err

@@ -36,6 +36,18 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise InputError(message)
 
+    def parse_known_args(self, args=None, namespace=None):
+        # argparse keeps the last of an option given twice (--gpus 8 --gpus 16): refused, as KEY=VALUE words given
+        # twice are, rather than one of the two silently dropped
+        counted: dict = {}
+        for word in args or ():
+            action = self._option_string_actions.get(str(word).split("=", 1)[0]) if str(word).startswith("-") else None
+            if isinstance(action, argparse._StoreAction):
+                counted[action.dest] = counted.get(action.dest, 0) + 1
+                if counted[action.dest] == 2:
+                    raise InputError(f"{action.option_strings[-1]} is given twice; give it once")
+        return super().parse_known_args(args, namespace)
+
 
 def one_line(err: BaseException) -> str:
     """The error's message as one line (whitespace folded), cut at :data:`LONGEST_ERROR` characters."""

@@ -728,3 +728,15 @@ def test_ring_attention_needs_2c_to_divide_the_sequence(capsys):
     code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
                          "--seq", "3000", "--cp", "8", "--framework", "megatron")
     assert code == 2 and "--cp=8 is not allowed" in err and "choose 1, 2, 4" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--tp", "2", "--tp", "4"],
+    ["plan", "--model", "llama3-8b", "--model", "llama3-70b", "--gpus", "8", "--hardware", "h100", "--batch", "64"],
+    ["eval", "all_reduce", "N=8", "M=8", "--dtype", "fp32", "--dtype=bf16", "--hardware", "h100"],
+])
+def test_an_option_given_twice_is_refused_not_the_last_kept(capsys, argv):
+    # argparse kept the last (--tp 2 --tp 4 planned t = 4; an outsider's test), where KEY=VALUE words given twice are
+    # refused: one rule for both
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "is given twice" in err

@@ -28,6 +28,15 @@ GAMMA = 3 / HBM                                     # s per reduced byte (2 read
 PEAK = 312e12                                       # A100 BF16 dense (datasheet)
 
 
+def _replaced(argv, flag: str, value: str) -> list:
+    """``argv`` with ``flag``'s value replaced (an option is given once: symcomm.commands.runner.Parser)."""
+    argv = list(argv)
+    if flag in argv:
+        argv[argv.index(flag) + 1] = value
+        return argv
+    return argv + [flag, value]
+
+
 def small(**kw):
     args = dict(model=LLAMA8B, hardware=A100, gpus=16, batch=32, seq=2048, gpus_per_node=8)
     args.update(kw)
@@ -679,7 +688,7 @@ def test_the_compared_layout_says_by_the_one_rule_why_it_is_out(capsys, tmp_path
     del document["memory_bytes"]
     path = tmp_path / "hw.json"
     path.write_text(json.dumps(document))
-    code, out, err = run(capsys, *argv[:-4], "--hardware", str(path), "--no-memory-check", "--pp", "2",
+    code, out, err = run(capsys, *_replaced(argv[:-4], "--hardware", str(path)), "--no-memory-check", "--pp", "2",
                          "--max-bubble", "0")
     assert code == 2 and err.count("\n") == 1 and "no layout fits with a bubble ≤ 0" in err
 
@@ -949,7 +958,7 @@ def test_an_attention_kernel_is_planned_at_its_published_share(capsys):
     fused = json.loads(out)
     same = fused["compare"] or fused["layouts"][0]
     assert same["step_time"] < row["step_time"]
-    code, out, err = run(capsys, *fixed[:-1], "--hardware", "b200", "attention_kernel=triton")
+    code, out, err = run(capsys, *_replaced(fixed[:-1], "--hardware", "b200"), "attention_kernel=triton")
     assert code == 2 and err.count("\n") == 1 and "has no attention_shares triton" in err
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..training import settings
-from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes
+from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, context_sizes
 
 #: the layout columns, and the pipeline split's: split 0 = even, 1 = first_last with L_first, L_last layers in
 #: the first and the last of the p·v chunks (symcomm.training.stages)
 COLUMNS = ("t", "p", "v", "c", "e", "d", "mb", "m", "split", "L_first", "L_last")
+
+
 
 
 def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
@@ -22,10 +24,7 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     ts = fixed(np.array(_tensor_sizes(req), dtype=np.int64), req.tp)
     pairs = [(x, v, split) for x, v, split in _pipelines(model.layers, n)
              if (req.pp is None or x == req.pp) and (req.vp is None or v == req.vp)]
-    cs = fixed(_divisors(req.seq), req.cp)
-    cs = cs[n % cs == 0]
-    if req.cp_algorithm != "ulysses":                              # ring: 2c | s from c = 2 (hybrid._CAUSAL_SPLIT)
-        cs = cs[(cs == 1) | (req.seq % (2 * cs) == 0)]
+    cs = fixed(context_sizes(req), req.cp)
     es = fixed(_divisors(model.experts) if model.moe else np.array([1], dtype=np.int64), req.ep)
     if req.router_groups > 1:                       # grouped routing counts its places with e a power of two
         es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)

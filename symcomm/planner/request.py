@@ -165,6 +165,14 @@ class Request:
         return self.hardware.gpus_per_node if self.gpus_per_node is None else self.gpus_per_node
 
 
+def context_sizes(req) -> np.ndarray:
+    """The context-parallel sizes c a request allows: c | --seq and --gpus, and for ring attention 2c | --seq from
+    c = 2 (its causal split: symcomm.training.hybrid._CAUSAL_SPLIT); the search's grid and plan's --cp choices."""
+    cs = _divisors(req.seq)
+    cs = cs[req.gpus % cs == 0]
+    return cs if req.cp_algorithm == "ulysses" else cs[(cs == 1) | (req.seq % (2 * cs) == 0)]
+
+
 def _divisors(n: int) -> np.ndarray:
     n = int(n)
     small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
@@ -236,8 +244,7 @@ def _allowed(req: Request) -> dict[str, list]:
     chunks = sorted({v for x, v, _ in searched if req.pp is None or x == req.pp})
     experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
     return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
-            "cp": [int(x) for x in _divisors(req.seq) if n % x == 0
-                   and (x == 1 or req.cp_algorithm == "ulysses" or req.seq % (2 * x) == 0)], "ep": experts,
+            "cp": [int(x) for x in context_sizes(req)], "ep": experts,
             "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
             "micro-batch": [int(x) for x in _divisors(req.batch)],
             "micro-batches": [int(x) for x in _divisors(req.batch)]}

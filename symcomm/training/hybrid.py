@@ -513,7 +513,7 @@ _CAUSAL_SPLIT = Rule("divides", c * sp.Min(c, 2), s,
 
 
 #: a token's k routed experts are distinct (the router's top-k over the E experts' scores)
-_TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
+TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
                    "E ≥ k")
 
 
@@ -584,7 +584,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("expert_tp", ("t_e",),
                                               rules.divisible(t * d * c, S.t_e * e, "t*d*c|t_e*e"))),
         rules.divisible(E, e),
-        rules.when("moe", (True,), _TOP_K_OF_E),
+        rules.when("moe", (True,), TOP_K_OF_E),
         rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,
                                               rules.when("expert_tp", ("tp",), _FLEX_NEEDS_ETP1))),
         rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS,

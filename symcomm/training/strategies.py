@@ -44,7 +44,7 @@ from .axes import RING_BACKWARDS
 from .frameworks import (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
                          MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER)
 from ..core.rules import Rule, When
-from .hybrid import hybrid_terms, hybrid_checks, hybrid_extras
+from .hybrid import TOP_K_OF_E, hybrid_terms, hybrid_checks, hybrid_extras
 from .settings import HYBRID_OPTIONS, RECOMPUTE_OPTION, Option, flag as _flag
 from .single import (build_cp_ring, build_cp_ulysses, build_dp, build_ep, build_hsdp, build_pp, build_sp, build_tp,
                      build_zero1, build_zero12, build_zero3, pp_extras)
@@ -311,9 +311,7 @@ _ENTRIES = (
               (Option("algorithm", "pairwise", _ALL_TO_ALL, "all-to-all algorithm"),
                Option("capacity", "dropless", ("dropless", "padded"),
                       "dropless: exactly the routed copies; padded: buffers padded to capacity factor f")),
-              build_ep, (rules.divisible(E, N),
-                         rules.Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to "
-                                                      "k distinct experts", "E ≥ k"))),
+              build_ep, (rules.divisible(E, N), TOP_K_OF_E)),
     _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
               "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
               JACOBS + ", §3.1",

@@ -63,6 +63,7 @@ def check_rows(system: str, constants: dict, role: str = "check",
     evaluation).  Each layout is evaluated once.  ``over``, a list: every run of these the model counts over its
     GPU's memory is appended to it (:func:`over_row`)."""
     printed = {r["id"]: r for r in modern.runs(role)}
+    papers = {r["id"]: r for r in published.runs(role=role)}
     capacity = published.hardware(system).memory_bytes
     runs = ((published.measured_runs(system, role="check") if role == "check" else [])
             + modern.measured_runs(system, role)[0])
@@ -86,7 +87,8 @@ def check_rows(system: str, constants: dict, role: str = "check",
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
-            over.append(over_row(run.id, printed.get(run.id.split("+")[0], {}), system, role,
+            first = run.id.split("+")[0]
+            over.append(over_row(run.id, printed.get(first) or papers.get(first, {}), system, role,
                                  float(q["memory_per_gpu"]), capacity, row["framework_option"]))
         for run_id in run.id.split("+"):      # one layout measured in several rows: each row's own memory
             source = printed.get(run_id)
@@ -99,13 +101,21 @@ def check_rows(system: str, constants: dict, role: str = "check",
     return rows, memory
 
 
+#: a paper run's assumed values (its data's "assumed" notes begin with the value's name) on which the in-flight
+#: activations the memory count holds depend
+IN_FLIGHT_ASSUMED = ("v = ", "micro_batch = ")
+
+
 def over_row(run_id: str, source: dict, system: str, role: str, counted: float, capacity: float,
              framework: str = "") -> dict:
     """A published run the model counts over its GPU's memory: it ran, so its peak fit in ``capacity`` bytes and the
     count exceeds it by at least ``over`` (counted / capacity - 1), unless the run's layout is in doubt (its data
-    says the table differs from its recipe) or it does what the model does not count.  ``source``: the run's data
-    (its first row's, for a layout measured in several); ``framework``: its framework option (eval's framework=)."""
-    doubt = "TABLE DIFFERS FROM RECIPE" in source.get("recipe", "")
+    says the table differs from its recipe, or a paper's run assumes the chunks per pipeline rank or the micro-batch
+    its source does not print: the in-flight activations the count holds follow both) or it does what the model does
+    not count.  ``source``: the run's data (its first row's, for a layout measured in several); ``framework``: its
+    framework option (eval's framework=)."""
+    doubt = ("TABLE DIFFERS FROM RECIPE" in source.get("recipe", "")
+             or any(note.startswith(IN_FLIGHT_ASSUMED) for note in source.get("assumed", ())))
     return {"id": run_id, "hardware": system, "role": role, "framework_option": framework,
             "predicted_gib": _rounded(counted / GIB),
             "gpu_gib": _rounded(capacity / GIB), "over": _rounded(counted / capacity - 1),

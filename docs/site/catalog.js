@@ -1059,44 +1059,44 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"w_half": 0.0,
-"kappa_moe": 0.0,
+"w_half": 20.0,
+"kappa_moe": 42.0,
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
-"w_half_expert": 0.0
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 20.0
 },
 "bf16": {
-"w_half": 0.0,
-"kappa_moe": 0.0,
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
-"w_half_expert": 0.0
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955
 },
 "fp16": {
-"w_half": 0.0,
-"kappa_moe": 0.0,
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
-"w_half_expert": 0.0
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955
 },
 "fp8": {
-"w_half": 0.0,
-"kappa_moe": 0.0,
+"w_half": 590.7164179104477,
+"kappa_moe": 42.0,
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
-"w_half_expert": 0.0
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 590.7164179104477
 },
 "int8": {
 "error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
@@ -1104,22 +1104,58 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955,
+"peak_fp8": 1978900000000000.0
 },
 "mxfp8": {
 "error": "precision=mxfp8 is not run on --hardware h100-roce: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
-"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955,
+"peak_fp8": 1978900000000000.0
 },
 "fp8_rowwise": {
-"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955,
+"peak_fp8": 1978900000000000.0
 },
 "nvfp4": {
 "error": "precision=nvfp4 is not run on --hardware h100-roce: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
-"error": "--hardware: hardware preset 'h100-roce' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 295.34328358208955,
+"kappa_moe": 42.0,
+"peak": 989400000000000.0,
+"hbm": 3350000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 295.34328358208955,
+"peak_fp8": 1978900000000000.0
 }
 }
 },
@@ -1268,42 +1304,42 @@ globalThis.SYMCOMM_CATALOG = {
 "compute": {
 "fp32": {
 "w_half": 25.5,
-"kappa_moe": 0.0,
+"kappa_moe": 42.0,
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
 "w_half_expert": 25.5
 },
 "bf16": {
 "w_half": 378.25,
-"kappa_moe": 0.0,
+"kappa_moe": 42.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
 "w_half_expert": 378.25
 },
 "fp16": {
 "w_half": 378.25,
-"kappa_moe": 0.0,
+"kappa_moe": 42.0,
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
 "w_half_expert": 378.25
 },
 "fp8": {
 "w_half": 756.5,
-"kappa_moe": 0.0,
+"kappa_moe": 42.0,
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
-"eta": 0.68,
-"kappa": 0.75,
-"eta_attn": 0.68,
+"eta": 0.7958,
+"kappa": 12.5,
+"eta_attn": 0.545,
 "w_half_expert": 756.5
 },
 "int8": {
@@ -1312,22 +1348,58 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "compute_precision": {
 "fp8_tensor": {
-"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_tensor needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 378.25,
+"kappa_moe": 42.0,
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 378.25,
+"peak_fp8": 1513000000000000.0
 },
 "mxfp8": {
 "error": "precision=mxfp8 is not run on --hardware h100-pcie: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher and below 12.0 (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_block": {
-"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_block needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 378.25,
+"kappa_moe": 42.0,
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 378.25,
+"peak_fp8": 1513000000000000.0
 },
 "fp8_rowwise": {
-"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_rowwise needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 378.25,
+"kappa_moe": 42.0,
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 378.25,
+"peak_fp8": 1513000000000000.0
 },
 "nvfp4": {
 "error": "precision=nvfp4 is not run on --hardware h100-pcie: its GPUs are of compute capability 9.0, and the recipe's GEMMs need 10.0 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 },
 "fp8_delayed": {
-"error": "--hardware: hardware preset 'h100-pcie' has no step_time eta_fp8, which precision=fp8_delayed needs (the share of the FP8 peak its matmuls reach, fitted on FP8 runs: none is fitted for it yet); add step_time eta_fp8 to it (symcomm/schema/hardware.schema.json)"
+"w_half": 378.25,
+"kappa_moe": 42.0,
+"peak": 756500000000000.0,
+"hbm": 2000000000000.0,
+"eta": 0.7958,
+"eta_fp8": 0.7795,
+"kappa": 12.5,
+"eta_attn": 0.545,
+"w_half_expert": 378.25,
+"peak_fp8": 1513000000000000.0
 }
 }
 }

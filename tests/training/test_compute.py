@@ -504,10 +504,13 @@ def test_hardware_gives_fp8_constants_or_refuses():
     # a part whose capability is not given (a hardware file without it): the peak it lacks refuses
     with pytest.raises(InputError, match="no FP8 peak"):
         replace(hardware("a100"), compute_capability=()).compute_values("bf16", "fp8_tensor")
-    with pytest.raises(InputError, match="eta_fp8"):      # h100-roce: an FP8 peak, no FP8 run fitted
-        hardware("h100-roce").compute_values("bf16", "fp8_block")
-    # a step_time block without w_half reads it as 0, the shape-independent model (h100-roce's, fitted before it)
-    assert hardware("h100-roce").compute_values("bf16")["w_half"] == 0.0
+    # an FP8 peak and no FP8 run fitted (a hardware file fitted on bf16 runs alone): the FP8 share refuses
+    bf16_only = replace(hardware("h100"), step_time=tuple((k, v) for k, v in hardware("h100").step_time
+                                                          if k not in ("eta_fp8", "w_half", "w_half_expert")))
+    with pytest.raises(InputError, match="eta_fp8"):
+        bf16_only.compute_values("bf16", "fp8_block")
+    # a step_time block without w_half reads it as 0, the shape-independent model (a file fitted before it)
+    assert bf16_only.compute_values("bf16")["w_half"] == 0.0
     assert "peak_fp8" not in hardware("h100").compute_values("bf16")
 
 
@@ -518,8 +521,24 @@ def _cli(*args):
 LAYOUT = ("t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192")
 
 
-def test_eval_hybrid_fp8_without_a_fitted_eta_fp8_refuses_in_one_line():
-    run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100-roce", *LAYOUT, "precision=fp8_tensor")
+def _fp8_file(path, step_time: dict):
+    """An H100 hardware file with both peaks and the step-time constants ``step_time``."""
+    import json
+
+    from symcomm.presets import hardware as preset
+
+    h = preset("h100")
+    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
+    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
+                                "hbm_bytes_per_second": 3.35e12, "peak_flops": {"bf16": 989.4e12, "fp8": 1978.9e12},
+                                "step_time": step_time}))
+    return path
+
+
+def test_eval_hybrid_fp8_without_a_fitted_eta_fp8_refuses_in_one_line(tmp_path):
+    # a file fitted on bf16 runs alone: an FP8 peak, no FP8 share
+    path = _fp8_file(tmp_path / "bf16.json", {"eta": 0.68, "kappa": 0.75})
+    run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", str(path), *LAYOUT, "precision=fp8_tensor")
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "eta_fp8" in run.stderr
 
@@ -529,14 +548,7 @@ def test_eval_hybrid_fp8_from_a_hardware_file(tmp_path):
     and FP8 faster than bf16 but by less than the peaks' factor 2 (the attention core, LM head and casts)."""
     import json
 
-    from symcomm.presets import hardware as preset
-
-    h = preset("h100")
-    link = lambda x: {"bytes_per_second": x.bytes_per_second, "latency_s": x.latency_s}   # noqa: E731
-    path = tmp_path / "fp8.json"
-    path.write_text(json.dumps({"intra": link(h.intra), "inter": link(h.inter), "gpus_per_node": 8,
-                                "hbm_bytes_per_second": 3.35e12, "peak_flops": {"bf16": 989.4e12, "fp8": 1978.9e12},
-                                "step_time": {"eta": 0.68, "eta_fp8": 0.68, "w_half": 300, "kappa": 0.75}}))
+    path = _fp8_file(tmp_path / "fp8.json", {"eta": 0.68, "eta_fp8": 0.68, "w_half": 300, "kappa": 0.75})
 
     def step(*extra):
         run = _cli("eval", "hybrid", "--model", "llama3-8b", "--hardware", str(path), *LAYOUT, *extra, "--json")

@@ -146,7 +146,7 @@ def to_json(p: Plan, top: int) -> dict:
 
 CSV_COLUMNS = ("rank", "t", "p", "v", "c", "e", "d", "mb", "m", "schedule", "step_time_s", "tokens_per_second",
                "mfu", "mfu_causal", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "memory_bytes",
-               "bubble_fraction", "fits", "settings", "eval_command")
+               "bubble_fraction", "fits", "fits_over_error", "settings", "eval_command")
 
 
 def to_csv(p: Plan, top: int) -> str:
@@ -154,7 +154,8 @@ def to_csv(p: Plan, top: int) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     # a ranked row fits where plan kept only those that do; under --no-memory-check it is the GPU's verdict on its
-    # count ("" where the hardware gives no memory)
+    # count ("" where the hardware gives no memory); fits_over_error: the verdict over the memory model's measured
+    # error, as the JSON's rows and the text's ‡ give it (yes, no, uncertain; "" where memory is not checked)
     check = p.request.memory_check
     rows = [(row, True if check else p.request.hardware.fits(row["memory_bytes"])) for row in p.rows(top)] + (
         [(p.compare, p.compare["fits"])] if p.compare else [])
@@ -164,7 +165,8 @@ def to_csv(p: Plan, top: int) -> str:
                          repr(row["mfu"]), repr(row["mfu_causal"]), repr(row["compute_time"]),
                          repr(row["exposed_comm_time"]),
                          repr(row["bubble_time"]), repr(row["memory_bytes"]), repr(row["bubble_fraction"]),
-                         "" if fits is None else int(fits), "; ".join(row["labels"]), row["eval_command"]])
+                         "" if fits is None else int(fits), _over_error(p.request, row) or "",
+                         "; ".join(row["labels"]), row["eval_command"]])
     return buffer.getvalue()
 
 

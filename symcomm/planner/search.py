@@ -96,6 +96,22 @@ def _why_not(req: Request, spec: dict) -> str:
     return f"t·p·c·d must be --gpus={req.gpus} and every divisibility rule hold"
 
 
+def _settings_rules(req: Request) -> str:
+    """The rules the search applies to the settings with each layout (eval's: symcomm.training.hybrid), those that the
+    request's fixed options make bind, for the error when no layout runs them."""
+    said = []
+    if req.sp is not False:
+        said.append(f"sequence parallel (--sp 1) needs t > 1 and t | seq/c (seq={req.seq})")
+    if req.sp is not True and req.model.moe:
+        said.append("without sequence parallel an MoE model needs t = 1 (Megatron-Core)")
+    if req.recompute == "op":
+        said.append("--recompute op with t > 1 needs sequence parallel")
+    if req.framework is not None:
+        said.append(f"--framework {req.framework}'s pipeline runs its own ZeRO stages, and its context parallelism "
+                    f"its own algorithms")
+    return "; ".join(said) + "; fix fewer of --sp, --recompute, --framework, --tp, --cp"
+
+
 def plan(req: Request, top: int | None = None) -> Plan:
     """The layouts that fit, folded and sorted by step time (then memory).  With ``top``, the
     step time is computed only where it can reach the ``top`` best rows or the --compare
@@ -160,6 +176,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
                         continue
                     pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,
                                     recompute, sp_on, rows))
+    if not pending and layouts["t"].size:      # layouts left past the memory floor, none running the settings
+        raise PlanError(f"no layout of --gpus={req.gpus} runs the fixed settings: {_settings_rules(req)}")
     # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block; a
     # framework whose own attention core is another kernel on this GPU than the hardware's fused one (PyTorch SDPA's
     # FlashAttention-2 below Hopper: framework_attention, eval's rule) in a pass of its own, at that kernel's share
@@ -234,7 +252,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
             + (f" in {human_size(req.hardware.memory_bytes)} per GPU ({req.hardware.name})" if req.memory_check else "")
             + (" at the high end of the memory model's measured error" if req.memory_margin else "")
             + (f" with a bubble ≤ {req.max_bubble}" if req.max_bubble < 1 else "")
-            + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble, or --no-memory-check")
+            + "; try more --gpus, a smaller --micro-batch, a larger --max-bubble"
+            + (", or --no-memory-check" if req.memory_check else ""))
     if req.constants:       # a typed constant no step model of this plan reads is said, in eval's words
         typed = [name for name, _ in req.constants]
         say_unread_step(typed, typed, (), names_read(blocks, run_bytes), ())

@@ -512,6 +512,15 @@ _CAUSAL_SPLIT = Rule("divides", c * sp.Min(c, 2), s,
                      "the step model prices it", "2c | s (c ≥ 2)")
 
 
+#: sequence parallelism splits each CP rank's s/c tokens over the t ranks: Megatron-Core's scatter to the
+#: sequence-parallel region asserts it (megatron/core/tensor_parallel/mappings.py, _split_along_first_dim: 'First
+#: dimension of the tensor should be divisible by tensor parallel size'), and the step model prices s/(c·t) a rank
+_SP_SPLIT = Rule("divides", t * c, s,
+                 "s={y} must be divisible by t·c={x} with sp=1: sequence parallelism splits each CP rank's s/c tokens "
+                 "over the t ranks (Megatron-Core's _split_along_first_dim asserts it), as the step model prices it; "
+                 "give an s that t·c divides, or sp=0", "t·c | s (sp=1)")
+
+
 #: a token's k routed experts are distinct (the router's top-k over the E experts' scores)
 TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
                    "E ≥ k")
@@ -577,6 +586,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(b / d, m, "b/d|m"),
         rules.divisible(s, c),
         rules.when("cp", RING_CPS, _CAUSAL_SPLIT),
+        rules.when("sp", (True,), _SP_SPLIT),
         rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
         # expert_tp=1 or t_e: Megatron-Core's expert grid is etp × e × (t·d·c/(etp·e)) × p (parallel_state.py:
         # world_size must be divisible by expert_tensor × expert × pipeline sizes)

@@ -730,6 +730,27 @@ def test_ring_attention_needs_2c_to_divide_the_sequence(capsys):
     assert code == 2 and "--cp=8 is not allowed" in err and "choose 1, 2, 4" in err
 
 
+def test_sequence_parallel_needs_t_c_to_divide_the_sequence(capsys):
+    # Megatron-Core's scatter to the sequence-parallel region splits the s/c tokens of a CP rank over t and asserts it
+    # divides (megatron/core/tensor_parallel/mappings.py, _split_along_first_dim).  eval priced s = 8191 at t = 8
+    # (1,023.875 tokens a rank), and plan, whose search already left it out, said no layout fits in memory and then,
+    # under --no-memory-check, to try --no-memory-check (an outsider's test)
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=8", "p=1", "d=1", "c=1", "b=8", "m=8"]
+    code, out, err = run(capsys, *words, "s=8191", "sp=1")
+    assert code == 2 and out == "" and "s=8191 must be divisible by t·c=8 with sp=1" in err
+    assert run(capsys, *words, "s=8191", "sp=0")[0] == 0          # without SP each rank holds the whole sequence
+    assert run(capsys, *words, "s=8192", "sp=1")[0] == 0          # 8192 = 8 · 1024
+    # with Ulysses over c = 2 ranks and t = 4: s/c = 4098 tokens a CP rank, not divisible by 4 (8196 = 8 · 1024.5)
+    code, out, err = run(capsys, *words[:6], "t=4", "p=1", "d=1", "c=2", "b=8", "m=8", "s=8196", "sp=1", "cp=ulysses")
+    assert code == 2 and "t·c=8" in err
+    plan = ["plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--seq", "8191",
+            "--tp", "8", "--sp", "1"]
+    for extra in ((), ("--no-memory-check",)):
+        code, out, err = run(capsys, *plan, *extra)
+        assert code == 2 and "runs the fixed settings" in err and "t | seq/c (seq=8191)" in err, err
+        assert "fits in" not in err and "--no-memory-check" not in err
+
+
 @pytest.mark.parametrize("argv", [
     ["plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--tp", "2", "--tp", "4"],
     ["plan", "--model", "llama3-8b", "--model", "llama3-70b", "--gpus", "8", "--hardware", "h100", "--batch", "64"],

@@ -1052,3 +1052,16 @@ def test_the_header_says_the_layouts_timed_include_those_that_do_not_fit(capsys)
     assert got["layouts_evaluated"] > got["layouts_fitting"]
     code, out, err = run(capsys, *base)
     assert code == 0 and f"{got['layouts_evaluated']:,} timed, fitting or not" in out
+
+
+def test_the_csv_carries_the_verdict_over_the_memory_error(capsys):
+    # a row that fits by the model's count but not at the high end of its measured error is marked ‡ in the text and
+    # "uncertain" in the JSON; the CSV wrote fits=1 alone, an unconditional fit to a script (an outsider's test)
+    argv = ("plan", "--model", "mixtral-8x7b", "--gpus", "64", "--hardware", "h100", "--batch", "256", "--seq", "4096",
+            "--top", "5")
+    got = json.loads(run(capsys, *argv, "--json")[1])
+    table = list(csv.DictReader(io.StringIO(run(capsys, *argv, "--csv")[1])))
+    assert [r["fits_over_error"] for r in table] == [r["fits_over_error"] for r in got["layouts"]]
+    assert {r["fits_over_error"] for r in table} <= {"yes", "uncertain"}
+    marked = [line.split()[0] for line in run(capsys, *argv)[1].splitlines() if " ‡ " in line or line.endswith(" ‡")]
+    assert sorted(marked) == sorted(r["rank"] for r in table if r["fits_over_error"] == "uncertain")

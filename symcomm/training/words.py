@@ -363,6 +363,25 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     return tuple(note for note in said if note)
 
 
+def typed_heads_refusal(model, numbers: dict, shape: dict) -> str | None:
+    """Why an h, a or h_kv typed over a preset leaves the model's heads no whole width, or None: its heads are h/a
+    wide (a preset whose config sets head_dim apart from h/a keeps that width, and is not asked), and its K/V width
+    h_kv a whole number of them, as a shape typed whole must be (binding._phi_from_shape)."""
+    if model.head_dim or not any(numbers.get(k, shape.get(k)) != shape.get(k) for k in ("h", "a", "h_kv")):
+        return None
+    h, a, kv = (numbers.get(k) for k in ("h", "a", "h_kv"))
+    if None in (h, a, kv) or not all(float(x).is_integer() and x >= 1 for x in (h, a, kv)):
+        return None     # the binding's own rules refuse these
+    h, a, kv = int(h), int(a), int(kv)
+    if h % a:
+        return (f"h={h} with {model.name}'s a={a} heads gives heads of width h/a = {h}/{a}, no whole number: give "
+                f"h a multiple of a, or a typed with it")
+    if (kv * a) % h:
+        return (f"h_kv={kv} (K/V width) is not a whole number of heads of width h/a = {h // a}: give h_kv= a multiple "
+                f"of {h // a} with the h typed over {model.name}'s h={shape['h']:g}")
+    return None
+
+
 def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict]:
     """The step model's float inputs and option words with a preset model's shape filled in where the words gave
     none (its values as floats, kept beside the model), ``gated`` from the model, and Qwen3-style query heads wider
@@ -371,6 +390,9 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
     shape = memo.once(model, "_answers_float_shape", lambda: {k: float(x) for k, x in model.values().items()})
     numbers = {**{k: x for k, x in shape.items() if k not in numbers}, **numbers}
     typed_over = [name for name in PHI_SHAPE if name in shape and numbers.get(name, shape[name]) != shape[name]]
+    said = typed_heads_refusal(model, numbers, shape)
+    if said:
+        raise InputError(said)
     if typed_over and numbers.get("Phi") == shape.get("Phi"):
         notes.add(f"{', '.join(f'{name}={numbers[name]:g}' for name in typed_over)} typed over {model.name}'s "
                   f"{', '.join(f'{name}={shape[name]:g}' for name in typed_over)}: its Φ = {shape['Phi']:,.0f} is "

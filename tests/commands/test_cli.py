@@ -751,6 +751,21 @@ def test_sequence_parallel_needs_t_c_to_divide_the_sequence(capsys):
         assert "fits in" not in err and "--no-memory-check" not in err
 
 
+def test_a_width_typed_over_a_preset_keeps_its_heads_whole(capsys):
+    # h=100 over Llama 3 8B's 32 heads made heads 3.125 wide and kept its K/V width 1024 above h, priced with a note
+    # on Φ alone (an outsider's test); a shape typed whole is refused so (h_kv a whole number of heads of width h/a)
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=64", "m=8",
+             "s=8192"]
+    code, out, err = run(capsys, *words, "h=100")
+    assert code == 2 and out == "" and "h/a = 100/32" in err
+    # h = 2048 gives heads 64 wide: the preset's K/V width 1024 is 16 of them; 100 is no whole number of them
+    assert run(capsys, *words, "h=2048")[0] == 0
+    code, out, err = run(capsys, *words, "h=2048", "h_kv=100")
+    assert code == 2 and "h_kv=100" in err and "width h/a = 64" in err
+    # the preset's own shape typed again changes nothing
+    assert run(capsys, *words, "h=4096", "h_kv=1024")[0] == 0
+
+
 @pytest.mark.parametrize("argv", [
     ["plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--tp", "2", "--tp", "4"],
     ["plan", "--model", "llama3-8b", "--model", "llama3-70b", "--gpus", "8", "--hardware", "h100", "--batch", "64"],

@@ -51,6 +51,7 @@ class Kind:
     holds: Callable[[sp.Expr, sp.Expr | None], bool]     # on exact sympy numbers
     python: str
     javascript: str
+    c: str          # over doubles (the C header's, whose arguments are whole where the symbol is)
 
 
 def _whole(x) -> bool:
@@ -61,12 +62,15 @@ def _whole(x) -> bool:
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("power_of_two", lambda x, y: _whole(x) and is_power_of_two(int(x)),
          "x == int(x) and x >= 1 and int(x) & (int(x) - 1) == 0",
-         "_whole(x) && x >= 1n && (x & (x - 1n)) === 0n"),
+         "_whole(x) && x >= 1n && (x & (x - 1n)) === 0n",
+         "x >= 1.0 && x == floor(x) && symcomm_mantissa(x) == 0.5"),
+    # fmod is exact in IEEE arithmetic: a whole quotient of whole doubles leaves 0
     Kind("divides", lambda x, y: x == 0 or _whole(sp.sympify(y, strict=True) / x),
          "x == 0 or (Fraction(y) / Fraction(x)).denominator == 1",
-         "_cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n)))"),
-    Kind("equals", lambda x, y: x == y, "x == y", "_cmp(x, y) === 0"),
-    Kind("at_least", lambda x, y: x >= y, "x >= y", "_cmp(x, y) >= 0"),
+         "_cmp(x, 0n) === 0 || _whole(_mul(y, _pow(x, -1n)))",
+         "x == 0.0 || fmod(y, x) == 0.0"),
+    Kind("equals", lambda x, y: x == y, "x == y", "_cmp(x, y) === 0", "x == y"),
+    Kind("at_least", lambda x, y: x >= y, "x >= y", "_cmp(x, y) >= 0", "x >= y"),
 )}
 
 

@@ -338,7 +338,11 @@ _ENTRIES = (
               + MEGATRON_MOE_TP + "; " + MEGATRON_RECOMPUTE + "; " + MEGATRON_INTERLEAVED + "; "
               + MEGATRON_SCATTER_GATHER + "; " + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
-              "data-parallel collectives counted as the framework runs them over the m micro-batches; "
+              "data-parallel collectives counted as the framework runs them over the m micro-batches; the terms a "
+              "framework runs in another width (Megatron's gradient reductions in fp32, MoE's per-expert token counts "
+              "in 8-byte integers, marked in eval) count their own elements: send, recv and β add them to the others', "
+              "and the closed-form time's one β per element prices them as the others' elements, where eval prices "
+              "each term's own bytes (a bf16 run's fp32 gradient reduce-scatter at twice the closed form's time); "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
               "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring "
               "group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest "

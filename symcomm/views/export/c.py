@@ -6,16 +6,19 @@ includes only ``<math.h>``; link with ``-lm``.  ⌈log₂x⌉ and log₂ of a po
 computed exactly by two helpers (``symcomm_ceil_log2``, ``symcomm_log2``).  Doubles are
 exact for integers below 2⁵³.
 
-**Out-of-range arguments give NAN.**  C has types, so only the ranges are checked: each
-function returns ``NAN`` (test it with ``isnan``) unless every argument is one ``symcomm eval``
-would accept: finite, at least its least (N ≥ 2 for a collective, 1 for another whole number, 0
-for α, β, a fraction), at most 2¹⁰⁰, whole for an integer symbol, and zero or at least 10⁻³⁰.
-Without it, N = 0 divides by zero (±inf or NaN by accident) and ⌈log₂0⌉ would be 0: a number
-that looks confident.  The requirements between arguments (a power of two, a multiple of N)
-are not checked here: the comment above each function states them.
+**Arguments eval would refuse give NAN.**  Each function returns ``NAN`` (test it with ``isnan``)
+unless every argument is one ``symcomm eval`` would accept: finite, at least its least (N ≥ 2 for a
+collective, 1 for another whole number, 0 for α, β, a fraction), at most 2¹⁰⁰, whole for an integer
+symbol, and zero or at least 10⁻³⁰; and unless the values meet the formula's requirements between
+arguments (a power of two, a multiple of N, ...), each rule's test written from
+:data:`symcomm.core.rules.KINDS` over doubles.  Without them, N = 0 divides by zero (±inf or NaN by
+accident), ⌈log₂0⌉ would be 0, and recursive doubling on 6 ranks 2.585 messages: numbers that look
+confident.  C has no message to carry: the comment above each function states the requirements.
 """
 
 from __future__ import annotations
+
+import re
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
@@ -57,6 +60,13 @@ static inline int symcomm_arg_ok(double x, double least, int integer)
     return isfinite(x) && x >= least && x <= 0x1p100 && (!integer || x == floor(x)) && (x == 0.0 || x >= 1e-30);
 }
 
+/* The mantissa frexp gives (0.5 exactly for a power of two). */
+static inline double symcomm_mantissa(double x)
+{
+    int e;
+    return frexp(x, &e);
+}
+
 /* log2(x), exact for a power of two (frexp gives 0.5 * 2^e), else the C library's log2. */
 static inline double symcomm_log2(double x)
 {
@@ -93,6 +103,17 @@ def _comment(text: str) -> str:
     return str(text).replace("*/", "* /").replace("/*", "/ *")
 
 
+def _rule_test(kind: str, exprs: list, printer: HeaderPrinter) -> str:
+    """The C test of one rule (:data:`symcomm.core.rules.KINDS`) on the formula's arguments: its kind's test with x, y
+    the rule's expressions printed; evaluated after the range checks (&& stops at the first that fails)."""
+    from ...core.rules import KINDS
+
+    test = KINDS[kind].c
+    # the kind's test names x and y: replaced as whole words by the printed expressions, parenthesised
+    values = dict(zip("xy", (f"({printer.doprint(e)})" for e in exprs)))
+    return "(" + re.sub(r"\b[xy]\b", lambda m: values[m.group(0)], test) + ")"
+
+
 def to_c(chosen: list[Formula]) -> str:
     printer = HeaderPrinter()
     parts = ["/* Closed-form communication costs exported by symcomm (standalone C99 header; link with -lm).",
@@ -112,10 +133,12 @@ def to_c(chosen: list[Formula]) -> str:
         if f.options:
             comment.append(f"Options: {', '.join(f'{k}={v}' for k, v in f.options)}.")
         comment.append(f"Source: {f.source}.")
-        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'} (NAN when one is out of range).")
+        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'} (NAN when one is out of range"
+                       + (" or a requirement fails)." if f.checked_rules() else ")."))
         parts.append("/* " + "\n * ".join(_comment(line) for line in comment) + " */")
-        guard = " && ".join(f"symcomm_arg_ok({info.cli_name}, {f.least_of(info)}.0, {int(bool(info.symbol.is_integer))})"
-                            for info in f.parameters)
+        guard = " && ".join([f"symcomm_arg_ok({info.cli_name}, {f.least_of(info)}.0, "
+                             f"{int(bool(info.symbol.is_integer))})" for info in f.parameters]
+                            + [_rule_test(kind, exprs, printer) for kind, _message, exprs in f.checked_rules()])
         body = f"    if (!({guard}))\n        return NAN;\n" if guard else ""
         parts.append(f"static inline double {f.name}({args})\n{{\n{body}    return {printer.doprint(f.expr)};\n}}\n")
     parts.append("#endif /* SYMCOMM_FORMULAS_H */\n")

@@ -17,7 +17,8 @@ same grammar.  A bool, None, a list, NaN, ±inf, more than 200 characters, a mag
 nonzero one below 10⁻³⁰, a non-whole value for an integer symbol, or one below its least (N ≥ 2
 for a collective, 1 for other whole numbers, 0 for α, β, ...) raises ``InputError`` (a
 ``ValueError`` defined in the module) with the one line ``symcomm eval`` prints for that value.
-Then the requirements (a power of two, a multiple of N, ...) are checked on exact input: each rule
+Then the requirements (a power of two, a multiple of N, ...) are checked on the values read (a float by
+its exact binary value, so N=6.0 is refused where N=6 is): each rule
 (:mod:`symcomm.core.rules`) is a ``_need(kind, message, x, y)`` line, its message the rule's own (``{x}``,
 ``{y}`` filled with the values), its kind's test written from :data:`symcomm.core.rules.KINDS`.  The one
 exception: a parameter the command line also accepts as ``gpus_per_node`` is named ``G`` only.
@@ -61,6 +62,27 @@ def _negative_exponent(exp) -> bool:
     """A negative integer, or a symbolic exponent written with a minus sign (2**(1 − ⌈log₂(N+1)⌉)):
     printed as 1 / base**(−exp), so that an int base and exponent stay exact."""
     return (exp.is_Integer and exp < 0) or (not exp.is_number and exp.could_extract_minus_sign())
+
+
+class ArrayPrinter(NumPyPrinter):
+    """NumPy over float arrays, with the module's vectorised Σ popcount below n (:data:`_ARRAY_HELPERS`)."""
+
+    ones_below_function = "_ones_below"
+
+
+#: the numpy module's helpers: :class:`symcomm.core.symbols.OnesBelow` elementwise, on whole numbers below 2⁵³ (the
+#: C header's loop over the bits, on arrays)
+_ARRAY_HELPERS = '''
+def _ones_below(x):
+    """The set bits of 0, 1, ..., x - 1 summed, elementwise over whole numbers x >= 0 (exact below 2**53)."""
+    x = numpy.asarray(x, dtype=numpy.float64)
+    total, bit = numpy.zeros_like(x), 1.0
+    while numpy.any(bit < x):
+        period = 2.0 * bit
+        total = total + numpy.floor(x / period) * bit + numpy.maximum(numpy.fmod(x, period) - bit, 0.0)
+        bit = period
+    return total
+'''
 
 
 class ExactPythonPrinter(PythonCodePrinter):
@@ -260,8 +282,9 @@ def _check_helpers() -> str:
     return f'''
 
 def _whole(*values):
-    """True when every value is exact (int or Fraction): the requirements are checked on exact input."""
-    return all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in values)
+    """True when every value is a number the requirements' tests take: exact (int or Fraction) or a float, whose
+    tests read its exact binary value (Fraction(6.0) is 6), so that N=6.0 is refused where N=6 is."""
+    return all(isinstance(v, (int, Fraction, float)) and not isinstance(v, bool) for v in values)
 
 
 #: kind -> its test on exact values (symcomm.core.rules.KINDS)
@@ -311,7 +334,7 @@ def _function(f: Formula, body: str, numpy: bool, checks: list[str] | None = Non
 
 
 def to_python(chosen: list[Formula], numpy: bool = False) -> str:
-    printer = NumPyPrinter() if numpy else ExactPythonPrinter()
+    printer = ArrayPrinter() if numpy else ExactPythonPrinter()
     functions = []
     for f in chosen:
         body = printer.doprint(f.expr)
@@ -321,7 +344,9 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
               "",
               "One function per formula, keyword arguments named by symcomm's symbol names.",
               COLLECTIVE_TIME_CONVENTION[0].upper() + COLLECTIVE_TIME_CONVENTION[1:] + ".",
-              ("Float arithmetic over numpy arrays." if numpy else
+              ("Float arithmetic over numpy arrays.  The arguments are not checked, neither their bounds nor\n"
+               "the requirements each function's docstring states: check the values first (the exact module\n"
+               "checks them as `symcomm eval` does)." if numpy else
                "Exact on int / fractions.Fraction arguments: an int when the value is whole, a Fraction "
                "otherwise;\nceil(log2 n) = (n - 1).bit_length(), log2 of a power of two = n.bit_length() - 1; "
                "float arguments give floats.\nA bad argument (a bool, None, a list, NaN, a value out of bounds) "
@@ -330,7 +355,7 @@ def to_python(chosen: list[Formula], numpy: bool = False) -> str:
     lines = header
     if numpy:
         lines += ["import functools", "import numpy"] if any("functools" in m for m in imports) else ["import numpy"]
-        lines.append("")
+        lines += ["", _ARRAY_HELPERS.strip("\n"), "", ""]
     else:
         lines += ["import math", "import re", "import reprlib", "from fractions import Fraction", "",
                   _HELPERS.strip("\n"), _check_helpers().rstrip("\n"), "", "", _input_helpers(), ""]

@@ -122,7 +122,11 @@ def cmd_nccl_tests(args) -> int:
     factor = parse_whole("-f", args.stepfactor, least=1, most=1024) if args.stepfactor else 1
     step = parse_size("-i", args.stepbytes) if args.stepbytes else 0
     if factor <= 1 and step <= 0:
-        factor = 2
+        # nccl-tests adds -i when -f is 1: nothing to add would never leave -b; not guessed as -f 2
+        if lo < hi:
+            raise InputError(f"-f {args.stepfactor} with -i {args.stepbytes or 0}: the size never grows from -b to -e; "
+                             "give -f 2 or more (multiply), or -f 1 with -i the bytes to add")
+        factor = 2          # -b = -e: the one size, whatever the step
     if args.datatype not in nccl_tests.DTYPE_BYTES:
         raise InputError(f"-d {args.datatype!r} is not allowed; choose one of {', '.join(nccl_tests.DTYPE_BYTES)}")
     sizes = nccl_prediction.sizes_between(lo, hi, factor if factor > 1 else 1, step)

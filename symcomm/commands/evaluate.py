@@ -52,7 +52,9 @@ def _print_step(payload: dict) -> None:
     # and under --dtype fp8 (a bf16 recipe timed at another peak) the peak it divides by is that one: named too
     peak = payload.get("constants", {}).get("dtype", "bf16")
     of_peak = f" of the {peak} peak" if low or peak != "bf16" else ""
-    print(f"  throughput   {payload['tokens_per_second']:,.0f} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
+    rate = payload["tokens_per_second"]
+    # a rate below a token a second (an absurd sequence length) printed 0 tokens/s beside its MFU: significant digits
+    print(f"  throughput   {(f'{rate:,.0f}' if rate >= 100 else f'{rate:.3g}')} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
           f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the low-precision linear GEMMs run against their own, "
                                                           "higher peak" if low else ""))

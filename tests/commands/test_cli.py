@@ -783,3 +783,27 @@ def test_a_predicted_nccl_tests_table_claims_no_check_it_never_ran(capsys):
     # none, so it says so (an outsider's test read the copied line as a fabricated check)
     code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", "h100", "--ranks", "8", "-b", "8", "-e", "64")
     assert code == 0 and "0 OK" not in out and "# Out of bounds values : not checked (predicted, not run)" in out
+
+
+def test_nccl_tests_refuses_a_step_that_never_grows(capsys):
+    # -f 1 -i 0 adds nothing to -b: nccl-tests' sizes would never reach -e; it was silently run as -f 2 (an outsider's
+    # test).  -f 1 with -i steps by the bytes given; -b = -e is the one size, whatever the step
+    words = ["nccl-tests", "all_reduce", "--hardware", "h100", "--ranks", "8", "-b", "8", "-e", "64"]
+    code, out, err = run(capsys, *words, "-f", "1", "-i", "0")
+    assert code == 2 and out == "" and "never grows" in err
+    code, out, err = run(capsys, *words, "-f", "1", "-i", "8")
+    assert code == 0, err
+    sizes = [int(line.split()[0]) for line in out.splitlines() if line.strip() and not line.startswith("#")]
+    assert sizes == [8, 16, 24, 32, 40, 48, 56, 64]
+    code, out, err = run(capsys, *words[:-2], "-e", "8", "-f", "1")
+    assert code == 0, err
+
+
+def test_a_throughput_below_a_token_a_second_is_not_printed_as_zero(capsys):
+    # s = 2**40 tokens a sequence: 0.004 tokens/s, which ",.0f" printed as 0 beside an MFU of 93 % (an outsider's test)
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8",
+                         "c=1", "b=8", "m=1", "s=2**40")
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if line.strip().startswith("throughput"))
+    rate = float(line.split()[1])
+    assert 0 < rate < 1

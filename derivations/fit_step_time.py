@@ -461,6 +461,12 @@ def transferred_eta(system: str, reference_eta: float) -> tuple[float, str]:
 #: is predicted by constants it did not set.
 FP4_REFERENCE = "gb200"
 
+#: part → the part with the same GPU whose stored kappa it holds where its own runs leave kappa undetermined (a free
+#: fit at its range's edge, as good at the held value): its own stored kappa would be its last fit's output, an edge
+#: held again fit after fit (GB200's 20, the top of the range, timed its memory-bound work 3.3 times B200's 6 on the
+#: same Blackwell GPU, whose HBM runs at 8 TB/s in both).  B200's runs determine it (fitted).
+KAPPA_FROM = {"gb200": "b200"}
+
 
 def transferred_eta_fp4(system: str, own_eta_fp8: float, reference: dict) -> tuple[float, str]:
     """(eta_fp4, why) for a part whose named runs leave eta_fp4 undetermined: ``own_eta_fp8`` (its fit without the
@@ -513,6 +519,8 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
     # a stored kappa_moe is the last fit's output too, and no datasheet gives it: each fit starts without it (a part
     # with no MoE run leaves it out, read as 0 and said where a setting reads it: Hardware.unchecked)
     base.pop("kappa_moe", None)
+    if system in KAPPA_FROM:
+        base["kappa"] = dict(published.hardware(KAPPA_FROM[system]).step_time)["kappa"]
     hold = {}         # held constant → why
     if hw.hbm_bytes_per_second:
         base["w_half"] = roofline_w_half(hw.peak("bf16"), hw.hbm_bytes_per_second)
@@ -528,6 +536,11 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
     found = step_fit.fit(runs, base, hold)
+    if system in KAPPA_FROM and "kappa" in found.held:
+        # the base is another part's: said whose
+        whose = f"{KAPPA_FROM[system]}'s fitted kappa {base['kappa']:g} (the same GPU; KAPPA_FROM)"
+        found = replace(found, held={**found.held, "kappa": found.held["kappa"].replace(
+            "held at the base hardware's value", f"held at {whose}").replace("at the base's value", f"at {whose}")})
     left_out, carried = dict(found.left_out), {}
     lone_fp4 = [run for run in runs if left_out.get(run.id) == step_fit.sole_reason("eta_fp4")]
     if lone_fp4 and system != FP4_REFERENCE and "eta_fp8" in found.constants:

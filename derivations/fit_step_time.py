@@ -74,6 +74,7 @@ def check_rows(system: str, constants: dict, role: str = "check",
         predicted = float(q["step_time"])
         row = {"id": run.id, "source": run.source, "framework": run.framework,
                "framework_option": run.inputs.options.get("framework", OPTIONS["framework"].default),
+               "precision_option": run.inputs.options.get("precision", "bf16"),
                "measured_s": _rounded(run.measured_s), "predicted_s": _rounded(predicted),
                "error": _rounded(predicted / run.measured_s - 1)}
         at_low = low.get(run.id.split("+")[0])
@@ -191,7 +192,13 @@ def check_errors(checked: dict) -> dict:
 
 def store_check_errors(presets: dict, checked: dict) -> dict:
     """``presets`` (hardware.json's document) with each fitted preset's ``step_time.checks`` set from ``checked``
-    (:func:`check_errors`), and dropped where no check run used its constants."""
+    (:func:`check_errors`), and dropped where no check run used its constants; and its ``checked_precisions``, the
+    precision recipes those runs ran."""
+    precisions: dict = {}
+    for found in checked.values():
+        for row in found["runs"]:
+            precisions.setdefault(found["constants_from"], set()).add(row["precision_option"])
+    presets = _stored_per_preset(presets, "checked_precisions", {k: sorted(v) for k, v in precisions.items()})
     return _stored_per_preset(presets, "checks", check_errors(checked))
 
 
@@ -664,7 +671,7 @@ def main(argv=None) -> int:
             inside, out = found.in_sample, found.leave_one_out
             data["systems"][system]["step_time"] = {
                 **found.constants, "fitted_on": f["fitted_on"], "fitted": list(found.fitted), "held": dict(found.held),
-                "frameworks": list(found.frameworks),
+                "frameworks": list(found.frameworks), "precisions": list(found.precisions),
                 "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
                 "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
                            f"published_runs.json, bridge_runs_*.json, torchtitan_runs.json) by python -m "

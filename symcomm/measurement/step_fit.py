@@ -123,6 +123,9 @@ class StepFit:
     #: the framework options (eval's framework=) the fitted runs ran, sorted: eval and plan say a step time of
     #: another framework, checked on no run either, is unchecked (presets.Hardware.step_time_error)
     frameworks: tuple = ()
+    #: the precision recipes (eval's precision=) the fitted runs ran, sorted: one no run measured is said unchecked
+    #: as a framework is (eta_fp8 fitted on per-tensor FP8 runs does not time Hopper's block-scaled GEMMs)
+    precisions: tuple = ()
     #: fitted constant → (least, most) of the values the runs fit as well at (:func:`spans`); empty unless asked
     spans: dict = field(default_factory=dict)
 
@@ -139,6 +142,7 @@ class StepFit:
         return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
                 "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
                 "runs": [r.as_dict() for r in self.rows], "frameworks": list(self.frameworks),
+                "precisions": list(self.precisions),
                 **({"spans": {n: list(span) for n, span in self.spans.items()}, "spans_within": NOT_DETERMINED}
                    if self.spans else {}),
                 **({"left_out": dict(self.left_out)} if self.left_out else {})}
@@ -497,7 +501,7 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                         float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
-                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs))
+                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs), precisions_run(runs))
 
 
 #: a span's scan moves its constant by 1/SPAN_STEPS of its lattice at a time
@@ -568,6 +572,12 @@ def frameworks_run(runs) -> tuple:
 
     default = OPTIONS["framework"].default
     return tuple(sorted({str(r.inputs.options.get("framework", default)) for r in runs}))
+
+
+def precisions_run(runs) -> tuple:
+    """The precision recipes (eval's precision=, bf16 where a run's options leave it out) ``runs`` ran, sorted and
+    each once."""
+    return tuple(sorted({str(r.inputs.options.get("precision", "bf16")) for r in runs}))
 
 
 def errors_at(runs: list, constants: dict) -> Errors:

@@ -93,7 +93,7 @@ def step_time_error(p: Plan, top: int) -> dict | None:
     blocks = [p._blocks[k] for k in sorted({int(k) for ks in p.layouts["settings"][:min(top, len(p))] for k in ks})]
     reads = names_read(blocks, bytes_per_element(req.dtype))
     return req.hardware.step_time_error(req.framework, _frameworks_shown(p, top), tuple(sorted(reads)),
-                                        _preset_name(req.model))
+                                        _preset_name(req.model), req.precision)
 
 
 def _preset_name(model) -> str | None:

@@ -63,6 +63,25 @@ def memory_checks_of(document: dict) -> tuple:
                  for name, e in sorted(document.get("memory_checks", {}).items()))
 
 
+def precisions_of(fitted: dict) -> tuple:
+    """The precision recipes a step-time block's runs measured: its fitted runs' (``precisions``) and its check runs'
+    (``checked_precisions``), sorted; () where the block records none (a file written before it did)."""
+    if "precisions" not in fitted:
+        return ()
+    return tuple(sorted({*fitted["precisions"], *fitted.get("checked_precisions", ())}))
+
+
+def options_unmeasured(of: str, frameworks: tuple, precision: str | None, measured: tuple) -> list[str]:
+    """The words for the options of a setting no published run measured with ``of``'s constants: each framework option
+    of ``frameworks`` (those no fitted or checked run ran), and ``precision`` where it is not among the ``measured``
+    recipes (nothing said where the block records none)."""
+    return ([f"framework={name} (no published run of it was fitted or checked with {of}'s constants)"
+             for name in frameworks]
+            + ([f"precision={precision} (no published run of it was fitted or checked with {of}'s constants, which "
+                f"were measured under precision={', '.join(measured)})"]
+               if measured and precision and precision not in measured else []))
+
+
 def memory_ran_of(document: dict) -> tuple | None:
     """(the largest excess, runs, their framework options) of the published runs that ran though the model counts them
     over their GPU's memory (``memory_ran_over``, written by the fit script: each over-counts by at least its excess),

@@ -82,6 +82,9 @@ class Hardware:
     step_checks: tuple = ()
     #: the framework options the fitted runs ran (``step_time.frameworks``); () when the block does not say
     step_frameworks: tuple = ()
+    #: the precision recipes the fitted and the checked runs ran (``step_time.precisions``, ``checked_precisions``);
+    #: () when the block does not say
+    step_precisions: tuple = ()
     #: the constants the block holds because no run of its fit reads them, with the fit's reason
     #: (:func:`fit_errors.unread_of`): a setting that reads one is not measured by the fit's error
     step_unread: tuple = ()
@@ -222,13 +225,13 @@ class Hardware:
         return {"eta_attn": shares["fused"]} if "fused" in shares else {}
 
     def step_time_error(self, framework: str | None = None, frameworks: tuple = (), reads: tuple = (),
-                        model: str | None = None) -> dict | None:
+                        model: str | None = None, precision: str | None = None) -> dict | None:
         """How far a step time of these constants may be off, as far as it was measured: the leave-one-out
         errors over the runs their fit fitted on (each predicted by the constants fitted without it) and, under
         ``checks``, the errors on published runs never fitted on, per framework option (``framework``: that one
         alone, {} when none of its runs was checked; None: every framework checked).  ``unchecked``: what of the
         setting no run measured (:meth:`unchecked`; ``frameworks`` the framework options priced, ``framework`` among
-        them, ``reads`` the constants the step model reads).  ``model``: a model preset's name; where its own
+        them, ``reads`` the constants the step model reads, ``precision`` the recipe).  ``model``: a model preset's name; where its own
         published runs were evaluated with these constants, ``model`` holds their errors per framework option (as
         ``checks`` filters them) and ``model_name`` the name.  None when the hardware records no fit error (a file
         without ``step_time.errors``).  One rule for eval and plan."""
@@ -245,20 +248,21 @@ class Hardware:
                 "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
                         "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
                         "off by more",
-                "checks": checks, "unchecked": list(self.unchecked(priced, reads)),
+                "checks": checks, "unchecked": list(self.unchecked(priced, reads, precision)),
                 **({"model_name": model, "model": own} if own else {})}
 
-    def unchecked(self, frameworks: tuple, reads: tuple) -> tuple[str, ...]:
+    def unchecked(self, frameworks: tuple, reads: tuple, precision: str | None = None) -> tuple[str, ...]:
         """What of a setting no published run measured with these constants, each worded: a framework option of
         ``frameworks`` that no fitted run ran (``step_time.frameworks``; nothing said where the block does not record
-        them) and no check run either; a constant of ``reads`` (those the step model reads) that the step-time block
+        them) and no check run either; a ``precision`` recipe no fitted or checked run ran (``step_precisions``);
+        a constant of ``reads`` (those the step model reads) that the step-time block
         leaves out, read as another's value (:data:`STEP_TIME_ABSENT_AS`: e.g. the flash-attention core's eta_attn as
         the matmuls' eta on a part whose fitted runs ran no flash attention); and one it holds because no run of its
         fit reads it (:attr:`step_unread`: a calibrated file's eta_fp8 held at its base hardware's value, where the
         user's runs were all bf16)."""
         taken = self.constants_taken_as_another(reads)
-        return tuple([f"framework={name} (no published run of it was fitted or checked with {self.step_errors_of}'s "
-                      "constants)" for name in self.frameworks_unmeasured(frameworks)]
+        return tuple(fit_errors.options_unmeasured(self.step_errors_of, self.frameworks_unmeasured(frameworks),
+                                                   precision, self.step_precisions)
                      + [f"{name} (no fitted run reads it: taken as {absent_as(name)})" for name in taken]
                      + [f"{name} ({self.step_errors_of}'s fit: {why})" for name, why in self.step_unread
                         if name in reads and name not in taken])
@@ -380,7 +384,7 @@ def _preset(name: str) -> Hardware:
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
                     if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
-                    step_models=fit_errors.models_of(fitted),
+                    step_models=fit_errors.models_of(fitted), step_precisions=fit_errors.precisions_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
                     compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band(),
                     own_roofline="borrowed_from" in d.get("step_time", {}))
@@ -484,7 +488,7 @@ def hardware_file(path) -> Hardware:
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
                     step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
-                    step_models=fit_errors.models_of(fitted),
+                    step_models=fit_errors.models_of(fitted), step_precisions=fit_errors.precisions_of(fitted),
                     step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
                     compute_capability=tuple(d.get("compute_capability", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band(),

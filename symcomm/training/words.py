@@ -468,7 +468,7 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     # with), or another --dtype, none is known (None)
     moved = datasheet_moved(system, {name: compute[name] for name in peaks if name in compute})
     asked = None if typed or moved or not dtype_measured(dtype, str(precision)) else (
-        framework, (), tuple(sorted(name for name in compute if name in reads)), model)
+        framework, (), tuple(sorted(name for name in compute if name in reads)), model, str(precision))
     return constants, asked, units, tuple(system.defaults_used()), framework
 
 

@@ -599,6 +599,33 @@ def test_what_no_published_run_measured_is_said_before_the_fits_error(tmp_path):
     assert mine["step_time_error"]["unchecked"] == []
 
 
+def test_a_precision_recipe_no_published_run_measured_is_said_before_the_fits_error():
+    # b200's fitted and checked runs ran bf16, fp8_tensor and mxfp8 (hardware.json step_time.precisions,
+    # checked_precisions, recounted here from the fit script's step_fit.json): its eta_fp8 has timed no block-scaled
+    # FP8 GEMM (precision=fp8_block), whose error the fit's band does not measure; h100's DeepSeek-V3 rows (Megatron-
+    # Bridge, 'fp8-sc', subchannel scaling) ran it, so there it is measured and not said
+    import json
+    from importlib import resources
+
+    results = json.loads(resources.files("symcomm.derivations").joinpath("data", "step_fit.json").read_text())
+    fitted_b200 = {run["id"] for run in results["systems"]["b200"]["runs"]}
+    checked = {row["precision_option"] for found in results["checks"].values() if found["constants_from"] == "b200"
+               for row in found["runs"]}
+    assert "fp8_block" not in checked and fitted_b200
+    assert presets.hardware("b200").step_precisions == ("bf16", "fp8_tensor", "mxfp8")
+    assert "fp8_block" in presets.hardware("h100").step_precisions
+    b200 = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "b200", "precision=fp8_block").stdout)
+    assert [text.split(" ")[0] for text in b200["step_time_error"]["unchecked"]] == ["precision=fp8_block"]
+    h100 = json.loads(symcomm_command(*HYBRID_8B, "--hardware", "h100", "precision=fp8_block").stdout)
+    assert h100["step_time_error"]["unchecked"] == []
+    # a borrowing preset reads its lender's: h200 runs h100's constants
+    assert presets.hardware("h200").step_precisions == presets.hardware("h100").step_precisions
+    plan = symcomm_command("plan", "--model", "llama3-8b", "--hardware", "b200", "--gpus", "8", "--batch", "64",
+                           "--precision", "fp8_block", "--framework", "megatron", "--top", "2")
+    assert plan.returncode == 0, plan.stderr
+    assert "step times off by unknown where it was checked on no published run: precision=fp8_block (" in plan.stdout
+
+
 def test_a_step_time_says_how_far_off_its_constants_were_on_the_models_own_runs(tmp_path):
     # hardware.json's step_time.models: per model preset and framework option, the errors of these constants on that
     # model's published runs, counted here again from the fit script's other output, step_fit.json: a fitted run at

@@ -1279,7 +1279,9 @@ def _ran_over_table() -> Table:
                  caption=("Each run ran, so its peak fit in its GPU's memory: where the model counts more (memory_per_gpu "
                           "of symcomm eval hybrid for the run's words), it over-counts that run by at least the "
                           "excess shown, unless the layout typed is not the one that ran — 'layout in doubt': the "
-                          "run's data says its table differs from its recipe (the table is typed). eval's memory verdict "
+                          "run's data says its table differs from its recipe (the table is typed), or a paper's run "
+                          "assumes the chunks per pipeline rank or the micro-batch its paper does not print (the "
+                          "activations in flight follow both). eval's memory verdict "
                           "takes the largest excess of the others as its band's upper end (hardware.json "
                           "memory_ran_over): a count up to that far over a GPU's memory is 'NO by the model's count', "
                           "'at the low end it would fit'. GiB = 2³⁰ bytes."),
@@ -1290,11 +1292,16 @@ def _memory_table() -> Table:
     rows = tuple((r["model"],) + tuple(f"{pub:.2f} / {ours:.2f}" for pub, ours in (r["states"], r["baseline"],
                                                                                    r["present"]))
                  for r in memory_rows())
-    return Table("Memory per GPU against Korthikanti et al.'s Figure 1",
+    return Table("Memory per GPU against Korthikanti et al.'s own count (Figure 1's models)",
                  ("model", "weights + gradients + Adam (GiB)", "activations, no recompute (GiB)",
                   "activations, SP + selective (GiB)"), rows,
-                 caption="published / symcomm, GiB (2³⁰ bytes), first pipeline stage.",
-                 source=KORTHIKANTI + ", Figure 1 (values read off the figure) and Table 2")
+                 caption=("the paper's count / symcomm's, GiB (2³⁰ bytes), first pipeline stage. The first value is a "
+                          "transcription said to be read off Figure 1 but not checked against a stored copy of the "
+                          "paper; each equals, to 0.01 GiB, the paper's own formulas (18 bytes per parameter of the "
+                          "12·L·h² transformer weights, Table 2's activations): so this checks symcomm's count against "
+                          "the paper's formulas, not against a measured peak (no Megatron run here prints one)."),
+                 source=KORTHIKANTI + ", Figure 1's models and §4, Table 2 (derivations/data/published_runs.json "
+                        "'memory': checked_against)")
 
 
 def _a100_leave_one_out() -> str:

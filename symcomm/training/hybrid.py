@@ -521,6 +521,21 @@ _SP_SPLIT = Rule("divides", t * c, s,
                  "give an s that t·c divides, or sp=0", "t·c | s (sp=1)")
 
 
+def _embeddings_in_phi() -> tuple[When, ...]:
+    """With embeddings=1 the layers hold Φ less the embedding and the LM head (V·h each, one when tied; of the dense
+    Φ − Φ_E with MoE layers): a Φ below them left a negative layer (gathered layers of −12 MiB, an outsider's test)."""
+    out = []
+    for moe, held, said in ((False, Phi, "Phi"), (True, Phi - Phi_E, "Phi - Phi_E")):
+        for tied, copies in ((False, 2), (True, 1)):
+            out.append(rules.when("embeddings", (True,), rules.when("moe", (moe,), rules.when("tied", (tied,), Rule(
+                "at_least", held, copies * V * h,
+                f"{said}={{x}} must be at least the {'embedding and LM head' if copies == 2 else 'tied embedding'}'s "
+                f"{copies if copies > 1 else ''}{'·' if copies > 1 else ''}V·h={{y}} (embeddings=1): the layers hold "
+                f"the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone",
+                f"{said} ≥ {copies}·V·h")))))
+    return tuple(out)
+
+
 #: a token's k routed experts are distinct (the router's top-k over the E experts' scores)
 TOP_K_OF_E = Rule("at_least", E, k, "E={x} must be at least k={y}: the router sends each token to k distinct experts",
                    "E ≥ k")
@@ -587,6 +602,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.divisible(s, c),
         rules.when("cp", RING_CPS, _CAUSAL_SPLIT),
         rules.when("sp", (True,), _SP_SPLIT),
+        *_embeddings_in_phi(),
         rules.when("expert_tp", ("tp",), rules.divisible(d * c, e, "d*c|e")),
         # expert_tp=1 or t_e: Megatron-Core's expert grid is etp × e × (t·d·c/(etp·e)) × p (parallel_state.py:
         # world_size must be divisible by expert_tensor × expert × pipeline sizes)

@@ -497,9 +497,12 @@ def _model_states(data, parts, opts: dict) -> tuple:
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
     shard_bytes = sharded_gradient_bytes(data, grad_bytes, opts.get("adam_dtype", "fp32"))
     state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
+    # FSDP1's NO_SHARD casts its all-reduced gradient to the parameter's own dtype too (torch/distributed/fsdp/
+    # _runtime_utils.py, _reduce_grad_no_shard: _cast_grad_to_param_dtype): the whole gradient at the shard's bytes
+    whole_bytes = shard_bytes if data.framework == "fsdp" and data.zero == 0 else grad_bytes
     for held, group in parts:
         weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
-        grads += data.gradients(grad_bytes * held, shard_bytes * held / group)
+        grads += data.gradients(whole_bytes * held, shard_bytes * held / group)
         optimizer += state * held if data.zero == 0 else state * held / group
     return weights, grads, optimizer, grad_bytes
 

@@ -807,3 +807,26 @@ def test_a_throughput_below_a_token_a_second_is_not_printed_as_zero(capsys):
     line = next(line for line in out.splitlines() if line.strip().startswith("throughput"))
     rate = float(line.split()[1])
     assert 0 < rate < 1
+
+
+def test_a_phi_below_its_embeddings_is_refused(capsys):
+    # Φ = 1e9 over Llama 3 8B's embedding and LM head, 2·V·h = 2 · 128,256 · 4,096 = 1,050,673,152 parameters, left
+    # the layers −50,673,152 and DeepSpeed ZeRO-3's gathered layers −12 MiB (an outsider's test)
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "s=4096",
+             "b=64", "m=8", "Phi=1e9"]
+    code, out, err = run(capsys, *words, "framework=deepspeed", "zero=3")
+    assert code == 2 and out == "" and "2·V·h=1050673152" in err
+    assert run(capsys, *words, "tied=1")[0] == 0              # one tied copy: V·h = 525,336,576 ≤ 1e9
+    assert run(capsys, *words, "embeddings=0")[0] == 0        # a Φ of the layers alone
+    assert run(capsys, *words[:-1], "Phi=1050673152")[0] == 0  # the embeddings exactly: layers of no parameters
+
+
+def test_fsdp_no_shard_holds_its_gradients_in_the_parameters_dtype(capsys):
+    # PyTorch FSDP1's NO_SHARD all-reduces the gradient and casts it to the parameter's dtype, the fp32 master
+    # (torch/distributed/fsdp/_runtime_utils.py, _reduce_grad_no_shard: _cast_grad_to_param_dtype), as its sharded
+    # strategies do: 4 bytes per parameter, not the 2 of the bf16 reduction (an outsider's test).  Llama 3 8B's Φ is
+    # 8,030,261,248 (the preset): 32,121,044,992 bytes; FULL_SHARD over 8 GPUs an eighth of them
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "s=4096",
+             "b=64", "m=8", "framework=fsdp", "--json"]
+    assert eval_json(capsys, *words[1:-1], "zero=0")["memory"]["gradients"] == 4 * 8_030_261_248
+    assert eval_json(capsys, *words[1:-1], "zero=3")["memory"]["gradients"] == 4 * 8_030_261_248 / 8

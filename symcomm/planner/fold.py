@@ -52,7 +52,7 @@ class Plan:
     request: Request
     layouts: dict                 # folded rows, best first: column → numpy array
     considered: int               # layouts × option combinations after divisibility
-    fitting: int                  # of them within memory (and --max-bubble)
+    fitting: int                  # of them within memory (and --max-bubble), before each layout's best split is kept
     evaluated: int                # whose step time was computed, fitting or not (a combination's layouts at once)
     combinations: tuple           # (option combinations timed, option combinations in all)
     seconds: float

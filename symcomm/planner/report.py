@@ -209,7 +209,9 @@ def _why_out(req: Request, row: dict) -> str:
     if req.memory_check and req.hardware.fits(checked_memory(req, row["memory_bytes"])) is False:
         return (f" — does not fit: {row['memory_bytes']:,.0f} bytes ({human_size(row['memory_bytes'])}) > the GPU's "
                 f"{req.hardware.memory_bytes:,.0f} bytes ({human_size(req.hardware.memory_bytes)})")
-    return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
+    if req.max_bubble is not None and row["bubble_fraction"] > req.max_bubble:
+        return f" — its bubble fraction {row['bubble_fraction']:.3g} exceeds --max-bubble {req.max_bubble:g}"
+    return " — it does not fit at the high end of the memory model's measured error (--within-memory-error)"
 
 
 def to_text(p: Plan, top: int) -> str:
@@ -226,8 +228,8 @@ def to_text(p: Plan, top: int) -> str:
         + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
         "step times off by " + step_error_words(error)
         + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no published run)" if unmeasured else ""),
-        f"{p.considered:,} layouts × settings considered, {p.fitting:,} fit"
-        + (" in memory" if req.memory_check else "")
+        f"{p.considered:,} layouts × settings considered (each uneven split apiece), {p.fitting:,} "
+        + ("fit in memory" if req.memory_check else "kept (memory not checked)")
         + (" at the high end of its measured error" if req.memory_margin else "") + f", {p.evaluated:,} timed, "
         f"fitting or not ({p.combinations[0]} of {p.combinations[1]} option combinations timed, each over all its "
         "layouts at once: in the others compute · (1 + "

@@ -95,7 +95,8 @@ class Request:
     cp_algorithm: str = "ring"
     memory_check: bool = True
     memory_margin: bool = False    # keep a layout only if it fits at the high end of the memory model's measured error
-    max_bubble: float = 1.0        # drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this
+    #: drop layouts whose bubble fraction (p − 1)/(v·m) exceeds this; None keeps all (m < p − 1 gives one above 1)
+    max_bubble: float | None = None
     embeddings: bool = True        # the embedding and LM head (V × h) on the end stages: hybrid embeddings=1
     # fixed choices; None = searched.  The run settings among them (zero, framework, recompute, sp) are typed as
     # symcomm.training.settings.RunSetting types them (int, str, str, bool), read once by their Options below
@@ -276,7 +277,7 @@ def check_request(req: Request) -> None:
                         f"{req.model.experts} experts must split into whole groups (Megatron-Core asserts it)")
     if req.cp_algorithm not in CP_ALGORITHMS:
         raise PlanError(f"--cp-algorithm={req.cp_algorithm} is not allowed; choose {', '.join(CP_ALGORITHMS)}")
-    if not 0 <= req.max_bubble < float("inf"):
+    if req.max_bubble is not None and not 0 <= req.max_bubble < float("inf"):
         raise PlanError(f"--max-bubble={req.max_bubble} is not allowed: it takes a fraction ≥ 0")
     allowed = _allowed(req)
     for name in ("tp", "pp", "vp", "cp", "ep", "dp", "micro-batch", "micro-batches"):
@@ -429,14 +430,14 @@ FLAGS = (
                                "the end stages; embeddings=0"),
     ("--peak", None, "the dense matmul FLOP/s of one GPU at --dtype, in place of the hardware's (needed where its "
                      "source only bounds it: symcomm presets); peak=..."),
-    ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default 1: keep "
-                           "all)"),
+    ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default: keep "
+                           "all; the fraction exceeds 1 where m < p − 1)"),
     ("--top", None, "rows to show (default 10)"),
     ("--json", False, "JSON (seconds, bytes)"),
     ("--csv", False, "CSV (seconds, bytes)"),
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
-DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": "1", "top": "10", "dispatcher": "alltoall",
+DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": None, "top": "10", "dispatcher": "alltoall",
             "router_groups": "1", "router_group_topk": "1", "precision": "bf16", "attention_kernel": "fused",
             "nvlink": "switch"}
 #: eval's KEY=VALUE spellings (``symcomm eval hybrid t=8 p=4 ...``) of plan's options: plan takes them as words
@@ -606,7 +607,8 @@ def request_from_args(args) -> Request:
                    cp_algorithm=args.cp_algorithm if args.cp_algorithm is not None else DEFAULTS["cp_algorithm"],
                    memory_check=not args.no_memory_check, memory_margin=args.within_memory_error,
                    embeddings=not args.no_embeddings,
-                   max_bubble=parse_real("--max-bubble", str(max_bubble), least=0, most=10 ** 6),
+                   max_bubble=None if max_bubble is None else parse_real("--max-bubble", str(max_bubble), least=0,
+                                                                         most=10 ** 6),
                    tp=_whole(args, "tp"), pp=_whole(args, "pp"), vp=_whole(args, "vp"), dp=_whole(args, "dp"),
                    cp=_whole(args, "cp"), ep=_whole(args, "ep"), micro_batch=_whole(args, "micro-batch"),
                    micro_batches=_whole(args, "micro-batches"),

@@ -1065,3 +1065,35 @@ def test_the_csv_carries_the_verdict_over_the_memory_error(capsys):
     assert {r["fits_over_error"] for r in table} <= {"yes", "uncertain"}
     marked = [line.split()[0] for line in run(capsys, *argv)[1].splitlines() if " ‡ " in line or line.endswith(" ‡")]
     assert sorted(marked) == sorted(r["rank"] for r in table if r["fits_over_error"] == "uncertain")
+
+
+def test_the_default_keeps_layouts_whose_bubble_exceeds_their_compute(capsys):
+    # (p − 1)/(v·m) exceeds 1 where m < p − 1: the default (help: keep all) dropped them at 1, and with them the
+    # fastest layout at a batch of 2 (an outsider's test).  Here p = 16 over one micro-batch: 15 by the definition
+    argv = ("plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "16", "--pp", "16",
+            "--micro-batches", "1", "--no-memory-check", "--top", "1", "--json")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["max_bubble"] is None and got["layouts"][0]["bubble_fraction"] == 15
+    code, out, err = run(capsys, *argv, "--max-bubble", "1")
+    assert code == 2 and "with a bubble ≤ 1" in err and "--no-memory-check" not in err
+
+
+def test_the_header_counts_what_fits_whatever_top_shows(capsys):
+    # the count was taken after the timed blocks kept each layout's fastest split, and --top decides which are timed
+    argv = ("plan", "--model", "llama3-8b", "--gpus", "64", "--hardware", "h100", "--batch", "256", "--json")
+    counts = {json.loads(run(capsys, *argv, "--top", top)[1])["layouts_fitting"] for top in ("1", "10", "500")}
+    assert len(counts) == 1
+    code, out, err = run(capsys, *argv[:-1], "--no-memory-check", "--top", "1")
+    assert code == 0 and "kept (memory not checked)" in out and " fit in memory" not in out.splitlines()[2]
+
+
+def test_a_framework_s_own_rules_named_where_no_layout_runs_them(capsys):
+    # DeepSpeed's sequence parallelism is Ulysses: with the default ring, --cp 2 leaves no layout; the error named
+    # sequence parallelism, which was never asked (an outsider's test)
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64",
+                         "--framework", "deepspeed", "--cp", "2")
+    assert code == 2 and "--cp-algorithm ulysses" in err and "sequence parallel" not in err
+    assert run(capsys, "plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64",
+               "--framework", "deepspeed", "--cp", "2", "--cp-algorithm", "ulysses")[0] == 0

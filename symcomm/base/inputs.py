@@ -258,14 +258,26 @@ def _depth(text: str) -> int:
     return deepest
 
 
+def _unique_keys(pairs: list) -> dict:
+    """An object's pairs as a dict, refused where a key is given twice (json keeps the last silently: a hardware
+    file's second "eta" would win unseen, as an option given twice is refused)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ValueError(f"the key {twice[:64]!r} is given twice in one object; give each key once")
+    return out
+
+
 def loads(text: str, what: str) -> Any:
-    """JSON text as data: no NaN/Infinity, bounded integers, nesting ≤ :data:`MAX_JSON_DEPTH`."""
+    """JSON text as data: no NaN/Infinity, bounded integers, nesting ≤ :data:`MAX_JSON_DEPTH`, no key given twice in
+    one object."""
     if _depth(text) > MAX_JSON_DEPTH:
         raise InputError(f"{what}: JSON nested deeper than {MAX_JSON_DEPTH} levels is not allowed")
     try:
         # an integer is a run of digits: with none longer than allowed anywhere, json's own int needs no check
         return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
-                          parse_int=_parse_int if _LONG_DIGITS.search(text) else int)
+                          parse_int=_parse_int if _LONG_DIGITS.search(text) else int, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise InputError(f"{what}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
     except (ValueError, RecursionError) as err:

@@ -134,7 +134,8 @@ def cmd_nccl_tests(args) -> int:
     header = (f"predicted by symcomm: {coll.name}_perf on {ranks} ranks, --hardware {hardware.name}",
               f"model: catalog {coll.primitive}/{model.algorithm}, alpha {model.times.get('alpha', 0) * 1e6:.4g} us, "
               f"beta {model.times.get('beta', 0):.4g} s/byte"
-              + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),)
+              + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),
+              f"error: {model.error}")
     text, rows = nccl_prediction.table(model, sizes, args.datatype, header)
     for r in rows:
         if r["bytes"] > 0 and not (math.isfinite(r["time"]) and r["time"] > 0):

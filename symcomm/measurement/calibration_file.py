@@ -155,8 +155,17 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         problems = nccl_prediction.problems(coll.primitive, e["algorithm"], ranks, e.get("gpus_per_node") or g)
         if problems:
             raise InputError(f"--ranks {ranks}: the calibrated algorithm {e['algorithm']} cannot run: {problems[0]}")
+        held_out = e.get("held_out_rms_relative")
+        error = (f"relative RMS {100 * held_out:.1f} % over the log's rows, each predicted by the calibration made "
+                 "without it (calibrate's leave-one-out)" if held_out is not None else
+                 "not measured: the calibration records no leave-one-out error (recalibrate the log)")
+        if e["ranks"] != ranks:
+            error = (f"unknown at {ranks} ranks: the log was measured on {e['ranks']}"
+                     + (f", where its leave-one-out relative RMS is {100 * held_out:.1f} %" if held_out is not None
+                        else ""))
         return Prediction(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
-                     times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes))
+                          times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes),
+                          error)
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
     if algorithm is None and spans and ranks % g == 0 and any(
             a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
@@ -180,7 +189,12 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     elif why:
         notes.append(why)
     times = {k: float(values[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
-    return Prediction(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes))
+    # a preset's α, β are NCCL's cost-model constants, no measurement of any cluster (hardware.json _convention)
+    error = ("unknown: no log of this cluster was fitted; the links' alpha and beta are the hardware's own values "
+             "(a preset's: NCCL's cost-model constants and datasheet bandwidths), not a measurement: symcomm "
+             "calibrate fits a log and measures its error")
+    return Prediction(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes),
+                      error=error)
 
 
 def calibrated_range(model: Prediction) -> tuple[int, int] | None:

@@ -62,6 +62,8 @@ class Prediction:
     efficiency: tuple[float, ...] = ()
     source: str = ""
     notes: tuple[str, ...] = field(default=())
+    #: how far the prediction may be off, as far as it was measured, in words (calibration_file.model_from)
+    error: str = ""
 
     def core(self, sizes) -> np.ndarray:
         coefs = coefficients(self.collective.primitive, self.algorithm, self.ranks, sizes, self.gpus_per_node)

@@ -843,3 +843,20 @@ def test_a_json_file_with_a_key_given_twice_is_refused(capsys, tmp_path):
     assert "'gpus_per_node' is given twice" in err
     path.write_text(path.read_text().replace(', "gpus_per_node": 4', ""))
     assert run(capsys, "eval", "all_reduce", "N=16", "M=1GiB", "--hardware", str(path))[0] == 0
+
+
+def test_a_predicted_nccl_tests_table_says_how_far_off_it_may_be(capsys, tmp_path):
+    # the prediction printed bare: a preset's alpha and beta are NCCL's cost-model constants, no measurement (they
+    # miss the shipped A100 log by tens of %), a calibration's error is its leave-one-out over the log's rows
+    words = ["nccl-tests", "all_reduce", "--ranks", "8", "-b", "8", "-e", "64"]
+    code, out, err = run(capsys, *words, "--hardware", "a100")
+    assert code == 0 and "# error: unknown: no log of this cluster was fitted" in out
+    target = tmp_path / "cal.json"
+    code, out, err = run(capsys, "calibrate", str(TESTS / "data" / "nccl-tests" / "a100-1node-all_reduce.log"), "-o",
+                         str(target))
+    assert code == 0, err
+    held_out = json.loads(target.read_text())["calibration"][0]["held_out_rms_relative"]
+    code, out, err = run(capsys, *words, "--hardware", str(target))
+    assert code == 0 and f"# error: relative RMS {100 * held_out:.1f} % over the log's rows" in out
+    code, out, err = run(capsys, *words[:3], "4", *words[4:], "--hardware", str(target))
+    assert code == 0 and "# error: unknown at 4 ranks: the log was measured on 8" in out

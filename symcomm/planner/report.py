@@ -138,7 +138,8 @@ def to_json(p: Plan, top: int) -> dict:
         "rows": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
         "units": UNITS,
-        "layouts": [{**row, "fits_over_error": _over_error(req, row)} for row in p.rows(top, axes=True)],
+        "layouts": [{**row, "fits": _gpu_fits(req, row), "fits_over_error": _over_error(req, row)}
+                    for row in p.rows(top, axes=True)],
         "memory_error": memory_error(req.hardware.memory_band),
         "compare": p.compare,
     }
@@ -156,8 +157,7 @@ def to_csv(p: Plan, top: int) -> str:
     # a ranked row fits where plan kept only those that do; under --no-memory-check it is the GPU's verdict on its
     # count ("" where the hardware gives no memory); fits_over_error: the verdict over the memory model's measured
     # error, as the JSON's rows and the text's ‡ give it (yes, no, uncertain; "" where memory is not checked)
-    check = p.request.memory_check
-    rows = [(row, True if check else p.request.hardware.fits(row["memory_bytes"])) for row in p.rows(top)] + (
+    rows = [(row, _gpu_fits(p.request, row)) for row in p.rows(top)] + (
         [(p.compare, p.compare["fits"])] if p.compare else [])
     for row, fits in rows:
         writer.writerow([row["rank"], row["t"], row["p"], row["v"], row["c"], row["e"], row["d"], row["mb"],
@@ -176,6 +176,18 @@ def _straddles(req: Request, row: dict) -> bool:
     numbers = {"t": row["t"], "c": row["c"], "d": row["d"], "p": row["p"], "e": row["e"], "G": req.G}
     return any(straddle_note({"expert_tp": str(s.get("expert_tp", "tp"))}, numbers)
                for s in row.get("settings", ()) or ({},))
+
+
+def _gpu_fits(req: Request, row: dict):
+    """Whether a row's memory fits its GPU by the model's count: True where plan kept only those that do, else (under
+    --no-memory-check) the GPU's verdict (Hardware.fits; None where the hardware gives no memory)."""
+    return True if req.memory_check else req.hardware.fits(row["memory_bytes"])
+
+
+def _memory_mark(req: Request, row: dict) -> str:
+    """The text's mark beside a row's memory: ‡ fits by the count, not at the high end of its error; ✗ over the GPU's
+    memory by the count (--no-memory-check ranks those too)."""
+    return " ‡" if _over_error(req, row) == "uncertain" else " ✗" if _gpu_fits(req, row) is False else "  "
 
 
 def _over_error(req: Request, row: dict) -> str | None:
@@ -200,7 +212,7 @@ def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
             f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
             f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
             f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
-            f"{human_size(row['memory_bytes']):>10}{' ‡' if _over_error(p.request, row) == 'uncertain' else '  '}"
+            f"{human_size(row['memory_bytes']):>10}{_memory_mark(p.request, row)}"
             f"  {shown}")
 
 
@@ -239,6 +251,9 @@ def to_text(p: Plan, top: int) -> str:
         f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
         f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}    settings",
     ]
+    if not req.memory_check and any(_gpu_fits(req, row) is False for row in rows):
+        lines.insert(3, "memory ✗: over the GPU's memory by the model's count of live bytes (--no-memory-check ranks "
+                        "every layout, whatever its memory)")
     band = memory_error(req.hardware.memory_band) if req.memory_check else None
     if band is not None and any(_over_error(req, row) == "uncertain" for row in rows):
         # a framework no printed peak measured takes the measured ones' band as its margin, said (fit_errors.band_measures)

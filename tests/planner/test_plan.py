@@ -1097,3 +1097,18 @@ def test_a_framework_s_own_rules_named_where_no_layout_runs_them(capsys):
     assert code == 2 and "--cp-algorithm ulysses" in err and "sequence parallel" not in err
     assert run(capsys, "plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64",
                "--framework", "deepspeed", "--cp", "2", "--cp-algorithm", "ulysses")[0] == 0
+
+
+def test_no_memory_check_marks_the_rows_over_the_gpus_memory(capsys):
+    # --no-memory-check ranks every layout: the JSON's rows carried no fits and the text no mark, so a 955 GiB row on
+    # an 80 GB GPU read as a plan (an outsider's test).  Llama 3 70B unsharded over t = p = 1 holds far more than 80 GB
+    argv = ("plan", "--model", "llama3-70b", "--gpus", "64", "--hardware", "h100", "--batch", "256",
+            "--no-memory-check", "--top", "3")
+    got = json.loads(run(capsys, *argv, "--json")[1])
+    capacity = got["memory_bytes_per_gpu"]
+    assert [r["fits"] for r in got["layouts"]] == [r["memory_bytes"] <= capacity for r in got["layouts"]]
+    assert any(r["fits"] is False for r in got["layouts"])
+    text = run(capsys, *argv)[1]
+    assert "memory ✗: over the GPU's memory" in text
+    marked = {int(line.split()[0]) for line in text.splitlines() if " ✗ " in line}
+    assert marked == {r["rank"] for r in got["layouts"] if r["fits"] is False}

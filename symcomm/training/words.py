@@ -365,9 +365,10 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
 
 def typed_heads_refusal(model, numbers: dict, shape: dict) -> str | None:
     """Why an h, a or h_kv typed over a preset leaves the model's heads no whole width, or None: its heads are h/a
-    wide (a preset whose config sets head_dim apart from h/a keeps that width, and is not asked), and its K/V width
-    h_kv a whole number of them, as a shape typed whole must be (binding._phi_from_shape)."""
-    if model.head_dim or not any(numbers.get(k, shape.get(k)) != shape.get(k) for k in ("h", "a", "h_kv")):
+    wide (a preset whose config sets head_dim apart from h/a keeps that width, and MLA's heads have widths of their
+    own: neither is asked), and its K/V width h_kv a whole number of them, as a shape typed whole must be
+    (binding._phi_from_shape)."""
+    if model.head_dim or model.mla or not any(numbers.get(k, shape.get(k)) != shape.get(k) for k in ("h", "a", "h_kv")):
         return None
     h, a, kv = (numbers.get(k) for k in ("h", "a", "h_kv"))
     if None in (h, a, kv) or not all(float(x).is_integer() and x >= 1 for x in (h, a, kv)):

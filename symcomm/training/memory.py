@@ -559,7 +559,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                                          sp_on), True))
     return _with_mtp_logits({**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
                                                      last=True, loss=opts.get("loss"), torch_tp=torch_tp,
-                                                     cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
+                                                     cp=opts.get("cp", "ring"), eager=eager, gated=gated,
+                                                     attention=opts.get("attention", "mha"),
+                                                     expert_tp=opts.get("expert_tp", "tp"))}, opts)
 
 
 def eager_block(framework: str, opts: dict) -> bool:
@@ -576,7 +578,7 @@ def _chunks(schedule: str) -> sp.Expr:
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
                  loss: str | None = None, torch_tp: bool = False, cp: str = "ring", eager: bool = False,
-                 gated: bool = True) -> dict:
+                 gated: bool = True, attention: str = "mha", expert_tp: str = "tp") -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -590,7 +592,8 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["head_inputs"] = torchmem.head_inputs(micro)
         parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op", "block") or (recompute == "selective" and not flash):
-        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp, eager, gated)
+        parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp, eager, gated, moe, attention,
+                                                   expert_tp)
     if torch_runtime and cp != "ulysses":     # PyTorch's ring attention (torchmem.RING_ATTENTION); 0 at c = 1
         parts["ring_attention"] = torchmem.ring_attention_buffers(micro)
     if data.zero == 3 and data.shard_unit == "layer":
@@ -639,7 +642,9 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                              **mtp_parts, **buffers,
                              **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
                                             last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
-                                            cp=opts.get("cp", "ring"), eager=eager, gated=gated)}, opts)
+                                            cp=opts.get("cp", "ring"), eager=eager, gated=gated,
+                                            attention=opts.get("attention", "mha"),
+                                            expert_tp=opts.get("expert_tp", "tp"))}, opts)
 
 
 #: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
@@ -746,7 +751,8 @@ def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
 
 
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False,
-                          eager: bool = False, gated: bool = True) -> sp.Expr:
+                          eager: bool = False, gated: bool = True, moe: bool = False, attention: str = "mha",
+                          expert_tp: str = "tp") -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
@@ -756,9 +762,11 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bo
     keeps them: the recompute rebuilds them for the layer's backward; an upper bound by the op-saved outputs
     among them, which the recompute reads from the kept ones (as full's counts the kept input twice).  ``torch_tp``:
     the recomputed layer keeps its gathered inputs whole (symcomm.training.torchmem.tp_gathered_inputs); ``eager``:
-    it reruns eagerly and keeps what an eager block keeps (:func:`eager_kept_widths`)."""
+    it reruns eagerly and keeps what an eager block keeps (:func:`eager_kept_widths`).  The layer's own count, as the
+    kept activations take it (:func:`layer_activation_bytes`: its MLP at the model's width F, its MoE block, its
+    attention; with MoE and dense layers, their average), not Korthikanti's 4h MLP, which an outsider found it took."""
     if recompute in ("full", "op", "block"):
-        return activation_bytes("none", flash, sp_on, gated=gated, torch_tp=torch_tp, eager=eager)
+        return layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp, torch_tp, eager=eager)
     return scores(b / (d * m))
 
 

@@ -860,3 +860,17 @@ def test_a_predicted_nccl_tests_table_says_how_far_off_it_may_be(capsys, tmp_pat
     assert code == 0 and f"# error: relative RMS {100 * held_out:.1f} % over the log's rows" in out
     code, out, err = run(capsys, *words[:3], "4", *words[4:], "--hardware", str(target))
     assert code == 0 and "# error: unknown at 4 ranks: the log was measured on 8" in out
+
+
+def test_the_full_recompute_working_set_is_the_layers_own_count(capsys):
+    # full recompute holds, beside the kept inputs, one layer's activations of one micro-batch as no recompute keeps
+    # them (memory.recompute_working_set): it took Korthikanti's 4h MLP, 544 MiB for Mixtral's layer where the
+    # layer keeps 1008 MiB (an outsider's hand count: (17h + 2k(3F_e + h))·s·b bytes).  Every Mixtral layer is MoE,
+    # p = 1: the no-recompute activations over its 32 layers are one layer's
+    words = ["eval", "hybrid", "--model", "mixtral-8x7b", "--hardware", "h100", "t=1", "p=1", "d=8", "e=8", "c=1",
+             "s=4096", "b=64", "m=8"]
+    kept = eval_json(capsys, *words[1:], "recompute=none")["memory"]["activations"]
+    working = eval_json(capsys, *words[1:], "recompute=full")["memory"]["recompute"]
+    assert working == pytest.approx(kept / 32, rel=1e-12)
+    h, k, f_e, tokens = 4096, 2, 14336, 4096 * 1      # b/(d·m) = 1 sequence of 4,096 tokens
+    assert working == (17 * h + 2 * k * (3 * f_e + h)) * tokens

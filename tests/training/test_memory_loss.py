@@ -81,10 +81,12 @@ def test_the_8b_context_parallel_rows_loss_by_hand():
     # with them the LM head's kept inputs (torchtitan's final RMSNorm: fp32 x, 4h, and the bf16 normalised x, 2h;
     # the output projection's bf16 input, 2h): 8·4096 bytes × 32,768 tokens = 1,073,741,824
     assert float(q["memory_head_inputs"]) == 8 * 4096 * 32768
-    # the backward side: the recompute working set (one compiled layer as no recompute keeps it, Korthikanti's count:
-    # 34·s·h bytes at t = 1, 4.56 GB) and the LM head's bf16 weight gradient FSDP2's root holds to the end of the backward (2·V·h =
-    # 1,050,673,152) are smaller, and never live with the loss's buffers: the peak counts the loss side alone
-    assert float(q["memory_recompute"]) == 34 * 32768 * 4096
+    # the backward side: the recompute working set (one compiled layer as no recompute keeps it: Korthikanti's 34·h a
+    # token with the MLP at its own width, his 16h of GeLU MLP tensors given way to the gated MLP's 2F-wide FC1 output
+    # and F-wide FC2 input at 2 bytes, 6F: (18h + 6F)·s bytes at t = 1, 5.23 GB) and the LM head's bf16 weight gradient
+    # FSDP2's root holds to the end of the backward (2·V·h = 1,050,673,152) are smaller, and never live with the
+    # loss's buffers: the peak counts the loss side alone
+    assert float(q["memory_recompute"]) == (18 * 4096 + 6 * 14336) * 32768
     assert float(q["memory_head_gradient"]) == 2 * 128256 * 4096
     loss_side = 50_432_311_296 + 1_073_741_824
     others = sum(float(x) for k, x in q.items()

@@ -204,6 +204,11 @@ def mesh_board_note(system, gpus_per_node, nvlink: str) -> str | None:
         return (f"nvlink=mesh with G={float(gpus_per_node):g}: the mesh is a board of {MESH_BOARD_GPUS} GPUs wired "
                 f"point to point (the HGX H100/H200 4-GPU board); NVLink domains of more GPUs ({system.name}'s "
                 f"{system.gpus_per_node} among them) connect them through NVSwitch, which nvlink=switch prices")
+    if gpus_per_node is not None and float(gpus_per_node) > system.gpus_per_node:
+        # a domain larger than the part's: its links priced at the part's NVLink bandwidth, a system none ships
+        return (f"G={float(gpus_per_node):g} above {system.name}'s {system.gpus_per_node} GPUs per node: priced as one "
+                f"NVLink domain of {float(gpus_per_node):g} GPUs at its intra-node bandwidth, which {system.name}'s "
+                f"nodes are not ({system.gpus_per_node} GPUs each): across them the groups would pay the network")
     hopper = tuple(system.compute_capability or ())[:1] == (9,)       # the boards the source shows (NVLink 4)
     if nvlink != "switch" or gpus_per_node is None or not hopper or not system.intra.name.startswith("nvlink"):
         return None

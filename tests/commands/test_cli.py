@@ -874,3 +874,14 @@ def test_the_full_recompute_working_set_is_the_layers_own_count(capsys):
     assert working == pytest.approx(kept / 32, rel=1e-12)
     h, k, f_e, tokens = 4096, 2, 14336, 4096 * 1      # b/(d·m) = 1 sequence of 4,096 tokens
     assert working == (17 * h + 2 * k * (3 * f_e + h)) * tokens
+
+
+def test_a_node_typed_larger_than_the_parts_is_said(capsys):
+    # G=1024 on h100 priced 1,024 GPUs as one NVLink domain at NVLink bandwidth, silently (an outsider's test): said;
+    # the part's own G says nothing
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=64",
+             "m=8", "s=8192"]
+    code, out, err = run(capsys, *words, "G=1024")
+    assert code == 0 and "G=1024 above h100's 8 GPUs per node" in err
+    code, out, err = run(capsys, *words, "G=8")
+    assert code == 0 and "above h100's" not in err

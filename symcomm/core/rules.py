@@ -10,7 +10,8 @@ message names the parameter and what is allowed; ``{x}`` and ``{y}`` in it stand
   :meth:`symcomm.training.subjects.Subject.problems`);
 - :meth:`Rule.data` is what the exports read: ``(kind, message, x, y)``; the Python and
   JavaScript exports write the kind's test from :data:`KINDS` and fill the message's ``{x}``,
-  ``{y}`` with the values, so the generated code carries this module's words, not a copy;
+  ``{y}`` with the values, so the generated code carries this module's words, not a copy; the C
+  header writes the test over doubles and returns NAN where it fails (C carries no message);
 - :attr:`Rule.text` is how the docs and ``symcomm show`` list a requirement ("N a power of two").
 
 The kinds and what they hold (the exports' tests are written beside the check, one place):

@@ -542,12 +542,9 @@ def fit(system: str, reference_eta: float | None = None, fp4_reference: dict | N
     if published_attention:
         hold["eta_attn"] = (f"held at the hardware's published fused-attention share {base['eta_attn']:g} "
                             "(attention_source), not fitted")
-    found = step_fit.fit(runs, base, hold)
-    if system in KAPPA_FROM and "kappa" in found.held:
-        # the base is another part's: said whose
-        whose = f"{KAPPA_FROM[system]}'s fitted kappa {base['kappa']:g} (the same GPU; KAPPA_FROM)"
-        found = replace(found, held={**found.held, "kappa": found.held["kappa"].replace(
-            "held at the base hardware's value", f"held at {whose}").replace("at the base's value", f"at {whose}")})
+    said = ({"kappa": f"{KAPPA_FROM[system]}'s fitted kappa {base['kappa']:g} (the same GPU; KAPPA_FROM)"}
+            if system in KAPPA_FROM else {})
+    found = step_fit.fit(runs, base, hold, base_said=said)
     left_out, carried = dict(found.left_out), {}
     lone_fp4 = [run for run in runs if left_out.get(run.id) == step_fit.sole_reason("eta_fp4")]
     if lone_fp4 and system != FP4_REFERENCE and "eta_fp8" in found.constants:

@@ -379,7 +379,11 @@ def _mean_error(search: "_Search", index: np.ndarray) -> float:
     return float(np.abs(search.errors(index[None, :]))[:, 0].mean())
 
 
-def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict) -> tuple:
+#: whose value an edge constant the runs do not determine is held at, unless fit's base_said names another
+BASE_HARDWARE = "the base hardware's value"
+
+
+def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict, base_said: dict) -> tuple:
     """The free fit of ``names`` (the others at ``fixed``), with the rule for a constant it leaves at its range's
     edge; ``names``, ``fixed`` and ``held`` are updated in place.  Returns the last (search, lattice index).
 
@@ -418,16 +422,18 @@ def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict) ->
             n = cheapest
             if n in base:
                 fixed[n] = base[n]
-            kept = ("held at the base hardware's value" if n in base
+            whose = base_said.get(n, "the base's value")
+            kept = (f"held at {base_said.get(n, BASE_HARDWARE)}" if n in base
                     else f"left out, read as {STEP_TIME_ABSENT_AS[n]}")
-            held[n] = (f"a free fit ends at its range's edge ({_span(n, found[n])}), and the fit with it at the "
-                       f"base's value is as good (mean |error| {100 * costs[n]:+.2f} points): these runs do not "
+            held[n] = (f"a free fit ends at its range's edge ({_span(n, found[n])}), and the fit with it at "
+                       f"{whose} is as good (mean |error| {100 * costs[n]:+.2f} points): these runs do not "
                        f"determine it; {kept}")
             names.remove(n)
             continue
         for n in edge:          # determined past the range: held where the free fit put it
             fixed[n] = found[n]
-            worse = (f"; at the base's value the fit's mean |error| would rise by {100 * costs[n]:.2f} points"
+            whose = base_said.get(n, "the base's value")
+            worse = (f"; at {whose} the fit's mean |error| would rise by {100 * costs[n]:.2f} points"
                      if n in costs else "; the base hardware gives no value to hold it at instead")
             held[n] = (f"a free fit ends at its range's edge ({_span(n, found[n])}): these runs want it past its "
                        f"range (the model misses something they have), so it is held at that edge, not "
@@ -441,12 +447,13 @@ def sole_reason(name: str) -> str:
     return f"only its prediction depends on {name}, which one run cannot determine"
 
 
-def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
+def fit(runs: list, base: dict, hold: tuple | dict = (), base_said: dict | None = None) -> StepFit:
     """Fit :data:`FITTED`'s constants to ``runs`` (:class:`MeasuredRun`), starting from ``base`` (the base
     hardware's values by name: the held constants keep them); the constants named in ``hold`` are held at
     their base values whatever the runs determine (a mapping gives each the reason it is held, said in
     ``held`` in place of "as asked").  InputError for fewer runs than fitted constants + 2, a
-    run given twice, a measurement that is not a positive finite number, a held constant the base lacks."""
+    run given twice, a measurement that is not a positive finite number, a held constant the base lacks.
+    ``base_said``: constant → whose its base value is, where not the base hardware's (a part of the same GPU's)."""
     runs = list(runs)
     _check_runs(runs)
     _check_attainable(runs)
@@ -479,7 +486,7 @@ def fit(runs: list, base: dict, hold: tuple | dict = ()) -> StepFit:
                          "read more constants), or keep some at the base hardware's values with --hold NAME")
     everyone = np.ones(len(runs), dtype=bool)
     fixed = {k: v for k, v in base.items() if k not in names}
-    search, best = _edges_held(runs, names, base, fixed, held)
+    search, best = _edges_held(runs, names, base, fixed, held, base_said or {})
     constants = dict(fixed)
     if names:
         constants.update(search.values(best))

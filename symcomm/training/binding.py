@@ -18,7 +18,8 @@ from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
 from .words import (_SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    given, needs_option_refusal, hardware_wiring, preset_shape, split_assignments, value_text)
+                    given, kv_width_refusal, needs_option_refusal, hardware_wiring, preset_shape, split_assignments,
+                    value_text)
 
 
 _TIME_NAMES = TIME_NAMES     # words.TIME_NAMES: {cli name of each of symbols.TIME_SYMBOLS} (a test holds them equal)
@@ -231,8 +232,9 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool
     n = {key: parse_number(key, value_text(texts[key]), integer=True) for key in shape}
     if moe:                          # no shared expert (Mixtral, Grok-1, Qwen3-MoE) is 0
         n["E_s"] = parse_number("E_s", value_text(texts["E_s"]), integer=True, least=0)
-    if (n["h_kv"] * n["a"]) % n["h"]:
-        raise UsageError(f"h_kv={n['h_kv']} is not a whole number of heads of width h/a = {n['h']}/{n['a']}")
+    said = kv_width_refusal(int(n["h"]), int(n["a"]), int(n["h_kv"]))
+    if said:
+        raise UsageError(said)
     untied = None if tied is None else not OPTIONS["tied"].resolve(tied)   # InputError names tied= and 0, 1
     experts = dict(experts=int(n["E"]), top_k=int(n["k"]), moe_layers=int(n["L_moe"]), moe_ffn=int(n["F_e"]),
                    shared_experts=int(n["E_s"])) if moe else {}

@@ -363,6 +363,15 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     return tuple(note for note in said if note)
 
 
+def kv_width_refusal(h: int, a: int, kv: int) -> str | None:
+    """Why a K/V width ``kv`` is no whole number of the heads of width h/a, or None: one rule for a shape typed whole
+    (binding._phi_from_shape) and a width typed over a preset's (:func:`typed_heads_refusal`)."""
+    if (kv * a) % h == 0:
+        return None
+    width = f"{h // a}" if h % a == 0 else f"{h}/{a}"
+    return f"h_kv={kv} (K/V width) is not a whole number of heads of width h/a = {width}"
+
+
 def typed_heads_refusal(model, numbers: dict, shape: dict) -> str | None:
     """Why an h, a or h_kv typed over a preset leaves the model's heads no whole width, or None: its heads are h/a
     wide (a preset whose config sets head_dim apart from h/a keeps that width, and MLA's heads have widths of their
@@ -377,10 +386,9 @@ def typed_heads_refusal(model, numbers: dict, shape: dict) -> str | None:
     if h % a:
         return (f"h={h} with {model.name}'s a={a} heads gives heads of width h/a = {h}/{a}, no whole number: give "
                 f"h a multiple of a, or a typed with it")
-    if (kv * a) % h:
-        return (f"h_kv={kv} (K/V width) is not a whole number of heads of width h/a = {h // a}: give h_kv= a multiple "
-                f"of {h // a} with the h typed over {model.name}'s h={shape['h']:g}")
-    return None
+    said = kv_width_refusal(h, a, kv)
+    return said and (f"{said}: give h_kv= a multiple of {h // a} with the h typed over {model.name}'s "
+                     f"h={shape['h']:g}")
 
 
 def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict]:

@@ -72,7 +72,7 @@ def _held_base(monkeypatch, system: str) -> dict:
     """fit_step_time.fit's base constants and holds for ``system``, caught before the fitting core runs."""
     seen = {}
 
-    def capture(runs, base, hold):
+    def capture(runs, base, hold, base_said=None):
         seen.update(base=base, hold=hold)
         raise InputError("captured")
 
@@ -242,7 +242,7 @@ def test_a_lone_nvfp4_run_is_predicted_at_the_reference_parts_fp4_over_fp8_ratio
         return step_fit.Errors.of([0.1])          # the stand-in prediction: 10 % slow
 
     monkeypatch.setattr(fit_step_time, "fitting_runs", lambda s: ([lone], {}))
-    monkeypatch.setattr(fit_step_time.step_fit, "fit", lambda runs, base, hold: first)
+    monkeypatch.setattr(fit_step_time.step_fit, "fit", lambda runs, base, hold, base_said=None: first)
     monkeypatch.setattr(fit_step_time.step_fit, "errors_at", errors_at)
     found = fit_step_time.fit("b200", fp4_reference={"eta_fp4": 0.6, "eta_fp8": 0.8})
     # by hand: 0.5 · 0.6/0.8 = 0.375, and the run measured at 10 s is predicted at 11 s

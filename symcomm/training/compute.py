@@ -882,8 +882,9 @@ def routed_bytes(run, tokens, layers) -> sp.Expr:
     the model's proportion L_moe/L, as the GEMMs count them); 0 without experts.  kappa_moe HBM-pass equivalents over
     these bytes time what moves each copy around the experts' GEMMs beyond their width term: the permutation into
     expert order and back, the combine's weighted sum, the router's top-k (Megatron-Core
-    megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py permute/unpermute at d98e8a64), and the
-    all-to-all's slowing of the compute it overlaps; forward one third, backward two, as κ's passes."""
+    megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py permute/unpermute at d98e8a64); the
+    all-to-all's slowing of the compute it overlaps is the step model's overlap slowdown
+    (:func:`symcomm.training.overlap.with_slowdown`), not these passes; forward one third, backward two, as κ's passes."""
     if not run.moe:
         return sp.Integer(0)
     width = h_lat if run.moe_latent else h

@@ -36,6 +36,10 @@ Data parallel (:func:`exposed_data_parallel`):
   remaining backwards, and the other stages' behind their cooldown (the first stage's tail is the step's);
 * the rest (the tied-embedding all-reduce) exposed.
 
+What hides is not free (:func:`with_slowdown`): the compute a collective runs beside runs 18.9 % slower while it does
+(Lee et al. 2025, :data:`OVERLAP_SLOWDOWN`), so every axis's seconds on the critical path are what waits plus
+σ/(1 + σ) of what hides; the exposed times this module returns (per micro-batch and the data-parallel ones) carry it.
+
 Per micro-batch (:func:`hidden_behind`): a communication overlapped with compute hides behind the
 window left by the others it shares the window with, down to a floor that cannot hide.  Tensor
 parallel (``tp_overlap``, :data:`TP_OVERLAP`): the GEMM next to each collective runs in t chunks,
@@ -204,7 +208,39 @@ def _bucketed(terms, bucket):
     return [replace(x, message=sp.Min(x.message, bucket, evaluate=False)) for x in terms]
 
 
+#: how much slower the compute runs while a collective overlaps it: Lee et al. 2025, "Characterizing
+#: Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning: Performance and Power Implications"
+#: (arXiv:2507.03114), its abstract: overlapped with communication, compute kernels took 18.9 % longer on average
+#: (up to 40.0 %) than alone, over GPT and Llama training on 4 A100s, H100s, MI250s and MI210s (NCCL's and RCCL's
+#: kernels share the SMs and the HBM with the GEMMs).  A published mean, not fitted here.
+OVERLAP_SLOWDOWN = sp.Rational(189, 1000)
+#: what the slowdown follows
+OVERLAP_SLOWDOWN_SOURCE = ("Lee, Oh, Kim, Go, Park, Mahajan 2025, arXiv:2507.03114 (abstract: an average "
+                           "computational slowdown of 18.9 %, at most 40.0 %, when compute overlaps communication)")
+
+
+def with_slowdown(exposed, alone):
+    """The critical-path seconds of communication that takes ``alone`` seconds by itself, of which ``exposed`` waits:
+    the exposed part, plus what the hidden part (alone − exposed) slows the compute it runs beside.  Compute that
+    runs σ = :data:`OVERLAP_SLOWDOWN` slower for the X seconds a collective overlaps it finishes σ/(1 + σ)·X later
+    than alone (X of the overlap do X/(1 + σ) of the compute's work).  Exact where the compute outlasts the
+    communication; where the communication outlasts it the slowed compute hides partly behind the communication's
+    own tail, so this is an upper bound there."""
+    return exposed + OVERLAP_SLOWDOWN / (1 + OVERLAP_SLOWDOWN) * (alone - exposed)
+
+
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
+                          param_overlap: bool, pipeline_chunks=None, embeddings: bool = False,
+                          interleaved_chunks=None) -> sp.Expr:
+    """:func:`waiting_data_parallel` with the slowdown its hidden part causes the compute (:func:`with_slowdown`):
+    the data-parallel communication's seconds on the step's critical path."""
+    waiting = waiting_data_parallel(dp_terms, time_of, data, m, compute, grad_overlap=grad_overlap,
+                                    param_overlap=param_overlap, pipeline_chunks=pipeline_chunks,
+                                    embeddings=embeddings, interleaved_chunks=interleaved_chunks)
+    return with_slowdown(waiting, time_of(dp_terms)) if dp_terms else waiting
+
+
+def waiting_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
                           param_overlap: bool, pipeline_chunks=None, embeddings: bool = False,
                           interleaved_chunks=None) -> sp.Expr:
     """The exposed time of the data-parallel ``dp_terms`` (``time_of`` prices a list of terms) with
@@ -459,7 +495,8 @@ def micro_batch_on_path(run, by_axis: dict, comm: dict, time_of, m, micro) -> di
         on_path["ep"], window = a2a_exposed(on_path["ep"], micro, window)
     if p2p_overlap_of(run.framework, run.schedule, run.p2p_overlap) and "pp" in comm:
         on_path["pp"], window = hidden_behind(on_path["pp"], window)
-    return on_path
+    # what waits, and what the hidden rest slows the micro-batch's compute by (with_slowdown)
+    return {axis: with_slowdown(x, comm.get(axis, sp.Integer(0)) / m) for axis, x in on_path.items()}
 
 
 #: what a2a_overlap's phases follow

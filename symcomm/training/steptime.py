@@ -34,6 +34,9 @@ micro-batches per data-parallel replica, then the optimizer step):
   26 bytes + the gradient's bytes, at the HBM bandwidth; with Megatron-Core's gradient buffer its
   per-step passes beside (zeroed, scaled by 1/d, its NaN-check norm: :func:`after_backward_seconds`).
 
+Every exposed time carries the slowdown that the hidden rest of its communication causes the compute it runs
+beside (σ/(1 + σ) of the hidden seconds, σ = 18.9 %: :func:`symcomm.training.overlap.with_slowdown`).
+
 Step time = pipeline + exposed data-parallel communication + optimizer.  The quantities it
 reports follow from it: tokens/s = b·s / step; MFU = model FLOPs / (step · GPUs · peak);
 HFU likewise with the hardware FLOPs.

@@ -498,9 +498,11 @@ def _bench_step() -> tuple:
     return key, point
 
 
-def test_the_bench_cases_step_model_runs_a_quarter_fewer_instructions():
+def test_the_bench_cases_step_model_runs_a_sixth_fewer_instructions():
     # what merged_branches is for: fewer bytecode instructions run per call of the API's bench case (counted by the
-    # interpreter's own opcode trace, not timed); before it, 1,779 on CPython 3.11, after it 1,208
+    # interpreter's own opcode trace, not timed); before it, 1,779 on CPython 3.11, after it 1,208.  The overlap
+    # slowdown (symcomm.training.overlap.with_slowdown) adds terms it cannot merge to both: 1,812 as printed, 1,463
+    # merged
     import sys
 
     from symcomm.numbers import codeprint
@@ -529,7 +531,7 @@ def test_the_bench_cases_step_model_runs_a_quarter_fewer_instructions():
             sys.settrace(before)
         return count
 
-    assert instructions(True) <= 0.8 * instructions(False)
+    assert instructions(True) <= 0.85 * instructions(False)
 
 
 def test_a_bundles_products_print_their_common_factors_first_and_share_them():

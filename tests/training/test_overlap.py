@@ -6,6 +6,7 @@ import pytest
 import sympy as sp
 
 from symcomm.training import steptime
+from conftest import slowed
 from symcomm.training.axes import data_schedule
 from symcomm.training.frameworks import FRAMEWORKS
 from symcomm.training.overlap import (a2a_overlap_of, dp_overlap_of, p2p_overlap_of, param_gather_overlap_of,
@@ -75,13 +76,15 @@ def test_fsdp2_exposes_the_first_gather_the_last_reduce_scatter_and_every_latenc
     assert float(q["comm_time_dp"]) == pytest.approx(collectives * (latency + bandwidth), rel=1e-12)
     # the compute (0.04 s of matmuls at 1 GFLOP/s) outlasts the others' bandwidth: exposed = every
     # collective's latency + the bandwidth of the first layer's gather and the last layer's reduce-scatter
-    assert float(q["exposed_comm_time_dp"]) == pytest.approx(collectives * latency + 2 * bandwidth, rel=1e-12)
+    # (and the slowdown the hidden rest causes the compute beside it: conftest.slowed)
+    alone = collectives * (latency + bandwidth)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(slowed(collectives * latency + 2 * bandwidth, alone),
+                                                             rel=1e-12)
     # with the compute 10⁶ times faster, the others' bandwidth shows beyond it
     fast = steptime.quantities({**FSDP_VALUES, "peak": 1e15}, 2, **{**PLAIN, "zero": "3", "framework": "fsdp2",
                                                                     "reshard_after_forward": reshard})
     window = float(fast["compute_time"])
-    assert float(fast["exposed_comm_time_dp"]) == pytest.approx(
-        collectives * (latency + bandwidth) - window, rel=1e-12)
+    assert float(fast["exposed_comm_time_dp"]) == pytest.approx(slowed(alone - window, alone), rel=1e-12)
 
 
 def test_fsdp2_hides_each_phase_behind_its_own_compute():
@@ -96,7 +99,7 @@ def test_fsdp2_hides_each_phase_behind_its_own_compute():
     q = steptime.quantities({**FSDP_VALUES, "peak": 1e9 * at_1e9 / 5.4e-3}, 2, **options)
     assert float(q["compute_time"]) == pytest.approx(5.4e-3, rel=1e-12)
     assert float(q["exposed_comm_time_dp"]) == pytest.approx(
-        8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), rel=1e-9)
+        slowed(8 * latency + 2 * bandwidth + (3 * bandwidth - 5.4e-3 / 3), 8 * (latency + bandwidth)), rel=1e-9)
     # reduced once per step over m = 2 micro-batches (gradient sync off on the first) and not resharded after the
     # forward: FSDP2 still reshards after every backward (torch's set_reshard_after_backward, apart from the gradient
     # sync: frameworks.FSDP2_RESHARD_AFTER_BACKWARD, executed in tests/integration/test_torch_fsdp2_counts.py), so
@@ -107,7 +110,7 @@ def test_fsdp2_hides_each_phase_behind_its_own_compute():
                               **{**options, "grad_reduce": "per_step"})
     assert float(two["compute_time"]) == pytest.approx(2 * 5.4e-3, rel=1e-12)
     assert float(two["exposed_comm_time_dp"]) == pytest.approx(
-        12 * latency + 3 * bandwidth + (6 * bandwidth - 2 * 5.4e-3 / 3), rel=1e-9)
+        slowed(12 * latency + 3 * bandwidth + (6 * bandwidth - 2 * 5.4e-3 / 3), 12 * (latency + bandwidth)), rel=1e-9)
 
 
 def test_fsdp2_without_overlap_exposes_everything():
@@ -129,7 +132,8 @@ def test_the_post_step_all_gather_hides_but_its_first_bucket_with_overlap_param_
     reduce_scatter = 0.75 * 4e8 * 1e-9
     assert float(off["exposed_comm_time_dp"]) == pytest.approx(reduce_scatter + gather, rel=1e-12)
     # overlapped: the last gradient bucket and the first parameter bucket, each 1/10 of its collective
-    assert float(on["exposed_comm_time_dp"]) == pytest.approx(first + first, rel=1e-12)
+    assert float(on["exposed_comm_time_dp"]) == pytest.approx(slowed(first + first, reduce_scatter + gather),
+                                                              rel=1e-12)
 
 
 def test_megatrons_interleaved_schedule_syncs_each_chunk_apart():
@@ -160,8 +164,9 @@ def test_megatrons_interleaved_schedule_syncs_each_chunk_apart():
     R = 2 * backward
     one, two = at(1, beta), at(2, beta)
     assert float(one["comm_time_dp"]) == pytest.approx(2 * R, rel=1e-9)       # reduce-scatter and all-gather
-    assert float(one["exposed_comm_time_dp"]) == pytest.approx(R / 2 + 3 * R / 4, rel=1e-9)
-    assert float(two["exposed_comm_time_dp"]) == pytest.approx(R / 4 + 5 * R / 8, rel=1e-9)
+    # what waits, and what the hidden rest of the 2R slows the compute (conftest.slowed)
+    assert float(one["exposed_comm_time_dp"]) == pytest.approx(slowed(R / 2 + 3 * R / 4, 2 * R), rel=1e-9)
+    assert float(two["exposed_comm_time_dp"]) == pytest.approx(slowed(R / 4 + 5 * R / 8, 2 * R), rel=1e-9)
 
 
 # -- per micro-batch: tp chunks, pipeline sends ------------------------------------------------------------
@@ -176,7 +181,7 @@ def test_tp_overlap_leaves_one_chunk_of_t_exposed():
     base = {**PLAIN, "zero": "0", "framework": "megatron", "tp_backward_overlap": "0"}
     assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(tp, rel=1e-12)
     hidden = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})
-    assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(tp / 2, rel=1e-12)
+    assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(slowed(tp / 2, tp), rel=1e-12)
 
 
 def test_megatrons_column_parallel_backward_collectives_hide_behind_their_own_gemm():
@@ -201,7 +206,8 @@ def test_megatrons_column_parallel_backward_collectives_hide_behind_their_own_ge
     sp_on = {**PLAIN, "zero": "1", "framework": "megatron", "sp": "1"}
     hidden = 2 * (max(0.0, C - qkv) + max(0.0, C - fc1))
     got = steptime.quantities(values, 2, **sp_on)["exposed_comm_time_tp"]
-    assert float(got) == pytest.approx(4 * (6 * C + hidden), rel=1e-12)
+    # and the compute the hidden rest of the 10 C slows (conftest.slowed)
+    assert float(got) == pytest.approx(slowed(4 * (6 * C + hidden), 4 * 10 * C), rel=1e-12)
     assert 4 * (6 * C + hidden) == pytest.approx(9.961472, rel=1e-12)
     off = steptime.quantities(values, 2, **{**sp_on, "tp_backward_overlap": "0"})["exposed_comm_time_tp"]
     assert float(off) == pytest.approx(4 * 10 * C, rel=1e-12)
@@ -210,7 +216,7 @@ def test_megatrons_column_parallel_backward_collectives_hide_behind_their_own_ge
     A = 0.8192
     sp_off = {**PLAIN, "zero": "1", "framework": "megatron", "sp": "0"}
     got = steptime.quantities(values, 2, **sp_off)["exposed_comm_time_tp"]
-    assert float(got) == pytest.approx(4 * (2 * A + (A - qkv) + (A - fc1)), rel=1e-12)
+    assert float(got) == pytest.approx(slowed(4 * (2 * A + (A - qkv) + (A - fc1)), 4 * 4 * A), rel=1e-12)
     off = steptime.quantities(values, 2, **{**sp_off, "tp_backward_overlap": "0"})["exposed_comm_time_tp"]
     assert float(off) == pytest.approx(4 * 4 * A, rel=1e-12)
 
@@ -237,14 +243,15 @@ def test_async_tp_hides_each_collective_behind_its_own_gemm():
     # ungated MLP's FC1 is one linear, its input gradient one matmul: fused as before
     backward = C + out + 2 * fc
     exposed = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})["exposed_comm_time_tp"]
-    assert float(exposed) == pytest.approx(4 * (forward + backward), rel=1e-12)      # 4 layers
+    assert float(exposed) == pytest.approx(slowed(4 * (forward + backward), 32 * C), rel=1e-12)      # 4 layers
     # with the projections fused (one QKV matmul) the backward reduce-scatter hides behind QKV's as in the forward
     joined = steptime.quantities(values, 2, **{**base, "tp_overlap": "1", "fused_projections": "1"})
-    assert float(joined["exposed_comm_time_tp"]) == pytest.approx(2 * 4 * forward, rel=1e-12)
+    assert float(joined["exposed_comm_time_tp"]) == pytest.approx(slowed(2 * 4 * forward, 32 * C), rel=1e-12)
     # not overlapped: all 4 collectives × 2 passes × 4 layers; Transformer Engine's userbuffers (megatron): 1/t of it
     assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(32 * C, rel=1e-12)
     megatron = {**base, "zero": "1", "framework": "megatron", "tp_overlap": "1", "sp_regather": "0"}
-    assert float(steptime.quantities(values, 2, **megatron)["exposed_comm_time_tp"]) == pytest.approx(16 * C, rel=1e-12)
+    assert float(steptime.quantities(values, 2, **megatron)["exposed_comm_time_tp"]) == pytest.approx(
+        slowed(16 * C, 32 * C), rel=1e-12)
 
 
 def test_p2p_overlap_hides_the_pipeline_sends_behind_the_compute():
@@ -253,8 +260,9 @@ def test_p2p_overlap_hides_the_pipeline_sends_behind_the_compute():
     base = {**PLAIN, "zero": "0", "framework": "megatron", "schedule": "interleaved"}
     on = steptime.quantities(values, 2, **base)                     # Megatron's default with interleaving
     off = steptime.quantities(values, 2, **{**base, "p2p_overlap": "0"})
-    assert float(on["exposed_comm_time_pp"]) == 0
     assert float(off["comm_time_pp"]) > 0
+    # nothing waits: what is left is the compute the sends slow (conftest.slowed)
+    assert float(on["exposed_comm_time_pp"]) == pytest.approx(slowed(0, float(off["comm_time_pp"])), rel=1e-12)
     assert float(off["exposed_comm_time_pp"]) == pytest.approx(float(off["comm_time_pp"]), rel=1e-12)
 
 
@@ -320,9 +328,10 @@ def test_a2a_overlap_hides_the_expert_all_to_alls_behind_the_compute():
     off = steptime.quantities(values, 2, **moe)                       # Megatron-Core's default: not overlapped
     on = steptime.quantities(values, 2, **{**moe, "a2a_overlap": "1"})
     assert float(off["exposed_comm_time_ep"]) == pytest.approx(ep, rel=1e-12)
-    assert float(on["exposed_comm_time_ep"]) == 0                     # the compute (seconds at 1 MFLOP/s) outlasts it
+    # the compute (seconds at 1 MFLOP/s) outlasts it: nothing waits, the hidden all-to-alls slow it (conftest.slowed)
+    assert float(on["exposed_comm_time_ep"]) == pytest.approx(slowed(0, ep), rel=1e-12)
     fast = steptime.quantities({**values, "peak": 1e15}, 2, **{**moe, "a2a_overlap": "1"})
-    assert float(fast["exposed_comm_time_ep"]) == pytest.approx(ep - float(fast["compute_time"]), rel=1e-9)
+    assert float(fast["exposed_comm_time_ep"]) == pytest.approx(slowed(ep - float(fast["compute_time"]), ep), rel=1e-9)
 
 
 def test_megatron_refuses_overlap_param_gather_without_its_preconditions():
@@ -363,7 +372,7 @@ def test_pytorch_pipelining_reduces_the_first_stages_gradients_after_its_last_ba
     q = steptime.quantities({**PIPELINED, "v": v}, 2, **{**PER_STEP, "schedule": schedule})
     assert float(q["comm_time_dp"]) == pytest.approx(4 * (latency + bandwidth), rel=1e-12)
     expected = 2 * latency + bandwidth + exposed_reductions * (latency + bandwidth)
-    assert float(q["exposed_comm_time_dp"]) == pytest.approx(expected, rel=1e-12)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(slowed(expected, 4 * (latency + bandwidth)), rel=1e-12)
 
 
 def test_without_a_pipeline_the_per_step_reductions_hide_behind_the_last_backward():
@@ -376,7 +385,8 @@ def test_without_a_pipeline_the_per_step_reductions_hide_behind_the_last_backwar
     # L = 4 layers on the one stage: 8 gathers (FSDP2 reshards after each backward, so each of the m = 2 forwards
     # gathers again: frameworks.FSDP2_RESHARD_AFTER_BACKWARD) + 4 reduce-scatters (once per step); the first gather
     # of each forward and the last reduce-scatter in full, the other gathers hidden behind the forwards
-    assert float(q["exposed_comm_time_dp"]) == pytest.approx(12 * latency + 3 * bandwidth, rel=1e-12)
+    assert float(q["exposed_comm_time_dp"]) == pytest.approx(slowed(12 * latency + 3 * bandwidth,
+                                                                    12 * (latency + bandwidth)), rel=1e-12)
 
 
 # -- PyTorch's context parallel: the ring's transfers behind its own steps ------------------------------------------
@@ -397,7 +407,7 @@ def test_pytorch_context_parallel_hides_its_ring_but_the_last_transfer():
     home = 8 * (alpha + 2048 * beta)
     slow = steptime.quantities({**CP_VALUES, "peak": 1e3}, 2, **TORCH_CP)       # compute far longer than the ring
     assert float(slow["comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
-    assert float(slow["exposed_comm_time_cp"]) == pytest.approx(home, rel=1e-12)
+    assert float(slow["exposed_comm_time_cp"]) == pytest.approx(slowed(home, gathers + reduction + home), rel=1e-12)
     fast = steptime.quantities({**CP_VALUES, "peak": 1e30}, 2, **TORCH_CP)      # no compute to hide behind
     assert float(fast["exposed_comm_time_cp"]) == pytest.approx(gathers + reduction + home, rel=1e-12)
     # Megatron's context parallel (Transformer Engine) keeps the model's whole-ring exposure

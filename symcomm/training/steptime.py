@@ -335,6 +335,9 @@ ASSUMPTIONS = (
     "last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word "
     "embedding (V·h/t); Adam memory-bound at the HBM bandwidth, and Megatron's gradient buffer zeroed, scaled "
     "by 1/d and its norm read per step by the non-finite check (check_for_nan_in_grad)",
+    "hidden communication is not free: the compute a collective runs beside runs 18.9 % slower while it does (Lee et "
+    "al. 2025, arXiv:2507.03114, the published mean; up to 40 %), so each axis's exposed time is what waits plus "
+    "0.159 (0.189/1.189) of what hides; an upper bound where the collective outlasts the compute",
     "memory: the busiest of the first stage (its activations) and the last (its logits: the loss's buffers per "
     "logit as the loss setting runs it), plus every stage's weights, gradients, optimizer states, the larger of the "
     "loss's buffers and the recompute working set, and FSDP's gathered layers; under fsdp2 PyTorch's own buffers too (FSDP2's unsharded root, "

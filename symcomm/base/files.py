@@ -103,6 +103,19 @@ def check_output(path, what: str = "-o") -> Path:
     return path
 
 
+def refuse_overwriting(path, read: list, what: str = "-o") -> None:
+    """OutputError where ``path`` is a file the command reads (``read``: (its option or name, its path) pairs):
+    writing there would replace the measurements the answer comes from.  Paths that do not exist are not compared."""
+    for name, source in read:
+        try:
+            same = os.path.samefile(path, source)
+        except (OSError, ValueError, TypeError):
+            continue
+        if same:
+            raise OutputError(f"{what} {os.fspath(path)!r}: is {name} {os.fspath(source)!r}, which this command "
+                              "reads; writing there would replace it: give another file name")
+
+
 def write_file(path, data: str | bytes, what: str = "-o") -> Path:
     """Write ``data`` (text as UTF-8 with ``\\n`` line ends) to the regular file ``path``, atomically.
 

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from ..base.errors import InputError
-from ..base.files import check_output, write_file
+from ..base.files import check_output, refuse_overwriting, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
 from ..measurement import nccl_prediction, nccl_tests
@@ -45,9 +45,13 @@ def cmd_calibrate(args) -> int:
                              f"{'hw.json' if option == '-o' else 'fit.svg'}) or leave {option} out")
     if args.output is not None:
         check_output(args.output, "-o")
+        refuse_overwriting(args.output, [("the log", log) for log in args.logs]
+                           + ([("--base", args.base)] if args.base else []), "-o")
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
         check_output(args.plot, "--plot")
+        refuse_overwriting(args.plot, [("the log", log) for log in args.logs]
+                           + ([("--base", args.base)] if args.base else []), "--plot")
         try:
             import matplotlib
         except ImportError:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from ..base import notes
 from ..base.crossing import SWITCH
 from ..base.errors import InputError
-from ..base.files import check_output, write_file
+from ..base.files import check_output, refuse_overwriting, write_file
 from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
@@ -81,7 +81,7 @@ def cmd_calibrate_step(args) -> int:
     from .. import presets
     from ..measurement.calibration_file import step_time_document
     from ..measurement.step_fit import fit, spans
-    from ..measurement.step_runs import read_runs
+    from ..measurement.step_runs import files_read, read_runs
 
     if not args.hardware:
         raise InputError(f"--hardware is required: the base preset ({', '.join(presets.hardware_names())}) or "
@@ -96,6 +96,8 @@ def cmd_calibrate_step(args) -> int:
         base = presets.hardware(args.hardware)
     except ValueError as err:
         raise InputError(str(err)) from None
+    if args.output is not None:
+        refuse_overwriting(args.output, [*files_read(args.runs), ("--hardware", args.hardware)], "-o")
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
     # the shares of the attention kernels the runs name start where the base times them (published, or a calibration's)
     named = sorted({run.inputs.options.get("attention_kernel") for run in runs} & set(PUBLISHED_KERNELS))

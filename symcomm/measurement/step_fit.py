@@ -176,18 +176,33 @@ def _check_runs(runs: list) -> None:
         same[key] = run.id
 
 
+#: how many times slower than the step model's slowest price of its layout a measured run may be before it is
+#: refused as a slip of its unit: a run past the constants' ranges by less is fitted at their edges (and said so),
+#: one a thousand times slower is milliseconds typed as seconds
+SLOWEST_FACTOR = 10
+
+
 def _check_attainable(runs: list) -> None:
     """Refuse a run measured faster than the step model prices its layout at every constant's fastest end (every
-    share of peak at 1, no width term, no memory-bound pass): no fit can reach it, and such a time is a slip in its
-    unit or its words (milliseconds given as seconds, a layout that does less than it says), not a measurement of
-    this model's work."""
+    share of peak at 1, no width term, no memory-bound pass): no fit can reach it; or more than
+    :data:`SLOWEST_FACTOR` times slower than it prices it at every constant's slowest end (every share at the bottom
+    of its range, the widest width term, the most memory-bound passes).  Such a time is a slip in its unit or its
+    words (seconds given as milliseconds or milliseconds as seconds, tokens per second per GPU given as the whole
+    job's, a layout that does less or more than it says), not a measurement of this model's work."""
     fastest = {n: np.array([f.high if n.startswith("eta") else f.low]) for n, f in FITTED.items()}
+    slowest = {n: np.array([f.low if n.startswith("eta") else f.high]) for n, f in FITTED.items()}
     floor = _predict(runs, fastest, 1)[:, 0]
-    for run, least in zip(runs, floor):
+    ceiling = _predict(runs, slowest, 1)[:, 0]
+    for run, least, most in zip(runs, floor, ceiling):
         if run.measured_s < least:
             raise InputError(f"run {run.id!r}: the measured step time {run.measured_s:g} s is faster than the step "
                              f"model prices its layout with every matmul and kernel at the datasheet peak and no "
                              f"memory-bound work ({least:.4g} s): check its unit (seconds per step) and its words")
+        if run.measured_s > SLOWEST_FACTOR * most:
+            raise InputError(f"run {run.id!r}: the measured step time {run.measured_s:g} s is more than "
+                             f"{SLOWEST_FACTOR} times slower than the step model prices its layout with every "
+                             f"constant at the slow end of its range ({most:.4g} s): check its unit (seconds per "
+                             "step, not milliseconds) and its words")
 
 
 def _predict(runs: list, points: dict, count: int) -> np.ndarray:

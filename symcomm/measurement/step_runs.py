@@ -20,8 +20,9 @@ Logs (the first framework whose lines the file holds):
   it × the non-data-parallel degree t·p·c): tokens per second per GPU; seconds per step = b·s / (T · GPUs),
   GPUs = d·t·p·c.
 
-A logged line is kept when every iteration it averages comes after the first ``warmup`` iterations
-(:data:`WARMUP` by default: start-up, compilation and allocator warm-up); the measurement is the median of
+A logged line is kept when every iteration it averages comes after the first ``warmup`` iterations of the log
+(:data:`WARMUP` by default: start-up, compilation and allocator warm-up; counted from the iteration the log starts
+at, so a run resumed from a checkpoint warms up as a fresh one does); the measurement is the median of
 the kept lines, refused with fewer than :data:`MIN_LOG_LINES`.
 """
 
@@ -87,12 +88,17 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     else:
         raise InputError(f"log {str(path)!r}: no Megatron-LM/NeMo line ('iteration N/ M | ... elapsed time per "
                          "iteration (ms): X') and no torchtitan line ('step: N ... tps: T')")
-    values, skipped, before = [], 0, 0
+    # the warm-up is the process's first iterations, counted from where this log starts: a run resumed from a
+    # checkpoint numbers its lines on from the checkpoint's iteration (5001, ...), and its first lines warm up as a
+    # fresh run's do; the first line averages one logging interval (the gap to the second line) back from it
+    start = found[0][0] - (found[1][0] - found[0][0]) if len(found) > 1 and found[1][0] > found[0][0] else 0
+    values, skipped, before = [], 0, max(start, 0)
+    first = before
     for iteration, number in found:
         if iteration <= before:
             raise InputError(f"log {str(path)!r}: iteration {iteration} follows {before}: one run's log, "
                              "in order, please")
-        if before < warmup:          # this line averages iterations before + 1 .. iteration: some in warm-up
+        if before - first < warmup:      # this line averages iterations before + 1 .. iteration: some in warm-up
             skipped += 1
         else:
             x = float(number.replace(",", ""))
@@ -210,6 +216,21 @@ def _dtype_refusal(dtype, words: list, given: str) -> str | None:
             f"hardware file holds eta as a share of the bf16 peak, as eval and plan read it: give a run of an FP8 or "
             f"FP4 recipe its precision= in its words ({', '.join(p for p in PRECISIONS if p != 'bf16')}: its linear "
             f"GEMMs at that peak, the rest in bf16); the dtypes calibrate-step fits: {', '.join(MEASURED_DTYPES)}")
+
+
+def files_read(path) -> list[tuple[str, str]]:
+    """The files reading the runs of ``path`` opens, as (what, path) pairs: the runs file, and each run's log and
+    model config (relative to the runs file)."""
+    where = Path(str(path)).resolve().parent
+    out = [("RUNS", str(path))]
+    for i, rec in enumerate(_records(path)):
+        rid = str(rec.get("id") or f"run {i + 1}")
+        for key in ("log", "model_config"):
+            given = rec.get(key)
+            if isinstance(given, str) and given:
+                what = "the log" if key == "log" else "the model config"
+                out.append((f"{what} of run {rid!r}", str(given if Path(given).is_absolute() else where / given)))
+    return out
 
 
 def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict]:

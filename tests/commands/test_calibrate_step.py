@@ -280,6 +280,10 @@ def test_the_text_report_shows_constants_errors_and_runs(tmp_path, capsys, synth
     # milliseconds typed as seconds: faster than the layout's work at the datasheet peak, which no fit reaches
     (lambda s: s[:4] + [{**s[4], "step_time_s": s[4]["step_time_s"] / 1000}],
      "is faster than the step model prices its layout with every matmul and kernel at the datasheet peak"),
+    # and milliseconds typed as seconds: more than ten times slower than the layout's work with every constant at its
+    # range's slow end (shares of peak at their floor, the widest width term, the most memory-bound passes)
+    (lambda s: s[:4] + [{**s[4], "step_time_s": s[4]["step_time_s"] * 1000}],
+     "is more than 10 times slower than the step model prices its layout with every constant at the slow end"),
     # a dtype no fit measured times the matmuls at its own peak: the file's eta would be a share of another peak
     (lambda s: s[:4] + [{**s[4], "dtype": "fp8"}], "its field 'dtype' fp8 would time the matmuls at the fp8 peak"),
     # a constant the fit sets, typed in a run's words: eval would price the run at it, the fit would not
@@ -292,6 +296,22 @@ def test_refusals_are_one_line_and_exit_2(tmp_path, capsys, synthetic, runs, mes
     code, out, err = run(capsys, "calibrate-step", path, "--hardware", "h100", "-o", out_file)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, err
     assert not out_file.exists()
+
+
+def test_an_output_that_is_the_runs_file_or_a_log_it_reads_is_refused(tmp_path, capsys, synthetic):
+    # writing the hardware file there would replace the measurements it was fitted from
+    path = tmp_path / "runs.json"
+    text = json.dumps({"runs": synthetic[:6]})
+    path.write_text(text)
+    code, out, err = run(capsys, "calibrate-step", path, "--hardware", "h100", "-o", path)
+    assert code == 2 and out == "" and "is RUNS" in err and "give another file name" in err
+    assert path.read_text() == text
+    log = tmp_path / "train.log"
+    log.write_text("not read: the refusal comes first\n")
+    with_log = tmp_path / "with_log.json"
+    with_log.write_text(json.dumps({"runs": [{**synthetic[0], "log": "train.log"}]}))
+    code, _, err = run(capsys, "calibrate-step", with_log, "--hardware", "h100", "-o", log)
+    assert code == 2 and "is the log of run 'run1'" in err and log.read_text().startswith("not read")
 
 
 def test_missing_hardware_and_runs_file_are_refused(tmp_path, capsys):

@@ -559,6 +559,22 @@ def test_bad_output_names_are_refused(tmp_path, capsys, argv, words):
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and words in err
 
 
+def test_an_output_that_is_a_log_it_reads_is_refused(tmp_path, capsys):
+    # calibrate LOG -o LOG would replace the measurement with the hardware file fitted to it
+    log = tmp_path / "ar.log"
+    log.write_bytes(Path(A100).read_bytes())
+    for option in ("-o", "--plot"):
+        target = log if option == "-o" else tmp_path / "ar.svg"
+        if option == "--plot":
+            pytest.importorskip("matplotlib")
+            target.write_bytes(log.read_bytes())
+            code, out, err = run(capsys, "calibrate", log, target, option, target)
+        else:
+            code, out, err = run(capsys, "calibrate", log, option, target)
+        assert code == 2 and out == "" and "which this command reads" in err
+    assert log.read_bytes() == Path(A100).read_bytes()
+
+
 def test_too_many_log_files_are_refused(capsys):
     from symcomm.measurement.calibrate import MAX_LOG_FILES
 

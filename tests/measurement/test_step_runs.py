@@ -51,6 +51,21 @@ def test_megatron_lines_give_the_median_after_warm_up(tmp_path):
     assert _median(reading.values) == pytest.approx(2.025)
 
 
+def test_a_log_resumed_from_a_checkpoint_skips_its_own_warm_up(tmp_path):
+    # the same run resumed at iteration 5000 numbers its lines 5001, 5010, ...: its first lines are a fresh process's
+    # warm-up as much as lines 1 and 10 are, so the same two are skipped and the same four kept (2025 ms median)
+    import re
+
+    from symcomm.measurement.step_runs import _median
+
+    log = tmp_path / "resumed.log"
+    log.write_text(re.sub(r"iteration +(\d+)/ +100", lambda m: f"iteration {int(m.group(1)) + 5000:8d}/    5100",
+                          MEGATRON))
+    reading = read_log(log, warmup=10)
+    assert reading.skipped == 2 and reading.kept == 4
+    assert _median(reading.values) == pytest.approx(2.025)
+
+
 def test_torchtitan_lines_with_colour_codes_are_read(tmp_path):
     log = tmp_path / "torchtitan.log"
     log.write_text(TORCHTITAN)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..training import settings
-from .request import MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, context_sizes
+from .request import (MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, context_sizes,
+                      expert_tp_run)
 
 #: the layout columns, and the pipeline split's: split 0 = even, 1 = first_last with L_first, L_last layers in
 #: the first and the last of the p·v chunks (symcomm.training.stages)
@@ -50,7 +51,9 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
     if req.dp is not None:
         ok &= D == req.dp
     ok &= req.batch % (D * MB) == 0                               # d · mb | global batch
-    ok &= (D * C) % E == 0                                        # e inside d·c
+    # the expert grid (the hybrid's rule, symcomm.training.hybrid): e | d·c with the experts split over the t TP
+    # ranks (expert_tp=tp); each expert whole (expert_tp=1), Megatron-Core's etp × e × (t·d·c/(etp·e)) grid: e | t·d·c
+    ok &= ((D * C) % E == 0) if expert_tp_run(req.dispatcher, req.expert_tp) == "tp" else ((T * D * C) % E == 0)
     if req.cp_algorithm == "ulysses":
         ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t
         ok &= (model.kv_heads // T) % C == 0                      # and c | K/V heads/t (megatron_features)

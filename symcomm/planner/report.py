@@ -40,7 +40,7 @@ ASSUMPTIONS = (
     "(Megatron's interleaved schedule); layers split evenly when p·v divides them, else pipeline_split=first_last "
     "(the first and the last of the p·v chunks L_first, L_last layers, the middle ones (L − L_first − L_last)/"
     "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
-    "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t and c | K/V heads/t); e | experts and e | d·c; "
+    "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t and c | K/V heads/t); e | experts and e | d·c (e | t·d·c with --expert-tp 1); "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
     "recompute none, selective (the attention core) or full (op, torchtitan's op-level checkpointing, only when "
     "--recompute fixes it; with t > 1 only with SP); sequence parallel needs t > 1 and t | seq/c; MoE "
@@ -58,8 +58,8 @@ DISPATCH_ASSUMPTION = (
     "MoE token dispatch: dispatcher={} (--dispatcher, as eval's dispatcher=; given, not searched: which dispatcher "
     "runs is the cluster's software and network, DeepEP's RDMA buffers or HybridEP's fabric, not a layout choice); "
     "experts' tensor-parallel size expert_tp={} (--expert-tp: tp, the experts split over the t TP ranks, "
-    "Megatron-Core's default, or 1, each expert whole on a GPU, which deepep and hybridep need; given, not searched; "
-    "e | d·c keeps Megatron-Core's t·d·c | t_e·e either way); {}")
+    "Megatron-Core's default, or 1, each expert whole on a GPU, which deepep and hybridep need; given, not searched: "
+    "e | d·c with tp, e | t·d·c with 1, Megatron-Core's expert grid t·d·c = t_e·e·(its data-parallel part)); {}")
 MEMORY_ASSUMPTION = (
     "memory per GPU = the step model's (symcomm.training.memory.memory_model, the same as eval's), compared with "
     "the preset's: weights, gradients and Adam states as the framework holds them (ZeRO sharding over d·c; "

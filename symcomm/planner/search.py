@@ -133,9 +133,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
         notes.add(model.config_note())
     if layouts["t"].size == 0:
         raise PlanError(
-            f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}), "
-            f"c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
-            + (f", e | experts ({model.experts}) and e | d·c" if model.moe else "")
+            f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}) or an "
+            f"uneven split of them, c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
+            + (f", e | experts ({model.experts}) and "
+               + ("e | d·c" if expert_tp_run(req.dispatcher, req.expert_tp) == "tp" else "e | t·d·c (--expert-tp 1)")
+               if model.moe else "")
             + (f", e at most G ({req.G}) or a multiple of it (--dispatcher {req.dispatcher})"
                if model.moe and req.dispatcher in FLEX_DISPATCHERS else "")
             + f"; --gpus={req.gpus} with the fixed options leaves none")

@@ -855,6 +855,22 @@ def test_plan_with_expert_tp_1_times_its_top_layout_as_eval_does(capsys):
     assert json.loads(out)["step_time"] != pytest.approx(row["step_time"], rel=1e-6)
 
 
+def test_expert_tp_1_lets_the_experts_span_the_tensor_parallel_ranks(capsys):
+    # Megatron-Bridge's Qwen3-235B-A22B H100 FP8 row (25.11, derivations/data/bridge_runs_25.json): TP 2, PP 8, VP 4,
+    # EP 32, ETP 1 on 256 GPUs, d = 256/(2·8) = 16.  e = 32 does not divide d·c = 16, but each expert whole on a GPU
+    # (expert_tp=1) Megatron-Core's expert grid is t_e·e·(t·d·c/(t_e·e)) = 1·32·1 over t·d·c = 32 GPUs: e | t·d·c, as
+    # eval's hybrid rule has it.  With the experts split over the TP ranks (expert_tp=tp) e | d·c stands
+    fixed = ("plan", "--model", "qwen3-235b-a22b", "--hardware", "h100", "--gpus", "256", "--batch", "2048",
+             "--seq", "4096", "--tp", "2", "--pp", "8", "--vp", "4", "--ep", "32", "--micro-batch", "1", "--framework",
+             "megatron", "--zero", "1", "--sp", "1", "--recompute", "none", "--cp", "1", "--json")
+    code, out, err = run(capsys, *fixed, "--expert-tp", "1")
+    assert code == 0, err
+    row = json.loads(out)["layouts"][0]
+    assert (row["t"], row["p"], row["e"], row["d"]) == (2, 8, 32, 16)
+    code, out, err = run(capsys, *fixed, "--expert-tp", "tp")
+    assert code == 2 and "e | d·c" in err
+
+
 @pytest.mark.parametrize("given, message", [
     (("--expert-tp", "t_e"), "--expert-tp=t_e is not allowed; choose tp or 1"),
     (("expert_tp=4",), "--expert-tp=4 is not allowed; choose tp or 1"),

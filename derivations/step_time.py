@@ -1371,8 +1371,8 @@ CHAPTER = Chapter(
     11, "step-time", "Step time against published runs",
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
-     "width w = MNK/(MK + KN + MN) (the additive roofline; w_half = 0, shape-independent, on every preset fitted "
-     "so far), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
+     "width w = MNK/(MK + KN + MN) (the additive roofline; w_half, the width at half the share, held on each preset "
+     "at the roofline's peak · 2 bytes / (2 · HBM bandwidth), w_half = 0 the shape-independent model), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
      "(fp8_tensor, fp8_delayed, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 (nvfp4, "
      "Transformer Engine's NVFP4 on Blackwell: the FP4 peak times eta_fp4) and their inputs' casts at the HBM "
      "bandwidth, the attention core, norms, softmax and LM head in bf16 (with fused_grouped_mlp=1, Transformer "

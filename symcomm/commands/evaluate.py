@@ -38,9 +38,14 @@ def register_cli(subparsers) -> None:
 def _print_step(payload: dict) -> None:
     cannot = (" — of a layout that does NOT fit in memory (below)" if payload["fits"] is False else
               " — of a layout that may not fit in memory (below)" if payload["fits_over_error"] == "uncertain" else "")
+    # under an uneven split each part is the largest over the stage kinds (stagestep), not one stage's: said, as the
+    # parts then add up to more than the step
+    uneven = (" — each part the largest over the stage kinds (first, middle, last), so together they may exceed the "
+              "step" if payload["options"].get("pipeline_split", "even") != "even" else "")
     print(f"  step time    {human_time(payload['step_time'])}  (compute {human_time(payload['compute_time'])}, "
-          f"exposed communication {human_time(payload['exposed_comm_time'])}, bubble "
-          f"{human_time(payload['bubble_time'])}, optimizer {human_time(payload['optimizer_time'])}){cannot}")
+          f"exposed communication {human_time(payload['exposed_comm_time'])} [what waits, and 0.159 of what hides: "
+          f"the compute it slows], bubble {human_time(payload['bubble_time'])}, optimizer "
+          f"{human_time(payload['optimizer_time'])}){uneven}{cannot}")
     from ..presets import fits_words, step_error_words
 
     print("  off by       " + step_error_words(payload["step_time_error"]))

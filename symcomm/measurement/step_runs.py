@@ -124,11 +124,17 @@ def _records(path) -> list[dict]:
     raw = read_capped(path, MAX_RUNS_BYTES, "RUNS")
     what = f"RUNS {str(path)!r}"
     try:
-        text = raw.decode("utf-8")
+        # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8", PowerShell's files) is no part of the first field
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{what}: not UTF-8 text") from None
     if text.lstrip().startswith("{"):
         return list(check(loads(text, what), "step-runs", what)["runs"])
+    header = next(csv.reader(io.StringIO(text)), [])
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        # csv.DictReader keeps the last of two columns of one name, as json kept the last of two keys
+        raise InputError(f"{what}: the CSV column {twice[0]!r} is given twice in the header; give each column once")
     rows = list(csv.DictReader(io.StringIO(text)))
     if not rows:
         raise InputError(f"{what}: neither JSON ({{\"runs\": [...]}}) nor CSV with a header row and runs")

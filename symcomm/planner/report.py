@@ -25,14 +25,18 @@ ASSUMPTIONS = (
     "DDP and distributed optimizer, whose post-step all-gather is exposed; FSDP2 and Megatron-FSDP per layer: "
     "the first gather, the last reduce-scatter and every collective's latency exposed); Adam memory-bound at "
     "the HBM bandwidth; η and κ fitted per system on published runs (see the hardware preset); flash attention; "
-    "no tensor-parallel or expert all-to-all overlap",
+    "no tensor-parallel comm-GEMM overlap (userbuffers, async TP) and no expert all-to-all overlap, but Megatron's "
+    "column-parallel linears' two backward collectives each beside its GEMM (tp_backward_overlap, its default); "
+    "hidden communication not free: the compute a collective runs beside runs 18.9 % slower while it does (Lee et al. "
+    "2025, arXiv:2507.03114, the published mean), so 0.159 (0.189/1.189) of every hidden second is on the path",
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, the attention core over the full "
     "s × s as Narayanan et al. count it, where Megatron-LM's own count takes causal attention at half "
     "(megatron/training/training.py, num_floating_point_operations); 3 × forward, whatever is recomputed) / "
     "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too; compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
-    "data-parallel part); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
-    "+ bubble + the optimizer's step = step",
+    "data-parallel part: what waits, and 0.159 of what hides, the compute it slows); bubble = the (p − 1)/v idle slots (their compute and communication); compute + exposed "
+    "+ bubble + the optimizer's step = step (under an uneven split each part is the largest over the stage kinds, "
+    "first, middle and last, which need not be one stage's: the parts then add up to at least the step)",
     "hybrid strategy of symcomm (Megatron rank order t, c, d, p; a group uses the inter-node α, β once "
     "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
     "m = batch / (d · mb)",

@@ -174,6 +174,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                 row = FRAMEWORKS[scheme.framework]
                 runs = op_ok & ((layouts["p"] == 1) if scheme.zero not in row.pipeline_zero else True)
                 runs = runs & ((layouts["c"] == 1) if req.cp_algorithm not in row.cp_algorithms else True)
+                runs = runs & ((layouts["e"] == 1) if model.moe and not row.expert_parallel else True)
                 for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):
                     if schedule not in planned_schedules(scheme, model.moe):
                         continue

@@ -317,6 +317,8 @@ class Framework:
     kept_gathered: str = "no_sync"   # when a unit not resharded after its forward stays gathered (KEPT_GATHERED)
     recompute_stops_early: bool = False  # its full recompute skips a layer's last collective (RECOMPUTE_EARLY_STOP)
     replicates: bool = False     # its ZeRO-3 shards can be replicated: hybrid sharding, hsdp=1 (HSDP_SOURCE)
+    expert_parallel: bool = True   # it places a MoE layer's experts on e ranks apart (e > 1), or only replicates them
+    ep_where: str = ""           # the file that says it runs none, for the refusal
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -362,7 +364,11 @@ _ROWS = (
                RECOMPUTE_EARLY_STOP),
               "full-shard (deepspeed zero 3's traffic, one FSDP unit per transformer layer) and grad-op "
               "(SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward)",
-              param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer", recompute_stops_early=True),
+              param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer", recompute_stops_early=True,
+              expert_parallel=False,
+              ep_where="PyTorch's torch/distributed/fsdp/fully_sharded_data_parallel.py: an FSDP unit shards its "
+                       "parameters over one process group (a pair under HYBRID_SHARD), experts alike; no expert "
+                       "placement of its own"),
     Framework("fsdp2",
               "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
               "prefetched and overlapped, reduced every micro-batch (once per schedule under a pipeline); "

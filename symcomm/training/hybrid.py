@@ -483,8 +483,9 @@ _MAMBA_MOE_LAYERS = Rule("at_least", L, S.L_att + S.L_ssm + L_moe,
 
 
 def _framework_limits() -> tuple[When, ...]:
-    """A framework's pipeline and context-parallel limits (symcomm.training.frameworks: pipeline_zero,
-    cp_algorithms): DeepSpeed's pipeline engine refuses ZeRO-2 and -3, and its sequence parallelism is Ulysses."""
+    """A framework's pipeline, context-parallel and expert-parallel limits (symcomm.training.frameworks: pipeline_zero,
+    cp_algorithms, expert_parallel): DeepSpeed's pipeline engine refuses ZeRO-2 and -3, its sequence parallelism is
+    Ulysses, and PyTorch's FSDP1 places no experts."""
     out = []
     for row in FRAMEWORKS.values():
         for zero in sorted(set(row.zero_stages) - set(row.pipeline_zero)):
@@ -492,6 +493,11 @@ def _framework_limits() -> tuple[When, ...]:
                 p, 1, f"framework={row.name} with zero={zero} needs p=1 (p={{x}}): its pipeline engine runs ZeRO "
                       f"stage {choices(map(str, row.pipeline_zero))} only ({row.limits_where}); give zero="
                       f"{max(row.pipeline_zero)} or p=1"))))
+        if not row.expert_parallel:
+            out.append(rules.when("framework", (row.name,), rules.when("moe", (True,), rules.fixed(
+                S.e, 1, f"framework={row.name} with e={{x}} is refused: it runs no expert parallelism ({row.ep_where}); "
+                        "give e=1 (the experts sharded with the rest) or a framework that places experts: "
+                        f"{choices(n for n, r in FRAMEWORKS.items() if r.expert_parallel)}"))))
         refused = tuple(cp for cp in CP_ALGORITHMS if cp not in row.cp_algorithms)
         if refused:
             out.append(rules.when("framework", (row.name,), rules.when("cp", refused, rules.fixed(

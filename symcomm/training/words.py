@@ -356,11 +356,52 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     # plan refuses it (and leaves it out of its search); eval prices the op list as asked, and says so
     op = str(options.get("recompute")) == "op" and op_framework_refusal(framework) is not None
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
-            straddle_note(options, numbers), routing_note(options),
+            straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
+            partial_node_note(numbers),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)
     return tuple(note for note in said if note)
+
+
+def _whole(numbers: dict, *names: str) -> tuple | None:
+    """The values of ``names`` as ints where each is a whole number ≥ 1, else None."""
+    try:
+        values = tuple(numbers[n] for n in names)
+        if all(float(x).is_integer() and x >= 1 for x in values):
+            return tuple(int(x) for x in values)
+    except (KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
+def moe_share_note(options: dict, numbers: dict) -> str | None:
+    """What eval says where a pipeline splits a model whose MoE layers are some of its layers (L_moe < L): each
+    stage is priced holding them in the model's proportion, not where the model puts its dense ones."""
+    if str(options.get("moe", "0")) not in ("1", "True", "true"):
+        return None
+    found = _whole(numbers, "L", "L_moe", "p")
+    if found is None or not (found[1] < found[0] and found[2] > 1):
+        return None
+    layers, moe_layers, _ = found
+    return (f"each pipeline stage is priced holding MoE layers in the model's proportion, L_moe/L = {moe_layers}/"
+            f"{layers} of its layers, not where the model places its {layers - moe_layers} dense ones (DeepSeek-V3's "
+            "are its first 3): per-stage collective counts are averages and may be fractional, and a stage holding "
+            "only MoE layers does a little more expert work than priced")
+
+
+def partial_node_note(numbers: dict) -> str | None:
+    """What eval says where the job's GPUs do not fill whole nodes (NVLink domains) of G: priced as typed, where plan
+    takes whole nodes only."""
+    found = _whole(numbers, "t", "c", "d", "p", "G")
+    if found is None:
+        return None
+    t, c, d, p, g = found
+    gpus = t * c * d * p
+    if gpus <= g or gpus % g == 0:
+        return None
+    return (f"the job's {gpus} GPUs do not fill whole nodes of G={g} ({gpus / g:.3g} nodes): priced as typed, each "
+            "group on the nodes Megatron's rank order puts it; plan takes whole nodes only")
 
 
 def kv_width_refusal(h: int, a: int, kv: int) -> str | None:

@@ -161,6 +161,25 @@ def test_bad_csv_is_refused(tmp_path):
         read_runs(csv, "h100")
 
 
+def test_a_csv_column_given_twice_is_refused_and_a_byte_order_mark_is_no_field(tmp_path):
+    # csv.DictReader would keep the second step_time_s silently (the JSON reader refuses a key given twice)
+    csv = tmp_path / "runs.csv"
+    csv.write_text("id,model,words,step_time_s,step_time_s\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1.0,1.5\n")
+    with pytest.raises(InputError, match="the CSV column 'step_time_s' is given twice"):
+        read_runs(csv, "h100")
+    # a UTF-8 byte-order mark before the header (Excel's "CSV UTF-8") or the JSON: read as the same file without it
+    runs = [{"id": f"r{i}", "model": "llama3-8b", "words": f"t={t} p=1 d={32 // t} c=1 b=256 m=8 s=8192",
+             "step_time_s": 10.0 + i} for i, t in enumerate((1, 2, 4))]
+    plain = _runs_file(tmp_path, runs)
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    csv.write_bytes(b"\xef\xbb\xbf" + ("id,model,words,step_time_s\n" + "".join(
+        f"{r['id']},{r['model']},{r['words']},{r['step_time_s']}\n" for r in runs)).encode())
+    want = [(r.id, r.measured_s) for r in read_runs(plain, "h100")[0]]
+    assert [(r.id, r.measured_s) for r in read_runs(marked, "h100")[0]] == want
+    assert [(r.id, r.measured_s) for r in read_runs(csv, "h100")[0]] == want
+
+
 def test_a_model_config_reads_as_eval_reads_it(tmp_path):
     # Llama 3 8B's shape as its Hugging Face config.json states it (meta-llama/Meta-Llama-3-8B): the same
     # numbers as the llama3-8b preset's

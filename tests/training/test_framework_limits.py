@@ -67,3 +67,19 @@ def test_plan_ranks_no_layout_deepspeed_cannot_run():
         assert not (zero3 and row["p"] > 1), row
         assert row["v"] == 1, row
         assert row["c"] == 1, row                 # the request's cp is ring: DeepSpeed runs Ulysses only
+
+
+def test_fsdp1_places_no_experts_so_eval_refuses_and_plan_ranks_none():
+    # PyTorch's FSDP1 (framework=fsdp) shards a unit's parameters over one process group, experts like the rest
+    # (torch/distributed/fsdp/fully_sharded_data_parallel.py): it has no expert parallelism, so e > 1 is no layout it
+    # runs; e = 1 (every expert sharded with the rest) is
+    words = ["eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "t=1", "p=1", "c=1", "d=64",
+             "b=512", "m=8", "s=4096", "framework=fsdp", "zero=3"]
+    out = subprocess.run([sys.executable, "-m", "symcomm", *words, "e=8"], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "framework=fsdp with e=8 is refused: it runs no expert parallelism" in out.stderr
+    assert subprocess.run([sys.executable, "-m", "symcomm", *words, "e=1"], capture_output=True).returncode == 0
+    got = plan(Request(presets.model("qwen3-30b-a3b"), presets.hardware("h100"), gpus=64, batch=512, seq=4096), 20)
+    rows = got.rows(500)
+    fsdp1 = [row for row in rows if any(label.startswith("fsdp ") for label in row["labels"])]
+    assert rows and all(row["e"] == 1 for row in fsdp1)

@@ -315,12 +315,13 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
 #: as one per stage (their L/p times the α are the chapter's claim, derivations/step_time.py FSDP_UNITS)
 def _runs(scheme, p, c, cp, v, moe=False):
     """Whether the scheme's framework runs this layout (symcomm.training.frameworks: DeepSpeed's pipeline engine runs
-    ZeRO 0 and 1 only and 1F1B only, its sequence parallelism Ulysses only, its MoE layers no ZeRO-3); eval refuses
-    the others."""
+    ZeRO 0 and 1 only and 1F1B only, its sequence parallelism Ulysses only, its MoE layers no ZeRO-3; PyTorch's FSDP1
+    places no experts, so ``moe``, with e > 1, is none of its layouts); eval refuses the others."""
     framework, zero, _ = scheme
     row = FRAMEWORKS[framework]
     return ((p == 1 or zero in row.pipeline_zero) and (c == 1 or cp in row.cp_algorithms)
-            and (v == 1 or "interleaved" in row.schedules) and (not moe or zero in row.moe_zero))
+            and (v == 1 or "interleaved" in row.schedules)
+            and (not moe or (zero in row.moe_zero and row.expert_parallel)))
 
 
 SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True), ("deepspeed", 3, True),

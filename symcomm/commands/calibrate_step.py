@@ -81,6 +81,7 @@ def cmd_calibrate_step(args) -> int:
     from .. import presets
     from ..measurement.calibration_file import step_time_document
     from ..measurement.step_fit import fit, spans
+    from ..training.compute import FITTED
     from ..measurement.step_runs import files_read, read_runs
 
     if not args.hardware:
@@ -117,6 +118,13 @@ def cmd_calibrate_step(args) -> int:
     standing = {name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to "
                        f"{high:g}), so they do not move it")
                 for name, (low, high) in found.spans.items() if name in KERNEL_SHARES and low <= constants[name] <= high}
+    # a constant the runs fit as well at every value of its range is not determined by them (runs of one layout
+    # scaled, say): its fitted value would be one point of the whole range, so it stays at the base's value, said so
+    standing.update({name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
+                            f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
+                     for name, (low, high) in found.spans.items()
+                     if name in constants and name not in standing and low <= FITTED[name].low
+                     and high >= FITTED[name].high})
     if standing:
         asked = {name: "held at the base hardware's value, as asked" for name in hold}
         found = fit(runs, constants, hold={**asked, **standing})

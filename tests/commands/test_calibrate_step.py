@@ -314,6 +314,29 @@ def test_an_output_that_is_the_runs_file_or_a_log_it_reads_is_refused(tmp_path, 
     assert code == 2 and "is the log of run 'run1'" in err and log.read_text().startswith("not read")
 
 
+def test_a_constant_the_runs_fit_as_well_anywhere_in_its_range_stays_at_the_base_value(tmp_path, capsys):
+    # seven runs of one layout, the batch scaled (b = 64 … 512 sequences, m with it): the memory-bound passes kappa
+    # prices scale with the tokens exactly as the matmuls eta prices do, so no two runs tell kappa from eta and every
+    # kappa of [0, 20] fits them as well: it is no measurement of these runs and stays at h100's own value
+    from symcomm.training.answers import step_inputs
+
+    runs = []
+    for i, (b, moved) in enumerate(zip((64, 128, 192, 256, 320, 384, 512), (0, 0.01, -0.01, 0.02, -0.02, 0.005, 0))):
+        words = f"t=1 p=1 d=8 c=1 b={b} m={b // 8} s=8192"
+        inputs = step_inputs(SimpleNamespace(name="hybrid", assignments=words.split(), algorithm=None, dtype=None,
+                                             backend=None, model="llama3-8b", model_config=None, hardware="h100"))
+        runs.append({"id": f"s{i}", "model": "llama3-8b", "words": words,
+                     "step_time_s": float(inputs.quantities(**TRUTH)["step_time"]) * (1 + moved)})
+    path = tmp_path / "scaled.json"
+    path.write_text(json.dumps({"runs": runs}))
+    code, out, err = run(capsys, "calibrate-step", path, "--hardware", "h100", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert "kappa" not in got["fitted"]
+    assert got["constants"]["kappa"] == dict(hardware("h100").step_time)["kappa"]
+    assert "fit as well anywhere in its range (0 to 20)" in got["held"]["kappa"]
+
+
 def test_missing_hardware_and_runs_file_are_refused(tmp_path, capsys):
     code, out, err = run(capsys, "calibrate-step", tmp_path / "none.json", "--hardware", "h100")
     assert code == 2 and "no such file" in err

@@ -393,13 +393,19 @@ def moe_share_note(options: dict, numbers: dict) -> str | None:
 def partial_node_note(numbers: dict) -> str | None:
     """What eval says where the job's GPUs do not fill whole nodes (NVLink domains) of G: priced as typed, where plan
     takes whole nodes only."""
+    # the common case first, in the numbers as given (ints or Fractions): every eval asks (symcomm.evaluate's warm
+    # call too, whose microseconds tools/bench.py counts)
+    try:
+        gpus, g = numbers["t"] * numbers["c"] * numbers["d"] * numbers["p"], numbers["G"]
+        if gpus <= g or gpus % g == 0:
+            return None
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
     found = _whole(numbers, "t", "c", "d", "p", "G")
     if found is None:
         return None
     t, c, d, p, g = found
     gpus = t * c * d * p
-    if gpus <= g or gpus % g == 0:
-        return None
     return (f"the job's {gpus} GPUs do not fill whole nodes of G={g} ({gpus / g:.3g} nodes): priced as typed, each "
             "group on the nodes Megatron's rank order puts it; plan takes whole nodes only")
 

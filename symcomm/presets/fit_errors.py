@@ -227,7 +227,7 @@ def step_error_words(error: dict | None) -> str:
              if unchecked else "")
     words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
              f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
-             f"{error['runs']} runs; unlike runs (another framework, release or GPU) can be off by more")
+             f"{error['runs']} runs; unlike runs (another model, layout, framework, release or GPU) can be off by more")
     for name, e in error.get("checks", {}).items():
         runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
         words += (f"; framework={name} on {runs} never fitted on ({', '.join(e['hardware'])}): "

@@ -246,8 +246,8 @@ class Hardware:
         return {"mean": errors["mean"], "max": errors["max"], "signed_mean": errors["signed_mean"],
                 "runs": int(errors["runs"]), "of": self.step_errors_of,
                 "what": "the leave-one-out error of the fit that gave these constants: each of its runs predicted by "
-                        "the constants fitted without it; runs unlike them (another framework, release or GPU) can be "
-                        "off by more",
+                        "the constants fitted without it; runs unlike them (another model, layout, framework, release "
+                        "or GPU) can be off by more",
                 "checks": checks, "unchecked": list(self.unchecked(priced, reads, precision)),
                 **({"model_name": model, "model": own} if own else {})}
 

@@ -514,7 +514,8 @@ OVERLAP_SLOWDOWN = Derivation(
             Claim(sp.diff(SLOWED, SIGMA), X_C / (1 + SIGMA) ** 2,
                   name="the cost grows with σ, at X/(1 + σ)² a unit of σ"),
             Claim(overlap.with_slowdown(sp.Integer(0), X_C) / X_C, sp.Rational(189, 1189),
-                  name="the step model's with_slowdown of a collective that waits for nothing: at the published mean σ = 18.9 % a hidden second costs 189/1189 s ≈ 0.159 s",
+                  name="the step model's with_slowdown of a collective that waits for nothing: at the published "
+                       "mean σ = 18.9 % a hidden second costs 189/1189 s ≈ 0.159 s",
                   source=overlap.OVERLAP_SLOWDOWN_SOURCE)))
 
 # -- FSDP2 / Megatron-FSDP: one collective per layer ------------------------------------------------------
@@ -1372,7 +1373,8 @@ CHAPTER = Chapter(
     ("A step is compute, communication and waiting. symcomm's step model (symcomm/training/steptime.py) times the busiest "
      "GPU: hardware FLOPs over the datasheet peak times a fitted share eta, each GEMM at eta·w/(w + w_half) for its "
      "width w = MNK/(MK + KN + MN) (the additive roofline; w_half, the width at half the share, held on each preset "
-     "at the roofline's peak · 2 bytes / (2 · HBM bandwidth), w_half = 0 the shape-independent model), plus kappa passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
+     "at the roofline's peak · 2 bytes / (2 · HBM bandwidth), w_half = 0 the shape-independent model), plus kappa "
+     "passes over the activation bytes for the memory-bound kernels; under an FP8 precision "
      "(fp8_tensor, fp8_delayed, mxfp8, fp8_block) the linear layers' and experts' GEMMs at the FP8 peak times eta_fp8 (nvfp4, "
      "Transformer Engine's NVFP4 on Blackwell: the FP4 peak times eta_fp4) and their inputs' casts at the HBM "
      "bandwidth, the attention core, norms, softmax and LM head in bf16 (with fused_grouped_mlp=1, Transformer "
@@ -1424,7 +1426,8 @@ CHAPTER = Chapter(
      "exposing the sum of max(0, A/4 − that piece) for A the micro-batch's all-to-all time; pipeline sends "
      "(p2p_overlap) hide behind the micro-batch's compute left by the ones before. What hides still costs: the compute "
      "a collective runs beside runs 18.9 % slower while it does (Lee et al. 2025, arXiv:2507.03114, the published "
-     "mean), so every exposed time carries 0.189/1.189 of its hidden seconds (derived below). Memory counts live bytes: beside weights, gradients, "
+     "mean), so every exposed time carries 0.189/1.189 of its hidden seconds (derived below). Memory counts live "
+     "bytes: beside weights, gradients, "
      "optimizer and activations, the last stage's logits and loss buffers as the run's cross-entropy holds them "
      "at its peak, per token and vocabulary entry over t (loss=: Megatron's vocab-parallel one 6 bytes, the "
      "16-bit LM-head output and its fp32 copy; PyTorch's eager F.cross_entropy of an fp32 copy, torchtitan "
@@ -1541,7 +1544,8 @@ CHAPTER = Chapter(
      "(gqa=0)."),
     derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
-                 QUANTIZED_ACTIVATIONS, MLP_WIDTH_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING, UNEVEN, GA_SCHEDULES, HSDP, HIDING, OVERLAP_SLOWDOWN, FSDP_UNITS,
+                 QUANTIZED_ACTIVATIONS, MLP_WIDTH_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING,
+                 UNEVEN, GA_SCHEDULES, HSDP, HIDING, OVERLAP_SLOWDOWN, FSDP_UNITS,
                  GEMM_EFFICIENCY, GROUPED_GEMM, ROUTING, GEMM_CLASSES),
     claims=(SIX_N, NO_SHARED_EXPERT, EXPERT_TP_FLOPS, CP_RING_GROWS, CP_RING_GROWS_BACKWARD, CP_RING_OFF),
     late_tables=lambda: (_runs_table(run_rows()), _constants_table(), _spans_table(), _fit_errors_table(), _check_table(), _check_sources_table(),

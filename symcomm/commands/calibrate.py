@@ -43,15 +43,15 @@ def cmd_calibrate(args) -> int:
         if value is not None and not str(value).strip():
             raise InputError(f"{option} {value!r}: an empty file name; give a path ({option} "
                              f"{'hw.json' if option == '-o' else 'fit.svg'}) or leave {option} out")
+    # the files this command reads, which neither output may replace
+    read = [("the log", log) for log in args.logs] + ([("--base", args.base)] if args.base else [])
     if args.output is not None:
         check_output(args.output, "-o")
-        refuse_overwriting(args.output, [("the log", log) for log in args.logs]
-                           + ([("--base", args.base)] if args.base else []), "-o")
+        refuse_overwriting(args.output, read, "-o")
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
         check_output(args.plot, "--plot")
-        refuse_overwriting(args.plot, [("the log", log) for log in args.logs]
-                           + ([("--base", args.base)] if args.base else []), "--plot")
+        refuse_overwriting(args.plot, read, "--plot")
         try:
             import matplotlib
         except ImportError:

@@ -52,7 +52,8 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
         ok &= D == req.dp
     ok &= req.batch % (D * MB) == 0                               # d · mb | global batch
     # the expert grid (the hybrid's rule, symcomm.training.hybrid): e | d·c with the experts split over the t TP
-    # ranks (expert_tp=tp); each expert whole (expert_tp=1), Megatron-Core's etp × e × (t·d·c/(etp·e)) grid: e | t·d·c
+    # ranks (expert_tp=tp); each expert whole (expert_tp=1), Megatron-Core's etp × e × (t·d·c/(etp·e)) grid:
+    # e | t·d·c
     ok &= ((D * C) % E == 0) if expert_tp_run(req.dispatcher, req.expert_tp) == "tp" else ((T * D * C) % E == 0)
     if req.cp_algorithm == "ulysses":
         ok &= (model.heads // T) % C == 0                         # Ulysses: c | a/t

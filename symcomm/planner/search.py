@@ -134,7 +134,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
     if layouts["t"].size == 0:
         raise PlanError(
             f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}) or an "
-            f"uneven split of them, c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
+            f"uneven split of them, c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch "
+            f"({req.batch})"
             + (f", e | experts ({model.experts}) and "
                + ("e | d·c" if expert_tp_run(req.dispatcher, req.expert_tp) == "tp" else "e | t·d·c (--expert-tp 1)")
                if model.moe else "")

@@ -884,7 +884,8 @@ def routed_bytes(run, tokens, layers) -> sp.Expr:
     expert order and back, the combine's weighted sum, the router's top-k (Megatron-Core
     megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py permute/unpermute at d98e8a64); the
     all-to-all's slowing of the compute it overlaps is the step model's overlap slowdown
-    (:func:`symcomm.training.overlap.with_slowdown`), not these passes; forward one third, backward two, as κ's passes."""
+    (:func:`symcomm.training.overlap.with_slowdown`), not these passes; forward one third, backward two, as κ's
+    passes."""
     if not run.moe:
         return sp.Integer(0)
     width = h_lat if run.moe_latent else h

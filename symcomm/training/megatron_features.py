@@ -286,6 +286,18 @@ def _head_dim(numbers: dict, heads: int) -> float:
     return (numbers["h_q"] if "h_q" in numbers else numbers["h"]) / heads
 
 
+def whole_numbers(numbers: dict, *names: str) -> tuple | None:
+    """The values of ``names`` in ``numbers`` as ints where each is there and a whole number ≥ 1, else None: what the
+    notes of a layout read (they say nothing of a layout that is not all whole numbers)."""
+    try:
+        values = tuple(numbers[n] for n in names)
+        if all(float(x).is_integer() and x >= 1 for x in values):
+            return tuple(int(x) for x in values)
+    except (KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
 def straddle_note(options: dict, numbers: dict) -> str | None:
     """What eval says where a parallel group's ranks, laid out in Megatron's rank order (tp innermost, then cp, dp with
     ep inside it, pp), do not tile the NVLink domains of G GPUs: a group of S ≤ G ranks with G not a multiple of S
@@ -293,10 +305,10 @@ def straddle_note(options: dict, numbers: dict) -> str | None:
     traffic crosses the network, where the step model prices every such group inside one domain (symcomm.training.axes:
     a group spans nodes once its ranks exceed G).  None where every group tiles the domains, or the layout is not all
     whole numbers."""
-    names = ("t", "c", "d", "p", "e", "G")
-    if any(n not in numbers or not float(numbers[n]).is_integer() or numbers[n] < 1 for n in names):
+    found = whole_numbers(numbers, "t", "c", "d", "p", "e", "G")
+    if found is None:
         return None
-    t, c, d, p, e, g = (int(numbers[n]) for n in names)
+    t, c, d, p, e, g = found
     gpus = t * c * d * p
     etp = 1 if str(options.get("expert_tp", "tp")) == "1" else t
     spans = (("tensor-parallel", t), ("context-parallel", t * c), ("data-parallel", t * c * d),

@@ -313,7 +313,8 @@ ASSUMPTIONS = (
     "optimizer; the busiest GPU is on the last pipeline stage (its L/p layers and the LM head)",
     "compute = hardware FLOPs (matmuls, 2 per multiply-add, full s×s attention as Narayanan et al. and "
     "Korthikanti et al. count it) / (peak × eta), each GEMM's share of peak eta·w/(w + w_half) for its width "
-    "w = MNK/(MK + KN + MN) (w_half the hardware's; w_half = 0 would be shape-independent), plus kappa HBM passes over the activation bytes of "
+    "w = MNK/(MK + KN + MN) (w_half the hardware's; w_half = 0 would be shape-independent), plus kappa HBM passes "
+    "over the activation bytes of "
     "Korthikanti et al. Table 2 (the memory-bound kernels); under an FP8 precision the layers' linear GEMMs at "
     "peak_fp8 × eta_fp8 (nvfp4: peak_fp4 × eta_fp4) and their casts at the HBM bandwidth, the attention core and "
     "LM head in bf16; the "

@@ -18,7 +18,8 @@ from ..base.crossing import SWITCH
 from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
                                        mesh_board_note)
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import head_split_refusal, op_framework_refusal, routing_note, schedule_refusal, straddle_note
+from .megatron_features import (head_split_refusal, op_framework_refusal, routing_note, schedule_refusal, straddle_note,
+                                whole_numbers)
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -364,23 +365,12 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     return tuple(note for note in said if note)
 
 
-def _whole(numbers: dict, *names: str) -> tuple | None:
-    """The values of ``names`` as ints where each is a whole number ≥ 1, else None."""
-    try:
-        values = tuple(numbers[n] for n in names)
-        if all(float(x).is_integer() and x >= 1 for x in values):
-            return tuple(int(x) for x in values)
-    except (KeyError, TypeError, ValueError):
-        pass
-    return None
-
-
 def moe_share_note(options: dict, numbers: dict) -> str | None:
     """What eval says where a pipeline splits a model whose MoE layers are some of its layers (L_moe < L): each
     stage is priced holding them in the model's proportion, not where the model puts its dense ones."""
-    if str(options.get("moe", "0")) not in ("1", "True", "true"):
+    if options.get("moe") not in (True, "1", 1):        # as routing_note reads it
         return None
-    found = _whole(numbers, "L", "L_moe", "p")
+    found = whole_numbers(numbers, "L", "L_moe", "p")
     if found is None or not (found[1] < found[0] and found[2] > 1):
         return None
     layers, moe_layers, _ = found
@@ -401,7 +391,7 @@ def partial_node_note(numbers: dict) -> str | None:
             return None
     except (KeyError, TypeError, ZeroDivisionError):
         return None
-    found = _whole(numbers, "t", "c", "d", "p", "G")
+    found = whole_numbers(numbers, "t", "c", "d", "p", "G")
     if found is None:
         return None
     t, c, d, p, g = found

@@ -52,7 +52,7 @@ same expression always gives the same tree (and the same text under
 and :func:`to_tree` refuses a Float rather than write an inexact number.
 
 **Loading.**  :func:`from_tree` accepts only the nodes above and the symbols of
-:data:`symcomm.core.symbols.SYMBOLS` (each becomes the very symbol object, with its
+:data:`symcomm.core.symbols.EXPORTED` (symcomm's symbols and B_e; each becomes the very symbol object, with its
 assumptions: ``N`` is a positive integer, ``alpha`` a nonnegative real...).  It never
 calls ``eval``, ``exec``, ``sympify`` or a parser on any string of the tree; integer
 strings must match ``0|-?[1-9][0-9]*`` in ASCII with at most :data:`MAX_DIGITS` digits;
@@ -164,7 +164,7 @@ def to_tree(expr) -> dict:
     """``expr`` as a JSON-serialisable tree (see the module docstring for the format).
 
     ``expr`` may hold only the node types of the format and the symbols of
-    :data:`symcomm.core.symbols.SYMBOLS`; anything else (a Float, an unknown function, a symbol
+    :data:`symcomm.core.symbols.EXPORTED`; anything else (a Float, an unknown function, a symbol
     symcomm does not define) is an InputError, since the tree could not be loaded back.
     """
     return _to_tree(sp.sympify(expr, strict=True), "tree")
@@ -176,10 +176,10 @@ def _to_tree(node, path: str) -> dict:
     if node is sp.false:
         return {"op": "false", "args": []}
     if isinstance(node, sp.Symbol):
-        info = S.BY_SYMBOL.get(node)
-        if info is None:
+        info = S.EXPORTED.get(node.name)
+        if info is None or info.symbol != node:
             raise InputError(f"{path}: symbol {node.name!r} (assumptions {node.assumptions0}) is not one of "
-                             f"symcomm's symbols; allowed: {', '.join(S.SYMBOLS)}")
+                             f"symcomm's symbols; allowed: {', '.join(S.EXPORTED)}")
         return {"symbol": info.cli_name}
     if isinstance(node, sp.Integer):
         return {"integer": str(int(node))}
@@ -219,9 +219,9 @@ def _leaf(node: dict, path: str, kind: str):
         raise InputError(f"{path}: {key} must be a string, not {type(value).__name__} {_short(value)} "
                          "(numbers are exact decimal strings such as \"12\" or \"1/3\", never JSON numbers)")
     if key == "symbol":
-        info = S.SYMBOLS.get(value)
+        info = S.EXPORTED.get(value)
         if info is None:
-            raise InputError(f"{path}: unknown symbol {_short(value)}; allowed: {', '.join(S.SYMBOLS)}")
+            raise InputError(f"{path}: unknown symbol {_short(value)}; allowed: {', '.join(S.EXPORTED)}")
         return info.symbol
     if key == "integer":
         if len(value) > MAX_DIGITS + 1 or not _INTEGER.fullmatch(value) or len(value.lstrip("-")) > MAX_DIGITS:

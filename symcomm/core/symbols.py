@@ -231,6 +231,14 @@ SYMBOLS: dict[str, SymbolInfo] = {
 
 BY_SYMBOL: dict[sp.Symbol, SymbolInfo] = {info.symbol: info for info in SYMBOLS.values()}
 
+#: bytes per element of the run's dtype, B_e: no command-line symbol (eval takes --dtype), but the exports read it
+#: where a subject runs some terms in a width of its own (counted in elements of B_e bytes) and the page counts
+#: every subject in bytes of it
+BYTES = sp.Symbol("B_e", integer=True, positive=True)
+BYTES_INFO = SymbolInfo(BYTES, "B_e", "bytes per element of the run's dtype (--dtype)", "bytes")
+#: the symbols an exported formula may hold, by name: :data:`SYMBOLS` and B_e (the JSON tree format's symbols)
+EXPORTED: dict[str, SymbolInfo] = {**SYMBOLS, BYTES_INFO.cli_name: BYTES_INFO}
+
 #: The coefficients of T = a·α + b·β + c·γ (+ the inter-node pair), in display order.
 TIME_SYMBOLS: tuple[sp.Symbol, ...] = (alpha, beta, gamma, alpha_inter, beta_inter)
 

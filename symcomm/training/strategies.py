@@ -323,8 +323,8 @@ _ENTRIES = (
               LIU + ", §3; " + RING_FLASH_ATTN,
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; "
               "backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 "
-              "per element whatever --dtype; the closed-form time's one β per element prices them as the others' "
-              "elements, where eval prices their 4 bytes)",
+              "per element whatever --dtype; the formulas shown price them as the others' elements, where eval, the page and "
+              "the exports price their 4 bytes: the exports count them in elements of the run's dtype, 4/B_e each)",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),
                Option("backward", "minimal", RING_BACKWARDS,
                       "minimal: dK, dV reduce-scattered round the ring, N−1 blocks each (the least any ring can "
@@ -341,8 +341,9 @@ _ENTRIES = (
               "data-parallel collectives counted as the framework runs them over the m micro-batches; the terms a "
               "framework runs in another width (Megatron's gradient reductions in fp32, MoE's per-expert token counts "
               "in 8-byte integers, marked in eval) count their own elements: send, recv and β add them to the others', "
-              "and the closed-form time's one β per element prices them as the others' elements, where eval prices "
-              "each term's own bytes (a bf16 run's fp32 gradient reduce-scatter at twice the closed form's time); "
+              "and the formulas shown price them as the others' elements, where eval, the page and the exports price "
+              "each term's own bytes (a bf16 run's fp32 gradient reduce-scatter at twice the time shown here; the "
+              "exports count each term in elements of the run's dtype, B_e bytes each: its bytes/B_e); "
               "TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; "
               "rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring "
               "group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest "

@@ -163,12 +163,12 @@ def test_loaded_formulas_evaluate_like_the_originals():
          S.k: 2, S.E: 8, S.h_kv: 4, S.a: 2, S.d: 2, S.t: 2, S.p: 2, S.c: 2, S.e: 2, S.L_moe: 2, S.Phi_E: 1024,
          S.V: 64, S.F: 32, S.F_e: 16, S.E_s: 1, S.q_lora: 8, S.kv_lora: 4, S.d_nope: 2, S.d_rope: 1, S.d_v: 2, S.h_q: 16,
          S.L_first: 1, S.L_last: 1, S.L_rc: 1, S.L_att: 1, S.L_ssm: 1, S.a_ssm: 2, S.d_ssm: 8, S.n_ssm: 4, S.g_ssm: 2, S.h_lat: 4,
-         S.L_bf16: 1, S.D_mtp: 1, S.L_off: 1, S.n_ga: 2, S.d_r: 2, S.t_e: 2},
+         S.L_bf16: 1, S.D_mtp: 1, S.L_off: 1, S.n_ga: 2, S.d_r: 2, S.t_e: 2, S.BYTES: 2},
         {S.N: 16, S.M: 96, S.G: 16, S.C: 3, S.K: 5, S.Phi: 1000, S.b: 3, S.s: 5, S.h: 7, S.L: 3, S.m: 5, S.v: 1,
          S.k: 1, S.E: 4, S.h_kv: 7, S.a: 7, S.d: 4, S.t: 1, S.p: 4, S.c: 1, S.e: 4, S.L_moe: 1, S.Phi_E: 100,
          S.V: 10, S.F: 28, S.F_e: 7, S.E_s: 0, S.q_lora: 0, S.kv_lora: 3, S.d_nope: 1, S.d_rope: 1, S.d_v: 1, S.h_q: 7,
          S.L_first: 1, S.L_last: 0, S.L_rc: 2, S.L_att: 0, S.L_ssm: 2, S.a_ssm: 3, S.d_ssm: 6, S.n_ssm: 2, S.g_ssm: 1, S.h_lat: 3,
-         S.L_bf16: 0, S.D_mtp: 2, S.L_off: 2, S.n_ga: 1, S.d_r: 1, S.t_e: 1},
+         S.L_bf16: 0, S.D_mtp: 2, S.L_off: 2, S.n_ga: 1, S.d_r: 1, S.t_e: 1, S.BYTES: 4},
     ]
     reals = [{S.alpha: 3, S.beta: sp.Rational(1, 4), S.gamma: sp.Rational(1, 8), S.alpha_inter: 5,
               S.beta_inter: sp.Rational(1, 2), S.f: sp.Rational(5, 4), S.peak: 10**12, S.eta: sp.Rational(1, 2),
@@ -179,7 +179,7 @@ def test_loaded_formulas_evaluate_like_the_originals():
               S.eta: sp.Rational(3, 4), S.hbm: 10**12, S.kappa: 0, S.peak_fp8: 2 * 10**15,
               S.eta_fp8: sp.Rational(3, 5), S.w_half: 0, S.eta_attn: sp.Rational(3, 4), S.eta_fa2: sp.Rational(2, 5),
               S.eta_triton: sp.Rational(1, 6), S.eta_cudnn: sp.Rational(3, 5), S.w_half_expert: 0, S.kappa_moe: 0, S.peak_fp4: 4 * 10**15, S.eta_fp4: sp.Rational(1, 2)}]
-    assert set(points[0]) | set(reals[0]) == {info.symbol for info in S.SYMBOLS.values()}
+    assert set(points[0]) | set(reals[0]) == {info.symbol for info in S.EXPORTED.values()}
     chosen = [f for f in FORMULAS if f.owner != "hybrid"][::3] + [f for f in FORMULAS if f.owner == "hybrid"][:6]
     for f in chosen:
         loaded = from_tree(json.loads(json.dumps(to_tree(f.expr))))

@@ -30,8 +30,12 @@ from symcomm.core import symbols as S
 from symcomm.commands.main import main
 from symcomm.numbers.evaluation import exact
 from symcomm.core.printing import render
-from symcomm.views.export import FORMATS, SCHEMA_PATH, export, formulas, schema, select
+from symcomm.views.export import BYTES_INFO, FORMATS, SCHEMA_PATH, export, formulas, schema, select
 from symcomm.core.exprtree import from_tree
+
+#: every argument name an exported function takes: symcomm's symbols, and B_e (the bytes per element of the run's
+#: dtype) where a subject runs some terms in a width of its own
+NAMES = {info.symbol: info.cli_name for info in (*S.SYMBOLS.values(), BYTES_INFO)}
 
 FORMULAS = formulas()
 BY_NAME = {f.name: f for f in FORMULAS}
@@ -122,7 +126,7 @@ def _subject_rules(kind: str, owner: str, algorithm: str | None, options: tuple)
 
 
 def assert_exact(module, formula, values):
-    kwargs = {S.BY_SYMBOL[sym].cli_name: v for sym, v in values.items()}
+    kwargs = {NAMES[sym]: v for sym, v in values.items()}
     broken = _broken(formula, values)
     if broken is not None:
         # the exported function refuses what the command line refuses, with the same words
@@ -258,7 +262,7 @@ def test_python_numpy_module(tmp_path):
     for name in names:
         formula = BY_NAME[name]
         values = {info.symbol: (8 if info.symbol.is_integer else Fraction(1, 4)) for info in formula.parameters}
-        kwargs = {S.BY_SYMBOL[sym].cli_name: float(v) for sym, v in values.items()}
+        kwargs = {NAMES[sym]: float(v) for sym, v in values.items()}
         assert math.isclose(float(getattr(module, name)(**kwargs)), float(oracle(formula, values)), rel_tol=1e-12)
 
 
@@ -507,7 +511,7 @@ def test_json_srepr_round_trips_to_an_equal_expression(document):
         # identical, or equal once SymPy's automatic evaluation (2*(N - 1) → 2*N - 2) is undone
         assert expr == original or sp.expand(expr - original) == 0, record["name"]
         names = {p["name"] for p in record["parameters"]}
-        assert {S.BY_SYMBOL[sym].cli_name for sym in expr.free_symbols} == names
+        assert {NAMES[sym] for sym in expr.free_symbols} == names
 
 
 def test_json_record_fields(document):
@@ -741,7 +745,9 @@ def test_exported_functions_check_what_the_command_line_checks(tmp_path):
         assert str(exported.value) == str(cli.value)
     layout = dict(Phi=10**9, h=64, L=80, s=128, G=8, t=1, p=3, d=2, c=1, m=2, b=8)
     with pytest.raises(ValueError, match=r"L=80 must be divisible by p=3"):
-        module.hybrid__send(**{k: v for k, v in layout.items() if k in module.hybrid__send.__code__.co_varnames})
+        # B_e: the hybrid's fp32 gradient reductions are counted in elements of the run's dtype (2 bytes: bf16)
+        module.hybrid__send(**{k: v for k, v in {**layout, "B_e": 2}.items()
+                               if k in module.hybrid__send.__code__.co_varnames})
     with pytest.raises(ValueError, match=r"L=80 must be divisible by p=3"):
         symcomm.evaluate("hybrid", **layout)
     # valid exact input passes
@@ -857,3 +863,28 @@ def test_a_strategy_term_needs_its_power_of_two_group_in_the_export_too(generate
     assert str(err.value) == ("N=6 is not allowed: recursive_doubling all_reduce needs a power-of-two group "
                               "(2, 4, 8, ...)")
     assert module.dp__algorithm_recursive_doubling__send(N=8, Phi=4) == 12
+
+
+def test_exported_time_prices_each_terms_own_bytes(tmp_path):
+    # Megatron's distributed optimizer in a bf16 run (grad_dtype=framework): the gradient reduce-scatter runs in fp32,
+    # the parameter all-gather in bf16.  By hand, d = 8 ranks on one node, Φ = 10⁹, t = p = c = 1, m = 1: each ring
+    # moves Φ(d − 1)/d = 0.875·10⁹ elements in 7 messages: 0.875e9·4 B + 0.875e9·2 B = 5.25e9 B moved, the
+    # reduce-scatter's 0.875e9·4 B = 3.5e9 B reduced, 14 messages; at α = 5 µs, 1e-11 s/B, 2e-12 s/B:
+    # 14·5e-6 + 5.25e9·1e-11 + 3.5e9·2e-12 = 0.05957 s.  The exported formula takes β, γ per element of the run's
+    # dtype (B_e = 2 bytes: 2e-11, 4e-12 s) and counts the fp32 elements as 4/B_e of them.
+    import symcomm
+
+    path = tmp_path / "formulas.py"
+    path.write_text(export("python", ["hybrid__time", "hybrid__beta"]))
+    spec = importlib.util.spec_from_file_location("formulas", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    layout = dict(Phi=10 ** 9, b=8, s=2048, h=4096, L=32, G=8, m=1, d=8, t=1, p=1, c=1)
+    per_element = dict(alpha=5e-6, beta=2e-11, gamma=4e-12, alpha_inter=5e-6, beta_inter=2e-11, B_e=2)
+    assert math.isclose(module.hybrid__time(**layout, **per_element), 0.05957, rel_tol=1e-12)
+    # the β coefficient in bf16 elements: 5.25e9 B / 2 B; as eval counts it at --dtype bf16 (its bytes / 2)
+    assert module.hybrid__beta(**{k: v for k, v in {**layout, "B_e": 2}.items()
+                                  if k in module.hybrid__beta.__code__.co_varnames}) == 2_625_000_000
+    said = symcomm.evaluate("hybrid", dtype="bf16", alpha=5e-6, beta=1e-11, gamma=2e-12, alpha_inter=5e-6,
+                            beta_inter=1e-11, **layout)
+    assert math.isclose(said["time"], 0.05957, rel_tol=1e-12)

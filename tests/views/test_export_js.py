@@ -26,7 +26,7 @@ import symcomm
 from symcomm.core import symbols as S
 from symcomm.views.export import export
 from symcomm.views.export.javascript import is_time
-from test_export import BY_NAME, FORMULAS, _broken, _power_of_two_symbols, oracle
+from test_export import BY_NAME, FORMULAS, NAMES, _broken, _power_of_two_symbols, oracle
 
 NODE = shutil.which("node")
 
@@ -125,7 +125,7 @@ def encode(formula, values: dict, rng: random.Random) -> dict:
     Number for a time's α, β, γ."""
     out = {}
     for sym, v in values.items():
-        name = S.BY_SYMBOL[sym].cli_name
+        name = NAMES[sym]
         if isinstance(v, int):
             forms = [["big", str(v)], ["str", str(v)]] + ([["num", str(v)]] if abs(v) < 2 ** 53 else [])
             out[name] = rng.choice(forms)
@@ -243,7 +243,8 @@ def test_requirements_throw_the_command_lines_message(folder):
         symcomm.evaluate("hybrid", **layout)
     messages.append(str(cli.value))
     taken = BY_NAME["hybrid__send"].argnames
-    calls.append(("hybrid__send", {k: ["big", str(v)] for k, v in layout.items() if k in taken}))
+    # B_e: the hybrid's fp32 gradient reductions are counted in elements of the run's dtype (2 bytes: bf16)
+    calls.append(("hybrid__send", {k: ["big", str(v)] for k, v in {**layout, "B_e": 2}.items() if k in taken}))
     assert "L=80 must be divisible by p=3" in messages[-1]
     assert run(folder, calls) == [{"error": ["RangeError", m]} for m in messages]
 

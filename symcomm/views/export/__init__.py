@@ -28,6 +28,10 @@ or a primitive / strategy name (``all_reduce``, ``tp``: all its subjects).
 names (``Phi``, ``N``, ``alpha``, ...).  C functions take ``double`` arguments named the
 same, in the order of :data:`symcomm.core.symbols.SYMBOLS` (the docstring comment lists them).
 JavaScript functions take one object of named values (``f({N: 8n, M: 1024n})``).
+A subject that runs some collectives in a width of its own (Megatron's fp32 gradient reductions in a bf16 run,
+ring-flash-attn's fp32 dK, dV) is exported counted in elements of the run's dtype and takes one more argument,
+``B_e``, the bytes per element of that dtype (eval's ``--dtype``: 2 for bf16): a term in its own width counts its
+bytes/B_e elements, so its send, β and time are eval's (:func:`quantities_of`).
 
 **Formats.**  Each format is one module of this package, documented there:
 :mod:`~symcomm.views.export.latex`, :mod:`~symcomm.views.export.markdown`,
@@ -72,6 +76,14 @@ from ...templates import FOLDER as TEMPLATE_FOLDER
 
 SCHEMA_PATH = Path(__file__).parents[2] / "schema" / "formulas.schema.json"
 TEMPLATES = TEMPLATE_FOLDER / "export"
+
+#: bytes per element of the run's dtype (eval's --dtype): the argument of every exported formula whose subject runs some
+#: collectives in a width of its own (Megatron's fp32 gradient reductions in a bf16 run), counted in elements of
+#: B_e bytes (:func:`quantities_of`); the page counts every subject in bytes of it (symcomm.views.site)
+BYTES, BYTES_INFO = S.BYTES, S.BYTES_INFO
+#: what the convention of a subject exported in elements of B_e bytes adds
+IN_RUN_ELEMENTS = ("; exported in elements of the run's dtype, B_e bytes each (eval's --dtype): a term in a width of "
+                   "its own counts its bytes/B_e elements, so send, recv, β, γ and the time are eval's at that dtype")
 
 #: What each quantity means (the JSON carries it, the tables show it).
 QUANTITIES = {
@@ -136,7 +148,8 @@ class Formula:
     def parameters(self) -> tuple[S.SymbolInfo, ...]:
         """The symbols the formula uses, in the order of :data:`symcomm.core.symbols.SYMBOLS`."""
         free = free_symbols(self.expr)          # each shared subtree walked once, once per expression
-        return tuple(info for info in S.SYMBOLS.values() if info.symbol in free)
+        return (tuple(info for info in S.SYMBOLS.values() if info.symbol in free)
+                + ((BYTES_INFO,) if BYTES in free else ()))
 
     @cached_property
     def latex(self) -> str:
@@ -165,11 +178,28 @@ def formulas() -> tuple[Formula, ...]:
         checks = requirement_checks(sub)
         least = tuple((S.BY_SYMBOL[sym].cli_name, int(value)) for sym, value in sub.least.items()
                       if sym in S.BY_SYMBOL)
-        for quantity, expr in sub.quantities().items():
+        quantities = quantities_of(sub)
+        if BYTES in frozenset().union(*(free_symbols(expr) for expr in quantities.values())):
+            convention += IN_RUN_ELEMENTS
+        for quantity, expr in quantities.items():
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
                                sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires,
                                checks, least))
     return tuple(out)
+
+
+def quantities_of(sub) -> dict[str, sp.Expr]:
+    """The subject's exported quantities: :meth:`~symcomm.training.subjects.Subject.quantities`, or, where some of
+    its terms run in a width of their own (``Term.dtype``), the same counted in elements of the run's dtype of
+    :data:`BYTES` bytes (:meth:`~symcomm.training.subjects.Subject.cost_in`): one β per element then prices every
+    term's own bytes, as eval does, where the raw count would price an fp32 element as a bf16 one."""
+    if not any(getattr(term, "dtype", "") for term in sub.terms):
+        return sub.quantities()
+    cost = sub.cost_in(BYTES)
+    out = {key: sp.sympify(expr, strict=True) for key, expr in cost.fields().items()}
+    out["time"] = sp.sympify(cost.time, strict=True)
+    out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
+    return out
 
 
 def requirement_checks(sub) -> tuple:

@@ -21,7 +21,11 @@ from symcomm.training.subjects import COLLECTIVE_CONVENTION
 N, M = S.N, S.M
 log2N = S.log2(N)
 NCCL_TESTS = "nccl-tests, doc/PERFORMANCE.md (bus bandwidth)"
-ARTICLE = SOURCE_ARTICLE + ", §1.4–1.5 and §2"
+# the article names no author, date or address a paper can cite: the published source beside it (the ring as
+# reduce-scatter + all-gather and its 2(N − 1)M/N per rank); the naive root's counts are direct counts
+ARTICLE = (SOURCE_ARTICLE + ", §1.4–1.5 and §2; published: " + PATARASUK
+           + " (the ring all-reduce as reduce-scatter + all-gather, 2(N − 1)M/N per rank); the naive root's counts "
+           "are counted here")
 ELEMENTS = COLLECTIVE_CONVENTION
 
 
@@ -141,7 +145,8 @@ IDENTITIES = tuple(
         Limit(ring_ar.send, 2 * M, name="ring all-reduce per-rank send → 2M as N → ∞", source=PATARASUK),
         Claim(_cost("all_reduce", "hierarchical").send, ring_ar.send,
               name="hierarchical all-reduce sends per rank exactly what the flat ring sends",
-              source="Jia et al. 2018, §3.3"),
+              source="the reduce-scatter / all-reduce / all-gather form of Horovod's hierarchical allreduce "
+                     "(uber/horovod pull request #411, 2018); the equality is proved here"),
     ]
 )
 

@@ -66,7 +66,9 @@ CLAIMS = (
     Claim(ring_gqa_fwd.send, 2 * b * s * h_kv * (N - 1) / N, name="ring attention with GQA: 2b·s·h_kv(N−1)/N",
           source=LIU + ", §3"),
     Claim(ring.send, 3 * ring_fwd.send,
-          name="ring attention, forward + backward: K, V again and dK, dV back = 3 × forward", source=LIU),
+          name="ring attention, forward + backward: K, V again and dK, dV back = 3 × forward",
+          source="derived here (the least backward a ring can run: K, V round again, dK, dV reduced round it); "
+                 + LIU + " counts the forward only"),
     Claim(ring_flash_send - ring.send, 2 * bsh / N,
           name="ring-flash-attention's backward sends one block of dK and of dV more than the minimum",
           source=RING_FLASH_ATTN),

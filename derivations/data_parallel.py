@@ -11,7 +11,9 @@ from symcomm.core.proof import AtLeast, Claim
 from symcomm.training.strategies import STRATEGIES
 from symcomm.core.symbols import N, Phi
 
-ARTICLE = SOURCE_ARTICLE + ", ch. 2: ring all-reduce 2Φ(N−1)/N"
+# the article names no author, date or address a paper can cite: the published source beside it
+ARTICLE = (SOURCE_ARTICLE + ", ch. 2: ring all-reduce 2Φ(N−1)/N; published: " + PATARASUK
+           + " (the ring all-reduce's 2(N − 1)M/N per rank); the naive root's counts are counted here")
 SOURCE = ARTICLE + "; " + PATARASUK.short + ", §3"
 
 DP = STRATEGIES["dp"]

@@ -75,13 +75,15 @@ CLAIMS = (
     Claim(seq_regather.send - seq.send, 2 * bsh * (N - 1) / N,
           name="the re-all-gather adds 2 all-gathers of b·s·h per layer (QKV and FC1 inputs)", source=REGATHER_SOURCE),
     Claim(tp_recompute.send / tp.send, sp.Rational(3, 2), name="full recompute multiplies TP volume by 3/2",
-          source=KORTHIKANTI + ", §5"),
+          source="derived here: the recomputed forward reruns the forward's two all-reduces a layer beside the "
+                 "forward's two and the backward's two, which " + SHOEYBI + ", §3, counts"),
     Claim(tp_forward.send, 4 * bsh * (N - 1) / N, name="TP forward only: 4bsh(N−1)/N per layer", source=SHOEYBI + ", §3"),
     Claim(sp_forward.send, tp_forward.send, name="SP forward volume = TP forward volume", source=SP_SOURCE),
     Limit(tp_recompute.send, 12 * bsh, name="TP with full recompute → 12bsh", source=TP_SOURCE),
     Claim(tp.send.subs(NARAYANAN_EXAMPLE), 176160768,
-          name="Narayanan et al. example: t=8, b=1, s=2048, h=12288 → 176,160,768 elements per layer",
-          source=NARAYANAN + ", §3.2"),
+          name="at GPT-3's shape (Narayanan et al.'s t=8, b=1, s=2048, h=12288) → 176,160,768 elements per layer",
+          source="counted here at the shape of " + NARAYANAN + ", §3.2 (the paper prints the formula, not this "
+                 "number)"),
     Claim(tp.alpha, 8 * (N - 1), name="TP: 4 ring all-reduces, 2(N−1) latency steps each, per layer",
           source=TP_SOURCE),
 )

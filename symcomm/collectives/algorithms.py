@@ -57,6 +57,11 @@ class Reference(str):
 
 THAKUR = Reference("Thakur, Rabenseifner & Gropp 2005, Optimization of Collective Communication Operations in MPICH, IJHPCA 19(1)",
                    "Thakur et al. 2005")
+#: the two-level all-reduce as reduce-scatter in the node, all-reduce across, all-gather in the node
+HOROVOD_HIERARCHICAL = ("Horovod's hierarchical allreduce, uber/horovod pull request #411 (2018, 'Parallelize "
+                        "hierarchical allreduce algorithm': NCCL reduce-scatter inside the node, MPI allreduce across "
+                        "the nodes, NCCL allgather inside the node, where its first form reduced to one GPU and "
+                        "broadcast)")
 CHAN = Reference("Chan, Heimlich, Purkayastha & van de Geijn 2007, Collective communication: theory, practice, and experience, CCPE 19(13)",
                  "Chan et al. 2007")
 BRUCK = Reference("Bruck, Ho, Kipnis, Upfal & Weathersby 1997, Efficient algorithms for all-to-all communications in multiport message-passing systems, IEEE TPDS 8(11)",
@@ -337,7 +342,9 @@ _ENTRIES = [
               closed_form=Cost.of(send=M, recv=M, total=N * M, alpha=2, beta=M)),
     Algorithm("all_reduce", "hierarchical",
               "ring reduce-scatter inside each node of G ranks, ring all-reduce of the M/G shards across the N/G nodes, ring all-gather inside the node",
-              "Jia et al. 2018, Highly Scalable Deep Learning Training System with Mixed-Precision, arXiv:1807.11205, §3.3 (hierarchical all-reduce)",
+              HOROVOD_HIERARCHICAL + "; the two-level idea after Jia et al. 2018, Highly Scalable Deep Learning "
+              "Training System with Mixed-Precision, arXiv:1807.11205, whose hierarchical all-reduce reduces to a "
+              "master of each group and broadcasts from it instead",
               (G_DIVIDES_N, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "ring", group=G),
                       Phase("all_reduce", "ring", group=N / G, message=M / G, across_nodes=True),
@@ -345,20 +352,22 @@ _ENTRIES = [
     Algorithm("all_gather", "hierarchical",
               "ring all-gather across the N/G nodes among ranks of the same local index (M/G each), "
               "then ring all-gather inside each node of G ranks: the network carries only M/G per rank",
-              "two-level all-gather, the all-gather half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+              "two-level all-gather, the all-gather half of " + HOROVOD_HIERARCHICAL,
               (G_DIVIDES_N, N_DIVIDES_M),
               phases=(Phase("all_gather", "ring", group=N / G, message=M / G, across_nodes=True),
                       Phase("all_gather", "ring", group=G))),
     Algorithm("reduce_scatter", "hierarchical",
               "ring reduce-scatter inside each node of G ranks (M each), then ring reduce-scatter of the "
               "M/G partial sums across the N/G nodes",
-              "two-level reduce-scatter, the reduce-scatter half of Jia et al. 2018, arXiv:1807.11205, §3.3",
+              "two-level reduce-scatter, the reduce-scatter half of " + HOROVOD_HIERARCHICAL,
               (G_DIVIDES_N, N_DIVIDES_M),
               phases=(Phase("reduce_scatter", "ring", group=G),
                       Phase("reduce_scatter", "ring", group=N / G, message=M / G, across_nodes=True))),
     # ---- all-to-all ----------------------------------------------------------------------
     Algorithm("all_to_all", "pairwise", "in round i rank r sends its block for r + i and receives from r − i",
-              THAKUR + ", §4 (Alltoall): T = (p − 1)α + ((p − 1)/p)nβ", (N_DIVIDES_M,),
+              THAKUR + ", §4 (Alltoall): T = (p − 1)α + nβ, n the data a process sends to all the other processes "
+              "(MPICH src/mpi/coll/alltoall/alltoall_intra_pairwise.c): n = (N − 1)M/N, N − 1 blocks of M/N",
+              (N_DIVIDES_M,),
               Cost.of(send=(N - 1) * M / N, recv=(N - 1) * M / N, total=(N - 1) * M,
                       alpha=N - 1, beta=(N - 1) * M / N)),
     Algorithm("all_to_all", "bruck", "in round k each rank forwards the blocks whose index has bit k set",

@@ -115,7 +115,8 @@ def _element_type(dtype: str) -> str:
 
 
 #: what an extra number is, beside it: the bubble as Narayanan et al. define it, not as a share of the step
-_EXTRA_WORDS = {"bubble_fraction": " (bubble time / ideal compute time, Narayanan et al. 2021 §2.2.1; of the whole "
+_EXTRA_WORDS = {"bubble_fraction": " (bubble time / ideal compute time, Narayanan et al. 2021 §2.2.1, the interleaved "
+                                   "schedule's §2.2.2; of the whole "
                                    "step f/(1 + f))"}
 
 

@@ -156,8 +156,13 @@ def cmd_list(args) -> int:
          **({"alias_of": s.name} if key != s.name else {})}
         for key, s in listed
     ]
+    # the step model's own settings (eval hybrid and plan with --hardware): no strategy option, so listed apart
+    from ..training.settings import STEP_OPTIONS
+
+    step = {o.name: {"default": o.text(o.default), "allowed": list(o.texts)} for o in STEP_OPTIONS}
     if args.json:
-        print(json.dumps({"primitives": primitives, "strategies": strategies}, indent=2, ensure_ascii=False))
+        print(json.dumps({"primitives": primitives, "strategies": strategies, "hybrid_step_options": step},
+                         indent=2, ensure_ascii=False))
         return 0
     for p in primitives:
         print(f"{p['name']:<15} {', '.join(a['name'] for a in p['algorithms'])}")
@@ -167,6 +172,9 @@ def cmd_list(args) -> int:
             opts = " ".join(f"{n}={o['default']}" for n, o in s["options"].items())
             alias = f" (alias of {s['alias_of']})" if "alias_of" in s else ""
             print(f"{s['name']:<15} {s['title']}{alias}" + (f"  [{opts}]" if opts else ""))
+            if s["name"] == "hybrid":
+                print(f"{'':<15} with --hardware, the step model's settings too: ["
+                      + " ".join(f"{n}={o['default']}" for n, o in step.items()) + "]")
     return 0
 
 

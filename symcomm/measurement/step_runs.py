@@ -218,6 +218,10 @@ def _dtype_refusal(dtype, words: list, given: str) -> str | None:
     precision = next((str(w).split("=", 1)[1] for w in words if str(w).startswith("precision=")), "bf16")
     if dtype is None or dtype_measured(str(dtype), precision):
         return None
+    if precision != "bf16":
+        return (f"{given} {dtype} would price the messages of a precision={precision} run in {dtype} elements, which "
+                f"no fitted run moved; leave it out (bf16): the dtypes calibrate-step fits: "
+                f"{', '.join(MEASURED_DTYPES)}")
     return (f"{given} {dtype} would time the matmuls at the {dtype} peak and fit eta as a share of it, but the "
             f"hardware file holds eta as a share of the bf16 peak, as eval and plan read it: give a run of an FP8 or "
             f"FP4 recipe its precision= in its words ({', '.join(p for p in PRECISIONS if p != 'bf16')}: its linear "

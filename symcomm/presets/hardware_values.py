@@ -161,13 +161,16 @@ def precision_refusal(precision: str, capability: tuple, hardware: str) -> str |
 #: the element types of the runs every fit measured (16-bit training): a step timed at another --dtype (its matmuls at
 #: that type's peak, its messages at its size) is not what the fits' errors describe
 MEASURED_DTYPES = ("bf16", "fp16")
+#: the 4-byte --dtype values: a run's messages at twice the 16-bit size every fitted run moved
+WIDE_DTYPES = ("fp32", "tf32")
 
 
 def dtype_measured(dtype: str, precision: str) -> bool:
-    """Whether a step timed at ``dtype`` under ``precision`` is what the fits measured: a low-precision recipe times
-    its GEMMs against the bf16 peak whatever --dtype says; a bf16 run at a --dtype of :data:`MEASURED_DTYPES` (eval's
-    and plan's one rule for whether the fit's error is shown)."""
-    return precision != "bf16" or dtype in MEASURED_DTYPES
+    """Whether a step timed at ``dtype`` under ``precision`` is what the fits measured: a run at a --dtype of
+    :data:`MEASURED_DTYPES`; a low-precision recipe, which times its GEMMs at its own peaks whatever --dtype says, at
+    any but a 4-byte one, whose messages no fitted run moved (eval's and plan's one rule for whether the fit's error is
+    shown)."""
+    return dtype in MEASURED_DTYPES or (precision != "bf16" and dtype not in WIDE_DTYPES)
 
 
 def low_dtype_note(dtype: str, precision: str) -> str | None:
@@ -176,7 +179,11 @@ def low_dtype_note(dtype: str, precision: str) -> str | None:
     memory model counts a 16-bit run's."""
     if dtype_measured(dtype, precision):
         return None
-    if dtype in ("fp32", "tf32"):
+    if dtype in WIDE_DTYPES and precision != "bf16":
+        return (f"--dtype {dtype} with precision={precision}: the recipe's GEMMs as it runs them, but the messages in "
+                "4-byte elements, where every fitted run moved 16-bit ones (and the framework's own-width terms): the "
+                "step time's error is unknown; leave --dtype out (bf16) for the recipe's messages")
+    if dtype in WIDE_DTYPES:
         return (f"--dtype {dtype}: the matmuls at the {dtype} peak × eta and the messages in 4-byte elements, but the "
                 "memory counts a 16-bit run's weights, gradients and activations, and no published run trained in "
                 f"{dtype}: the step time's error is unknown; --dtype bf16 (or fp16) is what the fits measured")

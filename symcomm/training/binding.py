@@ -154,6 +154,15 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     return values, times
 
 
+
+#: the words users bring from elsewhere for a parameter eval spells otherwise: the hint its refusal adds
+MISSPELT = {"mb": " (mb is plan's micro-batch size; eval takes m, the micro-batches per replica: m = b/(d·mb))",
+            "micro_batch": " (eval takes m, the micro-batches per replica: b/(d·micro-batch size))",
+            "dp": " (the data-parallel degree is d)", "tp": " (the tensor-parallel degree is t)",
+            "pp": " (the pipeline-parallel degree is p)", "ep": " (the expert-parallel degree is e)",
+            "vp": " (the virtual pipeline stages per rank are v, with schedule=interleaved)",
+            "seq": " (the sequence length is s)", "gbs": " (the global batch, in sequences, is b)"}
+
 def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
     """(each word's (name, symbol, least value, is a time constant), the names given but not used, the time
     constants missing once one is given) for ``texts``' names, in their order; the refusals in the words'
@@ -174,8 +183,13 @@ def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
             if key not in needed and key not in also_used:
                 unused.append(key)
         else:
-            options = f"; options: {', '.join(target.option_names)}" if target.option_names else ""
-            raise UsageError(f"unknown parameter {key!r} for {target.label}; allowed: {', '.join(allowed)}{options}")
+            options = (f"; options: {', '.join(target.option_names)} (symcomm list: their defaults)"
+                       if target.option_names else "")
+            # a strategy by its name and the options given, not its whole label (the hybrid's names all ~40)
+            who = (target.label if target.kind == "primitive"
+                   else " ".join([target.name, *(f"{k}={v}" for k, v in target.changed.items())]))
+            raise UsageError(f"unknown parameter {key!r} for {who}; allowed: {', '.join(allowed)}{options}"
+                             f"{MISSPELT.get(key, '')}")
     # every needed name given (set operations, the common case), else which are missing, in order
     missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
         [name for name in needed_names if name not in texts or name in _TIME_NAMES]

@@ -365,3 +365,14 @@ def op_framework_refusal(framework: str) -> str | None:
         return None
     return (f"recompute=op with framework={framework} is not run: it is torchtitan's op-level selective "
             "checkpointing (framework=fsdp2); give recompute=selective, full or none")
+
+
+def selective_framework_note(framework: str, recompute: str) -> str | None:
+    """What eval says of recompute=selective under a framework whose own selective checkpointing is op-level
+    (:data:`OP_FRAMEWORKS`: torchtitan's activation_checkpoint.mode selective): the setting is Megatron's, the
+    attention core's scores recomputed, which keeps every other activation (with flash attention, as much as none)."""
+    if recompute != "selective" or framework not in OP_FRAMEWORKS:
+        return None
+    return (f"recompute=selective is Megatron's selective recompute (the attention core's scores recomputed; with "
+            f"flash attention it keeps every activation recompute=none keeps); torchtitan's selective activation "
+            f"checkpointing (framework={framework}) is op-level: give recompute=op for it")

@@ -314,7 +314,7 @@ _ENTRIES = (
               build_ep, (rules.divisible(E, N), TOP_K_OF_E)),
     _strategy("cp_ulysses", "Context parallel, DeepSpeed-Ulysses",
               "per layer, all-to-all of Q, K, V and O forward, the same backward; each rank holds s/N tokens",
-              JACOBS + ", §3.1",
+              JACOBS + ", §3.1 (the design), §3.2 (its communication analysis)",
               "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv",
               (_flag("gqa", "1 = K and V have width h_kv (grouped-query attention), else h"),),
               build_cp_ulysses, (rules.divisible(s, N), rules.divisible(a, N))),

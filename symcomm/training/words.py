@@ -18,8 +18,8 @@ from ..base.crossing import SWITCH
 from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
                                        mesh_board_note)
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import (head_split_refusal, op_framework_refusal, routing_note, schedule_refusal, straddle_note,
-                                whole_numbers)
+from .megatron_features import (head_split_refusal, op_framework_refusal, routing_note, schedule_refusal,
+                                selective_framework_note, straddle_note, whole_numbers)
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -352,13 +352,13 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
 def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     """What eval says of a layout whatever its numbers (both of its paths): the NVLink board's wiring, groups that
     straddle NVLink domains, group-limited routing a dispatcher does not count, recompute=op under a framework that
-    does not run it."""
+    does not run it, recompute=selective where the framework's own selective checkpointing is op-level."""
     framework = str(options.get("framework", OPTIONS["framework"].default))
     # plan refuses it (and leaves it out of its search); eval prices the op list as asked, and says so
     op = str(options.get("recompute")) == "op" and op_framework_refusal(framework) is not None
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
             straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
-            partial_node_note(numbers),
+            partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)

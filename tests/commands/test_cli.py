@@ -885,3 +885,28 @@ def test_a_node_typed_larger_than_the_parts_is_said(capsys):
     assert code == 0 and "G=1024 above h100's 8 GPUs per node" in err
     code, out, err = run(capsys, *words, "G=8")
     assert code == 0 and "above h100's" not in err
+
+
+def test_what_the_stop_67_outsiders_found(capsys):
+    llama = ["eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=16",
+             "m=1", "s=8192"]
+    # torchtitan's selective activation checkpointing is op-level; recompute=selective is Megatron's (the attention
+    # core's scores), which under flash attention keeps what recompute=none keeps: said where the framework is fsdp2
+    code, out, err = run(capsys, *llama, "framework=fsdp2", "zero=3", "recompute=selective")
+    assert code == 0 and "give recompute=op for it" in err
+    code, out, err = run(capsys, *llama, "recompute=selective")
+    assert code == 0 and "give recompute=op for it" not in err
+    # plan's micro-batch size mb= is no eval parameter: one line naming m, without the strategy's whole label
+    code, out, err = run(capsys, *llama[:-2], "mb=2", "s=8192")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown parameter 'mb' for hybrid" in err and "eval takes m" in err and "sp_regather=framework" not in err
+    # an FP8 recipe's messages at a 4-byte --dtype: no fitted run moved them, so the fit's error is not shown
+    code, out, err = run(capsys, *llama, "precision=fp8_tensor", "--dtype", "fp32")
+    assert code == 0 and "off by       unknown" in out and "--dtype fp32 with precision=fp8_tensor" in err
+    code, out, err = run(capsys, *llama, "precision=fp8_tensor")
+    assert "off by       typically" in out
+    # the step model's settings are listed beside the hybrid's options (flash attention is on by default)
+    code, out, err = run(capsys, "list")
+    assert "the step model's settings too" in out and " flash=1 " in out
+    code, out, err = run(capsys, "list", "--json")
+    assert json.loads(out)["hybrid_step_options"]["flash"] == {"default": "1", "allowed": ["0", "1"]}

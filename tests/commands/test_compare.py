@@ -327,7 +327,7 @@ def test_a_typed_g_places_every_algorithm_on_nodes_of_g(capsys):
 # -- the inter-node link's two meanings (issue 22, "no confident nonsense", "one rule for the level") ------
 #
 # A flat ring of N ranks over nodes pays 2(N−1)/N·M·β per rank, its β the per-step cost of its slowest hop;
-# the two-level form (Jia et al. 2018, §3.3) pays 2(N/G−1)/(N/G)·(M/G)·β_inter across nodes with the G ranks
+# the two-level form (Horovod's hierarchical allreduce, uber/horovod pull request #411) pays 2(N/G−1)/(N/G)·(M/G)·β_inter across nodes with the G ranks
 # of a node crossing at once.  Fitted to one 16-rank log the two β differ ~11× (74.7 against 6.6 GB/s), and
 # the calibrated file used to carry only the second as its inter link, so eval priced the flat 16-rank ring
 # at it: 305 ms at 1 GiB, where nccl-tests (its flat calibration entry) and the log say 28.7 ms.

@@ -13950,6 +13950,7 @@ globalThis.SYMCOMM_CATALOG = {
 "examples": "e.g. 8, 2**30, 3*2**30, 1073741824",
 "size_units": {
 "B": "1",
+"kB": "1000",
 "KB": "1000",
 "MB": "1000000",
 "GB": "1000000000",

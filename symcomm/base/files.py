@@ -116,6 +116,15 @@ def refuse_overwriting(path, read: list, what: str = "-o") -> None:
                               "reads; writing there would replace it: give another file name")
 
 
+def same_path(one, other) -> bool:
+    """True where two output paths name one file: the same file when both exist (a link, ``./``), else the same
+    resolved name (neither written yet)."""
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError, TypeError):
+        return Path(os.fspath(one)).resolve() == Path(os.fspath(other)).resolve()
+
+
 def write_file(path, data: str | bytes, what: str = "-o") -> Path:
     """Write ``data`` (text as UTF-8 with ``\\n`` line ends) to the regular file ``path``, atomically.
 

@@ -324,7 +324,7 @@ def read_json(path, option: str, schema_name: str, limit: int) -> Any:
 # -- quantities with units ----------------------------------------------------------------------
 
 #: byte units a size may carry (M=1GiB): decimal and binary prefixes
-SIZE_UNITS = {"B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
+SIZE_UNITS = {"B": 1, "kB": 10 ** 3, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
               "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
 #: rate units a bandwidth may carry (bw=50GB/s, bw=400Gb/s): bytes per second each
 RATE_UNITS = {"B/s": 1, "KB/s": 10 ** 3, "MB/s": 10 ** 6, "GB/s": 10 ** 9, "TB/s": 10 ** 12,
@@ -364,13 +364,26 @@ def parse_size_bytes(key: str, text: str) -> int:
     return int(value)
 
 
+#: the least plain number (no unit) a bandwidth is read as, bytes/s: below it a unit was more likely left out
+#: (bw=50 meaning 50GB/s) than a link of under 1 MB/s meant
+LEAST_PLAIN_BANDWIDTH = 1e6
+
+
 def parse_bandwidth(key: str, text: str) -> float:
-    """A bandwidth per direction in bytes/s: ``50GB/s``, ``400Gb/s`` (bits), or a plain number (bytes/s)."""
+    """A bandwidth per direction in bytes/s: ``50GB/s``, ``400Gb/s`` (bits), or a plain number of bytes/s of at
+    least :data:`LEAST_PLAIN_BANDWIDTH` (``5e10``)."""
     number, unit = split_unit(text, RATE_UNITS)
-    value = parse_real(key, number, least=0.0, strictly_above=True) * RATE_UNITS.get(unit, 1)
+    units = f"(units: {', '.join(RATE_UNITS)})"
+    try:
+        value = float(parse_fraction(key, number, integer=False, least=None)) * RATE_UNITS.get(unit, 1)
+    except InputError:
+        raise InputError(f"{key}={_short(str(text))} is not a bandwidth: write a number and a rate unit, "
+                         f"{key}=50GB/s or {key}=400Gb/s {units}") from None
     if not 1.0 <= value <= 1e18:
-        raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1 EB/s "
-                         f"(units: {', '.join(RATE_UNITS)})")
+        raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1 EB/s {units}")
+    if unit is None and value < LEAST_PLAIN_BANDWIDTH:
+        raise InputError(f"{key}={_short(str(text))} has no rate unit, so it reads as {value:g} bytes/s: write "
+                         f"{key}={_short(str(text))}GB/s (or {key}=400Gb/s, bits) {units}")
     return value
 
 

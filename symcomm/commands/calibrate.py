@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from ..base.errors import InputError
-from ..base.files import check_output, refuse_overwriting, write_file
+from ..base.files import check_output, refuse_overwriting, same_path, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
 from ..measurement import nccl_prediction, nccl_tests
@@ -48,6 +48,9 @@ def cmd_calibrate(args) -> int:
     if args.output is not None:
         check_output(args.output, "-o")
         refuse_overwriting(args.output, read, "-o")
+    if args.output is not None and args.plot is not None and same_path(args.output, args.plot):
+        raise InputError(f"-o {args.output} and --plot {args.plot} name one file: the plot would replace the hardware "
+                         "file; give each its own path")
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
         check_output(args.plot, "--plot")

@@ -530,6 +530,31 @@ def _us(seconds: float) -> str:
     return human_time(seconds)
 
 
+#: how far above the base hardware's datasheet link a fitted intra-node link may come before it is said: a ring's
+#: busbw stays under the datasheet NVLink bandwidth (an in-switch NVLS all-reduce passes it by a few percent)
+FASTER_THAN_DATASHEET = 1.10
+
+
+def _beside_the_base(fits: list, base) -> None:
+    """Notes on the fits of one node that a base preset contradicts: a link faster than the base's datasheet
+    NVLink (a log of other hardware, a wrong rank count, a doctored log), and a base named for another GPU than
+    the log prints."""
+    if base is None:
+        return
+    for f in fits:
+        device = f.log.device.upper()
+        gpu = next((key for key in ("GB200", "B200", "H200", "H100", "A100") if key in device), None)
+        if gpu is not None and gpu.lower() not in base.name.lower():
+            f.notes.append(f"the log's GPU is {f.log.device}, but the base hardware is {base.name}: its γ (held in "
+                           "the fit) and everything a log cannot measure come from another GPU")
+        if f.level == "intra" and f.bandwidth > FASTER_THAN_DATASHEET * base.intra.bytes_per_second:
+            f.notes.append(f"the fitted link, {f.bandwidth / 1e9:.4g} GB/s per direction, is more than "
+                           f"{100 * (FASTER_THAN_DATASHEET - 1):.0f} % above {base.name}'s NVLink datasheet "
+                           f"({base.intra.bytes_per_second / 1e9:.4g} GB/s per direction), which a ring's busbw does not "
+                           "pass: check the log's rank count (its busbw factor), its GPU and --base before using the "
+                           "file")
+
+
 def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | None = None,
               algorithm: str | None = None, collective_name: str | None = None,
               base: str | None = None) -> list[Fit]:
@@ -547,10 +572,12 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
                 raise InputError(f"log {str(path)!r}: more than {MAX_TESTS} tests in the logs given (a hardware file "
                                  "keeps one calibration per test)")
             logs.append(nccl_tests.with_ranks(log, ranks, gpus_per_node))
-    held = held_gamma(_base_preset(logs, base))
+    base_hardware = _base_preset(logs, base)
+    held = held_gamma(base_hardware)
     # --algorithm hierarchical: each log's own fit is the flat default, the two-level fit is added below
     flat = None if algorithm == "hierarchical" else algorithm
     fits = [fit_log(log, flat, held=held) for log in logs]
+    _beside_the_base(fits, base_hardware)
     # two levels: a single-node fit and a multi-node log of the same collective
     for log in logs:
         if not spans_nodes(log.ranks, log.gpus_per_node):

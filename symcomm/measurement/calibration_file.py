@@ -21,6 +21,11 @@ from ..presets import entry_gamma, link_values, spans_nodes
 from ..presets.describe import link_document, part_facts
 
 
+#: how far two logs of one test may fit apart and still be read as the same link (run-to-run spread of nccl-tests on
+#: one machine is a few percent; two machines or a doctored log are not one link)
+SAME_LINK_SPREAD = 0.10
+
+
 def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> dict:
     """The hardware file (schema ``hardware``) of these fits: links from the fits (all-reduce's
     when there is one), the rest from ``base`` (a preset), and every fit's curve, each with the γ
@@ -34,7 +39,19 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
     def pick(level):
         mine = [f for f in fits if f.level == level and not f.model.algorithm == "hierarchical"]
         mine.sort(key=lambda f: (f.model.collective.name != "all_reduce", -f.model.ranks))
-        return mine[0] if mine else None
+        if not mine:
+            return None
+        # logs of the same test the file would choose between by their order: refused where they disagree
+        twins = [f for f in mine[1:] if (f.model.collective.name, f.model.ranks) ==
+                 (mine[0].model.collective.name, mine[0].model.ranks)]
+        for twin in twins:
+            if abs(twin.bandwidth / mine[0].bandwidth - 1) > SAME_LINK_SPREAD:
+                raise InputError(
+                    f"logs {mine[0].log.path!r} and {twin.log.path!r} both measure {mine[0].model.collective.name} on "
+                    f"{mine[0].model.ranks} ranks ({'across nodes' if level == 'inter' else 'inside one node'}) but fit "
+                    f"{mine[0].bandwidth / 1e9:.4g} and {twin.bandwidth / 1e9:.4g} GB/s, more than "
+                    f"{100 * SAME_LINK_SPREAD:g} % apart: the file holds one link per level; give the log you trust")
+        return mine[0]
 
     paths = sorted({f.log.path for f in fits})
     title = f"calibrated from nccl-tests ({', '.join(paths)})"

@@ -34,8 +34,11 @@ def report_text(fits: list[Fit]) -> str:
     for f in fits:
         m = f.model
         log = f.log
+        # a one-node reading no header gave is the fit's premise (intra- or inter-node link): said here, not only below
+        assumed = (" — ASSUMED: the log names no hosts; give --gpus-per-node G if it spanned nodes"
+                   if log.one_node_assumed else "")
         out.append(f"{m.collective.name} on {m.ranks} ranks ({log.nodes} node{'s' if log.nodes > 1 else ''} × "
-                   f"{m.gpus_per_node} GPUs{', ' + log.device if log.device else ''}) from {log.path}")
+                   f"{m.gpus_per_node} GPUs{', ' + log.device if log.device else ''}) from {log.path}{assumed}")
         out.append(f"  algorithm      {m.algorithm} (catalog formula; γ held, not fitted: at one N c·γ and b·β are "
                    "both multiples of M)")
         out.append(f"  gamma          {f.gamma:.4g} s/byte: {f.gamma_source}")

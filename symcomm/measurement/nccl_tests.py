@@ -144,6 +144,8 @@ class Log:
     avg_busbw: float | None = None
     notes: tuple[str, ...] = ()
     first_line: int = 1
+    #: True where no header said which hosts the ranks ran on and none was given: the ranks taken as one node
+    one_node_assumed: bool = False
 
     @property
     def nodes(self) -> int:
@@ -418,18 +420,26 @@ def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
         said = f" (its busbw/algbw ratio says {hint})" if hint else ""
         raise InputError(f"{where} line {log.first_line}: the header with the ranks is cut off{said}; "
                          "give --ranks N (and --gpus-per-node G when the run spans nodes)")
+    if log.ranks is None and ranks is not None:
+        hint = ranks_from_busbw(log)
+        if hint is not None and hint != ranks:
+            # the busbw factor nccl-tests printed is 2(n − 1)/n (all-reduce) or (n − 1)/n of the n it ran on
+            raise InputError(f"{where}: --ranks {ranks} but the log's busbw/algbw ratio says {hint} ranks (nccl-tests "
+                             f"prints busbw = algbw × its factor of the ranks it ran on); give --ranks {hint}")
     n = log.ranks or ranks
-    notes = list(log.notes)
+    notes, assumed = list(log.notes), False
     if log.gpus_per_node is not None and log.ranks is not None:
         g = log.gpus_per_node
-        if gpus_per_node is not None and gpus_per_node != g and log.hosts and log.hosts > 1:
-            raise InputError(f"{where}: --gpus-per-node {gpus_per_node} but the header shows {g} GPUs per host")
+        if gpus_per_node is not None and gpus_per_node != g:
+            raise InputError(f"{where}: --gpus-per-node {gpus_per_node} but the header shows {g} GPUs per host "
+                             f"({log.hosts or 1} host{'s' if (log.hosts or 1) > 1 else ''}); leave it out")
     else:
         g = gpus_per_node or n
         if gpus_per_node is None:
             what = "no header" if log.ranks is None else "no host names in the header"
             notes.append(f"{what}: taken as one node of {n} GPUs (give --gpus-per-node when it spans nodes)")
+            assumed = True
     if n % min(g, n):
         raise InputError(f"{where}: {n} ranks are not whole nodes of {g} GPUs")
-    return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes))
+    return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes), one_node_assumed=assumed)
 

@@ -910,3 +910,15 @@ def test_what_the_stop_67_outsiders_found(capsys):
     assert "the step model's settings too" in out and " flash=1 " in out
     code, out, err = run(capsys, "list", "--json")
     assert json.loads(out)["hybrid_step_options"]["flash"] == {"default": "1", "allowed": ["0", "1"]}
+    # a bandwidth without its unit reads as bytes/s: 50 B/s is refused as the slip it is, an unknown unit lists them
+    ring = ["eval", "all_reduce", "N=8", "M=1GiB", "alpha=0", "gamma=0"]
+    code, out, err = run(capsys, *ring, "bw=50")
+    assert code == 2 and "has no rate unit" in err and "bw=50GB/s" in err
+    code, out, err = run(capsys, *ring, "bw=50GBps")
+    assert code == 2 and "units: B/s" in err
+    # bw=5e10 (bytes/s): 2·7/8 of 2**30 bf16 elements of 2 bytes = 1.75·2**31 bytes at 5e10 B/s = 37.58 ms
+    code, out, err = run(capsys, *ring, "bw=5e10")
+    assert code == 0 and "37.6 ms" in out
+    # kB, the SI kilobyte: 1000 bytes, 500 bf16 elements
+    code, out, err = run(capsys, "eval", "all_reduce", "N=4", "M=1kB", "--json")
+    assert code == 0 and json.loads(out)["values"]["M"] == 500

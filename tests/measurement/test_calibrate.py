@@ -861,3 +861,50 @@ def test_a_row_that_is_no_measurement_is_refused_in_one_line(tmp_path, capsys, m
     log.write_text("\n".join(rows) + "\n")
     code, out, err = run(capsys, "calibrate", log)
     assert code == 2 and len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
+
+
+def _halved(text: str) -> str:
+    """The log with every time halved and every bandwidth doubled: the same test, twice as fast."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if line.strip() and not line.startswith("#") and len(parts) >= 13 and parts[0].isdigit():
+            parts[5], parts[9] = (f"{float(parts[i]) / 2:.1f}" for i in (5, 9))
+            for i in (6, 7, 10, 11):
+                parts[i] = f"{float(parts[i]) * 2:.2f}"
+            line = "  ".join(parts)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_what_the_stop_67_outsider_found_in_calibrate(tmp_path, capsys):
+    real = tmp_path / "a100.log"
+    real.write_text((DATA / "a100-1node-all_reduce.log").read_text())
+    fast = tmp_path / "fast.log"
+    fast.write_text(_halved(real.read_text()))
+    # -o and --plot naming one file: the plot would replace the hardware file
+    code, out, err = run(capsys, "calibrate", real, "-o", tmp_path / "x.svg", "--plot", tmp_path / "x.svg")
+    assert code == 2 and "name one file" in err and not (tmp_path / "x.svg").exists()
+    # two logs of one test the file would choose between by their order: refused where they disagree (~2x here)
+    code, out, err = run(capsys, "calibrate", real, fast, "-o", tmp_path / "hw.json")
+    assert code == 2 and "more than 10 % apart" in err and not (tmp_path / "hw.json").exists()
+    # a link twice the A100's NVLink (300 GB/s per direction, its datasheet) is said, with what to check
+    code, out, err = run(capsys, "calibrate", fast)
+    assert code == 0 and "above a100-40gb's NVLink datasheet" in out
+    code, out, err = run(capsys, "calibrate", real)
+    assert code == 0 and "NVLink datasheet" not in out          # 300.8 GB/s: within 10 % of 300
+    # a base named for another GPU than the log prints
+    code, out, err = run(capsys, "calibrate", real, "--base", "h100")
+    assert code == 0 and "but the base hardware is h100" in out
+    # --gpus-per-node against the header's one host of 8 GPUs
+    code, out, err = run(capsys, "calibrate", real, "--gpus-per-node", "4")
+    assert code == 2 and "the header shows 8 GPUs per host" in err
+    # a log without its header: --ranks against the busbw/algbw ratio (2(n − 1)/n = 1.875 on 16 ranks), and the
+    # one-node reading said in the first line
+    bare = tmp_path / "bare.log"
+    bare.write_text("".join(line + "\n" for line in (DATA / "h100-2node-all_reduce.log").read_text().splitlines()
+                            if not line.startswith("#")))
+    code, out, err = run(capsys, "calibrate", bare, "--ranks", "8")
+    assert code == 2 and "ratio says 16 ranks" in err
+    code, out, err = run(capsys, "calibrate", bare, "--ranks", "16")
+    assert code == 0 and "ASSUMED: the log names no hosts" in out.splitlines()[0]

@@ -127,10 +127,17 @@ def cmd_compare(args) -> int:
     print(f"  {'algorithm':<24}" + "".join(f" {title:>{width}}" for _, title, width in columns) + f" {'time':>10}")
     for r in sorted(rows, key=lambda r: r["time"]):
         mark = "  ← best" if r is best else ""
+        if r["algorithm"] in out["ranges_leave_out"]:
+            # a switch that adds (NVLink SHARP, IB SHARP): no cluster without one runs it
+            mark += "  (needs a switch that reduces: NVLS, SHARP)"
         print(f"  {r['algorithm']:<24}" + "".join(f" {r[key]:>{width},}" if key in r else f" {'–':>{width}}"
                                                   for key, _, width in columns)
               + f" {human_time(r['time']):>10}{mark}")
-    print("  fastest by message size among host-based algorithms (elements; where the lines cross):")
+    # the ranges compare the algorithms that ran at these values: one refused at this M (ring where N does not divide
+    # M) is left out of every range, though its line exists at the sizes it takes
+    absent = [line.split(":", 1)[0] for line in skipped]
+    print("  fastest by message size among host-based algorithms (elements; where the lines cross)"
+          + (f", of those that ran at these values (not {', '.join(absent)}: see below)" if absent else "") + ":")
     for r in ranges:
         crossing = (f"   (overtakes at M ≈ {r['crossover_elements']:,.0f} elements, "
                     f"{human_size(r['crossover_elements'] * scale, 'bytes')})") if "crossover_elements" in r else ""

@@ -919,6 +919,11 @@ def test_what_the_stop_67_outsiders_found(capsys):
     # bw=5e10 (bytes/s): 2·7/8 of 2**30 bf16 elements of 2 bytes = 1.75·2**31 bytes at 5e10 B/s = 37.58 ms
     code, out, err = run(capsys, *ring, "bw=5e10")
     assert code == 0 and "37.6 ms" in out
+    # compare's ranges are among the algorithms that ran at the typed M (ring is refused at M=1e9 on N=6: not a
+    # multiple), said; in-network reduction is marked as needing a switch that reduces
+    code, out, err = run(capsys, "compare", "all_reduce", "N=6", "M=1e9", "bw=50GB/s", "alpha=5e-6", "gamma=0")
+    assert code == 0 and "of those that ran at these values (not ring" in out
+    assert "in_network" in out and "needs a switch that reduces" in out
     # kB, the SI kilobyte: 1000 bytes, 500 bf16 elements
     code, out, err = run(capsys, "eval", "all_reduce", "N=4", "M=1kB", "--json")
     assert code == 0 and json.loads(out)["values"]["M"] == 500

@@ -234,6 +234,7 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
     ones at the base's value, each with why), the errors in sample and left one out, and the runs."""
     from ..base.inputs import read_json
     from ..presets.systems import MAX_HARDWARE_BYTES
+    from .step_fit import NOT_DETERMINED
 
     if base.from_file:
         document = dict(read_json(base.name, "--hardware", "hardware", limit=MAX_HARDWARE_BYTES))
@@ -243,12 +244,18 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
                     "gpus_per_node": base.gpus_per_node, **part_facts(base)}
     document["name"] = name or f"{base.name.rsplit('/', 1)[-1].removesuffix('.json')}-calibrated"
     inside, out = fit.in_sample, fit.leave_one_out
+    # what the runs determine of each fitted constant travels with the file: eval's constants line prints the source,
+    # so a fit whose constants trade along a valley (runs of one layout) is not read as holding for any layout
+    spread = [f"{name} {low:.4g} to {high:.4g}" for name, (low, high) in sorted(fit.spans.items())
+              if name in fit.fitted and high > low]
+    spans = (f"; the runs fit as well (mean |error| within {100 * NOT_DETERMINED:g} points) with {', '.join(spread)}: "
+             "runs of another model or layout can be off by more than the leave-one-out" if spread else "")
     document["step_time"] = {
         **fit.constants,
         "source": (f"fitted by symcomm calibrate-step on {inside.runs} measured runs ({runs_path}), base "
                    f"{base.name}: fitted {', '.join(fit.fitted) or 'none'}; mean |error| {100 * inside.mean:.1f} %, "
                    f"max {100 * inside.max:.1f} %; leave-one-out mean {100 * out.mean:.1f} %, max "
-                   f"{100 * out.max:.1f} %"),
+                   f"{100 * out.max:.1f} %{spans}"),
         "fitted": list(fit.fitted), "held": dict(fit.held), "frameworks": list(fit.frameworks),
         "precisions": list(fit.precisions),
         "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},

@@ -192,6 +192,13 @@ def test_the_report_shows_each_fitted_constant_s_span(tmp_path, capsys, syntheti
     assert code == 0, err
     low, high = report["spans"]["kappa"]
     assert f"as good from {low:g} to {high:g} (mean |error| within 0.5 points of the fit's" in out
+    # the written file carries the spans in its step_time source, which eval's constants line prints: a fit on runs
+    # that determine its constants only within a span is not read as holding for any layout
+    written = tmp_path / "hw.json"
+    code, out, err = run(capsys, "calibrate-step", runs, "--hardware", "h100", "-o", written)
+    assert code == 0, err
+    source = json.loads(written.read_text())["step_time"]["source"]
+    assert f"kappa {low:.4g} to {high:.4g}" in source and "can be off by more than the leave-one-out" in source
 
 
 def test_a_borrowing_base_holds_its_own_roofline_width(tmp_path, capsys, synthetic):

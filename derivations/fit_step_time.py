@@ -670,7 +670,10 @@ def main(argv=None) -> int:
                 **found.constants, "fitted_on": f["fitted_on"], "fitted": list(found.fitted), "held": dict(found.held),
                 "frameworks": list(found.frameworks), "precisions": list(found.precisions),
                 "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
-                "source": (f"fitted on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
+                # which constants the runs fitted and which are held (each with its why in "held"): a reader of
+                # eval's constants line must not take a held eta for a fitted one
+                "source": (f"fitted: {', '.join(found.fitted) or 'none'}; held: {', '.join(found.held) or 'none'} "
+                           f"(step_time.held says why); on {len(f['fitted_on'])} published runs (fitted_on; derivations/data/"
                            f"published_runs.json, bridge_runs_*.json, torchtitan_runs.json) by python -m "
                            f"symcomm.derivations.fit_step_time: mean |error| "
                            f"{100 * inside.mean:.1f} %, max {100 * inside.max:.1f} %; leave-one-out mean "

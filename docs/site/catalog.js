@@ -282,7 +282,7 @@ globalThis.SYMCOMM_CATALOG = {
 "integer": false
 },
 "eta": {
-"meaning": "fitted share of peak the matmuls reach",
+"meaning": "share of peak the matmuls reach (fitted or held: the hardware preset says which)",
 "unit": "ratio",
 "integer": false
 },
@@ -332,7 +332,7 @@ globalThis.SYMCOMM_CATALOG = {
 "integer": false
 },
 "eta_attn": {
-"meaning": "fitted share of the bf16 peak the flash-attention core reaches (forward and backward)",
+"meaning": "share of the bf16 peak the flash-attention core reaches (forward and backward; fitted, or held at the part's published share)",
 "unit": "ratio",
 "integer": false
 },

@@ -27,7 +27,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
                                    "without it")
     p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
-    p.add_argument("--model", help="model preset: fills Phi, h, L, a, h_kv, s (and E, k, L_moe, Phi_E)")
+    p.add_argument("--model", help="model preset: fills its shape (Phi, h, L, a, h_kv, V, F, s, and its experts', MLA's and Mamba's sizes where it has them)")
     p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
     p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
                                       "(per byte; --dtype defaults to bf16) and G")

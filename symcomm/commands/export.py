@@ -13,7 +13,7 @@ from ..views.export import FORMATS, export, select
 def register_cli(subparsers) -> None:
     """``symcomm export --format F [--only NAME...] [--numpy] [-o PATH] [--list]``."""
     p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON")
-    p.add_argument("--format", default=None, help=", ".join(FORMATS))
+    p.add_argument("--format", default=None, help="required (but with --list): " + ", ".join(FORMATS))
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="formula, subject (all_reduce__ring), primitive or strategy names")
     p.add_argument("--numpy", action="store_true", help="python: vectorised numpy functions (floats)")

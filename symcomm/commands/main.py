@@ -301,7 +301,7 @@ def build_parser(others: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 by default")
     p.add_argument("--hardware", help="a hardware preset or file: fills alpha, beta, gamma, their inter-node pair and G, "
                                       "as for eval (a flat group across nodes at the links its crossings use, said in a note)")
-    p.add_argument("--json", action="store_true", help="one JSON document (seconds, elements)")
+    p.add_argument("--json", action="store_true", help="one JSON document (seconds; counts in bytes, M in elements)")
     p.set_defaults(run=cmd_compare)
     p = sub.add_parser("prove", help="check every claim; exit 1 if any fails")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")

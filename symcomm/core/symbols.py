@@ -204,7 +204,7 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(t_e, "t_e", "expert tensor-parallel size: each routed expert split over t_e ranks, the innermost axis "
                    "of Megatron-Core's expert grid (expert_tp=t_e; --expert-tensor-parallel-size)", "ranks"),
         SymbolInfo(peak, "peak", "dense matmul throughput of one GPU at the run's dtype", "FLOP/s"),
-        SymbolInfo(eta, "eta", "fitted share of peak the matmuls reach", "ratio"),
+        SymbolInfo(eta, "eta", "share of peak the matmuls reach (fitted or held: the hardware preset says which)", "ratio"),
         SymbolInfo(hbm, "hbm", "memory (HBM) bandwidth of one GPU", "bytes/s"),
         SymbolInfo(kappa, "kappa", "fitted HBM passes over each activation byte (norms, softmax, dropout)", "ratio"),
         SymbolInfo(peak_fp8, "peak_fp8", "dense FP8 matmul throughput of one GPU (precision=fp8_tensor, fp8_delayed, "
@@ -218,8 +218,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
                    "half its large-shape share of peak; absent = w_half", "elements"),
         SymbolInfo(kappa_moe, "kappa_moe", "fitted HBM-pass equivalents over each routed token copy's hidden vector per "
                    "MoE layer (dispatch, permutation, combine: forward + backward); absent = 0", "ratio"),
-        SymbolInfo(eta_attn, "eta_attn", "fitted share of the bf16 peak the flash-attention core reaches "
-                   "(forward and backward)", "ratio"),
+        SymbolInfo(eta_attn, "eta_attn", "share of the bf16 peak the flash-attention core reaches (forward and "
+                   "backward; fitted, or held at the part's published share)", "ratio"),
         SymbolInfo(eta_fa2, "eta_fa2", "published share of the bf16 peak FlashAttention-2 reaches "
                    "(attention_kernel=fa2)", "ratio"),
         SymbolInfo(eta_triton, "eta_triton", "published share of the bf16 peak FlashAttention's Triton port reaches "

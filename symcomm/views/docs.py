@@ -17,6 +17,7 @@ from ..collectives.algorithms import POW2, algorithms_of
 from ..collectives.bounds import LOWER_BOUNDS
 from ..core.cost import Cost, Traffic
 from ..core.chapters import Chapter
+from ..core.proof import is_definition
 from ..collectives.primitives import PRIMITIVES
 from ..core.printing import latex, latex_lines, pulled, visible_length
 from ..core.proof import POWER_OF_TWO, AtLeast, Claim, Limit, Proof, check, is_definition
@@ -215,7 +216,9 @@ def chapter_context(chapter: Chapter, proofs: dict | None = None) -> dict:
         "number": chapter.number, "slug": chapter.slug, "title": chapter.title, "intro": chapter.intro,
         "derivations": [derivation_row(d) for d in chapter.derivations],
         "claims": [claim_row(c, proofs.get(id(c))) for c in chapter.claims],
-        "claim_count": len(chapter.all_claims()),
+        # the claims proved, as the cheat sheet's total counts them: the definitions (true by construction) apart
+        "claim_count": sum(1 for c in chapter.all_claims() if not is_definition(c)),
+        "definition_count": sum(1 for c in chapter.all_claims() if is_definition(c)),
     }
 
 
@@ -276,8 +279,9 @@ def strategy_rows() -> list[dict]:
 
 def symbol_rows() -> list[dict]:
     return [{"latex": latex(info.symbol), "cli": info.cli_name, "meaning": info.meaning, "unit": info.unit,
-             "assumption": "positive integer" if info.symbol.is_integer else
-             ("positive real" if info.symbol.is_positive else "real ≥ 0")}
+             # a count may be 0 where the symbol says so (E_s, q_lora, L_first: nonnegative, not positive)
+             "assumption": ("positive integer" if info.symbol.is_positive else "integer ≥ 0")
+             if info.symbol.is_integer else ("positive real" if info.symbol.is_positive else "real ≥ 0")}
             for info in S.SYMBOLS.values()]
 
 

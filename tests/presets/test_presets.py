@@ -696,7 +696,8 @@ def test_an_moe_on_a_part_fitted_on_dense_runs_says_its_routing_passes_were_neve
     text = symcomm_command(*words[:-1], "--hardware", "h100").stdout
     assert (f"kappa {held['kappa']}, w_half_expert {held['w_half_expert']:g} elements, kappa_moe "
             f"{held['kappa_moe']:g}, eta_attn") in text
-    assert "kappa_moe" not in symcomm_command(*HYBRID_8B[:-1], "--hardware", "h100").stdout
+    # (its value, that is: the preset's source, printed after the constants, names kappa_moe among those fitted)
+    assert f"kappa_moe {held['kappa_moe']:g}" not in symcomm_command(*HYBRID_8B[:-1], "--hardware", "h100").stdout
     # a dense model on a100 reads no kappa_moe: nothing said
     assert json.loads(symcomm_command(*HYBRID_8B, "--hardware", "a100", "flash=0").stdout)["step_time_error"][
         "unchecked"] == []

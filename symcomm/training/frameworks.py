@@ -130,8 +130,9 @@ def framework_attention(framework_name: str, hardware, kernel: str, typed) -> tu
         cudnn = kernel_share(shares, capability, "cudnn")
         return ({} if cudnn is None else {"eta_attn": cudnn}), (
             f"framework={framework_name} runs PyTorch's scaled_dot_product_attention with cuDNN's fused attention "
-            f"first on --hardware {hardware.name} (compute capability {'.'.join(map(str, capability))}), as torchtitan "
-            "asks from October 2025 on and PyTorch's own order does from 2.11 on (its wheels' cuDNN above 9.15.0): the "
+            f"first on --hardware {hardware.name} (compute capability {'.'.join(map(str, capability))}), as PyTorch's "
+            "own order does from 2.11 on (its wheels' cuDNN above 9.15.0)"
+            + (" and torchtitan asks from October 2025 on" if framework_name == "fsdp2" else "") + ": the "
             "attention core at cuDNN's share; an older stack runs FlashAttention-2 first, which attention_kernel=fa2 "
             "times")
     if "fa2" not in shares or shares["fa2"] == shares.get("fused"):

@@ -748,8 +748,8 @@ def test_typed_constants_are_planned_as_eval_prices_them_and_their_error_is_unkn
     # attention core, PyTorch SDPA's cuDNN attention on H100 (frameworks.framework_attention), said as eval says it
     assert err.splitlines() == [
         "symcomm: note: framework=fsdp2 runs PyTorch's scaled_dot_product_attention with cuDNN's fused attention "
-        "first on --hardware h100 (compute capability 9.0), as torchtitan asks from October 2025 on and PyTorch's own "
-        "order does from 2.11 on (its wheels' cuDNN above 9.15.0): the attention core at cuDNN's share; an older "
+        "first on --hardware h100 (compute capability 9.0), as PyTorch's own order does from 2.11 on (its wheels' "
+        "cuDNN above 9.15.0) and torchtitan asks from October 2025 on: the attention core at cuDNN's share; an older "
         "stack runs FlashAttention-2 first, which attention_kernel=fa2 times",
         "symcomm: note: w_half_expert not used by the step model of this setting"]
     fitted, typed = json.loads(fitted), json.loads(typed)

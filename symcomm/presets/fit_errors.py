@@ -210,6 +210,12 @@ def fits_words(answer: dict) -> str:
     head = (f"NO: {need:,.0f} bytes ({human_size(need, 'bytes')}) > the GPU's {have:,.0f} bytes "
             f"({human_size(have, 'bytes')}), {answer['memory_excess_bytes']:,.0f} bytes "
             f"({human_size(answer['memory_excess_bytes'], 'bytes')}, {100 * (need / have - 1):.1f} %) too many, {count}")
+    parts, stages = answer.get("memory") or {}, (answer.get("values") or {}).get("p", 1)
+    if parts and stages not in (1, "1") and max(parts, key=parts.get) == "activations":
+        # most of it is the micro-batches a stage holds in flight, a count the schedule sets (training.stages.in_flight)
+        head += ("; most of it is the activations of the micro-batches the pipeline schedule holds in flight on that "
+                 "stage, counted as Megatron's schedules hold them (1F1B: up to p on the first stage; interleaved: "
+                 "more): a schedule holding fewer, or recompute, needs less")
     if over == "uncertain":
         return head + measured + ": at the low end it would fit"
     return head + (measured + ": it does not fit at the low end either" if over == "no" else "")

@@ -924,6 +924,13 @@ def test_what_the_stop_67_outsiders_found(capsys):
     code, out, err = run(capsys, "compare", "all_reduce", "N=6", "M=1e9", "bw=50GB/s", "alpha=5e-6", "gamma=0")
     assert code == 0 and "of those that ran at these values (not ring" in out
     assert "in_network" in out and "needs a switch that reduces" in out
+    # a layout refused for its pipeline's in-flight activations says so (Llama 3's 405B layout, t=8 p=16 without
+    # recompute, runs on 80 GB under Meta's own schedule, Dubey et al. 2024 §3.3.2; Megatron's holds more)
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-405b", "--hardware", "h100", "t=8", "p=16",
+                         "d=64", "c=1", "b=2048", "m=32", "s=8192", "sp=1", "pipeline_split=first_last",
+                         "schedule=interleaved", "v=2", "L_first=3", "L_last=3")
+    fits = next(line for line in out.splitlines() if line.strip().startswith("fits"))
+    assert code == 0 and "NO:" in fits and "the pipeline schedule holds in flight" in fits
     # kB, the SI kilobyte: 1000 bytes, 500 bf16 elements
     code, out, err = run(capsys, "eval", "all_reduce", "N=4", "M=1kB", "--json")
     assert code == 0 and json.loads(out)["values"]["M"] == 500

@@ -931,6 +931,18 @@ def test_what_the_stop_67_outsiders_found(capsys):
                          "schedule=interleaved", "v=2", "L_first=3", "L_last=3")
     fits = next(line for line in out.splitlines() if line.strip().startswith("fits"))
     assert code == 0 and "NO:" in fits and "the pipeline schedule holds in flight" in fits
+    # plan takes an FP8 recipe's share typed as eval does, and prices its rows as eval prices their commands
+    fixed = ["--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64", "--seq", "4096",
+             "--precision", "fp8_tensor", "--framework", "megatron", "--top", "1", "--tp", "1", "--pp", "1", "--cp", "1",
+             "--micro-batch", "1", "--recompute", "full", "--json", "eta_fp8=0.5"]
+    code, out, err = run(capsys, "plan", *fixed)
+    assert code == 0, err
+    planned = json.loads(out)
+    row = planned["layouts"][0]
+    assert planned["step_time_error"] is None and planned["typed"] == {"eta_fp8": 0.5}
+    said = eval_json(capsys, "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "c=1", "d=8", "b=64",
+                     "m=8", "s=4096", "recompute=full", "precision=fp8_tensor", "framework=megatron", "eta_fp8=0.5")
+    assert row["step_time"] == pytest.approx(said["step_time"], rel=1e-9)
     # kB, the SI kilobyte: 1000 bytes, 500 bf16 elements
     code, out, err = run(capsys, "eval", "all_reduce", "N=4", "M=1kB", "--json")
     assert code == 0 and json.loads(out)["values"]["M"] == 500

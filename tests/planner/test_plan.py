@@ -763,7 +763,7 @@ def test_typed_constants_are_planned_as_eval_prices_them_and_their_error_is_unkn
     assert evaluated["step_time"] == pytest.approx(row["step_time"], rel=1e-9)
     # refused as eval refuses them: a share outside (0, 1], a constant given twice, one plan never reads
     for words, said in ((("eta=1.5",), "a share of the peak lies in (0, 1]"), (("eta=0.5", "eta=0.6"), "twice"),
-                        (("eta_fp8=0.5",), "plan takes no eta_fp8=")):
+                        (("eta_fa2=0.5",), "plan takes no eta_fa2=")):
         code, _, err = run(capsys, *base, *words)
         assert code == 2 and err.count("\n") == 1 and said in err, err
     # the Python API: the same words as keywords

@@ -22,12 +22,16 @@ def register_cli(subparsers) -> None:
     p = subparsers.add_parser("eval", help="numbers of a primitive or strategy")
     p.add_argument("name", help="a primitive or a strategy (symcomm list shows them)")
     p.add_argument("assignments", nargs="*", metavar="KEY=VALUE",
-                   help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); " + TIME_RULE)
+                   help="symbol values (N=8 M=2**30, M=1GiB) and options (zero=1); symcomm list shows each subject's "
+                        "options with their defaults (hybrid's step-model settings too), symcomm show NAME its "
+                        "symbols; hybrid: t, p, d, c, e the degrees, b the global batch in sequences, m the "
+                        "micro-batches per replica (b/(d·micro-batch size)), s the sequence; " + TIME_RULE)
     p.add_argument("--algorithm", help="the primitive's algorithm (symcomm list shows them); default: the first")
     p.add_argument("--dtype", help=f"{', '.join(DTYPES)} or bytes per element; bf16 when a time is asked "
                                    "without it")
     p.add_argument("--backend", help="evaluate under a backend profile: textbook, nccl, nccl_nvls, mpich, gloo")
-    p.add_argument("--model", help="model preset: fills its shape (Phi, h, L, a, h_kv, V, F, s, and its experts', MLA's and Mamba's sizes where it has them)")
+    p.add_argument("--model", help="model preset: fills its shape (Phi, h, L, a, h_kv, V, F, s, and its experts', "
+                                   "MLA's and Mamba's sizes where it has them)")
     p.add_argument("--model-config", help="a Hugging Face config.json on disk, instead of --model")
     p.add_argument("--hardware", help="hardware preset or file (path/to/hardware.json): fills alpha, beta, gamma, alpha_inter, beta_inter "
                                       "(per byte; --dtype defaults to bf16) and G")

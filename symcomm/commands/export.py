@@ -12,7 +12,15 @@ from ..views.export import FORMATS, export, select
 
 def register_cli(subparsers) -> None:
     """``symcomm export --format F [--only NAME...] [--numpy] [-o PATH] [--list]``."""
-    p = subparsers.add_parser("export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON")
+    p = subparsers.add_parser(
+        "export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON",
+        description="Every formula of eval as a function of symcomm's symbols (names as eval's KEY=VALUE words). "
+                    "Counts are in elements; beta, gamma (and beta_inter) are per element: the per-byte constants eval "
+                    "takes times the bytes per element. A formula of a subject that runs some terms in a width of "
+                    "their own (Megatron's fp32 gradient reductions, ring-flash-attn's fp32 dK, dV) takes B_e too, the "
+                    "bytes per element of the run's dtype (2 for bf16), and counts those terms in elements of that "
+                    "dtype: its time is then eval's at --dtype. Each function checks its arguments and the rules "
+                    "between them as eval does (Requires: in its text), but the --numpy module, which checks nothing.")
     p.add_argument("--format", default=None, help="required (but with --list): " + ", ".join(FORMATS))
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="formula, subject (all_reduce__ring), primitive or strategy names")

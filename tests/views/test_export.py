@@ -888,3 +888,16 @@ def test_exported_time_prices_each_terms_own_bytes(tmp_path):
     said = symcomm.evaluate("hybrid", dtype="bf16", alpha=5e-6, beta=1e-11, gamma=2e-12, alpha_inter=5e-6,
                             beta_inter=1e-11, **layout)
     assert math.isclose(said["time"], 0.05957, rel_tol=1e-12)
+
+
+def test_a_strategy_formula_states_the_rules_its_function_checks():
+    # the Python, C and JavaScript functions check a strategy's rules between their arguments as eval does (b = 63
+    # sequences on d = 2 replicas is refused by both); the text of each formula says which: its requires, printed as
+    # each format's "Requires:" line and the JSON's requires field, the rules whose symbols it takes
+    by_name = {f.name: f for f in formulas()}
+    assert "b divisible by d" in by_name["hybrid__send"].requires
+    assert "b/d divisible by m" in by_name["hybrid__time"].requires and \
+        "b/d divisible by m" not in by_name["hybrid__send"].requires          # send takes no m
+    assert by_name["pp__time"].requires == ("b divisible by m",)
+    text = export("python", ["hybrid__send"])
+    assert "Requires: L divisible by p; b divisible by d" in text

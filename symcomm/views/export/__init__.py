@@ -182,10 +182,19 @@ def formulas() -> tuple[Formula, ...]:
         if BYTES in frozenset().union(*(free_symbols(expr) for expr in quantities.values())):
             convention += IN_RUN_ELEMENTS
         for quantity, expr in quantities.items():
+            # a strategy's rules, worded, where the function takes every symbol a rule reads (those it checks:
+            # Formula.checked_rules); an algorithm's are its own requires
+            requires = sub.requires or tuple(rule.text for rule in sub.rules
+                                             if _rule_symbols(rule) <= free_symbols(expr))
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
-                               sub.title, sub.summary, convention, sub.source, algorithm, options, sub.requires,
+                               sub.title, sub.summary, convention, sub.source, algorithm, options, requires,
                                checks, least))
     return tuple(out)
+
+
+def _rule_symbols(rule) -> frozenset:
+    """The symbols a rule reads, as a set (a rule's own ``symbols``)."""
+    return frozenset(rule.symbols)
 
 
 def quantities_of(sub) -> dict[str, sp.Expr]:

@@ -118,8 +118,13 @@ def to_c(chosen: list[Formula]) -> str:
     printer = HeaderPrinter()
     parts = ["/* Closed-form communication costs exported by symcomm (standalone C99 header; link with -lm).",
              " * One static inline double function per formula; arguments are doubles named by symcomm's",
-             " * symbol names, in symcomm's symbol order (listed in each comment).",
+             " * symbol names, in symcomm's symbol order (listed in each comment with its unit).",
              f" * Convention: {_comment(COLLECTIVE_TIME_CONVENTION)}.",
+             " * beta, gamma (and beta_inter) are per element: the per-byte constants symcomm eval takes times the bytes",
+             " * per element. A formula that takes B_e (bytes per element of the run's dtype: 2 for bf16) counts the",
+             " * terms it runs in a width of their own (fp32 gradients) in elements of that dtype, so its time is eval's.",
+             " * Doubles hold whole numbers exactly below 2^53: above it a count may round (the Python and JavaScript",
+             " * exports are exact).",
              " */",
              "#ifndef SYMCOMM_FORMULAS_H", "#define SYMCOMM_FORMULAS_H", "", "#include <math.h>", "",
              _HELPERS]
@@ -133,7 +138,8 @@ def to_c(chosen: list[Formula]) -> str:
         if f.options:
             comment.append(f"Options: {', '.join(f'{k}={v}' for k, v in f.options)}.")
         comment.append(f"Source: {f.source}.")
-        comment.append(f"Arguments: {', '.join(f.argnames) or 'none'} (NAN when one is out of range"
+        comment.append(f"Arguments: {', '.join(f'{i.cli_name} [{i.unit}]' for i in f.parameters) or 'none'} "
+                       "(NAN when one is out of range"
                        + (" or a requirement fails)." if f.checked_rules() else ")."))
         parts.append("/* " + "\n * ".join(_comment(line) for line in comment) + " */")
         guard = " && ".join([f"symcomm_arg_ok({info.cli_name}, {f.least_of(info)}.0, "

@@ -55,8 +55,8 @@ def to_data(chosen: list[Formula]) -> dict:
 def _document(chosen: list[Formula], tree_of) -> dict:
     """The document, each record's ``tree`` given by ``tree_of(expr)``.
 
-    Each distinct expression is printed once: the formulas repeat expressions (the 1082 of the
-    full export hold 338 distinct ones; a strategy's variants share most quantities), and SymPy's
+    Each distinct expression is printed once: the formulas repeat expressions (the full export's
+    formulas hold about a third as many distinct ones; a strategy's variants share most quantities), and SymPy's
     ``srepr`` and ``sstr`` of the same expression are the same text."""
     printed: dict[sp.Expr, tuple[str, str]] = {}
     records = []

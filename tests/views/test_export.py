@@ -901,3 +901,9 @@ def test_a_strategy_formula_states_the_rules_its_function_checks():
     assert by_name["pp__time"].requires == ("b divisible by m",)
     text = export("python", ["hybrid__send"])
     assert "Requires: L divisible by p; b divisible by d" in text
+    # the JSON says each parameter's least and the bounds of every argument, as eval takes them: N >= 2 for a
+    # collective (a ring of one rank moves nothing), 1 for a strategy's whole numbers
+    document = json.loads(export("json", ["all_reduce__ring__send", "hybrid__send"]))
+    least = {r["name"]: {p["name"]: p["least"] for p in r["parameters"]} for r in document["formulas"]}
+    assert least["all_reduce__ring__send"]["N"] == 2 and least["hybrid__send"]["d"] == 1
+    assert "at most 2**100" in document["arguments"]

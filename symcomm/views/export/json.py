@@ -76,7 +76,7 @@ def _document(chosen: list[Formula], tree_of) -> dict:
             "meaning": QUANTITIES.get(f.quantity, ""),
             "title": f.title,
             "parameters": [{"name": info.cli_name, "symbol": info.symbol.name, "meaning": info.meaning,
-                            "unit": info.unit, "assumptions": _assumptions(info.symbol)}
+                            "unit": info.unit, "assumptions": _assumptions(info.symbol), "least": f.least_of(info)}
                            for info in f.parameters],
             "requires": list(f.requires),
             "tree": tree_of(f.expr),
@@ -89,10 +89,17 @@ def _document(chosen: list[Formula], tree_of) -> dict:
     return {
         "generator": __name__.split(".")[0],
         "format_version": 2,
+        "arguments": ARGUMENT_RULE,
         "srepr_namespace": srepr_namespace(f.expr for f in chosen),
         "formulas": records,
     }
 
+
+#: the rule every argument follows (symcomm.base.inputs, as eval bounds a value), said in the document: a reader of the
+#: data refuses what eval refuses (each parameter's own least is its record's ``least``)
+ARGUMENT_RULE = ("every argument finite, at least its parameter's least (N >= 2 for a collective), at most 2**100, whole "
+                 "for an integer symbol, and zero or at least 1e-30; and the formula's requires met (its rules between "
+                 "arguments, in symcomm eval's words)")
 
 #: where a record's tree sits in the indented document: document → "formulas" → record → "tree"
 _TREE_INDENT = "\n" + " " * 6

@@ -494,6 +494,10 @@ def leave_one_out(line: Line, coefs: dict, sizes, times) -> list[float]:
 
 # -- the hardware file ------------------------------------------------------------------------------
 
+#: (the name nccl-tests prints for a GPU, its preset's family), GB200 before B200 (its name holds the other's)
+GPU_PRESETS = (("H200", "h200"), ("H100", "h100"), ("A100", "a100"), ("GB200", "gb200"), ("B200", "b200"))
+
+
 def _base_preset(logs: list[Log], base: str | None):
     """The hardware for what a log cannot measure: ``--base``, else the preset of the logs' GPU,
     else None.  A --base file whose fitted β already holds the reduction (no gamma_held) is
@@ -508,9 +512,9 @@ def _base_preset(logs: list[Log], base: str | None):
                              "or a file recalibrated by this symcomm")
         return chosen
     device = " ".join(log.device for log in logs).upper()
-    # GB200 before B200 (its name holds the other's); the 40 GB A100 SXM is its own preset (half the memory, 1.555
-    # TB/s of HBM): a PCIe card of 40 GB has none, so no base is guessed for it
-    for key, name in (("H200", "h200"), ("H100", "h100"), ("A100", "a100"), ("GB200", "gb200"), ("B200", "b200")):
+    # the 40 GB A100 SXM is its own preset (half the memory, 1.555 TB/s of HBM): a PCIe card of 40 GB has none, so no
+    # base is guessed for it
+    for key, name in GPU_PRESETS:
         if key in device:
             if "PCIE" in device and name in ("a100", "h100"):
                 name += "-pcie"
@@ -543,8 +547,8 @@ def _beside_the_base(fits: list, base) -> None:
         return
     for f in fits:
         device = f.log.device.upper()
-        gpu = next((key for key in ("GB200", "B200", "H200", "H100", "A100") if key in device), None)
-        if gpu is not None and gpu.lower() not in base.name.lower():
+        family = next((name for key, name in GPU_PRESETS if key in device), None)
+        if family is not None and family not in base.name.lower():
             f.notes.append(f"the log's GPU is {f.log.device}, but the base hardware is {base.name}: its γ (held in "
                            "the fit) and everything a log cannot measure come from another GPU")
         if f.level == "intra" and f.bandwidth > FASTER_THAN_DATASHEET * base.intra.bytes_per_second:

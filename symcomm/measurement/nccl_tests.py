@@ -415,14 +415,12 @@ def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
                          "give --collective all_gather or alltoall")
     if log.ranks is not None and ranks is not None and ranks != log.ranks:
         raise InputError(f"{where}: --ranks {ranks} but the log's header lists {log.ranks} ranks")
+    hint = ranks_from_busbw(log) if log.ranks is None else None
     if log.ranks is None and ranks is None:
-        hint = ranks_from_busbw(log)
         said = f" (its busbw/algbw ratio says {hint})" if hint else ""
         raise InputError(f"{where} line {log.first_line}: the header with the ranks is cut off{said}; "
                          "give --ranks N (and --gpus-per-node G when the run spans nodes)")
-    if log.ranks is None and ranks is not None:
-        hint = ranks_from_busbw(log)
-        if hint is not None and hint != ranks:
+    if hint is not None and hint != ranks:
             # the busbw factor nccl-tests printed is 2(n − 1)/n (all-reduce) or (n − 1)/n of the n it ran on
             raise InputError(f"{where}: --ranks {ranks} but the log's busbw/algbw ratio says {hint} ranks (nccl-tests "
                              f"prints busbw = algbw × its factor of the ranks it ran on); give --ranks {hint}")

@@ -154,7 +154,6 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     return values, times
 
 
-
 #: the words users bring from elsewhere for a parameter eval spells otherwise: the hint its refusal adds
 MISSPELT = {"mb": " (mb is plan's micro-batch size; eval takes m, the micro-batches per replica: m = b/(d·mb))",
             "micro_batch": " (eval takes m, the micro-batches per replica: b/(d·micro-batch size))",
@@ -162,6 +161,7 @@ MISSPELT = {"mb": " (mb is plan's micro-batch size; eval takes m, the micro-batc
             "pp": " (the pipeline-parallel degree is p)", "ep": " (the expert-parallel degree is e)",
             "vp": " (the virtual pipeline stages per rank are v, with schedule=interleaved)",
             "seq": " (the sequence length is s)", "gbs": " (the global batch, in sequences, is b)"}
+
 
 def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
     """(each word's (name, symbol, least value, is a time constant), the names given but not used, the time

@@ -229,10 +229,12 @@ class Subject:
             held = cache[given] = (checked, exprs)
         return held
 
-    def quantities(self) -> dict[str, sp.Expr]:
-        """Every reported formula: the cost's fields, the time, the extras."""
-        out = {key: sp.sympify(expr, strict=True) for key, expr in self.cost.fields().items()}
-        out["time"] = sp.sympify(self.cost.time, strict=True)
+    def quantities(self, run_bytes=None) -> dict[str, sp.Expr]:
+        """Every reported formula: the cost's fields, the time, the extras; with ``run_bytes`` (a number or a symbol
+        for the run's bytes per element) the cost counted in elements of it (:meth:`cost_in`)."""
+        cost = self.cost if run_bytes is None else self.cost_in(run_bytes)
+        out = {key: sp.sympify(expr, strict=True) for key, expr in cost.fields().items()}
+        out["time"] = sp.sympify(cost.time, strict=True)
         out.update({key: sp.sympify(expr, strict=True) for key, expr in self.extras.items()})
         return out
 

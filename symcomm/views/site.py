@@ -37,11 +37,12 @@ from ..core import symbols as S
 from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
 from ..presets.hardware_values import TYPED_HARDWARE, element_refusal
-# bytes per element of the run's dtype, B_e: the page counts every subject in bytes of it, as ``eval --dtype`` gives
-# them; the exports read the same symbol where a subject runs some terms in a width of its own
-from .export import BYTES, BYTES_INFO
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
+
+#: bytes per element of the run's dtype, B_e: the page counts every subject in bytes of it, as ``eval --dtype`` gives
+#: them (the exports read the same symbol where a subject runs some terms in a width of its own)
+BYTES, BYTES_INFO = S.BYTES, S.BYTES_INFO
 
 #: the page's units of each quantity (as ``symcomm eval --dtype D --json`` reports them)
 UNITS = {"send": "bytes", "recv": "bytes", "total": "bytes", "alpha": "messages", "alpha_inter": "messages",

@@ -185,16 +185,11 @@ def formulas() -> tuple[Formula, ...]:
             # a strategy's rules, worded, where the function takes every symbol a rule reads (those it checks:
             # Formula.checked_rules); an algorithm's are its own requires
             requires = sub.requires or tuple(rule.text for rule in sub.rules
-                                             if _rule_symbols(rule) <= free_symbols(expr))
+                                             if set(rule.symbols) <= free_symbols(expr))
             out.append(Formula(f"{sub.ident}__{quantity}", sub.kind, sub.ident, sub.name, quantity, expr,
                                sub.title, sub.summary, convention, sub.source, algorithm, options, requires,
                                checks, least))
     return tuple(out)
-
-
-def _rule_symbols(rule) -> frozenset:
-    """The symbols a rule reads, as a set (a rule's own ``symbols``)."""
-    return frozenset(rule.symbols)
 
 
 def quantities_of(sub) -> dict[str, sp.Expr]:
@@ -202,13 +197,7 @@ def quantities_of(sub) -> dict[str, sp.Expr]:
     its terms run in a width of their own (``Term.dtype``), the same counted in elements of the run's dtype of
     :data:`BYTES` bytes (:meth:`~symcomm.training.subjects.Subject.cost_in`): one β per element then prices every
     term's own bytes, as eval does, where the raw count would price an fp32 element as a bf16 one."""
-    if not any(getattr(term, "dtype", "") for term in sub.terms):
-        return sub.quantities()
-    cost = sub.cost_in(BYTES)
-    out = {key: sp.sympify(expr, strict=True) for key, expr in cost.fields().items()}
-    out["time"] = sp.sympify(cost.time, strict=True)
-    out.update({key: sp.sympify(expr, strict=True) for key, expr in sub.extras.items()})
-    return out
+    return sub.quantities(BYTES)        # cost_in leaves a subject without such terms as it is: no B_e there
 
 
 def requirement_checks(sub) -> tuple:

@@ -50,6 +50,31 @@ def fast_entry(args) -> dict | None:
 def eval_document(args) -> dict:
     """What ``eval`` answers for ``args`` (name, assignments, algorithm, dtype, backend, model, model_config,
     hardware), as the JSON document with its ``_result_keys`` and ``_extra_keys`` (the text's order)."""
+    try:
+        return _eval_document(args)
+    except UsageError as err:
+        raise _as_typed(err, args) from None
+
+
+def _as_typed(err: UsageError, args) -> UsageError:
+    """``err`` saying what was typed beside a size it names in elements: a rule reads M=1KB as the 250 fp32
+    elements it is, and "M=250 is not allowed" alone names a number the user never typed."""
+    texts, _ = given(args, ())
+    typed = texts.get("M")
+    if type(typed) is not str:
+        return err
+    try:
+        with notes.collected():
+            converted, _, derived = _with_units(texts, args.dtype)
+    except UsageError:
+        return err
+    shown = f"M={converted['M']}"
+    if "M" not in derived or shown not in str(err):
+        return err
+    return UsageError(str(err).replace(shown, f"{shown} (M={typed} typed: {derived['M']})", 1))
+
+
+def _eval_document(args) -> dict:
     entry = fast_entry(args)
     if entry is not None:
         try:

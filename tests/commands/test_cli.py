@@ -946,3 +946,9 @@ def test_what_the_stop_67_outsiders_found(capsys):
     # kB, the SI kilobyte: 1000 bytes, 500 bf16 elements
     code, out, err = run(capsys, "eval", "all_reduce", "N=4", "M=1kB", "--json")
     assert code == 0 and json.loads(out)["values"]["M"] == 500
+    # a size typed with a unit that breaks a rule: the refusal names the elements the rule read and what was typed
+    # (1 kB of fp32 is 1000 / 4 = 250 elements, which N=8 does not divide: 250 = 8·31 + 2)
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1kB", "--dtype", "fp32")
+    assert code == 2 and not out
+    assert err.strip().endswith("M=250 (M=1kB typed: 1kB / 4 bytes per fp32 element) is not allowed: it must be a "
+                                "multiple of N=8"), err

@@ -149,7 +149,7 @@ def bind(target: Subject, texts: dict, check: bool = True, also_used: frozenset 
     if unused:
         notes.add(f"{', '.join(unused)} not used by {target.label}", unread=tuple(unused))
     if absent:
-        raise UsageError(f"missing {', '.join(absent)}: the time of {target.label} needs "
+        raise UsageError(f"missing {', '.join(absent)}: the time of {_who(target)} needs "
                          f"{', '.join(sorted(_names_of(target)[1]))} once any of them is given")
     return values, times
 
@@ -161,6 +161,14 @@ MISSPELT = {"mb": " (mb is plan's micro-batch size; eval takes m, the micro-batc
             "pp": " (the pipeline-parallel degree is p)", "ep": " (the expert-parallel degree is e)",
             "vp": " (the virtual pipeline stages per rank are v, with schedule=interleaved)",
             "seq": " (the sequence length is s)", "gbs": " (the global batch, in sequences, is b)"}
+
+
+def _who(target: Subject) -> str:
+    """A subject as a refusal names it: a primitive by its label, a strategy by its name and the options given, not
+    its whole label (the hybrid's names all ~40 options)."""
+    if target.kind == "primitive":
+        return target.label
+    return " ".join([target.name, *(f"{k}={v}" for k, v in target.changed.items())])
 
 
 def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
@@ -185,16 +193,13 @@ def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
         else:
             options = (f"; options: {', '.join(target.option_names)} (symcomm list: their defaults)"
                        if target.option_names else "")
-            # a strategy by its name and the options given, not its whole label (the hybrid's names all ~40)
-            who = (target.label if target.kind == "primitive"
-                   else " ".join([target.name, *(f"{k}={v}" for k, v in target.changed.items())]))
-            raise UsageError(f"unknown parameter {key!r} for {who}; allowed: {', '.join(allowed)}{options}"
+            raise UsageError(f"unknown parameter {key!r} for {_who(target)}; allowed: {', '.join(allowed)}{options}"
                              f"{MISSPELT.get(key, '')}")
     # every needed name given (set operations, the common case), else which are missing, in order
     missing = [] if needed <= texts.keys() and needed.isdisjoint(_TIME_NAMES) else \
         [name for name in needed_names if name not in texts or name in _TIME_NAMES]
     if missing:
-        raise UsageError(f"missing {', '.join(missing)}: {target.label} needs {', '.join(needed_names)} "
+        raise UsageError(f"missing {', '.join(missing)}: {_who(target)} needs {', '.join(needed_names)} "
                          f"(as KEY=VALUE)")
     given_times = [key for key in texts if key in _TIME_NAMES]
     absent = sorted(time_needed - set(given_times)) if given_times else []

@@ -952,3 +952,8 @@ def test_what_the_stop_67_outsiders_found(capsys):
     assert code == 2 and not out
     assert err.strip().endswith("M=250 (M=1kB typed: 1kB / 4 bytes per fp32 element) is not allowed: it must be a "
                                 "multiple of N=8"), err
+    # a missing value names the strategy by its name and the options typed, not by its ~40-option label
+    code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1", "d=128",
+                         "b=256", "m=1", "s=8192", "framework=fsdp2", "zero=3")
+    assert code == 2 and err.startswith("symcomm: error: missing c: hybrid zero=3 framework=fsdp2 "), err
+    assert "sp_regather" not in err and len(err) < 200, err

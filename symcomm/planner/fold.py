@@ -61,6 +61,7 @@ class Plan:
     _blocks: list = field(default_factory=list, repr=False)
     _values: dict = field(default_factory=dict, repr=False)
     _layouts: dict = field(default_factory=dict, repr=False)
+    straddling: int = 0           # layouts left out: their groups straddle the NVLink domains (layouts.tiles_domains)
 
     def __len__(self) -> int:
         return len(self.layouts["step_time"])

@@ -67,6 +67,21 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
             "split": SPLIT[ok], "L_first": FIRST[ok], "L_last": LAST[ok]}
 
 
+def tiles_domains(req: Request, layouts: dict) -> np.ndarray:
+    """True where every parallel group of a layout tiles the NVLink domains of G GPUs in Megatron's rank order, eval's
+    rule (symcomm.training.megatron_features.straddle_note): a group of S ranks, 1 < S ≤ G < GPUs, with G not a multiple
+    of S straddles two domains somewhere, and the step model prices it inside one, not its traffic over the network."""
+    g, gpus = req.G, req.gpus
+    t, c, d, e = (layouts[k] for k in ("t", "c", "d", "e"))
+    ok = np.ones(t.size, dtype=bool)
+    if g >= gpus:
+        return ok
+    etp = 1 if expert_tp_run(req.dispatcher, req.expert_tp) == "1" else t
+    for span in (t, t * c, t * c * d, np.where(e > 1, e * etp, 1)):
+        ok &= ~((span > 1) & (span <= g) & (g % span != 0))
+    return ok
+
+
 def memory_floor(req: Request, layouts: dict) -> np.ndarray:
     """Bytes no setting can go below: 14 bytes per parameter sharded over all the GPUs (fp32 master
     weights and Adam states, 16-bit gradients, every one sharded, and no 16-bit weight shard: FSDP2,

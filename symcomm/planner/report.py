@@ -141,6 +141,7 @@ def to_json(p: Plan, top: int) -> dict:
         "max_bubble": req.max_bubble,
         "memory_bytes_per_gpu": req.hardware.memory_bytes,
         "layouts_considered": p.considered, "layouts_fitting": p.fitting, "layouts_evaluated": p.evaluated,
+        "layouts_straddling_left_out": p.straddling,
         "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},
         "rows": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
@@ -270,6 +271,10 @@ def to_text(p: Plan, top: int) -> str:
                   "margin" if others else "")
         lines.insert(3, "memory ‡: fits by the model's count of live bytes, not at the high end of its measured "
                         "error (" + memory_band_words(band) + margin + ")")
+    if p.straddling:
+        lines.insert(3, f"NVLink domains: {p.straddling:,} layouts left out, whose parallel groups do not tile the domains "
+                        f"of {req.G} GPUs in Megatron's rank order: the step model would price each group inside one "
+                        "domain, not the network traffic of those that straddle two (eval of such a layout says which)")
     straddling = [row["rank"] for row in rows if _straddles(req, row)]
     if straddling:
         # eval says it of each such row's command (megatron_features.straddle_note): the rows are not re-priced

@@ -14,7 +14,7 @@ from ..training.words import say_unread_step
 from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
 from ..training.settings import FLEX_DISPATCHERS
 from .kernels import _all_quantities, _base_values, _options, names_read
-from .layouts import enumerate_layouts, memory_floor
+from .layouts import enumerate_layouts, memory_floor, tiles_domains
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
 from .request import (RECOMPUTE, SP_CHOICES, PlanError, Request, _compare_spec, _schemes, check_request,
                       checked_memory, expert_tp_run)
@@ -144,6 +144,12 @@ def plan(req: Request, top: int | None = None) -> Plan:
             + f"; --gpus={req.gpus} with the fixed options leaves none")
     floor_ok = (req.hardware.fits(checked_memory(req, memory_floor(req, layouts))) if req.memory_check
                 else np.ones(layouts["t"].size, dtype=bool))
+    # a layout whose groups straddle the NVLink domains is priced as if each stayed in one (eval says so of it): ranked
+    # only where no layout tiles them (the report says which rows straddle), else left out and counted
+    tiles = tiles_domains(req, layouts)
+    straddling = int((~tiles).sum()) if tiles.any() else 0
+    if straddling:
+        floor_ok = floor_ok & tiles
     if spec:                                                  # the compared layout is shown whatever it holds
         wanted = np.ones(layouts["t"].size, dtype=bool)
         for key in ("t", "p", "v", "c", "e", "d", "mb"):
@@ -279,7 +285,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
                   ASSUMPTIONS + ((dispatch,) if req.model.moe else ())
                   + ((MEMORY_ASSUMPTION,) if req.memory_check else ("memory not checked",))
                   + ((MARGIN_ASSUMPTION,) if req.memory_margin else ()),
-                  None, blocks, values, layouts)
+                  None, blocks, values, layouts, straddling)
     if spec:
         result.compare = _compared(result, spec, done)
     result.seconds = _time.perf_counter() - started

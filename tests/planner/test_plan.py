@@ -1128,3 +1128,25 @@ def test_no_memory_check_marks_the_rows_over_the_gpus_memory(capsys):
     assert "memory ✗: over the GPU's memory" in text
     marked = {int(line.split()[0]) for line in text.splitlines() if " ✗ " in line}
     assert marked == {r["rank"] for r in got["layouts"] if r["fits"] is False}
+
+
+def test_layouts_whose_groups_straddle_the_nvlink_domains_are_left_out_when_some_tile_them(capsys):
+    # GB200 NVL72, 144 GPUs: two domains of 72.  A group of S ranks, 1 < S ≤ 72, with 72 not a multiple of S straddles
+    # two domains in Megatron's rank order (ranks 0..S-1, S..2S-1, ...: the block holding rank 72 starts at 72 - 72 mod S
+    # when 72 mod S ≠ 0), and the step model prices it inside one: an outsider's plan ranked first t1 p3 d48 e16 (data-
+    # and expert-parallel groups of 48 and 16, 72 = 48 + 24 = 16·4 + 8), its expert traffic priced over NVLink alone
+    argv = ["plan", "--model", "qwen3-235b-a22b", "--gpus", "144", "--hardware", "gb200", "--batch", "576", "--seq",
+            "4096", "--top", "20", "--json"]
+    assert main(argv) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["layouts_straddling_left_out"] > 0
+    for row in planned["layouts"]:
+        etp = 1 if planned["expert_tp"] == "1" else row["t"]
+        spans = (row["t"], row["t"] * row["c"], row["t"] * row["c"] * row["d"], row["e"] * etp if row["e"] > 1 else 1)
+        assert all(span == 1 or 72 % span == 0 for span in spans), row
+    text = _replaced(argv[:-1], "--top", "3")
+    assert main(text) == 0
+    out = capsys.readouterr().out
+    assert f"NVLink domains: {planned['layouts_straddling_left_out']:,} layouts left out" in out
+    assert "have parallel groups that do not tile" not in out
+    # where every layout straddles (expert-parallel groups of 64 fixed), they are ranked and said: test_head_split.py

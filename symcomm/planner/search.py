@@ -106,15 +106,22 @@ def _settings_rules(req: Request) -> str:
             said.append(f"--framework {req.framework} runs context parallelism by {' or '.join(row.cp_algorithms)} "
                         f"only: give --cp-algorithm {row.cp_algorithms[0]}, or c = 1")
         if set(row.pipeline_zero) != set(row.zero_stages):
+            searched = sorted({s.zero for s in row.schemes})
             said.append(f"--framework {req.framework}'s pipeline runs ZeRO stage "
-                        f"{', '.join(map(str, row.pipeline_zero))} only")
+                        f"{', '.join(map(str, row.pipeline_zero))} only"
+                        + (f", and plan searches it at ZeRO {', '.join(map(str, searched))}: p = 1 (eval hybrid "
+                           f"framework={req.framework} zero={row.pipeline_zero[-1]} prices a pipeline layout you give)"
+                           if not set(searched) & set(row.pipeline_zero) else ""))
     if req.sp:
         said.append(f"sequence parallel (--sp 1) needs t > 1 and t | seq/c (seq={req.seq})")
     if req.sp is False and req.model.moe:
         said.append("without sequence parallel (--sp 0) an MoE model needs t = 1 (Megatron-Core)")
     if req.recompute == "op":
         said.append("--recompute op with t > 1 needs sequence parallel")
-    return "; ".join(said or ["the settings' rules"]) + "; fix fewer of --sp, --recompute, --framework, --tp, --cp"
+    fixed = [flag for flag, value in (("--sp", req.sp), ("--recompute", req.recompute), ("--framework", req.framework),
+                                      ("--zero", req.zero), ("--tp", req.tp), ("--pp", req.pp), ("--cp", req.cp))
+             if value is not None]
+    return "; ".join(said or ["the settings' rules"]) + (f"; fix fewer of {', '.join(fixed)}" if fixed else "")
 
 
 def plan(req: Request, top: int | None = None) -> Plan:

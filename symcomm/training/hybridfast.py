@@ -374,6 +374,8 @@ def warm(args) -> dict | None:
         return None
     try:
         payload = plan.answer(args.values)
+    except Unplanned:
+        return None         # answered as a first call is
     except REFUSED as err:
         raise Fallback(str(err)) from None
     if plan.notes:
@@ -508,6 +510,12 @@ def _plan(args, data, said: tuple):
                **framework_attention(str(options.get("framework", OPTIONS["framework"].default)), system, kernel, typed)[0]}
     if dtype == "fp8" and precision == "bf16":
         return None
+    # what the first call said of its layout and values (the model's shape, the layout's refusals and notes), which a
+    # later call's numbers may change: each call's words held against these (_Worded)
+    worded = (system, presets.model(args.model), options, dict(step_texts))
+    words_of = _layout_words(worded, values)
+    if words_of is None:
+        return None
     numbers = {name: float(value) for name, value in values.items()}
     numbers, step_texts = with_model_shape(presets.model(args.model), numbers, step_texts)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
@@ -532,8 +540,54 @@ def _plan(args, data, said: tuple):
                [point[name] for name in step["arguments"]], step_at)
     fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
     words = hardware(system, hardware_words(system, compute, (), stepping, dtype, step["arguments"], args.model))
-    return _Plan(answer=printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), notes=said,
-                 texts=tuple([note.text for note in said]))
+    answer = _Worded(printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), worded, words_of)
+    return _Plan(answer=answer, notes=said, texts=tuple([note.text for note in said]))
+
+
+class Unplanned(Fallback):
+    """A held plan's numbers for which eval says other words of the layout than the call it was planned from (a
+    refusal, or a note of the model's shape or the layout): answered as a first call is."""
+
+
+def _layout_words(worded: tuple, values: dict) -> tuple | None:
+    """What eval says of ``values`` that the numbers alone decide (the notes of the model's shape and of the layout,
+    :func:`with_model_shape` and :func:`layout_notes`), or None where it refuses the layout (:func:`layout_refusal`):
+    a plan's answer is its first call's only where these are its first call's."""
+    system, model, options, step_texts = worded
+    numbers = {name: float(value) for name, value in values.items()}
+    with notes.collected() as said:
+        numbers, texts = with_model_shape(model, numbers, dict(step_texts))
+    if layout_refusal(texts, options, numbers):
+        return None
+    return tuple([note.text for note in said]) + layout_notes(system, options, numbers)
+
+
+class _Worded:
+    """A plan's printed answer, held to its first call's words: another call's numbers whose words differ (a layout
+    refused or said otherwise: heads t does not divide, groups that straddle the NVLink domains, GPUs that do not fill
+    a node) raise :class:`Unplanned`, each distinct set of typed values worded once."""
+
+    __slots__ = ("printed", "worded", "words", "seen")
+
+    def __init__(self, printed_answer, worded: tuple, words: tuple):
+        self.printed, self.worded, self.words, self.seen = printed_answer, worded, words, {}
+
+    def __call__(self, given_values: dict, keys: bool = True) -> dict:
+        payload = self.printed(given_values, keys)
+        try:
+            key = tuple(given_values.values())
+            same = self.seen.get(key)
+        except TypeError:           # a value that does not hash: worded every call
+            key, same = None, None
+        if same is None:
+            same = _layout_words(self.worded, payload["values"]) == self.words
+            if key is not None:
+                if len(self.seen) >= 1024:
+                    self.seen.clear()
+                self.seen[key] = same
+        if not same:
+            raise Unplanned("a layout worded otherwise than the plan's first call")
+        return payload
 
 
 def _exact_whole(got: tuple, whole: bool, e0: int, e1: int, ints: bool = False) -> bool:

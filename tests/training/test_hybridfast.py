@@ -328,13 +328,34 @@ def test_a_plans_two_fills_answer_alike_and_hold_no_word_in_their_code(monkeypat
              and key[0] == "llama3-8b"]
     assert plans
     for plan in plans:
-        code = plan.answer.__code__
+        printed = plan.answer.printed       # held to its first call's words (hybridfast._Worded)
+        code = printed.__code__
         texts = {c for c in code.co_consts if isinstance(c, str)}
         assert texts and texts <= {"label", "kind", "name", "hybrid", "options", "values", "unit", "bytes",
                                    "dtype", "bytes_per_element", "time", "terms", "axis", "collective",
                                    "algorithm", "group", "message", "count", "send", "stage", "axes", "value",
                                    "source", "inputs", "units", "_result_keys", "_extra_keys", "time_is"}
-        assert "llama3-8b" in str(plan.answer.__defaults__) and "llama3-8b" not in texts
+        assert "llama3-8b" in str(printed.__defaults__) and "llama3-8b" not in texts
         # the names typed are defaults too (the binding reads gv[_k…]), and the code calls no name but these
-        assert {"t", "p", "d"} <= {c for c in plan.answer.__defaults__ if isinstance(c, str)}
+        assert {"t", "p", "d"} <= {c for c in printed.__defaults__ if isinstance(c, str)}
         assert set(code.co_names) <= {"type", "int", "float", "dict", "list"}
+
+
+def test_a_plan_answers_only_numbers_its_first_call_worded_alike():
+    import symcomm
+
+    # a plan held the first call's refusals and notes: an outsider's third call with t=3 (Llama 3 8B: 32 heads, 8 K/V
+    # heads; 3 divides neither) was priced where eval refuses it, and 12 GPUs on nodes of 8 (1.5 nodes) kept the
+    # note-less words of a 16-GPU first call
+    base = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=4, c=1, b=64, m=8, s=4096)
+    for _ in range(2):
+        symcomm.evaluate("hybrid", **base)
+    for t in (3, 16, 64):
+        with pytest.raises(InputError, match=f"t={t} does not divide the model's"):
+            symcomm.evaluate("hybrid", **{**base, "t": t})
+    partial = {**base, "d": 3, "b": 48}         # 2·2·3 = 12 GPUs, G = 8
+    said = "the job's 12 GPUs do not fill whole nodes of G=8"
+    for layout, note in ((partial, True), (base, False), (partial, True), (base, False)):
+        api, sympy_path = _api_and_sympy(**layout)
+        assert api == sympy_path
+        assert any(said in text for text in api[1]) is note

@@ -328,3 +328,24 @@ def test_a_shape_typed_without_the_vocabulary_is_refused_naming_it():
     shape = dict(L=24, h=2048, s=2048, b=64, m=8, t=2, p=2, d=2, c=1, a=16, F=8192, G=8, Phi=1.3e9, hardware="b200")
     with pytest.raises(InputError, match=r"^missing V: the step time needs V, the vocabulary size"):
         symcomm.evaluate("hybrid", **shape)
+
+
+def test_a_plans_result_changed_by_its_caller_leaves_the_next_plan_as_it_was():
+    # an outsider set p["units"]["step_time"] = "hours" and the next plan, of another model, said hours: every
+    # container of a result is the caller's own (the seconds a plan took aside, which change from call to call)
+    def answer():
+        got = symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", top=2).to_dict()
+        got.pop("seconds")
+        return json.dumps(got, sort_keys=True)
+
+    def smash(x):
+        for key in (list(x) if isinstance(x, dict) else range(len(x)) if isinstance(x, list) else ()):
+            smash(x[key])
+            x[key] = "X"
+
+    before = answer()
+    mine = symcomm.plan("llama3-8b", gpus=16, batch=64, seq=4096, hardware="h100", top=2)
+    smash(mine.to_dict())
+    for key in list(mine.data):
+        smash(mine.data[key])
+    assert answer() == before

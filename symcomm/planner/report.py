@@ -145,7 +145,7 @@ def to_json(p: Plan, top: int) -> dict:
         "option_combinations": {"compiled": p.combinations[0], "in_all": p.combinations[1]},
         "rows": len(p), "seconds": p.seconds,
         "assumptions": list(p.assumptions),
-        "units": UNITS,
+        "units": dict(UNITS),
         "layouts": [{**row, "fits": _gpu_fits(req, row), "fits_over_error": _over_error(req, row)}
                     for row in p.rows(top, axes=True)],
         "memory_error": memory_error(req.hardware.memory_band),

@@ -300,10 +300,12 @@ def check_request(req: Request) -> None:
         runs = {fw: sorted({s.zero for s in SCHEMES if s.framework == fw}) for fw in FRAMEWORKS}
         planned = runs[req.framework]
         runs_also = [z for z in _frameworks.FRAMEWORKS[req.framework].zero_stages if z not in planned]
+        if req.zero not in runs_also:
+            raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: it runs zero "
+                            f"{_listed(planned)}")
         raise PlanError(f"--zero={req.zero} is not allowed with --framework={req.framework}: plan searches it at zero "
-                        f"{_listed(planned)}"
-                        + (f" (eval hybrid framework={req.framework} zero={req.zero} prices zero "
-                           f"{_listed(runs_also)} on a layout you give)" if req.zero in runs_also else ""))
+                        f"{_listed(planned)} (eval hybrid framework={req.framework} zero={req.zero} prices zero "
+                        f"{_listed(runs_also)} on a layout you give)")
     bytes_per_element(req.dtype)
     said = low_dtype_note(req.dtype, req.precision)
     if said:

@@ -305,18 +305,22 @@ def straddle_note(options: dict, numbers: dict) -> str | None:
     traffic crosses the network, where the step model prices every such group inside one domain (symcomm.training.axes:
     a group spans nodes once its ranks exceed G).  None where every group tiles the domains, or the layout is not all
     whole numbers."""
-    found = whole_numbers(numbers, "t", "c", "d", "p", "e", "G")
+    # a dense model has no e: its expert-parallel size is 1, and its other groups straddle all the same
+    found = whole_numbers({"e": 1, **numbers}, "t", "c", "d", "p", "e", "G")
     if found is None:
         return None
     t, c, d, p, e, g = found
     gpus = t * c * d * p
     etp = 1 if str(options.get("expert_tp", "tp")) == "1" else t
-    spans = (("tensor-parallel", t), ("context-parallel", t * c), ("data-parallel", t * c * d),
-             ("expert-parallel", e * etp if e > 1 else 1))
-    straddling = [(axis, span) for axis, span in spans if 1 < span <= g < gpus and g % span]
+    # (axis, ranks in a group, the block of consecutive ranks its groups interleave in)
+    spans = (("tensor-parallel", t, t), ("context-parallel", c, t * c), ("data-parallel", d, t * c * d),
+             ("expert-parallel", e, e * etp if e > 1 else 1))
+    straddling = [(axis, size, span) for axis, size, span in spans if 1 < span <= g < gpus and g % span]
     if not straddling:
         return None
-    said = ", ".join(f"the {axis} groups of {span} ranks" for axis, span in straddling)
+    said = ", ".join(f"the {axis} groups of {span} ranks" if size == span else
+                     f"the {axis} groups of {size} ranks (interleaved in blocks of {span} consecutive ranks)"
+                     for axis, size, span in straddling)
     return (f"{said} do not tile the NVLink domains of G={g} GPUs in Megatron's rank order: some straddle two domains "
             f"and send part of their traffic over the network, which the step model does not price (it prices each "
             f"such group inside one domain); where the job is placed so that each domain holds a multiple of those "

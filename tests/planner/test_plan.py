@@ -1150,3 +1150,17 @@ def test_layouts_whose_groups_straddle_the_nvlink_domains_are_left_out_when_some
     assert f"NVLink domains: {planned['layouts_straddling_left_out']:,} layouts left out" in out
     assert "have parallel groups that do not tile" not in out
     # where every layout straddles (expert-parallel groups of 64 fixed), they are ranked and said: test_head_split.py
+
+
+def test_a_framework_stage_plan_does_not_search_is_said_with_the_eval_that_prices_it(capsys):
+    # an outsider fixed --framework deepspeed --pp 2 (DeepSpeed's pipeline engine runs ZeRO 0 and 1; plan searches it at
+    # 2 and 3): the refusal named --sp, --recompute, --tp, --cp, none of them typed, and not --pp
+    base = ["plan", "--model", "gpt3-175b", "--gpus", "96", "--hardware", "a100", "--batch", "1536", "--seq", "2048",
+            "--framework", "deepspeed"]
+    assert main(base + ["--pp", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "plan searches it at ZeRO 2, 3: p = 1 (eval hybrid framework=deepspeed zero=1 prices" in err
+    assert err.rstrip().endswith("fix fewer of --framework, --pp"), err
+    assert main(base + ["--pp", "2", "--zero", "1"]) == 2
+    assert "plan searches it at zero 2, 3 (eval hybrid framework=deepspeed zero=1 prices zero 0, 1" in \
+        capsys.readouterr().err

@@ -108,3 +108,14 @@ def test_a_framework_refusing_the_default_zero_says_it_is_the_default():
     said = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
                            "b=64", "m=8", "framework=fsdp2")
     assert said.returncode == 2 and "zero=1 is the default where zero is not given" in said.stderr
+
+
+def test_a_dense_models_groups_that_straddle_are_said_too():
+    # a dense model has no e; its groups straddle all the same: t = 2, c = 3 on nodes of 8 puts each context-parallel
+    # group of 3 ranks in a block of t·c = 6 consecutive ranks (Megatron's order: tp innermost, then cp), and the
+    # block of ranks 6-11 spans two nodes (an outsider's layout: eval said nothing, plan's row promised it would)
+    said = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=2", "p=1", "d=4", "c=3",
+                           "b=48", "m=4", "s=6144")
+    assert said.returncode == 0, said.stderr
+    assert "the context-parallel groups of 3 ranks (interleaved in blocks of 6 consecutive ranks) do not tile the " \
+           "NVLink domains of G=8 GPUs" in said.stderr

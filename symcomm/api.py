@@ -114,6 +114,8 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     >>> r["send"].tolist()                                    # 2·(N−1)/N·M elements
     [1048576, 1572864, 1835008]
     """
+    if type(dtype) is int:              # bytes per element as a number, as its text is taken: dtype=2 as "2"
+        dtype = str(dtype)
     for value in values.values():       # the common case, plain numbers and text, told apart without isinstance
         if type(value) not in _PLAIN:
             sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
@@ -216,7 +218,8 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     >>> [x["algorithm"] for x in r["fastest_by_message_size"]]
     ['recursive_doubling', 'rabenseifner']
     """
-    args = SimpleNamespace(name=primitive, values=values, dtype=dtype, hardware=hardware, json=True)
+    args = SimpleNamespace(name=primitive, values=values, dtype=str(dtype) if type(dtype) is int else dtype,
+                           hardware=hardware, json=True)
     with notes.collected() as said:
         data = compare_payload(args)
     return Result("comparison", data, tuple(n.text for n in said))
@@ -251,7 +254,20 @@ def formula(name: str, algorithm: str | None = None, **options):
     >>> symcomm.formula("all_reduce", "ring").send
     2*M*(N - 1)/N
     """
+    from .core.symbols import SYMBOLS
+
+    values = [key for key in options if key in SYMBOLS]
+    if values:
+        key = values[0]
+        raise InputError(f"formula() takes a subject's options, and {key} is a value: "
+                         f"symcomm.evaluate({name!r}, {key}=...) gives its numbers, or substitute in a formula, "
+                         f"symcomm.formula({name!r}).send.subs(symcomm.symbol({key!r}), ...)")
     return Formula(subject(name, algorithm, **{k: str(v) for k, v in options.items()}))
+
+
+def _formula_of(name: str, algorithm: str | None, options: dict) -> "Formula":
+    # formula(name, algorithm, **options) with the options as a mapping: pickle passes positional arguments only
+    return formula(name, algorithm, **options)
 
 
 @dataclass(frozen=True)
@@ -262,10 +278,22 @@ class Formula:
     subject: Subject
 
     def __getattr__(self, key):
+        # a name Python asks of any object (copy's __reduce_ex__, __deepcopy__, __setstate__), or the field itself
+        # before it is set (copy builds the instance without __init__): not a formula
+        if key.startswith("__") or key == "subject":
+            raise AttributeError(key)
         fields = self.subject.quantities()
         if key in fields:
             return fields[key]
         raise AttributeError(key)
+
+    def __reduce__(self):
+        # rebuilt by name: a subject holds functions made in place, which pickle cannot name
+        subject_ = self.subject
+        if subject_.kind == "primitive":
+            return formula, (subject_.name, subject_.algorithm)
+        options = dict(subject_.changed)
+        return _formula_of, (subject_.name, options.pop("algorithm", None), options)
 
     def _fields(self) -> dict:
         return {key: expr for key, expr in self.subject.quantities().items() if key != "time" or expr != 0}

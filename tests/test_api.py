@@ -4,6 +4,7 @@ import doctest
 import json
 
 import pytest
+import sympy as sp
 
 import symcomm
 from symcomm import api
@@ -349,3 +350,31 @@ def test_a_plans_result_changed_by_its_caller_leaves_the_next_plan_as_it_was():
     for key in list(mine.data):
         smash(mine.data[key])
     assert answer() == before
+
+
+def test_a_formula_copies_pickles_and_says_a_value_is_not_an_option():
+    import copy
+    import pickle
+
+    # copy.copy and deepcopy recursed without end (__getattr__ read the subject before it was set); pickle met a
+    # function made in place; formula("all_reduce", "ring", N=8) said "unknown parameter 'N' ... allowed: N, M"
+    for made in (symcomm.formula("all_reduce", "ring"), symcomm.formula("dp"),
+                 symcomm.formula("hybrid", sp=1, recompute="selective"), symcomm.formula("tp", algorithm="ring")):
+        for again in (copy.copy(made), copy.deepcopy(made), pickle.loads(pickle.dumps(made))):
+            assert again.subject.label == made.subject.label and again.send == made.send
+    with pytest.raises(InputError, match=r"formula\(\) takes a subject's options, and N is a value: "
+                                         r"symcomm.evaluate\('all_reduce', N=...\)"):
+        symcomm.formula("all_reduce", "ring", N=8)
+    # the way it names: the library's own symbol (integer, positive), 2·(N − 1)/N·M at N = 8 is 7M/4
+    ring = symcomm.formula("all_reduce", "ring")
+    assert ring.send.subs(symcomm.symbol("N"), 8) == sp.Rational(7, 4) * symcomm.symbol("M")
+
+
+def test_bytes_per_element_given_as_a_number_is_its_text():
+    # dtype=2 was refused saying "or a whole number of bytes per element from 1 to 64", where dtype="2" answers
+    assert symcomm.evaluate("dp", N=8, Phi=16, dtype=2)["send"] == symcomm.evaluate("dp", N=8, Phi=16, dtype="2")["send"]
+    assert symcomm.compare("all_reduce", N=8, M=1024, alpha=1e-6, beta=1e-9, gamma=0, dtype=2).to_dict() == \
+        symcomm.compare("all_reduce", N=8, M=1024, alpha=1e-6, beta=1e-9, gamma=0, dtype="2").to_dict()
+    # plan offers the element types the part has a peak for: tf32 (fp32 matmuls in TF32 mode) is no --dtype
+    with pytest.raises(InputError, match=r"--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8$"):
+        symcomm.plan("llama3-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="int8")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, SWITCH, crossing_of, inter_shares
 from ..base.errors import InputError
+from ..base.units import DTYPES
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
                               STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma, curve_note,
@@ -136,8 +137,8 @@ class Hardware:
         table = dict(self.peak_flops)
         if not table:
             raise self.lacks("peak_flops", "the step time needs (FLOPs / (peak × eta))")
-        if dtype not in table:
-            raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(table)}")
+        if dtype not in table:      # offered: the peaks of element types (tf32, fp32 matmuls in TF32 mode, is none)
+            raise InputError(f"--dtype {dtype} has no peak for --hardware {self.name}; choose {', '.join(n for n in table if n in DTYPES)}")
         return table[dtype]
 
     def compute_values(self, dtype: str = "bf16", precision: str = "bf16", fitting: bool = False,
@@ -194,8 +195,7 @@ class Hardware:
         if low is None:
             return out
         word = low.upper()
-        refused = precision_refusal(precision, self.compute_capability, self.name)
-        if refused:
+        if refused := precision_refusal(precision, self.compute_capability, self.name):
             raise InputError(refused)
         if low not in dict(self.peak_flops) and low not in {d for d, _, _ in self.peak_bounds}:
             raise InputError(f"precision={precision}: --hardware {self.name} gives no {word} peak (peak_flops has "

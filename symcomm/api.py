@@ -19,6 +19,8 @@ the commands' one-line errors do.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -42,8 +44,9 @@ def _words(values: dict) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)      # slots: no instance dict made and filled per answer
-class Result:
-    """An answer of the Python API: the same document the command prints with ``--json``.
+class Result(Mapping):
+    """An answer of the Python API: the same document the command prints with ``--json``, a read-only
+    mapping of its keys (``len``, iteration, ``.get``, ``.items()``).
 
     ``result["time"]`` reads a number, ``result.to_dict()`` gives a copy for JSON, and Jupyter
     shows it as a table (``_repr_markdown_``, ``_repr_html_``)."""
@@ -58,6 +61,12 @@ class Result:
 
     def __contains__(self, key) -> bool:
         return key in self.data
+
+    def __iter__(self):
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
 
     def keys(self):
         return self.data.keys()
@@ -116,8 +125,15 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     """
     if type(dtype) is int:              # bytes per element as a number, as its text is taken: dtype=2 as "2"
         dtype = str(dtype)
-    for value in values.values():       # the common case, plain numbers and text, told apart without isinstance
+    name, algorithm, dtype, backend = (_word(k, v) for k, v in (("name", name), ("algorithm", algorithm),
+                                                                   ("dtype", dtype), ("backend", backend)))
+    model, model_config, hardware = (_word(k, v, path=True) for k, v in (("model", model), ("model_config", model_config),
+                                                                         ("hardware", hardware)))
+    for key, value in values.items():   # the common case, plain numbers and text, told apart without isinstance
         if type(value) not in _PLAIN:
+            if isinstance(value, (list, tuple, range)):
+                raise InputError(f"{key}: a {type(value).__name__}; a sweep is a numpy array "
+                                 f"({key}=numpy.array([...])), one value a number or its text")
             sweep = {key: value for key, value in values.items() if isinstance(value, np.ndarray)}
             break
     else:
@@ -146,6 +162,17 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
     return Result("evaluation", data, tuple([n.text for n in said]) if said else ())
+
+
+def _word(option: str, value, path: bool = False):
+    """A name the API takes (a subject, an algorithm, a model, a hardware, a dtype) as its text, or None; a path as
+    text where ``path``: anything else refused naming the option, as no command line can carry it."""
+    if value is None or type(value) is str:
+        return value
+    if path and isinstance(value, os.PathLike):
+        return os.fspath(value)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise InputError(f"{option} takes a name (text{' or a path' if path else ''}), not {type(value).__name__} {shown}")
 
 
 #: keyword values that are never an array (a sweep is numpy arrays, subclasses included)
@@ -218,8 +245,9 @@ def compare(primitive: str, *, dtype: str | None = None, hardware: str | None = 
     >>> [x["algorithm"] for x in r["fastest_by_message_size"]]
     ['recursive_doubling', 'rabenseifner']
     """
-    args = SimpleNamespace(name=primitive, values=values, dtype=str(dtype) if type(dtype) is int else dtype,
-                           hardware=hardware, json=True)
+    args = SimpleNamespace(name=_word("primitive", primitive),
+                           values=values, dtype=_word("dtype", str(dtype) if type(dtype) is int else dtype),
+                           hardware=_word("hardware", hardware, path=True), json=True)
     with notes.collected() as said:
         data = compare_payload(args)
     return Result("comparison", data, tuple(n.text for n in said))
@@ -239,6 +267,7 @@ def plan(model: str, *, gpus: int, batch: int, seq: int, hardware: str, top: int
     from . import planner     # imported here: numpy's import is paid only by a plan
 
     # the command's own check of every value (symcomm.planner.request_from_args), no argv words, no argparse
+    model, hardware = _word("model", model, path=True), _word("hardware", hardware, path=True)
     args = planner.namespace(model=model, gpus=gpus, batch=batch, seq=seq, hardware=hardware, top=top, **options)
     with notes.collected() as said:     # what `symcomm plan` prints beside its answer, as data
         request, top = planner.request_from_args(args), planner.top_from_args(args)
@@ -256,6 +285,7 @@ def formula(name: str, algorithm: str | None = None, **options):
     """
     from .core.symbols import SYMBOLS
 
+    name, algorithm = _word("name", name), _word("algorithm", algorithm)
     values = [key for key in options if key in SYMBOLS]
     if values:
         key = values[0]

@@ -248,7 +248,6 @@ def test_a_float_keyword_is_the_number_its_repr_writes_as_on_the_command_line():
     ({"N": 2 ** 100 + 1, "M": 8}, "N=1267650600228229401496703205377 is not allowed: N takes a whole number"),
     ({"N": 8, "M": 2.5}, "M=2.5 is not allowed: M takes a whole number"),
     ({"N": True, "M": 8}, "N=1 is not allowed"),                 # a bool is 0 or 1, as the command line's word
-    ({"N": 8, "M": [8]}, "M='[8]' is not a number"),
     ({"N": 8, "M": 8, "alpha": float("nan"), "beta": 0, "gamma": 0}, "alpha='nan' is not a number"),
     ({"N": 8, "M": 8, "G": 4, "gpus_per_node": 4}, "gpus_per_node is given twice"),
     ({"N": 8, "M": 8, "bw": 5e10, "beta": 1e-11, "alpha": 0, "gamma": 0}, "give bw or beta, not both"),
@@ -378,3 +377,35 @@ def test_bytes_per_element_given_as_a_number_is_its_text():
     # plan offers the element types the part has a peak for: tf32 (fp32 matmuls in TF32 mode) is no --dtype
     with pytest.raises(InputError, match=r"--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8$"):
         symcomm.plan("llama3-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="int8")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: symcomm.plan("llama3-8b", gpus=8, batch=64, seq=4096, hardware="h999"), "--hardware 'h999' is not allowed"),
+    (lambda: symcomm.plan(3, gpus=8, batch=64, seq=4096, hardware="h100"), "model takes a name (text or a path), not int 3"),
+    (lambda: symcomm.evaluate("hybrid", model=["llama3-8b"], hardware="h100", t=1, p=1, d=8, c=1, b=8, m=1, s=4096),
+     "model takes a name (text or a path), not list"),
+    (lambda: symcomm.evaluate("hybrid", model_config={"a": 1}, hardware="h100", t=1, p=1, d=8, c=1, b=8, m=1, s=4096),
+     "model_config takes a name (text or a path), not dict"),
+    (lambda: symcomm.formula(["dp"]), "name takes a name (text), not list"),
+    (lambda: symcomm.compare(["all_reduce"], N=2, M=16), "primitive takes a name (text), not list"),
+    (lambda: symcomm.evaluate("all_reduce", algorithm=["ring"], N=2, M=16), "algorithm takes a name (text), not list"),
+    # a list has no word on the command line ('[8]' is not a number there): the API says what a sweep is
+    (lambda: symcomm.evaluate("dp", N=[2, 4, 8], Phi=16), "N: a list; a sweep is a numpy array"),
+    (lambda: symcomm.evaluate("all_reduce", algorithm="ring", N=8, M=[8]), "M: a list; a sweep is a numpy array"),
+])
+def test_a_name_of_another_type_is_refused_as_bad_input_naming_it(call, message):
+    # an outsider met ValueError (not InputError), AttributeError and TypeError ("unhashable type: 'list'") here
+    with pytest.raises(InputError) as raised:
+        call()
+    assert message in str(raised.value)
+
+
+def test_a_result_is_a_read_only_mapping():
+    from collections.abc import Mapping
+
+    got = symcomm.evaluate("dp", N=8, Phi=16)
+    # dp's ring all-reduce of Φ = 16 elements on 8 ranks: 2·7/8·16 = 28 elements sent by each
+    assert isinstance(got, Mapping) and got.get("send") == 28 and dict(got.items())["send"] == 28
+    assert list(got) == list(got.data) and len(got) == len(got.data)
+    with pytest.raises(TypeError):
+        got["send"] = 0

@@ -268,7 +268,7 @@ def model(name: str) -> Model:
         return _SHIPPED[name]
     data = _load("models.json")
     if name.startswith("_") or name not in data:
-        raise ValueError(f"--model {name!r} is not allowed; choose one of {', '.join(model_names())}")
+        raise InputError(f"--model {name!r} is not allowed; choose one of {', '.join(model_names())}")
     _SHIPPED[name] = _model_from(name, data[name])
     return _SHIPPED[name]
 

@@ -349,7 +349,7 @@ def hardware_names() -> tuple[str, ...]:
 def link(name: str) -> Link:
     links = _load("hardware.json")["links"]
     if name not in links:
-        raise ValueError(f"link {name!r} is not allowed; choose one of {', '.join(links)}")
+        raise InputError(f"link {name!r} is not allowed; choose one of {', '.join(links)}")
     d = links[name]
     return Link(name, d["title"], float(d["bytes_per_second"]), float(d["latency_s"]), d["published"],
                 d["conversion"], d["source"], d["latency_source"])
@@ -369,7 +369,7 @@ def _preset(name: str) -> Hardware:
     """A shipped preset, built once per process (a Hardware is immutable; a name refused is not kept)."""
     systems = _load("hardware.json")["systems"]
     if name not in systems:
-        raise ValueError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "
+        raise InputError(f"--hardware {name!r} is not allowed; choose one of {', '.join(systems)} "
                          "or give a hardware file (path/to/hardware.json)")
     d = systems[name]
     fitted = d.get("step_time", {})

@@ -45,7 +45,7 @@ def _busbw(primitive: str, name: str, with_gamma: bool = False) -> sp.Expr:
 
 
 RING_BUSBW = Derivation(
-    title="The busbw of the ring all-reduce tends to 1/β",
+    title="The busbw of the ring all-reduce tends to 1/β, γ apart",
     lhs="busbw of the ring all-reduce, its γ term apart (the second claim)",
     steps=(
         Step(_busbw("all_reduce", "ring"), "busbw = algbw × 2(N−1)/N, algbw = M/T, T the catalog's ring time "
@@ -168,8 +168,9 @@ CHAPTER = Chapter(
     intro=("nccl-tests prints, for each message size S (bytes, the full buffer: symcomm's M), the time t and two "
            "bandwidths: algbw = S/t and busbw = algbw × a factor, 2(N−1)/N for all-reduce, (N−1)/N for all-gather, "
            "reduce-scatter and all-to-all, 1 for broadcast and reduce. The factor is exactly the β coefficient per "
-           "byte of the bandwidth-optimal catalog forms, so busbw → 1/β as S grows: a fitted β, converted back, is "
-           "the large-message busbw, the per-direction bandwidth each GPU reaches. α is the cost of a message that "
+           "byte of the bandwidth-optimal catalog forms, so, γ apart, busbw → 1/β as S grows: a fitted β, converted "
+           "back, is the per-direction bandwidth each GPU's link reaches (an all-reduce's busbw, paying γ per reduced "
+           "byte too, tends to 1/(β + γ/2), below). α is the cost of a message that "
            "carries nothing: the time of the smallest sizes divided by the messages on the critical path, 2(N−1) "
            "for the ring all-reduce. γ, the cost per reduced byte, is a multiple of M like β at any one N, so no fit "
            "of one log separates them: the busbw tends to 1/(β + γ/2) for the ring all-reduce. symcomm calibrate "

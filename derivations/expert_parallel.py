@@ -29,14 +29,16 @@ PER_GPU = Derivation(
     (Step(dropless.send, "composed: dispatch and combine all-to-alls of k·b·s·h, forward and backward"),
      Step(4 * kbsh * (N - 1) / N, "each pairwise all-to-all sends (N−1)/N of its buffer"),
      Step(4 * kbsh, "as N → ∞", "→")),
-    "elements, per MoE layer, forward + backward, uniform routing, exact then limit", SOURCE,
+    "elements, per MoE layer, forward + backward, uniform routing, exact then limit; b·s = the tokens each rank "
+    "routes (its own share of the step's batch, not the global batch)", SOURCE,
     lhs="per-GPU send")
 
 PADDED = Derivation(
     "Expert parallel with capacity padding: elements each GPU sends per MoE layer per step",
     (Step(padded.send, "composed: the same four all-to-alls on buffers padded to capacity factor f"),
      Step(4 * f * kbsh * (N - 1) / N, "f·k·b·s·h per buffer")),
-    "elements, per MoE layer, forward + backward, exact", FEDUS + ", §2.1 (expert capacity)", lhs="per-GPU send")
+    "elements, per MoE layer, forward + backward, exact; b·s = the tokens each rank routes",
+    FEDUS + ", §2.2 (expert capacity, eq. 3)", lhs="per-GPU send")
 
 CLAIMS = (
     Claim(fwd.send, 2 * kbsh * (N - 1) / N, name="EP forward only (dispatch + combine): 2kbsh(N−1)/N per MoE layer",
@@ -87,5 +89,6 @@ CHAPTER = Chapter(
     6, "expert-parallel", "Expert parallel (mixture of experts)",
     "Each MoE layer routes every token to k of E experts spread over N GPUs: an all-to-all "
     "dispatches the token copies to the experts' GPUs and a second brings the results back; "
-    "the backward pass runs both in reverse.",
+    "the backward pass runs both in reverse. Here b·s is the tokens each rank routes, its own share of the "
+    "step's batch (the hybrid strategy, chapter 8, counts a rank's (b/d)(s/c)/t of the global batch b).",
     (PER_GPU, PADDED), CLAIMS)

@@ -141,7 +141,9 @@ CLAIMS = [
                "all-gather move 3/2 the bytes of two bf16 collectives", source=MEGATRON_FP32_GRADS),
     Claim(axes_zero2["dp"].send / axes["dp"].send, (m + 1) / 2,
           name="hybrid: DeepSpeed ZeRO-2 (a reduce-scatter every micro-batch) sends (m + 1)/2 × Megatron's "
-               "distributed optimizer (ZeRO-1, once per step): 17/2 at m = 16, Llama-3-70B on 1024 H100 (t=1, p=16, d=64): 356 ms → 3.1 s",
+               "distributed optimizer (ZeRO-1, once per step) on the data-parallel axis: 17/2 at m = 16 micro-batches "
+               "(the formulas' ratio at any layout; DeepSpeed itself runs ZeRO-2 only with p = 1, its pipeline engine "
+               "taking ZeRO 0 and 1)",
           source=DEEPSPEED_ENGINE),
     Claim(axes_tied["dp"].send - axes_embeddings["dp"].send,
           V * h / t + 2 * V * h / (p * t) * (d * c - 1) / (d * c),
@@ -185,6 +187,12 @@ CLAIMS = [
 
 # -- worked examples ---------------------------------------------------------------------------------
 
+def _values_text(values: dict) -> str:
+    """The values an example is evaluated at, as a reader retypes them (b the global batch in sequences, m the
+    micro-batches per replica)."""
+    return ", ".join(f"{symbol}={value:,}" for symbol, value in values.items())
+
+
 def _example(title, source, values, expected, options, note=""):
     """Derivations evaluating the composed per-axis sends at a layout; expected = hand formulas."""
     got = HYBRID.by_axis(**options)
@@ -194,7 +202,7 @@ def _example(title, source, values, expected, options, note=""):
             f"{title}: {axis.upper()} elements per GPU per step",
             (Step(at(got[axis].send, values), "the composed per-axis send at this layout"),
              Step(hand, "the closed form, by hand")),
-            "elements, per GPU per step, forward + backward" + (f"; {note}" if note else ""),
+            "elements, per GPU per step, forward + backward; at " + _values_text(values) + (f"; {note}" if note else ""),
             source, lhs=f"per-GPU send, {axis.upper()}"))
     return tuple(out)
 
@@ -226,8 +234,11 @@ DSV3_DP = (2 * sp.Rational(671 * 10**9 - DSV3_PHI_E, 16) * sp.Rational(127, 128)
 # stated hardware: NVLink 400 GB/s, one 400 Gb/s (50 GB/s) NIC per GPU, bf16, latency ignored
 DSV3_HARDWARE = {beta: sp.Rational(2, 400 * 10**9), beta_inter: sp.Rational(2, 50 * 10**9), alpha: 0, alpha_inter: 0}
 
-LLAMA2_SOURCE = "Touvron et al. 2023, Llama 2, §2.2 (70B: L=80, h=8192, s=4096); layout t=8, p=4, d=4"
-GPT3_SOURCE = NARAYANAN + ", Table 1 (175B: t=8, p=16, 1536 GPUs, batch 1536)"
+LLAMA2_SOURCE = ("Touvron et al. 2023, Llama 2, §2.2 (context length 4096); L=80, h=8192 from its released "
+                 "configuration (meta-llama/Llama-2-70b-hf config.json); the layout t=8, p=4, d=4 and batch 128 are "
+                 "an illustration, not a published run")
+GPT3_SOURCE = ("Brown et al. 2020, GPT-3, Table 2.1 (175B: 96 layers, d_model 12288, context 2048); the layout t=8, "
+               "p=16, d=12 on 1536 GPUs and batch 1536 are an illustration, not a published run")
 LLAMA3_SOURCE = "Llama Team 2024, The Llama 3 Herd of Models, §3.3.2 (405B: TP 8, PP 16, DP 128, seq 8192, 16M tokens)"
 DSV3_SOURCE = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, §3.2 (PP 16, EP 64, ZeRO-1, 2048 H800) and §4.2"
 

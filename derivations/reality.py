@@ -145,7 +145,8 @@ def _table() -> tuple:
         rows,
         caption=("Bytes the busiest rank sent, counted by the kernel (TCP_INFO bytes sent minus retransmitted, "
                  "the barrier around each operation subtracted), against the catalog formula under the gloo "
-                 "profile plus what gloo adds: 96 bytes per message sent (a 48-byte header written three times). "
+                 "profile plus what gloo adds: 96 bytes per message sent (two 48-byte headers the sender writes; the "
+                 "receiver writes a third, 48 bytes, back). "
                  "Above 2·N MiB gloo's reduce loop sends C/N − 2 more 1 MiB segments than the ring needs "
                  "(reduce/ring_segmented); its catalog payload is exact, partial and empty last segments "
                  "included (see symcomm/collectives/profiles.py). "
@@ -162,7 +163,7 @@ CHAPTER = Chapter(
            "formulas hold to the byte once the library's own choices are known. Gloo runs reduce-scatter "
            "as a full all-reduce, so FSDP sends 4Φ(N−1)/N per GPU under gloo, not the textbook 3Φ(N−1)/N; "
            "its broadcast is a binomial tree for any N and its reduce a ring reduce-scatter followed by a "
-           "gather, whose ring loop over-sends above 2·N MiB; each message adds a 48-byte header written three times. The chapter is rendered from "
+           "gather, whose ring loop over-sends above 2·N MiB; each message adds 48-byte headers, two from its sender and one from its receiver. The chapter is rendered from "
            "the committed measurement file, so the docs build without torch."),
     derivations=(FSDP_UNDER_GLOO,),
     claims=BACKEND_CLAIMS + _claims(),

@@ -483,7 +483,7 @@ HIDING = Derivation(
                                                "gradient and the backward alike")),
     "sequences per micro-batch; transformer-layer parameters 12Lh² (GPT); β per gradient element; latency α "
     "left out (large buckets)",
-    NARAYANAN + ", §3.2 (data-parallel all-reduce); Megatron-LM --overlap-grad-reduce (whose last bucket of "
+    NARAYANAN + ", §3.3 (data and model parallelism: the data-parallel all-reduce); Megatron-LM --overlap-grad-reduce (whose last bucket of "
     "max(40M, 1M·d·c) parameters stays exposed beyond B*: megatron/core/distributed/distributed_data_parallel.py)",
     lhs="B*",
     claims=(Claim(sp.diff(B_HIDDEN.subs(alpha, 0), t), 0,

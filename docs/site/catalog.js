@@ -400,10 +400,10 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 153.01618440411966
 },
 "fp8": {
-"error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
+"error": "--dtype fp8 has no peak for --hardware a100; choose bf16, fp16, fp32"
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware a100; choose bf16, fp16, fp32, tf32"
+"error": "--dtype int8 has no peak for --hardware a100; choose bf16, fp16, fp32"
 }
 },
 "compute_precision": {
@@ -477,7 +477,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 295.34328358208955
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8, tf32"
+"error": "--dtype int8 has no peak for --hardware h100; choose bf16, fp16, fp32, fp8"
 }
 },
 "compute_precision": {
@@ -696,7 +696,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
+"error": "--dtype fp32 has no peak for --hardware b200; choose bf16, fp16, fp8"
 },
 "bf16": {
 "w_half": 293.274244004171,
@@ -729,7 +729,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 293.274244004171
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp4, fp8"
+"error": "--dtype int8 has no peak for --hardware b200; choose bf16, fp16, fp8"
 }
 },
 "compute_precision": {
@@ -817,7 +817,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 8,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
+"error": "--dtype fp32 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
 },
 "bf16": {
 "w_half": 293.274244004171,
@@ -850,7 +850,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 586.548488008342
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp4, fp8"
+"error": "--dtype int8 has no peak for --hardware b200-xdr; choose bf16, fp16, fp8"
 }
 },
 "compute_precision": {
@@ -938,7 +938,7 @@ globalThis.SYMCOMM_CATALOG = {
 "G": 72,
 "compute": {
 "fp32": {
-"error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
+"error": "--dtype fp32 has no peak for --hardware gb200; choose bf16, fp16, fp8"
 },
 "bf16": {
 "w_half": 312.5,
@@ -971,7 +971,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 312.5
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp4, fp8"
+"error": "--dtype int8 has no peak for --hardware gb200; choose bf16, fp16, fp8"
 }
 },
 "compute_precision": {
@@ -1099,7 +1099,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 590.7164179104477
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8, tf32"
+"error": "--dtype int8 has no peak for --hardware h100-roce; choose bf16, fp16, fp32, fp8"
 }
 },
 "compute_precision": {
@@ -1199,10 +1199,10 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 161.24031007751938
 },
 "fp8": {
-"error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
+"error": "--dtype fp8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32"
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32, tf32"
+"error": "--dtype int8 has no peak for --hardware a100-pcie; choose bf16, fp16, fp32"
 }
 },
 "compute_precision": {
@@ -1266,10 +1266,10 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 200.64308681672026
 },
 "fp8": {
-"error": "--dtype fp8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32, tf32"
+"error": "--dtype fp8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32"
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32, tf32"
+"error": "--dtype int8 has no peak for --hardware a100-40gb; choose bf16, fp16, fp32"
 }
 },
 "compute_precision": {
@@ -1343,7 +1343,7 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 756.5
 },
 "int8": {
-"error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8, tf32"
+"error": "--dtype int8 has no peak for --hardware h100-pcie; choose bf16, fp16, fp32, fp8"
 }
 },
 "compute_precision": {

@@ -17,10 +17,9 @@ from ..collectives.algorithms import POW2, algorithms_of
 from ..collectives.bounds import LOWER_BOUNDS
 from ..core.cost import Cost, Traffic
 from ..core.chapters import Chapter
-from ..core.proof import is_definition
 from ..collectives.primitives import PRIMITIVES
 from ..core.printing import latex, latex_lines, pulled, visible_length
-from ..core.proof import POWER_OF_TWO, AtLeast, Claim, Limit, Proof, check, is_definition
+from ..core.proof import DEFAULT, POWER_OF_TWO, AtLeast, Claim, Limit, Proof, check, is_definition
 
 _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
           S.alpha_inter: r"\alpha_{\mathrm{inter}}", S.beta_inter: r"\beta_{\mathrm{inter}}"}
@@ -121,6 +120,17 @@ _RELATION = {Claim: "=", AtLeast: r"\ge"}
 _INLINE = 48      # a formula printed wider than this (visible_length) is displayed, not inline
 
 
+def _domain_words(domain) -> str:
+    """Where a claim is proved, said beside its name when it is narrower than every claim's (symbols ≥ 1, N ≥ 2): its
+    powers of two and its least values, e.g. " (N a power of two; p ≥ 3)"; "" for the default domain."""
+    if domain is None:
+        return ""
+    default = dict(DEFAULT.least)
+    said = [f"{sym} a power of two" for sym in sorted(domain.power_of_two, key=str)]
+    said += [f"{sym} ≥ {least}" for sym, least in domain.least if default.get(sym, 1) != least]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def claim_row(claim, proof: Proof | None = None) -> dict:
     """A claim as its two sides, printed apart.
 
@@ -139,7 +149,8 @@ def claim_row(claim, proof: Proof | None = None) -> dict:
     statement = f"{lhs} {relation} {rhs}"
     # for a display that breaks long formulas: the left side, then the relation and the right side
     lines = lhs_lines if same else lhs_lines + [f"{relation} {rhs_lines[0]}"] + rhs_lines[1:]
-    return {"name": claim.name, "statement": statement, "lhs": lhs, "rhs": rhs, "lines": lines,
+    return {"name": claim.name + _domain_words(getattr(claim, "domain", None)), "statement": statement, "lhs": lhs,
+            "rhs": rhs, "lines": lines,
             "long": visible_length(lhs if same else statement) > _INLINE,
             "relation": relation, "same": same,
             "source": claim.source, "holds": None if proof is None else bool(proof),

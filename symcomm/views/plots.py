@@ -189,7 +189,8 @@ def sequence_parallel_vs_s(strategies, n=8, h=8192, b=1):
     ax.set_ylabel("elements sent per GPU per layer per step")
     ax.legend()
     caption = (f"One layer, forward + backward, N = {n} GPUs, h = {h}, b = {b}, K/V of full width; "
-               "elements. TP and SP coincide (proved in chapter 4); Ulysses is 1/N of them.")
+               "elements. TP and SP coincide (proved in chapter 4, SP as sp_regather=0 runs it: Megatron-LM's re-gather of "
+               "the input for the weight gradient sends 5/4 of it); Ulysses is 1/N of them.")
     minor_ticks_as_lines(fig)
     return fig, "Tensor, sequence and context parallel vs sequence length", caption
 
@@ -276,14 +277,19 @@ def calibration_vs_measured(fits):
         right.plot(size, np.array([r["measured_busbw"] for r in rows]) / 1e9, color=colour,
                    label=f"{label}: measured", **measured_style)
         right.plot(size, factor * size / core / 1e9, color=colour, label=f"{label}: α-β fit", **fit_style)
-        right.axhline(1 / fit["beta"] / 1e9, color=colour, linestyle=":", linewidth=1)
+        if size.size >= 2 and size[-1] > size[-2]:
+            # the line's own limit: its time is α-terms + S·(β- and γ-terms) per byte, so busbw tends to the factor
+            # over that per-byte slope (1/β without a reduction; 1/(β + γ/2) for a ring all-reduce)
+            slope = (core[-1] - core[-2]) / (size[-1] - size[-2])
+            right.axhline(factor[-1] / slope / 1e9, color=colour, linestyle=":", linewidth=1)
     left.set_ylabel("time (µs)")
     right.set_ylabel("busbw (GB/s)")
     left.legend(fontsize=7)
     right.legend(fontsize=7)
     framed(fig)
     caption = ("Measured nccl-tests rows (markers) against the catalog's α-β formula at the fitted α, β (lines); "
-               "the dotted line is 1/β, the busbw the α-β line tends to. The gap between marker and line is the "
+               "the dotted line is the busbw the α-β line tends to at large messages (1/β; 1/(β + γ/2) for an "
+               "all-reduce, whose reduction costs γ per byte). The gap between marker and line is the "
                "efficiency curve the calibrated prediction divides by (α-β time / measured time).")
     minor_ticks_as_lines(fig)
     return fig, "Calibration: measured against fitted time and busbw", caption

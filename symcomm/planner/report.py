@@ -17,7 +17,10 @@ from .request import MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
 ASSUMPTIONS = (
     "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
     "backward of the global batch in m micro-batches per data-parallel replica, then the optimizer): the busiest "
-    "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations); its tp, "
+    "stage's matmuls at peak × η and its memory-bound kernels (κ HBM passes over the stored activations, fused as "
+    "Transformer Engine's, LLM Foundry's kernels or torch.compile run them, but under fsdp2, torchtitan's default "
+    "compile=false, whose dense blocks run their norms, rotary and SwiGLU op by op: eval's compile=1 prices a "
+    "compiled one, the fsdp rows' time); its tp, "
     "cp, ep and pp communication exposed between the GEMMs; (m + (p − 1)/v) pipeline slots (v model chunks per "
     "stage, interleaved; v = 1: 1F1B; Megatron's pipeline sends hidden behind the compute when interleaved); the "
     "data-parallel communication overlapped as each framework does by default (symcomm.training.overlap: "
@@ -149,7 +152,7 @@ def to_json(p: Plan, top: int) -> dict:
         "layouts": [{**row, "fits": _gpu_fits(req, row), "fits_over_error": _over_error(req, row)}
                     for row in p.rows(top, axes=True)],
         "memory_error": memory_error(req.hardware.memory_band),
-        "compare": p.compare,
+        "compare": p.compare and {**p.compare, "fits_over_error": _over_error(req, p.compare)},
     }
 
 
@@ -189,7 +192,8 @@ def _straddles(req: Request, row: dict) -> bool:
 def _gpu_fits(req: Request, row: dict):
     """Whether a row's memory fits its GPU by the model's count: True where plan kept only those that do, else (under
     --no-memory-check) the GPU's verdict (Hardware.fits; None where the hardware gives no memory)."""
-    return True if req.memory_check else req.hardware.fits(row["memory_bytes"])
+    # a ranked row fits where plan checked memory; the --compare row (which holds "fits") is shown whatever it holds
+    return True if req.memory_check and "fits" not in row else req.hardware.fits(row["memory_bytes"])
 
 
 def _memory_mark(req: Request, row: dict) -> str:

@@ -85,6 +85,11 @@ def _top_steps(best: np.ndarray, new: np.ndarray, top: int) -> np.ndarray:
 def _why_not(req: Request, spec: dict) -> str:
     """Why no enumerated layout matches ``spec``: the expert rules the enumeration applies (layouts.py) named when
     the compared e breaks one, else the general rule."""
+    fixed = {"t": req.tp, "p": req.pp, "v": req.vp, "c": req.cp, "e": req.ep, "d": req.dp, "mb": req.micro_batch}
+    flags = {"t": "--tp", "p": "--pp", "v": "--vp", "c": "--cp", "e": "--ep", "d": "--dp", "mb": "--micro-batch"}
+    clash = next((key for key, value in spec.items() if fixed.get(key) is not None and fixed[key] != value), None)
+    if clash is not None:
+        return f"{clash}={spec[clash]} against {flags[clash]} {fixed[clash]}: give one of them"
     e = spec.get("e")
     if e is not None and req.model.moe:
         if req.dispatcher in FLEX_DISPATCHERS and not (e <= req.G or e % req.G == 0):
@@ -140,9 +145,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
         notes.add(model.config_note())
     if layouts["t"].size == 0:
         raise PlanError(
-            f"no layout fits: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}) or an "
-            f"uneven split of them, c | seq ({req.seq}), d = gpus/(t·p·c) and micro-batches dividing batch "
-            f"({req.batch})"
+            f"no layout of these sizes: need t | heads ({model.heads}) and t | G ({req.G}), p | layers ({model.layers}) "
+            f"or an uneven split of them, c | seq ({req.seq})"
+            + (f", c | heads/t and c | K/V heads/t ({model.kv_heads} K/V heads; --cp-algorithm ulysses)"
+               if req.cp_algorithm == "ulysses" else "")
+            + f", d = gpus/(t·p·c) and micro-batches dividing batch ({req.batch})"
             + (f", e | experts ({model.experts}) and "
                + ("e | d·c" if expert_tp_run(req.dispatcher, req.expert_tp) == "tp" else "e | t·d·c (--expert-tp 1)")
                if model.moe else "")

@@ -352,7 +352,9 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     if seq is not None:
         data["seq"] = seq
     _check_shape(data, what)
-    data["title"] = f"{cfg.get('_name_or_path') or path.parent.name or path.name} (config.json)"
+    # a Hugging Face snapshot's folder names the model when the file is its config.json; another file names itself
+    named = path.parent.name if path.name == "config.json" and path.parent.name else path.name
+    data["title"] = f"{cfg.get('_name_or_path') or named} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
 

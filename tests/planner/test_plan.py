@@ -1164,3 +1164,22 @@ def test_a_framework_stage_plan_does_not_search_is_said_with_the_eval_that_price
     assert main(base + ["--pp", "2", "--zero", "1"]) == 2
     assert "plan searches it at zero 2, 3 (eval hybrid framework=deepspeed zero=1 prices zero 0, 1" in \
         capsys.readouterr().err
+
+
+def test_the_compared_row_says_its_memory_and_the_refusals_name_the_rule_broken(capsys):
+    # an outsider's --compare row over the GPU's memory had no ✗ and, in JSON, no fits_over_error; a --compare t=2
+    # beside --tp 4 said only "every divisibility rule"; --cp 16 with Ulysses named every rule but c | K/V heads/t
+    base = ["plan", "--model", "llama3.1-70b", "--gpus", "64", "--hardware", "h100", "--batch", "512", "--seq", "8192",
+            "--top", "2"]
+    assert main(base + ["--compare", "t=1,p=1,c=1,mb=8"]) == 0
+    out = capsys.readouterr().out
+    compared = out.split("--compare (", 1)[1].splitlines()[1]
+    assert " ✗ " in compared, compared
+    assert main(base + ["--compare", "t=1,p=1,c=1,mb=8", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["compare"]
+    assert got["fits"] is False and got["fits_over_error"] == "no"
+    assert main(base + ["--compare", "t=2", "--tp", "4"]) == 2
+    assert "t=2 against --tp 4: give one of them" in capsys.readouterr().err
+    assert main(["plan", "--model", "llama3.1-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq",
+                 "8192", "--cp", "16", "--cp-algorithm", "ulysses", "--tp", "1"]) == 2
+    assert "c | heads/t and c | K/V heads/t (8 K/V heads; --cp-algorithm ulysses)" in capsys.readouterr().err

@@ -118,6 +118,10 @@ def test_hugging_face_config_gpt2_and_llama(tmp_path):
                                    "num_local_experts": 8, "num_experts_per_tok": 2}))
     model = presets.model_from_config(mixtral)
     assert model.parameters == 46_702_792_704 and model.values()["k"] == 2
+    # a snapshot's config.json is named by its folder, another file by itself (an outsider's llama32-1b.json in a
+    # scratch folder was titled by the folder)
+    assert presets.model_from_config(gpt2).title == "gpt2 (config.json)"
+    assert model.title == "mixtral.json (config.json)"
     # transformers' NemotronConfig at Nemotron-4 15B's shape: the squared-ReLU family, Φ as the preset's (the hand count
     # of derivations/parameters.py: (88,080,384 + 301,989,888 + 4·6144)·32 + 2·256000·6144 + 2·6144)
     nemotron = tmp_path / "nemotron.json"

@@ -170,7 +170,8 @@ def _checked(claim) -> Proof:
         if (not minmax and (sp.expand(diff) == 0 or _rational_zero(diff))) \
                 or _zero_in_domain(diff, claim.domain, expand=minmax):
             return Proof(claim, True, _stated(claim))
-        return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(sp.simplify(diff))}, not 0")
+        return Proof(claim, False, f"lhs − rhs simplifies to {sp.factor(sp.simplify(diff))}, not 0"
+                     + _namesakes(diff))
     if isinstance(claim, AtLeast):
         # over one denominator first: a difference of fractions over the same factors (a step model's 1/(c·d·m))
         # otherwise becomes a numerator over their product, squares and all, eight times the terms to expand; the
@@ -241,6 +242,19 @@ def _zero_in_domain(diff: sp.Expr, domain: Domain, expand: bool) -> bool:
     if expand and sp.expand(diff) == 0:
         return True
     return sp.simplify(reduced) == 0
+
+
+def _namesakes(expr: sp.Expr) -> str:
+    """What a failed claim says where two of its symbols share a name (the library's N is an integer ≥ 1, a
+    sp.Symbol("N") typed beside it another symbol, which never cancels it): "" where none do."""
+    names: dict = {}
+    for x in expr.free_symbols:
+        names.setdefault(x.name, []).append(x)
+    shared = sorted(name for name, found in names.items() if len(found) > 1)
+    if not shared:
+        return ""
+    return (f" (two different symbols are named {', '.join(shared)}: use the library's, "
+            f"symcomm.symbol({shared[0]!r}), not sympy.Symbol({shared[0]!r}))")
 
 
 def prove(claim) -> Proof:

@@ -132,3 +132,12 @@ def test_limits_of_rational_functions_from_their_leading_terms():
     assert prove(Limit((x + 1) / x ** 2, 0, var=x))
     assert prove(Limit(x ** 2 / (x + 1), sp.oo, var=x))
     assert not check(Limit(x ** 2 / (x + 1), 1, var=x))
+
+
+def test_a_failed_claim_says_when_two_of_its_symbols_share_a_name():
+    # an outsider's sympy.Symbol("N") beside the library's N (an integer ≥ 1): "simplifies to 2*M*(N - N)/(N*N)"
+    # read as nonsense; the refusal names the cause
+    n_plain = sp.Symbol("N")
+    with pytest.raises(ClaimFailed, match=r"two different symbols are named N: use the library's, "
+                                          r"symcomm.symbol\('N'\)"):
+        prove(Claim(2 * (N - 1) * M / N, 2 * (n_plain - 1) * M / n_plain))

@@ -423,8 +423,12 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
                      groups, across, "tp", first, "forward", stage="first"),
                 Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
                      groups, across, "tp", phase="backward", stage="last")]
+    # in fp32: Megatron-Core's vocabulary-parallel cross entropy casts the logits to float before the max
+    # (megatron/core/tensor_parallel/cross_entropy.py, calculate_logits_max: vocab_parallel_logits.float()), so
+    # the three reductions move fp32 tokens; torchtitan's loss, over DTensor logits, calls .float() first too
     out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
-                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last"))
+                    "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last",
+                    dtype="fp32"))
     return tuple(out)
 
 

@@ -122,7 +122,7 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     ``moe_layers`` of each stage's layers have ``phi_experts``/p expert parameters split over
     ``experts`` expert-parallel ranks, each token routed to ``top_k`` of them, uniformly; ``widths``
     = bytes per element {"run", "grad", "fp32"} counts bytes (gradient reductions in the gradient
-    type, ring-flash-attention's dK, dV in fp32), else elements; ``chunks`` = v model chunks per
+    type, ring-flash-attention's dK, dV and the cross-entropy's reductions in fp32), else elements; ``chunks`` = v model chunks per
     stage (interleaved), ``recompute`` = full recomputation, ``scatter_gather`` = Megatron's
     pipeline scatter-gather; ``n_experts`` = E, the counts each rank all-gathers before a dropless dispatch."""
     framework, zero, reshard = scheme
@@ -238,9 +238,11 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                     step.all_gather("tp", group, act)
             elif backward:                             # copy_to_tensor_model_parallel_region: back all-reduce
                 step.all_reduce("tp", group, act)
-            if not backward:                           # vocab-parallel cross-entropy: max, target logit, Σ exp
+            if not backward:                           # vocab-parallel cross-entropy: max, target logit, Σ exp,
+                step.width = widths["fp32"]            # of the logits cast to float first (cross_entropy.py)
                 for _ in range(3):
                     step.all_reduce("tp", group, tokens)
+                step.width = widths["run"]
 
     def boundary(pp, to):                              # activations (or their gradients) per TP and CP rank
         split = sp_on or scatter_gather                # sharded already (SP), or split 1/t (scatter-gather)

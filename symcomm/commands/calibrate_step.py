@@ -16,6 +16,7 @@ from ..base import notes
 from ..base.crossing import SWITCH
 from ..base.errors import InputError
 from ..base.files import check_output, refuse_overwriting, write_file
+from ..base.inputs import parse_real, parse_whole
 from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
@@ -71,6 +72,44 @@ def wiring_note(wirings: list[str], output: str, declared: str) -> str | None:
             f"--hardware {output} for those nodes")
 
 
+def hardware_kept(typed: list[tuple[str, dict]], base) -> dict:
+    """What the written file keeps of the hardware the runs' words retype (``typed``: each run's id and its hardware
+    words, step_runs.typed_hardware), as document fields: a peak the base gives only bounds for (H100 Grand Teton's),
+    typed alike by every run, as its peak_flops; the GPUs per node typed alike by every run.  InputError for the
+    rest: a link or the HBM bandwidth (the file keeps the base's), a peak the base's datasheet gives, a value some runs
+    type and others do not or type otherwise, since the file would then price the runs as no fit did."""
+    from ..measurement.step_runs import LINK_WORDS, NODE_WORDS, PEAK_WORDS
+
+    datasheet = dict(base.peak_flops)
+    bounded = {dtype for dtype, _, _ in base.peak_bounds}
+    kept: dict = {}
+    for name in PEAK_WORDS + LINK_WORDS + NODE_WORDS:
+        given = {rid: words[name] for rid, words in typed if name in words}
+        if not given:
+            continue
+        rid = next(iter(given))
+        dtype = {"peak": "bf16", "peak_fp8": "fp8", "peak_fp4": "fp4"}.get(name)
+        if name in LINK_WORDS or (dtype is not None and (dtype in datasheet or dtype not in bounded)):
+            raise InputError(f"run {rid!r}: its words type {name}={given[rid]}, a value of the hardware that the written "
+                             f"file keeps from --hardware {base.name}: it would price the run otherwise than the fit "
+                             "did; give it in the base instead (a hardware file)")
+        if len(given) < len(typed) or len(set(given.values())) > 1:
+            other = next((r for r, _ in typed if given.get(r) != given[rid]), rid)
+            raise InputError(f"run {rid!r} types {name}={given[rid]}, run {other!r} "
+                             f"{name + '=' + given[other] if other in given else 'none'}: the written file keeps one "
+                             f"value; give every run the same {name}, or calibrate the runs of each apart")
+        if dtype is not None:
+            value = parse_real(name, given[rid])
+            kept.setdefault("peak_flops", dict(datasheet))[dtype] = value
+            if dtype == "bf16":
+                kept["peak_flops"]["fp16"] = value
+            kept["peak_source"] = (f"{base.peak_source}; {name}={given[rid]} typed by every run calibrate-step fitted "
+                                   "the file on")
+        else:
+            kept["gpus_per_node"] = parse_whole(name, given[rid])
+    return kept
+
+
 def file_wiring(wirings: list[str], base: str) -> str:
     """The wiring a written file declares: the runs' own when every run was priced alike (a team's nodes are one
     kind), else the base hardware's."""
@@ -82,7 +121,7 @@ def cmd_calibrate_step(args) -> int:
     from ..measurement.calibration_file import step_time_document
     from ..measurement.step_fit import fit, spans
     from ..training.compute import FITTED
-    from ..measurement.step_runs import files_read, read_runs
+    from ..measurement.step_runs import files_read, read_runs, typed_hardware
 
     if not args.hardware:
         raise InputError(f"--hardware is required: the base preset ({', '.join(presets.hardware_names())}) or "
@@ -100,6 +139,7 @@ def cmd_calibrate_step(args) -> int:
     if args.output is not None:
         refuse_overwriting(args.output, [*files_read(args.runs), ("--hardware", args.hardware)], "-o")
     runs, read_as = read_runs(args.runs, args.hardware, args.dtype)
+    kept = hardware_kept(typed_hardware(args.runs), base)
     # the shares of the attention kernels the runs name start where the base times them (published, or a calibration's)
     named = sorted({run.inputs.options.get("attention_kernel") for run in runs} & set(PUBLISHED_KERNELS))
     constants = {**kernel_shares(dict(base.step_time), dict(base.attention_shares), base.compute_capability, named),
@@ -141,7 +181,7 @@ def cmd_calibrate_step(args) -> int:
         said = wiring_note(wirings, str(args.output), declared)
         if said:
             notes.add(said)
-        document = step_time_document(base, found, str(args.runs), name=args.name)
+        document = {**step_time_document(base, found, str(args.runs), name=args.name), **kept}
         if declared != SWITCH:
             document["nvlink"] = declared
             notes.add(f"{args.output} declares nvlink={declared}, the wiring its runs were priced with: eval hybrid and "

@@ -130,6 +130,8 @@ def _records(path) -> list[dict]:
         raise InputError(f"{what}: not UTF-8 text") from None
     if text.lstrip().startswith("{"):
         return list(check(loads(text, what), "step-runs", what)["runs"])
+    if text.lstrip().startswith("["):
+        raise InputError(f"{what}: a JSON array; give the runs as an object, {{\"runs\": [...]}}")
     header = next(csv.reader(io.StringIO(text)), [])
     twice = sorted({c for c in header if header.count(c) > 1})
     if twice:
@@ -138,9 +140,14 @@ def _records(path) -> list[dict]:
     rows = list(csv.DictReader(io.StringIO(text)))
     if not rows:
         raise InputError(f"{what}: neither JSON ({{\"runs\": [...]}}) nor CSV with a header row and runs")
-    unknown = [c for c in rows[0] if c not in COLUMNS]
-    if unknown or None in rows[0]:
-        raise InputError(f"{what}: unknown CSV column {(unknown or ['(unnamed)'])[0]!r}; allowed: {', '.join(COLUMNS)}")
+    unknown = [c for c in rows[0] if c is not None and c not in COLUMNS]
+    if unknown:
+        raise InputError(f"{what}: unknown CSV column {unknown[0]!r}; allowed: {', '.join(COLUMNS)}")
+    for i, row in enumerate(rows, start=2):
+        # csv.DictReader puts the cells beyond the header's columns under None: empty ones (a trailing comma) are
+        # nothing, any other a value with no column
+        if any(cell.strip() for cell in row.pop(None, ()) or ()):
+            raise InputError(f"{what} line {i}: more cells than the header's {len(header)} columns")
     if len(rows) > MAX_RUNS:
         raise InputError(f"{what}: {len(rows)} runs; at most {MAX_RUNS}")
     out = []
@@ -226,6 +233,29 @@ def _dtype_refusal(dtype, words: list, given: str) -> str | None:
             f"hardware file holds eta as a share of the bf16 peak, as eval and plan read it: give a run of an FP8 or "
             f"FP4 recipe its precision= in its words ({', '.join(p for p in PRECISIONS if p != 'bf16')}: its linear "
             f"GEMMs at that peak, the rest in bf16); the dtypes calibrate-step fits: {', '.join(MEASURED_DTYPES)}")
+
+
+#: the words of a run that retype its hardware: the peaks, which a part without a datasheet peak needs typed; the HBM
+#: bandwidth and the links, which the written file keeps from the base; the GPUs per node
+PEAK_WORDS = ("peak", "peak_fp8", "peak_fp4")
+LINK_WORDS = ("hbm", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "bw", "bw_inter")
+NODE_WORDS = ("G", "gpus_per_node")
+
+
+def typed_hardware(path) -> list[tuple[str, dict]]:
+    """Each run's id and the hardware words its words type (name → text, :data:`PEAK_WORDS`, :data:`LINK_WORDS`,
+    :data:`NODE_WORDS`), in the file's order: what the file calibrate-step writes must keep, or refuse."""
+    out = []
+    for i, rec in enumerate(_records(path)):
+        words = rec.get("words", "")
+        words = words.split() if isinstance(words, str) else list(words)
+        typed = {}
+        for word in words:
+            name, sep, text = str(word).partition("=")
+            if sep and name in PEAK_WORDS + LINK_WORDS + NODE_WORDS:
+                typed[name] = text
+        out.append((str(rec.get("id") or f"run {i + 1}"), typed))
+    return out
 
 
 def files_read(path) -> list[tuple[str, str]]:

@@ -596,3 +596,54 @@ def test_each_leave_one_out_error_is_the_prediction_of_a_fit_without_that_run(tm
         assert without.fitted == whole.fitted
         predicted = float(runs[i].inputs.quantities(**without.constants)["step_time"])
         assert whole.rows[i].loo_error == pytest.approx(predicted / runs[i].measured_s - 1, rel=1e-9, abs=1e-12)
+
+
+def _example_with(tmp_path, name, extra):
+    rows = json.loads(EXAMPLE.read_text())["runs"]
+    runs = tmp_path / name
+    runs.write_text(json.dumps({"runs": [dict(r, words=r["words"] + extra(i)) for i, r in enumerate(rows)]}))
+    return runs
+
+
+def test_hardware_words_of_the_runs_are_kept_in_the_file_or_refused(tmp_path, capsys):
+    # an outsider's runs typed peak=1.5e15 on h100 (and G=4, beta=...): the fit priced them so, the file kept h100's
+    # values, and eval with it gave a run +39 % off the report's own prediction, quoting the fit's 5 %
+    for extra, said in (((lambda i: " peak=1.5e15"), "its words type peak=1.5e15, a value of the hardware that the "
+                                                      "written file keeps from --hardware h100"),
+                        ((lambda i: " beta=1e-11"), "its words type beta=1e-11"),
+                        ((lambda i: " G=4" if i else ""), "types G=4, run 'llama3-8b-1' none: the written file keeps "
+                                                          "one value")):
+        code, _, err = run(capsys, "calibrate-step", _example_with(tmp_path, "runs.json", extra), "--hardware", "h100")
+        assert code == 2 and said in err, err
+    # a peak the base gives only bounds for (h100-gt), typed alike by every run, and G alike: kept, so eval with the
+    # file alone prices each run as the report did
+    for base, extra, field in (("h100-gt", " peak=8.355e14", ("peak_flops", "bf16", 8.355e14)),
+                               ("h100", " G=4", ("gpus_per_node", None, 4))):
+        mine = tmp_path / f"{base}-mine.json"
+        code, out, err = run(capsys, "calibrate-step", _example_with(tmp_path, "runs.json", lambda i: extra),
+                             "--hardware", base, "-o", mine, "--json")
+        assert code == 0, err
+        first = strict(out)["runs"][0]
+        kept = json.loads(mine.read_text())[field[0]]
+        assert (kept[field[1]] if field[1] else kept) == field[2]
+        words = json.loads(EXAMPLE.read_text())["runs"][0]["words"].split()
+        code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3-8b", "--hardware", mine, "--json", *words)
+        assert code == 0, err
+        assert strict(out)["step_time"] == pytest.approx(first["predicted_s"], rel=1e-9)
+
+
+def test_a_runs_file_of_another_shape_is_refused_in_one_line(tmp_path, capsys):
+    # a CSV row with trailing empty cells raised AttributeError; one with a value past the header's columns, and a JSON
+    # array, were read as CSV columns
+    header = "id,model,words,step_time_s\n"
+    row = "r{},llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8 s=8192 zero=1 recompute=selective,8.2"
+    for text, said in ((header + row.format(1) + "\n" + row.format(2) + ",,9\n", "line 3: more cells than the "
+                                                                                 "header's 4 columns"),
+                       ('[{"id": "a"}]', 'a JSON array; give the runs as an object, {"runs": [...]}')):
+        runs = tmp_path / "runs.csv"
+        runs.write_text(text)
+        code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100")
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+    runs.write_text(header + "".join(row.format(i) + ",,\n" for i in range(2)))
+    code, _, err = run(capsys, "calibrate-step", runs, "--hardware", "h100")
+    assert code == 2 and "are the same run" in err      # read (two runs of one layout), not a traceback

@@ -64,6 +64,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*"
                        r"([0-9]{1,12}(?:\.[0-9]{0,12})?)")
 _TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([0-9][0-9,]{0,20})")
+_MEGATRON_BATCH = re.compile(r"global batch size:\s*(\d{1,12})")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class LogReading:
     kept: int
     skipped: int
     unit: str
+    batches: frozenset = frozenset()    # the global batch sizes a Megatron-LM log's lines print ('global batch size: N')
 
 
 def read_log(path, warmup: int = WARMUP) -> LogReading:
@@ -110,7 +112,8 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
                          "warmup")
     if not all(math.isfinite(x) and x > 0 for x in values):
         raise InputError(f"log {str(path)!r}: a logged time or throughput is not a positive number")
-    return LogReading(framework, tuple(values), len(values), skipped, unit)
+    batches = frozenset(int(x) for x in _MEGATRON_BATCH.findall(text)) if framework == "megatron" else frozenset()
+    return LogReading(framework, tuple(values), len(values), skipped, unit, batches)
 
 
 def _median(values) -> float:
@@ -198,6 +201,9 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
         asked = " or ".join(f"framework={name}" for name in allowed)
         raise InputError(f"{what}: its log is {reading.framework}'s but its words price framework={priced}: give "
                          f"{asked} in its words")
+    if reading.batches and int(v["b"]) not in reading.batches:
+        raise InputError(f"{what}: its log's lines print global batch size {', '.join(map(str, sorted(reading.batches)))}"
+                         f", its words b={int(v['b'])}: give the run the log's batch (or the log of this run)")
     if reading.framework == "megatron":
         return median, how
     return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"
@@ -280,6 +286,7 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
 
     where = Path(str(path)).resolve().parent
     out, read_as = [], {}
+    logs: dict = {}                       # each log read → the run that read it
     unread: dict[str, list[str]] = {}     # names typed but not read → the runs that typed them
     for i, rec in enumerate(_records(path)):
         rid = str(rec.get("id") or f"run {i + 1}")
@@ -304,6 +311,11 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
                 unread.setdefault(", ".join(note.unread), []).append(rid)
             else:
                 notes.add(note.text, restates_default=note.restates_default)
+        if isinstance(rec.get("log"), str):
+            log = Path(rec["log"]) if Path(rec["log"]).is_absolute() else where / rec["log"]
+            other = logs.setdefault(log.resolve(), rid)
+            if other != rid:
+                raise InputError(f"{what}: its log {rec['log']!r} is run {other!r}'s too: one log measures one run")
         seconds, how = _step_seconds(rec, inputs, where, what)
         if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
             raise InputError(f"{what}: the measured step time {seconds!r} s is not a positive finite number "

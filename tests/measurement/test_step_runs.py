@@ -219,3 +219,16 @@ def test_a_log_priced_as_another_trainer_s_framework_is_refused(tmp_path):
         runs = [{"id": "x", "model": "llama3-8b", "words": words, "log": log, "warmup": 10}]
         with pytest.raises(InputError, match=f"its log is .*'s but its words price framework={framework}"):
             read_runs(_runs_file(tmp_path, runs), "h100")
+
+
+def test_a_log_is_held_to_its_runs_batch_and_read_by_one_run(tmp_path):
+    # an outsider's Megatron log printing 'global batch size: 48' was fitted as a run of b=64, and one log given to two
+    # runs was fitted twice; the log above prints 256, the batch LLAMA8 types
+    (tmp_path / "megatron.log").write_text(MEGATRON)
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8.replace("b=256", "b=512"), "log": "megatron.log"}]
+    with pytest.raises(InputError, match="its log.s lines print global batch size 256, its words b=512"):
+        read_runs(_runs_file(tmp_path, runs), "h100")
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "log": "megatron.log"},
+            {"id": "y", "model": "llama3-8b", "words": LLAMA8 + " zero=0", "log": "./megatron.log"}]
+    with pytest.raises(InputError, match="run 'y': its log './megatron.log' is run 'x''s too: one log measures one run"):
+        read_runs(_runs_file(tmp_path, runs), "h100")

@@ -193,7 +193,7 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
     reading = read_log(log, warmup)
     median = _median(reading.values)
     how = (f"{reading.framework} log {rec['log']}: median of {reading.kept} logged lines after {warmup} warm-up "
-           f"iterations ({reading.skipped} lines skipped)")
+           f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped)")
     priced = str(inputs.options.get("framework", ""))
     allowed = LOG_FRAMEWORKS[reading.framework]
     if priced not in allowed:
@@ -290,6 +290,9 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
     unread: dict[str, list[str]] = {}     # names typed but not read → the runs that typed them
     for i, rec in enumerate(_records(path)):
         rid = str(rec.get("id") or f"run {i + 1}")
+        if not rid.isprintable():       # printed in the report's table: a control character would break it
+            raise InputError(f"RUNS {str(path)!r}, run {i + 1}: its id {rid[:40]!r} holds a control character; "
+                             "give printable text")
         what = f"RUNS {str(path)!r}, run {rid!r}"
         words = rec.get("words", "")
         words = words.split() if isinstance(words, str) else list(words)
@@ -316,6 +319,15 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
             other = logs.setdefault(log.resolve(), rid)
             if other != rid:
                 raise InputError(f"{what}: its log {rec['log']!r} is run {other!r}'s too: one log measures one run")
+        from ..training.frameworks import FRAMEWORKS
+
+        label, priced = str(rec.get("framework") or ""), str(inputs.options.get("framework", ""))
+        meant = {**{name: (name,) for name in FRAMEWORKS}, **LOG_FRAMEWORKS}.get(label.lower())
+        if meant is not None and priced not in meant:
+            # the field labels the run for the report's table; a label naming a trainer its words do not price would
+            # be read as that trainer's error
+            raise InputError(f"{what}: its field 'framework' says {label}, its words price framework={priced}: give "
+                             f"{' or '.join(f'framework={name}' for name in meant)} in its words (the field is a label)")
         seconds, how = _step_seconds(rec, inputs, where, what)
         if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
             raise InputError(f"{what}: the measured step time {seconds!r} s is not a positive finite number "

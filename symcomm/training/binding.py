@@ -193,6 +193,10 @@ def _bind_plan(target: Subject, texts: dict, also_used: frozenset) -> tuple:
         else:
             options = (f"; options: {', '.join(target.option_names)} (symcomm list: their defaults)"
                        if target.option_names else "")
+            if target.name == "hybrid":     # the step model's own, read with --hardware
+                from .settings import STEP_OPTIONS
+
+                options += f"; step-time options: {', '.join(option.name for option in STEP_OPTIONS)}"
             raise UsageError(f"unknown parameter {key!r} for {_who(target)}; allowed: {', '.join(allowed)}{options}"
                              f"{MISSPELT.get(key, '')}")
     # every needed name given (set operations, the common case), else which are missing, in order

@@ -232,3 +232,18 @@ def test_a_log_is_held_to_its_runs_batch_and_read_by_one_run(tmp_path):
             {"id": "y", "model": "llama3-8b", "words": LLAMA8 + " zero=0", "log": "./megatron.log"}]
     with pytest.raises(InputError, match="run 'y': its log './megatron.log' is run 'x''s too: one log measures one run"):
         read_runs(_runs_file(tmp_path, runs), "h100")
+
+
+def test_a_framework_label_naming_another_trainer_and_an_id_with_a_control_character_are_refused(tmp_path):
+    # an outsider labelled every run "framework": "torchtitan" and read 'framework torchtitan: 12 runs' in the report,
+    # each priced as Megatron; an id holding ESC and a newline broke the report's table
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0, "framework": "torchtitan"}]
+    with pytest.raises(InputError, match="its field 'framework' says torchtitan, its words price framework=megatron: "
+                                         "give framework=fsdp2 in its words"):
+        read_runs(_runs_file(tmp_path, runs), "h100")
+    runs = [{"id": "x\x1b[31m\n", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0}]
+    with pytest.raises(InputError, match="holds a control character"):
+        read_runs(_runs_file(tmp_path, runs), "h100")
+    # a label of its own (a cluster, a team) is the report's to group by, whatever the words price
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0, "framework": "our-stack-v2"}]
+    assert read_runs(_runs_file(tmp_path, runs), "h100")[0][0].framework == "our-stack-v2"

@@ -169,6 +169,13 @@ def cmd_calibrate_step(args) -> int:
         asked = {name: "held at the base hardware's value, as asked" for name in hold}
         found = fit(runs, constants, hold={**asked, **standing})
         found = replace(found, spans=spans(runs, found))
+    # a run that ran, counted over its GPU's memory: its layout as typed may not be the one that ran, said (the memory
+    # count reads no fitted constant)
+    over = [run.id for run in runs if base.fits(float(run.inputs.quantities()["memory_per_gpu"])) is False]
+    if over:
+        notes.add(f"{len(over)} of the {len(runs)} runs ({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}) are "
+                  f"counted over the GPU's memory by the step model, though they ran: a layout typed otherwise than it "
+                  f"ran (its micro-batch, recompute) is fitted as typed; eval hybrid of a run says by how much")
     payload = {"runs_file": str(args.runs), "base": base.name, **found.as_dict(), "read_as": read_as}
     for key in ("source", "framework"):           # the runs' own labels, when they give them
         if any(getattr(run, key) for run in runs):

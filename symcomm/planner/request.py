@@ -18,7 +18,7 @@ from ..presets.fit_errors import at_high_end
 from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note
 from ..training import frameworks as _frameworks
 from ..training import settings
-from ..training.megatron_features import op_framework_refusal
+from ..training.megatron_features import op_framework_refusal, router_capacity_refusal
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
@@ -275,6 +275,13 @@ def check_request(req: Request) -> None:
     if req.model.moe and req.model.experts % req.router_groups:
         raise PlanError(f"--router-groups={req.router_groups} is not allowed for {req.model.name}: its "
                         f"{req.model.experts} experts must split into whole groups (Megatron-Core asserts it)")
+    if req.model.moe:           # each kept group scored by its best k/g experts, the k from the g kept (eval's rule)
+        refused = router_capacity_refusal({"moe": True, "router_groups": req.router_groups,
+                                           "router_group_topk": req.router_group_topk},
+                                          {"E": req.model.experts, "k": req.model.values()["k"]})
+        if refused:
+            raise PlanError(refused.replace("router_groups=", "--router-groups ", 1)
+                            .replace("router_group_topk=", "--router-group-topk ", 1))
     if req.cp_algorithm not in CP_ALGORITHMS:
         raise PlanError(f"--cp-algorithm={req.cp_algorithm} is not allowed; choose {', '.join(CP_ALGORITHMS)}")
     if req.max_bubble is not None and not 0 <= req.max_bubble < float("inf"):

@@ -70,6 +70,10 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
     mtp_runs = S.D_mtp if mtp_here else sp.Integer(0)
     mtp_held = mtp_layers_held(run.mtp) if mtp_here else sp.Integer(0)
     moe_held = moe_layers + (mtp_held if moe else 0)
+    # the stage's dense decoder layers, whose MLP Megatron-Core's recompute module mlp runs again (an MoE layer's is
+    # not: transformer_layer.py recomputes the MLP only where not self.is_moe_layer); an MTP depth of an MoE model is
+    # an MoE layer, one of a dense model a dense one
+    dense_layers = layers - moe_layers + (0 if moe else mtp_runs)
     moe_layers = moe_layers + (mtp_runs if moe else 0)
     run_layers = layers + mtp_runs * (2 if run.mamba else 1)
     # every ring group below spreads its node crossings over the NICs of its ranks on a node
@@ -82,7 +86,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        groups=n_gpus / t, across=spans(t, G), micro=m, regather=regather,
                                        moe_layers=moe_layers, mla_layers=layers + mtp_runs if mla else 0,
                                        blocks_per_layer=1 if run.mamba else 2,
-                                       mlp_again=layers - moe_layers if "mlp" in run.modules else None,
+                                       mlp_again=dense_layers if "mlp" in run.modules else None,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else "",
                                        input_linears=SP_INPUT_LINEARS.get(run.sp_input)), 1, c * d * p)
     if mla and sp_on:

@@ -340,6 +340,59 @@ def schedule_refusal(options: dict, numbers: dict) -> str | None:
             f"{schedule} runs one chunk a stage: give schedule=interleaved with v, or leave v out")
 
 
+#: Megatron-Core's group-limited routing: each group's best k/g experts score it, and the k come from the g groups
+#: kept, so a group holds at least k/g experts and the g groups at least k
+GROUP_TOPK_SOURCE = "Megatron-LM megatron/core/transformer/moe/moe_utils.py (group_limited_topk: topk(k // g) in each group)"
+#: what Megatron-Core asserts of --overlap-moe-expert-parallel-comm
+A2A_OVERLAP_ASSERTS = "Megatron-LM megatron/core/transformer/transformer_config.py (overlap_moe_expert_parallel_comm)"
+
+
+def router_capacity_refusal(options: dict, numbers: dict) -> str | None:
+    """Why group-limited routing cannot route a token to its k experts, or None: router_groups=G cuts the E experts
+    into groups of E/G, of which router_group_topk=g are kept, each group scored by its best k/g experts
+    (:data:`GROUP_TOPK_SOURCE`), so E/G ≥ k/g and g·E/G ≥ k (an outsider's G=128, g=1 for Qwen3-30B-A3B's 128
+    experts and k = 8 was priced 13 % faster, one copy per token)."""
+    if options.get("moe") not in (True, "1", 1):
+        return None
+    found = whole_numbers({**numbers, "G_r": float(options.get("router_groups", 1) or 1),
+                           "g_r": float(options.get("router_group_topk", 1) or 1)}, "E", "k", "G_r", "g_r")
+    if found is None or found[2] <= 1:
+        return None
+    experts, k, groups, kept = found
+    if experts % groups:
+        return None     # E | router_groups: the hybrid's own rule says so
+    per_group = experts // groups
+    if per_group < k // kept or per_group * kept < k:
+        return (f"router_groups={groups} with router_group_topk={kept} keeps {kept} group(s) of E/{groups} = {per_group} "
+                f"experts, {per_group * kept} in all, for k={k} experts a token, {k // kept} from each group: give "
+                f"fewer groups or more kept ({GROUP_TOPK_SOURCE})")
+    return None
+
+
+def a2a_overlap_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None:
+    """Why Megatron-Core refuses a2a_overlap=1 on this layout, or None (:data:`A2A_OVERLAP_ASSERTS`): it needs expert
+    parallelism (e > 1), the interleaved schedule when p > 1, no full or block recompute and no recompute of the MoE
+    module, an all-to-all or flex dispatcher, and at most one MTP layer."""
+    if step_texts.get("a2a_overlap") is not True or str(options.get("framework", "megatron")) != "megatron":
+        return None
+    said = []
+    if float(numbers.get("e", 1)) <= 1:
+        said.append("expert parallelism (e > 1)")
+    if float(numbers.get("p", 1)) > 1 and str(options.get("schedule", "1f1b")) != "interleaved":
+        said.append("the interleaved schedule when p > 1 (a virtual pipeline size)")
+    if str(options.get("recompute", "none")) in ("full", "block"):
+        said.append(f"no recompute={options.get('recompute')} (recompute_granularity full, a recompute method)")
+    if options.get("recompute_moe") in (True, "1", 1):
+        said.append("no recompute_moe (moe in recompute_modules)")
+    if str(options.get("dispatcher", "alltoall")) == "allgather":
+        said.append("an all-to-all or flex dispatcher, not allgather")
+    if str(options.get("mtp", "0")) != "0" and float(numbers.get("D_mtp", 1)) > 1:
+        said.append("at most one MTP layer (D_mtp ≤ 1)")
+    if not said:
+        return None
+    return f"a2a_overlap=1 needs {'; '.join(said)}: Megatron-Core asserts it ({A2A_OVERLAP_ASSERTS})"
+
+
 def routing_note(options: dict) -> str | None:
     """What eval says where group-limited routing is typed beside a dispatcher that sends every routed copy: the
     groups change which GPUs or nodes a token's k experts sit on (symcomm.training.routing), which only the dispatchers

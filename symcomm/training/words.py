@@ -18,7 +18,8 @@ from ..base.crossing import SWITCH
 from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
                                        mesh_board_note)
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import (head_split_refusal, op_framework_refusal, routing_note, schedule_refusal,
+from .megatron_features import (a2a_overlap_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
+                                routing_note, schedule_refusal,
                                 selective_framework_note, straddle_note, whole_numbers)
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
@@ -346,7 +347,8 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
     split, v off the interleaved schedule), or None: eval's general path raises it, its generated path falls back to
     the general one to do so."""
     return (fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers)
-            or schedule_refusal(options, numbers))
+            or schedule_refusal(options, numbers) or router_capacity_refusal(options, numbers)
+            or a2a_overlap_refusal(step_texts, options, numbers))
 
 
 def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:

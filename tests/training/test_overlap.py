@@ -465,3 +465,21 @@ def test_the_experts_piece_is_their_grouped_gemms():
         assert exact(out.expert_backward, at) == times * sp.Rational(512, 500)
     dense = compute.micro_batch_compute(settings.RunSetting(framework="deepspeed"))
     assert dense.expert_forward == 0 and dense.expert_backward == 0
+
+
+@pytest.mark.parametrize("words, needs", [
+    (["p=2", "d=8", "e=8"], "the interleaved schedule when p > 1"),
+    (["p=1", "d=16", "e=8", "recompute=full"], "no recompute=full"),
+    (["p=1", "d=16", "e=8", "recompute_moe=1"], "no recompute_moe"),
+    (["p=1", "d=16", "e=1"], "expert parallelism (e > 1)"),
+])
+def test_a2a_overlap_where_megatron_core_asserts_is_refused(words, needs, capsys):
+    # megatron/core/transformer/transformer_config.py asserts each of these of overlap_moe_expert_parallel_comm; an
+    # outsider's eval priced them as a speed-up
+    from symcomm.commands.main import main
+
+    base = ["eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "t=1", "c=1", "s=4096", "moe=1",
+            "b=256", "m=16", "a2a_overlap=1"]
+    assert main(base + words) == 2
+    err = capsys.readouterr().err
+    assert f"a2a_overlap=1 needs {needs}" in err and "overlap_moe_expert_parallel_comm" in err, err

@@ -102,3 +102,20 @@ def test_the_cli_refuses_in_one_line():
         symcomm.evaluate("hybrid", model="llama3-8b", hardware="h100", t=1, p=1, c=1, d=8, b=64, m=8, s=4096,
                          recompute_moe=1)
     assert "\n" not in str(refused.value) and "recompute_moe=1 needs moe=1" in str(refused.value)
+
+
+def test_recompute_mlp_on_a_stage_with_mtp_counts_its_dense_layers_only():
+    # the last stage of DeepSeek-V3's Megatron-Bridge 25.09 H100 recipe (p=8 v=4 with MTP): the recompute module mlp
+    # runs the dense layers' MLP again, never an MoE layer's (transformer_layer.py: not self.is_moe_layer), so its
+    # collectives count the stage's dense layers; they were counted as layers − (MoE layers + the MTP depth), -90.2
+    # all-gathers, which made recomputing cheaper than not
+    import symcomm
+
+    words = dict(t=2, p=8, d=64, c=1, e=64, b=8192, m=128, s=4096, G=8, sp=1, recompute="none", mtp=1, D_mtp=1,
+                 recompute_mlp=1, schedule="interleaved", v=4, pipeline_split="first_last", L_first=1, L_last=0, moe=1,
+                 dispatcher="alltoall", framework="megatron", zero=1)
+    got = symcomm.evaluate("hybrid", model="deepseek-v3", **words)
+    again = [row for row in got["terms"] if "(forward recompute)" in row["label"]]
+    assert again and all(row["count"] >= 0 for row in again)
+    plain = symcomm.evaluate("hybrid", model="deepseek-v3", **{**words, "recompute_mlp": 0})
+    assert got["send"] >= plain["send"]

@@ -152,3 +152,21 @@ def test_groups_must_cut_the_experts_evenly():
     with pytest.raises(InputError, match="E=120 must be divisible by router_groups=16"):
         symcomm.evaluate("hybrid", model="qwen3-30b-a3b", hardware="h100", moe=1, dispatcher="deepep",
                          router_groups=16, router_group_topk=4, E=120, t=1, p=1, d=8, e=8, c=1, b=8, m=1, s=4096)
+
+
+def test_groups_that_cannot_hold_a_tokens_k_experts_are_refused_by_eval_and_plan(capsys):
+    # Megatron-Core's group_limited_topk scores each group by its best k/g experts and takes the k from the g groups
+    # kept (moe_utils.py): Qwen3-30B-A3B's 128 experts in 128 groups of 1, one kept, cannot give a token its k = 8; an
+    # outsider's eval priced it 13 % faster (one copy per token) and plan ranked it first
+    from symcomm.commands.main import main
+
+    base = ["eval", "hybrid", "--model", "qwen3-30b-a3b", "--hardware", "h100", "t=1", "c=1", "s=4096", "moe=1",
+            "b=256", "m=16", "p=1", "d=16", "e=16", "dispatcher=deepep", "expert_tp=1"]
+    for groups, kept in ((128, 1), (64, 2)):       # 1 expert a group, 1 kept; 2 a group, 2 kept: 4 < 8
+        assert main(base + [f"router_groups={groups}", f"router_group_topk={kept}"]) == 2
+        assert f"router_groups={groups} with router_group_topk={kept} keeps {kept} group(s)" in capsys.readouterr().err
+    assert main(base + ["router_groups=8", "router_group_topk=4"]) == 0      # 16 a group, 64 kept, 4 from each: runs
+    capsys.readouterr()
+    assert main(["plan", "--model", "qwen3-30b-a3b", "--gpus", "16", "--hardware", "h100", "--batch", "256", "--seq",
+                 "4096", "--dispatcher", "deepep", "--router-groups", "128", "--router-group-topk", "1"]) == 2
+    assert "--router-groups 128 with --router-group-topk 1 keeps 1 group(s)" in capsys.readouterr().err

@@ -378,15 +378,20 @@
   }
 
   function commandLine(sub) {
-    const words = ["symcomm eval", sub.owner];
+    const words = ["symcomm", "eval", sub.owner];
     if (sub.kind === "primitive") words.push(`--algorithm ${sub.algorithm}`);
     else for (const [k, v] of Object.entries(sub.options)) words.push(`${k}=${v}`);   // every option: a model preset sets none
     if (state.model && sub.kind !== "primitive") words.push(`--model ${state.model}`);
     words.push(`--dtype ${state.dtype}`);
     if (state.hardware) words.push(`--hardware ${state.hardware}`);
-    for (const name of sub.params) words.push(`${name}=${valueText(name)[0]}`);
+    // with a hardware preset the step section reads the step model's inputs (F, h_kv, V, ...) and the MLP's gating
+    // too: the command gives them, or eval refuses it for want of them (an outsider's "missing F, V")
+    const step = state.hardware && sub.step;
+    for (const name of step ? shownParams(sub) : sub.params) words.push(`${name}=${valueText(name)[0]}`);
+    if (step) words.push(`gated=${state.gated || (CAT.models[state.model] ? CAT.models[state.model].gated : "0")}`);
     for (const [name, text] of Object.entries(state.times)) if (sub.times.includes(name)) words.push(`${name}=${text}`);
-    return words.join(" ") + " --json";
+    // a word holding a space (M=1 GiB) is one word of the shell only quoted
+    return words.map((w) => (/^[^\s=]+=.*\s/.test(w) ? `'${w}'` : w)).join(" ") + " --json";
   }
 
   // a view's formulas do not change with its values: parsed and laid out again for every point, the hybrid's

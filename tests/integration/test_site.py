@@ -881,3 +881,34 @@ def test_the_page_refuses_and_accepts_typed_numbers_as_eval_does(browser):
         else:
             assert not page_error, (values, page_error)
             _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "time"))
+
+
+@pytest.mark.browser
+def test_the_command_line_the_page_prints_answers_what_the_page_shows(browser):
+    # with a hardware preset the page prints the step section's numbers; its command left out the step model's inputs
+    # (F, h_kv, V) and the MLP's gating, so eval refused it ("missing F, V", an outsider's test), and a value typed
+    # with a space (M=1 GiB) was not one shell word
+    import shlex
+
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    sub = by_ident["hybrid__zero_0"]
+    values = {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096, "s": 4096, "L": 32,
+              "G": 8, "h_kv": 1024, "V": 32000, "F": 11008}
+    shown = {k: v for k, v in values.items() if k in _entry(sub.ident)["params"] + _entry(sub.ident)["step"]["params"]}
+    page, page_error = _show(browser, sub, shown, {}, "bf16", "h100", gated="1")
+    assert not page_error, page_error
+    step, step_error = _read_step(browser)
+    assert not step_error, step_error
+    about = browser.find_element("id", "about").text.splitlines()
+    line = about[about.index("Same numbers on the command line") + 1]
+    words = shlex.split(line)
+    assert words[:2] == ["symcomm", "eval"] and "gated=1" in words
+    answer = subprocess.run([sys.executable, "-m", "symcomm", *words[1:]], capture_output=True, text=True)
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout)["step_time"] == pytest.approx(step["step_time"], rel=1e-9)
+    sub = by_ident["all_reduce__ring"]
+    _show(browser, sub, {"N": 8, "M": "1 GiB"}, {}, "bf16", "h100")
+    about = browser.find_element("id", "about").text.splitlines()
+    assert "'M=1 GiB'" in about[about.index("Same numbers on the command line") + 1]

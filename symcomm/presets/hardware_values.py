@@ -103,6 +103,10 @@ def datasheet_moved(system, typed: dict) -> list[str]:
 def with_typed_constants(values: dict, typed: dict) -> dict:
     """``values`` (Hardware.compute_values') with each typed constant (:data:`TYPED_CONSTANTS`) in place of the
     hardware's where the run reads it (a key of ``values``); a share of a peak outside (0, 1] refused."""
+    for name in TYPED_DATASHEET:
+        # the grammar reads any number ≥ 0; a peak or a bandwidth of 0 would time the step at infinity
+        if name in typed and not typed[name] > 0:
+            raise InputError(f"{name}={typed[name]:g} is not allowed: {name} is a rate, a number above 0")
     for name in TYPED_CONSTANTS:
         if name in typed:
             value = typed[name]

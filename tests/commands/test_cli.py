@@ -957,3 +957,12 @@ def test_what_the_stop_67_outsiders_found(capsys):
                          "b=256", "m=1", "s=8192", "framework=fsdp2", "zero=3")
     assert code == 2 and err.startswith("symcomm: error: missing c: hybrid zero=3 framework=fsdp2 "), err
     assert "sp_regather" not in err and len(err) < 200, err
+    # a typed peak or HBM bandwidth of 0 timed the step at infinity and was refused as "compute_time = inf", while the
+    # grammar's own refusal of hbm=-1 said hbm takes a number from 0 (an outsider's test): 0 is refused by its name
+    for word in ("hbm=0", "peak=0"):
+        code, out, err = run(capsys, "eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "t=1", "p=1",
+                             "d=8", "c=1", "b=64", "m=8", "s=8192", word)
+        assert code == 2 and f"{word} is not allowed: {word.split('=')[0]} is a rate, a number above 0" in err, err
+    code, out, err = run(capsys, "plan", "--model", "llama3.1-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
+                         "--seq", "8192", "hbm=0")
+    assert code == 2 and "hbm=0 is not allowed" in err, err

@@ -40,6 +40,7 @@ from ..base import notes
 from ..base.errors import InputError
 from ..base.files import MIB, read_capped
 from ..base.inputs import check, loads, parse_real, parse_whole
+from ..presets.hardware_values import PEAK_NAMES
 from .step_fit import MeasuredRun
 
 #: a runs file (JSON or CSV) is at most this large
@@ -243,7 +244,7 @@ def _dtype_refusal(dtype, words: list, given: str) -> str | None:
 
 #: the words of a run that retype its hardware: the peaks, which a part without a datasheet peak needs typed; the HBM
 #: bandwidth and the links, which the written file keeps from the base; the GPUs per node
-PEAK_WORDS = ("peak", "peak_fp8", "peak_fp4")
+PEAK_WORDS = PEAK_NAMES
 LINK_WORDS = ("hbm", "alpha", "beta", "gamma", "alpha_inter", "beta_inter", "bw", "bw_inter")
 NODE_WORDS = ("G", "gpus_per_node")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..training import settings
+from ..training.megatron_features import group_spans, straddles
 from .request import (MICRO_BATCH_SEARCH, Request, _divisors, _pipelines, _tensor_sizes, context_sizes,
                       expert_tp_run)
 
@@ -71,14 +72,11 @@ def tiles_domains(req: Request, layouts: dict) -> np.ndarray:
     """True where every parallel group of a layout tiles the NVLink domains of G GPUs in Megatron's rank order, eval's
     rule (symcomm.training.megatron_features.straddle_note): a group of S ranks, 1 < S ≤ G < GPUs, with G not a multiple
     of S straddles two domains somewhere, and the step model prices it inside one, not its traffic over the network."""
-    g, gpus = req.G, req.gpus
     t, c, d, e = (layouts[k] for k in ("t", "c", "d", "e"))
-    ok = np.ones(t.size, dtype=bool)
-    if g >= gpus:
-        return ok
     etp = 1 if expert_tp_run(req.dispatcher, req.expert_tp) == "1" else t
-    for span in (t, t * c, t * c * d, np.where(e > 1, e * etp, 1)):
-        ok &= ~((span > 1) & (span <= g) & (g % span != 0))
+    ok = np.ones(t.size, dtype=bool)
+    for _, _, span in group_spans(t, c, d, e, np.where(e > 1, e * etp, 1)):
+        ok &= ~straddles(span, req.G, req.gpus)
     return ok
 
 

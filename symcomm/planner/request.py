@@ -278,7 +278,7 @@ def check_request(req: Request) -> None:
     if req.model.moe:           # each kept group scored by its best k/g experts, the k from the g kept (eval's rule)
         refused = router_capacity_refusal({"moe": True, "router_groups": req.router_groups,
                                            "router_group_topk": req.router_group_topk},
-                                          {"E": req.model.experts, "k": req.model.values()["k"]})
+                                          {"E": req.model.experts, "k": req.model.top_k})
         if refused:
             raise PlanError(refused.replace("router_groups=", "--router-groups ", 1)
                             .replace("router_group_topk=", "--router-group-topk ", 1))

@@ -298,6 +298,20 @@ def whole_numbers(numbers: dict, *names: str) -> tuple | None:
     return None
 
 
+def group_spans(t, c, d, e, expert_span) -> tuple:
+    """Each parallel group as (axis, ranks in a group, the block of consecutive ranks its groups interleave in), in
+    Megatron's rank order (tp innermost, then cp, dp with ep inside it); numbers or numpy arrays alike (``expert_span``
+    the expert group's block, e·etp where e > 1, else 1)."""
+    return (("tensor-parallel", t, t), ("context-parallel", c, t * c), ("data-parallel", d, t * c * d),
+            ("expert-parallel", e, expert_span))
+
+
+def straddles(span, g, gpus):
+    """Whether groups whose blocks are ``span`` consecutive ranks straddle the NVLink domains of ``g`` of ``gpus``
+    GPUs: 1 < span ≤ g < gpus with g not a multiple of span (numbers or numpy arrays alike)."""
+    return (span > 1) & (span <= g) & (g < gpus) & (g % span != 0)
+
+
 def straddle_note(options: dict, numbers: dict) -> str | None:
     """What eval says where a parallel group's ranks, laid out in Megatron's rank order (tp innermost, then cp, dp with
     ep inside it, pp), do not tile the NVLink domains of G GPUs: a group of S ≤ G ranks with G not a multiple of S
@@ -312,10 +326,8 @@ def straddle_note(options: dict, numbers: dict) -> str | None:
     t, c, d, p, e, g = found
     gpus = t * c * d * p
     etp = 1 if str(options.get("expert_tp", "tp")) == "1" else t
-    # (axis, ranks in a group, the block of consecutive ranks its groups interleave in)
-    spans = (("tensor-parallel", t, t), ("context-parallel", c, t * c), ("data-parallel", d, t * c * d),
-             ("expert-parallel", e, e * etp if e > 1 else 1))
-    straddling = [(axis, size, span) for axis, size, span in spans if 1 < span <= g < gpus and g % span]
+    straddling = [(axis, size, span) for axis, size, span in group_spans(t, c, d, e, e * etp if e > 1 else 1)
+                  if straddles(span, g, gpus)]
     if not straddling:
         return None
     said = ", ".join(f"the {axis} groups of {span} ranks" if size == span else

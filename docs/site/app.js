@@ -116,12 +116,22 @@
       return [String(value), `start value in whole nodes of hardware ${state.hardware}`];
     }
     if (name === "L_first" || name === "L_last") {
-      const chunks = Number(valueText("p")[0]) * (sub.params.includes("v") ? Number(valueText("v")[0]) : 1);
-      const split = openingSplit(Number(valueText("L")[0]), chunks);
+      const chunks = shownInteger("p") * (sub.params.includes("v") ? shownInteger("v") : 1);
+      const split = openingSplit(shownInteger("L"), chunks);
       return [String(name === "L_first" ? split[0] : split[1]), "the balanced first/last split of L over p·v chunks"];
     }
     if (name in sub.start) return [String(sub.start[name]), `start value with ${variantLabel(sub)}`];
     return [String(CAT.start[name]), "start value"];
+  }
+
+  /** A shown integer's value read as eval reads it (p=2**2 is 4: Number() made it NaN), NaN where it does not read
+   *  (its own box's check then says why). */
+  function shownInteger(name) {
+    try {
+      return Number(NUMBERS.parseNumber(name, String(valueText(name)[0]), true, 0n).n);
+    } catch (err) {
+      return NaN;
+    }
   }
 
   /** α, β, γ, α_inter, β_inter (per message, per byte) for a subject: typed, else the hardware's;
@@ -165,6 +175,49 @@
       out[name] = [String(hw[key]), `hardware ${state.hardware}` + (key !== name ? ` (${key})` : "")];
     }
     return [out, note];
+  }
+
+  // ---- a model preset's options: eval --model fills them (moe, gqa, attention, embeddings, ...) where they are not
+  // typed, and a view prices its own (symcomm.views.site.model_clash and model_view, the same rules)
+
+  /** {option: [the model's, the view's]} where this view prices other options than eval runs with the model. */
+  function modelClash(sub) {
+    const model = CAT.models[state.model];
+    const out = {};
+    if (!model || sub.kind === "primitive") return out;
+    for (const [key, value] of Object.entries(model.options)) {
+      if (key in sub.options && sub.options[key] !== value) out[key] = [value, sub.options[key]];
+    }
+    return out;
+  }
+
+  /** The view's options with the model's where they clash. */
+  function modelOptions(sub) {
+    const out = { ...sub.options };
+    for (const [key, [ours]] of Object.entries(modelClash(sub))) out[key] = ours;
+    return out;
+  }
+
+  /** The view of the subject's strategy with the model's options, or undefined where the page has none. */
+  function modelView(sub) {
+    const wanted = modelOptions(sub);
+    const same = (a, b) => Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
+    return CAT.subjects.find((s) => s.owner === sub.owner && same(s.options, wanted));
+  }
+
+  /** Throws where the view prices other options than the chosen model runs: its numbers would be another model's
+   *  (the page priced Mixtral on the default view as a dense model with full-width K, V). */
+  function refuseModelClash(sub) {
+    const clash = Object.entries(modelClash(sub));
+    if (!clash.length) return;
+    const ours = clash.map(([k, [v]]) => `${k}=${v}`).join(", ");
+    const theirs = clash.map(([k, [, v]]) => `${k}=${v}`).join(", ");
+    const view = modelView(sub);
+    const where = view ? `choose the options "${variantLabel(view)}"` :
+      `the page has no view with ${variantLabel(sub)} and ${ours} (its views change one option from the defaults or ` +
+      `from a model's): the command line below prices it`;
+    throw new Error(`model ${state.model} runs ${ours}, as eval --model fills them; this view prices ${theirs}: ` +
+                    `${where}, or choose no model preset`);
   }
 
   // ---- evaluating a subject
@@ -267,7 +320,7 @@
     $("kind").value = sub.kind;
     fillSelect($("owner"), owners(sub.kind).map((o) => [o, o]), sub.owner);
     $("owner-label").textContent = sub.kind === "primitive" ? "Primitive" : "Strategy";
-    $("variant-label").textContent = sub.kind === "primitive" ? "Algorithm" : "Options (one changed at a time)";
+    $("variant-label").textContent = sub.kind === "primitive" ? "Algorithm" : "Options (one changed at a time, or a model preset's)";
     fillSelect($("variant"), CAT.subjects.filter((s) => s.owner === sub.owner).map((s) => [s.ident, variantLabel(s)]), sub.ident);
     fillSelect($("dtype"), Object.entries(CAT.dtypes).map(([k, v]) => [k, `${k} (${v} byte${v > 1 ? "s" : ""})`]), state.dtype);
     fillSelect($("hardware"), [["", "none: type α, β, γ"], ...Object.entries(CAT.hardware).map(([k, v]) => [k, `${k}: ${v.title}`])], state.hardware);
@@ -380,7 +433,8 @@
   function commandLine(sub) {
     const words = ["symcomm", "eval", sub.owner];
     if (sub.kind === "primitive") words.push(`--algorithm ${sub.algorithm}`);
-    else for (const [k, v] of Object.entries(sub.options)) words.push(`${k}=${v}`);   // every option: a model preset sets none
+    // every option, the model's where the view's clash (the page then refuses the view: the command prices the model)
+    else for (const [k, v] of Object.entries(modelOptions(sub))) words.push(`${k}=${v}`);
     if (state.model && sub.kind !== "primitive") words.push(`--model ${state.model}`);
     words.push(`--dtype ${state.dtype}`);
     if (state.hardware) words.push(`--hardware ${state.hardware}`);
@@ -443,6 +497,10 @@
     for (const name of TIME_NAMES) args[name] = timeValue(name, times[name][0]);
     Object.assign(args, compute);
     const model = CAT.models[state.model];
+    if (model && model.q_width && model.q_width !== "h") {
+      throw new Error(`${state.model}'s query heads are wider than h/a (q_width=${model.q_width}, as eval --model ` +
+                      "fills it): the page's step model counts them h wide; the command line below prices it");
+    }
     const gated = state.gated || (model ? model.gated : "0");
     $("step-constants").textContent = `peak ${compute.peak.toExponential(4)} FLOP/s (${state.dtype}), HBM ${compute.hbm.toExponential(4)} B/s, ` +
       `η = ${compute.eta}, κ = ${compute.kappa} (hardware ${state.hardware}); gated=${gated}`;
@@ -465,7 +523,7 @@
     $("step-error").hidden = !message;
     $("step-error").textContent = message;
     // an uneven split has a middle stage only from p = 3 on: eval reports none below (steptime.report), nor does the page
-    const middle = !shownParams(sub).includes("p") || Number(valueText("p")[0]) >= 3;
+    const middle = !shownParams(sub).includes("p") || shownInteger("p") >= 3;
     const shown = sub.step.quantities.filter((q) => q in step && (middle || !/^stage_(slot|bytes)_(.*_)?middle$/.test(q)));
     drawQuantities($("step"), "step", shown, (q, cell, exact, unit) => {
       cell.dataset.value = String(step[q]);
@@ -481,19 +539,36 @@
   const DASHES = ["", "6 3", "2 2", "8 3 2 3", "1 3", "10 4", "4 2 1 2", "3 5", "12 2 2 2", "5 1"];
   const SIZES = Array.from({ length: 35 }, (_, k) => 2n ** BigInt(k));   // M = 1 ... 2^34 elements
 
+  /** [bytes, seconds] of the algorithm at M elements, or null without time constants; throws where M breaks a
+   *  requirement. */
+  function pointAt(sub, M) {
+    const { args, complete } = argumentsOf(sub, { M: M.toString() });
+    if (!complete) return null;
+    return [Number(M * args.B_e), globalThis.SYMCOMM_FORMULAS[`${sub.ident}__time`](args)];
+  }
+
+  /** {points, missing, refused}: [bytes, seconds] at each size, null where the size breaks a requirement of the
+   *  algorithm (a gap in its line); missing: no time constants; refused: the first refusal's message. Where a power
+   *  of two is refused, the multiple of N next above it is tried: with N = 6 an algorithm needing N | M had no point,
+   *  its line was dropped, and the chart said the time constants were missing. */
   function series(sub) {
     const points = [];
-    for (const M of SIZES) {
+    let refused = "";
+    let N = null;
+    try { N = sub.params.includes("N") ? symbolValue(sub, "N", valueText("N")[0]) : null; } catch (err) { /* said above */ }
+    for (const size of SIZES) {
+      let point = null;
       try {
-        const { args, complete } = argumentsOf(sub, { M: M.toString() });
-        if (!complete) return [];
-        const t = globalThis.SYMCOMM_FORMULAS[`${sub.ident}__time`](args);
-        points.push([Number(M * args.B_e), t]);
+        point = pointAt(sub, size);
+        if (point === null) return { points: [], missing: true, refused };
       } catch (err) {
-        points.push(null);       // this size breaks a requirement of the algorithm (a gap in its line)
+        refused = refused || err.message;
+        const multiple = N ? ((size + N - 1n) / N) * N : size;
+        try { point = multiple !== size ? pointAt(sub, multiple) : null; } catch (again) { point = null; }
       }
+      points.push(point);
     }
-    return points;
+    return { points, missing: false, refused };
   }
 
   function drawChart(sub) {
@@ -502,13 +577,17 @@
     if (section.hidden) return;
     $("chart-primitive").textContent = sub.owner;
     const subs = CAT.subjects.filter((s) => s.owner === sub.owner);
-    const lines = subs.map((s) => [s, series(s)]);
+    const drawn = subs.map((s) => [s, series(s)]);
+    const lines = drawn.map(([s, line]) => [s, line.points]);
     const ys = lines.flatMap(([, pts]) => pts.filter((p) => p && p[1] > 0).map((p) => p[1]));
     const W = 760, H = 380, left = 64, right = 190, top = 12, bottom = 40;
     const svg = [];
     const ns = 'xmlns="http://www.w3.org/2000/svg"';
     if (!ys.length) {
-      $("chart").innerHTML = `<svg ${ns} viewBox="0 0 ${W} 60"><text x="10" y="30">no time to draw: give α, β, γ or a hardware preset</text></svg>`;
+      const why = drawn.some(([, line]) => line.missing) ? "give α, β, γ or a hardware preset" :
+        (drawn.find(([, line]) => line.refused) || [null, { refused: "no size has a positive time" }])[1].refused;
+      $("chart").innerHTML = `<svg ${ns} viewBox="0 0 ${W} 60"><text x="10" y="30"></text></svg>`;
+      $("chart").querySelector("text").textContent = `no time to draw: ${why}`;     // the message is text, not markup
       return;
     }
     const B = Number(CAT.dtypes[state.dtype]);
@@ -539,7 +618,9 @@
       svg.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ""} data-algorithm="${s.algorithm}"/>`);
       const ly = top + 14 + i * 18;
       svg.push(`<line x1="${W - right + 12}" x2="${W - right + 40}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`);
-      svg.push(`<text x="${W - right + 46}" y="${ly}"${s.ident === sub.ident ? ' font-weight="bold"' : ""}>${s.algorithm}</text>`);
+      // an algorithm with no point at any size says so in its legend (its line is not silently missing)
+      const none = d ? "" : " (no size)";
+      svg.push(`<text x="${W - right + 46}" y="${ly}"${s.ident === sub.ident ? ' font-weight="bold"' : ""}>${s.algorithm}${none}</text>`);
     });
     try {
       const { values } = argumentsOf(sub);
@@ -577,6 +658,7 @@
     shownSubject = sub.ident;
     let results = {}, ok = false;
     try {
+      refuseModelClash(sub);
       const { args, complete } = argumentsOf(sub);
       results = evaluate(sub, args, complete);
       showError("");
@@ -627,6 +709,9 @@
   for (const key of ["dtype", "hardware", "model", "gated"]) {
     $(key).addEventListener("change", (event) => {
       state[key] = event.target.value;
+      // a model chosen opens the view of its options where the page has one (Mixtral: moe=1, gqa=1, embeddings=1)
+      const view = key === "model" ? modelView(BY_IDENT.get(state.subject)) : undefined;
+      if (view) state.subject = view.ident;
       render(true);
     });
   }

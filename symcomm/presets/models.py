@@ -25,6 +25,10 @@ MAMBA_CONV = 4
 
 # -- models ---------------------------------------------------------------------------------------
 
+#: the layout options a model preset fills where they are not typed (:meth:`Model.run_options`)
+RUN_OPTION_NAMES = ("gqa", "tied", "embeddings", "moe", "attention", "mamba", "moe_latent")
+
+
 @dataclass(frozen=True)
 class Model:
     name: str
@@ -113,6 +117,16 @@ class Model:
             out["attention"] = "mla"
         elif self.head_dim and self.head_dim * self.heads != self.hidden:
             out["q_width"] = "heads"
+        return out
+
+    def run_options(self) -> dict[str, str]:
+        """The layout options (text form) eval fills from this preset where they are not typed, and the page's view
+        of the preset runs (of :data:`RUN_OPTION_NAMES`): :meth:`settings` but ``q_width`` (the step model's), the embedding and LM head counted
+        (embeddings=1) and tied=1 where the model ties them."""
+        out = {key: value for key, value in self.settings().items() if key != "q_width"}
+        out["embeddings"] = "1"
+        if self.tied:
+            out["tied"] = "1"
         return out
 
     def formula_options(self) -> dict:

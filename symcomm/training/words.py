@@ -17,6 +17,7 @@ from ..numbers.exactops import plain_exact
 from ..base.crossing import SWITCH
 from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
                                        mesh_board_note)
+from ..presets.models import RUN_OPTION_NAMES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .megatron_features import (a2a_overlap_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
                                 routing_note, schedule_refusal,
@@ -214,8 +215,7 @@ def preset_shape(args, name: str, option_texts: dict, takes) -> dict:
         for text in said:
             notes.add(text, restates_default=True)
         return {**option_texts, **added} if added else option_texts
-    wanted = [key for key in ("gqa", "tied", "embeddings", "moe", "attention", "mamba", "moe_latent")
-              if key in takes and key not in option_texts]
+    wanted = [key for key in RUN_OPTION_NAMES if key in takes and key not in option_texts]
     if not wanted:
         return option_texts
     with notes.collected() as said:      # the notes said here, kept with the defaults for the next call
@@ -264,37 +264,37 @@ def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
     except ValueError as err:
         raise UsageError(str(err)) from None
     out = dict(option_texts)
-    fixed = model.settings()
-    if "moe" in wanted and "moe" in fixed:
+    filled = model.run_options()       # the page's model views run the same (symcomm.views.site.model_view)
+    if "moe" in wanted and "moe" in filled:
         notes.add(f"moe=1: {model.name} has {model.moe_layers} MoE layers of {model.experts} experts "
                   f"({model.shared_experts} shared); give moe=0 to count them as dense", restates_default=True)
-        out["moe"] = fixed["moe"]
-    if "attention" in wanted and "attention" in fixed:
+        out["moe"] = filled["moe"]
+    if "attention" in wanted and "attention" in filled:
         notes.add(f"attention=mla: {model.name} has multi-head latent attention (q_lora, kv_lora, d_nope, d_rope, "
                   "d_v from the preset); give attention=mha to count it as multi-head attention", restates_default=True)
-        out["attention"] = fixed["attention"]
-    if "mamba" in wanted and "mamba" in fixed:
+        out["attention"] = filled["attention"]
+    if "mamba" in wanted and "mamba" in filled:
         attention, mamba = model.hybrid[:2]
         notes.add(f"mamba=1: {model.name} is a hybrid Mamba-Transformer of {model.layers} layers ({attention} attention, "
                   f"{mamba} Mamba-2, {model.moe_layers} MoE); give mamba=0 to count its layers as transformer layers",
                   restates_default=True)
-        out["mamba"] = fixed["mamba"]
-    if "moe_latent" in wanted and "moe_latent" in fixed:
+        out["mamba"] = filled["mamba"]
+    if "moe_latent" in wanted and "moe_latent" in filled:
         notes.add(f"moe_latent=1: {model.name}'s routed experts are {model.moe_latent} wide (LatentMoE: its tokens "
                   f"projected h → h_lat = {model.moe_latent} before the dispatch and back after the combine); give "
                   "moe_latent=0 to count them h wide", restates_default=True)
-        out["moe_latent"] = fixed["moe_latent"]
-    if "gqa" in wanted and "gqa" in fixed:
+        out["moe_latent"] = filled["moe_latent"]
+    if "gqa" in wanted and "gqa" in filled:
         notes.add(f"gqa=1: {model.name} has {model.kv_heads} K, V heads for {model.heads} heads "
               "(grouped-query attention, as plan assumes); give gqa=0 for full-width K, V", restates_default=True)
-        out["gqa"] = "1"
-    if "embeddings" in wanted:
+        out["gqa"] = filled["gqa"]
+    if "embeddings" in wanted and "embeddings" in filled:
         notes.add(f"embeddings=1: {model.name}'s V × h embedding and LM head on the end stages, as plan "
               "counts them; give embeddings=0 to leave them out", restates_default=True)
-        out["embeddings"] = "1"
-    if "tied" in wanted and model.tied:
+        out["embeddings"] = filled["embeddings"]
+    if "tied" in wanted and "tied" in filled:
         notes.add(f"tied=1: {model.name} ties its embedding and LM head; give tied=0 to untie", restates_default=True)
-        out["tied"] = "1"
+        out["tied"] = filled["tied"]
     return out
 
 

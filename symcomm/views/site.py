@@ -72,6 +72,7 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
 #: p ≥ 2 (2 divides every preset's L but deepseek-v3's 61, which no p from 2 to 60 divides: the page's interleaved
 #: view splits the layers first/last, PAGE_VARIANTS, and opens on 30 and 31 layers there)
 START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2},
+                     ("mamba", "1"): {"L_moe": 12},     # with moe=1 the 12 layers not attention or Mamba are MoE
                      ("pipeline_split", "first_last"): {"p": 2},     # a first/last split needs p ≥ 2 stages
                      ("recompute", "op"): {"t": 1}}                  # op with t > 1 needs sp=1 (training.hybrid)
 
@@ -171,15 +172,56 @@ PAGE_VARIANTS = {(("schedule", "interleaved"),): {"schedule": "interleaved", "pi
 def subjects() -> tuple:
     """Every subject the page offers: the catalog's algorithms, each strategy at its defaults and
     one option changed at a time (the ``javascript`` export's subjects); the hybrid's interleaved schedule
-    with the first/last split (:data:`PAGE_VARIANTS`)."""
+    with the first/last split (:data:`PAGE_VARIANTS`); the hybrid with each model preset's options
+    (:func:`model_options`), which the page opens when the model is chosen."""
     from ..training.strategies import STRATEGIES
     from ..training.subjects import every, of_strategy
+
+    from .. import presets
 
     out = []
     for sub in every(with_variants=True):
         wider = PAGE_VARIANTS.get(tuple(sub.changed.items())) if sub.name == "hybrid" else None
         out.append(of_strategy(STRATEGIES["hybrid"], **wider) if wider else sub)
+    # each model preset's own view: the hybrid with the options eval fills from it (a view changes one option, and
+    # Mixtral is moe=1, gqa=1 and embeddings=1 at once: the page priced it as a dense model with full-width K, V)
+    hybrid = STRATEGIES["hybrid"]
+    for name in presets.model_names():
+        view = of_strategy(hybrid, **{k: v for k, v in presets.model(name).run_options().items() if k in hybrid.options})
+        if all(sub.ident != view.ident for sub in out):
+            out.append(view)
     return tuple(out)
+
+
+def model_clash(sub, model: str) -> dict[str, tuple[str, str]]:
+    """{option: (the value eval fills from the model preset, the view's)} where a strategy's view prices other
+    options than ``eval --model`` runs (app.js's ``modelClash``, the same rule): the page refuses such a view with
+    the model, and opens the one that matches (:func:`model_view`) when the model is chosen."""
+    from .. import presets
+
+    if not model or sub.kind == "primitive":
+        return {}
+    return {key: (value, sub.options[key]) for key, value in model_options(model).items()
+            if key in sub.options and sub.options[key] != value}
+
+
+def model_options(model: str) -> dict[str, str]:
+    """Every option a model preset fills (:data:`~symcomm.presets.models.RUN_OPTION_NAMES`) as it runs with it: the
+    preset's, else the hybrid's default (Mixtral's mamba=0: a Mamba view prices another model)."""
+    from .. import presets
+    from ..presets.models import RUN_OPTION_NAMES
+    from ..training.strategies import STRATEGIES
+
+    defaults = STRATEGIES["hybrid"].resolve()
+    return {**{key: defaults[key] for key in RUN_OPTION_NAMES}, **presets.model(model).run_options()}
+
+
+def model_view(sub, model: str):
+    """The view of ``sub``'s strategy with its options and those the model preset fixes, or None when the page has
+    none (it then refuses the model on ``sub``'s view and names the command line)."""
+    clash = model_clash(sub, model)
+    wanted = {**sub.options, **{key: ours for key, (ours, _) in clash.items()}}
+    return next((other for other in subjects() if other.name == sub.name and other.options == wanted), None)
 
 
 def opening_split(layers: int, chunks: int) -> tuple[int, int]:
@@ -386,6 +428,8 @@ def _presets() -> tuple[dict, dict]:
         hardware[name] = {"title": system.title, **system.values(1), "compute": compute,
                           "compute_precision": by_precision}
     models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
+                     "options": model_options(name),
+                     "q_width": presets.model(name).settings().get("q_width", ""),
                      **presets.model(name).values()}
               for name in presets.model_names()}
     return hardware, models

@@ -639,6 +639,8 @@ def _opening_cases():
         by_g.setdefault(presets.hardware(name).values(1)["G"], name)
     for sub in site.subjects():
         for model in (models if sub.kind != "primitive" else ("",)):
+            if site.model_clash(sub, model):
+                continue        # the page refuses the model on this view (test_a_model_opens_its_own_view)
             hardware = presets.hardware_names() if sub.ident == "hybrid" else ("a100",) if sub.name == "hybrid" else ()
             seen = set()
             for choice in ("", *by_g.values(), *hardware):
@@ -833,8 +835,7 @@ def _families():
         if sub.name not in seen or special:
             seen.add(sub.name)
             models = ("", "llama3-405b", "mixtral-8x7b", "deepseek-v3") if sub.name == "hybrid" else ("",)
-            out += [(sub, model) for model in models
-                    if not (model == "deepseek-v3" and dict(sub.changed) == {"schedule": "interleaved"})]
+            out += [(sub, model) for model in models if not site.model_clash(sub, model)]
     return out
 
 
@@ -912,3 +913,106 @@ def test_the_command_line_the_page_prints_answers_what_the_page_shows(browser):
     _show(browser, sub, {"N": 8, "M": "1 GiB"}, {}, "bf16", "h100")
     about = browser.find_element("id", "about").text.splitlines()
     assert "'M=1 GiB'" in about[about.index("Same numbers on the command line") + 1]
+
+
+# -- a model preset prices its own options (an outsider: the page priced Mixtral as a dense model) -----------------
+
+def _page_subject(driver) -> str:
+    return driver.execute_script("return document.body.dataset.subject")
+
+
+@pytest.mark.browser
+def test_a_model_opens_its_own_view_and_its_numbers_are_eval_models(browser):
+    # Mixtral 8x7B is a mixture of experts (8 experts per layer) with grouped-query attention (8 K, V heads for 32
+    # query heads: its config.json), and eval --model counts its embedding and LM head: chosen on the default view,
+    # the page priced it as a dense model with 32 K, V heads and no embedding, 3.41 s where eval said 3.63 s
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    _show(browser, by_ident["hybrid"], {}, {}, "bf16", "h100")
+    _select(browser, "model", "mixtral-8x7b")
+    view = by_ident[_page_subject(browser)]
+    assert {k: view.options[k] for k in ("moe", "gqa", "embeddings", "attention")} == \
+        {"moe": "1", "gqa": "1", "embeddings": "1", "attention": "mha"}
+    _, error = _read(browser)
+    step, step_error = _read_step(browser)
+    assert not error and not step_error, (error, step_error)
+    # eval --model with the layout the page shows and nothing else: the preset fills the shape and the options
+    shown = browser.execute_script(
+        "const out = {}; for (const i of document.querySelectorAll('#params input[type=text]')) "
+        "out[i.id.slice(3)] = i.value; return out;")
+    layout = {k: shown[k] for k in ("b", "m", "d", "t", "p", "c", "e", "G", "k") if k in shown}
+    answer = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "mixtral-8x7b",
+                             "--hardware", "h100", *[f"{k}={v}" for k, v in layout.items()], "--json"],
+                            capture_output=True, text=True)
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout)["step_time"] == pytest.approx(step["step_time"], rel=1e-9)
+
+
+@pytest.mark.browser
+def test_a_view_that_prices_other_options_than_the_model_is_refused(browser):
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    # recompute=full with Llama 3 8B (8 K, V heads for 32: gqa=1): the page has no view with both, so it says so
+    # and prints the command that prices it, with gqa=1 and embeddings=1
+    _show(browser, by_ident["hybrid__recompute_full"], {}, {}, "bf16", "h100")
+    _select(browser, "model", "llama3-8b")
+    assert _page_subject(browser) == "hybrid__recompute_full"
+    results, error = _read(browser)
+    assert not results and "gqa=1" in error and "embeddings=1" in error and "no model preset" in error, error
+    about = browser.find_element("id", "about").text.splitlines()
+    line = about[about.index("Same numbers on the command line") + 1]
+    assert "gqa=1" in line.split() and "recompute=full" in line.split() and "gqa=0" not in line.split()
+    # a view with a match names it: the default view with DeepSeek-V3 chosen by its link (no switch on a link)
+    from urllib.parse import urlencode
+    browser.get(f"{PAGE.as_uri()}?clash#" + urlencode({"subject": "hybrid", "dtype": "bf16", "hardware": "h100",
+                                                        "model": "deepseek-v3"}))
+    _wait_ready(browser, "hybrid")
+    _, error = _read(browser)
+    assert "attention=mla" in error and "choose the options" in error, error
+
+
+@pytest.mark.browser
+def test_a_model_with_wide_query_heads_has_no_step_time_on_the_page(browser):
+    # Qwen3-30B-A3B: 32 query heads of 128 = 4096 wide where h = 2048 (its config.json): eval counts them so
+    # (q_width=heads), the page's step model h wide; it refuses rather than price narrower heads
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    _show(browser, by_ident["hybrid"], {}, {}, "bf16", "h100")
+    _select(browser, "model", "qwen3-30b-a3b")
+    _, error = _read(browser)
+    step, step_error = _read_step(browser)
+    assert not error and not step and "q_width=heads" in step_error, (error, step_error)
+
+
+@pytest.mark.browser
+def test_the_split_reads_p_as_eval_does_and_the_reset_button_is_named(browser):
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    _show(browser, by_ident["hybrid__pipeline_split_first_last"], {"p": "2**2"}, {}, "bf16", "a100")
+    shown = browser.execute_script("return [document.getElementById('in-L_first').value, "
+                                   "document.getElementById('in-L_last').value, document.getElementById('in-L').value]")
+    # 32 layers over p = 2**2 = 4 stages: 8 each, so the two ends hold 8 and 8 (Number('2**2') made them NaN)
+    assert shown == ["8", "8", "32"], shown
+    assert not _read(browser)[1]
+    assert browser.find_element("id", "reset").accessible_name == "Forget what I typed"
+
+
+@pytest.mark.browser
+def test_the_chart_draws_algorithms_that_need_n_to_divide_m(browser):
+    # N = 6: no power of two is a multiple of 6, so the ring (M a multiple of N) had no point and its line was
+    # dropped; it is drawn at the multiples of 6 above the powers of two (6·⌈2^k/6⌉ elements)
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    _show(browser, by_ident["all_reduce__ring"], {"N": "6", "M": "6144"}, {}, "bf16", "a100")
+    paths = browser.execute_script("const out = {}; for (const p of document.querySelectorAll('#chart path')) "
+                                   "out[p.dataset.algorithm] = p.getAttribute('d'); return out;")
+    assert paths["ring"], paths
+    legend = browser.find_element("id", "chart").text
+    assert "ring (no size)" not in legend
+    # N = 6 is no power of two: the binomial tree and recursive doubling have no size and say so
+    assert "binomial_tree (no size)" in legend and "recursive_doubling (no size)" in legend, legend

@@ -358,6 +358,18 @@
   const TIME_MEANINGS = { alpha: "s per message", beta: "s per byte moved", gamma: "s per byte reduced",
                           alpha_inter: "s per inter-node message", beta_inter: "s per byte moved across nodes" };
 
+  /** Moves a box's slider to the power of two nearest its text read as eval reads it (2**20, 1,024, 64MiB: Number()
+   *  made them NaN and the slider stayed where it was); a text that does not read leaves it (the box's check says why). */
+  function followSlider(name, text) {
+    const range = $(`range-${name}`);
+    if (!range) return;
+    try {
+      const typed = name === "M" ? NUMBERS.elementsText(String(text), state.dtype, CAT.dtypes[state.dtype]) : String(text);
+      const k = Math.log2(Number(NUMBERS.parseNumber(name, typed, true, 0n).n));
+      if (Number.isFinite(k)) range.value = String(Math.round(k));
+    } catch (err) { /* not a number eval reads */ }
+  }
+
   /** The input rows of the view (built once per view) showing where each value comes from.  ``redraw``: every box
    *  shows its value (a new view, a reset, a new preset or link); else the box being typed in keeps its text and the
    *  others follow what they come from (a changed N may switch α, β). */
@@ -370,11 +382,8 @@
     buildOnce($("times").tBodies[0], sub.times.join(" "), () => sub.times.map((name) => inputRow(name, TIME_MEANINGS[name], false)));
     const update = (name, text, source) => {
       const input = $(`in-${name}`);
-      if (input.value !== text && (redraw || document.activeElement !== input)) {
-        input.value = text;
-        const range = $(`range-${name}`), k = Math.log2(Number(text));
-        if (range) range.value = Number.isFinite(k) ? String(Math.round(k)) : "0";
-      }
+      if (input.value !== text && (redraw || document.activeElement !== input)) input.value = text;
+      followSlider(name, input.value);
       setText(input.closest("tr").querySelector(".source"), source);
     };
     for (const name of names) update(name, ...valueText(name));
@@ -507,6 +516,34 @@
     return globalThis.SYMCOMM_FORMULAS[`${sub.ident}__step_gated_${gated}`](args);
   }
 
+  /** [fits, off by]: eval's memory verdict (fit_errors.fits_over_error and fits_words, the same rule and words) and
+   *  its "off by" (fit_errors.step_error_words of the hardware's fit, from the catalog) for the step shown; the page
+   *  showed a step time and a memory with neither. */
+  function stepVerdicts(sub, step) {
+    const hw = CAT.hardware[state.hardware];
+    const band = CAT.memory_band;
+    const need = step.memory_per_gpu, have = hw.memory_bytes;
+    let fits;
+    if (have === null || have === undefined) {
+      fits = "unknown: the hardware gives no memory_bytes per GPU";
+    } else {
+      const over = !band ? null : need / (1 + band.lowest) <= have ? "yes" : need / (1 + band.highest) > have ? "no" : "uncertain";
+      const yes = need <= have;
+      fits = `${yes ? (over === "uncertain" ? "yes by the model's count, uncertain within its measured error" : "yes") : "NO"}: ` +
+             `${humanBytes(need)} ${yes ? "≤" : ">"} the GPU's ${humanBytes(have)}, by the model's count of live bytes ` +
+             "(the caching allocator's own blocks come on top)";
+      if (band) {
+        fits += `; ${band.words[sub.options.framework]}: ` + (yes ? (over === "uncertain" ? "at the high end it would not fit" :
+          "it fits at the high end too") : (over === "uncertain" ? "at the low end it would fit" : "it does not fit at the low end either"));
+      }
+    }
+    const index = hw.step_errors[sub.step.error_key];
+    const measured = CAT.dtype_measured[`${state.dtype}|${sub.options.precision}`];
+    const off = measured && index !== undefined ? CAT.error_texts[index] + (state.model ?
+      ` (eval --model ${state.model} adds the error on that model's own published runs)` : "") : CAT.error_unknown;
+    return [fits, off];
+  }
+
   async function drawStep(sub, ok) {
     const section = $("step-section");
     section.hidden = !sub.step;
@@ -522,6 +559,12 @@
     }
     $("step-error").hidden = !message;
     $("step-error").textContent = message;
+    $("step-verdicts").hidden = !("step_time" in step);
+    if ("step_time" in step) {
+      const [fits, off] = stepVerdicts(sub, step);
+      setText($("step-fits"), fits);
+      setText($("step-off-by"), off);
+    }
     // an uneven split has a middle stage only from p = 3 on: eval reports none below (steptime.report), nor does the page
     const middle = !shownParams(sub).includes("p") || shownInteger("p") >= 3;
     const shown = sub.step.quantities.filter((q) => q in step && (middle || !/^stage_(slot|bytes)_(.*_)?middle$/.test(q)));
@@ -727,9 +770,7 @@
     } else if (id.startsWith("in-")) {
       const name = id.slice("in-".length);
       (TIME_NAMES.includes(name) ? state.times : state.values)[name] = event.target.value;
-      const range = $(`range-${name}`);
-      const k = Math.log2(Number(event.target.value));
-      if (range && Number.isFinite(k)) range.value = String(Math.round(k));
+      followSlider(name, event.target.value);
       render(false);
     }
   });

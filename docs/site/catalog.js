@@ -425,6 +425,17 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_delayed": {
 "error": "precision=fp8_delayed is not run on --hardware a100: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 }
+},
+"memory_bytes": 85899345920.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 0,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 1,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 2,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 3,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 4,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 5,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 6,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 7
 }
 },
 "h100": {
@@ -535,6 +546,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
+},
+"memory_bytes": 85520809984.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
 }
 },
 "h100-gt": {
@@ -581,6 +603,17 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_delayed": {
 "error": "--hardware h100-gt: no datasheet gives its dense bf16 peak, only bounds: 8.355e+14 to 9.894e+14 FLOP/s (symcomm presets h100-gt says where they come from); give peak=FLOP/s between them (both ends, to see the step time's range)"
 }
+},
+"memory_bytes": 96000000000.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
 }
 },
 "h200": {
@@ -684,6 +717,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
 }
+},
+"memory_bytes": 150754820096.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
 }
 },
 "b200": {
@@ -805,6 +849,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
+},
+"memory_bytes": 191501854310.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 12,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 13,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 13,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 14,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 15,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 16
 }
 },
 "b200-xdr": {
@@ -926,6 +981,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
+},
+"memory_bytes": 191501854310.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 12,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 13,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 13,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 14,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 15,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 16
 }
 },
 "gb200": {
@@ -1047,6 +1113,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 }
+},
+"memory_bytes": 186000000000.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 17,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 18,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 18,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 19,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 18
 }
 },
 "h100-roce": {
@@ -1157,6 +1234,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
+},
+"memory_bytes": 85520809984.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
 }
 },
 "a100-pcie": {
@@ -1224,6 +1312,17 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_delayed": {
 "error": "precision=fp8_delayed is not run on --hardware a100-pcie: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 }
+},
+"memory_bytes": 80000000000.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 0,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 1,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 2,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 3,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 4,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 5,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 6,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 7
 }
 },
 "a100-40gb": {
@@ -1291,6 +1390,17 @@ globalThis.SYMCOMM_CATALOG = {
 "fp8_delayed": {
 "error": "precision=fp8_delayed is not run on --hardware a100-40gb: its GPUs are of compute capability 8.0, and the recipe's GEMMs need 8.9 or higher (Transformer Engine transformer_engine/pytorch/quantization.py); choose precision=bf16 or a recipe the part runs"
 }
+},
+"memory_bytes": 42949672960.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 0,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 1,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 2,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 3,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 4,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 5,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 6,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 7
 }
 },
 "h100-pcie": {
@@ -1401,6 +1511,17 @@ globalThis.SYMCOMM_CATALOG = {
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
 }
+},
+"memory_bytes": 80000000000.0,
+"step_errors": {
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
 }
 }
 },
@@ -6095,7 +6216,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -6256,7 +6386,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_activations",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -6418,7 +6557,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -6580,7 +6728,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -6742,7 +6899,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -6904,7 +7070,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7066,7 +7241,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7228,7 +7412,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7390,7 +7583,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7552,7 +7754,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7714,7 +7925,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -7876,7 +8096,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8038,7 +8267,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8201,7 +8439,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8368,7 +8615,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8533,7 +8789,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8695,7 +8960,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -8885,7 +9159,16 @@ globalThis.SYMCOMM_CATALOG = {
 "stage_bytes_dp_buckets_last",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9072,7 +9355,16 @@ globalThis.SYMCOMM_CATALOG = {
 "stage_bytes_dp_buckets_last",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9234,7 +9526,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9396,7 +9697,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9558,7 +9868,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9720,7 +10039,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -9882,7 +10210,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -10054,7 +10391,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -10234,7 +10580,18 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"w_half_expert",
+"kappa_moe",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert"
 }
 },
 {
@@ -10396,7 +10753,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -10558,7 +10924,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -10720,7 +11095,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -10882,7 +11266,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11044,7 +11437,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11206,7 +11608,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11368,7 +11779,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11530,7 +11950,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11692,7 +12121,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -11854,7 +12292,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12016,7 +12463,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12178,7 +12634,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12340,7 +12805,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12516,7 +12990,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12679,7 +13162,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -12841,7 +13333,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -13003,7 +13504,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -13165,7 +13675,17 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half"
 }
 },
 {
@@ -13327,7 +13847,17 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half"
 }
 },
 {
@@ -13489,7 +14019,17 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half"
 }
 },
 {
@@ -13651,7 +14191,17 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"hbm",
+"kappa",
+"peak_fp4",
+"eta_fp4",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half"
 }
 },
 {
@@ -13813,7 +14363,17 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"hbm",
+"kappa",
+"peak_fp8",
+"eta_fp8",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half"
 }
 },
 {
@@ -13977,7 +14537,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -14139,7 +14708,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -14303,7 +14881,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -14467,7 +15054,16 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half"
 }
 },
 {
@@ -14650,7 +15246,18 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"w_half_expert",
+"kappa_moe",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert"
 }
 },
 {
@@ -14843,7 +15450,18 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"w_half_expert",
+"kappa_moe",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert"
 }
 },
 {
@@ -15042,7 +15660,18 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"w_half_expert",
+"kappa_moe",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert"
 }
 },
 {
@@ -15244,7 +15873,18 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
-"file": "formulas/hybrid__step.js"
+"reads": [
+"peak",
+"eta",
+"hbm",
+"kappa",
+"w_half",
+"w_half_expert",
+"kappa_moe",
+"eta_attn"
+],
+"file": "formulas/hybrid__step.js",
+"error_key": "megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert"
 }
 }
 ],
@@ -15303,5 +15943,76 @@ globalThis.SYMCOMM_CATALOG = {
 "int8|fp8_rowwise": "--dtype int8 with precision=fp8_rowwise is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
 "int8|nvfp4": "--dtype int8 with precision=nvfp4 is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8",
 "int8|fp8_delayed": "--dtype int8 with precision=fp8_delayed is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8"
+},
+"error_texts": [
+"typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=deepspeed on 4 published runs never fitted on (a100): typically 15 %, up to 20 % (signed mean -15 %)",
+"unknown where it was checked on no published run: kappa_moe (no fitted run reads it: taken as 0); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: precision=fp8_tensor (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp4 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
+"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)"
+],
+"error_unknown": "unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit measured, or a hardware file without step_time.errors)",
+"memory_band": {
+"lowest": -0.22295,
+"highest": 0.163675,
+"words": {
+"megatron": "no published run of framework=megatron prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
+"deepspeed": "no published run of framework=deepspeed prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
+"fsdp": "no published run of framework=fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
+"fsdp2": "the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
+"megatron_fsdp": "no published run of framework=megatron_fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory"
+}
+},
+"dtype_measured": {
+"fp32|bf16": false,
+"fp32|fp8_tensor": false,
+"fp32|mxfp8": false,
+"fp32|fp8_block": false,
+"fp32|fp8_rowwise": false,
+"fp32|nvfp4": false,
+"fp32|fp8_delayed": false,
+"bf16|bf16": true,
+"bf16|fp8_tensor": true,
+"bf16|mxfp8": true,
+"bf16|fp8_block": true,
+"bf16|fp8_rowwise": true,
+"bf16|nvfp4": true,
+"bf16|fp8_delayed": true,
+"fp16|bf16": true,
+"fp16|fp8_tensor": true,
+"fp16|mxfp8": true,
+"fp16|fp8_block": true,
+"fp16|fp8_rowwise": true,
+"fp16|nvfp4": true,
+"fp16|fp8_delayed": true,
+"fp8|bf16": false,
+"fp8|fp8_tensor": true,
+"fp8|mxfp8": true,
+"fp8|fp8_block": true,
+"fp8|fp8_rowwise": true,
+"fp8|nvfp4": true,
+"fp8|fp8_delayed": true,
+"int8|bf16": false,
+"int8|fp8_tensor": true,
+"int8|mxfp8": true,
+"int8|fp8_block": true,
+"int8|fp8_rowwise": true,
+"int8|nvfp4": true,
+"int8|fp8_delayed": true
 }
 };

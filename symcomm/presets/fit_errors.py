@@ -99,7 +99,7 @@ def memory_band(checks: tuple, ran: tuple | None = None) -> tuple | None:
             tuple(c[0] for c in checks), ran)
 
 
-def _upper(band: tuple) -> float:
+def highest_error(band: tuple) -> float:
     """The band's highest error: the printed peaks' and the runs that ran over their GPU's memory, whichever is higher
     (a run that ran over-counted by at least its excess)."""
     ran = band[4] if len(band) > 4 else None
@@ -141,7 +141,7 @@ def fits_over_error(band: tuple | None, need: float | None, have: float | None) 
     check or no memory is known."""
     if band is None or need is None or have is None:
         return None
-    return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + _upper(band)) > have else "uncertain"
+    return "yes" if at_high_end(need, band) <= have else "no" if need / (1 + highest_error(band)) > have else "uncertain"
 
 
 def memory_error(band: tuple | None, unmeasured: str | None = None) -> dict | None:

@@ -36,7 +36,7 @@ from ..base.crossing import PEERS
 from ..core import symbols as S
 from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
-from ..presets.hardware_values import TYPED_HARDWARE, element_refusal
+from ..presets.hardware_values import TYPED_HARDWARE, dtype_measured, element_refusal
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
 
@@ -378,7 +378,51 @@ def _step_entry(bundles: dict, params: list[str]) -> dict:
     extra = [info.cli_name for info in S.SYMBOLS.values() if info.symbol in free and info.cli_name not in params
              and info.symbol not in S.TIME_SYMBOLS and info.cli_name not in hardware]
     quantities = list(dict.fromkeys(q for quantities in bundles.values() for q in quantities))
-    return {"params": extra, "hardware": hardware, "quantities": quantities}
+    return {"params": extra, "hardware": hardware, "quantities": quantities,
+            # the constants it reads: with its framework and precision, what its fit's error (step_errors) is of
+            "reads": [info.cli_name for info in S.SYMBOLS.values() if info.cli_name in hardware and info.symbol in free]}
+
+
+def error_key(sub, step_entry: dict) -> str:
+    """The key of a hybrid view's fit error in :func:`step_errors`: its framework, precision and the constants its
+    step model reads, which :meth:`~symcomm.presets.systems.Hardware.step_time_error` is asked of (as eval asks)."""
+    return "|".join((sub.options["framework"], sub.options["precision"], ",".join(sorted(step_entry["reads"]))))
+
+
+def step_errors(keys) -> tuple[list[str], dict]:
+    """(the distinct texts, hardware → {error key → its text's index}): eval's "off by" words
+    (:func:`~symcomm.presets.fit_errors.step_error_words` of :meth:`Hardware.step_time_error`, no model preset's own
+    runs) for each view's :func:`error_key`, which the page shows beside its step time (it showed none)."""
+    from .. import presets
+    from ..presets.fit_errors import step_error_words
+
+    index: dict[str, int] = {}
+    out = {}
+    for name in presets.hardware_names():
+        system = presets.hardware(name)
+        out[name] = {}
+        for key in sorted(keys):
+            framework, precision, reads = key.split("|")
+            error = system.step_time_error(framework, (), tuple(reads.split(",")) if reads else (), None, precision)
+            out[name][key] = index.setdefault(step_error_words(error), len(index))
+    return list(index), out
+
+
+def memory_words() -> dict:
+    """The memory model's measured band, the same for every GPU: {lowest, highest (with the runs that ran over
+    their GPU's memory), words per framework}, as eval says it (:func:`~symcomm.presets.fit_errors.fits_words`);
+    None where no check measured it."""
+    from .. import presets
+    from ..presets import fit_errors
+    from ..training.strategies import STRATEGIES
+
+    band = presets.hardware(presets.hardware_names()[0]).memory_band
+    if band is None:
+        return None
+    words = {framework: fit_errors.memory_band_words(fit_errors.memory_error(
+                 band, None if fit_errors.band_measures(band, framework) else framework))
+             for framework in STRATEGIES["hybrid"].options["framework"].allowed}
+    return {"lowest": band[0], "highest": fit_errors.highest_error(band), "words": words}
 
 
 def catalog_entry(sub) -> dict:
@@ -386,6 +430,7 @@ def catalog_entry(sub) -> dict:
     entry = {**_subject_entry(sub, page_formulas(sub)), "file": subject_file(sub)}
     if sub.name == "hybrid":
         entry["step"] = {**_step_entry(step_bundles(sub), entry["params"]), "file": step_file(sub)}
+        entry["step"]["error_key"] = error_key(sub, entry["step"])
         entry["least"].update(_least(sub, entry["step"]["params"]))
     return entry
 
@@ -426,7 +471,7 @@ def _presets() -> tuple[dict, dict]:
             except ValueError as err:      # no FP8 (FP4) peak, or no eta_fp8 (eta_fp4) fitted: what eval says
                 by_precision[precision] = {"error": str(err)}
         hardware[name] = {"title": system.title, **system.values(1), "compute": compute,
-                          "compute_precision": by_precision}
+                          "compute_precision": by_precision, "memory_bytes": system.memory_bytes}
     models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
                      "options": model_options(name),
                      "q_width": presets.model(name).settings().get("q_width", ""),
@@ -461,6 +506,9 @@ def catalog(entries: list[dict]) -> dict:
     symbols = {info.cli_name: {"meaning": info.meaning, "unit": info.unit, "integer": bool(info.symbol.is_integer)}
                for info in S.SYMBOLS.values()}
     texts, subjects_ = shared_texts(entries)
+    error_texts, errors = step_errors({entry["step"]["error_key"] for entry in entries if "step" in entry})
+    for name, table in errors.items():
+        hardware[name]["step_errors"] = table
     return {"symbols": symbols, "dtypes": DTYPES, "hardware": hardware, "models": models,
             "units": UNITS, "start": START, "max_value": str(MAX_VALUE),
             "shared_texts": list(SHARED_TEXTS), "texts": texts, "subjects": subjects_,
@@ -469,7 +517,24 @@ def catalog(entries: list[dict]) -> dict:
             # the export's words, counted in bytes as the page counts
             "meanings": {key: text.replace("elements", "bytes") for key, text in QUANTITIES.items()},
             # eval's refusal of a 1-byte --dtype under a low precision recipe, before any hardware's (element_refusal)
-            "element_refusals": _element_refusals(DTYPES)}
+            "element_refusals": _element_refusals(DTYPES),
+            # eval's "off by" (each hardware's step_errors index them) and its memory model's band
+            "error_texts": error_texts, "error_unknown": _unknown_error(), "memory_band": memory_words(),
+            # a step timed at a --dtype the fits measured (hardware_values.dtype_measured), where eval shows the error
+            "dtype_measured": {f"{dtype}|{precision}": dtype_measured(dtype, precision)
+                               for dtype in DTYPES for precision in _precisions()}}
+
+
+def _unknown_error() -> str:
+    from ..presets.fit_errors import step_error_words
+
+    return step_error_words(None)
+
+
+def _precisions():
+    from ..training.settings import PRECISIONS
+
+    return PRECISIONS
 
 
 def _element_refusals(dtypes) -> dict:
@@ -516,6 +581,7 @@ def files() -> dict[str, str]:
             stepping = step_bundles(sub)
             steps.update(stepping)
             entry["step"] = {**_step_entry(stepping, entry["params"]), "file": step_file(sub)}
+            entry["step"]["error_key"] = error_key(sub, entry["step"])
             entry["least"].update(_least(sub, entry["step"]["params"]))
         entries.append(entry)
     out: dict[str, str] = {HELPERS_FILE: helpers_script(HELPERS_NAMESPACE)}

@@ -998,6 +998,8 @@ def test_the_split_reads_p_as_eval_does_and_the_reset_button_is_named(browser):
     # 32 layers over p = 2**2 = 4 stages: 8 each, so the two ends hold 8 and 8 (Number('2**2') made them NaN)
     assert shown == ["8", "8", "32"], shown
     assert not _read(browser)[1]
+    # the slider follows the text as eval reads it: 2**2 = 2^2 (Number('2**2') left it where it was)
+    assert browser.find_element("id", "range-p").get_attribute("value") == "2"
     assert browser.find_element("id", "reset").accessible_name == "Forget what I typed"
 
 
@@ -1016,3 +1018,33 @@ def test_the_chart_draws_algorithms_that_need_n_to_divide_m(browser):
     assert "ring (no size)" not in legend
     # N = 6 is no power of two: the binomial tree and recursive doubling have no size and say so
     assert "binomial_tree (no size)" in legend and "recursive_doubling (no size)" in legend, legend
+
+
+@pytest.mark.browser
+def test_the_step_time_carries_evals_error_and_memory_verdict(browser):
+    # the page showed a step time and a memory with no error band and no verdict (an outsider), where eval says both
+    from symcomm.presets.fit_errors import memory_band_words, step_error_words
+    from symcomm.views import site
+
+    by_ident = {s.ident: s for s in site.subjects()}
+    sub = by_ident["hybrid__zero_0"]
+    small = {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096, "s": 4096, "L": 32,
+             "G": 8, "h_kv": 1024, "V": 32000, "F": 11008}
+    # 70B parameters on 2 GPUs without ZeRO: 2 + 2 + 12 bytes a parameter is 560 GB each, far over any GPU's memory
+    large = {**small, "d": 2, "t": 1, "p": 1, "m": 8, "Phi": 70 * 10 ** 9, "h": 8192, "L": 80, "F": 28672}
+    verdicts = set()
+    for values, hardware in ((small, "h100"), (small, "a100"), (large, "h100")):
+        shown = {k: v for k, v in values.items() if k in _entry(sub.ident)["params"] + _entry(sub.ident)["step"]["params"]}
+        _show(browser, sub, shown, {}, "bf16", hardware, gated="1")
+        step, step_error = _read_step(browser)
+        assert not step_error, step_error
+        fits, off_by = browser.execute_script("return [document.getElementById('step-fits').textContent, "
+                                              "document.getElementById('step-off-by').textContent]")
+        payload, error = _expected(sub, {k: v for k, v in values.items() if k in shown}, {}, "bf16", hardware, "1")
+        assert not error, error
+        assert off_by == step_error_words(payload["step_time_error"])
+        verdict = ("NO" if payload["fits"] is False else "yes by the model's count, uncertain"
+                   if payload["fits_over_error"] == "uncertain" else "yes")
+        assert fits.startswith(verdict) and memory_band_words(payload["memory_error"]) in fits, (fits, payload["fits"])
+        verdicts.add(payload["fits"])
+    assert verdicts == {True, False}

@@ -131,6 +131,9 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
                                                                          ("hardware", hardware)))
     for key, value in values.items():   # the common case, plain numbers and text, told apart without isinstance
         if type(value) not in _PLAIN:
+            if type(value) is bool:
+                _check_bool(key, value)
+                continue
             if isinstance(value, (list, tuple, range)):
                 raise InputError(f"{key}: a {type(value).__name__}; a sweep is a numpy array "
                                  f"({key}=numpy.array([...])), one value a number or its text")
@@ -162,6 +165,18 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
     data.pop("_result_keys", None)
     data.pop("_extra_keys", None)
     return Result("evaluation", data, tuple([n.text for n in said]) if said else ())
+
+
+def _check_bool(key: str, value: bool) -> None:
+    """A bool is a switch's value (sp=True), never a number or a choice among numbers: d=True ran one GPU and
+    zero=True ZeRO-1, where the command line refuses the word True."""
+    from .training.settings import OPTIONS
+
+    option = OPTIONS.get(key)
+    if option is not None and any(a is True for a in option.allowed) and any(a is False for a in option.allowed):
+        return
+    allowed = (", ".join(str(a) for a in option.allowed if a is not None) if option is not None else "a number")
+    raise InputError(f"{key}={value!r}: a bool is not a value of {key}; give {allowed}")
 
 
 def _word(option: str, value, path: bool = False):

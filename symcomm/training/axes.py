@@ -177,6 +177,13 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
     if fp8_param_gather and zero == 0:
         raise InputError("fp8_param_gather=1 needs a sharded data-parallel axis (zero=1, 2 or 3): with zero=0 no "
                          "parameter is all-gathered")
+    if fp8_param_gather and row.name in ("deepspeed", "fsdp"):
+        # DeepSpeed's ZeRO gathers its 16-bit partitions (runtime/zero/stage_1_and_2.py all_gather_dp_groups,
+        # stage3.py; ZeRO++'s quantized weights are int8), PyTorch FSDP its flat parameters in their dtype; torchao's
+        # float8 all-gather is FSDP2's (torchtitan docs/float8.md)
+        raise InputError(f"fp8_param_gather=1 with framework={row.name} is refused: it gathers its 16-bit parameters "
+                         "(no FP8 parameter all-gather); give fp8_param_gather=0, or framework=megatron, "
+                         "megatron_fsdp or fsdp2")
     if fp8_param_gather and precision == "bf16":
         raise InputError("fp8_param_gather=1 needs FP8 weights: give precision=fp8_tensor, fp8_delayed, mxfp8 or fp8_block")
     if fp8_param_gather and precision == "fp8_rowwise":

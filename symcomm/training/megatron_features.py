@@ -343,9 +343,14 @@ def schedule_refusal(options: dict, numbers: dict) -> str | None:
     """Why a layout's v cannot be read, or None: v > 1 is the interleaved schedule's model chunks per pipeline stage,
     which the 1f1b and gpipe schedules do not run (Megatron-Core's virtual pipeline is its interleaved schedule), so a
     recipe's v typed without schedule=interleaved would be priced as one chunk per stage."""
+    schedule = str(options.get("schedule", "1f1b"))
+    if "v" in numbers and float(numbers["v"]) == 1 and schedule == "interleaved":
+        # one chunk a stage is no interleaving: Megatron-LM's arguments.py takes a virtual pipeline size of 1 as none
+        # and runs 1F1B, raw Megatron-Core the interleaved code with one chunk (2p - 1 micro-batches in flight)
+        return ("schedule=interleaved with v=1 runs one model chunk a stage, which Megatron-LM (arguments.py: a "
+                "virtual pipeline size of 1 is taken as none) runs as 1F1B: give schedule=1f1b, or v of 2 or more")
     if "v" not in numbers or float(numbers["v"]) <= 1:
         return None
-    schedule = str(options.get("schedule", "1f1b"))
     if schedule == "interleaved":
         return None
     return (f"v={float(numbers['v']):g} is the interleaved schedule's model chunks per pipeline stage, but schedule="
@@ -357,6 +362,18 @@ def schedule_refusal(options: dict, numbers: dict) -> str | None:
 GROUP_TOPK_SOURCE = "Megatron-LM megatron/core/transformer/moe/moe_utils.py (group_limited_topk: topk(k // g) in each group)"
 #: what Megatron-Core asserts of --overlap-moe-expert-parallel-comm
 A2A_OVERLAP_ASSERTS = "Megatron-LM megatron/core/transformer/transformer_config.py (overlap_moe_expert_parallel_comm)"
+
+
+def bf16_count_refusal(options: dict, numbers: dict) -> str | None:
+    """Why bf16_layers=1's L_bf16 cannot be read, or None: the layers kept in bf16 are among the model's L
+    (Megatron-Core's --num-layers-at-start-in-bf16 and --num-layers-at-end-in-bf16, transformer_config.py at
+    d98e8a64); more made the FP8 layers' share negative and the step time grow without bound."""
+    if str(options.get("bf16_layers", "0")) not in ("1", "True") or "L_bf16" not in numbers or "L" not in numbers:
+        return None
+    if float(numbers["L_bf16"]) > float(numbers["L"]):
+        return (f"L_bf16={float(numbers['L_bf16']):g} must be at most L={float(numbers['L']):g}: the layers kept in "
+                "bf16 are among the model's layers")
+    return None
 
 
 def router_capacity_refusal(options: dict, numbers: dict) -> str | None:

@@ -310,8 +310,9 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
     Option("pipeline_split", "even", ("even", "first_last"),
            "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
            "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
-           "chunks (L − L_first − L_last)/(p·v − 2) each: Megatron-LM's --decoder-first-pipeline-num-layers, "
-           "--decoder-last-pipeline-num-layers)"),
+           "chunks (L − L_first − L_last)/(p·v − 2) each: with v = 1 Megatron-LM's --decoder-first-pipeline-num-layers, "
+           "--decoder-last-pipeline-num-layers; interleaved, the first and last model chunks as a pipeline layout "
+           "string places them, not those flags, which size a whole stage's v chunks alike)"),
     flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
                            "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
                            "Megatron skipped it)"),

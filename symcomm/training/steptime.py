@@ -54,6 +54,7 @@ from sympy.core.mul import _mulsort
 from . import flops
 from . import settings
 from ..base.errors import InputError
+from ..presets.hardware_values import TYPED_HARDWARE
 from .axes import bubble_slots, run_data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
@@ -380,15 +381,23 @@ FP8_MFU = ("under an FP8 or FP4 precision: mfu and hfu divide by the bf16 peak (
 step_options = settings.step_options
 
 
-def check_finite(numbers: dict) -> None:
+def check_finite(numbers: dict, values: dict | None = None) -> None:
     """The last line of defence (eval hybrid and plan): a step-model output that is inf or nan (a zero
-    bandwidth, peak or eta reaching a division) is refused, naming it, never printed as a number."""
+    bandwidth, peak or eta reaching a division; sizes whose products leave a float's range) is refused, naming it and
+    the largest of ``values`` (the inputs), never printed as a number."""
     if math.isfinite(sum(numbers.values())):
         return      # a finite sum: every number finite (an inf or a nan makes the sum inf or nan)
     bad = [name for name, x in numbers.items() if not math.isfinite(x)]
     if bad:
+        # d=2**60 with b=2**60 overflowed the products to nan, and the message blamed the hardware alone
+        large = sorted(((abs(float(x)), name) for name, x in (values or {}).items()
+                        if name not in TYPED_HARDWARE and isinstance(x, (int, float)) and abs(float(x)) >= 2 ** 40),
+                       reverse=True)[:3]
+        sizes = ("the largest values given (" + ", ".join(f"{name}={x:.3g}" for x, name in large)
+                 + ") may take its products beyond a float's range, or " if large else "")
         raise InputError(f"the step model gives {bad[0]} = {numbers[bad[0]]} (not a finite number) with these "
-                         "values: check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and step_time")
+                         f"values: {sizes}check the hardware's bandwidths, peak_flops, hbm_bytes_per_second and "
+                         "step_time")
 
 
 #: the stage kinds (symcomm.training.stages.KINDS; a middle stage exists only when p ≥ 3)
@@ -488,7 +497,7 @@ def report(values: dict, run_bytes: int, hybrid_options: dict, own_options: dict
     got = plan.evaluator.float_at(with_absent_constants(values))      # every value a Python number: floats there
     # the bundle's {name: value} in one pass; float(): a constant quantity's int, a numpy fallback's float64
     number = dict(zip(plan.names, map(float, got)))
-    check_finite(number)
+    check_finite(number, values)
     out = {key: number[key] for key in UNITS}
     out["comm_time_per_axis"] = {short: number[k] for short, k in plan.comm}
     out["exposed_comm_time_per_axis"] = {short: number[k] for short, k in plan.exposed}

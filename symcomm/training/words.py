@@ -19,7 +19,7 @@ from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_
                                        mesh_board_note)
 from ..presets.models import RUN_OPTION_NAMES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import (a2a_overlap_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
+from .megatron_features import (a2a_overlap_refusal, bf16_count_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
                                 routing_note, schedule_refusal,
                                 selective_framework_note, straddle_note, whole_numbers)
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
@@ -348,6 +348,7 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
     the general one to do so."""
     return (fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers)
             or schedule_refusal(options, numbers) or router_capacity_refusal(options, numbers)
+            or bf16_count_refusal(options, numbers)
             or a2a_overlap_refusal(step_texts, options, numbers))
 
 
@@ -361,10 +362,26 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
             straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
             partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
+            chunk_split_note(options),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)
     return tuple(note for note in said if note)
+
+
+def chunk_split_note(options: dict) -> str | None:
+    """What L_first and L_last count under the interleaved schedule (symcomm.training.stages), or None: the first and
+    last model chunks, as a Megatron pipeline layout string places them; Megatron-LM's first/last flags size whole
+    stages (an outsider typed --decoder-first-pipeline-num-layers 16 with v = 2 as L_first=16 and got the stages the
+    wrong way round)."""
+    if str(options.get("schedule")) != "interleaved" or str(options.get("pipeline_split")) != "first_last":
+        return None
+    return ("pipeline_split=first_last with schedule=interleaved: L_first and L_last are the layers of the first and "
+            "last model chunks (the first stage's first chunk, the last stage's last), as a pipeline layout string "
+            "places them (--pipeline-model-parallel-layout, account_for_embedding/loss_in_pipeline_split), not Megatron-"
+            "LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers, which set a whole stage's "
+            "layers over its v chunks alike (with v ≥ 2 the first stage's second chunk is then no middle chunk): those flags "
+            "are this split only with v = 1")
 
 
 def moe_share_note(options: dict, numbers: dict) -> str | None:

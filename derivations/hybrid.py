@@ -20,6 +20,7 @@ import sympy as sp
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Domain
 from symcomm.core.rewrite import at
+from symcomm.training.frameworks import DEEPSPEED_BUCKET_ALLREDUCE
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.base.crossing import NVLINK_MESH_SOURCE as _MESH_SOURCE
 from symcomm.core.symbols import t_e as S_T_E
@@ -139,12 +140,13 @@ CLAIMS = [
     Claim(cost_in_bytes_of(_dp_terms_zero1, 2).send / axes["dp"].send, sp.Rational(3, 2),
           name="hybrid, Megatron ZeRO-1 in a bf16 run: the fp32 gradient reduce-scatter and the bf16 parameter "
                "all-gather move 3/2 the bytes of two bf16 collectives", source=MEGATRON_FP32_GRADS),
-    Claim(axes_zero2["dp"].send / axes["dp"].send, (m + 1) / 2,
-          name="hybrid: DeepSpeed ZeRO-2 (a reduce-scatter every micro-batch) sends (m + 1)/2 × Megatron's "
-               "distributed optimizer (ZeRO-1, once per step) on the data-parallel axis: 17/2 at m = 16 micro-batches "
+    Claim(axes_zero2["dp"].send / axes["dp"].send, (2 * m + 1) / 2,
+          name="hybrid: DeepSpeed ZeRO-2 (the gradient buckets all-reduced every micro-batch, each rank keeping its "
+               "partition) sends (2m + 1)/2 × Megatron's distributed optimizer (ZeRO-1, a reduce-scatter once per "
+               "step) on the data-parallel axis, in elements: 33/2 at m = 16 micro-batches "
                "(the formulas' ratio at any layout; DeepSpeed itself runs ZeRO-2 only with p = 1, its pipeline engine "
                "taking ZeRO 0 and 1)",
-          source=DEEPSPEED_ENGINE),
+          source=DEEPSPEED_ENGINE + "; " + DEEPSPEED_BUCKET_ALLREDUCE),
     Claim(axes_tied["dp"].send - axes_embeddings["dp"].send,
           V * h / t + 2 * V * h / (p * t) * (d * c - 1) / (d * c),
           name="hybrid, p ≥ 2: tied embeddings add the V·h/t gradient all-reduce of the first and last stage, and "

@@ -9,6 +9,7 @@ import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Limit
+from symcomm.training.frameworks import DEEPSPEED_BUCKET_ALLREDUCE
 from symcomm.training.strategies import DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, RAJBHANDARI, STRATEGIES, ZHAO
 from symcomm.core.symbols import G, N, Phi, beta_inter, m
 
@@ -37,6 +38,9 @@ ZERO3 = Derivation(
     "elements, per step, exact (N−1)/N then the limit; " + PRINTED, ZERO_722, lhs="per-GPU send")
 
 zero2_m = STRATEGIES["zero2"].cost(micro_batches="m")
+# as DeepSpeed runs stages 1 and 2: each reduction an all-reduce of the bucket, every rank keeping its partition
+zero1_ds = STRATEGIES["zero1"].cost(partition_reduce="all_reduce")
+zero2_ds = STRATEGIES["zero2"].cost(micro_batches="m", partition_reduce="all_reduce")
 zero2_once = STRATEGIES["zero2"].cost(micro_batches="m", grad_reduce="per_step")
 zero3_m = STRATEGIES["zero3"].cost(micro_batches="m")
 fsdp_no_sync = STRATEGIES["fsdp"].cost(micro_batches="m", grad_reduce="per_step")
@@ -44,13 +48,23 @@ fsdp_grad_op = STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=
 fsdp_grad_op_no_sync = STRATEGIES["fsdp"].cost(micro_batches="m", reshard_after_forward=0, grad_reduce="per_step")
 
 ZERO2_MICRO = Derivation(
-    "ZeRO-2 as DeepSpeed runs it, m micro-batches: elements each GPU sends per step",
+    "ZeRO-2 with the paper's reduce-scatter, m micro-batches: elements each GPU sends per step",
     (Step(zero2_m.send, "composed: a reduce-scatter of the Φ gradients after every micro-batch, one all-gather "
                         "of the updated Φ after the step"),
      Step(m * Phi * (N - 1) / N + Phi * (N - 1) / N, "m reduce-scatters and one all-gather, (N−1)/N·Φ each"),
      Step((m + 1) * Phi * (N - 1) / N, "collect: (m + 1)/2 × ZeRO-1's 2Φ(N−1)/N")),
     "elements, per step of m micro-batches, exact; the sharded gradient cannot accumulate the full one, so "
-    "DeepSpeed reduces at every micro-batch", DEEPSPEED_ENGINE, lhs="per-GPU send")
+    "it is reduced at every micro-batch", RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE, lhs="per-GPU send")
+
+ZERO2_DEEPSPEED = Derivation(
+    "ZeRO-2 as DeepSpeed runs it, m micro-batches: elements each GPU sends per step",
+    (Step(zero2_ds.send, "composed: an all-reduce of the Φ gradient buckets after every micro-batch, each rank "
+                         "keeping its partition, one all-gather of the updated Φ after the step"),
+     Step(m * 2 * Phi * (N - 1) / N + Phi * (N - 1) / N, "m ring all-reduces of 2(N−1)/N·Φ, one all-gather of "
+                                                        "(N−1)/N·Φ"),
+     Step((2 * m + 1) * Phi * (N - 1) / N, "collect: (2m + 1)/(m + 1) × the reduce-scatter's count")),
+    "elements, per step of m micro-batches, exact; DeepSpeed's ZeRO-1 is the case m = 1 reduced once: "
+    "3Φ(N−1)/N, 3/2 × the paper's 2Ψ", DEEPSPEED_BUCKET_ALLREDUCE + "; " + DEEPSPEED_ENGINE, lhs="per-GPU send")
 
 ZERO3_MICRO = Derivation(
     "ZeRO-3 / FSDP FULL_SHARD, m micro-batches: elements each GPU sends per step",
@@ -97,6 +111,12 @@ CLAIMS += (
                "needs ZeRO-1's full gradient memory)", source=DEEPSPEED_ENGINE, definition=True),
     Claim(zero2_m.send - zero1.send, (m - 1) * Phi * (N - 1) / N,
           name="ZeRO-2 per micro-batch sends (m − 1)·Φ(N−1)/N more than ZeRO-1 per step", source=DEEPSPEED_ENGINE),
+    Claim(zero1_ds.send, 3 * Phi * (N - 1) / N,
+          name="ZeRO-1 as DeepSpeed runs it: the gradient all-reduce (each rank keeping its partition) and the "
+               "parameter all-gather, 3Φ(N−1)/N, 3/2 × the paper's (elements, exact)", source=DEEPSPEED_BUCKET_ALLREDUCE),
+    Claim(zero2_ds.send - zero2_m.send, m * Phi * (N - 1) / N,
+          name="ZeRO-2 as DeepSpeed runs it sends m·Φ(N−1)/N more per step than with reduce-scatters: each of its m "
+               "all-reduces sends the reduce-scatter's twice", source=DEEPSPEED_BUCKET_ALLREDUCE),
     Claim(fsdp_no_sync.send, (2 * m + 1) * Phi * (N - 1) / N,
           name="FSDP FULL_SHARD inside no_sync: 2m all-gathers, one reduce-scatter", source=FSDP_RUNTIME),
     Claim(fsdp_grad_op.send, 2 * m * Phi * (N - 1) / N,
@@ -112,7 +132,9 @@ CHAPTER = Chapter(
     "ZeRO shards optimizer states (stage 1), gradients (stage 2) and parameters (stage 3) "
     "over the N data-parallel GPUs. Stages 1 and 2 replace the all-reduce by its two halves "
     "and cost the same; stage 3 gathers the parameters twice, which costs half as much again. "
-    "HSDP shards inside a node and replicates across nodes. With m micro-batches per step the "
+    "HSDP shards inside a node and replicates across nodes. DeepSpeed runs stages 1 and 2 with an "
+    "all-reduce of each gradient bucket, every rank keeping its partition, which sends the reduce-scatter's "
+    "twice. With m micro-batches per step the "
     "frameworks differ: DeepSpeed's stage 2 and 3 reduce after every micro-batch, ZeRO-3 and "
     "FSDP gather the parameters in every micro-batch, and FSDP's no_sync reduces once.",
-    (ZERO12, ZERO3, ZERO2_MICRO, ZERO3_MICRO, HSDP, HSDP_INTER), CLAIMS)
+    (ZERO12, ZERO3, ZERO2_MICRO, ZERO2_DEEPSPEED, ZERO3_MICRO, HSDP, HSDP_INTER), CLAIMS)

@@ -2213,10 +2213,10 @@ globalThis.SYMCOMM_CATALOG = {
 "every GPU holds the whole model; the Φ gradients are all-reduced once per step",
 "the source article, “Why communication overhead matters” (in Chinese; collective primitives, their communication costs, data-parallel all-reduce), ch. 2; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.1",
 "elements; per training step, forward + backward; exact (N−1)/N form; naive = flat reduce + flat broadcast (root sends and receives (N−1)Φ); in bytes of B_e bytes per element",
-"reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)",
+"reduce-scatter of the Φ gradients (DeepSpeed: an all-reduce, each rank keeping its partition), then all-gather of the updated Φ parameters",
+"Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.1; DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py at edaa7221 (v0.19.6; from v0.12.4, commit 2afa1c7f2): average_tensor → allreduce_and_scatter → allreduce_bucket runs dist.all_reduce on the whole bucket and each rank copies back the slices of its partition, under reduce_scatter=True and use_multi_rank_bucket_allreduce=True, the defaults of deepspeed/runtime/zero/config.py; no ZeRO-1/2 path runs a reduce-scatter (before v0.12.4: one reduce to each slice's owner)",
 "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches and are reduced once per step; in bytes of B_e bytes per element",
-"reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather of the updated Φ parameters",
+"reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it; DeepSpeed: an all-reduce, each rank keeping its partition), then all-gather of the updated Φ parameters",
 "elements; per training step, forward + backward; exact (N−1)/N form; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step; in bytes of B_e bytes per element",
 "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients (each micro-batch, as DeepSpeed and FSDP run it)",
 "Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, §7.2.2; Zhao et al. 2023, PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel, VLDB 16(12), §3; DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters fetched before each submodule's forward and backward, the next ones prefetched, released after: counted at a transformer layer's grain, as FSDP's units, so the step's first gather and last reduction are exposed and a gathered layer is held; stage3_max_reuse_distance keeps those re-used soon — not modelled); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync)",
@@ -4285,7 +4285,9 @@ globalThis.SYMCOMM_CATALOG = {
 "kind": "strategy",
 "owner": "zero1",
 "algorithm": "",
-"options": {},
+"options": {
+"partition_reduce": "reduce_scatter"
+},
 "changed": {},
 "title": "ZeRO stage 1 (optimizer states sharded)",
 "summary": 80,
@@ -4321,13 +4323,58 @@ globalThis.SYMCOMM_CATALOG = {
 "file": "formulas/zero1.js"
 },
 {
+"ident": "zero1__partition_reduce_all_reduce",
+"kind": "strategy",
+"owner": "zero1",
+"algorithm": "",
+"options": {
+"partition_reduce": "all_reduce"
+},
+"changed": {
+"partition_reduce": "all_reduce"
+},
+"title": "ZeRO stage 1 (optimizer states sharded) (partition_reduce=all_reduce)",
+"summary": 80,
+"source": 81,
+"convention": 82,
+"requires": [],
+"params": [
+"Phi",
+"N"
+],
+"times": [
+"alpha",
+"beta",
+"gamma"
+],
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
+"two_level": false,
+"spreads": true,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/zero1__partition_reduce_all_reduce.js"
+},
+{
 "ident": "zero2",
 "kind": "strategy",
 "owner": "zero2",
 "algorithm": "",
 "options": {
 "micro_batches": "1",
-"grad_reduce": "per_micro_batch"
+"grad_reduce": "per_micro_batch",
+"partition_reduce": "reduce_scatter"
 },
 "changed": {},
 "title": "ZeRO stage 2 (optimizer states and gradients sharded)",
@@ -4370,7 +4417,8 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "",
 "options": {
 "micro_batches": "m",
-"grad_reduce": "per_micro_batch"
+"grad_reduce": "per_micro_batch",
+"partition_reduce": "reduce_scatter"
 },
 "changed": {
 "micro_batches": "m"
@@ -4417,7 +4465,8 @@ globalThis.SYMCOMM_CATALOG = {
 "algorithm": "",
 "options": {
 "micro_batches": "1",
-"grad_reduce": "per_step"
+"grad_reduce": "per_step",
+"partition_reduce": "reduce_scatter"
 },
 "changed": {
 "grad_reduce": "per_step"
@@ -4454,6 +4503,52 @@ globalThis.SYMCOMM_CATALOG = {
 "time"
 ],
 "file": "formulas/zero2__grad_reduce_per_step.js"
+},
+{
+"ident": "zero2__partition_reduce_all_reduce",
+"kind": "strategy",
+"owner": "zero2",
+"algorithm": "",
+"options": {
+"micro_batches": "1",
+"grad_reduce": "per_micro_batch",
+"partition_reduce": "all_reduce"
+},
+"changed": {
+"partition_reduce": "all_reduce"
+},
+"title": "ZeRO stage 2 (optimizer states and gradients sharded) (partition_reduce=all_reduce)",
+"summary": 83,
+"source": 81,
+"convention": 84,
+"requires": [],
+"params": [
+"Phi",
+"N"
+],
+"times": [
+"alpha",
+"beta",
+"gamma"
+],
+"least": {
+"Phi": 1,
+"N": 1
+},
+"start": {},
+"two_level": false,
+"spreads": true,
+"peers": false,
+"quantities": [
+"send",
+"recv",
+"total",
+"alpha",
+"beta",
+"gamma",
+"time"
+],
+"file": "formulas/zero2__partition_reduce_all_reduce.js"
 },
 {
 "ident": "zero3",
@@ -5638,7 +5733,9 @@ globalThis.SYMCOMM_CATALOG = {
 "m": 1,
 "v": 1
 },
-"start": {},
+"start": {
+"v": 2
+},
 "two_level": false,
 "spreads": false,
 "peers": false,
@@ -9069,6 +9166,7 @@ globalThis.SYMCOMM_CATALOG = {
 "F": 1
 },
 "start": {
+"v": 2,
 "p": 2
 },
 "two_level": true,
@@ -15945,7 +16043,7 @@ globalThis.SYMCOMM_CATALOG = {
 "int8|fp8_delayed": "--dtype int8 with precision=fp8_delayed is not a run: the recipe keeps the weights, gradients and activations 16-bit and runs only its linear GEMMs in low precision; give --dtype bf16 (or fp16), and fp8_param_gather=1 where the framework gathers the weights in FP8"
 },
 "error_texts": [
-"typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=deepspeed on 4 published runs never fitted on (a100): typically 15 %, up to 20 % (signed mean -15 %)",
+"typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=deepspeed on 4 published runs never fitted on (a100): typically 14 %, up to 19 % (signed mean -14 %)",
 "unknown where it was checked on no published run: kappa_moe (no fitted run reads it: taken as 0); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
 "typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
 "unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",

@@ -35,10 +35,12 @@ class _Block:
     step: np.ndarray | None = None
     q: dict | None = None         # every quantity over the rows, from the kernel
 
-    def setting(self) -> dict:
+    def setting(self, p: int = 1) -> dict:
         scheme = self.scheme
-        reshard = (_frameworks.FRAMEWORKS[scheme.framework].reshard_after_forward
-                   if scheme.reshard_after_forward is None else scheme.reshard_after_forward)
+        row = _frameworks.FRAMEWORKS[scheme.framework]
+        reshard = (row.reshard_after_forward if scheme.reshard_after_forward is None else scheme.reshard_after_forward)
+        if scheme.reshard_after_forward is None and p >= 2 and row.reshard_when_piped is not None:
+            reshard = row.reshard_when_piped        # torchtitan keeps the units gathered under a pipeline
         return {"framework": scheme.framework, "zero": scheme.zero,
                 "reshard_after_forward": int(scheme.zero == 3 and reshard),
                 "recompute": self.recompute, "sp": int(self.sp)}     # printed 0/1, as every row has it
@@ -93,7 +95,7 @@ class Plan:
                                "L_last": int(self._layouts["L_last"][at[j]]) if split else None})
                 step = float(got["step_time"][j])
                 out[i] = {"rank": ranks[i], **layout, "schedule": "interleaved" if layout["v"] > 1 else "1f1b",
-                          "settings": [self._blocks[k].setting() for k in settings[i]],
+                          "settings": [self._blocks[k].setting(layout["p"]) for k in settings[i]],
                           "labels": [self._blocks[k].label() for k in settings[i]], "step_time": step,
                           "tokens_per_second": req.batch * req.seq / step,
                           "mfu": float(got["model_flops"][j]) / (step * req.gpus * self._values["peak"]),

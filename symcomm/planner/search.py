@@ -25,10 +25,13 @@ def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.n
         if key in ("t", "p", "v", "c", "e", "d", "mb"):
             keep &= layouts[key][rows] == value
     setting = block.setting()
-    for key, name in (("zero", "zero"), ("framework", "framework"), ("raf", "reshard_after_forward"),
-                      ("recompute", "recompute"), ("sp", "sp")):
+    for key, name in (("zero", "zero"), ("framework", "framework"), ("recompute", "recompute"), ("sp", "sp")):
         if key in spec and setting[name] != spec[key]:
             keep[:] = False
+    if "raf" in spec:       # per row: a framework's default may differ under a pipeline (fold._Block.setting)
+        piped = layouts["p"][rows] >= 2
+        keep &= np.where(piped, block.setting(2)["reshard_after_forward"] == spec["raf"],
+                         setting["reshard_after_forward"] == spec["raf"])
     return keep
 
 

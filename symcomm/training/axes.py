@@ -103,6 +103,19 @@ class DataSchedule:
     kept_gathered: str = "no_sync"
     # hybrid sharding (hsdp=1): the replicas of the sharded model, d_r, each sharding over 1/d_r of the group
     replicas: sp.Expr = sp.Integer(1)
+    # ZeRO-1/2's gradient collective (frameworks.Framework.partition_reduce): "reduce_scatter" or "all_reduce"
+    partition_reduce: str = "reduce_scatter"
+    # ZeRO-3 with p ≥ 2: resharded after the forward there? None: as reshard_after_forward (torchtitan: False,
+    # frameworks.Framework.reshard_when_piped)
+    reshard_piped: bool | None = None
+
+    def resharding(self, resharded, kept):
+        """``resharded`` where the parameters are freed after the forward, else ``kept``: as reshard_after_forward
+        says, or under a pipeline (p ≥ 2) as :attr:`reshard_piped` says where it is set."""
+        alone = resharded if self.reshard_after_forward else kept
+        if self.reshard_piped is None or self.reshard_piped == self.reshard_after_forward:
+            return alone
+        return sp.Piecewise((resharded if self.reshard_piped else kept, sp.Ge(S.p, 2)), (alone, True))
 
     def under_pipeline(self, piped, alone):
         """``piped`` where the framework's pipeline runtime decides (kept_gathered "pipeline", p ≥ 2), else ``alone``."""
@@ -143,7 +156,7 @@ class DataSchedule:
         return sp.sympify(counted, strict=True).subs(per, simultaneous=True)
 
     def backward_gathers(self, micro):
-        return micro if self.reshard_after_forward else sp.Integer(0)
+        return self.resharding(micro, sp.Integer(0))
 
     @property
     def full_gradients(self) -> bool:
@@ -151,10 +164,10 @@ class DataSchedule:
         (ZeRO < 2, or a sharded stage that reduces once per step and so must accumulate it)."""
         return self.zero < 2 or self.grad_reduce == "per_step"
 
-    @property
-    def full_parameters(self) -> bool:
-        """True when a GPU holds the unsharded parameters through forward and backward."""
-        return self.zero < 3 or not self.reshard_after_forward
+    def full_parameters(self, whole, sharded):
+        """``whole`` where a GPU holds the unsharded parameters through forward and backward (ZeRO < 3, or not
+        resharded after the forward: :meth:`resharding`), else ``sharded``."""
+        return whole if self.zero < 3 else self.resharding(sharded, whole)
 
 
 def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None,
@@ -200,11 +213,14 @@ def data_schedule(framework_name: str, zero: int, grad_reduce: str | None = None
                          "run's dtype, an upper bound) or an FP8 precision")
     grad_reduce = row.grad_reduce(zero) if grad_reduce is None else grad_reduce
     reshard = row.reshard_after_forward if reshard_after_forward is None else reshard_after_forward
+    # the framework's policy under a pipeline applies where nothing is typed (typed, the value holds for every p)
+    reshard_piped = row.reshard_when_piped if reshard_after_forward is None else None
     grad_dtype = row.grad_dtype if grad_dtype is None else grad_dtype
     return DataSchedule(row.name, zero, grad_reduce, bool(reshard), "" if grad_dtype == "same" else grad_dtype,
                         shard_unit=row.shard_unit,
                         param_dtype="fp8" if fp8_param_gather and precision != "mxfp8" else "",
                         schedules=S.n_ga if ga_schedules else sp.Integer(1), kept_gathered=row.kept_gathered,
+                        partition_reduce=row.partition_reduce, reshard_piped=reshard_piped,
                         replicas=S.d_r if hsdp else sp.Integer(1))
 
 
@@ -226,14 +242,27 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) ->
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
                      groups, across, "dp", phase="backward", dtype=data.grad_dtype),)
     if data.zero in (1, 2):
-        return (Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter",
-                     groups, across, "dp", phase="backward", dtype=data.grad_dtype),
+        return (partition_reduction(data.partition_reduce, group, shard, reductions, what, groups, across,
+                                    data.grad_dtype),
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step", dtype=data.param_dtype))
     per = units if data.shard_unit == "layer" else 1
     return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                          message=term.message / per, count=term.count * per)
                  for term in zero3_on(group, shard, groups, across, data, m))
+
+
+def partition_reduction(collective: str, group, shard, reductions, what="", groups=1, across=False,
+                        dtype="") -> Term:
+    """ZeRO-1/2's gradient reduction: a reduce-scatter (each rank receives the sum of its partition) or, as DeepSpeed
+    runs it (frameworks.DEEPSPEED_BUCKET_ALLREDUCE), an all-reduce of the whole buffer of which each rank keeps its
+    partition: 2(N−1)/N of it sent where the reduce-scatter sends (N−1)/N."""
+    if collective == "all_reduce":
+        return Term("all_reduce", "ring", group, shard, reductions,
+                    f"{what}gradient all-reduce (each rank keeps its partition)", groups, across, "dp", phase="backward",
+                    dtype=dtype)
+    return Term("reduce_scatter", "ring", group, shard, reductions, f"{what}gradient reduce-scatter", groups, across,
+                "dp", phase="backward", dtype=dtype)
 
 
 def replica_terms(data: DataSchedule, shard_group, shard, groups, across, units=1) -> tuple[Term, ...]:

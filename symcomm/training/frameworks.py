@@ -28,6 +28,13 @@ from ..presets.hardware_values import kernel_share
 DEEPSPEED_ENGINE = ("DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 "
                     "reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and "
                     "deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks)")
+#: DeepSpeed ZeRO-1/2's gradient reduction: an all-reduce of each bucket, every rank keeping its own partition's slices
+DEEPSPEED_BUCKET_ALLREDUCE = ("DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py at edaa7221 (v0.19.6; from v0.12.4, "
+                              "commit 2afa1c7f2): average_tensor → allreduce_and_scatter → allreduce_bucket runs "
+                              "dist.all_reduce on the whole bucket and each rank copies back the slices of its "
+                              "partition, under reduce_scatter=True and use_multi_rank_bucket_allreduce=True, the "
+                              "defaults of deepspeed/runtime/zero/config.py; no ZeRO-1/2 path runs a reduce-scatter "
+                              "(before v0.12.4: one reduce to each slice's owner)")
 DEEPSPEED_STAGE3 = ("DeepSpeed deepspeed/runtime/zero/stage3.py and partitioned_param_coordinator.py (parameters "
                     "fetched before each submodule's forward and backward, the next ones prefetched, released after: "
                     "counted at a transformer layer's grain, as FSDP's units, so the step's first gather and last "
@@ -184,9 +191,13 @@ FSDP2_RUNTIME = ("PyTorch torch/distributed/fsdp/_fully_shard/_fully_shard.py (r
                  "group, in the post-backward of every backward unless set_requires_gradient_sync(False)), "
                  "_fsdp_api.py (MixedPrecisionPolicy.reduce_dtype=None: the parameters' type); torchtitan "
                  "torchtitan/models/llama3/infra/parallelize.py (apply_fsdp: fully_shard on tok_embeddings, each "
-                 "transformer block and [norm, output]; reshard_after_forward = not pp_enabled by default; its "
-                 "mixed_precision_reduce float32 default: give grad_dtype=fp32 and reshard_after_forward=0 with "
-                 "pipeline parallelism to follow torchtitan)")
+                 "transformer block and [norm, output]; reshard_after_forward = not pp_enabled by default and "
+                 "mixed_precision_reduce float32, which framework=fsdp2 follows: TORCHTITAN_FSDP_DEFAULTS)")
+#: what torchtitan asks of FSDP2 by default, which framework=fsdp2 follows
+TORCHTITAN_FSDP_DEFAULTS = ("pytorch/torchtitan at b5bcd76c: torchtitan/config/configs.py (TrainingConfig."
+                            "mixed_precision_reduce: Literal['float32'], the one value: gradients reduced in fp32); "
+                            "torchtitan/distributed/fsdp.py (get_fsdp_reshard_after_forward_policy: the default policy "
+                            "is not pp_enabled, so no unit is resharded after its forward under pipeline parallelism)")
 MEGATRON_FSDP_RUNTIME = ("Megatron-LM megatron/training/arguments.py (--use-megatron-fsdp, "
                          "--data-parallel-sharding-strategy default optim_grads_params: ZeRO-3) and "
                          "megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py (per module: parameters "
@@ -244,6 +255,12 @@ HSDP_MEANING = ("framework fsdp2, moe=0: 1 = hybrid sharding, d_r replicas of th
                 "reduced shard all-reduced over the replicas (frameworks.HSDP_SOURCE)")
 
 #: what the hybrid's ga_schedules option says
+PIPELINE_SPLIT_MEANING = ("how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
+                          "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 "
+                          "middle chunks (L − L_first − L_last)/(p·v − 2) each: with v = 1 Megatron-LM's "
+                          "--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers; interleaved, the "
+                          "first and last model chunks as a pipeline layout string places them, not those flags, which "
+                          "size a whole stage's v chunks alike)")
 GA_SCHEDULES_MEANING = ("p ≥ 2, framework fsdp2: 1 = each of the step's n_ga gradient-accumulation steps runs its own "
                         "pipeline schedule of m/n_ga micro-batches, with its fill and drain, and ends in the stage's "
                         "gradient reduce-scatter, after which the stage reshards (torch.distributed.pipelining under "
@@ -320,6 +337,12 @@ class Framework:
     replicates: bool = False     # its ZeRO-3 shards can be replicated: hybrid sharding, hsdp=1 (HSDP_SOURCE)
     expert_parallel: bool = True   # it places a MoE layer's experts on e ranks apart (e > 1), or only replicates them
     ep_where: str = ""           # the file that says it runs none, for the refusal
+    # ZeRO-1/2: the gradient reduction's collective, "reduce_scatter" (each rank receives its partition) or
+    # "all_reduce" (the whole buffer reduced everywhere, each rank keeping its partition: DEEPSPEED_BUCKET_ALLREDUCE)
+    partition_reduce: str = "reduce_scatter"
+    # ZeRO-3 with p ≥ 2: whether the parameters are freed after the forward there (None: as reshard_after_forward);
+    # torchtitan's default policy keeps them under a pipeline (TORCHTITAN_FSDP_DEFAULTS)
+    reshard_when_piped: bool | None = None
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -344,16 +367,16 @@ _ROWS = (
               "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)",
               p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True, te_attention=True),
     Framework("deepspeed",
-              "ZeRO ≥ 2 reduces every micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as "
-              "Megatron-DeepSpeed",
+              "ZeRO-1/2 all-reduce the gradient buckets, each rank keeping its partition, ZeRO ≥ 2 every "
+              "micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as Megatron-DeepSpeed",
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
-              (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE, DEEPSPEED_PIPE_LIMITS,
-               DEEPSPEED_MOE_ZERO3),
-              "zero 2 (reduce-scatter every micro-batch) and 3 (also all-gather in every forward and backward), "
+              (DEEPSPEED_ENGINE, DEEPSPEED_BUCKET_ALLREDUCE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE,
+               DEEPSPEED_PIPE_LIMITS, DEEPSPEED_MOE_ZERO3),
+              "zero 2 (the gradient buckets all-reduced every micro-batch, each rank keeping its partition) and 3 (also all-gather in every forward and backward), "
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
-              cp_algorithms=("ulysses",), moe_zero=(0, 1, 2), shard_unit="layer",
+              cp_algorithms=("ulysses",), moe_zero=(0, 1, 2), shard_unit="layer", partition_reduce="all_reduce",
               moe_where="DeepSpeed's deepspeed/runtime/engine.py: 'MoE not supported with Stage 3'", limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
               cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
     Framework("fsdp",
@@ -371,16 +394,17 @@ _ROWS = (
                        "parameters over one process group (a pair under HYBRID_SHARD), experts alike; no expert "
                        "placement of its own"),
     Framework("fsdp2",
-              "PyTorch FSDP2 / torchtitan, zero=3: one all-gather and reduce-scatter per transformer layer, "
-              "prefetched and overlapped, reduced every micro-batch (once per schedule under a pipeline); "
-              "sp_regather=0 as torch's tensor parallel",
+              "PyTorch FSDP2 as torchtitan runs it, zero=3: one all-gather and reduce-scatter per transformer layer, "
+              "prefetched and overlapped, reduced every micro-batch (once per schedule under a pipeline) in fp32, "
+              "resharded after the forward only without a pipeline; sp_regather=0 as torch's tensor parallel",
               (3,), "(fully_shard is ZeRO-3: zero=3; reshard_after_forward=0 keeps the gathered layers)",
-              0, True, "same", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
-              (FSDP2_RUNTIME, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, PARAM_GATHER_SOURCE,
-               FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
+              0, True, "fp32", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
+              (FSDP2_RUNTIME, TORCHTITAN_FSDP_DEFAULTS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
+               PARAM_GATHER_SOURCE, FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
               "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
-              ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True, replicates=True),
+              ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True, replicates=True,
+              reshard_when_piped=False),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",

@@ -4620,118 +4620,121 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t11 = (_t3*_a11)
         _t12 = (_t11*_a9)
         _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
-        _t14 = -1 + _t3
-        _t15 = (_t14*_a8)
-        _t16 = (_t15*_a2)
-        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
-        _t18 = (_a3*_a7)
-        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t20 = (_t15*_t19)
-        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
-        _t22 = (_t17 if _t0 else _t21)
-        _t23 = (1 if (_a9 >= 2) else _a8)
-        _t24 = (_t14*_t23)
-        _t25 = (_t24*_a2)
-        _t26 = (2*_t25)
-        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
-        _t28 = (_t19*_t24)
-        _t29 = (2*_t28)
-        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
-        _t31 = (_t27 if _t0 else _t30)
-        _t32 = _t22 + _t31
-        _t33 = -1 + _a11
-        _t34 = (_t1*_t33)
-        _t35 = (12*_t34)
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
-        _t37 = (_t33*_t6)
+        _t14 = (_a9 >= 2)
+        _t15 = (0 if _t14 else _a8)
+        _t16 = -1 + _t3
+        _t17 = (_t15*_t16)
+        _t18 = (_t17*_a2)
+        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
+        _t20 = (_a3*_a7)
+        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t22 = (_t17*_t21)
+        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
+        _t24 = (_t19 if _t0 else _t23)
+        _t25 = (1 if _t14 else _a8)
+        _t26 = (_t16*_t25)
+        _t27 = (_t26*_a2)
+        _t28 = (3*_t27)
+        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
+        _t30 = (_t21*_t26)
+        _t31 = (3*_t30)
+        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
+        _t33 = (_t29 if _t0 else _t32)
+        _t34 = _t24 + _t33
+        _t35 = -1 + _a11
+        _t36 = (_t1*_t35)
+        _t37 = (12*_t36)
         _t38 = (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11)))
-        _t39 = (1 if _t0 else 0)
-        _t40 = (_t37*_t39)
-        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
-        _t42 = (_t2*_t33)
-        _t43 = (8*_t42*_a1)
-        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
-        _t45 = _t36 + _t38 + _t41 + _t44
-        _t46 = _t13 + _t32 + _t45 + _t7
-        _t47 = -1 + _a9
-        _t48 = (2*_a11)
-        _t49 = (_a5*_a11)
-        _t50 = (_a0 < _t49)
-        _t51 = (_a1*_a8)
-        _t52 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t51*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
-        _t53 = (0 if _t50 else _t52)
-        _t54 = (_a0 < _t12)
-        _t55 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t56 = (_a0 < 1 + _t11)
-        _t57 = (0 if _t54 else _t55) + (0 if _t56 else _t55)
-        _t58 = (_a0 < _t11)
-        _t59 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t60 = (_t23*_t59)
-        _t61 = (_t14*_t60)
-        _t62 = (_t59*_a8)
-        _t63 = (_t14*_t62)
-        _t64 = (2*(0 if _t58 else _t61)) + (0 if _t58 else _t63)
-        _t65 = (_a0 < _a11)
-        _t66 = (_a8*(-2 + _t48))
-        _t67 = (3*_t66)
-        _t68 = (_t39*_t66)
-        _t69 = (4*_a1)
-        _t70 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t66*_t69)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
-        _t71 = (0 if _t65 else _t66) + (0 if _t65 else _t67) + (0 if _t65 else _t68) + (0 if _t65 else _t70)
-        _t72 = _t53 + _t57 + _t64 + _t71
-        _t73 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t49 // _a0 if not _t49 % _a0 else ((_z := 1) and _F(_t49, _a0))))))
-        _t74 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t75 = (_t74 == _floor(_t74))
-        _t76 = _t75 and ((_a0 == _t73) or ((_a6*_a9) == 1))
-        _t77 = (_t10*(-1 + ((_by_zero() if not _a11 else _t73 // _a11 if not _t73 % _a11 else ((_z := 1) and _F(_t73, _a11))) if _t76 else 1)))
-        _t78 = (_t3*_a9)
-        _t79 = (_t73*_t78)
-        _t80 = (((_by_zero() if not _t79 else _t77 // _t79 if not _t77 % _t79 else ((_z := 1) and _F(_t77, _t79))) if _t76 else (_by_zero() if not _t12 else _t77 // _t12 if not _t77 % _t12 else ((_z := 1) and _F(_t77, _t12)))) if _t50 else _t13)
-        _t81 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
-        _t82 = (0 if _t54 else _t81) + (0 if _t56 else _t81)
-        _t83 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t84 = _t75 and (_t0 or (_a0 == _t83))
-        _t85 = -1 + ((_by_zero() if not _a11 else _t83 // _a11 if not _t83 % _a11 else ((_z := 1) and _F(_t83, _a11))) if _t84 else 1)
-        _t86 = (_t16*_t85)
-        _t87 = (_t3*_t83)
-        _t88 = (_t20*_t85)
-        _t89 = (_t26*_t85)
-        _t90 = (_t29*_t85)
-        _t91 = ((((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t84 else (_by_zero() if not _t11 else _t86 // _t11 if not _t86 % _t11 else ((_z := 1) and _F(_t86, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t88 // _t87 if not _t88 % _t87 else ((_z := 1) and _F(_t88, _t87))) if _t84 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11))))) if _t58 else _t22) + ((((_by_zero() if not _t87 else _t89 // _t87 if not _t89 % _t87 else ((_z := 1) and _F(_t89, _t87))) if _t84 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t90 // _t87 if not _t90 % _t87 else ((_z := 1) and _F(_t90, _t87))) if _t84 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t58 else _t31)
-        _t92 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t93 = (_a0 == _t92) or (_t78 == 1)
-        _t94 = -1 + (_t92 if _t93 else 1)
-        _t95 = (_t35*_t94)
-        _t96 = (_t11*_t92)
-        _t97 = (_t37*_t94)
-        _t98 = (_t40*_t94)
-        _t99 = (_t43*_t94)
-        _t100 = (_t12*_t92)
-        _t101 = (((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t65 else _t36) + (((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t65 else _t38) + (((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t65 else _t41) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t93 else (_by_zero() if not _t12 else _t99 // _t12 if not _t99 % _t12 else ((_z := 1) and _F(_t99, _t12)))) if _t65 else _t44)
-        _t102 = _t101 + _t80 + _t82 + _t91
-        _t103 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
-        _t104 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
-        _t105 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
-        _t106 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t42*_t69)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
-        _t107 = _t105 + _t106 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
-        _t108 = _t103 + _t104 + _t107
-        _t109 = (_t52 if _t50 else 0)
-        _t110 = (_t55 if _t54 else 0) + (_t55 if _t56 else 0)
-        _t111 = (2*(_t61 if _t58 else 0)) + (_t63 if _t58 else 0)
-        _t112 = (_t66 if _t65 else 0) + (_t67 if _t65 else 0) + (_t68 if _t65 else 0) + (_t70 if _t65 else 0)
-        _t113 = _t109 + _t110 + _t111 + _t112
-        _t114 = (((_by_zero() if not _t79 else _t10 // _t79 if not _t10 % _t79 else ((_z := 1) and _F(_t10, _t79))) if _t76 else _t13) if _t50 else 0)
-        _t115 = (_t81 if _t54 else 0) + (_t81 if _t56 else 0)
-        _t116 = ((((_by_zero() if not _t87 else _t16 // _t87 if not _t16 % _t87 else ((_z := 1) and _F(_t16, _t87))) if _t84 else _t17) if _t0 else ((_by_zero() if not _t87 else _t20 // _t87 if not _t20 % _t87 else ((_z := 1) and _F(_t20, _t87))) if _t84 else _t21)) if _t58 else 0) + ((((_by_zero() if not _t87 else _t26 // _t87 if not _t26 % _t87 else ((_z := 1) and _F(_t26, _t87))) if _t84 else _t27) if _t0 else ((_by_zero() if not _t87 else _t29 // _t87 if not _t29 % _t87 else ((_z := 1) and _F(_t29, _t87))) if _t84 else _t30)) if _t58 else 0)
-        _t117 = (((_by_zero() if not _t96 else _t35 // _t96 if not _t35 % _t96 else ((_z := 1) and _F(_t35, _t96))) if _t93 else _t36) if _t65 else 0) + (((_by_zero() if not _t96 else _t37 // _t96 if not _t37 % _t96 else ((_z := 1) and _F(_t37, _t96))) if _t93 else _t38) if _t65 else 0) + (((_by_zero() if not _t96 else _t40 // _t96 if not _t40 % _t96 else ((_z := 1) and _F(_t40, _t96))) if _t93 else _t41) if _t65 else 0) + (((_by_zero() if not _t100 else _t43 // _t100 if not _t43 % _t100 else ((_z := 1) and _F(_t43, _t100))) if _t93 else _t44) if _t65 else 0)
-        _t118 = _t114 + _t115 + _t116 + _t117
-        _t119 = (_t3*_a8)
-        _t120 = (_by_zero() if not _t119 else _t2 // _t119 if not _t2 % _t119 else ((_z := 1) and _F(_t2, _t119)))
-        _t121 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t51)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
-        _t122 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
-        _t123 = (_t59*_a11)
-        _t124 = ((_by_zero() if not _t123 else _a2 // _t123 if not _a2 % _t123 else ((_z := 1) and _F(_a2, _t123))) if _t0 else (_by_zero() if not _t123 else _t19 // _t123 if not _t19 % _t123 else ((_z := 1) and _F(_t19, _t123))))
-        return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t16 if _t0 else (_t20 if _t0 else _t16)) + (_t26 if _t0 else (_t29 if _t0 else _t26)), _t72, _t102, _t108, _t113, _t118, _t72, _t102, _t108, _t113, _t118, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t120, _t121, _t106, _a11, _t120, _t121, _t106, _a5, _t122, _t121, _t104, _a5, _t122, _t121, _t104, _a5, _t122, _t121, _t104, 2, _t120, _a8, _t81, 2, _t120, _a8, _t81, _a11, _t120, _a8, _t41, _a11, _t120, _a8, _t38, _a11, (_by_zero() if not _t119 else _t1 // _t119 if not _t1 % _t119 else ((_z := 1) and _F(_t1, _t119))), (3*_a8), _t105, _t3, _t124, _t60, _t103, _t3, _t124, _t62, _t22, _t3, _t124, _t60, _t103, _t45, _t71, _t101, _t107, _t112, _t117, _t13, _t53, _t80, _t104, _t109, _t114, _t7, _t57, _t82, _t110, _t115, _t32, _t64, _t91, _t103, _t111, _t116, _z, )
+        _t39 = (_t35*_t6)
+        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
+        _t41 = (1 if _t0 else 0)
+        _t42 = (_t39*_t41)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t44 = (_t2*_t35)
+        _t45 = (8*_t44*_a1)
+        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
+        _t47 = _t38 + _t40 + _t43 + _t46
+        _t48 = _t13 + _t34 + _t47 + _t7
+        _t49 = -1 + _a9
+        _t50 = (2*_a11)
+        _t51 = (_a5*_a11)
+        _t52 = (_a0 < _t51)
+        _t53 = (_a1*_a8)
+        _t54 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t55 = (0 if _t52 else _t54)
+        _t56 = (_a0 < _t12)
+        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t58 = (_a0 < 1 + _t11)
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
+        _t60 = (_a0 < _t11)
+        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t62 = (_t25*_t61)
+        _t63 = (_t16*_t62)
+        _t64 = (_t15*_t61)
+        _t65 = (_t16*_t64)
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
+        _t67 = (_a0 < _a11)
+        _t68 = (_a8*(-2 + _t50))
+        _t69 = (3*_t68)
+        _t70 = (_t41*_t68)
+        _t71 = (4*_a1)
+        _t72 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
+        _t74 = _t55 + _t59 + _t66 + _t73
+        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
+        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t77 = (_t76 == _floor(_t76))
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
+        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
+        _t80 = (_t3*_a9)
+        _t81 = (_t75*_t80)
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
+        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
+        _t88 = (_t18*_t87)
+        _t89 = (_t3*_t85)
+        _t90 = (_t22*_t87)
+        _t91 = (_t28*_t87)
+        _t92 = (_t31*_t87)
+        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11))))) if _t60 else _t33)
+        _t94 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t95 = (_a0 == _t94) or (_t80 == 1)
+        _t96 = -1 + (_t94 if _t95 else 1)
+        _t97 = (_t37*_t96)
+        _t98 = (_t11*_t94)
+        _t99 = (_t39*_t96)
+        _t100 = (_t42*_t96)
+        _t101 = (_t45*_t96)
+        _t102 = (_t12*_t94)
+        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t11 else _t100 // _t11 if not _t100 % _t11 else ((_z := 1) and _F(_t100, _t11)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t12 else _t101 // _t12 if not _t101 % _t12 else ((_z := 1) and _F(_t101, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t40)
+        _t104 = _t103 + _t82 + _t84 + _t93
+        _t105 = ((_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n42, _t11))) if _t0 else (_by_zero() if not _t11 else _n41 // _t11 if not (_n41 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n41, _t11))))
+        _t106 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
+        _t107 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
+        _t108 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t109 = _t107 + _t108 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t110 = _t105 + _t106 + _t109
+        _t111 = (_t54 if _t52 else 0)
+        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
+        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
+        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
+        _t115 = _t111 + _t112 + _t113 + _t114
+        _t116 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
+        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
+        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
+        _t120 = _t116 + _t117 + _t118 + _t119
+        _t121 = (_t3*_a8)
+        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
+        _t123 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
+        _t124 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
+        _t125 = (_t61*_a11)
+        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
+        _t127 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
+        return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t122, _t123, _t108, _a11, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a8, _t83, 2, _t122, _a8, _t83, _a11, _t122, _a8, _t43, _a11, _t122, _a8, _t40, _a11, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a8), _t107, _t3, _t126, _t62, _t127, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t127, _t47, _t73, _t103, _t109, _t114, _t119, _t13, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -4806,122 +4809,122 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t13 = _Unusable(_err)
         _z = 1
     try:
-        _t14 = -1 + _t3
+        _t14 = (_a9 >= 2)
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (_t14*_a8)
+        _t15 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = (_t15*_a2)
+        _t16 = -1 + _t3
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
+        _t17 = (_t15*_t16)
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (_a3*_a7)
+        _t18 = (_t17*_a2)
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (_t15*_t19)
+        _t20 = (_a3*_a7)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
+        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t17 if _t0 else _t21)
+        _t22 = (_t17*_t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (1 if (_a9 >= 2) else _a8)
+        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t14*_t23)
+        _t24 = (_t19 if _t0 else _t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_t24*_a2)
+        _t25 = (1 if _t14 else _a8)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (2*_t25)
+        _t26 = (_t16*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t27 = (_t26*_a2)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (_t19*_t24)
+        _t28 = (3*_t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (2*_t28)
+        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
+        _t30 = (_t21*_t26)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_t27 if _t0 else _t30)
+        _t31 = (3*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = _t22 + _t31
+        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = -1 + _a11
+        _t33 = (_t29 if _t0 else _t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_t1*_t33)
+        _t34 = _t24 + _t33
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (12*_t34)
+        _t35 = -1 + _a11
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
+        _t36 = (_t1*_t35)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t33*_t6)
+        _t37 = (12*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
@@ -4931,436 +4934,451 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (1 if _t0 else 0)
+        _t39 = (_t35*_t6)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_t37*_t39)
+        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
+        _t41 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t2*_t33)
+        _t42 = (_t39*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (8*_t42*_a1)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t44 = (_t2*_t35)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = _t36 + _t38 + _t41 + _t44
+        _t45 = (8*_t44*_a1)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = _t13 + _t32 + _t45 + _t7
+        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = -1 + _a9
+        _t47 = _t38 + _t40 + _t43 + _t46
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (2*_a11)
+        _t48 = _t13 + _t34 + _t47 + _t7
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_a5*_a11)
+        _t49 = -1 + _a9
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_a0 < _t49)
+        _t50 = (2*_a11)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (_a1*_a8)
+        _t51 = (_a5*_a11)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t51*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t52 = (_a0 < _t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (0 if _t50 else _t52)
+        _t53 = (_a1*_a8)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a0 < _t12)
+        _t54 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t55 = (0 if _t52 else _t54)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a0 < 1 + _t11)
+        _t56 = (_a0 < _t12)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (0 if _t54 else _t55) + (0 if _t56 else _t55)
+        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a0 < _t11)
+        _t58 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_t23*_t59)
+        _t60 = (_a0 < _t11)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_t14*_t60)
+        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t59*_a8)
+        _t62 = (_t25*_t61)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t14*_t62)
+        _t63 = (_t16*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (2*(0 if _t58 else _t61)) + (0 if _t58 else _t63)
+        _t64 = (_t15*_t61)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_a0 < _a11)
+        _t65 = (_t16*_t64)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_a8*(-2 + _t48))
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (3*_t66)
+        _t67 = (_a0 < _a11)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t39*_t66)
+        _t68 = (_a8*(-2 + _t50))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (4*_a1)
+        _t69 = (3*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t66*_t69)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t70 = (_t41*_t68)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (0 if _t65 else _t66) + (0 if _t65 else _t67) + (0 if _t65 else _t68) + (0 if _t65 else _t70)
+        _t71 = (4*_a1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = _t53 + _t57 + _t64 + _t71
+        _t72 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t49 // _a0 if not _t49 % _a0 else ((_z := 1) and _F(_t49, _a0))))))
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t74 = _t55 + _t59 + _t66 + _t73
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t74 == _floor(_t74))
+        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = _t75 and ((_a0 == _t73) or ((_a6*_a9) == 1))
+        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_t10*(-1 + ((_by_zero() if not _a11 else _t73 // _a11 if not _t73 % _a11 else ((_z := 1) and _F(_t73, _a11))) if _t76 else 1)))
+        _t77 = (_t76 == _floor(_t76))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_t3*_a9)
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_t73*_t78)
+        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (((_by_zero() if not _t79 else _t77 // _t79 if not _t77 % _t79 else ((_z := 1) and _F(_t77, _t79))) if _t76 else (_by_zero() if not _t12 else _t77 // _t12 if not _t77 % _t12 else ((_z := 1) and _F(_t77, _t12)))) if _t50 else _t13)
+        _t80 = (_t3*_a9)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t81 = (_t75*_t80)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (0 if _t54 else _t81) + (0 if _t56 else _t81)
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = _t75 and (_t0 or (_a0 == _t83))
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = -1 + ((_by_zero() if not _a11 else _t83 // _a11 if not _t83 % _a11 else ((_z := 1) and _F(_t83, _a11))) if _t84 else 1)
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t16*_t85)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_t3*_t83)
+        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t20*_t85)
+        _t88 = (_t18*_t87)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t26*_t85)
+        _t89 = (_t3*_t85)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t29*_t85)
+        _t90 = (_t22*_t87)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = ((((_by_zero() if not _t87 else _t86 // _t87 if not _t86 % _t87 else ((_z := 1) and _F(_t86, _t87))) if _t84 else (_by_zero() if not _t11 else _t86 // _t11 if not _t86 % _t11 else ((_z := 1) and _F(_t86, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t88 // _t87 if not _t88 % _t87 else ((_z := 1) and _F(_t88, _t87))) if _t84 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11))))) if _t58 else _t22) + ((((_by_zero() if not _t87 else _t89 // _t87 if not _t89 % _t87 else ((_z := 1) and _F(_t89, _t87))) if _t84 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11)))) if _t0 else ((_by_zero() if not _t87 else _t90 // _t87 if not _t90 % _t87 else ((_z := 1) and _F(_t90, _t87))) if _t84 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t58 else _t31)
+        _t91 = (_t28*_t87)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t92 = (_t31*_t87)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_a0 == _t92) or (_t78 == 1)
+        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11))))) if _t60 else _t33)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = -1 + (_t92 if _t93 else 1)
+        _t94 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t35*_t94)
+        _t95 = (_a0 == _t94) or (_t80 == 1)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t11*_t92)
+        _t96 = -1 + (_t94 if _t95 else 1)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t37*_t94)
+        _t97 = (_t37*_t96)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t40*_t94)
+        _t98 = (_t11*_t94)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t43*_t94)
+        _t99 = (_t39*_t96)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t12*_t92)
+        _t100 = (_t42*_t96)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t65 else _t36) + (((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t65 else _t38) + (((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t65 else _t41) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t93 else (_by_zero() if not _t12 else _t99 // _t12 if not _t99 % _t12 else ((_z := 1) and _F(_t99, _t12)))) if _t65 else _t44)
+        _t101 = (_t45*_t96)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = _t101 + _t80 + _t82 + _t91
+        _t102 = (_t12*_t94)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
+        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t11 else _t100 // _t11 if not _t100 % _t11 else ((_z := 1) and _F(_t100, _t11)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t12 else _t101 // _t12 if not _t101 % _t12 else ((_z := 1) and _F(_t101, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t40)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
+        _t104 = _t103 + _t82 + _t84 + _t93
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
+        _t105 = ((_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n42, _t11))) if _t0 else (_by_zero() if not _t11 else _n41 // _t11 if not (_n41 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n41, _t11))))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t42*_t69)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t106 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = _t105 + _t106 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t107 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = _t103 + _t104 + _t107
+        _t108 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t52 if _t50 else 0)
+        _t109 = _t107 + _t108 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_t55 if _t54 else 0) + (_t55 if _t56 else 0)
+        _t110 = _t105 + _t106 + _t109
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (2*(_t61 if _t58 else 0)) + (_t63 if _t58 else 0)
+        _t111 = (_t54 if _t52 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t66 if _t65 else 0) + (_t67 if _t65 else 0) + (_t68 if _t65 else 0) + (_t70 if _t65 else 0)
+        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = _t109 + _t110 + _t111 + _t112
+        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (((_by_zero() if not _t79 else _t10 // _t79 if not _t10 % _t79 else ((_z := 1) and _F(_t10, _t79))) if _t76 else _t13) if _t50 else 0)
+        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_t81 if _t54 else 0) + (_t81 if _t56 else 0)
+        _t115 = _t111 + _t112 + _t113 + _t114
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = ((((_by_zero() if not _t87 else _t16 // _t87 if not _t16 % _t87 else ((_z := 1) and _F(_t16, _t87))) if _t84 else _t17) if _t0 else ((_by_zero() if not _t87 else _t20 // _t87 if not _t20 % _t87 else ((_z := 1) and _F(_t20, _t87))) if _t84 else _t21)) if _t58 else 0) + ((((_by_zero() if not _t87 else _t26 // _t87 if not _t26 % _t87 else ((_z := 1) and _F(_t26, _t87))) if _t84 else _t27) if _t0 else ((_by_zero() if not _t87 else _t29 // _t87 if not _t29 % _t87 else ((_z := 1) and _F(_t29, _t87))) if _t84 else _t30)) if _t58 else 0)
+        _t116 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (((_by_zero() if not _t96 else _t35 // _t96 if not _t35 % _t96 else ((_z := 1) and _F(_t35, _t96))) if _t93 else _t36) if _t65 else 0) + (((_by_zero() if not _t96 else _t37 // _t96 if not _t37 % _t96 else ((_z := 1) and _F(_t37, _t96))) if _t93 else _t38) if _t65 else 0) + (((_by_zero() if not _t96 else _t40 // _t96 if not _t40 % _t96 else ((_z := 1) and _F(_t40, _t96))) if _t93 else _t41) if _t65 else 0) + (((_by_zero() if not _t100 else _t43 // _t100 if not _t43 % _t100 else ((_z := 1) and _F(_t43, _t100))) if _t93 else _t44) if _t65 else 0)
+        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = _t114 + _t115 + _t116 + _t117
+        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_t3*_a8)
+        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_by_zero() if not _t119 else _t2 // _t119 if not _t2 % _t119 else ((_z := 1) and _F(_t2, _t119)))
+        _t120 = _t116 + _t117 + _t118 + _t119
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t51)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
+        _t121 = (_t3*_a8)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
+        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_t59*_a11)
+        _t123 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = ((_by_zero() if not _t123 else _a2 // _t123 if not _a2 % _t123 else ((_z := 1) and _F(_a2, _t123))) if _t0 else (_by_zero() if not _t123 else _t19 // _t123 if not _t19 % _t123 else ((_z := 1) and _F(_t19, _t123))))
+        _t124 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
-    return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t16 if _t0 else (_t20 if _t0 else _t16)) + (_t26 if _t0 else (_t29 if _t0 else _t26)), _t72, _t102, _t108, _t113, _t118, _t72, _t102, _t108, _t113, _t118, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t120, _t121, _t106, _a11, _t120, _t121, _t106, _a5, _t122, _t121, _t104, _a5, _t122, _t121, _t104, _a5, _t122, _t121, _t104, 2, _t120, _a8, _t81, 2, _t120, _a8, _t81, _a11, _t120, _a8, _t41, _a11, _t120, _a8, _t38, _a11, (_by_zero() if not _t119 else _t1 // _t119 if not _t1 % _t119 else ((_z := 1) and _F(_t1, _t119))), (3*_a8), _t105, _t3, _t124, _t60, _t103, _t3, _t124, _t62, _t22, _t3, _t124, _t60, _t103, _t45, _t71, _t101, _t107, _t112, _t117, _t13, _t53, _t80, _t104, _t109, _t114, _t7, _t57, _t82, _t110, _t115, _t32, _t64, _t91, _t103, _t111, _t116, _z, )
+    try:
+        _t125 = (_t61*_a11)
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+        _z = 1
+    try:
+        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+        _z = 1
+    try:
+        _t127 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+        _z = 1
+    return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t122, _t123, _t108, _a11, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a8, _t83, 2, _t122, _a8, _t83, _a11, _t122, _a8, _t43, _a11, _t122, _a8, _t40, _a11, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a8), _t107, _t3, _t126, _t62, _t127, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t127, _t47, _t73, _t103, _t109, _t114, _t119, _t13, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -22667,140 +22685,143 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
         _t45 = _t33 + _t35 + _t38 + _t44
         _t46 = _a4 + (-1*_a5)
-        _t47 = -1 + _t3
-        _t48 = (_t47*_a17)
-        _t49 = (_t46*_t48)
-        _t50 = (_a6*_a15)
-        _t51 = _t50 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
-        _t52 = (_t48*_t51)
-        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
-        _t54 = (1 if (_a18 >= 2) else _a17)
-        _t55 = (_t47*_t54)
-        _t56 = (_t46*_t55)
-        _t57 = (2*_t56)
-        _t58 = (_t51*_t55)
-        _t59 = (2*_t58)
-        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
-        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
-        _t62 = -1 + _t61
-        _t63 = (_t62*_a5)
-        _t64 = (_t63*_a17)
-        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
-        _t66 = (_t54*_t63)
-        _t67 = (2*_t66)
-        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
-        _t69 = _t53 + _t60 + _t65 + _t68
-        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
-        _t71 = -1 + _a18
-        _t72 = (2*_a20)
-        _t73 = _t46**2
-        _t74 = (_a9*_a20)
-        _t75 = (_a1 < _t74)
-        _t76 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
-        _t77 = (0 if _t75 else _t76)
-        _t78 = (_a1 < _t15)
-        _t79 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
-        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
-        _t81 = (-1*_t80)
-        _t82 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
-        _t83 = (_t82 == _floor(_t82))
-        _t84 = (_a1 == _t81) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
-        _t85 = _t83 and _t84
-        _t86 = -1 + ((_by_zero() if not _a20 else _t81 // _a20 if not _t81 % _a20 else ((_z := 1) and _F(_t81, _a20))) if _t85 else 1)
-        _t87 = (4*_t16)
-        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t86*_t87)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t78 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t87)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
-        _t89 = (_a1 < _t13)
-        _t90 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
-        _t91 = (_a1 < 1 + _t12)
-        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
-        _t93 = (_a1 < _a20)
-        _t94 = (_a17*(-2 + _t72))
-        _t95 = (_t40*_t94)
-        _t96 = (3*_t94)
-        _t97 = (_t36*_t94)
-        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
-        _t99 = (_a1 < _t12)
-        _t100 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
-        _t101 = (_t100*_t54)
-        _t102 = (_t101*_t47)
-        _t103 = (_t100*_a17)
-        _t104 = (_t103*_t47)
-        _t105 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t16*_t62)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
-        _t106 = (_t54*_a3)
-        _t107 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t106*_t62)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
-        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
-        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
-        _t110 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
-        _t111 = _t83 and ((_a1 == _t110) or ((_a10*_a18) == 1))
-        _t112 = (_t11*(-1 + ((_by_zero() if not _a20 else _t110 // _a20 if not _t110 % _a20 else ((_z := 1) and _F(_t110, _a20))) if _t111 else 1)))
-        _t113 = (_t110*_t26)
-        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
-        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
-        _t116 = (_t81*_a18)
-        _t117 = (4*_t23)
-        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a18 else _t115 // _a18 if not _t115 % _a18 else ((_z := 1) and _F(_t115, _a18)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
-        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
-        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
-        _t121 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
-        _t122 = (_a1 == _t121) or (_t26 == 1)
-        _t123 = -1 + (_t121 if _t122 else 1)
-        _t124 = (_t123*_t32)
-        _t125 = (_t12*_t121)
-        _t126 = (_t123*_t34)
-        _t127 = (_t123*_t37)
-        _t128 = (_t123*_t43)
-        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
-        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
-        _t131 = _t0 or (_a1 == _t130)
-        _t132 = _t131 and _t83
-        _t133 = -1 + ((_by_zero() if not _a20 else _t130 // _a20 if not _t130 % _a20 else ((_z := 1) and _F(_t130, _a20))) if _t132 else 1)
-        _t134 = (_t133*_t49)
-        _t135 = (_t130*_t3)
-        _t136 = (_t133*_t52)
-        _t137 = (_t133*_t57)
-        _t138 = (_t133*_t59)
-        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t140 = _t131 and (_t139 == _floor(_t139))
-        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
-        _t142 = (_t141*_t64)
-        _t143 = (_t130*_t26)
-        _t144 = (_t141*_t67)
-        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a14)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a14)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
-        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
-        _t147 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
-        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
-        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
-        _t150 = _t148 + _t149
-        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
-        _t152 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
-        _t153 = _t151 + _t152 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t154 = _t147 + _t150 + _t153
-        _t155 = (_t76 if _t75 else 0)
-        _t156 = _a14 + ((_by_zero() if not _a20 else _t80 // _a20 if not _t80 % _a20 else ((_z := 1) and _F(_t80, _a20))) if _t85 else -1)
-        _t157 = (_t79 if _t78 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t156*_t87)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t78 else 0)
-        _t158 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
-        _t159 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
-        _t160 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
-        _t161 = _t155 + _t157 + _t158 + _t159 + _t160
-        _t162 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
-        _t163 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t156)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
-        _t164 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
-        _t165 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
-        _t166 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a14)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a14)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
-        _t167 = _t162 + _t163 + _t164 + _t165 + _t166
-        _t168 = (_t3*_a17)
-        _t169 = (_by_zero() if not _t168 else _t2 // _t168 if not _t2 % _t168 else ((_z := 1) and _F(_t2, _t168)))
-        _t170 = (_t40*_a17)
-        _t171 = (_by_zero() if not (_d88 := (_t72*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
-        _t172 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
-        _t173 = (_by_zero() if not _t168 else _t22 // _t168 if not _t22 % _t168 else ((_z := 1) and _F(_t22, _t168)))
-        _t174 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
-        _t175 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t176 = (_t100*_a20)
-        _t177 = ((_by_zero() if not _t176 else _t46 // _t176 if not _t46 % _t176 else ((_z := 1) and _F(_t46, _t176))) if _t0 else (_by_zero() if not _t176 else _t51 // _t176 if not _t51 % _t176 else ((_z := 1) and _F(_t51, _t176))))
-        _t178 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
-        _t179 = (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18)))
-        return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a18) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a14 else _n99 // _a14 if not (_n99 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n99, _a14))), _t109, _t146, _t154, _t161, _t167, _t109, _t146, _t154, _t161, _t167, (_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else _t71 / _a17), _t13, _a20, _t169, _t170, _t152, _a20, _t169, _t170, _t152, _a9, _t171, _t172, _t147, _a9, _t171, _t172, _t147, _a9, _t171, _t172, _t147, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _t15, (_t15*_a0), _t174, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t169, _a17, _t119, 2, _t169, _a17, _t119, _a20, _t169, _a17, _t38, _a20, _t169, _a17, _t35, _a20, (_by_zero() if not _t168 else _t1 // _t168 if not _t1 % _t168 else ((_z := 1) and _F(_t1, _t168))), (3*_a17), _t151, _t3, _t177, _t101, _t148, _t3, _t177, _t103, _t53, _t3, _t177, _t101, _t148, _t61, _t178, _t179, _t149, _t61, _t178, _t174, _t65, _t61, _t178, _t179, _t149, _t45, _t98, _t129, _t153, _t159, _t165, _t14, _t77, _t114, _t147, _t155, _t162, _t29, _t88, _t118, _t157, _t163, _t7, _t92, _t120, _t158, _t164, _t69, _t108, _t145, _t150, _t160, _t166, _z, )
+        _t47 = (_a18 >= 2)
+        _t48 = (0 if _t47 else _a17)
+        _t49 = -1 + _t3
+        _t50 = (_t48*_t49)
+        _t51 = (_t46*_t50)
+        _t52 = (_a6*_a15)
+        _t53 = _t52 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t54 = (_t50*_t53)
+        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
+        _t56 = (1 if _t47 else _a17)
+        _t57 = (_t49*_t56)
+        _t58 = (_t46*_t57)
+        _t59 = (3*_t58)
+        _t60 = (_t53*_t57)
+        _t61 = (3*_t60)
+        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
+        _t63 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t64 = -1 + _t63
+        _t65 = (_t64*_a5)
+        _t66 = (_t48*_t65)
+        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t68 = (_t56*_t65)
+        _t69 = (3*_t68)
+        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
+        _t71 = _t55 + _t62 + _t67 + _t70
+        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
+        _t73 = -1 + _a18
+        _t74 = (2*_a20)
+        _t75 = _t46**2
+        _t76 = (_a9*_a20)
+        _t77 = (_a1 < _t76)
+        _t78 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
+        _t79 = (0 if _t77 else _t78)
+        _t80 = (_a1 < _t15)
+        _t81 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t83 = (-1*_t82)
+        _t84 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t85 = (_t84 == _floor(_t84))
+        _t86 = (_a1 == _t83) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t87 = _t85 and _t86
+        _t88 = -1 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t87 else 1)
+        _t89 = (4*_t16)
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t80 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
+        _t91 = (_a1 < _t13)
+        _t92 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t93 = (_a1 < 1 + _t12)
+        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
+        _t95 = (_a1 < _a20)
+        _t96 = (_a17*(-2 + _t74))
+        _t97 = (_t40*_t96)
+        _t98 = (3*_t96)
+        _t99 = (_t36*_t96)
+        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
+        _t101 = (_a1 < _t12)
+        _t102 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t103 = (_t102*_t56)
+        _t104 = (_t103*_t49)
+        _t105 = (_t102*_t48)
+        _t106 = (_t105*_t49)
+        _t107 = (_t48*_a3)
+        _t108 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t107*_t64)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
+        _t109 = (_t56*_a3)
+        _t110 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t109*_t64)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
+        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
+        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
+        _t113 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
+        _t114 = _t85 and ((_a1 == _t113) or ((_a10*_a18) == 1))
+        _t115 = (_t11*(-1 + ((_by_zero() if not _a20 else _t113 // _a20 if not _t113 % _a20 else ((_z := 1) and _F(_t113, _a20))) if _t114 else 1)))
+        _t116 = (_t113*_t26)
+        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
+        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
+        _t119 = (_t83*_a18)
+        _t120 = (4*_t23)
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
+        _t124 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t125 = (_a1 == _t124) or (_t26 == 1)
+        _t126 = -1 + (_t124 if _t125 else 1)
+        _t127 = (_t126*_t32)
+        _t128 = (_t12*_t124)
+        _t129 = (_t126*_t34)
+        _t130 = (_t126*_t37)
+        _t131 = (_t126*_t43)
+        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
+        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t134 = _t0 or (_a1 == _t133)
+        _t135 = _t134 and _t85
+        _t136 = -1 + ((_by_zero() if not _a20 else _t133 // _a20 if not _t133 % _a20 else ((_z := 1) and _F(_t133, _a20))) if _t135 else 1)
+        _t137 = (_t136*_t51)
+        _t138 = (_t133*_t3)
+        _t139 = (_t136*_t54)
+        _t140 = (_t136*_t59)
+        _t141 = (_t136*_t61)
+        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t143 = _t134 and (_t142 == _floor(_t142))
+        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
+        _t145 = (_t144*_t66)
+        _t146 = (_t133*_t26)
+        _t147 = (_t144*_t69)
+        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a14)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a14)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
+        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
+        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
+        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t155 = _t150 + _t151 + _t154
+        _t156 = (_t78 if _t77 else 0)
+        _t157 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
+        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t157*_t89)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t80 else 0)
+        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
+        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a14)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a14)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t169 = (_t3*_a17)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t171 = (_t40*_a17)
+        _t172 = (_by_zero() if not (_d88 := (_t74*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
+        _t173 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t177 = (_t102*_a20)
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
+        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
+        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+        _t181 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
+        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t122, 2, _t170, _a17, _t122, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -23040,671 +23061,686 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = -1 + _t3
+        _t47 = (_a18 >= 2)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_t47*_a17)
+        _t48 = (0 if _t47 else _a17)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_t46*_t48)
+        _t49 = -1 + _t3
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_a6*_a15)
+        _t50 = (_t48*_t49)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = _t50 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t51 = (_t46*_t50)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_t48*_t51)
+        _t52 = (_a6*_a15)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
+        _t53 = _t52 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (1 if (_a18 >= 2) else _a17)
+        _t54 = (_t50*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_t47*_t54)
+        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t46*_t55)
+        _t56 = (1 if _t47 else _a17)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (2*_t56)
+        _t57 = (_t49*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t51*_t55)
+        _t58 = (_t46*_t57)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (2*_t58)
+        _t59 = (3*_t58)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
+        _t60 = (_t53*_t57)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t61 = (3*_t60)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = -1 + _t61
+        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t62*_a5)
+        _t63 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t63*_a17)
+        _t64 = -1 + _t63
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t65 = (_t64*_a5)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t54*_t63)
+        _t66 = (_t48*_t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (2*_t66)
+        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
+        _t68 = (_t56*_t65)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = _t53 + _t60 + _t65 + _t68
+        _t69 = (3*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
+        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = -1 + _a18
+        _t71 = _t55 + _t62 + _t67 + _t70
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (2*_a20)
+        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = _t46**2
+        _t73 = -1 + _a18
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a9*_a20)
+        _t74 = (2*_a20)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_a1 < _t74)
+        _t75 = _t46**2
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
+        _t76 = (_a9*_a20)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (0 if _t75 else _t76)
+        _t77 = (_a1 < _t76)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_a1 < _t15)
+        _t78 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t79 = (0 if _t77 else _t78)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t80 = (_a1 < _t15)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (-1*_t80)
+        _t81 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_t82 == _floor(_t82))
+        _t83 = (-1*_t82)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_a1 == _t81) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t84 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = _t83 and _t84
+        _t85 = (_t84 == _floor(_t84))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = -1 + ((_by_zero() if not _a20 else _t81 // _a20 if not _t81 % _a20 else ((_z := 1) and _F(_t81, _a20))) if _t85 else 1)
+        _t86 = (_a1 == _t83) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (4*_t16)
+        _t87 = _t85 and _t86
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t86*_t87)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t78 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t87)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
+        _t88 = -1 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t87 else 1)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_a1 < _t13)
+        _t89 = (4*_t16)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t80 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_a1 < 1 + _t12)
+        _t91 = (_a1 < _t13)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
+        _t92 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_a1 < _a20)
+        _t93 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_a17*(-2 + _t72))
+        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t40*_t94)
+        _t95 = (_a1 < _a20)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (3*_t94)
+        _t96 = (_a17*(-2 + _t74))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t36*_t94)
+        _t97 = (_t40*_t96)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
+        _t98 = (3*_t96)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_a1 < _t12)
+        _t99 = (_t36*_t96)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t100*_t54)
+        _t101 = (_a1 < _t12)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t101*_t47)
+        _t102 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t100*_a17)
+        _t103 = (_t102*_t56)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t103*_t47)
+        _t104 = (_t103*_t49)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t16*_t62)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
+        _t105 = (_t102*_t48)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t54*_a3)
+        _t106 = (_t105*_t49)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t106*_t62)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
+        _t107 = (_t48*_a3)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
+        _t108 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t107*_t64)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
+        _t109 = (_t56*_a3)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
+        _t110 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t109*_t64)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = _t83 and ((_a1 == _t110) or ((_a10*_a18) == 1))
+        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t11*(-1 + ((_by_zero() if not _a20 else _t110 // _a20 if not _t110 % _a20 else ((_z := 1) and _F(_t110, _a20))) if _t111 else 1)))
+        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t110*_t26)
+        _t113 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
+        _t114 = _t85 and ((_a1 == _t113) or ((_a10*_a18) == 1))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
+        _t115 = (_t11*(-1 + ((_by_zero() if not _a20 else _t113 // _a20 if not _t113 % _a20 else ((_z := 1) and _F(_t113, _a20))) if _t114 else 1)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t81*_a18)
+        _t116 = (_t113*_t26)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (4*_t23)
+        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a18 else _t115 // _a18 if not _t115 % _a18 else ((_z := 1) and _F(_t115, _a18)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
+        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t119 = (_t83*_a18)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
+        _t120 = (4*_t23)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_a1 == _t121) or (_t26 == 1)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = -1 + (_t121 if _t122 else 1)
+        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t123*_t32)
+        _t124 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t12*_t121)
+        _t125 = (_a1 == _t124) or (_t26 == 1)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_t123*_t34)
+        _t126 = -1 + (_t124 if _t125 else 1)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (_t123*_t37)
+        _t127 = (_t126*_t32)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = (_t123*_t43)
+        _t128 = (_t12*_t124)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
+        _t129 = (_t126*_t34)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t130 = (_t126*_t37)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = _t0 or (_a1 == _t130)
+        _t131 = (_t126*_t43)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = _t131 and _t83
+        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = -1 + ((_by_zero() if not _a20 else _t130 // _a20 if not _t130 % _a20 else ((_z := 1) and _F(_t130, _a20))) if _t132 else 1)
+        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = (_t133*_t49)
+        _t134 = _t0 or (_a1 == _t133)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = (_t130*_t3)
+        _t135 = _t134 and _t85
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = (_t133*_t52)
+        _t136 = -1 + ((_by_zero() if not _a20 else _t133 // _a20 if not _t133 % _a20 else ((_z := 1) and _F(_t133, _a20))) if _t135 else 1)
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t133*_t57)
+        _t137 = (_t136*_t51)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = (_t133*_t59)
+        _t138 = (_t133*_t3)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t139 = (_t136*_t54)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = _t131 and (_t139 == _floor(_t139))
+        _t140 = (_t136*_t59)
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
+        _t141 = (_t136*_t61)
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (_t141*_t64)
+        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = (_t130*_t26)
+        _t143 = _t134 and (_t142 == _floor(_t142))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (_t141*_t67)
+        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a14)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a14)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
+        _t145 = (_t144*_t66)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
+        _t146 = (_t133*_t26)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t147 = (_t144*_t69)
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a14)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a14)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = _t148 + _t149
+        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = _t151 + _t152 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = _t147 + _t150 + _t153
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = (_t76 if _t75 else 0)
+        _t155 = _t150 + _t151 + _t154
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = _a14 + ((_by_zero() if not _a20 else _t80 // _a20 if not _t80 % _a20 else ((_z := 1) and _F(_t80, _a20))) if _t85 else -1)
+        _t156 = (_t78 if _t77 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_t79 if _t78 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t156*_t87)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t78 else 0)
+        _t157 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
+        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t157*_t89)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t80 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
+        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
+        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = _t155 + _t157 + _t158 + _t159 + _t160
+        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t156)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a14)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a14)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = _t162 + _t163 + _t164 + _t165 + _t166
+        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a14)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a14)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = (_t3*_a17)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_by_zero() if not _t168 else _t2 // _t168 if not _t2 % _t168 else ((_z := 1) and _F(_t2, _t168)))
+        _t169 = (_t3*_a17)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_t40*_a17)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_by_zero() if not (_d88 := (_t72*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
+        _t171 = (_t40*_a17)
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
+        _t172 = (_by_zero() if not (_d88 := (_t74*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _t168 else _t22 // _t168 if not _t22 % _t168 else ((_z := 1) and _F(_t22, _t168)))
+        _t173 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = (_t100*_a20)
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = ((_by_zero() if not _t176 else _t46 // _t176 if not _t46 % _t176 else ((_z := 1) and _F(_t46, _t176))) if _t0 else (_by_zero() if not _t176 else _t51 // _t176 if not _t51 % _t176 else ((_z := 1) and _F(_t51, _t176))))
+        _t177 = (_t102*_a20)
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18)))
+        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
-    return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a18) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a14 else _n99 // _a14 if not (_n99 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n99, _a14))), _t109, _t146, _t154, _t161, _t167, _t109, _t146, _t154, _t161, _t167, (_by_zero() if not _a17 else _t71 // _a17 if not _t71 % _a17 else _t71 / _a17), _t13, _a20, _t169, _t170, _t152, _a20, _t169, _t170, _t152, _a9, _t171, _t172, _t147, _a9, _t171, _t172, _t147, _a9, _t171, _t172, _t147, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _a14, _t173, _t174, _t175, _t15, (_t15*_a0), _t174, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t169, _a17, _t119, 2, _t169, _a17, _t119, _a20, _t169, _a17, _t38, _a20, _t169, _a17, _t35, _a20, (_by_zero() if not _t168 else _t1 // _t168 if not _t1 % _t168 else ((_z := 1) and _F(_t1, _t168))), (3*_a17), _t151, _t3, _t177, _t101, _t148, _t3, _t177, _t103, _t53, _t3, _t177, _t101, _t148, _t61, _t178, _t179, _t149, _t61, _t178, _t174, _t65, _t61, _t178, _t179, _t149, _t45, _t98, _t129, _t153, _t159, _t165, _t14, _t77, _t114, _t147, _t155, _t162, _t29, _t88, _t118, _t157, _t163, _t7, _t92, _t120, _t158, _t164, _t69, _t108, _t145, _t150, _t160, _t166, _z, )
+    try:
+        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+    except _CANNOT as _err:
+        _t180 = _Unusable(_err)
+        _z = 1
+    try:
+        _t181 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
+    except _CANNOT as _err:
+        _t181 = _Unusable(_err)
+        _z = 1
+    try:
+        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+    except _CANNOT as _err:
+        _t182 = _Unusable(_err)
+        _z = 1
+    return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t122, 2, _t170, _a17, _t122, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
 
 
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -27162,118 +27198,121 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t13 = (_t3*_a12)
         _t14 = (_t13*_a10)
         _t15 = (_by_zero() if not _t14 else _t12 // _t14 if not _t12 % _t14 else ((_z := 1) and _F(_t12, _t14)))
-        _t16 = -1 + _t3
-        _t17 = (_t16*_a9)
-        _t18 = (_t17*_a2)
-        _t19 = (_by_zero() if not _t13 else _t18 // _t13 if not _t18 % _t13 else ((_z := 1) and _F(_t18, _t13)))
-        _t20 = (_a3*_a7)
-        _t21 = _t20 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t20)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
-        _t22 = (_t17*_t21)
-        _t23 = (_by_zero() if not _t13 else _t22 // _t13 if not _t22 % _t13 else ((_z := 1) and _F(_t22, _t13)))
-        _t24 = (_t19 if _t0 else _t23)
-        _t25 = (1 if (_a10 >= 2) else _a9)
-        _t26 = (_t16*_t25)
-        _t27 = (_t26*_a2)
-        _t28 = (2*_t27)
-        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
-        _t30 = (_t21*_t26)
-        _t31 = (2*_t30)
-        _t32 = (_by_zero() if not _t13 else _t31 // _t13 if not _t31 % _t13 else ((_z := 1) and _F(_t31, _t13)))
-        _t33 = (_t29 if _t0 else _t32)
-        _t34 = _t24 + _t33
-        _t35 = -1 + _a12
-        _t36 = (_t1*_t35)
-        _t37 = (12*_t36)
-        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
-        _t39 = (_t35*_t6)
+        _t16 = (_a10 >= 2)
+        _t17 = (0 if _t16 else _a9)
+        _t18 = -1 + _t3
+        _t19 = (_t17*_t18)
+        _t20 = (_t19*_a2)
+        _t21 = (_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13)))
+        _t22 = (_a3*_a7)
+        _t23 = _t22 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t22)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t24 = (_t19*_t23)
+        _t25 = (_by_zero() if not _t13 else _t24 // _t13 if not _t24 % _t13 else ((_z := 1) and _F(_t24, _t13)))
+        _t26 = (_t21 if _t0 else _t25)
+        _t27 = (1 if _t16 else _a9)
+        _t28 = (_t18*_t27)
+        _t29 = (_t28*_a2)
+        _t30 = (3*_t29)
+        _t31 = (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13)))
+        _t32 = (_t23*_t28)
+        _t33 = (3*_t32)
+        _t34 = (_by_zero() if not _t13 else _t33 // _t13 if not _t33 % _t13 else ((_z := 1) and _F(_t33, _t13)))
+        _t35 = (_t31 if _t0 else _t34)
+        _t36 = _t26 + _t35
+        _t37 = -1 + _a12
+        _t38 = (_t1*_t37)
+        _t39 = (12*_t38)
         _t40 = (_by_zero() if not _t13 else _t39 // _t13 if not _t39 % _t13 else ((_z := 1) and _F(_t39, _t13)))
-        _t41 = (1 if _t0 else 0)
-        _t42 = (_t39*_t41)
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
-        _t44 = (_t2*_t35)
-        _t45 = (8*_t44*_a1)
-        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
-        _t47 = _t38 + _t40 + _t43 + _t46
-        _t48 = _t15 + _t34 + _t47 + _t7
-        _t49 = -1 + _a10
-        _t50 = (2*_a12)
-        _t51 = (_a5*_a12)
-        _t52 = (_a0 < _t51)
-        _t53 = (_a1*_a9)
-        _t54 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t53*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
-        _t55 = (0 if _t52 else _t54)
-        _t56 = (_a0 < _t14)
-        _t57 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
-        _t58 = (_a0 < 1 + _t13)
-        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
-        _t60 = (_a0 < _t13)
-        _t61 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
-        _t62 = (_t25*_t61)
-        _t63 = (_t16*_t62)
-        _t64 = (_t61*_a9)
-        _t65 = (_t16*_t64)
-        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
-        _t67 = (_a0 < _a12)
-        _t68 = (_a9*(-2 + _t50))
-        _t69 = (3*_t68)
-        _t70 = (_t41*_t68)
-        _t71 = (4*_a1)
-        _t72 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t68*_t71)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
-        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
-        _t74 = _t55 + _t59 + _t66 + _t73
-        _t75 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
-        _t76 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
-        _t77 = (_t76 == _floor(_t76))
-        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a10) == 1))
-        _t79 = (_t12*(-1 + ((_by_zero() if not _a12 else _t75 // _a12 if not _t75 % _a12 else ((_z := 1) and _F(_t75, _a12))) if _t78 else 1)))
-        _t80 = (_t3*_a10)
-        _t81 = (_t75*_t80)
-        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t14 else _t79 // _t14 if not _t79 % _t14 else ((_z := 1) and _F(_t79, _t14)))) if _t52 else _t15)
-        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
-        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
-        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
-        _t86 = _t77 and (_t0 or (_a0 == _t85))
-        _t87 = -1 + ((_by_zero() if not _a12 else _t85 // _a12 if not _t85 % _a12 else ((_z := 1) and _F(_t85, _a12))) if _t86 else 1)
-        _t88 = (_t18*_t87)
-        _t89 = (_t3*_t85)
-        _t90 = (_t22*_t87)
-        _t91 = (_t28*_t87)
-        _t92 = (_t31*_t87)
-        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t13 else _t88 // _t13 if not _t88 % _t13 else ((_z := 1) and _F(_t88, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t60 else _t33)
-        _t94 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
-        _t95 = (_a0 == _t94) or (_t80 == 1)
-        _t96 = -1 + (_t94 if _t95 else 1)
-        _t97 = (_t37*_t96)
-        _t98 = (_t13*_t94)
-        _t99 = (_t39*_t96)
-        _t100 = (_t42*_t96)
-        _t101 = (_t45*_t96)
-        _t102 = (_t14*_t94)
-        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t14 else _t101 // _t14 if not _t101 % _t14 else ((_z := 1) and _F(_t101, _t14)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t13 else _t97 // _t13 if not _t97 % _t13 else ((_z := 1) and _F(_t97, _t13)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t67 else _t40)
-        _t104 = _t103 + _t82 + _t84 + _t93
-        _t105 = ((_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))) if _t0 else (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13))))
-        _t106 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
-        _t107 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
-        _t108 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t44*_t71)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
-        _t109 = _t107 + _t108 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
-        _t110 = _t105 + _t106 + _t109
-        _t111 = (_t54 if _t52 else 0)
-        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
-        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
-        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
-        _t115 = _t111 + _t112 + _t113 + _t114
-        _t116 = (((_by_zero() if not _t81 else _t12 // _t81 if not _t12 % _t81 else ((_z := 1) and _F(_t12, _t81))) if _t78 else _t15) if _t52 else 0)
-        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
-        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
-        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
-        _t120 = _t116 + _t117 + _t118 + _t119
-        _t121 = (_t3*_a9)
-        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
-        _t123 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t53)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
-        _t124 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
-        _t125 = (_t61*_a12)
-        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
-        return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t122, _t123, _t108, _a12, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a9, _t83, 2, _t122, _a9, _t83, _a12, _t122, _a9, _t43, _a12, _t122, _a9, _t40, _a12, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a9), _t107, _t3, _t126, _t62, _t105, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t105, _t47, _t73, _t103, _t109, _t114, _t119, _t15, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
+        _t41 = (_t37*_t6)
+        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
+        _t43 = (1 if _t0 else 0)
+        _t44 = (_t41*_t43)
+        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
+        _t46 = (_t2*_t37)
+        _t47 = (8*_t46*_a1)
+        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
+        _t49 = _t40 + _t42 + _t45 + _t48
+        _t50 = _t15 + _t36 + _t49 + _t7
+        _t51 = -1 + _a10
+        _t52 = (2*_a12)
+        _t53 = (_a5*_a12)
+        _t54 = (_a0 < _t53)
+        _t55 = (_a1*_a9)
+        _t56 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
+        _t57 = (0 if _t54 else _t56)
+        _t58 = (_a0 < _t14)
+        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t60 = (_a0 < 1 + _t13)
+        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
+        _t62 = (_a0 < _t13)
+        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t64 = (_t27*_t63)
+        _t65 = (_t18*_t64)
+        _t66 = (_t17*_t63)
+        _t67 = (_t18*_t66)
+        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
+        _t69 = (_a0 < _a12)
+        _t70 = (_a9*(-2 + _t52))
+        _t71 = (3*_t70)
+        _t72 = (_t43*_t70)
+        _t73 = (4*_a1)
+        _t74 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
+        _t76 = _t57 + _t61 + _t68 + _t75
+        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
+        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t79 = (_t78 == _floor(_t78))
+        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
+        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
+        _t82 = (_t3*_a10)
+        _t83 = (_t77*_t82)
+        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
+        _t85 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
+        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t88 = _t79 and (_t0 or (_a0 == _t87))
+        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
+        _t90 = (_t20*_t89)
+        _t91 = (_t3*_t87)
+        _t92 = (_t24*_t89)
+        _t93 = (_t30*_t89)
+        _t94 = (_t33*_t89)
+        _t95 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t26) + ((((_by_zero() if not _t91 else _t93 // _t91 if not _t93 % _t91 else ((_z := 1) and _F(_t93, _t91))) if _t88 else (_by_zero() if not _t13 else _t93 // _t13 if not _t93 % _t13 else ((_z := 1) and _F(_t93, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t94 // _t91 if not _t94 % _t91 else ((_z := 1) and _F(_t94, _t91))) if _t88 else (_by_zero() if not _t13 else _t94 // _t13 if not _t94 % _t13 else ((_z := 1) and _F(_t94, _t13))))) if _t62 else _t35)
+        _t96 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t97 = (_a0 == _t96) or (_t82 == 1)
+        _t98 = -1 + (_t96 if _t97 else 1)
+        _t99 = (_t39*_t98)
+        _t100 = (_t13*_t96)
+        _t101 = (_t41*_t98)
+        _t102 = (_t44*_t98)
+        _t103 = (_t47*_t98)
+        _t104 = (_t14*_t96)
+        _t105 = (((_by_zero() if not _t100 else _t101 // _t100 if not _t101 % _t100 else ((_z := 1) and _F(_t101, _t100))) if _t97 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t100 else _t102 // _t100 if not _t102 % _t100 else ((_z := 1) and _F(_t102, _t100))) if _t97 else (_by_zero() if not _t13 else _t102 // _t13 if not _t102 % _t13 else ((_z := 1) and _F(_t102, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t104 else _t103 // _t104 if not _t103 % _t104 else ((_z := 1) and _F(_t103, _t104))) if _t97 else (_by_zero() if not _t14 else _t103 // _t14 if not _t103 % _t14 else ((_z := 1) and _F(_t103, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t97 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t69 else _t40)
+        _t106 = _t105 + _t84 + _t86 + _t95
+        _t107 = ((_by_zero() if not _t13 else _n42 // _t13 if not (_n42 := (2*_t29)) % _t13 else ((_z := 1) and _F(_n42, _t13))) if _t0 else (_by_zero() if not _t13 else _n41 // _t13 if not (_n41 := (2*_t32)) % _t13 else ((_z := 1) and _F(_n41, _t13))))
+        _t108 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
+        _t109 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
+        _t110 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t111 = _t109 + _t110 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
+        _t112 = _t107 + _t108 + _t111
+        _t113 = (_t56 if _t54 else 0)
+        _t114 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
+        _t115 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
+        _t116 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
+        _t117 = _t113 + _t114 + _t115 + _t116
+        _t118 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
+        _t119 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
+        _t120 = ((((_by_zero() if not _t91 else _t20 // _t91 if not _t20 % _t91 else ((_z := 1) and _F(_t20, _t91))) if _t88 else _t21) if _t0 else ((_by_zero() if not _t91 else _t24 // _t91 if not _t24 % _t91 else ((_z := 1) and _F(_t24, _t91))) if _t88 else _t25)) if _t62 else 0) + ((((_by_zero() if not _t91 else _t30 // _t91 if not _t30 % _t91 else ((_z := 1) and _F(_t30, _t91))) if _t88 else _t31) if _t0 else ((_by_zero() if not _t91 else _t33 // _t91 if not _t33 % _t91 else ((_z := 1) and _F(_t33, _t91))) if _t88 else _t34)) if _t62 else 0)
+        _t121 = (((_by_zero() if not _t100 else _t39 // _t100 if not _t39 % _t100 else ((_z := 1) and _F(_t39, _t100))) if _t97 else _t40) if _t69 else 0) + (((_by_zero() if not _t100 else _t41 // _t100 if not _t41 % _t100 else ((_z := 1) and _F(_t41, _t100))) if _t97 else _t42) if _t69 else 0) + (((_by_zero() if not _t100 else _t44 // _t100 if not _t44 % _t100 else ((_z := 1) and _F(_t44, _t100))) if _t97 else _t45) if _t69 else 0) + (((_by_zero() if not _t104 else _t47 // _t104 if not _t47 % _t104 else ((_z := 1) and _F(_t47, _t104))) if _t97 else _t48) if _t69 else 0)
+        _t122 = _t118 + _t119 + _t120 + _t121
+        _t123 = (_t3*_a9)
+        _t124 = (_by_zero() if not _t123 else _t2 // _t123 if not _t2 % _t123 else ((_z := 1) and _F(_t2, _t123)))
+        _t125 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
+        _t126 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
+        _t127 = (_t63*_a12)
+        _t128 = ((_by_zero() if not _t127 else _a2 // _t127 if not _a2 % _t127 else ((_z := 1) and _F(_a2, _t127))) if _t0 else (_by_zero() if not _t127 else _t23 // _t127 if not _t23 % _t127 else ((_z := 1) and _F(_t23, _t127))))
+        _t129 = ((_by_zero() if not _t13 else _t29 // _t13 if not _t29 % _t13 else ((_z := 1) and _F(_t29, _t13))) if _t0 else (_by_zero() if not _t13 else _t32 // _t13 if not _t32 % _t13 else ((_z := 1) and _F(_t32, _t13))))
+        return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t2*_t51*_t52) + (_t20 if _t0 else (_t24 if _t0 else _t20)) + (_t30 if _t0 else (_t33 if _t0 else _t30)), _t76, _t106, _t112, _t117, _t122, _t76, _t106, _t112, _t117, _t122, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t124, _t125, _t110, _a12, _t124, _t125, _t110, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, 2, _t124, _a9, _t85, 2, _t124, _a9, _t85, _a12, _t124, _a9, _t45, _a12, _t124, _a9, _t42, _a12, (_by_zero() if not _t123 else _t1 // _t123 if not _t1 % _t123 else ((_z := 1) and _F(_t1, _t123))), (3*_a9), _t109, _t3, _t128, _t64, _t129, _t3, _t128, _t66, _t26, _t3, _t128, _t64, _t129, _t49, _t75, _t105, _t111, _t116, _t121, _t15, _t57, _t84, _t108, _t113, _t118, _t7, _t61, _t86, _t114, _t119, _t36, _t68, _t95, _t107, _t115, _t120, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -27358,122 +27397,122 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = -1 + _t3
+        _t16 = (_a10 >= 2)
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (_t16*_a9)
+        _t17 = (0 if _t16 else _a9)
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (_t17*_a2)
+        _t18 = -1 + _t3
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = (_by_zero() if not _t13 else _t18 // _t13 if not _t18 % _t13 else ((_z := 1) and _F(_t18, _t13)))
+        _t19 = (_t17*_t18)
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (_a3*_a7)
+        _t20 = (_t19*_a2)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = _t20 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t20)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t21 = (_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t17*_t21)
+        _t22 = (_a3*_a7)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_by_zero() if not _t13 else _t22 // _t13 if not _t22 % _t13 else ((_z := 1) and _F(_t22, _t13)))
+        _t23 = _t22 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t22)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t19 if _t0 else _t23)
+        _t24 = (_t19*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (1 if (_a10 >= 2) else _a9)
+        _t25 = (_by_zero() if not _t13 else _t24 // _t13 if not _t24 % _t13 else ((_z := 1) and _F(_t24, _t13)))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_t16*_t25)
+        _t26 = (_t21 if _t0 else _t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t26*_a2)
+        _t27 = (1 if _t16 else _a9)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (2*_t27)
+        _t28 = (_t18*_t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
+        _t29 = (_t28*_a2)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t21*_t26)
+        _t30 = (3*_t29)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (2*_t30)
+        _t31 = (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13)))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_by_zero() if not _t13 else _t31 // _t13 if not _t31 % _t13 else ((_z := 1) and _F(_t31, _t13)))
+        _t32 = (_t23*_t28)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t29 if _t0 else _t32)
+        _t33 = (3*_t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = _t24 + _t33
+        _t34 = (_by_zero() if not _t13 else _t33 // _t13 if not _t33 % _t13 else ((_z := 1) and _F(_t33, _t13)))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = -1 + _a12
+        _t35 = (_t31 if _t0 else _t34)
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_t1*_t35)
+        _t36 = _t26 + _t35
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (12*_t36)
+        _t37 = -1 + _a12
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
+        _t38 = (_t1*_t37)
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_t35*_t6)
+        _t39 = (12*_t38)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
@@ -27483,436 +27522,451 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (1 if _t0 else 0)
+        _t41 = (_t37*_t6)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t39*_t41)
+        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t43 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_t2*_t35)
+        _t44 = (_t41*_t43)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (8*_t44*_a1)
+        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
+        _t46 = (_t2*_t37)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = _t38 + _t40 + _t43 + _t46
+        _t47 = (8*_t46*_a1)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = _t15 + _t34 + _t47 + _t7
+        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = -1 + _a10
+        _t49 = _t40 + _t42 + _t45 + _t48
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (2*_a12)
+        _t50 = _t15 + _t36 + _t49 + _t7
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (_a5*_a12)
+        _t51 = -1 + _a10
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a0 < _t51)
+        _t52 = (2*_a12)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_a1*_a9)
+        _t53 = (_a5*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t53*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
+        _t54 = (_a0 < _t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (0 if _t52 else _t54)
+        _t55 = (_a1*_a9)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a0 < _t14)
+        _t56 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t57 = (0 if _t54 else _t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a0 < 1 + _t13)
+        _t58 = (_a0 < _t14)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
+        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_a0 < _t13)
+        _t60 = (_a0 < 1 + _t13)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t25*_t61)
+        _t62 = (_a0 < _t13)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t16*_t62)
+        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t61*_a9)
+        _t64 = (_t27*_t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t16*_t64)
+        _t65 = (_t18*_t64)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
+        _t66 = (_t17*_t63)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_a0 < _a12)
+        _t67 = (_t18*_t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_a9*(-2 + _t50))
+        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (3*_t68)
+        _t69 = (_a0 < _a12)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t41*_t68)
+        _t70 = (_a9*(-2 + _t52))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (4*_a1)
+        _t71 = (3*_t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t68*_t71)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t72 = (_t43*_t70)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
+        _t73 = (4*_a1)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = _t55 + _t59 + _t66 + _t73
+        _t74 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
+        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t76 = _t57 + _t61 + _t68 + _t75
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_t76 == _floor(_t76))
+        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a10) == 1))
+        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_t12*(-1 + ((_by_zero() if not _a12 else _t75 // _a12 if not _t75 % _a12 else ((_z := 1) and _F(_t75, _a12))) if _t78 else 1)))
+        _t79 = (_t78 == _floor(_t78))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_t3*_a10)
+        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_t75*_t80)
+        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t14 else _t79 // _t14 if not _t79 % _t14 else ((_z := 1) and _F(_t79, _t14)))) if _t52 else _t15)
+        _t82 = (_t3*_a10)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t83 = (_t77*_t82)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
+        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t85 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = _t77 and (_t0 or (_a0 == _t85))
+        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = -1 + ((_by_zero() if not _a12 else _t85 // _a12 if not _t85 % _a12 else ((_z := 1) and _F(_t85, _a12))) if _t86 else 1)
+        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t18*_t87)
+        _t88 = _t79 and (_t0 or (_a0 == _t87))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t3*_t85)
+        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t22*_t87)
+        _t90 = (_t20*_t89)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t28*_t87)
+        _t91 = (_t3*_t87)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_t31*_t87)
+        _t92 = (_t24*_t89)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t13 else _t88 // _t13 if not _t88 % _t13 else ((_z := 1) and _F(_t88, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t60 else _t33)
+        _t93 = (_t30*_t89)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t94 = (_t33*_t89)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_a0 == _t94) or (_t80 == 1)
+        _t95 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t26) + ((((_by_zero() if not _t91 else _t93 // _t91 if not _t93 % _t91 else ((_z := 1) and _F(_t93, _t91))) if _t88 else (_by_zero() if not _t13 else _t93 // _t13 if not _t93 % _t13 else ((_z := 1) and _F(_t93, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t94 // _t91 if not _t94 % _t91 else ((_z := 1) and _F(_t94, _t91))) if _t88 else (_by_zero() if not _t13 else _t94 // _t13 if not _t94 % _t13 else ((_z := 1) and _F(_t94, _t13))))) if _t62 else _t35)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = -1 + (_t94 if _t95 else 1)
+        _t96 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t37*_t96)
+        _t97 = (_a0 == _t96) or (_t82 == 1)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t13*_t94)
+        _t98 = -1 + (_t96 if _t97 else 1)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t39*_t96)
+        _t99 = (_t39*_t98)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t42*_t96)
+        _t100 = (_t13*_t96)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t45*_t96)
+        _t101 = (_t41*_t98)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t14*_t94)
+        _t102 = (_t44*_t98)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t14 else _t101 // _t14 if not _t101 % _t14 else ((_z := 1) and _F(_t101, _t14)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t13 else _t97 // _t13 if not _t97 % _t13 else ((_z := 1) and _F(_t97, _t13)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t67 else _t40)
+        _t103 = (_t47*_t98)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = _t103 + _t82 + _t84 + _t93
+        _t104 = (_t14*_t96)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = ((_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))) if _t0 else (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13))))
+        _t105 = (((_by_zero() if not _t100 else _t101 // _t100 if not _t101 % _t100 else ((_z := 1) and _F(_t101, _t100))) if _t97 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t100 else _t102 // _t100 if not _t102 % _t100 else ((_z := 1) and _F(_t102, _t100))) if _t97 else (_by_zero() if not _t13 else _t102 // _t13 if not _t102 % _t13 else ((_z := 1) and _F(_t102, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t104 else _t103 // _t104 if not _t103 % _t104 else ((_z := 1) and _F(_t103, _t104))) if _t97 else (_by_zero() if not _t14 else _t103 // _t14 if not _t103 % _t14 else ((_z := 1) and _F(_t103, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t97 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t69 else _t40)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
+        _t106 = _t105 + _t84 + _t86 + _t95
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
+        _t107 = ((_by_zero() if not _t13 else _n42 // _t13 if not (_n42 := (2*_t29)) % _t13 else ((_z := 1) and _F(_n42, _t13))) if _t0 else (_by_zero() if not _t13 else _n41 // _t13 if not (_n41 := (2*_t32)) % _t13 else ((_z := 1) and _F(_n41, _t13))))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t44*_t71)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t108 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t107 + _t108 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
+        _t109 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = _t105 + _t106 + _t109
+        _t110 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t54 if _t52 else 0)
+        _t111 = _t109 + _t110 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
+        _t112 = _t107 + _t108 + _t111
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
+        _t113 = (_t56 if _t54 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
+        _t114 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t111 + _t112 + _t113 + _t114
+        _t115 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (((_by_zero() if not _t81 else _t12 // _t81 if not _t12 % _t81 else ((_z := 1) and _F(_t12, _t81))) if _t78 else _t15) if _t52 else 0)
+        _t116 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+        _t117 = _t113 + _t114 + _t115 + _t116
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
+        _t118 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
+        _t119 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = _t116 + _t117 + _t118 + _t119
+        _t120 = ((((_by_zero() if not _t91 else _t20 // _t91 if not _t20 % _t91 else ((_z := 1) and _F(_t20, _t91))) if _t88 else _t21) if _t0 else ((_by_zero() if not _t91 else _t24 // _t91 if not _t24 % _t91 else ((_z := 1) and _F(_t24, _t91))) if _t88 else _t25)) if _t62 else 0) + ((((_by_zero() if not _t91 else _t30 // _t91 if not _t30 % _t91 else ((_z := 1) and _F(_t30, _t91))) if _t88 else _t31) if _t0 else ((_by_zero() if not _t91 else _t33 // _t91 if not _t33 % _t91 else ((_z := 1) and _F(_t33, _t91))) if _t88 else _t34)) if _t62 else 0)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (_t3*_a9)
+        _t121 = (((_by_zero() if not _t100 else _t39 // _t100 if not _t39 % _t100 else ((_z := 1) and _F(_t39, _t100))) if _t97 else _t40) if _t69 else 0) + (((_by_zero() if not _t100 else _t41 // _t100 if not _t41 % _t100 else ((_z := 1) and _F(_t41, _t100))) if _t97 else _t42) if _t69 else 0) + (((_by_zero() if not _t100 else _t44 // _t100 if not _t44 % _t100 else ((_z := 1) and _F(_t44, _t100))) if _t97 else _t45) if _t69 else 0) + (((_by_zero() if not _t104 else _t47 // _t104 if not _t47 % _t104 else ((_z := 1) and _F(_t47, _t104))) if _t97 else _t48) if _t69 else 0)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
+        _t122 = _t118 + _t119 + _t120 + _t121
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t53)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
+        _t123 = (_t3*_a9)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
+        _t124 = (_by_zero() if not _t123 else _t2 // _t123 if not _t2 % _t123 else ((_z := 1) and _F(_t2, _t123)))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t61*_a12)
+        _t125 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
+        _t126 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
-    return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t122, _t123, _t108, _a12, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a9, _t83, 2, _t122, _a9, _t83, _a12, _t122, _a9, _t43, _a12, _t122, _a9, _t40, _a12, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a9), _t107, _t3, _t126, _t62, _t105, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t105, _t47, _t73, _t103, _t109, _t114, _t119, _t15, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
+    try:
+        _t127 = (_t63*_a12)
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+        _z = 1
+    try:
+        _t128 = ((_by_zero() if not _t127 else _a2 // _t127 if not _a2 % _t127 else ((_z := 1) and _F(_a2, _t127))) if _t0 else (_by_zero() if not _t127 else _t23 // _t127 if not _t23 % _t127 else ((_z := 1) and _F(_t23, _t127))))
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+        _z = 1
+    try:
+        _t129 = ((_by_zero() if not _t13 else _t29 // _t13 if not _t29 % _t13 else ((_z := 1) and _F(_t29, _t13))) if _t0 else (_by_zero() if not _t13 else _t32 // _t13 if not _t32 % _t13 else ((_z := 1) and _F(_t32, _t13))))
+    except _CANNOT as _err:
+        _t129 = _Unusable(_err)
+        _z = 1
+    return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t2*_t51*_t52) + (_t20 if _t0 else (_t24 if _t0 else _t20)) + (_t30 if _t0 else (_t33 if _t0 else _t30)), _t76, _t106, _t112, _t117, _t122, _t76, _t106, _t112, _t117, _t122, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t124, _t125, _t110, _a12, _t124, _t125, _t110, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, 2, _t124, _a9, _t85, 2, _t124, _a9, _t85, _a12, _t124, _a9, _t45, _a12, _t124, _a9, _t42, _a12, (_by_zero() if not _t123 else _t1 // _t123 if not _t1 % _t123 else ((_z := 1) and _F(_t1, _t123))), (3*_a9), _t109, _t3, _t128, _t64, _t129, _t3, _t128, _t66, _t26, _t3, _t128, _t64, _t129, _t49, _t75, _t105, _t111, _t116, _t121, _t15, _t57, _t84, _t108, _t113, _t118, _t7, _t61, _t86, _t114, _t119, _t36, _t68, _t95, _t107, _t115, _t120, _z, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -37976,126 +38030,129 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t11 = (_t3*_a11)
         _t12 = (_t11*_a9)
         _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
-        _t14 = -1 + _t3
-        _t15 = (_t14*_a8)
-        _t16 = (_t15*_a2)
-        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
-        _t18 = (_a3*_a7)
-        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t20 = (_t15*_t19)
-        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
-        _t22 = (_t17 if _t0 else _t21)
-        _t23 = (1 if (_a9 >= 2) else _a8)
-        _t24 = (_t14*_t23)
-        _t25 = (_t24*_a2)
-        _t26 = (2*_t25)
-        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
-        _t28 = (_t19*_t24)
-        _t29 = (2*_t28)
-        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
-        _t31 = (_t27 if _t0 else _t30)
-        _t32 = (0 if _t0 else 1)
-        _t33 = (_t18*_t32)
-        _t34 = (_by_zero() if not _a11 else _t33 // _a11 if not _t33 % _a11 else ((_z := 1) and _F(_t33, _a11)))
-        _t35 = _t22 + _t31 + _t34
-        _t36 = -1 + _a11
-        _t37 = (_t1*_t36)
-        _t38 = (12*_t37)
-        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
-        _t40 = (_t36*_t6)
+        _t14 = (_a9 >= 2)
+        _t15 = (0 if _t14 else _a8)
+        _t16 = -1 + _t3
+        _t17 = (_t15*_t16)
+        _t18 = (_t17*_a2)
+        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
+        _t20 = (_a3*_a7)
+        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t22 = (_t17*_t21)
+        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
+        _t24 = (_t19 if _t0 else _t23)
+        _t25 = (1 if _t14 else _a8)
+        _t26 = (_t16*_t25)
+        _t27 = (_t26*_a2)
+        _t28 = (3*_t27)
+        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
+        _t30 = (_t21*_t26)
+        _t31 = (3*_t30)
+        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
+        _t33 = (_t29 if _t0 else _t32)
+        _t34 = (0 if _t0 else 1)
+        _t35 = (2*_t34)
+        _t36 = (_by_zero() if not _a11 else _n8 // _a11 if not (_n8 := (_t20*_t35)) % _a11 else ((_z := 1) and _F(_n8, _a11)))
+        _t37 = _t24 + _t33 + _t36
+        _t38 = -1 + _a11
+        _t39 = (_t1*_t38)
+        _t40 = (12*_t39)
         _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
-        _t42 = (1 if _t0 else 0)
-        _t43 = (_t40*_t42)
-        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
-        _t45 = (_t2*_t36)
-        _t46 = (8*_t45*_a1)
-        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
-        _t48 = _t39 + _t41 + _t44 + _t47
-        _t49 = _t13 + _t35 + _t48 + _t7
-        _t50 = (2*_t32)
-        _t51 = -1 + _a9
-        _t52 = (2*_a11)
-        _t53 = _a2 + (0 if _t0 else _t18)
-        _t54 = (_t15*_t53)
-        _t55 = (2*_t24*_t53)
-        _t56 = (_a5*_a11)
-        _t57 = (_a0 < _t56)
-        _t58 = (_a1*_a8)
-        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t58*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
-        _t60 = (0 if _t57 else _t59)
-        _t61 = (_a0 < _t12)
-        _t62 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t63 = (_a0 < 1 + _t11)
-        _t64 = (0 if _t61 else _t62) + (0 if _t63 else _t62)
-        _t65 = (_a0 < _t11)
-        _t66 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t67 = (_t23*_t66)
-        _t68 = (_t14*_t67)
-        _t69 = (_t66*_a8)
-        _t70 = (_t14*_t69)
-        _t71 = (2*(0 if _t65 else _t68)) + (0 if _t61 else _t50) + (0 if _t65 else _t70)
-        _t72 = (_a0 < _a11)
-        _t73 = (_a8*(-2 + _t52))
-        _t74 = (3*_t73)
-        _t75 = (_t42*_t73)
-        _t76 = (4*_a1)
-        _t77 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t73*_t76)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
-        _t78 = (0 if _t72 else _t73) + (0 if _t72 else _t74) + (0 if _t72 else _t75) + (0 if _t72 else _t77)
-        _t79 = _t60 + _t64 + _t71 + _t78
-        _t80 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t56 // _a0 if not _t56 % _a0 else ((_z := 1) and _F(_t56, _a0))))))
-        _t81 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t82 = (_t81 == _floor(_t81))
-        _t83 = _t82 and ((_a0 == _t80) or ((_a6*_a9) == 1))
-        _t84 = (_t10*(-1 + ((_by_zero() if not _a11 else _t80 // _a11 if not _t80 % _a11 else ((_z := 1) and _F(_t80, _a11))) if _t83 else 1)))
-        _t85 = (_t3*_a9)
-        _t86 = (_t80*_t85)
-        _t87 = (((_by_zero() if not _t86 else _t84 // _t86 if not _t84 % _t86 else ((_z := 1) and _F(_t84, _t86))) if _t83 else (_by_zero() if not _t12 else _t84 // _t12 if not _t84 % _t12 else ((_z := 1) and _F(_t84, _t12)))) if _t57 else _t13)
-        _t88 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
-        _t89 = (0 if _t61 else _t88) + (0 if _t63 else _t88)
-        _t90 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t91 = _t82 and (_t0 or (_a0 == _t90))
-        _t92 = -1 + ((_by_zero() if not _a11 else _t90 // _a11 if not _t90 % _a11 else ((_z := 1) and _F(_t90, _a11))) if _t91 else 1)
-        _t93 = (_t16*_t92)
-        _t94 = (_t3*_t90)
-        _t95 = (_t20*_t92)
-        _t96 = (_t26*_t92)
-        _t97 = (_t29*_t92)
-        _t98 = (0 if _t61 else _t34) + ((((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t91 else (_by_zero() if not _t11 else _t93 // _t11 if not _t93 % _t11 else ((_z := 1) and _F(_t93, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t95 // _t94 if not _t95 % _t94 else ((_z := 1) and _F(_t95, _t94))) if _t91 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11))))) if _t65 else _t22) + ((((_by_zero() if not _t94 else _t96 // _t94 if not _t96 % _t94 else ((_z := 1) and _F(_t96, _t94))) if _t91 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t97 // _t94 if not _t97 % _t94 else ((_z := 1) and _F(_t97, _t94))) if _t91 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t65 else _t31)
-        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t100 = (_a0 == _t99) or (_t85 == 1)
-        _t101 = -1 + (_t99 if _t100 else 1)
-        _t102 = (_t101*_t38)
-        _t103 = (_t11*_t99)
-        _t104 = (_t101*_t40)
-        _t105 = (_t101*_t43)
-        _t106 = (_t101*_t46)
-        _t107 = (_t12*_t99)
-        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t72 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t72 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t72 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t72 else _t47)
-        _t109 = _t108 + _t87 + _t89 + _t98
-        _t110 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
-        _t111 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
-        _t112 = _t111 + (_by_zero() if not _t52 else _t33 // _t52 if not _t33 % _t52 else ((_z := 1) and _F(_t33, _t52)))
-        _t113 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
-        _t114 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t45*_t76)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
-        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
-        _t116 = _t110 + _t112 + _t115
-        _t117 = (_t59 if _t57 else 0)
-        _t118 = (_t62 if _t61 else 0) + (_t62 if _t63 else 0)
-        _t119 = (2*(_t68 if _t65 else 0)) + (_t50 if _t61 else 0) + (_t70 if _t65 else 0)
-        _t120 = (_t73 if _t72 else 0) + (_t74 if _t72 else 0) + (_t75 if _t72 else 0) + (_t77 if _t72 else 0)
-        _t121 = _t117 + _t118 + _t119 + _t120
-        _t122 = (((_by_zero() if not _t86 else _t10 // _t86 if not _t10 % _t86 else ((_z := 1) and _F(_t10, _t86))) if _t83 else _t13) if _t57 else 0)
-        _t123 = (_t88 if _t61 else 0) + (_t88 if _t63 else 0)
-        _t124 = (_t34 if _t61 else 0) + ((((_by_zero() if not _t94 else _t16 // _t94 if not _t16 % _t94 else ((_z := 1) and _F(_t16, _t94))) if _t91 else _t17) if _t0 else ((_by_zero() if not _t94 else _t20 // _t94 if not _t20 % _t94 else ((_z := 1) and _F(_t20, _t94))) if _t91 else _t21)) if _t65 else 0) + ((((_by_zero() if not _t94 else _t26 // _t94 if not _t26 % _t94 else ((_z := 1) and _F(_t26, _t94))) if _t91 else _t27) if _t0 else ((_by_zero() if not _t94 else _t29 // _t94 if not _t29 % _t94 else ((_z := 1) and _F(_t29, _t94))) if _t91 else _t30)) if _t65 else 0)
-        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t72 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t72 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t72 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t72 else 0)
-        _t126 = _t122 + _t123 + _t124 + _t125
-        _t127 = (_t3*_a8)
-        _t128 = (_by_zero() if not _t127 else _t2 // _t127 if not _t2 % _t127 else ((_z := 1) and _F(_t2, _t127)))
-        _t129 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t58)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
-        _t130 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
-        _t131 = (_t66*_a11)
-        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t19 // _t131 if not _t19 % _t131 else ((_z := 1) and _F(_t19, _t131))))
-        return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (_t18*_t3*_t50) + (_t2*_t51*_t52) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n64 // _a2 if not (_n64 := (_t20*_t53)) % _a2 else ((_z := 1) and _F(_n64, _a2))) if _t0 else _t54)) + (_t55 if _t0 else ((_by_zero() if not _a2 else _n65 // _a2 if not (_n65 := (_t29*_t53)) % _a2 else ((_z := 1) and _F(_n65, _a2))) if _t0 else _t55)), _t79, _t109, _t116, _t121, _t126, _t79, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t51 // _a8 if not _t51 % _a8 else _t51 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t88, 2, _t128, _a8, _t88, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t67, _t111, _t3, _t132, _t69, _t22, _t3, _t132, _t67, _t111, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t32, _t34, _t48, _t78, _t108, _t115, _t120, _t125, _t13, _t60, _t87, _t110, _t117, _t122, _t7, _t64, _t89, _t118, _t123, _t35, _t71, _t98, _t112, _t119, _t124, _z, )
+        _t42 = (_t38*_t6)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t44 = (1 if _t0 else 0)
+        _t45 = (_t42*_t44)
+        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
+        _t47 = (_t2*_t38)
+        _t48 = (8*_t47*_a1)
+        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
+        _t50 = _t41 + _t43 + _t46 + _t49
+        _t51 = _t13 + _t37 + _t50 + _t7
+        _t52 = -1 + _a9
+        _t53 = (2*_a11)
+        _t54 = (_t20*_t34)
+        _t55 = _a2 + (0 if _t0 else _t20)
+        _t56 = (_t17*_t55)
+        _t57 = (3*_t26*_t55)
+        _t58 = (_a5*_a11)
+        _t59 = (_a0 < _t58)
+        _t60 = (_a1*_a8)
+        _t61 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t60*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t62 = (0 if _t59 else _t61)
+        _t63 = (_a0 < _t12)
+        _t64 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t65 = (_a0 < 1 + _t11)
+        _t66 = (0 if _t63 else _t64) + (0 if _t65 else _t64)
+        _t67 = (_a0 < _t11)
+        _t68 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t69 = (_t25*_t68)
+        _t70 = (_t16*_t69)
+        _t71 = (_t15*_t68)
+        _t72 = (_t16*_t71)
+        _t73 = (2*(0 if _t67 else _t70)) + (0 if _t63 else _t35) + (0 if _t67 else _t72)
+        _t74 = (_a0 < _a11)
+        _t75 = (_a8*(-2 + _t53))
+        _t76 = (3*_t75)
+        _t77 = (_t44*_t75)
+        _t78 = (4*_a1)
+        _t79 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t75*_t78)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
+        _t80 = (0 if _t74 else _t75) + (0 if _t74 else _t76) + (0 if _t74 else _t77) + (0 if _t74 else _t79)
+        _t81 = _t62 + _t66 + _t73 + _t80
+        _t82 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t58 // _a0 if not _t58 % _a0 else ((_z := 1) and _F(_t58, _a0))))))
+        _t83 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t84 = (_t83 == _floor(_t83))
+        _t85 = _t84 and ((_a0 == _t82) or ((_a6*_a9) == 1))
+        _t86 = (_t10*(-1 + ((_by_zero() if not _a11 else _t82 // _a11 if not _t82 % _a11 else ((_z := 1) and _F(_t82, _a11))) if _t85 else 1)))
+        _t87 = (_t3*_a9)
+        _t88 = (_t82*_t87)
+        _t89 = (((_by_zero() if not _t88 else _t86 // _t88 if not _t86 % _t88 else ((_z := 1) and _F(_t86, _t88))) if _t85 else (_by_zero() if not _t12 else _t86 // _t12 if not _t86 % _t12 else ((_z := 1) and _F(_t86, _t12)))) if _t59 else _t13)
+        _t90 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
+        _t91 = (0 if _t63 else _t90) + (0 if _t65 else _t90)
+        _t92 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t93 = _t84 and (_t0 or (_a0 == _t92))
+        _t94 = -1 + ((_by_zero() if not _a11 else _t92 // _a11 if not _t92 % _a11 else ((_z := 1) and _F(_t92, _a11))) if _t93 else 1)
+        _t95 = (_t18*_t94)
+        _t96 = (_t3*_t92)
+        _t97 = (_t22*_t94)
+        _t98 = (_t28*_t94)
+        _t99 = (_t31*_t94)
+        _t100 = (0 if _t63 else _t36) + ((((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t67 else _t24) + ((((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t99 // _t96 if not _t99 % _t96 else ((_z := 1) and _F(_t99, _t96))) if _t93 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11))))) if _t67 else _t33)
+        _t101 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t102 = (_a0 == _t101) or (_t87 == 1)
+        _t103 = -1 + (_t101 if _t102 else 1)
+        _t104 = (_t103*_t40)
+        _t105 = (_t101*_t11)
+        _t106 = (_t103*_t42)
+        _t107 = (_t103*_t45)
+        _t108 = (_t103*_t48)
+        _t109 = (_t101*_t12)
+        _t110 = (((_by_zero() if not _t105 else _t104 // _t105 if not _t104 % _t105 else ((_z := 1) and _F(_t104, _t105))) if _t102 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t74 else _t41) + (((_by_zero() if not _t105 else _t106 // _t105 if not _t106 % _t105 else ((_z := 1) and _F(_t106, _t105))) if _t102 else (_by_zero() if not _t11 else _t106 // _t11 if not _t106 % _t11 else ((_z := 1) and _F(_t106, _t11)))) if _t74 else _t43) + (((_by_zero() if not _t105 else _t107 // _t105 if not _t107 % _t105 else ((_z := 1) and _F(_t107, _t105))) if _t102 else (_by_zero() if not _t11 else _t107 // _t11 if not _t107 % _t11 else ((_z := 1) and _F(_t107, _t11)))) if _t74 else _t46) + (((_by_zero() if not _t109 else _t108 // _t109 if not _t108 % _t109 else ((_z := 1) and _F(_t108, _t109))) if _t102 else (_by_zero() if not _t12 else _t108 // _t12 if not _t108 % _t12 else ((_z := 1) and _F(_t108, _t12)))) if _t74 else _t49)
+        _t111 = _t100 + _t110 + _t89 + _t91
+        _t112 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
+        _t113 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
+        _t114 = _t113 + ((_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n45, _t11))) if _t0 else (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n44, _t11))))
+        _t115 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t116 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t47*_t78)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t117 = _t115 + _t116 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t118 = _t112 + _t114 + _t117
+        _t119 = (_t61 if _t59 else 0)
+        _t120 = (_t64 if _t63 else 0) + (_t64 if _t65 else 0)
+        _t121 = (2*(_t70 if _t67 else 0)) + (_t35 if _t63 else 0) + (_t72 if _t67 else 0)
+        _t122 = (_t75 if _t74 else 0) + (_t76 if _t74 else 0) + (_t77 if _t74 else 0) + (_t79 if _t74 else 0)
+        _t123 = _t119 + _t120 + _t121 + _t122
+        _t124 = (((_by_zero() if not _t88 else _t10 // _t88 if not _t10 % _t88 else ((_z := 1) and _F(_t10, _t88))) if _t85 else _t13) if _t59 else 0)
+        _t125 = (_t90 if _t63 else 0) + (_t90 if _t65 else 0)
+        _t126 = (_t36 if _t63 else 0) + ((((_by_zero() if not _t96 else _t18 // _t96 if not _t18 % _t96 else ((_z := 1) and _F(_t18, _t96))) if _t93 else _t19) if _t0 else ((_by_zero() if not _t96 else _t22 // _t96 if not _t22 % _t96 else ((_z := 1) and _F(_t22, _t96))) if _t93 else _t23)) if _t67 else 0) + ((((_by_zero() if not _t96 else _t28 // _t96 if not _t28 % _t96 else ((_z := 1) and _F(_t28, _t96))) if _t93 else _t29) if _t0 else ((_by_zero() if not _t96 else _t31 // _t96 if not _t31 % _t96 else ((_z := 1) and _F(_t31, _t96))) if _t93 else _t32)) if _t67 else 0)
+        _t127 = (((_by_zero() if not _t105 else _t40 // _t105 if not _t40 % _t105 else ((_z := 1) and _F(_t40, _t105))) if _t102 else _t41) if _t74 else 0) + (((_by_zero() if not _t105 else _t42 // _t105 if not _t42 % _t105 else ((_z := 1) and _F(_t42, _t105))) if _t102 else _t43) if _t74 else 0) + (((_by_zero() if not _t105 else _t45 // _t105 if not _t45 % _t105 else ((_z := 1) and _F(_t45, _t105))) if _t102 else _t46) if _t74 else 0) + (((_by_zero() if not _t109 else _t48 // _t109 if not _t48 % _t109 else ((_z := 1) and _F(_t48, _t109))) if _t102 else _t49) if _t74 else 0)
+        _t128 = _t124 + _t125 + _t126 + _t127
+        _t129 = (_t3*_a8)
+        _t130 = (_by_zero() if not _t129 else _t2 // _t129 if not _t2 % _t129 else ((_z := 1) and _F(_t2, _t129)))
+        _t131 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t60)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+        _t132 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+        _t133 = (_t68*_a11)
+        _t134 = ((_by_zero() if not _t133 else _a2 // _t133 if not _a2 % _t133 else ((_z := 1) and _F(_a2, _t133))) if _t0 else (_by_zero() if not _t133 else _t21 // _t133 if not _t21 % _t133 else ((_z := 1) and _F(_t21, _t133))))
+        _t135 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
+        return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t22*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)) + (_t57 if _t0 else ((_by_zero() if not _a2 else _n67 // _a2 if not (_n67 := (_t31*_t55)) % _a2 else ((_z := 1) and _F(_n67, _a2))) if _t0 else _t57)), _t81, _t111, _t118, _t123, _t128, _t81, _t111, _t118, _t123, _t128, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t130, _t131, _t116, _a11, _t130, _t131, _t116, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, 2, _t130, _a8, _t90, 2, _t130, _a8, _t90, _a11, _t130, _a8, _t46, _a11, _t130, _a8, _t43, _a11, (_by_zero() if not _t129 else _t1 // _t129 if not _t1 % _t129 else ((_z := 1) and _F(_t1, _t129))), (3*_a8), _t115, _t3, _t134, _t69, _t135, _t3, _t134, _t71, _t24, _t3, _t134, _t69, _t135, 2, (_by_zero() if not _a11 else _t20 // _a11 if not _t20 % _a11 else ((_z := 1) and _F(_t20, _a11))), _t34, _t113, _t50, _t80, _t110, _t117, _t122, _t127, _t13, _t62, _t89, _t112, _t119, _t124, _t7, _t66, _t91, _t120, _t125, _t37, _t73, _t100, _t114, _t121, _t126, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -38170,137 +38227,137 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t13 = _Unusable(_err)
         _z = 1
     try:
-        _t14 = -1 + _t3
+        _t14 = (_a9 >= 2)
     except _CANNOT as _err:
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (_t14*_a8)
+        _t15 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
     try:
-        _t16 = (_t15*_a2)
+        _t16 = -1 + _t3
     except _CANNOT as _err:
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (_by_zero() if not _t11 else _t16 // _t11 if not _t16 % _t11 else ((_z := 1) and _F(_t16, _t11)))
+        _t17 = (_t15*_t16)
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
     try:
-        _t18 = (_a3*_a7)
+        _t18 = (_t17*_a2)
     except _CANNOT as _err:
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = _t18 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t18)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (_t15*_t19)
+        _t20 = (_a3*_a7)
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_by_zero() if not _t11 else _t20 // _t11 if not _t20 % _t11 else ((_z := 1) and _F(_t20, _t11)))
+        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t17 if _t0 else _t21)
+        _t22 = (_t17*_t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (1 if (_a9 >= 2) else _a8)
+        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t14*_t23)
+        _t24 = (_t19 if _t0 else _t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_t24*_a2)
+        _t25 = (1 if _t14 else _a8)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (2*_t25)
+        _t26 = (_t16*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t27 = (_t26*_a2)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (_t19*_t24)
+        _t28 = (3*_t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (2*_t28)
+        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_by_zero() if not _t11 else _t29 // _t11 if not _t29 % _t11 else ((_z := 1) and _F(_t29, _t11)))
+        _t30 = (_t21*_t26)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_t27 if _t0 else _t30)
+        _t31 = (3*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (0 if _t0 else 1)
+        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t18*_t32)
+        _t33 = (_t29 if _t0 else _t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_by_zero() if not _a11 else _t33 // _a11 if not _t33 % _a11 else ((_z := 1) and _F(_t33, _a11)))
+        _t34 = (0 if _t0 else 1)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = _t22 + _t31 + _t34
+        _t35 = (2*_t34)
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = -1 + _a11
+        _t36 = (_by_zero() if not _a11 else _n8 // _a11 if not (_n8 := (_t20*_t35)) % _a11 else ((_z := 1) and _F(_n8, _a11)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t1*_t36)
+        _t37 = _t24 + _t33 + _t36
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (12*_t37)
+        _t38 = -1 + _a11
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
+        _t39 = (_t1*_t38)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_t36*_t6)
+        _t40 = (12*_t39)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
@@ -38310,461 +38367,476 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (1 if _t0 else 0)
+        _t42 = (_t38*_t6)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_t40*_t42)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
+        _t44 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_t2*_t36)
+        _t45 = (_t42*_t44)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (8*_t45*_a1)
+        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
+        _t47 = (_t2*_t38)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = _t39 + _t41 + _t44 + _t47
+        _t48 = (8*_t47*_a1)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = _t13 + _t35 + _t48 + _t7
+        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (2*_t32)
+        _t50 = _t41 + _t43 + _t46 + _t49
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = -1 + _a9
+        _t51 = _t13 + _t37 + _t50 + _t7
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (2*_a11)
+        _t52 = -1 + _a9
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = _a2 + (0 if _t0 else _t18)
+        _t53 = (2*_a11)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_t15*_t53)
+        _t54 = (_t20*_t34)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (2*_t24*_t53)
+        _t55 = _a2 + (0 if _t0 else _t20)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a5*_a11)
+        _t56 = (_t17*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_a0 < _t56)
+        _t57 = (3*_t26*_t55)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a1*_a8)
+        _t58 = (_a5*_a11)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t58*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t59 = (_a0 < _t58)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (0 if _t57 else _t59)
+        _t60 = (_a1*_a8)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_a0 < _t12)
+        _t61 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t60*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t62 = (0 if _t59 else _t61)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_a0 < 1 + _t11)
+        _t63 = (_a0 < _t12)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (0 if _t61 else _t62) + (0 if _t63 else _t62)
+        _t64 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_a0 < _t11)
+        _t65 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t66 = (0 if _t63 else _t64) + (0 if _t65 else _t64)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_t23*_t66)
+        _t67 = (_a0 < _t11)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t14*_t67)
+        _t68 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_t66*_a8)
+        _t69 = (_t25*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t14*_t69)
+        _t70 = (_t16*_t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (2*(0 if _t65 else _t68)) + (0 if _t61 else _t50) + (0 if _t65 else _t70)
+        _t71 = (_t15*_t68)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_a0 < _a11)
+        _t72 = (_t16*_t71)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_a8*(-2 + _t52))
+        _t73 = (2*(0 if _t67 else _t70)) + (0 if _t63 else _t35) + (0 if _t67 else _t72)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (3*_t73)
+        _t74 = (_a0 < _a11)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t42*_t73)
+        _t75 = (_a8*(-2 + _t53))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (4*_a1)
+        _t76 = (3*_t75)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t73*_t76)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
+        _t77 = (_t44*_t75)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (0 if _t72 else _t73) + (0 if _t72 else _t74) + (0 if _t72 else _t75) + (0 if _t72 else _t77)
+        _t78 = (4*_a1)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = _t60 + _t64 + _t71 + _t78
+        _t79 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t75*_t78)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t56 // _a0 if not _t56 % _a0 else ((_z := 1) and _F(_t56, _a0))))))
+        _t80 = (0 if _t74 else _t75) + (0 if _t74 else _t76) + (0 if _t74 else _t77) + (0 if _t74 else _t79)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t81 = _t62 + _t66 + _t73 + _t80
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_t81 == _floor(_t81))
+        _t82 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t58 // _a0 if not _t58 % _a0 else ((_z := 1) and _F(_t58, _a0))))))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = _t82 and ((_a0 == _t80) or ((_a6*_a9) == 1))
+        _t83 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_t10*(-1 + ((_by_zero() if not _a11 else _t80 // _a11 if not _t80 % _a11 else ((_z := 1) and _F(_t80, _a11))) if _t83 else 1)))
+        _t84 = (_t83 == _floor(_t83))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t3*_a9)
+        _t85 = _t84 and ((_a0 == _t82) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t80*_t85)
+        _t86 = (_t10*(-1 + ((_by_zero() if not _a11 else _t82 // _a11 if not _t82 % _a11 else ((_z := 1) and _F(_t82, _a11))) if _t85 else 1)))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (((_by_zero() if not _t86 else _t84 // _t86 if not _t84 % _t86 else ((_z := 1) and _F(_t84, _t86))) if _t83 else (_by_zero() if not _t12 else _t84 // _t12 if not _t84 % _t12 else ((_z := 1) and _F(_t84, _t12)))) if _t57 else _t13)
+        _t87 = (_t3*_a9)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
+        _t88 = (_t82*_t87)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (0 if _t61 else _t88) + (0 if _t63 else _t88)
+        _t89 = (((_by_zero() if not _t88 else _t86 // _t88 if not _t86 % _t88 else ((_z := 1) and _F(_t86, _t88))) if _t85 else (_by_zero() if not _t12 else _t86 // _t12 if not _t86 % _t12 else ((_z := 1) and _F(_t86, _t12)))) if _t59 else _t13)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t90 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = _t82 and (_t0 or (_a0 == _t90))
+        _t91 = (0 if _t63 else _t90) + (0 if _t65 else _t90)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = -1 + ((_by_zero() if not _a11 else _t90 // _a11 if not _t90 % _a11 else ((_z := 1) and _F(_t90, _a11))) if _t91 else 1)
+        _t92 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_t16*_t92)
+        _t93 = _t84 and (_t0 or (_a0 == _t92))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_t3*_t90)
+        _t94 = -1 + ((_by_zero() if not _a11 else _t92 // _a11 if not _t92 % _a11 else ((_z := 1) and _F(_t92, _a11))) if _t93 else 1)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t20*_t92)
+        _t95 = (_t18*_t94)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t26*_t92)
+        _t96 = (_t3*_t92)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t29*_t92)
+        _t97 = (_t22*_t94)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (0 if _t61 else _t34) + ((((_by_zero() if not _t94 else _t93 // _t94 if not _t93 % _t94 else ((_z := 1) and _F(_t93, _t94))) if _t91 else (_by_zero() if not _t11 else _t93 // _t11 if not _t93 % _t11 else ((_z := 1) and _F(_t93, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t95 // _t94 if not _t95 % _t94 else ((_z := 1) and _F(_t95, _t94))) if _t91 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11))))) if _t65 else _t22) + ((((_by_zero() if not _t94 else _t96 // _t94 if not _t96 % _t94 else ((_z := 1) and _F(_t96, _t94))) if _t91 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t0 else ((_by_zero() if not _t94 else _t97 // _t94 if not _t97 % _t94 else ((_z := 1) and _F(_t97, _t94))) if _t91 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t65 else _t31)
+        _t98 = (_t28*_t94)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t99 = (_t31*_t94)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_a0 == _t99) or (_t85 == 1)
+        _t100 = (0 if _t63 else _t36) + ((((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t67 else _t24) + ((((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t99 // _t96 if not _t99 % _t96 else ((_z := 1) and _F(_t99, _t96))) if _t93 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11))))) if _t67 else _t33)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = -1 + (_t99 if _t100 else 1)
+        _t101 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t101*_t38)
+        _t102 = (_a0 == _t101) or (_t87 == 1)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t11*_t99)
+        _t103 = -1 + (_t101 if _t102 else 1)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t101*_t40)
+        _t104 = (_t103*_t40)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t101*_t43)
+        _t105 = (_t101*_t11)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t101*_t46)
+        _t106 = (_t103*_t42)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t12*_t99)
+        _t107 = (_t103*_t45)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t72 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t72 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t72 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t72 else _t47)
+        _t108 = (_t103*_t48)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t108 + _t87 + _t89 + _t98
+        _t109 = (_t101*_t12)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
+        _t110 = (((_by_zero() if not _t105 else _t104 // _t105 if not _t104 % _t105 else ((_z := 1) and _F(_t104, _t105))) if _t102 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t74 else _t41) + (((_by_zero() if not _t105 else _t106 // _t105 if not _t106 % _t105 else ((_z := 1) and _F(_t106, _t105))) if _t102 else (_by_zero() if not _t11 else _t106 // _t11 if not _t106 % _t11 else ((_z := 1) and _F(_t106, _t11)))) if _t74 else _t43) + (((_by_zero() if not _t105 else _t107 // _t105 if not _t107 % _t105 else ((_z := 1) and _F(_t107, _t105))) if _t102 else (_by_zero() if not _t11 else _t107 // _t11 if not _t107 % _t11 else ((_z := 1) and _F(_t107, _t11)))) if _t74 else _t46) + (((_by_zero() if not _t109 else _t108 // _t109 if not _t108 % _t109 else ((_z := 1) and _F(_t108, _t109))) if _t102 else (_by_zero() if not _t12 else _t108 // _t12 if not _t108 % _t12 else ((_z := 1) and _F(_t108, _t12)))) if _t74 else _t49)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = ((_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))) if _t0 else (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11))))
+        _t111 = _t100 + _t110 + _t89 + _t91
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t111 + (_by_zero() if not _t52 else _t33 // _t52 if not _t33 % _t52 else ((_z := 1) and _F(_t33, _t52)))
+        _t112 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t113 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t45*_t76)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t114 = _t113 + ((_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n45, _t11))) if _t0 else (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n44, _t11))))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t115 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = _t110 + _t112 + _t115
+        _t116 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t47*_t78)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_t59 if _t57 else 0)
+        _t117 = _t115 + _t116 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (_t62 if _t61 else 0) + (_t62 if _t63 else 0)
+        _t118 = _t112 + _t114 + _t117
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (2*(_t68 if _t65 else 0)) + (_t50 if _t61 else 0) + (_t70 if _t65 else 0)
+        _t119 = (_t61 if _t59 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_t73 if _t72 else 0) + (_t74 if _t72 else 0) + (_t75 if _t72 else 0) + (_t77 if _t72 else 0)
+        _t120 = (_t64 if _t63 else 0) + (_t64 if _t65 else 0)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = _t117 + _t118 + _t119 + _t120
+        _t121 = (2*(_t70 if _t67 else 0)) + (_t35 if _t63 else 0) + (_t72 if _t67 else 0)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (((_by_zero() if not _t86 else _t10 // _t86 if not _t10 % _t86 else ((_z := 1) and _F(_t10, _t86))) if _t83 else _t13) if _t57 else 0)
+        _t122 = (_t75 if _t74 else 0) + (_t76 if _t74 else 0) + (_t77 if _t74 else 0) + (_t79 if _t74 else 0)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_t88 if _t61 else 0) + (_t88 if _t63 else 0)
+        _t123 = _t119 + _t120 + _t121 + _t122
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t34 if _t61 else 0) + ((((_by_zero() if not _t94 else _t16 // _t94 if not _t16 % _t94 else ((_z := 1) and _F(_t16, _t94))) if _t91 else _t17) if _t0 else ((_by_zero() if not _t94 else _t20 // _t94 if not _t20 % _t94 else ((_z := 1) and _F(_t20, _t94))) if _t91 else _t21)) if _t65 else 0) + ((((_by_zero() if not _t94 else _t26 // _t94 if not _t26 % _t94 else ((_z := 1) and _F(_t26, _t94))) if _t91 else _t27) if _t0 else ((_by_zero() if not _t94 else _t29 // _t94 if not _t29 % _t94 else ((_z := 1) and _F(_t29, _t94))) if _t91 else _t30)) if _t65 else 0)
+        _t124 = (((_by_zero() if not _t88 else _t10 // _t88 if not _t10 % _t88 else ((_z := 1) and _F(_t10, _t88))) if _t85 else _t13) if _t59 else 0)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t72 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t72 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t72 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t72 else 0)
+        _t125 = (_t90 if _t63 else 0) + (_t90 if _t65 else 0)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = _t122 + _t123 + _t124 + _t125
+        _t126 = (_t36 if _t63 else 0) + ((((_by_zero() if not _t96 else _t18 // _t96 if not _t18 % _t96 else ((_z := 1) and _F(_t18, _t96))) if _t93 else _t19) if _t0 else ((_by_zero() if not _t96 else _t22 // _t96 if not _t22 % _t96 else ((_z := 1) and _F(_t22, _t96))) if _t93 else _t23)) if _t67 else 0) + ((((_by_zero() if not _t96 else _t28 // _t96 if not _t28 % _t96 else ((_z := 1) and _F(_t28, _t96))) if _t93 else _t29) if _t0 else ((_by_zero() if not _t96 else _t31 // _t96 if not _t31 % _t96 else ((_z := 1) and _F(_t31, _t96))) if _t93 else _t32)) if _t67 else 0)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (_t3*_a8)
+        _t127 = (((_by_zero() if not _t105 else _t40 // _t105 if not _t40 % _t105 else ((_z := 1) and _F(_t40, _t105))) if _t102 else _t41) if _t74 else 0) + (((_by_zero() if not _t105 else _t42 // _t105 if not _t42 % _t105 else ((_z := 1) and _F(_t42, _t105))) if _t102 else _t43) if _t74 else 0) + (((_by_zero() if not _t105 else _t45 // _t105 if not _t45 % _t105 else ((_z := 1) and _F(_t45, _t105))) if _t102 else _t46) if _t74 else 0) + (((_by_zero() if not _t109 else _t48 // _t109 if not _t48 % _t109 else ((_z := 1) and _F(_t48, _t109))) if _t102 else _t49) if _t74 else 0)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = (_by_zero() if not _t127 else _t2 // _t127 if not _t2 % _t127 else ((_z := 1) and _F(_t2, _t127)))
+        _t128 = _t124 + _t125 + _t126 + _t127
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t58)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+        _t129 = (_t3*_a8)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+        _t130 = (_by_zero() if not _t129 else _t2 // _t129 if not _t2 % _t129 else ((_z := 1) and _F(_t2, _t129)))
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = (_t66*_a11)
+        _t131 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t60)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t19 // _t131 if not _t19 % _t131 else ((_z := 1) and _F(_t19, _t131))))
+        _t132 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
-    return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (_t18*_t3*_t50) + (_t2*_t51*_t52) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n64 // _a2 if not (_n64 := (_t20*_t53)) % _a2 else ((_z := 1) and _F(_n64, _a2))) if _t0 else _t54)) + (_t55 if _t0 else ((_by_zero() if not _a2 else _n65 // _a2 if not (_n65 := (_t29*_t53)) % _a2 else ((_z := 1) and _F(_n65, _a2))) if _t0 else _t55)), _t79, _t109, _t116, _t121, _t126, _t79, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t51 // _a8 if not _t51 % _a8 else _t51 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t88, 2, _t128, _a8, _t88, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t67, _t111, _t3, _t132, _t69, _t22, _t3, _t132, _t67, _t111, 2, (_by_zero() if not _a11 else _t18 // _a11 if not _t18 % _a11 else ((_z := 1) and _F(_t18, _a11))), _t32, _t34, _t48, _t78, _t108, _t115, _t120, _t125, _t13, _t60, _t87, _t110, _t117, _t122, _t7, _t64, _t89, _t118, _t123, _t35, _t71, _t98, _t112, _t119, _t124, _z, )
+    try:
+        _t133 = (_t68*_a11)
+    except _CANNOT as _err:
+        _t133 = _Unusable(_err)
+        _z = 1
+    try:
+        _t134 = ((_by_zero() if not _t133 else _a2 // _t133 if not _a2 % _t133 else ((_z := 1) and _F(_a2, _t133))) if _t0 else (_by_zero() if not _t133 else _t21 // _t133 if not _t21 % _t133 else ((_z := 1) and _F(_t21, _t133))))
+    except _CANNOT as _err:
+        _t134 = _Unusable(_err)
+        _z = 1
+    try:
+        _t135 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
+    except _CANNOT as _err:
+        _t135 = _Unusable(_err)
+        _z = 1
+    return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t22*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)) + (_t57 if _t0 else ((_by_zero() if not _a2 else _n67 // _a2 if not (_n67 := (_t31*_t55)) % _a2 else ((_z := 1) and _F(_n67, _a2))) if _t0 else _t57)), _t81, _t111, _t118, _t123, _t128, _t81, _t111, _t118, _t123, _t128, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t130, _t131, _t116, _a11, _t130, _t131, _t116, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, 2, _t130, _a8, _t90, 2, _t130, _a8, _t90, _a11, _t130, _a8, _t46, _a11, _t130, _a8, _t43, _a11, (_by_zero() if not _t129 else _t1 // _t129 if not _t1 % _t129 else ((_z := 1) and _F(_t1, _t129))), (3*_a8), _t115, _t3, _t134, _t69, _t135, _t3, _t134, _t71, _t24, _t3, _t134, _t69, _t135, 2, (_by_zero() if not _a11 else _t20 // _a11 if not _t20 % _a11 else ((_z := 1) and _F(_t20, _a11))), _t34, _t113, _t50, _t80, _t110, _t117, _t122, _t127, _t13, _t62, _t89, _t112, _t119, _t124, _t7, _t66, _t91, _t120, _t125, _t37, _t73, _t100, _t114, _t121, _t126, _z, )
 
 
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -40709,140 +40781,143 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
         _t45 = _t33 + _t35 + _t38 + _t44
         _t46 = _a4 + (-1*_a5)
-        _t47 = -1 + _t3
-        _t48 = (_t47*_a14)
-        _t49 = (_t46*_t48)
-        _t50 = (_a6*_a11)
-        _t51 = _t50 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
-        _t52 = (_t48*_t51)
-        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
-        _t54 = (1 if (_a15 >= 2) else _a14)
-        _t55 = (_t47*_t54)
-        _t56 = (_t46*_t55)
-        _t57 = (2*_t56)
-        _t58 = (_t51*_t55)
-        _t59 = (2*_t58)
-        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
-        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
-        _t62 = -1 + _t61
-        _t63 = (_t62*_a5)
-        _t64 = (_t63*_a14)
-        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
-        _t66 = (_t54*_t63)
-        _t67 = (2*_t66)
-        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
-        _t69 = _t53 + _t60 + _t65 + _t68
-        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
-        _t71 = -1 + _a15
-        _t72 = (2*_a17)
-        _t73 = _t46**2
-        _t74 = (_a8*_a17)
-        _t75 = (_a1 < _t74)
-        _t76 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
-        _t77 = (0 if _t75 else _t76)
-        _t78 = (_a1 < _t15)
-        _t79 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
-        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
-        _t81 = (-1*_t80)
-        _t82 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
-        _t83 = (_t82 == _floor(_t82))
-        _t84 = (_a1 == _t81) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
-        _t85 = _t83 and _t84
-        _t86 = -1 + ((_by_zero() if not _a17 else _t81 // _a17 if not _t81 % _a17 else ((_z := 1) and _F(_t81, _a17))) if _t85 else 1)
-        _t87 = (4*_t16)
-        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t86*_t87)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t78 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t87)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
-        _t89 = (_a1 < _t13)
-        _t90 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
-        _t91 = (_a1 < 1 + _t12)
-        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
-        _t93 = (_a1 < _a17)
-        _t94 = (_a14*(-2 + _t72))
-        _t95 = (_t40*_t94)
-        _t96 = (3*_t94)
-        _t97 = (_t36*_t94)
-        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
-        _t99 = (_a1 < _t12)
-        _t100 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
-        _t101 = (_t100*_t54)
-        _t102 = (_t101*_t47)
-        _t103 = (_t100*_a14)
-        _t104 = (_t103*_t47)
-        _t105 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t16*_t62)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
-        _t106 = (_t54*_a3)
-        _t107 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t106*_t62)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
-        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
-        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
-        _t110 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
-        _t111 = _t83 and ((_a1 == _t110) or ((_a9*_a15) == 1))
-        _t112 = (_t11*(-1 + ((_by_zero() if not _a17 else _t110 // _a17 if not _t110 % _a17 else ((_z := 1) and _F(_t110, _a17))) if _t111 else 1)))
-        _t113 = (_t110*_t26)
-        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
-        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
-        _t116 = (_t81*_a15)
-        _t117 = (4*_t23)
-        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a15 else _t115 // _a15 if not _t115 % _a15 else ((_z := 1) and _F(_t115, _a15)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
-        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
-        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
-        _t121 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
-        _t122 = (_a1 == _t121) or (_t26 == 1)
-        _t123 = -1 + (_t121 if _t122 else 1)
-        _t124 = (_t123*_t32)
-        _t125 = (_t12*_t121)
-        _t126 = (_t123*_t34)
-        _t127 = (_t123*_t37)
-        _t128 = (_t123*_t43)
-        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
-        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
-        _t131 = _t0 or (_a1 == _t130)
-        _t132 = _t131 and _t83
-        _t133 = -1 + ((_by_zero() if not _a17 else _t130 // _a17 if not _t130 % _a17 else ((_z := 1) and _F(_t130, _a17))) if _t132 else 1)
-        _t134 = (_t133*_t49)
-        _t135 = (_t130*_t3)
-        _t136 = (_t133*_t52)
-        _t137 = (_t133*_t57)
-        _t138 = (_t133*_t59)
-        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t140 = _t131 and (_t139 == _floor(_t139))
-        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
-        _t142 = (_t141*_t64)
-        _t143 = (_t130*_t26)
-        _t144 = (_t141*_t67)
-        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a10)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a10)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
-        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
-        _t147 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
-        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
-        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
-        _t150 = _t148 + _t149
-        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
-        _t152 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
-        _t153 = _t151 + _t152 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t154 = _t147 + _t150 + _t153
-        _t155 = (_t76 if _t75 else 0)
-        _t156 = _a10 + ((_by_zero() if not _a17 else _t80 // _a17 if not _t80 % _a17 else ((_z := 1) and _F(_t80, _a17))) if _t85 else -1)
-        _t157 = (_t79 if _t78 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t156*_t87)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t78 else 0)
-        _t158 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
-        _t159 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
-        _t160 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
-        _t161 = _t155 + _t157 + _t158 + _t159 + _t160
-        _t162 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
-        _t163 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t156)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
-        _t164 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
-        _t165 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
-        _t166 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a10)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a10)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
-        _t167 = _t162 + _t163 + _t164 + _t165 + _t166
-        _t168 = (_t3*_a14)
-        _t169 = (_by_zero() if not _t168 else _t2 // _t168 if not _t2 % _t168 else ((_z := 1) and _F(_t2, _t168)))
-        _t170 = (_t40*_a14)
-        _t171 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
-        _t172 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
-        _t173 = (_by_zero() if not _t168 else _t22 // _t168 if not _t22 % _t168 else ((_z := 1) and _F(_t22, _t168)))
-        _t174 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
-        _t175 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t176 = (_t100*_a17)
-        _t177 = ((_by_zero() if not _t176 else _t46 // _t176 if not _t46 % _t176 else ((_z := 1) and _F(_t46, _t176))) if _t0 else (_by_zero() if not _t176 else _t51 // _t176 if not _t51 % _t176 else ((_z := 1) and _F(_t51, _t176))))
-        _t178 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
-        _t179 = (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15)))
-        return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a15) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a10 else _n99 // _a10 if not (_n99 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n99, _a10))), _t109, _t146, _t154, _t161, _t167, _t109, _t146, _t154, _t161, _t167, (_by_zero() if not _a14 else _t71 // _a14 if not _t71 % _a14 else _t71 / _a14), _t13, _a17, _t169, _t170, _t152, _a17, _t169, _t170, _t152, _a8, _t171, _t172, _t147, _a8, _t171, _t172, _t147, _a8, _t171, _t172, _t147, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _t15, (_t15*_a0), _t174, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t169, _a14, _t119, 2, _t169, _a14, _t119, _a17, _t169, _a14, _t38, _a17, _t169, _a14, _t35, _a17, (_by_zero() if not _t168 else _t1 // _t168 if not _t1 % _t168 else ((_z := 1) and _F(_t1, _t168))), (3*_a14), _t151, _t3, _t177, _t101, _t148, _t3, _t177, _t103, _t53, _t3, _t177, _t101, _t148, _t61, _t178, _t179, _t149, _t61, _t178, _t174, _t65, _t61, _t178, _t179, _t149, _t45, _t98, _t129, _t153, _t159, _t165, _t14, _t77, _t114, _t147, _t155, _t162, _t29, _t88, _t118, _t157, _t163, _t7, _t92, _t120, _t158, _t164, _t69, _t108, _t145, _t150, _t160, _t166, _z, )
+        _t47 = (_a15 >= 2)
+        _t48 = (0 if _t47 else _a14)
+        _t49 = -1 + _t3
+        _t50 = (_t48*_t49)
+        _t51 = (_t46*_t50)
+        _t52 = (_a6*_a11)
+        _t53 = _t52 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t54 = (_t50*_t53)
+        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
+        _t56 = (1 if _t47 else _a14)
+        _t57 = (_t49*_t56)
+        _t58 = (_t46*_t57)
+        _t59 = (3*_t58)
+        _t60 = (_t53*_t57)
+        _t61 = (3*_t60)
+        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
+        _t63 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t64 = -1 + _t63
+        _t65 = (_t64*_a5)
+        _t66 = (_t48*_t65)
+        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t68 = (_t56*_t65)
+        _t69 = (3*_t68)
+        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
+        _t71 = _t55 + _t62 + _t67 + _t70
+        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
+        _t73 = -1 + _a15
+        _t74 = (2*_a17)
+        _t75 = _t46**2
+        _t76 = (_a8*_a17)
+        _t77 = (_a1 < _t76)
+        _t78 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
+        _t79 = (0 if _t77 else _t78)
+        _t80 = (_a1 < _t15)
+        _t81 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t83 = (-1*_t82)
+        _t84 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t85 = (_t84 == _floor(_t84))
+        _t86 = (_a1 == _t83) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t87 = _t85 and _t86
+        _t88 = -1 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t87 else 1)
+        _t89 = (4*_t16)
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t80 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
+        _t91 = (_a1 < _t13)
+        _t92 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t93 = (_a1 < 1 + _t12)
+        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
+        _t95 = (_a1 < _a17)
+        _t96 = (_a14*(-2 + _t74))
+        _t97 = (_t40*_t96)
+        _t98 = (3*_t96)
+        _t99 = (_t36*_t96)
+        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
+        _t101 = (_a1 < _t12)
+        _t102 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t103 = (_t102*_t56)
+        _t104 = (_t103*_t49)
+        _t105 = (_t102*_t48)
+        _t106 = (_t105*_t49)
+        _t107 = (_t48*_a3)
+        _t108 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t107*_t64)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
+        _t109 = (_t56*_a3)
+        _t110 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t109*_t64)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
+        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
+        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
+        _t113 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
+        _t114 = _t85 and ((_a1 == _t113) or ((_a9*_a15) == 1))
+        _t115 = (_t11*(-1 + ((_by_zero() if not _a17 else _t113 // _a17 if not _t113 % _a17 else ((_z := 1) and _F(_t113, _a17))) if _t114 else 1)))
+        _t116 = (_t113*_t26)
+        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
+        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
+        _t119 = (_t83*_a15)
+        _t120 = (4*_t23)
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
+        _t124 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t125 = (_a1 == _t124) or (_t26 == 1)
+        _t126 = -1 + (_t124 if _t125 else 1)
+        _t127 = (_t126*_t32)
+        _t128 = (_t12*_t124)
+        _t129 = (_t126*_t34)
+        _t130 = (_t126*_t37)
+        _t131 = (_t126*_t43)
+        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
+        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t134 = _t0 or (_a1 == _t133)
+        _t135 = _t134 and _t85
+        _t136 = -1 + ((_by_zero() if not _a17 else _t133 // _a17 if not _t133 % _a17 else ((_z := 1) and _F(_t133, _a17))) if _t135 else 1)
+        _t137 = (_t136*_t51)
+        _t138 = (_t133*_t3)
+        _t139 = (_t136*_t54)
+        _t140 = (_t136*_t59)
+        _t141 = (_t136*_t61)
+        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t143 = _t134 and (_t142 == _floor(_t142))
+        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
+        _t145 = (_t144*_t66)
+        _t146 = (_t133*_t26)
+        _t147 = (_t144*_t69)
+        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a10)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a10)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
+        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
+        _t150 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
+        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
+        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t155 = _t150 + _t151 + _t154
+        _t156 = (_t78 if _t77 else 0)
+        _t157 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
+        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t157*_t89)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t80 else 0)
+        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
+        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a10)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a10)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t169 = (_t3*_a14)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t171 = (_t40*_a14)
+        _t172 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
+        _t173 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t177 = (_t102*_a17)
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
+        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
+        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+        _t181 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
+        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t122, 2, _t170, _a14, _t122, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -41082,671 +41157,686 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = -1 + _t3
+        _t47 = (_a15 >= 2)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_t47*_a14)
+        _t48 = (0 if _t47 else _a14)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_t46*_t48)
+        _t49 = -1 + _t3
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_a6*_a11)
+        _t50 = (_t48*_t49)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = _t50 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t50)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t51 = (_t46*_t50)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_t48*_t51)
+        _t52 = (_a6*_a11)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = ((_by_zero() if not _t12 else _t49 // _t12 if not _t49 % _t12 else ((_z := 1) and _F(_t49, _t12))) if _t0 else (_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))))
+        _t53 = _t52 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (1 if (_a15 >= 2) else _a14)
+        _t54 = (_t50*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_t47*_t54)
+        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t46*_t55)
+        _t56 = (1 if _t47 else _a14)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (2*_t56)
+        _t57 = (_t49*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t51*_t55)
+        _t58 = (_t46*_t57)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (2*_t58)
+        _t59 = (3*_t58)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = ((_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))) if _t0 else (_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))))
+        _t60 = (_t53*_t57)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t61 = (3*_t60)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = -1 + _t61
+        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t62*_a5)
+        _t63 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t63*_a14)
+        _t64 = -1 + _t63
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t65 = (_t64*_a5)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t54*_t63)
+        _t66 = (_t48*_t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (2*_t66)
+        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_by_zero() if not _t13 else _t67 // _t13 if not _t67 % _t13 else ((_z := 1) and _F(_t67, _t13)))
+        _t68 = (_t56*_t65)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = _t53 + _t60 + _t65 + _t68
+        _t69 = (3*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = _t14 + _t29 + _t45 + _t69 + _t7
+        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = -1 + _a15
+        _t71 = _t55 + _t62 + _t67 + _t70
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (2*_a17)
+        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = _t46**2
+        _t73 = -1 + _a15
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a8*_a17)
+        _t74 = (2*_a17)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_a1 < _t74)
+        _t75 = _t46**2
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
+        _t76 = (_a8*_a17)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (0 if _t75 else _t76)
+        _t77 = (_a1 < _t76)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_a1 < _t15)
+        _t78 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t79 = (0 if _t77 else _t78)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t80 = (_a1 < _t15)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (-1*_t80)
+        _t81 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_t82 == _floor(_t82))
+        _t83 = (-1*_t82)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_a1 == _t81) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t84 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = _t83 and _t84
+        _t85 = (_t84 == _floor(_t84))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = -1 + ((_by_zero() if not _a17 else _t81 // _a17 if not _t81 % _a17 else ((_z := 1) and _F(_t81, _a17))) if _t85 else 1)
+        _t86 = (_a1 == _t83) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (4*_t16)
+        _t87 = _t85 and _t86
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (0 if _t78 else _t79) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t86*_t87)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t78 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t87)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
+        _t88 = -1 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t87 else 1)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_a1 < _t13)
+        _t89 = (4*_t16)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t80 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_a1 < 1 + _t12)
+        _t91 = (_a1 < _t13)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (0 if _t89 else _t90) + (0 if _t91 else _t90)
+        _t92 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_a1 < _a17)
+        _t93 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_a14*(-2 + _t72))
+        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t40*_t94)
+        _t95 = (_a1 < _a17)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (3*_t94)
+        _t96 = (_a14*(-2 + _t74))
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t36*_t94)
+        _t97 = (_t40*_t96)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (2*(0 if _t93 else _t95)) + (0 if _t93 else _t94) + (0 if _t93 else _t96) + (0 if _t93 else _t97)
+        _t98 = (3*_t96)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_a1 < _t12)
+        _t99 = (_t36*_t96)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t100*_t54)
+        _t101 = (_a1 < _t12)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t101*_t47)
+        _t102 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t100*_a14)
+        _t103 = (_t102*_t56)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t103*_t47)
+        _t104 = (_t103*_t49)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t16*_t62)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
+        _t105 = (_t102*_t48)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t54*_a3)
+        _t106 = (_t105*_t49)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t106*_t62)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
+        _t107 = (_t48*_a3)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (2*(0 if _t99 else _t102)) + (0 if _t99 else _t104) + (0 if _t99 else _t105) + (0 if _t99 else _t107)
+        _t108 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t107*_t64)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t108 + _t77 + _t88 + _t92 + _t98
+        _t109 = (_t56*_a3)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t74 // _a1 if not _t74 % _a1 else ((_z := 1) and _F(_t74, _a1))))))
+        _t110 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t109*_t64)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = _t83 and ((_a1 == _t110) or ((_a9*_a15) == 1))
+        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t11*(-1 + ((_by_zero() if not _a17 else _t110 // _a17 if not _t110 % _a17 else ((_z := 1) and _F(_t110, _a17))) if _t111 else 1)))
+        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t110*_t26)
+        _t113 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (((_by_zero() if not _t113 else _t112 // _t113 if not _t112 % _t113 else ((_z := 1) and _F(_t112, _t113))) if _t111 else (_by_zero() if not _t13 else _t112 // _t13 if not _t112 % _t13 else ((_z := 1) and _F(_t112, _t13)))) if _t75 else _t14)
+        _t114 = _t85 and ((_a1 == _t113) or ((_a9*_a15) == 1))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_t19*(-1 + (_t81 if _t84 else 1)))
+        _t115 = (_t11*(-1 + ((_by_zero() if not _a17 else _t113 // _a17 if not _t113 % _a17 else ((_z := 1) and _F(_t113, _a17))) if _t114 else 1)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t81*_a15)
+        _t116 = (_t113*_t26)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (4*_t23)
+        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t84 else (_by_zero() if not _a15 else _t115 // _a15 if not _t115 % _a15 else ((_z := 1) and _F(_t115, _a15)))) if _t78 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t117*_t86)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t78 else _t28)
+        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t119 = (_t83*_a15)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (0 if _t89 else _t119) + (0 if _t91 else _t119)
+        _t120 = (4*_t23)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_a1 == _t121) or (_t26 == 1)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = -1 + (_t121 if _t122 else 1)
+        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t123*_t32)
+        _t124 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t12*_t121)
+        _t125 = (_a1 == _t124) or (_t26 == 1)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_t123*_t34)
+        _t126 = -1 + (_t124 if _t125 else 1)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (_t123*_t37)
+        _t127 = (_t126*_t32)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = (_t123*_t43)
+        _t128 = (_t12*_t124)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (((_by_zero() if not _t125 else _t124 // _t125 if not _t124 % _t125 else ((_z := 1) and _F(_t124, _t125))) if _t122 else (_by_zero() if not _t12 else _t124 // _t12 if not _t124 % _t12 else ((_z := 1) and _F(_t124, _t12)))) if _t93 else _t33) + (((_by_zero() if not _t125 else _t126 // _t125 if not _t126 % _t125 else ((_z := 1) and _F(_t126, _t125))) if _t122 else (_by_zero() if not _t12 else _t126 // _t12 if not _t126 % _t12 else ((_z := 1) and _F(_t126, _t12)))) if _t93 else _t35) + (((_by_zero() if not _t125 else _t127 // _t125 if not _t127 % _t125 else ((_z := 1) and _F(_t127, _t125))) if _t122 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t93 else _t38) + (((_by_zero() if not _t125 else _t128 // _t125 if not _t128 % _t125 else ((_z := 1) and _F(_t128, _t125))) if _t122 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t93 else _t44)
+        _t129 = (_t126*_t34)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t130 = (_t126*_t37)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = _t0 or (_a1 == _t130)
+        _t131 = (_t126*_t43)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = _t131 and _t83
+        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = -1 + ((_by_zero() if not _a17 else _t130 // _a17 if not _t130 % _a17 else ((_z := 1) and _F(_t130, _a17))) if _t132 else 1)
+        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = (_t133*_t49)
+        _t134 = _t0 or (_a1 == _t133)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = (_t130*_t3)
+        _t135 = _t134 and _t85
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = (_t133*_t52)
+        _t136 = -1 + ((_by_zero() if not _a17 else _t133 // _a17 if not _t133 % _a17 else ((_z := 1) and _F(_t133, _a17))) if _t135 else 1)
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t133*_t57)
+        _t137 = (_t136*_t51)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = (_t133*_t59)
+        _t138 = (_t133*_t3)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t139 = (_t136*_t54)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = _t131 and (_t139 == _floor(_t139))
+        _t140 = (_t136*_t59)
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = -1 + ((_by_zero() if not _t15 else _t130 // _t15 if not _t130 % _t15 else ((_z := 1) and _F(_t130, _t15))) if _t140 else 1)
+        _t141 = (_t136*_t61)
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (_t141*_t64)
+        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = (_t130*_t26)
+        _t143 = _t134 and (_t142 == _floor(_t142))
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (_t141*_t67)
+        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = ((((_by_zero() if not _t135 else _t134 // _t135 if not _t134 % _t135 else ((_z := 1) and _F(_t134, _t135))) if _t0 else (_by_zero() if not _t135 else _t136 // _t135 if not _t136 % _t135 else ((_z := 1) and _F(_t136, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t134 // _t12 if not _t134 % _t12 else ((_z := 1) and _F(_t134, _t12))) if _t0 else (_by_zero() if not _t12 else _t136 // _t12 if not _t136 % _t12 else ((_z := 1) and _F(_t136, _t12))))) if _t99 else _t53) + ((((_by_zero() if not _t135 else _t137 // _t135 if not _t137 % _t135 else ((_z := 1) and _F(_t137, _t135))) if _t0 else (_by_zero() if not _t135 else _t138 // _t135 if not _t138 % _t135 else ((_z := 1) and _F(_t138, _t135)))) if _t132 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))))) if _t99 else _t60) + (((_by_zero() if not _t143 else _n61 // _t143 if not (_n61 := (_t142*_a10)) % _t143 else ((_z := 1) and _F(_n61, _t143))) if _t140 else (_by_zero() if not _t13 else _t142 // _t13 if not _t142 % _t13 else ((_z := 1) and _F(_t142, _t13)))) if _t99 else _t65) + (((_by_zero() if not _t143 else _n63 // _t143 if not (_n63 := (_t144*_a10)) % _t143 else ((_z := 1) and _F(_n63, _t143))) if _t140 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t99 else _t68)
+        _t145 = (_t144*_t66)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = _t114 + _t118 + _t120 + _t129 + _t145
+        _t146 = (_t133*_t26)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
+        _t147 = (_t144*_t69)
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = ((_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a10)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a10)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = _t148 + _t149
+        _t150 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = _t151 + _t152 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = _t147 + _t150 + _t153
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = (_t76 if _t75 else 0)
+        _t155 = _t150 + _t151 + _t154
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = _a10 + ((_by_zero() if not _a17 else _t80 // _a17 if not _t80 % _a17 else ((_z := 1) and _F(_t80, _a17))) if _t85 else -1)
+        _t156 = (_t78 if _t77 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_t79 if _t78 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t156*_t87)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t78 else 0)
+        _t157 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t90 if _t89 else 0) + (_t90 if _t91 else 0)
+        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t157*_t89)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t80 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (2*(_t95 if _t93 else 0)) + (_t94 if _t93 else 0) + (_t96 if _t93 else 0) + (_t97 if _t93 else 0)
+        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (2*(_t102 if _t99 else 0)) + (_t104 if _t99 else 0) + (_t105 if _t99 else 0) + (_t107 if _t99 else 0)
+        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = _t155 + _t157 + _t158 + _t159 + _t160
+        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = (((_by_zero() if not _t113 else _t11 // _t113 if not _t11 % _t113 else ((_z := 1) and _F(_t11, _t113))) if _t111 else _t14) if _t75 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (((_by_zero() if not _t116 else _t19 // _t116 if not _t19 % _t116 else ((_z := 1) and _F(_t19, _t116))) if _t84 else _t20) if _t78 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t117*_t156)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t78 else 0)
+        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (_t119 if _t89 else 0) + (_t119 if _t91 else 0)
+        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = (((_by_zero() if not _t125 else _t32 // _t125 if not _t32 % _t125 else ((_z := 1) and _F(_t32, _t125))) if _t122 else _t33) if _t93 else 0) + (((_by_zero() if not _t125 else _t34 // _t125 if not _t34 % _t125 else ((_z := 1) and _F(_t34, _t125))) if _t122 else _t35) if _t93 else 0) + (((_by_zero() if not _t125 else _t37 // _t125 if not _t37 % _t125 else ((_z := 1) and _F(_t37, _t125))) if _t122 else _t38) if _t93 else 0) + (((_by_zero() if not _t125 else _t43 // _t125 if not _t43 % _t125 else ((_z := 1) and _F(_t43, _t125))) if _t122 else _t44) if _t93 else 0)
+        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = ((((_by_zero() if not _t135 else _t49 // _t135 if not _t49 % _t135 else ((_z := 1) and _F(_t49, _t135))) if _t0 else (_by_zero() if not _t135 else _t52 // _t135 if not _t52 % _t135 else ((_z := 1) and _F(_t52, _t135)))) if _t132 else _t53) if _t99 else 0) + ((((_by_zero() if not _t135 else _t57 // _t135 if not _t57 % _t135 else ((_z := 1) and _F(_t57, _t135))) if _t0 else (_by_zero() if not _t135 else _t59 // _t135 if not _t59 % _t135 else ((_z := 1) and _F(_t59, _t135)))) if _t132 else _t60) if _t99 else 0) + (((_by_zero() if not _t143 else _n85 // _t143 if not (_n85 := (_t64*_a10)) % _t143 else ((_z := 1) and _F(_n85, _t143))) if _t140 else _t65) if _t99 else 0) + (((_by_zero() if not _t143 else _n86 // _t143 if not (_n86 := (_t67*_a10)) % _t143 else ((_z := 1) and _F(_n86, _t143))) if _t140 else _t68) if _t99 else 0)
+        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = _t162 + _t163 + _t164 + _t165 + _t166
+        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a10)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a10)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = (_t3*_a14)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_by_zero() if not _t168 else _t2 // _t168 if not _t2 % _t168 else ((_z := 1) and _F(_t2, _t168)))
+        _t169 = (_t3*_a14)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_t40*_a14)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
+        _t171 = (_t40*_a14)
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
+        _t172 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _t168 else _t22 // _t168 if not _t22 % _t168 else ((_z := 1) and _F(_t22, _t168)))
+        _t173 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = (_t100*_a17)
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = ((_by_zero() if not _t176 else _t46 // _t176 if not _t46 % _t176 else ((_z := 1) and _F(_t46, _t176))) if _t0 else (_by_zero() if not _t176 else _t51 // _t176 if not _t51 % _t176 else ((_z := 1) and _F(_t51, _t176))))
+        _t177 = (_t102*_a17)
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = (_by_zero() if not (_d95 := (_t15*_a3)) else _a5 // _d95 if not _a5 % _d95 else ((_z := 1) and _F(_a5, _d95)))
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15)))
+        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
-    return (_t70, _t70, _t11 + _t32 + _t42 + _t64 + _t67 + (_t12*_t19) + (_t43*_a15) + (_t2*_t71*_t72) + (_t49 if _t0 else ((_by_zero() if not _t51 else _n97 // _t51 if not (_n97 := (_t48*_t73)) % _t51 else ((_z := 1) and _F(_n97, _t51))) if _t0 else _t49)) + (_t57 if _t0 else ((_by_zero() if not _t51 else _n98 // _t51 if not (_n98 := (2*_t55*_t73)) % _t51 else ((_z := 1) and _F(_n98, _t51))) if _t0 else _t57)) + (_by_zero() if not _a10 else _n99 // _a10 if not (_n99 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n99, _a10))), _t109, _t146, _t154, _t161, _t167, _t109, _t146, _t154, _t161, _t167, (_by_zero() if not _a14 else _t71 // _a14 if not _t71 % _a14 else _t71 / _a14), _t13, _a17, _t169, _t170, _t152, _a17, _t169, _t170, _t152, _a8, _t171, _t172, _t147, _a8, _t171, _t172, _t147, _a8, _t171, _t172, _t147, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _a10, _t173, _t174, _t175, _t15, (_t15*_a0), _t174, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t169, _a14, _t119, 2, _t169, _a14, _t119, _a17, _t169, _a14, _t38, _a17, _t169, _a14, _t35, _a17, (_by_zero() if not _t168 else _t1 // _t168 if not _t1 % _t168 else ((_z := 1) and _F(_t1, _t168))), (3*_a14), _t151, _t3, _t177, _t101, _t148, _t3, _t177, _t103, _t53, _t3, _t177, _t101, _t148, _t61, _t178, _t179, _t149, _t61, _t178, _t174, _t65, _t61, _t178, _t179, _t149, _t45, _t98, _t129, _t153, _t159, _t165, _t14, _t77, _t114, _t147, _t155, _t162, _t29, _t88, _t118, _t157, _t163, _t7, _t92, _t120, _t158, _t164, _t69, _t108, _t145, _t150, _t160, _t166, _z, )
+    try:
+        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+    except _CANNOT as _err:
+        _t180 = _Unusable(_err)
+        _z = 1
+    try:
+        _t181 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
+    except _CANNOT as _err:
+        _t181 = _Unusable(_err)
+        _z = 1
+    try:
+        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+    except _CANNOT as _err:
+        _t182 = _Unusable(_err)
+        _z = 1
+    return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t122, 2, _t170, _a14, _t122, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -48012,157 +48102,160 @@ def _step_144f71fa96fa(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 def _step_17dbe7e2edfa(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x180 = c * d
-    x2 = -1.0 + x180
-    x149 = x2 * alpha_inter
+    x184 = c * d
+    x2 = -1.0 + x184
+    x151 = x2 * alpha_inter
     x7 = 1.0 + L/p
     x10 = (p == 1.0)
-    x158 = h * V * 2.0
-    x11 = Phi - x158
-    x176 = h * V
-    x12 = Phi / t if x10 else (x176 + x11 / p) / t
-    x164 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x164 / G)) + x164
+    x162 = h * V * 2.0
+    x11 = Phi - x162
+    x181 = h * V
+    x12 = Phi / t if x10 else (x181 + x11 / p) / t
+    x168 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x168 / G)) + x168
     x16 = G/t
     x17 = (x16 == math.floor(x16))
     x18 = x17 and ((G == x15) or x10)
     x19 = (t/(x15) if x18 else 1.0)
     x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x164)
-    x162 = x2 * alpha
-    x23 = x149 + x2 * x12 * beta_inter * x19 / (x180 * x7) + x2 * beta * x12 * x19 * x20 / (x180 * x7) if x21 else x162 + x2 * beta * x12 / (x180 * x7)
-    x24 = (x149 if x21 else x162)
-    x136 = x2 * x12 * x1 * gamma
-    x25 = x136 / x180
-    x26 = m - x1
-    x173 = c * d * m
-    x121 = x173 * t
+    x21 = (G < x168)
+    x166 = x2 * alpha
+    x183 = x2 * x12
+    x23 = x151 + x183 * beta_inter * x19 / (x184 * x7) + x183 * beta * x19 * x20 / (x184 * x7) if x21 else x166 + x183 * beta / (x184 * x7)
+    x172 = x1 * x23
+    x25 = (x151 if x21 else x166)
+    x137 = x2 * x12 * x1 * gamma * 2.0
+    x26 = x137 / x184
+    x27 = m - x1
+    x177 = c * d * m
+    x123 = x177 * t
     x178 = b * h * s
-    x29 = x178 * (3.0 + 25.0 * c) / x121 + x178 * (1.0 + c) * 5.0 / x121
-    x30 = (c >= 2.0)
-    x31 = (L*(x29)*2.0/p if x30 else 0.0)
-    x34 = s**2.0
-    x35 = h + h_kv
-    x122 = d*m
-    x137 = b * h * s * x35 * 2.0
-    x138 = b * h * L * x34 * 2.0
-    x142 = b * h * s * F * 3.0
-    x147 = b * h * x34 * 2.0
-    x154 = b * h * s * V
-    x155 = c * d * m * p
-    x177 = c * t
-    x36 = (L * (x147 / x122 + x137 / x122 + x142 / x122) / p + x154 / x122) / x177 - x138 / (x155 * t)
-    x37 = x178 / x173
-    x163 = L * w_half
-    x174 = b * s * V
-    x181 = b * s
-    x38 = w_half * (x176 / t + x37 + x174 / x121) + x163 * (h ** 2.0 / t + x37 + x178 / x121) * 2.0 / p + x163 * (h * h_kv / t + x37 + x181 * h_kv / x121) * 2.0 / p + x163 * (h * F / t + x37 + x181 * F / x121) * 3.0 / p
-    x39 = x181 * (F / t + x35 * 4.0 / t) / x173 + x178 * 16.0 / x173
-    x40 = (t == 1.0)
-    x41 = (26.0 if x40 else 38.0)
-    x43 = 5.0 + 12.0/t
-    x124 = eta*peak
-    x125 = hbm*p
-    x151 = hbm * c * d * m
-    x126 = x151 * t
-    x152 = eta_attn * peak
-    x127 = x152 * c * d * m * p * t
-    x128 = x151 * p
-    x133 = b * h * s * L * kappa * x43
-    x139 = b * h * L * x34 * 5.0
-    x153 = b * s * V * x41
-    x156 = L * x39 * 8.0
-    x165 = x36 * 4.0
-    x166 = x38 * 4.0
-    x44 = x31 / hbm + x165 / x124 + x166 / x124 + x156 / x125 + x153 / x126 + x139 / x127 + x133 * (4 / 3) / x128
-    x172 = x2 * m * x12
-    x179 = x2 * m
-    x45 = x172 * beta_inter * x19 / x180 + x179 * beta * x12 * x19 * x20 / x180 if x21 else x179 * beta * x12 / x180
-    x46 = max(0.0, -(x26)*(x44) + (x26)*x45/m)
-    x47 = x1*x45/m
-    x168 = x1 * x24
-    x49 = -1.0 + c
-    x50 = x178 * (-13.0 + 19.0 * c) / x121 + x178 * x49 * 4.0 / x121
-    x51 = -x1*x23
-    x171 = x2 * x12 * x1
-    x52 = x171 * beta_inter * x19 / x180
-    x141 = x2 * beta * x12 * x1
-    x53 = x141 * x19 * x20 / x180
-    x54 = x141 / x180
-    x55 = (x52 + x53 if x21 else x54)
-    x175 = L * x39
-    x56 = max(0.0, x168 - x1 * ((L * x50 * 2.0 / p if x30 else 0.0) / hbm + x36 * 2.0 / x124 + x38 * 2.0 / x124 + x175 * 4.0 / x125 + x174 * (22.0 if x40 else 38.0) / x126 + x138 / x127 + x133 * (2 / 3) / x128) + x51 + x55)
-    x57 = x179 * x7 + x2 * x1 * x7 * 2.0
-    x148 = alpha_inter * x57
-    x159 = alpha * x57
-    x143 = x2 * x12 * x1 * x19
-    x146 = x2 * m * x12 * x19
-    x60 = x146 * x20 / x180 + x143 * x20 * 2.0 / x180
-    x61 = x146 / x180 + x143 * 2.0 / x180
-    x62 = x172 / x180 + x171 * 2.0 / x180
-    x63 = 1 / 1189 * (1000.0 * (x1 * x23 - x168 + x25 + x46 + max(0.0, -x1 * x44 + x47) + x56 + (x179 * alpha_inter * x7 + x52 + x53 + (x149 * x7 * 2.0 if x0 else x179 * alpha_inter * x7 * 2.0) if x21 else x179 * alpha * x7 + x54 + (x162 * x7 * 2.0 if x0 else x179 * alpha * x7 * 2.0)) if x0 else -x1 * x24 * 2.0 + x1 * x23 * 2.0 + x136 / (x180 * x7) + x46 + x56 + max(0.0, x1 * (-x31 / hbm - x165 / x124 - x166 / x124 - x156 / x125 - x153 / x126 - x139 / x127 - x133 * (4 / 3) / x128) + x168 + x51 + x47 + x25 - x136 / (x180 * x7) + x55) + (x148 if x21 else x159)) + 1189.0 * (x148 * (189 / 1189) + beta * x60 * (189 / 1189) + beta_inter * x61 * (189 / 1189) if x21 else x159 * (189 / 1189) + beta * x62 * (189 / 1189)) + x136 * 189.0 / x180)
-    x65 = -b * h * L * x34 * 2.0 / (x152 * c ** 2.0 * d * m * p * t)
-    x66 = 1000.0*max(0.0, x65)
-    x157 = c * d * p * t
-    x144 = b * h * s * L * x49
-    x67 = x144 * gamma * 2.0 / x157
-    x69 = x177 - G * (-1.0 + math.ceil(x177 / G))
-    x71 = x17 and ((G == x69) or (d*p == 1.0))
-    x72 = -1.0 + ((x69)/t if x71 else 1.0)
-    x73 = (G < x177)
-    x74 = L * m * x49 * alpha_inter * 2.0 / p + (x144 * beta_inter * 2.0 / (x180 * p * x69) + x178 * L * beta * x49 * x72 * 2.0 / (x180 * p * x69) if x71 else x144 * beta_inter * 2.0 / x157 + x178 * L * beta * x49 * x72 * 2.0 / x157) if x73 else L * m * x49 * alpha * 2.0 / p + x178 * L * beta * x49 * 2.0 / x157
-    x75 = 1000.0 * max(0.0, (x67 + x74) / m - b * h * L * x49 * x34 * 5.0 / (x152 * c ** 2.0 * d * m * p * t))
-    x76 = x74/m
-    x77 = 1000.0 * max(0.0, x76 - x139 / (x152 * c ** 2.0 * d * m * p * t))
-    x78 = 1000.0*max(0.0, x76 + x65)
-    x79 = x174 * 48.0 / x126 if x40 else x174 * 76.0 / x126
-    x80 = (L*(x50)*2.0/x125 + L*(x29)*2.0/x125 if x30 else 0.0)
-    x81 = x67 + (L * m * x49 * alpha_inter * 6.0 / p + (x144 * beta_inter * 6.0 / (x180 * p * x69) + x178 * L * beta * x49 * x72 * 6.0 / (x180 * p * x69) if x71 else x144 * beta_inter * 6.0 / x157 + x178 * L * beta * x49 * x72 * 6.0 / x157) if x73 else L * m * x49 * alpha * 6.0 / p + x178 * L * beta * x49 * 6.0 / x157)
-    x82 = (x81)*189.0/m
-    x83 = -1.0 + t
-    x84 = (1.0 if x10 else 0.0)
-    x85 = t - G*(-1.0 + math.ceil(t/G))
-    x87 = G == x85 or x180 * p == 1.0
-    x88 = ((1.0/(x85)) if x87 else 1.0)
-    x89 = -1.0 + (x85 if x87 else 1.0)
-    x167 = c * d * t
-    x135 = b * h * s * x83 * beta
-    x90 = x135 * 2.0 / x167
-    x145 = b * h * s * L * x83
-    x160 = b * s * x83
-    x169 = b * h * s * x83
-    x91 = gamma * (x160 * 6.0 / x167 + x169 / x167 + x169 * x84 / x167 + x145 * 4.0 / x157) + (alpha_inter * (m * x83 * 8.0 + m * x83 * x84 * 2.0 + L * m * x83 * 8.0 / p) + x169 * beta_inter * x84 * x88 * 2.0 / x167 + x135 * x89 * x84 * x88 * 2.0 / x167 + (beta * (x160 * x89 * 12.0 / (x167 * x85) + x169 * x89 * 2.0 / (x167 * x85) + x145 * x89 * 8.0 / (x157 * x85)) + beta_inter * (x160 * 12.0 / (x167 * x85) + x169 * 2.0 / (x167 * x85) + x145 * 8.0 / (x157 * x85)) if x87 else beta * (x160 * x89 * 12.0 / x167 + x169 * x89 * 2.0 / x167 + x145 * x89 * 8.0 / x157) + beta_inter * (x160 * 12.0 / x167 + x169 * 2.0 / x167 + x145 * 8.0 / x157)) if G < t else m * x83 * alpha * 8.0 + L * m * x83 * alpha * 8.0 / p + x160 * beta * 12.0 / x167 + x90 + x145 * beta * 8.0 / x157 + (m * x83 * alpha * 2.0 + x90 if x10 else 0.0))
-    x92 = (p == 2.0)
-    x93 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x178 * beta_inter * (1 / 2) / x180 if x92 else m * alpha_inter + x178 * beta_inter / x180
-    x94 = (x93 if G < x164 * p else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x180 if x92 else m * alpha + x178 * beta / x180) + (x93 if G < 1.0 + x164 else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x180 if x92 else m * alpha + x178 * beta / x180)
-    x140 = x66 + x75 + x77 + x78
-    x170 = b * h * L * x34
-    x95 = x140 + 1189.0 * x79 + 1189.0 * x80 + x82 + x91 * 1189.0 / m + x94 * 1189.0 / m + x36 * 7134.0 / x124 + x38 * 7134.0 / x124 + x175 * 14268.0 / x125 + x133 * 2378.0 / x128 + x170 * 8323.0 / x127
-    x96 = x12*28.0/(hbm*c*d)
-    x97 = x63 + (x95)*(-1.0 + m + p)*(1/1189) + x96
-    x98 = x25 + (x148 + beta*(x60) + beta_inter*(x61) if x21 else x159 + beta*(x62))
-    x99 = m * (x140 + x82) * (1 / 1189)
-    x101 = L * (x147 + x137 + x142)
-    x161 = x101 + x154
-    x134 = peak * c * d * p * t * x97
-    x104 = x161 * 6.0 / x134
-    x105 = 6.0*(x161)
-    x131 = L*t
-    x107 = (x11)*4.0/x131 + (x11)*(0.0 if x0 else 4.0)/x131
-    x108 = x176 * 4.0 / t
-    x109 = x12*12.0/x180
-    x110 = (2.0*x12 if x0 else x12*4.0/x180)
-    x111 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x112 = min(m, p)
-    x150 = b * s * L * x111
-    x113 = x150 * x112 * 4.0 / x155
-    x114 = x158 / t
-    x115 = 0.0 if c == 1.0 else x178 * (7.0 + c) * 4.0 / x121
-    x116 = x181 * (h + h * 3.0 / t) * 2.0 / x173
-    x117 = x174 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x121
-    x118 = max(x114 + x115, x116 + x117)
-    x119 = 0.0 if x10 else x178 * (m + x112) * 2.0 / x173
-    return (x97, m * (x36 * 6.0 / x124 + x38 * 6.0 / x124 + x175 * 12.0 / x125 + x133 * 2.0 / x128 + x170 * 7.0 / x127 + x79 + x80), (x91) + (x81) + (x98) + (x94), x63 + (x91) + (x94) + x99, (x95)*(-1.0 + p)*(1/1189), x96, x181 / x97, x104, (x161 - x170) * 6.0 / x134, x104, x105, x105, x107 + x108 + x109 + x110 + (x113 + x118 + x119 if x10 else max(x113 + x115 + x119, x150 * 4.0 / x155 + x118)), x91, x81, x94, x98, x91, x99, x94, x63, 0.0, x110, x109, x113, x119, x117, x108, x116, x114, x115, x107,)
+    x30 = x178 * (3.0 + 25.0 * c) / x123 + x178 * (1.0 + c) * 5.0 / x123
+    x31 = (c >= 2.0)
+    x32 = (L*(x30)*2.0/p if x31 else 0.0)
+    x35 = s**2.0
+    x36 = h + h_kv
+    x124 = d*m
+    x141 = b * h * s * x36 * 2.0
+    x142 = b * h * L * x35 * 2.0
+    x145 = b * h * s * F * 3.0
+    x149 = b * h * x35 * 2.0
+    x158 = b * h * s * V
+    x159 = c * d * m * p
+    x182 = c * t
+    x37 = (L * (x149 / x124 + x141 / x124 + x145 / x124) / p + x158 / x124) / x182 - x142 / (x159 * t)
+    x38 = x178 / x177
+    x167 = L * w_half
+    x179 = b * s * V
+    x185 = b * s
+    x39 = w_half * (x181 / t + x38 + x179 / x123) + x167 * (h ** 2.0 / t + x38 + x178 / x123) * 2.0 / p + x167 * (h * h_kv / t + x38 + x185 * h_kv / x123) * 2.0 / p + x167 * (h * F / t + x38 + x185 * F / x123) * 3.0 / p
+    x40 = x185 * (F / t + x36 * 4.0 / t) / x177 + x178 * 16.0 / x177
+    x41 = (t == 1.0)
+    x42 = (26.0 if x41 else 38.0)
+    x44 = 5.0 + 12.0/t
+    x126 = eta*peak
+    x127 = hbm*p
+    x153 = hbm * c * d * m
+    x128 = x153 * t
+    x154 = eta_attn * peak
+    x129 = x154 * c * d * m * p * t
+    x130 = x153 * p
+    x138 = b * h * s * L * kappa * x44
+    x143 = b * h * L * x35 * 5.0
+    x155 = b * s * V * x42
+    x160 = L * x40 * 8.0
+    x169 = x37 * 4.0
+    x170 = x39 * 4.0
+    x45 = x32 / hbm + x169 / x126 + x170 / x126 + x160 / x127 + x155 / x128 + x143 / x129 + x138 * (4 / 3) / x130
+    x46 = (0.0 if x0 else m)
+    x47 = x183 * beta_inter * x19 * x46 / x184 + x183 * beta * x19 * x20 * x46 / x184 if x21 else x183 * beta * x46 / x184
+    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
+    x49 = x1*x47/m
+    x173 = x1 * x25
+    x51 = -1.0 + c
+    x52 = x178 * (-13.0 + 19.0 * c) / x123 + x178 * x51 * 4.0 / x123
+    x135 = x2 * x12 * x1 * beta_inter * x19
+    x136 = x2 * x12 * beta * x1 * x19 * x20
+    x174 = x2 * x12 * beta * x1
+    x180 = L * x40
+    x53 = max(0.0, x173 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x180 * 4.0 / x127 + x179 * (22.0 if x41 else 38.0) / x128 + x142 / x129 + x138 * (2 / 3) / x130) - x172 + (x135 / x184 + x136 / x184 if x21 else x174 / x184))
+    x54 = x135 * 2.0 / x184
+    x55 = x136 * 2.0 / x184
+    x56 = x174 * 2.0 / x184
+    x57 = x151 + x183 * beta_inter * x19 * 2.0 / (x184 * x7) + x183 * beta * x19 * x20 * 2.0 / (x184 * x7) if x21 else x166 + x183 * beta * 2.0 / (x184 * x7)
+    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
+    x150 = alpha_inter * x58
+    x163 = alpha * x58
+    x146 = x2 * x12 * x1 * x19
+    x157 = x2 * x12 * x19
+    x61 = x157 * x20 * x46 / x184 + x146 * x20 * 3.0 / x184
+    x62 = x157 * x46 / x184 + x146 * 3.0 / x184
+    x176 = x2 * x12 * x1
+    x63 = x183 * x46 / x184 + x176 * 3.0 / x184
+    x64 = 1 / 1189 * (1000.0 * (x172 - x173 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x151 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x166 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x172 + x1 * x57 - x173 * 2.0 + x137 / (x184 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x169 / x126 - x170 / x126 - x160 / x127 - x155 / x128 - x143 / x129 - x138 * (4 / 3) / x130) + x173 - x1 * x57 + x49 + x26 - x137 / (x184 * x7) + (x54 + x55 if x21 else x56)) + (x150 if x21 else x163)) + 1189.0 * (x150 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x163 * (189 / 1189) + beta * x63 * (189 / 1189)) + x176 * gamma * 378.0 / x184)
+    x66 = -b * h * L * x35 * 2.0 / (x154 * c ** 2.0 * d * m * p * t)
+    x67 = 1000.0*max(0.0, x66)
+    x161 = c * d * p * t
+    x147 = b * h * s * L * x51
+    x68 = x147 * gamma * 2.0 / x161
+    x70 = x182 - G * (-1.0 + math.ceil(x182 / G))
+    x72 = x17 and ((G == x70) or (d*p == 1.0))
+    x73 = -1.0 + ((x70)/t if x72 else 1.0)
+    x74 = (G < x182)
+    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x147 * beta_inter * 2.0 / (x184 * p * x70) + x178 * L * beta * x51 * x73 * 2.0 / (x184 * p * x70) if x72 else x147 * beta_inter * 2.0 / x161 + x178 * L * beta * x51 * x73 * 2.0 / x161) if x74 else L * m * x51 * alpha * 2.0 / p + x178 * L * beta * x51 * 2.0 / x161
+    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x154 * c ** 2.0 * d * m * p * t))
+    x77 = x75/m
+    x78 = 1000.0 * max(0.0, x77 - x143 / (x154 * c ** 2.0 * d * m * p * t))
+    x79 = 1000.0*max(0.0, x77 + x66)
+    x80 = x179 * 48.0 / x128 if x41 else x179 * 76.0 / x128
+    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
+    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x147 * beta_inter * 6.0 / (x184 * p * x70) + x178 * L * beta * x51 * x73 * 6.0 / (x184 * p * x70) if x72 else x147 * beta_inter * 6.0 / x161 + x178 * L * beta * x51 * x73 * 6.0 / x161) if x74 else L * m * x51 * alpha * 6.0 / p + x178 * L * beta * x51 * 6.0 / x161)
+    x83 = (x82)*189.0/m
+    x84 = -1.0 + t
+    x85 = (1.0 if x10 else 0.0)
+    x86 = t - G*(-1.0 + math.ceil(t/G))
+    x88 = G == x86 or x184 * p == 1.0
+    x89 = ((1.0/(x86)) if x88 else 1.0)
+    x90 = -1.0 + (x86 if x88 else 1.0)
+    x171 = c * d * t
+    x140 = b * h * s * beta * x84
+    x91 = x140 * 2.0 / x171
+    x148 = b * h * s * L * x84
+    x156 = b * h * s * x84
+    x164 = b * s * x84
+    x92 = gamma * (x164 * 6.0 / x171 + x156 / x171 + x156 * x85 / x171 + x148 * 4.0 / x161) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x156 * beta_inter * x85 * x89 * 2.0 / x171 + x140 * x90 * x85 * x89 * 2.0 / x171 + (beta * (x164 * x90 * 12.0 / (x171 * x86) + x156 * x90 * 2.0 / (x171 * x86) + x148 * x90 * 8.0 / (x161 * x86)) + beta_inter * (x164 * 12.0 / (x171 * x86) + x156 * 2.0 / (x171 * x86) + x148 * 8.0 / (x161 * x86)) if x88 else beta * (x164 * x90 * 12.0 / x171 + x156 * x90 * 2.0 / x171 + x148 * x90 * 8.0 / x161) + beta_inter * (x164 * 12.0 / x171 + x156 * 2.0 / x171 + x148 * 8.0 / x161)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x185 * beta * x84 * 12.0 / x171 + x91 + x178 * L * beta * x84 * 8.0 / x161 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
+    x93 = (p == 2.0)
+    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x178 * beta_inter * (1 / 2) / x184 if x93 else m * alpha_inter + x178 * beta_inter / x184
+    x95 = (x94 if G < x168 * p else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x184 if x93 else m * alpha + x178 * beta / x184) + (x94 if G < 1.0 + x168 else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x184 if x93 else m * alpha + x178 * beta / x184)
+    x144 = x67 + x76 + x78 + x79
+    x175 = b * h * L * x35
+    x96 = x144 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x180 * 14268.0 / x127 + x138 * 2378.0 / x130 + x175 * 8323.0 / x129
+    x97 = x12*30.0/(hbm*c*d)
+    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
+    x99 = x26 + (x150 + beta*(x61) + beta_inter*(x62) if x21 else x163 + beta*(x63))
+    x100 = m * (x144 + x83) * (1 / 1189)
+    x102 = L * (x149 + x141 + x145)
+    x165 = x102 + x158
+    x139 = peak * c * d * p * t * x98
+    x105 = x165 * 6.0 / x139
+    x106 = 6.0*(x165)
+    x133 = L*t
+    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
+    x109 = x12*12.0/x184
+    x110 = 0.0 if x0 else x181 * 4.0 / t
+    x111 = (2.0*x12 if x0 else 0.0)
+    x112 = (4.0*x12 if x0 else x12*4.0/x184)
+    x113 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x114 = min(m, p)
+    x152 = b * s * L * x113
+    x115 = x152 * x114 * 4.0 / x159
+    x116 = x162 / t
+    x117 = 0.0 if c == 1.0 else x178 * (7.0 + c) * 4.0 / x123
+    x118 = x185 * (h + h * 3.0 / t) * 2.0 / x177
+    x119 = x179 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
+    x120 = max(x116 + x117, x118 + x119)
+    x121 = 0.0 if x10 else x178 * (m + x114) * 2.0 / x177
+    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x180 * 12.0 / x127 + x138 * 2.0 / x130 + x175 * 7.0 / x129 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x185 / x98, x105, (x165 - x175) * 6.0 / x139, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x152 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
 
 
 def _step_1969314c788d(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -50286,225 +50379,230 @@ def _step_56f8bdee3ee8(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 
 
 def _step_579645bc7f6f(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
-    x0 = (p >= 2.0)
-    x1 = (1.0 if x0 else m)
-    x2 = m - x1
-    x231 = c * d * m
-    x172 = x231 * t
-    x222 = b * s * h_kv
-    x254 = b * s * h
-    x9 = x222 * (3.0 + 25.0 * c) / x172 + x254 * (1.0 + c) * 5.0 / x172
-    x10 = (c >= 2.0)
-    x11 = (L*(x9)*2.0/p if x10 else 0.0)
-    x14 = s**2.0
-    x173 = d*m
-    x211 = b * h * x14 * 2.0
-    x15 = x211 / x173
-    x16 = h + h_kv
-    x202 = b * s * h * x16 * 2.0
-    x17 = x202 / x173
-    x18 = E_s + k
-    x19 = L - L_moe
-    x193 = b * s * h * F_e * x18 * 3.0
-    x203 = b * h * L * x14 * 2.0
-    x208 = b * s * h * F * 3.0
-    x218 = b * s * h * V
-    x232 = x15 + x17
-    x251 = c * t
-    x20 = ((L_moe * (x232 + x193 / x173) + x19 * (x232 + x208 / x173)) / p + x218 / x173) / x251 - x203 / (x231 * p * t)
-    x21 = x254 / x231
-    x244 = h * F_e
-    x22 = x244 / t
-    x23 = x244 * 2.0 / t
-    x219 = E * c * d * m
-    x26 = x254 * k * e / x219
-    x175 = x219 * t
-    x245 = e * p
-    x195 = L_moe * E * w_half_expert
-    x206 = L_moe * w_half * E_s
-    x209 = b * s * k * e * F_e
-    x224 = b * s * F_e
-    x230 = L * w_half
-    x233 = b * s * V
-    x252 = h * V
-    x255 = b * s
-    x27 = w_half * (x252 / t + x21 + x233 / x172) + x230 * (h ** 2.0 / t + x21 + x254 / x172) * 2.0 / p + x230 * (h * h_kv / t + x21 + x222 / x172) * 2.0 / p + w_half * x19 * (h * F / t + x21 + x255 * F / x172) * 3.0 / p + x206 * (x22 + x21 + x224 / x172) / p + x206 * (x23 + x21 + x224 * 2.0 / x172) / p + x195 * (x22 + x26 + x209 / x175) / x245 + x195 * (x23 + x26 + x209 * 2.0 / x175) / x245
-    x28 = 5.0 + 12.0/t
-    x30 = F_e*3.0/t
-    x214 = b * s * h * x28
-    x31 = x214 / x231 + x255 * L_moe * k * (2.0 * h + x30) / (L * c * d * m)
-    x32 = (t == 1.0)
-    x33 = (26.0 if x32 else 38.0)
-    x177 = eta*peak
-    x178 = hbm*p
-    x215 = hbm * c * d * m
-    x179 = x215 * t
-    x216 = eta_attn * peak
-    x180 = x216 * c * d * m * p * t
-    x181 = x215 * p * t
-    x190 = b * s * h * L_moe * k * kappa_moe
-    x204 = b * h * L * x14 * 5.0
-    x217 = L * kappa * x31
-    x35 = x11 / hbm + x20 * 4.0 / x177 + x27 * 4.0 / x177 + x217 * (4 / 3) / x178 + x233 * x33 / x179 + x204 / x180 + x190 * (4 / 3) / x181
-    x253 = c * d
-    x36 = -1.0 + x253
-    x234 = c * t * d
-    x39 = -G * (-1.0 + math.ceil(x234 / G)) + x234
-    x41 = G/t
-    x42 = (x41 == math.floor(x41))
-    x43 = (p == 1.0)
-    x44 = (G == x39) or x43
-    x45 = x42 and (x44)
-    x46 = (t/(x39) if x45 else 1.0)
-    x47 = -Phi_E
+    x1 = 1.0 + L/p
+    x251 = c * d
+    x2 = -1.0 + x251
+    x4 = -1.0 + x251 / e
+    x229 = x4 * L_moe
+    x243 = x2 * x1
+    x5 = x243 * 2.0 + x229 * 2.0 / p
+    x6 = (p >= 2.0)
+    x218 = x4 * m * L_moe
+    x224 = m * x2 * x1
+    x7 = x224 * 3.0 + x218 * 3.0 / p
+    x8 = (x5 if x6 else x7)
+    x231 = c * t * d
+    x14 = -G * (-1.0 + math.ceil(x231 / G)) + x231
+    x15 = G/t
+    x16 = (x15 == math.floor(x15))
+    x17 = (p == 1.0)
+    x18 = (G == x14) or x17
+    x19 = x16 and (x18)
+    x20 = -1.0 + ((x14)/t if x19 else 1.0)
+    x21 = (0.0 if x6 else m)
+    x23 = (t/(x14) if x19 else 1.0)
+    x24 = -Phi_E
     x225 = h * V * 2.0
-    x235 = Phi + x47
-    x48 = x235 - x225
-    x49 = x235 / t if x43 else (x252 + x48 / p) / t
-    x191 = m * x36 * x49 * beta_inter * x46
-    x50 = x191 / x253
-    x51 = -1.0 + ((x39)/t if x45 else 1.0)
-    x192 = m * beta * x36 * x49 * x46 * x51
-    x52 = x192 / x253
-    x53 = -1.0 + x253 / e
-    x246 = e * t
-    x54 = G/x246
-    x55 = (x54 == math.floor(x54)) and (x44)
-    x56 = -1.0 + ((x39)/x246 if x55 else 1.0)
-    x236 = c * d * p
-    x184 = x236 * t
-    x200 = m * beta * x53 * Phi_E
-    x57 = m * x53 * Phi_E * beta_inter * e / (x236 * x39) + x200 * e * x56 / (x236 * x39) if x55 else m * x53 * Phi_E * beta_inter / x184 + x200 * x56 / x184
-    x58 = (G < x234)
-    x59 = (x50 + x52 + x57 if x58 else beta*(m*(x36)*x49/x253 + m*(x53)*Phi_E/x184))
-    x60 = (1000/1189)*max(0.0, -(x2)*(x35) + (x2)*x59/m)
-    x61 = x1*x59/m
-    x62 = (x36)*alpha_inter
-    x63 = (x53)*alpha_inter
-    x64 = (x36)*alpha
-    x65 = (x53)*alpha
-    x66 = (x62 + x63 if x58 else x64 + x65)
-    x242 = x1 * x66
-    x68 = -1.0 + c
-    x69 = x254 * (-13.0 + 19.0 * c) / x172 + x255 * x68 * h_kv * 4.0 / x172
-    x70 = 1.0 + L/p
-    x220 = L_moe * c * d
-    x185 = x220 * t
-    x73 = x62 + x63 + x36 * x49 * beta_inter * x46 / (x253 * x70) + beta * x36 * x49 * x46 * x51 / (x253 * x70) + (x53 * Phi_E * beta_inter * e / (x220 * x39) + beta * x53 * Phi_E * e * x56 / (x220 * x39) if x55 else x53 * Phi_E * beta_inter / x185 + beta * x53 * Phi_E * x56 / x185) if x58 else x64 + x65 + beta * x36 * x49 / (x253 * x70) + beta * x53 * Phi_E / x185
-    x74 = -x1*x73
-    x75 = x246 / x39 if x55 else 1.0
-    x207 = x36 * x1 * x49 * x46
-    x213 = x53 * Phi_E * x1
-    x76 = beta * (x207 * x51 / x253 + x213 * x56 * x75 / x184)
-    x77 = beta_inter * (x207 / x253 + x213 * x75 / x184)
-    x250 = x36 * x1 * x49
-    x78 = x250 / x253 + x213 / x184
-    x79 = (x76 + x77 if x58 else beta*(x78))
-    x80 = 1000 / 1189 * max(0.0, x242 - x1 * ((L * x69 * 2.0 / p if x10 else 0.0) / hbm + x20 * 2.0 / x177 + x27 * 2.0 / x177 + x217 * (2 / 3) / x178 + x233 * (22.0 if x32 else 38.0) / x179 + x203 / x180 + x190 * (2 / 3) / x181) + x74 + x79)
-    x226 = x53 * L_moe
-    x237 = x36 * x70
-    x81 = x237 + x226 / p
-    x221 = m * x36 * x70
-    x248 = m * x53 * L_moe
-    x83 = x248 / p
-    x238 = x221 + x83
-    x205 = m * x36 * alpha * x70
-    x197 = m * x53 * L_moe * alpha
-    x86 = x197 / p
-    x87 = x200 / x184
-    x88 = -x11/hbm
-    x89 = -(x20)*4.0/x177
-    x90 = -(x27)*4.0/x177
-    x91 = -L*kappa*(x31)*(4/3)/x178
-    x92 = -b*s*V*x33/x179
-    x93 = -b*h*L*x14*5.0/x180
-    x94 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x181
-    x95 = x237 * 2.0 + x226 * 2.0 / p
-    x96 = x221 * 2.0 + x248 * 2.0 / p
-    x97 = x238 + (x95 if x0 else x96)
-    x212 = alpha_inter * x97
-    x201 = x36 * x1 * x49 * gamma
-    x227 = gamma * x78
-    x99 = 1 / 1189 * (1189.0 * (x60 + 1000 / 1189 * max(0.0, -x1 * x35 + x61) + x80 + 1000 / 1189 * (x76 + x77 + m * x36 * alpha_inter * x70 + x248 * alpha_inter / p + (alpha_inter * x81 * 2.0 if x0 else alpha_inter * x238 * 2.0) if x58 else x205 + x86 + beta * x36 * x1 * x49 / x253 + (alpha * x81 * 2.0 + beta * x53 * Phi_E / x184 if x0 else alpha * x238 * 2.0 + x87)) - x242 * (1000 / 1189) + x227 * (1000 / 1189) + x1 * x73 * (1000 / 1189) + x53 * Phi_E * gamma * (189 / 1189) / x184 if x0 else x60 + x80 + 1000 / 1189 * max(0.0, x242 + x74 + x61 + x201 / x253 - x201 / (x253 * x70) + x79 + (x88 + x89 + x90 + x91 + x53 * Phi_E * gamma / x184 - x53 * Phi_E * gamma / x185 + x92 + x93 + x94 if x0 else m * (x88 + x89 + x90 + x91 + x92 + x93 + x94) + m * x53 * Phi_E * gamma / x184 - m * x53 * Phi_E * gamma / x185)) + 1000 / 1189 * (x212 if x58 else alpha * x97) - x242 * (2000 / 1189) + x1 * x73 * (2000 / 1189) + x201 * (1000 / 1189) / (x253 * x70) + m * x53 * Phi_E * gamma * (189 / 1189) / x184 + x213 * gamma * (1000 / 1189) / x185) + 1189.0 * (x212 * (189 / 1189) + x191 * (189 / 1189) / x253 + x250 * beta_inter * x46 * (378 / 1189) / x253 + x192 * (189 / 1189) / x253 + beta * x36 * x1 * x49 * x46 * x51 * (378 / 1189) / x253 + x213 * beta_inter * x75 * (378 / 1189) / x184 + beta * x53 * Phi_E * x1 * x56 * x75 * (378 / 1189) / x184 + (m * x53 * Phi_E * beta_inter * e * (189 / 1189) / (x236 * x39) + x200 * e * x56 * (189 / 1189) / (x236 * x39) if x55 else m * x53 * Phi_E * beta_inter * (189 / 1189) / x184 + x200 * x56 * (189 / 1189) / x184) if x58 else x205 * (189 / 1189) + x197 * (189 / 1189) / p + m * beta * x36 * x49 * (189 / 1189) / x253 + beta * x36 * x1 * x49 * (378 / 1189) / x253 + x200 * (189 / 1189) / x184 + (alpha * x95 * (189 / 1189) + beta * x53 * Phi_E * (378 / 1189) / x184 if x0 else alpha * x96 * (189 / 1189) + x200 * (378 / 1189) / x184)) + x201 * 189.0 / x253)
-    x100 = x49/x253 + Phi_E/x184
-    x101 = (x100)*28.0/hbm
-    x103 = -b * h * L * x14 * 2.0 / (x216 * c ** 2.0 * d * m * p * t)
+    x232 = Phi + x24
+    x25 = x232 - x225
+    x252 = h * V
+    x26 = x232 / t if x17 else (x252 + x25 / p) / t
+    x206 = x2 * x26 * x23 * x21
+    x27 = x206 * x20 / x251
+    x28 = (1.0 if x6 else m)
+    x245 = e * t
+    x29 = G/x245
+    x30 = (x29 == math.floor(x29)) and (x18)
+    x31 = -1.0 + ((x14)/x245 if x30 else 1.0)
+    x32 = x245 / x14 if x30 else 1.0
+    x233 = c * d * p
+    x175 = x233 * t
+    x255 = Phi_E * x4
+    x33 = x255 * x31 * x21 * x32 / x175
+    x193 = Phi_E * x4 * x28 * x31 * x32
+    x196 = x28 * x2 * x26 * x23 * x20
+    x34 = x27 + x196 * 3.0 / x251 + x33 + x193 * 3.0 / x175
+    x35 = x206 / x251
+    x212 = Phi_E * x4 * x21
+    x36 = x212 * x32 / x175
+    x201 = Phi_E * x4 * x28 * x32
+    x247 = x28 * x2 * x26 * x23
+    x37 = x35 + x247 * 3.0 / x251 + x36 + x201 * 3.0 / x175
+    x38 = (G < x231)
+    x39 = m - x28
+    x234 = c * d * m
+    x176 = x234 * t
+    x222 = b * s * h_kv
+    x256 = b * s * h
+    x42 = x222 * (3.0 + 25.0 * c) / x176 + x256 * (1.0 + c) * 5.0 / x176
+    x43 = (c >= 2.0)
+    x44 = (L*(x42)*2.0/p if x43 else 0.0)
+    x47 = s**2.0
+    x177 = d*m
+    x211 = b * h * x47 * 2.0
+    x48 = x211 / x177
+    x49 = h + h_kv
+    x203 = b * s * h * x49 * 2.0
+    x50 = x203 / x177
+    x51 = E_s + k
+    x52 = L - L_moe
+    x194 = b * s * h * F_e * x51 * 3.0
+    x204 = b * h * L * x47 * 2.0
+    x208 = b * s * h * F * 3.0
+    x219 = b * s * h * V
+    x235 = x48 + x50
+    x253 = c * t
+    x53 = ((L_moe * (x235 + x194 / x177) + x52 * (x235 + x208 / x177)) / p + x219 / x177) / x253 - x204 / (x234 * p * t)
+    x54 = x256 / x234
+    x244 = h * F_e
+    x55 = x244 / t
+    x56 = x244 * 2.0 / t
+    x220 = E * c * d * m
+    x58 = x256 * k * e / x220
+    x179 = x220 * t
+    x246 = e * p
+    x197 = L_moe * E * w_half_expert
+    x207 = L_moe * w_half * E_s
+    x209 = b * s * k * F_e * e
+    x226 = b * s * F_e
+    x230 = L * w_half
+    x236 = b * s * V
+    x257 = b * s
+    x59 = w_half * (x252 / t + x54 + x236 / x176) + x230 * (h ** 2.0 / t + x54 + x256 / x176) * 2.0 / p + x230 * (h * h_kv / t + x54 + x222 / x176) * 2.0 / p + w_half * x52 * (h * F / t + x54 + x257 * F / x176) * 3.0 / p + x207 * (x55 + x54 + x226 / x176) / p + x207 * (x56 + x54 + x226 * 2.0 / x176) / p + x197 * (x55 + x58 + x209 / x179) / x246 + x197 * (x56 + x58 + x209 * 2.0 / x179) / x246
+    x60 = 5.0 + 12.0/t
+    x62 = F_e*3.0/t
+    x214 = b * s * h * x60
+    x63 = x214 / x234 + x257 * L_moe * k * (2.0 * h + x62) / (L * c * d * m)
+    x64 = (t == 1.0)
+    x65 = (26.0 if x64 else 38.0)
+    x181 = eta*peak
+    x182 = hbm*p
+    x215 = hbm * c * d * m
+    x183 = x215 * t
+    x216 = eta_attn * peak
+    x184 = x216 * c * d * m * p * t
+    x185 = x215 * p * t
+    x192 = b * s * h * L_moe * k * kappa_moe
+    x205 = b * h * L * x47 * 5.0
+    x217 = L * kappa * x63
+    x67 = x44 / hbm + x53 * 4.0 / x181 + x59 * 4.0 / x181 + x217 * (4 / 3) / x182 + x236 * x65 / x183 + x205 / x184 + x192 * (4 / 3) / x185
+    x68 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x251 + x212 / x175)
+    x69 = (1000/1189)*max(0.0, -(x39)*(x67) + (x39)*x68/m)
+    x70 = x28*x68/m
+    x71 = (x2)*alpha_inter
+    x72 = (x4)*alpha_inter
+    x73 = (x2)*alpha
+    x74 = (x4)*alpha
+    x75 = (x71 + x72 if x38 else x73 + x74)
+    x237 = x28 * x75
+    x77 = -1.0 + c
+    x78 = x256 * (-13.0 + 19.0 * c) / x176 + x257 * x77 * h_kv * 4.0 / x176
+    x221 = L_moe * c * d
+    x186 = x221 * t
+    x81 = x71 + x72 + x2 * x26 * beta_inter * x23 / (x251 * x1) + beta * x2 * x26 * x23 * x20 / (x251 * x1) + (x255 * beta_inter * e / (x221 * x14) + beta * Phi_E * x4 * e * x31 / (x221 * x14) if x30 else x255 * beta_inter / x186 + beta * Phi_E * x4 * x31 / x186) if x38 else x73 + x74 + beta * x2 * x26 / (x251 * x1) + beta * Phi_E * x4 / x186
+    x248 = Phi_E * x4 * x28
+    x254 = x28 * x2 * x26
+    x82 = x254 / x251 + x248 / x175
+    x238 = x28 * x81
+    x83 = 1000 / 1189 * max(0.0, x237 - x28 * ((L * x78 * 2.0 / p if x43 else 0.0) / hbm + x53 * 2.0 / x181 + x59 * 2.0 / x181 + x217 * (2 / 3) / x182 + x236 * (22.0 if x64 else 38.0) / x183 + x204 / x184 + x192 * (2 / 3) / x185) - x238 + (beta * (x196 / x251 + x193 / x175) + beta_inter * (x247 / x251 + x201 / x175) if x38 else beta * x82))
+    x84 = beta * (x196 * 2.0 / x251 + x193 * 2.0 / x175)
+    x85 = beta_inter * (x247 * 2.0 / x251 + x201 * 2.0 / x175)
+    x86 = x243 + x229 / p
+    x87 = x224 + x218 / p
+    x88 = x224 * 2.0 + x218 * 2.0 / p
+    x89 = x238 * (1000 / 1189)
+    x90 = x71 + x72 + x2 * x26 * beta_inter * x23 * 2.0 / (x251 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x251 * x1) + (x255 * beta_inter * e * 2.0 / (x221 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x221 * x14) if x30 else x255 * beta_inter * 2.0 / x186 + beta * Phi_E * x4 * x31 * 2.0 / x186) if x38 else x73 + x74 + beta * x2 * x26 * 2.0 / (x251 * x1) + beta * Phi_E * x4 * 2.0 / x186
+    x91 = -x44/hbm
+    x92 = -(x53)*4.0/x181
+    x93 = -(x59)*4.0/x181
+    x94 = -L*kappa*(x63)*(4/3)/x182
+    x95 = -b*s*V*x65/x183
+    x96 = -b*h*L*x47*5.0/x184
+    x97 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x185
+    x213 = alpha_inter * x8
+    x202 = x28 * x2 * x26 * gamma
+    x227 = gamma * x82
+    x99 = 1 / 1189 * (1189.0 * (x213 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x251 + beta * x28 * x2 * x26 * (567 / 1189) / x251 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x175 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x175)) + 1189.0 * (x69 + 1000 / 1189 * max(0.0, -x28 * x67 + x70) + x83 + 1000 / 1189 * (x84 + x85 + (alpha_inter * x86 * 2.0 if x6 else alpha_inter * x87 + alpha_inter * x88) if x38 else beta * x28 * x2 * x26 * 2.0 / x251 + (alpha * x86 * 2.0 + beta * Phi_E * x4 * 2.0 / x175 if x6 else alpha * x87 + alpha * x88 + beta * Phi_E * x4 * m * 2.0 / x175)) - x237 * (1000 / 1189) + x89 + x227 * (2000 / 1189) + x255 * gamma * (378 / 1189) / x175 if x6 else x69 + x83 + 1000 / 1189 * max(0.0, x237 - x28 * x90 + x70 + x202 * 2.0 / x251 - x202 * 2.0 / (x251 * x1) + (x84 + x85 if x38 else beta * (x254 * 2.0 / x251 + x248 * 2.0 / x175)) + (x91 + x92 + x93 + x94 - x255 * gamma * 2.0 / x186 + x255 * gamma * 2.0 / x175 + x95 + x96 + x97 if x6 else m * (x91 + x92 + x93 + x94 + x95 + x96 + x97) - x255 * m * gamma * 2.0 / x186 + x255 * m * gamma * 2.0 / x175)) + 1000 / 1189 * (x213 if x38 else alpha * x8) - x237 * (2000 / 1189) + x89 + x28 * x90 * (1000 / 1189) + x202 * (2000 / 1189) / (x251 * x1) + x255 * m * gamma * (378 / 1189) / x175 + x248 * gamma * (2000 / 1189) / x186) + x202 * 378.0 / x251)
+    x100 = x26/x251 + Phi_E/x175
+    x101 = (x100)*30.0/hbm
+    x103 = -b * h * L * x47 * 2.0 / (x216 * c ** 2.0 * d * m * p * t)
     x104 = 1000.0*max(0.0, x103)
     x239 = b * s * L
-    x105 = x239 * x68 * gamma * h_kv * 2.0 / x184
-    x107 = x251 - G * (-1.0 + math.ceil(x251 / G))
-    x109 = x42 and ((G == x107) or (d*p == 1.0))
+    x105 = x239 * x77 * gamma * h_kv * 2.0 / x175
+    x107 = x253 - G * (-1.0 + math.ceil(x253 / G))
+    x109 = x16 and ((G == x107) or (d*p == 1.0))
     x110 = -1.0 + ((x107)/t if x109 else 1.0)
-    x111 = (G < x251)
-    x112 = m * L * x68 * alpha_inter * 2.0 / p + (x239 * beta_inter * x68 * h_kv * 2.0 / (x236 * x107) + x255 * beta * L * x68 * h_kv * x110 * 2.0 / (x236 * x107) if x109 else x239 * beta_inter * x68 * h_kv * 2.0 / x184 + x255 * beta * L * x68 * h_kv * x110 * 2.0 / x184) if x111 else m * L * alpha * x68 * 2.0 / p + x255 * beta * L * x68 * h_kv * 2.0 / x184
-    x113 = 1000.0 * max(0.0, (x105 + x112) / m - b * h * L * x68 * x14 * 5.0 / (x216 * c ** 2.0 * d * m * p * t))
+    x111 = (G < x253)
+    x112 = L * m * x77 * alpha_inter * 2.0 / p + (x239 * beta_inter * x77 * h_kv * 2.0 / (x233 * x107) + x257 * beta * L * x77 * h_kv * x110 * 2.0 / (x233 * x107) if x109 else x239 * beta_inter * x77 * h_kv * 2.0 / x175 + x257 * beta * L * x77 * h_kv * x110 * 2.0 / x175) if x111 else L * m * alpha * x77 * 2.0 / p + x257 * beta * L * x77 * h_kv * 2.0 / x175
+    x113 = 1000.0 * max(0.0, (x105 + x112) / m - b * h * L * x77 * x47 * 5.0 / (x216 * c ** 2.0 * d * m * p * t))
     x114 = x112/m
-    x115 = 1000.0 * max(0.0, x114 - x204 / (x216 * c ** 2.0 * d * m * p * t))
+    x115 = 1000.0 * max(0.0, x114 - x205 / (x216 * c ** 2.0 * d * m * p * t))
     x116 = 1000.0*max(0.0, x114 + x103)
-    x117 = x233 * 48.0 / x179 if x32 else x233 * 76.0 / x179
-    x118 = (L*(x69)*2.0/x178 + L*(x9)*2.0/x178 if x10 else 0.0)
-    x119 = x105 + (m * L * x68 * alpha_inter * 6.0 / p + (x239 * beta_inter * x68 * h_kv * 6.0 / (x236 * x107) + x255 * beta * L * x68 * h_kv * x110 * 6.0 / (x236 * x107) if x109 else x239 * beta_inter * x68 * h_kv * 6.0 / x184 + x255 * beta * L * x68 * h_kv * x110 * 6.0 / x184) if x111 else m * L * alpha * x68 * 6.0 / p + x255 * beta * L * x68 * h_kv * 6.0 / x184)
+    x117 = x236 * 48.0 / x183 if x64 else x236 * 76.0 / x183
+    x118 = (L*(x78)*2.0/x182 + L*(x42)*2.0/x182 if x43 else 0.0)
+    x119 = x105 + (L * m * x77 * alpha_inter * 6.0 / p + (x239 * beta_inter * x77 * h_kv * 6.0 / (x233 * x107) + x257 * beta * L * x77 * h_kv * x110 * 6.0 / (x233 * x107) if x109 else x239 * beta_inter * x77 * h_kv * 6.0 / x175 + x257 * beta * L * x77 * h_kv * x110 * 6.0 / x175) if x111 else L * m * alpha * x77 * 6.0 / p + x257 * beta * L * x77 * h_kv * 6.0 / x175)
     x120 = (x119)*189.0/m
     x121 = -1.0 + t
-    x122 = (1.0 if x43 else 0.0)
+    x122 = (1.0 if x17 else 0.0)
     x123 = -L_moe/p + L*2.0/p
     x124 = t - G*(-1.0 + math.ceil(t/G))
-    x126 = G == x124 or x236 == 1.0
+    x126 = G == x124 or x233 == 1.0
     x127 = ((1.0/(x124)) if x126 else 1.0)
     x128 = -1.0 + (x124 if x126 else 1.0)
     x240 = c * d * t
-    x198 = b * s * h * beta * x121
-    x129 = x198 * 2.0 / x240
-    x199 = b * s * h * x121 * x123
+    x199 = b * s * h * beta * x121
+    x129 = x199 * 2.0 / x240
+    x200 = b * s * h * x121 * x123
     x223 = b * s * x121
-    x247 = b * s * h * x121
-    x130 = gamma * (x223 * 6.0 / x240 + x247 / x240 + x247 * x122 / x240 + x199 * 2.0 / x240) + (alpha_inter * (m * x121 * 8.0 + m * x121 * x122 * 2.0 + m * x121 * x123 * 4.0) + x247 * beta_inter * x122 * x127 * 2.0 / x240 + x198 * x128 * x122 * x127 * 2.0 / x240 + (beta * (x223 * x128 * 12.0 / (x240 * x124) + x247 * x128 * 2.0 / (x240 * x124) + x199 * x128 * 4.0 / (x240 * x124)) + beta_inter * (x223 * 12.0 / (x240 * x124) + x247 * 2.0 / (x240 * x124) + x199 * 4.0 / (x240 * x124)) if x126 else beta * (x223 * x128 * 12.0 / x240 + x247 * x128 * 2.0 / x240 + x199 * x128 * 4.0 / x240) + beta_inter * (x223 * 12.0 / x240 + x247 * 2.0 / x240 + x199 * 4.0 / x240)) if G < t else m * x121 * alpha * 8.0 + m * x121 * alpha * x123 * 4.0 + x255 * beta * x121 * 12.0 / x240 + x129 + x198 * x123 * 4.0 / x240 + (m * x121 * alpha * 2.0 + x129 if x43 else 0.0))
+    x249 = b * s * h * x121
+    x130 = gamma * (x223 * 6.0 / x240 + x249 / x240 + x249 * x122 / x240 + x200 * 2.0 / x240) + (alpha_inter * (m * x121 * 8.0 + m * x121 * x122 * 2.0 + m * x121 * x123 * 4.0) + x249 * beta_inter * x122 * x127 * 2.0 / x240 + x199 * x128 * x122 * x127 * 2.0 / x240 + (beta * (x223 * x128 * 12.0 / (x240 * x124) + x249 * x128 * 2.0 / (x240 * x124) + x200 * x128 * 4.0 / (x240 * x124)) + beta_inter * (x223 * 12.0 / (x240 * x124) + x249 * 2.0 / (x240 * x124) + x200 * 4.0 / (x240 * x124)) if x126 else beta * (x223 * x128 * 12.0 / x240 + x249 * x128 * 2.0 / x240 + x200 * x128 * 4.0 / x240) + beta_inter * (x223 * 12.0 / x240 + x249 * 2.0 / x240 + x200 * 4.0 / x240)) if G < t else m * x121 * alpha * 8.0 + m * x121 * alpha * x123 * 4.0 + x257 * beta * x121 * 12.0 / x240 + x129 + x199 * x123 * 4.0 / x240 + (m * x121 * alpha * 2.0 + x129 if x17 else 0.0))
     x131 = (p == 2.0)
-    x132 = 0.0 if x43 else m * alpha_inter * (1 / 2) + x254 * beta_inter * (1 / 2) / x253 if x131 else m * alpha_inter + x254 * beta_inter / x253
-    x133 = (x132 if G < x234 * p else 0.0 if x43 else m * alpha * (1 / 2) + x254 * beta * (1 / 2) / x253 if x131 else m * alpha + x254 * beta / x253) + (x132 if G < 1.0 + x234 else 0.0 if x43 else m * alpha * (1 / 2) + x254 * beta * (1 / 2) / x253 if x131 else m * alpha + x254 * beta / x253)
-    x135 = -1.0 + x246
+    x132 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x256 * beta_inter * (1 / 2) / x251 if x131 else m * alpha_inter + x256 * beta_inter / x251
+    x133 = (x132 if G < x231 * p else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x131 else m * alpha + x256 * beta / x251) + (x132 if G < 1.0 + x231 else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x131 else m * alpha + x256 * beta / x251)
+    x135 = -1.0 + x245
     x241 = m * L_moe
     x136 = x241 * x135 / p
-    x137 = x246 - G * (-1.0 + math.ceil(x246 / G))
-    x138 = G == x137 or x236 / e == 1.0
-    x139 = ((x137)/t if x42 and (x138) else 1.0)
+    x137 = x245 - G * (-1.0 + math.ceil(x245 / G))
+    x138 = G == x137 or x233 / e == 1.0
+    x139 = ((x137)/t if x16 and (x138) else 1.0)
     x140 = e - x139
     x141 = -1.0 + x139
     x143 = -1.0 + (x137 if x138 else 1.0)
     x144 = -1.0 + e
-    x187 = x253 * e * p
-    x145 = alpha_inter * (x136 + x241 * x140 * 4.0 / p) + x241 * alpha * x141 * 4.0 / p + x254 * beta * L_moe * k * x141 * 4.0 / x187 + x254 * L_moe * beta_inter * k * x140 * 4.0 / x187 + (x241 * beta_inter * E * x135 * 4.0 / (p * x137) + m * beta * L_moe * E * x135 * x143 * 4.0 / (p * x137) if x138 else x241 * beta_inter * E * x135 * 4.0 / p + m * beta * L_moe * E * x135 * x143 * 4.0 / p) if G < x246 else alpha * (x136 + x241 * x144 * 4.0 / p) + beta * (x241 * E * x135 * 4.0 / p + x254 * L_moe * k * x144 * 4.0 / x187)
-    x196 = x104 + x113 + x115 + x116
-    x249 = b * h * L * x14
-    x146 = x196 + 1189.0 * x117 + 1189.0 * x118 + x120 + x130 * 1189.0 / m + x133 * 1189.0 / m + x145 * 1189.0 / m + x20 * 7134.0 / x177 + x27 * 7134.0 / x177 + x217 * 2378.0 / x178 + x249 * 8323.0 / x180 + x190 * 2378.0 / x181
+    x188 = x251 * e * p
+    x145 = alpha_inter * (x136 + x241 * x140 * 4.0 / p) + x241 * alpha * x141 * 4.0 / p + x256 * beta * L_moe * k * x141 * 4.0 / x188 + x256 * L_moe * beta_inter * k * x140 * 4.0 / x188 + (x241 * beta_inter * E * x135 * 4.0 / (p * x137) + beta * m * L_moe * E * x135 * x143 * 4.0 / (p * x137) if x138 else x241 * beta_inter * E * x135 * 4.0 / p + beta * m * L_moe * E * x135 * x143 * 4.0 / p) if G < x245 else alpha * (x136 + x241 * x144 * 4.0 / p) + beta * (x241 * E * x135 * 4.0 / p + x256 * L_moe * k * x144 * 4.0 / x188)
+    x198 = x104 + x113 + x115 + x116
+    x250 = b * h * L * x47
+    x146 = x198 + 1189.0 * x117 + 1189.0 * x118 + x120 + x130 * 1189.0 / m + x133 * 1189.0 / m + x145 * 1189.0 / m + x53 * 7134.0 / x181 + x59 * 7134.0 / x181 + x217 * 2378.0 / x182 + x250 * 8323.0 / x184 + x192 * 2378.0 / x185
     x147 = x99 + x101 + (x146)*(-1.0 + m + p)*(1/1189)
-    x148 = x227 + (x212 + x50 + x250 * beta_inter * x46 * 2.0 / x253 + x52 + beta * x36 * x1 * x49 * x46 * x51 * 2.0 / x253 + x213 * beta_inter * x75 * 2.0 / x184 + beta * x53 * Phi_E * x1 * x56 * x75 * 2.0 / x184 + x57 if x58 else x205 + x86 + m * beta * x36 * x49 / x253 + beta * x36 * x1 * x49 * 2.0 / x253 + x87 + (alpha * x95 + beta * x53 * Phi_E * 2.0 / x184 if x0 else alpha * x96 + x200 * 2.0 / x184))
-    x149 = m * (x196 + x120) * (1 / 1189)
-    x228 = x211 + x202
-    x153 = L_moe * (x228 + x193)
-    x154 = x19 * (x228 + x208)
-    x210 = x153 + x154 + x218
-    x194 = peak * c * d * p * t * x147
-    x157 = x210 * 6.0 / x194
+    x148 = x227 * 2.0 + (x213 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x251 + beta * x28 * x2 * x26 * 3.0 / x251 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x175 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x175))
+    x149 = m * (x198 + x120) * (1 / 1189)
+    x228 = x211 + x203
+    x153 = L_moe * (x228 + x194)
+    x154 = x52 * (x228 + x208)
+    x210 = x153 + x154 + x219
+    x195 = peak * c * d * p * t * x147
+    x157 = x210 * 6.0 / x195
     x158 = 6.0*(x210)
-    x188 = L*t
-    x189 = L_moe*e*t
-    x229 = Phi_E * 4.0
-    x159 = (x48 / x188 + Phi_E / x189) * (0.0 if x0 else 4.0) + x48 * 4.0 / x188 + x229 / x189
-    x160 = 2.0 * x49 + Phi_E * 2.0 / (x245 * t) if x0 else x49 * 4.0 / x253 + x229 / x184
+    x189 = x246 * t
+    x159 = (2.0*x26 + Phi_E*2.0/x189 if x6 else 0.0)
+    x160 = (4.0*x26 + Phi_E*4.0/x189 if x6 else x26*4.0/x251 + Phi_E*4.0/x175)
     x161 = 12.0*(x100)
-    x162 = x252 * 4.0 / t
-    x163 = L_moe * (x254 * 4.0 / x231 - x254 * (5.0 + 16.0 / t) / x231 + x255 * k * (h + x30) * 2.0 / x231 + x224 * E_s * 6.0 / x172) / L + x214 * 2.0 / x231 + x255 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x172
-    x164 = min(m, p)
-    x243 = L * x163
-    x165 = x243 * x164 / p
-    x166 = x225 / t
-    x167 = 0.0 if c == 1.0 else x254 * (7.0 + c) * 4.0 / x172
-    x168 = x255 * (h + h * 3.0 / t) * 2.0 / x231
-    x169 = x233 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x172
-    x170 = max(x166 + x167, x168 + x169)
-    x171 = 0.0 if x43 else x254 * (m + x164) * 2.0 / x231
-    return (x147, m * (x20 * 6.0 / x177 + x27 * 6.0 / x177 + x217 * 2.0 / x178 + x249 * 7.0 / x180 + x190 * 2.0 / x181 + x117 + x118), (x130) + (x119) + (x148) + x145 + (x133), x99 + (x130) + x145 + (x133) + x149, (x146)*(-1.0 + p)*(1/1189), x101, x255 / x147, x157, (x210 - x249) * 6.0 / x194, x157, x158, x158, x159 + x160 + x161 + x162 + (x165 + x170 + x171 if x43 else max(x165 + x167 + x171, x243 / p + x170)), x130, x119, x145, x133, x148, x130, x149, x145, x133, x99, 0.0, x160, x161, x165, x171, x169, x162, x168, x166, x167, x159,)
+    x190 = L*t
+    x191 = L_moe*e*t
+    x162 = ((x25)*2.0/x190 + Phi_E*2.0/x191 if x6 else 4.0*((x25)/x190 + Phi_E/x191) + (x25)*6.0/x190 + Phi_E*6.0/x191)
+    x163 = 0.0 if x6 else x252 * 4.0 / t
+    x164 = L_moe * (x256 * 4.0 / x234 - x256 * (5.0 + 16.0 / t) / x234 + x257 * k * (h + x62) * 2.0 / x234 + x226 * E_s * 6.0 / x176) / L + x214 * 2.0 / x234 + x257 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x176
+    x165 = min(m, p)
+    x242 = L * x164
+    x166 = x242 * x165 / p
+    x167 = x225 / t
+    x168 = 0.0 if c == 1.0 else x256 * (7.0 + c) * 4.0 / x176
+    x169 = x257 * (h + h * 3.0 / t) * 2.0 / x234
+    x170 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x176
+    x171 = max(x167 + x168, x169 + x170)
+    x172 = 0.0 if x17 else x256 * (m + x165) * 2.0 / x234
+    return (x147, m * (x53 * 6.0 / x181 + x59 * 6.0 / x181 + x217 * 2.0 / x182 + x250 * 7.0 / x184 + x192 * 2.0 / x185 + x117 + x118), (x130) + (x119) + (x148) + x145 + (x133), x99 + (x130) + x145 + (x133) + x149, (x146)*(-1.0 + p)*(1/1189), x101, x257 / x147, x157, (x210 - x250) * 6.0 / x195, x157, x158, x158, x159 + x160 + x161 + x162 + x163 + (x166 + x171 + x172 if x17 else max(x166 + x168 + x172, x242 / p + x171)), x130, x119, x145, x133, x148, x130, x149, x145, x133, x99, x159, x160, x161, x166, x172, x170, x163, x169, x167, x168, x162,)
 
 
 def _step_5cfcfbf36aad(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -50761,158 +50859,161 @@ def _step_5efabf575697(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 def _step_614586f74211(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x181 = c * d
-    x2 = -1.0 + x181
-    x149 = x2 * alpha_inter
+    x185 = c * d
+    x2 = -1.0 + x185
+    x150 = x2 * alpha_inter
     x7 = 1.0 + L/p
     x10 = (p == 1.0)
-    x159 = h * V * 2.0
-    x11 = Phi - x159
-    x177 = h * V
-    x12 = Phi / t if x10 else (x177 + x11 / p) / t
-    x165 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x165 / G)) + x165
+    x163 = h * V * 2.0
+    x11 = Phi - x163
+    x182 = h * V
+    x12 = Phi / t if x10 else (x182 + x11 / p) / t
+    x169 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x169 / G)) + x169
     x16 = G/t
     x17 = (x16 == math.floor(x16))
     x18 = x17 and ((G == x15) or x10)
     x19 = (t/(x15) if x18 else 1.0)
     x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x165)
-    x163 = x2 * alpha
-    x23 = x149 + x2 * x12 * beta_inter * x19 / (x181 * x7) + x2 * beta * x12 * x19 * x20 / (x181 * x7) if x21 else x163 + x2 * beta * x12 / (x181 * x7)
-    x24 = (x149 if x21 else x163)
-    x137 = x2 * x12 * x1 * gamma
-    x25 = x137 / x181
-    x26 = m - x1
-    x174 = c * d * m
-    x121 = x174 * t
-    x158 = b * s * h_kv
+    x21 = (G < x169)
+    x167 = x2 * alpha
+    x184 = x2 * x12
+    x23 = x150 + x184 * beta_inter * x19 / (x185 * x7) + x184 * beta * x19 * x20 / (x185 * x7) if x21 else x167 + x184 * beta / (x185 * x7)
+    x173 = x1 * x23
+    x25 = (x150 if x21 else x167)
+    x137 = x2 * x12 * x1 * gamma * 2.0
+    x26 = x137 / x185
+    x27 = m - x1
+    x178 = c * d * m
+    x123 = x178 * t
+    x162 = b * s * h_kv
     x179 = b * s * h
-    x29 = x158 * (3.0 + 25.0 * c) / x121 + x179 * (1.0 + c) * 5.0 / x121
-    x30 = (c >= 2.0)
-    x31 = (L*(x29)*2.0/p if x30 else 0.0)
-    x34 = s**2.0
-    x35 = h + h_kv
-    x122 = d*m
-    x138 = b * s * h * x35 * 2.0
-    x139 = b * h * L * x34 * 2.0
-    x143 = b * s * h * F * 3.0
-    x147 = b * h * x34 * 2.0
-    x154 = b * s * h * V
-    x155 = c * d * m * p
-    x178 = c * t
-    x36 = (L * (x147 / x122 + x138 / x122 + x143 / x122) / p + x154 / x122) / x178 - x139 / (x155 * t)
-    x37 = x179 / x174
-    x164 = L * w_half
-    x175 = b * s * V
-    x182 = b * s
-    x38 = w_half * (x177 / t + x37 + x175 / x121) + x164 * (h ** 2.0 / t + x37 + x179 / x121) * 2.0 / p + x164 * (h * h_kv / t + x37 + x158 / x121) * 2.0 / p + x164 * (h * F / t + x37 + x182 * F / x121) * 3.0 / p
-    x39 = x182 * (F / t + x35 * 4.0 / t) / x174 + x179 * 16.0 / x174
-    x40 = (t == 1.0)
-    x41 = (26.0 if x40 else 38.0)
-    x43 = 5.0 + 12.0/t
-    x124 = eta*peak
-    x125 = hbm*p
-    x151 = hbm * c * d * m
-    x126 = x151 * t
-    x152 = eta_attn * peak
-    x127 = x152 * c * d * m * p * t
-    x128 = x151 * p
-    x133 = b * s * h * L * kappa * x43
-    x140 = b * h * L * x34 * 5.0
-    x153 = b * s * V * x41
-    x156 = L * x39 * 8.0
-    x166 = x36 * 4.0
-    x167 = x38 * 4.0
-    x44 = x31 / hbm + x166 / x124 + x167 / x124 + x156 / x125 + x153 / x126 + x140 / x127 + x133 * (4 / 3) / x128
-    x173 = x2 * m * x12
-    x180 = x2 * m
-    x45 = x173 * beta_inter * x19 / x181 + x180 * beta * x12 * x19 * x20 / x181 if x21 else x180 * beta * x12 / x181
-    x46 = max(0.0, -(x26)*(x44) + (x26)*x45/m)
-    x47 = x1*x45/m
-    x169 = x1 * x24
-    x49 = -1.0 + c
-    x50 = x179 * (-13.0 + 19.0 * c) / x121 + x182 * x49 * h_kv * 4.0 / x121
-    x51 = -x1*x23
-    x172 = x2 * x12 * x1
-    x52 = x172 * beta_inter * x19 / x181
-    x142 = x2 * beta * x12 * x1
-    x53 = x142 * x19 * x20 / x181
-    x54 = x142 / x181
-    x55 = (x52 + x53 if x21 else x54)
-    x176 = L * x39
-    x56 = max(0.0, x169 - x1 * ((L * x50 * 2.0 / p if x30 else 0.0) / hbm + x36 * 2.0 / x124 + x38 * 2.0 / x124 + x176 * 4.0 / x125 + x175 * (22.0 if x40 else 38.0) / x126 + x139 / x127 + x133 * (2 / 3) / x128) + x51 + x55)
-    x57 = x180 * x7 + x2 * x1 * x7 * 2.0
-    x148 = alpha_inter * x57
-    x160 = alpha * x57
-    x144 = x2 * x12 * x1 * x19
-    x146 = x2 * m * x12 * x19
-    x60 = x146 * x20 / x181 + x144 * x20 * 2.0 / x181
-    x61 = x146 / x181 + x144 * 2.0 / x181
-    x62 = x173 / x181 + x172 * 2.0 / x181
-    x63 = 1 / 1189 * (1000.0 * (x1 * x23 - x169 + x25 + x46 + max(0.0, -x1 * x44 + x47) + x56 + (x180 * alpha_inter * x7 + x52 + x53 + (x149 * x7 * 2.0 if x0 else x180 * alpha_inter * x7 * 2.0) if x21 else x180 * alpha * x7 + x54 + (x163 * x7 * 2.0 if x0 else x180 * alpha * x7 * 2.0)) if x0 else -x1 * x24 * 2.0 + x1 * x23 * 2.0 + x137 / (x181 * x7) + x46 + x56 + max(0.0, x1 * (-x31 / hbm - x166 / x124 - x167 / x124 - x156 / x125 - x153 / x126 - x140 / x127 - x133 * (4 / 3) / x128) + x169 + x51 + x47 + x25 - x137 / (x181 * x7) + x55) + (x148 if x21 else x160)) + 1189.0 * (x148 * (189 / 1189) + beta * x60 * (189 / 1189) + beta_inter * x61 * (189 / 1189) if x21 else x160 * (189 / 1189) + beta * x62 * (189 / 1189)) + x137 * 189.0 / x181)
-    x65 = -b * h * L * x34 * 2.0 / (x152 * c ** 2.0 * d * m * p * t)
-    x66 = 1000.0*max(0.0, x65)
-    x157 = c * d * p * t
-    x135 = b * s * L * x49 * h_kv
-    x67 = x135 * gamma * 2.0 / x157
-    x69 = x178 - G * (-1.0 + math.ceil(x178 / G))
-    x71 = x17 and ((G == x69) or (d*p == 1.0))
-    x72 = -1.0 + ((x69)/t if x71 else 1.0)
-    x73 = (G < x178)
-    x74 = L * m * x49 * alpha_inter * 2.0 / p + (x135 * beta_inter * 2.0 / (x181 * p * x69) + x182 * L * beta * x49 * h_kv * x72 * 2.0 / (x181 * p * x69) if x71 else x135 * beta_inter * 2.0 / x157 + x182 * L * beta * x49 * h_kv * x72 * 2.0 / x157) if x73 else L * m * x49 * alpha * 2.0 / p + x182 * L * beta * x49 * h_kv * 2.0 / x157
-    x75 = 1000.0 * max(0.0, (x67 + x74) / m - b * h * L * x49 * x34 * 5.0 / (x152 * c ** 2.0 * d * m * p * t))
-    x76 = x74/m
-    x77 = 1000.0 * max(0.0, x76 - x140 / (x152 * c ** 2.0 * d * m * p * t))
-    x78 = 1000.0*max(0.0, x76 + x65)
-    x79 = x175 * 48.0 / x126 if x40 else x175 * 76.0 / x126
-    x80 = (L*(x50)*2.0/x125 + L*(x29)*2.0/x125 if x30 else 0.0)
-    x81 = x67 + (L * m * x49 * alpha_inter * 6.0 / p + (x135 * beta_inter * 6.0 / (x181 * p * x69) + x182 * L * beta * x49 * h_kv * x72 * 6.0 / (x181 * p * x69) if x71 else x135 * beta_inter * 6.0 / x157 + x182 * L * beta * x49 * h_kv * x72 * 6.0 / x157) if x73 else L * m * x49 * alpha * 6.0 / p + x182 * L * beta * x49 * h_kv * 6.0 / x157)
-    x82 = (x81)*189.0/m
-    x83 = -1.0 + t
-    x84 = (1.0 if x10 else 0.0)
-    x85 = t - G*(-1.0 + math.ceil(t/G))
-    x87 = G == x85 or x181 * p == 1.0
-    x88 = ((1.0/(x85)) if x87 else 1.0)
-    x89 = -1.0 + (x85 if x87 else 1.0)
-    x168 = c * d * t
-    x136 = b * s * h * x83 * beta
-    x90 = x136 * 2.0 / x168
-    x145 = b * s * h * L * x83
-    x161 = b * s * x83
-    x170 = b * s * h * x83
-    x91 = gamma * (x161 * 6.0 / x168 + x170 / x168 + x170 * x84 / x168 + x145 * 4.0 / x157) + (alpha_inter * (m * x83 * 8.0 + m * x83 * x84 * 2.0 + L * m * x83 * 8.0 / p) + x170 * beta_inter * x84 * x88 * 2.0 / x168 + x136 * x89 * x84 * x88 * 2.0 / x168 + (beta * (x161 * x89 * 12.0 / (x168 * x85) + x170 * x89 * 2.0 / (x168 * x85) + x145 * x89 * 8.0 / (x157 * x85)) + beta_inter * (x161 * 12.0 / (x168 * x85) + x170 * 2.0 / (x168 * x85) + x145 * 8.0 / (x157 * x85)) if x87 else beta * (x161 * x89 * 12.0 / x168 + x170 * x89 * 2.0 / x168 + x145 * x89 * 8.0 / x157) + beta_inter * (x161 * 12.0 / x168 + x170 * 2.0 / x168 + x145 * 8.0 / x157)) if G < t else m * x83 * alpha * 8.0 + L * m * x83 * alpha * 8.0 / p + x161 * beta * 12.0 / x168 + x90 + x145 * beta * 8.0 / x157 + (m * x83 * alpha * 2.0 + x90 if x10 else 0.0))
-    x92 = (p == 2.0)
-    x93 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x181 if x92 else m * alpha_inter + x179 * beta_inter / x181
-    x94 = (x93 if G < x165 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x181 if x92 else m * alpha + x179 * beta / x181) + (x93 if G < 1.0 + x165 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x181 if x92 else m * alpha + x179 * beta / x181)
-    x141 = x66 + x75 + x77 + x78
-    x171 = b * h * L * x34
-    x95 = x141 + 1189.0 * x79 + 1189.0 * x80 + x82 + x91 * 1189.0 / m + x94 * 1189.0 / m + x36 * 7134.0 / x124 + x38 * 7134.0 / x124 + x176 * 14268.0 / x125 + x133 * 2378.0 / x128 + x171 * 8323.0 / x127
-    x96 = x12*28.0/(hbm*c*d)
-    x97 = x63 + (x95)*(-1.0 + m + p)*(1/1189) + x96
-    x98 = x25 + (x148 + beta*(x60) + beta_inter*(x61) if x21 else x160 + beta*(x62))
-    x99 = m * (x141 + x82) * (1 / 1189)
-    x101 = L * (x147 + x138 + x143)
-    x162 = x101 + x154
-    x134 = peak * c * d * p * t * x97
-    x104 = x162 * 6.0 / x134
-    x105 = 6.0*(x162)
-    x131 = L*t
-    x107 = (x11)*4.0/x131 + (x11)*(0.0 if x0 else 4.0)/x131
-    x108 = x177 * 4.0 / t
-    x109 = x12*12.0/x181
-    x110 = (2.0*x12 if x0 else x12*4.0/x181)
-    x111 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x112 = min(m, p)
-    x150 = b * s * L * x111
-    x113 = x150 * x112 * 4.0 / x155
-    x114 = x159 / t
-    x115 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x121
-    x116 = x182 * (h + h * 3.0 / t) * 2.0 / x174
-    x117 = x175 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x121
-    x118 = max(x114 + x115, x116 + x117)
-    x119 = 0.0 if x10 else x179 * (m + x112) * 2.0 / x174
-    return (x97, m * (x36 * 6.0 / x124 + x38 * 6.0 / x124 + x176 * 12.0 / x125 + x133 * 2.0 / x128 + x171 * 7.0 / x127 + x79 + x80), (x91) + (x81) + (x98) + (x94), x63 + (x91) + (x94) + x99, (x95)*(-1.0 + p)*(1/1189), x96, x182 / x97, x104, (x162 - x171) * 6.0 / x134, x104, x105, x105, x107 + x108 + x109 + x110 + (x113 + x118 + x119 if x10 else max(x113 + x115 + x119, x150 * 4.0 / x155 + x118)), x91, x81, x94, x98, x91, x99, x94, x63, 0.0, x110, x109, x113, x119, x117, x108, x116, x114, x115, x107,)
+    x30 = x162 * (3.0 + 25.0 * c) / x123 + x179 * (1.0 + c) * 5.0 / x123
+    x31 = (c >= 2.0)
+    x32 = (L*(x30)*2.0/p if x31 else 0.0)
+    x35 = s**2.0
+    x36 = h + h_kv
+    x124 = d*m
+    x141 = b * s * h * x36 * 2.0
+    x142 = b * h * L * x35 * 2.0
+    x145 = b * s * h * F * 3.0
+    x148 = b * h * x35 * 2.0
+    x158 = b * s * h * V
+    x159 = c * d * m * p
+    x183 = c * t
+    x37 = (L * (x148 / x124 + x141 / x124 + x145 / x124) / p + x158 / x124) / x183 - x142 / (x159 * t)
+    x38 = x179 / x178
+    x168 = L * w_half
+    x180 = b * s * V
+    x186 = b * s
+    x39 = w_half * (x182 / t + x38 + x180 / x123) + x168 * (h ** 2.0 / t + x38 + x179 / x123) * 2.0 / p + x168 * (h * h_kv / t + x38 + x162 / x123) * 2.0 / p + x168 * (h * F / t + x38 + x186 * F / x123) * 3.0 / p
+    x40 = x186 * (F / t + x36 * 4.0 / t) / x178 + x179 * 16.0 / x178
+    x41 = (t == 1.0)
+    x42 = (26.0 if x41 else 38.0)
+    x44 = 5.0 + 12.0/t
+    x126 = eta*peak
+    x127 = hbm*p
+    x152 = hbm * c * d * m
+    x128 = x152 * t
+    x153 = eta_attn * peak
+    x129 = x153 * c * d * m * p * t
+    x130 = x152 * p
+    x138 = b * s * h * L * kappa * x44
+    x143 = b * h * L * x35 * 5.0
+    x154 = b * s * V * x42
+    x160 = L * x40 * 8.0
+    x170 = x37 * 4.0
+    x171 = x39 * 4.0
+    x45 = x32 / hbm + x170 / x126 + x171 / x126 + x160 / x127 + x154 / x128 + x143 / x129 + x138 * (4 / 3) / x130
+    x46 = (0.0 if x0 else m)
+    x47 = x184 * beta_inter * x19 * x46 / x185 + x184 * beta * x19 * x20 * x46 / x185 if x21 else x184 * beta * x46 / x185
+    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
+    x49 = x1*x47/m
+    x174 = x1 * x25
+    x51 = -1.0 + c
+    x52 = x179 * (-13.0 + 19.0 * c) / x123 + x186 * x51 * h_kv * 4.0 / x123
+    x135 = x2 * x12 * x1 * beta_inter * x19
+    x136 = x2 * x12 * beta * x1 * x19 * x20
+    x175 = x2 * x12 * beta * x1
+    x181 = L * x40
+    x53 = max(0.0, x174 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x181 * 4.0 / x127 + x180 * (22.0 if x41 else 38.0) / x128 + x142 / x129 + x138 * (2 / 3) / x130) - x173 + (x135 / x185 + x136 / x185 if x21 else x175 / x185))
+    x54 = x135 * 2.0 / x185
+    x55 = x136 * 2.0 / x185
+    x56 = x175 * 2.0 / x185
+    x57 = x150 + x184 * beta_inter * x19 * 2.0 / (x185 * x7) + x184 * beta * x19 * x20 * 2.0 / (x185 * x7) if x21 else x167 + x184 * beta * 2.0 / (x185 * x7)
+    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
+    x149 = alpha_inter * x58
+    x164 = alpha * x58
+    x146 = x2 * x12 * x1 * x19
+    x157 = x2 * x12 * x19
+    x61 = x157 * x20 * x46 / x185 + x146 * x20 * 3.0 / x185
+    x62 = x157 * x46 / x185 + x146 * 3.0 / x185
+    x177 = x2 * x12 * x1
+    x63 = x184 * x46 / x185 + x177 * 3.0 / x185
+    x64 = 1 / 1189 * (1000.0 * (x173 - x174 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x150 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x167 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x173 + x1 * x57 - x174 * 2.0 + x137 / (x185 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x170 / x126 - x171 / x126 - x160 / x127 - x154 / x128 - x143 / x129 - x138 * (4 / 3) / x130) + x174 - x1 * x57 + x49 + x26 - x137 / (x185 * x7) + (x54 + x55 if x21 else x56)) + (x149 if x21 else x164)) + 1189.0 * (x149 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x164 * (189 / 1189) + beta * x63 * (189 / 1189)) + x177 * gamma * 378.0 / x185)
+    x66 = -b * h * L * x35 * 2.0 / (x153 * c ** 2.0 * d * m * p * t)
+    x67 = 1000.0*max(0.0, x66)
+    x161 = c * d * p * t
+    x155 = b * s * L * x51
+    x68 = x155 * h_kv * gamma * 2.0 / x161
+    x70 = x183 - G * (-1.0 + math.ceil(x183 / G))
+    x72 = x17 and ((G == x70) or (d*p == 1.0))
+    x73 = -1.0 + ((x70)/t if x72 else 1.0)
+    x74 = (G < x183)
+    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x155 * beta_inter * h_kv * 2.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 2.0 / (x185 * p * x70) if x72 else x155 * beta_inter * h_kv * 2.0 / x161 + x186 * L * beta * x51 * h_kv * x73 * 2.0 / x161) if x74 else L * m * x51 * alpha * 2.0 / p + x186 * L * beta * x51 * h_kv * 2.0 / x161
+    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x153 * c ** 2.0 * d * m * p * t))
+    x77 = x75/m
+    x78 = 1000.0 * max(0.0, x77 - x143 / (x153 * c ** 2.0 * d * m * p * t))
+    x79 = 1000.0*max(0.0, x77 + x66)
+    x80 = x180 * 48.0 / x128 if x41 else x180 * 76.0 / x128
+    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
+    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x155 * beta_inter * h_kv * 6.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 6.0 / (x185 * p * x70) if x72 else x155 * beta_inter * h_kv * 6.0 / x161 + x186 * L * beta * x51 * h_kv * x73 * 6.0 / x161) if x74 else L * m * x51 * alpha * 6.0 / p + x186 * L * beta * x51 * h_kv * 6.0 / x161)
+    x83 = (x82)*189.0/m
+    x84 = -1.0 + t
+    x85 = (1.0 if x10 else 0.0)
+    x86 = t - G*(-1.0 + math.ceil(t/G))
+    x88 = G == x86 or x185 * p == 1.0
+    x89 = ((1.0/(x86)) if x88 else 1.0)
+    x90 = -1.0 + (x86 if x88 else 1.0)
+    x172 = c * d * t
+    x140 = b * s * h * beta * x84
+    x91 = x140 * 2.0 / x172
+    x147 = b * s * h * L * x84
+    x156 = b * s * h * x84
+    x165 = b * s * x84
+    x92 = gamma * (x165 * 6.0 / x172 + x156 / x172 + x156 * x85 / x172 + x147 * 4.0 / x161) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x156 * beta_inter * x85 * x89 * 2.0 / x172 + x140 * x90 * x85 * x89 * 2.0 / x172 + (beta * (x165 * x90 * 12.0 / (x172 * x86) + x156 * x90 * 2.0 / (x172 * x86) + x147 * x90 * 8.0 / (x161 * x86)) + beta_inter * (x165 * 12.0 / (x172 * x86) + x156 * 2.0 / (x172 * x86) + x147 * 8.0 / (x161 * x86)) if x88 else beta * (x165 * x90 * 12.0 / x172 + x156 * x90 * 2.0 / x172 + x147 * x90 * 8.0 / x161) + beta_inter * (x165 * 12.0 / x172 + x156 * 2.0 / x172 + x147 * 8.0 / x161)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x186 * beta * x84 * 12.0 / x172 + x91 + x179 * L * beta * x84 * 8.0 / x161 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
+    x93 = (p == 2.0)
+    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x185 if x93 else m * alpha_inter + x179 * beta_inter / x185
+    x95 = (x94 if G < x169 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185) + (x94 if G < 1.0 + x169 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185)
+    x144 = x67 + x76 + x78 + x79
+    x176 = b * h * L * x35
+    x96 = x144 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x181 * 14268.0 / x127 + x138 * 2378.0 / x130 + x176 * 8323.0 / x129
+    x97 = x12*30.0/(hbm*c*d)
+    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
+    x99 = x26 + (x149 + beta*(x61) + beta_inter*(x62) if x21 else x164 + beta*(x63))
+    x100 = m * (x144 + x83) * (1 / 1189)
+    x102 = L * (x148 + x141 + x145)
+    x166 = x102 + x158
+    x139 = peak * c * d * p * t * x98
+    x105 = x166 * 6.0 / x139
+    x106 = 6.0*(x166)
+    x133 = L*t
+    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
+    x109 = x12*12.0/x185
+    x110 = 0.0 if x0 else x182 * 4.0 / t
+    x111 = (2.0*x12 if x0 else 0.0)
+    x112 = (4.0*x12 if x0 else x12*4.0/x185)
+    x113 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x114 = min(m, p)
+    x151 = b * s * L * x113
+    x115 = x151 * x114 * 4.0 / x159
+    x116 = x163 / t
+    x117 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x123
+    x118 = x186 * (h + h * 3.0 / t) * 2.0 / x178
+    x119 = x180 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
+    x120 = max(x116 + x117, x118 + x119)
+    x121 = 0.0 if x10 else x179 * (m + x114) * 2.0 / x178
+    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x181 * 12.0 / x127 + x138 * 2.0 / x130 + x176 * 7.0 / x129 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x186 / x98, x105, (x166 - x176) * 6.0 / x139, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x151 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
 
 
 def _step_65e9c97328e5(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, kappa, m, p, peak, peak_fp8, s, t, w_half):
@@ -53159,158 +53260,161 @@ def _step_9be8c52c7156(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 def _step_9e16239b4a60(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x181 = c * d
-    x2 = -1.0 + x181
-    x146 = x2 * alpha_inter
+    x185 = c * d
+    x2 = -1.0 + x185
+    x147 = x2 * alpha_inter
     x7 = 1.0 + L/p
     x10 = (p == 1.0)
-    x158 = h * V * 2.0
-    x11 = Phi - x158
-    x177 = h * V
-    x12 = Phi / t if x10 else (x177 + x11 / p) / t
-    x165 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x165 / G)) + x165
+    x162 = h * V * 2.0
+    x11 = Phi - x162
+    x182 = h * V
+    x12 = Phi / t if x10 else (x182 + x11 / p) / t
+    x169 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x169 / G)) + x169
     x16 = G/t
     x17 = (x16 == math.floor(x16))
     x18 = x17 and ((G == x15) or x10)
     x19 = (t/(x15) if x18 else 1.0)
     x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x165)
-    x163 = x2 * alpha
-    x23 = x146 + x2 * x12 * beta_inter * x19 / (x181 * x7) + x2 * beta * x12 * x19 * x20 / (x181 * x7) if x21 else x163 + x2 * beta * x12 / (x181 * x7)
-    x24 = (x146 if x21 else x163)
-    x137 = x2 * x12 * x1 * gamma
-    x25 = x137 / x181
-    x26 = m - x1
-    x174 = c * d * m
-    x121 = x174 * t
-    x157 = b * s * h_kv
+    x21 = (G < x169)
+    x167 = x2 * alpha
+    x184 = x2 * x12
+    x23 = x147 + x184 * beta_inter * x19 / (x185 * x7) + x184 * beta * x19 * x20 / (x185 * x7) if x21 else x167 + x184 * beta / (x185 * x7)
+    x173 = x1 * x23
+    x25 = (x147 if x21 else x167)
+    x137 = x2 * x12 * x1 * gamma * 2.0
+    x26 = x137 / x185
+    x27 = m - x1
+    x178 = c * d * m
+    x123 = x178 * t
+    x161 = b * s * h_kv
     x179 = b * s * h
-    x29 = x157 * (3.0 + 25.0 * c) / x121 + x179 * (1.0 + c) * 5.0 / x121
-    x30 = (c >= 2.0)
-    x31 = (L*(x29)*2.0/p if x30 else 0.0)
-    x34 = s**2.0
-    x35 = h + h_kv
-    x122 = d*m
-    x138 = b * h * L * x34 * 2.0
-    x148 = b * s * h * x35
-    x153 = b * s * h * F
-    x154 = b * s * h * V
-    x155 = c * d * m * p
-    x159 = b * h * x34
-    x178 = c * t
-    x36 = (L * (x159 / x122 + x153 / x122 + x148 / x122) * 2.0 / p + x154 / x122) / x178 - x138 / (x155 * t)
-    x37 = x179 / x174
-    x164 = L * w_half
-    x175 = b * s * V
-    x182 = b * s
-    x38 = w_half * (x177 / t + x37 + x175 / x121) + x164 * (h ** 2.0 / t + x37 + x179 / x121) * 2.0 / p + x164 * (h * F / t + x37 + x182 * F / x121) * 2.0 / p + x164 * (h * h_kv / t + x37 + x157 / x121) * 2.0 / p
-    x39 = x179 * 4.0 / x174 + x182 * x35 / x121
-    x40 = (t == 1.0)
-    x41 = (26.0 if x40 else 38.0)
-    x43 = 5.0 + 12.0/t
-    x124 = eta*peak
-    x125 = hbm*p
-    x149 = hbm * c * d * m
-    x126 = x149 * t
-    x150 = eta_attn * peak
-    x127 = x150 * c * d * m * p * t
-    x128 = x149 * p
-    x133 = b * s * h * L * kappa * x43
-    x139 = b * h * L * x34 * 5.0
-    x151 = b * s * V * x41
-    x152 = L * x39 * 32.0
-    x166 = x36 * 4.0
-    x167 = x38 * 4.0
-    x44 = x31 / hbm + x166 / x124 + x167 / x124 + x152 / x125 + x151 / x126 + x139 / x127 + x133 * (4 / 3) / x128
-    x173 = x2 * m * x12
-    x180 = x2 * m
-    x45 = x173 * beta_inter * x19 / x181 + x180 * beta * x12 * x19 * x20 / x181 if x21 else x180 * beta * x12 / x181
-    x46 = max(0.0, -(x26)*(x44) + (x26)*x45/m)
-    x47 = x1*x45/m
-    x169 = x1 * x24
-    x49 = -1.0 + c
-    x50 = x179 * (-13.0 + 19.0 * c) / x121 + x182 * x49 * h_kv * 4.0 / x121
-    x51 = -x1*x23
-    x172 = x2 * x12 * x1
-    x52 = x172 * beta_inter * x19 / x181
-    x141 = x2 * beta * x12 * x1
-    x53 = x141 * x19 * x20 / x181
-    x54 = x141 / x181
-    x55 = (x52 + x53 if x21 else x54)
-    x176 = L * x39
-    x56 = max(0.0, x169 - x1 * ((L * x50 * 2.0 / p if x30 else 0.0) / hbm + x36 * 2.0 / x124 + x38 * 2.0 / x124 + x176 * 16.0 / x125 + x175 * (22.0 if x40 else 38.0) / x126 + x138 / x127 + x133 * (2 / 3) / x128) + x51 + x55)
-    x57 = x180 * x7 + x2 * x1 * x7 * 2.0
-    x145 = alpha_inter * x57
-    x160 = alpha * x57
-    x142 = x2 * x12 * x1 * x19
-    x144 = x2 * m * x12 * x19
-    x60 = x144 * x20 / x181 + x142 * x20 * 2.0 / x181
-    x61 = x144 / x181 + x142 * 2.0 / x181
-    x62 = x173 / x181 + x172 * 2.0 / x181
-    x63 = 1 / 1189 * (1000.0 * (x1 * x23 - x169 + x25 + x46 + max(0.0, -x1 * x44 + x47) + x56 + (x180 * alpha_inter * x7 + x52 + x53 + (x146 * x7 * 2.0 if x0 else x180 * alpha_inter * x7 * 2.0) if x21 else x180 * alpha * x7 + x54 + (x163 * x7 * 2.0 if x0 else x180 * alpha * x7 * 2.0)) if x0 else -x1 * x24 * 2.0 + x1 * x23 * 2.0 + x137 / (x181 * x7) + x46 + x56 + max(0.0, x1 * (-x31 / hbm - x166 / x124 - x167 / x124 - x152 / x125 - x151 / x126 - x139 / x127 - x133 * (4 / 3) / x128) + x169 + x51 + x47 + x25 - x137 / (x181 * x7) + x55) + (x145 if x21 else x160)) + 1189.0 * (x145 * (189 / 1189) + beta * x60 * (189 / 1189) + beta_inter * x61 * (189 / 1189) if x21 else x160 * (189 / 1189) + beta * x62 * (189 / 1189)) + x137 * 189.0 / x181)
-    x65 = -b * h * L * x34 * 2.0 / (x150 * c ** 2.0 * d * m * p * t)
-    x66 = 1000.0*max(0.0, x65)
-    x156 = c * d * p * t
-    x135 = b * s * L * x49 * h_kv
-    x67 = x135 * gamma * 2.0 / x156
-    x69 = x178 - G * (-1.0 + math.ceil(x178 / G))
-    x71 = x17 and ((G == x69) or (d*p == 1.0))
-    x72 = -1.0 + ((x69)/t if x71 else 1.0)
-    x73 = (G < x178)
-    x74 = L * m * x49 * alpha_inter * 2.0 / p + (x135 * beta_inter * 2.0 / (x181 * p * x69) + x182 * L * beta * x49 * h_kv * x72 * 2.0 / (x181 * p * x69) if x71 else x135 * beta_inter * 2.0 / x156 + x182 * L * beta * x49 * h_kv * x72 * 2.0 / x156) if x73 else L * m * x49 * alpha * 2.0 / p + x182 * L * beta * x49 * h_kv * 2.0 / x156
-    x75 = 1000.0 * max(0.0, (x67 + x74) / m - b * h * L * x49 * x34 * 5.0 / (x150 * c ** 2.0 * d * m * p * t))
-    x76 = x74/m
-    x77 = 1000.0 * max(0.0, x76 - x139 / (x150 * c ** 2.0 * d * m * p * t))
-    x78 = 1000.0*max(0.0, x76 + x65)
-    x79 = x175 * 48.0 / x126 if x40 else x175 * 76.0 / x126
-    x80 = (L*(x50)*2.0/x125 + L*(x29)*2.0/x125 if x30 else 0.0)
-    x81 = x67 + (L * m * x49 * alpha_inter * 6.0 / p + (x135 * beta_inter * 6.0 / (x181 * p * x69) + x182 * L * beta * x49 * h_kv * x72 * 6.0 / (x181 * p * x69) if x71 else x135 * beta_inter * 6.0 / x156 + x182 * L * beta * x49 * h_kv * x72 * 6.0 / x156) if x73 else L * m * x49 * alpha * 6.0 / p + x182 * L * beta * x49 * h_kv * 6.0 / x156)
-    x82 = (x81)*189.0/m
-    x83 = -1.0 + t
-    x84 = (1.0 if x10 else 0.0)
-    x85 = t - G*(-1.0 + math.ceil(t/G))
-    x87 = G == x85 or x181 * p == 1.0
-    x88 = ((1.0/(x85)) if x87 else 1.0)
-    x89 = -1.0 + (x85 if x87 else 1.0)
-    x168 = c * d * t
-    x136 = b * s * h * x83 * beta
-    x90 = x136 * 2.0 / x168
-    x143 = b * s * h * L * x83
-    x161 = b * s * x83
-    x170 = b * s * h * x83
-    x91 = gamma * (x161 * 6.0 / x168 + x170 / x168 + x170 * x84 / x168 + x143 * 4.0 / x156) + (alpha_inter * (m * x83 * 8.0 + m * x83 * x84 * 2.0 + L * m * x83 * 8.0 / p) + x170 * beta_inter * x84 * x88 * 2.0 / x168 + x136 * x89 * x84 * x88 * 2.0 / x168 + (beta * (x161 * x89 * 12.0 / (x168 * x85) + x170 * x89 * 2.0 / (x168 * x85) + x143 * x89 * 8.0 / (x156 * x85)) + beta_inter * (x161 * 12.0 / (x168 * x85) + x170 * 2.0 / (x168 * x85) + x143 * 8.0 / (x156 * x85)) if x87 else beta * (x161 * x89 * 12.0 / x168 + x170 * x89 * 2.0 / x168 + x143 * x89 * 8.0 / x156) + beta_inter * (x161 * 12.0 / x168 + x170 * 2.0 / x168 + x143 * 8.0 / x156)) if G < t else m * x83 * alpha * 8.0 + L * m * x83 * alpha * 8.0 / p + x161 * beta * 12.0 / x168 + x90 + x143 * beta * 8.0 / x156 + (m * x83 * alpha * 2.0 + x90 if x10 else 0.0))
-    x92 = (p == 2.0)
-    x93 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x181 if x92 else m * alpha_inter + x179 * beta_inter / x181
-    x94 = (x93 if G < x165 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x181 if x92 else m * alpha + x179 * beta / x181) + (x93 if G < 1.0 + x165 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x181 if x92 else m * alpha + x179 * beta / x181)
-    x140 = x66 + x75 + x77 + x78
-    x171 = b * h * L * x34
-    x95 = x140 + 1189.0 * x79 + 1189.0 * x80 + x82 + x91 * 1189.0 / m + x94 * 1189.0 / m + x36 * 7134.0 / x124 + x38 * 7134.0 / x124 + x176 * 57072.0 / x125 + x133 * 2378.0 / x128 + x171 * 8323.0 / x127
-    x96 = x12*28.0/(hbm*c*d)
-    x97 = x63 + (x95)*(-1.0 + m + p)*(1/1189) + x96
-    x98 = x25 + (x145 + beta*(x60) + beta_inter*(x61) if x21 else x160 + beta*(x62))
-    x99 = m * (x140 + x82) * (1 / 1189)
-    x101 = L * (x159 + x153 + x148) * 2.0
-    x162 = x101 + x154
-    x134 = peak * c * d * p * t * x97
-    x104 = x162 * 6.0 / x134
-    x105 = 6.0*(x162)
-    x131 = L*t
-    x107 = (x11)*4.0/x131 + (x11)*(0.0 if x0 else 4.0)/x131
-    x108 = x177 * 4.0 / t
-    x109 = x12*12.0/x181
-    x110 = (2.0*x12 if x0 else x12*4.0/x181)
-    x111 = 4.0*h + F/t + a/t + h*2.0/t
-    x112 = min(m, p)
-    x147 = b * s * L * x111
-    x113 = x147 * x112 * 4.0 / x155
-    x114 = x158 / t
-    x115 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x121
-    x116 = x182 * (h + h * 3.0 / t) * 2.0 / x174
-    x117 = x175 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x121
-    x118 = max(x114 + x115, x116 + x117)
-    x119 = 0.0 if x10 else x179 * (m + x112) * 2.0 / x174
-    return (x97, m * (x36 * 6.0 / x124 + x38 * 6.0 / x124 + x176 * 48.0 / x125 + x133 * 2.0 / x128 + x171 * 7.0 / x127 + x79 + x80), (x91) + (x81) + (x98) + (x94), x63 + (x91) + (x94) + x99, (x95)*(-1.0 + p)*(1/1189), x96, x182 / x97, x104, (x162 - x171) * 6.0 / x134, x104, x105, x105, x107 + x108 + x109 + x110 + (x113 + x118 + x119 if x10 else max(x113 + x115 + x119, x147 * 4.0 / x155 + x118)), x91, x81, x94, x98, x91, x99, x94, x63, 0.0, x110, x109, x113, x119, x117, x108, x116, x114, x115, x107,)
+    x30 = x161 * (3.0 + 25.0 * c) / x123 + x179 * (1.0 + c) * 5.0 / x123
+    x31 = (c >= 2.0)
+    x32 = (L*(x30)*2.0/p if x31 else 0.0)
+    x35 = s**2.0
+    x36 = h + h_kv
+    x124 = d*m
+    x141 = b * h * L * x35 * 2.0
+    x149 = b * s * h * x36
+    x157 = b * s * h * F
+    x158 = b * s * h * V
+    x159 = c * d * m * p
+    x163 = b * h * x35
+    x183 = c * t
+    x37 = (L * (x163 / x124 + x157 / x124 + x149 / x124) * 2.0 / p + x158 / x124) / x183 - x141 / (x159 * t)
+    x38 = x179 / x178
+    x168 = L * w_half
+    x180 = b * s * V
+    x186 = b * s
+    x39 = w_half * (x182 / t + x38 + x180 / x123) + x168 * (h ** 2.0 / t + x38 + x179 / x123) * 2.0 / p + x168 * (h * F / t + x38 + x186 * F / x123) * 2.0 / p + x168 * (h * h_kv / t + x38 + x161 / x123) * 2.0 / p
+    x40 = x179 * 4.0 / x178 + x186 * x36 / x123
+    x41 = (t == 1.0)
+    x42 = (26.0 if x41 else 38.0)
+    x44 = 5.0 + 12.0/t
+    x126 = eta*peak
+    x127 = hbm*p
+    x150 = hbm * c * d * m
+    x128 = x150 * t
+    x151 = eta_attn * peak
+    x129 = x151 * c * d * m * p * t
+    x130 = x150 * p
+    x138 = b * s * h * L * kappa * x44
+    x142 = b * h * L * x35 * 5.0
+    x152 = b * s * V * x42
+    x155 = L * x40 * 32.0
+    x170 = x37 * 4.0
+    x171 = x39 * 4.0
+    x45 = x32 / hbm + x170 / x126 + x171 / x126 + x155 / x127 + x152 / x128 + x142 / x129 + x138 * (4 / 3) / x130
+    x46 = (0.0 if x0 else m)
+    x47 = x184 * beta_inter * x19 * x46 / x185 + x184 * beta * x19 * x20 * x46 / x185 if x21 else x184 * beta * x46 / x185
+    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
+    x49 = x1*x47/m
+    x174 = x1 * x25
+    x51 = -1.0 + c
+    x52 = x179 * (-13.0 + 19.0 * c) / x123 + x186 * x51 * h_kv * 4.0 / x123
+    x135 = x2 * x12 * x1 * beta_inter * x19
+    x136 = x2 * x12 * beta * x1 * x19 * x20
+    x175 = x2 * x12 * beta * x1
+    x181 = L * x40
+    x53 = max(0.0, x174 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x181 * 16.0 / x127 + x180 * (22.0 if x41 else 38.0) / x128 + x141 / x129 + x138 * (2 / 3) / x130) - x173 + (x135 / x185 + x136 / x185 if x21 else x175 / x185))
+    x54 = x135 * 2.0 / x185
+    x55 = x136 * 2.0 / x185
+    x56 = x175 * 2.0 / x185
+    x57 = x147 + x184 * beta_inter * x19 * 2.0 / (x185 * x7) + x184 * beta * x19 * x20 * 2.0 / (x185 * x7) if x21 else x167 + x184 * beta * 2.0 / (x185 * x7)
+    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
+    x146 = alpha_inter * x58
+    x164 = alpha * x58
+    x144 = x2 * x12 * x1 * x19
+    x156 = x2 * x12 * x19
+    x61 = x156 * x20 * x46 / x185 + x144 * x20 * 3.0 / x185
+    x62 = x156 * x46 / x185 + x144 * 3.0 / x185
+    x177 = x2 * x12 * x1
+    x63 = x184 * x46 / x185 + x177 * 3.0 / x185
+    x64 = 1 / 1189 * (1000.0 * (x173 - x174 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x147 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x167 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x173 + x1 * x57 - x174 * 2.0 + x137 / (x185 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x170 / x126 - x171 / x126 - x155 / x127 - x152 / x128 - x142 / x129 - x138 * (4 / 3) / x130) + x174 - x1 * x57 + x49 + x26 - x137 / (x185 * x7) + (x54 + x55 if x21 else x56)) + (x146 if x21 else x164)) + 1189.0 * (x146 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x164 * (189 / 1189) + beta * x63 * (189 / 1189)) + x177 * gamma * 378.0 / x185)
+    x66 = -b * h * L * x35 * 2.0 / (x151 * c ** 2.0 * d * m * p * t)
+    x67 = 1000.0*max(0.0, x66)
+    x160 = c * d * p * t
+    x153 = b * s * L * x51
+    x68 = x153 * h_kv * gamma * 2.0 / x160
+    x70 = x183 - G * (-1.0 + math.ceil(x183 / G))
+    x72 = x17 and ((G == x70) or (d*p == 1.0))
+    x73 = -1.0 + ((x70)/t if x72 else 1.0)
+    x74 = (G < x183)
+    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x153 * beta_inter * h_kv * 2.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 2.0 / (x185 * p * x70) if x72 else x153 * beta_inter * h_kv * 2.0 / x160 + x186 * L * beta * x51 * h_kv * x73 * 2.0 / x160) if x74 else L * m * x51 * alpha * 2.0 / p + x186 * L * beta * x51 * h_kv * 2.0 / x160
+    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x151 * c ** 2.0 * d * m * p * t))
+    x77 = x75/m
+    x78 = 1000.0 * max(0.0, x77 - x142 / (x151 * c ** 2.0 * d * m * p * t))
+    x79 = 1000.0*max(0.0, x77 + x66)
+    x80 = x180 * 48.0 / x128 if x41 else x180 * 76.0 / x128
+    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
+    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x153 * beta_inter * h_kv * 6.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 6.0 / (x185 * p * x70) if x72 else x153 * beta_inter * h_kv * 6.0 / x160 + x186 * L * beta * x51 * h_kv * x73 * 6.0 / x160) if x74 else L * m * x51 * alpha * 6.0 / p + x186 * L * beta * x51 * h_kv * 6.0 / x160)
+    x83 = (x82)*189.0/m
+    x84 = -1.0 + t
+    x85 = (1.0 if x10 else 0.0)
+    x86 = t - G*(-1.0 + math.ceil(t/G))
+    x88 = G == x86 or x185 * p == 1.0
+    x89 = ((1.0/(x86)) if x88 else 1.0)
+    x90 = -1.0 + (x86 if x88 else 1.0)
+    x172 = c * d * t
+    x140 = b * s * h * beta * x84
+    x91 = x140 * 2.0 / x172
+    x145 = b * s * h * L * x84
+    x154 = b * s * h * x84
+    x165 = b * s * x84
+    x92 = gamma * (x165 * 6.0 / x172 + x154 / x172 + x154 * x85 / x172 + x145 * 4.0 / x160) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x154 * beta_inter * x85 * x89 * 2.0 / x172 + x140 * x90 * x85 * x89 * 2.0 / x172 + (beta * (x165 * x90 * 12.0 / (x172 * x86) + x154 * x90 * 2.0 / (x172 * x86) + x145 * x90 * 8.0 / (x160 * x86)) + beta_inter * (x165 * 12.0 / (x172 * x86) + x154 * 2.0 / (x172 * x86) + x145 * 8.0 / (x160 * x86)) if x88 else beta * (x165 * x90 * 12.0 / x172 + x154 * x90 * 2.0 / x172 + x145 * x90 * 8.0 / x160) + beta_inter * (x165 * 12.0 / x172 + x154 * 2.0 / x172 + x145 * 8.0 / x160)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x186 * beta * x84 * 12.0 / x172 + x91 + x179 * L * beta * x84 * 8.0 / x160 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
+    x93 = (p == 2.0)
+    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x185 if x93 else m * alpha_inter + x179 * beta_inter / x185
+    x95 = (x94 if G < x169 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185) + (x94 if G < 1.0 + x169 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185)
+    x143 = x67 + x76 + x78 + x79
+    x176 = b * h * L * x35
+    x96 = x143 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x181 * 57072.0 / x127 + x138 * 2378.0 / x130 + x176 * 8323.0 / x129
+    x97 = x12*30.0/(hbm*c*d)
+    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
+    x99 = x26 + (x146 + beta*(x61) + beta_inter*(x62) if x21 else x164 + beta*(x63))
+    x100 = m * (x143 + x83) * (1 / 1189)
+    x102 = L * (x163 + x157 + x149) * 2.0
+    x166 = x102 + x158
+    x139 = peak * c * d * p * t * x98
+    x105 = x166 * 6.0 / x139
+    x106 = 6.0*(x166)
+    x133 = L*t
+    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
+    x109 = x12*12.0/x185
+    x110 = 0.0 if x0 else x182 * 4.0 / t
+    x111 = (2.0*x12 if x0 else 0.0)
+    x112 = (4.0*x12 if x0 else x12*4.0/x185)
+    x113 = 4.0*h + F/t + a/t + h*2.0/t
+    x114 = min(m, p)
+    x148 = b * s * L * x113
+    x115 = x148 * x114 * 4.0 / x159
+    x116 = x162 / t
+    x117 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x123
+    x118 = x186 * (h + h * 3.0 / t) * 2.0 / x178
+    x119 = x180 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
+    x120 = max(x116 + x117, x118 + x119)
+    x121 = 0.0 if x10 else x179 * (m + x114) * 2.0 / x178
+    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x181 * 48.0 / x127 + x138 * 2.0 / x130 + x176 * 7.0 / x129 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x186 / x98, x105, (x166 - x176) * 6.0 / x139, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x148 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
 
 
 def _step_a3de22291027(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
@@ -55519,233 +55623,238 @@ def _step_d03633d3d76a(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 
 
 def _step_dc06ad128622(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
-    x0 = (p >= 2.0)
-    x1 = (1.0 if x0 else m)
-    x2 = m - x1
-    x238 = c * d * m
-    x178 = x238 * t
-    x261 = b * s * h
-    x9 = x261 * (3.0 + 25.0 * c) / x178 + x261 * (1.0 + c) * 5.0 / x178
-    x10 = (c >= 2.0)
-    x11 = (L*(x9)*2.0/p if x10 else 0.0)
-    x14 = d_rope + kv_lora
-    x15 = d_nope + d_v
-    x217 = d_nope + d_rope
-    x17 = (q_lora == 0.0)
-    x18 = a*(x217)
-    x19 = h + x18
-    x214 = a * kv_lora * x15
-    x228 = h * a * d_v
-    x251 = h * x14
-    x20 = x251 + x228 + x214 + (h * a * x217 if x17 else q_lora * x19)
-    x179 = d*m
-    x229 = b * s * x20
-    x21 = x229 / x179
-    x22 = s**2.0
-    x23 = x217 + d_v
-    x215 = b * a * x23 * x22
-    x24 = x215 / x179
-    x25 = E_s + k
-    x26 = L - L_moe
-    x199 = b * s * h * F_e * x25 * 3.0
-    x207 = b * L * a * x23 * x22
-    x211 = b * s * h * F * 3.0
-    x221 = b * s * h * V
-    x239 = x21 + x24
-    x258 = c * t
-    x27 = ((L_moe * (x239 + x199 / x179) + x26 * (x239 + x211 / x179)) / p + x221 / x179) / x258 - x207 / (x238 * p * t)
-    x28 = x261 / x238
-    x252 = h * F_e
-    x29 = x252 / t
-    x30 = x252 * 2.0 / t
-    x222 = E * c * d * m
-    x33 = x261 * k * e / x222
-    x181 = x222 * t
-    x253 = e * p
-    x201 = L_moe * E * w_half_expert
-    x209 = L_moe * w_half * E_s
-    x212 = b * s * k * e * F_e
-    x230 = b * s * F_e
-    x236 = L * w_half
-    x240 = b * s * V
-    x241 = b * s * a
+    x1 = 1.0 + L/p
+    x258 = c * d
+    x2 = -1.0 + x258
+    x4 = -1.0 + x258 / e
+    x235 = x4 * L_moe
+    x250 = x2 * x1
+    x5 = x250 * 2.0 + x235 * 2.0 / p
+    x6 = (p >= 2.0)
+    x221 = x4 * m * L_moe
+    x228 = m * x2 * x1
+    x7 = x228 * 3.0 + x221 * 3.0 / p
+    x8 = (x5 if x6 else x7)
+    x238 = c * t * d
+    x14 = -G * (-1.0 + math.ceil(x238 / G)) + x238
+    x15 = G/t
+    x16 = (x15 == math.floor(x15))
+    x17 = (p == 1.0)
+    x18 = (G == x14) or x17
+    x19 = x16 and (x18)
+    x20 = -1.0 + ((x14)/t if x19 else 1.0)
+    x21 = (0.0 if x6 else m)
+    x23 = (t/(x14) if x19 else 1.0)
+    x24 = -Phi_E
+    x229 = h * V * 2.0
+    x239 = Phi + x24
+    x25 = x239 - x229
     x259 = h * V
-    x260 = c * d
-    x262 = b * s
-    x34 = w_half * (x259 / t + x28 + x240 / x178) + x236 * (x28 + (h * a * x217 / t + x241 * x217 / x178 if x17 else q_lora * x19 / t + x262 * q_lora * x19 / (x260 * h * m * t))) / p + x236 * (x251 / t + x28 + x262 * x14 / x178) / p + x236 * (x228 / t + x28 + x241 * d_v / x178) / p + x236 * (x214 / t + x262 * kv_lora / x238 + x241 * x15 / x178) / p + w_half * x26 * (h * F / t + x28 + x262 * F / x178) * 3.0 / p + x209 * (x29 + x28 + x230 / x178) / p + x209 * (x30 + x28 + x230 * 2.0 / x178) / p + x201 * (x29 + x33 + x212 / x181) / x253 + x201 * (x30 + x33 + x212 * 2.0 / x181) / x253
-    x35 = x262 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + (a * d_v + x18) * 4.0 / t) / x238
-    x36 = 16.0/t
-    x37 = x261 * (7.0 + x36) / x238
-    x39 = F_e*3.0/t
-    x40 = x35 + x37 + x262 * L_moe * k * (2.0 * h + x39) * 2.0 / (L * c * d * m)
-    x41 = (t == 1.0)
-    x42 = (26.0 if x41 else 38.0)
-    x183 = eta*peak
-    x184 = hbm*p
+    x26 = x239 / t if x17 else (x259 + x25 / p) / t
+    x209 = x2 * x26 * x23 * x21
+    x27 = x209 * x20 / x258
+    x28 = (1.0 if x6 else m)
+    x253 = e * t
+    x29 = G/x253
+    x30 = (x29 == math.floor(x29)) and (x18)
+    x31 = -1.0 + ((x14)/x253 if x30 else 1.0)
+    x32 = x253 / x14 if x30 else 1.0
+    x240 = c * d * p
+    x181 = x240 * t
+    x262 = Phi_E * x4
+    x33 = x262 * x31 * x21 * x32 / x181
+    x199 = Phi_E * x4 * x28 * x31 * x32
+    x202 = x28 * x2 * x26 * x23 * x20
+    x34 = x27 + x202 * 3.0 / x258 + x33 + x199 * 3.0 / x181
+    x35 = x209 / x258
+    x215 = Phi_E * x4 * x21
+    x36 = x215 * x32 / x181
+    x206 = Phi_E * x4 * x28 * x32
+    x255 = x28 * x2 * x26 * x23
+    x37 = x35 + x255 * 3.0 / x258 + x36 + x206 * 3.0 / x181
+    x38 = (G < x238)
+    x39 = m - x28
+    x241 = c * d * m
+    x182 = x241 * t
+    x263 = b * s * h
+    x42 = x263 * (3.0 + 25.0 * c) / x182 + x263 * (1.0 + c) * 5.0 / x182
+    x43 = (c >= 2.0)
+    x44 = (L*(x42)*2.0/p if x43 else 0.0)
+    x47 = d_rope + kv_lora
+    x48 = d_nope + d_v
+    x217 = d_nope + d_rope
+    x50 = (q_lora == 0.0)
+    x51 = a*(x217)
+    x52 = h + x51
+    x213 = a * kv_lora * x48
+    x230 = h * a * d_v
+    x251 = h * x47
+    x53 = x251 + x230 + x213 + (h * a * x217 if x50 else q_lora * x52)
+    x183 = d*m
+    x231 = b * s * x53
+    x54 = x231 / x183
+    x55 = s**2.0
+    x56 = x217 + d_v
+    x214 = b * a * x56 * x55
+    x57 = x214 / x183
+    x58 = E_s + k
+    x59 = L - L_moe
+    x200 = b * s * h * F_e * x58 * 3.0
+    x208 = b * L * a * x56 * x55
+    x211 = b * s * h * F * 3.0
+    x222 = b * s * h * V
+    x242 = x54 + x57
+    x260 = c * t
+    x60 = ((L_moe * (x242 + x200 / x183) + x59 * (x242 + x211 / x183)) / p + x222 / x183) / x260 - x208 / (x241 * p * t)
+    x61 = x263 / x241
+    x252 = h * F_e
+    x62 = x252 / t
+    x63 = x252 * 2.0 / t
+    x223 = E * c * d * m
+    x65 = x263 * k * e / x223
+    x185 = x223 * t
+    x254 = e * p
+    x203 = L_moe * E * w_half_expert
+    x210 = L_moe * w_half * E_s
+    x212 = b * s * k * F_e * e
+    x232 = b * s * F_e
+    x236 = L * w_half
+    x243 = b * s * V
+    x244 = b * s * a
+    x264 = b * s
+    x66 = w_half * (x259 / t + x61 + x243 / x182) + x236 * (x61 + (h * a * x217 / t + x244 * x217 / x182 if x50 else q_lora * x52 / t + x264 * q_lora * x52 / (x258 * h * m * t))) / p + x236 * (x251 / t + x61 + x264 * x47 / x182) / p + x236 * (x230 / t + x61 + x244 * d_v / x182) / p + x236 * (x213 / t + x264 * kv_lora / x241 + x244 * x48 / x182) / p + w_half * x59 * (h * F / t + x61 + x264 * F / x182) * 3.0 / p + x210 * (x62 + x61 + x232 / x182) / p + x210 * (x63 + x61 + x232 * 2.0 / x182) / p + x203 * (x62 + x65 + x212 / x185) / x254 + x203 * (x63 + x65 + x212 * 2.0 / x185) / x254
+    x67 = x264 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + (a * d_v + x51) * 4.0 / t) / x241
+    x68 = 16.0/t
+    x69 = x263 * (7.0 + x68) / x241
+    x71 = F_e*3.0/t
+    x72 = x67 + x69 + x264 * L_moe * k * (2.0 * h + x71) * 2.0 / (L * c * d * m)
+    x73 = (t == 1.0)
+    x74 = (26.0 if x73 else 38.0)
+    x187 = eta*peak
+    x188 = hbm*p
     x218 = hbm * c * d * m
-    x185 = x218 * t
-    x186 = x218 * p * t
+    x189 = x218 * t
+    x190 = x218 * p * t
     x219 = eta_attn * peak
-    x187 = x219 * c * d * m * p * t
-    x196 = b * s * h * L_moe * k * kappa_moe
-    x220 = L * kappa * x40
-    x44 = x11 / hbm + x27 * 4.0 / x183 + x34 * 4.0 / x183 + x220 * (2 / 3) / x184 + x240 * x42 / x185 + x196 * (4 / 3) / x186 + x207 * (5 / 2) / x187
-    x45 = -1.0 + x260
-    x242 = c * t * d
-    x48 = -G * (-1.0 + math.ceil(x242 / G)) + x242
-    x50 = G/t
-    x51 = (x50 == math.floor(x50))
-    x52 = (p == 1.0)
-    x53 = (G == x48) or x52
-    x54 = x51 and (x53)
-    x55 = (t/(x48) if x54 else 1.0)
-    x56 = -Phi_E
-    x231 = h * V * 2.0
-    x243 = Phi + x56
-    x57 = x243 - x231
-    x58 = x243 / t if x52 else (x259 + x57 / p) / t
-    x197 = m * x45 * x58 * beta_inter * x55
-    x59 = x197 / x260
-    x60 = -1.0 + ((x48)/t if x54 else 1.0)
-    x198 = m * beta * x45 * x58 * x55 * x60
-    x61 = x198 / x260
-    x62 = -1.0 + x260 / e
-    x254 = e * t
-    x63 = G/x254
-    x64 = (x63 == math.floor(x63)) and (x53)
-    x65 = -1.0 + ((x48)/x254 if x64 else 1.0)
-    x244 = c * d * p
-    x190 = x244 * t
-    x205 = m * beta * x62 * Phi_E
-    x66 = m * x62 * Phi_E * beta_inter * e / (x244 * x48) + x205 * e * x65 / (x244 * x48) if x64 else m * x62 * Phi_E * beta_inter / x190 + x205 * x65 / x190
-    x67 = (G < x242)
-    x68 = (x59 + x61 + x66 if x67 else beta*(m*(x45)*x58/x260 + m*(x62)*Phi_E/x190))
-    x69 = (1000/1189)*max(0.0, -(x2)*(x44) + (x2)*x68/m)
-    x70 = x1*x68/m
-    x71 = (x45)*alpha_inter
-    x72 = (x62)*alpha_inter
-    x73 = (x45)*alpha
-    x74 = (x62)*alpha
-    x75 = (x71 + x72 if x67 else x73 + x74)
-    x249 = x1 * x75
-    x77 = -1.0 + c
-    x78 = x261 * (-13.0 + 19.0 * c) / x178 + x261 * x77 * 4.0 / x178
-    x79 = 1.0 + L/p
-    x223 = L_moe * c * d
-    x191 = x223 * t
-    x82 = x71 + x72 + x45 * x58 * beta_inter * x55 / (x260 * x79) + beta * x45 * x58 * x55 * x60 / (x260 * x79) + (x62 * Phi_E * beta_inter * e / (x223 * x48) + beta * x62 * Phi_E * e * x65 / (x223 * x48) if x64 else x62 * Phi_E * beta_inter / x191 + beta * x62 * Phi_E * x65 / x191) if x67 else x73 + x74 + beta * x45 * x58 / (x260 * x79) + beta * x62 * Phi_E / x191
-    x83 = -x1*x82
-    x84 = x254 / x48 if x64 else 1.0
-    x210 = x45 * x1 * x58 * x55
-    x216 = x62 * Phi_E * x1
-    x85 = beta * (x210 * x60 / x260 + x216 * x65 * x84 / x190)
-    x86 = beta_inter * (x210 / x260 + x216 * x84 / x190)
-    x257 = x45 * x1 * x58
-    x87 = x257 / x260 + x216 / x190
-    x88 = (x85 + x86 if x67 else beta*(x87))
-    x89 = 1000 / 1189 * max(0.0, x249 - x1 * ((L * x78 * 2.0 / p if x10 else 0.0) / hbm + x27 * 2.0 / x183 + x34 * 2.0 / x183 + x220 * (1 / 3) / x184 + x240 * (22.0 if x41 else 38.0) / x185 + x207 / x187 + x196 * (2 / 3) / x186) + x83 + x88)
-    x232 = x62 * L_moe
-    x245 = x45 * x79
-    x90 = x245 + x232 / p
-    x224 = m * x45 * x79
-    x256 = m * x62 * L_moe
-    x92 = x256 / p
-    x246 = x224 + x92
-    x208 = m * x45 * alpha * x79
-    x202 = m * x62 * L_moe * alpha
-    x95 = x202 / p
-    x96 = x205 / x190
-    x97 = -x11/hbm
-    x98 = -(x27)*4.0/x183
-    x99 = -(x34)*4.0/x183
-    x100 = -L*kappa*(x40)*(2/3)/x184
-    x101 = -b*s*V*x42/x185
-    x102 = -b*L*a*(x23)*x22*(5/2)/x187
-    x103 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x186
-    x104 = x245 * 2.0 + x232 * 2.0 / p
-    x105 = x224 * 2.0 + x256 * 2.0 / p
-    x106 = x246 + (x104 if x0 else x105)
-    x213 = alpha_inter * x106
-    x206 = x45 * x1 * x58 * gamma
-    x233 = gamma * x87
-    x108 = 1 / 1189 * (1189.0 * (x69 + 1000 / 1189 * max(0.0, -x1 * x44 + x70) + x89 + 1000 / 1189 * (x85 + x86 + m * x45 * alpha_inter * x79 + x256 * alpha_inter / p + (alpha_inter * x90 * 2.0 if x0 else alpha_inter * x246 * 2.0) if x67 else x208 + x95 + beta * x45 * x1 * x58 / x260 + (alpha * x90 * 2.0 + beta * x62 * Phi_E / x190 if x0 else alpha * x246 * 2.0 + x96)) - x249 * (1000 / 1189) + x233 * (1000 / 1189) + x1 * x82 * (1000 / 1189) + x62 * Phi_E * gamma * (189 / 1189) / x190 if x0 else x69 + x89 + 1000 / 1189 * max(0.0, x249 + x83 + x70 + x206 / x260 - x206 / (x260 * x79) + x88 + (x97 + x98 + x99 + x100 + x62 * Phi_E * gamma / x190 - x62 * Phi_E * gamma / x191 + x101 + x102 + x103 if x0 else m * (x97 + x98 + x99 + x100 + x101 + x102 + x103) + m * x62 * Phi_E * gamma / x190 - m * x62 * Phi_E * gamma / x191)) + 1000 / 1189 * (x213 if x67 else alpha * x106) - x249 * (2000 / 1189) + x1 * x82 * (2000 / 1189) + x206 * (1000 / 1189) / (x260 * x79) + m * x62 * Phi_E * gamma * (189 / 1189) / x190 + x216 * gamma * (1000 / 1189) / x191) + 1189.0 * (x213 * (189 / 1189) + x197 * (189 / 1189) / x260 + x257 * beta_inter * x55 * (378 / 1189) / x260 + x198 * (189 / 1189) / x260 + beta * x45 * x1 * x58 * x55 * x60 * (378 / 1189) / x260 + x216 * beta_inter * x84 * (378 / 1189) / x190 + beta * x62 * Phi_E * x1 * x65 * x84 * (378 / 1189) / x190 + (m * x62 * Phi_E * beta_inter * e * (189 / 1189) / (x244 * x48) + x205 * e * x65 * (189 / 1189) / (x244 * x48) if x64 else m * x62 * Phi_E * beta_inter * (189 / 1189) / x190 + x205 * x65 * (189 / 1189) / x190) if x67 else x208 * (189 / 1189) + x202 * (189 / 1189) / p + m * beta * x45 * x58 * (189 / 1189) / x260 + beta * x45 * x1 * x58 * (378 / 1189) / x260 + x205 * (189 / 1189) / x190 + (alpha * x104 * (189 / 1189) + beta * x62 * Phi_E * (378 / 1189) / x190 if x0 else alpha * x105 * (189 / 1189) + x205 * (378 / 1189) / x190)) + x206 * 189.0 / x260)
-    x109 = x58/x260 + Phi_E/x190
-    x110 = (x109)*28.0/hbm
+    x191 = x219 * c * d * m * p * t
+    x198 = b * s * h * L_moe * k * kappa_moe
+    x220 = L * kappa * x72
+    x76 = x44 / hbm + x60 * 4.0 / x187 + x66 * 4.0 / x187 + x220 * (2 / 3) / x188 + x243 * x74 / x189 + x198 * (4 / 3) / x190 + x208 * (5 / 2) / x191
+    x77 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x258 + x215 / x181)
+    x78 = (1000/1189)*max(0.0, -(x39)*(x76) + (x39)*x77/m)
+    x79 = x28*x77/m
+    x80 = (x2)*alpha_inter
+    x81 = (x4)*alpha_inter
+    x82 = (x2)*alpha
+    x83 = (x4)*alpha
+    x84 = (x80 + x81 if x38 else x82 + x83)
+    x245 = x28 * x84
+    x86 = -1.0 + c
+    x87 = x263 * (-13.0 + 19.0 * c) / x182 + x263 * x86 * 4.0 / x182
+    x224 = L_moe * c * d
+    x192 = x224 * t
+    x90 = x80 + x81 + x2 * x26 * beta_inter * x23 / (x258 * x1) + beta * x2 * x26 * x23 * x20 / (x258 * x1) + (x262 * beta_inter * e / (x224 * x14) + beta * Phi_E * x4 * e * x31 / (x224 * x14) if x30 else x262 * beta_inter / x192 + beta * Phi_E * x4 * x31 / x192) if x38 else x82 + x83 + beta * x2 * x26 / (x258 * x1) + beta * Phi_E * x4 / x192
+    x256 = Phi_E * x4 * x28
+    x261 = x28 * x2 * x26
+    x91 = x261 / x258 + x256 / x181
+    x246 = x28 * x90
+    x92 = 1000 / 1189 * max(0.0, x245 - x28 * ((L * x87 * 2.0 / p if x43 else 0.0) / hbm + x60 * 2.0 / x187 + x66 * 2.0 / x187 + x220 * (1 / 3) / x188 + x243 * (22.0 if x73 else 38.0) / x189 + x208 / x191 + x198 * (2 / 3) / x190) - x246 + (beta * (x202 / x258 + x199 / x181) + beta_inter * (x255 / x258 + x206 / x181) if x38 else beta * x91))
+    x93 = beta * (x202 * 2.0 / x258 + x199 * 2.0 / x181)
+    x94 = beta_inter * (x255 * 2.0 / x258 + x206 * 2.0 / x181)
+    x95 = x250 + x235 / p
+    x96 = x228 + x221 / p
+    x97 = x228 * 2.0 + x221 * 2.0 / p
+    x98 = x246 * (1000 / 1189)
+    x99 = x80 + x81 + x2 * x26 * beta_inter * x23 * 2.0 / (x258 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x258 * x1) + (x262 * beta_inter * e * 2.0 / (x224 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x224 * x14) if x30 else x262 * beta_inter * 2.0 / x192 + beta * Phi_E * x4 * x31 * 2.0 / x192) if x38 else x82 + x83 + beta * x2 * x26 * 2.0 / (x258 * x1) + beta * Phi_E * x4 * 2.0 / x192
+    x100 = -x44/hbm
+    x101 = -(x60)*4.0/x187
+    x102 = -(x66)*4.0/x187
+    x103 = -L*kappa*(x72)*(2/3)/x188
+    x104 = -b*s*V*x74/x189
+    x105 = -b*L*a*(x56)*x55*(5/2)/x191
+    x106 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x190
+    x216 = alpha_inter * x8
+    x207 = x28 * x2 * x26 * gamma
+    x233 = gamma * x91
+    x108 = 1 / 1189 * (1189.0 * (x216 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x258 + beta * x28 * x2 * x26 * (567 / 1189) / x258 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x181 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x181)) + 1189.0 * (x78 + 1000 / 1189 * max(0.0, -x28 * x76 + x79) + x92 + 1000 / 1189 * (x93 + x94 + (alpha_inter * x95 * 2.0 if x6 else alpha_inter * x96 + alpha_inter * x97) if x38 else beta * x28 * x2 * x26 * 2.0 / x258 + (alpha * x95 * 2.0 + beta * Phi_E * x4 * 2.0 / x181 if x6 else alpha * x96 + alpha * x97 + beta * Phi_E * x4 * m * 2.0 / x181)) - x245 * (1000 / 1189) + x98 + x233 * (2000 / 1189) + x262 * gamma * (378 / 1189) / x181 if x6 else x78 + x92 + 1000 / 1189 * max(0.0, x245 - x28 * x99 + x79 + x207 * 2.0 / x258 - x207 * 2.0 / (x258 * x1) + (x93 + x94 if x38 else beta * (x261 * 2.0 / x258 + x256 * 2.0 / x181)) + (x100 + x101 + x102 + x103 - x262 * gamma * 2.0 / x192 + x262 * gamma * 2.0 / x181 + x104 + x105 + x106 if x6 else m * (x100 + x101 + x102 + x103 + x104 + x105 + x106) - x262 * m * gamma * 2.0 / x192 + x262 * m * gamma * 2.0 / x181)) + 1000 / 1189 * (x216 if x38 else alpha * x8) - x245 * (2000 / 1189) + x98 + x28 * x99 * (1000 / 1189) + x207 * (2000 / 1189) / (x258 * x1) + x262 * m * gamma * (378 / 1189) / x181 + x256 * gamma * (2000 / 1189) / x192) + x207 * 378.0 / x258)
+    x109 = x26/x258 + Phi_E/x181
+    x110 = (x109)*30.0/hbm
     x225 = b * s * L * a
-    x111 = x225 * x23 * x77 * gamma / x190
-    x113 = x258 - G * (-1.0 + math.ceil(x258 / G))
-    x115 = x51 and ((G == x113) or (d*p == 1.0))
+    x111 = x225 * x56 * x86 * gamma / x181
+    x113 = x260 - G * (-1.0 + math.ceil(x260 / G))
+    x115 = x16 and ((G == x113) or (d*p == 1.0))
     x116 = -1.0 + ((x113)/t if x115 else 1.0)
-    x117 = (G < x258)
-    x118 = m * L * x77 * alpha_inter * 2.0 / p + (x225 * beta_inter * x23 * x77 / (x244 * x113) + x262 * beta * L * a * x23 * x77 * x116 / (x244 * x113) if x115 else x225 * beta_inter * x23 * x77 / x190 + x262 * beta * L * a * x23 * x77 * x116 / x190) if x117 else m * L * alpha * x77 * 2.0 / p + x262 * beta * L * a * x23 * x77 / x190
-    x120 = max(0.0, 1 / 2 * ((x111 + x118) * 2.0 / m - b * L * a * x23 * x77 * x22 * 5.0 / (x219 * c ** 2.0 * d * m * p * t)))
-    x121 = max(0.0, 1 / 2 * (x118 * 2.0 / m - x207 * 5.0 / (x219 * c ** 2.0 * d * m * p * t)))
-    x122 = -b * L * a * x23 * x22 / (x219 * c ** 2.0 * d * m * p * t)
+    x117 = (G < x260)
+    x118 = L * m * x86 * alpha_inter * 2.0 / p + (x225 * beta_inter * x56 * x86 / (x240 * x113) + x264 * beta * L * a * x56 * x86 * x116 / (x240 * x113) if x115 else x225 * beta_inter * x56 * x86 / x181 + x264 * beta * L * a * x56 * x86 * x116 / x181) if x117 else L * m * alpha * x86 * 2.0 / p + x264 * beta * L * a * x56 * x86 / x181
+    x120 = max(0.0, 1 / 2 * ((x111 + x118) * 2.0 / m - b * L * a * x56 * x86 * x55 * 5.0 / (x219 * c ** 2.0 * d * m * p * t)))
+    x121 = max(0.0, 1 / 2 * (x118 * 2.0 / m - x208 * 5.0 / (x219 * c ** 2.0 * d * m * p * t)))
+    x122 = -b * L * a * x56 * x55 / (x219 * c ** 2.0 * d * m * p * t)
     x123 = max(0.0, x122)
     x124 = max(0.0, x118/m + x122)
-    x125 = x240 * 48.0 / x185 if x41 else x240 * 76.0 / x185
-    x126 = (L*(x78)*2.0/x184 + L*(x9)*2.0/x184 if x10 else 0.0)
-    x127 = x111 + (m * L * x77 * alpha_inter * 6.0 / p + (x225 * beta_inter * x23 * x77 * 3.0 / (x244 * x113) + x262 * beta * L * a * x23 * x77 * x116 * 3.0 / (x244 * x113) if x115 else x225 * beta_inter * x23 * x77 * 3.0 / x190 + x262 * beta * L * a * x23 * x77 * x116 * 3.0 / x190) if x117 else m * L * alpha * x77 * 6.0 / p + x262 * beta * L * a * x23 * x77 * 3.0 / x190)
+    x125 = x243 * 48.0 / x189 if x73 else x243 * 76.0 / x189
+    x126 = (L*(x87)*2.0/x188 + L*(x42)*2.0/x188 if x43 else 0.0)
+    x127 = x111 + (L * m * x86 * alpha_inter * 6.0 / p + (x225 * beta_inter * x56 * x86 * 3.0 / (x240 * x113) + x264 * beta * L * a * x56 * x86 * x116 * 3.0 / (x240 * x113) if x115 else x225 * beta_inter * x56 * x86 * 3.0 / x181 + x264 * beta * L * a * x56 * x86 * x116 * 3.0 / x181) if x117 else L * m * alpha * x86 * 6.0 / p + x264 * beta * L * a * x56 * x86 * 3.0 / x181)
     x128 = -1.0 + t
-    x129 = (1.0 if x52 else 0.0)
+    x129 = (1.0 if x17 else 0.0)
     x130 = -L_moe/p + L*2.0/p
     x131 = t - G*(-1.0 + math.ceil(t/G))
-    x133 = G == x131 or x244 == 1.0
+    x133 = G == x131 or x240 == 1.0
     x134 = ((1.0/(x131)) if x133 else 1.0)
     x135 = -1.0 + (x131 if x133 else 1.0)
     x247 = c * d * t
-    x203 = b * s * h * beta * x128
-    x136 = x203 * 2.0 / x247
-    x204 = b * s * h * x128 * x130
+    x204 = b * s * h * beta * x128
+    x136 = x204 * 2.0 / x247
+    x205 = b * s * h * x128 * x130
     x226 = b * s * x128
-    x255 = b * s * h * x128
-    x137 = gamma * (x226 * 6.0 / x247 + x255 / x247 + x255 * x129 / x247 + x204 * 2.0 / x247) + (alpha_inter * (m * x128 * 8.0 + m * x128 * x129 * 2.0 + m * x128 * x130 * 4.0) + x255 * beta_inter * x129 * x134 * 2.0 / x247 + x203 * x135 * x129 * x134 * 2.0 / x247 + (beta * (x226 * x135 * 12.0 / (x247 * x131) + x255 * x135 * 2.0 / (x247 * x131) + x204 * x135 * 4.0 / (x247 * x131)) + beta_inter * (x226 * 12.0 / (x247 * x131) + x255 * 2.0 / (x247 * x131) + x204 * 4.0 / (x247 * x131)) if x133 else beta * (x226 * x135 * 12.0 / x247 + x255 * x135 * 2.0 / x247 + x204 * x135 * 4.0 / x247) + beta_inter * (x226 * 12.0 / x247 + x255 * 2.0 / x247 + x204 * 4.0 / x247)) if G < t else m * x128 * alpha * 8.0 + m * x128 * alpha * x130 * 4.0 + x262 * beta * x128 * 12.0 / x247 + x136 + x203 * x130 * 4.0 / x247 + (m * x128 * alpha * 2.0 + x136 if x52 else 0.0))
+    x257 = b * s * h * x128
+    x137 = gamma * (x226 * 6.0 / x247 + x257 / x247 + x257 * x129 / x247 + x205 * 2.0 / x247) + (alpha_inter * (m * x128 * 8.0 + m * x128 * x129 * 2.0 + m * x128 * x130 * 4.0) + x257 * beta_inter * x129 * x134 * 2.0 / x247 + x204 * x135 * x129 * x134 * 2.0 / x247 + (beta * (x226 * x135 * 12.0 / (x247 * x131) + x257 * x135 * 2.0 / (x247 * x131) + x205 * x135 * 4.0 / (x247 * x131)) + beta_inter * (x226 * 12.0 / (x247 * x131) + x257 * 2.0 / (x247 * x131) + x205 * 4.0 / (x247 * x131)) if x133 else beta * (x226 * x135 * 12.0 / x247 + x257 * x135 * 2.0 / x247 + x205 * x135 * 4.0 / x247) + beta_inter * (x226 * 12.0 / x247 + x257 * 2.0 / x247 + x205 * 4.0 / x247)) if G < t else m * x128 * alpha * 8.0 + m * x128 * alpha * x130 * 4.0 + x264 * beta * x128 * 12.0 / x247 + x136 + x204 * x130 * 4.0 / x247 + (m * x128 * alpha * 2.0 + x136 if x17 else 0.0))
     x138 = (p == 2.0)
-    x139 = 0.0 if x52 else m * alpha_inter * (1 / 2) + x261 * beta_inter * (1 / 2) / x260 if x138 else m * alpha_inter + x261 * beta_inter / x260
-    x140 = (x139 if G < x242 * p else 0.0 if x52 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x260 if x138 else m * alpha + x261 * beta / x260) + (x139 if G < 1.0 + x242 else 0.0 if x52 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x260 if x138 else m * alpha + x261 * beta / x260)
-    x142 = -1.0 + x254
+    x139 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x263 * beta_inter * (1 / 2) / x258 if x138 else m * alpha_inter + x263 * beta_inter / x258
+    x140 = (x139 if G < x238 * p else 0.0 if x17 else m * alpha * (1 / 2) + x263 * beta * (1 / 2) / x258 if x138 else m * alpha + x263 * beta / x258) + (x139 if G < 1.0 + x238 else 0.0 if x17 else m * alpha * (1 / 2) + x263 * beta * (1 / 2) / x258 if x138 else m * alpha + x263 * beta / x258)
+    x142 = -1.0 + x253
     x248 = m * L_moe
     x143 = x248 * x142 / p
-    x144 = x254 - G * (-1.0 + math.ceil(x254 / G))
-    x145 = G == x144 or x244 / e == 1.0
-    x146 = ((x144)/t if x51 and (x145) else 1.0)
+    x144 = x253 - G * (-1.0 + math.ceil(x253 / G))
+    x145 = G == x144 or x240 / e == 1.0
+    x146 = ((x144)/t if x16 and (x145) else 1.0)
     x147 = e - x146
     x148 = -1.0 + x146
     x150 = -1.0 + (x144 if x145 else 1.0)
     x151 = -1.0 + e
-    x193 = x260 * e * p
-    x152 = alpha_inter * (x143 + x248 * x147 * 4.0 / p) + x248 * alpha * x148 * 4.0 / p + x261 * beta * L_moe * k * x148 * 4.0 / x193 + x261 * L_moe * beta_inter * k * x147 * 4.0 / x193 + (x248 * beta_inter * E * x142 * 4.0 / (p * x144) + m * beta * L_moe * E * x142 * x150 * 4.0 / (p * x144) if x145 else x248 * beta_inter * E * x142 * 4.0 / p + m * beta * L_moe * E * x142 * x150 * 4.0 / p) if G < x254 else alpha * (x143 + x248 * x151 * 4.0 / p) + beta * (x248 * E * x142 * 4.0 / p + x261 * L_moe * k * x151 * 4.0 / x193)
-    x153 = 2000.0 * x120 + 2000.0 * x121 + 2000.0 * x123 + 2000.0 * x124 + 2378.0 * x125 + 2378.0 * x126 + x127 * 378.0 / m + x137 * 2378.0 / m + x140 * 2378.0 / m + x152 * 2378.0 / m + x27 * 14268.0 / x183 + x34 * 14268.0 / x183 + x220 * 2378.0 / x184 + x196 * 4756.0 / x186 + x207 * 8323.0 / x187
+    x194 = x258 * e * p
+    x152 = alpha_inter * (x143 + x248 * x147 * 4.0 / p) + x248 * alpha * x148 * 4.0 / p + x263 * beta * L_moe * k * x148 * 4.0 / x194 + x263 * L_moe * beta_inter * k * x147 * 4.0 / x194 + (x248 * beta_inter * E * x142 * 4.0 / (p * x144) + beta * m * L_moe * E * x142 * x150 * 4.0 / (p * x144) if x145 else x248 * beta_inter * E * x142 * 4.0 / p + beta * m * L_moe * E * x142 * x150 * 4.0 / p) if G < x253 else alpha * (x143 + x248 * x151 * 4.0 / p) + beta * (x248 * E * x142 * 4.0 / p + x263 * L_moe * k * x151 * 4.0 / x194)
+    x153 = 2000.0 * x120 + 2000.0 * x121 + 2000.0 * x123 + 2000.0 * x124 + 2378.0 * x125 + 2378.0 * x126 + x127 * 378.0 / m + x137 * 2378.0 / m + x140 * 2378.0 / m + x152 * 2378.0 / m + x60 * 14268.0 / x187 + x66 * 14268.0 / x187 + x220 * 2378.0 / x188 + x198 * 4756.0 / x190 + x208 * 8323.0 / x191
     x154 = x108 + x110 + (x153)*(-1.0 + m + p)*(1/2378)
-    x155 = x233 + (x213 + x59 + x257 * beta_inter * x55 * 2.0 / x260 + x61 + beta * x45 * x1 * x58 * x55 * x60 * 2.0 / x260 + x216 * beta_inter * x84 * 2.0 / x190 + beta * x62 * Phi_E * x1 * x65 * x84 * 2.0 / x190 + x66 if x67 else x208 + x95 + m * beta * x45 * x58 / x260 + beta * x45 * x1 * x58 * 2.0 / x260 + x96 + (alpha * x104 + beta * x62 * Phi_E * 2.0 / x190 if x0 else alpha * x105 + x205 * 2.0 / x190))
+    x155 = x233 * 2.0 + (x216 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x258 + beta * x28 * x2 * x26 * 3.0 / x258 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x181 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x181))
     x156 = m*(1000.0*x120 + 1000.0*x121 + 1000.0*x123 + 1000.0*x124 + (x127)*189.0/m)*(1/1189)
-    x234 = x229 + x215
-    x160 = x234 + x199
+    x234 = x231 + x214
+    x160 = x234 + x200
     x161 = x234 + x211
     x227 = L_moe * x160
-    x237 = x26 * x161
-    x162 = x227 + x237 + x221
-    x200 = peak * c * d * p * t * x154
-    x163 = x162 * 6.0 / x200
+    x237 = x59 * x161
+    x162 = x227 + x237 + x222
+    x201 = peak * c * d * p * t * x154
+    x163 = x162 * 6.0 / x201
     x164 = 6.0*(x162)
-    x194 = L*t
-    x195 = L_moe*e*t
-    x235 = Phi_E * 4.0
-    x165 = (x57 / x194 + Phi_E / x195) * (0.0 if x0 else 4.0) + x57 * 4.0 / x194 + x235 / x195
-    x166 = 2.0 * x58 + Phi_E * 2.0 / (x253 * t) if x0 else x58 * 4.0 / x260 + x235 / x190
+    x195 = x254 * t
+    x165 = (2.0*x26 + Phi_E*2.0/x195 if x6 else 0.0)
+    x166 = (4.0*x26 + Phi_E*4.0/x195 if x6 else x26*4.0/x258 + Phi_E*4.0/x181)
     x167 = 12.0*(x109)
-    x168 = x259 * 4.0 / t
-    x169 = L_moe * (x261 * 4.0 / x238 - x261 * (5.0 + x36) / x238 + x262 * k * (h + x39) * 2.0 / x238 + x230 * E_s * 6.0 / x178) / L + x35 + x37 + x262 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x178
-    x170 = min(m, p)
-    x250 = L * x169
-    x171 = x250 * x170 / p
-    x172 = x231 / t
-    x173 = 0.0 if c == 1.0 else x261 * (7.0 + c) * 4.0 / x178
-    x174 = x262 * (h + h * 3.0 / t) * 2.0 / x238
-    x175 = x240 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x178
-    x176 = max(x172 + x173, x174 + x175)
-    x177 = 0.0 if x52 else x261 * (m + x170) * 2.0 / x238
-    return (x154, m * (x27 * 6.0 / x183 + x34 * 6.0 / x183 + x220 / x184 + x196 * 2.0 / x186 + x207 * (7 / 2) / x187 + x125 + x126), (x137) + (x127) + (x155) + x152 + (x140), x108 + (x137) + x152 + (x140) + x156, (x153)*(-1.0 + p)*(1/2378), x110, x262 / x154, x163, (x227 * 2.0 + x237 * 2.0 + x221 * 2.0 - x207) * 3.0 / x200, x163, x164, x164, x165 + x166 + x167 + x168 + (x171 + x176 + x177 if x52 else max(x171 + x173 + x177, x250 / p + x176)), x137, x127, x152, x140, x155, x137, x156, x152, x140, x108, 0.0, x166, x167, x171, x177, x175, x168, x174, x172, x173, x165,)
+    x196 = L*t
+    x197 = L_moe*e*t
+    x168 = ((x25)*2.0/x196 + Phi_E*2.0/x197 if x6 else 4.0*((x25)/x196 + Phi_E/x197) + (x25)*6.0/x196 + Phi_E*6.0/x197)
+    x169 = 0.0 if x6 else x259 * 4.0 / t
+    x170 = L_moe * (x263 * 4.0 / x241 - x263 * (5.0 + x68) / x241 + x264 * k * (h + x71) * 2.0 / x241 + x232 * E_s * 6.0 / x182) / L + x67 + x69 + x264 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x182
+    x171 = min(m, p)
+    x249 = L * x170
+    x172 = x249 * x171 / p
+    x173 = x229 / t
+    x174 = 0.0 if c == 1.0 else x263 * (7.0 + c) * 4.0 / x182
+    x175 = x264 * (h + h * 3.0 / t) * 2.0 / x241
+    x176 = x243 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x182
+    x177 = max(x173 + x174, x175 + x176)
+    x178 = 0.0 if x17 else x263 * (m + x171) * 2.0 / x241
+    return (x154, m * (x60 * 6.0 / x187 + x66 * 6.0 / x187 + x220 / x188 + x198 * 2.0 / x190 + x208 * (7 / 2) / x191 + x125 + x126), (x137) + (x127) + (x155) + x152 + (x140), x108 + (x137) + x152 + (x140) + x156, (x153)*(-1.0 + p)*(1/2378), x110, x264 / x154, x163, (x227 * 2.0 + x237 * 2.0 + x222 * 2.0 - x208) * 3.0 / x201, x163, x164, x164, x165 + x166 + x167 + x168 + x169 + (x172 + x177 + x178 if x17 else max(x172 + x174 + x178, x249 / p + x177)), x137, x127, x152, x140, x155, x137, x156, x152, x140, x108, x165, x166, x167, x172, x178, x176, x169, x175, x173, x174, x168,)
 
 
 def _step_dd67308df3e2(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -56055,225 +56164,230 @@ def _step_de8e25dce875(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 
 
 def _step_dff0ca3ea8ab(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
-    x0 = (p >= 2.0)
-    x1 = (1.0 if x0 else m)
-    x2 = m - x1
-    x231 = c * d * m
-    x172 = x231 * t
-    x222 = b * s * h_kv
-    x254 = b * s * h
-    x9 = x222 * (3.0 + 25.0 * c) / x172 + x254 * (1.0 + c) * 5.0 / x172
-    x10 = (c >= 2.0)
-    x11 = (L*(x9)*2.0/p if x10 else 0.0)
-    x14 = s**2.0
-    x173 = d*m
-    x208 = b * h_q * x14 * 2.0
-    x15 = x208 / x173
-    x16 = h_kv + h_q
-    x204 = b * s * h * x16 * 2.0
-    x17 = x204 / x173
-    x18 = E_s + k
-    x19 = L - L_moe
-    x193 = b * s * h * F_e * x18 * 3.0
-    x197 = b * L * h_q * x14 * 2.0
-    x209 = b * s * h * F * 3.0
-    x218 = b * s * h * V
-    x232 = x15 + x17
-    x251 = c * t
-    x20 = ((L_moe * (x232 + x193 / x173) + x19 * (x232 + x209 / x173)) / p + x218 / x173) / x251 - x197 / (x231 * p * t)
-    x21 = x254 / x231
-    x244 = h * F_e
-    x22 = x244 / t
-    x23 = x244 * 2.0 / t
-    x219 = E * c * d * m
-    x26 = x254 * k * e / x219
-    x175 = x219 * t
-    x245 = e * p
-    x195 = L_moe * E * w_half_expert
-    x206 = L_moe * w_half * E_s
-    x210 = b * s * k * e * F_e
-    x224 = b * s * F_e
-    x230 = L * w_half
-    x233 = b * s * V
-    x252 = h * V
-    x255 = b * s
-    x27 = w_half * (x252 / t + x21 + x233 / x172) + x230 * (h * h_kv / t + x21 + x222 / x172) * 2.0 / p + x230 * (h * h_q / t + x21 + x255 * h_q / x172) * 2.0 / p + w_half * x19 * (h * F / t + x21 + x255 * F / x172) * 3.0 / p + x206 * (x22 + x21 + x224 / x172) / p + x206 * (x23 + x21 + x224 * 2.0 / x172) / p + x195 * (x22 + x26 + x210 / x175) / x245 + x195 * (x23 + x26 + x210 * 2.0 / x175) / x245
-    x28 = 5.0 + 12.0/t
-    x30 = F_e*3.0/t
-    x214 = b * s * h * x28
-    x31 = x214 / x231 + x255 * L_moe * k * (2.0 * h + x30) / (L * c * d * m)
-    x32 = (t == 1.0)
-    x33 = (26.0 if x32 else 38.0)
-    x177 = eta*peak
-    x178 = hbm*p
-    x215 = hbm * c * d * m
-    x179 = x215 * t
-    x216 = eta_attn * peak
-    x180 = x216 * c * d * m * p * t
-    x181 = x215 * p * t
-    x190 = b * s * h * L_moe * k * kappa_moe
-    x198 = b * L * h_q * x14 * 5.0
-    x217 = L * kappa * x31
-    x35 = x11 / hbm + x20 * 4.0 / x177 + x27 * 4.0 / x177 + x217 * (4 / 3) / x178 + x233 * x33 / x179 + x198 / x180 + x190 * (4 / 3) / x181
-    x253 = c * d
-    x36 = -1.0 + x253
-    x234 = c * t * d
-    x39 = -G * (-1.0 + math.ceil(x234 / G)) + x234
-    x41 = G/t
-    x42 = (x41 == math.floor(x41))
-    x43 = (p == 1.0)
-    x44 = (G == x39) or x43
-    x45 = x42 and (x44)
-    x46 = (t/(x39) if x45 else 1.0)
-    x47 = -Phi_E
+    x1 = 1.0 + L/p
+    x251 = c * d
+    x2 = -1.0 + x251
+    x4 = -1.0 + x251 / e
+    x229 = x4 * L_moe
+    x243 = x2 * x1
+    x5 = x243 * 2.0 + x229 * 2.0 / p
+    x6 = (p >= 2.0)
+    x218 = x4 * m * L_moe
+    x224 = m * x2 * x1
+    x7 = x224 * 3.0 + x218 * 3.0 / p
+    x8 = (x5 if x6 else x7)
+    x231 = c * t * d
+    x14 = -G * (-1.0 + math.ceil(x231 / G)) + x231
+    x15 = G/t
+    x16 = (x15 == math.floor(x15))
+    x17 = (p == 1.0)
+    x18 = (G == x14) or x17
+    x19 = x16 and (x18)
+    x20 = -1.0 + ((x14)/t if x19 else 1.0)
+    x21 = (0.0 if x6 else m)
+    x23 = (t/(x14) if x19 else 1.0)
+    x24 = -Phi_E
     x225 = h * V * 2.0
-    x235 = Phi + x47
-    x48 = x235 - x225
-    x49 = x235 / t if x43 else (x252 + x48 / p) / t
-    x191 = m * x36 * x49 * beta_inter * x46
-    x50 = x191 / x253
-    x51 = -1.0 + ((x39)/t if x45 else 1.0)
-    x192 = m * beta * x36 * x49 * x46 * x51
-    x52 = x192 / x253
-    x53 = -1.0 + x253 / e
-    x246 = e * t
-    x54 = G/x246
-    x55 = (x54 == math.floor(x54)) and (x44)
-    x56 = -1.0 + ((x39)/x246 if x55 else 1.0)
-    x236 = c * d * p
-    x184 = x236 * t
-    x202 = m * beta * x53 * Phi_E
-    x57 = m * x53 * Phi_E * beta_inter * e / (x236 * x39) + x202 * e * x56 / (x236 * x39) if x55 else m * x53 * Phi_E * beta_inter / x184 + x202 * x56 / x184
-    x58 = (G < x234)
-    x59 = (x50 + x52 + x57 if x58 else beta*(m*(x36)*x49/x253 + m*(x53)*Phi_E/x184))
-    x60 = (1000/1189)*max(0.0, -(x2)*(x35) + (x2)*x59/m)
-    x61 = x1*x59/m
-    x62 = (x36)*alpha_inter
-    x63 = (x53)*alpha_inter
-    x64 = (x36)*alpha
-    x65 = (x53)*alpha
-    x66 = (x62 + x63 if x58 else x64 + x65)
-    x242 = x1 * x66
-    x68 = -1.0 + c
-    x69 = x254 * (-13.0 + 19.0 * c) / x172 + x255 * x68 * h_kv * 4.0 / x172
-    x70 = 1.0 + L/p
-    x220 = L_moe * c * d
-    x185 = x220 * t
-    x73 = x62 + x63 + x36 * x49 * beta_inter * x46 / (x253 * x70) + beta * x36 * x49 * x46 * x51 / (x253 * x70) + (x53 * Phi_E * beta_inter * e / (x220 * x39) + beta * x53 * Phi_E * e * x56 / (x220 * x39) if x55 else x53 * Phi_E * beta_inter / x185 + beta * x53 * Phi_E * x56 / x185) if x58 else x64 + x65 + beta * x36 * x49 / (x253 * x70) + beta * x53 * Phi_E / x185
-    x74 = -x1*x73
-    x75 = x246 / x39 if x55 else 1.0
-    x207 = x36 * x1 * x49 * x46
-    x213 = x53 * Phi_E * x1
-    x76 = beta * (x207 * x51 / x253 + x213 * x56 * x75 / x184)
-    x77 = beta_inter * (x207 / x253 + x213 * x75 / x184)
-    x250 = x36 * x1 * x49
-    x78 = x250 / x253 + x213 / x184
-    x79 = (x76 + x77 if x58 else beta*(x78))
-    x80 = 1000 / 1189 * max(0.0, x242 - x1 * ((L * x69 * 2.0 / p if x10 else 0.0) / hbm + x20 * 2.0 / x177 + x27 * 2.0 / x177 + x217 * (2 / 3) / x178 + x233 * (22.0 if x32 else 38.0) / x179 + x197 / x180 + x190 * (2 / 3) / x181) + x74 + x79)
-    x226 = x53 * L_moe
-    x237 = x36 * x70
-    x81 = x237 + x226 / p
-    x221 = m * x36 * x70
-    x249 = m * x53 * L_moe
-    x83 = x249 / p
-    x238 = x221 + x83
-    x205 = m * x36 * alpha * x70
-    x199 = m * x53 * L_moe * alpha
-    x86 = x199 / p
-    x87 = x202 / x184
-    x88 = -x11/hbm
-    x89 = -(x20)*4.0/x177
-    x90 = -(x27)*4.0/x177
-    x91 = -L*kappa*(x31)*(4/3)/x178
-    x92 = -b*s*V*x33/x179
-    x93 = -b*L*h_q*x14*5.0/x180
-    x94 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x181
-    x95 = x237 * 2.0 + x226 * 2.0 / p
-    x96 = x221 * 2.0 + x249 * 2.0 / p
-    x97 = x238 + (x95 if x0 else x96)
-    x212 = alpha_inter * x97
-    x203 = x36 * x1 * x49 * gamma
-    x227 = gamma * x78
-    x99 = 1 / 1189 * (1189.0 * (x60 + 1000 / 1189 * max(0.0, -x1 * x35 + x61) + x80 + 1000 / 1189 * (x76 + x77 + m * x36 * alpha_inter * x70 + x249 * alpha_inter / p + (alpha_inter * x81 * 2.0 if x0 else alpha_inter * x238 * 2.0) if x58 else x205 + x86 + beta * x36 * x1 * x49 / x253 + (alpha * x81 * 2.0 + beta * x53 * Phi_E / x184 if x0 else alpha * x238 * 2.0 + x87)) - x242 * (1000 / 1189) + x227 * (1000 / 1189) + x1 * x73 * (1000 / 1189) + x53 * Phi_E * gamma * (189 / 1189) / x184 if x0 else x60 + x80 + 1000 / 1189 * max(0.0, x242 + x74 + x61 + x203 / x253 - x203 / (x253 * x70) + x79 + (x88 + x89 + x90 + x91 + x53 * Phi_E * gamma / x184 - x53 * Phi_E * gamma / x185 + x92 + x93 + x94 if x0 else m * (x88 + x89 + x90 + x91 + x92 + x93 + x94) + m * x53 * Phi_E * gamma / x184 - m * x53 * Phi_E * gamma / x185)) + 1000 / 1189 * (x212 if x58 else alpha * x97) - x242 * (2000 / 1189) + x1 * x73 * (2000 / 1189) + x203 * (1000 / 1189) / (x253 * x70) + m * x53 * Phi_E * gamma * (189 / 1189) / x184 + x213 * gamma * (1000 / 1189) / x185) + 1189.0 * (x212 * (189 / 1189) + x191 * (189 / 1189) / x253 + x250 * beta_inter * x46 * (378 / 1189) / x253 + x192 * (189 / 1189) / x253 + beta * x36 * x1 * x49 * x46 * x51 * (378 / 1189) / x253 + x213 * beta_inter * x75 * (378 / 1189) / x184 + beta * x53 * Phi_E * x1 * x56 * x75 * (378 / 1189) / x184 + (m * x53 * Phi_E * beta_inter * e * (189 / 1189) / (x236 * x39) + x202 * e * x56 * (189 / 1189) / (x236 * x39) if x55 else m * x53 * Phi_E * beta_inter * (189 / 1189) / x184 + x202 * x56 * (189 / 1189) / x184) if x58 else x205 * (189 / 1189) + x199 * (189 / 1189) / p + m * beta * x36 * x49 * (189 / 1189) / x253 + beta * x36 * x1 * x49 * (378 / 1189) / x253 + x202 * (189 / 1189) / x184 + (alpha * x95 * (189 / 1189) + beta * x53 * Phi_E * (378 / 1189) / x184 if x0 else alpha * x96 * (189 / 1189) + x202 * (378 / 1189) / x184)) + x203 * 189.0 / x253)
-    x100 = x49/x253 + Phi_E/x184
-    x101 = (x100)*28.0/hbm
-    x103 = -b * L * h_q * x14 * 2.0 / (x216 * c ** 2.0 * d * m * p * t)
+    x232 = Phi + x24
+    x25 = x232 - x225
+    x252 = h * V
+    x26 = x232 / t if x17 else (x252 + x25 / p) / t
+    x206 = x2 * x26 * x23 * x21
+    x27 = x206 * x20 / x251
+    x28 = (1.0 if x6 else m)
+    x245 = e * t
+    x29 = G/x245
+    x30 = (x29 == math.floor(x29)) and (x18)
+    x31 = -1.0 + ((x14)/x245 if x30 else 1.0)
+    x32 = x245 / x14 if x30 else 1.0
+    x233 = c * d * p
+    x175 = x233 * t
+    x255 = Phi_E * x4
+    x33 = x255 * x31 * x21 * x32 / x175
+    x193 = Phi_E * x4 * x28 * x31 * x32
+    x196 = x28 * x2 * x26 * x23 * x20
+    x34 = x27 + x196 * 3.0 / x251 + x33 + x193 * 3.0 / x175
+    x35 = x206 / x251
+    x212 = Phi_E * x4 * x21
+    x36 = x212 * x32 / x175
+    x203 = Phi_E * x4 * x28 * x32
+    x247 = x28 * x2 * x26 * x23
+    x37 = x35 + x247 * 3.0 / x251 + x36 + x203 * 3.0 / x175
+    x38 = (G < x231)
+    x39 = m - x28
+    x234 = c * d * m
+    x176 = x234 * t
+    x222 = b * s * h_kv
+    x256 = b * s * h
+    x42 = x222 * (3.0 + 25.0 * c) / x176 + x256 * (1.0 + c) * 5.0 / x176
+    x43 = (c >= 2.0)
+    x44 = (L*(x42)*2.0/p if x43 else 0.0)
+    x47 = s**2.0
+    x177 = d*m
+    x208 = b * h_q * x47 * 2.0
+    x48 = x208 / x177
+    x49 = h_kv + h_q
+    x205 = b * s * h * x49 * 2.0
+    x50 = x205 / x177
+    x51 = E_s + k
+    x52 = L - L_moe
+    x194 = b * s * h * F_e * x51 * 3.0
+    x199 = b * L * h_q * x47 * 2.0
+    x209 = b * s * h * F * 3.0
+    x219 = b * s * h * V
+    x235 = x48 + x50
+    x253 = c * t
+    x53 = ((L_moe * (x235 + x194 / x177) + x52 * (x235 + x209 / x177)) / p + x219 / x177) / x253 - x199 / (x234 * p * t)
+    x54 = x256 / x234
+    x244 = h * F_e
+    x55 = x244 / t
+    x56 = x244 * 2.0 / t
+    x220 = E * c * d * m
+    x58 = x256 * k * e / x220
+    x179 = x220 * t
+    x246 = e * p
+    x197 = L_moe * E * w_half_expert
+    x207 = L_moe * w_half * E_s
+    x210 = b * s * k * F_e * e
+    x226 = b * s * F_e
+    x230 = L * w_half
+    x236 = b * s * V
+    x257 = b * s
+    x59 = w_half * (x252 / t + x54 + x236 / x176) + x230 * (h * h_kv / t + x54 + x222 / x176) * 2.0 / p + x230 * (h * h_q / t + x54 + x257 * h_q / x176) * 2.0 / p + w_half * x52 * (h * F / t + x54 + x257 * F / x176) * 3.0 / p + x207 * (x55 + x54 + x226 / x176) / p + x207 * (x56 + x54 + x226 * 2.0 / x176) / p + x197 * (x55 + x58 + x210 / x179) / x246 + x197 * (x56 + x58 + x210 * 2.0 / x179) / x246
+    x60 = 5.0 + 12.0/t
+    x62 = F_e*3.0/t
+    x214 = b * s * h * x60
+    x63 = x214 / x234 + x257 * L_moe * k * (2.0 * h + x62) / (L * c * d * m)
+    x64 = (t == 1.0)
+    x65 = (26.0 if x64 else 38.0)
+    x181 = eta*peak
+    x182 = hbm*p
+    x215 = hbm * c * d * m
+    x183 = x215 * t
+    x216 = eta_attn * peak
+    x184 = x216 * c * d * m * p * t
+    x185 = x215 * p * t
+    x192 = b * s * h * L_moe * k * kappa_moe
+    x200 = b * L * h_q * x47 * 5.0
+    x217 = L * kappa * x63
+    x67 = x44 / hbm + x53 * 4.0 / x181 + x59 * 4.0 / x181 + x217 * (4 / 3) / x182 + x236 * x65 / x183 + x200 / x184 + x192 * (4 / 3) / x185
+    x68 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x251 + x212 / x175)
+    x69 = (1000/1189)*max(0.0, -(x39)*(x67) + (x39)*x68/m)
+    x70 = x28*x68/m
+    x71 = (x2)*alpha_inter
+    x72 = (x4)*alpha_inter
+    x73 = (x2)*alpha
+    x74 = (x4)*alpha
+    x75 = (x71 + x72 if x38 else x73 + x74)
+    x237 = x28 * x75
+    x77 = -1.0 + c
+    x78 = x256 * (-13.0 + 19.0 * c) / x176 + x257 * x77 * h_kv * 4.0 / x176
+    x221 = L_moe * c * d
+    x186 = x221 * t
+    x81 = x71 + x72 + x2 * x26 * beta_inter * x23 / (x251 * x1) + beta * x2 * x26 * x23 * x20 / (x251 * x1) + (x255 * beta_inter * e / (x221 * x14) + beta * Phi_E * x4 * e * x31 / (x221 * x14) if x30 else x255 * beta_inter / x186 + beta * Phi_E * x4 * x31 / x186) if x38 else x73 + x74 + beta * x2 * x26 / (x251 * x1) + beta * Phi_E * x4 / x186
+    x249 = Phi_E * x4 * x28
+    x254 = x28 * x2 * x26
+    x82 = x254 / x251 + x249 / x175
+    x238 = x28 * x81
+    x83 = 1000 / 1189 * max(0.0, x237 - x28 * ((L * x78 * 2.0 / p if x43 else 0.0) / hbm + x53 * 2.0 / x181 + x59 * 2.0 / x181 + x217 * (2 / 3) / x182 + x236 * (22.0 if x64 else 38.0) / x183 + x199 / x184 + x192 * (2 / 3) / x185) - x238 + (beta * (x196 / x251 + x193 / x175) + beta_inter * (x247 / x251 + x203 / x175) if x38 else beta * x82))
+    x84 = beta * (x196 * 2.0 / x251 + x193 * 2.0 / x175)
+    x85 = beta_inter * (x247 * 2.0 / x251 + x203 * 2.0 / x175)
+    x86 = x243 + x229 / p
+    x87 = x224 + x218 / p
+    x88 = x224 * 2.0 + x218 * 2.0 / p
+    x89 = x238 * (1000 / 1189)
+    x90 = x71 + x72 + x2 * x26 * beta_inter * x23 * 2.0 / (x251 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x251 * x1) + (x255 * beta_inter * e * 2.0 / (x221 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x221 * x14) if x30 else x255 * beta_inter * 2.0 / x186 + beta * Phi_E * x4 * x31 * 2.0 / x186) if x38 else x73 + x74 + beta * x2 * x26 * 2.0 / (x251 * x1) + beta * Phi_E * x4 * 2.0 / x186
+    x91 = -x44/hbm
+    x92 = -(x53)*4.0/x181
+    x93 = -(x59)*4.0/x181
+    x94 = -L*kappa*(x63)*(4/3)/x182
+    x95 = -b*s*V*x65/x183
+    x96 = -b*L*h_q*x47*5.0/x184
+    x97 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x185
+    x213 = alpha_inter * x8
+    x204 = x28 * x2 * x26 * gamma
+    x227 = gamma * x82
+    x99 = 1 / 1189 * (1189.0 * (x213 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x251 + beta * x28 * x2 * x26 * (567 / 1189) / x251 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x175 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x175)) + 1189.0 * (x69 + 1000 / 1189 * max(0.0, -x28 * x67 + x70) + x83 + 1000 / 1189 * (x84 + x85 + (alpha_inter * x86 * 2.0 if x6 else alpha_inter * x87 + alpha_inter * x88) if x38 else beta * x28 * x2 * x26 * 2.0 / x251 + (alpha * x86 * 2.0 + beta * Phi_E * x4 * 2.0 / x175 if x6 else alpha * x87 + alpha * x88 + beta * Phi_E * x4 * m * 2.0 / x175)) - x237 * (1000 / 1189) + x89 + x227 * (2000 / 1189) + x255 * gamma * (378 / 1189) / x175 if x6 else x69 + x83 + 1000 / 1189 * max(0.0, x237 - x28 * x90 + x70 + x204 * 2.0 / x251 - x204 * 2.0 / (x251 * x1) + (x84 + x85 if x38 else beta * (x254 * 2.0 / x251 + x249 * 2.0 / x175)) + (x91 + x92 + x93 + x94 - x255 * gamma * 2.0 / x186 + x255 * gamma * 2.0 / x175 + x95 + x96 + x97 if x6 else m * (x91 + x92 + x93 + x94 + x95 + x96 + x97) - x255 * m * gamma * 2.0 / x186 + x255 * m * gamma * 2.0 / x175)) + 1000 / 1189 * (x213 if x38 else alpha * x8) - x237 * (2000 / 1189) + x89 + x28 * x90 * (1000 / 1189) + x204 * (2000 / 1189) / (x251 * x1) + x255 * m * gamma * (378 / 1189) / x175 + x249 * gamma * (2000 / 1189) / x186) + x204 * 378.0 / x251)
+    x100 = x26/x251 + Phi_E/x175
+    x101 = (x100)*30.0/hbm
+    x103 = -b * L * h_q * x47 * 2.0 / (x216 * c ** 2.0 * d * m * p * t)
     x104 = 1000.0*max(0.0, x103)
     x239 = b * s * L
-    x105 = x239 * x68 * gamma * h_kv * 2.0 / x184
-    x107 = x251 - G * (-1.0 + math.ceil(x251 / G))
-    x109 = x42 and ((G == x107) or (d*p == 1.0))
+    x105 = x239 * x77 * gamma * h_kv * 2.0 / x175
+    x107 = x253 - G * (-1.0 + math.ceil(x253 / G))
+    x109 = x16 and ((G == x107) or (d*p == 1.0))
     x110 = -1.0 + ((x107)/t if x109 else 1.0)
-    x111 = (G < x251)
-    x112 = m * L * x68 * alpha_inter * 2.0 / p + (x239 * beta_inter * x68 * h_kv * 2.0 / (x236 * x107) + x255 * beta * L * x68 * h_kv * x110 * 2.0 / (x236 * x107) if x109 else x239 * beta_inter * x68 * h_kv * 2.0 / x184 + x255 * beta * L * x68 * h_kv * x110 * 2.0 / x184) if x111 else m * L * alpha * x68 * 2.0 / p + x255 * beta * L * x68 * h_kv * 2.0 / x184
-    x113 = 1000.0 * max(0.0, (x105 + x112) / m - b * L * x68 * h_q * x14 * 5.0 / (x216 * c ** 2.0 * d * m * p * t))
+    x111 = (G < x253)
+    x112 = L * m * x77 * alpha_inter * 2.0 / p + (x239 * beta_inter * x77 * h_kv * 2.0 / (x233 * x107) + x257 * beta * L * x77 * h_kv * x110 * 2.0 / (x233 * x107) if x109 else x239 * beta_inter * x77 * h_kv * 2.0 / x175 + x257 * beta * L * x77 * h_kv * x110 * 2.0 / x175) if x111 else L * m * alpha * x77 * 2.0 / p + x257 * beta * L * x77 * h_kv * 2.0 / x175
+    x113 = 1000.0 * max(0.0, (x105 + x112) / m - b * L * x77 * h_q * x47 * 5.0 / (x216 * c ** 2.0 * d * m * p * t))
     x114 = x112/m
-    x115 = 1000.0 * max(0.0, x114 - x198 / (x216 * c ** 2.0 * d * m * p * t))
+    x115 = 1000.0 * max(0.0, x114 - x200 / (x216 * c ** 2.0 * d * m * p * t))
     x116 = 1000.0*max(0.0, x114 + x103)
-    x117 = x233 * 48.0 / x179 if x32 else x233 * 76.0 / x179
-    x118 = (L*(x69)*2.0/x178 + L*(x9)*2.0/x178 if x10 else 0.0)
-    x119 = x105 + (m * L * x68 * alpha_inter * 6.0 / p + (x239 * beta_inter * x68 * h_kv * 6.0 / (x236 * x107) + x255 * beta * L * x68 * h_kv * x110 * 6.0 / (x236 * x107) if x109 else x239 * beta_inter * x68 * h_kv * 6.0 / x184 + x255 * beta * L * x68 * h_kv * x110 * 6.0 / x184) if x111 else m * L * alpha * x68 * 6.0 / p + x255 * beta * L * x68 * h_kv * 6.0 / x184)
+    x117 = x236 * 48.0 / x183 if x64 else x236 * 76.0 / x183
+    x118 = (L*(x78)*2.0/x182 + L*(x42)*2.0/x182 if x43 else 0.0)
+    x119 = x105 + (L * m * x77 * alpha_inter * 6.0 / p + (x239 * beta_inter * x77 * h_kv * 6.0 / (x233 * x107) + x257 * beta * L * x77 * h_kv * x110 * 6.0 / (x233 * x107) if x109 else x239 * beta_inter * x77 * h_kv * 6.0 / x175 + x257 * beta * L * x77 * h_kv * x110 * 6.0 / x175) if x111 else L * m * alpha * x77 * 6.0 / p + x257 * beta * L * x77 * h_kv * 6.0 / x175)
     x120 = (x119)*189.0/m
     x121 = -1.0 + t
-    x122 = (1.0 if x43 else 0.0)
+    x122 = (1.0 if x17 else 0.0)
     x123 = -L_moe/p + L*2.0/p
     x124 = t - G*(-1.0 + math.ceil(t/G))
-    x126 = G == x124 or x236 == 1.0
+    x126 = G == x124 or x233 == 1.0
     x127 = ((1.0/(x124)) if x126 else 1.0)
     x128 = -1.0 + (x124 if x126 else 1.0)
     x240 = c * d * t
-    x200 = b * s * h * beta * x121
-    x129 = x200 * 2.0 / x240
-    x201 = b * s * h * x121 * x123
+    x201 = b * s * h * beta * x121
+    x129 = x201 * 2.0 / x240
+    x202 = b * s * h * x121 * x123
     x223 = b * s * x121
-    x248 = b * s * h * x121
-    x130 = gamma * (x223 * 6.0 / x240 + x248 / x240 + x248 * x122 / x240 + x201 * 2.0 / x240) + (alpha_inter * (m * x121 * 8.0 + m * x121 * x122 * 2.0 + m * x121 * x123 * 4.0) + x248 * beta_inter * x122 * x127 * 2.0 / x240 + x200 * x128 * x122 * x127 * 2.0 / x240 + (beta * (x223 * x128 * 12.0 / (x240 * x124) + x248 * x128 * 2.0 / (x240 * x124) + x201 * x128 * 4.0 / (x240 * x124)) + beta_inter * (x223 * 12.0 / (x240 * x124) + x248 * 2.0 / (x240 * x124) + x201 * 4.0 / (x240 * x124)) if x126 else beta * (x223 * x128 * 12.0 / x240 + x248 * x128 * 2.0 / x240 + x201 * x128 * 4.0 / x240) + beta_inter * (x223 * 12.0 / x240 + x248 * 2.0 / x240 + x201 * 4.0 / x240)) if G < t else m * x121 * alpha * 8.0 + m * x121 * alpha * x123 * 4.0 + x255 * beta * x121 * 12.0 / x240 + x129 + x200 * x123 * 4.0 / x240 + (m * x121 * alpha * 2.0 + x129 if x43 else 0.0))
+    x250 = b * s * h * x121
+    x130 = gamma * (x223 * 6.0 / x240 + x250 / x240 + x250 * x122 / x240 + x202 * 2.0 / x240) + (alpha_inter * (m * x121 * 8.0 + m * x121 * x122 * 2.0 + m * x121 * x123 * 4.0) + x250 * beta_inter * x122 * x127 * 2.0 / x240 + x201 * x128 * x122 * x127 * 2.0 / x240 + (beta * (x223 * x128 * 12.0 / (x240 * x124) + x250 * x128 * 2.0 / (x240 * x124) + x202 * x128 * 4.0 / (x240 * x124)) + beta_inter * (x223 * 12.0 / (x240 * x124) + x250 * 2.0 / (x240 * x124) + x202 * 4.0 / (x240 * x124)) if x126 else beta * (x223 * x128 * 12.0 / x240 + x250 * x128 * 2.0 / x240 + x202 * x128 * 4.0 / x240) + beta_inter * (x223 * 12.0 / x240 + x250 * 2.0 / x240 + x202 * 4.0 / x240)) if G < t else m * x121 * alpha * 8.0 + m * x121 * alpha * x123 * 4.0 + x257 * beta * x121 * 12.0 / x240 + x129 + x201 * x123 * 4.0 / x240 + (m * x121 * alpha * 2.0 + x129 if x17 else 0.0))
     x131 = (p == 2.0)
-    x132 = 0.0 if x43 else m * alpha_inter * (1 / 2) + x254 * beta_inter * (1 / 2) / x253 if x131 else m * alpha_inter + x254 * beta_inter / x253
-    x133 = (x132 if G < x234 * p else 0.0 if x43 else m * alpha * (1 / 2) + x254 * beta * (1 / 2) / x253 if x131 else m * alpha + x254 * beta / x253) + (x132 if G < 1.0 + x234 else 0.0 if x43 else m * alpha * (1 / 2) + x254 * beta * (1 / 2) / x253 if x131 else m * alpha + x254 * beta / x253)
-    x135 = -1.0 + x246
+    x132 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x256 * beta_inter * (1 / 2) / x251 if x131 else m * alpha_inter + x256 * beta_inter / x251
+    x133 = (x132 if G < x231 * p else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x131 else m * alpha + x256 * beta / x251) + (x132 if G < 1.0 + x231 else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x131 else m * alpha + x256 * beta / x251)
+    x135 = -1.0 + x245
     x241 = m * L_moe
     x136 = x241 * x135 / p
-    x137 = x246 - G * (-1.0 + math.ceil(x246 / G))
-    x138 = G == x137 or x236 / e == 1.0
-    x139 = ((x137)/t if x42 and (x138) else 1.0)
+    x137 = x245 - G * (-1.0 + math.ceil(x245 / G))
+    x138 = G == x137 or x233 / e == 1.0
+    x139 = ((x137)/t if x16 and (x138) else 1.0)
     x140 = e - x139
     x141 = -1.0 + x139
     x143 = -1.0 + (x137 if x138 else 1.0)
     x144 = -1.0 + e
-    x187 = x253 * e * p
-    x145 = alpha_inter * (x136 + x241 * x140 * 4.0 / p) + x241 * alpha * x141 * 4.0 / p + x254 * beta * L_moe * k * x141 * 4.0 / x187 + x254 * L_moe * beta_inter * k * x140 * 4.0 / x187 + (x241 * beta_inter * E * x135 * 4.0 / (p * x137) + m * beta * L_moe * E * x135 * x143 * 4.0 / (p * x137) if x138 else x241 * beta_inter * E * x135 * 4.0 / p + m * beta * L_moe * E * x135 * x143 * 4.0 / p) if G < x246 else alpha * (x136 + x241 * x144 * 4.0 / p) + beta * (x241 * E * x135 * 4.0 / p + x254 * L_moe * k * x144 * 4.0 / x187)
-    x196 = x104 + x113 + x115 + x116
-    x247 = b * L * h_q * x14
-    x146 = x196 + 1189.0 * x117 + 1189.0 * x118 + x120 + x130 * 1189.0 / m + x133 * 1189.0 / m + x145 * 1189.0 / m + x20 * 7134.0 / x177 + x27 * 7134.0 / x177 + x217 * 2378.0 / x178 + x247 * 8323.0 / x180 + x190 * 2378.0 / x181
+    x188 = x251 * e * p
+    x145 = alpha_inter * (x136 + x241 * x140 * 4.0 / p) + x241 * alpha * x141 * 4.0 / p + x256 * beta * L_moe * k * x141 * 4.0 / x188 + x256 * L_moe * beta_inter * k * x140 * 4.0 / x188 + (x241 * beta_inter * E * x135 * 4.0 / (p * x137) + beta * m * L_moe * E * x135 * x143 * 4.0 / (p * x137) if x138 else x241 * beta_inter * E * x135 * 4.0 / p + beta * m * L_moe * E * x135 * x143 * 4.0 / p) if G < x245 else alpha * (x136 + x241 * x144 * 4.0 / p) + beta * (x241 * E * x135 * 4.0 / p + x256 * L_moe * k * x144 * 4.0 / x188)
+    x198 = x104 + x113 + x115 + x116
+    x248 = b * L * h_q * x47
+    x146 = x198 + 1189.0 * x117 + 1189.0 * x118 + x120 + x130 * 1189.0 / m + x133 * 1189.0 / m + x145 * 1189.0 / m + x53 * 7134.0 / x181 + x59 * 7134.0 / x181 + x217 * 2378.0 / x182 + x248 * 8323.0 / x184 + x192 * 2378.0 / x185
     x147 = x99 + x101 + (x146)*(-1.0 + m + p)*(1/1189)
-    x148 = x227 + (x212 + x50 + x250 * beta_inter * x46 * 2.0 / x253 + x52 + beta * x36 * x1 * x49 * x46 * x51 * 2.0 / x253 + x213 * beta_inter * x75 * 2.0 / x184 + beta * x53 * Phi_E * x1 * x56 * x75 * 2.0 / x184 + x57 if x58 else x205 + x86 + m * beta * x36 * x49 / x253 + beta * x36 * x1 * x49 * 2.0 / x253 + x87 + (alpha * x95 + beta * x53 * Phi_E * 2.0 / x184 if x0 else alpha * x96 + x202 * 2.0 / x184))
-    x149 = m * (x196 + x120) * (1 / 1189)
-    x228 = x208 + x204
-    x153 = L_moe * (x228 + x193)
-    x154 = x19 * (x228 + x209)
-    x211 = x153 + x154 + x218
-    x194 = peak * c * d * p * t * x147
-    x157 = x211 * 6.0 / x194
+    x148 = x227 * 2.0 + (x213 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x251 + beta * x28 * x2 * x26 * 3.0 / x251 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x175 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x175))
+    x149 = m * (x198 + x120) * (1 / 1189)
+    x228 = x208 + x205
+    x153 = L_moe * (x228 + x194)
+    x154 = x52 * (x228 + x209)
+    x211 = x153 + x154 + x219
+    x195 = peak * c * d * p * t * x147
+    x157 = x211 * 6.0 / x195
     x158 = 6.0*(x211)
-    x188 = L*t
-    x189 = L_moe*e*t
-    x229 = Phi_E * 4.0
-    x159 = (x48 / x188 + Phi_E / x189) * (0.0 if x0 else 4.0) + x48 * 4.0 / x188 + x229 / x189
-    x160 = 2.0 * x49 + Phi_E * 2.0 / (x245 * t) if x0 else x49 * 4.0 / x253 + x229 / x184
+    x189 = x246 * t
+    x159 = (2.0*x26 + Phi_E*2.0/x189 if x6 else 0.0)
+    x160 = (4.0*x26 + Phi_E*4.0/x189 if x6 else x26*4.0/x251 + Phi_E*4.0/x175)
     x161 = 12.0*(x100)
-    x162 = x252 * 4.0 / t
-    x163 = L_moe * (x254 * 4.0 / x231 - x254 * (5.0 + 16.0 / t) / x231 + x255 * k * (h + x30) * 2.0 / x231 + x224 * E_s * 6.0 / x172) / L + x214 * 2.0 / x231 + x255 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x172
-    x164 = min(m, p)
-    x243 = L * x163
-    x165 = x243 * x164 / p
-    x166 = x225 / t
-    x167 = 0.0 if c == 1.0 else x254 * (7.0 + c) * 4.0 / x172
-    x168 = x255 * (h + h * 3.0 / t) * 2.0 / x231
-    x169 = x233 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x172
-    x170 = max(x166 + x167, x168 + x169)
-    x171 = 0.0 if x43 else x254 * (m + x164) * 2.0 / x231
-    return (x147, m * (x20 * 6.0 / x177 + x27 * 6.0 / x177 + x217 * 2.0 / x178 + x247 * 7.0 / x180 + x190 * 2.0 / x181 + x117 + x118), (x130) + (x119) + (x148) + x145 + (x133), x99 + (x130) + x145 + (x133) + x149, (x146)*(-1.0 + p)*(1/1189), x101, x255 / x147, x157, (x211 - x247) * 6.0 / x194, x157, x158, x158, x159 + x160 + x161 + x162 + (x165 + x170 + x171 if x43 else max(x165 + x167 + x171, x243 / p + x170)), x130, x119, x145, x133, x148, x130, x149, x145, x133, x99, 0.0, x160, x161, x165, x171, x169, x162, x168, x166, x167, x159,)
+    x190 = L*t
+    x191 = L_moe*e*t
+    x162 = ((x25)*2.0/x190 + Phi_E*2.0/x191 if x6 else 4.0*((x25)/x190 + Phi_E/x191) + (x25)*6.0/x190 + Phi_E*6.0/x191)
+    x163 = 0.0 if x6 else x252 * 4.0 / t
+    x164 = L_moe * (x256 * 4.0 / x234 - x256 * (5.0 + 16.0 / t) / x234 + x257 * k * (h + x62) * 2.0 / x234 + x226 * E_s * 6.0 / x176) / L + x214 * 2.0 / x234 + x257 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) * 2.0 / x176
+    x165 = min(m, p)
+    x242 = L * x164
+    x166 = x242 * x165 / p
+    x167 = x225 / t
+    x168 = 0.0 if c == 1.0 else x256 * (7.0 + c) * 4.0 / x176
+    x169 = x257 * (h + h * 3.0 / t) * 2.0 / x234
+    x170 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x176
+    x171 = max(x167 + x168, x169 + x170)
+    x172 = 0.0 if x17 else x256 * (m + x165) * 2.0 / x234
+    return (x147, m * (x53 * 6.0 / x181 + x59 * 6.0 / x181 + x217 * 2.0 / x182 + x248 * 7.0 / x184 + x192 * 2.0 / x185 + x117 + x118), (x130) + (x119) + (x148) + x145 + (x133), x99 + (x130) + x145 + (x133) + x149, (x146)*(-1.0 + p)*(1/1189), x101, x257 / x147, x157, (x211 - x248) * 6.0 / x195, x157, x158, x158, x159 + x160 + x161 + x162 + x163 + (x166 + x171 + x172 if x17 else max(x166 + x168 + x172, x242 / p + x171)), x130, x119, x145, x133, x148, x130, x149, x145, x133, x99, x159, x160, x161, x166, x172, x170, x163, x169, x167, x168, x162,)
 
 
 def _step_e61b005c4f4d(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, eta_fp8, gamma, h, h_kv, hbm, k, kappa, kappa_moe, m, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -56748,162 +56862,165 @@ def _step_f6388de61b19(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
 def _step_f6ed58fe811e(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x185 = c * d
-    x2 = -1.0 + x185
-    x151 = x2 * alpha_inter
+    x189 = c * d
+    x2 = -1.0 + x189
+    x152 = x2 * alpha_inter
     x7 = 1.0 + L/p
     x10 = (p == 1.0)
-    x174 = h * V
-    x11 = Phi - x174
-    x12 = Phi / t if x10 else (x174 + x11 / p) / t
-    x169 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x169 / G)) + x169
+    x178 = h * V
+    x11 = Phi - x178
+    x12 = Phi / t if x10 else (x178 + x11 / p) / t
+    x172 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x172 / G)) + x172
     x16 = G/t
     x17 = (x16 == math.floor(x16))
     x18 = x17 and ((G == x15) or x10)
     x19 = (t/(x15) if x18 else 1.0)
     x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x169)
-    x167 = x2 * alpha
-    x23 = x151 + x2 * x12 * beta_inter * x19 / (x185 * x7) + x2 * beta * x12 * x19 * x20 / (x185 * x7) if x21 else x167 + x2 * beta * x12 / (x185 * x7)
-    x24 = (x151 if x21 else x167)
-    x25 = (0.0 if x10 else 1.0)
-    x141 = x2 * x12 * x1 * gamma
-    x26 = x141 / x185
-    x27 = m - x1
-    x179 = c * d * m
-    x126 = x179 * t
-    x183 = b * h * s
-    x30 = x183 * (3.0 + 25.0 * c) / x126 + x183 * (1.0 + c) * 5.0 / x126
-    x31 = (c >= 2.0)
-    x32 = (L*(x30)*2.0/p if x31 else 0.0)
-    x35 = s**2.0
-    x36 = h + h_kv
-    x127 = d*m
-    x142 = b * h * L * x35 * 2.0
-    x153 = b * h * s * x36
-    x158 = b * h * s * F
-    x159 = b * h * s * V
-    x160 = c * d * m * p
-    x162 = b * h * x35
-    x182 = c * t
-    x37 = (L * (x162 / x127 + x158 / x127 + x153 / x127) * 2.0 / p + x159 / x127) / x182 - x142 / (x160 * t)
-    x38 = x183 / x179
-    x168 = L * w_half
-    x180 = b * s * V
-    x186 = b * s
-    x39 = w_half * (x174 / t + x38 + x180 / x126) + x168 * (h ** 2.0 / t + x38 + x183 / x126) * 2.0 / p + x168 * (h * F / t + x38 + x186 * F / x126) * 2.0 / p + x168 * (h * h_kv / t + x38 + x186 * h_kv / x126) * 2.0 / p
-    x40 = x183 * 4.0 / x179 + x186 * x36 / x126
-    x41 = (t == 1.0)
-    x42 = (26.0 if x41 else 38.0)
-    x44 = 5.0 + 12.0/t
-    x129 = eta*peak
-    x130 = hbm*p
-    x154 = hbm * c * d * m
-    x131 = x154 * t
-    x155 = eta_attn * peak
-    x132 = x155 * c * d * m * p * t
-    x133 = x154 * p
-    x138 = b * h * s * L * kappa * x44
-    x143 = b * h * L * x35 * 5.0
-    x156 = b * s * V * x42
-    x157 = L * x40 * 32.0
-    x170 = x37 * 4.0
-    x171 = x39 * 4.0
-    x45 = x32 / hbm + x170 / x129 + x171 / x129 + x157 / x130 + x156 / x131 + x143 / x132 + x138 * (4 / 3) / x133
-    x178 = m * x2 * x12
-    x184 = m * x2
-    x46 = x178 * beta_inter * x19 / x185 + x184 * beta * x12 * x19 * x20 / x185 if x21 else x184 * beta * x12 / x185
-    x47 = max(0.0, -(x27)*(x45) + (x27)*x46/m)
-    x48 = x1*x46/m
-    x173 = x1 * x24
-    x50 = -1.0 + c
-    x51 = x183 * (-13.0 + 19.0 * c) / x126 + x183 * x50 * 4.0 / x126
-    x52 = -x1*x23
-    x177 = x2 * x12 * x1
-    x53 = x177 * beta_inter * x19 / x185
-    x145 = x2 * beta * x12 * x1
-    x54 = x145 * x19 * x20 / x185
-    x55 = x145 / x185
-    x56 = (x53 + x54 if x21 else x55)
-    x181 = L * x40
-    x57 = max(0.0, x173 - x1 * ((L * x51 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x129 + x39 * 2.0 / x129 + x181 * 16.0 / x130 + x180 * (22.0 if x41 else 38.0) / x131 + x142 / x132 + x138 * (2 / 3) / x133) + x52 + x56)
-    x58 = G < x169 * p
-    x59 = (0.0 if x10 else 2.0 * alpha_inter + x174 * beta_inter / t) if x58 else 0.0 if x10 else 2.0 * alpha + h * beta * V / t
-    x60 = x184 * x7 + x2 * x1 * x7 * 2.0
-    x150 = alpha_inter * x60
-    x163 = alpha * x60
-    x63 = 2.0*x59
-    x146 = x2 * x12 * x1 * x19
-    x149 = m * x2 * x12 * x19
-    x64 = x149 * x20 / x185 + x146 * x20 * 2.0 / x185
-    x65 = x149 / x185 + x146 * 2.0 / x185
-    x66 = x177 * 2.0 / x185
-    x67 = x178 / x185 + x66
-    x68 = x174 * x25 / t + x66
-    x164 = gamma * x68
-    x69 = 1 / 2378 * (2000.0 * (x1 * x23 - x173 + x174 * gamma * x25 * (1 / 2) / t + x26 + x47 + max(0.0, -x1 * x45 + x48) + x57 + (x184 * alpha_inter * x7 + x53 + x54 + (x151 * x7 * 2.0 if x0 else x184 * alpha_inter * x7 * 2.0) if x21 else x184 * alpha * x7 + x55 + (x167 * x7 * 2.0 if x0 else x184 * alpha * x7 * 2.0)) + x59 if x0 else 1 / 2 * (2.0 * x47 + 2.0 * x57 + 2.0 * max(0.0, x1 * (-x32 / hbm - x170 / x129 - x171 / x129 - x157 / x130 - x156 / x131 - x143 / x132 - x138 * (4 / 3) / x133) + x173 + x52 + x48 + x26 - x141 / (x185 * x7) + x56) + 2.0 * (x150 if x21 else x163) + x63 - x173 * 4.0 + x1 * x23 * 4.0 + x174 * gamma * x25 / t + x141 * 2.0 / (x185 * x7))) + 2378.0 * (x150 * (189 / 1189) + beta * x64 * (189 / 1189) + beta_inter * x65 * (189 / 1189) if x21 else x163 * (189 / 1189) + beta * x67 * (189 / 1189)) + 2378.0 * ((0.0 if x10 else 378 / 1189 * alpha_inter + x174 * beta_inter * (189 / 1189) / t) if x58 else 0.0 if x10 else 378 / 1189 * alpha + h * beta * V * (189 / 1189) / t) + x164 * 189.0)
-    x71 = -b * h * L * x35 * 2.0 / (x155 * c ** 2.0 * d * m * p * t)
+    x21 = (G < x172)
+    x170 = x2 * alpha
+    x188 = x2 * x12
+    x23 = x152 + x188 * beta_inter * x19 / (x189 * x7) + x2 * beta * x12 * x19 * x20 / (x189 * x7) if x21 else x170 + x2 * beta * x12 / (x189 * x7)
+    x176 = x1 * x23
+    x25 = (x152 if x21 else x170)
+    x26 = (0.0 if x10 else 1.0)
+    x27 = x178 * gamma * x26 / t
+    x142 = x2 * x12 * x1 * gamma * 2.0
+    x28 = x142 / x189
+    x29 = m - x1
+    x183 = c * d * m
+    x128 = x183 * t
+    x187 = b * h * s
+    x32 = x187 * (3.0 + 25.0 * c) / x128 + x187 * (1.0 + c) * 5.0 / x128
+    x33 = (c >= 2.0)
+    x34 = (L*(x32)*2.0/p if x33 else 0.0)
+    x37 = s**2.0
+    x38 = h + h_kv
+    x129 = d*m
+    x146 = b * h * L * x37 * 2.0
+    x154 = b * h * s * x38
+    x161 = b * h * s * F
+    x162 = b * h * s * V
+    x163 = c * d * m * p
+    x165 = b * h * x37
+    x186 = c * t
+    x39 = (L * (x165 / x129 + x161 / x129 + x154 / x129) * 2.0 / p + x162 / x129) / x186 - x146 / (x163 * t)
+    x40 = x187 / x183
+    x171 = L * w_half
+    x184 = b * s * V
+    x190 = b * s
+    x41 = w_half * (x178 / t + x40 + x184 / x128) + x171 * (h ** 2.0 / t + x40 + x187 / x128) * 2.0 / p + x171 * (h * F / t + x40 + x190 * F / x128) * 2.0 / p + x171 * (h * h_kv / t + x40 + x190 * h_kv / x128) * 2.0 / p
+    x42 = x187 * 4.0 / x183 + x190 * x38 / x128
+    x43 = (t == 1.0)
+    x44 = (26.0 if x43 else 38.0)
+    x46 = 5.0 + 12.0/t
+    x131 = eta*peak
+    x132 = hbm*p
+    x155 = hbm * c * d * m
+    x133 = x155 * t
+    x156 = eta_attn * peak
+    x134 = x156 * c * d * m * p * t
+    x135 = x155 * p
+    x143 = b * h * s * L * kappa * x46
+    x147 = b * h * L * x37 * 5.0
+    x157 = b * s * V * x44
+    x159 = L * x42 * 32.0
+    x173 = x39 * 4.0
+    x174 = x41 * 4.0
+    x47 = x34 / hbm + x173 / x131 + x174 / x131 + x159 / x132 + x157 / x133 + x147 / x134 + x143 * (4 / 3) / x135
+    x48 = (0.0 if x0 else m)
+    x49 = x188 * beta_inter * x19 * x48 / x189 + x2 * beta * x12 * x19 * x20 * x48 / x189 if x21 else x2 * beta * x12 * x48 / x189
+    x50 = max(0.0, -(x29)*(x47) + (x29)*x49/m)
+    x51 = x1*x49/m
+    x177 = x1 * x25
+    x53 = -1.0 + c
+    x54 = x187 * (-13.0 + 19.0 * c) / x128 + x187 * x53 * 4.0 / x128
+    x140 = x2 * x12 * x1 * beta_inter * x19
+    x141 = x2 * beta * x12 * x1 * x19 * x20
+    x179 = x2 * beta * x12 * x1
+    x185 = L * x42
+    x55 = max(0.0, x177 - x1 * ((L * x54 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x131 + x41 * 2.0 / x131 + x185 * 16.0 / x132 + x184 * (22.0 if x43 else 38.0) / x133 + x146 / x134 + x143 * (2 / 3) / x135) - x176 + (x140 / x189 + x141 / x189 if x21 else x179 / x189))
+    x56 = x140 * 2.0 / x189
+    x57 = x141 * 2.0 / x189
+    x58 = x179 * 2.0 / x189
+    x59 = G < x172 * p
+    x60 = (0.0 if x10 else 2.0 * alpha_inter + x178 * beta_inter * 2.0 / t) if x59 else 0.0 if x10 else 2.0 * alpha + h * beta * V * 2.0 / t
+    x61 = x152 + x188 * beta_inter * x19 * 2.0 / (x189 * x7) + x2 * beta * x12 * x19 * x20 * 2.0 / (x189 * x7) if x21 else x170 + x2 * beta * x12 * 2.0 / (x189 * x7)
+    x62 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
+    x151 = alpha_inter * x62
+    x166 = alpha * x62
+    x149 = x2 * x12 * x1 * x19
+    x160 = x2 * x12 * x19
+    x65 = x160 * x20 * x48 / x189 + x149 * x20 * 3.0 / x189
+    x66 = x160 * x48 / x189 + x149 * 3.0 / x189
+    x181 = x2 * x12 * x1
+    x67 = x188 * x48 / x189 + x181 * 3.0 / x189
+    x68 = x178 * x26 / t + x181 * 2.0 / x189
+    x167 = gamma * x68
+    x69 = 1 / 1189 * (1000.0 * (x176 - x177 + x27 + x28 + x50 + max(0.0, -x1 * x47 + x51) + x55 + (x56 + x57 + (x152 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x58 + (x170 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) + x60 if x0 else x176 + x1 * x61 - x177 * 2.0 + x27 + x142 / (x189 * x7) + x50 + x55 + max(0.0, x1 * (-x34 / hbm - x173 / x131 - x174 / x131 - x159 / x132 - x157 / x133 - x147 / x134 - x143 * (4 / 3) / x135) + x177 - x1 * x61 + x51 + x28 - x142 / (x189 * x7) + (x56 + x57 if x21 else x58)) + (x151 if x21 else x166) + x60) + 1189.0 * (x151 * (189 / 1189) + beta * x65 * (189 / 1189) + beta_inter * x66 * (189 / 1189) if x21 else x166 * (189 / 1189) + beta * x67 * (189 / 1189)) + 1189.0 * ((0.0 if x10 else 378 / 1189 * alpha_inter + x178 * beta_inter * (378 / 1189) / t) if x59 else 0.0 if x10 else 378 / 1189 * alpha + h * beta * V * (378 / 1189) / t) + x167 * 189.0)
+    x71 = -b * h * L * x37 * 2.0 / (x156 * c ** 2.0 * d * m * p * t)
     x72 = 1000.0*max(0.0, x71)
-    x161 = c * d * p * t
-    x147 = b * h * s * L * x50
-    x73 = x147 * gamma * 2.0 / x161
-    x75 = x182 - G * (-1.0 + math.ceil(x182 / G))
+    x164 = c * d * p * t
+    x182 = b * h * s * L
+    x73 = x182 * x53 * gamma * 2.0 / x164
+    x75 = x186 - G * (-1.0 + math.ceil(x186 / G))
     x77 = x17 and ((G == x75) or (d*p == 1.0))
     x78 = -1.0 + ((x75)/t if x77 else 1.0)
-    x79 = (G < x182)
-    x80 = L * m * x50 * alpha_inter * 2.0 / p + (x147 * beta_inter * 2.0 / (x185 * p * x75) + x183 * L * beta * x50 * x78 * 2.0 / (x185 * p * x75) if x77 else x147 * beta_inter * 2.0 / x161 + x183 * L * beta * x50 * x78 * 2.0 / x161) if x79 else L * m * x50 * alpha * 2.0 / p + x183 * L * beta * x50 * 2.0 / x161
-    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x50 * x35 * 5.0 / (x155 * c ** 2.0 * d * m * p * t))
+    x79 = (G < x186)
+    x80 = L * m * x53 * alpha_inter * 2.0 / p + (x182 * beta_inter * x53 * 2.0 / (x189 * p * x75) + x182 * beta * x53 * x78 * 2.0 / (x189 * p * x75) if x77 else x182 * beta_inter * x53 * 2.0 / x164 + x182 * beta * x53 * x78 * 2.0 / x164) if x79 else L * m * x53 * alpha * 2.0 / p + x182 * beta * x53 * 2.0 / x164
+    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x53 * x37 * 5.0 / (x156 * c ** 2.0 * d * m * p * t))
     x82 = x80/m
-    x83 = 1000.0 * max(0.0, x82 - x143 / (x155 * c ** 2.0 * d * m * p * t))
+    x83 = 1000.0 * max(0.0, x82 - x147 / (x156 * c ** 2.0 * d * m * p * t))
     x84 = 1000.0*max(0.0, x82 + x71)
-    x85 = x180 * 48.0 / x131 if x41 else x180 * 76.0 / x131
-    x86 = (L*(x51)*2.0/x130 + L*(x30)*2.0/x130 if x31 else 0.0)
-    x87 = x73 + (L * m * x50 * alpha_inter * 6.0 / p + (x147 * beta_inter * 6.0 / (x185 * p * x75) + x183 * L * beta * x50 * x78 * 6.0 / (x185 * p * x75) if x77 else x147 * beta_inter * 6.0 / x161 + x183 * L * beta * x50 * x78 * 6.0 / x161) if x79 else L * m * x50 * alpha * 6.0 / p + x183 * L * beta * x50 * 6.0 / x161)
+    x85 = x184 * 48.0 / x133 if x43 else x184 * 76.0 / x133
+    x86 = (L*(x54)*2.0/x132 + L*(x32)*2.0/x132 if x33 else 0.0)
+    x87 = x73 + (L * m * x53 * alpha_inter * 6.0 / p + (x182 * beta_inter * x53 * 6.0 / (x189 * p * x75) + x182 * beta * x53 * x78 * 6.0 / (x189 * p * x75) if x77 else x182 * beta_inter * x53 * 6.0 / x164 + x182 * beta * x53 * x78 * 6.0 / x164) if x79 else L * m * x53 * alpha * 6.0 / p + x182 * beta * x53 * 6.0 / x164)
     x88 = (x87)*189.0/m
     x89 = -1.0 + t
     x90 = (1.0 if x10 else 0.0)
     x91 = t - G*(-1.0 + math.ceil(t/G))
-    x93 = G == x91 or x185 * p == 1.0
+    x93 = G == x91 or x189 * p == 1.0
     x94 = ((1.0/(x91)) if x93 else 1.0)
     x95 = -1.0 + (x91 if x93 else 1.0)
-    x172 = c * d * t
-    x140 = b * h * s * x89 * beta
-    x96 = x140 * 2.0 / x172
-    x148 = b * h * s * L * x89
-    x165 = b * s * x89
-    x175 = b * h * s * x89
-    x97 = gamma * (x165 * 6.0 / x172 + x175 / x172 + x175 * x90 / x172 + x148 * 4.0 / x161) + (alpha_inter * (m * x89 * 8.0 + m * x89 * x90 * 2.0 + L * m * x89 * 8.0 / p) + x175 * beta_inter * x90 * x94 * 2.0 / x172 + x140 * x95 * x90 * x94 * 2.0 / x172 + (beta * (x165 * x95 * 12.0 / (x172 * x91) + x175 * x95 * 2.0 / (x172 * x91) + x148 * x95 * 8.0 / (x161 * x91)) + beta_inter * (x165 * 12.0 / (x172 * x91) + x175 * 2.0 / (x172 * x91) + x148 * 8.0 / (x161 * x91)) if x93 else beta * (x165 * x95 * 12.0 / x172 + x175 * x95 * 2.0 / x172 + x148 * x95 * 8.0 / x161) + beta_inter * (x165 * 12.0 / x172 + x175 * 2.0 / x172 + x148 * 8.0 / x161)) if G < t else m * x89 * alpha * 8.0 + L * m * x89 * alpha * 8.0 / p + x165 * beta * 12.0 / x172 + x96 + x148 * beta * 8.0 / x161 + (m * x89 * alpha * 2.0 + x96 if x10 else 0.0))
+    x175 = c * d * t
+    x145 = b * h * s * beta * x89
+    x96 = x145 * 2.0 / x175
+    x150 = b * h * s * L * x89
+    x158 = b * h * s * x89
+    x168 = b * s * x89
+    x97 = gamma * (x168 * 6.0 / x175 + x158 / x175 + x158 * x90 / x175 + x150 * 4.0 / x164) + (alpha_inter * (x89 * m * 8.0 + x89 * m * x90 * 2.0 + L * x89 * m * 8.0 / p) + x158 * beta_inter * x90 * x94 * 2.0 / x175 + x145 * x95 * x90 * x94 * 2.0 / x175 + (beta * (x168 * x95 * 12.0 / (x175 * x91) + x158 * x95 * 2.0 / (x175 * x91) + x150 * x95 * 8.0 / (x164 * x91)) + beta_inter * (x168 * 12.0 / (x175 * x91) + x158 * 2.0 / (x175 * x91) + x150 * 8.0 / (x164 * x91)) if x93 else beta * (x168 * x95 * 12.0 / x175 + x158 * x95 * 2.0 / x175 + x150 * x95 * 8.0 / x164) + beta_inter * (x168 * 12.0 / x175 + x158 * 2.0 / x175 + x150 * 8.0 / x164)) if G < t else x89 * m * alpha * 8.0 + L * x89 * m * alpha * 8.0 / p + x190 * beta * x89 * 12.0 / x175 + x96 + x182 * beta * x89 * 8.0 / x164 + (x89 * m * alpha * 2.0 + x96 if x10 else 0.0))
     x98 = (p == 2.0)
-    x99 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x183 * beta_inter * (1 / 2) / x185 if x98 else m * alpha_inter + x183 * beta_inter / x185
-    x100 = (x99 if x58 else 0.0 if x10 else m * alpha * (1 / 2) + x183 * beta * (1 / 2) / x185 if x98 else m * alpha + x183 * beta / x185) + (x99 if G < 1.0 + x169 else 0.0 if x10 else m * alpha * (1 / 2) + x183 * beta * (1 / 2) / x185 if x98 else m * alpha + x183 * beta / x185)
-    x144 = x72 + x81 + x83 + x84
-    x176 = b * h * L * x35
-    x101 = x144 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x37 * 7134.0 / x129 + x39 * 7134.0 / x129 + x181 * 57072.0 / x130 + x138 * 2378.0 / x133 + x176 * 8323.0 / x132
-    x102 = x12*28.0/(hbm*c*d)
+    x99 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x187 * beta_inter * (1 / 2) / x189 if x98 else m * alpha_inter + x187 * beta_inter / x189
+    x100 = (x99 if x59 else 0.0 if x10 else m * alpha * (1 / 2) + x187 * beta * (1 / 2) / x189 if x98 else m * alpha + x187 * beta / x189) + (x99 if G < 1.0 + x172 else 0.0 if x10 else m * alpha * (1 / 2) + x187 * beta * (1 / 2) / x189 if x98 else m * alpha + x187 * beta / x189)
+    x148 = x72 + x81 + x83 + x84
+    x180 = b * h * L * x37
+    x101 = x148 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x39 * 7134.0 / x131 + x41 * 7134.0 / x131 + x185 * 57072.0 / x132 + x143 * 2378.0 / x135 + x180 * 8323.0 / x134
+    x102 = x12*30.0/(hbm*c*d)
     x103 = x69 + (x101)*(-1.0 + m + p)*(1/1189) + x102
-    x104 = 1 / 2 * (2.0 * (x150 + beta * x64 + beta_inter * x65 if x21 else x163 + beta * x67) + x63 + x164)
-    x105 = m * (x144 + x88) * (1 / 1189)
-    x107 = L * (x162 + x158 + x153) * 2.0
-    x166 = x107 + x159
-    x139 = peak * c * d * p * t * x103
-    x110 = x166 * 6.0 / x139
-    x111 = 6.0*(x166)
-    x136 = L*t
-    x113 = (x11)*4.0/x136 + (x11)*(0.0 if x0 else 4.0)/x136
-    x114 = x174 * 2.0 / t
-    x115 = x12*12.0/x185
-    x116 = (2.0*x12 if x0 else x12*4.0/x185)
-    x117 = 4.0*h + F/t + a/t + h*2.0/t
-    x118 = min(m, p)
-    x152 = b * s * L * x117
-    x119 = x152 * x118 * 4.0 / x160
-    x120 = 0.0 if c == 1.0 else x183 * (7.0 + c) * 4.0 / x126
-    x121 = x186 * (h + h * 3.0 / t) * 2.0 / x179
-    x122 = x180 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x126
-    x123 = max(x114 + x120, x121 + x122)
-    x124 = 0.0 if x10 else x183 * (m + x118) * 2.0 / x179
-    return (x103, m * (x37 * 6.0 / x129 + x39 * 6.0 / x129 + x181 * 48.0 / x130 + x138 * 2.0 / x133 + x176 * 7.0 / x132 + x85 + x86), (x97) + (x87) + x104 + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x186 / x103, x110, (x166 - x176) * 6.0 / x139, x110, x111, x111, x113 + x114 + x115 + x116 + (x119 + x123 + x124 if x10 else max(x119 + x120 + x124, x152 * 4.0 / x160 + x123)), x97, x87, x100, x104, x97, x105, x100, x69, 0.0, x116, x115, x119, x124, x122, x114, x121, x114, x120, x113,)
+    x104 = x167 + (x151 + beta * x65 + beta_inter * x66 if x21 else x166 + beta * x67) + x60
+    x105 = m * (x148 + x88) * (1 / 1189)
+    x107 = L * (x165 + x161 + x154) * 2.0
+    x169 = x107 + x162
+    x144 = peak * c * d * p * t * x103
+    x110 = x169 * 6.0 / x144
+    x111 = 6.0*(x169)
+    x138 = L*t
+    x113 = ((x11)*2.0/x138 if x0 else (x11)*10.0/x138)
+    x114 = x12*12.0/x189
+    x115 = x178 * 2.0 / t
+    x116 = (0.0 if x0 else x115)
+    x117 = (2.0*x12 if x0 else 0.0)
+    x118 = (4.0*x12 if x0 else x12*4.0/x189)
+    x119 = 4.0*h + F/t + a/t + h*2.0/t
+    x120 = min(m, p)
+    x153 = b * s * L * x119
+    x121 = x153 * x120 * 4.0 / x163
+    x122 = 0.0 if c == 1.0 else x187 * (7.0 + c) * 4.0 / x128
+    x123 = x190 * (h + h * 3.0 / t) * 2.0 / x183
+    x124 = x184 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x128
+    x125 = max(x115 + x122, x123 + x124)
+    x126 = 0.0 if x10 else x187 * (m + x120) * 2.0 / x183
+    return (x103, m * (x39 * 6.0 / x131 + x41 * 6.0 / x131 + x185 * 48.0 / x132 + x143 * 2.0 / x135 + x180 * 7.0 / x134 + x85 + x86), (x97) + (x87) + (x104) + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x190 / x103, x110, (x169 - x180) * 6.0 / x144, x110, x111, x111, x113 + x114 + x116 + x117 + x118 + (x121 + x125 + x126 if x10 else max(x121 + x122 + x126, x153 * 4.0 / x163 + x125)), x97, x87, x100, x104, x97, x105, x100, x69, x117, x118, x114, x121, x126, x124, x116, x123, x115, x122, x113,)
 
 
 def _step_fabc278b204e(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -57212,7 +57329,7 @@ def _step_fe358f09a1ae(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 #: hybrid option words (sorted) → the subject's entry
 SUBJECTS = {
-    (('attention', 'mla'), ('embeddings', '1'), ('framework', 'fsdp2'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_68daeaafbac0), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_68daeaafbac0), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_68daeaafbac0), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_68daeaafbac0), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_68daeaafbac0), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_68daeaafbac0), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_68daeaafbac0), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_68daeaafbac0), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_68daeaafbac0), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_68daeaafbac0), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_68daeaafbac0), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_68daeaafbac0)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_68daeaafbac0}}},
+    (('attention', 'mla'), ('embeddings', '1'), ('framework', 'fsdp2'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_68daeaafbac0), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_68daeaafbac0), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_68daeaafbac0), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_68daeaafbac0), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_68daeaafbac0), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_68daeaafbac0), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_68daeaafbac0), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_68daeaafbac0), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_68daeaafbac0), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_68daeaafbac0), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_68daeaafbac0), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_68daeaafbac0)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_68daeaafbac0}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_9bd7143d105a), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_9bd7143d105a), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_9bd7143d105a), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_9bd7143d105a), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_9bd7143d105a), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_9bd7143d105a), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_9bd7143d105a), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_9bd7143d105a), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_9bd7143d105a), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_9bd7143d105a), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_9bd7143d105a), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_9bd7143d105a)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 91), (91, 119)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_9bd7143d105a}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('precision', 'fp8_tensor'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=fp8_tensor bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'fp8_tensor', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_755e7039ab19), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_755e7039ab19), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_755e7039ab19), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_755e7039ab19), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_755e7039ab19), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_755e7039ab19), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule6_755e7039ab19), ('divides', "s={y} must be divisible by t·c={x} with sp=1: sequence parallelism splits each CP rank's s/c tokens over the t ranks (Megatron-Core's _split_along_first_dim asserts it), as the step model prices it; give an s that t·c divides, or sp=0", ('c', 's', 't'), _rule7_755e7039ab19), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_755e7039ab19), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_755e7039ab19), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_755e7039ab19), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_755e7039ab19)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_755e7039ab19}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'full')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=full schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'full', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_ac9e41daed8a), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_ac9e41daed8a), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_ac9e41daed8a), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_ac9e41daed8a), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_ac9e41daed8a), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_ac9e41daed8a), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_ac9e41daed8a), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_ac9e41daed8a), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_ac9e41daed8a), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_ac9e41daed8a), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_ac9e41daed8a), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_ac9e41daed8a)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 111), (111, 139)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (forward recompute)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (forward recompute)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('token dispatch all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward recompute)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE per-expert token-count all-gather (the host waits for it) (forward recompute)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_ac9e41daed8a}}},
@@ -57221,10 +57338,10 @@ SUBJECTS = {
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('recompute', 'selective'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=selective schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'selective', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_00244e20f840), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_00244e20f840), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_00244e20f840), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_00244e20f840), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_00244e20f840), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_00244e20f840), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule6_00244e20f840), ('divides', "s={y} must be divisible by t·c={x} with sp=1: sequence parallelism splits each CP rank's s/c tokens over the t ranks (Megatron-Core's _split_along_first_dim asserts it), as the step model prices it; give an s that t·c divides, or sp=0", ('c', 's', 't'), _rule7_00244e20f840), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_00244e20f840), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_00244e20f840), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_00244e20f840), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_00244e20f840)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_00244e20f840}}},
     (('attention', 'mla'), ('embeddings', '1'), ('moe', '1'), ('sp', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=1 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mla moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '1', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mla', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_2989de6beb2f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule1_2989de6beb2f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule2_2989de6beb2f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule3_2989de6beb2f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule4_2989de6beb2f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule5_2989de6beb2f), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule6_2989de6beb2f), ('divides', "s={y} must be divisible by t·c={x} with sp=1: sequence parallelism splits each CP rank's s/c tokens over the t ranks (Megatron-Core's _split_along_first_dim asserts it), as the step model prices it; give an s that t·c divides, or sp=0", ('c', 's', 't'), _rule7_2989de6beb2f), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_2989de6beb2f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_2989de6beb2f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_2989de6beb2f), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_2989de6beb2f)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'a', 'b', 'c', 'd', 'd_nope', 'd_rope', 'd_v', 'e', 'h', 'k', 'kv_lora', 'm', 'p', 'q_lora', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 167), (167, 195)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('sequence all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('sequence all-gather (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('sequence reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('input re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA rotary key all-gather (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA query latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA K, V latent gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA rotary key gradient reduce-scatter (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MLA query latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA K, V latent re-all-gather for the weight gradient (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MLA down-projection weight-gradient all-reduce (sequence parallel) (after backward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('MoE routed-token all-gather over the expert-tensor-parallel group (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('MoE routed-token all-gather over the expert-tensor-parallel group (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('MoE expert-output reduce-scatter over the expert-tensor-parallel group (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output reduce-scatter (first stage) (forward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('embedding-gradient all-gather (first stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input all-gather (last stage) (forward)', 'tp', 'all_gather', 'ring', 2, {}), ('LM-head input-gradient reduce-scatter (last stage) (backward)', 'tp', 'reduce_scatter', 'ring', 2, {}), ('LM-head input re-all-gather for the weight gradient (last stage) (backward)', 'tp', 'all_gather', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_2989de6beb2f}}},
     (('embeddings', '1'),): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_2a9d5a8e6d74), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_2a9d5a8e6d74), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_2a9d5a8e6d74), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_2a9d5a8e6d74), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_2a9d5a8e6d74), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_2a9d5a8e6d74), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_2a9d5a8e6d74), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_2a9d5a8e6d74), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_2a9d5a8e6d74), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_2a9d5a8e6d74), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_2a9d5a8e6d74)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_2a9d5a8e6d74}}},
-    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_db65e2d72af6), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_db65e2d72af6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_db65e2d72af6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_db65e2d72af6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_db65e2d72af6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_db65e2d72af6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_db65e2d72af6), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_db65e2d72af6), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_db65e2d72af6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_db65e2d72af6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_db65e2d72af6), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_db65e2d72af6)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_db65e2d72af6}}},
-    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8f0ffabe806e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8f0ffabe806e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8f0ffabe806e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8f0ffabe806e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8f0ffabe806e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8f0ffabe806e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8f0ffabe806e), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_8f0ffabe806e), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_8f0ffabe806e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_8f0ffabe806e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_8f0ffabe806e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8f0ffabe806e}}},
-    (('embeddings', '1'), ('framework', 'fsdp2'), ('tied', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cb6e6d0c9042), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_cb6e6d0c9042), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_cb6e6d0c9042), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_cb6e6d0c9042), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_cb6e6d0c9042), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_cb6e6d0c9042), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_cb6e6d0c9042), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_cb6e6d0c9042), ('at_least', "Phi={x} must be at least the tied embedding's V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_cb6e6d0c9042), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_cb6e6d0c9042), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_cb6e6d0c9042)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cb6e6d0c9042}}},
-    (('embeddings', '1'), ('framework', 'fsdp2'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_0d593ed6535f), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_0d593ed6535f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_0d593ed6535f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_0d593ed6535f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_0d593ed6535f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_0d593ed6535f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_0d593ed6535f), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_0d593ed6535f), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_0d593ed6535f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_0d593ed6535f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_0d593ed6535f)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_0d593ed6535f}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('moe', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_db65e2d72af6), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_db65e2d72af6), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_db65e2d72af6), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_db65e2d72af6), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_db65e2d72af6), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_db65e2d72af6), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_db65e2d72af6), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_db65e2d72af6), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule8_db65e2d72af6), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_db65e2d72af6), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_db65e2d72af6), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule11_db65e2d72af6)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_moe', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 99), (99, 127)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('expert per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_db65e2d72af6}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('gqa', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_8f0ffabe806e), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_8f0ffabe806e), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_8f0ffabe806e), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_8f0ffabe806e), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_8f0ffabe806e), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_8f0ffabe806e), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_8f0ffabe806e), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_8f0ffabe806e), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_8f0ffabe806e), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_8f0ffabe806e), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_8f0ffabe806e)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_8f0ffabe806e}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('tied', '1'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=1 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '1', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_cb6e6d0c9042), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_cb6e6d0c9042), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_cb6e6d0c9042), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_cb6e6d0c9042), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_cb6e6d0c9042), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_cb6e6d0c9042), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_cb6e6d0c9042), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_cb6e6d0c9042), ('at_least', "Phi={x} must be at least the tied embedding's V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_cb6e6d0c9042), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_cb6e6d0c9042), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_cb6e6d0c9042)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 71), (71, 94)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('tied-embedding gradient all-reduce, first and last stage (after backward)', 'dp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_cb6e6d0c9042}}},
+    (('embeddings', '1'), ('framework', 'fsdp2'), ('zero', '3')): {'label': 'hybrid (zero=3 framework=fsdp2 grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=0 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '3', 'framework': 'fsdp2', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '0', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_0d593ed6535f), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_0d593ed6535f), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_0d593ed6535f), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_0d593ed6535f), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_0d593ed6535f), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_0d593ed6535f), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_0d593ed6535f), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_0d593ed6535f), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_0d593ed6535f), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_0d593ed6535f), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_0d593ed6535f)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 67), (67, 90)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('per-layer parameter all-gather (forward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer parameter all-gather (backward)', 'dp', 'all_gather', 'ring', 2, {}), ('per-layer gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_0d593ed6535f}}},
     (('embeddings', '1'), ('gqa', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=0 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=0 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '0', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '0', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_ac5572fc4690), ('equals', 'e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1', ('e',), _rule1_ac5572fc4690), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule2_ac5572fc4690), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule3_ac5572fc4690), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule4_ac5572fc4690), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule5_ac5572fc4690), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule6_ac5572fc4690), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule7_ac5572fc4690), ('at_least', "Phi={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'V', 'h'), _rule8_ac5572fc4690), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule9_ac5572fc4690), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule10_ac5572fc4690)), 'sheets': {(2, True): {'arguments': ('G', 'L', 'Phi', 'V', 'b', 'c', 'd', 'h', 'h_kv', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 15), (15, 63), (63, 86)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_ac5572fc4690}}},
     (('embeddings', '1'), ('gqa', '1'), ('mamba', '1'), ('moe', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=1 moe_latent=0 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '0', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_9e1917870782), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_9e1917870782), ('equals', "mamba=1 with c={x} is not modelled: Megatron-Core's Mamba mixers run context parallelism by their own all-to-alls (mamba_context_parallel.py), not counted; give c=1", ('c',), _rule2_9e1917870782), ('divides', 'a_ssm={y} must be divisible by t={x}', ('a_ssm', 't'), _rule3_9e1917870782), ('divides', 'g_ssm={y} must be divisible by t={x}', ('g_ssm', 't'), _rule4_9e1917870782), ('at_least', 'L={x} must be at least L_att + L_ssm={y}: the attention and Mamba layers are among the L', ('L', 'L_att', 'L_ssm'), _rule5_9e1917870782), ('at_least', 'L={x} must be at least L_att + L_ssm + L_moe={y}: the attention, Mamba and MoE layers are among the L', ('L', 'L_att', 'L_moe', 'L_ssm'), _rule6_9e1917870782), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule7_9e1917870782), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule8_9e1917870782), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule9_9e1917870782), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule10_9e1917870782), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule11_9e1917870782), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule12_9e1917870782), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule13_9e1917870782), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule14_9e1917870782), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule15_9e1917870782), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule16_9e1917870782)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 17), (17, 93), (93, 121)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus', 'attention_layers_stage', 'mamba_layers_stage'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_9e1917870782}}},
     (('embeddings', '1'), ('gqa', '1'), ('mamba', '1'), ('moe', '1'), ('moe_latent', '1')): {'label': 'hybrid (zero=1 framework=megatron grad_reduce=framework grad_dtype=framework reshard_after_forward=framework sp=0 sp_regather=framework sp_input=block recompute=none schedule=1f1b ga_schedules=0 hsdp=0 pipeline_split=even scatter_gather=0 cp=ring gqa=1 nvlink=switch attention=mha moe=1 expert_tp=tp dispatcher=alltoall router_groups=1 router_group_topk=1 mamba=1 moe_latent=1 embeddings=1 tied=0 fp8_param_gather=0 fp8_tp_gather=framework precision=bf16 bf16_layers=0 recompute_mla_up=0 cpu_offload=0 mtp=0 recompute_moe_act=0 recompute_layernorm=0 recompute_mlp=0 recompute_moe=0)', 'kind': 'strategy', 'options': {'zero': '1', 'framework': 'megatron', 'grad_reduce': 'framework', 'grad_dtype': 'framework', 'reshard_after_forward': 'framework', 'sp': '0', 'sp_regather': 'framework', 'sp_input': 'block', 'recompute': 'none', 'schedule': '1f1b', 'ga_schedules': '0', 'hsdp': '0', 'pipeline_split': 'even', 'scatter_gather': '0', 'cp': 'ring', 'gqa': '1', 'nvlink': 'switch', 'attention': 'mha', 'moe': '1', 'expert_tp': 'tp', 'dispatcher': 'alltoall', 'router_groups': '1', 'router_group_topk': '1', 'mamba': '1', 'moe_latent': '1', 'embeddings': '1', 'tied': '0', 'fp8_param_gather': '0', 'fp8_tp_gather': 'framework', 'precision': 'bf16', 'bf16_layers': '0', 'recompute_mla_up': '0', 'cpu_offload': '0', 'mtp': '0', 'recompute_moe_act': '0', 'recompute_layernorm': '0', 'recompute_mlp': '0', 'recompute_moe': '0'}, 'needed': frozenset(('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'h_lat', 'k', 'm', 'p', 's', 't', )), 'least': {}, 'time': frozenset(('alpha', 'alpha_inter', 'beta', 'beta_inter', 'gamma', )), 'two_level': True, 'spreads_over_nics': False, 'crossing': 'one_nic', 'rules': (('equals', 't*p*d*c={x} must equal N={y}', ('N', 'c', 'd', 'p', 't'), _rule0_c4d8579782a9), ('equals', 'moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without sequence parallelism (megatron/core/transformer/moe/moe_layer.py)', ('t',), _rule1_c4d8579782a9), ('equals', "mamba=1 with c={x} is not modelled: Megatron-Core's Mamba mixers run context parallelism by their own all-to-alls (mamba_context_parallel.py), not counted; give c=1", ('c',), _rule2_c4d8579782a9), ('divides', 'a_ssm={y} must be divisible by t={x}', ('a_ssm', 't'), _rule3_c4d8579782a9), ('divides', 'g_ssm={y} must be divisible by t={x}', ('g_ssm', 't'), _rule4_c4d8579782a9), ('at_least', 'L={x} must be at least L_att + L_ssm={y}: the attention and Mamba layers are among the L', ('L', 'L_att', 'L_ssm'), _rule5_c4d8579782a9), ('at_least', 'L={x} must be at least L_att + L_ssm + L_moe={y}: the attention, Mamba and MoE layers are among the L', ('L', 'L_att', 'L_moe', 'L_ssm'), _rule6_c4d8579782a9), ('divides', 'L={y} must be divisible by p={x} (pipeline_split=first_last with L_first, L_last splits the layers unevenly)', ('L', 'p'), _rule7_c4d8579782a9), ('divides', 'a={y} must be divisible by t={x}', ('a', 't'), _rule8_c4d8579782a9), ('divides', 'b={y} must be divisible by d={x}', ('b', 'd'), _rule9_c4d8579782a9), ('divides', 'b/d={y} must be divisible by m={x}', ('b', 'd', 'm'), _rule10_c4d8579782a9), ('divides', 's={y} must be divisible by c={x}', ('c', 's'), _rule11_c4d8579782a9), ('divides', "s={y} must be divisible by 2c={x}: ring attention's causal split cuts the sequence into 2c chunks (Megatron-Core's get_batch_on_this_cp_rank; PyTorch's context parallel balances only then), as the step model prices it", ('c', 's'), _rule12_c4d8579782a9), ('at_least', "Phi - Phi_E={x} must be at least the embedding and LM head's 2·V·h={y} (embeddings=1): the layers hold the rest; give the model's whole count, or embeddings=0 for a Φ of the layers alone", ('Phi', 'Phi_E', 'V', 'h'), _rule13_c4d8579782a9), ('divides', 'd*c={y} must be divisible by e={x}', ('c', 'd', 'e'), _rule14_c4d8579782a9), ('divides', 'E={y} must be divisible by e={x}', ('E', 'e'), _rule15_c4d8579782a9), ('at_least', 'E={x} must be at least k={y}: the router sends each token to k distinct experts', ('E', 'k'), _rule16_c4d8579782a9)), 'sheets': {(2, True): {'arguments': ('E', 'G', 'L', 'L_att', 'L_moe', 'L_ssm', 'Phi', 'Phi_E', 'V', 'b', 'c', 'd', 'e', 'h', 'h_kv', 'h_lat', 'k', 'm', 'p', 's', 't'), 'bounds': ((0, 8), (8, 13), (13, 17), (17, 93), (93, 121)), 'fields': ('send', 'recv', 'total', 'alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'coefficients': ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), 'extras': ('bubble_fraction', 'gpus', 'attention_layers_stage', 'mamba_layers_stage'), 'terms': (('activation all-reduce (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('activation all-reduce (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('K, V ring pass (forward)', 'cp', 'all_gather', 'ring', 2, {}), ('K, V ring pass (backward)', 'cp', 'all_gather', 'ring', 2, {}), ('dK, dV ring reduction (backward)', 'cp', 'reduce_scatter', 'ring', 2, {}), ('token dispatch all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('expert-output combine all-to-all (forward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('combine-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('dispatch-gradient all-to-all (backward)', 'ep', 'all_to_all', 'pairwise', 2, {}), ('MoE per-expert token-count all-gather (the host waits for it) (forward)', 'ep', 'all_gather', 'ring', 8, {'dtype': '8'}), ('activations to the next stage (forward)', 'pp', 'send_recv', 'direct', 2, {}), ('activation gradients to the previous stage (backward)', 'pp', 'send_recv', 'direct', 2, {}), ('embedding-output all-reduce (first stage) (forward)', 'tp', 'all_reduce', 'ring', 2, {}), ('LM-head input-gradient all-reduce (last stage) (backward)', 'tp', 'all_reduce', 'ring', 2, {}), ('cross-entropy all-reduces: max, target logit, sum of exponentials (last stage) (forward)', 'tp', 'all_reduce', 'ring', 4, {'dtype': 'fp32'}), ('gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {}), ('expert gradient reduce-scatter (backward)', 'dp', 'reduce_scatter', 'ring', 4, {'dtype': 'fp32'}), ('expert parameter all-gather (after the step)', 'dp', 'all_gather', 'ring', 2, {})), 'axes': (('tp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage')), ('cp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('ep', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('every stage alike', 'every stage alike', 'every stage alike')), ('pp', ('alpha', 'beta', 'alpha_inter', 'beta_inter'), ('the only stage', 'either stage', 'an interior pipeline stage')), ('dp', ('alpha', 'beta', 'gamma', 'alpha_inter', 'beta_inter'), ('the only stage', 'the last pipeline stage', 'the last pipeline stage'))), 'function': _sheet2_c4d8579782a9}}},

@@ -501,7 +501,7 @@ def _model_states(data, parts, opts: dict) -> tuple:
     # _runtime_utils.py, _reduce_grad_no_shard: _cast_grad_to_param_dtype): the whole gradient at the shard's bytes
     whole_bytes = shard_bytes if data.framework == "fsdp" and data.zero == 0 else grad_bytes
     for held, group in parts:
-        weights += 2 * held if data.full_parameters else sharded_weight_bytes(data) * held / group
+        weights += data.full_parameters(2 * held, sharded_weight_bytes(data) * held / group)
         grads += data.gradients(whole_bytes * held, shard_bytes * held / group)
         optimizer += state * held if data.zero == 0 else state * held / group
     return weights, grads, optimizer, grad_bytes
@@ -586,8 +586,9 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     if embeddings and last:
         parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
     torch_runtime = data.framework == "fsdp2"       # PyTorch's own buffers (symcomm.training.torchmem)
-    if torch_runtime and embeddings and not data.full_parameters:
-        parts["root_params"] = torchmem.root_parameters(tied)
+    root = data.full_parameters(sp.Integer(0), torchmem.root_parameters(tied))
+    if torch_runtime and embeddings and root != 0:
+        parts["root_params"] = root
     if torch_runtime and embeddings and last:
         parts["head_inputs"] = torchmem.head_inputs(micro)
         parts["head_gradient"] = torchmem.head_gradient()
@@ -783,7 +784,7 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     dense = (Phi - Phi_E) if moe else Phi
     body = dense - (V * h * (1 if tied else 2) if embeddings else 0)
     layer = body / (L * t) + (Phi_E / (L_moe * e * t) if moe else 0)
-    held = 2 * 2 * layer if not data.full_parameters else sp.Integer(0)
+    held = data.full_parameters(sp.Integer(0), 2 * 2 * layer)
     # FSDP2: the unit computing's 16-bit gradient and the previous unit's reduce-scatter input (torchmem.FSDP2_REDUCE)
     per_param = torchmem.layer_gradient_bytes(grad_bytes) if data.framework == "fsdp2" else 2 * grad_bytes
     # FSDP2 accumulating (no gradient sync): the unit computing's 16-bit gradient beside the fp32 accumulator,

@@ -307,12 +307,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "plan, five gathers under torch.compile too); linear (q, k, v and a plain MLP's one up projection)"),
     HYBRID_RECOMPUTE_OPTION, Option("schedule", "1f1b", F.SCHEDULES, "pipeline schedule"),
     flag("ga_schedules", F.GA_SCHEDULES_MEANING), flag("hsdp", F.HSDP_MEANING),
-    Option("pipeline_split", "even", ("even", "first_last"),
-           "how the L layers split over the p·v model chunks: even (L/(p·v) each; L divisible by p, by p·v "
-           "interleaved) or first_last (the first chunk L_first layers, the last L_last, the p·v − 2 middle "
-           "chunks (L − L_first − L_last)/(p·v − 2) each: with v = 1 Megatron-LM's --decoder-first-pipeline-num-layers, "
-           "--decoder-last-pipeline-num-layers; interleaved, the first and last model chunks as a pipeline layout "
-           "string places them, not those flags, which size a whole stage's v chunks alike)"),
+    Option("pipeline_split", "even", ("even", "first_last"), F.PIPELINE_SPLIT_MEANING),
     flag("scatter_gather", "1 = Megatron scatter-gather: pipeline sends 1/t, re-assembled by all-gather "
                            "over t at the receiver (sp=0 only: with sp=1 the sends are already 1/t and "
                            "Megatron skipped it)"),

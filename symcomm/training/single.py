@@ -6,11 +6,12 @@ checks and sources are their entries in the registry, ``_ENTRIES`` of :mod:`symc
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import sympy as sp
 
 from ..core import symbols as S
-from .axes import (DataSchedule, ep_terms, kv_width, pp_terms, ring_terms, tp_terms,
+from .axes import (DataSchedule, ep_terms, kv_width, partition_reduction, pp_terms, ring_terms, tp_terms,
                    ulysses_terms, zero3_on, bubble_fraction)
 from .settings import regathers_forward, reruns_forward
 from .stages import in_flight as stage_in_flight
@@ -29,18 +30,20 @@ def build_dp(algorithm: str) -> tuple[Term, ...]:
     return (Term("all_reduce", name, N, Phi, 1, "gradient all-reduce", axis="dp", phase="after backward"),)
 
 
-def build_zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch") -> tuple[Term, ...]:
+def build_zero12(micro_batches: str = "1", grad_reduce: str = "per_micro_batch",
+                 partition_reduce: str = "reduce_scatter") -> tuple[Term, ...]:
     micro = m if micro_batches == "m" else sp.Integer(1)
     count = micro if grad_reduce == "per_micro_batch" else sp.Integer(1)
+    reduction = partition_reduction(partition_reduce, N, Phi, count)
     return (
-        Term("reduce_scatter", "ring", N, Phi, count, "gradient reduce-scatter", axis="dp", phase="after backward"),
+        replace(reduction, phase="after backward"),
         Term("all_gather", "ring", N, Phi, 1, "updated-parameter all-gather", axis="dp",
              phase="after the optimizer step"),
     )
 
 
-def build_zero1() -> tuple[Term, ...]:
-    return build_zero12()
+def build_zero1(partition_reduce: str = "reduce_scatter") -> tuple[Term, ...]:
+    return build_zero12(partition_reduce=partition_reduce)
 
 
 def build_zero3(micro_batches: str = "1", grad_reduce: str = "per_micro_batch",

@@ -41,7 +41,7 @@ from ..core import rules
 from ..collectives.algorithms import SOURCE_ARTICLE, algorithms_of
 from ..core.cost import Cost
 from .axes import RING_BACKWARDS
-from .frameworks import (DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
+from .frameworks import (DEEPSPEED_BUCKET_ALLREDUCE, DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
                          MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER)
 from ..core.rules import Rule, When
 from .hybrid import TOP_K_OF_E, hybrid_terms, hybrid_checks, hybrid_extras
@@ -214,6 +214,10 @@ _SCHEDULES = ("gpipe", "1f1b", "interleaved")
 _MICRO_BATCHES = Option("micro_batches", "1", ("1", "m"),
                         "1: one micro-batch per step (the papers' count); m: m micro-batches per step (gradient "
                         "accumulation), each collective counted as often as the framework runs it")
+_PARTITION_REDUCE = Option("partition_reduce", "reduce_scatter", ("reduce_scatter", "all_reduce"),
+                           "the gradient reduction: reduce_scatter (each rank receives the sum of its partition: the "
+                           "paper's); all_reduce (the whole gradient all-reduced, each rank keeping its partition: "
+                           "DeepSpeed's default from v0.12.4, stage_1_and_2.py)")
 _RECOMPUTE = RECOMPUTE_OPTION        # none | selective | full | op, one meaning for every strategy and command
 #: tensor parallelism without SP takes every mode but op: torchtitan's op list keeps the sequence-parallel
 #: reduce-scatters, and its tensor parallelism always shards the norms' sequence (parallelize_llama.py, apply_tp):
@@ -240,20 +244,21 @@ _ENTRIES = (
                       "all-reduce algorithm: ring (default), naive (flat reduce + flat broadcast) or any catalog all-reduce"),),
               build_dp),
     _strategy("zero1", "ZeRO stage 1 (optimizer states sharded)",
-              "reduce-scatter of the Φ gradients, then all-gather of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE,
+              "reduce-scatter of the Φ gradients (DeepSpeed: an all-reduce, each rank keeping its partition), then "
+              "all-gather of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; " + DEEPSPEED_BUCKET_ALLREDUCE,
               _EXACT + "; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches "
-              "and are reduced once per step", (), build_zero1),
+              "and are reduced once per step", (_PARTITION_REDUCE,), build_zero1),
     _strategy("zero2", "ZeRO stage 2 (optimizer states and gradients sharded)",
-              "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it), then all-gather "
-              "of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE,
+              "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it; DeepSpeed: an "
+              "all-reduce, each rank keeping its partition), then all-gather of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; " + DEEPSPEED_BUCKET_ALLREDUCE,
               _EXACT + "; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step",
               (_MICRO_BATCHES,
                Option("grad_reduce", "per_micro_batch", GRAD_REDUCE,
-                      "per_micro_batch: DeepSpeed ZeRO ≥ 2 reduce-scatters after every micro-batch (the sharded "
+                      "per_micro_batch: DeepSpeed ZeRO ≥ 2 reduces after every micro-batch (the sharded "
                       "gradient cannot accumulate the full one); per_step: once, which needs ZeRO-1's full "
-                      "gradient memory")),
+                      "gradient memory"), _PARTITION_REDUCE),
               build_zero12),
     _strategy("zero3", "ZeRO stage 3 / FSDP (parameters sharded too)",
               "all-gather Φ before the forward, again before the backward, reduce-scatter the gradients "

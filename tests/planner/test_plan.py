@@ -285,8 +285,10 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     # Issue 12's worked check, on one pipeline stage (DeepSpeed's pipeline engine runs no ZeRO-2:
     # deepspeed/runtime/pipe/engine.py): Llama-3-70B on 64 H100, t=1, p=1, d=64, m=16 (batch 1024 / d).  ZeRO-1
     # (Megatron's distributed optimizer) reduce-scatters the shard once per step and all-gathers it once;
-    # DeepSpeed ZeRO-2 reduce-scatters after each of the 16 micro-batches (deepspeed/runtime/engine.py,
-    # allreduce_gradients): 16 + 1 ring collectives instead of 1 + 1.  The one stage's shard is all Φ.
+    # DeepSpeed ZeRO-2 reduces after each of the 16 micro-batches (deepspeed/runtime/engine.py, allreduce_gradients),
+    # each time an all-reduce of the whole bucket of which every rank keeps its partition (stage_1_and_2.py,
+    # allreduce_and_scatter, v0.12.4 on): a ring all-reduce is a reduce-scatter then an all-gather, so 16 of each
+    # and the parameter all-gather, where ZeRO-1 runs 1 + 1.  The one stage's shard is all Φ.
     model, h100 = presets.model("llama3-70b"), presets.hardware("h100")
     hw = h100.values(2)
     shard = model.parameters
@@ -297,7 +299,7 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * link
     rs32 = 63 * hw["alpha_inter"] + 2 * 63 / 64 * shard * (link + hw["gamma"])   # fp32: twice
     layout = dict(t=1, p=1, v=1, c=1, d=64, mb=1, recompute="none", sp=0)
-    for scheme, dp in (({"zero": 2, "framework": "deepspeed"}, 16 * rs + ag), ({"zero": 1, "framework": "megatron"},
+    for scheme, dp in (({"zero": 2, "framework": "deepspeed"}, 16 * (rs + ag) + ag), ({"zero": 1, "framework": "megatron"},
                                                                               rs32 + ag)):
         req = Request(model=model, hardware=h100, gpus=64, batch=1024, seq=8192, memory_check=False,
                       compare=compare(**layout, **scheme))

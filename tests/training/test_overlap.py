@@ -49,10 +49,13 @@ def test_each_framework_overlaps_by_default_as_its_source_says(name, zero, sched
 
 
 def test_fsdp2_and_megatron_fsdp_run_zero3_as_their_sources_say():
-    # fully_shard: reshard_after_forward defaults True for every non-root module (_fully_shard.py); gradients
-    # reduce-scattered in every backward (no no_sync by default); reduce_dtype None = the parameters' type
+    # fully_shard: reshard_after_forward True for every non-root module (_fully_shard.py), which torchtitan's default
+    # policy keeps only without a pipeline (distributed/fsdp.py: not pp_enabled); gradients reduce-scattered in every
+    # backward (no no_sync by default), in fp32: torchtitan's mixed_precision_reduce, float32 its one value
     fsdp2 = data_schedule("fsdp2", 3)
-    assert (fsdp2.reshard_after_forward, fsdp2.grad_reduce, fsdp2.grad_dtype) == (True, "per_micro_batch", "")
+    assert (fsdp2.reshard_after_forward, fsdp2.reshard_piped, fsdp2.grad_reduce, fsdp2.grad_dtype) == \
+        (True, False, "per_micro_batch", "fp32")
+    assert data_schedule("fsdp2", 3, reshard_after_forward=True).reshard_piped is None     # typed: for every p
     # Megatron-FSDP optim_grads_params (arguments.py default): grad_reduce_every_bprop, main grads dtype auto
     mfsdp = data_schedule("megatron_fsdp", 3)
     assert (mfsdp.reshard_after_forward, mfsdp.grad_reduce, mfsdp.grad_dtype) == (True, "per_micro_batch", "")

@@ -264,6 +264,9 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
     # until the schedule's last backward (stage.py, backward_maybe_with_nosync), so only the first forward gathers
     # (every later one follows a backward that kept the layers), and the gradients are reduced once, at the end
     pipelined = framework == "fsdp2" and p > 1
+    # DeepSpeed's ZeRO-1/2 all-reduce the whole gradient bucket, each rank keeping its partition (stage_1_and_2.py:
+    # average_tensor → allreduce_and_scatter → dist.all_reduce, v0.12.4 on)
+    partition_reduce = step.all_reduce if framework == "deepspeed" else step.reduce_scatter
     for micro in range(m):
         if zero == 3 and (micro == 0 or not pipelined):
             dp_all(step.all_gather)                    # parameters for the forward
@@ -293,13 +296,13 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
                 boundary(pp, (q - 1) % p)
         per_micro_batch = (zero == 3 and not pipelined) or (framework == "deepspeed" and zero == 2)
         if per_micro_batch:
-            dp_all(step.reduce_scatter)                # engine.py: ZeRO ≥ 2 reduces every micro-batch
+            dp_all(step.reduce_scatter if zero == 3 else partition_reduce)   # engine.py: ZeRO ≥ 2 reduces every micro-batch
     if pipelined:
         dp_all(step.reduce_scatter)                    # perform_reduce_grad: once, after the schedule's last backward
     if zero == 0:
         dp_all(step.all_reduce)                        # Megatron DDP: once, after the last micro-batch
     elif zero == 1:
-        dp_all(step.reduce_scatter)                    # the distributed optimizer: once per step
+        dp_all(partition_reduce)                       # the distributed optimizer (DeepSpeed's ZeRO-1): once per step
     if vocab and tied and p > 1:                       # finalize_model_grads.py: the two copies' gradients
         step.width = widths["grad"]
         for dp in range(d):
@@ -510,13 +513,14 @@ BF16, FP32 = 2, 4
 def test_a_step_in_bytes_matches_the_formula_in_bytes(t, c, p, d, m, layers, scheme, sp_on, cp, embeddings, tied,
                                                       grad_dtype):
     """A bf16 run counted in bytes: the gradient reductions in the gradient type (fp32 for
-    Megatron-LM by default, the run's for DeepSpeed and FSDP), ring-flash-attention's dK, dV in
+    Megatron-LM and torchtitan's FSDP2 by default, the run's for DeepSpeed and FSDP), ring-flash-attention's dK, dV in
     fp32, the rest in bf16; the formula's terms widened by cost_in_bytes_of, per axis."""
     assume(t * c * p * d <= 16)
     sp_on = sp_on and t > 1
     tied = tied and embeddings
     framework, zero, reshard = scheme
-    grad = {"fp32": FP32, "same": BF16, "framework": FP32 if framework == "megatron" else BF16}[grad_dtype]
+    # framework: Megatron-LM's fp32 main gradients; torchtitan's mixed_precision_reduce, float32 its one value
+    grad = {"fp32": FP32, "same": BF16, "framework": FP32 if framework in ("megatron", "fsdp2") else BF16}[grad_dtype]
     local = 2 * t * c
     s, h = c * local, 2 * t * c
     vocab = 2 * t * d * c if embeddings else 0

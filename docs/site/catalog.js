@@ -454,7 +454,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955
 },
 "bf16": {
@@ -464,7 +464,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955
 },
 "fp16": {
@@ -474,7 +474,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955
 },
 "fp8": {
@@ -484,7 +484,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955
 },
 "int8": {
@@ -499,8 +499,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -514,8 +514,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -526,8 +526,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -541,8 +541,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
@@ -634,7 +634,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125
 },
@@ -644,7 +644,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125
 },
@@ -654,7 +654,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 412.2708333333333
 },
@@ -669,8 +669,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -684,8 +684,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -696,8 +696,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -711,8 +711,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -744,32 +744,32 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171
 },
 "fp16": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171
 },
 "fp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171
 },
 "int8": {
@@ -779,73 +779,73 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.5079,
+"eta_fp4": 0.5128,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
@@ -876,32 +876,32 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171
 },
 "fp16": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171
 },
 "fp8": {
 "w_half": 586.548488008342,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 586.548488008342
 },
 "int8": {
@@ -911,73 +911,73 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.5,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.5079,
+"eta_fp4": 0.5128,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 293.274244004171,
-"kappa_moe": 100.0,
+"kappa_moe": 102.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.566,
-"kappa": 7.5,
+"eta_fp8": 0.559,
+"kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
@@ -1008,7 +1008,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
@@ -1018,7 +1018,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp16": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
@@ -1028,7 +1028,7 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
@@ -1043,55 +1043,55 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.643,
+"eta_fp8": 0.629,
 "kappa": 20.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.643,
+"eta_fp8": 0.629,
 "kappa": 20.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.643,
+"eta_fp8": 0.629,
 "kappa": 20.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.643,
+"eta_fp8": 0.629,
 "kappa": 20.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
@@ -1103,12 +1103,12 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "fp8_delayed": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.643,
+"eta_fp8": 0.629,
 "kappa": 20.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
@@ -1141,7 +1141,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 20.0
 },
@@ -1151,7 +1151,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955
 },
@@ -1161,7 +1161,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955
 },
@@ -1171,7 +1171,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 590.7164179104477
 },
@@ -1186,8 +1186,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1201,8 +1201,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1213,8 +1213,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1228,8 +1228,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1418,7 +1418,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 25.5
 },
@@ -1428,7 +1428,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25
 },
@@ -1438,7 +1438,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25
 },
@@ -1448,7 +1448,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.75,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 756.5
 },
@@ -1463,8 +1463,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1478,8 +1478,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1490,8 +1490,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1505,8 +1505,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.832,
-"kappa": 12.75,
+"eta_fp8": 0.8145,
+"kappa": 12.5,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -13770,6 +13770,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_fp8_weights",
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
@@ -13942,6 +13943,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_fp8_weights",
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
@@ -14114,6 +14116,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_fp8_weights",
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
@@ -14286,6 +14289,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_fp8_weights",
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
@@ -14458,6 +14462,7 @@ globalThis.SYMCOMM_CATALOG = {
 "memory_gradients",
 "memory_optimizer",
 "memory_activations",
+"memory_fp8_weights",
 "memory_dp_buckets",
 "bubble_fraction_of_step"
 ],
@@ -16052,14 +16057,14 @@ globalThis.SYMCOMM_CATALOG = {
 "unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
 "unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp4 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 1 published run never fitted on (a100): typically 7 %, up to 7 % (signed mean -7 %)",
 "unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
-"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
-"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 6 %, up to 38 % (signed mean +1 %)",
-"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 43 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean +0 %)",
+"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean +0 %)",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 115 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean +0 %)",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
 "unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)"
@@ -16067,13 +16072,13 @@ globalThis.SYMCOMM_CATALOG = {
 "error_unknown": "unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit measured, or a hardware file without step_time.errors)",
 "memory_band": {
 "lowest": -0.22295,
-"highest": 0.163675,
+"highest": 0.183258,
 "words": {
-"megatron": "no published run of framework=megatron prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
-"deepspeed": "no published run of framework=deepspeed prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
-"fsdp": "no published run of framework=fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
-"fsdp2": "the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory",
-"megatron_fsdp": "no published run of framework=megatron_fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 4 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 16.4 % over their GPU's memory"
+"megatron": "no published run of framework=megatron prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 9 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 18.3 % over their GPU's memory",
+"deepspeed": "no published run of framework=deepspeed prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 9 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 18.3 % over their GPU's memory",
+"fsdp": "no published run of framework=fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 9 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 18.3 % over their GPU's memory",
+"fsdp2": "the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 9 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 18.3 % over their GPU's memory",
+"megatron_fsdp": "no published run of framework=megatron_fsdp prints its peak memory, so its count's error is unmeasured and another framework's band is its margin: the printed peaks of the 44 published runs it was checked on (framework=fsdp2) were -5.2 % to +28.7 % of its count (+: above), and 9 published runs (framework=megatron, megatron_fsdp) that ran were counted up to 18.3 % over their GPU's memory"
 }
 },
 "dtype_measured": {

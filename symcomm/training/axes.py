@@ -306,7 +306,7 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
              recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None,
-             input_linears=None, stops_early=False) -> tuple[Term, ...]:
+             input_linears=None, stops_early=False, grad_gather_dtype=None, amax_reduced=False) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -326,7 +326,11 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     dense MLP block's) column-parallel linears that each all-gather their own input and reduce-scatter its gradient,
     in place of one per block input.  ``stops_early`` (a recompute that stops once the tensors the backward needs are
     made again: frameworks.RECOMPUTE_EARLY_STOP): the recompute skips each dense layer's last collective, its MLP
-    output's reduce-scatter (all-reduce), whose output no backward reads."""
+    output's reduce-scatter (all-reduce), whose output no backward reads.  ``grad_gather_dtype`` (SP only; None: as
+    ``gather_dtype``): the element type of the backward's output-gradient all-gathers (Transformer Engine's MXFP8 and
+    blockwise FP8 gather them in both directions: the run's 16-bit, tp_plans.fp8_grad_gather_of).  ``amax_reduced``
+    (SP only): each all-gather but the re-gathers follows a quantize that all-reduces one fp32 amax over the group
+    (Transformer Engine's current scaling, tp_plans.TE_AMAX_REDUCTION): as many 1-element all-reduces beside it."""
     blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     if sp_on and input_linears is not None:
@@ -338,8 +342,9 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
         outputs = blocks - (layers - moe_layers) if stops_early and name == "forward recompute" else blocks
         if sp_on:
             gathers, scatters = (blocks, inputs) if name == "backward" else (inputs, outputs)
+            dtype = grad_gather_dtype if name == "backward" and grad_gather_dtype is not None else gather_dtype
             out.append(Term("all_gather", "ring", group, message / micro, gathers * micro,
-                            "sequence all-gather", groups, across, "tp", phase=name, dtype=gather_dtype))
+                            "sequence all-gather", groups, across, "tp", phase=name, dtype=dtype))
             out.append(Term("reduce_scatter", "ring", group, message / micro, scatters * micro,
                             "sequence reduce-scatter", groups, across, "tp", phase=name))
         else:
@@ -357,6 +362,9 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     if sp_on and recompute_gathers and not recompute:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "sequence all-gather", groups, across, "tp", phase="forward recompute", dtype=gather_dtype))
+    if sp_on and amax_reduced:
+        out += [replace(term, primitive="all_reduce", message=sp.Integer(1), what="FP8 amax all-reduce (current scaling)",
+                        dtype="fp32") for term in out if term.what == "sequence all-gather"]
     if sp_on and regather:
         out.append(Term("all_gather", "ring", group, message / micro, inputs * micro,
                         "input re-all-gather for the weight gradient", groups, across, "tp", phase="backward",

@@ -20,7 +20,8 @@ from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
 from .megatron_features import EXPERT_TP_SIZE, FLEX_DISPATCHERS
-from .settings import ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_tp_gather_of
+from .settings import (ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_amax_reduced, fp8_grad_gather_of,
+                       fp8_tp_gather_of)
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
 
@@ -88,6 +89,8 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                        blocks_per_layer=1 if run.mamba else 2,
                                        mlp_again=dense_layers if "mlp" in run.modules else None,
                                        gather_dtype="fp8" if fp8_tp_gather_of(run) else "",
+                                       grad_gather_dtype="fp8" if fp8_grad_gather_of(run) else "",
+                                       amax_reduced=fp8_amax_reduced(run),
                                        input_linears=SP_INPUT_LINEARS.get(run.sp_input)), 1, c * d * p)
     if mla and sp_on:
         terms += spread_over_nics(mla_tp_terms(t, replica_batch * local_seq, layers + mtp_runs, recompute,

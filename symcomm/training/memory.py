@@ -25,10 +25,10 @@ import sympy as sp
 from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard, expert_tp_size, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
-from .recipes import CAST
+from .recipes import CAST, CAST_COPIES
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES
-from ..core.symbols import (D_mtp, E_s, L, L_att, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
+from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
@@ -38,7 +38,9 @@ STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "act
             "root_params": "every", "head_inputs": "last", "head_gradient": "last", "pipeline_buffers": "first",
             "ring_attention": "every",
             # multi-token prediction's depths (mtp_activation_bytes): on the last stage, beside its layers'
-            "mtp_activations": "last"}
+            "mtp_activations": "last",
+            # Transformer Engine's cached quantized weights (fp8_weight_cache)
+            "fp8_weights": "every"}
 #: the parts live with the loss (from the LM head's forward to its backward) and those live in the layers'
 #: backward (:func:`loss_or_recompute`: never at once)
 LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient", "ring_attention")
@@ -176,6 +178,34 @@ TE_LINEAR_FRAMEWORKS = MEGATRON_CORE
 #: NVFP4: both copies); module/grouped_linear.py, the columnwise data only; unless save_original_input (off by default)
 TE_SAVED_INPUT = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, "
                   "grouped_linear.py at d0067d0d (the saved input of the weight gradient)")
+
+
+#: Transformer Engine keeps each linear's quantized weight across a step's micro-batches: Linear.forward caches it
+#: under "weight" in _fp8_workspaces when is_first_microbatch is given (re-quantized in place on the first), rowwise
+#: and columnwise while gradients are on (Hopper transposes the columnwise copy; Blackwell's per-tensor FP8 keeps
+#: none: 1 byte, counted at Hopper's 2); Megatron-Core passes is_first_microbatch unless
+#: disable_parameter_transpose_cache (default False).  With --fp8-param-gather the parameter is itself the quantized
+#: tensor and no workspace is kept (its 2 bytes stand in the bf16 weight's place, counted as it)
+TE_WEIGHT_CACHE = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py (Linear.forward: cache_name, "
+                   "_fp8_workspaces; quantize_weight) at d0067d0d; Megatron-LM megatron/core/extensions/"
+                   "transformer_engine.py (is_first_microbatch) and transformer_config.py "
+                   "(disable_parameter_transpose_cache) at d98e8a64")
+
+
+def fp8_weight_cache(data, opts: dict, layer_params) -> dict:
+    """{"fp8_weights": bytes per GPU} of Transformer Engine's cached quantized weights (:data:`TE_WEIGHT_CACHE`) of the
+    ``layer_params`` parameters of the GPU's linear layers and experts (not the embedding and LM head, which stay bf16;
+    the layers kept bf16 under bf16_layers=1 in the model's proportion), or {}: not Transformer Engine's linears, no
+    low-precision recipe, the parameters gathered in FP8 (fp8_param_gather=1), or ZeRO-3 (Megatron-FSDP's own
+    parameter handling, not modelled).  The rowwise and columnwise copies, an element and its weight scale each
+    (recipes.CAST)."""
+    precision = opts.get("precision", "bf16")
+    if (data.framework not in TE_LINEAR_FRAMEWORKS or precision not in CAST or opts.get("fp8_param_gather")
+            or data.zero == 3):
+        return {}
+    *_, weight_scale, element = CAST[precision]
+    share = (L - L_bf16) / L if opts.get("bf16_layers") else 1
+    return {"fp8_weights": CAST_COPIES * (element + weight_scale) * layer_params * share}
 
 
 def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
@@ -540,6 +570,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held + mtp_experts, group))
     weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
+    body = (dense - V * h * (1 if tied else 2)) / (t * p) if embeddings else dense / (t * p)
+    cache = fp8_weight_cache(data, opts, body + (parts[1][0] if moe else 0))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
@@ -552,7 +584,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     if opts.get("cpu_offload"):
         # cpu_offload=1 (p = 1: one micro-batch in flight): L_off layers' activations in host memory (settings)
         activations = per_layer * (L - L_off)
-    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **mtp_parts}
+    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations, **mtp_parts,
+             **cache}
     if data.framework == "fsdp2":       # torch.distributed.pipelining's buffers on the first stage (0 when p = 1)
         parts["pipeline_buffers"] = sp.Piecewise(
             (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
@@ -628,6 +661,8 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held * p * layers / L + mtp_experts, group))
     weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
+    body = (dense - V * h * (1 if tied else 2) if embeddings else dense) * layers / (L * t)
+    cache = fp8_weight_cache(data, opts, body + (parts[1][0] if moe else 0))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
@@ -640,7 +675,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         chunks = _chunks(schedule)
         buffers["pipeline_buffers"] = torchmem.pipeline_buffers(kind, chunks, held / chunks, sp_on)
     return _with_mtp_logits({"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
-                             **mtp_parts, **buffers,
+                             **mtp_parts, **buffers, **cache,
                              **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
                                             last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
                                             cp=opts.get("cp", "ring"), eager=eager, gated=gated,

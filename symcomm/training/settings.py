@@ -21,7 +21,8 @@ from typing import Iterable, Mapping
 from . import frameworks as F
 from ..base.crossing import NVLINK_MEANING, NVLINK_TOPOLOGIES, SWITCH
 from ..base.errors import InputError
-from .tp_plans import SP_INPUT_LINEARS, SP_INPUTS, fp8_tp_gather_refusal, sp_input_refusal  # noqa: F401 (re-exported)
+from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, TORCHAO_GATHER_FRAMEWORKS, fp8_amax_reduced,  # noqa: F401 (re-exported)
+                       fp8_grad_gather_of, fp8_tp_gather_of, fp8_tp_gather_refusal, sp_input_refusal)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
                                 recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal, EXPERT_TP_SIZE,
@@ -229,16 +230,8 @@ def compile_refusal(setting) -> str | None:
 #: sequence-sharded input to FP8 before its all-gather (Float8ColwiseParallel._prepare_input_fn, PrepareFloat8ModuleInput)
 #: and the output gradient before the backward's all-gather (Float8RowwiseParallel._prepare_output_fn:
 #: NoopFwToFloat8BwDynamic after the reduce-scatter): pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040.
-#: Transformer Engine's sequence-parallel gathers are not read here: Megatron keeps 16-bit gathers (framework: 0)
-FP8_TP_GATHER = ("fsdp2",)
-
-
-def fp8_tp_gather_of(setting) -> bool:
-    """Do ``setting``'s sequence-parallel all-gathers move FP8 (its fp8_tp_gather; framework: :data:`FP8_TP_GATHER`
-    with precision=fp8_tensor and sp=1)?"""
-    if setting.fp8_tp_gather is not None:
-        return setting.fp8_tp_gather
-    return setting.framework in FP8_TP_GATHER and setting.precision == "fp8_tensor" and setting.sp
+#: Transformer Engine's gathers (megatron, megatron_fsdp): tp_plans.TE_FP8_GATHER; the rule: tp_plans.fp8_tp_gather_of
+FP8_TP_GATHER = TORCHAO_GATHER_FRAMEWORKS
 
 
 def block_refusal(setting) -> str | None:
@@ -370,11 +363,12 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                              "float8 enable_fsdp_float8_all_gather); zero ≥ 1 and an FP8 precision only; with "
                              "precision=mxfp8 Megatron-Core gathers the weights in bf16 and re-quantizes them"),
     Option("fp8_tp_gather", None, (None, False, True),
-           "sp=1, precision=fp8_tensor: 1 = the sequence-parallel all-gathers (the column-parallel GEMMs' inputs "
-           "forward, the row-parallel GEMMs' output gradients backward) move FP8 elements, 1 byte each, the "
-           "reduce-scatters staying 16-bit (torchao's Float8ColwiseParallel, Float8RowwiseParallel and "
-           "PrepareFloat8ModuleInput, which torchtitan applies under float8 tensorwise only); framework: 1 for fsdp2 "
-           "with precision=fp8_tensor and sp=1, 0 otherwise (symcomm.training.settings.FP8_TP_GATHER)"),
+           "sp=1, an FP8 recipe: 1 = the sequence-parallel all-gathers (the column-parallel GEMMs' inputs forward "
+           "and their re-gathers, the row-parallel GEMMs' output gradients backward but under mxfp8 and fp8_block) "
+           "move FP8 elements, 1 byte each, the reduce-scatters staying 16-bit (Transformer Engine quantizes before it "
+           "gathers: tp_plans.TE_FP8_GATHER; torchao's float8 TP styles, which torchtitan applies under float8 "
+           "tensorwise only); framework: 1 for megatron and megatron_fsdp under fp8_tensor, fp8_delayed, mxfp8 and "
+           "fp8_block and for fsdp2 under fp8_tensor, with sp=1; 0 otherwise (tp_plans.fp8_tp_gather_of)"),
     Option("precision", "bf16", PRECISIONS,
            "the linear layers' and experts' matmuls: bf16; fp8_delayed (one scale per tensor from the amax history: "
            "Transformer Engine's delayed scaling, Megatron-LM's default --fp8-recipe, the amax taken in the cast); "

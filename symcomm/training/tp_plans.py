@@ -14,13 +14,69 @@ SP_INPUTS = ("block", "linear_gated", "linear")
 SP_INPUT_LINEARS = {"linear_gated": (3, 2), "linear": (3, 1)}
 
 
+#: the frameworks whose linears are Transformer Engine's (megatron_features.MEGATRON_CORE), and the recipes whose
+#: sequence-parallel all-gathers it runs on quantized data (TE_FP8_GATHER)
+TE_FRAMEWORKS = ("megatron", "megatron_fsdp")
+TE_GATHER_RECIPES = ("fp8_tensor", "fp8_delayed", "mxfp8", "fp8_block")
+#: Transformer Engine quantizes a sequence-sharded input before its all-gather (_linear_forward, LayerNormLinear,
+#: LayerNormMLP: gather_along_first_dim with the quantizer), the row-parallel output gradient before the backward's
+#: (base.py grad_output_preprocess) and the saved input before the weight gradient's re-gather: 1 byte an element
+#: under per-tensor scaling; MXFP8 and blockwise FP8 gather 1 byte and their scales (1/32, 4/128 of a byte), the output
+#: gradient in both directions (about 2.06 bytes, counted at the run's 16-bit); the reduce-scatters stay 16-bit
+#: (distributed.py gather_along_first_dim; NVIDIA/TransformerEngine at d0067d0d: per-tensor FP8 since v0.12, MXFP8
+#: both directions since v2.2, blockwise since v2.5)
+TE_FP8_GATHER = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py "
+                 "(grad_output_preprocess) and distributed.py (gather_along_first_dim: _all_gather_fp8, "
+                 "_all_gather_mxfp8, the blockwise gather) at d0067d0d")
+#: torchtitan applies torchao's float8 TP styles under per-tensor scaling (settings.FP8_TP_GATHER)
+TORCHAO_GATHER_FRAMEWORKS = ("fsdp2",)
+
+
+def fp8_tp_gather_of(setting) -> bool:
+    """Do ``setting``'s forward sequence all-gathers (and the weight gradient's re-gathers) move FP8: its fp8_tp_gather,
+    else the framework's (:data:`TE_FP8_GATHER` under Transformer Engine's recipes, torchao's float8 TP styles under
+    fsdp2's per-tensor scaling), with sp=1."""
+    if setting.fp8_tp_gather is not None:
+        return setting.fp8_tp_gather
+    if not setting.sp:
+        return False
+    if setting.framework in TE_FRAMEWORKS:
+        return setting.precision in TE_GATHER_RECIPES
+    return setting.framework in TORCHAO_GATHER_FRAMEWORKS and setting.precision == "fp8_tensor"
+
+
+def fp8_grad_gather_of(setting) -> bool:
+    """Do the backward's output-gradient all-gathers move FP8 as the forward's do (:func:`fp8_tp_gather_of`)? Not
+    under MXFP8 or blockwise FP8, whose gradient Transformer Engine gathers in both directions (about 2.06 bytes an
+    element, :data:`TE_FP8_GATHER`)."""
+    return fp8_tp_gather_of(setting) and setting.precision not in ("mxfp8", "fp8_block")
+
+
+def fp8_amax_reduced(setting) -> bool:
+    """Does each quantize before a sequence all-gather all-reduce its amax over the tensor-parallel group first
+    (Transformer Engine's current scaling, precision=fp8_tensor, with sp=1: :data:`TE_AMAX_REDUCTION`)?"""
+    return setting.framework in TE_FRAMEWORKS and setting.precision == "fp8_tensor" and bool(setting.sp)
+
+
+#: Transformer Engine's current scaling takes a per-tensor amax over the whole gathered tensor: the tensor-parallel
+#: group is the amax reduction group of a column-parallel linear's input quantizer and of a row-parallel linear's
+#: output-gradient quantizer under sequence parallel, and each such quantize runs a blocking MAX all-reduce of one fp32
+TE_AMAX_REDUCTION = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module (set_quantizer_amax_reduction_group) "
+                     "and csrc/quantizer.cpp (Float8CurrentScalingQuantizer: the amax all-reduced before the scale) at "
+                     "d0067d0d")
+
+
 def fp8_tp_gather_refusal(setting) -> str | None:
     """Why ``setting``'s fp8_tp_gather=1 has no meaning, or None: FP8 gathers need sequence parallelism (without it
-    the tensor-parallel collectives are all-reduces of 16-bit outputs) and per-tensor scales (torchao's float8 TP
-    styles take tensorwise scaling only)."""
-    if setting.fp8_tp_gather and not (setting.sp and setting.precision == "fp8_tensor"):
-        return ("fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor (torchao's float8 tensor-parallel styles gather "
-                "per-tensor-scaled FP8); give fp8_tp_gather=0 or framework")
+    the tensor-parallel collectives are all-reduces of 16-bit outputs) and a recipe that gathers quantized data
+    (Transformer Engine's FP8 recipes; torchao's float8 TP styles take tensorwise scaling only)."""
+    if not setting.fp8_tp_gather:
+        return None
+    te = setting.framework in TE_FRAMEWORKS and setting.precision in TE_GATHER_RECIPES
+    if not (setting.sp and (te or setting.precision == "fp8_tensor")):
+        return ("fp8_tp_gather=1 needs sp=1 and an FP8 recipe whose gathers move FP8 (precision=fp8_tensor; under "
+                "framework=megatron or megatron_fsdp also fp8_delayed, mxfp8, fp8_block); give fp8_tp_gather=0 or "
+                "framework")
     return None
 
 

@@ -343,11 +343,15 @@ def test_tensor_parallelism_without_sp_does_not_take_op_and_sp_does():
 # -- fp8_tp_gather: torchao's float8 tensor-parallel styles ----------------------------------------
 
 @pytest.mark.parametrize("words, gathered", [
-    (("framework=fsdp2", "precision=fp8_tensor"), 1),              # torchtitan under float8 tensorwise: FP8
-    (("framework=fsdp2", "precision=fp8_rowwise"), 2),             # rowwise: plain ColwiseParallel, bf16
-    (("framework=megatron_fsdp", "precision=fp8_tensor"), 2),      # Megatron: 16-bit gathers (framework: 0)
-    (("framework=fsdp2", "precision=fp8_tensor", "fp8_tp_gather=0"), 2),
-    (("framework=megatron_fsdp", "precision=fp8_tensor", "fp8_tp_gather=1"), 1),
+    (("framework=fsdp2", "precision=fp8_tensor"), (1, 1)),              # torchtitan under float8 tensorwise: FP8
+    (("framework=fsdp2", "precision=fp8_rowwise"), (2, 2)),             # rowwise: plain ColwiseParallel, bf16
+    # Transformer Engine quantizes before it gathers (distributed.py gather_along_first_dim: _all_gather_fp8), the
+    # output gradient too (base.py grad_output_preprocess); blockwise FP8 (as MXFP8) gathers that gradient in both
+    # directions, about 2 bytes an element, counted at 16-bit (tp_plans.TE_FP8_GATHER)
+    (("framework=megatron_fsdp", "precision=fp8_tensor"), (1, 1)),
+    (("framework=megatron_fsdp", "precision=fp8_block"), (1, 2)),
+    (("framework=fsdp2", "precision=fp8_tensor", "fp8_tp_gather=0"), (2, 2)),
+    (("framework=megatron_fsdp", "precision=fp8_tensor", "fp8_tp_gather=0"), (2, 2)),
 ])
 def test_fp8_tp_gather_moves_one_byte_elements_by_hand(capsys, words, gathered):
     # pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040: Float8ColwiseParallel casts the sequence-sharded
@@ -357,8 +361,8 @@ def test_fp8_tp_gather_moves_one_byte_elements_by_hand(capsys, words, gathered):
     data = _eval_json(capsys, "sp=1", "zero=3", *words)
     by = {term["label"]: term for term in data["terms"]}
     elements = 2 * 4096 * 4096
-    for phase in ("forward", "backward"):
-        assert by[f"sequence all-gather ({phase})"]["message"] == gathered * elements
+    for phase, bytes_each in zip(("forward", "backward"), gathered):
+        assert by[f"sequence all-gather ({phase})"]["message"] == bytes_each * elements
         assert by[f"sequence reduce-scatter ({phase})"]["message"] == 2 * elements
 
 
@@ -367,4 +371,4 @@ def test_fp8_tp_gather_moves_one_byte_elements_by_hand(capsys, words, gathered):
 def test_fp8_tp_gather_needs_sequence_parallel_per_tensor_fp8(capsys, words):
     assert main([*EVAL, "framework=fsdp2", "zero=3", "fp8_tp_gather=1", *words]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "fp8_tp_gather=1 needs sp=1 and precision=fp8_tensor" in err
+    assert len(err.splitlines()) == 1 and "fp8_tp_gather=1 needs sp=1 and an FP8 recipe" in err

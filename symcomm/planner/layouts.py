@@ -32,6 +32,7 @@ def enumerate_layouts(req: Request) -> dict[str, np.ndarray]:
         es = es[(es & (es - 1)) == 0]               # (symcomm.training.hybrid, _GROUPS_NEED_POWER_OF_TWO_E)
     if model.moe and req.dispatcher in settings.FLEX_DISPATCHERS:   # the flex dispatcher counts whole nodes: e ≤ G
         es = es[(es <= req.G) | (es % req.G == 0)]                # or G | e (hybrid, _FLEX_NEEDS_WHOLE_NODES)
+        es = es[es > 1]         # and asserts TPxEP > 1, its expert TP 1 (megatron_features.flex_dispatch_refusal)
     if req.micro_batch is not None:
         mbs = np.array([req.micro_batch], dtype=np.int64)
     elif req.micro_batches is not None:             # m fixed: the micro-batch size follows from d, any divisor

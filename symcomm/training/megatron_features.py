@@ -364,6 +364,24 @@ GROUP_TOPK_SOURCE = "Megatron-LM megatron/core/transformer/moe/moe_utils.py (gro
 A2A_OVERLAP_ASSERTS = "Megatron-LM megatron/core/transformer/transformer_config.py (overlap_moe_expert_parallel_comm)"
 
 
+#: Megatron-Core's flex dispatcher (DeepEP, HybridEP) runs over the expert-TP × expert-parallel group and asserts it is
+#: wider than one rank
+FLEX_DISPATCH_ASSERTS = ("Megatron-LM megatron/core/transformer/moe/token_dispatcher.py (MoEFlexTokenDispatcher.__init__:"
+                         " 'Flex token dispatcher requires TPxEP > 1')")
+
+
+def flex_dispatch_refusal(options: dict, numbers: dict) -> str | None:
+    """Why the flex dispatcher cannot run the layout, or None: it needs expert-TP × e > 1 (:data:`FLEX_DISPATCH_ASSERTS`),
+    and symcomm runs it with an expert TP size of 1, so e ≥ 2 (e = 1 was priced as a dispatch no run makes)."""
+    if options.get("moe") not in (True, "1", 1) or str(options.get("dispatcher")) not in ("deepep", "hybridep"):
+        return None
+    if "e" in numbers and float(numbers["e"]) == 1:
+        return (f"dispatcher={options.get('dispatcher')} with e=1 is refused: Megatron-Core's flex dispatcher needs an "
+                f"expert-parallel group of 2 or more ranks ({FLEX_DISPATCH_ASSERTS}); give e ≥ 2 or "
+                "dispatcher=alltoall")
+    return None
+
+
 def bf16_count_refusal(options: dict, numbers: dict) -> str | None:
     """Why bf16_layers=1's L_bf16 cannot be read, or None: the layers kept in bf16 are among the model's L
     (Megatron-Core's --num-layers-at-start-in-bf16 and --num-layers-at-end-in-bf16, transformer_config.py at

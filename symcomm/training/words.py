@@ -19,7 +19,7 @@ from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_
                                        mesh_board_note)
 from ..presets.models import RUN_OPTION_NAMES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
-from .megatron_features import (a2a_overlap_refusal, bf16_count_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
+from .megatron_features import (a2a_overlap_refusal, bf16_count_refusal, flex_dispatch_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
                                 routing_note, schedule_refusal,
                                 selective_framework_note, straddle_note, whole_numbers)
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
@@ -348,7 +348,7 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
     the general one to do so."""
     return (fused_grouped_mlp_shape_refusal(step_texts, options, numbers) or head_split_refusal(options, numbers)
             or schedule_refusal(options, numbers) or router_capacity_refusal(options, numbers)
-            or bf16_count_refusal(options, numbers)
+            or bf16_count_refusal(options, numbers) or flex_dispatch_refusal(options, numbers)
             or a2a_overlap_refusal(step_texts, options, numbers))
 
 

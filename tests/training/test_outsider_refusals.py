@@ -71,3 +71,20 @@ def test_a_step_that_leaves_a_floats_range_names_the_sizes():
                              "h100", "framework=fsdp2", "zero=3", "d=2**60", "b=2**60", "t=1", "p=1", "c=1", "m=1"],
                             capture_output=True, text=True)
     _refused(answer, "d=1.15e+18", "b=1.15e+18")
+
+
+def test_the_flex_dispatcher_needs_an_expert_parallel_group():
+    # Megatron-Core's MoEFlexTokenDispatcher asserts TPxEP > 1 (token_dispatcher.py), its expert TP 1 here: e = 1
+    # was priced as a DeepEP dispatch no run makes; plan leaves e = 1 out of its search
+    answer = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "mixtral-8x7b", "--hardware",
+                             "h100", "dispatcher=deepep", "expert_tp=1", "t=1", "p=1", "c=1", "d=16", "e=1", "b=64",
+                             "m=4", "s=4096"], capture_output=True, text=True)
+    _refused(answer, "dispatcher=deepep with e=1", "e ≥ 2")
+    from symcomm import presets
+    from symcomm.planner.layouts import enumerate_layouts
+    from symcomm.planner.request import Request
+
+    req = Request(model=presets.model("mixtral-8x7b"), hardware=presets.hardware("h100"), gpus=16, batch=64, seq=4096,
+                  gpus_per_node=8, dispatcher="deepep")
+    es = set(enumerate_layouts(req)["e"].tolist())
+    assert es and 1 not in es, es

@@ -322,8 +322,6 @@ def words(run: dict) -> list[str]:
             w[setting] = int(bool(value))
     if w["zero"] == 3:
         w.pop("overlap_param_gather", None)      # the per-layer gathers of FSDP: no post-step all-gather
-    elif w.get("overlap_param_gather") == 1 and w.get("overlap_grad_reduce") != 1:
-        w.pop("overlap_param_gather")            # Megatron-LM refuses it without overlap_grad_reduce: taken as off
     return [f"{key}={value}" for key, value in w.items()]
 
 
@@ -386,8 +384,6 @@ def approximations(run: dict) -> list[str]:
         out.append(f"recompute of {', '.join(sorted(modules))} is not counted")
     if "experts" in model and run["t"] > 1 and _etp_one_by_layout(run):
         out.append("expert_tp=1 inferred: the source leaves it unset and e ∤ d·c admits no other")
-    if run["overlap"].get("param_gather") and not run["overlap"].get("grad_reduce") and not run["fsdp"]:
-        out.append("overlap_param_gather without overlap_grad_reduce, which Megatron-LM refuses: taken as off")
     if run["recompute"] == "op" and run["overlap"].get("tp_comm"):
         out.append("op-level checkpointing with async TP: the fused all-gather-matmul and matmul-reduce-scatter ops "
                    "are not on the op list, counted as the plain matmuls and reduce-scatters")

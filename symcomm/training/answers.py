@@ -189,7 +189,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     refused = layout_refusal(step_texts, target.options, numbers)
     if refused:
         raise UsageError(refused)
-    for note in layout_notes(system, target.options, numbers):
+    for note in layout_notes(system, target.options, numbers, step_texts):
         notes.add(note)
     if "h_kv" not in numbers and not _set(target, "gqa"):
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for

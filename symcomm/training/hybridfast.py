@@ -318,7 +318,7 @@ def _step_report(args, entry: dict, values: dict, times: dict, dtype: str, step_
     numbers, step_texts = with_model_shape(model, numbers, step_texts)
     if layout_refusal(step_texts, options, numbers):
         raise Fallback("a layout the step model refuses")      # the general path refuses it, in its words
-    for note in layout_notes(system, options, numbers):
+    for note in layout_notes(system, options, numbers, step_texts):
         notes.add(note)
     if "F" not in numbers or (step_texts.get("q_width", "h") == "heads" and "h_q" not in numbers):
         raise Fallback("the step model's shape missing")
@@ -559,7 +559,7 @@ def _layout_words(worded: tuple, values: dict) -> tuple | None:
         numbers, texts = with_model_shape(model, numbers, dict(step_texts))
     if layout_refusal(texts, options, numbers):
         return None
-    return tuple([note.text for note in said]) + layout_notes(system, options, numbers)
+    return tuple([note.text for note in said]) + layout_notes(system, options, numbers, texts)
 
 
 class _Worded:

@@ -352,7 +352,18 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
             or a2a_overlap_refusal(step_texts, options, numbers))
 
 
-def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
+def param_gather_note(step_texts: dict | None, options: dict) -> str | None:
+    """What eval says of overlap_param_gather=1 without overlap_grad_reduce=1 under framework=megatron, or None:
+    Megatron-LM's launcher refuses it, Megatron-Core and Megatron-Bridge run it (steptime._check_megatron_overlap)."""
+    texts = step_texts or {}
+    if (str(options.get("framework", "megatron")) == "megatron" and str(texts.get("overlap_param_gather")) in ("1", "True")
+            and str(texts.get("overlap_grad_reduce")) in ("0", "False")):
+        return ("overlap_param_gather=1 with overlap_grad_reduce=0: Megatron-LM's arguments.py refuses it, Megatron-Core "
+                "and Megatron-Bridge run it (the parameter gathers overlapped, the gradient reduction not): priced so")
+    return None
+
+
+def layout_notes(system, options: dict, numbers: dict, step_texts: dict | None = None) -> tuple[str, ...]:
     """What eval says of a layout whatever its numbers (both of its paths): the NVLink board's wiring, groups that
     straddle NVLink domains, group-limited routing a dispatcher does not count, recompute=op under a framework that
     does not run it, recompute=selective where the framework's own selective checkpointing is op-level."""
@@ -362,7 +373,7 @@ def layout_notes(system, options: dict, numbers: dict) -> tuple[str, ...]:
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
             straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
             partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
-            chunk_split_note(options),
+            chunk_split_note(options), param_gather_note(step_texts, options),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)

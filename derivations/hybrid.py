@@ -21,6 +21,7 @@ from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.frameworks import DEEPSPEED_BUCKET_ALLREDUCE
+from symcomm.training.tp_plans import TE_AMAX_REDUCTION, TE_FP8_GATHER
 from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.base.crossing import NVLINK_MESH_SOURCE as _MESH_SOURCE
 from symcomm.core.symbols import t_e as S_T_E
@@ -136,11 +137,27 @@ _interleaved = HYBRID.by_axis(zero=1, schedule="interleaved")
 
 _dp_terms_zero1 = [term for term in HYBRID.terms(zero=1) if term.axis == "dp"]
 
+#: Transformer Engine's FP8 under sequence parallel (framework=megatron): the sequence collectives of its layers, and
+#: the amax all-reduces current scaling adds
+_SEQUENCE = ("sequence all-gather", "sequence reduce-scatter", "input re-all-gather for the weight gradient")
+_seq_fp8 = [x for x in HYBRID.terms(zero=1, sp=1, precision="fp8_tensor") if x.axis == "tp" and x.what in _SEQUENCE]
+_seq_bf16 = [x for x in HYBRID.terms(zero=1, sp=1) if x.axis == "tp" and x.what in _SEQUENCE]
+_amax = [x for x in HYBRID.terms(zero=1, sp=1, precision="fp8_tensor") if "amax" in x.what]
+
 CLAIMS = [
+    Claim(cost_in_bytes_of(_seq_fp8, 2).send / cost_in_bytes_of(_seq_bf16, 2).send, sp.Rational(7, 10),
+          name="hybrid, framework=megatron, sp=1, precision=fp8_tensor: Transformer Engine quantizes before it gathers, "
+               "so of a layer's ten sequence collectives the six all-gathers (two forward, two output-gradient, two "
+               "re-gathers) move 1 byte an element and the four reduce-scatters 2: 7/10 of a bf16 run's bytes",
+          source=TE_FP8_GATHER),
+    Claim(sum(x.count for x in _amax), 4 * L * m / p,
+          name="hybrid, framework=megatron, sp=1, precision=fp8_tensor: current scaling all-reduces one fp32 amax "
+               "over the tensor-parallel group before each of a layer's four quantized gathers (the re-gathers reuse "
+               "the saved quantized input): 4·L/p per micro-batch, 4·m·L/p a step", source=TE_AMAX_REDUCTION),
     Claim(cost_in_bytes_of(_dp_terms_zero1, 2).send / axes["dp"].send, sp.Rational(3, 2),
           name="hybrid, Megatron ZeRO-1 in a bf16 run: the fp32 gradient reduce-scatter and the bf16 parameter "
                "all-gather move 3/2 the bytes of two bf16 collectives", source=MEGATRON_FP32_GRADS),
-    Claim(axes_zero2["dp"].send / axes["dp"].send, (2 * m + 1) / 2,
+    Claim(axes_zero2["dp"].send / axes["dp"].send, m + sp.Rational(1, 2),
           name="hybrid: DeepSpeed ZeRO-2 (the gradient buckets all-reduced every micro-batch, each rank keeping its "
                "partition) sends (2m + 1)/2 × Megatron's distributed optimizer (ZeRO-1, a reduce-scatter once per "
                "step) on the data-parallel axis, in elements: 33/2 at m = 16 micro-batches "

@@ -110,7 +110,11 @@ CLAIMS += (
           name="ZeRO-2 reduced once per step (grad_reduce=per_step) sends what ZeRO-1 sends (the same terms; it "
                "needs ZeRO-1's full gradient memory)", source=DEEPSPEED_ENGINE, definition=True),
     Claim(zero2_m.send - zero1.send, (m - 1) * Phi * (N - 1) / N,
-          name="ZeRO-2 per micro-batch sends (m − 1)·Φ(N−1)/N more than ZeRO-1 per step", source=DEEPSPEED_ENGINE),
+          name="ZeRO-2 reduced per micro-batch sends (m − 1)·Φ(N−1)/N more than ZeRO-1 per step, both with the "
+               "paper's reduce-scatter", source=RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE),
+    Claim(zero2_ds.send - zero1_ds.send, 2 * (m - 1) * Phi * (N - 1) / N,
+          name="as DeepSpeed runs them, ZeRO-2 sends 2(m − 1)·Φ(N−1)/N more than ZeRO-1 per step: m − 1 more "
+               "all-reduces", source=DEEPSPEED_BUCKET_ALLREDUCE + "; " + DEEPSPEED_ENGINE),
     Claim(zero1_ds.send, 3 * Phi * (N - 1) / N,
           name="ZeRO-1 as DeepSpeed runs it: the gradient all-reduce (each rank keeping its partition) and the "
                "parameter all-gather, 3Φ(N−1)/N, 3/2 × the paper's (elements, exact)", source=DEEPSPEED_BUCKET_ALLREDUCE),

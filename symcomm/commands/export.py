@@ -15,7 +15,8 @@ def register_cli(subparsers) -> None:
     p = subparsers.add_parser(
         "export", help="closed-form formulas as LaTeX, Markdown, Python, C, JavaScript or JSON",
         description="Every formula of eval as a function of symcomm's symbols (names as eval's KEY=VALUE words). "
-                    "Counts are in elements; beta, gamma (and beta_inter) are per element: the per-byte constants eval "
+                    "Counts are in elements (of B_e bytes where a subject mixes widths: below; eval without --dtype "
+                    "counts each term in its own elements, so compare bytes); beta, gamma (and beta_inter) are per element: the per-byte constants eval "
                     "takes times the bytes per element. A formula of a subject that runs some terms in a width of "
                     "their own (Megatron's fp32 gradient reductions, ring-flash-attn's fp32 dK, dV) takes B_e too, the "
                     "bytes per element of the run's dtype (2 for bf16), and counts those terms in elements of that "

@@ -463,10 +463,11 @@ KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": 
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
-#: those a bf16 plan reads, and the FP8 and FP4 recipes' shares (--precision); each a number as eval bounds it, a share
+#: those a bf16 plan reads, and the FP8 and FP4 recipes' shares and peaks (--precision); each a number as eval bounds it, a share
 #: of the peak in (0, 1]
 #: (presets.hardware_values.with_typed_constants, the one rule)
-TYPED = ("eta", "kappa", "w_half", "eta_attn", "w_half_expert", "kappa_moe", "hbm", "eta_fp8", "eta_fp4")
+TYPED = ("eta", "kappa", "w_half", "eta_attn", "w_half_expert", "kappa_moe", "hbm", "eta_fp8", "eta_fp4", "peak_fp8",
+         "peak_fp4")
 
 
 def _dest(flag: str) -> str:

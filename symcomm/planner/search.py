@@ -35,6 +35,19 @@ def _matches(spec: dict, layouts: dict, rows: np.ndarray, block: _Block) -> np.n
     return keep
 
 
+def _unmatched(spec: dict, layouts: dict, blocks: list) -> str:
+    """Which of the --compare ``spec``'s keys leave no layout, in words: each key the others match without (the
+    error named --sp, --recompute, --zero and --framework whatever was given, raf=1 or p=2 among them)."""
+    alone = [key for key in spec if any(_matches({k: v for k, v in spec.items() if k != key}, layouts, b.rows, b).any()
+                                        for b in blocks)]
+    shown = lambda key: f"{key}={int(spec[key]) if isinstance(spec[key], bool) else spec[key]}"   # noqa: E731
+    if alone:
+        return ("leaving out " + " or ".join(shown(key) for key in alone) + " finds layouts: it asks for a setting "
+                "this request does not search, or a size its other flags and values rule out")
+    return ("no one key alone: their combination is not among the layouts and settings this request searches (check "
+            "the flags it gives, --framework, --zero, --sp, --recompute, --tp/--pp/...)")
+
+
 def _check_finite(name: str, values: np.ndarray) -> None:
     """The last line of defence (as symcomm.training.steptime.check_finite for eval hybrid): a step-model output
     that is inf or nan (a zero bandwidth, peak or eta reaching a division) is refused, never ranked."""
@@ -267,7 +280,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
             compare_step = max(compare_step, float(np.min(block.step[block.compare])))
     if spec and compare_step == -np.inf:
         raise PlanError(f"--compare {','.join(f'{k}={v}' for k, v in req.compare)} matches no layout of this "
-                        "request (its settings are not searched: check --sp, --recompute, --zero, --framework)")
+                        f"request: {_unmatched(spec, layouts, blocks)}")
     best = np.zeros(0)
     lowest = [float(np.min(b.bound[b.fits])) if b.fits.any() else np.inf for b in blocks]
     for i in np.argsort(lowest, kind="stable"):

@@ -59,7 +59,8 @@ MEGATRON_SP_REGATHER = ("Megatron-LM megatron/core/tensor_parallel/layers.py, "
 MEGATRON_FP32_GRADS = ("Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set "
                        "unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the "
                        "gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type "
-                       "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype)")
+                       "(default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype; "
+                       "torchtitan sets float32 for FSDP2: TORCHTITAN_FSDP_DEFAULTS)")
 #: Megatron-LM overlaps the gradient reduce only with --overlap-grad-reduce (default off,
 #: megatron/training/arguments.py), in buckets of max(40M, 1M × the data-parallel size) parameters
 #: (distributed_data_parallel.py); DeepSpeed's ZeRO config overlap_comm (deepspeed/runtime/zero/config.py)
@@ -401,8 +402,8 @@ _ROWS = (
               0, True, "fp32", False, (3,), (Scheme("fsdp2", 3, None, "fsdp2"),),
               (FSDP2_RUNTIME, TORCHTITAN_FSDP_DEFAULTS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
                PARAM_GATHER_SOURCE, FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
-              "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward, reduced "
-              "every micro-batch)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
+              "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward only without "
+              "a pipeline, reduced every micro-batch in fp32, as torchtitan runs it)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
               ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True, replicates=True,
               reshard_when_piped=False),
     Framework("megatron_fsdp",

@@ -25,7 +25,7 @@ import sympy as sp
 from . import flops, torchmem
 from .hybrid import end_stage_shard, expert_shard, expert_tp_size, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
-from .recipes import CAST, CAST_COPIES
+from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
@@ -178,18 +178,6 @@ TE_LINEAR_FRAMEWORKS = MEGATRON_CORE
 #: NVFP4: both copies); module/grouped_linear.py, the columnwise data only; unless save_original_input (off by default)
 TE_SAVED_INPUT = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, "
                   "grouped_linear.py at d0067d0d (the saved input of the weight gradient)")
-
-
-#: Transformer Engine keeps each linear's quantized weight across a step's micro-batches: Linear.forward caches it
-#: under "weight" in _fp8_workspaces when is_first_microbatch is given (re-quantized in place on the first), rowwise
-#: and columnwise while gradients are on (Hopper transposes the columnwise copy; Blackwell's per-tensor FP8 keeps
-#: none: 1 byte, counted at Hopper's 2); Megatron-Core passes is_first_microbatch unless
-#: disable_parameter_transpose_cache (default False).  With --fp8-param-gather the parameter is itself the quantized
-#: tensor and no workspace is kept (its 2 bytes stand in the bf16 weight's place, counted as it)
-TE_WEIGHT_CACHE = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py (Linear.forward: cache_name, "
-                   "_fp8_workspaces; quantize_weight) at d0067d0d; Megatron-LM megatron/core/extensions/"
-                   "transformer_engine.py (is_first_microbatch) and transformer_config.py "
-                   "(disable_parameter_transpose_cache) at d98e8a64")
 
 
 def fp8_weight_cache(data, opts: dict, layer_params) -> dict:

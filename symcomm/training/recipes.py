@@ -36,3 +36,15 @@ CAST = {
 }
 #: bf16 bytes read per element by a cast, and FP8 copies written (rowwise and columnwise)
 CAST_READ, CAST_COPIES = 2, 2
+
+
+#: Transformer Engine keeps each linear's quantized weight across a step's micro-batches: Linear.forward caches it
+#: under "weight" in _fp8_workspaces when is_first_microbatch is given (re-quantized in place on the first), rowwise
+#: and columnwise while gradients are on (Hopper transposes the columnwise copy; Blackwell's per-tensor FP8 keeps
+#: none: 1 byte, counted at Hopper's 2); Megatron-Core passes is_first_microbatch unless
+#: disable_parameter_transpose_cache (default False).  With --fp8-param-gather the parameter is itself the quantized
+#: tensor and no workspace is kept (its 2 bytes stand in the bf16 weight's place, counted as it)
+TE_WEIGHT_CACHE = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py (Linear.forward: cache_name, "
+                   "_fp8_workspaces; quantize_weight) at d0067d0d; Megatron-LM megatron/core/extensions/"
+                   "transformer_engine.py (is_first_microbatch) and transformer_config.py "
+                   "(disable_parameter_transpose_cache) at d98e8a64")

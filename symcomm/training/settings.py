@@ -282,12 +282,13 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "when the data-parallel gradients are reduced: per_step (once, after the last micro-batch; no_sync) or "
            "per_micro_batch (m times); framework: as the framework does (fsdp2 with p > 1: once per pipeline schedule)"),
     Option("grad_dtype", None, (None,) + F.GRAD_DTYPES,
-           "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs), same "
-           "(the run's --dtype: DeepSpeed, FSDP defaults); framework: as the framework does; formulas "
-           "count that type's elements, bytes use its size"),
+           "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs, torchtitan's "
+           "FSDP2), same (the run's --dtype: DeepSpeed, FSDP1 defaults); framework: as the framework does; "
+           "formulas count that type's elements, bytes use its size"),
     Option("reshard_after_forward", None, (None, False, True),
            "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
-           "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1"),
+           "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1, but 0 for fsdp2 with p ≥ 2 "
+           "(torchtitan's policy)"),
     flag("sp", "1 = Megatron sequence parallel on the tensor axis"),
     Option("sp_regather", None, (None, False, True),
            "sp=1: 1 = the backward all-gathers the sequence-sharded inputs again for the weight "

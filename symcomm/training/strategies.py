@@ -42,7 +42,9 @@ from ..collectives.algorithms import SOURCE_ARTICLE, algorithms_of
 from ..core.cost import Cost
 from .axes import RING_BACKWARDS
 from .frameworks import (DEEPSPEED_BUCKET_ALLREDUCE, DEEPSPEED_ENGINE, DEEPSPEED_STAGE3, FSDP_RUNTIME, GRAD_REDUCE,
-                         MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER)
+                         MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, TORCHTITAN_FSDP_DEFAULTS)
+from .recipes import TE_WEIGHT_CACHE
+from .tp_plans import TE_AMAX_REDUCTION, TE_FP8_GATHER
 from ..core.rules import Rule, When
 from .hybrid import TOP_K_OF_E, hybrid_terms, hybrid_checks, hybrid_extras
 from .settings import HYBRID_OPTIONS, RECOMPUTE_OPTION, Option, flag as _flag
@@ -244,16 +246,22 @@ _ENTRIES = (
                       "all-reduce algorithm: ring (default), naive (flat reduce + flat broadcast) or any catalog all-reduce"),),
               build_dp),
     _strategy("zero1", "ZeRO stage 1 (optimizer states sharded)",
-              "reduce-scatter of the Φ gradients (DeepSpeed: an all-reduce, each rank keeping its partition), then "
-              "all-gather of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; " + DEEPSPEED_BUCKET_ALLREDUCE,
-              _EXACT + "; the paper prints the limit 2Ψ; gradients accumulate unsharded over the micro-batches "
-              "and are reduced once per step", (_PARTITION_REDUCE,), build_zero1),
+              "the Φ gradients reduced by a reduce-scatter (the paper's) or, partition_reduce=all_reduce, an "
+              "all-reduce of which each rank keeps its partition (DeepSpeed's), then all-gather of the updated Φ "
+              "parameters",
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; partition_reduce=all_reduce: "
+              + DEEPSPEED_BUCKET_ALLREDUCE,
+              _EXACT + "; the paper prints the limit 2Ψ (partition_reduce=reduce_scatter; all_reduce: 3Φ(N−1)/N, "
+              "limit 3Φ, which no paper prints); gradients accumulate unsharded over the micro-batches and are "
+              "reduced once per step", (_PARTITION_REDUCE,), build_zero1),
     _strategy("zero2", "ZeRO stage 2 (optimizer states and gradients sharded)",
-              "reduce-scatter of the Φ gradients (after every micro-batch, as DeepSpeed runs it; DeepSpeed: an "
-              "all-reduce, each rank keeping its partition), then all-gather of the updated Φ parameters",
-              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; " + DEEPSPEED_BUCKET_ALLREDUCE,
-              _EXACT + "; the paper prints the limit 2Ψ (one micro-batch); micro_batches=m: m micro-batches per step",
+              "the Φ gradients reduced after every micro-batch (as DeepSpeed schedules it) by a reduce-scatter (the "
+              "paper's) or, partition_reduce=all_reduce, an all-reduce of which each rank keeps its partition "
+              "(DeepSpeed's), then all-gather of the updated Φ parameters",
+              RAJBHANDARI + ", §7.2.1; " + DEEPSPEED_ENGINE + "; partition_reduce=all_reduce: "
+              + DEEPSPEED_BUCKET_ALLREDUCE,
+              _EXACT + "; the paper prints the limit 2Ψ (one micro-batch, partition_reduce=reduce_scatter; all_reduce: "
+              "3Φ(N−1)/N, limit 3Φ); micro_batches=m: m micro-batches per step",
               (_MICRO_BATCHES,
                Option("grad_reduce", "per_micro_batch", GRAD_REDUCE,
                       "per_micro_batch: DeepSpeed ZeRO ≥ 2 reduces after every micro-batch (the sharded "
@@ -341,11 +349,16 @@ _ENTRIES = (
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
               + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP + "; "
               + MEGATRON_MOE_TP + "; " + MEGATRON_RECOMPUTE + "; " + MEGATRON_INTERLEAVED + "; "
-              + MEGATRON_SCATTER_GATHER + "; " + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS,
+              + MEGATRON_SCATTER_GATHER + "; " + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS
+              + "; framework=deepspeed, zero=1 or 2: " + DEEPSPEED_BUCKET_ALLREDUCE
+              + "; framework=fsdp2: " + TORCHTITAN_FSDP_DEFAULTS
+              + "; an FP8 recipe under Transformer Engine (framework=megatron, megatron_fsdp): " + TE_FP8_GATHER
+              + "; " + TE_AMAX_REDUCTION + "; " + TE_WEIGHT_CACHE,
               "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; "
               "data-parallel collectives counted as the framework runs them over the m micro-batches; the terms a "
-              "framework runs in another width (Megatron's gradient reductions in fp32, MoE's per-expert token counts "
-              "in 8-byte integers, marked in eval) count their own elements: send, recv and β add them to the others', "
+              "framework runs in another width (Megatron's and torchtitan's gradient reductions in fp32, MoE's "
+              "per-expert token counts in 8-byte integers, Transformer Engine's FP8 sequence all-gathers in 1-byte "
+              "elements and its fp32 amax all-reduces, marked in eval) count their own elements: send, recv and β add them to the others', "
               "and the formulas shown price them as the others' elements, where eval, the page and the exports price "
               "each term's own bytes (a bf16 run's fp32 gradient reduce-scatter at twice the time shown here; the "
               "exports count each term in elements of the run's dtype, B_e bytes each: its bytes/B_e); "
@@ -360,7 +373,8 @@ _ENTRIES = (
               "busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, "
               "ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, "
               "cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; "
-              "the step model compares every stage); their totals count every stage as the last one (but dp with embeddings=1: Φ)",
+              "the step model compares every stage), so send is the last stage's GPU's, not the busiest's where a middle "
+              "stage holds more layers; their totals count every stage as the last one (but dp with embeddings=1: Φ)",
               HYBRID_OPTIONS,                  # the run setting's options (symcomm.training.settings)
               hybrid_terms, hybrid_checks(), hybrid_extras),
 )

@@ -69,8 +69,8 @@ START = {"N": 8, "M": 2 ** 26, "G": 8, "C": 4, "K": 2 ** 19, "Phi": 7_000_000_00
 #: an option that makes a start value invalid, and the value its subjects open with instead (the page
 #: changes one option at a time): moe=1 with t > 1 needs sp=1 (Megatron-Core refuses MoE with tensor
 #: parallelism without sequence parallelism, the strategy's own check); the interleaved schedule needs
-#: p ≥ 2 and v ≥ 2 (v = 1 Megatron-LM runs as 1F1B, and eval refuses it; 4 chunks do not divide deepseek-v3's 61
-#: layers: the page's interleaved view splits the layers first/last, PAGE_VARIANTS, and opens on 15, 15, 15, 16 there)
+#: p ≥ 2 and v ≥ 2 (v = 1 Megatron-LM runs as 1F1B, and eval refuses it; the page's interleaved view splits the layers
+#: first/last, PAGE_VARIANTS, so that L need not divide into p·v chunks)
 START_WITH_OPTION = {("moe", "1"): {"t": 1}, ("schedule", "interleaved"): {"p": 2, "v": 2},
                      ("mamba", "1"): {"L_moe": 12},     # with moe=1 the 12 layers not attention or Mamba are MoE
                      ("pipeline_split", "first_last"): {"p": 2},     # a first/last split needs p ≥ 2 stages

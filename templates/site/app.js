@@ -214,8 +214,8 @@
     const theirs = clash.map(([k, [, v]]) => `${k}=${v}`).join(", ");
     const view = modelView(sub);
     const where = view ? `choose the options "${variantLabel(view)}"` :
-      `the page has no view with ${variantLabel(sub)} and ${ours} (its views change one option from the defaults or ` +
-      `from a model's): the command line below prices it`;
+      `the page has no view with ${variantLabel(sub)} and ${ours} (its views change one option from the defaults, ` +
+      `and each model preset has one view of its own options): the command line below prices it`;
     throw new Error(`model ${state.model} runs ${ours}, as eval --model fills them; this view prices ${theirs}: ` +
                     `${where}, or choose no model preset`);
   }
@@ -320,7 +320,7 @@
     $("kind").value = sub.kind;
     fillSelect($("owner"), owners(sub.kind).map((o) => [o, o]), sub.owner);
     $("owner-label").textContent = sub.kind === "primitive" ? "Primitive" : "Strategy";
-    $("variant-label").textContent = sub.kind === "primitive" ? "Algorithm" : "Options (one changed at a time, or a model preset's)";
+    $("variant-label").textContent = sub.kind === "primitive" ? "Algorithm" : "Options (one changed at a time, or a model preset's own)";
     fillSelect($("variant"), CAT.subjects.filter((s) => s.owner === sub.owner).map((s) => [s.ident, variantLabel(s)]), sub.ident);
     fillSelect($("dtype"), Object.entries(CAT.dtypes).map(([k, v]) => [k, `${k} (${v} byte${v > 1 ? "s" : ""})`]), state.dtype);
     fillSelect($("hardware"), [["", "none: type α, β, γ"], ...Object.entries(CAT.hardware).map(([k, v]) => [k, `${k}: ${v.title}`])], state.hardware);

@@ -88,3 +88,22 @@ def test_the_flex_dispatcher_needs_an_expert_parallel_group():
                   gpus_per_node=8, dispatcher="deepep")
     es = set(enumerate_layouts(req)["e"].tolist())
     assert es and 1 not in es, es
+
+
+def _plan(*words):
+    return subprocess.run([sys.executable, "-m", "symcomm", "plan", "--model", "llama3.1-8b", "--gpus", "64",
+                           "--batch", "256", "--seq", "8192", "--top", "1", "--json", *words],
+                          capture_output=True, text=True)
+
+
+def test_plan_takes_the_fp8_peak_its_refusal_asks_for():
+    # h100-gt's source only bounds its peaks: plan asked for peak_fp8= and then refused the word
+    asked = _plan("--hardware", "h100-gt", "--peak", "900e12", "--precision", "fp8_tensor")
+    _refused(asked, "peak_fp8")
+    given = _plan("--hardware", "h100-gt", "--peak", "900e12", "--precision", "fp8_tensor", "peak_fp8=1800e12")
+    assert given.returncode == 0, given.stderr[-400:]
+
+
+def test_a_compare_that_matches_nothing_names_its_keys():
+    # sp=1 needs t > 1: the message named --sp, --recompute, --zero and --framework whatever was typed
+    _refused(_plan("--hardware", "h100", "--compare", "sp=1,t=1"), "leaving out sp=1 or t=1")

@@ -884,6 +884,11 @@ def test_the_page_refuses_and_accepts_typed_numbers_as_eval_does(browser):
             _agree(page, expected, ("send", "recv", "total", "alpha", "beta", "gamma", "time"))
 
 
+#: a 7B layout on 16 GPUs the hybrid's zero=0 view prices with a hardware preset (the step model's inputs included)
+ZERO0_LAYOUT = {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096, "s": 4096, "L": 32,
+                "G": 8, "h_kv": 1024, "V": 32000, "F": 11008}
+
+
 @pytest.mark.browser
 def test_the_command_line_the_page_prints_answers_what_the_page_shows(browser):
     # with a hardware preset the page prints the step section's numbers; its command left out the step model's inputs
@@ -895,8 +900,7 @@ def test_the_command_line_the_page_prints_answers_what_the_page_shows(browser):
 
     by_ident = {s.ident: s for s in site.subjects()}
     sub = by_ident["hybrid__zero_0"]
-    values = {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096, "s": 4096, "L": 32,
-              "G": 8, "h_kv": 1024, "V": 32000, "F": 11008}
+    values = ZERO0_LAYOUT
     shown = {k: v for k, v in values.items() if k in _entry(sub.ident)["params"] + _entry(sub.ident)["step"]["params"]}
     page, page_error = _show(browser, sub, shown, {}, "bf16", "h100", gated="1")
     assert not page_error, page_error
@@ -1028,8 +1032,7 @@ def test_the_step_time_carries_evals_error_and_memory_verdict(browser):
 
     by_ident = {s.ident: s for s in site.subjects()}
     sub = by_ident["hybrid__zero_0"]
-    small = {"d": 2, "t": 4, "p": 2, "c": 1, "m": 4, "b": 16, "Phi": 7 * 10 ** 9, "h": 4096, "s": 4096, "L": 32,
-             "G": 8, "h_kv": 1024, "V": 32000, "F": 11008}
+    small = ZERO0_LAYOUT
     # 70B parameters on 2 GPUs without ZeRO: 2 + 2 + 12 bytes a parameter is 560 GB each, far over any GPU's memory
     large = {**small, "d": 2, "t": 1, "p": 1, "m": 8, "Phi": 70 * 10 ** 9, "h": 8192, "L": 80, "F": 28672}
     verdicts = set()

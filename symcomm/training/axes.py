@@ -317,7 +317,7 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     all-gather (forward), its gradient's reduce-scatter (backward) and the re-all-gather are not here.
     ``recompute_gathers`` (SP only; recompute=op, symcomm.training.settings.regathers_forward): the forward's
     all-gathers, not its reduce-scatters, run again before the backward.  ``gather_dtype`` (SP only): the element type
-    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, settings.FP8_TP_GATHER).
+    of every sequence all-gather when not the run's ("fp8": torchao's float8 TP styles, tp_plans.TORCHAO_GATHER_FRAMEWORKS).
     ``blocks_per_layer`` 1: a hybrid Mamba model's layers (mamba=1), each one block (attention, Mamba mixer, dense MLP:
     an in_proj/QKV/FC1 column-parallel input and an out_proj/output/FC2 row-parallel output), its MoE layers none.
     ``mlp_again``: the dense MLP blocks Megatron-Core's recompute module mlp runs again before their backward

@@ -345,11 +345,16 @@ def mtp_shards(mtp: str, tied: bool, gated: bool, moe: bool, attention: str, mam
     return (held * dense + copy) / t, held * experts / (e * expert_tp_size(expert_tp))
 
 
+def embedding_parameters(tied: bool) -> sp.Expr:
+    """The parameters of the V·h embedding and LM head counted in Φ: one V·h tied, two untied."""
+    return V * h * (1 if tied else 2)
+
+
 def end_stage_shard(dense, tied: bool) -> sp.Expr:
     """Parameters one GPU of an end pipeline stage holds: its L/p layers' share of the non-embedding
     parameters and one V·h embedding (or LM head, or tied copy), over t; with p = 1 the one stage
     holds all of ``dense`` (Φ, or Φ − Φ_E with experts), which counts V·h once tied, twice untied."""
-    in_phi = V * h * (1 if tied else 2)
+    in_phi = embedding_parameters(tied)
     return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) / p + V * h) / t, True))
 
 
@@ -358,7 +363,7 @@ def stage_shard(dense, tied: bool, layers, kind: str) -> sp.Expr:
     non-embedding parameters (``dense`` less the V·h embedding and LM head, or the one tied copy) and, on
     the first and the last stage, one V·h (the embedding; the LM head or the tied copy), over t; with p = 1
     the one stage holds all of ``dense`` (as :func:`end_stage_shard`)."""
-    in_phi = V * h * (1 if tied else 2)
+    in_phi = embedding_parameters(tied)
     ends = 0 if kind == "middle" else V * h
     return sp.Piecewise((dense / t, sp.Eq(p, 1)), (((dense - in_phi) * layers / L + ends) / t, True))
 

@@ -2,15 +2,17 @@
 the first/last layers in bf16, multi-token prediction (mtp) and the selective recompute modules (recompute_mla_up,
 recompute_<module>), each with the one-line refusal :class:`symcomm.training.settings.RunSetting` raises for a
 combination that has no meaning or is not modelled.  Each function reads a setting's typed fields only, so this
-module imports nothing of the package (settings.py re-exports its names).  SymPy-free: the planner imports it.
+module imports nothing of the package but tp_plans, which imports nothing (settings.py re-exports its names).  SymPy-free: the planner imports it.
 """
 
 from __future__ import annotations
 
+from .tp_plans import TE_FRAMEWORKS
+
 
 #: the frameworks that run Megatron-Core's own modules (its TE layer spec, hybrid model, MTP block): Megatron-LM's
 #: distributed optimizer and Megatron-FSDP (symcomm.training.frameworks)
-MEGATRON_CORE = ("megatron", "megatron_fsdp")
+MEGATRON_CORE = TE_FRAMEWORKS
 
 #: what mamba=1 counts: Megatron-Core's hybrid model (MambaMixer, its attention and MoE layers) with the recompute
 #: modes whose saved bytes are counted per block kind; a full or block recompute's working set, MLA, PyTorch's fsdp2

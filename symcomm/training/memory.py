@@ -23,7 +23,7 @@ import functools
 import sympy as sp
 
 from . import flops, torchmem
-from .hybrid import end_stage_shard, expert_shard, expert_tp_size, mtp_shards
+from .hybrid import embedding_parameters, end_stage_shard, expert_shard, expert_tp_size, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
 from .megatron_features import MEGATRON_CORE
@@ -558,7 +558,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held + mtp_experts, group))
     weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
-    body = (dense - V * h * (1 if tied else 2)) / (t * p) if embeddings else dense / (t * p)
+    body = (dense - embedding_parameters(tied) if embeddings else dense) / (t * p)
     cache = fp8_weight_cache(data, opts, body + (parts[1][0] if moe else 0))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
@@ -649,7 +649,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
         held, group = expert_shard(opts.get("expert_tp", "tp"))
         parts.append((held * p * layers / L + mtp_experts, group))
     weights, grads, optimizer, grad_bytes = _model_states(data, parts, opts)
-    body = (dense - V * h * (1 if tied else 2) if embeddings else dense) * layers / (L * t)
+    body = (dense - embedding_parameters(tied) if embeddings else dense) * layers / (L * t)
     cache = fp8_weight_cache(data, opts, body + (parts[1][0] if moe else 0))
     per_layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
@@ -805,7 +805,7 @@ def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: i
     one layer = the stage's non-embedding parameters over L, split over t (the largest, an MoE layer, with
     its experts over e·t)."""
     dense = (Phi - Phi_E) if moe else Phi
-    body = dense - (V * h * (1 if tied else 2) if embeddings else 0)
+    body = dense - (embedding_parameters(tied) if embeddings else 0)
     layer = body / (L * t) + (Phi_E / (L_moe * e * t) if moe else 0)
     held = data.full_parameters(sp.Integer(0), 2 * 2 * layer)
     # FSDP2: the unit computing's 16-bit gradient and the previous unit's reduce-scatter input (torchmem.FSDP2_REDUCE)

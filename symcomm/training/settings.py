@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 from . import frameworks as F
 from ..base.crossing import NVLINK_MEANING, NVLINK_TOPOLOGIES, SWITCH
 from ..base.errors import InputError
-from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, TORCHAO_GATHER_FRAMEWORKS, fp8_amax_reduced,  # noqa: F401 (re-exported)
+from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, fp8_amax_reduced,  # noqa: F401 (re-exported)
                        fp8_grad_gather_of, fp8_tp_gather_of, fp8_tp_gather_refusal, sp_input_refusal)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
@@ -223,15 +223,6 @@ def compile_refusal(setting) -> str | None:
     return None
 
 
-#: the frameworks whose tensor parallelism gathers FP8 under per-tensor scaling: torchtitan (fsdp2) applies torchao's
-#: float8 TP styles when float8 is on and its recipe is tensorwise (pytorch/torchtitan torchtitan/parallelisms/
-#: parallelize_llama.py at 9dec370a, apply_tp with enable_float8; torchtitan/models/llama3/parallelize_llama.py at
-#: 820504e2: enable_float8_tensorwise_tp = enable_float8_linear and not float8_is_rowwise); those styles cast the
-#: sequence-sharded input to FP8 before its all-gather (Float8ColwiseParallel._prepare_input_fn, PrepareFloat8ModuleInput)
-#: and the output gradient before the backward's all-gather (Float8RowwiseParallel._prepare_output_fn:
-#: NoopFwToFloat8BwDynamic after the reduce-scatter): pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040.
-#: Transformer Engine's gathers (megatron, megatron_fsdp): tp_plans.TE_FP8_GATHER; the rule: tp_plans.fp8_tp_gather_of
-FP8_TP_GATHER = TORCHAO_GATHER_FRAMEWORKS
 
 
 def block_refusal(setting) -> str | None:

@@ -28,7 +28,13 @@ TE_GATHER_RECIPES = ("fp8_tensor", "fp8_delayed", "mxfp8", "fp8_block")
 TE_FP8_GATHER = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py "
                  "(grad_output_preprocess) and distributed.py (gather_along_first_dim: _all_gather_fp8, "
                  "_all_gather_mxfp8, the blockwise gather) at d0067d0d")
-#: torchtitan applies torchao's float8 TP styles under per-tensor scaling (settings.FP8_TP_GATHER)
+#: the frameworks whose tensor parallelism gathers FP8 under per-tensor scaling: torchtitan (fsdp2) applies torchao's
+#: float8 TP styles when float8 is on and its recipe is tensorwise (pytorch/torchtitan torchtitan/parallelisms/
+#: parallelize_llama.py at 9dec370a, apply_tp with enable_float8; torchtitan/models/llama3/parallelize_llama.py at
+#: 820504e2: enable_float8_tensorwise_tp = enable_float8_linear and not float8_is_rowwise); those styles cast the
+#: sequence-sharded input to FP8 before its all-gather (Float8ColwiseParallel._prepare_input_fn, PrepareFloat8ModuleInput)
+#: and the output gradient before the backward's all-gather (Float8RowwiseParallel._prepare_output_fn:
+#: NoopFwToFloat8BwDynamic after the reduce-scatter): pytorch/ao torchao/float8/float8_tensor_parallel.py at 6243040.
 TORCHAO_GATHER_FRAMEWORKS = ("fsdp2",)
 
 

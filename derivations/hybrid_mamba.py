@@ -20,7 +20,7 @@ from symcomm.core.symbols import (E_s, F, F_e, L, L_att, L_moe, L_ssm, a_ssm, b,
 from symcomm.presets import model
 from symcomm.training import flops
 from symcomm.training.axes import tp_terms
-from symcomm.training.memory import activation_bytes, hybrid_block_bytes, hybrid_layer_bytes
+from symcomm.training.memory import KeptWidths, activation_bytes, hybrid_block_bytes, hybrid_layer_bytes
 
 SOURCE = flops.MEGATRON_MAMBA
 B = sp.Symbol("B", integer=True, positive=True)
@@ -96,8 +96,9 @@ CLAIMS = [
           source=flops.DAO_GU_SSD),
     # the Mamba block's kept bytes per token, no sequence parallel, t = 1, 16-bit saved inputs: norm input 2·2688,
     # in_proj input 2·2688, in_proj output 2·10304, scan output 2·4096, gated norm input 2·4096, out_proj input
-    # 2·4096: 5376 + 5376 + 20608 + 8192 + 8192 + 8192 = 55,936
-    Claim(hybrid_block_bytes(False, False, False)["mamba"].subs({**_nano_values, t: 1, b: 1, s: 1, c: 1, d: 1, m: 1}),
+    # 2·4096: 5376 + 5376 + 20608 + 8192 + 8192 + 8192 = 55,936 (no dropout mask after the block: the model trains
+    # without dropout)
+    Claim(hybrid_block_bytes(False, False, False, widths=KeptWidths(dropout=False))["mamba"].subs({**_nano_values, t: 1, b: 1, s: 1, c: 1, d: 1, m: 1}),
           55_936, name="Nemotron 3 Nano: a Mamba-2 block keeps 55,936 bytes per token (hand count, t = 1)",
           source=SOURCE),
 ]

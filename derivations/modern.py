@@ -28,6 +28,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from . import bridge_runs
+from symcomm.presets import model as presets_model
 from symcomm.presets.systems import low_dtype
 from symcomm.training.settings import RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
 
@@ -185,6 +186,30 @@ def shape_words(model: dict) -> dict:
             **experts}
 
 
+#: the runs trained with dropout (hidden and attention dropout 0.1, each layer keeping its masks), by id prefix: NeMo
+#: 24.07's GPT-3 rows (NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/{5b,20b,175b}.yaml at
+#: 8325688d: hidden_dropout 0.1, attention_dropout 0.1) and the Megatron-LM README's 2024-07 rows (no configuration
+#: published: Megatron-LM's argument defaults, 0.1 and 0.1, megatron/training/arguments.py at f2e5db40)
+DROPOUT_RUNS = ("nemo-24.07-h100-gpt3-", "megatron-lm-")
+#: the sources whose other runs train without (hidden_dropout 0.0, attention_dropout 0.0), each family as its recipe
+#: sets it: NeMo 24.07's Llama and Nemotron YAMLs (the launcher at 8325688d); Megatron-Bridge's model providers
+#: (25.09 at 6725f704: llama_provider.py, deepseek_provider.py, qwen_provider.py; 25.11 at 7af9601c, and gpt_oss_
+#: provider.py) and from 26.04 the bridges from the Hugging Face configs (llama_bridge.py, deepseek_v3_bridge.py,
+#: qwen3_moe_bridge.py, gpt_oss_bridge.py; Nemotron 3's MambaModelProvider); dgxc-benchmarking's YAMLs (25.01 at
+#: 143b90dd) and NeMo 2's configs (25.05.04: Llama3Config, MixtralConfig8x7B for Grok-1, NemotronConfig, DeepSeek's,
+#: SSMConfig); the Megatron-MoE-ModelZoo's model_configs/benchmarking YAMLs
+NO_DROPOUT_SOURCES = ("nemo-", "bridge-", "dgxc-", "modelzoo-")
+
+
+def dropout(run: dict) -> bool | None:
+    """Does ``run`` train with dropout (:data:`DROPOUT_RUNS`, :data:`NO_DROPOUT_SOURCES`); None where no source says
+    (torchtitan's, AutoModel's and KempnerForge's models, LLM Foundry's MPT: eval's fill, the preset's or the option's
+    default)."""
+    if run["id"].startswith(DROPOUT_RUNS):
+        return True
+    return False if run["id"].startswith(NO_DROPOUT_SOURCES) else None
+
+
 def words(run: dict) -> list[str]:
     """The KEY=VALUE words of ``symcomm eval hybrid`` for ``run`` (its model and hardware go as --model,
     --hardware: :func:`command`; a model without a preset as its shape)."""
@@ -322,6 +347,10 @@ def words(run: dict) -> list[str]:
             w[setting] = int(bool(value))
     if w["zero"] == 3:
         w.pop("overlap_param_gather", None)      # the per-layer gathers of FSDP: no post-step all-gather
+    said = dropout(run)
+    filled = presets_model(preset_of(run)).dropout if preset_of(run) else True   # as eval fills it
+    if said is not None and said != filled:
+        w["dropout"] = int(said)
     return [f"{key}={value}" for key, value in w.items()]
 
 

@@ -25,8 +25,8 @@ from symcomm.measurement.step_fit import Errors
 from symcomm.core import symbols as _S     # the MoE and MLA symbols, apart from the GPT ones below
 from symcomm.training import compute, frameworks, overlap, steptime
 from symcomm.training.subjects import subject
-from symcomm.training.memory import (COMPILED_SAVED, TE_SAVED_INPUT, activation_bytes, layer_activation_bytes,
-                                     saved_input_bytes)
+from symcomm.training.memory import (COMPILED_SAVED, TE_ATTENTION_OUTPUT, TE_SAVED_INPUT, KeptWidths,
+                                     activation_bytes, layer_activation_bytes, saved_input_bytes)
 from symcomm.training.settings import MEGATRON_BLOCK_RECOMPUTE, RunSetting
 from symcomm.collectives.algorithms import algorithm
 from symcomm.core.symbols import (F, L, L_first, L_last, M, N, V, alpha, beta, c, d, eta, eta_attn, eta_fp8, gamma, h, h_kv,
@@ -230,22 +230,30 @@ RECOMPUTE_MODULES = Derivation(
 
 # Transformer Engine's low-precision recipes keep a linear's quantized input for its weight gradient (memory.
 # saved_input_bytes): Korthikanti et al.'s 34 sbh/t with sequence parallelism, its four linears' inputs (QKV and FC1,
-# h wide, norm-fused; the attention output, h, and FC2, 4h, plain) at the bytes the recipe keeps
+# h wide, norm-fused; FC2's input, 4h, plain) at the bytes the recipe keeps; the attention output, h, at the core's 2
+# bytes (memory.TE_ATTENTION_OUTPUT), and the projection's quantized copy beside it under delayed scaling
 _SBH_T = (s / c) * _S.b / (d * m) * h / t
 QUANTIZED_ACTIVATIONS = Derivation(
     "Activations a layer keeps under a Transformer Engine FP8 recipe",
     (Step(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "fp8_tensor", True)),
           "per-tensor FP8 with sequence parallelism: the norm-fused QKV and FC1 keep both FP8 copies of their "
-          "input (2 bytes: the backward all-gathers it), the attention output and FC2 one (1 byte)"),
-     Step((34 - 1 - 4) * _SBH_T, "Korthikanti et al.'s 34 less 1 byte of the attention output's h and of FC2's 4h")),
+          "input (2 bytes: the backward all-gathers it), FC2 one (1 byte), the attention output its 16-bit self (the "
+          "attention core's, which the projection keeps as its original input)"),
+     Step((34 - 4) * _SBH_T, "Korthikanti et al.'s 34 less 1 byte of FC2's 4h")),
     "bytes per layer per micro-batch, one GPU, flash attention, no recompute, s → s/c",
-    "Korthikanti et al. 2022, Table 2; " + TE_SAVED_INPUT, lhs="activations, FP8",
+    "Korthikanti et al. 2022, Table 2; " + TE_SAVED_INPUT + "; " + TE_ATTENTION_OUTPUT, lhs="activations, FP8",
     claims=(Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "bf16", True)),
                   34 * _SBH_T, name="in bf16 the count is Korthikanti et al.'s 34 sbh/t", source=KORTHIKANTI),
             Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "mxfp8", True)),
-                  (20 + 7 * (1 + sp.Rational(1, 32))) * _SBH_T,
-                  name="MXFP8 keeps every linear's input as one column-scaled copy, 1 + 1/32 bytes per element",
+                  (22 + 6 * (1 + sp.Rational(1, 32))) * _SBH_T,
+                  name="MXFP8 keeps every linear's input but the attention output's as one column-scaled copy, "
+                       "1 + 1/32 bytes per element",
                   source=TE_SAVED_INPUT),
+            Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "fp8_delayed", True)),
+                  (34 - 4 + 1) * _SBH_T,
+                  name="delayed scaling keeps the attention output twice, 16-bit in the core and quantized in the "
+                       "projection (Transformer Engine refuses it save_original_input)",
+                  source=TE_ATTENTION_OUTPUT),
             Claim(activation_bytes("none", True, True, saved=saved_input_bytes("fsdp2", "fp8_tensor", True)),
                   34 * _SBH_T, name="torchao's Float8Linear (framework fsdp2) keeps the 16-bit input: unchanged",
                   source="pytorch/ao torchao/float8/float8_linear.py at 4f8021f2")))
@@ -265,7 +273,16 @@ MLP_WIDTH_ACTIVATIONS = Derivation(
                   name="an ungated MLP of width 4h keeps Korthikanti et al.'s 34h", source=KORTHIKANTI + ", Table 2"),
             Claim(layer_activation_bytes("full", True, False, gated=True).subs(_DENSE_TOKEN), 2 * h,
                   name="a full recompute keeps the layer's input alone, whatever the MLP's width",
-                  source=KORTHIKANTI + ", §4.1")))
+                  source=KORTHIKANTI + ", §4.1"),
+            Claim(layer_activation_bytes("none", True, True, gated=True, widths=KeptWidths(gqa=True, dropout=False))
+                  .subs(_DENSE_TOKEN).subs({_S.h_kv: h / 8, F: 7 * h / 2}), 67 * h / 2,
+                  name="Llama 3 70B (8 query groups: h_kv = h/8; F = 3.5h; no dropout) keeps 33.5h a token with "
+                       "sequence parallelism, by hand from Megatron-Core's saved tensors: the two norms' inputs and "
+                       "the norm-fused linears' inputs 8h, Q 2h, K and V 4h_kv, the attention output 2h, SwiGLU's "
+                       "input 4F and FC2's 2F",
+                  source="Megatron-LM megatron/core/transformer/attention.py (K, V at num_query_groups) and "
+                         "fusions/fused_bias_dropout.py at d98e8a64; PyTorch aten/src/ATen/native/Dropout.cpp (p = 0 "
+                         "keeps no mask)")))
 
 # an MoE layer's kept activations (memory.layer_activation_bytes): no dense MLP block; the MoE block as Megatron-Core
 # runs it (memory.hybrid_block_bytes "moe"), every layer MoE here (L_moe = L), bf16, t = 1, one token
@@ -276,8 +293,9 @@ MOE_ACTIVATIONS = Derivation(
     "Activations an MoE layer keeps",
     (Step(layer_activation_bytes("none", True, False, moe=True, gated=True).subs(_MOE_TOKEN),
           "flash attention, no recompute, every layer MoE, one token on one GPU (t = 1)"),
-     Step(13 * h + 4 * h + 6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e),
-          "Korthikanti et al.'s attention block 13h; the pre-MLP norm's input and output 4h; each shared expert's gated "
+     Step(13 * h + 5 * h + 6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e),
+          "Korthikanti et al.'s attention block 13h; the pre-MLP norm's input and output 4h and the dropout mask after "
+          "the block h (Megatron-Core's bias-dropout-add; none without dropout); each shared expert's gated "
           "FC1 output 4F_e and activation output 2F_e; each of the k routed rows its permuted input 2h, FC1's output "
           "4F_e and the activation's output 2F_e, FC2's output not kept (the probabilities multiply the activation's "
           "output, so the un-permutation saves nothing)")),
@@ -285,11 +303,11 @@ MOE_ACTIVATIONS = Derivation(
     lhs="activations, MoE layer",
     claims=(Claim(layer_activation_bytes("none", True, False, moe=True, gated=True).subs(_MOE_TOKEN)
                   - layer_activation_bytes("none", True, False, gated=True).subs(_MOE_TOKEN),
-                  6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e) - h - 6 * F,
+                  6 * _S.E_s * _S.F_e + _S.k * (2 * h + 6 * _S.F_e) - 6 * F,
                   name="against a dense gated layer's 18h + 6F (Korthikanti et al.'s 34h with the MLP at its own width "
                        "F: memory.dense_mlp_width_bytes): its MLP block (its norm's input, the dropout mask and FC1's "
                        "input 5h; FC1's 2F-wide output and FC2's input 6F) gives way to the MoE block's norm input and "
-                       "output (4h) and its experts' tensors",
+                       "output and the dropout mask after it (5h) and its experts' tensors",
                   source=MEGATRON_MOE_SAVED),
             Claim(layer_activation_bytes("none", True, False, moe=True, gated=True, passed=True).subs(_MOE_TOKEN),
                   34 * h + _S.k * (4 * h + 6 * _S.F_e),
@@ -1472,6 +1490,13 @@ CHAPTER = Chapter(
      "(symcomm.training.memory.eager_kept_widths; the working set an eager recompute reruns too); PyTorch's "
      "MemTracker, run on such a block, holds 2 h, 15.53 h and 52.03 h a token under full, op and no recompute, as "
      "symcomm counts them (tests/integration/test_torch_kept_activations.py). "
+     "Megatron-Core keeps K and V at their grouped-query width (gqa=1: h_kv) and, for a model trained without "
+     "dropout (dropout=0, every preset: PyTorch's dropout at p = 0 returns its input and keeps no mask), no dropout "
+     "mask: Llama 3 70B keeps 33.5 h a token with sequence parallelism where Korthikanti et al.'s count with its MLP "
+     "at width F gives 39 h (symcomm.training.memory.KeptWidths); PyTorch's own models (fsdp, fsdp2) repeat K and V "
+     "to the query heads and keep them h wide. Under a Transformer Engine FP8 or FP4 recipe the attention output "
+     "stays 16-bit, kept once by the attention core and the output projection (its original input: Megatron-Core "
+     "0.15's save_original_input), and twice, with a quantized copy, under delayed scaling. "
      "Megatron's block recompute (recompute=block with L_rc, "
      "--recompute-method block --recompute-num-layers) reruns the forward of the first L_rc layers of each model chunk: "
      "counted as full recompute for the share L_rc·p·v/L of the layers (their FLOPs, activations and forward "

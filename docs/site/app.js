@@ -511,9 +511,11 @@
                       "fills it): the page's step model counts them h wide; the command line below prices it");
     }
     const gated = state.gated || (model ? model.gated : "0");
+    // as eval --model fills it (Model.dropout); without a model the step model's default
+    const dropout = model ? model.dropout : "1";
     $("step-constants").textContent = `peak ${compute.peak.toExponential(4)} FLOP/s (${state.dtype}), HBM ${compute.hbm.toExponential(4)} B/s, ` +
-      `η = ${compute.eta}, κ = ${compute.kappa} (hardware ${state.hardware}); gated=${gated}`;
-    return globalThis.SYMCOMM_FORMULAS[`${sub.ident}__step_gated_${gated}`](args);
+      `η = ${compute.eta}, κ = ${compute.kappa} (hardware ${state.hardware}); gated=${gated}, dropout=${dropout}`;
+    return globalThis.SYMCOMM_FORMULAS[`${sub.ident}__step_gated_${gated}_dropout_${dropout}`](args);
   }
 
   /** [fits, off by]: eval's memory verdict (fit_errors.fits_over_error and fits_words, the same rule and words) and

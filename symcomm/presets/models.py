@@ -27,6 +27,9 @@ MAMBA_CONV = 4
 
 #: the layout options a model preset fills where they are not typed (:meth:`Model.run_options`)
 RUN_OPTION_NAMES = ("gqa", "tied", "embeddings", "moe", "attention", "mamba", "moe_latent")
+#: the step model's settings (not the hybrid's) a model's shape or config fixes (:meth:`Model.settings`), filled by eval
+#: beside the layout options unless typed
+STEP_SHAPE_SETTINGS = ("q_width", "dropout")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,9 @@ class Model:
     #: what a config.json sets that a model does not carry into a setting, as the KEY=VALUE words that set it
     #: (group-limited routing, multi-token prediction): said by :meth:`config_note`
     config_words: tuple = ()
+    #: trained with dropout (p > 0), as its config or recipe sets it: the memory model's dropout masks (run setting
+    #: dropout); presets without it train with none
+    dropout: bool = False
 
     @property
     def moe(self) -> bool:
@@ -103,8 +109,9 @@ class Model:
 
     def settings(self) -> dict[str, str]:
         """The run settings (text form) this model's shape fixes, as eval fills them unless typed:
-        moe=1 with MoE layers, gqa=1 with fewer K, V heads than heads, attention=mla with MLA ranks."""
-        out = {}
+        moe=1 with MoE layers, gqa=1 with fewer K, V heads than heads, attention=mla with MLA ranks, dropout=0 when
+        it trains without dropout."""
+        out = {} if self.dropout else {"dropout": "0"}
         if self.moe:
             out["moe"] = "1"
         if self.kv_heads < self.heads and not self.mla:
@@ -121,9 +128,9 @@ class Model:
 
     def run_options(self) -> dict[str, str]:
         """The layout options (text form) eval fills from this preset where they are not typed, and the page's view
-        of the preset runs (of :data:`RUN_OPTION_NAMES`): :meth:`settings` but ``q_width`` (the step model's), the embedding and LM head counted
+        of the preset runs (of :data:`RUN_OPTION_NAMES`): :meth:`settings` but the step model's (:data:`STEP_SHAPE_SETTINGS`), the embedding and LM head counted
         (embeddings=1) and tied=1 where the model ties them."""
-        out = {key: value for key, value in self.settings().items() if key != "q_width"}
+        out = {key: value for key, value in self.settings().items() if key not in STEP_SHAPE_SETTINGS}
         out["embeddings"] = "1"
         if self.tied:
             out["tied"] = "1"
@@ -263,7 +270,8 @@ def _model_from(name: str, data: dict) -> Model:
                  sliding=((int(data["sliding_window"]["window"]), int(data["sliding_window"]["layers"]))
                           if data.get("sliding_window") else ()),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""),
-                 config_words=tuple(tuple(pair) for pair in data.get("config_words", ())))
+                 config_words=tuple(tuple(pair) for pair in data.get("config_words", ())),
+                 dropout=bool(data.get("dropout", False)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -363,6 +371,7 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
             # null (DeepSeek-V2-Lite): no query compression, which q_lora = 0 means
             data["q_lora_rank"] = int(cfg.get("q_lora_rank") or 0)
     data["config_words"] = _config_words(cfg)
+    data["dropout"] = _dropout(cfg, what)
     if seq is not None:
         data["seq"] = seq
     _check_shape(data, what)
@@ -371,6 +380,25 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     data["title"] = f"{cfg.get('_name_or_path') or named} (config.json)"
     data["source"] = f"Hugging Face config.json at {path}"
     return _model_from(str(path), data)
+
+
+#: the dropout probabilities a Hugging Face config.json may set: Llama's, Qwen's, Mistral's and DeepSeek's
+#: attention_dropout, GPT-2's and GPT-J's resid_pdrop, attn_pdrop, embd_pdrop, GPT-NeoX's hidden_dropout and
+#: attention_dropout, OPT's dropout
+DROPOUT_KEYS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop", "dropout")
+
+
+def _dropout(cfg: dict, what: str) -> bool:
+    """Does the config train with dropout: any of :data:`DROPOUT_KEYS` above 0 (each a number from 0 to 1)."""
+    on = False
+    for key in DROPOUT_KEYS:
+        value = cfg.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+            raise InputError(f"{what}: {key} must be a dropout probability from 0 to below 1 (got {value!r})")
+        on = on or value > 0
+    return on
 
 
 def _config_words(cfg: dict) -> tuple:

@@ -64,8 +64,9 @@ SHIPPED_PRECISIONS = ("bf16", "fp8_tensor", "mxfp8")
 #: every shipped family: a shape and a precision, (gated, tied, moe, attention, q_width, precision); a kind of five
 #: (a shape alone) reads as bf16
 KINDS = tuple((*shape, precision) for precision in SHIPPED_PRECISIONS for shape in SHAPES)
-#: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements
-EMBEDDINGS, CP, RUN_BYTES = True, "ring", 2
+#: the flags the shipped kernels cover: embeddings on the end stages, ring context parallelism, 2-byte elements, no
+#: dropout (every shipped preset trains without: Model.dropout, tests/integration/test_codegen.py)
+EMBEDDINGS, CP, RUN_BYTES, DROPOUT = True, "ring", 2, False
 PACKAGE = Path(__file__).resolve().parents[1] / "planner" / "kerneldata"
 
 
@@ -90,7 +91,7 @@ def kernel_setting(kind: tuple):
 
     gated, tied, moe, attention, q_width, precision = _unpacked(kind)
     return RunSetting(gated=gated, tied=tied, moe=moe, embeddings=EMBEDDINGS, cp=CP, attention=attention,
-                      q_width=q_width, precision=precision)
+                      q_width=q_width, precision=precision, dropout=DROPOUT)
 
 
 def combinations(kind: tuple) -> list[tuple]:
@@ -110,7 +111,8 @@ def combinations(kind: tuple) -> list[tuple]:
                     for split in ("even", "first_last"):     # symcomm.planner.search: uneven splits of L over p·v
                         out.append(plan.option_key(scheme, recompute, sp_on, schedule, cp=CP, moe=moe,
                                                    embeddings=EMBEDDINGS, tied=tied, gated=gated, split=split,
-                                                   shape=(attention, q_width), precision=precision))
+                                                   shape=(attention, q_width), precision=precision,
+                                                   dropout=DROPOUT))
     return out
 
 

@@ -19,6 +19,7 @@ caching allocator reserves beyond them (cached, fragmented blocks) is not counte
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -27,9 +28,9 @@ from .hybrid import embedding_parameters, end_stage_shard, expert_shard, expert_
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
 from .megatron_features import MEGATRON_CORE
-from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES
+from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES, torch_compiled
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
-                             d_v, e, g_ssm, h, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
+                             d_v, e, g_ssm, h, h_kv, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
@@ -82,13 +83,56 @@ def sharded_gradient_bytes(data, grad_bytes: int, adam_dtype: str) -> int:
     return 2 if adam_dtype == "bf16" else 4
 
 
-def scores(micro):
+@dataclass(frozen=True)
+class KeptWidths:
+    """How wide a layer's kept tensors are where a model departs from Korthikanti et al. 2022's GPT: K and V h_kv wide
+    (``gqa``: grouped-query attention, each kept at its own width by Megatron-Core's attention core, which takes the
+    query groups as they are), and the dropout masks kept or not (``dropout``: a mask per dropout of p > 0, 1 byte an
+    element; with p = 0, PyTorch's dropout returns its input and keeps none: aten/src/ATen/native/Dropout.cpp,
+    _dropout's p == 0 return, which torch.nn.functional.dropout reaches since its fused kernel takes only 0 < p < 1).
+    The defaults are Korthikanti's count (multi-head attention; Megatron-Core's default hidden and attention dropout
+    0.1)."""
+
+    gqa: bool = False
+    dropout: bool = True
+
+    @property
+    def mask(self) -> int:
+        """Bytes per element of each dropout mask kept."""
+        return 1 if self.dropout else 0
+
+    def kv(self):
+        """The width of K, and of V, per token."""
+        return h_kv if self.gqa else h
+
+
+#: Korthikanti et al.'s own count
+KORTHIKANTI = KeptWidths()
+
+
+#: the frameworks whose attention core keeps K and V at the query groups' width: Megatron-Core's (attention.py,
+#: get_query_key_value_tensors: key and value [s, b, ng, hn] into Transformer Engine's attention, no repeat).  The
+#: models the others train repeat K and V to the query heads first and keep the repeated copies, h wide: torchtitan's
+#: Llama (repeat_kv before scaled_dot_product_attention: :data:`TORCHTITAN_EAGER_BLOCK`), Hugging Face's Llama under
+#: DeepSpeed or PyTorch FSDP (modeling_llama.py, repeat_kv)
+GROUPED_KV_FRAMEWORKS = MEGATRON_CORE
+
+
+def kept_widths(opts: dict) -> KeptWidths:
+    """The :class:`KeptWidths` of the hybrid's typed options (gqa, dropout; K and V at h_kv only under
+    :data:`GROUPED_KV_FRAMEWORKS`)."""
+    gqa = bool(opts.get("gqa")) and opts.get("framework", "megatron") in GROUPED_KV_FRAMEWORKS
+    return KeptWidths(gqa, bool(opts.get("dropout", True)))
+
+
+def scores(micro, widths: KeptWidths = KORTHIKANTI):
     """Bytes of the attention scores of one layer and micro-batch on one GPU: the softmax input
-    and output (2 bytes each) and the dropout mask (1 byte), a·s² each, split over t heads' groups."""
-    return 5 * a * (s / c) ** 2 * micro / t
+    and output (2 bytes each) and the dropout mask (1 byte; none without attention dropout), a·s² each, split over t
+    heads' groups."""
+    return (4 + widths.mask) * a * (s / c) ** 2 * micro / t
 
 
-def mla_attention_widths():
+def mla_attention_widths(widths: KeptWidths = KORTHIKANTI):
     """Bytes per token an MLA attention block keeps for the backward, as (kept whole on each TP rank
     without sequence parallel, split over the t heads' groups): derived here with Korthikanti et al.
     2022 §4.1's accounting (2 bytes per bf16 element, 1 per dropout-mask element) over the tensors
@@ -97,8 +141,8 @@ def mla_attention_widths():
     compression: the h-wide input serves), the K, V latent's 4·kv_lora and the rotary key 2·d_rope
     (the down projections are duplicated on every TP rank); and split over t: Q and K of QKᵀ
     4a(d_nope + d_rope), V 2a·d_v, the output projection's input 2a·d_v.  With a(d_nope + d_rope) =
-    a·d_v = h and no latents this is Korthikanti's 3sbh + 8sbh/t."""
-    whole = 3 * h + 4 * q_lora + 4 * kv_lora + 2 * d_rope
+    a·d_v = h and no latents this is Korthikanti's 3sbh + 8sbh/t (``widths``: the mask only with dropout)."""
+    whole = (2 + widths.mask) * h + 4 * q_lora + 4 * kv_lora + 2 * d_rope
     split = 4 * a * (d_nope + d_rope) + 4 * a * d_v
     return whole, split
 
@@ -196,23 +240,41 @@ def fp8_weight_cache(data, opts: dict, layer_params) -> dict:
     return {"fp8_weights": CAST_COPIES * (element + weight_scale) * layer_params * share}
 
 
+#: Megatron-Core's attention output projection under a low-precision recipe (NVIDIA/Megatron-LM commit 781e765818,
+#: core_v0.15.0, megatron/core/transformer/attention.py): linear_proj keeps its original 16-bit input (Transformer
+#: Engine's save_original_input, TE 2.6 on), the very tensor the attention core keeps for its own backward
+#: (transformer_engine/pytorch/attention/dot_product_attention/backends.py, FusedAttnFunc: the 16-bit output), so the
+#: output is kept once, 2 bytes an element; under delayed scaling, for which TE refuses save_original_input, the
+#: quantized copy beside it (as every recipe before core_v0.15.0)
+TE_ATTENTION_OUTPUT = ("NVIDIA/Megatron-LM commit 781e765818 (core_v0.15.0) attention.py, linear_proj "
+                       "save_original_input; NVIDIA/TransformerEngine backends.py FusedAttnFunc at d0067d0d")
+
+
 def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
-    """(bytes per element a norm-fused linear's input keeps for the backward, a plain linear's): 2 and 2, the 16-bit
-    input, unless the framework's linears are Transformer Engine modules (:data:`TE_LINEAR_FRAMEWORKS`) under one of
-    its low-precision recipes: then the quantized copy it keeps (:data:`TE_SAVED_INPUT`), an element and its scale
-    as symcomm.training.recipes.CAST counts them, twice for a norm-fused linear's input under sequence parallelism
-    with per-tensor FP8 or NVFP4."""
+    """(bytes per element a norm-fused linear's input keeps for the backward, a plain linear's, the attention output's
+    beside the core's own): 2, 2 and 2, the 16-bit input, unless the framework's linears are Transformer Engine modules
+    (:data:`TE_LINEAR_FRAMEWORKS`) under one of its low-precision recipes: then the quantized copy it keeps
+    (:data:`TE_SAVED_INPUT`), an element and its scale as symcomm.training.recipes.CAST counts them, twice for a
+    norm-fused linear's input under sequence parallelism with per-tensor FP8 or NVFP4; the attention output 2 bytes
+    (the 16-bit tensor the core and the projection share: :data:`TE_ATTENTION_OUTPUT`), and the quantized copy too
+    under delayed scaling."""
     if framework not in TE_LINEAR_FRAMEWORKS or precision not in CAST:
-        return sp.Integer(2), sp.Integer(2)
+        return sp.Integer(2), sp.Integer(2), sp.Integer(2)
     _, act_scale, _, element = CAST[precision]
     one = element + act_scale
     both = sp_on and precision in ("fp8_tensor", "fp8_delayed", "nvfp4")
-    return (2 * one if both else one), one
+    return (2 * one if both else one), one, 2 + (one if precision == "fp8_delayed" else 0)
+
+
+def attention_output_bytes(saved: tuple):
+    """Bytes per element the attention output keeps for the backward (:func:`saved_input_bytes`' third; a pair's
+    plain linear's)."""
+    return saved[2] if len(saved) > 2 else saved[1]
 
 
 def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = "mha", gated: bool = True,
                      torch_tp: bool = False, saved: tuple = (2, 2), compiled: bool = False,
-                     eager: bool = False) -> sp.Expr:
+                     eager: bool = False, widths: KeptWidths = KORTHIKANTI) -> sp.Expr:
     """Bytes one layer keeps for the backward, per micro-batch and GPU (Korthikanti et al. 2022,
     Table 2), with s → s/c: sbh(10 + 24/t) + 5as²b/t; with sequence parallel 34sbh/t + 5as²b/t;
     selective recompute and flash attention drop the scores; full recompute keeps the input 2sbh
@@ -225,32 +287,40 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     kept by norm-fused linears; the attention output, h, and FC2's input, 4h, by plain ones), MLA's attention
     projections left at 2.  ``compiled``: op's count under torch.compile (:func:`op_kept_widths`).  ``eager``: no
     recompute in PyTorch's eager autograd (the fsdp2 framework's dense block at bf16, compile off): its
-    :func:`eager_kept_widths`, not Korthikanti's (selective too: with flash attention it keeps what none keeps)."""
+    :func:`eager_kept_widths`, not Korthikanti's (selective too: with flash attention it keeps what none keeps).
+    ``widths`` (:class:`KeptWidths`): K and V of Korthikanti's Q, K, V (2h each) at their own width, and the two
+    dropout masks (after the attention and after the MLP, sbh bytes each) only with dropout; PyTorch's tensor
+    parallel (``torch_tp``) keeps K and V repeated to the query heads (torchtitan's repeat_kv), h wide."""
     micro = b / (d * m)
-    fused, plain = saved
+    fused, plain = saved[:2]
     if eager and recompute in ("none", "selective") and flash and attention == "mha":
         # selective recompute drops only the scores, which flash attention never keeps
         return (s / c) * micro * sp.Add(*(width for _, width in eager_kept_widths(sp_on, gated)))
     if torch_tp and sp_on and recompute in ("none", "selective"):
-        return activation_bytes(recompute, flash, sp_on, attention, gated) + torchmem.tp_gathered_inputs(micro)
+        return (activation_bytes(recompute, flash, sp_on, attention, gated, widths=KeptWidths(dropout=widths.dropout))
+                + torchmem.tp_gathered_inputs(micro))
     if recompute == "op":
         return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated, compiled)))
     sbh = (s / c) * micro * h
-    kept_scores = 0 if flash or recompute != "none" else scores(micro)
+    kept_scores = 0 if flash or recompute != "none" else scores(micro, widths)
     if recompute == "full":
         return 2 * sbh / (t if sp_on else 1)
+    mask = widths.mask
     if attention == "mla":
-        whole, split = mla_attention_widths()
+        whole, split = mla_attention_widths(widths)
         sb = (s / c) * micro
         # the MLP and the norms, as Korthikanti: FC1's input (h) and FC2's (4h) at their saved bytes
-        rest = ((13 + fused + 4 * plain) * sbh / t if sp_on
-                else sbh * (5 + fused + (8 + 4 * plain) / t))
+        rest = ((12 + mask + fused + 4 * plain) * sbh / t if sp_on
+                else sbh * (4 + mask + fused + (8 + 4 * plain) / t))
         return sb * (whole / (t if sp_on else 1) + split / t) + rest + kept_scores
-    # Korthikanti's 34 (10 + 24/t): the four linears' inputs, QKV's and FC1's (h each) and the attention output's (h)
-    # and FC2's (4h), 2 bytes each, replaced by their saved bytes
-    if sp_on:
-        return (20 + 2 * fused + 5 * plain) * sbh / t + kept_scores
-    return sbh * (6 + 2 * fused + (14 + 5 * plain) / t) + kept_scores
+    # Korthikanti's 34 (10 + 24/t): whole, the two norms' inputs (2h each), the two dropout masks (h each) and the
+    # norm-fused linears' inputs (QKV's and FC1's, h each); split over t, Q, K and V (2h each), the GeLU's input (8h)
+    # and the plain linears' inputs (the attention output's, h, and FC2's, 4h); the linears' inputs at their saved
+    # bytes (the attention output's: attention_output_bytes), K and V at their own width (widths)
+    whole = (4 + 2 * mask + 2 * fused) * h
+    split = 2 * h + 4 * widths.kv() + (8 + 4 * plain + attention_output_bytes(saved)) * h
+    sb = (s / c) * micro
+    return sb * ((whole + split) / t if sp_on else whole + split / t) + kept_scores
 
 
 #: what the step model's κ passes run over (symcomm.training.compute: memory-bound time, κ·bytes/HBM bandwidth), as its
@@ -290,7 +360,8 @@ def expert_activation_bytes(gated: bool, expert_tp: str = "tp", saved: tuple = (
 
 
 def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp",
-                       saved: tuple = (2, 2), latent: bool = False, passed: bool = False) -> dict:
+                       saved: tuple = (2, 2), latent: bool = False, passed: bool = False,
+                       widths: KeptWidths = KORTHIKANTI) -> dict:
     """Bytes each block kind of a hybrid Mamba model (mamba=1) keeps for the backward, per layer, micro-batch and GPU,
     with no recompute or the attention core's (flash attention: the scores are never kept), by kind: Korthikanti et
     al. 2022's Table 2 cut at its blocks, each layer with its own pre-norm's input (2sbh; /t, as everything whole
@@ -312,27 +383,31 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
       output before the gate (2d_ssm), the gated RMSNorm's input (2d_ssm) and out_proj's input (d_ssm at a plain
       linear's bytes).
     Our own count from the tensors those modules save; ``saved``: :func:`saved_input_bytes`; ``passed``:
-    :data:`PASSED`."""
-    fused, plain = saved
+    :data:`PASSED`; ``widths`` (:class:`KeptWidths`): K and V at their own width, and a dropout mask after each
+    attention, MLP, MoE and Mamba block (h, 1 byte an element: Megatron-Core's bias-dropout-add after each) only with
+    dropout (the MoE and Mamba blocks' kept, not passed: κ's passes were fitted without them)."""
+    fused, plain = saved[:2]
+    mask = widths.mask
     tokens = (s / c) * (b / (d * m))
     whole = 1 / t if sp_on else 1
     up = 2 if gated else 1
     in_proj = 2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm
-    out = {"attention": tokens * h * (whole * (3 + fused) + (6 + plain) / t),
-           "mlp": tokens * h * (whole * (3 + fused) + (8 + 4 * plain) / t),
-           "mamba": tokens * (whole * (2 + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
+    out = {"attention": tokens * (h * whole * (2 + mask + fused)
+                                  + (2 * h + 4 * widths.kv() + attention_output_bytes(saved) * h) / t),
+           "mlp": tokens * h * (whole * (2 + mask + fused) + (8 + 4 * plain) / t),
+           "mamba": tokens * (whole * (2 + (0 if passed else mask) + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
     if moe:
-        out["moe"] = (tokens * 4 * h * whole + tokens * E_s * (2 * up + plain) * F_e / t
+        out["moe"] = (tokens * (4 + (0 if passed else mask)) * h * whole + tokens * E_s * (2 * up + plain) * F_e / t
                       + expert_activation_bytes(gated, expert_tp, saved, h_lat if latent else h, passed)
                       + (tokens * plain * h_lat * whole if latent else 0))
     return out
 
 
 def hybrid_layer_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp", saved: tuple = (2, 2),
-                       latent: bool = False, passed: bool = False) -> sp.Expr:
+                       latent: bool = False, passed: bool = False, widths: KeptWidths = KORTHIKANTI) -> sp.Expr:
     """The bytes of an average layer of a hybrid Mamba model (mamba=1): :func:`hybrid_block_bytes` of each kind in
     the model's proportion (a stage holds the kinds as the model does)."""
-    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed)
+    kinds = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed, widths)
     total = (L_att * kinds["attention"] + flops.dense_layers(moe) * kinds["mlp"] + L_ssm * kinds["mamba"]
              + (L_moe * kinds["moe"] if moe else 0))
     return total / L
@@ -368,14 +443,16 @@ def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False
 
     ``passed``: the same modules over :data:`PASSED`'s bytes (an MoE layer's as a dense one's: layernorm the FC1
     input slot at a norm-fused linear's bytes, moe the routed rows and Korthikanti's MLP block but its input)."""
-    fused, plain = saved
+    fused, plain = saved[:2]
     tokens = (s / c) * (b / (d * m))
     whole = 1 / t if sp_on else 1
     moe_share = L_moe / L if moe else sp.Integer(0)
     out = sp.Integer(0)
     if "moe" in modules:
         if mamba or not passed:
-            inner = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed)["moe"] - tokens * 4 * h * whole
+            # all but the norm's input and output and the dropout mask after the block (hybrid_block_bytes: kept)
+            ends = 4 + (0 if passed else KORTHIKANTI.mask)
+            inner = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed)["moe"] - tokens * ends * h * whole
         else:
             inner = expert_activation_bytes(gated, expert_tp, saved, passed=True) + tokens * h * (8 + 4 * plain) / t
         out += moe_share * inner
@@ -406,7 +483,8 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
                            gated: bool = True, expert_tp: str = "tp", torch_tp: bool = False,
                            schedule: str = "1f1b", saved: tuple = (2, 2), compiled: bool = False,
                            mamba: bool = False, latent: bool = False, mla_up: bool = False,
-                           modules=frozenset(), passed: bool = False, eager: bool = False) -> sp.Expr:
+                           modules=frozenset(), passed: bool = False, eager: bool = False,
+                           widths: KeptWidths = KORTHIKANTI) -> sp.Expr:
     """Bytes an average layer keeps for the backward (:func:`activation_bytes`; ``eager``: its eager count); with MoE, in the share L_moe/L of
     the layers, the MoE block of :func:`hybrid_block_bytes` (the pre-MLP norm's input and output, the shared experts',
     the routed rows of :func:`expert_activation_bytes`) in place of Korthikanti's dense MLP block, which an MoE
@@ -414,17 +492,18 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
     (symcomm.training.stages.block_share, by ``schedule``).  ``saved``: :func:`saved_input_bytes`; ``compiled``:
     :func:`op_kept_widths`.  ``mamba``: a hybrid Mamba model's average layer (:func:`hybrid_layer_bytes`; recompute
     none or selective).  ``modules``: less :func:`module_bytes` (recompute none or selective).  ``passed``: the
-    bytes the memory-bound kernels pass over (:data:`PASSED`), not the bytes kept."""
+    bytes the memory-bound kernels pass over (:data:`PASSED`), not the bytes kept.  ``widths``: :class:`KeptWidths`
+    (the kept bytes; κ's passes take Korthikanti's, as they were fitted)."""
     dropped = (module_bytes(modules, sp_on, attention, moe, gated, expert_tp, saved, mamba, latent, passed)
                if modules else 0)
     if mamba:
-        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed) - dropped
+        return hybrid_layer_bytes(sp_on, moe, gated, expert_tp, saved, latent, passed, widths) - dropped
     if recompute == "block":
         share = block_share(schedule)
         return (share * layer_activation_bytes("full", flash, sp_on, attention, moe, gated, expert_tp, torch_tp)
                 + (1 - share) * layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp,
-                                                       torch_tp, saved=saved, eager=eager))
-    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled, eager)
+                                                       torch_tp, saved=saved, eager=eager, widths=widths))
+    per_layer = activation_bytes(recompute, flash, sp_on, attention, gated, torch_tp, saved, compiled, eager, widths)
     korthikanti = recompute in ("none", "selective") and not (eager and flash and attention == "mha")
     if korthikanti and not passed:
         # the dense MLP's tensors at the model's own width F (gated: FC1's 2F-wide output), in the dense layers' share;
@@ -439,9 +518,16 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
         # an MoE layer has no dense MLP: Korthikanti's MLP block (which activation_bytes counts in every layer) gives
         # way, in the MoE layers' share, to the MoE block as it runs (hybrid_block_bytes: the pre-MLP norm's input
         # and output, the shared experts', the routed rows)
-        blocks = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved)
+        blocks = hybrid_block_bytes(sp_on, moe, gated, expert_tp, saved, widths=widths)
         per_layer = per_layer + L_moe / L * (blocks["moe"] - blocks["mlp"])
     return per_layer - dropped
+
+
+def memory_options(run) -> dict:
+    """The options the memory model reads of a run setting (symcomm.training.settings.RunSetting): the hybrid's, typed
+    (flags bool, zero int), and its cross-entropy, precision, Adam state, MLA recompute, dropout and compile."""
+    return {**run.hybrid_options(), "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
+            "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "torch_compiled": torch_compiled(run)}
 
 
 def modules_of(opts: dict) -> frozenset:
@@ -479,7 +565,7 @@ def mtp_activation_bytes(recompute: str, flash: bool, sp_on: bool, opts: dict, m
     layer = layer_activation_bytes(recompute, flash, sp_on, opts.get("attention", "mha"), moe, gated,
                                    opts.get("expert_tp", "tp"), torch_tp, "1f1b", saved,
                                    opts.get("torch_compiled", False), mamba, bool(opts.get("moe_latent")),
-                                   bool(opts.get("recompute_mla_up")), modules_of(opts))
+                                   bool(opts.get("recompute_mla_up")), modules_of(opts), widths=kept_widths(opts))
     blocks = 2 if mamba else 1
     wrapper = MTP_WRAPPER_BYTES * h * micro * s / c / (t if sp_on else 1)
     return D_mtp * (blocks * layer.xreplace(MTP_SHARES[mtp_kind(mamba, moe)]) + wrapper)
@@ -564,7 +650,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
                                        bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
-                                       modules_of(opts), eager=eager)
+                                       modules_of(opts), eager=eager, widths=kept_widths(opts))
     # the first stage's micro-batches in flight (stages.in_flight at rank 0): GPipe m, 1F1B min(p, m), interleaved
     # Korthikanti et al. 2022 §4.2.3 / Narayanan et al. 2021 §2.2.2's (1 + (p − 1)/(p·v)) times that, never more than m
     in_flight = stage_in_flight(schedule, "first")
@@ -582,7 +668,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                                      last=True, loss=opts.get("loss"), torch_tp=torch_tp,
                                                      cp=opts.get("cp", "ring"), eager=eager, gated=gated,
                                                      attention=opts.get("attention", "mha"),
-                                                     expert_tp=opts.get("expert_tp", "tp"))}, opts)
+                                                     expert_tp=opts.get("expert_tp", "tp"),
+                                                     widths=kept_widths(opts))}, opts)
 
 
 def eager_block(framework: str, opts: dict) -> bool:
@@ -599,7 +686,8 @@ def _chunks(schedule: str) -> sp.Expr:
 
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
                  loss: str | None = None, torch_tp: bool = False, cp: str = "ring", eager: bool = False,
-                 gated: bool = True, attention: str = "mha", expert_tp: str = "tp") -> dict:
+                 gated: bool = True, attention: str = "mha", expert_tp: str = "tp",
+                 widths: KeptWidths = KORTHIKANTI) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -615,7 +703,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["head_gradient"] = torchmem.head_gradient()
     if recompute in ("full", "op", "block") or (recompute == "selective" and not flash):
         parts["recompute"] = recompute_working_set(recompute, flash, sp_on, torch_tp, eager, gated, moe, attention,
-                                                   expert_tp)
+                                                   expert_tp, widths)
     if torch_runtime and cp != "ulysses":     # PyTorch's ring attention (torchmem.RING_ATTENTION); 0 at c = 1
         parts["ring_attention"] = torchmem.ring_attention_buffers(micro)
     if data.zero == 3 and data.shard_unit == "layer":
@@ -655,7 +743,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                                        opts.get("expert_tp", "tp"), torch_tp, schedule, saved,
                                        opts.get("torch_compiled", False), bool(opts.get("mamba")),
                                        bool(opts.get("moe_latent")), bool(opts.get("recompute_mla_up")),
-                                       modules_of(opts), eager=eager)
+                                       modules_of(opts), eager=eager, widths=kept_widths(opts))
     held = in_flight(schedule, kind)
     activations = per_layer * layers * held
     buffers = {}
@@ -668,7 +756,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
                                             last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
                                             cp=opts.get("cp", "ring"), eager=eager, gated=gated,
                                             attention=opts.get("attention", "mha"),
-                                            expert_tp=opts.get("expert_tp", "tp"))}, opts)
+                                            expert_tp=opts.get("expert_tp", "tp"), widths=kept_widths(opts))}, opts)
 
 
 #: torchtitan's eager loss, the 2024-12 benchmarks' commit: torchtitan train.py@9dec370a, loss_fn =
@@ -776,7 +864,7 @@ def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
 
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False,
                           eager: bool = False, gated: bool = True, moe: bool = False, attention: str = "mha",
-                          expert_tp: str = "tp") -> sp.Expr:
+                          expert_tp: str = "tp", widths: KeptWidths = KORTHIKANTI) -> sp.Expr:
     """What recomputation holds beside the kept activations while a layer is recomputed and its backward
     runs: under full recompute one layer's activations of one micro-batch as no recompute keeps them
     (Table 2 of Korthikanti et al. 2022: the layer's forward runs again just before its backward and stores
@@ -790,8 +878,9 @@ def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bo
     kept activations take it (:func:`layer_activation_bytes`: its MLP at the model's width F, its MoE block, its
     attention; with MoE and dense layers, their average), not Korthikanti's 4h MLP, which an outsider found it took."""
     if recompute in ("full", "op", "block"):
-        return layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp, torch_tp, eager=eager)
-    return scores(b / (d * m))
+        return layer_activation_bytes("none", flash, sp_on, attention, moe, gated, expert_tp, torch_tp, eager=eager,
+                                      widths=widths)
+    return scores(b / (d * m), widths)
 
 
 def gathered_layers(data, moe: bool, embeddings: bool, tied: bool, grad_bytes: int) -> sp.Expr:

@@ -440,6 +440,10 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "since 2021-09); 0 = every tensor-parallel collective on the critical path; framework: 1 for megatron and "
            "megatron_fsdp, 0 otherwise (" + F.TP_BACKWARD_OVERLAP_SOURCE + ")"),
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
+    flag("dropout", "1 = dropout on (p > 0: Megatron-Core's default hidden and attention dropout 0.1, Korthikanti et "
+                    "al.'s count): each layer keeps its dropout masks, 1 byte an element; 0 = trained without dropout "
+                    "(p = 0: PyTorch's dropout keeps no mask), as every preset but GPT-3 (their configs); memory only",
+         True),
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (the framework's own: Megatron-Core's TEDotProductAttention, "
            "cuDNN on Hopper and later, FlashAttention below, at the hardware's share eta_attn; for fsdp and fsdp2 "
@@ -519,7 +523,7 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
 #: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe and the
 #: attention core's kernel (plan --precision, --attention-kernel); and how a node's GPUs are wired (plan --nvlink)
 KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
-                                     "router_group_topk", "precision", "attention_kernel", "nvlink")
+                                     "router_group_topk", "precision", "attention_kernel", "nvlink", "dropout")
 
 
 @dataclass(frozen=True)
@@ -563,6 +567,7 @@ class RunSetting:
     tp_overlap: bool = False
     tp_backward_overlap: bool | None = None
     flash: bool = True
+    dropout: bool = True
     attention_kernel: str = "fused"
     q_width: str = "h"
     loss: str | None = None

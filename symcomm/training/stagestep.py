@@ -26,11 +26,11 @@ import functools
 
 import sympy as sp
 
-from . import flops, settings
+from . import flops
 from .axes import bubble_slots, run_data_schedule
 from .compute import attention_kind, micro_batch_compute
 from .hybrid import stage_terms
-from .memory import memory_model, stage_total
+from .memory import memory_model, memory_options, stage_total
 from .overlap import dp_overlap_of, exposed_data_parallel, micro_batch_on_path, param_gather_overlap_of
 from .stages import KINDS, chunks, stage_layers
 from .terms import time_in_bytes_of
@@ -63,11 +63,7 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     grad_overlap = dp_overlap_of(framework, zero, run.overlap_grad_reduce)
     param_overlap = param_gather_overlap_of(framework, zero, run.overlap_param_gather)
     check_overlap(framework, zero, grad_overlap, param_overlap)
-    opts = run.hybrid_options()
-    # the memory model's cross-entropy, its layers, its Adam state
-    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
-            "recompute_mla_up": run.recompute_mla_up,
-            "torch_compiled": settings.torch_compiled(run)}
+    opts = memory_options(run)
     n_chunks = chunks(run.schedule)
 
     def time_of(terms):

@@ -58,7 +58,8 @@ from ..presets.hardware_values import TYPED_HARDWARE
 from .axes import bubble_slots, run_data_schedule
 from .compute import attention_kind, micro_batch_compute, with_absent_constants
 from . import torchmem
-from .memory import STAGE_OF, eager_block, layer_activation_bytes, memory_model, memory_per_gpu, saved_input_bytes
+from .memory import (STAGE_OF, eager_block, kept_widths, layer_activation_bytes, memory_model, memory_options,
+                     memory_per_gpu, saved_input_bytes)
 from .overlap import dp_overlap_of, exposed_data_parallel, micro_batch_on_path, param_gather_overlap_of
 from .terms import time_in_bytes_of
 from .subjects import subject
@@ -199,11 +200,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
         return uneven_step_model(run, run_bytes, StepModel, after_backward_seconds, _check_megatron_overlap)
     texts = run.texts()
     hybrid = subject("hybrid", **{option.name: texts[option.name] for option in settings.HYBRID_OPTIONS})
-    opts = run.hybrid_options()                              # typed: flags bool, zero int
-    # the memory model's cross-entropy, its layers, its Adam state
-    opts = {**opts, "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
-            "recompute_mla_up": run.recompute_mla_up,
-            "torch_compiled": settings.torch_compiled(run)}
+    opts = memory_options(run)
     recompute, gated, flash = run.recompute, run.gated, run.flash
     moe, embeddings, zero, framework = run.moe, run.embeddings, run.zero, run.framework
     data = run_data_schedule(run)
@@ -249,7 +246,7 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                        torchmem.kept_whole(framework, run.precision), run.schedule,
                                        saved_input_bytes(framework, run.precision, run.sp), opts["torch_compiled"],
                                        run.mamba, run.moe_latent, run.recompute_mla_up, run.modules,
-                                       eager=eager_block(framework, opts))
+                                       eager=eager_block(framework, opts), widths=kept_widths(opts))
     # what a GPU holds at once is one schedule's (DataSchedule.one_schedule: under ga_schedules=1, m/n_ga in flight)
     memory_total = data.one_schedule(memory_per_gpu(memory, per_layer, run.schedule))
     memory = data.one_schedule(memory)

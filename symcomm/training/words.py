@@ -490,6 +490,10 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
                   f"{model.heads * model.head} where h = {model.hidden}; give q_width=h to count them h wide",
                   restates_default=True)
         step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
+    if "dropout" in model.settings() and "dropout" not in step_texts:
+        notes.add(f"dropout=0: {model.name} trains without dropout (its config), so no layer keeps a dropout mask; "
+                  "give dropout=1 to count them", restates_default=True)
+        step_texts = {**step_texts, "dropout": model.settings()["dropout"]}
     return numbers, step_texts
 
 

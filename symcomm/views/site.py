@@ -258,37 +258,45 @@ def page_formulas(sub) -> list:
 
 
 #: the step model's variants the page offers: the hybrid's own options (recompute=none|selective|full, the
-#: one setting eval and plan take), a gated MLP or not; its other options at their defaults
+#: one setting eval and plan take), a gated MLP or not, dropout or not (the default without a model; a model preset's
+#: own, as eval fills it: Model.dropout); its other options at their defaults
 GATED = ("0", "1")
+DROPOUT = ("0", "1")
 
 
-def step_quantities(sub, gated: str) -> dict[str, sp.Expr]:
+def step_function(sub, gated: str, dropout: str) -> str:
+    """The page's name of one step variant of a hybrid subject (app.js stepOf builds the same)."""
+    return f"{sub.ident}__step_gated_{gated}_dropout_{dropout}"
+
+
+def step_quantities(sub, gated: str, dropout: str = "1") -> dict[str, sp.Expr]:
     """The step model of a hybrid subject (:func:`symcomm.training.steptime.step_model`) as the page takes it:
     communication in elements of ``B_e`` bytes, and the bubble's share of the step, as ``eval hybrid --hardware``
     reports them.  β, γ stay per element here: the page's runner reads them per byte and multiplies by ``B_e``
     (:func:`step_graph`), which rewrites no expression (SymPy re-evaluating every Max and Min of a rewritten step
     model cost most of the docs build)."""
-    return dict(_step_quantities(tuple(sorted(sub.options.items())), gated))
+    return dict(_step_quantities(tuple(sorted(sub.options.items())), gated, dropout))
 
 
 @lru_cache(maxsize=None)
-def _step_quantities(options: tuple, gated: str):
+def _step_quantities(options: tuple, gated: str, dropout: str = "1"):
     # one model per option set and gated value in a build: the catalog, the step script and opening_values share it
     from types import MappingProxyType
 
     from ..training import steptime
 
-    model = steptime.step_model(BYTES, **dict(options), gated=gated)      # recompute as the subject has it
+    model = steptime.step_model(BYTES, **dict(options), gated=gated, dropout=dropout)   # recompute as the subject has it
     out = {key: sp.sympify(expr, strict=True) for key, expr in model.quantities().items()}
     out["bubble_fraction_of_step"] = steptime.quotient(out["bubble_time"], out["step_time"])
     return MappingProxyType(out)
 
 
 def step_bundles(sub) -> dict[str, dict]:
-    """The step model of a hybrid subject, one bundle per gated value:
-    ``<ident>__step_gated_<0|1>`` → {quantity: expression} (the step model is float arithmetic in
-    eval too: :func:`symcomm.training.steptime.quantities`)."""
-    return {f"{sub.ident}__step_gated_{gated}": step_quantities(sub, gated) for gated in GATED}
+    """The step model of a hybrid subject, one bundle per gated and dropout value (:func:`step_function`) →
+    {quantity: expression} (the step model is float arithmetic in eval too:
+    :func:`symcomm.training.steptime.quantities`)."""
+    return {step_function(sub, gated, dropout): step_quantities(sub, gated, dropout)
+            for gated in GATED for dropout in DROPOUT}
 
 
 #: the symbols the page reads per byte whose step model counts them per element (β per element = β·B_e)
@@ -475,6 +483,7 @@ def _presets() -> tuple[dict, dict]:
     models = {name: {"title": presets.model(name).title, "gated": "1" if presets.model(name).gated else "0",
                      "options": model_options(name),
                      "q_width": presets.model(name).settings().get("q_width", ""),
+                     "dropout": presets.model(name).settings().get("dropout", "1"),
                      **presets.model(name).values()}
               for name in presets.model_names()}
     return hardware, models

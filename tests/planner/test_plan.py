@@ -130,11 +130,12 @@ def test_step_time_by_hand():
     assert got["tokens_per_second"] == pytest.approx(32 * 2048 / got["step_time"], rel=1e-12)
     assert got["mfu"] == pytest.approx(16 * 3 * forward / (got["step_time"] * 16 * PEAK), rel=1e-9)
     # 18 bytes per parameter (bf16 weight, fp32 gradient buffer, 12 bytes of Adam) + per token and layer 34h less
-    # Korthikanti's 4h GeLU MLP's 16h plus the SwiGLU MLP's 6F (FC1's 2F-wide output, FC2's input; F = 14,336):
-    # 144.5 GB, more than an 80 GB A100: shown because asked for, not ranked
+    # Korthikanti's 4h GeLU MLP's 16h plus the SwiGLU MLP's 6F (FC1's 2F-wide output, FC2's input; F = 14,336), less
+    # the two dropout masks (2h: Llama 3 trains without dropout) and K and V at h_kv (4(h − h_kv)): 12h + 4h_kv + 6F;
+    # 142 GB, more than an 80 GB A100: shown because asked for, not ranked
     # memory: 18 bytes a parameter, the activations, and the last stage's logits of one micro-batch (the bf16
     # LM-head output and its fp32 copy in Megatron-LM's cross_entropy.py: 6 bytes × B·s tokens × V)
-    activations = (18 * h + 6 * 14_336) * s * B * L
+    activations = (12 * h + 4 * h_kv + 6 * 14_336) * s * B * L
     assert got["memory_bytes"] == pytest.approx(18 * PHI + activations + 6 * B * s * V, rel=1e-12)
     assert got["fits"] is False
     assert got["axes"]["dp"]["comm_time"] == pytest.approx(allreduce, rel=1e-9)
@@ -145,9 +146,11 @@ def test_memory_by_hand_and_floor():
                                                              recompute="none", sp=0)), top=1)
     # ZeRO-3: 16 bytes/parameter over 16 GPUs; activations per token and layer (t = 1) Korthikanti et al.'s 34h with
     # their 4h GeLU MLP's tensors (16h) given way to Llama 3 8B's SwiGLU at F = 14,336: FC1's 2F-wide output and FC2's
-    # input, 6F bytes; 32 layers, one micro-batch of one sequence in flight (p = 1); its logits: 6 bytes (bf16 output
-    # + fp32 cross-entropy copy, Megatron-LM cross_entropy.py) × 2048 tokens × V = 128,256
-    activations = (18 * 4096 + 6 * 14_336) * 2048 * 32
+    # input, 6F bytes, less the two dropout masks (2h: Llama 3 trains without dropout; K and V h wide: the models
+    # DeepSpeed trains repeat them to the query heads); 32 layers, one micro-batch of one sequence in flight (p = 1);
+    # its logits: 6 bytes (bf16 output + fp32 cross-entropy copy, Megatron-LM cross_entropy.py) × 2048 tokens × V =
+    # 128,256
+    activations = (16 * 4096 + 6 * 14_336) * 2048 * 32
     # DeepSpeed's per-submodule fetches held at a layer's grain: the layer computing and the one prefetched (2 bytes a
     # parameter each) and the gradients of the one computing and the one being reduced (2 bytes each), 8 bytes over
     # one layer's parameters, (Φ − 2·V·h)/L of the untied model

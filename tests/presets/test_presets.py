@@ -346,7 +346,9 @@ def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
     assert model.parameters == presets.model("qwen3-30b-a3b").parameters
     assert model.values()["E_s"] == 0 and model.values()["h_kv"] == 4 * 128
     # 32 heads × 128 = 4096 ≠ hidden 2048: the Q and output projections are 4096 wide (q_width=heads, h_q)
-    assert model.settings() == {"moe": "1", "gqa": "1", "q_width": "heads"} and model.values()["h_q"] == 4096
+    # and no dropout key: trained without dropout (dropout=0)
+    assert model.settings() == {"moe": "1", "gqa": "1", "q_width": "heads", "dropout": "0"}
+    assert model.values()["h_q"] == 4096
     # DeepSeek-V2-Lite-like MLA without query compression (q_lora_rank null): W_Q is h × a·(d_nope + d_rope) and
     # there is no query latent norm; one layer, dense, so Φ is countable by hand:
     #   W_Q 2048 × 16·192 + W_DKV 2048 × (512 + 64) + kv norm 512 + W_UKV 512 × 16·256 + W_O 16·128 × 2048
@@ -361,7 +363,7 @@ def test_hugging_face_configs_of_moe_without_shared_experts_and_mla(tmp_path):
     hand = (2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256 + 16 * 128 * 2048 + 3 * 2048 * 10944 + 2 * 2048
             + 2 * 102400 * 2048 + 2048)
     assert model.parameters == hand
-    assert model.values()["q_lora"] == 0 and model.settings() == {"attention": "mla"}
+    assert model.values()["q_lora"] == 0 and model.settings() == {"attention": "mla", "dropout": "0"}
     assert presets.parameter_formula(model.family, **model.formula_options()).subs(model.architecture()) == hand
 
 

@@ -38,10 +38,11 @@ def test_block_reruns_the_forward_collectives_of_its_layers_only():
 def test_block_keeps_full_activations_for_its_layers_and_none_for_the_rest():
     # t = 1, no sequence parallel, flash attention, one micro-batch of b/(d·m) = 1 sequence in flight (p = 1): a layer
     # under none keeps sbh(10 + 24/t) = 34·sbh bytes with Korthikanti's 4h GeLU MLP, 18·sbh + 6·sbF with Llama 3 8B's
-    # SwiGLU of F = 14,336 (FC1's 2F-wide output, FC2's input), under full its input 2·sbh (Korthikanti et al. 2022,
-    # Table 2); L_rc = 5: (5·2·h + 27·(18·h + 6·F))·s bytes
+    # SwiGLU of F = 14,336 (FC1's 2F-wide output, FC2's input), less the two dropout masks (2·sbh: Llama 3 8B trains
+    # without dropout) and less 4·sb(h − 1024) for K and V at its 8 query groups of 128: 12·sbh + 4·1024·sb + 6·sbF;
+    # under full its input 2·sbh (Korthikanti et al. 2022, Table 2); L_rc = 5: (5·2·h + 27·(12·h + 4096 + 6·F))·s bytes
     r = _eval(t=1, p=1, d=8, recompute="block", L_rc=5)
-    assert r["memory"]["activations"] == (5 * 2 * H + 27 * (18 * H + 6 * 14_336)) * S
+    assert r["memory"]["activations"] == (5 * 2 * H + 27 * (12 * H + 4 * 1024 + 6 * 14_336)) * S
 
 
 def test_block_compute_is_full_and_none_in_its_share():

@@ -92,12 +92,14 @@ def test_every_shipped_kernel_key_is_a_run_setting_and_the_planner_finds_it():
             key = RunSetting.from_key(kernel["options"]).key()
             assert [list(pair) for pair in key] == kernel["options"]              # the file holds the canonical key
             assert kernels.shipped(key, run_bytes) is not None
-    # the planner's lookup of one combination is the setting's key, and it is shipped: llama (gated, untied, dense)
+    # the planner's lookup of one combination is the setting's key, and it is shipped: llama (gated, untied, dense,
+    # trained without dropout as every preset)
     from symcomm.planner import option_key
-    key = option_key(SCHEMES[0], "full", True, "1f1b", cp="ring", moe=False, embeddings=True, tied=False, gated=True)
+    key = option_key(SCHEMES[0], "full", True, "1f1b", cp="ring", moe=False, embeddings=True, tied=False, gated=True,
+                     dropout=False)
     assert key == RunSetting(zero=SCHEMES[0].zero, framework=SCHEMES[0].framework,
                              reshard_after_forward=SCHEMES[0].reshard_after_forward, sp=True, recompute="full",
-                             gqa=True, embeddings=True, gated=True).key()
+                             gqa=True, embeddings=True, gated=True, dropout=False).key()
     assert kernels.shipped(key, 2) is not None
 
 

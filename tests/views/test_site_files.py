@@ -189,8 +189,10 @@ def test_the_shared_step_script_computes_what_eval_computes():
         values = {**site.START, **site.start_values(sub), **hardware, "L_first": 15, "L_last": 17}
         per_element = {**values, **{k: values[k] * 2 for k in ("beta", "gamma", "beta_inter")}}   # B_e = 2 (bf16)
         for gated in site.GATED:
-            calls.append([f"{sub.ident}__step_gated_{gated}", {**values, "B_e": 2}])
-            want.append(steptime.quantities(per_element, 2, **{k: str(v) for k, v in sub.options.items()}, gated=gated))
+            for dropout in site.DROPOUT:
+                calls.append([site.step_function(sub, gated, dropout), {**values, "B_e": 2}])
+                want.append(steptime.quantities(per_element, 2, **{k: str(v) for k, v in sub.options.items()},
+                                                gated=gated, dropout=dropout))
     got = _run_steps(script, calls)
     for (fn, _), page, expected in zip(calls, got, want):
         assert isinstance(page, dict), (fn, page)

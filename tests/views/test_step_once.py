@@ -41,5 +41,6 @@ def test_a_hybrid_variants_step_model_is_built_once_for_its_bundles_entry_and_op
             assert all(first[name] == again[name] for name in first)
     finally:
         site._step_quantities.cache_clear()      # no model of this counter stays behind for another test
-    # two variants × the page's two gated values (site.GATED: 0 and 1), each built once
-    assert sorted(built.values()) == [1, 1, 1, 1], built
+    # two variants × the page's two gated values (site.GATED: 0 and 1) × its two dropout values (site.DROPOUT), each
+    # built once
+    assert sorted(built.values()) == [1] * 8, built

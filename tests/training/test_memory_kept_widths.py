@@ -1,0 +1,78 @@
+"""K and V kept at their grouped-query width, and dropout masks kept only with dropout (memory.KeptWidths), as
+Megatron-Core keeps them; and the FP8 attention output kept at 16 bits (memory.TE_ATTENTION_OUTPUT).  Expected values
+by hand from the tensors the modules save (an outsider's count of Llama 3 70B: 33.5 s·b·h/t where symcomm said 39),
+never from the code under test."""
+
+import json
+
+import pytest
+
+import symcomm
+from symcomm import presets
+from symcomm.base.errors import InputError
+from symcomm.tools import codegen
+
+# Llama 3 70B (h 8192, 8 query groups of 128: h_kv 1024, F 28672, 80 layers) on 4 stages of 20 layers, t = 8 with
+# sequence parallelism, 1F1B: the first stage holds p = 4 micro-batches of b/(d·m) = 1 sequence of 8192 tokens
+H, HKV, F, S = 8192, 1024, 28672, 8192
+RUN = dict(model="llama3-70b", hardware="h100", t=8, p=4, c=1, d=8, b=128, m=16, s=S, sp=1)
+
+
+def _activations(**words):
+    return symcomm.evaluate("hybrid", **{**RUN, **words})["memory"]["activations"]
+
+
+def test_llama3_70b_keeps_33_and_a_half_sbh_over_t_a_layer():
+    # per token and layer, over t: the two norms' inputs (2h each) and the norm-fused QKV's and FC1's inputs (2h each),
+    # Q 2h, K and V 2·h_kv each, the attention output 2h, SwiGLU's input (FC1's 2F-wide output, 4F) and FC2's input
+    # (2F); no dropout mask (Llama 3 trains without): 8h + 2h + 4h_kv + 2h + 6F = 12·8192 + 4·1024 + 6·28672
+    per_token = 12 * H + 4 * HKV + 6 * F
+    assert per_token == 33.5 * H
+    assert _activations() == pytest.approx(per_token * S / 8 * 20 * 4, rel=1e-12)
+
+
+def test_dropout_keeps_two_masks_of_a_byte():
+    # dropout=1: a mask after the attention and after the MLP, h each at 1 byte, over t with sequence parallelism
+    assert _activations(dropout=1) - _activations() == pytest.approx(2 * H * S / 8 * 20 * 4, rel=1e-12)
+
+
+def test_pytorch_models_keep_k_and_v_repeated_to_the_query_heads():
+    # framework fsdp2 at t = 1, eager (torchtitan's Llama repeats K and V before the attention core: h wide) and
+    # megatron at t = 1 differ by what each keeps; here the one difference this module adds: fsdp2's count does not
+    # change with h_kv, Megatron's does by 4·(h − h_kv) a token and layer
+    run = dict(RUN, t=1, p=1, d=64, b=64, m=1, sp=0, framework="fsdp2", zero=3)
+    wide = symcomm.evaluate("hybrid", **run)["memory"]["activations"]
+    narrow = symcomm.evaluate("hybrid", **{**run, "h_kv": 2048})["memory"]["activations"]
+    assert wide == narrow
+    mega = dict(RUN, t=1, p=1, d=64, b=64, m=1, sp=0)
+    got = (symcomm.evaluate("hybrid", **{**mega, "h_kv": 2048})["memory"]["activations"]
+           - symcomm.evaluate("hybrid", **mega)["memory"]["activations"])
+    assert got == pytest.approx(4 * (2048 - HKV) * S * 80, rel=1e-12)
+
+
+def test_fp8_keeps_the_attention_output_at_16_bits_but_delayed_scaling_twice():
+    # per-tensor current scaling (fp8_tensor): the projection keeps the core's 16-bit output as its original input
+    # (Megatron-Core 0.15, save_original_input); delayed scaling keeps a 1-byte quantized copy beside it: h/t a token
+    current = _activations(precision="fp8_tensor")
+    delayed = _activations(precision="fp8_delayed")
+    assert delayed - current == pytest.approx(H * S / 8 * 20 * 4, rel=1e-12)
+
+
+def test_every_preset_trains_without_dropout_as_the_shipped_kernels_count():
+    # the planner's shipped kernels are built at codegen.DROPOUT; a preset trained with dropout would need its own
+    assert {presets.model(name).dropout for name in presets.model_names()} == {codegen.DROPOUT}
+    assert presets.model("llama3-70b").settings()["dropout"] == "0"
+
+
+def test_a_config_with_dropout_is_read_and_a_bad_one_refused(tmp_path):
+    base = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+            "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 512}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({**base, "attention_dropout": 0.1}))
+    assert presets.model_from_config(config).dropout
+    assert "dropout" not in presets.model_from_config(config).settings()
+    config.write_text(json.dumps({**base, "attention_dropout": 0.0}))
+    assert not presets.model_from_config(config).dropout
+    config.write_text(json.dumps({**base, "attention_dropout": "0.1"}))
+    with pytest.raises(InputError, match="attention_dropout must be a dropout probability"):
+        presets.model_from_config(config)

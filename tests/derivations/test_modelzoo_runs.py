@@ -181,7 +181,9 @@ def test_each_row_is_checked_at_what_its_command_gives():
         assert row["predicted_s"] == pytest.approx(step, rel=1e-5)
         assert row["source"] == modern.source_of(run) == f"megatron-moe-modelzoo {run['release']}"
         assert row["framework"] == ("Megatron-FSDP" if run["fsdp"] else "Megatron-Core")
-    assert all(modern.known_cause(r) is None for r in RUNS)
+    # one row's sources disagree on its layout (the table's TP 2 against its launch script's TP=1): said, still checked
+    caused = {r["id"] for r in RUNS if modern.known_cause(r)}
+    assert caused == {"modelzoo-2025-05-h100-qwen3-235b-a22b-tp2-ep8-fsdp128-deepep"}
 
 
 def test_rows_are_in_the_modern_check_runs():

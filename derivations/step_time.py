@@ -223,9 +223,11 @@ RECOMPUTE_MODULES = Derivation(
                   source=MEGATRON_RECOMPUTE_MODULES),
             Claim(layer_activation_bytes("none", True, True, gated=True)
                   - layer_activation_bytes("none", True, True, gated=True, modules=frozenset({"mlp"})),
-                  _MICRO_TOKENS * 18 * h / t,
-                  name="mlp keeps of a dense layer's MLP only its input: Korthikanti et al.'s MLP block less the norm's "
-                       "input and the dropout mask, 2 + 8 + 8 of its 21 sbh/t",
+                  _MICRO_TOKENS * (2 * h + 6 * F) / t,
+                  name="mlp keeps of a dense layer's MLP only its input: FC1's input 2h, the gated activation's input "
+                       "(FC1's 2F-wide output, 4F) and FC2's input 2F, over t with sequence parallelism (Korthikanti "
+                       "et al.'s MLP block less the norm's input and the dropout mask, 2 + 8 + 8 of its 21 sbh/t, at "
+                       "F = 4h ungated)",
                   source=MEGATRON_RECOMPUTE_MODULES)))
 
 # Transformer Engine's low-precision recipes keep a linear's quantized input for its weight gradient (memory.
@@ -236,10 +238,10 @@ _SBH_T = (s / c) * _S.b / (d * m) * h / t
 QUANTIZED_ACTIVATIONS = Derivation(
     "Activations a layer keeps under a Transformer Engine FP8 recipe",
     (Step(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "fp8_tensor", True)),
-          "per-tensor FP8 with sequence parallelism: the norm-fused QKV and FC1 keep both FP8 copies of their "
-          "input (2 bytes: the backward all-gathers it), FC2 one (1 byte), the attention output its 16-bit self (the "
-          "attention core's, which the projection keeps as its original input)"),
-     Step((34 - 4) * _SBH_T, "Korthikanti et al.'s 34 less 1 byte of FC2's 4h")),
+          "per-tensor FP8 with sequence parallelism: the norm-fused QKV and FC1 keep the row-wise FP8 copy of their "
+          "input alone (1 byte: the backward all-gathers it and rebuilds the transpose), FC2 one (1 byte), the "
+          "attention output its 16-bit self (the attention core's, which the projection keeps as its original input)"),
+     Step((34 - 2 - 4) * _SBH_T, "Korthikanti et al.'s 34 less 1 byte of QKV's and FC1's h and of FC2's 4h")),
     "bytes per layer per micro-batch, one GPU, flash attention, no recompute, s → s/c",
     "Korthikanti et al. 2022, Table 2; " + TE_SAVED_INPUT + "; " + TE_ATTENTION_OUTPUT, lhs="activations, FP8",
     claims=(Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "bf16", True)),
@@ -250,7 +252,7 @@ QUANTIZED_ACTIVATIONS = Derivation(
                        "1 + 1/32 bytes per element",
                   source=TE_SAVED_INPUT),
             Claim(activation_bytes("none", True, True, saved=saved_input_bytes("megatron", "fp8_delayed", True)),
-                  (34 - 4 + 1) * _SBH_T,
+                  (34 - 2 - 4 + 1) * _SBH_T,
                   name="delayed scaling keeps the attention output twice, 16-bit in the core and quantized in the "
                        "projection (Transformer Engine refuses it save_original_input)",
                   source=TE_ATTENTION_OUTPUT),

@@ -382,23 +382,31 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     return _model_from(str(path), data)
 
 
-#: the dropout probabilities a Hugging Face config.json may set: Llama's, Qwen's, Mistral's and DeepSeek's
-#: attention_dropout, GPT-2's and GPT-J's resid_pdrop, attn_pdrop, embd_pdrop, GPT-NeoX's hidden_dropout and
-#: attention_dropout, OPT's dropout
-DROPOUT_KEYS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop", "dropout")
+#: the dropout probabilities a Hugging Face config.json may set, each read and bounded: the hidden (residual) dropout
+#: whose masks a layer keeps, GPT-NeoX's and Nemotron-H's hidden_dropout, GPT-2's and GPT-J's resid_pdrop, OPT's dropout
+#: (:data:`HIDDEN_DROPOUT_KEYS`); and the attention's and the embedding's (Llama's, Qwen's, Mistral's and DeepSeek's
+#: attention_dropout, GPT-2's attn_pdrop and embd_pdrop), which keep no h-wide mask: the attention's is applied inside
+#: the attention kernel (a flash kernel keeps no mask), Llama-family models have no residual dropout (transformers'
+#: modeling_llama.py)
+HIDDEN_DROPOUT_KEYS = ("hidden_dropout", "resid_pdrop", "dropout")
+DROPOUT_KEYS = HIDDEN_DROPOUT_KEYS + ("attention_dropout", "attn_pdrop", "embd_pdrop")
+#: transformers' defaults where a config leaves its hidden dropout out: GPT2Config resid_pdrop 0.1, OPTConfig dropout
+#: 0.1 (configuration_gpt2.py, configuration_opt.py); every other family's default is 0
+HIDDEN_DROPOUT_DEFAULTS = {"gpt2": ("resid_pdrop", 0.1), "opt": ("dropout", 0.1)}
 
 
 def _dropout(cfg: dict, what: str) -> bool:
-    """Does the config train with dropout: any of :data:`DROPOUT_KEYS` above 0 (each a number from 0 to 1)."""
-    on = False
+    """Does the config train with hidden dropout: any of :data:`HIDDEN_DROPOUT_KEYS` above 0, or absent where
+    transformers' default for the model type is (:data:`HIDDEN_DROPOUT_DEFAULTS`); every key of :data:`DROPOUT_KEYS`
+    given must be a number from 0 to below 1."""
     for key in DROPOUT_KEYS:
         value = cfg.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1):
             raise InputError(f"{what}: {key} must be a dropout probability from 0 to below 1 (got {value!r})")
-        on = on or value > 0
-    return on
+    default = HIDDEN_DROPOUT_DEFAULTS.get(str(cfg.get("model_type", "")))
+    if default is not None and cfg.get(default[0]) is None:
+        return default[1] > 0
+    return any((cfg.get(key) or 0) > 0 for key in HIDDEN_DROPOUT_KEYS)
 
 
 def _config_words(cfg: dict) -> tuple:

@@ -218,8 +218,11 @@ TE_LINEAR_FRAMEWORKS = MEGATRON_CORE
 #: where Transformer Engine keeps a quantized input (NVIDIA/TransformerEngine at d0067d0d): module/linear.py
 #: _Linear.forward, ``saved_inputmat = inputmat`` (the quantized tensor, its row-wise data discarded: one copy);
 #: module/layernorm_linear.py, ``ln_out_to_save = ln_out``, whose row-wise data is kept too where the input is
-#: all-gathered in the backward (sequence parallel) and the format is neither MXFP8 nor blockwise FP8 (per-tensor FP8,
-#: NVFP4: both copies); module/grouped_linear.py, the columnwise data only; unless save_original_input (off by default)
+#: all-gathered in the backward (sequence parallel) and the format is neither MXFP8 nor blockwise FP8; per-tensor FP8's
+#: quantizers gather row-wise data only (tensor/float8_tensor.py, supports_only_rowwise_all_gather: True for
+#: Float8Quantizer and Float8CurrentScalingQuantizer), so its norm output is made row-wise alone (set_usage(columnwise=
+#: False)) and one copy is kept, the transpose rebuilt after the backward's gather; NVFP4's quantizer gathers either,
+#: so both copies; module/grouped_linear.py, the columnwise data only; unless save_original_input (off by default)
 TE_SAVED_INPUT = ("NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, "
                   "grouped_linear.py at d0067d0d (the saved input of the weight gradient)")
 
@@ -255,14 +258,14 @@ def saved_input_bytes(framework: str, precision: str, sp_on: bool) -> tuple:
     beside the core's own): 2, 2 and 2, the 16-bit input, unless the framework's linears are Transformer Engine modules
     (:data:`TE_LINEAR_FRAMEWORKS`) under one of its low-precision recipes: then the quantized copy it keeps
     (:data:`TE_SAVED_INPUT`), an element and its scale as symcomm.training.recipes.CAST counts them, twice for a
-    norm-fused linear's input under sequence parallelism with per-tensor FP8 or NVFP4; the attention output 2 bytes
+    norm-fused linear's input under sequence parallelism with NVFP4; the attention output 2 bytes
     (the 16-bit tensor the core and the projection share: :data:`TE_ATTENTION_OUTPUT`), and the quantized copy too
     under delayed scaling."""
     if framework not in TE_LINEAR_FRAMEWORKS or precision not in CAST:
         return sp.Integer(2), sp.Integer(2), sp.Integer(2)
     _, act_scale, _, element = CAST[precision]
     one = element + act_scale
-    both = sp_on and precision in ("fp8_tensor", "fp8_delayed", "nvfp4")
+    both = sp_on and precision == "nvfp4"
     return (2 * one if both else one), one, 2 + (one if precision == "fp8_delayed" else 0)
 
 
@@ -437,12 +440,14 @@ def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False
       the input norm's output, the down projections' 2h (:func:`mla_attention_widths`), both h wide, /t with
       sequence parallelism;
     * mlp: a dense layer's MLP but its input (the checkpoint keeps it, the residual the norm reads): FC1's input, the
-      activation's 8sbh and FC2's input 4h (Korthikanti's MLP block, the dropout after it outside the checkpoint);
+      activation's input (F wide, 2F gated: FC1's output) and FC2's input F (Korthikanti's MLP block at the model's
+      width, :func:`dense_mlp_width_bytes`; the dropout after it outside the checkpoint);
     * moe: an MoE layer's MLP side but its input, the norm's output: all of :func:`hybrid_block_bytes`' MoE block but
       the norm's input and output (the shared experts' and the routed rows).
 
     ``passed``: the same modules over :data:`PASSED`'s bytes (an MoE layer's as a dense one's: layernorm the FC1
-    input slot at a norm-fused linear's bytes, moe the routed rows and Korthikanti's MLP block but its input)."""
+    input slot at a norm-fused linear's bytes, moe the routed rows and Korthikanti's MLP block but its input; mlp
+    Korthikanti's 4h MLP block, as the passes count it)."""
     fused, plain = saved[:2]
     tokens = (s / c) * (b / (d * m))
     whole = 1 / t if sp_on else 1
@@ -462,8 +467,11 @@ def module_bytes(modules, sp_on: bool, attention: str = "mha", moe: bool = False
         out += moe_share * tokens * h * whole * (fused if passed and not mamba else 2)
         if attention == "mla":
             out += tokens * 2 * h * whole
-    if "mlp" in modules:
+    if "mlp" in modules and passed:
         out += (1 - moe_share) * tokens * h * (fused * whole + (8 + 4 * plain) / t)
+    elif "mlp" in modules:
+        # at the MLP's own width F, as the kept count holds it (dense_mlp_width_bytes): its activation's input, 2F gated
+        out += (1 - moe_share) * tokens * (fused * h * whole + (2 * (2 if gated else 1) + plain) * F / t)
     return out
 
 

@@ -442,7 +442,7 @@ STEP_OPTIONS: tuple[Option, ...] = (
     flag("flash", "1 = flash attention (no s × s scores kept)", True),
     flag("dropout", "1 = dropout on (p > 0: Megatron-Core's default hidden and attention dropout 0.1, Korthikanti et "
                     "al.'s count): each layer keeps its dropout masks, 1 byte an element; 0 = trained without dropout "
-                    "(p = 0: PyTorch's dropout keeps no mask), as every preset but GPT-3 (their configs); memory only",
+                    "(p = 0: PyTorch's dropout keeps no mask), as every preset records (models.json); memory only",
          True),
     Option("attention_kernel", "fused", ATTENTION_KERNELS,
            "flash=1: the attention core's kernel: fused (the framework's own: Megatron-Core's TEDotProductAttention, "

@@ -491,8 +491,10 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
                   restates_default=True)
         step_texts = {**step_texts, "q_width": model.settings()["q_width"]}
     if "dropout" in model.settings() and "dropout" not in step_texts:
-        notes.add(f"dropout=0: {model.name} trains without dropout (its config), so no layer keeps a dropout mask; "
-                  "give dropout=1 to count them", restates_default=True)
+        where = ("its config.json sets no hidden dropout" if model.source.startswith("Hugging Face config.json")
+                 else "as its preset records (symcomm/presets/models.json)")
+        notes.add(f"dropout=0: {model.name} trains without dropout, {where}, so no layer keeps a dropout mask; give "
+                  "dropout=1 to count them", restates_default=True)
         step_texts = {**step_texts, "dropout": model.settings()["dropout"]}
     return numbers, step_texts
 

@@ -222,13 +222,14 @@ def test_a_run_on_a_bounded_peak_is_checked_at_both_ends(monkeypatch):
 
 def test_a_run_counted_over_its_gpu_is_evals_count():
     """The stored 'ran_over' rows (the model's count over the GPU's memory of a run that ran) are eval's own:
-    Megatron-Bridge 26.06's Llama 3.1 405B FP8-CS on GB200, its words run through symcomm eval hybrid, counted above
-    the 186 GB (173.2 GiB) its datasheet gives.  LLM Foundry's MPT-350M on A100 40GB at micro-batch 18, counted at
+    Megatron-Bridge 25.09's Llama 3 70B FP8-CS under Megatron-FSDP on GB200, its words run through symcomm eval hybrid,
+    counted above the 186 GB (173.2 GiB) its datasheet gives (26.06's Llama 3.1 405B FP8-CS was too, until the memory
+    model kept K and V at Llama's 8 query groups, no dropout mask and one row-wise FP8 copy of the gathered inputs).  LLM Foundry's MPT-350M on A100 40GB at micro-batch 18, counted at
     39.4 GiB with Megatron's loss buffers (6 bytes a logit), was over the 40 GB read as 10^9 bytes and fits the
     40,960 MiB NVML reports for the part (hardware.json's source); with the loss it ran, flash-attn's (4 bytes a
     logit: loss=xentropy_cuda), below both: not among them."""
     stored = {r["id"]: r for r in json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))["ran_over"]}
-    run_id = "bridge-26.06-gb200-llama3.1-405b-fp8-cs"
+    run_id = "bridge-25.09-gb200-llama3-70b-fp8cs"
     words = modern.command(_any_run(run_id)).split()[1:]
     out = subprocess.run([sys.executable, "-m", "symcomm", *words, "--json"], capture_output=True, text=True, check=True)
     counted = json.loads(out.stdout)["memory_per_gpu"]
@@ -244,9 +245,8 @@ def test_a_run_counted_over_its_gpu_is_evals_count():
     out = subprocess.run([sys.executable, "-m", "symcomm", *megatron_loss, "--json"], capture_output=True, text=True,
                          check=True)
     assert 40e9 < json.loads(out.stdout)["memory_per_gpu"] <= 40_960 * 2**20
-    # the 25.11 GB200 Llama 3.1 405B FP8-CS row's data says its table differs from its recipe (256 GPUs, PP 16
-    # printed; 128 GPUs, Megatron-FSDP in the recipe): its layout is in doubt
-    assert stored["bridge-25.11-gb200-llama3.1-405b-fp8cs+bridge-26.04.01-gb200-llama3.1-405b-fp8-cs"]["layout_in_doubt"]
+    # the 25.11 GB200 Llama 3 70B FP8-CS row's data says its table differs from its recipe: its layout is in doubt
+    assert stored["bridge-25.11-gb200-llama3-70b-fp8cs+bridge-26.04.01-gb200-llama3-70b-fp8-cs"]["layout_in_doubt"]
 
 
 def _any_run(run_id):

@@ -68,10 +68,18 @@ def test_a_config_with_dropout_is_read_and_a_bad_one_refused(tmp_path):
     base = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
             "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 512}
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({**base, "attention_dropout": 0.1}))
+    config.write_text(json.dumps({**base, "hidden_dropout": 0.1}))
     assert presets.model_from_config(config).dropout
     assert "dropout" not in presets.model_from_config(config).settings()
-    config.write_text(json.dumps({**base, "attention_dropout": 0.0}))
+    # a Llama config's attention_dropout acts inside the attention kernel, which keeps no h-wide mask (transformers'
+    # Llama has no residual dropout)
+    config.write_text(json.dumps({**base, "attention_dropout": 0.1}))
+    assert not presets.model_from_config(config).dropout
+    # GPT-2 leaving resid_pdrop out trains with transformers' default 0.1 (GPT2Config)
+    gpt2 = {"model_type": "gpt2", "n_embd": 512, "n_layer": 2, "n_head": 8, "vocab_size": 1000, "n_positions": 512}
+    config.write_text(json.dumps(gpt2))
+    assert presets.model_from_config(config).dropout
+    config.write_text(json.dumps({**gpt2, "resid_pdrop": 0.0}))
     assert not presets.model_from_config(config).dropout
     config.write_text(json.dumps({**base, "attention_dropout": "0.1"}))
     with pytest.raises(InputError, match="attention_dropout must be a dropout probability"):

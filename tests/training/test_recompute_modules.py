@@ -57,6 +57,18 @@ def test_mlp_reruns_the_dense_layers_and_their_collectives():
     assert again["memory"]["activations"] < plain["memory"]["activations"]
 
 
+def test_mlp_frees_the_mlp_at_its_own_width():
+    # an outsider's hand count: Llama 3 70B at t = 8 with sequence parallelism, one sequence of 4096 tokens, 80 layers;
+    # per token and layer over t, no recompute keeps the norms' inputs 4h, QKV's and FC1's inputs 4h, Q 2h, K and V
+    # 4h_kv (h_kv = h/8), the attention output 2h, SwiGLU's input 4F and FC2's 2F (no dropout mask: Llama 3 trains
+    # without); recompute_mlp frees FC1's input, 4F and 2F, leaving 10h + 4h_kv = 10.5h
+    words = dict(model="llama3-70b", hardware="h100", t=8, p=1, d=1, c=1, b=1, m=1, s=4096, sp=1)
+    import symcomm
+
+    got = symcomm.evaluate("hybrid", **words, recompute_mlp=1)["memory"]["activations"]
+    assert got == pytest.approx(10.5 * 8192 / 8 * 4096 * 80, rel=1e-12)
+
+
 def test_moe_reruns_the_experts_and_the_dispatch():
     # Qwen3-235B-A22B on 2 stages of 47 layers: each token through k = 8 experts, a gated 4096 → 1536 → 4096
     words = dict(model="qwen3-235b-a22b", hardware="h100", t=1, p=2, c=1, d=32, e=16, b=512, m=8, s=4096, G=8,

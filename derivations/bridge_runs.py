@@ -19,11 +19,12 @@ from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
 #: llm_foundry_runs.json, dgxc_runs.json, dgxc_25_05_runs.json, automodel_runs.json, kempnerforge_runs.json,
-#: kempnerforge_mfu_runs.json or modelzoo_runs.json
+#: kempnerforge_mfu_runs.json, modelzoo_runs.json or megatron_lm_tests_runs.json
 #: (same per-run schema), in derivations/data (never a path)
 NAME = re.compile(r"bridge_runs_[a-z0-9_.]+\.json|torchtitan_runs\.json|megatron_lm_runs\.json|nemo_runs\.json"
                   r"|llm_foundry_runs\.json|dgxc_runs\.json|dgxc_25_05_runs\.json|automodel_runs\.json"
-                  r"|kempnerforge_runs\.json|kempnerforge_mfu_runs\.json|modelzoo_runs\.json")
+                  r"|kempnerforge_runs\.json|kempnerforge_mfu_runs\.json|modelzoo_runs\.json"
+                  r"|megatron_lm_tests_runs\.json")
 #: the largest data file read, in bytes (the 25.09 + 25.11 file is about 0.2 MB)
 LIMIT = 4 * 1024 * 1024
 

@@ -1,10 +1,10 @@
 """Modern published runs (Megatron-Bridge's performance tables, torchtitan's benchmarks, Megatron-LM's README table,
 NeMo 24.07's performance table, LLM Foundry's MPT tables, NVIDIA's DGX Cloud benchmarking recipes, NeMo AutoModel's
-table, KempnerForge's tables, the Megatron MoE Model Zoo's H100 figures; ``data/bridge_runs_*.json``,
-``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, ``data/nemo_runs.json``, ``data/llm_foundry_runs.json``,
-``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``, ``data/automodel_runs.json``, ``data/kempnerforge_runs.json``,
-``data/kempnerforge_mfu_runs.json``, ``data/modelzoo_runs.json``, read by :mod:`bridge_runs`)
-as ``symcomm eval hybrid`` words.
+table, KempnerForge's tables, the Megatron MoE Model Zoo's H100 figures, Megatron-LM's functional-test golden values;
+``data/bridge_runs_*.json``, ``data/torchtitan_runs.json``, ``data/megatron_lm_runs.json``, ``data/nemo_runs.json``,
+``data/llm_foundry_runs.json``, ``data/dgxc_runs.json``, ``data/dgxc_25_05_runs.json``, ``data/automodel_runs.json``,
+``data/kempnerforge_runs.json``, ``data/kempnerforge_mfu_runs.json``, ``data/modelzoo_runs.json``,
+``data/megatron_lm_tests_runs.json``, read by :mod:`bridge_runs`) as ``symcomm eval hybrid`` words.
 
 Each run becomes what a user would type: ``symcomm eval hybrid --model NAME --hardware HW KEY=VALUE ...``
 (:func:`command`; a dense model no preset holds, as Megatron-LM's GPTs, typed by its shape instead: h, L, a, h_kv,
@@ -35,7 +35,7 @@ from symcomm.training.settings import RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
          "llm_foundry_runs.json", "dgxc_runs.json", "dgxc_25_05_runs.json", "automodel_runs.json",
-         "kempnerforge_runs.json", "kempnerforge_mfu_runs.json", "modelzoo_runs.json")
+         "kempnerforge_runs.json", "kempnerforge_mfu_runs.json", "modelzoo_runs.json", "megatron_lm_tests_runs.json")
 
 #: a run's model name → the symcomm model preset of the same shape (Hugging Face configs; the runs' recipes
 #: build these models from the same configs)
@@ -189,8 +189,13 @@ def shape_words(model: dict) -> dict:
 #: the runs trained with dropout (hidden and attention dropout 0.1, each layer keeping its masks), by id prefix: NeMo
 #: 24.07's GPT-3 rows (NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/gpt3/{5b,20b,175b}.yaml at
 #: 8325688d: hidden_dropout 0.1, attention_dropout 0.1) and the Megatron-LM README's 2024-07 rows (no configuration
-#: published: Megatron-LM's argument defaults, 0.1 and 0.1, megatron/training/arguments.py at f2e5db40)
-DROPOUT_RUNS = ("nemo-24.07-h100-gpt3-", "megatron-lm-")
+#: published: Megatron-LM's argument defaults, 0.1 and 0.1, megatron/training/arguments.py at f2e5db40); and the
+#: Megatron-LM functional test gpt3_7b_tp4_pp1_memory_speed's golden-value rows, whose model_config.yaml sets neither
+#: --hidden-dropout nor --attention-dropout (tests/functional_tests/test_cases/gpt/gpt3_7b_tp4_pp1_memory_speed/
+#: model_config.yaml at 6e091e1b, and under its earlier name gpt3_7b_mr_dgx_a100_1N8G_tp4_pp1_memory_speed at
+#: 2795ebde): the defaults 0.1 and 0.1 (megatron/core/transformer/transformer_config.py at 6e091e1b,
+#: megatron/training/arguments.py at 2795ebde)
+DROPOUT_RUNS = ("nemo-24.07-h100-gpt3-", "megatron-lm-tests-", "megatron-lm-")
 #: the sources whose other runs train without (hidden_dropout 0.0, attention_dropout 0.0), each family as its recipe
 #: sets it: NeMo 24.07's Llama and Nemotron YAMLs (the launcher at 8325688d); Megatron-Bridge's model providers
 #: (25.09 at 6725f704: llama_provider.py, deepseek_provider.py, qwen_provider.py; 25.11 at 7af9601c, and gpt_oss_
@@ -463,6 +468,8 @@ def source_of(run: dict) -> str:
         return f"llm-foundry {run['release']}"
     if run["id"].startswith("dgxc-"):
         return f"dgxc-benchmarking {run['release']}"
+    if run["id"].startswith("megatron-lm-tests-"):
+        return "megatron-lm tests"
     if run["id"].startswith("megatron-lm"):
         return "megatron-lm README"
     if run["id"].startswith("nemo-"):

@@ -1017,7 +1017,10 @@ def _check_table() -> Table:
                           "best_practice/Mixtral/run_mixtral_8x22B.sh at b09773a8, Qwen3-235B-A22B's long-context table in "
                           "best_practice/Qwen3/readme.md at b0b92ff3 and its 'H100 config' in best_practice/qwen3/"
                           "run_h100_235b.sh at 1ed4179f, step times derived through Megatron-LM's own FLOP count; each "
-                          "row's flags from the yaml and scripts at that commit); "
+                          "row's flags from the yaml and scripts at that commit); Megatron-LM's functional-test "
+                          "golden values (Megatron-Core: gpt3_7b_tp4_pp1_memory_speed on one DGX H100 and one DGX A100, "
+                          "tests/functional_tests/test_cases at 6e091e1b and 2795ebde, the step time the median of the "
+                          "steady iterations' printed iteration-time); "
                           "the papers' check runs are also in the table above), each as its symcomm eval hybrid words "
                           "(derivations/modern.py) with its hardware's fitted constants: " + _summary(errors)
                           + " with the bounded peaks at their high end; at their low end " + _summary(at_low)
@@ -1033,7 +1036,8 @@ def _check_table() -> Table:
                         "derivations/data/llm_foundry_runs.json; derivations/data/dgxc_runs.json; "
                         "derivations/data/dgxc_25_05_runs.json; derivations/data/automodel_runs.json; "
                         "derivations/data/kempnerforge_runs.json; derivations/data/kempnerforge_mfu_runs.json; "
-                        "derivations/data/modelzoo_runs.json; derivations/data/step_fit.json")
+                        "derivations/data/modelzoo_runs.json; derivations/data/megatron_lm_tests_runs.json; "
+                        "derivations/data/step_fit.json")
 
 
 def _foundry_by_sequence() -> str:
@@ -1187,7 +1191,11 @@ def _printed_memory_table() -> Table:
                           "fragmented blocks: a count of live bytes is expected below it, by an amount the tables "
                           "do not determine (not modelled, no factor applied); KempnerForge's rows print the peak of "
                           "the bytes allocated (torch.cuda.max_memory_allocated of rank 0, kempnerforge/metrics/"
-                          "memory.py), live bytes as the model counts them. Predicted: memory_per_gpu "
+                          "memory.py), live bytes as the model counts them; Megatron-LM's functional-test golden "
+                          "values print the peak of the bytes allocated too (mem-max-allocated-bytes, "
+                          "torch.cuda.memory_stats 'allocated_bytes.all.peak' of rank world_size − 1, "
+                          "megatron/training/training.py and global_vars.py; only p = 1 tests, where that rank is "
+                          "the busiest). Predicted: memory_per_gpu "
                           "of symcomm eval hybrid for the run's words (weights, gradients, optimizer states, "
                           "activations, the larger of the loss side (the loss buffers, the final norm's and LM head's "
                           "kept inputs) and the backward side (the recompute working set, the LM head's gradient "
@@ -1205,7 +1213,7 @@ def _printed_memory_table() -> Table:
                           "published − 1, " + _summary([r["error"] for r in found]) + "."
                           + _same_count_spread(found)),
                  source=("derivations/data/torchtitan_runs.json, derivations/data/kempnerforge_runs.json, "
-                         "derivations/data/kempnerforge_mfu_runs.json; "
+                         "derivations/data/kempnerforge_mfu_runs.json, derivations/data/megatron_lm_tests_runs.json; "
                          "derivations/data/step_fit.json"))
 
 

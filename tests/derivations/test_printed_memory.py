@@ -190,9 +190,11 @@ def test_the_tables_read_the_stored_rows(monkeypatch):
 def test_the_committed_tables_are_the_committed_rows():
     stored = json.loads(fit_step_time.RESULTS_JSON.read_text(encoding="utf-8"))
     assert [row[0] for row in step_time._printed_memory_table().rows] == [r["id"] for r in stored["memory"]]
-    # every check run that prints its memory: torchtitan's (reserved peaks) and KempnerForge's (allocated peaks)
+    # every check run that prints its memory: torchtitan's (reserved peaks), KempnerForge's and Megatron-LM's
+    # functional tests' (allocated peaks)
     printed = [r for r in [*_runs().values(), *bridge_runs.runs("kempnerforge_runs.json", "check"),
-                           *bridge_runs.runs("kempnerforge_mfu_runs.json", "check")]
+                           *bridge_runs.runs("kempnerforge_mfu_runs.json", "check"),
+                           *bridge_runs.runs("megatron_lm_tests_runs.json", "check")]
                if r["memory_gib"] is not None]
     assert sorted(r["id"] for r in stored["memory"]) == sorted(r["id"] for r in printed)
     # h200: Trainy's two torchtitan rows, KempnerForge's ten weak-scaling check rows and its fourteen MFU-scaling rows,

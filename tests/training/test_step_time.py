@@ -352,7 +352,7 @@ def test_eval_the_api_and_plan_say_a_fit_within_the_memory_error_may_not_be_one(
     need = out["memory_per_gpu"]
     assert need <= 81_559 * 2**20 < need / (1 + lowest)     # the H100's capacity as NVML reports it
     assert out["fits"] is True and out["fits_over_error"] == "uncertain"
-    assert out["memory_error"]["lowest"] == lowest and out["memory_error"]["frameworks"] == ["fsdp2"]
+    assert out["memory_error"]["lowest"] == lowest and out["memory_error"]["frameworks"] == ["fsdp2", "megatron"]
     api = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=2, p=1, c=2, d=16, m=4, b=64, s=9216,
                            framework="fsdp", zero=3, sp=1, embeddings=1)
     assert api["fits_over_error"] == "uncertain" and api["memory_error"] == out["memory_error"]
@@ -641,19 +641,24 @@ def test_a_shape_typed_over_a_preset_says_its_parameter_count_stays_the_presets(
 
 
 def test_a_framework_no_printed_peak_measured_is_said_to_take_another_s_band():
-    # the memory checks are torchtitan's and KempnerForge's (framework=fsdp2, hardware.json memory_checks): Megatron's
-    # count (its own buffers, no caching-allocator peak among them) was measured by no printed peak, so eval says so
-    # beside the band it takes as the margin; the run that ran though counted over its GPU's memory is named by its
-    # frameworks (Megatron-Core's and Megatron-FSDP's runs on GB200, hardware.json memory_ran_over)
+    # the memory checks are torchtitan's and KempnerForge's (framework=fsdp2) and Megatron-LM's functional tests'
+    # (framework=megatron, hardware.json memory_checks): Megatron-FSDP's count (its own buffers, no printed peak among
+    # them) was measured by none, so eval says so beside the band it takes as the margin; the run that ran though
+    # counted over its GPU's memory is named by its frameworks (Megatron-Core's and Megatron-FSDP's runs on GB200,
+    # hardware.json memory_ran_over)
     layout = ("--model", "llama3-8b", "--hardware", "h100", "t=2", "p=1", "d=4", "c=1", "b=64", "m=16", "s=4096", "sp=1")
+    unmeasured = json.loads(_cli("eval", "hybrid", *layout, "framework=megatron_fsdp", "zero=3", "--json").stdout)
     megatron = json.loads(_cli("eval", "hybrid", *layout, "framework=megatron", "--json").stdout)
     fsdp2 = json.loads(_cli("eval", "hybrid", *layout, "framework=fsdp2", "zero=3", "--json").stdout)
-    assert megatron["memory_error"]["unmeasured_framework"] == "megatron"
-    assert "unmeasured_framework" not in fsdp2["memory_error"]
-    assert megatron["memory_error"]["ran_over"]["frameworks"] == ["megatron", "megatron_fsdp"]
+    assert unmeasured["memory_error"]["unmeasured_framework"] == "megatron_fsdp"
+    assert "unmeasured_framework" not in fsdp2["memory_error"] and "unmeasured_framework" not in megatron["memory_error"]
+    assert unmeasured["memory_error"]["ran_over"]["frameworks"] == ["megatron", "megatron_fsdp"]
     # the same band, the same verdict over it: one rule, the margin for the unmeasured
-    assert megatron["fits_over_error"] == fsdp2["fits_over_error"] == "yes"
+    assert unmeasured["fits_over_error"] == megatron["fits_over_error"] == fsdp2["fits_over_error"] == "yes"
+    text = _cli("eval", "hybrid", *layout, "framework=megatron_fsdp", "zero=3").stdout
+    verdict = next(x for x in text.splitlines() if x.strip().startswith("fits"))
+    assert "no published run of framework=megatron_fsdp prints its peak memory" in verdict
+    assert "published runs (framework=megatron, megatron_fsdp) that ran" in verdict
     text = _cli("eval", "hybrid", *layout, "framework=megatron").stdout
     verdict = next(x for x in text.splitlines() if x.strip().startswith("fits"))
-    assert "no published run of framework=megatron prints its peak memory" in verdict
-    assert "published runs (framework=megatron, megatron_fsdp) that ran" in verdict
+    assert "prints its peak memory" not in verdict and "(framework=fsdp2, megatron)" in verdict

@@ -140,8 +140,10 @@ def eval_words(req: Request, layout: dict, block: _Block) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def _setting_words(options: tuple) -> tuple[str, ...]:
     """The KEY=VALUE words of one option combination: read and checked once per combination, not once per row
-    (a plan of every layout reads a few dozen combinations tens of thousands of times)."""
-    return settings.format(settings.RunSetting.from_key(options), [k for k, _ in options])
+    (a plan of every layout reads a few dozen combinations tens of thousands of times); dropout always, at its
+    default too, since eval fills a preset's own (dropout=0) where the words leave it out."""
+    keys = [k for k, _ in options]
+    return settings.format(settings.RunSetting.from_key(options), keys + ([] if "dropout" in keys else ["dropout"]))
 
 
 @functools.lru_cache(maxsize=None)

@@ -38,7 +38,8 @@ def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule:
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
                       dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
                       shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel,
-                      nvlink=req.nvlink, expert_tp=req.expert_tp, dropout=req.model.dropout)
+                      nvlink=req.nvlink, expert_tp=req.expert_tp,
+                      dropout=req.model.dropout if req.dropout is None else req.dropout)
 
 
 def model_attention(model) -> tuple[str, str]:
@@ -89,7 +90,8 @@ def _kernel_of(options: tuple, run_bytes: int):
         notes.add(f"no shipped kernel for {run_bytes}-byte elements, cp={o['cp']}, embeddings={o['embeddings']}, "
                   f"gated={o['gated']}, tied={o['tied']}, moe={o['moe']}, pipeline_split={o['pipeline_split']}, "
                   f"dispatcher={o['dispatcher']}, router_groups={o['router_groups']}, precision={o['precision']}, "
-                  f"attention_kernel={o['attention_kernel']}, nvlink={o['nvlink']}, expert_tp={o['expert_tp']}: "
+                  f"attention_kernel={o['attention_kernel']}, nvlink={o['nvlink']}, expert_tp={o['expert_tp']}, "
+                  f"dropout={o['dropout']}: "
                   "the step model was compiled with "
                   "SymPy in this process (the same numbers, slower to start)")
         found = _built_kernel(options, run_bytes)

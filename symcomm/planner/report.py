@@ -77,7 +77,9 @@ MEMORY_ASSUMPTION = (
     "the preset's: weights, gradients and Adam states as the framework holds them (ZeRO sharding over d·c; "
     "Megatron's fp32 gradient buffer; FSDP2's and Megatron-FSDP's gathered layers), the activations of the stage "
     "holding the most (uneven splits: every stage kind priced) per Korthikanti et al. 2022 Table 2 (flash "
-    "attention: no scores; full recompute: the layer input) × the micro-batches it holds in flight, the larger of "
+    "attention: no scores; full recompute: the layer input) with the MLP at its own width, K and V at their "
+    "grouped-query width under Megatron-Core and the dropout masks only for a model trained with dropout (every "
+    "preset trains without; --dropout) × the micro-batches it holds in flight, the larger of "
     "the loss's buffers (bytes per logit as the loss setting runs it) and the recompute working set; live bytes, no "
     "allowance for the allocator's cached or fragmented blocks.  Dropped before any evaluation: layouts whose floor "
     "(14Φ/GPUs + the activations of full recompute with SP) exceeds it")

@@ -136,6 +136,9 @@ class Request:
     # None: the dispatcher's own (tp with alltoall and alltoall_padded, Megatron-Core's default; 1 with the flex
     # dispatchers, which need it)
     expert_tp: str | None = None
+    # trained with dropout (eval's dropout=, the same Option: the memory model's dropout masks), given; None: the
+    # model's own (Model.dropout, as eval fills it from the preset or config)
+    dropout: bool | None = None
 
     @property
     def typed_hardware(self) -> dict:
@@ -157,6 +160,8 @@ class Request:
             if refused:
                 raise PlanError(refused)
             object.__setattr__(self, "expert_tp", _resolve("expert_tp", self.expert_tp, "--expert-tp"))
+        if self.dropout is not None:
+            object.__setattr__(self, "dropout", _resolve("dropout", self.dropout, "--dropout"))
         refused = settings.router_refusal(self)
         if refused:
             raise PlanError(refused)
@@ -434,6 +439,8 @@ FLAGS = (
     ("--expert-tp", None, "MoE models: the experts' tensor-parallel size, tp (Megatron-Core's default) or 1 (each "
                           "expert whole on a GPU); default: tp, and 1 with the flex dispatchers, which need it; as "
                           "eval's expert_tp=, given, not searched; expert_tp=..."),
+    ("--dropout", None, "0 or 1: trained without or with dropout (the memory model's dropout masks; as eval's "
+                        "dropout=, given, not searched; default the model's: 0 for every preset); dropout=..."),
     ("--compare", None, f"show this layout with its rank: KEY=VALUE,... with keys {', '.join(COMPARE_KEYS)} "
                         "(mb = micro-batch, raf = reshard after forward); keys left out: the best matching"),
     ("--no-memory-check", False, "keep layouts that do not fit in the hardware's memory per GPU"),
@@ -459,7 +466,7 @@ KEYS = {"t": "tp", "p": "pp", "v": "vp", "d": "dp", "c": "cp", "e": "ep", "mb": 
         "N": "gpus", "G": "gpus_per_node", "gpus_per_node": "gpus_per_node", "cp": "cp_algorithm",
         "embeddings": "no_embeddings", "peak": "peak", "dispatcher": "dispatcher",
         "router_groups": "router_groups", "router_group_topk": "router_group_topk", "precision": "precision",
-        "attention_kernel": "attention_kernel", "nvlink": "nvlink", "expert_tp": "expert_tp"}
+        "attention_kernel": "attention_kernel", "nvlink": "nvlink", "expert_tp": "expert_tp", "dropout": "dropout"}
 
 
 #: the hardware values plan takes typed in place of the hardware's, as eval hybrid does (presets TYPED_HARDWARE):
@@ -632,7 +639,7 @@ def request_from_args(args) -> Request:
                    **{name: getattr(args, name) if getattr(args, name) is not None else DEFAULTS[name]
                       for name in GIVEN_SETTINGS},
                    peak=parse_real("--peak", str(args.peak), least=1, most=1e18) if args.peak is not None else None,
-                   expert_tp=args.expert_tp, constants=tuple(sorted(args.constants.items())))
+                   expert_tp=args.expert_tp, dropout=args.dropout, constants=tuple(sorted(args.constants.items())))
 
 
 def checked_memory(req: Request, memory):

@@ -587,6 +587,10 @@ PLANS = [
     # a GPU whose peak is only bounded (h100-gt): the typed peak goes into every row's eval command
     ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100-gt", "--batch", "32", "--seq", "4096", "--top", "2",
      "--peak", "835.5e12"),
+    # dropout given (Llama 3 trains without; its preset says dropout=0): the masks in every row's memory and dropout=1
+    # in its eval command (its option sets compiled here, so the framework, ZeRO stage and recompute are fixed)
+    ("--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "32", "--seq", "4096", "--top", "2",
+     "--dropout", "1", "--framework", "megatron", "--zero", "1", "--recompute", "selective", "--sp", "1"),
 ]
 
 

@@ -196,6 +196,11 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
+    elif "h" in numbers and not _set(target, "gqa") and numbers["h_kv"] != numbers["h"]:
+        # gqa=0 typed over a model's grouped K, V: their FLOPs as wide as the communication and memory count them
+        notes.add(f"gqa=0: K and V counted as wide as h = {numbers['h']:g} in the FLOPs too, not h_kv = "
+                  f"{numbers['h_kv']:g} (give gqa=1 to count them h_kv wide)")
+        numbers["h_kv"] = numbers["h"]
     if _set(target, "cpu_offload"):
         notes.add("cpu_offload=1: the activations of L_off layers are counted in host memory, not the GPU's; the copies "
                   "to and from the host are not timed (Megatron-Core runs them on their own stream) and their buffers "

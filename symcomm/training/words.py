@@ -373,11 +373,22 @@ def layout_notes(system, options: dict, numbers: dict, step_texts: dict | None =
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
             straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
             partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
-            chunk_split_note(options), param_gather_note(step_texts, options),
+            chunk_split_note(options), param_gather_note(step_texts, options), dropout_note(framework, step_texts),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)
     return tuple(note for note in said if note)
+
+
+def dropout_note(framework: str, step_texts: dict | None) -> str | None:
+    """What dropout=1 counts under framework=fsdp2 (an outsider typed it and saw no change), or None: the eager block's
+    and the op list's counts are the tensors torchtitan's Llama saves, and it has no dropout module; only the count of
+    a compiled block (Korthikanti et al.'s, compile=1) holds the masks."""
+    if framework != "fsdp2" or str((step_texts or {}).get("dropout")) not in ("1", "True"):
+        return None
+    return ("dropout=1 under framework=fsdp2: the masks are counted in a compiled block (compile=1, Korthikanti et "
+            "al.'s count) only; the eager block's count and recompute=op's list are the tensors torchtitan's Llama "
+            "saves, and it has no dropout (torchtitan/models/llama/model.py)")
 
 
 def chunk_split_note(options: dict) -> str | None:

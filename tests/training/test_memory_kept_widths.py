@@ -84,3 +84,12 @@ def test_a_config_with_dropout_is_read_and_a_bad_one_refused(tmp_path):
     config.write_text(json.dumps({**base, "attention_dropout": "0.1"}))
     with pytest.raises(InputError, match="attention_dropout must be a dropout probability"):
         presets.model_from_config(config)
+
+
+def test_gqa_0_over_a_preset_counts_k_and_v_h_wide_in_the_flops_too():
+    # Llama 3 8B (h 4096, h_kv 1024, 32 layers) typed gqa=0: its K and V projections h × h, not h × h_kv, in the FLOPs
+    # as in the memory and the communication: 2·h·(h − h_kv) multiply-adds a token and layer more, 2 FLOPs each, three
+    # passes (forward + backward), 64 sequences of 8192 tokens
+    run = dict(model="llama3-8b", hardware="h100", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, framework="megatron")
+    wide, narrow = (symcomm.evaluate("hybrid", **run, gqa=g)["model_flops"] for g in (0, 1))
+    assert wide - narrow == pytest.approx(2 * 2 * 4096 * (4096 - 1024) * 3 * 64 * 8192 * 32, rel=1e-12)

@@ -184,6 +184,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
     floats = floats_of(values)       # the binding's floats of the same numbers, by name (converted with the parse)
     numbers = dict(floats) if floats is not None else \
         {_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}
+    typed_kv = "h_kv" in numbers and model is None      # an h_kv of the words, not of a model's shape
     if model is not None:
         numbers, step_texts = with_model_shape(model, numbers, step_texts)
     refused = layout_refusal(step_texts, target.options, numbers)
@@ -196,8 +197,10 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
-    elif "h" in numbers and not _set(target, "gqa") and numbers["h_kv"] != numbers["h"]:
-        # gqa=0 typed over a model's grouped K, V: their FLOPs as wide as the communication and memory count them
+    elif model is not None and not typed_kv and not _set(target, "gqa") and numbers.get("h_kv", numbers.get("h")) != \
+            numbers.get("h"):
+        # gqa=0 typed over a model's grouped K, V: their FLOPs as wide as the communication and memory count them (an
+        # h_kv typed beside gqa=0, as the page's views type it, stays the FLOPs' own: the page's step model reads it)
         notes.add(f"gqa=0: K and V counted as wide as h = {numbers['h']:g} in the FLOPs too, not h_kv = "
                   f"{numbers['h_kv']:g} (give gqa=1 to count them h_kv wide)")
         numbers["h_kv"] = numbers["h"]

@@ -30,7 +30,7 @@ from types import SimpleNamespace
 from . import bridge_runs
 from symcomm.presets import model as presets_model
 from symcomm.presets.systems import low_dtype
-from symcomm.training.settings import RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
+from symcomm.training.settings import OPTIONS, RECOMPUTE_MODULES, ROWWISE_CAST_SHARE
 
 #: the data files of modern runs, in the order the docs list them
 FILES = ("bridge_runs_25.json", "bridge_runs_26.json", "torchtitan_runs.json", "megatron_lm_runs.json", "nemo_runs.json",
@@ -195,7 +195,7 @@ def shape_words(model: dict) -> dict:
 #: model_config.yaml at 6e091e1b, and under its earlier name gpt3_7b_mr_dgx_a100_1N8G_tp4_pp1_memory_speed at
 #: 2795ebde): the defaults 0.1 and 0.1 (megatron/core/transformer/transformer_config.py at 6e091e1b,
 #: megatron/training/arguments.py at 2795ebde)
-DROPOUT_RUNS = ("nemo-24.07-h100-gpt3-", "megatron-lm-tests-", "megatron-lm-")
+DROPOUT_RUNS = ("nemo-24.07-h100-gpt3-", "megatron-lm-")        # megatron-lm-tests- among the latter
 #: the sources whose other runs train without (hidden_dropout 0.0, attention_dropout 0.0), each family as its recipe
 #: sets it: NeMo 24.07's Llama and Nemotron YAMLs (the launcher at 8325688d); Megatron-Bridge's model providers
 #: (25.09 at 6725f704: llama_provider.py, deepseek_provider.py, qwen_provider.py; 25.11 at 7af9601c, and gpt_oss_
@@ -353,7 +353,8 @@ def words(run: dict) -> list[str]:
     if w["zero"] == 3:
         w.pop("overlap_param_gather", None)      # the per-layer gathers of FSDP: no post-step all-gather
     said = dropout(run)
-    filled = presets_model(preset_of(run)).dropout if preset_of(run) else True   # as eval fills it
+    # as eval fills it: the preset's, else the setting's default
+    filled = presets_model(preset_of(run)).dropout if preset_of(run) else OPTIONS["dropout"].default
     if said is not None and said != filled:
         w["dropout"] = int(said)
     return [f"{key}={value}" for key, value in w.items()]

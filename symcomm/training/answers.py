@@ -192,13 +192,13 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
         raise UsageError(refused)
     for note in layout_notes(system, target.options, numbers, step_texts):
         notes.add(note)
-    if "h_kv" not in numbers and not _set(target, "gqa"):
+    grouped = _set(target, "gqa")
+    if "h_kv" not in numbers and not grouped:
         # gqa=0: K and V are h wide (the strategy's own reading of it), so there is no h_kv to ask for
         numbers["h_kv"] = numbers["h"]
         notes.add("h_kv = h: with gqa=0 the step model counts K and V as wide as h (give gqa=1 and h_kv for "
                   "grouped-query attention)")
-    elif model is not None and not typed_kv and not _set(target, "gqa") and numbers.get("h_kv", numbers.get("h")) != \
-            numbers.get("h"):
+    elif model is not None and not typed_kv and not grouped and "h_kv" in numbers and numbers["h_kv"] != numbers["h"]:
         # gqa=0 typed over a model's grouped K, V: their FLOPs as wide as the communication and memory count them (an
         # h_kv typed beside gqa=0, as the page's views type it, stays the FLOPs' own: the page's step model reads it)
         notes.add(f"gqa=0: K and V counted as wide as h = {numbers['h']:g} in the FLOPs too, not h_kv = "

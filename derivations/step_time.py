@@ -284,7 +284,15 @@ MLP_WIDTH_ACTIVATIONS = Derivation(
                        "input 4F and FC2's 2F",
                   source="Megatron-LM megatron/core/transformer/attention.py (K, V at num_query_groups) and "
                          "fusions/fused_bias_dropout.py at d98e8a64; PyTorch aten/src/ATen/native/Dropout.cpp (p = 0 "
-                         "keeps no mask)")))
+                         "keeps no mask)"),
+            Claim((layer_activation_bytes("none", True, True, gated=True,
+                                          widths=KeptWidths(gqa=True, dropout=False, heads_q=True))
+                   - layer_activation_bytes("none", True, True, gated=True, widths=KeptWidths(gqa=True, dropout=False)))
+                  .subs(_DENSE_TOKEN).subs(_S.h_q, 2 * h), 4 * h,
+                  name="query heads twice h/a wide (Qwen3-30B-A3B: 32 heads of 128, h_q = 4096 = 2h) keep Q and the "
+                       "attention output h_q wide, 2 bytes each: 4h a token more than counted h wide, by hand",
+                  source="Megatron-LM megatron/core/transformer/attention.py at d98e8a64 (query [s, b, np, hn], hn = "
+                         "kv_channels; linear_proj's input np·hn); Qwen/Qwen3-30B-A3B config.json (head_dim 128)")))
 
 # an MoE layer's kept activations (memory.layer_activation_bytes): no dense MLP block; the MoE block as Megatron-Core
 # runs it (memory.hybrid_block_bytes "moe"), every layer MoE here (L_moe = L), bf16, t = 1, one token
@@ -1551,8 +1559,9 @@ CHAPTER = Chapter(
      "context-parallel K and V at their widths, and with sequence parallel the latents' all-gathers Megatron-Core "
      "runs instead of the h-wide one. Models whose heads are not h/a wide (Qwen3-MoE, gpt-oss: head_dim) count "
      "the FLOPs of their Q and output projections and of the attention core at the heads' own width h_q = "
-     "a·head_dim (q_width=heads, taken from the model preset; q_width=h counts them h wide), their Φ exactly; their "
-     "kept activations follow Korthikanti et al.'s h-wide count. "
+     "a·head_dim (q_width=heads, taken from the model preset; q_width=h counts them h wide), their Φ exactly, and "
+     "Megatron-Core's kept Q and attention output h_q wide (its query is [s, b, np, hn], hn = head_dim; the eager and "
+     "op-level counts of PyTorch's blocks keep h, their collectives the residual stream's h). "
      "Hybrid Mamba-Transformer models (mamba=1: Nemotron 3 Nano) make each layer one block, attention, a Mamba-2 "
      "mixer, MoE or an MLP, counted block kind by block kind in the model's proportion (chapter 13): the mixers' "
      "in_proj and out_proj as GEMMs of their widths, their chunked scan's FLOPs at the attention core's share of the "

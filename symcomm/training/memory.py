@@ -19,7 +19,7 @@ caching allocator reserves beyond them (cached, fragmented blocks) is not counte
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
@@ -30,7 +30,7 @@ from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES, torch_compiled
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
-                             d_v, e, g_ssm, h, h_kv, h_lat, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
+                             d_v, e, g_ssm, h, h_kv, h_lat, h_q, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
 #: the stage whose GPU holds each part: "every" stage, the "first", or the "last"
 STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "activations": "first",
@@ -90,11 +90,14 @@ class KeptWidths:
     query groups as they are), and the dropout masks kept or not (``dropout``: a mask per dropout of p > 0, 1 byte an
     element; with p = 0, PyTorch's dropout returns its input and keeps none: aten/src/ATen/native/Dropout.cpp,
     _dropout's p == 0 return, which torch.nn.functional.dropout reaches since its fused kernel takes only 0 < p < 1).
-    The defaults are Korthikanti's count (multi-head attention; Megatron-Core's default hidden and attention dropout
-    0.1)."""
+    Q and the attention output are h_q = a·head_dim wide where the heads are wider than h/a (``heads_q``: q_width=heads,
+    Qwen3 and gpt-oss: Megatron-Core's query [s, b, np, hn] with hn = kv_channels, and linear_proj's input np·hn).
+    The defaults are Korthikanti's count (multi-head attention, heads h/a wide; Megatron-Core's default hidden and
+    attention dropout 0.1)."""
 
     gqa: bool = False
     dropout: bool = True
+    heads_q: bool = False
 
     @property
     def mask(self) -> int:
@@ -104,6 +107,10 @@ class KeptWidths:
     def kv(self):
         """The width of K, and of V, per token."""
         return h_kv if self.gqa else h
+
+    def q(self):
+        """The width of Q, and of the attention output, per token."""
+        return h_q if self.heads_q else h
 
 
 #: Korthikanti et al.'s own count
@@ -122,7 +129,7 @@ def kept_widths(opts: dict) -> KeptWidths:
     """The :class:`KeptWidths` of the hybrid's typed options (gqa, dropout; K and V at h_kv only under
     :data:`GROUPED_KV_FRAMEWORKS`)."""
     gqa = bool(opts.get("gqa")) and opts.get("framework", "megatron") in GROUPED_KV_FRAMEWORKS
-    return KeptWidths(gqa, bool(opts.get("dropout", True)))
+    return KeptWidths(gqa, bool(opts.get("dropout", True)), opts.get("q_width") == "heads")
 
 
 def scores(micro, widths: KeptWidths = KORTHIKANTI):
@@ -300,7 +307,7 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
         # selective recompute drops only the scores, which flash attention never keeps
         return (s / c) * micro * sp.Add(*(width for _, width in eager_kept_widths(sp_on, gated)))
     if torch_tp and sp_on and recompute in ("none", "selective"):
-        return (activation_bytes(recompute, flash, sp_on, attention, gated, widths=KeptWidths(dropout=widths.dropout))
+        return (activation_bytes(recompute, flash, sp_on, attention, gated, widths=replace(widths, gqa=False))
                 + torchmem.tp_gathered_inputs(micro))
     if recompute == "op":
         return (s / c) * micro * sp.Add(*(width for _, width in op_kept_widths(sp_on, gated, compiled)))
@@ -321,7 +328,7 @@ def activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: str = 
     # and the plain linears' inputs (the attention output's, h, and FC2's, 4h); the linears' inputs at their saved
     # bytes (the attention output's: attention_output_bytes), K and V at their own width (widths)
     whole = (4 + 2 * mask + 2 * fused) * h
-    split = 2 * h + 4 * widths.kv() + (8 + 4 * plain + attention_output_bytes(saved)) * h
+    split = (2 + attention_output_bytes(saved)) * widths.q() + 4 * widths.kv() + (8 + 4 * plain) * h
     sb = (s / c) * micro
     return sb * ((whole + split) / t if sp_on else whole + split / t) + kept_scores
 
@@ -396,7 +403,7 @@ def hybrid_block_bytes(sp_on: bool, moe: bool, gated: bool, expert_tp: str = "tp
     up = 2 if gated else 1
     in_proj = 2 * d_ssm + 2 * g_ssm * n_ssm + a_ssm
     out = {"attention": tokens * (h * whole * (2 + mask + fused)
-                                  + (2 * h + 4 * widths.kv() + attention_output_bytes(saved) * h) / t),
+                                  + ((2 + attention_output_bytes(saved)) * widths.q() + 4 * widths.kv()) / t),
            "mlp": tokens * h * (whole * (2 + mask + fused) + (8 + 4 * plain) / t),
            "mamba": tokens * (whole * (2 + (0 if passed else mask) + fused) * h + (2 * in_proj + 4 * d_ssm + plain * d_ssm) / t)}
     if moe:
@@ -533,9 +540,11 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
 
 def memory_options(run) -> dict:
     """The options the memory model reads of a run setting (symcomm.training.settings.RunSetting): the hybrid's, typed
-    (flags bool, zero int), and its cross-entropy, precision, Adam state, MLA recompute, dropout and compile."""
+    (flags bool, zero int), and its cross-entropy, precision, Adam state, MLA recompute, dropout, query width and
+    compile."""
     return {**run.hybrid_options(), "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
-            "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "torch_compiled": torch_compiled(run)}
+            "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "q_width": run.q_width,
+            "torch_compiled": torch_compiled(run)}
 
 
 def modules_of(opts: dict) -> frozenset:

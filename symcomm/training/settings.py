@@ -499,7 +499,7 @@ STEP_OPTIONS: tuple[Option, ...] = (
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "
            "= h_q where a model's config sets head_dim apart from h/a (Qwen3, gpt-oss; FLOPs of the Q and output "
-           "projections and the attention core; memory and communication keep h)"),
+           "projections and the attention core, and Q and the attention output kept; communication keeps h)"),
 )
 
 #: every setting of a run, by name

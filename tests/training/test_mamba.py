@@ -44,16 +44,17 @@ def test_tensor_parallel_runs_one_pair_per_block_and_none_for_the_moe_blocks():
 
 def test_activations_add_each_block_kind_by_hand():
     # t = 1, no sequence parallel, bf16 (16-bit saved inputs), one micro-batch of b/(d·m) = 1 sequence, bytes per
-    # token: attention 2·2688 + 2·2688 (norm input, QKV input), Q 2·2688, K and V 2·256 each at the model's 2 query
-    # groups of 128 (2·2·2·256), the output projection's input 2·2688, no dropout mask (Nemotron 3 Nano trains without
-    # dropout) = 8·2688 + 4·256 = 22,528 (Korthikanti's 13·2688 less the mask and 4·(2688 − 256) for K and V);
+    # token: attention 2·2688 + 2·2688 (norm input, QKV input), Q 2·4096 (32 heads of 128: h_q = 4096, Megatron-Core's
+    # query [s, b, np, hn]), K and V 2·256 each at the model's 2 query groups of 128 (2·2·2·256), the output
+    # projection's input 2·4096 (np·hn), no dropout mask (Nemotron 3 Nano trains without dropout)
+    # = 4·2688 + 4·4096 + 4·256 = 28,160;
     # Mamba 2·2688 + 2·2688 (norm input,
     # in_proj input) + 2·10304 (z, x, B, C, dt) + 3·2·4096 (scan output, gated norm input, out_proj input) = 55,936;
     # MoE: norm input and output 4·2688 = 10,752, the 6 routed rows' permuted input 2·2688 and FC1 output and
     # activation 2·1856 + 2·1856 (not gated) per row, FC2's output not kept (Megatron-Core moe/experts.py at d98e8a64:
     # the probabilities multiply the activation's output): 6·12,800 = 76,800, the shared expert (two of 1856)
     # 2·(2·1856 + 2·1856) = 14,848: 102,400
-    per_token = 6 * 22_528 + 23 * 55_936 + 23 * 102_400
+    per_token = 6 * 28_160 + 23 * 55_936 + 23 * 102_400
     r = _eval(t=1, d=8, b=8, m=1, precision="bf16")
     assert r["memory"]["activations"] == per_token * S
 

@@ -93,3 +93,17 @@ def test_gqa_0_over_a_preset_counts_k_and_v_h_wide_in_the_flops_too():
     run = dict(model="llama3-8b", hardware="h100", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, framework="megatron")
     wide, narrow = (symcomm.evaluate("hybrid", **run, gqa=g)["model_flops"] for g in (0, 1))
     assert wide - narrow == pytest.approx(2 * 2 * 4096 * (4096 - 1024) * 3 * 64 * 8192 * 32, rel=1e-12)
+
+
+def test_query_heads_wider_than_h_over_a_keep_q_and_the_attention_output_h_q_wide():
+    # Qwen3-30B-A3B: 32 query heads of 128, h_q = 4096 where h = 2048 (config.json head_dim 128).  Megatron-Core's
+    # query is [s, b, np, hn] with hn = kv_channels = head_dim and linear_proj's input np·hn wide (attention.py), so Q
+    # (2 bytes an element) and the attention output (2 bytes; 3 under delayed scaling, its FP8 copy beside it) are h_q
+    # wide, split over t: (2 + its bytes)·(h_q − h)/t a token and layer more than counted h wide.  t = 2, one sequence of 4096
+    # tokens a micro-batch, 48 layers on one stage, one micro-batch in flight
+    run = dict(model="qwen3-30b-a3b", hardware="h100", t=2, p=1, c=1, d=8, e=8, b=512, m=64, s=4096, sp=1,
+               framework="megatron")
+    for precision, output_bytes in (("bf16", 2), ("fp8_delayed", 3)):
+        heads, h = (symcomm.evaluate("hybrid", **run, precision=precision, q_width=q)["memory"]["activations"]
+                    for q in ("heads", "h"))
+        assert heads - h == pytest.approx((2 + output_bytes) * (4096 - 2048) / 2 * 4096 * 48, rel=1e-12)

@@ -110,3 +110,21 @@ def mesh_stay_share(rule: str, group, ranks_per_node, gpus, lesser=min):
     if rule == ONE_NIC:
         return 0
     raise ValueError(f"unknown crossing rule {rule!r}; choose one of: {RING}, {PEERS}, {ONE_NIC}")
+
+
+def crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
+    """Why a flat group of ``ranks`` on nodes of ``g`` GPUs uses the link values it does
+    (symcomm.presets.systems.link_values)."""
+    if rule == PEERS:
+        return (f"N={ranks} spans nodes of {g} GPUs: a pairwise all-to-all sends to {k - 1} of its "
+                f"{ranks - 1} peers on its node and {ranks - k} across (k={k}, the fewest ranks any node "
+                f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
+                f"alpha_inter, beta likewise per element sent")
+    if rule == RING:
+        return (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
+                f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
+                f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent (one-port, the two legs "
+                "added: an upper bound; NCCL runs them at once, and published multi-node rings run 1.1-1.6x faster, "
+                "derivations/data/nccl_multinode_busbw.json)")
+    return (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
+            "inter-node values (not a ring: its crossings leave through one rank's NIC)")

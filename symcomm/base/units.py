@@ -29,7 +29,10 @@ _SIZES = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 def human_size(count: float, unit: str = "bytes") -> str:
     """1610612736 bytes → '1.50 GiB'; elements get SI-free grouping instead."""
     if unit != "bytes":
-        return f"{count:,} elements" if isinstance(count, int) else f"{count:,.6g} elements"
+        if isinstance(count, int) or float(count).is_integer():
+            return f"{int(count):,} elements"
+        # a fractional count (a mean share) to two decimals, not six significant digits
+        return f"{float(count):,.2f} elements"
     value, index = float(count), 0
     while abs(value) >= 1024 and index < len(_SIZES) - 1:
         value /= 1024

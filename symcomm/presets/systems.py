@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.crossing import CROSSING, ONE_NIC, PEERS, RING, SWITCH, crossing_of, inter_shares
+from ..base.crossing import CROSSING, ONE_NIC, RING, SWITCH, crossing_note, crossing_of, inter_shares
 from ..base.errors import InputError
 from ..base.units import DTYPES
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
@@ -672,22 +672,12 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     for name, stays, across in (("alpha", a_stays, a_across), ("beta", b_stays, b_across)):
         inter = across * values[name + "_inter"]
         values[name] = inter if stays == 0 else stays * values[name] + inter
-    return values, _crossing_note(rule, ranks, g, k)
-
-
-def _crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
-    """Why a flat group of ``ranks`` on nodes of ``g`` GPUs uses the link values it does (``link_values``)."""
-    if rule == PEERS:
-        return (f"N={ranks} spans nodes of {g} GPUs: a pairwise all-to-all sends to {k - 1} of its "
-                f"{ranks - 1} peers on its node and {ranks - k} across (k={k}, the fewest ranks any node "
-                f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
-                f"alpha_inter, beta likewise per element sent")
-    if rule == RING:
-        return (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
-                f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
-                f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent")
-    return (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
-            "inter-node values (not a ring: its crossings leave through one rank's NIC)")
+    note = crossing_note(rule, ranks, g, k)
+    if system.from_file and system.inter.source.startswith("not measured"):
+        # a calibrated file of one node's log: the crossing is priced at the base preset's datasheet link
+        note += (f"; the inter-node link of {system.name} is {system.inter.source}, so the crossing's time is the "
+                 "datasheet's: calibrate on a multi-node log to measure it")
+    return values, note
 
 
 # -- the CLI's eval: values from presets ----------------------------------------------------------

@@ -26,9 +26,10 @@ from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows
 from .settings import OPTIONS
 from ..presets.hardware_values import low_dtype_note
 from .frameworks import blackwell_head_dim_note, framework_attention
+from .megatron_features import head_split_refusal
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
-                    layout_notes, layout_refusal, say_unread_step)
+                    layout_notes, layout_refusal, say_unread_step, TIME_IS)
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -319,7 +320,22 @@ def _bound_words(args):
     step_names = _STEP_NAMES if stepping and args.hardware else frozenset()
     values, times, dtype = bound(target, texts, dtype, args, typed=typed, check=not args.backend,
                                  also_used=step_names)
+    if stepping and not args.hardware and (args.model or args.model_config):
+        _refuse_head_split(args, target, values)
     return target, values, times, dtype, typed, derived, step_texts
+
+
+def _refuse_head_split(args, target: Subject, values: dict) -> None:
+    """The communication alone of a model's layout (eval hybrid --model, no --hardware) refused where t cannot split
+    its heads, as the step model's path refuses it (megatron_features.head_split_refusal): the model's heads, not
+    bound here, read from the preset or config beside the bound layout."""
+    presets = _presets()
+    model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+    numbers = {**{name: float(x) for name, x in model.values().items()},
+               **{_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}}
+    refused = head_split_refusal(target.options, numbers)
+    if refused:
+        raise UsageError(refused)
 
 
 #: the shape names only the step model reads (eval hybrid --hardware): used, though the communication needs none
@@ -381,6 +397,26 @@ def _numbers_at(target: Subject, values: dict, times: dict, scale: int, in_bytes
     return out
 
 
+def _say_undivided(rows: list, scale: int) -> None:
+    """A strategy's collective whose message its ranks do not divide, where eval of that collective alone refuses
+    such a message (its algorithm's rule: a ring's M a multiple of N), said where its counts come out fractional:
+    they are the exact (N−1)/N form's, each rank's mean share.  Said, not refused: a framework pads or splits it unevenly.
+    (The hybrid strategy's layer-sized messages are left unsaid: FSDP pads its shards to the ranks.)"""
+    for row in rows:
+        algorithm = next((a for a in algorithms_of(row["collective"]) if a.name == row["algorithm"]), None)
+        message = row["message"] / scale
+        if algorithm is None or not isinstance(row["group"], int) or not float(message).is_integer() \
+                or float(row["send"]).is_integer():
+            continue
+        if any(rule.kind == "divides" and rule.symbols == {S.N, S.M} for rule in algorithm.requires) \
+                and int(message) % row["group"]:
+            notes.add(f"{row['label']}: its message of {int(message):,} elements is not a multiple of its "
+                      f"{row['group']} ranks, so the counts are each rank's mean share in the exact (N−1)/N form, "
+                      f"not whole (eval {row['collective']} alone refuses such an M; a framework pads it or splits "
+                      "it unevenly)")
+            return
+
+
 def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
@@ -403,6 +439,8 @@ def eval_payload(args) -> dict:
             pass            # a point the compiled code cannot answer exactly (nothing said yet): the general path
     if at is None:
         at = _numbers_at(target, values, times, scale, bool(dtype))
+    if target.terms and target.name != "hybrid":
+        _say_undivided(at["terms"], scale)
     result, extras = at["result"], at["extras"]
     payload = {
         "label": _label(target),
@@ -424,7 +462,7 @@ def eval_payload(args) -> dict:
     payload["_result_keys"] = list(result)
     payload["_extra_keys"] = list(extras)
     if stepping and args.hardware:
-        payload["time_is"] = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+        payload["time_is"] = TIME_IS
         payload.update(_step_report(args, target, values, times, dtype, step_texts, typed))
     return payload
 

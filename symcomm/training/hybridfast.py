@@ -33,7 +33,7 @@ from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, step_options
 from .frameworks import blackwell_head_dim_note, framework_attention
-from .words import NEEDS_OPTION, PER_MESSAGE_NAMES, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
+from .words import NEEDS_OPTION, PER_MESSAGE_NAMES, TIME_IS, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     hardware_wiring, layout_notes, layout_refusal, preset_shape, units_of, value_text, with_model_shape, \
     add_hardware_report, say_unread_step
 
@@ -237,7 +237,7 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
 # -- the answer (answers.eval_payload) ---------------------------------------------------------------------------
 
 #: what the communication figures beside the step time count (answers.eval_payload's words)
-_TIME_IS = "communication alone (no compute, overlap or bubble); step_time is the whole step"
+_TIME_IS = TIME_IS
 
 
 def _answer(args, data) -> dict:

@@ -336,6 +336,13 @@ PHI_SHAPE = ("h", "L", "F", "V", "h_kv", "h_q", "E", "F_e", "E_s", "L_moe")
 NEEDS_OPTION = {"L_first": "pipeline_split=first_last", "L_last": "pipeline_split=first_last"}
 
 
+#: what an eval hybrid --hardware answer's ``time`` is (its JSON time_is): the communication its terms count, on the GPU
+#: they count, which under an uneven pipeline split is the last stage's, not always the stage that sets the step
+TIME_IS = ("communication alone (no compute, overlap or bubble) of the GPU the terms count: under an uneven pipeline "
+           "split the last stage's (busiest_stage says which stage sets the step; comm_time is that stage's); "
+           "step_time is the whole step")
+
+
 def needs_option_refusal(key: str) -> str:
     """Why ``key`` (of :data:`NEEDS_OPTION`) typed without its option is refused, in one line."""
     return (f"{key} is read only with {NEEDS_OPTION[key]}: without it the layout priced would not be the one typed; "

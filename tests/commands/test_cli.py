@@ -968,3 +968,16 @@ def test_what_the_stop_67_outsiders_found(capsys):
     code, out, err = run(capsys, "plan", "--model", "llama3.1-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
                          "--seq", "8192", "hbm=0")
     assert code == 2 and "hbm=0 is not allowed" in err, err
+
+
+def test_a_strategy_message_its_ranks_do_not_divide_is_said_and_printed_to_the_element(capsys):
+    # tp on N = 3 ranks of b·s·h = 1·2048·8192 = 16,777,216 elements: 4 ring all-reduces, each rank sending
+    # 2·(3 − 1)/3·M = 11,184,810.67 a collective, 44,739,242.67 the forward's two; eval all_reduce refuses such an M,
+    # so the strategy says its counts are mean shares, to two decimals (not 8.94785e+07)
+    assert main(["eval", "tp", "N=3", "b=1", "s=2048", "h=8192", "L=1"]) == 0
+    out, err = capsys.readouterr()
+    assert "send         89,478,485.33 elements" in out
+    assert "send 44,739,242.67 elements" in out
+    assert "16,777,216 elements is not a multiple of its 3 ranks" in err
+    assert main(["eval", "tp", "N=4", "b=1", "s=2048", "h=8192", "L=1"]) == 0
+    assert "not a multiple" not in capsys.readouterr().err

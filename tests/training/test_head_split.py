@@ -52,6 +52,19 @@ def test_eval_refuses_on_the_command_line_and_in_the_api_alike():
     assert evaluate("hybrid", model="llama3.1-8b", hardware="h100", t=8, p=1, d=1, c=1, b=8, m=1, s=4096)["step_time"] > 0
 
 
+def test_the_communication_alone_of_a_model_refuses_the_same_split():
+    # eval hybrid --model without --hardware (the communication only): Llama 3 70B's 64 heads over t = 3 cannot run
+    # (each rank a/t whole heads), so its fractional message counts (h_kv·s/3 elements) are not printed; an outsider
+    # saw them printed where --hardware refused the layout
+    words = ["G=8", "t=3", "p=1", "d=1", "c=1", "b=8", "m=8"]
+    done = symcomm_command("eval", "hybrid", "--model", "llama3-70b", *words)
+    assert done.returncode == 2 and "t=3 does not divide the model's a=64 attention heads" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    with pytest.raises(InputError, match="4 K/V heads"):
+        evaluate("hybrid", model="qwen3-30b-a3b", G=8, t=8, sp=1, p=1, d=1, c=1, e=1, b=8, m=8)
+    assert evaluate("hybrid", model="llama3-70b", G=8, t=8, p=1, d=1, c=1, b=8, m=8)["send"] > 0
+
+
 def test_groups_that_do_not_tile_the_nvlink_domains_are_said():
     # GB200 NVL72: 72 GPUs a domain.  t = 1, c = 1, d = 64, e = 64 on 128 GPUs: the expert and data-parallel groups of
     # 64 ranks 0-63 and 64-127 in Megatron's rank order, the second one 8 ranks in the first domain (64-71) and 56 in

@@ -7,7 +7,8 @@ ranks that hold the same ones.  Rank order (Megatron): t innermost, then c, d, p
 group crosses nodes when the ranks it spans exceed G, the GPUs per node, and a ring group
 across nodes with k of its ranks on a node (the fewest any node holds) sends 1/k of its
 elements at β_inter, the rest at β, α_inter every step (NCCL's channels spread the crossings
-over the node's NICs); the busiest pipeline stage sends forward across nodes once the
+over the node's NICs; one-port, the two legs added: an upper bound on the time, measured multi-node
+rings run their legs at once, below); the busiest pipeline stage sends forward across nodes once the
 pipeline does, backward too when t·c·d ≥ G.
 
 The worked examples use published layouts (sources at each); where the model differs
@@ -15,10 +16,13 @@ from the real run (layer counts rounded so that L/p is whole, ...) the text says
 Bytes = elements × 2 (bf16/fp16).
 """
 
+import json
+from pathlib import Path
+
 import sympy as sp
 
 from symcomm.core.chapters import Chapter, Derivation, Step
-from symcomm.core.proof import Claim, Domain
+from symcomm.core.proof import AtLeast, Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.frameworks import DEEPSPEED_BUCKET_ALLREDUCE
 from symcomm.training.tp_plans import TE_AMAX_REDUCTION, TE_FP8_GATHER
@@ -333,6 +337,30 @@ CLAIMS += [
           name="Llama-2-70B-like at t = 2, d = 16: the other 3/4 of the data-parallel elements stay on the node's "
                "links", source=LLAMA2_SOURCE),
 ]
+
+
+# Measured, the one-port rule is an upper bound on the time: NCCL runs a channel's NVLink hops and its NIC at once
+# (src/graph/search.cc charges one per-channel rate on every link of the channel's path; src/graph/tuning.cc prices
+# a ring's bus bandwidth as channels × that rate, no sum of an NVLink and a network time), so a rank's two legs
+# overlap and the time is nearer max((k − 1)/k·β, β_inter/k) per element sent than their sum.  Every published
+# multi-node ring bandwidth in derivations/data/nccl_multinode_busbw.json is above the one-port rule's 1/((k − 1)/k·β
+# + β_inter/k) at its hardware's line rates (k = 8) and at or below the concurrent one's min(k/β_inter, k/((k − 1)·β)):
+# the claims below.  Not yet priced concurrently (the step model's costs are linear in α, β, β_inter; a lead).
+_BUSBW = json.loads((Path(__file__).parent / "data" / "nccl_multinode_busbw.json").read_text(encoding="utf-8"))
+for _run in _BUSBW["runs"]:
+    _stays, _crosses = 1 / _split.coefficient(beta).subs(_k_node, 8) * _ring.beta, _ring.beta / _split.coefficient(
+        beta_inter).subs(_k_node, 8)
+    _nvl, _nic = sp.nsimplify(_run["nvlink_GBps"]), sp.nsimplify(_run["nic_GBps_per_gpu"])
+    _one_port = 1 / (1 / (_stays * _nvl) + 1 / (_crosses * _nic))        # GB/s: 1/((7/8)/NVLink + (1/8)/NIC)
+    _concurrent = sp.Min(_stays * _nvl, _crosses * _nic)                  # GB/s: min(8/7·NVLink, 8·NIC)
+    CLAIMS += [
+        AtLeast(sp.nsimplify(_run["busbw_GBps"]), _one_port,
+                name=f"{_run['id']}: the measured ring bandwidth {_run['busbw_GBps']} GB/s is above the one-port "
+                     f"crossing rule's {float(_one_port):.1f} GB/s ({_run['system']}, {_run['nodes'] or 'several'} "
+                     "nodes): its time is an upper bound", source=_run["source"]),
+        AtLeast(_concurrent, sp.nsimplify(_run["busbw_GBps"]),
+                name=f"{_run['id']}: the measured ring bandwidth is within the concurrent legs' "
+                     f"{float(_concurrent):.0f} GB/s", source=_run["source"])]
 
 
 # -- nodes wired point to point (nvlink=mesh): a group's bytes on a node run over its pair links there ------------

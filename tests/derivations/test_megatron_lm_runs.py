@@ -91,9 +91,13 @@ def test_command_types_the_shape_and_derives_phi(run):
     for word in (f"h={m['hidden']}", f"L={m['layers']}", f"a={m['heads']}", f"h_kv={m['hidden']}",
                  f"F={4 * m['hidden']}", "V=131072", "gated=0", "tied=0", f"t={run['t']}", f"p={run['p']}", "d=48"):
         assert f" {word} " in f" {command} "
-    # the README's overlaps and what Megatron-LM's arguments.py makes of them (see each run's 'assumed')
+    # the README's overlaps and what Megatron-LM's arguments.py makes of them (see each run's 'assumed'): its
+    # pipeline-parallel overlap 'enabled by default' runs only under the interleaved schedule, one layer per virtual
+    # stage (the only split of the 119B's 23 and the 462B's 7 layers a stage)
+    piped = run["p"] > 1
     for word in ("overlap_grad_reduce=1", "overlap_param_gather=1", f"tp_overlap={int(run['t'] > 1)}",
-                 f"sp={int(run['t'] > 1)}", "zero=1", "framework=megatron", "grad_dtype=fp32", "p2p_overlap=0"):
+                 f"sp={int(run['t'] > 1)}", "zero=1", "framework=megatron", "grad_dtype=fp32",
+                 f"p2p_overlap={int(piped)}", *((f"v={m['layers'] // run['p']}", "schedule=interleaved") if piped else ())):
         assert f" {word} " in f" {command} "
     inputs = modern.inputs(run)
     assert inputs.values["Phi"] == gpt_parameters(m["hidden"], m["layers"], run["seq"], m["vocab"], tied=False)

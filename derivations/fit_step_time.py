@@ -54,6 +54,10 @@ def _errors(e) -> dict:
 GIB = 2.0 ** 30
 
 
+#: a run's memory_stage (the GPU whose peak its source prints) → the step model's quantity of that GPU's bytes
+MEMORY_STAGE_QUANTITY = {"busiest": "memory_per_gpu", "first": "stage_bytes_first", "last": "stage_bytes_last"}
+
+
 def check_rows(system: str, constants: dict, role: str = "check",
                over: list | None = None) -> tuple[list[dict], list[dict]]:
     """The runs of ``system`` never fitted on (role "check": the papers' and the modern ones the step model
@@ -95,7 +99,9 @@ def check_rows(system: str, constants: dict, role: str = "check",
             source = printed.get(run_id)
             if source is None or source.get("memory_gib") is None:
                 continue
-            gib = float(q["memory_per_gpu"]) / GIB
+            # a source printing one pipeline stage's peak (memory_stage: "last", Megatron-LM's rank world_size − 1)
+            # against that stage's count, not the busiest GPU's
+            gib = float(q[MEMORY_STAGE_QUANTITY[source.get("memory_stage", "busiest")]]) / GIB
             memory.append({"id": run_id, "hardware": system, "framework": run.framework,
                            "framework_option": row["framework_option"], "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
                            "error": _rounded(gib / source["memory_gib"] - 1)})

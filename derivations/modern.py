@@ -253,7 +253,13 @@ def words(run: dict) -> list[str]:
         w.update(ga_schedules=1, n_ga=run["schedules_per_step"])
     if run["v"] > 1:
         w.update(schedule="interleaved", v=run["v"])
-    w.update(_split(run) or {})
+    split = _split(run) or {}
+    if not split and run.get("memory_stage") in ("first", "last") and run["p"] > 1:
+        # a peak printed of one stage's GPU (memory_stage), which the step model counts apart only on a split it is
+        # given: the even split written out, L/(p·v) layers in every chunk, the same layout
+        per = str(run["model"]["layers"] // (run["p"] * run["v"]))
+        split = {"pipeline_split": "first_last", "L_first": per, "L_last": per}
+    w.update(split)
     if moe:
         w["moe"] = 1
         w["dispatcher"] = dispatcher(run)

@@ -512,7 +512,7 @@ HIDING = Derivation(
     "sequences per micro-batch; transformer-layer parameters 12Lh² (GPT); β per gradient element; latency α "
     "left out (large buckets)",
     NARAYANAN + ", §3.3 (data and model parallelism: the data-parallel all-reduce); Megatron-LM --overlap-grad-reduce (whose last bucket of "
-    "max(40M, 1M·d·c) parameters stays exposed beyond B*: megatron/core/distributed/distributed_data_parallel.py)",
+    "max(40M, 1M·d) parameters stays exposed beyond B*: megatron/core/distributed/distributed_data_parallel.py)",
     lhs="B*",
     claims=(Claim(sp.diff(B_HIDDEN.subs(alpha, 0), t), 0,
                   name="the micro-batch that hides the gradient all-reduce does not depend on t"),
@@ -1442,7 +1442,7 @@ CHAPTER = Chapter(
      "BLOOM and the Megatron-LM README's GPT-3 run come within 9 %; MT-NLG, run by DeepSpeed's pipeline engine, "
      f"is {_MTNLG_SLOWER} slower than the model predicts — the model has no term for that engine's own overheads. "
      "Overlap follows the framework (symcomm/training/overlap.py, each default cited in frameworks.py): Megatron's "
-     "gradient reduce behind the backward in buckets of max(40M, 1M·d·c) parameters, the last one exposed "
+     "gradient reduce behind the backward in buckets of max(40M, 1M·d) parameters (d: the data-parallel size without context parallelism), the last one exposed "
      "(overlap_grad_reduce), its post-step parameter all-gather behind the next forward but its first bucket "
      "(overlap_param_gather); under its interleaved schedule each model chunk is synced apart "
      "(megatron/core/pipeline_parallel/schedules.py: a chunk's reduce-scatter after its last micro-batch's "

@@ -7,7 +7,7 @@ Data parallel (:func:`exposed_data_parallel`):
 
 * gradient reductions (ZeRO 0–2) overlapped in buckets behind the backward: exposed =
   max(reduce − window, the last bucket's reduce), the last bucket starting only when the backward
-  ends (Megatron-LM distributed_data_parallel.py: buckets of max(40M, 1M·d·c) parameters; DeepSpeed
+  ends (Megatron-LM distributed_data_parallel.py: buckets of max(40M, 1M·d) parameters; DeepSpeed
   reduce_bucket_size 5·10⁸ elements, deepspeed/runtime/zero/config.py); not overlapped: all of it;
 * the parameter all-gather after the optimizer step (ZeRO 1/2): exposed unless overlap_param_gather,
   then max(the first bucket's gather, gather − the first micro-batch's forward) (Megatron-LM
@@ -113,11 +113,13 @@ def max0(x):
 
 #: the buckets of the data-parallel reductions and gathers, in elements (parameters), by framework:
 #: Megatron-LM megatron/core/distributed/distributed_data_parallel.py (bucket_size = max(40000000,
-#: 1000000 × the data-parallel group's size) when overlapped).  Stages after the first run one bucket there
-#: (pp_rank > 0 disables bucketing), started as their last backward ends, (p − 1) backwards before the first
-#: stage's: the first stage's last bucket is what trails the step, and what is counted.  DeepSpeed's and
+#: 1000000 × the data-parallel group's size) when overlapped; that group is without context parallelism, d, though
+#: the reduction runs over d·c: get_data_parallel_world_size() at f2e5db402c, process_groups_config.py's dp_group at
+#: d98e8a64).  Stages after the first run one bucket there (pp_rank > 0 disables bucketing), started as their last
+#: backward ends, (p − 1) backwards before the first stage's: the first stage's last bucket is what trails the step,
+#: and what is counted.  DeepSpeed's and
 #: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
-BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d * S.c, evaluate=False)}
+BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d, evaluate=False)}
 #: the frameworks whose edge buckets hold the word embedding whole: a Megatron-LM bucket closes after the
 #: parameter that fills it, never splitting one (param_and_grad_buffer.py at NVIDIA/Megatron-LM f2e5db402c,
 #: ParamAndGradBuffer: the parameters in reverse order, a new bucket once its size is reached), so the first

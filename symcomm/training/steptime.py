@@ -327,7 +327,7 @@ ASSUMPTIONS = (
     "all-to-alls each behind the piece of the other micro-batch's compute Megatron pairs it with, p2p_overlap the pipeline sends (Megatron-LM: on with the interleaved schedule); bubble = "
     "(p − 1)/v micro-batch slots, n_ga times under ga_schedules=1 (a schedule per gradient-accumulation step)",
     "data-parallel gradient reductions hidden behind the backward when the framework overlaps them "
-    "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d·c) parameters exposed), the post-step "
+    "(overlap_grad_reduce; Megatron's last bucket of max(40M, 1M·d) parameters exposed), the post-step "
     "parameter all-gather exposed unless overlap_param_gather (then its first bucket), ZeRO-3 gathers prefetched "
     "behind the compute; FSDP2 and Megatron-FSDP one gather and reduce-scatter per layer: the first gather, the "
     "last reduce-scatter and every collective's latency exposed; Megatron's edge bucket at least the word "

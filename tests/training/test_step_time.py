@@ -91,6 +91,16 @@ def test_the_gradient_all_reduce_hides_behind_the_backward_only_when_overlapped(
     assert float(one_bucket["exposed_comm_time_dp"]) == pytest.approx(reduce, rel=1e-12)
 
 
+def test_megatron_sizes_its_buckets_by_the_data_parallel_group_without_context_parallelism():
+    # Megatron-LM's bucket_size = max(40000000, 1000000·dp_group.size()), that group without the context-parallel
+    # ranks (distributed_data_parallel.py, process_groups_config.py's dp_group at d98e8a64): d = 64, c = 2 buckets
+    # 64M parameters, not 128M; d = 32, c = 4 stays at the 40M floor
+    from symcomm.core.symbols import c, d
+    from symcomm.training.overlap import BUCKETS
+    assert BUCKETS["megatron"]().subs({d: 64, c: 2}) == 64_000_000
+    assert BUCKETS["megatron"]().subs({d: 32, c: 4}) == 40_000_000
+
+
 def test_megatron_keeps_its_last_bucket_exposed():
     # Φ = 4·10⁸ on one stage, d = 4: buckets of 40M parameters, 10 of them; the last one's all-reduce
     # 2·(3/4)·4·10⁷·β stays exposed however long the backward (distributed_data_parallel.py, bucket_size)

@@ -45,9 +45,11 @@ STAGE_OF = {"weights": "every", "gradients": "every", "optimizer": "every", "act
 #: the parts live with the loss (from the LM head's forward to its backward) and those live in the layers'
 #: backward (:func:`loss_or_recompute`: never at once)
 LOSS_SIDE, BACKWARD_SIDE = ("logits", "head_inputs"), ("recompute", "head_gradient", "ring_attention")
-#: DeepSpeed ZeRO-1/2's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
-#: allocated whole in the half type by DeepSpeedZeroOptimizer.backward (stage_1_and_2.py, contiguous_gradients on
-#: by default; a second one with overlap_comm, off by default below stage 3 — not counted)
+#: DeepSpeed ZeRO's gradient bucket: reduce_bucket_size elements (deepspeed/runtime/zero/config.py: 5·10⁸),
+#: allocated whole in the half type with contiguous_gradients, on by default: by DeepSpeedZeroOptimizer.backward at
+#: ZeRO-1/2 (stage_1_and_2.py; a second one with overlap_comm, off by default below stage 3 — not counted), and at
+#: ZeRO-3 once, beside the optimizer states (stage3.py at edaa7221: the IPG bucket's buffer, torch.empty of
+#: reduce_bucket_size elements of the gradients' type)
 DEEPSPEED_BUCKET = 500_000_000
 
 
@@ -637,8 +639,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     the layer input 2sbh, /t with SP; flash attention never stores the scores), s → s/c; with embeddings
     the last stage's logits (:func:`logits_bytes`); the recompute working set; per-layer ZeRO-3's gathered
     layers; the data-parallel buckets (Megatron-LM reduces and gathers in place in its gradient and
-    parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2 its gradient bucket of
-    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py, ipg_buffer).
+    parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2/3 its gradient bucket of
+    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py ipg_buffer, stage3.py ipg_buckets).
 
     ``kind`` (first, middle, last; pipeline_split=first_last only): every part of one GPU of a stage of that kind,
     all held at once (:func:`stage_memory`)."""
@@ -727,7 +729,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["gathered_layers"] = gathered_layers(data, moe, embeddings, tied, grad_bytes)
     if data.framework == "megatron" and data.zero >= 1:
         parts["dp_buckets"] = sp.Integer(0)
-    elif data.framework == "deepspeed" and data.zero in (1, 2):
+    elif data.framework == "deepspeed" and data.zero in (1, 2, 3):
         parts["dp_buckets"] = sp.Integer(2 * DEEPSPEED_BUCKET)
     return parts
 

@@ -141,6 +141,10 @@ def test_fsdp1_keeps_no_16_bit_shard_but_deepspeed_zero3_does():
     deepspeed = steptime.quantities(values, 2, **{**PLAIN, "framework": "deepspeed", "zero": "3", "embeddings": "0"})
     assert float(fsdp1["memory_weights"]) == 0 and float(fsdp1["memory_optimizer"]) == 12 * 10**6 / 4
     assert float(deepspeed["memory_weights"]) == 2 * 10**6 / 4
+    # and its reduction bucket beside them, as at ZeRO-1/2: reduce_bucket_size 5·10⁸ elements (zero/config.py) in
+    # bf16, allocated once with contiguous_gradients (stage3.py: the IPG bucket's buffer); none under FSDP1
+    assert float(deepspeed["memory_dp_buckets"]) == 2 * 5 * 10**8
+    assert "memory_dp_buckets" not in fsdp1 or float(fsdp1["memory_dp_buckets"]) == 0
 
 
 def test_the_loss_setting_refuses_another_value_naming_its_choices():

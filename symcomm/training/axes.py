@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..core import symbols as S
 from ..base.errors import InputError
-from .frameworks import check_stage, framework
+from .frameworks import ROOT_KEPT_GATHERED, check_stage, framework
 from ..base.crossing import ONE_NIC, crossing_of
 from .routing import destinations_hit as routed_places
 from .terms import Term
@@ -231,12 +231,15 @@ def run_data_schedule(run) -> DataSchedule:
                          run.fp8_param_gather, run.precision, run.ga_schedules, run.hsdp)
 
 
-def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) -> tuple[Term, ...]:
+def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, root=0) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
     over the m micro-batches.  ZeRO-3 with ``data.shard_unit == "layer"`` (FSDP2, Megatron-FSDP: one
     all-gather and one reduce-scatter per wrapped layer, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME) runs
     ``units`` collectives of shard/units each where a whole-model unit runs one of the shard: the same
-    elements, ``units`` times the messages."""
+    elements, ``units`` times the messages.  ``root``: the parameters of ``shard`` in the root unit (the embedding
+    and LM head), one of the units, which PyTorch's FSDP keeps gathered from its forward through the backward
+    (frameworks.ROOT_KEPT_GATHERED): the backward gathers the other units again, shard − root in units − 1
+    messages a micro-batch."""
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
@@ -247,7 +250,11 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1) ->
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step", dtype=data.param_dtype))
     per = units if data.shard_unit == "layer" else 1
+    kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
     return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
+                         message=(shard - root) / (per - 1), count=term.count * (per - 1))
+                 if kept and (term.primitive, term.phase) == ("all_gather", "backward") else
+                 replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                          message=term.message / per, count=term.count * per)
                  for term in zero3_on(group, shard, groups, across, data, m))
 

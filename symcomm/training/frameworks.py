@@ -230,6 +230,16 @@ FSDP2_RESHARD_AFTER_BACKWARD = ("torch 2.13.0 torch/distributed/fsdp/_fully_shar
                                 "_fully_shard.py (set_reshard_after_backward, apart from set_requires_gradient_sync); "
                                 "torch/distributed/pipelining/stage.py (backward_maybe_with_nosync: "
                                 "set_reshard_after_backward(False) but in a schedule's last backward)")
+#: the frameworks whose root unit (the embedding and LM head beside the per-block units) stays gathered from its forward
+#: through the backward, never gathered again there: PyTorch's FSDP1 frees no root parameters after the forward
+#: (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard: "Do not free the root's parameters in the
+#: post-forward for FULL_SHARD"), FSDP2 sets the root's post_forward_mesh_info None (_fsdp_state.py, _lazy_init), and
+#: torchtitan, whose root owns no parameters from 83e69410 (2025-07), shards [norm, output] with
+#: reshard_after_forward False by default (torchtitan/distributed/fsdp.py at b5bcd76c, apply_fsdp_to_decoder)
+ROOT_KEPT_GATHERED = frozenset(("fsdp", "fsdp2"))
+ROOT_KEPT_SOURCE = ("PyTorch torch/distributed/fsdp/_runtime_utils.py (_post_forward_reshard), "
+                    "_fully_shard/_fsdp_state.py (_lazy_init); torchtitan torchtitan/distributed/fsdp.py at b5bcd76c")
+
 #: where a unit kept gathered stays so between micro-batches when the gradients are reduced once per step: "no_sync"
 #: (FSDP1, FSDP_RUNTIME), "pipeline" (FSDP2: only under pipeline parallelism, FSDP2_RESHARD_AFTER_BACKWARD)
 KEPT_GATHERED = ("no_sync", "pipeline")

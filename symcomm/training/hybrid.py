@@ -211,7 +211,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
-                       for term in _dense_dp(data, busiest, held / busiest, layers + 1))
+                       for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=_root_unit(tied)))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -284,14 +284,21 @@ def mla_kv_mean() -> sp.Expr:
     return a * (S.d_nope + S.d_rope + S.d_v) / 2
 
 
-def _dense_dp(data, shard, groups, units) -> tuple:
+def _root_unit(tied: bool) -> sp.Expr:
+    """Parameters of an end stage's root unit on one GPU, the embedding and LM head PyTorch's FSDP wraps apart from
+    the blocks: the V·h embedding and the V·h head (one tied copy) over t with p = 1, the stage's one V·h (the
+    embedding on the first, the head or tied copy on the last) with p > 1."""
+    return sp.Piecewise((embedding_parameters(tied) / t, sp.Eq(p, 1)), (V * h / t, True))
+
+
+def _dense_dp(data, shard, groups, units, root=0) -> tuple:
     """The data-parallel collectives of the ``shard`` a GPU holds of the dense parameters (``groups`` of its d·c
     replica ranks hold the stage's), ``units`` per-layer units: over the d·c ranks, or under hybrid sharding
     (``data.replicas``, frameworks.HSDP_SOURCE) over the d·c/d_r ranks of a shard group, t apart, every reduced shard
-    then all-reduced over the replicas, t·d·c/d_r apart."""
+    then all-reduced over the replicas, t·d·c/d_r apart; ``root``: the shard's root-unit parameters (axes.dp_terms)."""
     group = d * c / data.replicas
-    return (spread_over_nics(dp_terms(data, group, shard, groups * data.replicas, spans(t * group, G), "", units), t,
-                             p * data.replicas)
+    return (spread_over_nics(dp_terms(data, group, shard, groups * data.replicas, spans(t * group, G), "", units,
+                                      root), t, p * data.replicas)
             + spread_over_nics(replica_terms(data, group, shard, groups * group, spans(t * c * d, G), units), t * group,
                                p))
 

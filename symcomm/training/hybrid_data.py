@@ -4675,120 +4675,117 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t12 = (_t11*_a9)
         _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
         _t14 = (_a9 >= 2)
-        _t15 = (0 if _t14 else _a8)
+        _t15 = (1 if _t14 else _a8)
         _t16 = -1 + _t3
         _t17 = (_t15*_t16)
         _t18 = (_t17*_a2)
-        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
-        _t20 = (_a3*_a7)
-        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t22 = (_t17*_t21)
-        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
-        _t24 = (_t19 if _t0 else _t23)
-        _t25 = (1 if _t14 else _a8)
-        _t26 = (_t16*_t25)
-        _t27 = (_t26*_a2)
-        _t28 = (3*_t27)
-        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
-        _t30 = (_t21*_t26)
-        _t31 = (3*_t30)
-        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
-        _t33 = (_t29 if _t0 else _t32)
-        _t34 = _t24 + _t33
-        _t35 = -1 + _a11
-        _t36 = (_t1*_t35)
-        _t37 = (12*_t36)
+        _t19 = (3*_t18)
+        _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
+        _t21 = (_a3*_a7)
+        _t22 = (-2*_t21)
+        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t24 = (_t17*_t23)
+        _t25 = (3*_t24)
+        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
+        _t27 = (_t20 if _t0 else _t26)
+        _t28 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11))))
+        _t29 = (0 if _t14 else _a8)
+        _t30 = (_t16*_t28*_t29)
+        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
+        _t32 = _t27 + _t31
+        _t33 = -1 + _a11
+        _t34 = (_t1*_t33)
+        _t35 = (12*_t34)
+        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
+        _t37 = (_t33*_t6)
         _t38 = (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11)))
-        _t39 = (_t35*_t6)
-        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
-        _t41 = (1 if _t0 else 0)
-        _t42 = (_t39*_t41)
-        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
-        _t44 = (_t2*_t35)
-        _t45 = (8*_t44*_a1)
-        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
-        _t47 = _t38 + _t40 + _t43 + _t46
-        _t48 = _t13 + _t34 + _t47 + _t7
-        _t49 = -1 + _a9
-        _t50 = (2*_a11)
-        _t51 = (_a5*_a11)
-        _t52 = (_a0 < _t51)
-        _t53 = (_a1*_a8)
-        _t54 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
-        _t55 = (0 if _t52 else _t54)
-        _t56 = (_a0 < _t12)
-        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t58 = (_a0 < 1 + _t11)
-        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
-        _t60 = (_a0 < _t11)
-        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t62 = (_t25*_t61)
-        _t63 = (_t16*_t62)
-        _t64 = (_t15*_t61)
-        _t65 = (_t16*_t64)
-        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
-        _t67 = (_a0 < _a11)
-        _t68 = (_a8*(-2 + _t50))
-        _t69 = (3*_t68)
-        _t70 = (_t41*_t68)
-        _t71 = (4*_a1)
-        _t72 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
-        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
-        _t74 = _t55 + _t59 + _t66 + _t73
-        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
-        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t77 = (_t76 == _floor(_t76))
-        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
-        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
-        _t80 = (_t3*_a9)
-        _t81 = (_t75*_t80)
-        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
-        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
-        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
-        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t86 = _t77 and (_t0 or (_a0 == _t85))
-        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
-        _t88 = (_t18*_t87)
-        _t89 = (_t3*_t85)
-        _t90 = (_t22*_t87)
-        _t91 = (_t28*_t87)
-        _t92 = (_t31*_t87)
-        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11))))) if _t60 else _t33)
-        _t94 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t95 = (_a0 == _t94) or (_t80 == 1)
-        _t96 = -1 + (_t94 if _t95 else 1)
-        _t97 = (_t37*_t96)
-        _t98 = (_t11*_t94)
-        _t99 = (_t39*_t96)
-        _t100 = (_t42*_t96)
-        _t101 = (_t45*_t96)
-        _t102 = (_t12*_t94)
-        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t11 else _t100 // _t11 if not _t100 % _t11 else ((_z := 1) and _F(_t100, _t11)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t12 else _t101 // _t12 if not _t101 % _t12 else ((_z := 1) and _F(_t101, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t40)
-        _t104 = _t103 + _t82 + _t84 + _t93
-        _t105 = ((_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n42, _t11))) if _t0 else (_by_zero() if not _t11 else _n41 // _t11 if not (_n41 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n41, _t11))))
-        _t106 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
-        _t107 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
-        _t108 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
-        _t109 = _t107 + _t108 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
-        _t110 = _t105 + _t106 + _t109
-        _t111 = (_t54 if _t52 else 0)
-        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
-        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
-        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
-        _t115 = _t111 + _t112 + _t113 + _t114
-        _t116 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
-        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
-        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
-        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
-        _t120 = _t116 + _t117 + _t118 + _t119
-        _t121 = (_t3*_a8)
-        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
-        _t123 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
-        _t124 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
-        _t125 = (_t61*_a11)
-        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
-        _t127 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
-        return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t122, _t123, _t108, _a11, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a8, _t83, 2, _t122, _a8, _t83, _a11, _t122, _a8, _t43, _a11, _t122, _a8, _t40, _a11, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a8), _t107, _t3, _t126, _t62, _t127, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t127, _t47, _t73, _t103, _t109, _t114, _t119, _t13, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
+        _t39 = (1 if _t0 else 0)
+        _t40 = (_t37*_t39)
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
+        _t42 = (_t2*_t33)
+        _t43 = (8*_t42*_a1)
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t45 = _t36 + _t38 + _t41 + _t44
+        _t46 = _t13 + _t32 + _t45 + _t7
+        _t47 = -1 + _a9
+        _t48 = (2*_a11)
+        _t49 = (_t30*_a11)
+        _t50 = (_a5*_a11)
+        _t51 = (_a0 < _t50)
+        _t52 = (_a1*_a8)
+        _t53 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t52*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t54 = (0 if _t51 else _t53)
+        _t55 = (_a0 < _t12)
+        _t56 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t57 = (_a0 < 1 + _t11)
+        _t58 = (0 if _t55 else _t56) + (0 if _t57 else _t56)
+        _t59 = (_a0 < _t11)
+        _t60 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t61 = (_t15*_t60)
+        _t62 = (_t16*_t61)
+        _t63 = (_t29*_a1)
+        _t64 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t63)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
+        _t65 = (2*(0 if _t59 else _t62)) + (0 if _t59 else _t64)
+        _t66 = (_a0 < _a11)
+        _t67 = (_a8*(-2 + _t48))
+        _t68 = (3*_t67)
+        _t69 = (_t39*_t67)
+        _t70 = (4*_a1)
+        _t71 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t67*_t70)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
+        _t72 = (0 if _t66 else _t67) + (0 if _t66 else _t68) + (0 if _t66 else _t69) + (0 if _t66 else _t71)
+        _t73 = _t54 + _t58 + _t65 + _t72
+        _t74 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t50 // _a0 if not _t50 % _a0 else ((_z := 1) and _F(_t50, _a0))))))
+        _t75 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t76 = (_t75 == _floor(_t75))
+        _t77 = _t76 and ((_a0 == _t74) or ((_a6*_a9) == 1))
+        _t78 = (_t10*(-1 + ((_by_zero() if not _a11 else _t74 // _a11 if not _t74 % _a11 else ((_z := 1) and _F(_t74, _a11))) if _t77 else 1)))
+        _t79 = (_t3*_a9)
+        _t80 = (_t74*_t79)
+        _t81 = (((_by_zero() if not _t80 else _t78 // _t80 if not _t78 % _t80 else ((_z := 1) and _F(_t78, _t80))) if _t77 else (_by_zero() if not _t12 else _t78 // _t12 if not _t78 % _t12 else ((_z := 1) and _F(_t78, _t12)))) if _t51 else _t13)
+        _t82 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t83 = (0 if _t55 else _t82) + (0 if _t57 else _t82)
+        _t84 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t85 = _t76 and (_t0 or (_a0 == _t84))
+        _t86 = -1 + ((_by_zero() if not _a11 else _t84 // _a11 if not _t84 % _a11 else ((_z := 1) and _F(_t84, _a11))) if _t85 else 1)
+        _t87 = (_t19*_t86)
+        _t88 = (_t3*_t84)
+        _t89 = (_t25*_t86)
+        _t90 = ((((_by_zero() if not _t88 else _t87 // _t88 if not _t87 % _t88 else ((_z := 1) and _F(_t87, _t88))) if _t85 else (_by_zero() if not _t11 else _t87 // _t11 if not _t87 % _t11 else ((_z := 1) and _F(_t87, _t11)))) if _t0 else ((_by_zero() if not _t88 else _t89 // _t88 if not _t89 % _t88 else ((_z := 1) and _F(_t89, _t88))) if _t85 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11))))) if _t59 else _t27) + (((_by_zero() if not _t88 else _n33 // _t88 if not (_n33 := (_t49*_t86)) % _t88 else ((_z := 1) and _F(_n33, _t88))) if _t85 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t30*_t86)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t59 else _t31)
+        _t91 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t92 = (_a0 == _t91) or (_t79 == 1)
+        _t93 = -1 + (_t91 if _t92 else 1)
+        _t94 = (_t35*_t93)
+        _t95 = (_t11*_t91)
+        _t96 = (_t37*_t93)
+        _t97 = (_t40*_t93)
+        _t98 = (_t43*_t93)
+        _t99 = (_t12*_t91)
+        _t100 = (((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t66 else _t36) + (((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t66 else _t38) + (((_by_zero() if not _t95 else _t97 // _t95 if not _t97 % _t95 else ((_z := 1) and _F(_t97, _t95))) if _t92 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t66 else _t41) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t92 else (_by_zero() if not _t12 else _t98 // _t12 if not _t98 % _t12 else ((_z := 1) and _F(_t98, _t12)))) if _t66 else _t44)
+        _t101 = _t100 + _t81 + _t83 + _t90
+        _t102 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
+        _t103 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t104 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t105 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t42*_t70)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t106 = _t104 + _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t107 = _t102 + _t103 + _t106
+        _t108 = (_t53 if _t51 else 0)
+        _t109 = (_t56 if _t55 else 0) + (_t56 if _t57 else 0)
+        _t110 = (2*(_t62 if _t59 else 0)) + (_t64 if _t59 else 0)
+        _t111 = (_t67 if _t66 else 0) + (_t68 if _t66 else 0) + (_t69 if _t66 else 0) + (_t71 if _t66 else 0)
+        _t112 = _t108 + _t109 + _t110 + _t111
+        _t113 = (((_by_zero() if not _t80 else _t10 // _t80 if not _t10 % _t80 else ((_z := 1) and _F(_t10, _t80))) if _t77 else _t13) if _t51 else 0)
+        _t114 = (_t82 if _t55 else 0) + (_t82 if _t57 else 0)
+        _t115 = ((((_by_zero() if not _t88 else _t19 // _t88 if not _t19 % _t88 else ((_z := 1) and _F(_t19, _t88))) if _t85 else _t20) if _t0 else ((_by_zero() if not _t88 else _t25 // _t88 if not _t25 % _t88 else ((_z := 1) and _F(_t25, _t88))) if _t85 else _t26)) if _t59 else 0) + (((_by_zero() if not _t88 else _t49 // _t88 if not _t49 % _t88 else ((_z := 1) and _F(_t49, _t88))) if _t85 else _t31) if _t59 else 0)
+        _t116 = (((_by_zero() if not _t95 else _t35 // _t95 if not _t35 % _t95 else ((_z := 1) and _F(_t35, _t95))) if _t92 else _t36) if _t66 else 0) + (((_by_zero() if not _t95 else _t37 // _t95 if not _t37 % _t95 else ((_z := 1) and _F(_t37, _t95))) if _t92 else _t38) if _t66 else 0) + (((_by_zero() if not _t95 else _t40 // _t95 if not _t40 % _t95 else ((_z := 1) and _F(_t40, _t95))) if _t92 else _t41) if _t66 else 0) + (((_by_zero() if not _t99 else _t43 // _t99 if not _t43 % _t99 else ((_z := 1) and _F(_t43, _t99))) if _t92 else _t44) if _t66 else 0)
+        _t117 = _t113 + _t114 + _t115 + _t116
+        _t118 = (_t3*_a8)
+        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
+        _t120 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t52)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
+        _t121 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
+        _t122 = (_t60*_a11)
+        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t23 // _t122 if not _t23 % _t122 else ((_z := 1) and _F(_t23, _t122))))
+        _t124 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
+        return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t19 if _t0 else (_t25 if _t0 else _t19)) + (_t49 if _t0 else (_by_zero() if not _t23 else _n65 // _t23 if not (_n65 := (_t49*_a2)) % _t23 else ((_z := 1) and _F(_n65, _t23)))), _t73, _t101, _t107, _t112, _t117, _t73, _t101, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, 2, _t119, _a8, _t82, 2, _t119, _a8, _t82, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t104, _t3, _t123, _t61, _t124, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a9 else _t63 // _a9 if not _t63 % _a9 else ((_z := 1) and _F(_t63, _a9))), _t31, _t3, _t123, _t61, _t124, _t45, _t72, _t100, _t106, _t111, _t116, _t13, _t54, _t81, _t103, _t108, _t113, _t7, _t58, _t83, _t109, _t114, _t32, _t65, _t90, _t102, _t110, _t115, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -4868,7 +4865,7 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (0 if _t14 else _a8)
+        _t15 = (1 if _t14 else _a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
@@ -4888,97 +4885,97 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
+        _t19 = (3*_t18)
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (_a3*_a7)
+        _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-2*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t21 = (_a3*_a7)
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t17*_t21)
+        _t22 = (-2*_t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
+        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t19 if _t0 else _t23)
+        _t24 = (_t17*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (1 if _t14 else _a8)
+        _t25 = (3*_t24)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_t16*_t25)
+        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t26*_a2)
+        _t27 = (_t20 if _t0 else _t26)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (3*_t27)
+        _t28 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11))))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
+        _t29 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t21*_t26)
+        _t30 = (_t16*_t28*_t29)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (3*_t30)
+        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
+        _t32 = _t27 + _t31
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t29 if _t0 else _t32)
+        _t33 = -1 + _a11
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = _t24 + _t33
+        _t34 = (_t1*_t33)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = -1 + _a11
+        _t35 = (12*_t34)
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_t1*_t35)
+        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (12*_t36)
+        _t37 = (_t33*_t6)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
@@ -4988,451 +4985,436 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_t35*_t6)
+        _t39 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
+        _t40 = (_t37*_t39)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (1 if _t0 else 0)
+        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t39*_t41)
+        _t42 = (_t2*_t33)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t43 = (8*_t42*_a1)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_t2*_t35)
+        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (8*_t44*_a1)
+        _t45 = _t36 + _t38 + _t41 + _t44
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
+        _t46 = _t13 + _t32 + _t45 + _t7
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = _t38 + _t40 + _t43 + _t46
+        _t47 = -1 + _a9
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = _t13 + _t34 + _t47 + _t7
+        _t48 = (2*_a11)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = -1 + _a9
+        _t49 = (_t30*_a11)
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (2*_a11)
+        _t50 = (_a5*_a11)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (_a5*_a11)
+        _t51 = (_a0 < _t50)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a0 < _t51)
+        _t52 = (_a1*_a8)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_a1*_a8)
+        _t53 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t52*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_by_zero() if not _a9 else _n12 // _a9 if not (_n12 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n12, _a9)))
+        _t54 = (0 if _t51 else _t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (0 if _t52 else _t54)
+        _t55 = (_a0 < _t12)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_a0 < _t12)
+        _t56 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t57 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a0 < 1 + _t11)
+        _t58 = (0 if _t55 else _t56) + (0 if _t57 else _t56)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
+        _t59 = (_a0 < _t11)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_a0 < _t11)
+        _t60 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t61 = (_t15*_t60)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t25*_t61)
+        _t62 = (_t16*_t61)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t16*_t62)
+        _t63 = (_t29*_a1)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t15*_t61)
+        _t64 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t63)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t16*_t64)
+        _t65 = (2*(0 if _t59 else _t62)) + (0 if _t59 else _t64)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
+        _t66 = (_a0 < _a11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_a0 < _a11)
+        _t67 = (_a8*(-2 + _t48))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_a8*(-2 + _t50))
+        _t68 = (3*_t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (3*_t68)
+        _t69 = (_t39*_t67)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t41*_t68)
+        _t70 = (4*_a1)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (4*_a1)
+        _t71 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t67*_t70)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t72 = (0 if _t66 else _t67) + (0 if _t66 else _t68) + (0 if _t66 else _t69) + (0 if _t66 else _t71)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
+        _t73 = _t54 + _t58 + _t65 + _t72
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = _t55 + _t59 + _t66 + _t73
+        _t74 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t50 // _a0 if not _t50 % _a0 else ((_z := 1) and _F(_t50, _a0))))))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
+        _t75 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t76 = (_t75 == _floor(_t75))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_t76 == _floor(_t76))
+        _t77 = _t76 and ((_a0 == _t74) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
+        _t78 = (_t10*(-1 + ((_by_zero() if not _a11 else _t74 // _a11 if not _t74 % _a11 else ((_z := 1) and _F(_t74, _a11))) if _t77 else 1)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
+        _t79 = (_t3*_a9)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_t3*_a9)
+        _t80 = (_t74*_t79)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_t75*_t80)
+        _t81 = (((_by_zero() if not _t80 else _t78 // _t80 if not _t78 % _t80 else ((_z := 1) and _F(_t78, _t80))) if _t77 else (_by_zero() if not _t12 else _t78 // _t12 if not _t78 % _t12 else ((_z := 1) and _F(_t78, _t12)))) if _t51 else _t13)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
+        _t82 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t83 = (0 if _t55 else _t82) + (0 if _t57 else _t82)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
+        _t84 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t85 = _t76 and (_t0 or (_a0 == _t84))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = _t77 and (_t0 or (_a0 == _t85))
+        _t86 = -1 + ((_by_zero() if not _a11 else _t84 // _a11 if not _t84 % _a11 else ((_z := 1) and _F(_t84, _a11))) if _t85 else 1)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
+        _t87 = (_t19*_t86)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t18*_t87)
+        _t88 = (_t3*_t84)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t3*_t85)
+        _t89 = (_t25*_t86)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t22*_t87)
+        _t90 = ((((_by_zero() if not _t88 else _t87 // _t88 if not _t87 % _t88 else ((_z := 1) and _F(_t87, _t88))) if _t85 else (_by_zero() if not _t11 else _t87 // _t11 if not _t87 % _t11 else ((_z := 1) and _F(_t87, _t11)))) if _t0 else ((_by_zero() if not _t88 else _t89 // _t88 if not _t89 % _t88 else ((_z := 1) and _F(_t89, _t88))) if _t85 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11))))) if _t59 else _t27) + (((_by_zero() if not _t88 else _n33 // _t88 if not (_n33 := (_t49*_t86)) % _t88 else ((_z := 1) and _F(_n33, _t88))) if _t85 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t30*_t86)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t59 else _t31)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t28*_t87)
+        _t91 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_t31*_t87)
+        _t92 = (_a0 == _t91) or (_t79 == 1)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t24) + ((((_by_zero() if not _t89 else _t91 // _t89 if not _t91 % _t89 else ((_z := 1) and _F(_t91, _t89))) if _t86 else (_by_zero() if not _t11 else _t91 // _t11 if not _t91 % _t11 else ((_z := 1) and _F(_t91, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t92 // _t89 if not _t92 % _t89 else ((_z := 1) and _F(_t92, _t89))) if _t86 else (_by_zero() if not _t11 else _t92 // _t11 if not _t92 % _t11 else ((_z := 1) and _F(_t92, _t11))))) if _t60 else _t33)
+        _t93 = -1 + (_t91 if _t92 else 1)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t94 = (_t35*_t93)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_a0 == _t94) or (_t80 == 1)
+        _t95 = (_t11*_t91)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = -1 + (_t94 if _t95 else 1)
+        _t96 = (_t37*_t93)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t37*_t96)
+        _t97 = (_t40*_t93)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t11*_t94)
+        _t98 = (_t43*_t93)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t39*_t96)
+        _t99 = (_t12*_t91)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t42*_t96)
+        _t100 = (((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t66 else _t36) + (((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t66 else _t38) + (((_by_zero() if not _t95 else _t97 // _t95 if not _t97 % _t95 else ((_z := 1) and _F(_t97, _t95))) if _t92 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t66 else _t41) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t92 else (_by_zero() if not _t12 else _t98 // _t12 if not _t98 % _t12 else ((_z := 1) and _F(_t98, _t12)))) if _t66 else _t44)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t45*_t96)
+        _t101 = _t100 + _t81 + _t83 + _t90
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t12*_t94)
+        _t102 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (((_by_zero() if not _t98 else _t100 // _t98 if not _t100 % _t98 else ((_z := 1) and _F(_t100, _t98))) if _t95 else (_by_zero() if not _t11 else _t100 // _t11 if not _t100 % _t11 else ((_z := 1) and _F(_t100, _t11)))) if _t67 else _t43) + (((_by_zero() if not _t102 else _t101 // _t102 if not _t101 % _t102 else ((_z := 1) and _F(_t101, _t102))) if _t95 else (_by_zero() if not _t12 else _t101 // _t12 if not _t101 % _t12 else ((_z := 1) and _F(_t101, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t98 else _t97 // _t98 if not _t97 % _t98 else ((_z := 1) and _F(_t97, _t98))) if _t95 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t98 else _t99 // _t98 if not _t99 % _t98 else ((_z := 1) and _F(_t99, _t98))) if _t95 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t40)
+        _t103 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = _t103 + _t82 + _t84 + _t93
+        _t104 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = ((_by_zero() if not _t11 else _n42 // _t11 if not (_n42 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n42, _t11))) if _t0 else (_by_zero() if not _t11 else _n41 // _t11 if not (_n41 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n41, _t11))))
+        _t105 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t42*_t70)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
+        _t106 = _t104 + _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n44, _t11)))
+        _t107 = _t102 + _t103 + _t106
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t108 = (_t53 if _t51 else 0)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t107 + _t108 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t109 = (_t56 if _t55 else 0) + (_t56 if _t57 else 0)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = _t105 + _t106 + _t109
+        _t110 = (2*(_t62 if _t59 else 0)) + (_t64 if _t59 else 0)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t54 if _t52 else 0)
+        _t111 = (_t67 if _t66 else 0) + (_t68 if _t66 else 0) + (_t69 if _t66 else 0) + (_t71 if _t66 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
+        _t112 = _t108 + _t109 + _t110 + _t111
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
+        _t113 = (((_by_zero() if not _t80 else _t10 // _t80 if not _t10 % _t80 else ((_z := 1) and _F(_t10, _t80))) if _t77 else _t13) if _t51 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
+        _t114 = (_t82 if _t55 else 0) + (_t82 if _t57 else 0)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t111 + _t112 + _t113 + _t114
+        _t115 = ((((_by_zero() if not _t88 else _t19 // _t88 if not _t19 % _t88 else ((_z := 1) and _F(_t19, _t88))) if _t85 else _t20) if _t0 else ((_by_zero() if not _t88 else _t25 // _t88 if not _t25 % _t88 else ((_z := 1) and _F(_t25, _t88))) if _t85 else _t26)) if _t59 else 0) + (((_by_zero() if not _t88 else _t49 // _t88 if not _t49 % _t88 else ((_z := 1) and _F(_t49, _t88))) if _t85 else _t31) if _t59 else 0)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
+        _t116 = (((_by_zero() if not _t95 else _t35 // _t95 if not _t35 % _t95 else ((_z := 1) and _F(_t35, _t95))) if _t92 else _t36) if _t66 else 0) + (((_by_zero() if not _t95 else _t37 // _t95 if not _t37 % _t95 else ((_z := 1) and _F(_t37, _t95))) if _t92 else _t38) if _t66 else 0) + (((_by_zero() if not _t95 else _t40 // _t95 if not _t40 % _t95 else ((_z := 1) and _F(_t40, _t95))) if _t92 else _t41) if _t66 else 0) + (((_by_zero() if not _t99 else _t43 // _t99 if not _t43 % _t99 else ((_z := 1) and _F(_t43, _t99))) if _t92 else _t44) if _t66 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+        _t117 = _t113 + _t114 + _t115 + _t116
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = ((((_by_zero() if not _t89 else _t18 // _t89 if not _t18 % _t89 else ((_z := 1) and _F(_t18, _t89))) if _t86 else _t19) if _t0 else ((_by_zero() if not _t89 else _t22 // _t89 if not _t22 % _t89 else ((_z := 1) and _F(_t22, _t89))) if _t86 else _t23)) if _t60 else 0) + ((((_by_zero() if not _t89 else _t28 // _t89 if not _t28 % _t89 else ((_z := 1) and _F(_t28, _t89))) if _t86 else _t29) if _t0 else ((_by_zero() if not _t89 else _t31 // _t89 if not _t31 % _t89 else ((_z := 1) and _F(_t31, _t89))) if _t86 else _t32)) if _t60 else 0)
+        _t118 = (_t3*_a8)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (((_by_zero() if not _t98 else _t37 // _t98 if not _t37 % _t98 else ((_z := 1) and _F(_t37, _t98))) if _t95 else _t38) if _t67 else 0) + (((_by_zero() if not _t98 else _t39 // _t98 if not _t39 % _t98 else ((_z := 1) and _F(_t39, _t98))) if _t95 else _t40) if _t67 else 0) + (((_by_zero() if not _t98 else _t42 // _t98 if not _t42 % _t98 else ((_z := 1) and _F(_t42, _t98))) if _t95 else _t43) if _t67 else 0) + (((_by_zero() if not _t102 else _t45 // _t102 if not _t45 % _t102 else ((_z := 1) and _F(_t45, _t102))) if _t95 else _t46) if _t67 else 0)
+        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = _t116 + _t117 + _t118 + _t119
+        _t120 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t52)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (_t3*_a8)
+        _t121 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_by_zero() if not _t121 else _t2 // _t121 if not _t2 % _t121 else ((_z := 1) and _F(_t2, _t121)))
+        _t122 = (_t60*_a11)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_by_zero() if not _a9 else _n58 // _a9 if not (_n58 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n58, _a9)))
+        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t23 // _t122 if not _t23 % _t122 else ((_z := 1) and _F(_t23, _t122))))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_by_zero() if not (_d59 := (_a6*_a8*_a11)) else _t2 // _d59 if not _t2 % _d59 else ((_z := 1) and _F(_t2, _d59)))
+        _t124 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
-    try:
-        _t125 = (_t61*_a11)
-    except _CANNOT as _err:
-        _t125 = _Unusable(_err)
-        _z = 1
-    try:
-        _t126 = ((_by_zero() if not _t125 else _a2 // _t125 if not _a2 % _t125 else ((_z := 1) and _F(_a2, _t125))) if _t0 else (_by_zero() if not _t125 else _t21 // _t125 if not _t21 % _t125 else ((_z := 1) and _F(_t21, _t125))))
-    except _CANNOT as _err:
-        _t126 = _Unusable(_err)
-        _z = 1
-    try:
-        _t127 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
-    except _CANNOT as _err:
-        _t127 = _Unusable(_err)
-        _z = 1
-    return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t18 if _t0 else (_t22 if _t0 else _t18)) + (_t28 if _t0 else (_t31 if _t0 else _t28)), _t74, _t104, _t110, _t115, _t120, _t74, _t104, _t110, _t115, _t120, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t122, _t123, _t108, _a11, _t122, _t123, _t108, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, _a5, _t124, _t123, _t106, 2, _t122, _a8, _t83, 2, _t122, _a8, _t83, _a11, _t122, _a8, _t43, _a11, _t122, _a8, _t40, _a11, (_by_zero() if not _t121 else _t1 // _t121 if not _t1 % _t121 else ((_z := 1) and _F(_t1, _t121))), (3*_a8), _t107, _t3, _t126, _t62, _t127, _t3, _t126, _t64, _t24, _t3, _t126, _t62, _t127, _t47, _t73, _t103, _t109, _t114, _t119, _t13, _t55, _t82, _t106, _t111, _t116, _t7, _t59, _t84, _t112, _t117, _t34, _t66, _t93, _t105, _t113, _t118, _z, )
+    return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t19 if _t0 else (_t25 if _t0 else _t19)) + (_t49 if _t0 else (_by_zero() if not _t23 else _n65 // _t23 if not (_n65 := (_t49*_a2)) % _t23 else ((_z := 1) and _F(_n65, _t23)))), _t73, _t101, _t107, _t112, _t117, _t73, _t101, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, 2, _t119, _a8, _t82, 2, _t119, _a8, _t82, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t104, _t3, _t123, _t61, _t124, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a9 else _t63 // _a9 if not _t63 % _a9 else ((_z := 1) and _F(_t63, _a9))), _t31, _t3, _t123, _t61, _t124, _t45, _t72, _t100, _t106, _t111, _t116, _t13, _t54, _t81, _t103, _t108, _t113, _t7, _t58, _t83, _t109, _t114, _t32, _t65, _t90, _t102, _t110, _t115, _z, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -22896,37 +22878,37 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t45 = _t33 + _t35 + _t38 + _t44
         _t46 = _a4 + (-1*_a5)
         _t47 = (_a18 >= 2)
-        _t48 = (0 if _t47 else _a17)
+        _t48 = (1 if _t47 else _a17)
         _t49 = -1 + _t3
         _t50 = (_t48*_t49)
         _t51 = (_t46*_t50)
-        _t52 = (_a6*_a15)
-        _t53 = _t52 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
-        _t54 = (_t50*_t53)
-        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
-        _t56 = (1 if _t47 else _a17)
-        _t57 = (_t49*_t56)
-        _t58 = (_t46*_t57)
-        _t59 = (3*_t58)
-        _t60 = (_t53*_t57)
-        _t61 = (3*_t60)
-        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
-        _t63 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
-        _t64 = -1 + _t63
-        _t65 = (_t64*_a5)
-        _t66 = (_t48*_t65)
-        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
-        _t68 = (_t56*_t65)
+        _t52 = (3*_t51)
+        _t53 = (_a6*_a15)
+        _t54 = (2*_t53)
+        _t55 = _t53 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t56 = (_t50*_t55)
+        _t57 = (3*_t56)
+        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t59 = (0 if _t47 else _a17)
+        _t60 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t61 = -1 + _t60
+        _t62 = (_t61*_a5)
+        _t63 = (_t59*_t62)
+        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
+        _t65 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t55 // _a20 if not _t55 % _a20 else ((_z := 1) and _F(_t55, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
+        _t66 = (_t49*_t59*_t65)
+        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
+        _t68 = (_t48*_t62)
         _t69 = (3*_t68)
         _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
-        _t71 = _t55 + _t62 + _t67 + _t70
+        _t71 = _t58 + _t64 + _t67 + _t70
         _t72 = _t14 + _t29 + _t45 + _t7 + _t71
         _t73 = -1 + _a18
         _t74 = (2*_a20)
-        _t75 = _t46**2
+        _t75 = (_t66*_a20)
         _t76 = (_a9*_a20)
         _t77 = (_a1 < _t76)
-        _t78 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
+        _t78 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
         _t79 = (0 if _t77 else _t78)
         _t80 = (_a1 < _t15)
         _t81 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
@@ -22938,7 +22920,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t87 = _t85 and _t86
         _t88 = -1 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t87 else 1)
         _t89 = (4*_t16)
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t80 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t80 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
         _t91 = (_a1 < _t13)
         _t92 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
         _t93 = (_a1 < 1 + _t12)
@@ -22951,14 +22933,14 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
         _t101 = (_a1 < _t12)
         _t102 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
-        _t103 = (_t102*_t56)
+        _t103 = (_t102*_t48)
         _t104 = (_t103*_t49)
-        _t105 = (_t102*_t48)
-        _t106 = (_t105*_t49)
-        _t107 = (_t48*_a3)
-        _t108 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t107*_t64)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
-        _t109 = (_t56*_a3)
-        _t110 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t109*_t64)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
+        _t105 = (_t59*_a2)
+        _t106 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t105*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
+        _t107 = (_t59*_a3)
+        _t108 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t107*_t61)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
+        _t109 = (_t48*_a3)
+        _t110 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t109*_t61)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
         _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
         _t112 = _t100 + _t111 + _t79 + _t90 + _t94
         _t113 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
@@ -22969,8 +22951,8 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
         _t119 = (_t83*_a18)
         _t120 = (4*_t23)
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
         _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
         _t124 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
         _t125 = (_a1 == _t124) or (_t26 == 1)
@@ -22985,53 +22967,51 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t134 = _t0 or (_a1 == _t133)
         _t135 = _t134 and _t85
         _t136 = -1 + ((_by_zero() if not _a20 else _t133 // _a20 if not _t133 % _a20 else ((_z := 1) and _F(_t133, _a20))) if _t135 else 1)
-        _t137 = (_t136*_t51)
+        _t137 = (_t136*_t52)
         _t138 = (_t133*_t3)
-        _t139 = (_t136*_t54)
-        _t140 = (_t136*_t59)
-        _t141 = (_t136*_t61)
-        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t143 = _t134 and (_t142 == _floor(_t142))
-        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
-        _t145 = (_t144*_t66)
-        _t146 = (_t133*_t26)
-        _t147 = (_t144*_t69)
-        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a14)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a14)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
-        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
-        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
-        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
-        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
-        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
-        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t155 = _t150 + _t151 + _t154
-        _t156 = (_t78 if _t77 else 0)
-        _t157 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
-        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t157*_t89)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t80 else 0)
-        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
-        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
-        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
-        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
-        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
-        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
-        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
-        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
-        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a14)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a14)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
-        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
-        _t169 = (_t3*_a17)
-        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
-        _t171 = (_t40*_a17)
-        _t172 = (_by_zero() if not (_d88 := (_t74*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
-        _t173 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
-        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
-        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
-        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t177 = (_t102*_a20)
-        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
-        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
-        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
-        _t181 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
-        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-        return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t122, 2, _t170, _a17, _t122, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
+        _t139 = (_t136*_t57)
+        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t141 = _t134 and (_t140 == _floor(_t140))
+        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
+        _t143 = (_t142*_t63)
+        _t144 = (_t133*_t26)
+        _t145 = (_t142*_t69)
+        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a14)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a14)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
+        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
+        _t148 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t153 = _t148 + _t149 + _t152
+        _t154 = (_t78 if _t77 else 0)
+        _t155 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
+        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t155*_t89)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t80 else 0)
+        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
+        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a14)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a14)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t167 = (_t3*_a17)
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t169 = (_t40*_a17)
+        _t170 = (_by_zero() if not (_d89 := (_t74*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
+        _t171 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_t102*_a20)
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
+        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
+        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t179 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
+        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a14 else _n103 // _a14 if not (_n103 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n103, _a14))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t122, 2, _t168, _a17, _t122, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a18)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a18 else _t105 // _a18 if not _t105 % _a18 else ((_z := 1) and _F(_t105, _a18))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -23276,7 +23256,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (0 if _t47 else _a17)
+        _t48 = (1 if _t47 else _a17)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
@@ -23296,87 +23276,87 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a6*_a15)
+        _t52 = (3*_t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = _t52 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t53 = (_a6*_a15)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_t50*_t53)
+        _t54 = (2*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
+        _t55 = _t53 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (1 if _t47 else _a17)
+        _t56 = (_t50*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_t49*_t56)
+        _t57 = (3*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t46*_t57)
+        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (3*_t58)
+        _t59 = (0 if _t47 else _a17)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_t53*_t57)
+        _t60 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (3*_t60)
+        _t61 = -1 + _t60
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
+        _t62 = (_t61*_a5)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t63 = (_t59*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = -1 + _t63
+        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t64*_a5)
+        _t65 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t55 // _a20 if not _t55 % _a20 else ((_z := 1) and _F(_t55, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t48*_t65)
+        _t66 = (_t49*_t59*_t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t56*_t65)
+        _t68 = (_t48*_t62)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
@@ -23391,7 +23371,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = _t55 + _t62 + _t67 + _t70
+        _t71 = _t58 + _t64 + _t67 + _t70
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
@@ -23411,7 +23391,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = _t46**2
+        _t75 = (_t66*_a20)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
@@ -23426,7 +23406,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_by_zero() if not _a18 else _n19 // _a18 if not (_n19 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n19, _a18)))
+        _t78 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
@@ -23486,7 +23466,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n26 // _a18 if not (_n26 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n26, _a18))) if _t80 else (_by_zero() if not _a18 else _n25 // _a18 if not (_n25 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n25, _a18))))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t80 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
@@ -23551,7 +23531,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t102*_t56)
+        _t103 = (_t102*_t48)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
@@ -23561,32 +23541,32 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t102*_t48)
+        _t105 = (_t59*_a2)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t105*_t49)
+        _t106 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t105*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t48*_a3)
+        _t107 = (_t59*_a3)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t107*_t64)) % _a18 else ((_z := 1) and _F(_n29, _a18)))
+        _t108 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t107*_t61)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t56*_a3)
+        _t109 = (_t48*_a3)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _a18 else _n30 // _a18 if not (_n30 := (2*_t109*_t64)) % _a18 else ((_z := 1) and _F(_n30, _a18)))
+        _t110 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t109*_t61)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
@@ -23641,12 +23621,12 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
@@ -23721,7 +23701,7 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t136*_t51)
+        _t137 = (_t136*_t52)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
@@ -23731,226 +23711,216 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t136*_t54)
+        _t139 = (_t136*_t57)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_t136*_t59)
+        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = (_t136*_t61)
+        _t141 = _t134 and (_t140 == _floor(_t140))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = _t134 and (_t142 == _floor(_t142))
+        _t143 = (_t142*_t63)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
+        _t144 = (_t133*_t26)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (_t144*_t66)
+        _t145 = (_t142*_t69)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = (_t133*_t26)
+        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a14)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a14)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = (_t144*_t69)
+        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a14)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a14)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
+        _t148 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
+        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
+        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t153 = _t148 + _t149 + _t152
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t154 = (_t78 if _t77 else 0)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = _t150 + _t151 + _t154
+        _t155 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_t78 if _t77 else 0)
+        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t155*_t89)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t80 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
+        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n73 // _a18 if not (_n73 := (_t157*_t89)) % _a18 else ((_z := 1) and _F(_n73, _a18))) if _t80 else 0)
+        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
+        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a14)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a14)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a14)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a14)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
+        _t167 = (_t3*_a17)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_t3*_a17)
+        _t169 = (_t40*_a17)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t170 = (_by_zero() if not (_d89 := (_t74*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_t40*_a17)
+        _t171 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not (_d88 := (_t74*_a10*_a17)) else _t9 // _d88 if not _t9 % _d88 else ((_z := 1) and _F(_t9, _d88)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _a18 else _n89 // _a18 if not (_n89 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n89, _a18)))
+        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t175 = (_t102*_a20)
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = (_t102*_a20)
+        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
+        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
+        _t179 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
     try:
-        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
         _z = 1
-    try:
-        _t181 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
-    except _CANNOT as _err:
-        _t181 = _Unusable(_err)
-        _z = 1
-    try:
-        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-    except _CANNOT as _err:
-        _t182 = _Unusable(_err)
-        _z = 1
-    return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t122, 2, _t170, _a17, _t122, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
+    return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a14 else _n103 // _a14 if not (_n103 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n103, _a14))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t122, 2, _t168, _a17, _t122, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a18)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a18 else _t105 // _a18 if not _t105 % _a18 else ((_z := 1) and _F(_t105, _a18))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
 
 
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -27547,120 +27517,117 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t14 = (_t13*_a10)
         _t15 = (_by_zero() if not _t14 else _t12 // _t14 if not _t12 % _t14 else ((_z := 1) and _F(_t12, _t14)))
         _t16 = (_a10 >= 2)
-        _t17 = (0 if _t16 else _a9)
+        _t17 = (1 if _t16 else _a9)
         _t18 = -1 + _t3
         _t19 = (_t17*_t18)
         _t20 = (_t19*_a2)
-        _t21 = (_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13)))
-        _t22 = (_a3*_a7)
-        _t23 = _t22 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t22)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
-        _t24 = (_t19*_t23)
-        _t25 = (_by_zero() if not _t13 else _t24 // _t13 if not _t24 % _t13 else ((_z := 1) and _F(_t24, _t13)))
-        _t26 = (_t21 if _t0 else _t25)
-        _t27 = (1 if _t16 else _a9)
-        _t28 = (_t18*_t27)
-        _t29 = (_t28*_a2)
-        _t30 = (3*_t29)
-        _t31 = (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13)))
-        _t32 = (_t23*_t28)
-        _t33 = (3*_t32)
-        _t34 = (_by_zero() if not _t13 else _t33 // _t13 if not _t33 % _t13 else ((_z := 1) and _F(_t33, _t13)))
-        _t35 = (_t31 if _t0 else _t34)
-        _t36 = _t26 + _t35
-        _t37 = -1 + _a12
-        _t38 = (_t1*_t37)
-        _t39 = (12*_t38)
+        _t21 = (3*_t20)
+        _t22 = (_by_zero() if not _t13 else _t21 // _t13 if not _t21 % _t13 else ((_z := 1) and _F(_t21, _t13)))
+        _t23 = (_a3*_a7)
+        _t24 = (-2*_t23)
+        _t25 = _t23 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _t24 + _a2) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t26 = (_t19*_t25)
+        _t27 = (3*_t26)
+        _t28 = (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13)))
+        _t29 = (_t22 if _t0 else _t28)
+        _t30 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t25 // _a12 if not _t25 % _a12 else ((_z := 1) and _F(_t25, _a12))))
+        _t31 = (0 if _t16 else _a9)
+        _t32 = (_t18*_t30*_t31)
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
+        _t34 = _t29 + _t33
+        _t35 = -1 + _a12
+        _t36 = (_t1*_t35)
+        _t37 = (12*_t36)
+        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
+        _t39 = (_t35*_t6)
         _t40 = (_by_zero() if not _t13 else _t39 // _t13 if not _t39 % _t13 else ((_z := 1) and _F(_t39, _t13)))
-        _t41 = (_t37*_t6)
-        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
-        _t43 = (1 if _t0 else 0)
-        _t44 = (_t41*_t43)
-        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
-        _t46 = (_t2*_t37)
-        _t47 = (8*_t46*_a1)
-        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
-        _t49 = _t40 + _t42 + _t45 + _t48
-        _t50 = _t15 + _t36 + _t49 + _t7
-        _t51 = -1 + _a10
-        _t52 = (2*_a12)
-        _t53 = (_a5*_a12)
-        _t54 = (_a0 < _t53)
-        _t55 = (_a1*_a9)
-        _t56 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
-        _t57 = (0 if _t54 else _t56)
-        _t58 = (_a0 < _t14)
-        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
-        _t60 = (_a0 < 1 + _t13)
-        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
-        _t62 = (_a0 < _t13)
-        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
-        _t64 = (_t27*_t63)
-        _t65 = (_t18*_t64)
-        _t66 = (_t17*_t63)
-        _t67 = (_t18*_t66)
-        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
-        _t69 = (_a0 < _a12)
-        _t70 = (_a9*(-2 + _t52))
-        _t71 = (3*_t70)
-        _t72 = (_t43*_t70)
-        _t73 = (4*_a1)
-        _t74 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
-        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
-        _t76 = _t57 + _t61 + _t68 + _t75
-        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
-        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
-        _t79 = (_t78 == _floor(_t78))
-        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
-        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
-        _t82 = (_t3*_a10)
-        _t83 = (_t77*_t82)
-        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
-        _t85 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
-        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
-        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
-        _t88 = _t79 and (_t0 or (_a0 == _t87))
-        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
-        _t90 = (_t20*_t89)
-        _t91 = (_t3*_t87)
-        _t92 = (_t24*_t89)
-        _t93 = (_t30*_t89)
-        _t94 = (_t33*_t89)
-        _t95 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t26) + ((((_by_zero() if not _t91 else _t93 // _t91 if not _t93 % _t91 else ((_z := 1) and _F(_t93, _t91))) if _t88 else (_by_zero() if not _t13 else _t93 // _t13 if not _t93 % _t13 else ((_z := 1) and _F(_t93, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t94 // _t91 if not _t94 % _t91 else ((_z := 1) and _F(_t94, _t91))) if _t88 else (_by_zero() if not _t13 else _t94 // _t13 if not _t94 % _t13 else ((_z := 1) and _F(_t94, _t13))))) if _t62 else _t35)
-        _t96 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
-        _t97 = (_a0 == _t96) or (_t82 == 1)
-        _t98 = -1 + (_t96 if _t97 else 1)
-        _t99 = (_t39*_t98)
-        _t100 = (_t13*_t96)
-        _t101 = (_t41*_t98)
-        _t102 = (_t44*_t98)
-        _t103 = (_t47*_t98)
-        _t104 = (_t14*_t96)
-        _t105 = (((_by_zero() if not _t100 else _t101 // _t100 if not _t101 % _t100 else ((_z := 1) and _F(_t101, _t100))) if _t97 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t100 else _t102 // _t100 if not _t102 % _t100 else ((_z := 1) and _F(_t102, _t100))) if _t97 else (_by_zero() if not _t13 else _t102 // _t13 if not _t102 % _t13 else ((_z := 1) and _F(_t102, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t104 else _t103 // _t104 if not _t103 % _t104 else ((_z := 1) and _F(_t103, _t104))) if _t97 else (_by_zero() if not _t14 else _t103 // _t14 if not _t103 % _t14 else ((_z := 1) and _F(_t103, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t97 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t69 else _t40)
-        _t106 = _t105 + _t84 + _t86 + _t95
-        _t107 = ((_by_zero() if not _t13 else _n42 // _t13 if not (_n42 := (2*_t29)) % _t13 else ((_z := 1) and _F(_n42, _t13))) if _t0 else (_by_zero() if not _t13 else _n41 // _t13 if not (_n41 := (2*_t32)) % _t13 else ((_z := 1) and _F(_n41, _t13))))
-        _t108 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
-        _t109 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
-        _t110 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
-        _t111 = _t109 + _t110 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
-        _t112 = _t107 + _t108 + _t111
-        _t113 = (_t56 if _t54 else 0)
-        _t114 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
-        _t115 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
-        _t116 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
-        _t117 = _t113 + _t114 + _t115 + _t116
-        _t118 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
-        _t119 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
-        _t120 = ((((_by_zero() if not _t91 else _t20 // _t91 if not _t20 % _t91 else ((_z := 1) and _F(_t20, _t91))) if _t88 else _t21) if _t0 else ((_by_zero() if not _t91 else _t24 // _t91 if not _t24 % _t91 else ((_z := 1) and _F(_t24, _t91))) if _t88 else _t25)) if _t62 else 0) + ((((_by_zero() if not _t91 else _t30 // _t91 if not _t30 % _t91 else ((_z := 1) and _F(_t30, _t91))) if _t88 else _t31) if _t0 else ((_by_zero() if not _t91 else _t33 // _t91 if not _t33 % _t91 else ((_z := 1) and _F(_t33, _t91))) if _t88 else _t34)) if _t62 else 0)
-        _t121 = (((_by_zero() if not _t100 else _t39 // _t100 if not _t39 % _t100 else ((_z := 1) and _F(_t39, _t100))) if _t97 else _t40) if _t69 else 0) + (((_by_zero() if not _t100 else _t41 // _t100 if not _t41 % _t100 else ((_z := 1) and _F(_t41, _t100))) if _t97 else _t42) if _t69 else 0) + (((_by_zero() if not _t100 else _t44 // _t100 if not _t44 % _t100 else ((_z := 1) and _F(_t44, _t100))) if _t97 else _t45) if _t69 else 0) + (((_by_zero() if not _t104 else _t47 // _t104 if not _t47 % _t104 else ((_z := 1) and _F(_t47, _t104))) if _t97 else _t48) if _t69 else 0)
-        _t122 = _t118 + _t119 + _t120 + _t121
-        _t123 = (_t3*_a9)
-        _t124 = (_by_zero() if not _t123 else _t2 // _t123 if not _t2 % _t123 else ((_z := 1) and _F(_t2, _t123)))
-        _t125 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
-        _t126 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
-        _t127 = (_t63*_a12)
-        _t128 = ((_by_zero() if not _t127 else _a2 // _t127 if not _a2 % _t127 else ((_z := 1) and _F(_a2, _t127))) if _t0 else (_by_zero() if not _t127 else _t23 // _t127 if not _t23 % _t127 else ((_z := 1) and _F(_t23, _t127))))
-        _t129 = ((_by_zero() if not _t13 else _t29 // _t13 if not _t29 % _t13 else ((_z := 1) and _F(_t29, _t13))) if _t0 else (_by_zero() if not _t13 else _t32 // _t13 if not _t32 % _t13 else ((_z := 1) and _F(_t32, _t13))))
-        return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t2*_t51*_t52) + (_t20 if _t0 else (_t24 if _t0 else _t20)) + (_t30 if _t0 else (_t33 if _t0 else _t30)), _t76, _t106, _t112, _t117, _t122, _t76, _t106, _t112, _t117, _t122, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t124, _t125, _t110, _a12, _t124, _t125, _t110, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, 2, _t124, _a9, _t85, 2, _t124, _a9, _t85, _a12, _t124, _a9, _t45, _a12, _t124, _a9, _t42, _a12, (_by_zero() if not _t123 else _t1 // _t123 if not _t1 % _t123 else ((_z := 1) and _F(_t1, _t123))), (3*_a9), _t109, _t3, _t128, _t64, _t129, _t3, _t128, _t66, _t26, _t3, _t128, _t64, _t129, _t49, _t75, _t105, _t111, _t116, _t121, _t15, _t57, _t84, _t108, _t113, _t118, _t7, _t61, _t86, _t114, _t119, _t36, _t68, _t95, _t107, _t115, _t120, _z, )
+        _t41 = (1 if _t0 else 0)
+        _t42 = (_t39*_t41)
+        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t44 = (_t2*_t35)
+        _t45 = (8*_t44*_a1)
+        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
+        _t47 = _t38 + _t40 + _t43 + _t46
+        _t48 = _t15 + _t34 + _t47 + _t7
+        _t49 = -1 + _a10
+        _t50 = (2*_a12)
+        _t51 = (_t32*_a12)
+        _t52 = (_a5*_a12)
+        _t53 = (_a0 < _t52)
+        _t54 = (_a1*_a9)
+        _t55 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t54*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t56 = (0 if _t53 else _t55)
+        _t57 = (_a0 < _t14)
+        _t58 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t59 = (_a0 < 1 + _t13)
+        _t60 = (0 if _t57 else _t58) + (0 if _t59 else _t58)
+        _t61 = (_a0 < _t13)
+        _t62 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t63 = (_t17*_t62)
+        _t64 = (_t18*_t63)
+        _t65 = (_t31*_a1)
+        _t66 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t65)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
+        _t67 = (2*(0 if _t61 else _t64)) + (0 if _t61 else _t66)
+        _t68 = (_a0 < _a12)
+        _t69 = (_a9*(-2 + _t50))
+        _t70 = (3*_t69)
+        _t71 = (_t41*_t69)
+        _t72 = (4*_a1)
+        _t73 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t69*_t72)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
+        _t74 = (0 if _t68 else _t69) + (0 if _t68 else _t70) + (0 if _t68 else _t71) + (0 if _t68 else _t73)
+        _t75 = _t56 + _t60 + _t67 + _t74
+        _t76 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t52 // _a0 if not _t52 % _a0 else ((_z := 1) and _F(_t52, _a0))))))
+        _t77 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t78 = (_t77 == _floor(_t77))
+        _t79 = _t78 and ((_a0 == _t76) or ((_a6*_a10) == 1))
+        _t80 = (_t12*(-1 + ((_by_zero() if not _a12 else _t76 // _a12 if not _t76 % _a12 else ((_z := 1) and _F(_t76, _a12))) if _t79 else 1)))
+        _t81 = (_t3*_a10)
+        _t82 = (_t76*_t81)
+        _t83 = (((_by_zero() if not _t82 else _t80 // _t82 if not _t80 % _t82 else ((_z := 1) and _F(_t80, _t82))) if _t79 else (_by_zero() if not _t14 else _t80 // _t14 if not _t80 % _t14 else ((_z := 1) and _F(_t80, _t14)))) if _t53 else _t15)
+        _t84 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t85 = (0 if _t57 else _t84) + (0 if _t59 else _t84)
+        _t86 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t87 = _t78 and (_t0 or (_a0 == _t86))
+        _t88 = -1 + ((_by_zero() if not _a12 else _t86 // _a12 if not _t86 % _a12 else ((_z := 1) and _F(_t86, _a12))) if _t87 else 1)
+        _t89 = (_t21*_t88)
+        _t90 = (_t3*_t86)
+        _t91 = (_t27*_t88)
+        _t92 = ((((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t13 else _t89 // _t13 if not _t89 % _t13 else ((_z := 1) and _F(_t89, _t13)))) if _t0 else ((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13))))) if _t61 else _t29) + (((_by_zero() if not _t90 else _n33 // _t90 if not (_n33 := (_t51*_t88)) % _t90 else ((_z := 1) and _F(_n33, _t90))) if _t87 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t32*_t88)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t61 else _t33)
+        _t93 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t94 = (_a0 == _t93) or (_t81 == 1)
+        _t95 = -1 + (_t93 if _t94 else 1)
+        _t96 = (_t37*_t95)
+        _t97 = (_t13*_t93)
+        _t98 = (_t39*_t95)
+        _t99 = (_t42*_t95)
+        _t100 = (_t45*_t95)
+        _t101 = (_t14*_t93)
+        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t14 else _t100 // _t14 if not _t100 % _t14 else ((_z := 1) and _F(_t100, _t14)))) if _t68 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t13 else _t96 // _t13 if not _t96 % _t13 else ((_z := 1) and _F(_t96, _t13)))) if _t68 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t68 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t68 else _t43)
+        _t103 = _t102 + _t83 + _t85 + _t92
+        _t104 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t26)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
+        _t105 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t106 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
+        _t107 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t44*_t72)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
+        _t108 = _t106 + _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
+        _t109 = _t104 + _t105 + _t108
+        _t110 = (_t55 if _t53 else 0)
+        _t111 = (_t58 if _t57 else 0) + (_t58 if _t59 else 0)
+        _t112 = (2*(_t64 if _t61 else 0)) + (_t66 if _t61 else 0)
+        _t113 = (_t69 if _t68 else 0) + (_t70 if _t68 else 0) + (_t71 if _t68 else 0) + (_t73 if _t68 else 0)
+        _t114 = _t110 + _t111 + _t112 + _t113
+        _t115 = (((_by_zero() if not _t82 else _t12 // _t82 if not _t12 % _t82 else ((_z := 1) and _F(_t12, _t82))) if _t79 else _t15) if _t53 else 0)
+        _t116 = (_t84 if _t57 else 0) + (_t84 if _t59 else 0)
+        _t117 = ((((_by_zero() if not _t90 else _t21 // _t90 if not _t21 % _t90 else ((_z := 1) and _F(_t21, _t90))) if _t87 else _t22) if _t0 else ((_by_zero() if not _t90 else _t27 // _t90 if not _t27 % _t90 else ((_z := 1) and _F(_t27, _t90))) if _t87 else _t28)) if _t61 else 0) + (((_by_zero() if not _t90 else _t51 // _t90 if not _t51 % _t90 else ((_z := 1) and _F(_t51, _t90))) if _t87 else _t33) if _t61 else 0)
+        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t68 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t68 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t68 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t68 else 0)
+        _t119 = _t115 + _t116 + _t117 + _t118
+        _t120 = (_t3*_a9)
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
+        _t122 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t54)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
+        _t123 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
+        _t124 = (_t62*_a12)
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t25 // _t124 if not _t25 % _t124 else ((_z := 1) and _F(_t25, _t124))))
+        _t126 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t26 // _t13 if not _t26 % _t13 else ((_z := 1) and _F(_t26, _t13))))
+        return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t21 if _t0 else (_t27 if _t0 else _t21)) + (_t51 if _t0 else (_by_zero() if not _t25 else _n65 // _t25 if not (_n65 := (_t51*_a2)) % _t25 else ((_z := 1) and _F(_n65, _t25)))), _t75, _t103, _t109, _t114, _t119, _t75, _t103, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a9, _t84, 2, _t121, _a9, _t84, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t106, _t3, _t125, _t63, _t126, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t30*_a10)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a10 else _t65 // _a10 if not _t65 % _a10 else ((_z := 1) and _F(_t65, _a10))), _t33, _t3, _t125, _t63, _t126, _t47, _t74, _t102, _t108, _t113, _t118, _t15, _t56, _t83, _t105, _t110, _t115, _t7, _t60, _t85, _t111, _t116, _t34, _t67, _t92, _t104, _t112, _t117, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -27750,7 +27717,7 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t16 = _Unusable(_err)
         _z = 1
     try:
-        _t17 = (0 if _t16 else _a9)
+        _t17 = (1 if _t16 else _a9)
     except _CANNOT as _err:
         _t17 = _Unusable(_err)
         _z = 1
@@ -27770,97 +27737,97 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = (_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13)))
+        _t21 = (3*_t20)
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_a3*_a7)
+        _t22 = (_by_zero() if not _t13 else _t21 // _t13 if not _t21 % _t13 else ((_z := 1) and _F(_t21, _t13)))
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = _t22 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _a2 + (-2*_t22)) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t23 = (_a3*_a7)
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t19*_t23)
+        _t24 = (-2*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (_by_zero() if not _t13 else _t24 // _t13 if not _t24 % _t13 else ((_z := 1) and _F(_t24, _t13)))
+        _t25 = _t23 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _t24 + _a2) % _a10 else ((_z := 1) and _F(_n4, _a10)))
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_t21 if _t0 else _t25)
+        _t26 = (_t19*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (1 if _t16 else _a9)
+        _t27 = (3*_t26)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (_t18*_t27)
+        _t28 = (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13)))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_t28*_a2)
+        _t29 = (_t22 if _t0 else _t28)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (3*_t29)
+        _t30 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t25 // _a12 if not _t25 % _a12 else ((_z := 1) and _F(_t25, _a12))))
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_by_zero() if not _t13 else _t30 // _t13 if not _t30 % _t13 else ((_z := 1) and _F(_t30, _t13)))
+        _t31 = (0 if _t16 else _a9)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_t23*_t28)
+        _t32 = (_t18*_t30*_t31)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (3*_t32)
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_by_zero() if not _t13 else _t33 // _t13 if not _t33 % _t13 else ((_z := 1) and _F(_t33, _t13)))
+        _t34 = _t29 + _t33
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (_t31 if _t0 else _t34)
+        _t35 = -1 + _a12
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = _t26 + _t35
+        _t36 = (_t1*_t35)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = -1 + _a12
+        _t37 = (12*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (_t1*_t37)
+        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (12*_t38)
+        _t39 = (_t35*_t6)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
@@ -27870,451 +27837,436 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (_t37*_t6)
+        _t41 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
+        _t42 = (_t39*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (1 if _t0 else 0)
+        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_t41*_t43)
+        _t44 = (_t2*_t35)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
+        _t45 = (8*_t44*_a1)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_t2*_t37)
+        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (8*_t46*_a1)
+        _t47 = _t38 + _t40 + _t43 + _t46
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
+        _t48 = _t15 + _t34 + _t47 + _t7
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = _t40 + _t42 + _t45 + _t48
+        _t49 = -1 + _a10
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = _t15 + _t36 + _t49 + _t7
+        _t50 = (2*_a12)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = -1 + _a10
+        _t51 = (_t32*_a12)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (2*_a12)
+        _t52 = (_a5*_a12)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_a5*_a12)
+        _t53 = (_a0 < _t52)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a0 < _t53)
+        _t54 = (_a1*_a9)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_a1*_a9)
+        _t55 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t54*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_by_zero() if not _a10 else _n12 // _a10 if not (_n12 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n12, _a10)))
+        _t56 = (0 if _t53 else _t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (0 if _t54 else _t56)
+        _t57 = (_a0 < _t14)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a0 < _t14)
+        _t58 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t59 = (_a0 < 1 + _t13)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_a0 < 1 + _t13)
+        _t60 = (0 if _t57 else _t58) + (0 if _t59 else _t58)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
+        _t61 = (_a0 < _t13)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_a0 < _t13)
+        _t62 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t63 = (_t17*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t27*_t63)
+        _t64 = (_t18*_t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t18*_t64)
+        _t65 = (_t31*_a1)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t17*_t63)
+        _t66 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t65)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_t18*_t66)
+        _t67 = (2*(0 if _t61 else _t64)) + (0 if _t61 else _t66)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
+        _t68 = (_a0 < _a12)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_a0 < _a12)
+        _t69 = (_a9*(-2 + _t50))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_a9*(-2 + _t52))
+        _t70 = (3*_t69)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (3*_t70)
+        _t71 = (_t41*_t69)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_t43*_t70)
+        _t72 = (4*_a1)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (4*_a1)
+        _t73 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t69*_t72)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t74 = (0 if _t68 else _t69) + (0 if _t68 else _t70) + (0 if _t68 else _t71) + (0 if _t68 else _t73)
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
+        _t75 = _t56 + _t60 + _t67 + _t74
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = _t57 + _t61 + _t68 + _t75
+        _t76 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t52 // _a0 if not _t52 % _a0 else ((_z := 1) and _F(_t52, _a0))))))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
+        _t77 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t78 = (_t77 == _floor(_t77))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_t78 == _floor(_t78))
+        _t79 = _t78 and ((_a0 == _t76) or ((_a6*_a10) == 1))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
+        _t80 = (_t12*(-1 + ((_by_zero() if not _a12 else _t76 // _a12 if not _t76 % _a12 else ((_z := 1) and _F(_t76, _a12))) if _t79 else 1)))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
+        _t81 = (_t3*_a10)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_t3*_a10)
+        _t82 = (_t76*_t81)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_t77*_t82)
+        _t83 = (((_by_zero() if not _t82 else _t80 // _t82 if not _t80 % _t82 else ((_z := 1) and _F(_t80, _t82))) if _t79 else (_by_zero() if not _t14 else _t80 // _t14 if not _t80 % _t14 else ((_z := 1) and _F(_t80, _t14)))) if _t53 else _t15)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
+        _t84 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (0 if _t0 else ((_by_zero() if not (_d21 := (2*_t3)) else _t2 // _d21 if not _t2 % _d21 else ((_z := 1) and _F(_t2, _d21))) if _t5 else _t4))
+        _t85 = (0 if _t57 else _t84) + (0 if _t59 else _t84)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
+        _t86 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t87 = _t78 and (_t0 or (_a0 == _t86))
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = _t79 and (_t0 or (_a0 == _t87))
+        _t88 = -1 + ((_by_zero() if not _a12 else _t86 // _a12 if not _t86 % _a12 else ((_z := 1) and _F(_t86, _a12))) if _t87 else 1)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
+        _t89 = (_t21*_t88)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t20*_t89)
+        _t90 = (_t3*_t86)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t3*_t87)
+        _t91 = (_t27*_t88)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_t24*_t89)
+        _t92 = ((((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t13 else _t89 // _t13 if not _t89 % _t13 else ((_z := 1) and _F(_t89, _t13)))) if _t0 else ((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13))))) if _t61 else _t29) + (((_by_zero() if not _t90 else _n33 // _t90 if not (_n33 := (_t51*_t88)) % _t90 else ((_z := 1) and _F(_n33, _t90))) if _t87 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t32*_t88)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t61 else _t33)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_t30*_t89)
+        _t93 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_t33*_t89)
+        _t94 = (_a0 == _t93) or (_t81 == 1)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t26) + ((((_by_zero() if not _t91 else _t93 // _t91 if not _t93 % _t91 else ((_z := 1) and _F(_t93, _t91))) if _t88 else (_by_zero() if not _t13 else _t93 // _t13 if not _t93 % _t13 else ((_z := 1) and _F(_t93, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t94 // _t91 if not _t94 % _t91 else ((_z := 1) and _F(_t94, _t91))) if _t88 else (_by_zero() if not _t13 else _t94 // _t13 if not _t94 % _t13 else ((_z := 1) and _F(_t94, _t13))))) if _t62 else _t35)
+        _t95 = -1 + (_t93 if _t94 else 1)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t96 = (_t37*_t95)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_a0 == _t96) or (_t82 == 1)
+        _t97 = (_t13*_t93)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = -1 + (_t96 if _t97 else 1)
+        _t98 = (_t39*_t95)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t39*_t98)
+        _t99 = (_t42*_t95)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t13*_t96)
+        _t100 = (_t45*_t95)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t41*_t98)
+        _t101 = (_t14*_t93)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t44*_t98)
+        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t14 else _t100 // _t14 if not _t100 % _t14 else ((_z := 1) and _F(_t100, _t14)))) if _t68 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t13 else _t96 // _t13 if not _t96 % _t13 else ((_z := 1) and _F(_t96, _t13)))) if _t68 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t68 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t68 else _t43)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t47*_t98)
+        _t103 = _t102 + _t83 + _t85 + _t92
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t14*_t96)
+        _t104 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t26)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (((_by_zero() if not _t100 else _t101 // _t100 if not _t101 % _t100 else ((_z := 1) and _F(_t101, _t100))) if _t97 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t100 else _t102 // _t100 if not _t102 % _t100 else ((_z := 1) and _F(_t102, _t100))) if _t97 else (_by_zero() if not _t13 else _t102 // _t13 if not _t102 % _t13 else ((_z := 1) and _F(_t102, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t104 else _t103 // _t104 if not _t103 % _t104 else ((_z := 1) and _F(_t103, _t104))) if _t97 else (_by_zero() if not _t14 else _t103 // _t14 if not _t103 % _t14 else ((_z := 1) and _F(_t103, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t100 else _t99 // _t100 if not _t99 % _t100 else ((_z := 1) and _F(_t99, _t100))) if _t97 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t69 else _t40)
+        _t105 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = _t105 + _t84 + _t86 + _t95
+        _t106 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = ((_by_zero() if not _t13 else _n42 // _t13 if not (_n42 := (2*_t29)) % _t13 else ((_z := 1) and _F(_n42, _t13))) if _t0 else (_by_zero() if not _t13 else _n41 // _t13 if not (_n41 := (2*_t32)) % _t13 else ((_z := 1) and _F(_n41, _t13))))
+        _t107 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t44*_t72)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _t14 else _n43 // _t14 if not (_n43 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n43, _t14)))
+        _t108 = _t106 + _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n44, _t13)))
+        _t109 = _t104 + _t105 + _t108
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t110 = (_t55 if _t53 else 0)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = _t109 + _t110 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n47 // _t13 if not (_n47 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n47, _t13)))
+        _t111 = (_t58 if _t57 else 0) + (_t58 if _t59 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t107 + _t108 + _t111
+        _t112 = (2*(_t64 if _t61 else 0)) + (_t66 if _t61 else 0)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t56 if _t54 else 0)
+        _t113 = (_t69 if _t68 else 0) + (_t70 if _t68 else 0) + (_t71 if _t68 else 0) + (_t73 if _t68 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
+        _t114 = _t110 + _t111 + _t112 + _t113
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
+        _t115 = (((_by_zero() if not _t82 else _t12 // _t82 if not _t12 % _t82 else ((_z := 1) and _F(_t12, _t82))) if _t79 else _t15) if _t53 else 0)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
+        _t116 = (_t84 if _t57 else 0) + (_t84 if _t59 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = _t113 + _t114 + _t115 + _t116
+        _t117 = ((((_by_zero() if not _t90 else _t21 // _t90 if not _t21 % _t90 else ((_z := 1) and _F(_t21, _t90))) if _t87 else _t22) if _t0 else ((_by_zero() if not _t90 else _t27 // _t90 if not _t27 % _t90 else ((_z := 1) and _F(_t27, _t90))) if _t87 else _t28)) if _t61 else 0) + (((_by_zero() if not _t90 else _t51 // _t90 if not _t51 % _t90 else ((_z := 1) and _F(_t51, _t90))) if _t87 else _t33) if _t61 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
+        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t68 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t68 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t68 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t68 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
+        _t119 = _t115 + _t116 + _t117 + _t118
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = ((((_by_zero() if not _t91 else _t20 // _t91 if not _t20 % _t91 else ((_z := 1) and _F(_t20, _t91))) if _t88 else _t21) if _t0 else ((_by_zero() if not _t91 else _t24 // _t91 if not _t24 % _t91 else ((_z := 1) and _F(_t24, _t91))) if _t88 else _t25)) if _t62 else 0) + ((((_by_zero() if not _t91 else _t30 // _t91 if not _t30 % _t91 else ((_z := 1) and _F(_t30, _t91))) if _t88 else _t31) if _t0 else ((_by_zero() if not _t91 else _t33 // _t91 if not _t33 % _t91 else ((_z := 1) and _F(_t33, _t91))) if _t88 else _t34)) if _t62 else 0)
+        _t120 = (_t3*_a9)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (((_by_zero() if not _t100 else _t39 // _t100 if not _t39 % _t100 else ((_z := 1) and _F(_t39, _t100))) if _t97 else _t40) if _t69 else 0) + (((_by_zero() if not _t100 else _t41 // _t100 if not _t41 % _t100 else ((_z := 1) and _F(_t41, _t100))) if _t97 else _t42) if _t69 else 0) + (((_by_zero() if not _t100 else _t44 // _t100 if not _t44 % _t100 else ((_z := 1) and _F(_t44, _t100))) if _t97 else _t45) if _t69 else 0) + (((_by_zero() if not _t104 else _t47 // _t104 if not _t47 % _t104 else ((_z := 1) and _F(_t47, _t104))) if _t97 else _t48) if _t69 else 0)
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = _t118 + _t119 + _t120 + _t121
+        _t122 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t54)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_t3*_a9)
+        _t123 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_by_zero() if not _t123 else _t2 // _t123 if not _t2 % _t123 else ((_z := 1) and _F(_t2, _t123)))
+        _t124 = (_t62*_a12)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_by_zero() if not _a10 else _n58 // _a10 if not (_n58 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n58, _a10)))
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t25 // _t124 if not _t25 % _t124 else ((_z := 1) and _F(_t25, _t124))))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_by_zero() if not (_d59 := (_a6*_a9*_a12)) else _t10 // _d59 if not _t10 % _d59 else ((_z := 1) and _F(_t10, _d59)))
+        _t126 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t26 // _t13 if not _t26 % _t13 else ((_z := 1) and _F(_t26, _t13))))
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
-    try:
-        _t127 = (_t63*_a12)
-    except _CANNOT as _err:
-        _t127 = _Unusable(_err)
-        _z = 1
-    try:
-        _t128 = ((_by_zero() if not _t127 else _a2 // _t127 if not _a2 % _t127 else ((_z := 1) and _F(_a2, _t127))) if _t0 else (_by_zero() if not _t127 else _t23 // _t127 if not _t23 % _t127 else ((_z := 1) and _F(_t23, _t127))))
-    except _CANNOT as _err:
-        _t128 = _Unusable(_err)
-        _z = 1
-    try:
-        _t129 = ((_by_zero() if not _t13 else _t29 // _t13 if not _t29 % _t13 else ((_z := 1) and _F(_t29, _t13))) if _t0 else (_by_zero() if not _t13 else _t32 // _t13 if not _t32 % _t13 else ((_z := 1) and _F(_t32, _t13))))
-    except _CANNOT as _err:
-        _t129 = _Unusable(_err)
-        _z = 1
-    return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t2*_t51*_t52) + (_t20 if _t0 else (_t24 if _t0 else _t20)) + (_t30 if _t0 else (_t33 if _t0 else _t30)), _t76, _t106, _t112, _t117, _t122, _t76, _t106, _t112, _t117, _t122, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t124, _t125, _t110, _a12, _t124, _t125, _t110, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, _a5, _t126, _t125, _t108, 2, _t124, _a9, _t85, 2, _t124, _a9, _t85, _a12, _t124, _a9, _t45, _a12, _t124, _a9, _t42, _a12, (_by_zero() if not _t123 else _t1 // _t123 if not _t1 % _t123 else ((_z := 1) and _F(_t1, _t123))), (3*_a9), _t109, _t3, _t128, _t64, _t129, _t3, _t128, _t66, _t26, _t3, _t128, _t64, _t129, _t49, _t75, _t105, _t111, _t116, _t121, _t15, _t57, _t84, _t108, _t113, _t118, _t7, _t61, _t86, _t114, _t119, _t36, _t68, _t95, _t107, _t115, _t120, _z, )
+    return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t21 if _t0 else (_t27 if _t0 else _t21)) + (_t51 if _t0 else (_by_zero() if not _t25 else _n65 // _t25 if not (_n65 := (_t51*_a2)) % _t25 else ((_z := 1) and _F(_n65, _t25)))), _t75, _t103, _t109, _t114, _t119, _t75, _t103, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a9, _t84, 2, _t121, _a9, _t84, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t106, _t3, _t125, _t63, _t126, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t30*_a10)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a10 else _t65 // _a10 if not _t65 % _a10 else ((_z := 1) and _F(_t65, _a10))), _t33, _t3, _t125, _t63, _t126, _t47, _t74, _t102, _t108, _t113, _t118, _t15, _t56, _t83, _t105, _t110, _t115, _t7, _t60, _t85, _t111, _t116, _t34, _t67, _t92, _t104, _t112, _t117, _z, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -38433,128 +38385,126 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t12 = (_t11*_a9)
         _t13 = (_by_zero() if not _t12 else _t10 // _t12 if not _t10 % _t12 else ((_z := 1) and _F(_t10, _t12)))
         _t14 = (_a9 >= 2)
-        _t15 = (0 if _t14 else _a8)
+        _t15 = (1 if _t14 else _a8)
         _t16 = -1 + _t3
         _t17 = (_t15*_t16)
         _t18 = (_t17*_a2)
-        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
-        _t20 = (_a3*_a7)
-        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t22 = (_t17*_t21)
-        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
-        _t24 = (_t19 if _t0 else _t23)
-        _t25 = (1 if _t14 else _a8)
-        _t26 = (_t16*_t25)
-        _t27 = (_t26*_a2)
-        _t28 = (3*_t27)
-        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
-        _t30 = (_t21*_t26)
-        _t31 = (3*_t30)
-        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
-        _t33 = (_t29 if _t0 else _t32)
-        _t34 = (0 if _t0 else 1)
-        _t35 = (2*_t34)
-        _t36 = (_by_zero() if not _a11 else _n8 // _a11 if not (_n8 := (_t20*_t35)) % _a11 else ((_z := 1) and _F(_n8, _a11)))
-        _t37 = _t24 + _t33 + _t36
-        _t38 = -1 + _a11
-        _t39 = (_t1*_t38)
-        _t40 = (12*_t39)
+        _t19 = (3*_t18)
+        _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
+        _t21 = (_a3*_a7)
+        _t22 = (-1*_t21)
+        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t24 = (_t17*_t23)
+        _t25 = (3*_t24)
+        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
+        _t27 = (_t20 if _t0 else _t26)
+        _t28 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
+        _t29 = (0 if _t14 else _a8)
+        _t30 = (_t16*_t28*_t29)
+        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
+        _t32 = (0 if _t0 else 1)
+        _t33 = (2*_t32)
+        _t34 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t33)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
+        _t35 = _t27 + _t31 + _t34
+        _t36 = -1 + _a11
+        _t37 = (_t1*_t36)
+        _t38 = (12*_t37)
+        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
+        _t40 = (_t36*_t6)
         _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
-        _t42 = (_t38*_t6)
-        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
-        _t44 = (1 if _t0 else 0)
-        _t45 = (_t42*_t44)
-        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
-        _t47 = (_t2*_t38)
-        _t48 = (8*_t47*_a1)
-        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
-        _t50 = _t41 + _t43 + _t46 + _t49
-        _t51 = _t13 + _t37 + _t50 + _t7
-        _t52 = -1 + _a9
-        _t53 = (2*_a11)
-        _t54 = (_t20*_t34)
-        _t55 = _a2 + (0 if _t0 else _t20)
-        _t56 = (_t17*_t55)
-        _t57 = (3*_t26*_t55)
-        _t58 = (_a5*_a11)
-        _t59 = (_a0 < _t58)
-        _t60 = (_a1*_a8)
-        _t61 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t60*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
-        _t62 = (0 if _t59 else _t61)
-        _t63 = (_a0 < _t12)
-        _t64 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t65 = (_a0 < 1 + _t11)
-        _t66 = (0 if _t63 else _t64) + (0 if _t65 else _t64)
-        _t67 = (_a0 < _t11)
-        _t68 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t69 = (_t25*_t68)
-        _t70 = (_t16*_t69)
-        _t71 = (_t15*_t68)
-        _t72 = (_t16*_t71)
-        _t73 = (2*(0 if _t67 else _t70)) + (0 if _t63 else _t35) + (0 if _t67 else _t72)
-        _t74 = (_a0 < _a11)
-        _t75 = (_a8*(-2 + _t53))
-        _t76 = (3*_t75)
-        _t77 = (_t44*_t75)
-        _t78 = (4*_a1)
-        _t79 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t75*_t78)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
-        _t80 = (0 if _t74 else _t75) + (0 if _t74 else _t76) + (0 if _t74 else _t77) + (0 if _t74 else _t79)
-        _t81 = _t62 + _t66 + _t73 + _t80
-        _t82 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t58 // _a0 if not _t58 % _a0 else ((_z := 1) and _F(_t58, _a0))))))
-        _t83 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t84 = (_t83 == _floor(_t83))
-        _t85 = _t84 and ((_a0 == _t82) or ((_a6*_a9) == 1))
-        _t86 = (_t10*(-1 + ((_by_zero() if not _a11 else _t82 // _a11 if not _t82 % _a11 else ((_z := 1) and _F(_t82, _a11))) if _t85 else 1)))
-        _t87 = (_t3*_a9)
-        _t88 = (_t82*_t87)
-        _t89 = (((_by_zero() if not _t88 else _t86 // _t88 if not _t86 % _t88 else ((_z := 1) and _F(_t86, _t88))) if _t85 else (_by_zero() if not _t12 else _t86 // _t12 if not _t86 % _t12 else ((_z := 1) and _F(_t86, _t12)))) if _t59 else _t13)
-        _t90 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
-        _t91 = (0 if _t63 else _t90) + (0 if _t65 else _t90)
-        _t92 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t93 = _t84 and (_t0 or (_a0 == _t92))
-        _t94 = -1 + ((_by_zero() if not _a11 else _t92 // _a11 if not _t92 % _a11 else ((_z := 1) and _F(_t92, _a11))) if _t93 else 1)
-        _t95 = (_t18*_t94)
-        _t96 = (_t3*_t92)
-        _t97 = (_t22*_t94)
-        _t98 = (_t28*_t94)
-        _t99 = (_t31*_t94)
-        _t100 = (0 if _t63 else _t36) + ((((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t67 else _t24) + ((((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t99 // _t96 if not _t99 % _t96 else ((_z := 1) and _F(_t99, _t96))) if _t93 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11))))) if _t67 else _t33)
-        _t101 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t102 = (_a0 == _t101) or (_t87 == 1)
-        _t103 = -1 + (_t101 if _t102 else 1)
-        _t104 = (_t103*_t40)
-        _t105 = (_t101*_t11)
-        _t106 = (_t103*_t42)
-        _t107 = (_t103*_t45)
-        _t108 = (_t103*_t48)
-        _t109 = (_t101*_t12)
-        _t110 = (((_by_zero() if not _t105 else _t104 // _t105 if not _t104 % _t105 else ((_z := 1) and _F(_t104, _t105))) if _t102 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t74 else _t41) + (((_by_zero() if not _t105 else _t106 // _t105 if not _t106 % _t105 else ((_z := 1) and _F(_t106, _t105))) if _t102 else (_by_zero() if not _t11 else _t106 // _t11 if not _t106 % _t11 else ((_z := 1) and _F(_t106, _t11)))) if _t74 else _t43) + (((_by_zero() if not _t105 else _t107 // _t105 if not _t107 % _t105 else ((_z := 1) and _F(_t107, _t105))) if _t102 else (_by_zero() if not _t11 else _t107 // _t11 if not _t107 % _t11 else ((_z := 1) and _F(_t107, _t11)))) if _t74 else _t46) + (((_by_zero() if not _t109 else _t108 // _t109 if not _t108 % _t109 else ((_z := 1) and _F(_t108, _t109))) if _t102 else (_by_zero() if not _t12 else _t108 // _t12 if not _t108 % _t12 else ((_z := 1) and _F(_t108, _t12)))) if _t74 else _t49)
-        _t111 = _t100 + _t110 + _t89 + _t91
-        _t112 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
-        _t113 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
-        _t114 = _t113 + ((_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n45, _t11))) if _t0 else (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n44, _t11))))
-        _t115 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
-        _t116 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t47*_t78)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
-        _t117 = _t115 + _t116 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
-        _t118 = _t112 + _t114 + _t117
-        _t119 = (_t61 if _t59 else 0)
-        _t120 = (_t64 if _t63 else 0) + (_t64 if _t65 else 0)
-        _t121 = (2*(_t70 if _t67 else 0)) + (_t35 if _t63 else 0) + (_t72 if _t67 else 0)
-        _t122 = (_t75 if _t74 else 0) + (_t76 if _t74 else 0) + (_t77 if _t74 else 0) + (_t79 if _t74 else 0)
-        _t123 = _t119 + _t120 + _t121 + _t122
-        _t124 = (((_by_zero() if not _t88 else _t10 // _t88 if not _t10 % _t88 else ((_z := 1) and _F(_t10, _t88))) if _t85 else _t13) if _t59 else 0)
-        _t125 = (_t90 if _t63 else 0) + (_t90 if _t65 else 0)
-        _t126 = (_t36 if _t63 else 0) + ((((_by_zero() if not _t96 else _t18 // _t96 if not _t18 % _t96 else ((_z := 1) and _F(_t18, _t96))) if _t93 else _t19) if _t0 else ((_by_zero() if not _t96 else _t22 // _t96 if not _t22 % _t96 else ((_z := 1) and _F(_t22, _t96))) if _t93 else _t23)) if _t67 else 0) + ((((_by_zero() if not _t96 else _t28 // _t96 if not _t28 % _t96 else ((_z := 1) and _F(_t28, _t96))) if _t93 else _t29) if _t0 else ((_by_zero() if not _t96 else _t31 // _t96 if not _t31 % _t96 else ((_z := 1) and _F(_t31, _t96))) if _t93 else _t32)) if _t67 else 0)
-        _t127 = (((_by_zero() if not _t105 else _t40 // _t105 if not _t40 % _t105 else ((_z := 1) and _F(_t40, _t105))) if _t102 else _t41) if _t74 else 0) + (((_by_zero() if not _t105 else _t42 // _t105 if not _t42 % _t105 else ((_z := 1) and _F(_t42, _t105))) if _t102 else _t43) if _t74 else 0) + (((_by_zero() if not _t105 else _t45 // _t105 if not _t45 % _t105 else ((_z := 1) and _F(_t45, _t105))) if _t102 else _t46) if _t74 else 0) + (((_by_zero() if not _t109 else _t48 // _t109 if not _t48 % _t109 else ((_z := 1) and _F(_t48, _t109))) if _t102 else _t49) if _t74 else 0)
-        _t128 = _t124 + _t125 + _t126 + _t127
-        _t129 = (_t3*_a8)
-        _t130 = (_by_zero() if not _t129 else _t2 // _t129 if not _t2 % _t129 else ((_z := 1) and _F(_t2, _t129)))
-        _t131 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t60)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
-        _t132 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
-        _t133 = (_t68*_a11)
-        _t134 = ((_by_zero() if not _t133 else _a2 // _t133 if not _a2 % _t133 else ((_z := 1) and _F(_a2, _t133))) if _t0 else (_by_zero() if not _t133 else _t21 // _t133 if not _t21 % _t133 else ((_z := 1) and _F(_t21, _t133))))
-        _t135 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
-        return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t22*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)) + (_t57 if _t0 else ((_by_zero() if not _a2 else _n67 // _a2 if not (_n67 := (_t31*_t55)) % _a2 else ((_z := 1) and _F(_n67, _a2))) if _t0 else _t57)), _t81, _t111, _t118, _t123, _t128, _t81, _t111, _t118, _t123, _t128, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t130, _t131, _t116, _a11, _t130, _t131, _t116, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, 2, _t130, _a8, _t90, 2, _t130, _a8, _t90, _a11, _t130, _a8, _t46, _a11, _t130, _a8, _t43, _a11, (_by_zero() if not _t129 else _t1 // _t129 if not _t1 % _t129 else ((_z := 1) and _F(_t1, _t129))), (3*_a8), _t115, _t3, _t134, _t69, _t135, _t3, _t134, _t71, _t24, _t3, _t134, _t69, _t135, 2, (_by_zero() if not _a11 else _t20 // _a11 if not _t20 % _a11 else ((_z := 1) and _F(_t20, _a11))), _t34, _t113, _t50, _t80, _t110, _t117, _t122, _t127, _t13, _t62, _t89, _t112, _t119, _t124, _t7, _t66, _t91, _t120, _t125, _t37, _t73, _t100, _t114, _t121, _t126, _z, )
+        _t42 = (1 if _t0 else 0)
+        _t43 = (_t40*_t42)
+        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
+        _t45 = (_t2*_t36)
+        _t46 = (8*_t45*_a1)
+        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
+        _t48 = _t39 + _t41 + _t44 + _t47
+        _t49 = _t13 + _t35 + _t48 + _t7
+        _t50 = -1 + _a9
+        _t51 = (2*_a11)
+        _t52 = (_t21*_t32)
+        _t53 = _a2 + (0 if _t0 else _t21)
+        _t54 = (3*_t17*_t53)
+        _t55 = (_t30*_a11)
+        _t56 = (_t53*_t55)
+        _t57 = (_a5*_a11)
+        _t58 = (_a0 < _t57)
+        _t59 = (_a1*_a8)
+        _t60 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t59*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t61 = (0 if _t58 else _t60)
+        _t62 = (_a0 < _t12)
+        _t63 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t64 = (_a0 < 1 + _t11)
+        _t65 = (0 if _t62 else _t63) + (0 if _t64 else _t63)
+        _t66 = (_a0 < _t11)
+        _t67 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t68 = (_t15*_t67)
+        _t69 = (_t16*_t68)
+        _t70 = (_t29*_a1)
+        _t71 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t70)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
+        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t33) + (0 if _t66 else _t71)
+        _t73 = (_a0 < _a11)
+        _t74 = (_a8*(-2 + _t51))
+        _t75 = (3*_t74)
+        _t76 = (_t42*_t74)
+        _t77 = (4*_a1)
+        _t78 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t74*_t77)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
+        _t79 = (0 if _t73 else _t74) + (0 if _t73 else _t75) + (0 if _t73 else _t76) + (0 if _t73 else _t78)
+        _t80 = _t61 + _t65 + _t72 + _t79
+        _t81 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t57 // _a0 if not _t57 % _a0 else ((_z := 1) and _F(_t57, _a0))))))
+        _t82 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t83 = (_t82 == _floor(_t82))
+        _t84 = _t83 and ((_a0 == _t81) or ((_a6*_a9) == 1))
+        _t85 = (_t10*(-1 + ((_by_zero() if not _a11 else _t81 // _a11 if not _t81 % _a11 else ((_z := 1) and _F(_t81, _a11))) if _t84 else 1)))
+        _t86 = (_t3*_a9)
+        _t87 = (_t81*_t86)
+        _t88 = (((_by_zero() if not _t87 else _t85 // _t87 if not _t85 % _t87 else ((_z := 1) and _F(_t85, _t87))) if _t84 else (_by_zero() if not _t12 else _t85 // _t12 if not _t85 % _t12 else ((_z := 1) and _F(_t85, _t12)))) if _t58 else _t13)
+        _t89 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t90 = (0 if _t62 else _t89) + (0 if _t64 else _t89)
+        _t91 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t92 = _t83 and (_t0 or (_a0 == _t91))
+        _t93 = -1 + ((_by_zero() if not _a11 else _t91 // _a11 if not _t91 % _a11 else ((_z := 1) and _F(_t91, _a11))) if _t92 else 1)
+        _t94 = (_t19*_t93)
+        _t95 = (_t3*_t91)
+        _t96 = (_t25*_t93)
+        _t97 = (_t30*_t93)
+        _t98 = (0 if _t62 else _t34) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t27) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t31)
+        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t100 = (_a0 == _t99) or (_t86 == 1)
+        _t101 = -1 + (_t99 if _t100 else 1)
+        _t102 = (_t101*_t38)
+        _t103 = (_t11*_t99)
+        _t104 = (_t101*_t40)
+        _t105 = (_t101*_t43)
+        _t106 = (_t101*_t46)
+        _t107 = (_t12*_t99)
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t47)
+        _t109 = _t108 + _t88 + _t90 + _t98
+        _t110 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
+        _t111 = (_by_zero() if not _a11 else _t52 // _a11 if not _t52 % _a11 else ((_z := 1) and _F(_t52, _a11)))
+        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
+        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t45*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
+        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
+        _t116 = _t110 + _t112 + _t115
+        _t117 = (_t60 if _t58 else 0)
+        _t118 = (_t63 if _t62 else 0) + (_t63 if _t64 else 0)
+        _t119 = (2*(_t69 if _t66 else 0)) + (_t33 if _t62 else 0) + (_t71 if _t66 else 0)
+        _t120 = (_t74 if _t73 else 0) + (_t75 if _t73 else 0) + (_t76 if _t73 else 0) + (_t78 if _t73 else 0)
+        _t121 = _t117 + _t118 + _t119 + _t120
+        _t122 = (((_by_zero() if not _t87 else _t10 // _t87 if not _t10 % _t87 else ((_z := 1) and _F(_t10, _t87))) if _t84 else _t13) if _t58 else 0)
+        _t123 = (_t89 if _t62 else 0) + (_t89 if _t64 else 0)
+        _t124 = (_t34 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t25 // _t95 if not _t25 % _t95 else ((_z := 1) and _F(_t25, _t95))) if _t92 else _t26)) if _t66 else 0) + (((_by_zero() if not _t95 else _t55 // _t95 if not _t55 % _t95 else ((_z := 1) and _F(_t55, _t95))) if _t92 else _t31) if _t66 else 0)
+        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t73 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t73 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t73 else 0)
+        _t126 = _t122 + _t123 + _t124 + _t125
+        _t127 = (_t3*_a8)
+        _t128 = (_by_zero() if not _t127 else _t2 // _t127 if not _t2 % _t127 else ((_z := 1) and _F(_t2, _t127)))
+        _t129 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t59)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+        _t130 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+        _t131 = (_t67*_a11)
+        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t23 // _t131 if not _t23 % _t131 else ((_z := 1) and _F(_t23, _t131))))
+        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
+        return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (4*_t3*_t52) + (_t2*_t50*_t51) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t25*_t53)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t54)) + ((_by_zero() if not _a2 else _t56 // _a2 if not _t56 % _a2 else ((_z := 1) and _F(_t56, _a2))) if _t0 else (_by_zero() if not _t23 else _t56 // _t23 if not _t56 % _t23 else ((_z := 1) and _F(_t56, _t23)))), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t50 // _a8 if not _t50 % _a8 else _t50 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n71 // _a1 if not (_n71 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n71, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t31, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t32, _t111, _t48, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t35, _t72, _t98, _t112, _t119, _t124, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -38634,7 +38584,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t14 = _Unusable(_err)
         _z = 1
     try:
-        _t15 = (0 if _t14 else _a8)
+        _t15 = (1 if _t14 else _a8)
     except _CANNOT as _err:
         _t15 = _Unusable(_err)
         _z = 1
@@ -38654,112 +38604,112 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t18 = _Unusable(_err)
         _z = 1
     try:
-        _t19 = (_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11)))
+        _t19 = (3*_t18)
     except _CANNOT as _err:
         _t19 = _Unusable(_err)
         _z = 1
     try:
-        _t20 = (_a3*_a7)
+        _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
     except _CANNOT as _err:
         _t20 = _Unusable(_err)
         _z = 1
     try:
-        _t21 = _t20 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _a2 + (-1*_t20)) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t21 = (_a3*_a7)
     except _CANNOT as _err:
         _t21 = _Unusable(_err)
         _z = 1
     try:
-        _t22 = (_t17*_t21)
+        _t22 = (-1*_t21)
     except _CANNOT as _err:
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = (_by_zero() if not _t11 else _t22 // _t11 if not _t22 % _t11 else ((_z := 1) and _F(_t22, _t11)))
+        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t19 if _t0 else _t23)
+        _t24 = (_t17*_t23)
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (1 if _t14 else _a8)
+        _t25 = (3*_t24)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_t16*_t25)
+        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t26*_a2)
+        _t27 = (_t20 if _t0 else _t26)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (3*_t27)
+        _t28 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_by_zero() if not _t11 else _t28 // _t11 if not _t28 % _t11 else ((_z := 1) and _F(_t28, _t11)))
+        _t29 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t21*_t26)
+        _t30 = (_t16*_t28*_t29)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (3*_t30)
+        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_by_zero() if not _t11 else _t31 // _t11 if not _t31 % _t11 else ((_z := 1) and _F(_t31, _t11)))
+        _t32 = (0 if _t0 else 1)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_t29 if _t0 else _t32)
+        _t33 = (2*_t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (0 if _t0 else 1)
+        _t34 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t33)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (2*_t34)
+        _t35 = _t27 + _t31 + _t34
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_by_zero() if not _a11 else _n8 // _a11 if not (_n8 := (_t20*_t35)) % _a11 else ((_z := 1) and _F(_n8, _a11)))
+        _t36 = -1 + _a11
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = _t24 + _t33 + _t36
+        _t37 = (_t1*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = -1 + _a11
+        _t38 = (12*_t37)
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_t1*_t38)
+        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (12*_t39)
+        _t40 = (_t36*_t6)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
@@ -38769,476 +38719,466 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t38*_t6)
+        _t42 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t43 = (_t40*_t42)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (1 if _t0 else 0)
+        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_t42*_t44)
+        _t45 = (_t2*_t36)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
+        _t46 = (8*_t45*_a1)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_t2*_t38)
+        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (8*_t47*_a1)
+        _t48 = _t39 + _t41 + _t44 + _t47
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
+        _t49 = _t13 + _t35 + _t48 + _t7
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = _t41 + _t43 + _t46 + _t49
+        _t50 = -1 + _a9
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = _t13 + _t37 + _t50 + _t7
+        _t51 = (2*_a11)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = -1 + _a9
+        _t52 = (_t21*_t32)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (2*_a11)
+        _t53 = _a2 + (0 if _t0 else _t21)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_t20*_t34)
+        _t54 = (3*_t17*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = _a2 + (0 if _t0 else _t20)
+        _t55 = (_t30*_a11)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t17*_t55)
+        _t56 = (_t53*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (3*_t26*_t55)
+        _t57 = (_a5*_a11)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_a5*_a11)
+        _t58 = (_a0 < _t57)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_a0 < _t58)
+        _t59 = (_a1*_a8)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_a1*_a8)
+        _t60 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t59*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_by_zero() if not _a9 else _n13 // _a9 if not (_n13 := (_t60*_t9)) % _a9 else ((_z := 1) and _F(_n13, _a9)))
+        _t61 = (0 if _t58 else _t60)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (0 if _t59 else _t61)
+        _t62 = (_a0 < _t12)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_a0 < _t12)
+        _t63 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t64 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_a0 < 1 + _t11)
+        _t65 = (0 if _t62 else _t63) + (0 if _t64 else _t63)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (0 if _t63 else _t64) + (0 if _t65 else _t64)
+        _t66 = (_a0 < _t11)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_a0 < _t11)
+        _t67 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t68 = (_t15*_t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_t25*_t68)
+        _t69 = (_t16*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t16*_t69)
+        _t70 = (_t29*_a1)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_t15*_t68)
+        _t71 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t70)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (_t16*_t71)
+        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t33) + (0 if _t66 else _t71)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (2*(0 if _t67 else _t70)) + (0 if _t63 else _t35) + (0 if _t67 else _t72)
+        _t73 = (_a0 < _a11)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a0 < _a11)
+        _t74 = (_a8*(-2 + _t51))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_a8*(-2 + _t53))
+        _t75 = (3*_t74)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (3*_t75)
+        _t76 = (_t42*_t74)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_t44*_t75)
+        _t77 = (4*_a1)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (4*_a1)
+        _t78 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t74*_t77)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_by_zero() if not _a9 else _n16 // _a9 if not (_n16 := (_t75*_t78)) % _a9 else ((_z := 1) and _F(_n16, _a9)))
+        _t79 = (0 if _t73 else _t74) + (0 if _t73 else _t75) + (0 if _t73 else _t76) + (0 if _t73 else _t78)
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (0 if _t74 else _t75) + (0 if _t74 else _t76) + (0 if _t74 else _t77) + (0 if _t74 else _t79)
+        _t80 = _t61 + _t65 + _t72 + _t79
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = _t62 + _t66 + _t73 + _t80
+        _t81 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t57 // _a0 if not _t57 % _a0 else ((_z := 1) and _F(_t57, _a0))))))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t58 // _a0 if not _t58 % _a0 else ((_z := 1) and _F(_t58, _a0))))))
+        _t82 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t83 = (_t82 == _floor(_t82))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_t83 == _floor(_t83))
+        _t84 = _t83 and ((_a0 == _t81) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = _t84 and ((_a0 == _t82) or ((_a6*_a9) == 1))
+        _t85 = (_t10*(-1 + ((_by_zero() if not _a11 else _t81 // _a11 if not _t81 % _a11 else ((_z := 1) and _F(_t81, _a11))) if _t84 else 1)))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_t10*(-1 + ((_by_zero() if not _a11 else _t82 // _a11 if not _t82 % _a11 else ((_z := 1) and _F(_t82, _a11))) if _t85 else 1)))
+        _t86 = (_t3*_a9)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_t3*_a9)
+        _t87 = (_t81*_t86)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t82*_t87)
+        _t88 = (((_by_zero() if not _t87 else _t85 // _t87 if not _t85 % _t87 else ((_z := 1) and _F(_t85, _t87))) if _t84 else (_by_zero() if not _t12 else _t85 // _t12 if not _t85 % _t12 else ((_z := 1) and _F(_t85, _t12)))) if _t58 else _t13)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (((_by_zero() if not _t88 else _t86 // _t88 if not _t86 % _t88 else ((_z := 1) and _F(_t86, _t88))) if _t85 else (_by_zero() if not _t12 else _t86 // _t12 if not _t86 % _t12 else ((_z := 1) and _F(_t86, _t12)))) if _t59 else _t13)
+        _t89 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t0 else ((_by_zero() if not (_d22 := (2*_t3)) else _t2 // _d22 if not _t2 % _d22 else ((_z := 1) and _F(_t2, _d22))) if _t5 else _t4))
+        _t90 = (0 if _t62 else _t89) + (0 if _t64 else _t89)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (0 if _t63 else _t90) + (0 if _t65 else _t90)
+        _t91 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t92 = _t83 and (_t0 or (_a0 == _t91))
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = _t84 and (_t0 or (_a0 == _t92))
+        _t93 = -1 + ((_by_zero() if not _a11 else _t91 // _a11 if not _t91 % _a11 else ((_z := 1) and _F(_t91, _a11))) if _t92 else 1)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = -1 + ((_by_zero() if not _a11 else _t92 // _a11 if not _t92 % _a11 else ((_z := 1) and _F(_t92, _a11))) if _t93 else 1)
+        _t94 = (_t19*_t93)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t18*_t94)
+        _t95 = (_t3*_t91)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t3*_t92)
+        _t96 = (_t25*_t93)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t22*_t94)
+        _t97 = (_t30*_t93)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t28*_t94)
+        _t98 = (0 if _t62 else _t34) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t27) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t31)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t31*_t94)
+        _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (0 if _t63 else _t36) + ((((_by_zero() if not _t96 else _t95 // _t96 if not _t95 % _t96 else ((_z := 1) and _F(_t95, _t96))) if _t93 else (_by_zero() if not _t11 else _t95 // _t11 if not _t95 % _t11 else ((_z := 1) and _F(_t95, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t97 // _t96 if not _t97 % _t96 else ((_z := 1) and _F(_t97, _t96))) if _t93 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11))))) if _t67 else _t24) + ((((_by_zero() if not _t96 else _t98 // _t96 if not _t98 % _t96 else ((_z := 1) and _F(_t98, _t96))) if _t93 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t0 else ((_by_zero() if not _t96 else _t99 // _t96 if not _t99 % _t96 else ((_z := 1) and _F(_t99, _t96))) if _t93 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11))))) if _t67 else _t33)
+        _t100 = (_a0 == _t99) or (_t86 == 1)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t101 = -1 + (_t99 if _t100 else 1)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_a0 == _t101) or (_t87 == 1)
+        _t102 = (_t101*_t38)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = -1 + (_t101 if _t102 else 1)
+        _t103 = (_t11*_t99)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t103*_t40)
+        _t104 = (_t101*_t40)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t101*_t11)
+        _t105 = (_t101*_t43)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t103*_t42)
+        _t106 = (_t101*_t46)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t103*_t45)
+        _t107 = (_t12*_t99)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_t103*_t48)
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t47)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t101*_t12)
+        _t109 = _t108 + _t88 + _t90 + _t98
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (((_by_zero() if not _t105 else _t104 // _t105 if not _t104 % _t105 else ((_z := 1) and _F(_t104, _t105))) if _t102 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t74 else _t41) + (((_by_zero() if not _t105 else _t106 // _t105 if not _t106 % _t105 else ((_z := 1) and _F(_t106, _t105))) if _t102 else (_by_zero() if not _t11 else _t106 // _t11 if not _t106 % _t11 else ((_z := 1) and _F(_t106, _t11)))) if _t74 else _t43) + (((_by_zero() if not _t105 else _t107 // _t105 if not _t107 % _t105 else ((_z := 1) and _F(_t107, _t105))) if _t102 else (_by_zero() if not _t11 else _t107 // _t11 if not _t107 % _t11 else ((_z := 1) and _F(_t107, _t11)))) if _t74 else _t46) + (((_by_zero() if not _t109 else _t108 // _t109 if not _t108 % _t109 else ((_z := 1) and _F(_t108, _t109))) if _t102 else (_by_zero() if not _t12 else _t108 // _t12 if not _t108 % _t12 else ((_z := 1) and _F(_t108, _t12)))) if _t74 else _t49)
+        _t110 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = _t100 + _t110 + _t89 + _t91
+        _t111 = (_by_zero() if not _a11 else _t52 // _a11 if not _t52 % _a11 else ((_z := 1) and _F(_t52, _a11)))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (_by_zero() if not _t12 else _n42 // _t12 if not (_n42 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n42, _t12)))
+        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
+        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = _t113 + ((_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t27)) % _t11 else ((_z := 1) and _F(_n45, _t11))) if _t0 else (_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t30)) % _t11 else ((_z := 1) and _F(_n44, _t11))))
+        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t45*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t47*_t78)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t116 = _t110 + _t112 + _t115
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = _t115 + _t116 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t117 = (_t60 if _t58 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = _t112 + _t114 + _t117
+        _t118 = (_t63 if _t62 else 0) + (_t63 if _t64 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_t61 if _t59 else 0)
+        _t119 = (2*(_t69 if _t66 else 0)) + (_t33 if _t62 else 0) + (_t71 if _t66 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_t64 if _t63 else 0) + (_t64 if _t65 else 0)
+        _t120 = (_t74 if _t73 else 0) + (_t75 if _t73 else 0) + (_t76 if _t73 else 0) + (_t78 if _t73 else 0)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (2*(_t70 if _t67 else 0)) + (_t35 if _t63 else 0) + (_t72 if _t67 else 0)
+        _t121 = _t117 + _t118 + _t119 + _t120
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_t75 if _t74 else 0) + (_t76 if _t74 else 0) + (_t77 if _t74 else 0) + (_t79 if _t74 else 0)
+        _t122 = (((_by_zero() if not _t87 else _t10 // _t87 if not _t10 % _t87 else ((_z := 1) and _F(_t10, _t87))) if _t84 else _t13) if _t58 else 0)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = _t119 + _t120 + _t121 + _t122
+        _t123 = (_t89 if _t62 else 0) + (_t89 if _t64 else 0)
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (((_by_zero() if not _t88 else _t10 // _t88 if not _t10 % _t88 else ((_z := 1) and _F(_t10, _t88))) if _t85 else _t13) if _t59 else 0)
+        _t124 = (_t34 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t25 // _t95 if not _t25 % _t95 else ((_z := 1) and _F(_t25, _t95))) if _t92 else _t26)) if _t66 else 0) + (((_by_zero() if not _t95 else _t55 // _t95 if not _t55 % _t95 else ((_z := 1) and _F(_t55, _t95))) if _t92 else _t31) if _t66 else 0)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_t90 if _t63 else 0) + (_t90 if _t65 else 0)
+        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t73 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t73 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t73 else 0)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = (_t36 if _t63 else 0) + ((((_by_zero() if not _t96 else _t18 // _t96 if not _t18 % _t96 else ((_z := 1) and _F(_t18, _t96))) if _t93 else _t19) if _t0 else ((_by_zero() if not _t96 else _t22 // _t96 if not _t22 % _t96 else ((_z := 1) and _F(_t22, _t96))) if _t93 else _t23)) if _t67 else 0) + ((((_by_zero() if not _t96 else _t28 // _t96 if not _t28 % _t96 else ((_z := 1) and _F(_t28, _t96))) if _t93 else _t29) if _t0 else ((_by_zero() if not _t96 else _t31 // _t96 if not _t31 % _t96 else ((_z := 1) and _F(_t31, _t96))) if _t93 else _t32)) if _t67 else 0)
+        _t126 = _t122 + _t123 + _t124 + _t125
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (((_by_zero() if not _t105 else _t40 // _t105 if not _t40 % _t105 else ((_z := 1) and _F(_t40, _t105))) if _t102 else _t41) if _t74 else 0) + (((_by_zero() if not _t105 else _t42 // _t105 if not _t42 % _t105 else ((_z := 1) and _F(_t42, _t105))) if _t102 else _t43) if _t74 else 0) + (((_by_zero() if not _t105 else _t45 // _t105 if not _t45 % _t105 else ((_z := 1) and _F(_t45, _t105))) if _t102 else _t46) if _t74 else 0) + (((_by_zero() if not _t109 else _t48 // _t109 if not _t48 % _t109 else ((_z := 1) and _F(_t48, _t109))) if _t102 else _t49) if _t74 else 0)
+        _t127 = (_t3*_a8)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = _t124 + _t125 + _t126 + _t127
+        _t128 = (_by_zero() if not _t127 else _t2 // _t127 if not _t2 % _t127 else ((_z := 1) and _F(_t2, _t127)))
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_t3*_a8)
+        _t129 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t59)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_by_zero() if not _t129 else _t2 // _t129 if not _t2 % _t129 else ((_z := 1) and _F(_t2, _t129)))
+        _t130 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t60)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
+        _t131 = (_t67*_a11)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
+        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t23 // _t131 if not _t23 % _t131 else ((_z := 1) and _F(_t23, _t131))))
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = (_t68*_a11)
+        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
-    try:
-        _t134 = ((_by_zero() if not _t133 else _a2 // _t133 if not _a2 % _t133 else ((_z := 1) and _F(_a2, _t133))) if _t0 else (_by_zero() if not _t133 else _t21 // _t133 if not _t21 % _t133 else ((_z := 1) and _F(_t21, _t133))))
-    except _CANNOT as _err:
-        _t134 = _Unusable(_err)
-        _z = 1
-    try:
-        _t135 = ((_by_zero() if not _t11 else _t27 // _t11 if not _t27 % _t11 else ((_z := 1) and _F(_t27, _t11))) if _t0 else (_by_zero() if not _t11 else _t30 // _t11 if not _t30 % _t11 else ((_z := 1) and _F(_t30, _t11))))
-    except _CANNOT as _err:
-        _t135 = _Unusable(_err)
-        _z = 1
-    return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t22*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)) + (_t57 if _t0 else ((_by_zero() if not _a2 else _n67 // _a2 if not (_n67 := (_t31*_t55)) % _a2 else ((_z := 1) and _F(_n67, _a2))) if _t0 else _t57)), _t81, _t111, _t118, _t123, _t128, _t81, _t111, _t118, _t123, _t128, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t130, _t131, _t116, _a11, _t130, _t131, _t116, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, _a5, _t132, _t131, _t112, 2, _t130, _a8, _t90, 2, _t130, _a8, _t90, _a11, _t130, _a8, _t46, _a11, _t130, _a8, _t43, _a11, (_by_zero() if not _t129 else _t1 // _t129 if not _t1 % _t129 else ((_z := 1) and _F(_t1, _t129))), (3*_a8), _t115, _t3, _t134, _t69, _t135, _t3, _t134, _t71, _t24, _t3, _t134, _t69, _t135, 2, (_by_zero() if not _a11 else _t20 // _a11 if not _t20 % _a11 else ((_z := 1) and _F(_t20, _a11))), _t34, _t113, _t50, _t80, _t110, _t117, _t122, _t127, _t13, _t62, _t89, _t112, _t119, _t124, _t7, _t66, _t91, _t120, _t125, _t37, _t73, _t100, _t114, _t121, _t126, _z, )
+    return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (4*_t3*_t52) + (_t2*_t50*_t51) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t25*_t53)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t54)) + ((_by_zero() if not _a2 else _t56 // _a2 if not _t56 % _a2 else ((_z := 1) and _F(_t56, _a2))) if _t0 else (_by_zero() if not _t23 else _t56 // _t23 if not _t56 % _t23 else ((_z := 1) and _F(_t56, _t23)))), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t50 // _a8 if not _t50 % _a8 else _t50 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n71 // _a1 if not (_n71 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n71, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t31, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t32, _t111, _t48, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t35, _t72, _t98, _t112, _t119, _t124, _z, )
 
 
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -41184,37 +41124,37 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t45 = _t33 + _t35 + _t38 + _t44
         _t46 = _a4 + (-1*_a5)
         _t47 = (_a15 >= 2)
-        _t48 = (0 if _t47 else _a14)
+        _t48 = (1 if _t47 else _a14)
         _t49 = -1 + _t3
         _t50 = (_t48*_t49)
         _t51 = (_t46*_t50)
-        _t52 = (_a6*_a11)
-        _t53 = _t52 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
-        _t54 = (_t50*_t53)
-        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
-        _t56 = (1 if _t47 else _a14)
-        _t57 = (_t49*_t56)
-        _t58 = (_t46*_t57)
-        _t59 = (3*_t58)
-        _t60 = (_t53*_t57)
-        _t61 = (3*_t60)
-        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
-        _t63 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
-        _t64 = -1 + _t63
-        _t65 = (_t64*_a5)
-        _t66 = (_t48*_t65)
-        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
-        _t68 = (_t56*_t65)
+        _t52 = (3*_t51)
+        _t53 = (_a6*_a11)
+        _t54 = (2*_t53)
+        _t55 = _t53 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t56 = (_t50*_t55)
+        _t57 = (3*_t56)
+        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t59 = (0 if _t47 else _a14)
+        _t60 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t61 = -1 + _t60
+        _t62 = (_t61*_a5)
+        _t63 = (_t59*_t62)
+        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
+        _t65 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t55 // _a17 if not _t55 % _a17 else ((_z := 1) and _F(_t55, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
+        _t66 = (_t49*_t59*_t65)
+        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
+        _t68 = (_t48*_t62)
         _t69 = (3*_t68)
         _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
-        _t71 = _t55 + _t62 + _t67 + _t70
+        _t71 = _t58 + _t64 + _t67 + _t70
         _t72 = _t14 + _t29 + _t45 + _t7 + _t71
         _t73 = -1 + _a15
         _t74 = (2*_a17)
-        _t75 = _t46**2
+        _t75 = (_t66*_a17)
         _t76 = (_a8*_a17)
         _t77 = (_a1 < _t76)
-        _t78 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
+        _t78 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
         _t79 = (0 if _t77 else _t78)
         _t80 = (_a1 < _t15)
         _t81 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
@@ -41226,7 +41166,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t87 = _t85 and _t86
         _t88 = -1 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t87 else 1)
         _t89 = (4*_t16)
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t80 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t80 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
         _t91 = (_a1 < _t13)
         _t92 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
         _t93 = (_a1 < 1 + _t12)
@@ -41239,14 +41179,14 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
         _t101 = (_a1 < _t12)
         _t102 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
-        _t103 = (_t102*_t56)
+        _t103 = (_t102*_t48)
         _t104 = (_t103*_t49)
-        _t105 = (_t102*_t48)
-        _t106 = (_t105*_t49)
-        _t107 = (_t48*_a3)
-        _t108 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t107*_t64)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
-        _t109 = (_t56*_a3)
-        _t110 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t109*_t64)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
+        _t105 = (_t59*_a2)
+        _t106 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t105*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
+        _t107 = (_t59*_a3)
+        _t108 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t107*_t61)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
+        _t109 = (_t48*_a3)
+        _t110 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t109*_t61)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
         _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
         _t112 = _t100 + _t111 + _t79 + _t90 + _t94
         _t113 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
@@ -41257,8 +41197,8 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
         _t119 = (_t83*_a15)
         _t120 = (4*_t23)
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
         _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
         _t124 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
         _t125 = (_a1 == _t124) or (_t26 == 1)
@@ -41273,53 +41213,51 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t134 = _t0 or (_a1 == _t133)
         _t135 = _t134 and _t85
         _t136 = -1 + ((_by_zero() if not _a17 else _t133 // _a17 if not _t133 % _a17 else ((_z := 1) and _F(_t133, _a17))) if _t135 else 1)
-        _t137 = (_t136*_t51)
+        _t137 = (_t136*_t52)
         _t138 = (_t133*_t3)
-        _t139 = (_t136*_t54)
-        _t140 = (_t136*_t59)
-        _t141 = (_t136*_t61)
-        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t143 = _t134 and (_t142 == _floor(_t142))
-        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
-        _t145 = (_t144*_t66)
-        _t146 = (_t133*_t26)
-        _t147 = (_t144*_t69)
-        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a10)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a10)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
-        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
-        _t150 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
-        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
-        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
-        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
-        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t155 = _t150 + _t151 + _t154
-        _t156 = (_t78 if _t77 else 0)
-        _t157 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
-        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t157*_t89)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t80 else 0)
-        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
-        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
-        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
-        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
-        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
-        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
-        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
-        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
-        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a10)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a10)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
-        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
-        _t169 = (_t3*_a14)
-        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
-        _t171 = (_t40*_a14)
-        _t172 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
-        _t173 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
-        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
-        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
-        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t177 = (_t102*_a17)
-        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
-        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
-        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
-        _t181 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
-        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-        return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t122, 2, _t170, _a14, _t122, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
+        _t139 = (_t136*_t57)
+        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t141 = _t134 and (_t140 == _floor(_t140))
+        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
+        _t143 = (_t142*_t63)
+        _t144 = (_t133*_t26)
+        _t145 = (_t142*_t69)
+        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a10)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a10)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
+        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
+        _t148 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
+        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t153 = _t148 + _t149 + _t152
+        _t154 = (_t78 if _t77 else 0)
+        _t155 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
+        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t155*_t89)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t80 else 0)
+        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
+        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a10)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a10)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t167 = (_t3*_a14)
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t169 = (_t40*_a14)
+        _t170 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
+        _t171 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t175 = (_t102*_a17)
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
+        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
+        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t179 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
+        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a10 else _n103 // _a10 if not (_n103 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n103, _a10))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t122, 2, _t168, _a14, _t122, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a15)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a15 else _t105 // _a15 if not _t105 % _a15 else ((_z := 1) and _F(_t105, _a15))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -41564,7 +41502,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (0 if _t47 else _a14)
+        _t48 = (1 if _t47 else _a14)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
@@ -41584,87 +41522,87 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a6*_a11)
+        _t52 = (3*_t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = _t52 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_a5) + (-2*_t52)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t53 = (_a6*_a11)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_t50*_t53)
+        _t54 = (2*_t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t54 // _t12 if not _t54 % _t12 else ((_z := 1) and _F(_t54, _t12))))
+        _t55 = _t53 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (1 if _t47 else _a14)
+        _t56 = (_t50*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_t49*_t56)
+        _t57 = (3*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (_t46*_t57)
+        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (3*_t58)
+        _t59 = (0 if _t47 else _a14)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_t53*_t57)
+        _t60 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (3*_t60)
+        _t61 = -1 + _t60
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = ((_by_zero() if not _t12 else _t59 // _t12 if not _t59 % _t12 else ((_z := 1) and _F(_t59, _t12))) if _t0 else (_by_zero() if not _t12 else _t61 // _t12 if not _t61 % _t12 else ((_z := 1) and _F(_t61, _t12))))
+        _t62 = (_t61*_a5)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t63 = (_t59*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = -1 + _t63
+        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t64*_a5)
+        _t65 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t55 // _a17 if not _t55 % _a17 else ((_z := 1) and _F(_t55, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t48*_t65)
+        _t66 = (_t49*_t59*_t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_by_zero() if not _t13 else _t66 // _t13 if not _t66 % _t13 else ((_z := 1) and _F(_t66, _t13)))
+        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t56*_t65)
+        _t68 = (_t48*_t62)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
@@ -41679,7 +41617,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = _t55 + _t62 + _t67 + _t70
+        _t71 = _t58 + _t64 + _t67 + _t70
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
@@ -41699,7 +41637,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = _t46**2
+        _t75 = (_t66*_a17)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
@@ -41714,7 +41652,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_by_zero() if not _a15 else _n19 // _a15 if not (_n19 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n19, _a15)))
+        _t78 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
@@ -41774,7 +41712,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n26 // _a15 if not (_n26 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n26, _a15))) if _t80 else (_by_zero() if not _a15 else _n25 // _a15 if not (_n25 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n25, _a15))))
+        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t80 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
@@ -41839,7 +41777,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t102*_t56)
+        _t103 = (_t102*_t48)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
@@ -41849,32 +41787,32 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t102*_t48)
+        _t105 = (_t59*_a2)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t105*_t49)
+        _t106 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t105*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t48*_a3)
+        _t107 = (_t59*_a3)
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t107*_t64)) % _a15 else ((_z := 1) and _F(_n29, _a15)))
+        _t108 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t107*_t61)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t56*_a3)
+        _t109 = (_t48*_a3)
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _a15 else _n30 // _a15 if not (_n30 := (2*_t109*_t64)) % _a15 else ((_z := 1) and _F(_n30, _a15)))
+        _t110 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t109*_t61)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
@@ -41929,12 +41867,12 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n37 // _t27 if not (_n37 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n37, _t27))) if _t80 else _t28)
+        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d38 := (2*_t3)) else _t2 // _d38 if not _t2 % _d38 else ((_z := 1) and _F(_t2, _d38))) if _t5 else _t4))
+        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
@@ -42009,7 +41947,7 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t136*_t51)
+        _t137 = (_t136*_t52)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
@@ -42019,226 +41957,216 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t136*_t54)
+        _t139 = (_t136*_t57)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_t136*_t59)
+        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = (_t136*_t61)
+        _t141 = _t134 and (_t140 == _floor(_t140))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = _t134 and (_t142 == _floor(_t142))
+        _t143 = (_t142*_t63)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t143 else 1)
+        _t144 = (_t133*_t26)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (_t144*_t66)
+        _t145 = (_t142*_t69)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = (_t133*_t26)
+        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a10)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a10)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = (_t144*_t69)
+        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t55) + ((((_by_zero() if not _t138 else _t140 // _t138 if not _t140 % _t138 else ((_z := 1) and _F(_t140, _t138))) if _t0 else (_by_zero() if not _t138 else _t141 // _t138 if not _t141 % _t138 else ((_z := 1) and _F(_t141, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))) if _t0 else (_by_zero() if not _t12 else _t141 // _t12 if not _t141 % _t12 else ((_z := 1) and _F(_t141, _t12))))) if _t101 else _t62) + (((_by_zero() if not _t146 else _n61 // _t146 if not (_n61 := (_t145*_a10)) % _t146 else ((_z := 1) and _F(_n61, _t146))) if _t143 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t67) + (((_by_zero() if not _t146 else _n63 // _t146 if not (_n63 := (_t147*_a10)) % _t146 else ((_z := 1) and _F(_n63, _t146))) if _t143 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t101 else _t70)
+        _t148 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = _t117 + _t121 + _t123 + _t132 + _t148
+        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_by_zero() if not _t13 else _n64 // _t13 if not (_n64 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n64, _t13)))
+        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = ((_by_zero() if not _t12 else _n66 // _t12 if not (_n66 := (2*_t58)) % _t12 else ((_z := 1) and _F(_n66, _t12))) if _t0 else (_by_zero() if not _t12 else _n65 // _t12 if not (_n65 := (2*_t60)) % _t12 else ((_z := 1) and _F(_n65, _t12)))) + (_by_zero() if not _t13 else _n67 // _t13 if not (_n67 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n67, _t13)))
+        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = (_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n68, _t12)))
+        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = (_by_zero() if not _t12 else _n69 // _t12 if not (_n69 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n69, _t12)))
+        _t153 = _t148 + _t149 + _t152
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t154 = (_t78 if _t77 else 0)
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = _t150 + _t151 + _t154
+        _t155 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_t78 if _t77 else 0)
+        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t155*_t89)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t80 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
+        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n73 // _a15 if not (_n73 := (_t157*_t89)) % _a15 else ((_z := 1) and _F(_n73, _a15))) if _t80 else 0)
+        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n76 // _t27 if not (_n76 := (_t120*_t157)) % _t27 else ((_z := 1) and _F(_n76, _t27))) if _t80 else 0)
+        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a10)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a10)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = ((((_by_zero() if not _t138 else _t51 // _t138 if not _t51 % _t138 else ((_z := 1) and _F(_t51, _t138))) if _t0 else (_by_zero() if not _t138 else _t54 // _t138 if not _t54 % _t138 else ((_z := 1) and _F(_t54, _t138)))) if _t135 else _t55) if _t101 else 0) + ((((_by_zero() if not _t138 else _t59 // _t138 if not _t59 % _t138 else ((_z := 1) and _F(_t59, _t138))) if _t0 else (_by_zero() if not _t138 else _t61 // _t138 if not _t61 % _t138 else ((_z := 1) and _F(_t61, _t138)))) if _t135 else _t62) if _t101 else 0) + (((_by_zero() if not _t146 else _n85 // _t146 if not (_n85 := (_t66*_a10)) % _t146 else ((_z := 1) and _F(_n85, _t146))) if _t143 else _t67) if _t101 else 0) + (((_by_zero() if not _t146 else _n86 // _t146 if not (_n86 := (_t69*_a10)) % _t146 else ((_z := 1) and _F(_n86, _t146))) if _t143 else _t70) if _t101 else 0)
+        _t167 = (_t3*_a14)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_t3*_a14)
+        _t169 = (_t40*_a14)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t170 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_t40*_a14)
+        _t171 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not (_d88 := (_a9*_a14*_a17)) else _t8 // _d88 if not _t8 % _d88 else ((_z := 1) and _F(_t8, _d88)))
+        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _a15 else _n89 // _a15 if not (_n89 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n89, _a15)))
+        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t175 = (_t102*_a17)
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = (_t102*_a17)
+        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t53 // _t177 if not _t53 % _t177 else ((_z := 1) and _F(_t53, _t177))))
+        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = ((_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))) if _t0 else (_by_zero() if not _t12 else _t60 // _t12 if not _t60 % _t12 else ((_z := 1) and _F(_t60, _t12))))
+        _t179 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
     try:
-        _t180 = (_by_zero() if not (_d97 := (_t15*_a3)) else _a5 // _d97 if not _a5 % _d97 else ((_z := 1) and _F(_a5, _d97)))
+        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
         _z = 1
-    try:
-        _t181 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
-    except _CANNOT as _err:
-        _t181 = _Unusable(_err)
-        _z = 1
-    try:
-        _t182 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-    except _CANNOT as _err:
-        _t182 = _Unusable(_err)
-        _z = 1
-    return (_t72, _t72, _t11 + _t32 + _t42 + _t66 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t51 if _t0 else ((_by_zero() if not _t53 else _n100 // _t53 if not (_n100 := (_t50*_t75)) % _t53 else ((_z := 1) and _F(_n100, _t53))) if _t0 else _t51)) + (_t59 if _t0 else ((_by_zero() if not _t53 else _n101 // _t53 if not (_n101 := (3*_t57*_t75)) % _t53 else ((_z := 1) and _F(_n101, _t53))) if _t0 else _t59)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t112, _t149, _t155, _t162, _t168, _t112, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t122, 2, _t170, _a14, _t122, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t103, _t179, _t3, _t178, _t105, _t55, _t3, _t178, _t103, _t179, _t63, _t180, _t181, _t182, _t63, _t180, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t67, _t63, _t180, _t181, _t182, _t45, _t100, _t132, _t154, _t160, _t166, _t14, _t79, _t117, _t150, _t156, _t163, _t29, _t90, _t121, _t158, _t164, _t7, _t94, _t123, _t159, _t165, _t71, _t111, _t148, _t151, _t161, _t167, _z, )
+    return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a10 else _n103 // _a10 if not (_n103 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n103, _a10))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t122, 2, _t168, _a14, _t122, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a15)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a15 else _t105 // _a15 if not _t105 % _a15 else ((_z := 1) and _F(_t105, _a15))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -48947,229 +48875,234 @@ def _step_20eced0c4694(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 
 def _step_24b03ee47dcc(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
     x1 = 1.0 + L/p
-    x251 = c * d
-    x2 = -1.0 + x251
-    x4 = -1.0 + x251 / e
-    x229 = x4 * L_moe
-    x243 = x2 * x1
-    x5 = x243 * 2.0 + x229 * 2.0 / p
+    x257 = c * d
+    x2 = -1.0 + x257
+    x4 = -1.0 + x257 / e
+    x234 = x4 * L_moe
+    x248 = x2 * x1
+    x5 = x248 * 2.0 + x234 * 2.0 / p
     x6 = (p >= 2.0)
-    x217 = x4 * m * L_moe
-    x224 = m * x2 * x1
-    x7 = x224 * 3.0 + x217 * 3.0 / p
-    x8 = (x5 if x6 else x7)
-    x231 = c * t * d
-    x14 = -G * (-1.0 + math.ceil(x231 / G)) + x231
-    x15 = G/t
-    x16 = (x15 == math.floor(x15))
-    x17 = (p == 1.0)
-    x18 = (G == x14) or x17
-    x19 = x16 and (x18)
-    x20 = -1.0 + ((x14)/t if x19 else 1.0)
-    x21 = (0.0 if x6 else m)
-    x23 = (t/(x14) if x19 else 1.0)
-    x24 = -Phi_E
-    x225 = h * V * 2.0
-    x232 = Phi + x24
-    x25 = x232 - x225
-    x252 = h * V
-    x26 = x232 / t if x17 else (x252 + x25 / p) / t
-    x206 = x2 * x26 * x23 * x21
-    x27 = x206 * x20 / x251
-    x28 = (1.0 if x6 else m)
-    x245 = e * t
-    x29 = G/x245
-    x30 = (x29 == math.floor(x29)) and (x18)
-    x31 = -1.0 + ((x14)/x245 if x30 else 1.0)
-    x32 = x245 / x14 if x30 else 1.0
-    x233 = c * d * p
-    x175 = x233 * t
-    x255 = Phi_E * x4
-    x33 = x255 * x31 * x21 * x32 / x175
-    x193 = Phi_E * x4 * x28 * x31 * x32
-    x196 = x28 * x2 * x26 * x23 * x20
-    x34 = x27 + x196 * 3.0 / x251 + x33 + x193 * 3.0 / x175
-    x35 = x206 / x251
-    x212 = Phi_E * x4 * x21
-    x36 = x212 * x32 / x175
-    x201 = Phi_E * x4 * x28 * x32
-    x247 = x28 * x2 * x26 * x23
-    x37 = x35 + x247 * 3.0 / x251 + x36 + x201 * 3.0 / x175
-    x38 = (G < x231)
-    x39 = m - x28
-    x234 = c * d * m
-    x176 = x234 * t
-    x221 = b * s * h_kv
-    x256 = b * s * h
-    x42 = x221 * (3.0 + 25.0 * c) / x176 + x256 * (1.0 + c) * 5.0 / x176
-    x43 = (c >= 2.0)
-    x44 = (L*(x42)*2.0/p if x43 else 0.0)
-    x47 = s**2.0
-    x177 = d*m
-    x211 = b * h * x47 * 2.0
-    x48 = x211 / x177
-    x49 = h + h_kv
-    x203 = b * s * h * x49 * 2.0
-    x50 = x203 / x177
-    x51 = E_s + k
-    x52 = L - L_moe
-    x194 = b * s * h * F_e * x51 * 3.0
-    x204 = b * h * L * x47 * 2.0
-    x208 = b * s * h * F * 3.0
-    x218 = b * s * h * V
-    x235 = x48 + x50
-    x253 = c * t
-    x53 = ((L_moe * (x235 + x194 / x177) + x52 * (x235 + x208 / x177)) / p + x218 / x177) / x253 - x204 / (x234 * p * t)
-    x54 = x256 / x234
-    x244 = h * F_e
-    x55 = x244 / t
-    x56 = x244 * 2.0 / t
-    x219 = E * c * d * m
-    x58 = x256 * k * e / x219
-    x179 = x219 * t
-    x246 = e * p
-    x197 = L_moe * E * w_half_expert
-    x207 = L_moe * w_half * E_s
-    x209 = b * s * k * F_e * e
-    x226 = b * s * F_e
-    x230 = L * w_half
-    x236 = b * s * V
-    x257 = b * s
-    x59 = w_half * (x252 / t + x54 + x236 / x176) + x230 * (h ** 2.0 / t + x54 + x256 / x176) * 2.0 / p + x230 * (h * h_kv / t + x54 + x221 / x176) * 2.0 / p + w_half * x52 * (h * F / t + x54 + x257 * F / x176) * 3.0 / p + x207 * (x55 + x54 + x226 / x176) / p + x207 * (x56 + x54 + x226 * 2.0 / x176) / p + x197 * (x55 + x58 + x209 / x179) / x246 + x197 * (x56 + x58 + x209 * 2.0 / x179) / x246
-    x61 = F_e*3.0/t
-    x62 = x257 * (5.0 * h + h * 12.0 / t) / x234 + x257 * L_moe * k * (2.0 * h + x61) / (L * c * d * m)
-    x63 = (t == 1.0)
-    x64 = (26.0 if x63 else 38.0)
-    x181 = eta*peak
-    x182 = hbm*p
-    x214 = hbm * c * d * m
-    x183 = x214 * t
-    x215 = eta_attn * peak
-    x184 = x215 * c * d * m * p * t
-    x185 = x214 * p * t
-    x192 = b * s * h * L_moe * k * kappa_moe
-    x205 = b * h * L * x47 * 5.0
-    x216 = L * kappa * x62
-    x66 = x44 / hbm + x53 * 4.0 / x181 + x59 * 4.0 / x181 + x216 * (4 / 3) / x182 + x236 * x64 / x183 + x205 / x184 + x192 * (4 / 3) / x185
-    x67 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x251 + x212 / x175)
-    x68 = (1000/1189)*max(0.0, -(x39)*(x66) + (x39)*x67/m)
-    x69 = x28*x67/m
-    x70 = (x2)*alpha_inter
-    x71 = (x4)*alpha_inter
-    x72 = (x2)*alpha
-    x73 = (x4)*alpha
-    x74 = (x70 + x71 if x38 else x72 + x73)
-    x237 = x28 * x74
-    x76 = -1.0 + c
-    x77 = x256 * (-13.0 + 19.0 * c) / x176 + x257 * x76 * h_kv * 4.0 / x176
-    x220 = L_moe * c * d
-    x186 = x220 * t
-    x80 = x70 + x71 + x2 * x26 * beta_inter * x23 / (x251 * x1) + beta * x2 * x26 * x23 * x20 / (x251 * x1) + (x255 * beta_inter * e / (x220 * x14) + beta * Phi_E * x4 * e * x31 / (x220 * x14) if x30 else x255 * beta_inter / x186 + beta * Phi_E * x4 * x31 / x186) if x38 else x72 + x73 + beta * x2 * x26 / (x251 * x1) + beta * Phi_E * x4 / x186
-    x248 = Phi_E * x4 * x28
-    x254 = x28 * x2 * x26
-    x81 = x254 / x251 + x248 / x175
-    x238 = x28 * x80
-    x82 = 1000 / 1189 * max(0.0, x237 - x28 * ((L * x77 * 2.0 / p if x43 else 0.0) / hbm + x53 * 2.0 / x181 + x59 * 2.0 / x181 + x216 * (2 / 3) / x182 + x236 * (22.0 if x63 else 38.0) / x183 + x204 / x184 + x192 * (2 / 3) / x185) - x238 + (beta * (x196 / x251 + x193 / x175) + beta_inter * (x247 / x251 + x201 / x175) if x38 else beta * x81))
-    x83 = beta * (x196 * 2.0 / x251 + x193 * 2.0 / x175)
-    x84 = beta_inter * (x247 * 2.0 / x251 + x201 * 2.0 / x175)
-    x85 = x243 + x229 / p
-    x86 = x224 + x217 / p
-    x87 = x224 * 2.0 + x217 * 2.0 / p
-    x88 = x238 * (1000 / 1189)
-    x89 = x70 + x71 + x2 * x26 * beta_inter * x23 * 2.0 / (x251 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x251 * x1) + (x255 * beta_inter * e * 2.0 / (x220 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x220 * x14) if x30 else x255 * beta_inter * 2.0 / x186 + beta * Phi_E * x4 * x31 * 2.0 / x186) if x38 else x72 + x73 + beta * x2 * x26 * 2.0 / (x251 * x1) + beta * Phi_E * x4 * 2.0 / x186
-    x90 = -x44/hbm
-    x91 = -(x53)*4.0/x181
-    x92 = -(x59)*4.0/x181
-    x93 = -L*kappa*(x62)*(4/3)/x182
-    x94 = -b*s*V*x64/x183
-    x95 = -b*h*L*x47*5.0/x184
-    x96 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x185
-    x213 = alpha_inter * x8
-    x202 = x28 * x2 * x26 * gamma
-    x227 = gamma * x81
-    x98 = 1 / 1189 * (1189.0 * (x213 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x251 + beta * x28 * x2 * x26 * (567 / 1189) / x251 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x175 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x175)) + 1189.0 * (x68 + 1000 / 1189 * max(0.0, -x28 * x66 + x69) + x82 + 1000 / 1189 * (x83 + x84 + (alpha_inter * x85 * 2.0 if x6 else alpha_inter * x86 + alpha_inter * x87) if x38 else beta * x28 * x2 * x26 * 2.0 / x251 + (alpha * x85 * 2.0 + beta * Phi_E * x4 * 2.0 / x175 if x6 else alpha * x86 + alpha * x87 + beta * Phi_E * x4 * m * 2.0 / x175)) - x237 * (1000 / 1189) + x88 + x227 * (2000 / 1189) + x255 * gamma * (378 / 1189) / x175 if x6 else x68 + x82 + 1000 / 1189 * max(0.0, x237 - x28 * x89 + x69 + x202 * 2.0 / x251 - x202 * 2.0 / (x251 * x1) + (x83 + x84 if x38 else beta * (x254 * 2.0 / x251 + x248 * 2.0 / x175)) + (x90 + x91 + x92 + x93 - x255 * gamma * 2.0 / x186 + x255 * gamma * 2.0 / x175 + x94 + x95 + x96 if x6 else m * (x90 + x91 + x92 + x93 + x94 + x95 + x96) - x255 * m * gamma * 2.0 / x186 + x255 * m * gamma * 2.0 / x175)) + 1000 / 1189 * (x213 if x38 else alpha * x8) - x237 * (2000 / 1189) + x88 + x28 * x89 * (1000 / 1189) + x202 * (2000 / 1189) / (x251 * x1) + x255 * m * gamma * (378 / 1189) / x175 + x248 * gamma * (2000 / 1189) / x186) + x202 * 378.0 / x251)
-    x99 = x26/x251 + Phi_E/x175
-    x100 = (x99)*30.0/hbm
-    x102 = -b * h * L * x47 * 2.0 / (x215 * c ** 2.0 * d * m * p * t)
-    x103 = 1000.0*max(0.0, x102)
-    x239 = b * s * L
-    x104 = x239 * x76 * gamma * h_kv * 2.0 / x175
-    x106 = x253 - G * (-1.0 + math.ceil(x253 / G))
-    x108 = x16 and ((G == x106) or (d*p == 1.0))
-    x109 = -1.0 + ((x106)/t if x108 else 1.0)
-    x110 = (G < x253)
-    x111 = L * m * x76 * alpha_inter * 2.0 / p + (x239 * beta_inter * x76 * h_kv * 2.0 / (x233 * x106) + x257 * beta * L * x76 * h_kv * x109 * 2.0 / (x233 * x106) if x108 else x239 * beta_inter * x76 * h_kv * 2.0 / x175 + x257 * beta * L * x76 * h_kv * x109 * 2.0 / x175) if x110 else L * m * alpha * x76 * 2.0 / p + x257 * beta * L * x76 * h_kv * 2.0 / x175
-    x112 = 1000.0 * max(0.0, (x104 + x111) / m - b * h * L * x76 * x47 * 5.0 / (x215 * c ** 2.0 * d * m * p * t))
-    x113 = x111/m
-    x114 = 1000.0 * max(0.0, x113 - x205 / (x215 * c ** 2.0 * d * m * p * t))
-    x115 = 1000.0*max(0.0, x113 + x102)
-    x116 = x236 * 48.0 / x183 if x63 else x236 * 76.0 / x183
-    x117 = (L*(x77)*2.0/x182 + L*(x42)*2.0/x182 if x43 else 0.0)
-    x118 = x104 + (L * m * x76 * alpha_inter * 6.0 / p + (x239 * beta_inter * x76 * h_kv * 6.0 / (x233 * x106) + x257 * beta * L * x76 * h_kv * x109 * 6.0 / (x233 * x106) if x108 else x239 * beta_inter * x76 * h_kv * 6.0 / x175 + x257 * beta * L * x76 * h_kv * x109 * 6.0 / x175) if x110 else L * m * alpha * x76 * 6.0 / p + x257 * beta * L * x76 * h_kv * 6.0 / x175)
-    x119 = (x118)*189.0/m
-    x120 = -1.0 + t
-    x121 = (1.0 if x17 else 0.0)
-    x122 = -L_moe/p + L*2.0/p
-    x123 = t - G*(-1.0 + math.ceil(t/G))
-    x125 = G == x123 or x233 == 1.0
-    x126 = ((1.0/(x123)) if x125 else 1.0)
-    x127 = -1.0 + (x123 if x125 else 1.0)
-    x240 = c * d * t
-    x199 = b * s * h * beta * x120
-    x128 = x199 * 2.0 / x240
-    x200 = b * s * h * x120 * x122
-    x222 = b * s * x120
-    x249 = b * s * h * x120
-    x129 = gamma * (x222 * 6.0 / x240 + x249 / x240 + x249 * x121 / x240 + x200 * 2.0 / x240) + (alpha_inter * (m * x120 * 8.0 + m * x120 * x121 * 2.0 + m * x120 * x122 * 4.0) + x249 * beta_inter * x121 * x126 * 2.0 / x240 + x199 * x127 * x121 * x126 * 2.0 / x240 + (beta * (x222 * x127 * 12.0 / (x240 * x123) + x249 * x127 * 2.0 / (x240 * x123) + x200 * x127 * 4.0 / (x240 * x123)) + beta_inter * (x222 * 12.0 / (x240 * x123) + x249 * 2.0 / (x240 * x123) + x200 * 4.0 / (x240 * x123)) if x125 else beta * (x222 * x127 * 12.0 / x240 + x249 * x127 * 2.0 / x240 + x200 * x127 * 4.0 / x240) + beta_inter * (x222 * 12.0 / x240 + x249 * 2.0 / x240 + x200 * 4.0 / x240)) if G < t else m * x120 * alpha * 8.0 + m * x120 * alpha * x122 * 4.0 + x257 * beta * x120 * 12.0 / x240 + x128 + x199 * x122 * 4.0 / x240 + (m * x120 * alpha * 2.0 + x128 if x17 else 0.0))
-    x130 = (p == 2.0)
-    x131 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x256 * beta_inter * (1 / 2) / x251 if x130 else m * alpha_inter + x256 * beta_inter / x251
-    x132 = (x131 if G < x231 * p else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x130 else m * alpha + x256 * beta / x251) + (x131 if G < 1.0 + x231 else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x130 else m * alpha + x256 * beta / x251)
-    x134 = -1.0 + x245
-    x241 = m * L_moe
-    x135 = x241 * x134 / p
-    x136 = x245 - G * (-1.0 + math.ceil(x245 / G))
-    x137 = G == x136 or x233 / e == 1.0
-    x138 = ((x136)/t if x16 and (x137) else 1.0)
-    x139 = e - x138
-    x140 = -1.0 + x138
-    x142 = -1.0 + (x136 if x137 else 1.0)
-    x143 = -1.0 + e
-    x188 = x251 * e * p
-    x144 = alpha_inter * (x135 + x241 * x139 * 4.0 / p) + x241 * alpha * x140 * 4.0 / p + x256 * beta * L_moe * k * x140 * 4.0 / x188 + x256 * L_moe * beta_inter * k * x139 * 4.0 / x188 + (x241 * beta_inter * E * x134 * 4.0 / (p * x136) + beta * m * L_moe * E * x134 * x142 * 4.0 / (p * x136) if x137 else x241 * beta_inter * E * x134 * 4.0 / p + beta * m * L_moe * E * x134 * x142 * 4.0 / p) if G < x245 else alpha * (x135 + x241 * x143 * 4.0 / p) + beta * (x241 * E * x134 * 4.0 / p + x256 * L_moe * k * x143 * 4.0 / x188)
-    x198 = x103 + x112 + x114 + x115
-    x250 = b * h * L * x47
-    x145 = x198 + 1189.0 * x116 + 1189.0 * x117 + x119 + x129 * 1189.0 / m + x132 * 1189.0 / m + x144 * 1189.0 / m + x53 * 7134.0 / x181 + x59 * 7134.0 / x181 + x216 * 2378.0 / x182 + x250 * 8323.0 / x184 + x192 * 2378.0 / x185
-    x146 = x98 + x100 + (x145)*(-1.0 + m + p)*(1/1189)
-    x147 = x227 * 2.0 + (x213 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x251 + beta * x28 * x2 * x26 * 3.0 / x251 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x175 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x175))
-    x148 = m * (x198 + x119) * (1 / 1189)
-    x228 = x211 + x203
-    x152 = L_moe * (x228 + x194)
-    x153 = x52 * (x228 + x208)
-    x210 = x152 + x153 + x218
-    x195 = peak * c * d * p * t * x146
-    x156 = x210 * 6.0 / x195
-    x157 = 6.0*(x210)
-    x189 = x246 * t
-    x158 = (2.0*x26 + Phi_E*2.0/x189 if x6 else 0.0)
-    x159 = (4.0*x26 + Phi_E*4.0/x189 if x6 else x26*4.0/x251 + Phi_E*4.0/x175)
-    x160 = 12.0*(x99)
-    x190 = L*t
-    x191 = L_moe*e*t
-    x161 = ((x25)*2.0/x190 + Phi_E*2.0/x191 if x6 else 4.0*((x25)/x190 + Phi_E/x191) + (x25)*6.0/x190 + Phi_E*6.0/x191)
-    x162 = 0.0 if x6 else x252 * 4.0 / t
-    x163 = h + h*3.0/t
-    x223 = b * s * x163
-    x164 = L_moe * (x256 * 2.0 / x234 + x257 * k * (h + x61) / x234 - x256 * (1.0 + 4.0 / t) * 2.0 / x234 + x226 * E_s * 3.0 / x176) / L + x223 * 4.0 / x234 + x257 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x176
-    x165 = min(m, p)
-    x242 = L * x164
-    x166 = x242 * x165 * 2.0 / p
-    x167 = x225 / t
-    x168 = 0.0 if c == 1.0 else x256 * (7.0 + c) * 4.0 / x176
-    x169 = x223 * 2.0 / x234
-    x170 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x176
-    x171 = max(x167 + x168, x169 + x170)
-    x172 = 0.0 if x17 else x256 * (m + x165) * 2.0 / x234
-    return (x146, m * (x53 * 6.0 / x181 + x59 * 6.0 / x181 + x216 * 2.0 / x182 + x250 * 7.0 / x184 + x192 * 2.0 / x185 + x116 + x117), (x129) + (x118) + (x147) + x144 + (x132), x98 + (x129) + x144 + (x132) + x148, (x145)*(-1.0 + p)*(1/1189), x100, x257 / x146, x156, (x210 - x250) * 6.0 / x195, x156, x157, x157, x158 + x159 + x160 + x161 + x162 + (x166 + x171 + x172 if x17 else max(x166 + x168 + x172, x242 * 2.0 / p + x171)), x129, x118, x144, x132, x147, x129, x148, x144, x132, x98, x158, x159, x160, x166, x172, x170, x162, x169, x167, x168, x161,)
+    x250 = L * m
+    x7 = x250 * x2 / p
+    x221 = x4 * m * L_moe
+    x229 = m * x2 * x1
+    x8 = x229 * 2.0 + x7 + x221 * 3.0 / p
+    x9 = (x5 if x6 else x8)
+    x236 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x236 / G)) + x236
+    x16 = G/t
+    x17 = (x16 == math.floor(x16))
+    x18 = (p == 1.0)
+    x19 = (G == x15) or x18
+    x20 = x17 and (x19)
+    x21 = -1.0 + ((x15)/t if x20 else 1.0)
+    x22 = (0.0 if x6 else m)
+    x24 = (t/(x15) if x20 else 1.0)
+    x25 = -Phi_E
+    x237 = Phi + x25
+    x26 = x237 / t
+    x230 = h * V * 2.0
+    x27 = x237 - x230
+    x258 = h * V
+    x28 = (x258 + x27 / p) / t
+    x29 = x26 - x230 / t if x18 else x28 - x258 / t
+    x222 = x2 * x24 * x22
+    x30 = x222 * x21 * x29 / x257
+    x31 = (1.0 if x6 else m)
+    x32 = (x26 if x18 else x28)
+    x251 = e * t
+    x33 = G/x251
+    x34 = (x33 == math.floor(x33)) and (x19)
+    x35 = -1.0 + ((x15)/x251 if x34 else 1.0)
+    x36 = x251 / x15 if x34 else 1.0
+    x238 = c * d * p
+    x180 = x238 * t
+    x261 = Phi_E * x4
+    x37 = x261 * x35 * x22 * x36 / x180
+    x198 = Phi_E * x4 * x31 * x35 * x36
+    x201 = x31 * x2 * x32 * x24 * x21
+    x38 = x30 + x201 * 3.0 / x257 + x37 + x198 * 3.0 / x180
+    x39 = x222 * x29 / x257
+    x216 = Phi_E * x4 * x22
+    x40 = x216 * x36 / x180
+    x206 = Phi_E * x4 * x31 * x36
+    x253 = x31 * x2 * x32 * x24
+    x41 = x39 + x253 * 3.0 / x257 + x40 + x206 * 3.0 / x180
+    x42 = (G < x236)
+    x43 = m - x31
+    x239 = c * d * m
+    x181 = x239 * t
+    x226 = b * s * h_kv
+    x262 = b * s * h
+    x46 = x226 * (3.0 + 25.0 * c) / x181 + x262 * (1.0 + c) * 5.0 / x181
+    x47 = (c >= 2.0)
+    x48 = (L*(x46)*2.0/p if x47 else 0.0)
+    x51 = s**2.0
+    x182 = d*m
+    x215 = b * h * x51 * 2.0
+    x52 = x215 / x182
+    x53 = h + h_kv
+    x208 = b * s * h * x53 * 2.0
+    x54 = x208 / x182
+    x55 = E_s + k
+    x56 = L - L_moe
+    x199 = b * s * h * F_e * x55 * 3.0
+    x209 = b * h * L * x51 * 2.0
+    x212 = b * s * h * F * 3.0
+    x223 = b * s * h * V
+    x240 = x52 + x54
+    x259 = c * t
+    x57 = ((L_moe * (x240 + x199 / x182) + x56 * (x240 + x212 / x182)) / p + x223 / x182) / x259 - x209 / (x239 * p * t)
+    x58 = x262 / x239
+    x249 = h * F_e
+    x59 = x249 / t
+    x60 = x249 * 2.0 / t
+    x224 = E * c * d * m
+    x62 = x262 * k * e / x224
+    x184 = x224 * t
+    x252 = e * p
+    x202 = L_moe * E * w_half_expert
+    x211 = L_moe * w_half * E_s
+    x213 = b * s * k * F_e * e
+    x231 = b * s * F_e
+    x235 = L * w_half
+    x241 = b * s * V
+    x263 = b * s
+    x63 = w_half * (x258 / t + x58 + x241 / x181) + x235 * (h ** 2.0 / t + x58 + x262 / x181) * 2.0 / p + x235 * (h * h_kv / t + x58 + x226 / x181) * 2.0 / p + w_half * x56 * (h * F / t + x58 + x263 * F / x181) * 3.0 / p + x211 * (x59 + x58 + x231 / x181) / p + x211 * (x60 + x58 + x231 * 2.0 / x181) / p + x202 * (x59 + x62 + x213 / x184) / x252 + x202 * (x60 + x62 + x213 * 2.0 / x184) / x252
+    x65 = F_e*3.0/t
+    x66 = x263 * (5.0 * h + h * 12.0 / t) / x239 + x263 * L_moe * k * (2.0 * h + x65) / (L * c * d * m)
+    x67 = (t == 1.0)
+    x68 = (26.0 if x67 else 38.0)
+    x186 = eta*peak
+    x187 = hbm*p
+    x218 = hbm * c * d * m
+    x188 = x218 * t
+    x219 = eta_attn * peak
+    x189 = x219 * c * d * m * p * t
+    x190 = x218 * p * t
+    x197 = b * s * h * L_moe * k * kappa_moe
+    x210 = b * h * L * x51 * 5.0
+    x220 = L * kappa * x66
+    x70 = x48 / hbm + x57 * 4.0 / x186 + x63 * 4.0 / x186 + x220 * (4 / 3) / x187 + x241 * x68 / x188 + x210 / x189 + x197 * (4 / 3) / x190
+    x71 = beta * (x30 + x37) + beta_inter * (x39 + x40) if x42 else beta * (x2 * x22 * x29 / x257 + x216 / x180)
+    x72 = (1000/1189)*max(0.0, -(x43)*(x70) + (x43)*x71/m)
+    x73 = x31*x71/m
+    x74 = (x2)*alpha_inter
+    x75 = (x4)*alpha_inter
+    x76 = (x2)*alpha
+    x77 = (x4)*alpha
+    x78 = (x74 + x75 if x42 else x76 + x77)
+    x242 = x31 * x78
+    x80 = -1.0 + c
+    x81 = x262 * (-13.0 + 19.0 * c) / x181 + x263 * x80 * h_kv * 4.0 / x181
+    x225 = L_moe * c * d
+    x191 = x225 * t
+    x84 = x74 + x75 + x2 * x32 * beta_inter * x24 / (x257 * x1) + beta * x2 * x32 * x24 * x21 / (x257 * x1) + (x261 * beta_inter * e / (x225 * x15) + beta * Phi_E * x4 * e * x35 / (x225 * x15) if x34 else x261 * beta_inter / x191 + beta * Phi_E * x4 * x35 / x191) if x42 else x76 + x77 + beta * x2 * x32 / (x257 * x1) + beta * Phi_E * x4 / x191
+    x254 = Phi_E * x4 * x31
+    x260 = x31 * x2 * x32
+    x85 = x260 / x257 + x254 / x180
+    x243 = x31 * x84
+    x86 = 1000 / 1189 * max(0.0, x242 - x31 * ((L * x81 * 2.0 / p if x47 else 0.0) / hbm + x57 * 2.0 / x186 + x63 * 2.0 / x186 + x220 * (2 / 3) / x187 + x241 * (22.0 if x67 else 38.0) / x188 + x209 / x189 + x197 * (2 / 3) / x190) - x243 + (beta * (x201 / x257 + x198 / x180) + beta_inter * (x253 / x257 + x206 / x180) if x42 else beta * x85))
+    x87 = beta * (x201 * 2.0 / x257 + x198 * 2.0 / x180)
+    x88 = beta_inter * (x253 * 2.0 / x257 + x206 * 2.0 / x180)
+    x89 = x248 + x234 / p
+    x91 = x229 + x221 / p
+    x92 = x229 + x7 + x221 * 2.0 / p
+    x93 = x243 * (1000 / 1189)
+    x94 = x74 + x75 + x2 * x32 * beta_inter * x24 * 2.0 / (x257 * x1) + beta * x2 * x32 * x24 * x21 * 2.0 / (x257 * x1) + (x261 * beta_inter * e * 2.0 / (x225 * x15) + beta * Phi_E * x4 * e * x35 * 2.0 / (x225 * x15) if x34 else x261 * beta_inter * 2.0 / x191 + beta * Phi_E * x4 * x35 * 2.0 / x191) if x42 else x76 + x77 + beta * x2 * x32 * 2.0 / (x257 * x1) + beta * Phi_E * x4 * 2.0 / x191
+    x95 = -x48/hbm
+    x96 = -(x57)*4.0/x186
+    x97 = -(x63)*4.0/x186
+    x98 = -L*kappa*(x66)*(4/3)/x187
+    x99 = -b*s*V*x68/x188
+    x100 = -b*h*L*x51*5.0/x189
+    x101 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x190
+    x217 = alpha_inter * x9
+    x207 = x31 * x2 * x32 * gamma
+    x232 = gamma * x85
+    x103 = 1 / 1189 * (1189.0 * (x217 * (189 / 1189) + beta * x38 * (189 / 1189) + beta_inter * x41 * (189 / 1189) if x42 else beta * x2 * x22 * x29 * (189 / 1189) / x257 + beta * x31 * x2 * x32 * (567 / 1189) / x257 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x180 if x6 else alpha * x8 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x180)) + 1189.0 * (x72 + 1000 / 1189 * max(0.0, -x31 * x70 + x73) + x86 + 1000 / 1189 * (x87 + x88 + (alpha_inter * x89 * 2.0 if x6 else alpha_inter * x91 + alpha_inter * x92) if x42 else beta * x31 * x2 * x32 * 2.0 / x257 + (alpha * x89 * 2.0 + beta * Phi_E * x4 * 2.0 / x180 if x6 else alpha * x91 + alpha * x92 + beta * Phi_E * x4 * m * 2.0 / x180)) - x242 * (1000 / 1189) + x93 + x232 * (2000 / 1189) + x261 * gamma * (378 / 1189) / x180 if x6 else x72 + x86 + 1000 / 1189 * max(0.0, x242 - x31 * x94 + x73 + x207 * 2.0 / x257 - x207 * 2.0 / (x257 * x1) + (x87 + x88 if x42 else beta * (x260 * 2.0 / x257 + x254 * 2.0 / x180)) + (x95 + x96 + x97 + x98 - x261 * gamma * 2.0 / x191 + x261 * gamma * 2.0 / x180 + x99 + x100 + x101 if x6 else m * (x95 + x96 + x97 + x98 + x99 + x100 + x101) - x261 * m * gamma * 2.0 / x191 + x261 * m * gamma * 2.0 / x180)) + 1000 / 1189 * (x217 if x42 else alpha * x9) - x242 * (2000 / 1189) + x93 + x31 * x94 * (1000 / 1189) + x207 * (2000 / 1189) / (x257 * x1) + x261 * m * gamma * (378 / 1189) / x180 + x254 * gamma * (2000 / 1189) / x191) + x207 * 378.0 / x257)
+    x104 = x32/x257 + Phi_E/x180
+    x105 = (x104)*30.0/hbm
+    x107 = -b * h * L * x51 * 2.0 / (x219 * c ** 2.0 * d * m * p * t)
+    x108 = 1000.0*max(0.0, x107)
+    x244 = b * s * L
+    x109 = x244 * x80 * gamma * h_kv * 2.0 / x180
+    x111 = x259 - G * (-1.0 + math.ceil(x259 / G))
+    x113 = x17 and ((G == x111) or (d*p == 1.0))
+    x114 = -1.0 + ((x111)/t if x113 else 1.0)
+    x115 = (G < x259)
+    x116 = x250 * x80 * alpha_inter * 2.0 / p + (x244 * beta_inter * x80 * h_kv * 2.0 / (x238 * x111) + x263 * beta * L * x80 * h_kv * x114 * 2.0 / (x238 * x111) if x113 else x244 * beta_inter * x80 * h_kv * 2.0 / x180 + x263 * beta * L * x80 * h_kv * x114 * 2.0 / x180) if x115 else x250 * alpha * x80 * 2.0 / p + x263 * beta * L * x80 * h_kv * 2.0 / x180
+    x117 = 1000.0 * max(0.0, (x109 + x116) / m - b * h * L * x80 * x51 * 5.0 / (x219 * c ** 2.0 * d * m * p * t))
+    x118 = x116/m
+    x119 = 1000.0 * max(0.0, x118 - x210 / (x219 * c ** 2.0 * d * m * p * t))
+    x120 = 1000.0*max(0.0, x118 + x107)
+    x121 = x241 * 48.0 / x188 if x67 else x241 * 76.0 / x188
+    x122 = (L*(x81)*2.0/x187 + L*(x46)*2.0/x187 if x47 else 0.0)
+    x123 = x109 + (x250 * x80 * alpha_inter * 6.0 / p + (x244 * beta_inter * x80 * h_kv * 6.0 / (x238 * x111) + x263 * beta * L * x80 * h_kv * x114 * 6.0 / (x238 * x111) if x113 else x244 * beta_inter * x80 * h_kv * 6.0 / x180 + x263 * beta * L * x80 * h_kv * x114 * 6.0 / x180) if x115 else x250 * alpha * x80 * 6.0 / p + x263 * beta * L * x80 * h_kv * 6.0 / x180)
+    x124 = (x123)*189.0/m
+    x125 = -1.0 + t
+    x126 = (1.0 if x18 else 0.0)
+    x127 = -L_moe/p + L*2.0/p
+    x128 = t - G*(-1.0 + math.ceil(t/G))
+    x130 = G == x128 or x238 == 1.0
+    x131 = ((1.0/(x128)) if x130 else 1.0)
+    x132 = -1.0 + (x128 if x130 else 1.0)
+    x245 = c * d * t
+    x204 = b * s * h * beta * x125
+    x133 = x204 * 2.0 / x245
+    x205 = b * s * h * x125 * x127
+    x227 = b * s * x125
+    x255 = b * s * h * x125
+    x134 = gamma * (x227 * 6.0 / x245 + x255 / x245 + x255 * x126 / x245 + x205 * 2.0 / x245) + (alpha_inter * (m * x125 * 8.0 + m * x125 * x126 * 2.0 + m * x125 * x127 * 4.0) + x255 * beta_inter * x126 * x131 * 2.0 / x245 + x204 * x132 * x126 * x131 * 2.0 / x245 + (beta * (x227 * x132 * 12.0 / (x245 * x128) + x255 * x132 * 2.0 / (x245 * x128) + x205 * x132 * 4.0 / (x245 * x128)) + beta_inter * (x227 * 12.0 / (x245 * x128) + x255 * 2.0 / (x245 * x128) + x205 * 4.0 / (x245 * x128)) if x130 else beta * (x227 * x132 * 12.0 / x245 + x255 * x132 * 2.0 / x245 + x205 * x132 * 4.0 / x245) + beta_inter * (x227 * 12.0 / x245 + x255 * 2.0 / x245 + x205 * 4.0 / x245)) if G < t else m * x125 * alpha * 8.0 + m * x125 * alpha * x127 * 4.0 + x263 * beta * x125 * 12.0 / x245 + x133 + x204 * x127 * 4.0 / x245 + (m * x125 * alpha * 2.0 + x133 if x18 else 0.0))
+    x135 = (p == 2.0)
+    x136 = 0.0 if x18 else m * alpha_inter * (1 / 2) + x262 * beta_inter * (1 / 2) / x257 if x135 else m * alpha_inter + x262 * beta_inter / x257
+    x137 = (x136 if G < x236 * p else 0.0 if x18 else m * alpha * (1 / 2) + x262 * beta * (1 / 2) / x257 if x135 else m * alpha + x262 * beta / x257) + (x136 if G < 1.0 + x236 else 0.0 if x18 else m * alpha * (1 / 2) + x262 * beta * (1 / 2) / x257 if x135 else m * alpha + x262 * beta / x257)
+    x139 = -1.0 + x251
+    x246 = m * L_moe
+    x140 = x246 * x139 / p
+    x141 = x251 - G * (-1.0 + math.ceil(x251 / G))
+    x142 = G == x141 or x238 / e == 1.0
+    x143 = ((x141)/t if x17 and (x142) else 1.0)
+    x144 = e - x143
+    x145 = -1.0 + x143
+    x147 = -1.0 + (x141 if x142 else 1.0)
+    x148 = -1.0 + e
+    x193 = x257 * e * p
+    x149 = alpha_inter * (x140 + x246 * x144 * 4.0 / p) + x246 * alpha * x145 * 4.0 / p + x262 * beta * L_moe * k * x145 * 4.0 / x193 + x262 * L_moe * beta_inter * k * x144 * 4.0 / x193 + (x246 * beta_inter * E * x139 * 4.0 / (p * x141) + beta * m * L_moe * E * x139 * x147 * 4.0 / (p * x141) if x142 else x246 * beta_inter * E * x139 * 4.0 / p + beta * m * L_moe * E * x139 * x147 * 4.0 / p) if G < x251 else alpha * (x140 + x246 * x148 * 4.0 / p) + beta * (x246 * E * x139 * 4.0 / p + x262 * L_moe * k * x148 * 4.0 / x193)
+    x203 = x108 + x117 + x119 + x120
+    x256 = b * h * L * x51
+    x150 = x203 + 1189.0 * x121 + 1189.0 * x122 + x124 + x134 * 1189.0 / m + x137 * 1189.0 / m + x149 * 1189.0 / m + x57 * 7134.0 / x186 + x63 * 7134.0 / x186 + x220 * 2378.0 / x187 + x256 * 8323.0 / x189 + x197 * 2378.0 / x190
+    x151 = x103 + x105 + (x150)*(-1.0 + m + p)*(1/1189)
+    x152 = x232 * 2.0 + (x217 + beta * x38 + beta_inter * x41 if x42 else beta * x2 * x22 * x29 / x257 + beta * x31 * x2 * x32 * 3.0 / x257 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x180 if x6 else alpha * x8 + beta * Phi_E * x4 * m * 4.0 / x180))
+    x153 = m * (x203 + x124) * (1 / 1189)
+    x233 = x215 + x208
+    x157 = L_moe * (x233 + x199)
+    x158 = x56 * (x233 + x212)
+    x214 = x157 + x158 + x223
+    x200 = peak * c * d * p * t * x151
+    x161 = x214 * 6.0 / x200
+    x162 = 6.0*(x214)
+    x194 = x252 * t
+    x163 = (2.0*x32 + Phi_E*2.0/x194 if x6 else 0.0)
+    x164 = (4.0*x32 + Phi_E*4.0/x194 if x6 else x32*4.0/x257 + Phi_E*4.0/x180)
+    x165 = 12.0*(x104)
+    x195 = L*t
+    x196 = L_moe*e*t
+    x166 = ((x27)*2.0/x195 + Phi_E*2.0/x196 if x6 else 4.0*((x27)/x195 + Phi_E/x196) + (x27)*6.0/x195 + Phi_E*6.0/x196)
+    x167 = 0.0 if x6 else x258 * 4.0 / t
+    x168 = h + h*3.0/t
+    x228 = b * s * x168
+    x169 = L_moe * (x262 * 2.0 / x239 + x263 * k * (h + x65) / x239 - x262 * (1.0 + 4.0 / t) * 2.0 / x239 + x231 * E_s * 3.0 / x181) / L + x228 * 4.0 / x239 + x263 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x181
+    x170 = min(m, p)
+    x247 = L * x169
+    x171 = x247 * x170 * 2.0 / p
+    x172 = x230 / t
+    x173 = 0.0 if c == 1.0 else x262 * (7.0 + c) * 4.0 / x181
+    x174 = x228 * 2.0 / x239
+    x175 = x241 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x181
+    x176 = max(x172 + x173, x174 + x175)
+    x177 = 0.0 if x18 else x262 * (m + x170) * 2.0 / x239
+    return (x151, m * (x57 * 6.0 / x186 + x63 * 6.0 / x186 + x220 * 2.0 / x187 + x256 * 7.0 / x189 + x197 * 2.0 / x190 + x121 + x122), (x134) + (x123) + (x152) + x149 + (x137), x103 + (x134) + x149 + (x137) + x153, (x150)*(-1.0 + p)*(1/1189), x105, x263 / x151, x161, (x214 - x256) * 6.0 / x200, x161, x162, x162, x163 + x164 + x165 + x166 + x167 + (x171 + x176 + x177 if x18 else max(x171 + x173 + x177, x247 * 2.0 / p + x176)), x134, x123, x149, x137, x152, x134, x153, x149, x137, x103, x163, x164, x165, x171, x177, x175, x167, x174, x172, x173, x166,)
 
 
 def _step_24e1588ea3e7(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -51372,229 +51305,234 @@ def _step_440464441ae7(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
 
 def _step_48da50eaa5d4(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, eta, eta_attn, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, p, peak, s, t, w_half, w_half_expert):
     x1 = 1.0 + L/p
-    x251 = c * d
-    x2 = -1.0 + x251
-    x4 = -1.0 + x251 / e
-    x229 = x4 * L_moe
-    x243 = x2 * x1
-    x5 = x243 * 2.0 + x229 * 2.0 / p
+    x257 = c * d
+    x2 = -1.0 + x257
+    x4 = -1.0 + x257 / e
+    x234 = x4 * L_moe
+    x248 = x2 * x1
+    x5 = x248 * 2.0 + x234 * 2.0 / p
     x6 = (p >= 2.0)
-    x218 = x4 * m * L_moe
-    x224 = m * x2 * x1
-    x7 = x224 * 3.0 + x218 * 3.0 / p
-    x8 = (x5 if x6 else x7)
-    x231 = c * t * d
-    x14 = -G * (-1.0 + math.ceil(x231 / G)) + x231
-    x15 = G/t
-    x16 = (x15 == math.floor(x15))
-    x17 = (p == 1.0)
-    x18 = (G == x14) or x17
-    x19 = x16 and (x18)
-    x20 = -1.0 + ((x14)/t if x19 else 1.0)
-    x21 = (0.0 if x6 else m)
-    x23 = (t/(x14) if x19 else 1.0)
-    x24 = -Phi_E
-    x225 = h * V * 2.0
-    x232 = Phi + x24
-    x25 = x232 - x225
-    x252 = h * V
-    x26 = x232 / t if x17 else (x252 + x25 / p) / t
-    x207 = x2 * x26 * x23 * x21
-    x27 = x207 * x20 / x251
-    x28 = (1.0 if x6 else m)
-    x245 = e * t
-    x29 = G/x245
-    x30 = (x29 == math.floor(x29)) and (x18)
-    x31 = -1.0 + ((x14)/x245 if x30 else 1.0)
-    x32 = x245 / x14 if x30 else 1.0
-    x233 = c * d * p
-    x176 = x233 * t
-    x255 = Phi_E * x4
-    x33 = x255 * x31 * x21 * x32 / x176
-    x194 = Phi_E * x4 * x28 * x31 * x32
-    x197 = x28 * x2 * x26 * x23 * x20
-    x34 = x27 + x197 * 3.0 / x251 + x33 + x194 * 3.0 / x176
-    x35 = x207 / x251
-    x213 = Phi_E * x4 * x21
-    x36 = x213 * x32 / x176
-    x204 = Phi_E * x4 * x28 * x32
-    x247 = x28 * x2 * x26 * x23
-    x37 = x35 + x247 * 3.0 / x251 + x36 + x204 * 3.0 / x176
-    x38 = (G < x231)
-    x39 = m - x28
-    x234 = c * d * m
-    x177 = x234 * t
-    x222 = b * s * h_kv
-    x256 = b * s * h
-    x42 = x222 * (3.0 + 25.0 * c) / x177 + x256 * (1.0 + c) * 5.0 / x177
-    x43 = (c >= 2.0)
-    x44 = (L*(x42)*2.0/p if x43 else 0.0)
-    x47 = s**2.0
-    x178 = d*m
-    x209 = b * h_q * x47 * 2.0
-    x48 = x209 / x178
-    x49 = h_kv + h_q
-    x206 = b * s * h * x49 * 2.0
-    x50 = x206 / x178
-    x51 = E_s + k
-    x52 = L - L_moe
-    x195 = b * s * h * F_e * x51 * 3.0
-    x200 = b * L * h_q * x47 * 2.0
-    x210 = b * s * h * F * 3.0
-    x219 = b * s * h * V
-    x235 = x48 + x50
-    x253 = c * t
-    x53 = ((L_moe * (x235 + x195 / x178) + x52 * (x235 + x210 / x178)) / p + x219 / x178) / x253 - x200 / (x234 * p * t)
-    x54 = x256 / x234
-    x244 = h * F_e
-    x55 = x244 / t
-    x56 = x244 * 2.0 / t
-    x220 = E * c * d * m
-    x58 = x256 * k * e / x220
-    x180 = x220 * t
-    x246 = e * p
-    x198 = L_moe * E * w_half_expert
-    x208 = L_moe * w_half * E_s
-    x211 = b * s * k * F_e * e
-    x226 = b * s * F_e
-    x230 = L * w_half
-    x236 = b * s * V
-    x257 = b * s
-    x59 = w_half * (x252 / t + x54 + x236 / x177) + x230 * (h * h_kv / t + x54 + x222 / x177) * 2.0 / p + x230 * (h * h_q / t + x54 + x257 * h_q / x177) * 2.0 / p + w_half * x52 * (h * F / t + x54 + x257 * F / x177) * 3.0 / p + x208 * (x55 + x54 + x226 / x177) / p + x208 * (x56 + x54 + x226 * 2.0 / x177) / p + x198 * (x55 + x58 + x211 / x180) / x246 + x198 * (x56 + x58 + x211 * 2.0 / x180) / x246
-    x60 = 5.0*h
-    x62 = 2.0*h
-    x63 = F_e*3.0/t
-    x64 = x257 * (x60 + h * 12.0 / t) / x234 + x257 * L_moe * k * (x62 + x63) / (L * c * d * m)
-    x65 = (t == 1.0)
-    x66 = (26.0 if x65 else 38.0)
-    x182 = eta*peak
-    x183 = hbm*p
-    x215 = hbm * c * d * m
-    x184 = x215 * t
-    x216 = eta_attn * peak
-    x185 = x216 * c * d * m * p * t
-    x186 = x215 * p * t
-    x193 = b * s * h * L_moe * k * kappa_moe
-    x201 = b * L * h_q * x47 * 5.0
-    x217 = L * kappa * x64
-    x68 = x44 / hbm + x53 * 4.0 / x182 + x59 * 4.0 / x182 + x217 * (4 / 3) / x183 + x236 * x66 / x184 + x201 / x185 + x193 * (4 / 3) / x186
-    x69 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x251 + x213 / x176)
-    x70 = (1000/1189)*max(0.0, -(x39)*(x68) + (x39)*x69/m)
-    x71 = x28*x69/m
-    x72 = (x2)*alpha_inter
-    x73 = (x4)*alpha_inter
-    x74 = (x2)*alpha
-    x75 = (x4)*alpha
-    x76 = (x72 + x73 if x38 else x74 + x75)
-    x237 = x28 * x76
-    x78 = -1.0 + c
-    x79 = x256 * (-13.0 + 19.0 * c) / x177 + x257 * x78 * h_kv * 4.0 / x177
-    x221 = L_moe * c * d
-    x187 = x221 * t
-    x82 = x72 + x73 + x2 * x26 * beta_inter * x23 / (x251 * x1) + beta * x2 * x26 * x23 * x20 / (x251 * x1) + (x255 * beta_inter * e / (x221 * x14) + beta * Phi_E * x4 * e * x31 / (x221 * x14) if x30 else x255 * beta_inter / x187 + beta * Phi_E * x4 * x31 / x187) if x38 else x74 + x75 + beta * x2 * x26 / (x251 * x1) + beta * Phi_E * x4 / x187
-    x249 = Phi_E * x4 * x28
-    x254 = x28 * x2 * x26
-    x83 = x254 / x251 + x249 / x176
-    x238 = x28 * x82
-    x84 = 1000 / 1189 * max(0.0, x237 - x28 * ((L * x79 * 2.0 / p if x43 else 0.0) / hbm + x53 * 2.0 / x182 + x59 * 2.0 / x182 + x217 * (2 / 3) / x183 + x236 * (22.0 if x65 else 38.0) / x184 + x200 / x185 + x193 * (2 / 3) / x186) - x238 + (beta * (x197 / x251 + x194 / x176) + beta_inter * (x247 / x251 + x204 / x176) if x38 else beta * x83))
-    x85 = beta * (x197 * 2.0 / x251 + x194 * 2.0 / x176)
-    x86 = beta_inter * (x247 * 2.0 / x251 + x204 * 2.0 / x176)
-    x87 = x243 + x229 / p
-    x88 = x224 + x218 / p
-    x89 = x224 * 2.0 + x218 * 2.0 / p
-    x90 = x238 * (1000 / 1189)
-    x91 = x72 + x73 + x2 * x26 * beta_inter * x23 * 2.0 / (x251 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x251 * x1) + (x255 * beta_inter * e * 2.0 / (x221 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x221 * x14) if x30 else x255 * beta_inter * 2.0 / x187 + beta * Phi_E * x4 * x31 * 2.0 / x187) if x38 else x74 + x75 + beta * x2 * x26 * 2.0 / (x251 * x1) + beta * Phi_E * x4 * 2.0 / x187
-    x92 = -x44/hbm
-    x93 = -(x53)*4.0/x182
-    x94 = -(x59)*4.0/x182
-    x95 = -L*kappa*(x64)*(4/3)/x183
-    x96 = -b*s*V*x66/x184
-    x97 = -b*L*h_q*x47*5.0/x185
-    x98 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x186
-    x214 = alpha_inter * x8
-    x205 = x28 * x2 * x26 * gamma
-    x227 = gamma * x83
-    x100 = 1 / 1189 * (1189.0 * (x214 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x251 + beta * x28 * x2 * x26 * (567 / 1189) / x251 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x176 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x176)) + 1189.0 * (x70 + 1000 / 1189 * max(0.0, -x28 * x68 + x71) + x84 + 1000 / 1189 * (x85 + x86 + (alpha_inter * x87 * 2.0 if x6 else alpha_inter * x88 + alpha_inter * x89) if x38 else beta * x28 * x2 * x26 * 2.0 / x251 + (alpha * x87 * 2.0 + beta * Phi_E * x4 * 2.0 / x176 if x6 else alpha * x88 + alpha * x89 + beta * Phi_E * x4 * m * 2.0 / x176)) - x237 * (1000 / 1189) + x90 + x227 * (2000 / 1189) + x255 * gamma * (378 / 1189) / x176 if x6 else x70 + x84 + 1000 / 1189 * max(0.0, x237 - x28 * x91 + x71 + x205 * 2.0 / x251 - x205 * 2.0 / (x251 * x1) + (x85 + x86 if x38 else beta * (x254 * 2.0 / x251 + x249 * 2.0 / x176)) + (x92 + x93 + x94 + x95 - x255 * gamma * 2.0 / x187 + x255 * gamma * 2.0 / x176 + x96 + x97 + x98 if x6 else m * (x92 + x93 + x94 + x95 + x96 + x97 + x98) - x255 * m * gamma * 2.0 / x187 + x255 * m * gamma * 2.0 / x176)) + 1000 / 1189 * (x214 if x38 else alpha * x8) - x237 * (2000 / 1189) + x90 + x28 * x91 * (1000 / 1189) + x205 * (2000 / 1189) / (x251 * x1) + x255 * m * gamma * (378 / 1189) / x176 + x249 * gamma * (2000 / 1189) / x187) + x205 * 378.0 / x251)
-    x101 = x26/x251 + Phi_E/x176
-    x102 = (x101)*30.0/hbm
-    x104 = -b * L * h_q * x47 * 2.0 / (x216 * c ** 2.0 * d * m * p * t)
-    x105 = 1000.0*max(0.0, x104)
-    x239 = b * s * L
-    x106 = x239 * x78 * gamma * h_kv * 2.0 / x176
-    x108 = x253 - G * (-1.0 + math.ceil(x253 / G))
-    x110 = x16 and ((G == x108) or (d*p == 1.0))
-    x111 = -1.0 + ((x108)/t if x110 else 1.0)
-    x112 = (G < x253)
-    x113 = L * m * x78 * alpha_inter * 2.0 / p + (x239 * beta_inter * x78 * h_kv * 2.0 / (x233 * x108) + x257 * beta * L * x78 * h_kv * x111 * 2.0 / (x233 * x108) if x110 else x239 * beta_inter * x78 * h_kv * 2.0 / x176 + x257 * beta * L * x78 * h_kv * x111 * 2.0 / x176) if x112 else L * m * alpha * x78 * 2.0 / p + x257 * beta * L * x78 * h_kv * 2.0 / x176
-    x114 = 1000.0 * max(0.0, (x106 + x113) / m - b * L * x78 * h_q * x47 * 5.0 / (x216 * c ** 2.0 * d * m * p * t))
-    x115 = x113/m
-    x116 = 1000.0 * max(0.0, x115 - x201 / (x216 * c ** 2.0 * d * m * p * t))
-    x117 = 1000.0*max(0.0, x115 + x104)
-    x118 = x236 * 48.0 / x184 if x65 else x236 * 76.0 / x184
-    x119 = (L*(x79)*2.0/x183 + L*(x42)*2.0/x183 if x43 else 0.0)
-    x120 = x106 + (L * m * x78 * alpha_inter * 6.0 / p + (x239 * beta_inter * x78 * h_kv * 6.0 / (x233 * x108) + x257 * beta * L * x78 * h_kv * x111 * 6.0 / (x233 * x108) if x110 else x239 * beta_inter * x78 * h_kv * 6.0 / x176 + x257 * beta * L * x78 * h_kv * x111 * 6.0 / x176) if x112 else L * m * alpha * x78 * 6.0 / p + x257 * beta * L * x78 * h_kv * 6.0 / x176)
-    x121 = (x120)*189.0/m
-    x122 = -1.0 + t
-    x123 = (1.0 if x17 else 0.0)
-    x124 = -L_moe/p + L*2.0/p
-    x125 = t - G*(-1.0 + math.ceil(t/G))
-    x127 = G == x125 or x233 == 1.0
-    x128 = ((1.0/(x125)) if x127 else 1.0)
-    x129 = -1.0 + (x125 if x127 else 1.0)
-    x240 = c * d * t
-    x202 = b * s * h * beta * x122
-    x130 = x202 * 2.0 / x240
-    x203 = b * s * h * x122 * x124
-    x223 = b * s * x122
-    x250 = b * s * h * x122
-    x131 = gamma * (x223 * 6.0 / x240 + x250 / x240 + x250 * x123 / x240 + x203 * 2.0 / x240) + (alpha_inter * (m * x122 * 8.0 + m * x122 * x123 * 2.0 + m * x122 * x124 * 4.0) + x250 * beta_inter * x123 * x128 * 2.0 / x240 + x202 * x129 * x123 * x128 * 2.0 / x240 + (beta * (x223 * x129 * 12.0 / (x240 * x125) + x250 * x129 * 2.0 / (x240 * x125) + x203 * x129 * 4.0 / (x240 * x125)) + beta_inter * (x223 * 12.0 / (x240 * x125) + x250 * 2.0 / (x240 * x125) + x203 * 4.0 / (x240 * x125)) if x127 else beta * (x223 * x129 * 12.0 / x240 + x250 * x129 * 2.0 / x240 + x203 * x129 * 4.0 / x240) + beta_inter * (x223 * 12.0 / x240 + x250 * 2.0 / x240 + x203 * 4.0 / x240)) if G < t else m * x122 * alpha * 8.0 + m * x122 * alpha * x124 * 4.0 + x257 * beta * x122 * 12.0 / x240 + x130 + x202 * x124 * 4.0 / x240 + (m * x122 * alpha * 2.0 + x130 if x17 else 0.0))
-    x132 = (p == 2.0)
-    x133 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x256 * beta_inter * (1 / 2) / x251 if x132 else m * alpha_inter + x256 * beta_inter / x251
-    x134 = (x133 if G < x231 * p else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x132 else m * alpha + x256 * beta / x251) + (x133 if G < 1.0 + x231 else 0.0 if x17 else m * alpha * (1 / 2) + x256 * beta * (1 / 2) / x251 if x132 else m * alpha + x256 * beta / x251)
-    x136 = -1.0 + x245
-    x241 = m * L_moe
-    x137 = x241 * x136 / p
-    x138 = x245 - G * (-1.0 + math.ceil(x245 / G))
-    x139 = G == x138 or x233 / e == 1.0
-    x140 = ((x138)/t if x16 and (x139) else 1.0)
-    x141 = e - x140
-    x142 = -1.0 + x140
-    x144 = -1.0 + (x138 if x139 else 1.0)
-    x145 = -1.0 + e
-    x189 = x251 * e * p
-    x146 = alpha_inter * (x137 + x241 * x141 * 4.0 / p) + x241 * alpha * x142 * 4.0 / p + x256 * beta * L_moe * k * x142 * 4.0 / x189 + x256 * L_moe * beta_inter * k * x141 * 4.0 / x189 + (x241 * beta_inter * E * x136 * 4.0 / (p * x138) + beta * m * L_moe * E * x136 * x144 * 4.0 / (p * x138) if x139 else x241 * beta_inter * E * x136 * 4.0 / p + beta * m * L_moe * E * x136 * x144 * 4.0 / p) if G < x245 else alpha * (x137 + x241 * x145 * 4.0 / p) + beta * (x241 * E * x136 * 4.0 / p + x256 * L_moe * k * x145 * 4.0 / x189)
-    x199 = x105 + x114 + x116 + x117
-    x248 = b * L * h_q * x47
-    x147 = x199 + 1189.0 * x118 + 1189.0 * x119 + x121 + x131 * 1189.0 / m + x134 * 1189.0 / m + x146 * 1189.0 / m + x53 * 7134.0 / x182 + x59 * 7134.0 / x182 + x217 * 2378.0 / x183 + x248 * 8323.0 / x185 + x193 * 2378.0 / x186
-    x148 = x100 + x102 + (x147)*(-1.0 + m + p)*(1/1189)
-    x149 = x227 * 2.0 + (x214 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x251 + beta * x28 * x2 * x26 * 3.0 / x251 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x176 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x176))
-    x150 = m * (x199 + x121) * (1 / 1189)
-    x228 = x209 + x206
-    x154 = L_moe * (x228 + x195)
-    x155 = x52 * (x228 + x210)
-    x212 = x154 + x155 + x219
-    x196 = peak * c * d * p * t * x148
-    x158 = x212 * 6.0 / x196
-    x159 = 6.0*(x212)
-    x190 = x246 * t
-    x160 = (2.0*x26 + Phi_E*2.0/x190 if x6 else 0.0)
-    x161 = (4.0*x26 + Phi_E*4.0/x190 if x6 else x26*4.0/x251 + Phi_E*4.0/x176)
-    x162 = 12.0*(x101)
-    x191 = L*t
-    x192 = L_moe*e*t
-    x163 = ((x25)*2.0/x191 + Phi_E*2.0/x192 if x6 else 4.0*((x25)/x191 + Phi_E/x192) + (x25)*6.0/x191 + Phi_E*6.0/x192)
-    x164 = 0.0 if x6 else x252 * 4.0 / t
-    x165 = L_moe * (x256 * 2.0 / x234 + x257 * k * (h + x63) / x234 - x256 * (1.0 + 4.0 / t) * 2.0 / x234 + x226 * E_s * 3.0 / x177) / L + x257 * (x62 + (h_q + x60) / t) * 2.0 / x234 + x257 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x177
-    x166 = min(m, p)
-    x242 = L * x165
-    x167 = x242 * x166 * 2.0 / p
-    x168 = x225 / t
-    x169 = 0.0 if c == 1.0 else x256 * (7.0 + c) * 4.0 / x177
-    x170 = x257 * (h + h * 3.0 / t) * 2.0 / x234
-    x171 = x236 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x177
-    x172 = max(x168 + x169, x170 + x171)
-    x173 = 0.0 if x17 else x256 * (m + x166) * 2.0 / x234
-    return (x148, m * (x53 * 6.0 / x182 + x59 * 6.0 / x182 + x217 * 2.0 / x183 + x248 * 7.0 / x185 + x193 * 2.0 / x186 + x118 + x119), (x131) + (x120) + (x149) + x146 + (x134), x100 + (x131) + x146 + (x134) + x150, (x147)*(-1.0 + p)*(1/1189), x102, x257 / x148, x158, (x212 - x248) * 6.0 / x196, x158, x159, x159, x160 + x161 + x162 + x163 + x164 + (x167 + x172 + x173 if x17 else max(x167 + x169 + x173, x242 * 2.0 / p + x172)), x131, x120, x146, x134, x149, x131, x150, x146, x134, x100, x160, x161, x162, x167, x173, x171, x164, x170, x168, x169, x163,)
+    x250 = L * m
+    x7 = x250 * x2 / p
+    x222 = x4 * m * L_moe
+    x229 = m * x2 * x1
+    x8 = x229 * 2.0 + x7 + x222 * 3.0 / p
+    x9 = (x5 if x6 else x8)
+    x236 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x236 / G)) + x236
+    x16 = G/t
+    x17 = (x16 == math.floor(x16))
+    x18 = (p == 1.0)
+    x19 = (G == x15) or x18
+    x20 = x17 and (x19)
+    x21 = -1.0 + ((x15)/t if x20 else 1.0)
+    x22 = (0.0 if x6 else m)
+    x24 = (t/(x15) if x20 else 1.0)
+    x25 = -Phi_E
+    x237 = Phi + x25
+    x26 = x237 / t
+    x230 = h * V * 2.0
+    x27 = x237 - x230
+    x258 = h * V
+    x28 = (x258 + x27 / p) / t
+    x29 = x26 - x230 / t if x18 else x28 - x258 / t
+    x223 = x2 * x24 * x22
+    x30 = x223 * x21 * x29 / x257
+    x31 = (1.0 if x6 else m)
+    x32 = (x26 if x18 else x28)
+    x251 = e * t
+    x33 = G/x251
+    x34 = (x33 == math.floor(x33)) and (x19)
+    x35 = -1.0 + ((x15)/x251 if x34 else 1.0)
+    x36 = x251 / x15 if x34 else 1.0
+    x238 = c * d * p
+    x181 = x238 * t
+    x261 = Phi_E * x4
+    x37 = x261 * x35 * x22 * x36 / x181
+    x199 = Phi_E * x4 * x31 * x35 * x36
+    x202 = x31 * x2 * x32 * x24 * x21
+    x38 = x30 + x202 * 3.0 / x257 + x37 + x199 * 3.0 / x181
+    x39 = x223 * x29 / x257
+    x217 = Phi_E * x4 * x22
+    x40 = x217 * x36 / x181
+    x209 = Phi_E * x4 * x31 * x36
+    x253 = x31 * x2 * x32 * x24
+    x41 = x39 + x253 * 3.0 / x257 + x40 + x209 * 3.0 / x181
+    x42 = (G < x236)
+    x43 = m - x31
+    x239 = c * d * m
+    x182 = x239 * t
+    x227 = b * s * h_kv
+    x262 = b * s * h
+    x46 = x227 * (3.0 + 25.0 * c) / x182 + x262 * (1.0 + c) * 5.0 / x182
+    x47 = (c >= 2.0)
+    x48 = (L*(x46)*2.0/p if x47 else 0.0)
+    x51 = s**2.0
+    x183 = d*m
+    x213 = b * h_q * x51 * 2.0
+    x52 = x213 / x183
+    x53 = h_kv + h_q
+    x211 = b * s * h * x53 * 2.0
+    x54 = x211 / x183
+    x55 = E_s + k
+    x56 = L - L_moe
+    x200 = b * s * h * F_e * x55 * 3.0
+    x205 = b * L * h_q * x51 * 2.0
+    x214 = b * s * h * F * 3.0
+    x224 = b * s * h * V
+    x240 = x52 + x54
+    x259 = c * t
+    x57 = ((L_moe * (x240 + x200 / x183) + x56 * (x240 + x214 / x183)) / p + x224 / x183) / x259 - x205 / (x239 * p * t)
+    x58 = x262 / x239
+    x249 = h * F_e
+    x59 = x249 / t
+    x60 = x249 * 2.0 / t
+    x225 = E * c * d * m
+    x62 = x262 * k * e / x225
+    x185 = x225 * t
+    x252 = e * p
+    x203 = L_moe * E * w_half_expert
+    x212 = L_moe * w_half * E_s
+    x215 = b * s * k * F_e * e
+    x231 = b * s * F_e
+    x235 = L * w_half
+    x241 = b * s * V
+    x263 = b * s
+    x63 = w_half * (x258 / t + x58 + x241 / x182) + x235 * (h * h_kv / t + x58 + x227 / x182) * 2.0 / p + x235 * (h * h_q / t + x58 + x263 * h_q / x182) * 2.0 / p + w_half * x56 * (h * F / t + x58 + x263 * F / x182) * 3.0 / p + x212 * (x59 + x58 + x231 / x182) / p + x212 * (x60 + x58 + x231 * 2.0 / x182) / p + x203 * (x59 + x62 + x215 / x185) / x252 + x203 * (x60 + x62 + x215 * 2.0 / x185) / x252
+    x64 = 5.0*h
+    x66 = 2.0*h
+    x67 = F_e*3.0/t
+    x68 = x263 * (x64 + h * 12.0 / t) / x239 + x263 * L_moe * k * (x66 + x67) / (L * c * d * m)
+    x69 = (t == 1.0)
+    x70 = (26.0 if x69 else 38.0)
+    x187 = eta*peak
+    x188 = hbm*p
+    x219 = hbm * c * d * m
+    x189 = x219 * t
+    x220 = eta_attn * peak
+    x190 = x220 * c * d * m * p * t
+    x191 = x219 * p * t
+    x198 = b * s * h * L_moe * k * kappa_moe
+    x206 = b * L * h_q * x51 * 5.0
+    x221 = L * kappa * x68
+    x72 = x48 / hbm + x57 * 4.0 / x187 + x63 * 4.0 / x187 + x221 * (4 / 3) / x188 + x241 * x70 / x189 + x206 / x190 + x198 * (4 / 3) / x191
+    x73 = beta * (x30 + x37) + beta_inter * (x39 + x40) if x42 else beta * (x2 * x22 * x29 / x257 + x217 / x181)
+    x74 = (1000/1189)*max(0.0, -(x43)*(x72) + (x43)*x73/m)
+    x75 = x31*x73/m
+    x76 = (x2)*alpha_inter
+    x77 = (x4)*alpha_inter
+    x78 = (x2)*alpha
+    x79 = (x4)*alpha
+    x80 = (x76 + x77 if x42 else x78 + x79)
+    x242 = x31 * x80
+    x82 = -1.0 + c
+    x83 = x262 * (-13.0 + 19.0 * c) / x182 + x263 * x82 * h_kv * 4.0 / x182
+    x226 = L_moe * c * d
+    x192 = x226 * t
+    x86 = x76 + x77 + x2 * x32 * beta_inter * x24 / (x257 * x1) + beta * x2 * x32 * x24 * x21 / (x257 * x1) + (x261 * beta_inter * e / (x226 * x15) + beta * Phi_E * x4 * e * x35 / (x226 * x15) if x34 else x261 * beta_inter / x192 + beta * Phi_E * x4 * x35 / x192) if x42 else x78 + x79 + beta * x2 * x32 / (x257 * x1) + beta * Phi_E * x4 / x192
+    x255 = Phi_E * x4 * x31
+    x260 = x31 * x2 * x32
+    x87 = x260 / x257 + x255 / x181
+    x243 = x31 * x86
+    x88 = 1000 / 1189 * max(0.0, x242 - x31 * ((L * x83 * 2.0 / p if x47 else 0.0) / hbm + x57 * 2.0 / x187 + x63 * 2.0 / x187 + x221 * (2 / 3) / x188 + x241 * (22.0 if x69 else 38.0) / x189 + x205 / x190 + x198 * (2 / 3) / x191) - x243 + (beta * (x202 / x257 + x199 / x181) + beta_inter * (x253 / x257 + x209 / x181) if x42 else beta * x87))
+    x89 = beta * (x202 * 2.0 / x257 + x199 * 2.0 / x181)
+    x90 = beta_inter * (x253 * 2.0 / x257 + x209 * 2.0 / x181)
+    x91 = x248 + x234 / p
+    x93 = x229 + x222 / p
+    x94 = x229 + x7 + x222 * 2.0 / p
+    x95 = x243 * (1000 / 1189)
+    x96 = x76 + x77 + x2 * x32 * beta_inter * x24 * 2.0 / (x257 * x1) + beta * x2 * x32 * x24 * x21 * 2.0 / (x257 * x1) + (x261 * beta_inter * e * 2.0 / (x226 * x15) + beta * Phi_E * x4 * e * x35 * 2.0 / (x226 * x15) if x34 else x261 * beta_inter * 2.0 / x192 + beta * Phi_E * x4 * x35 * 2.0 / x192) if x42 else x78 + x79 + beta * x2 * x32 * 2.0 / (x257 * x1) + beta * Phi_E * x4 * 2.0 / x192
+    x97 = -x48/hbm
+    x98 = -(x57)*4.0/x187
+    x99 = -(x63)*4.0/x187
+    x100 = -L*kappa*(x68)*(4/3)/x188
+    x101 = -b*s*V*x70/x189
+    x102 = -b*L*h_q*x51*5.0/x190
+    x103 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x191
+    x218 = alpha_inter * x9
+    x210 = x31 * x2 * x32 * gamma
+    x232 = gamma * x87
+    x105 = 1 / 1189 * (1189.0 * (x218 * (189 / 1189) + beta * x38 * (189 / 1189) + beta_inter * x41 * (189 / 1189) if x42 else beta * x2 * x22 * x29 * (189 / 1189) / x257 + beta * x31 * x2 * x32 * (567 / 1189) / x257 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x181 if x6 else alpha * x8 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x181)) + 1189.0 * (x74 + 1000 / 1189 * max(0.0, -x31 * x72 + x75) + x88 + 1000 / 1189 * (x89 + x90 + (alpha_inter * x91 * 2.0 if x6 else alpha_inter * x93 + alpha_inter * x94) if x42 else beta * x31 * x2 * x32 * 2.0 / x257 + (alpha * x91 * 2.0 + beta * Phi_E * x4 * 2.0 / x181 if x6 else alpha * x93 + alpha * x94 + beta * Phi_E * x4 * m * 2.0 / x181)) - x242 * (1000 / 1189) + x95 + x232 * (2000 / 1189) + x261 * gamma * (378 / 1189) / x181 if x6 else x74 + x88 + 1000 / 1189 * max(0.0, x242 - x31 * x96 + x75 + x210 * 2.0 / x257 - x210 * 2.0 / (x257 * x1) + (x89 + x90 if x42 else beta * (x260 * 2.0 / x257 + x255 * 2.0 / x181)) + (x97 + x98 + x99 + x100 - x261 * gamma * 2.0 / x192 + x261 * gamma * 2.0 / x181 + x101 + x102 + x103 if x6 else m * (x97 + x98 + x99 + x100 + x101 + x102 + x103) - x261 * m * gamma * 2.0 / x192 + x261 * m * gamma * 2.0 / x181)) + 1000 / 1189 * (x218 if x42 else alpha * x9) - x242 * (2000 / 1189) + x95 + x31 * x96 * (1000 / 1189) + x210 * (2000 / 1189) / (x257 * x1) + x261 * m * gamma * (378 / 1189) / x181 + x255 * gamma * (2000 / 1189) / x192) + x210 * 378.0 / x257)
+    x106 = x32/x257 + Phi_E/x181
+    x107 = (x106)*30.0/hbm
+    x109 = -b * L * h_q * x51 * 2.0 / (x220 * c ** 2.0 * d * m * p * t)
+    x110 = 1000.0*max(0.0, x109)
+    x244 = b * s * L
+    x111 = x244 * x82 * gamma * h_kv * 2.0 / x181
+    x113 = x259 - G * (-1.0 + math.ceil(x259 / G))
+    x115 = x17 and ((G == x113) or (d*p == 1.0))
+    x116 = -1.0 + ((x113)/t if x115 else 1.0)
+    x117 = (G < x259)
+    x118 = x250 * x82 * alpha_inter * 2.0 / p + (x244 * beta_inter * x82 * h_kv * 2.0 / (x238 * x113) + x263 * beta * L * x82 * h_kv * x116 * 2.0 / (x238 * x113) if x115 else x244 * beta_inter * x82 * h_kv * 2.0 / x181 + x263 * beta * L * x82 * h_kv * x116 * 2.0 / x181) if x117 else x250 * alpha * x82 * 2.0 / p + x263 * beta * L * x82 * h_kv * 2.0 / x181
+    x119 = 1000.0 * max(0.0, (x111 + x118) / m - b * L * x82 * h_q * x51 * 5.0 / (x220 * c ** 2.0 * d * m * p * t))
+    x120 = x118/m
+    x121 = 1000.0 * max(0.0, x120 - x206 / (x220 * c ** 2.0 * d * m * p * t))
+    x122 = 1000.0*max(0.0, x120 + x109)
+    x123 = x241 * 48.0 / x189 if x69 else x241 * 76.0 / x189
+    x124 = (L*(x83)*2.0/x188 + L*(x46)*2.0/x188 if x47 else 0.0)
+    x125 = x111 + (x250 * x82 * alpha_inter * 6.0 / p + (x244 * beta_inter * x82 * h_kv * 6.0 / (x238 * x113) + x263 * beta * L * x82 * h_kv * x116 * 6.0 / (x238 * x113) if x115 else x244 * beta_inter * x82 * h_kv * 6.0 / x181 + x263 * beta * L * x82 * h_kv * x116 * 6.0 / x181) if x117 else x250 * alpha * x82 * 6.0 / p + x263 * beta * L * x82 * h_kv * 6.0 / x181)
+    x126 = (x125)*189.0/m
+    x127 = -1.0 + t
+    x128 = (1.0 if x18 else 0.0)
+    x129 = -L_moe/p + L*2.0/p
+    x130 = t - G*(-1.0 + math.ceil(t/G))
+    x132 = G == x130 or x238 == 1.0
+    x133 = ((1.0/(x130)) if x132 else 1.0)
+    x134 = -1.0 + (x130 if x132 else 1.0)
+    x245 = c * d * t
+    x207 = b * s * h * beta * x127
+    x135 = x207 * 2.0 / x245
+    x208 = b * s * h * x127 * x129
+    x228 = b * s * x127
+    x256 = b * s * h * x127
+    x136 = gamma * (x228 * 6.0 / x245 + x256 / x245 + x256 * x128 / x245 + x208 * 2.0 / x245) + (alpha_inter * (m * x127 * 8.0 + m * x127 * x128 * 2.0 + m * x127 * x129 * 4.0) + x256 * beta_inter * x128 * x133 * 2.0 / x245 + x207 * x134 * x128 * x133 * 2.0 / x245 + (beta * (x228 * x134 * 12.0 / (x245 * x130) + x256 * x134 * 2.0 / (x245 * x130) + x208 * x134 * 4.0 / (x245 * x130)) + beta_inter * (x228 * 12.0 / (x245 * x130) + x256 * 2.0 / (x245 * x130) + x208 * 4.0 / (x245 * x130)) if x132 else beta * (x228 * x134 * 12.0 / x245 + x256 * x134 * 2.0 / x245 + x208 * x134 * 4.0 / x245) + beta_inter * (x228 * 12.0 / x245 + x256 * 2.0 / x245 + x208 * 4.0 / x245)) if G < t else m * x127 * alpha * 8.0 + m * x127 * alpha * x129 * 4.0 + x263 * beta * x127 * 12.0 / x245 + x135 + x207 * x129 * 4.0 / x245 + (m * x127 * alpha * 2.0 + x135 if x18 else 0.0))
+    x137 = (p == 2.0)
+    x138 = 0.0 if x18 else m * alpha_inter * (1 / 2) + x262 * beta_inter * (1 / 2) / x257 if x137 else m * alpha_inter + x262 * beta_inter / x257
+    x139 = (x138 if G < x236 * p else 0.0 if x18 else m * alpha * (1 / 2) + x262 * beta * (1 / 2) / x257 if x137 else m * alpha + x262 * beta / x257) + (x138 if G < 1.0 + x236 else 0.0 if x18 else m * alpha * (1 / 2) + x262 * beta * (1 / 2) / x257 if x137 else m * alpha + x262 * beta / x257)
+    x141 = -1.0 + x251
+    x246 = m * L_moe
+    x142 = x246 * x141 / p
+    x143 = x251 - G * (-1.0 + math.ceil(x251 / G))
+    x144 = G == x143 or x238 / e == 1.0
+    x145 = ((x143)/t if x17 and (x144) else 1.0)
+    x146 = e - x145
+    x147 = -1.0 + x145
+    x149 = -1.0 + (x143 if x144 else 1.0)
+    x150 = -1.0 + e
+    x194 = x257 * e * p
+    x151 = alpha_inter * (x142 + x246 * x146 * 4.0 / p) + x246 * alpha * x147 * 4.0 / p + x262 * beta * L_moe * k * x147 * 4.0 / x194 + x262 * L_moe * beta_inter * k * x146 * 4.0 / x194 + (x246 * beta_inter * E * x141 * 4.0 / (p * x143) + beta * m * L_moe * E * x141 * x149 * 4.0 / (p * x143) if x144 else x246 * beta_inter * E * x141 * 4.0 / p + beta * m * L_moe * E * x141 * x149 * 4.0 / p) if G < x251 else alpha * (x142 + x246 * x150 * 4.0 / p) + beta * (x246 * E * x141 * 4.0 / p + x262 * L_moe * k * x150 * 4.0 / x194)
+    x204 = x110 + x119 + x121 + x122
+    x254 = b * L * h_q * x51
+    x152 = x204 + 1189.0 * x123 + 1189.0 * x124 + x126 + x136 * 1189.0 / m + x139 * 1189.0 / m + x151 * 1189.0 / m + x57 * 7134.0 / x187 + x63 * 7134.0 / x187 + x221 * 2378.0 / x188 + x254 * 8323.0 / x190 + x198 * 2378.0 / x191
+    x153 = x105 + x107 + (x152)*(-1.0 + m + p)*(1/1189)
+    x154 = x232 * 2.0 + (x218 + beta * x38 + beta_inter * x41 if x42 else beta * x2 * x22 * x29 / x257 + beta * x31 * x2 * x32 * 3.0 / x257 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x181 if x6 else alpha * x8 + beta * Phi_E * x4 * m * 4.0 / x181))
+    x155 = m * (x204 + x126) * (1 / 1189)
+    x233 = x213 + x211
+    x159 = L_moe * (x233 + x200)
+    x160 = x56 * (x233 + x214)
+    x216 = x159 + x160 + x224
+    x201 = peak * c * d * p * t * x153
+    x163 = x216 * 6.0 / x201
+    x164 = 6.0*(x216)
+    x195 = x252 * t
+    x165 = (2.0*x32 + Phi_E*2.0/x195 if x6 else 0.0)
+    x166 = (4.0*x32 + Phi_E*4.0/x195 if x6 else x32*4.0/x257 + Phi_E*4.0/x181)
+    x167 = 12.0*(x106)
+    x196 = L*t
+    x197 = L_moe*e*t
+    x168 = ((x27)*2.0/x196 + Phi_E*2.0/x197 if x6 else 4.0*((x27)/x196 + Phi_E/x197) + (x27)*6.0/x196 + Phi_E*6.0/x197)
+    x169 = 0.0 if x6 else x258 * 4.0 / t
+    x170 = L_moe * (x262 * 2.0 / x239 + x263 * k * (h + x67) / x239 - x262 * (1.0 + 4.0 / t) * 2.0 / x239 + x231 * E_s * 3.0 / x182) / L + x263 * (x66 + (h_q + x64) / t) * 2.0 / x239 + x263 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x182
+    x171 = min(m, p)
+    x247 = L * x170
+    x172 = x247 * x171 * 2.0 / p
+    x173 = x230 / t
+    x174 = 0.0 if c == 1.0 else x262 * (7.0 + c) * 4.0 / x182
+    x175 = x263 * (h + h * 3.0 / t) * 2.0 / x239
+    x176 = x241 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x182
+    x177 = max(x173 + x174, x175 + x176)
+    x178 = 0.0 if x18 else x262 * (m + x171) * 2.0 / x239
+    return (x153, m * (x57 * 6.0 / x187 + x63 * 6.0 / x187 + x221 * 2.0 / x188 + x254 * 7.0 / x190 + x198 * 2.0 / x191 + x123 + x124), (x136) + (x125) + (x154) + x151 + (x139), x105 + (x136) + x151 + (x139) + x155, (x152)*(-1.0 + p)*(1/1189), x107, x263 / x153, x163, (x216 - x254) * 6.0 / x201, x163, x164, x164, x165 + x166 + x167 + x168 + x169 + (x172 + x177 + x178 if x18 else max(x172 + x174 + x178, x247 * 2.0 / p + x177)), x136, x125, x151, x139, x154, x136, x155, x151, x139, x105, x165, x166, x167, x172, x178, x176, x169, x175, x173, x174, x168,)
 
 
 def _step_5571d34d7a47(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -53312,163 +53250,164 @@ def _step_90991592aee8(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_int
     x1 = (1.0 if x0 else m)
     x189 = c * d
     x2 = -1.0 + x189
-    x152 = x2 * alpha_inter
+    x154 = x2 * alpha_inter
     x7 = 1.0 + L/p
     x10 = (p == 1.0)
-    x178 = h * V
-    x11 = Phi - x178
-    x12 = Phi / t if x10 else (x178 + x11 / p) / t
-    x172 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x172 / G)) + x172
+    x180 = h * V
+    x11 = Phi - x180
+    x12 = Phi / t if x10 else (x180 + x11 / p) / t
+    x173 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x173 / G)) + x173
     x16 = G/t
     x17 = (x16 == math.floor(x16))
     x18 = x17 and ((G == x15) or x10)
     x19 = (t/(x15) if x18 else 1.0)
     x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x172)
-    x170 = x2 * alpha
-    x188 = x2 * x12
-    x23 = x152 + x188 * beta_inter * x19 / (x189 * x7) + x2 * beta * x12 * x19 * x20 / (x189 * x7) if x21 else x170 + x2 * beta * x12 / (x189 * x7)
-    x176 = x1 * x23
-    x25 = (x152 if x21 else x170)
+    x21 = (G < x173)
+    x171 = x2 * alpha
+    x23 = x154 + x2 * x12 * beta_inter * x19 / (x189 * x7) + x2 * beta * x12 * x19 * x20 / (x189 * x7) if x21 else x171 + x2 * beta * x12 / (x189 * x7)
+    x177 = x1 * x23
+    x25 = (x154 if x21 else x171)
     x26 = (0.0 if x10 else 1.0)
-    x27 = x178 * gamma * x26 / t
-    x142 = x2 * x12 * x1 * gamma * 2.0
-    x28 = x142 / x189
+    x27 = x180 * gamma * x26 / t
+    x144 = x2 * x1 * x12 * gamma * 2.0
+    x28 = x144 / x189
     x29 = m - x1
-    x183 = c * d * m
-    x128 = x183 * t
-    x187 = b * h * s
-    x32 = x187 * (3.0 + 25.0 * c) / x128 + x187 * (1.0 + c) * 5.0 / x128
+    x184 = c * d * m
+    x130 = x184 * t
+    x188 = b * h * s
+    x32 = x188 * (3.0 + 25.0 * c) / x130 + x188 * (1.0 + c) * 5.0 / x130
     x33 = (c >= 2.0)
     x34 = (L*(x32)*2.0/p if x33 else 0.0)
     x37 = s**2.0
     x38 = h + h_kv
-    x129 = d*m
-    x146 = b * h * L * x37 * 2.0
-    x154 = b * h * s * x38
-    x161 = b * h * s * F
-    x162 = b * h * s * V
-    x163 = c * d * m * p
-    x165 = b * h * x37
-    x186 = c * t
-    x39 = (L * (x165 / x129 + x161 / x129 + x154 / x129) * 2.0 / p + x162 / x129) / x186 - x146 / (x163 * t)
-    x40 = x187 / x183
-    x171 = L * w_half
-    x184 = b * s * V
+    x131 = d*m
+    x148 = b * h * L * x37 * 2.0
+    x156 = b * h * s * x38
+    x162 = b * h * s * F
+    x163 = b * h * s * V
+    x164 = c * d * m * p
+    x166 = b * h * x37
+    x187 = c * t
+    x39 = (L * (x166 / x131 + x162 / x131 + x156 / x131) * 2.0 / p + x163 / x131) / x187 - x148 / (x164 * t)
+    x40 = x188 / x184
+    x172 = L * w_half
+    x185 = b * s * V
     x190 = b * s
-    x41 = w_half * (x178 / t + x40 + x184 / x128) + x171 * (h ** 2.0 / t + x40 + x187 / x128) * 2.0 / p + x171 * (h * F / t + x40 + x190 * F / x128) * 2.0 / p + x171 * (h * h_kv / t + x40 + x190 * h_kv / x128) * 2.0 / p
-    x42 = x187 * 4.0 / x183 + x190 * x38 / x128
+    x41 = w_half * (x180 / t + x40 + x185 / x130) + x172 * (h ** 2.0 / t + x40 + x188 / x130) * 2.0 / p + x172 * (h * F / t + x40 + x190 * F / x130) * 2.0 / p + x172 * (h * h_kv / t + x40 + x190 * h_kv / x130) * 2.0 / p
+    x42 = x188 * 4.0 / x184 + x190 * x38 / x130
     x43 = (t == 1.0)
     x44 = (26.0 if x43 else 38.0)
     x45 = 5.0*h + h*12.0/t
-    x131 = eta*peak
-    x132 = hbm*p
-    x155 = hbm * c * d * m
-    x133 = x155 * t
-    x134 = x155 * p
-    x156 = eta_attn * peak
-    x135 = x156 * c * d * m * p * t
-    x144 = b * s * L * kappa * x45
-    x147 = b * h * L * x37 * 5.0
-    x157 = b * s * V * x44
-    x159 = L * x42 * 32.0
-    x173 = x39 * 4.0
-    x174 = x41 * 4.0
-    x47 = x34 / hbm + x173 / x131 + x174 / x131 + x159 / x132 + x157 / x133 + x144 * (4 / 3) / x134 + x147 / x135
-    x48 = (0.0 if x0 else m)
-    x49 = x188 * beta_inter * x19 * x48 / x189 + x2 * beta * x12 * x19 * x20 * x48 / x189 if x21 else x2 * beta * x12 * x48 / x189
-    x50 = max(0.0, -(x29)*(x47) + (x29)*x49/m)
-    x51 = x1*x49/m
-    x177 = x1 * x25
-    x53 = -1.0 + c
-    x54 = x187 * (-13.0 + 19.0 * c) / x128 + x187 * x53 * 4.0 / x128
-    x140 = x2 * x12 * x1 * beta_inter * x19
-    x141 = x2 * beta * x12 * x1 * x19 * x20
-    x179 = x2 * beta * x12 * x1
-    x185 = L * x42
-    x55 = max(0.0, x177 - x1 * ((L * x54 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x131 + x41 * 2.0 / x131 + x185 * 16.0 / x132 + x184 * (22.0 if x43 else 38.0) / x133 + x144 * (2 / 3) / x134 + x146 / x135) - x176 + (x140 / x189 + x141 / x189 if x21 else x179 / x189))
-    x56 = x140 * 2.0 / x189
-    x57 = x141 * 2.0 / x189
-    x58 = x179 * 2.0 / x189
-    x59 = G < x172 * p
-    x60 = (0.0 if x10 else 2.0 * alpha_inter + x178 * beta_inter * 2.0 / t) if x59 else 0.0 if x10 else 2.0 * alpha + h * beta * V * 2.0 / t
-    x61 = x152 + x188 * beta_inter * x19 * 2.0 / (x189 * x7) + x2 * beta * x12 * x19 * x20 * 2.0 / (x189 * x7) if x21 else x170 + x2 * beta * x12 * 2.0 / (x189 * x7)
-    x62 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
-    x151 = alpha_inter * x62
-    x166 = alpha * x62
-    x149 = x2 * x12 * x1 * x19
-    x160 = x2 * x12 * x19
-    x65 = x160 * x20 * x48 / x189 + x149 * x20 * 3.0 / x189
-    x66 = x160 * x48 / x189 + x149 * 3.0 / x189
-    x181 = x2 * x12 * x1
-    x67 = x188 * x48 / x189 + x181 * 3.0 / x189
-    x68 = x178 * x26 / t + x181 * 2.0 / x189
-    x167 = gamma * x68
-    x69 = 1 / 1189 * (1000.0 * (x176 - x177 + x27 + x28 + x50 + max(0.0, -x1 * x47 + x51) + x55 + (x56 + x57 + (x152 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x58 + (x170 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) + x60 if x0 else x176 + x1 * x61 - x177 * 2.0 + x27 + x142 / (x189 * x7) + x50 + x55 + max(0.0, x1 * (-x34 / hbm - x173 / x131 - x174 / x131 - x159 / x132 - x157 / x133 - x144 * (4 / 3) / x134 - x147 / x135) + x177 - x1 * x61 + x51 + x28 - x142 / (x189 * x7) + (x56 + x57 if x21 else x58)) + (x151 if x21 else x166) + x60) + 1189.0 * (x151 * (189 / 1189) + beta * x65 * (189 / 1189) + beta_inter * x66 * (189 / 1189) if x21 else x166 * (189 / 1189) + beta * x67 * (189 / 1189)) + 1189.0 * ((0.0 if x10 else 378 / 1189 * alpha_inter + x178 * beta_inter * (378 / 1189) / t) if x59 else 0.0 if x10 else 378 / 1189 * alpha + h * beta * V * (378 / 1189) / t) + x167 * 189.0)
-    x71 = -b * h * L * x37 * 2.0 / (x156 * c ** 2.0 * d * m * p * t)
-    x72 = 1000.0*max(0.0, x71)
-    x164 = c * d * p * t
-    x182 = b * h * s * L
-    x73 = x182 * x53 * gamma * 2.0 / x164
-    x75 = x186 - G * (-1.0 + math.ceil(x186 / G))
-    x77 = x17 and ((G == x75) or (d*p == 1.0))
-    x78 = -1.0 + ((x75)/t if x77 else 1.0)
-    x79 = (G < x186)
-    x80 = L * m * x53 * alpha_inter * 2.0 / p + (x182 * beta_inter * x53 * 2.0 / (x189 * p * x75) + x182 * beta * x53 * x78 * 2.0 / (x189 * p * x75) if x77 else x182 * beta_inter * x53 * 2.0 / x164 + x182 * beta * x53 * x78 * 2.0 / x164) if x79 else L * m * x53 * alpha * 2.0 / p + x182 * beta * x53 * 2.0 / x164
-    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x53 * x37 * 5.0 / (x156 * c ** 2.0 * d * m * p * t))
-    x82 = x80/m
-    x83 = 1000.0 * max(0.0, x82 - x147 / (x156 * c ** 2.0 * d * m * p * t))
-    x84 = 1000.0*max(0.0, x82 + x71)
-    x85 = x184 * 48.0 / x133 if x43 else x184 * 76.0 / x133
-    x86 = (L*(x54)*2.0/x132 + L*(x32)*2.0/x132 if x33 else 0.0)
-    x87 = x73 + (L * m * x53 * alpha_inter * 6.0 / p + (x182 * beta_inter * x53 * 6.0 / (x189 * p * x75) + x182 * beta * x53 * x78 * 6.0 / (x189 * p * x75) if x77 else x182 * beta_inter * x53 * 6.0 / x164 + x182 * beta * x53 * x78 * 6.0 / x164) if x79 else L * m * x53 * alpha * 6.0 / p + x182 * beta * x53 * 6.0 / x164)
-    x88 = (x87)*189.0/m
-    x89 = -1.0 + t
-    x90 = (1.0 if x10 else 0.0)
-    x91 = t - G*(-1.0 + math.ceil(t/G))
-    x93 = G == x91 or x189 * p == 1.0
-    x94 = ((1.0/(x91)) if x93 else 1.0)
-    x95 = -1.0 + (x91 if x93 else 1.0)
-    x175 = c * d * t
-    x145 = b * h * s * beta * x89
-    x96 = x145 * 2.0 / x175
-    x150 = b * h * s * L * x89
-    x158 = b * h * s * x89
-    x168 = b * s * x89
-    x97 = gamma * (x168 * 6.0 / x175 + x158 / x175 + x158 * x90 / x175 + x150 * 4.0 / x164) + (alpha_inter * (x89 * m * 8.0 + x89 * m * x90 * 2.0 + L * x89 * m * 8.0 / p) + x158 * beta_inter * x90 * x94 * 2.0 / x175 + x145 * x95 * x90 * x94 * 2.0 / x175 + (beta * (x168 * x95 * 12.0 / (x175 * x91) + x158 * x95 * 2.0 / (x175 * x91) + x150 * x95 * 8.0 / (x164 * x91)) + beta_inter * (x168 * 12.0 / (x175 * x91) + x158 * 2.0 / (x175 * x91) + x150 * 8.0 / (x164 * x91)) if x93 else beta * (x168 * x95 * 12.0 / x175 + x158 * x95 * 2.0 / x175 + x150 * x95 * 8.0 / x164) + beta_inter * (x168 * 12.0 / x175 + x158 * 2.0 / x175 + x150 * 8.0 / x164)) if G < t else x89 * m * alpha * 8.0 + L * x89 * m * alpha * 8.0 / p + x190 * beta * x89 * 12.0 / x175 + x96 + x182 * beta * x89 * 8.0 / x164 + (x89 * m * alpha * 2.0 + x96 if x10 else 0.0))
-    x98 = (p == 2.0)
-    x99 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x187 * beta_inter * (1 / 2) / x189 if x98 else m * alpha_inter + x187 * beta_inter / x189
-    x100 = (x99 if x59 else 0.0 if x10 else m * alpha * (1 / 2) + x187 * beta * (1 / 2) / x189 if x98 else m * alpha + x187 * beta / x189) + (x99 if G < 1.0 + x172 else 0.0 if x10 else m * alpha * (1 / 2) + x187 * beta * (1 / 2) / x189 if x98 else m * alpha + x187 * beta / x189)
-    x148 = x72 + x81 + x83 + x84
-    x180 = b * h * L * x37
-    x101 = x148 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x39 * 7134.0 / x131 + x41 * 7134.0 / x131 + x185 * 57072.0 / x132 + x144 * 2378.0 / x134 + x180 * 8323.0 / x135
-    x102 = x12*30.0/(hbm*c*d)
-    x103 = x69 + (x101)*(-1.0 + m + p)*(1/1189) + x102
-    x104 = x167 + (x151 + beta * x65 + beta_inter * x66 if x21 else x166 + beta * x67) + x60
-    x105 = m * (x148 + x88) * (1 / 1189)
-    x107 = L * (x165 + x161 + x154) * 2.0
-    x169 = x107 + x162
-    x143 = peak * c * d * p * t * x103
-    x110 = x169 * 6.0 / x143
-    x111 = 6.0*(x169)
-    x138 = L*t
-    x113 = ((x11)*2.0/x138 if x0 else (x11)*10.0/x138)
-    x114 = x12*12.0/x189
-    x115 = x178 * 2.0 / t
-    x116 = (0.0 if x0 else x115)
-    x117 = (2.0*x12 if x0 else 0.0)
-    x118 = (4.0*x12 if x0 else x12*4.0/x189)
-    x119 = 4.0*h + F/t + a/t + h*2.0/t
-    x120 = min(m, p)
-    x153 = b * s * L * x119
-    x121 = x153 * x120 * 4.0 / x163
-    x122 = 0.0 if c == 1.0 else x187 * (7.0 + c) * 4.0 / x128
-    x123 = x190 * (h + h * 3.0 / t) * 2.0 / x183
-    x124 = x184 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x128
-    x125 = max(x115 + x122, x123 + x124)
-    x126 = 0.0 if x10 else x187 * (m + x120) * 2.0 / x183
-    return (x103, m * (x39 * 6.0 / x131 + x41 * 6.0 / x131 + x185 * 48.0 / x132 + x144 * 2.0 / x134 + x180 * 7.0 / x135 + x85 + x86), (x97) + (x87) + (x104) + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x190 / x103, x110, (x169 - x180) * 6.0 / x143, x110, x111, x111, x113 + x114 + x116 + x117 + x118 + (x121 + x125 + x126 if x10 else max(x121 + x122 + x126, x153 * 4.0 / x163 + x125)), x97, x87, x100, x104, x97, x105, x100, x69, x117, x118, x114, x121, x126, x124, x116, x123, x115, x122, x113,)
+    x133 = eta*peak
+    x134 = hbm*p
+    x157 = hbm * c * d * m
+    x135 = x157 * t
+    x136 = x157 * p
+    x158 = eta_attn * peak
+    x137 = x158 * c * d * m * p * t
+    x146 = b * s * L * kappa * x45
+    x149 = b * h * L * x37 * 5.0
+    x159 = b * s * V * x44
+    x161 = L * x42 * 32.0
+    x174 = x39 * 4.0
+    x175 = x41 * 4.0
+    x47 = x34 / hbm + x174 / x133 + x175 / x133 + x161 / x134 + x159 / x135 + x146 * (4 / 3) / x136 + x149 / x137
+    x48 = -h*V/t + x12
+    x49 = (0.0 if x0 else m)
+    x50 = ((x2)*beta_inter*x19*(x48)*x49/x189 + (x2)*beta*x19*(x20)*(x48)*x49/x189 if x21 else (x2)*beta*(x48)*x49/x189)
+    x51 = max(0.0, -(x29)*(x47) + (x29)*x50/m)
+    x52 = x1*x50/m
+    x178 = x1 * x25
+    x54 = -1.0 + c
+    x55 = x188 * (-13.0 + 19.0 * c) / x130 + x188 * x54 * 4.0 / x130
+    x142 = x2 * x1 * x12 * beta_inter * x19
+    x143 = x2 * beta * x1 * x12 * x19 * x20
+    x181 = x2 * beta * x1 * x12
+    x186 = L * x42
+    x56 = max(0.0, x178 - x1 * ((L * x55 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x133 + x41 * 2.0 / x133 + x186 * 16.0 / x134 + x185 * (22.0 if x43 else 38.0) / x135 + x146 * (2 / 3) / x136 + x148 / x137) - x177 + (x142 / x189 + x143 / x189 if x21 else x181 / x189))
+    x57 = x142 * 2.0 / x189
+    x58 = x143 * 2.0 / x189
+    x59 = L*(x2)*m/p
+    x167 = x2 * m * x7
+    x60 = x167 + x59
+    x61 = x181 * 2.0 / x189
+    x62 = G < x173 * p
+    x63 = (0.0 if x10 else 2.0 * alpha_inter + x180 * beta_inter * 2.0 / t) if x62 else 0.0 if x10 else 2.0 * alpha + h * beta * V * 2.0 / t
+    x64 = x154 + x2 * x12 * beta_inter * x19 * 2.0 / (x189 * x7) + x2 * beta * x12 * x19 * x20 * 2.0 / (x189 * x7) if x21 else x171 + x2 * beta * x12 * 2.0 / (x189 * x7)
+    x65 = x167 * 2.0 + x59
+    x66 = ((x2)*(x7)*2.0 if x0 else x65)
+    x153 = alpha_inter * x66
+    x151 = x2 * x1 * x12 * x19
+    x179 = x2 * x19
+    x68 = x179 * x20 * x48 * x49 / x189 + x151 * x20 * 3.0 / x189
+    x69 = x179 * x48 * x49 / x189 + x151 * 3.0 / x189
+    x70 = x180 * x26 / t + x2 * x1 * x12 * 2.0 / x189
+    x168 = gamma * x70
+    x71 = 1 / 1189 * (1000.0 * (x177 - x178 + x27 + x28 + x51 + max(0.0, -x1 * x47 + x52) + x56 + (x57 + x58 + (x154 * x7 * 2.0 if x0 else alpha_inter * x60 + x2 * m * alpha_inter * x7) if x21 else x61 + (x171 * x7 * 2.0 if x0 else alpha * x60 + x2 * m * alpha * x7)) + x63 if x0 else x177 + x1 * x64 - x178 * 2.0 + x27 + x144 / (x189 * x7) + x51 + x56 + max(0.0, x1 * (-x34 / hbm - x174 / x133 - x175 / x133 - x161 / x134 - x159 / x135 - x146 * (4 / 3) / x136 - x149 / x137) + x178 - x1 * x64 + x52 + x28 - x144 / (x189 * x7) + (x57 + x58 if x21 else x61)) + (x153 if x21 else alpha * x66) + x63) + 1189.0 * (x153 * (189 / 1189) + beta * x68 * (189 / 1189) + beta_inter * x69 * (189 / 1189) if x21 else x181 * (567 / 1189) / x189 + (x171 * x7 * (378 / 1189) if x0 else alpha * x65 * (189 / 1189) + x2 * beta * m * x48 * (189 / 1189) / x189)) + 1189.0 * ((0.0 if x10 else 378 / 1189 * alpha_inter + x180 * beta_inter * (378 / 1189) / t) if x62 else 0.0 if x10 else 378 / 1189 * alpha + h * beta * V * (378 / 1189) / t) + x168 * 189.0)
+    x73 = -b * h * L * x37 * 2.0 / (x158 * c ** 2.0 * d * m * p * t)
+    x74 = 1000.0*max(0.0, x73)
+    x165 = c * d * p * t
+    x183 = b * h * s * L
+    x75 = x183 * x54 * gamma * 2.0 / x165
+    x77 = x187 - G * (-1.0 + math.ceil(x187 / G))
+    x79 = x17 and ((G == x77) or (d*p == 1.0))
+    x80 = -1.0 + ((x77)/t if x79 else 1.0)
+    x81 = (G < x187)
+    x82 = L * m * x54 * alpha_inter * 2.0 / p + (x183 * beta_inter * x54 * 2.0 / (x189 * p * x77) + x183 * beta * x54 * x80 * 2.0 / (x189 * p * x77) if x79 else x183 * beta_inter * x54 * 2.0 / x165 + x183 * beta * x54 * x80 * 2.0 / x165) if x81 else L * m * alpha * x54 * 2.0 / p + x183 * beta * x54 * 2.0 / x165
+    x83 = 1000.0 * max(0.0, (x75 + x82) / m - b * h * L * x54 * x37 * 5.0 / (x158 * c ** 2.0 * d * m * p * t))
+    x84 = x82/m
+    x85 = 1000.0 * max(0.0, x84 - x149 / (x158 * c ** 2.0 * d * m * p * t))
+    x86 = 1000.0*max(0.0, x84 + x73)
+    x87 = x185 * 48.0 / x135 if x43 else x185 * 76.0 / x135
+    x88 = (L*(x55)*2.0/x134 + L*(x32)*2.0/x134 if x33 else 0.0)
+    x89 = x75 + (L * m * x54 * alpha_inter * 6.0 / p + (x183 * beta_inter * x54 * 6.0 / (x189 * p * x77) + x183 * beta * x54 * x80 * 6.0 / (x189 * p * x77) if x79 else x183 * beta_inter * x54 * 6.0 / x165 + x183 * beta * x54 * x80 * 6.0 / x165) if x81 else L * m * alpha * x54 * 6.0 / p + x183 * beta * x54 * 6.0 / x165)
+    x90 = (x89)*189.0/m
+    x91 = -1.0 + t
+    x92 = (1.0 if x10 else 0.0)
+    x93 = t - G*(-1.0 + math.ceil(t/G))
+    x95 = G == x93 or x189 * p == 1.0
+    x96 = ((1.0/(x93)) if x95 else 1.0)
+    x97 = -1.0 + (x93 if x95 else 1.0)
+    x176 = c * d * t
+    x147 = b * h * s * beta * x91
+    x98 = x147 * 2.0 / x176
+    x152 = b * h * s * L * x91
+    x160 = b * h * s * x91
+    x169 = b * s * x91
+    x99 = gamma * (x169 * 6.0 / x176 + x160 / x176 + x160 * x92 / x176 + x152 * 4.0 / x165) + (alpha_inter * (x91 * m * 8.0 + x91 * m * x92 * 2.0 + L * x91 * m * 8.0 / p) + x160 * beta_inter * x92 * x96 * 2.0 / x176 + x147 * x97 * x92 * x96 * 2.0 / x176 + (beta * (x169 * x97 * 12.0 / (x176 * x93) + x160 * x97 * 2.0 / (x176 * x93) + x152 * x97 * 8.0 / (x165 * x93)) + beta_inter * (x169 * 12.0 / (x176 * x93) + x160 * 2.0 / (x176 * x93) + x152 * 8.0 / (x165 * x93)) if x95 else beta * (x169 * x97 * 12.0 / x176 + x160 * x97 * 2.0 / x176 + x152 * x97 * 8.0 / x165) + beta_inter * (x169 * 12.0 / x176 + x160 * 2.0 / x176 + x152 * 8.0 / x165)) if G < t else x91 * m * alpha * 8.0 + L * x91 * m * alpha * 8.0 / p + x190 * beta * x91 * 12.0 / x176 + x98 + x183 * beta * x91 * 8.0 / x165 + (x91 * m * alpha * 2.0 + x98 if x10 else 0.0))
+    x100 = (p == 2.0)
+    x101 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x188 * beta_inter * (1 / 2) / x189 if x100 else m * alpha_inter + x188 * beta_inter / x189
+    x102 = (x101 if x62 else 0.0 if x10 else m * alpha * (1 / 2) + x188 * beta * (1 / 2) / x189 if x100 else m * alpha + x188 * beta / x189) + (x101 if G < 1.0 + x173 else 0.0 if x10 else m * alpha * (1 / 2) + x188 * beta * (1 / 2) / x189 if x100 else m * alpha + x188 * beta / x189)
+    x150 = x74 + x83 + x85 + x86
+    x182 = b * h * L * x37
+    x103 = x150 + 1189.0 * x87 + 1189.0 * x88 + x90 + x99 * 1189.0 / m + x102 * 1189.0 / m + x39 * 7134.0 / x133 + x41 * 7134.0 / x133 + x186 * 57072.0 / x134 + x146 * 2378.0 / x136 + x182 * 8323.0 / x137
+    x104 = x12*30.0/(hbm*c*d)
+    x105 = x71 + (x103)*(-1.0 + m + p)*(1/1189) + x104
+    x106 = x168 + (x153 + beta * x68 + beta_inter * x69 if x21 else x181 * 3.0 / x189 + (x171 * x7 * 2.0 if x0 else alpha * x65 + x2 * beta * m * x48 / x189)) + x63
+    x107 = m * (x150 + x90) * (1 / 1189)
+    x109 = L * (x166 + x162 + x156) * 2.0
+    x170 = x109 + x163
+    x145 = peak * c * d * p * t * x105
+    x112 = x170 * 6.0 / x145
+    x113 = 6.0*(x170)
+    x140 = L*t
+    x115 = ((x11)*2.0/x140 if x0 else (x11)*10.0/x140)
+    x116 = x12*12.0/x189
+    x117 = x180 * 2.0 / t
+    x118 = (0.0 if x0 else x117)
+    x119 = (2.0*x12 if x0 else 0.0)
+    x120 = (4.0*x12 if x0 else x12*4.0/x189)
+    x121 = 4.0*h + F/t + a/t + h*2.0/t
+    x122 = min(m, p)
+    x155 = b * s * L * x121
+    x123 = x155 * x122 * 4.0 / x164
+    x124 = 0.0 if c == 1.0 else x188 * (7.0 + c) * 4.0 / x130
+    x125 = x190 * (h + h * 3.0 / t) * 2.0 / x184
+    x126 = x185 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x130
+    x127 = max(x117 + x124, x125 + x126)
+    x128 = 0.0 if x10 else x188 * (m + x122) * 2.0 / x184
+    return (x105, m * (x39 * 6.0 / x133 + x41 * 6.0 / x133 + x186 * 48.0 / x134 + x146 * 2.0 / x136 + x182 * 7.0 / x137 + x87 + x88), (x99) + (x89) + (x106) + (x102), x71 + (x99) + (x102) + x107, (x103)*(-1.0 + p)*(1/1189), x104, x190 / x105, x112, (x170 - x182) * 6.0 / x145, x112, x113, x113, x115 + x116 + x118 + x119 + x120 + (x123 + x127 + x128 if x10 else max(x123 + x124 + x128, x155 * 4.0 / x164 + x127)), x99, x89, x102, x106, x99, x107, x102, x71, x119, x120, x116, x123, x128, x126, x118, x125, x117, x124, x115,)
 
 
 def _step_96f5e854a44e(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, a_ssm, alpha, alpha_inter, b, beta, beta_inter, c, d, d_ssm, e, eta, eta_attn, eta_fp8, g_ssm, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, n_ssm, p, peak, peak_fp8, s, t, w_half, w_half_expert):
@@ -54722,320 +54661,330 @@ def _step_a9ee06874f00(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V,
 def _step_b6ef84a3c992(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x184 = c * d
-    x2 = -1.0 + x184
-    x151 = x2 * alpha_inter
+    x189 = c * d
+    x2 = -1.0 + x189
+    x156 = x2 * alpha_inter
     x7 = 1.0 + L/p
-    x10 = (p == 1.0)
-    x162 = h * V * 2.0
-    x11 = Phi - x162
-    x181 = h * V
-    x12 = Phi / t if x10 else (x181 + x11 / p) / t
-    x168 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x168 / G)) + x168
-    x16 = G/t
-    x17 = (x16 == math.floor(x16))
-    x18 = x17 and ((G == x15) or x10)
-    x19 = (t/(x15) if x18 else 1.0)
-    x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x168)
-    x166 = x2 * alpha
-    x183 = x2 * x12
-    x23 = x151 + x183 * beta_inter * x19 / (x184 * x7) + x183 * beta * x19 * x20 / (x184 * x7) if x21 else x166 + x183 * beta / (x184 * x7)
-    x172 = x1 * x23
-    x25 = (x151 if x21 else x166)
-    x137 = x2 * x12 * x1 * gamma * 2.0
-    x26 = x137 / x184
-    x27 = m - x1
-    x177 = c * d * m
-    x123 = x177 * t
-    x178 = b * s * h
-    x30 = x178 * (3.0 + 25.0 * c) / x123 + x178 * (1.0 + c) * 5.0 / x123
-    x31 = (c >= 2.0)
-    x32 = (L*(x30)*2.0/p if x31 else 0.0)
-    x35 = s**2.0
-    x36 = h + h_kv
-    x124 = d*m
-    x141 = b * s * h * x36 * 2.0
-    x142 = b * h * L * x35 * 2.0
-    x145 = b * s * h * F * 3.0
-    x149 = b * h * x35 * 2.0
-    x158 = b * s * h * V
-    x159 = c * d * m * p
-    x182 = c * t
-    x37 = (L * (x149 / x124 + x141 / x124 + x145 / x124) / p + x158 / x124) / x182 - x142 / (x159 * t)
-    x38 = x178 / x177
-    x167 = L * w_half
-    x179 = b * s * V
-    x185 = b * s
-    x39 = w_half * (x181 / t + x38 + x179 / x123) + x167 * (h ** 2.0 / t + x38 + x178 / x123) * 2.0 / p + x167 * (h * h_kv / t + x38 + x185 * h_kv / x123) * 2.0 / p + x167 * (h * F / t + x38 + x185 * F / x123) * 3.0 / p
-    x40 = x185 * (F / t + x36 * 4.0 / t) / x177 + x178 * 16.0 / x177
-    x41 = (t == 1.0)
-    x42 = (26.0 if x41 else 38.0)
-    x43 = 5.0*h + h*12.0/t
-    x126 = eta*peak
-    x127 = hbm*p
-    x153 = hbm * c * d * m
-    x128 = x153 * t
-    x129 = x153 * p
-    x154 = eta_attn * peak
-    x130 = x154 * c * d * m * p * t
-    x139 = b * s * L * kappa * x43
-    x143 = b * h * L * x35 * 5.0
-    x155 = b * s * V * x42
-    x160 = L * x40 * 8.0
-    x169 = x37 * 4.0
-    x170 = x39 * 4.0
-    x45 = x32 / hbm + x169 / x126 + x170 / x126 + x160 / x127 + x155 / x128 + x139 * (4 / 3) / x129 + x143 / x130
-    x46 = (0.0 if x0 else m)
-    x47 = x183 * beta_inter * x19 * x46 / x184 + x183 * beta * x19 * x20 * x46 / x184 if x21 else x183 * beta * x46 / x184
-    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
-    x49 = x1*x47/m
-    x173 = x1 * x25
-    x51 = -1.0 + c
-    x52 = x178 * (-13.0 + 19.0 * c) / x123 + x178 * x51 * 4.0 / x123
-    x135 = x2 * x12 * x1 * beta_inter * x19
-    x136 = x2 * x12 * beta * x1 * x19 * x20
-    x174 = x2 * x12 * beta * x1
-    x180 = L * x40
-    x53 = max(0.0, x173 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x180 * 4.0 / x127 + x179 * (22.0 if x41 else 38.0) / x128 + x139 * (2 / 3) / x129 + x142 / x130) - x172 + (x135 / x184 + x136 / x184 if x21 else x174 / x184))
-    x54 = x135 * 2.0 / x184
-    x55 = x136 * 2.0 / x184
-    x56 = x174 * 2.0 / x184
-    x57 = x151 + x183 * beta_inter * x19 * 2.0 / (x184 * x7) + x183 * beta * x19 * x20 * 2.0 / (x184 * x7) if x21 else x166 + x183 * beta * 2.0 / (x184 * x7)
-    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
-    x150 = alpha_inter * x58
-    x163 = alpha * x58
-    x146 = x2 * x12 * x1 * x19
-    x157 = x2 * x12 * x19
-    x61 = x157 * x20 * x46 / x184 + x146 * x20 * 3.0 / x184
-    x62 = x157 * x46 / x184 + x146 * 3.0 / x184
-    x176 = x2 * x12 * x1
-    x63 = x183 * x46 / x184 + x176 * 3.0 / x184
-    x64 = 1 / 1189 * (1000.0 * (x172 - x173 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x151 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x166 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x172 + x1 * x57 - x173 * 2.0 + x137 / (x184 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x169 / x126 - x170 / x126 - x160 / x127 - x155 / x128 - x139 * (4 / 3) / x129 - x143 / x130) + x173 - x1 * x57 + x49 + x26 - x137 / (x184 * x7) + (x54 + x55 if x21 else x56)) + (x150 if x21 else x163)) + 1189.0 * (x150 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x163 * (189 / 1189) + beta * x63 * (189 / 1189)) + x176 * gamma * 378.0 / x184)
-    x66 = -b * h * L * x35 * 2.0 / (x154 * c ** 2.0 * d * m * p * t)
-    x67 = 1000.0*max(0.0, x66)
-    x161 = c * d * p * t
-    x147 = b * s * h * L * x51
-    x68 = x147 * gamma * 2.0 / x161
-    x70 = x182 - G * (-1.0 + math.ceil(x182 / G))
-    x72 = x17 and ((G == x70) or (d*p == 1.0))
-    x73 = -1.0 + ((x70)/t if x72 else 1.0)
-    x74 = (G < x182)
-    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x147 * beta_inter * 2.0 / (x184 * p * x70) + x178 * L * beta * x51 * x73 * 2.0 / (x184 * p * x70) if x72 else x147 * beta_inter * 2.0 / x161 + x178 * L * beta * x51 * x73 * 2.0 / x161) if x74 else L * m * x51 * alpha * 2.0 / p + x178 * L * beta * x51 * 2.0 / x161
-    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x154 * c ** 2.0 * d * m * p * t))
-    x77 = x75/m
-    x78 = 1000.0 * max(0.0, x77 - x143 / (x154 * c ** 2.0 * d * m * p * t))
-    x79 = 1000.0*max(0.0, x77 + x66)
-    x80 = x179 * 48.0 / x128 if x41 else x179 * 76.0 / x128
-    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
-    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x147 * beta_inter * 6.0 / (x184 * p * x70) + x178 * L * beta * x51 * x73 * 6.0 / (x184 * p * x70) if x72 else x147 * beta_inter * 6.0 / x161 + x178 * L * beta * x51 * x73 * 6.0 / x161) if x74 else L * m * x51 * alpha * 6.0 / p + x178 * L * beta * x51 * 6.0 / x161)
-    x83 = (x82)*189.0/m
-    x84 = -1.0 + t
-    x85 = (1.0 if x10 else 0.0)
-    x86 = t - G*(-1.0 + math.ceil(t/G))
-    x88 = G == x86 or x184 * p == 1.0
-    x89 = ((1.0/(x86)) if x88 else 1.0)
-    x90 = -1.0 + (x86 if x88 else 1.0)
-    x171 = c * d * t
-    x140 = b * s * h * beta * x84
-    x91 = x140 * 2.0 / x171
-    x148 = b * s * h * L * x84
-    x156 = b * s * h * x84
-    x164 = b * s * x84
-    x92 = gamma * (x164 * 6.0 / x171 + x156 / x171 + x156 * x85 / x171 + x148 * 4.0 / x161) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x156 * beta_inter * x85 * x89 * 2.0 / x171 + x140 * x90 * x85 * x89 * 2.0 / x171 + (beta * (x164 * x90 * 12.0 / (x171 * x86) + x156 * x90 * 2.0 / (x171 * x86) + x148 * x90 * 8.0 / (x161 * x86)) + beta_inter * (x164 * 12.0 / (x171 * x86) + x156 * 2.0 / (x171 * x86) + x148 * 8.0 / (x161 * x86)) if x88 else beta * (x164 * x90 * 12.0 / x171 + x156 * x90 * 2.0 / x171 + x148 * x90 * 8.0 / x161) + beta_inter * (x164 * 12.0 / x171 + x156 * 2.0 / x171 + x148 * 8.0 / x161)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x185 * beta * x84 * 12.0 / x171 + x91 + x178 * L * beta * x84 * 8.0 / x161 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
-    x93 = (p == 2.0)
-    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x178 * beta_inter * (1 / 2) / x184 if x93 else m * alpha_inter + x178 * beta_inter / x184
-    x95 = (x94 if G < x168 * p else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x184 if x93 else m * alpha + x178 * beta / x184) + (x94 if G < 1.0 + x168 else 0.0 if x10 else m * alpha * (1 / 2) + x178 * beta * (1 / 2) / x184 if x93 else m * alpha + x178 * beta / x184)
-    x144 = x67 + x76 + x78 + x79
-    x175 = b * h * L * x35
-    x96 = x144 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x180 * 14268.0 / x127 + x139 * 2378.0 / x129 + x175 * 8323.0 / x130
-    x97 = x12*30.0/(hbm*c*d)
-    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
-    x99 = x26 + (x150 + beta*(x61) + beta_inter*(x62) if x21 else x163 + beta*(x63))
-    x100 = m * (x144 + x83) * (1 / 1189)
-    x102 = L * (x149 + x141 + x145)
-    x165 = x102 + x158
-    x138 = peak * c * d * p * t * x98
-    x105 = x165 * 6.0 / x138
-    x106 = 6.0*(x165)
-    x133 = L*t
-    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
-    x109 = x12*12.0/x184
-    x110 = 0.0 if x0 else x181 * 4.0 / t
-    x111 = (2.0*x12 if x0 else 0.0)
-    x112 = (4.0*x12 if x0 else x12*4.0/x184)
-    x113 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x114 = min(m, p)
-    x152 = b * s * L * x113
-    x115 = x152 * x114 * 4.0 / x159
-    x116 = x162 / t
-    x117 = 0.0 if c == 1.0 else x178 * (7.0 + c) * 4.0 / x123
-    x118 = x185 * (h + h * 3.0 / t) * 2.0 / x177
-    x119 = x179 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
-    x120 = max(x116 + x117, x118 + x119)
-    x121 = 0.0 if x10 else x178 * (m + x114) * 2.0 / x177
-    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x180 * 12.0 / x127 + x139 * 2.0 / x129 + x175 * 7.0 / x130 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x185 / x98, x105, (x165 - x175) * 6.0 / x138, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x152 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
+    x10 = Phi/t
+    x11 = (p == 1.0)
+    x166 = h * V * 2.0
+    x12 = Phi - x166
+    x187 = h * V
+    x13 = (x187 + x12 / p) / t
+    x14 = (x10 if x11 else x13)
+    x173 = c * t * d
+    x17 = -G * (-1.0 + math.ceil(x173 / G)) + x173
+    x18 = G/t
+    x19 = (x18 == math.floor(x18))
+    x20 = x19 and ((G == x17) or x11)
+    x21 = (t/(x17) if x20 else 1.0)
+    x22 = -1.0 + ((x17)/t if x20 else 1.0)
+    x23 = (G < x173)
+    x171 = x2 * alpha
+    x25 = x156 + x2 * x14 * beta_inter * x21 / (x189 * x7) + x2 * beta * x14 * x21 * x22 / (x189 * x7) if x23 else x171 + x2 * beta * x14 / (x189 * x7)
+    x177 = x1 * x25
+    x27 = (x156 if x23 else x171)
+    x142 = x2 * x1 * x14 * gamma * 2.0
+    x28 = x142 / x189
+    x29 = m - x1
+    x183 = c * d * m
+    x128 = x183 * t
+    x184 = b * h * s
+    x32 = x184 * (3.0 + 25.0 * c) / x128 + x184 * (1.0 + c) * 5.0 / x128
+    x33 = (c >= 2.0)
+    x34 = (L*(x32)*2.0/p if x33 else 0.0)
+    x37 = s**2.0
+    x38 = h + h_kv
+    x129 = d*m
+    x146 = b * h * s * x38 * 2.0
+    x147 = b * h * L * x37 * 2.0
+    x150 = b * h * s * F * 3.0
+    x154 = b * h * x37 * 2.0
+    x162 = b * h * s * V
+    x163 = c * d * m * p
+    x188 = c * t
+    x39 = (L * (x154 / x129 + x146 / x129 + x150 / x129) / p + x162 / x129) / x188 - x147 / (x163 * t)
+    x40 = x184 / x183
+    x172 = L * w_half
+    x185 = b * s * V
+    x190 = b * s
+    x41 = w_half * (x187 / t + x40 + x185 / x128) + x172 * (h ** 2.0 / t + x40 + x184 / x128) * 2.0 / p + x172 * (h * h_kv / t + x40 + x190 * h_kv / x128) * 2.0 / p + x172 * (h * F / t + x40 + x190 * F / x128) * 3.0 / p
+    x42 = x190 * (F / t + x38 * 4.0 / t) / x183 + x184 * 16.0 / x183
+    x43 = (t == 1.0)
+    x44 = (26.0 if x43 else 38.0)
+    x45 = 5.0*h + h*12.0/t
+    x131 = eta*peak
+    x132 = hbm*p
+    x158 = hbm * c * d * m
+    x133 = x158 * t
+    x134 = x158 * p
+    x159 = eta_attn * peak
+    x135 = x159 * c * d * m * p * t
+    x144 = b * s * L * kappa * x45
+    x148 = b * h * L * x37 * 5.0
+    x160 = b * s * V * x44
+    x164 = L * x42 * 8.0
+    x174 = x39 * 4.0
+    x175 = x41 * 4.0
+    x47 = x34 / hbm + x174 / x131 + x175 / x131 + x164 / x132 + x160 / x133 + x144 * (4 / 3) / x134 + x148 / x135
+    x48 = (0.0 if x0 else m)
+    x49 = x10 - x166 / t if x11 else x13 - x187 / t
+    x50 = ((x2)*beta_inter*x21*x48*x49/x189 + (x2)*beta*x21*(x22)*x48*x49/x189 if x23 else (x2)*beta*x48*x49/x189)
+    x51 = max(0.0, -(x29)*(x47) + (x29)*x50/m)
+    x52 = x1*x50/m
+    x178 = x1 * x27
+    x54 = -1.0 + c
+    x55 = x184 * (-13.0 + 19.0 * c) / x128 + x184 * x54 * 4.0 / x128
+    x140 = x2 * x1 * x14 * beta_inter * x21
+    x141 = x2 * beta * x1 * x14 * x21 * x22
+    x180 = x2 * beta * x1 * x14
+    x186 = L * x42
+    x56 = max(0.0, x178 - x1 * ((L * x55 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x131 + x41 * 2.0 / x131 + x186 * 4.0 / x132 + x185 * (22.0 if x43 else 38.0) / x133 + x144 * (2 / 3) / x134 + x147 / x135) - x177 + (x140 / x189 + x141 / x189 if x23 else x180 / x189))
+    x57 = x140 * 2.0 / x189
+    x58 = x141 * 2.0 / x189
+    x59 = L*(x2)*m/p
+    x167 = x2 * m * x7
+    x60 = x167 + x59
+    x61 = x180 * 2.0 / x189
+    x62 = x156 + x2 * x14 * beta_inter * x21 * 2.0 / (x189 * x7) + x2 * beta * x14 * x21 * x22 * 2.0 / (x189 * x7) if x23 else x171 + x2 * beta * x14 * 2.0 / (x189 * x7)
+    x63 = x2 * x7 * 2.0 if x0 else x167 * 2.0 + x59
+    x155 = alpha_inter * x63
+    x168 = alpha * x63
+    x151 = x2 * x1 * x14 * x21
+    x179 = x2 * x21
+    x66 = x179 * x22 * x48 * x49 / x189 + x151 * x22 * 3.0 / x189
+    x67 = x179 * x48 * x49 / x189 + x151 * 3.0 / x189
+    x182 = x2 * x1 * x14
+    x68 = x2 * x48 * x49 / x189 + x182 * 3.0 / x189
+    x69 = 1 / 1189 * (1000.0 * (x177 - x178 + x28 + x51 + max(0.0, -x1 * x47 + x52) + x56 + (x57 + x58 + (x156 * x7 * 2.0 if x0 else alpha_inter * x60 + x2 * m * alpha_inter * x7) if x23 else x61 + (x171 * x7 * 2.0 if x0 else alpha * x60 + x2 * m * alpha * x7)) if x0 else x177 + x1 * x62 - x178 * 2.0 + x142 / (x189 * x7) + x51 + x56 + max(0.0, x1 * (-x34 / hbm - x174 / x131 - x175 / x131 - x164 / x132 - x160 / x133 - x144 * (4 / 3) / x134 - x148 / x135) + x178 - x1 * x62 + x52 + x28 - x142 / (x189 * x7) + (x57 + x58 if x23 else x61)) + (x155 if x23 else x168)) + 1189.0 * (x155 * (189 / 1189) + beta * x66 * (189 / 1189) + beta_inter * x67 * (189 / 1189) if x23 else x168 * (189 / 1189) + beta * x68 * (189 / 1189)) + x182 * gamma * 378.0 / x189)
+    x71 = -b * h * L * x37 * 2.0 / (x159 * c ** 2.0 * d * m * p * t)
+    x72 = 1000.0*max(0.0, x71)
+    x165 = c * d * p * t
+    x152 = b * h * s * L * x54
+    x73 = x152 * gamma * 2.0 / x165
+    x75 = x188 - G * (-1.0 + math.ceil(x188 / G))
+    x77 = x19 and ((G == x75) or (d*p == 1.0))
+    x78 = -1.0 + ((x75)/t if x77 else 1.0)
+    x79 = (G < x188)
+    x80 = L * m * x54 * alpha_inter * 2.0 / p + (x152 * beta_inter * 2.0 / (x189 * p * x75) + x184 * L * beta * x54 * x78 * 2.0 / (x189 * p * x75) if x77 else x152 * beta_inter * 2.0 / x165 + x184 * L * beta * x54 * x78 * 2.0 / x165) if x79 else L * m * x54 * alpha * 2.0 / p + x184 * L * beta * x54 * 2.0 / x165
+    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x54 * x37 * 5.0 / (x159 * c ** 2.0 * d * m * p * t))
+    x82 = x80/m
+    x83 = 1000.0 * max(0.0, x82 - x148 / (x159 * c ** 2.0 * d * m * p * t))
+    x84 = 1000.0*max(0.0, x82 + x71)
+    x85 = x185 * 48.0 / x133 if x43 else x185 * 76.0 / x133
+    x86 = (L*(x55)*2.0/x132 + L*(x32)*2.0/x132 if x33 else 0.0)
+    x87 = x73 + (L * m * x54 * alpha_inter * 6.0 / p + (x152 * beta_inter * 6.0 / (x189 * p * x75) + x184 * L * beta * x54 * x78 * 6.0 / (x189 * p * x75) if x77 else x152 * beta_inter * 6.0 / x165 + x184 * L * beta * x54 * x78 * 6.0 / x165) if x79 else L * m * x54 * alpha * 6.0 / p + x184 * L * beta * x54 * 6.0 / x165)
+    x88 = (x87)*189.0/m
+    x89 = -1.0 + t
+    x90 = (1.0 if x11 else 0.0)
+    x91 = t - G*(-1.0 + math.ceil(t/G))
+    x93 = G == x91 or x189 * p == 1.0
+    x94 = ((1.0/(x91)) if x93 else 1.0)
+    x95 = -1.0 + (x91 if x93 else 1.0)
+    x176 = c * d * t
+    x145 = b * h * s * beta * x89
+    x96 = x145 * 2.0 / x176
+    x153 = b * h * s * L * x89
+    x161 = b * h * s * x89
+    x169 = b * s * x89
+    x97 = gamma * (x169 * 6.0 / x176 + x161 / x176 + x161 * x90 / x176 + x153 * 4.0 / x165) + (alpha_inter * (x89 * m * 8.0 + x89 * m * x90 * 2.0 + L * x89 * m * 8.0 / p) + x161 * beta_inter * x90 * x94 * 2.0 / x176 + x145 * x95 * x90 * x94 * 2.0 / x176 + (beta * (x169 * x95 * 12.0 / (x176 * x91) + x161 * x95 * 2.0 / (x176 * x91) + x153 * x95 * 8.0 / (x165 * x91)) + beta_inter * (x169 * 12.0 / (x176 * x91) + x161 * 2.0 / (x176 * x91) + x153 * 8.0 / (x165 * x91)) if x93 else beta * (x169 * x95 * 12.0 / x176 + x161 * x95 * 2.0 / x176 + x153 * x95 * 8.0 / x165) + beta_inter * (x169 * 12.0 / x176 + x161 * 2.0 / x176 + x153 * 8.0 / x165)) if G < t else x89 * m * alpha * 8.0 + L * x89 * m * alpha * 8.0 / p + x190 * beta * x89 * 12.0 / x176 + x96 + x184 * L * beta * x89 * 8.0 / x165 + (x89 * m * alpha * 2.0 + x96 if x11 else 0.0))
+    x98 = (p == 2.0)
+    x99 = 0.0 if x11 else m * alpha_inter * (1 / 2) + x184 * beta_inter * (1 / 2) / x189 if x98 else m * alpha_inter + x184 * beta_inter / x189
+    x100 = (x99 if G < x173 * p else 0.0 if x11 else m * alpha * (1 / 2) + x184 * beta * (1 / 2) / x189 if x98 else m * alpha + x184 * beta / x189) + (x99 if G < 1.0 + x173 else 0.0 if x11 else m * alpha * (1 / 2) + x184 * beta * (1 / 2) / x189 if x98 else m * alpha + x184 * beta / x189)
+    x149 = x72 + x81 + x83 + x84
+    x181 = b * h * L * x37
+    x101 = x149 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x39 * 7134.0 / x131 + x41 * 7134.0 / x131 + x186 * 14268.0 / x132 + x144 * 2378.0 / x134 + x181 * 8323.0 / x135
+    x102 = x14*30.0/(hbm*c*d)
+    x103 = x69 + (x101)*(-1.0 + m + p)*(1/1189) + x102
+    x104 = x28 + (x155 + beta*(x66) + beta_inter*(x67) if x23 else x168 + beta*(x68))
+    x105 = m * (x149 + x88) * (1 / 1189)
+    x107 = L * (x154 + x146 + x150)
+    x170 = x107 + x162
+    x143 = peak * c * d * p * t * x103
+    x110 = x170 * 6.0 / x143
+    x111 = 6.0*(x170)
+    x138 = L*t
+    x113 = ((x12)*2.0/x138 if x0 else (x12)*10.0/x138)
+    x114 = x14*12.0/x189
+    x115 = 0.0 if x0 else x187 * 4.0 / t
+    x116 = (2.0*x14 if x0 else 0.0)
+    x117 = (4.0*x14 if x0 else x14*4.0/x189)
+    x118 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x119 = min(m, p)
+    x157 = b * s * L * x118
+    x120 = x157 * x119 * 4.0 / x163
+    x121 = x166 / t
+    x122 = 0.0 if c == 1.0 else x184 * (7.0 + c) * 4.0 / x128
+    x123 = x190 * (h + h * 3.0 / t) * 2.0 / x183
+    x124 = x185 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x128
+    x125 = max(x121 + x122, x123 + x124)
+    x126 = 0.0 if x11 else x184 * (m + x119) * 2.0 / x183
+    return (x103, m * (x39 * 6.0 / x131 + x41 * 6.0 / x131 + x186 * 12.0 / x132 + x144 * 2.0 / x134 + x181 * 7.0 / x135 + x85 + x86), (x97) + (x87) + (x104) + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x190 / x103, x110, (x170 - x181) * 6.0 / x143, x110, x111, x111, x113 + x114 + x115 + x116 + x117 + (x120 + x125 + x126 if x11 else max(x120 + x122 + x126, x157 * 4.0 / x163 + x125)), x97, x87, x100, x104, x97, x105, x100, x69, x116, x117, x114, x120, x126, x124, x115, x123, x121, x122, x113,)
 
 
 def _step_b72fca47c66b(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x185 = c * d
-    x2 = -1.0 + x185
-    x150 = x2 * alpha_inter
+    x190 = c * d
+    x2 = -1.0 + x190
+    x155 = x2 * alpha_inter
     x7 = 1.0 + L/p
-    x10 = (p == 1.0)
-    x163 = h * V * 2.0
-    x11 = Phi - x163
-    x182 = h * V
-    x12 = Phi / t if x10 else (x182 + x11 / p) / t
-    x169 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x169 / G)) + x169
-    x16 = G/t
-    x17 = (x16 == math.floor(x16))
-    x18 = x17 and ((G == x15) or x10)
-    x19 = (t/(x15) if x18 else 1.0)
-    x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x169)
-    x167 = x2 * alpha
-    x184 = x2 * x12
-    x23 = x150 + x184 * beta_inter * x19 / (x185 * x7) + x184 * beta * x19 * x20 / (x185 * x7) if x21 else x167 + x184 * beta / (x185 * x7)
-    x173 = x1 * x23
-    x25 = (x150 if x21 else x167)
-    x137 = x2 * x12 * x1 * gamma * 2.0
-    x26 = x137 / x185
-    x27 = m - x1
-    x178 = c * d * m
-    x123 = x178 * t
-    x162 = b * s * h_kv
-    x179 = b * s * h
-    x30 = x162 * (3.0 + 25.0 * c) / x123 + x179 * (1.0 + c) * 5.0 / x123
-    x31 = (c >= 2.0)
-    x32 = (L*(x30)*2.0/p if x31 else 0.0)
-    x35 = s**2.0
-    x36 = h + h_kv
-    x124 = d*m
-    x141 = b * s * h * x36 * 2.0
-    x142 = b * h * L * x35 * 2.0
-    x145 = b * s * h * F * 3.0
-    x148 = b * h * x35 * 2.0
-    x158 = b * s * h * V
-    x159 = c * d * m * p
-    x183 = c * t
-    x37 = (L * (x148 / x124 + x141 / x124 + x145 / x124) / p + x158 / x124) / x183 - x142 / (x159 * t)
-    x38 = x179 / x178
-    x168 = L * w_half
-    x180 = b * s * V
-    x186 = b * s
-    x39 = w_half * (x182 / t + x38 + x180 / x123) + x168 * (h ** 2.0 / t + x38 + x179 / x123) * 2.0 / p + x168 * (h * h_kv / t + x38 + x162 / x123) * 2.0 / p + x168 * (h * F / t + x38 + x186 * F / x123) * 3.0 / p
-    x40 = x186 * (F / t + x36 * 4.0 / t) / x178 + x179 * 16.0 / x178
-    x41 = (t == 1.0)
-    x42 = (26.0 if x41 else 38.0)
-    x43 = 5.0*h + h*12.0/t
-    x126 = eta*peak
-    x127 = hbm*p
-    x152 = hbm * c * d * m
-    x128 = x152 * t
-    x129 = x152 * p
-    x153 = eta_attn * peak
-    x130 = x153 * c * d * m * p * t
-    x139 = b * s * L * kappa * x43
-    x143 = b * h * L * x35 * 5.0
-    x154 = b * s * V * x42
-    x160 = L * x40 * 8.0
-    x170 = x37 * 4.0
-    x171 = x39 * 4.0
-    x45 = x32 / hbm + x170 / x126 + x171 / x126 + x160 / x127 + x154 / x128 + x139 * (4 / 3) / x129 + x143 / x130
-    x46 = (0.0 if x0 else m)
-    x47 = x184 * beta_inter * x19 * x46 / x185 + x184 * beta * x19 * x20 * x46 / x185 if x21 else x184 * beta * x46 / x185
-    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
-    x49 = x1*x47/m
-    x174 = x1 * x25
-    x51 = -1.0 + c
-    x52 = x179 * (-13.0 + 19.0 * c) / x123 + x186 * x51 * h_kv * 4.0 / x123
-    x135 = x2 * x12 * x1 * beta_inter * x19
-    x136 = x2 * x12 * beta * x1 * x19 * x20
-    x175 = x2 * x12 * beta * x1
-    x181 = L * x40
-    x53 = max(0.0, x174 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x181 * 4.0 / x127 + x180 * (22.0 if x41 else 38.0) / x128 + x139 * (2 / 3) / x129 + x142 / x130) - x173 + (x135 / x185 + x136 / x185 if x21 else x175 / x185))
-    x54 = x135 * 2.0 / x185
-    x55 = x136 * 2.0 / x185
-    x56 = x175 * 2.0 / x185
-    x57 = x150 + x184 * beta_inter * x19 * 2.0 / (x185 * x7) + x184 * beta * x19 * x20 * 2.0 / (x185 * x7) if x21 else x167 + x184 * beta * 2.0 / (x185 * x7)
-    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
-    x149 = alpha_inter * x58
-    x164 = alpha * x58
-    x146 = x2 * x12 * x1 * x19
-    x157 = x2 * x12 * x19
-    x61 = x157 * x20 * x46 / x185 + x146 * x20 * 3.0 / x185
-    x62 = x157 * x46 / x185 + x146 * 3.0 / x185
-    x177 = x2 * x12 * x1
-    x63 = x184 * x46 / x185 + x177 * 3.0 / x185
-    x64 = 1 / 1189 * (1000.0 * (x173 - x174 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x150 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x167 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x173 + x1 * x57 - x174 * 2.0 + x137 / (x185 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x170 / x126 - x171 / x126 - x160 / x127 - x154 / x128 - x139 * (4 / 3) / x129 - x143 / x130) + x174 - x1 * x57 + x49 + x26 - x137 / (x185 * x7) + (x54 + x55 if x21 else x56)) + (x149 if x21 else x164)) + 1189.0 * (x149 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x164 * (189 / 1189) + beta * x63 * (189 / 1189)) + x177 * gamma * 378.0 / x185)
-    x66 = -b * h * L * x35 * 2.0 / (x153 * c ** 2.0 * d * m * p * t)
-    x67 = 1000.0*max(0.0, x66)
-    x161 = c * d * p * t
-    x155 = b * s * L * x51
-    x68 = x155 * h_kv * gamma * 2.0 / x161
-    x70 = x183 - G * (-1.0 + math.ceil(x183 / G))
-    x72 = x17 and ((G == x70) or (d*p == 1.0))
-    x73 = -1.0 + ((x70)/t if x72 else 1.0)
-    x74 = (G < x183)
-    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x155 * beta_inter * h_kv * 2.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 2.0 / (x185 * p * x70) if x72 else x155 * beta_inter * h_kv * 2.0 / x161 + x186 * L * beta * x51 * h_kv * x73 * 2.0 / x161) if x74 else L * m * x51 * alpha * 2.0 / p + x186 * L * beta * x51 * h_kv * 2.0 / x161
-    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x153 * c ** 2.0 * d * m * p * t))
-    x77 = x75/m
-    x78 = 1000.0 * max(0.0, x77 - x143 / (x153 * c ** 2.0 * d * m * p * t))
-    x79 = 1000.0*max(0.0, x77 + x66)
-    x80 = x180 * 48.0 / x128 if x41 else x180 * 76.0 / x128
-    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
-    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x155 * beta_inter * h_kv * 6.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 6.0 / (x185 * p * x70) if x72 else x155 * beta_inter * h_kv * 6.0 / x161 + x186 * L * beta * x51 * h_kv * x73 * 6.0 / x161) if x74 else L * m * x51 * alpha * 6.0 / p + x186 * L * beta * x51 * h_kv * 6.0 / x161)
-    x83 = (x82)*189.0/m
-    x84 = -1.0 + t
-    x85 = (1.0 if x10 else 0.0)
-    x86 = t - G*(-1.0 + math.ceil(t/G))
-    x88 = G == x86 or x185 * p == 1.0
-    x89 = ((1.0/(x86)) if x88 else 1.0)
-    x90 = -1.0 + (x86 if x88 else 1.0)
-    x172 = c * d * t
-    x140 = b * s * h * beta * x84
-    x91 = x140 * 2.0 / x172
-    x147 = b * s * h * L * x84
-    x156 = b * s * h * x84
-    x165 = b * s * x84
-    x92 = gamma * (x165 * 6.0 / x172 + x156 / x172 + x156 * x85 / x172 + x147 * 4.0 / x161) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x156 * beta_inter * x85 * x89 * 2.0 / x172 + x140 * x90 * x85 * x89 * 2.0 / x172 + (beta * (x165 * x90 * 12.0 / (x172 * x86) + x156 * x90 * 2.0 / (x172 * x86) + x147 * x90 * 8.0 / (x161 * x86)) + beta_inter * (x165 * 12.0 / (x172 * x86) + x156 * 2.0 / (x172 * x86) + x147 * 8.0 / (x161 * x86)) if x88 else beta * (x165 * x90 * 12.0 / x172 + x156 * x90 * 2.0 / x172 + x147 * x90 * 8.0 / x161) + beta_inter * (x165 * 12.0 / x172 + x156 * 2.0 / x172 + x147 * 8.0 / x161)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x186 * beta * x84 * 12.0 / x172 + x91 + x179 * L * beta * x84 * 8.0 / x161 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
-    x93 = (p == 2.0)
-    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x185 if x93 else m * alpha_inter + x179 * beta_inter / x185
-    x95 = (x94 if G < x169 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185) + (x94 if G < 1.0 + x169 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185)
-    x144 = x67 + x76 + x78 + x79
-    x176 = b * h * L * x35
-    x96 = x144 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x181 * 14268.0 / x127 + x139 * 2378.0 / x129 + x176 * 8323.0 / x130
-    x97 = x12*30.0/(hbm*c*d)
-    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
-    x99 = x26 + (x149 + beta*(x61) + beta_inter*(x62) if x21 else x164 + beta*(x63))
-    x100 = m * (x144 + x83) * (1 / 1189)
-    x102 = L * (x148 + x141 + x145)
-    x166 = x102 + x158
-    x138 = peak * c * d * p * t * x98
-    x105 = x166 * 6.0 / x138
-    x106 = 6.0*(x166)
-    x133 = L*t
-    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
-    x109 = x12*12.0/x185
-    x110 = 0.0 if x0 else x182 * 4.0 / t
-    x111 = (2.0*x12 if x0 else 0.0)
-    x112 = (4.0*x12 if x0 else x12*4.0/x185)
-    x113 = 4.0*h + a/t + F*2.0/t + h*2.0/t
-    x114 = min(m, p)
-    x151 = b * s * L * x113
-    x115 = x151 * x114 * 4.0 / x159
-    x116 = x163 / t
-    x117 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x123
-    x118 = x186 * (h + h * 3.0 / t) * 2.0 / x178
-    x119 = x180 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
-    x120 = max(x116 + x117, x118 + x119)
-    x121 = 0.0 if x10 else x179 * (m + x114) * 2.0 / x178
-    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x181 * 12.0 / x127 + x139 * 2.0 / x129 + x176 * 7.0 / x130 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x186 / x98, x105, (x166 - x176) * 6.0 / x138, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x151 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
+    x10 = Phi/t
+    x11 = (p == 1.0)
+    x167 = h * V * 2.0
+    x12 = Phi - x167
+    x188 = h * V
+    x13 = (x188 + x12 / p) / t
+    x14 = (x10 if x11 else x13)
+    x174 = c * t * d
+    x17 = -G * (-1.0 + math.ceil(x174 / G)) + x174
+    x18 = G/t
+    x19 = (x18 == math.floor(x18))
+    x20 = x19 and ((G == x17) or x11)
+    x21 = (t/(x17) if x20 else 1.0)
+    x22 = -1.0 + ((x17)/t if x20 else 1.0)
+    x23 = (G < x174)
+    x172 = x2 * alpha
+    x25 = x155 + x2 * x14 * beta_inter * x21 / (x190 * x7) + x2 * beta * x14 * x21 * x22 / (x190 * x7) if x23 else x172 + x2 * beta * x14 / (x190 * x7)
+    x178 = x1 * x25
+    x27 = (x155 if x23 else x172)
+    x142 = x2 * x1 * x14 * gamma * 2.0
+    x28 = x142 / x190
+    x29 = m - x1
+    x184 = c * d * m
+    x128 = x184 * t
+    x166 = b * s * h_kv
+    x185 = b * s * h
+    x32 = x166 * (3.0 + 25.0 * c) / x128 + x185 * (1.0 + c) * 5.0 / x128
+    x33 = (c >= 2.0)
+    x34 = (L*(x32)*2.0/p if x33 else 0.0)
+    x37 = s**2.0
+    x38 = h + h_kv
+    x129 = d*m
+    x146 = b * s * h * x38 * 2.0
+    x147 = b * h * L * x37 * 2.0
+    x150 = b * s * h * F * 3.0
+    x153 = b * h * x37 * 2.0
+    x162 = b * s * h * V
+    x163 = c * d * m * p
+    x189 = c * t
+    x39 = (L * (x153 / x129 + x146 / x129 + x150 / x129) / p + x162 / x129) / x189 - x147 / (x163 * t)
+    x40 = x185 / x184
+    x173 = L * w_half
+    x186 = b * s * V
+    x191 = b * s
+    x41 = w_half * (x188 / t + x40 + x186 / x128) + x173 * (h ** 2.0 / t + x40 + x185 / x128) * 2.0 / p + x173 * (h * h_kv / t + x40 + x166 / x128) * 2.0 / p + x173 * (h * F / t + x40 + x191 * F / x128) * 3.0 / p
+    x42 = x191 * (F / t + x38 * 4.0 / t) / x184 + x185 * 16.0 / x184
+    x43 = (t == 1.0)
+    x44 = (26.0 if x43 else 38.0)
+    x45 = 5.0*h + h*12.0/t
+    x131 = eta*peak
+    x132 = hbm*p
+    x157 = hbm * c * d * m
+    x133 = x157 * t
+    x134 = x157 * p
+    x158 = eta_attn * peak
+    x135 = x158 * c * d * m * p * t
+    x144 = b * s * L * kappa * x45
+    x148 = b * h * L * x37 * 5.0
+    x159 = b * s * V * x44
+    x164 = L * x42 * 8.0
+    x175 = x39 * 4.0
+    x176 = x41 * 4.0
+    x47 = x34 / hbm + x175 / x131 + x176 / x131 + x164 / x132 + x159 / x133 + x144 * (4 / 3) / x134 + x148 / x135
+    x48 = (0.0 if x0 else m)
+    x49 = x10 - x167 / t if x11 else x13 - x188 / t
+    x50 = ((x2)*beta_inter*x21*x48*x49/x190 + (x2)*beta*x21*(x22)*x48*x49/x190 if x23 else (x2)*beta*x48*x49/x190)
+    x51 = max(0.0, -(x29)*(x47) + (x29)*x50/m)
+    x52 = x1*x50/m
+    x179 = x1 * x27
+    x54 = -1.0 + c
+    x55 = x185 * (-13.0 + 19.0 * c) / x128 + x191 * x54 * h_kv * 4.0 / x128
+    x140 = x2 * x1 * x14 * beta_inter * x21
+    x141 = x2 * beta * x1 * x14 * x21 * x22
+    x181 = x2 * beta * x1 * x14
+    x187 = L * x42
+    x56 = max(0.0, x179 - x1 * ((L * x55 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x131 + x41 * 2.0 / x131 + x187 * 4.0 / x132 + x186 * (22.0 if x43 else 38.0) / x133 + x144 * (2 / 3) / x134 + x147 / x135) - x178 + (x140 / x190 + x141 / x190 if x23 else x181 / x190))
+    x57 = x140 * 2.0 / x190
+    x58 = x141 * 2.0 / x190
+    x59 = L*(x2)*m/p
+    x168 = x2 * m * x7
+    x60 = x168 + x59
+    x61 = x181 * 2.0 / x190
+    x62 = x155 + x2 * x14 * beta_inter * x21 * 2.0 / (x190 * x7) + x2 * beta * x14 * x21 * x22 * 2.0 / (x190 * x7) if x23 else x172 + x2 * beta * x14 * 2.0 / (x190 * x7)
+    x63 = x2 * x7 * 2.0 if x0 else x168 * 2.0 + x59
+    x154 = alpha_inter * x63
+    x169 = alpha * x63
+    x151 = x2 * x1 * x14 * x21
+    x180 = x2 * x21
+    x66 = x180 * x22 * x48 * x49 / x190 + x151 * x22 * 3.0 / x190
+    x67 = x180 * x48 * x49 / x190 + x151 * 3.0 / x190
+    x183 = x2 * x1 * x14
+    x68 = x2 * x48 * x49 / x190 + x183 * 3.0 / x190
+    x69 = 1 / 1189 * (1000.0 * (x178 - x179 + x28 + x51 + max(0.0, -x1 * x47 + x52) + x56 + (x57 + x58 + (x155 * x7 * 2.0 if x0 else alpha_inter * x60 + x2 * m * alpha_inter * x7) if x23 else x61 + (x172 * x7 * 2.0 if x0 else alpha * x60 + x2 * m * alpha * x7)) if x0 else x178 + x1 * x62 - x179 * 2.0 + x142 / (x190 * x7) + x51 + x56 + max(0.0, x1 * (-x34 / hbm - x175 / x131 - x176 / x131 - x164 / x132 - x159 / x133 - x144 * (4 / 3) / x134 - x148 / x135) + x179 - x1 * x62 + x52 + x28 - x142 / (x190 * x7) + (x57 + x58 if x23 else x61)) + (x154 if x23 else x169)) + 1189.0 * (x154 * (189 / 1189) + beta * x66 * (189 / 1189) + beta_inter * x67 * (189 / 1189) if x23 else x169 * (189 / 1189) + beta * x68 * (189 / 1189)) + x183 * gamma * 378.0 / x190)
+    x71 = -b * h * L * x37 * 2.0 / (x158 * c ** 2.0 * d * m * p * t)
+    x72 = 1000.0*max(0.0, x71)
+    x165 = c * d * p * t
+    x160 = b * s * L * x54
+    x73 = x160 * h_kv * gamma * 2.0 / x165
+    x75 = x189 - G * (-1.0 + math.ceil(x189 / G))
+    x77 = x19 and ((G == x75) or (d*p == 1.0))
+    x78 = -1.0 + ((x75)/t if x77 else 1.0)
+    x79 = (G < x189)
+    x80 = L * m * x54 * alpha_inter * 2.0 / p + (x160 * beta_inter * h_kv * 2.0 / (x190 * p * x75) + x191 * L * beta * x54 * h_kv * x78 * 2.0 / (x190 * p * x75) if x77 else x160 * beta_inter * h_kv * 2.0 / x165 + x191 * L * beta * x54 * h_kv * x78 * 2.0 / x165) if x79 else L * m * x54 * alpha * 2.0 / p + x191 * L * beta * x54 * h_kv * 2.0 / x165
+    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x54 * x37 * 5.0 / (x158 * c ** 2.0 * d * m * p * t))
+    x82 = x80/m
+    x83 = 1000.0 * max(0.0, x82 - x148 / (x158 * c ** 2.0 * d * m * p * t))
+    x84 = 1000.0*max(0.0, x82 + x71)
+    x85 = x186 * 48.0 / x133 if x43 else x186 * 76.0 / x133
+    x86 = (L*(x55)*2.0/x132 + L*(x32)*2.0/x132 if x33 else 0.0)
+    x87 = x73 + (L * m * x54 * alpha_inter * 6.0 / p + (x160 * beta_inter * h_kv * 6.0 / (x190 * p * x75) + x191 * L * beta * x54 * h_kv * x78 * 6.0 / (x190 * p * x75) if x77 else x160 * beta_inter * h_kv * 6.0 / x165 + x191 * L * beta * x54 * h_kv * x78 * 6.0 / x165) if x79 else L * m * x54 * alpha * 6.0 / p + x191 * L * beta * x54 * h_kv * 6.0 / x165)
+    x88 = (x87)*189.0/m
+    x89 = -1.0 + t
+    x90 = (1.0 if x11 else 0.0)
+    x91 = t - G*(-1.0 + math.ceil(t/G))
+    x93 = G == x91 or x190 * p == 1.0
+    x94 = ((1.0/(x91)) if x93 else 1.0)
+    x95 = -1.0 + (x91 if x93 else 1.0)
+    x177 = c * d * t
+    x145 = b * s * h * beta * x89
+    x96 = x145 * 2.0 / x177
+    x152 = b * s * h * L * x89
+    x161 = b * s * h * x89
+    x170 = b * s * x89
+    x97 = gamma * (x170 * 6.0 / x177 + x161 / x177 + x161 * x90 / x177 + x152 * 4.0 / x165) + (alpha_inter * (x89 * m * 8.0 + x89 * m * x90 * 2.0 + L * x89 * m * 8.0 / p) + x161 * beta_inter * x90 * x94 * 2.0 / x177 + x145 * x95 * x90 * x94 * 2.0 / x177 + (beta * (x170 * x95 * 12.0 / (x177 * x91) + x161 * x95 * 2.0 / (x177 * x91) + x152 * x95 * 8.0 / (x165 * x91)) + beta_inter * (x170 * 12.0 / (x177 * x91) + x161 * 2.0 / (x177 * x91) + x152 * 8.0 / (x165 * x91)) if x93 else beta * (x170 * x95 * 12.0 / x177 + x161 * x95 * 2.0 / x177 + x152 * x95 * 8.0 / x165) + beta_inter * (x170 * 12.0 / x177 + x161 * 2.0 / x177 + x152 * 8.0 / x165)) if G < t else x89 * m * alpha * 8.0 + L * x89 * m * alpha * 8.0 / p + x191 * beta * x89 * 12.0 / x177 + x96 + x185 * L * beta * x89 * 8.0 / x165 + (x89 * m * alpha * 2.0 + x96 if x11 else 0.0))
+    x98 = (p == 2.0)
+    x99 = 0.0 if x11 else m * alpha_inter * (1 / 2) + x185 * beta_inter * (1 / 2) / x190 if x98 else m * alpha_inter + x185 * beta_inter / x190
+    x100 = (x99 if G < x174 * p else 0.0 if x11 else m * alpha * (1 / 2) + x185 * beta * (1 / 2) / x190 if x98 else m * alpha + x185 * beta / x190) + (x99 if G < 1.0 + x174 else 0.0 if x11 else m * alpha * (1 / 2) + x185 * beta * (1 / 2) / x190 if x98 else m * alpha + x185 * beta / x190)
+    x149 = x72 + x81 + x83 + x84
+    x182 = b * h * L * x37
+    x101 = x149 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x39 * 7134.0 / x131 + x41 * 7134.0 / x131 + x187 * 14268.0 / x132 + x144 * 2378.0 / x134 + x182 * 8323.0 / x135
+    x102 = x14*30.0/(hbm*c*d)
+    x103 = x69 + (x101)*(-1.0 + m + p)*(1/1189) + x102
+    x104 = x28 + (x154 + beta*(x66) + beta_inter*(x67) if x23 else x169 + beta*(x68))
+    x105 = m * (x149 + x88) * (1 / 1189)
+    x107 = L * (x153 + x146 + x150)
+    x171 = x107 + x162
+    x143 = peak * c * d * p * t * x103
+    x110 = x171 * 6.0 / x143
+    x111 = 6.0*(x171)
+    x138 = L*t
+    x113 = ((x12)*2.0/x138 if x0 else (x12)*10.0/x138)
+    x114 = x14*12.0/x190
+    x115 = 0.0 if x0 else x188 * 4.0 / t
+    x116 = (2.0*x14 if x0 else 0.0)
+    x117 = (4.0*x14 if x0 else x14*4.0/x190)
+    x118 = 4.0*h + a/t + F*2.0/t + h*2.0/t
+    x119 = min(m, p)
+    x156 = b * s * L * x118
+    x120 = x156 * x119 * 4.0 / x163
+    x121 = x167 / t
+    x122 = 0.0 if c == 1.0 else x185 * (7.0 + c) * 4.0 / x128
+    x123 = x191 * (h + h * 3.0 / t) * 2.0 / x184
+    x124 = x186 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x128
+    x125 = max(x121 + x122, x123 + x124)
+    x126 = 0.0 if x11 else x185 * (m + x119) * 2.0 / x184
+    return (x103, m * (x39 * 6.0 / x131 + x41 * 6.0 / x131 + x187 * 12.0 / x132 + x144 * 2.0 / x134 + x182 * 7.0 / x135 + x85 + x86), (x97) + (x87) + (x104) + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x191 / x103, x110, (x171 - x182) * 6.0 / x143, x110, x111, x111, x113 + x114 + x115 + x116 + x117 + (x120 + x125 + x126 if x11 else max(x120 + x122 + x126, x156 * 4.0 / x163 + x125)), x97, x87, x100, x104, x97, x105, x100, x69, x116, x117, x114, x120, x126, x124, x115, x123, x121, x122, x113,)
 
 
 def _step_b7d9d3179dcf(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
@@ -56668,161 +56617,166 @@ def _step_e8c769e7c5bf(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter,
 def _step_e940033d10e0(F, G, L, Phi, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
     x0 = (p >= 2.0)
     x1 = (1.0 if x0 else m)
-    x185 = c * d
-    x2 = -1.0 + x185
-    x147 = x2 * alpha_inter
+    x190 = c * d
+    x2 = -1.0 + x190
+    x152 = x2 * alpha_inter
     x7 = 1.0 + L/p
-    x10 = (p == 1.0)
-    x162 = h * V * 2.0
-    x11 = Phi - x162
-    x182 = h * V
-    x12 = Phi / t if x10 else (x182 + x11 / p) / t
-    x169 = c * t * d
-    x15 = -G * (-1.0 + math.ceil(x169 / G)) + x169
-    x16 = G/t
-    x17 = (x16 == math.floor(x16))
-    x18 = x17 and ((G == x15) or x10)
-    x19 = (t/(x15) if x18 else 1.0)
-    x20 = -1.0 + ((x15)/t if x18 else 1.0)
-    x21 = (G < x169)
-    x167 = x2 * alpha
-    x184 = x2 * x12
-    x23 = x147 + x184 * beta_inter * x19 / (x185 * x7) + x184 * beta * x19 * x20 / (x185 * x7) if x21 else x167 + x184 * beta / (x185 * x7)
-    x173 = x1 * x23
-    x25 = (x147 if x21 else x167)
-    x137 = x2 * x12 * x1 * gamma * 2.0
-    x26 = x137 / x185
-    x27 = m - x1
-    x178 = c * d * m
-    x123 = x178 * t
-    x161 = b * s * h_kv
-    x179 = b * s * h
-    x30 = x161 * (3.0 + 25.0 * c) / x123 + x179 * (1.0 + c) * 5.0 / x123
-    x31 = (c >= 2.0)
-    x32 = (L*(x30)*2.0/p if x31 else 0.0)
-    x35 = s**2.0
-    x36 = h + h_kv
-    x124 = d*m
-    x141 = b * h * L * x35 * 2.0
-    x149 = b * s * h * x36
-    x157 = b * s * h * F
-    x158 = b * s * h * V
-    x159 = c * d * m * p
-    x163 = b * h * x35
-    x183 = c * t
-    x37 = (L * (x163 / x124 + x157 / x124 + x149 / x124) * 2.0 / p + x158 / x124) / x183 - x141 / (x159 * t)
-    x38 = x179 / x178
-    x168 = L * w_half
-    x180 = b * s * V
-    x186 = b * s
-    x39 = w_half * (x182 / t + x38 + x180 / x123) + x168 * (h ** 2.0 / t + x38 + x179 / x123) * 2.0 / p + x168 * (h * F / t + x38 + x186 * F / x123) * 2.0 / p + x168 * (h * h_kv / t + x38 + x161 / x123) * 2.0 / p
-    x40 = x179 * 4.0 / x178 + x186 * x36 / x123
-    x41 = (t == 1.0)
-    x42 = (26.0 if x41 else 38.0)
-    x43 = 5.0*h + h*12.0/t
-    x126 = eta*peak
-    x127 = hbm*p
-    x150 = hbm * c * d * m
-    x128 = x150 * t
-    x129 = x150 * p
-    x151 = eta_attn * peak
-    x130 = x151 * c * d * m * p * t
-    x139 = b * s * L * kappa * x43
-    x142 = b * h * L * x35 * 5.0
-    x152 = b * s * V * x42
-    x155 = L * x40 * 32.0
-    x170 = x37 * 4.0
-    x171 = x39 * 4.0
-    x45 = x32 / hbm + x170 / x126 + x171 / x126 + x155 / x127 + x152 / x128 + x139 * (4 / 3) / x129 + x142 / x130
-    x46 = (0.0 if x0 else m)
-    x47 = x184 * beta_inter * x19 * x46 / x185 + x184 * beta * x19 * x20 * x46 / x185 if x21 else x184 * beta * x46 / x185
-    x48 = max(0.0, -(x27)*(x45) + (x27)*x47/m)
-    x49 = x1*x47/m
-    x174 = x1 * x25
-    x51 = -1.0 + c
-    x52 = x179 * (-13.0 + 19.0 * c) / x123 + x186 * x51 * h_kv * 4.0 / x123
-    x135 = x2 * x12 * x1 * beta_inter * x19
-    x136 = x2 * x12 * beta * x1 * x19 * x20
-    x175 = x2 * x12 * beta * x1
-    x181 = L * x40
-    x53 = max(0.0, x174 - x1 * ((L * x52 * 2.0 / p if x31 else 0.0) / hbm + x37 * 2.0 / x126 + x39 * 2.0 / x126 + x181 * 16.0 / x127 + x180 * (22.0 if x41 else 38.0) / x128 + x139 * (2 / 3) / x129 + x141 / x130) - x173 + (x135 / x185 + x136 / x185 if x21 else x175 / x185))
-    x54 = x135 * 2.0 / x185
-    x55 = x136 * 2.0 / x185
-    x56 = x175 * 2.0 / x185
-    x57 = x147 + x184 * beta_inter * x19 * 2.0 / (x185 * x7) + x184 * beta * x19 * x20 * 2.0 / (x185 * x7) if x21 else x167 + x184 * beta * 2.0 / (x185 * x7)
-    x58 = ((x2)*(x7)*2.0 if x0 else (x2)*m*(x7)*3.0)
-    x146 = alpha_inter * x58
-    x164 = alpha * x58
-    x144 = x2 * x12 * x1 * x19
-    x156 = x2 * x12 * x19
-    x61 = x156 * x20 * x46 / x185 + x144 * x20 * 3.0 / x185
-    x62 = x156 * x46 / x185 + x144 * 3.0 / x185
-    x177 = x2 * x12 * x1
-    x63 = x184 * x46 / x185 + x177 * 3.0 / x185
-    x64 = 1 / 1189 * (1000.0 * (x173 - x174 + x26 + x48 + max(0.0, -x1 * x45 + x49) + x53 + (x54 + x55 + (x147 * x7 * 2.0 if x0 else x2 * m * alpha_inter * x7 * 3.0) if x21 else x56 + (x167 * x7 * 2.0 if x0 else x2 * m * alpha * x7 * 3.0)) if x0 else x173 + x1 * x57 - x174 * 2.0 + x137 / (x185 * x7) + x48 + x53 + max(0.0, x1 * (-x32 / hbm - x170 / x126 - x171 / x126 - x155 / x127 - x152 / x128 - x139 * (4 / 3) / x129 - x142 / x130) + x174 - x1 * x57 + x49 + x26 - x137 / (x185 * x7) + (x54 + x55 if x21 else x56)) + (x146 if x21 else x164)) + 1189.0 * (x146 * (189 / 1189) + beta * x61 * (189 / 1189) + beta_inter * x62 * (189 / 1189) if x21 else x164 * (189 / 1189) + beta * x63 * (189 / 1189)) + x177 * gamma * 378.0 / x185)
-    x66 = -b * h * L * x35 * 2.0 / (x151 * c ** 2.0 * d * m * p * t)
-    x67 = 1000.0*max(0.0, x66)
-    x160 = c * d * p * t
-    x153 = b * s * L * x51
-    x68 = x153 * h_kv * gamma * 2.0 / x160
-    x70 = x183 - G * (-1.0 + math.ceil(x183 / G))
-    x72 = x17 and ((G == x70) or (d*p == 1.0))
-    x73 = -1.0 + ((x70)/t if x72 else 1.0)
-    x74 = (G < x183)
-    x75 = L * m * x51 * alpha_inter * 2.0 / p + (x153 * beta_inter * h_kv * 2.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 2.0 / (x185 * p * x70) if x72 else x153 * beta_inter * h_kv * 2.0 / x160 + x186 * L * beta * x51 * h_kv * x73 * 2.0 / x160) if x74 else L * m * x51 * alpha * 2.0 / p + x186 * L * beta * x51 * h_kv * 2.0 / x160
-    x76 = 1000.0 * max(0.0, (x68 + x75) / m - b * h * L * x51 * x35 * 5.0 / (x151 * c ** 2.0 * d * m * p * t))
-    x77 = x75/m
-    x78 = 1000.0 * max(0.0, x77 - x142 / (x151 * c ** 2.0 * d * m * p * t))
-    x79 = 1000.0*max(0.0, x77 + x66)
-    x80 = x180 * 48.0 / x128 if x41 else x180 * 76.0 / x128
-    x81 = (L*(x52)*2.0/x127 + L*(x30)*2.0/x127 if x31 else 0.0)
-    x82 = x68 + (L * m * x51 * alpha_inter * 6.0 / p + (x153 * beta_inter * h_kv * 6.0 / (x185 * p * x70) + x186 * L * beta * x51 * h_kv * x73 * 6.0 / (x185 * p * x70) if x72 else x153 * beta_inter * h_kv * 6.0 / x160 + x186 * L * beta * x51 * h_kv * x73 * 6.0 / x160) if x74 else L * m * x51 * alpha * 6.0 / p + x186 * L * beta * x51 * h_kv * 6.0 / x160)
-    x83 = (x82)*189.0/m
-    x84 = -1.0 + t
-    x85 = (1.0 if x10 else 0.0)
-    x86 = t - G*(-1.0 + math.ceil(t/G))
-    x88 = G == x86 or x185 * p == 1.0
-    x89 = ((1.0/(x86)) if x88 else 1.0)
-    x90 = -1.0 + (x86 if x88 else 1.0)
-    x172 = c * d * t
-    x140 = b * s * h * beta * x84
-    x91 = x140 * 2.0 / x172
-    x145 = b * s * h * L * x84
-    x154 = b * s * h * x84
-    x165 = b * s * x84
-    x92 = gamma * (x165 * 6.0 / x172 + x154 / x172 + x154 * x85 / x172 + x145 * 4.0 / x160) + (alpha_inter * (x84 * m * 8.0 + x84 * m * x85 * 2.0 + L * x84 * m * 8.0 / p) + x154 * beta_inter * x85 * x89 * 2.0 / x172 + x140 * x90 * x85 * x89 * 2.0 / x172 + (beta * (x165 * x90 * 12.0 / (x172 * x86) + x154 * x90 * 2.0 / (x172 * x86) + x145 * x90 * 8.0 / (x160 * x86)) + beta_inter * (x165 * 12.0 / (x172 * x86) + x154 * 2.0 / (x172 * x86) + x145 * 8.0 / (x160 * x86)) if x88 else beta * (x165 * x90 * 12.0 / x172 + x154 * x90 * 2.0 / x172 + x145 * x90 * 8.0 / x160) + beta_inter * (x165 * 12.0 / x172 + x154 * 2.0 / x172 + x145 * 8.0 / x160)) if G < t else x84 * m * alpha * 8.0 + L * x84 * m * alpha * 8.0 / p + x186 * beta * x84 * 12.0 / x172 + x91 + x179 * L * beta * x84 * 8.0 / x160 + (x84 * m * alpha * 2.0 + x91 if x10 else 0.0))
-    x93 = (p == 2.0)
-    x94 = 0.0 if x10 else m * alpha_inter * (1 / 2) + x179 * beta_inter * (1 / 2) / x185 if x93 else m * alpha_inter + x179 * beta_inter / x185
-    x95 = (x94 if G < x169 * p else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185) + (x94 if G < 1.0 + x169 else 0.0 if x10 else m * alpha * (1 / 2) + x179 * beta * (1 / 2) / x185 if x93 else m * alpha + x179 * beta / x185)
-    x143 = x67 + x76 + x78 + x79
-    x176 = b * h * L * x35
-    x96 = x143 + 1189.0 * x80 + 1189.0 * x81 + x83 + x92 * 1189.0 / m + x95 * 1189.0 / m + x37 * 7134.0 / x126 + x39 * 7134.0 / x126 + x181 * 57072.0 / x127 + x139 * 2378.0 / x129 + x176 * 8323.0 / x130
-    x97 = x12*30.0/(hbm*c*d)
-    x98 = x64 + (x96)*(-1.0 + m + p)*(1/1189) + x97
-    x99 = x26 + (x146 + beta*(x61) + beta_inter*(x62) if x21 else x164 + beta*(x63))
-    x100 = m * (x143 + x83) * (1 / 1189)
-    x102 = L * (x163 + x157 + x149) * 2.0
-    x166 = x102 + x158
-    x138 = peak * c * d * p * t * x98
-    x105 = x166 * 6.0 / x138
-    x106 = 6.0*(x166)
-    x133 = L*t
-    x108 = ((x11)*2.0/x133 if x0 else (x11)*10.0/x133)
-    x109 = x12*12.0/x185
-    x110 = 0.0 if x0 else x182 * 4.0 / t
-    x111 = (2.0*x12 if x0 else 0.0)
-    x112 = (4.0*x12 if x0 else x12*4.0/x185)
-    x113 = 4.0*h + F/t + a/t + h*2.0/t
-    x114 = min(m, p)
-    x148 = b * s * L * x113
-    x115 = x148 * x114 * 4.0 / x159
-    x116 = x162 / t
-    x117 = 0.0 if c == 1.0 else x179 * (7.0 + c) * 4.0 / x123
-    x118 = x186 * (h + h * 3.0 / t) * 2.0 / x178
-    x119 = x180 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x123
-    x120 = max(x116 + x117, x118 + x119)
-    x121 = 0.0 if x10 else x179 * (m + x114) * 2.0 / x178
-    return (x98, m * (x37 * 6.0 / x126 + x39 * 6.0 / x126 + x181 * 48.0 / x127 + x139 * 2.0 / x129 + x176 * 7.0 / x130 + x80 + x81), (x92) + (x82) + (x99) + (x95), x64 + (x92) + (x95) + x100, (x96)*(-1.0 + p)*(1/1189), x97, x186 / x98, x105, (x166 - x176) * 6.0 / x138, x105, x106, x106, x108 + x109 + x110 + x111 + x112 + (x115 + x120 + x121 if x10 else max(x115 + x117 + x121, x148 * 4.0 / x159 + x120)), x92, x82, x95, x99, x92, x100, x95, x64, x111, x112, x109, x115, x121, x119, x110, x118, x116, x117, x108,)
+    x10 = Phi/t
+    x11 = (p == 1.0)
+    x166 = h * V * 2.0
+    x12 = Phi - x166
+    x188 = h * V
+    x13 = (x188 + x12 / p) / t
+    x14 = (x10 if x11 else x13)
+    x174 = c * t * d
+    x17 = -G * (-1.0 + math.ceil(x174 / G)) + x174
+    x18 = G/t
+    x19 = (x18 == math.floor(x18))
+    x20 = x19 and ((G == x17) or x11)
+    x21 = (t/(x17) if x20 else 1.0)
+    x22 = -1.0 + ((x17)/t if x20 else 1.0)
+    x23 = (G < x174)
+    x172 = x2 * alpha
+    x25 = x152 + x2 * x14 * beta_inter * x21 / (x190 * x7) + x2 * beta * x14 * x21 * x22 / (x190 * x7) if x23 else x172 + x2 * beta * x14 / (x190 * x7)
+    x178 = x1 * x25
+    x27 = (x152 if x23 else x172)
+    x142 = x2 * x1 * x14 * gamma * 2.0
+    x28 = x142 / x190
+    x29 = m - x1
+    x184 = c * d * m
+    x128 = x184 * t
+    x165 = b * s * h_kv
+    x185 = b * s * h
+    x32 = x165 * (3.0 + 25.0 * c) / x128 + x185 * (1.0 + c) * 5.0 / x128
+    x33 = (c >= 2.0)
+    x34 = (L*(x32)*2.0/p if x33 else 0.0)
+    x37 = s**2.0
+    x38 = h + h_kv
+    x129 = d*m
+    x146 = b * h * L * x37 * 2.0
+    x154 = b * s * h * x38
+    x161 = b * s * h * F
+    x162 = b * s * h * V
+    x163 = c * d * m * p
+    x167 = b * h * x37
+    x189 = c * t
+    x39 = (L * (x167 / x129 + x161 / x129 + x154 / x129) * 2.0 / p + x162 / x129) / x189 - x146 / (x163 * t)
+    x40 = x185 / x184
+    x173 = L * w_half
+    x186 = b * s * V
+    x191 = b * s
+    x41 = w_half * (x188 / t + x40 + x186 / x128) + x173 * (h ** 2.0 / t + x40 + x185 / x128) * 2.0 / p + x173 * (h * F / t + x40 + x191 * F / x128) * 2.0 / p + x173 * (h * h_kv / t + x40 + x165 / x128) * 2.0 / p
+    x42 = x185 * 4.0 / x184 + x191 * x38 / x128
+    x43 = (t == 1.0)
+    x44 = (26.0 if x43 else 38.0)
+    x45 = 5.0*h + h*12.0/t
+    x131 = eta*peak
+    x132 = hbm*p
+    x155 = hbm * c * d * m
+    x133 = x155 * t
+    x134 = x155 * p
+    x156 = eta_attn * peak
+    x135 = x156 * c * d * m * p * t
+    x144 = b * s * L * kappa * x45
+    x147 = b * h * L * x37 * 5.0
+    x157 = b * s * V * x44
+    x160 = L * x42 * 32.0
+    x175 = x39 * 4.0
+    x176 = x41 * 4.0
+    x47 = x34 / hbm + x175 / x131 + x176 / x131 + x160 / x132 + x157 / x133 + x144 * (4 / 3) / x134 + x147 / x135
+    x48 = (0.0 if x0 else m)
+    x49 = x10 - x166 / t if x11 else x13 - x188 / t
+    x50 = ((x2)*beta_inter*x21*x48*x49/x190 + (x2)*beta*x21*(x22)*x48*x49/x190 if x23 else (x2)*beta*x48*x49/x190)
+    x51 = max(0.0, -(x29)*(x47) + (x29)*x50/m)
+    x52 = x1*x50/m
+    x179 = x1 * x27
+    x54 = -1.0 + c
+    x55 = x185 * (-13.0 + 19.0 * c) / x128 + x191 * x54 * h_kv * 4.0 / x128
+    x140 = x2 * x1 * x14 * beta_inter * x21
+    x141 = x2 * beta * x1 * x14 * x21 * x22
+    x181 = x2 * beta * x1 * x14
+    x187 = L * x42
+    x56 = max(0.0, x179 - x1 * ((L * x55 * 2.0 / p if x33 else 0.0) / hbm + x39 * 2.0 / x131 + x41 * 2.0 / x131 + x187 * 16.0 / x132 + x186 * (22.0 if x43 else 38.0) / x133 + x144 * (2 / 3) / x134 + x146 / x135) - x178 + (x140 / x190 + x141 / x190 if x23 else x181 / x190))
+    x57 = x140 * 2.0 / x190
+    x58 = x141 * 2.0 / x190
+    x59 = L*(x2)*m/p
+    x168 = x2 * m * x7
+    x60 = x168 + x59
+    x61 = x181 * 2.0 / x190
+    x62 = x152 + x2 * x14 * beta_inter * x21 * 2.0 / (x190 * x7) + x2 * beta * x14 * x21 * x22 * 2.0 / (x190 * x7) if x23 else x172 + x2 * beta * x14 * 2.0 / (x190 * x7)
+    x63 = x2 * x7 * 2.0 if x0 else x168 * 2.0 + x59
+    x151 = alpha_inter * x63
+    x169 = alpha * x63
+    x149 = x2 * x1 * x14 * x21
+    x180 = x2 * x21
+    x66 = x180 * x22 * x48 * x49 / x190 + x149 * x22 * 3.0 / x190
+    x67 = x180 * x48 * x49 / x190 + x149 * 3.0 / x190
+    x183 = x2 * x1 * x14
+    x68 = x2 * x48 * x49 / x190 + x183 * 3.0 / x190
+    x69 = 1 / 1189 * (1000.0 * (x178 - x179 + x28 + x51 + max(0.0, -x1 * x47 + x52) + x56 + (x57 + x58 + (x152 * x7 * 2.0 if x0 else alpha_inter * x60 + x2 * m * alpha_inter * x7) if x23 else x61 + (x172 * x7 * 2.0 if x0 else alpha * x60 + x2 * m * alpha * x7)) if x0 else x178 + x1 * x62 - x179 * 2.0 + x142 / (x190 * x7) + x51 + x56 + max(0.0, x1 * (-x34 / hbm - x175 / x131 - x176 / x131 - x160 / x132 - x157 / x133 - x144 * (4 / 3) / x134 - x147 / x135) + x179 - x1 * x62 + x52 + x28 - x142 / (x190 * x7) + (x57 + x58 if x23 else x61)) + (x151 if x23 else x169)) + 1189.0 * (x151 * (189 / 1189) + beta * x66 * (189 / 1189) + beta_inter * x67 * (189 / 1189) if x23 else x169 * (189 / 1189) + beta * x68 * (189 / 1189)) + x183 * gamma * 378.0 / x190)
+    x71 = -b * h * L * x37 * 2.0 / (x156 * c ** 2.0 * d * m * p * t)
+    x72 = 1000.0*max(0.0, x71)
+    x164 = c * d * p * t
+    x158 = b * s * L * x54
+    x73 = x158 * h_kv * gamma * 2.0 / x164
+    x75 = x189 - G * (-1.0 + math.ceil(x189 / G))
+    x77 = x19 and ((G == x75) or (d*p == 1.0))
+    x78 = -1.0 + ((x75)/t if x77 else 1.0)
+    x79 = (G < x189)
+    x80 = L * m * x54 * alpha_inter * 2.0 / p + (x158 * beta_inter * h_kv * 2.0 / (x190 * p * x75) + x191 * L * beta * x54 * h_kv * x78 * 2.0 / (x190 * p * x75) if x77 else x158 * beta_inter * h_kv * 2.0 / x164 + x191 * L * beta * x54 * h_kv * x78 * 2.0 / x164) if x79 else L * m * x54 * alpha * 2.0 / p + x191 * L * beta * x54 * h_kv * 2.0 / x164
+    x81 = 1000.0 * max(0.0, (x73 + x80) / m - b * h * L * x54 * x37 * 5.0 / (x156 * c ** 2.0 * d * m * p * t))
+    x82 = x80/m
+    x83 = 1000.0 * max(0.0, x82 - x147 / (x156 * c ** 2.0 * d * m * p * t))
+    x84 = 1000.0*max(0.0, x82 + x71)
+    x85 = x186 * 48.0 / x133 if x43 else x186 * 76.0 / x133
+    x86 = (L*(x55)*2.0/x132 + L*(x32)*2.0/x132 if x33 else 0.0)
+    x87 = x73 + (L * m * x54 * alpha_inter * 6.0 / p + (x158 * beta_inter * h_kv * 6.0 / (x190 * p * x75) + x191 * L * beta * x54 * h_kv * x78 * 6.0 / (x190 * p * x75) if x77 else x158 * beta_inter * h_kv * 6.0 / x164 + x191 * L * beta * x54 * h_kv * x78 * 6.0 / x164) if x79 else L * m * x54 * alpha * 6.0 / p + x191 * L * beta * x54 * h_kv * 6.0 / x164)
+    x88 = (x87)*189.0/m
+    x89 = -1.0 + t
+    x90 = (1.0 if x11 else 0.0)
+    x91 = t - G*(-1.0 + math.ceil(t/G))
+    x93 = G == x91 or x190 * p == 1.0
+    x94 = ((1.0/(x91)) if x93 else 1.0)
+    x95 = -1.0 + (x91 if x93 else 1.0)
+    x177 = c * d * t
+    x145 = b * s * h * beta * x89
+    x96 = x145 * 2.0 / x177
+    x150 = b * s * h * L * x89
+    x159 = b * s * h * x89
+    x170 = b * s * x89
+    x97 = gamma * (x170 * 6.0 / x177 + x159 / x177 + x159 * x90 / x177 + x150 * 4.0 / x164) + (alpha_inter * (x89 * m * 8.0 + x89 * m * x90 * 2.0 + L * x89 * m * 8.0 / p) + x159 * beta_inter * x90 * x94 * 2.0 / x177 + x145 * x95 * x90 * x94 * 2.0 / x177 + (beta * (x170 * x95 * 12.0 / (x177 * x91) + x159 * x95 * 2.0 / (x177 * x91) + x150 * x95 * 8.0 / (x164 * x91)) + beta_inter * (x170 * 12.0 / (x177 * x91) + x159 * 2.0 / (x177 * x91) + x150 * 8.0 / (x164 * x91)) if x93 else beta * (x170 * x95 * 12.0 / x177 + x159 * x95 * 2.0 / x177 + x150 * x95 * 8.0 / x164) + beta_inter * (x170 * 12.0 / x177 + x159 * 2.0 / x177 + x150 * 8.0 / x164)) if G < t else x89 * m * alpha * 8.0 + L * x89 * m * alpha * 8.0 / p + x191 * beta * x89 * 12.0 / x177 + x96 + x185 * L * beta * x89 * 8.0 / x164 + (x89 * m * alpha * 2.0 + x96 if x11 else 0.0))
+    x98 = (p == 2.0)
+    x99 = 0.0 if x11 else m * alpha_inter * (1 / 2) + x185 * beta_inter * (1 / 2) / x190 if x98 else m * alpha_inter + x185 * beta_inter / x190
+    x100 = (x99 if G < x174 * p else 0.0 if x11 else m * alpha * (1 / 2) + x185 * beta * (1 / 2) / x190 if x98 else m * alpha + x185 * beta / x190) + (x99 if G < 1.0 + x174 else 0.0 if x11 else m * alpha * (1 / 2) + x185 * beta * (1 / 2) / x190 if x98 else m * alpha + x185 * beta / x190)
+    x148 = x72 + x81 + x83 + x84
+    x182 = b * h * L * x37
+    x101 = x148 + 1189.0 * x85 + 1189.0 * x86 + x88 + x97 * 1189.0 / m + x100 * 1189.0 / m + x39 * 7134.0 / x131 + x41 * 7134.0 / x131 + x187 * 57072.0 / x132 + x144 * 2378.0 / x134 + x182 * 8323.0 / x135
+    x102 = x14*30.0/(hbm*c*d)
+    x103 = x69 + (x101)*(-1.0 + m + p)*(1/1189) + x102
+    x104 = x28 + (x151 + beta*(x66) + beta_inter*(x67) if x23 else x169 + beta*(x68))
+    x105 = m * (x148 + x88) * (1 / 1189)
+    x107 = L * (x167 + x161 + x154) * 2.0
+    x171 = x107 + x162
+    x143 = peak * c * d * p * t * x103
+    x110 = x171 * 6.0 / x143
+    x111 = 6.0*(x171)
+    x138 = L*t
+    x113 = ((x12)*2.0/x138 if x0 else (x12)*10.0/x138)
+    x114 = x14*12.0/x190
+    x115 = 0.0 if x0 else x188 * 4.0 / t
+    x116 = (2.0*x14 if x0 else 0.0)
+    x117 = (4.0*x14 if x0 else x14*4.0/x190)
+    x118 = 4.0*h + F/t + a/t + h*2.0/t
+    x119 = min(m, p)
+    x153 = b * s * L * x118
+    x120 = x153 * x119 * 4.0 / x163
+    x121 = x166 / t
+    x122 = 0.0 if c == 1.0 else x185 * (7.0 + c) * 4.0 / x128
+    x123 = x191 * (h + h * 3.0 / t) * 2.0 / x184
+    x124 = x186 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x128
+    x125 = max(x121 + x122, x123 + x124)
+    x126 = 0.0 if x11 else x185 * (m + x119) * 2.0 / x184
+    return (x103, m * (x39 * 6.0 / x131 + x41 * 6.0 / x131 + x187 * 48.0 / x132 + x144 * 2.0 / x134 + x182 * 7.0 / x135 + x85 + x86), (x97) + (x87) + (x104) + (x100), x69 + (x97) + (x100) + x105, (x101)*(-1.0 + p)*(1/1189), x102, x191 / x103, x110, (x171 - x182) * 6.0 / x143, x110, x111, x111, x113 + x114 + x115 + x116 + x117 + (x120 + x125 + x126 if x11 else max(x120 + x122 + x126, x153 * 4.0 / x163 + x125)), x97, x87, x100, x104, x97, x105, x100, x69, x116, x117, x114, x120, x126, x124, x115, x123, x121, x122, x113,)
 
 
 def _step_ea49f3d52851(F, G, L, Phi, V, alpha, alpha_inter, b, beta, beta_inter, c, d, eta, eta_attn, gamma, h, h_kv, hbm, kappa, m, p, peak, s, t, w_half):
@@ -57118,235 +57072,240 @@ def _step_ec44e999c368(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, alpha, alpha_
 
 def _step_ec8b93aad1f9(E, E_s, F, F_e, G, L, L_moe, Phi, Phi_E, V, a, alpha, alpha_inter, b, beta, beta_inter, c, d, d_nope, d_rope, d_v, e, eta, eta_attn, gamma, h, hbm, k, kappa, kappa_moe, kv_lora, m, p, peak, q_lora, s, t, w_half, w_half_expert):
     x1 = 1.0 + L/p
-    x256 = c * d
-    x2 = -1.0 + x256
-    x4 = -1.0 + x256 / e
-    x233 = x4 * L_moe
-    x248 = x2 * x1
-    x5 = x248 * 2.0 + x233 * 2.0 / p
+    x262 = c * d
+    x2 = -1.0 + x262
+    x4 = -1.0 + x262 / e
+    x238 = x4 * L_moe
+    x253 = x2 * x1
+    x5 = x253 * 2.0 + x238 * 2.0 / p
     x6 = (p >= 2.0)
-    x219 = x4 * m * L_moe
-    x226 = m * x2 * x1
-    x7 = x226 * 3.0 + x219 * 3.0 / p
-    x8 = (x5 if x6 else x7)
-    x236 = c * t * d
-    x14 = -G * (-1.0 + math.ceil(x236 / G)) + x236
-    x15 = G/t
-    x16 = (x15 == math.floor(x15))
-    x17 = (p == 1.0)
-    x18 = (G == x14) or x17
-    x19 = x16 and (x18)
-    x20 = -1.0 + ((x14)/t if x19 else 1.0)
-    x21 = (0.0 if x6 else m)
-    x23 = (t/(x14) if x19 else 1.0)
-    x24 = -Phi_E
-    x227 = h * V * 2.0
-    x237 = Phi + x24
-    x25 = x237 - x227
-    x257 = h * V
-    x26 = x237 / t if x17 else (x257 + x25 / p) / t
-    x207 = x2 * x26 * x23 * x21
-    x27 = x207 * x20 / x256
-    x28 = (1.0 if x6 else m)
-    x251 = e * t
-    x29 = G/x251
-    x30 = (x29 == math.floor(x29)) and (x18)
-    x31 = -1.0 + ((x14)/x251 if x30 else 1.0)
-    x32 = x251 / x14 if x30 else 1.0
-    x238 = c * d * p
-    x179 = x238 * t
-    x260 = Phi_E * x4
-    x33 = x260 * x31 * x21 * x32 / x179
-    x197 = Phi_E * x4 * x28 * x31 * x32
-    x200 = x28 * x2 * x26 * x23 * x20
-    x34 = x27 + x200 * 3.0 / x256 + x33 + x197 * 3.0 / x179
-    x35 = x207 / x256
-    x213 = Phi_E * x4 * x21
-    x36 = x213 * x32 / x179
-    x204 = Phi_E * x4 * x28 * x32
-    x253 = x28 * x2 * x26 * x23
-    x37 = x35 + x253 * 3.0 / x256 + x36 + x204 * 3.0 / x179
-    x38 = (G < x236)
-    x39 = m - x28
-    x239 = c * d * m
-    x180 = x239 * t
-    x261 = b * s * h
-    x42 = x261 * (3.0 + 25.0 * c) / x180 + x261 * (1.0 + c) * 5.0 / x180
-    x43 = (c >= 2.0)
-    x44 = (L*(x42)*2.0/p if x43 else 0.0)
-    x47 = d_rope + kv_lora
-    x48 = d_nope + d_v
-    x215 = d_nope + d_rope
-    x50 = (q_lora == 0.0)
-    x51 = a*(x215)
-    x52 = h + x51
-    x211 = a * kv_lora * x48
-    x228 = h * a * d_v
-    x249 = h * x47
-    x53 = x249 + x228 + x211 + (h * a * x215 if x50 else q_lora * x52)
-    x181 = d*m
-    x229 = b * s * x53
-    x54 = x229 / x181
-    x55 = s**2.0
-    x56 = x215 + d_v
-    x212 = b * a * x56 * x55
-    x57 = x212 / x181
-    x58 = E_s + k
-    x59 = L - L_moe
-    x198 = b * s * h * F_e * x58 * 3.0
-    x206 = b * L * a * x56 * x55
-    x209 = b * s * h * F * 3.0
-    x220 = b * s * h * V
-    x240 = x54 + x57
-    x258 = c * t
-    x60 = ((L_moe * (x240 + x198 / x181) + x59 * (x240 + x209 / x181)) / p + x220 / x181) / x258 - x206 / (x239 * p * t)
-    x61 = x261 / x239
-    x250 = h * F_e
-    x62 = x250 / t
-    x63 = x250 * 2.0 / t
-    x221 = E * c * d * m
-    x65 = x261 * k * e / x221
-    x183 = x221 * t
-    x252 = e * p
-    x201 = L_moe * E * w_half_expert
-    x208 = L_moe * w_half * E_s
-    x210 = b * s * k * F_e * e
-    x230 = b * s * F_e
-    x234 = L * w_half
-    x241 = b * s * V
-    x242 = b * s * a
-    x262 = b * s
-    x66 = w_half * (x257 / t + x61 + x241 / x180) + x234 * (x61 + (h * a * x215 / t + x242 * x215 / x180 if x50 else q_lora * x52 / t + x262 * q_lora * x52 / (x256 * h * m * t))) / p + x234 * (x249 / t + x61 + x262 * x47 / x180) / p + x234 * (x228 / t + x61 + x242 * d_v / x180) / p + x234 * (x211 / t + x262 * kv_lora / x239 + x242 * x48 / x180) / p + w_half * x59 * (h * F / t + x61 + x262 * F / x180) * 3.0 / p + x208 * (x62 + x61 + x230 / x180) / p + x208 * (x63 + x61 + x230 * 2.0 / x180) / p + x201 * (x62 + x65 + x210 / x183) / x252 + x201 * (x63 + x65 + x210 * 2.0 / x183) / x252
-    x67 = a*d_v + x51
-    x69 = F_e*3.0/t
-    x70 = x262 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + x67 * 4.0 / t) / x239 + x261 * (7.0 + 16.0 / t) / x239 + x262 * L_moe * k * (2.0 * h + x69) * 2.0 / (L * c * d * m)
-    x71 = (t == 1.0)
-    x72 = (26.0 if x71 else 38.0)
-    x185 = eta*peak
-    x186 = hbm*p
-    x216 = hbm * c * d * m
-    x187 = x216 * t
-    x188 = x216 * p * t
-    x217 = eta_attn * peak
-    x189 = x217 * c * d * m * p * t
-    x196 = b * s * h * L_moe * k * kappa_moe
-    x218 = L * kappa * x70
-    x74 = x44 / hbm + x60 * 4.0 / x185 + x66 * 4.0 / x185 + x218 * (2 / 3) / x186 + x241 * x72 / x187 + x196 * (4 / 3) / x188 + x206 * (5 / 2) / x189
-    x75 = beta * (x27 + x33) + beta_inter * (x35 + x36) if x38 else beta * (x2 * x26 * x21 / x256 + x213 / x179)
-    x76 = (1000/1189)*max(0.0, -(x39)*(x74) + (x39)*x75/m)
-    x77 = x28*x75/m
-    x78 = (x2)*alpha_inter
-    x79 = (x4)*alpha_inter
-    x80 = (x2)*alpha
-    x81 = (x4)*alpha
-    x82 = (x78 + x79 if x38 else x80 + x81)
-    x243 = x28 * x82
-    x84 = -1.0 + c
-    x85 = x261 * (-13.0 + 19.0 * c) / x180 + x261 * x84 * 4.0 / x180
-    x222 = L_moe * c * d
-    x190 = x222 * t
-    x88 = x78 + x79 + x2 * x26 * beta_inter * x23 / (x256 * x1) + beta * x2 * x26 * x23 * x20 / (x256 * x1) + (x260 * beta_inter * e / (x222 * x14) + beta * Phi_E * x4 * e * x31 / (x222 * x14) if x30 else x260 * beta_inter / x190 + beta * Phi_E * x4 * x31 / x190) if x38 else x80 + x81 + beta * x2 * x26 / (x256 * x1) + beta * Phi_E * x4 / x190
-    x254 = Phi_E * x4 * x28
-    x259 = x28 * x2 * x26
-    x89 = x259 / x256 + x254 / x179
-    x244 = x28 * x88
-    x90 = 1000 / 1189 * max(0.0, x243 - x28 * ((L * x85 * 2.0 / p if x43 else 0.0) / hbm + x60 * 2.0 / x185 + x66 * 2.0 / x185 + x218 * (1 / 3) / x186 + x241 * (22.0 if x71 else 38.0) / x187 + x206 / x189 + x196 * (2 / 3) / x188) - x244 + (beta * (x200 / x256 + x197 / x179) + beta_inter * (x253 / x256 + x204 / x179) if x38 else beta * x89))
-    x91 = beta * (x200 * 2.0 / x256 + x197 * 2.0 / x179)
-    x92 = beta_inter * (x253 * 2.0 / x256 + x204 * 2.0 / x179)
-    x93 = x248 + x233 / p
-    x94 = x226 + x219 / p
-    x95 = x226 * 2.0 + x219 * 2.0 / p
-    x96 = x244 * (1000 / 1189)
-    x97 = x78 + x79 + x2 * x26 * beta_inter * x23 * 2.0 / (x256 * x1) + beta * x2 * x26 * x23 * x20 * 2.0 / (x256 * x1) + (x260 * beta_inter * e * 2.0 / (x222 * x14) + beta * Phi_E * x4 * e * x31 * 2.0 / (x222 * x14) if x30 else x260 * beta_inter * 2.0 / x190 + beta * Phi_E * x4 * x31 * 2.0 / x190) if x38 else x80 + x81 + beta * x2 * x26 * 2.0 / (x256 * x1) + beta * Phi_E * x4 * 2.0 / x190
-    x98 = -x44/hbm
-    x99 = -(x60)*4.0/x185
-    x100 = -(x66)*4.0/x185
-    x101 = -L*kappa*(x70)*(2/3)/x186
-    x102 = -b*s*V*x72/x187
-    x103 = -b*L*a*(x56)*x55*(5/2)/x189
-    x104 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x188
-    x214 = alpha_inter * x8
-    x205 = x28 * x2 * x26 * gamma
-    x231 = gamma * x89
-    x106 = 1 / 1189 * (1189.0 * (x214 * (189 / 1189) + beta * x34 * (189 / 1189) + beta_inter * x37 * (189 / 1189) if x38 else beta * x2 * x26 * x21 * (189 / 1189) / x256 + beta * x28 * x2 * x26 * (567 / 1189) / x256 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x179 if x6 else alpha * x7 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x179)) + 1189.0 * (x76 + 1000 / 1189 * max(0.0, -x28 * x74 + x77) + x90 + 1000 / 1189 * (x91 + x92 + (alpha_inter * x93 * 2.0 if x6 else alpha_inter * x94 + alpha_inter * x95) if x38 else beta * x28 * x2 * x26 * 2.0 / x256 + (alpha * x93 * 2.0 + beta * Phi_E * x4 * 2.0 / x179 if x6 else alpha * x94 + alpha * x95 + beta * Phi_E * x4 * m * 2.0 / x179)) - x243 * (1000 / 1189) + x96 + x231 * (2000 / 1189) + x260 * gamma * (378 / 1189) / x179 if x6 else x76 + x90 + 1000 / 1189 * max(0.0, x243 - x28 * x97 + x77 + x205 * 2.0 / x256 - x205 * 2.0 / (x256 * x1) + (x91 + x92 if x38 else beta * (x259 * 2.0 / x256 + x254 * 2.0 / x179)) + (x98 + x99 + x100 + x101 - x260 * gamma * 2.0 / x190 + x260 * gamma * 2.0 / x179 + x102 + x103 + x104 if x6 else m * (x98 + x99 + x100 + x101 + x102 + x103 + x104) - x260 * m * gamma * 2.0 / x190 + x260 * m * gamma * 2.0 / x179)) + 1000 / 1189 * (x214 if x38 else alpha * x8) - x243 * (2000 / 1189) + x96 + x28 * x97 * (1000 / 1189) + x205 * (2000 / 1189) / (x256 * x1) + x260 * m * gamma * (378 / 1189) / x179 + x254 * gamma * (2000 / 1189) / x190) + x205 * 378.0 / x256)
-    x107 = x26/x256 + Phi_E/x179
-    x108 = (x107)*30.0/hbm
-    x223 = b * s * L * a
-    x109 = x223 * x56 * x84 * gamma / x179
-    x111 = x258 - G * (-1.0 + math.ceil(x258 / G))
-    x113 = x16 and ((G == x111) or (d*p == 1.0))
-    x114 = -1.0 + ((x111)/t if x113 else 1.0)
-    x115 = (G < x258)
-    x116 = L * m * x84 * alpha_inter * 2.0 / p + (x223 * beta_inter * x56 * x84 / (x238 * x111) + x262 * beta * L * a * x56 * x84 * x114 / (x238 * x111) if x113 else x223 * beta_inter * x56 * x84 / x179 + x262 * beta * L * a * x56 * x84 * x114 / x179) if x115 else L * m * alpha * x84 * 2.0 / p + x262 * beta * L * a * x56 * x84 / x179
-    x118 = max(0.0, 1 / 2 * ((x109 + x116) * 2.0 / m - b * L * a * x56 * x84 * x55 * 5.0 / (x217 * c ** 2.0 * d * m * p * t)))
-    x119 = max(0.0, 1 / 2 * (x116 * 2.0 / m - x206 * 5.0 / (x217 * c ** 2.0 * d * m * p * t)))
-    x120 = -b * L * a * x56 * x55 / (x217 * c ** 2.0 * d * m * p * t)
-    x121 = max(0.0, x120)
-    x122 = max(0.0, x116/m + x120)
-    x123 = x241 * 48.0 / x187 if x71 else x241 * 76.0 / x187
-    x124 = (L*(x85)*2.0/x186 + L*(x42)*2.0/x186 if x43 else 0.0)
-    x125 = x109 + (L * m * x84 * alpha_inter * 6.0 / p + (x223 * beta_inter * x56 * x84 * 3.0 / (x238 * x111) + x262 * beta * L * a * x56 * x84 * x114 * 3.0 / (x238 * x111) if x113 else x223 * beta_inter * x56 * x84 * 3.0 / x179 + x262 * beta * L * a * x56 * x84 * x114 * 3.0 / x179) if x115 else L * m * alpha * x84 * 6.0 / p + x262 * beta * L * a * x56 * x84 * 3.0 / x179)
-    x126 = -1.0 + t
-    x127 = (1.0 if x17 else 0.0)
-    x128 = -L_moe/p + L*2.0/p
-    x129 = t - G*(-1.0 + math.ceil(t/G))
-    x131 = G == x129 or x238 == 1.0
-    x132 = ((1.0/(x129)) if x131 else 1.0)
-    x133 = -1.0 + (x129 if x131 else 1.0)
-    x245 = c * d * t
-    x202 = b * s * h * beta * x126
-    x134 = x202 * 2.0 / x245
-    x203 = b * s * h * x126 * x128
-    x224 = b * s * x126
-    x255 = b * s * h * x126
-    x135 = gamma * (x224 * 6.0 / x245 + x255 / x245 + x255 * x127 / x245 + x203 * 2.0 / x245) + (alpha_inter * (m * x126 * 8.0 + m * x126 * x127 * 2.0 + m * x126 * x128 * 4.0) + x255 * beta_inter * x127 * x132 * 2.0 / x245 + x202 * x133 * x127 * x132 * 2.0 / x245 + (beta * (x224 * x133 * 12.0 / (x245 * x129) + x255 * x133 * 2.0 / (x245 * x129) + x203 * x133 * 4.0 / (x245 * x129)) + beta_inter * (x224 * 12.0 / (x245 * x129) + x255 * 2.0 / (x245 * x129) + x203 * 4.0 / (x245 * x129)) if x131 else beta * (x224 * x133 * 12.0 / x245 + x255 * x133 * 2.0 / x245 + x203 * x133 * 4.0 / x245) + beta_inter * (x224 * 12.0 / x245 + x255 * 2.0 / x245 + x203 * 4.0 / x245)) if G < t else m * x126 * alpha * 8.0 + m * x126 * alpha * x128 * 4.0 + x262 * beta * x126 * 12.0 / x245 + x134 + x202 * x128 * 4.0 / x245 + (m * x126 * alpha * 2.0 + x134 if x17 else 0.0))
-    x136 = (p == 2.0)
-    x137 = 0.0 if x17 else m * alpha_inter * (1 / 2) + x261 * beta_inter * (1 / 2) / x256 if x136 else m * alpha_inter + x261 * beta_inter / x256
-    x138 = (x137 if G < x236 * p else 0.0 if x17 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x256 if x136 else m * alpha + x261 * beta / x256) + (x137 if G < 1.0 + x236 else 0.0 if x17 else m * alpha * (1 / 2) + x261 * beta * (1 / 2) / x256 if x136 else m * alpha + x261 * beta / x256)
-    x140 = -1.0 + x251
-    x246 = m * L_moe
-    x141 = x246 * x140 / p
-    x142 = x251 - G * (-1.0 + math.ceil(x251 / G))
-    x143 = G == x142 or x238 / e == 1.0
-    x144 = ((x142)/t if x16 and (x143) else 1.0)
-    x145 = e - x144
-    x146 = -1.0 + x144
-    x148 = -1.0 + (x142 if x143 else 1.0)
-    x149 = -1.0 + e
-    x192 = x256 * e * p
-    x150 = alpha_inter * (x141 + x246 * x145 * 4.0 / p) + x246 * alpha * x146 * 4.0 / p + x261 * beta * L_moe * k * x146 * 4.0 / x192 + x261 * L_moe * beta_inter * k * x145 * 4.0 / x192 + (x246 * beta_inter * E * x140 * 4.0 / (p * x142) + beta * m * L_moe * E * x140 * x148 * 4.0 / (p * x142) if x143 else x246 * beta_inter * E * x140 * 4.0 / p + beta * m * L_moe * E * x140 * x148 * 4.0 / p) if G < x251 else alpha * (x141 + x246 * x149 * 4.0 / p) + beta * (x246 * E * x140 * 4.0 / p + x261 * L_moe * k * x149 * 4.0 / x192)
-    x151 = 2000.0 * x118 + 2000.0 * x119 + 2000.0 * x121 + 2000.0 * x122 + 2378.0 * x123 + 2378.0 * x124 + x125 * 378.0 / m + x135 * 2378.0 / m + x138 * 2378.0 / m + x150 * 2378.0 / m + x60 * 14268.0 / x185 + x66 * 14268.0 / x185 + x218 * 2378.0 / x186 + x196 * 4756.0 / x188 + x206 * 8323.0 / x189
-    x152 = x106 + x108 + (x151)*(-1.0 + m + p)*(1/2378)
-    x153 = x231 * 2.0 + (x214 + beta * x34 + beta_inter * x37 if x38 else beta * x2 * x26 * x21 / x256 + beta * x28 * x2 * x26 * 3.0 / x256 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x179 if x6 else alpha * x7 + beta * Phi_E * x4 * m * 4.0 / x179))
-    x154 = m*(1000.0*x118 + 1000.0*x119 + 1000.0*x121 + 1000.0*x122 + (x125)*189.0/m)*(1/1189)
-    x232 = x229 + x212
-    x158 = x232 + x198
-    x159 = x232 + x209
-    x225 = L_moe * x158
-    x235 = x59 * x159
-    x160 = x225 + x235 + x220
-    x199 = peak * c * d * p * t * x152
-    x161 = x160 * 6.0 / x199
-    x162 = 6.0*(x160)
-    x193 = x252 * t
-    x163 = (2.0*x26 + Phi_E*2.0/x193 if x6 else 0.0)
-    x164 = (4.0*x26 + Phi_E*4.0/x193 if x6 else x26*4.0/x256 + Phi_E*4.0/x179)
-    x165 = 12.0*(x107)
-    x194 = L*t
-    x195 = L_moe*e*t
-    x166 = ((x25)*2.0/x194 + Phi_E*2.0/x195 if x6 else 4.0*((x25)/x194 + Phi_E/x195) + (x25)*6.0/x194 + Phi_E*6.0/x195)
-    x167 = 0.0 if x6 else x257 * 4.0 / t
-    x168 = L_moe * (x261 * 2.0 / x239 + x262 * k * (h + x69) / x239 - x261 * (1.0 + 4.0 / t) * 2.0 / x239 + x230 * E_s * 3.0 / x180) / L + x262 * (d_rope + h + 2.0 * q_lora + 2.0 * kv_lora + x67 * 2.0 / t) / x239 + x261 * (3.0 + 8.0 / t) / x239 + x262 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x180
-    x169 = min(m, p)
-    x247 = L * x168
-    x170 = x247 * x169 * 2.0 / p
-    x171 = x227 / t
-    x172 = 0.0 if c == 1.0 else x261 * (7.0 + c) * 4.0 / x180
-    x173 = x262 * (h + h * 3.0 / t) * 2.0 / x239
-    x174 = x241 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x180
-    x175 = max(x171 + x172, x173 + x174)
-    x176 = 0.0 if x17 else x261 * (m + x169) * 2.0 / x239
-    return (x152, m * (x60 * 6.0 / x185 + x66 * 6.0 / x185 + x218 / x186 + x196 * 2.0 / x188 + x206 * (7 / 2) / x189 + x123 + x124), (x135) + (x125) + (x153) + x150 + (x138), x106 + (x135) + x150 + (x138) + x154, (x151)*(-1.0 + p)*(1/2378), x108, x262 / x152, x161, (x225 * 2.0 + x235 * 2.0 + x220 * 2.0 - x206) * 3.0 / x199, x161, x162, x162, x163 + x164 + x165 + x166 + x167 + (x170 + x175 + x176 if x17 else max(x170 + x172 + x176, x247 * 2.0 / p + x175)), x135, x125, x150, x138, x153, x135, x154, x150, x138, x106, x163, x164, x165, x170, x176, x174, x167, x173, x171, x172, x166,)
+    x256 = L * m
+    x7 = x256 * x2 / p
+    x223 = x4 * m * L_moe
+    x231 = m * x2 * x1
+    x8 = x231 * 2.0 + x7 + x223 * 3.0 / p
+    x9 = (x5 if x6 else x8)
+    x241 = c * t * d
+    x15 = -G * (-1.0 + math.ceil(x241 / G)) + x241
+    x16 = G/t
+    x17 = (x16 == math.floor(x16))
+    x18 = (p == 1.0)
+    x19 = (G == x15) or x18
+    x20 = x17 and (x19)
+    x21 = -1.0 + ((x15)/t if x20 else 1.0)
+    x22 = (0.0 if x6 else m)
+    x24 = (t/(x15) if x20 else 1.0)
+    x25 = -Phi_E
+    x242 = Phi + x25
+    x26 = x242 / t
+    x232 = h * V * 2.0
+    x27 = x242 - x232
+    x263 = h * V
+    x28 = (x263 + x27 / p) / t
+    x29 = x26 - x232 / t if x18 else x28 - x263 / t
+    x224 = x2 * x24 * x22
+    x30 = x224 * x21 * x29 / x262
+    x31 = (1.0 if x6 else m)
+    x32 = (x26 if x18 else x28)
+    x257 = e * t
+    x33 = G/x257
+    x34 = (x33 == math.floor(x33)) and (x19)
+    x35 = -1.0 + ((x15)/x257 if x34 else 1.0)
+    x36 = x257 / x15 if x34 else 1.0
+    x243 = c * d * p
+    x184 = x243 * t
+    x266 = Phi_E * x4
+    x37 = x266 * x35 * x22 * x36 / x184
+    x202 = Phi_E * x4 * x31 * x35 * x36
+    x205 = x31 * x2 * x32 * x24 * x21
+    x38 = x30 + x205 * 3.0 / x262 + x37 + x202 * 3.0 / x184
+    x39 = x224 * x29 / x262
+    x217 = Phi_E * x4 * x22
+    x40 = x217 * x36 / x184
+    x209 = Phi_E * x4 * x31 * x36
+    x259 = x31 * x2 * x32 * x24
+    x41 = x39 + x259 * 3.0 / x262 + x40 + x209 * 3.0 / x184
+    x42 = (G < x241)
+    x43 = m - x31
+    x244 = c * d * m
+    x185 = x244 * t
+    x267 = b * s * h
+    x46 = x267 * (3.0 + 25.0 * c) / x185 + x267 * (1.0 + c) * 5.0 / x185
+    x47 = (c >= 2.0)
+    x48 = (L*(x46)*2.0/p if x47 else 0.0)
+    x51 = d_rope + kv_lora
+    x52 = d_nope + d_v
+    x219 = d_nope + d_rope
+    x54 = (q_lora == 0.0)
+    x55 = a*(x219)
+    x56 = h + x55
+    x215 = a * kv_lora * x52
+    x233 = h * a * d_v
+    x254 = h * x51
+    x57 = x254 + x233 + x215 + (h * a * x219 if x54 else q_lora * x56)
+    x186 = d*m
+    x234 = b * s * x57
+    x58 = x234 / x186
+    x59 = s**2.0
+    x60 = x219 + d_v
+    x216 = b * a * x60 * x59
+    x61 = x216 / x186
+    x62 = E_s + k
+    x63 = L - L_moe
+    x203 = b * s * h * F_e * x62 * 3.0
+    x211 = b * L * a * x60 * x59
+    x213 = b * s * h * F * 3.0
+    x225 = b * s * h * V
+    x245 = x58 + x61
+    x264 = c * t
+    x64 = ((L_moe * (x245 + x203 / x186) + x63 * (x245 + x213 / x186)) / p + x225 / x186) / x264 - x211 / (x244 * p * t)
+    x65 = x267 / x244
+    x255 = h * F_e
+    x66 = x255 / t
+    x67 = x255 * 2.0 / t
+    x226 = E * c * d * m
+    x69 = x267 * k * e / x226
+    x188 = x226 * t
+    x258 = e * p
+    x206 = L_moe * E * w_half_expert
+    x212 = L_moe * w_half * E_s
+    x214 = b * s * k * F_e * e
+    x235 = b * s * F_e
+    x239 = L * w_half
+    x246 = b * s * V
+    x247 = b * s * a
+    x268 = b * s
+    x70 = w_half * (x263 / t + x65 + x246 / x185) + x239 * (x65 + (h * a * x219 / t + x247 * x219 / x185 if x54 else q_lora * x56 / t + x268 * q_lora * x56 / (x262 * h * m * t))) / p + x239 * (x254 / t + x65 + x268 * x51 / x185) / p + x239 * (x233 / t + x65 + x247 * d_v / x185) / p + x239 * (x215 / t + x268 * kv_lora / x244 + x247 * x52 / x185) / p + w_half * x63 * (h * F / t + x65 + x268 * F / x185) * 3.0 / p + x212 * (x66 + x65 + x235 / x185) / p + x212 * (x67 + x65 + x235 * 2.0 / x185) / p + x206 * (x66 + x69 + x214 / x188) / x258 + x206 * (x67 + x69 + x214 * 2.0 / x188) / x258
+    x71 = a*d_v + x55
+    x73 = F_e*3.0/t
+    x74 = x268 * (2.0 * d_rope + 3.0 * h + 4.0 * q_lora + 4.0 * kv_lora + x71 * 4.0 / t) / x244 + x267 * (7.0 + 16.0 / t) / x244 + x268 * L_moe * k * (2.0 * h + x73) * 2.0 / (L * c * d * m)
+    x75 = (t == 1.0)
+    x76 = (26.0 if x75 else 38.0)
+    x190 = eta*peak
+    x191 = hbm*p
+    x220 = hbm * c * d * m
+    x192 = x220 * t
+    x193 = x220 * p * t
+    x221 = eta_attn * peak
+    x194 = x221 * c * d * m * p * t
+    x201 = b * s * h * L_moe * k * kappa_moe
+    x222 = L * kappa * x74
+    x78 = x48 / hbm + x64 * 4.0 / x190 + x70 * 4.0 / x190 + x222 * (2 / 3) / x191 + x246 * x76 / x192 + x201 * (4 / 3) / x193 + x211 * (5 / 2) / x194
+    x79 = beta * (x30 + x37) + beta_inter * (x39 + x40) if x42 else beta * (x2 * x22 * x29 / x262 + x217 / x184)
+    x80 = (1000/1189)*max(0.0, -(x43)*(x78) + (x43)*x79/m)
+    x81 = x31*x79/m
+    x82 = (x2)*alpha_inter
+    x83 = (x4)*alpha_inter
+    x84 = (x2)*alpha
+    x85 = (x4)*alpha
+    x86 = (x82 + x83 if x42 else x84 + x85)
+    x248 = x31 * x86
+    x88 = -1.0 + c
+    x89 = x267 * (-13.0 + 19.0 * c) / x185 + x267 * x88 * 4.0 / x185
+    x227 = L_moe * c * d
+    x195 = x227 * t
+    x92 = x82 + x83 + x2 * x32 * beta_inter * x24 / (x262 * x1) + beta * x2 * x32 * x24 * x21 / (x262 * x1) + (x266 * beta_inter * e / (x227 * x15) + beta * Phi_E * x4 * e * x35 / (x227 * x15) if x34 else x266 * beta_inter / x195 + beta * Phi_E * x4 * x35 / x195) if x42 else x84 + x85 + beta * x2 * x32 / (x262 * x1) + beta * Phi_E * x4 / x195
+    x260 = Phi_E * x4 * x31
+    x265 = x31 * x2 * x32
+    x93 = x265 / x262 + x260 / x184
+    x249 = x31 * x92
+    x94 = 1000 / 1189 * max(0.0, x248 - x31 * ((L * x89 * 2.0 / p if x47 else 0.0) / hbm + x64 * 2.0 / x190 + x70 * 2.0 / x190 + x222 * (1 / 3) / x191 + x246 * (22.0 if x75 else 38.0) / x192 + x211 / x194 + x201 * (2 / 3) / x193) - x249 + (beta * (x205 / x262 + x202 / x184) + beta_inter * (x259 / x262 + x209 / x184) if x42 else beta * x93))
+    x95 = beta * (x205 * 2.0 / x262 + x202 * 2.0 / x184)
+    x96 = beta_inter * (x259 * 2.0 / x262 + x209 * 2.0 / x184)
+    x97 = x253 + x238 / p
+    x99 = x231 + x223 / p
+    x100 = x231 + x7 + x223 * 2.0 / p
+    x101 = x249 * (1000 / 1189)
+    x102 = x82 + x83 + x2 * x32 * beta_inter * x24 * 2.0 / (x262 * x1) + beta * x2 * x32 * x24 * x21 * 2.0 / (x262 * x1) + (x266 * beta_inter * e * 2.0 / (x227 * x15) + beta * Phi_E * x4 * e * x35 * 2.0 / (x227 * x15) if x34 else x266 * beta_inter * 2.0 / x195 + beta * Phi_E * x4 * x35 * 2.0 / x195) if x42 else x84 + x85 + beta * x2 * x32 * 2.0 / (x262 * x1) + beta * Phi_E * x4 * 2.0 / x195
+    x103 = -x48/hbm
+    x104 = -(x64)*4.0/x190
+    x105 = -(x70)*4.0/x190
+    x106 = -L*kappa*(x74)*(2/3)/x191
+    x107 = -b*s*V*x76/x192
+    x108 = -b*L*a*(x60)*x59*(5/2)/x194
+    x109 = -b*s*h*L_moe*k*kappa_moe*(4/3)/x193
+    x218 = alpha_inter * x9
+    x210 = x31 * x2 * x32 * gamma
+    x236 = gamma * x93
+    x111 = 1 / 1189 * (1189.0 * (x218 * (189 / 1189) + beta * x38 * (189 / 1189) + beta_inter * x41 * (189 / 1189) if x42 else beta * x2 * x22 * x29 * (189 / 1189) / x262 + beta * x31 * x2 * x32 * (567 / 1189) / x262 + (alpha * x5 * (189 / 1189) + beta * Phi_E * x4 * (567 / 1189) / x184 if x6 else alpha * x8 * (189 / 1189) + beta * Phi_E * x4 * m * (756 / 1189) / x184)) + 1189.0 * (x80 + 1000 / 1189 * max(0.0, -x31 * x78 + x81) + x94 + 1000 / 1189 * (x95 + x96 + (alpha_inter * x97 * 2.0 if x6 else alpha_inter * x99 + alpha_inter * x100) if x42 else beta * x31 * x2 * x32 * 2.0 / x262 + (alpha * x97 * 2.0 + beta * Phi_E * x4 * 2.0 / x184 if x6 else alpha * x99 + alpha * x100 + beta * Phi_E * x4 * m * 2.0 / x184)) - x248 * (1000 / 1189) + x101 + x236 * (2000 / 1189) + x266 * gamma * (378 / 1189) / x184 if x6 else x80 + x94 + 1000 / 1189 * max(0.0, x248 - x31 * x102 + x81 + x210 * 2.0 / x262 - x210 * 2.0 / (x262 * x1) + (x95 + x96 if x42 else beta * (x265 * 2.0 / x262 + x260 * 2.0 / x184)) + (x103 + x104 + x105 + x106 - x266 * gamma * 2.0 / x195 + x266 * gamma * 2.0 / x184 + x107 + x108 + x109 if x6 else m * (x103 + x104 + x105 + x106 + x107 + x108 + x109) - x266 * m * gamma * 2.0 / x195 + x266 * m * gamma * 2.0 / x184)) + 1000 / 1189 * (x218 if x42 else alpha * x9) - x248 * (2000 / 1189) + x101 + x31 * x102 * (1000 / 1189) + x210 * (2000 / 1189) / (x262 * x1) + x266 * m * gamma * (378 / 1189) / x184 + x260 * gamma * (2000 / 1189) / x195) + x210 * 378.0 / x262)
+    x112 = x32/x262 + Phi_E/x184
+    x113 = (x112)*30.0/hbm
+    x228 = b * s * L * a
+    x114 = x228 * x60 * x88 * gamma / x184
+    x116 = x264 - G * (-1.0 + math.ceil(x264 / G))
+    x118 = x17 and ((G == x116) or (d*p == 1.0))
+    x119 = -1.0 + ((x116)/t if x118 else 1.0)
+    x120 = (G < x264)
+    x121 = x256 * x88 * alpha_inter * 2.0 / p + (x228 * beta_inter * x60 * x88 / (x243 * x116) + x268 * beta * L * a * x60 * x88 * x119 / (x243 * x116) if x118 else x228 * beta_inter * x60 * x88 / x184 + x268 * beta * L * a * x60 * x88 * x119 / x184) if x120 else x256 * alpha * x88 * 2.0 / p + x268 * beta * L * a * x60 * x88 / x184
+    x123 = max(0.0, 1 / 2 * ((x114 + x121) * 2.0 / m - b * L * a * x60 * x88 * x59 * 5.0 / (x221 * c ** 2.0 * d * m * p * t)))
+    x124 = max(0.0, 1 / 2 * (x121 * 2.0 / m - x211 * 5.0 / (x221 * c ** 2.0 * d * m * p * t)))
+    x125 = -b * L * a * x60 * x59 / (x221 * c ** 2.0 * d * m * p * t)
+    x126 = max(0.0, x125)
+    x127 = max(0.0, x121/m + x125)
+    x128 = x246 * 48.0 / x192 if x75 else x246 * 76.0 / x192
+    x129 = (L*(x89)*2.0/x191 + L*(x46)*2.0/x191 if x47 else 0.0)
+    x130 = x114 + (x256 * x88 * alpha_inter * 6.0 / p + (x228 * beta_inter * x60 * x88 * 3.0 / (x243 * x116) + x268 * beta * L * a * x60 * x88 * x119 * 3.0 / (x243 * x116) if x118 else x228 * beta_inter * x60 * x88 * 3.0 / x184 + x268 * beta * L * a * x60 * x88 * x119 * 3.0 / x184) if x120 else x256 * alpha * x88 * 6.0 / p + x268 * beta * L * a * x60 * x88 * 3.0 / x184)
+    x131 = -1.0 + t
+    x132 = (1.0 if x18 else 0.0)
+    x133 = -L_moe/p + L*2.0/p
+    x134 = t - G*(-1.0 + math.ceil(t/G))
+    x136 = G == x134 or x243 == 1.0
+    x137 = ((1.0/(x134)) if x136 else 1.0)
+    x138 = -1.0 + (x134 if x136 else 1.0)
+    x250 = c * d * t
+    x207 = b * s * h * beta * x131
+    x139 = x207 * 2.0 / x250
+    x208 = b * s * h * x131 * x133
+    x229 = b * s * x131
+    x261 = b * s * h * x131
+    x140 = gamma * (x229 * 6.0 / x250 + x261 / x250 + x261 * x132 / x250 + x208 * 2.0 / x250) + (alpha_inter * (m * x131 * 8.0 + m * x131 * x132 * 2.0 + m * x131 * x133 * 4.0) + x261 * beta_inter * x132 * x137 * 2.0 / x250 + x207 * x138 * x132 * x137 * 2.0 / x250 + (beta * (x229 * x138 * 12.0 / (x250 * x134) + x261 * x138 * 2.0 / (x250 * x134) + x208 * x138 * 4.0 / (x250 * x134)) + beta_inter * (x229 * 12.0 / (x250 * x134) + x261 * 2.0 / (x250 * x134) + x208 * 4.0 / (x250 * x134)) if x136 else beta * (x229 * x138 * 12.0 / x250 + x261 * x138 * 2.0 / x250 + x208 * x138 * 4.0 / x250) + beta_inter * (x229 * 12.0 / x250 + x261 * 2.0 / x250 + x208 * 4.0 / x250)) if G < t else m * x131 * alpha * 8.0 + m * x131 * alpha * x133 * 4.0 + x268 * beta * x131 * 12.0 / x250 + x139 + x207 * x133 * 4.0 / x250 + (m * x131 * alpha * 2.0 + x139 if x18 else 0.0))
+    x141 = (p == 2.0)
+    x142 = 0.0 if x18 else m * alpha_inter * (1 / 2) + x267 * beta_inter * (1 / 2) / x262 if x141 else m * alpha_inter + x267 * beta_inter / x262
+    x143 = (x142 if G < x241 * p else 0.0 if x18 else m * alpha * (1 / 2) + x267 * beta * (1 / 2) / x262 if x141 else m * alpha + x267 * beta / x262) + (x142 if G < 1.0 + x241 else 0.0 if x18 else m * alpha * (1 / 2) + x267 * beta * (1 / 2) / x262 if x141 else m * alpha + x267 * beta / x262)
+    x145 = -1.0 + x257
+    x251 = m * L_moe
+    x146 = x251 * x145 / p
+    x147 = x257 - G * (-1.0 + math.ceil(x257 / G))
+    x148 = G == x147 or x243 / e == 1.0
+    x149 = ((x147)/t if x17 and (x148) else 1.0)
+    x150 = e - x149
+    x151 = -1.0 + x149
+    x153 = -1.0 + (x147 if x148 else 1.0)
+    x154 = -1.0 + e
+    x197 = x262 * e * p
+    x155 = alpha_inter * (x146 + x251 * x150 * 4.0 / p) + x251 * alpha * x151 * 4.0 / p + x267 * beta * L_moe * k * x151 * 4.0 / x197 + x267 * L_moe * beta_inter * k * x150 * 4.0 / x197 + (x251 * beta_inter * E * x145 * 4.0 / (p * x147) + beta * m * L_moe * E * x145 * x153 * 4.0 / (p * x147) if x148 else x251 * beta_inter * E * x145 * 4.0 / p + beta * m * L_moe * E * x145 * x153 * 4.0 / p) if G < x257 else alpha * (x146 + x251 * x154 * 4.0 / p) + beta * (x251 * E * x145 * 4.0 / p + x267 * L_moe * k * x154 * 4.0 / x197)
+    x156 = 2000.0 * x123 + 2000.0 * x124 + 2000.0 * x126 + 2000.0 * x127 + 2378.0 * x128 + 2378.0 * x129 + x130 * 378.0 / m + x140 * 2378.0 / m + x143 * 2378.0 / m + x155 * 2378.0 / m + x64 * 14268.0 / x190 + x70 * 14268.0 / x190 + x222 * 2378.0 / x191 + x201 * 4756.0 / x193 + x211 * 8323.0 / x194
+    x157 = x111 + x113 + (x156)*(-1.0 + m + p)*(1/2378)
+    x158 = x236 * 2.0 + (x218 + beta * x38 + beta_inter * x41 if x42 else beta * x2 * x22 * x29 / x262 + beta * x31 * x2 * x32 * 3.0 / x262 + (alpha * x5 + beta * Phi_E * x4 * 3.0 / x184 if x6 else alpha * x8 + beta * Phi_E * x4 * m * 4.0 / x184))
+    x159 = m*(1000.0*x123 + 1000.0*x124 + 1000.0*x126 + 1000.0*x127 + (x130)*189.0/m)*(1/1189)
+    x237 = x234 + x216
+    x163 = x237 + x203
+    x164 = x237 + x213
+    x230 = L_moe * x163
+    x240 = x63 * x164
+    x165 = x230 + x240 + x225
+    x204 = peak * c * d * p * t * x157
+    x166 = x165 * 6.0 / x204
+    x167 = 6.0*(x165)
+    x198 = x258 * t
+    x168 = (2.0*x32 + Phi_E*2.0/x198 if x6 else 0.0)
+    x169 = (4.0*x32 + Phi_E*4.0/x198 if x6 else x32*4.0/x262 + Phi_E*4.0/x184)
+    x170 = 12.0*(x112)
+    x199 = L*t
+    x200 = L_moe*e*t
+    x171 = ((x27)*2.0/x199 + Phi_E*2.0/x200 if x6 else 4.0*((x27)/x199 + Phi_E/x200) + (x27)*6.0/x199 + Phi_E*6.0/x200)
+    x172 = 0.0 if x6 else x263 * 4.0 / t
+    x173 = L_moe * (x267 * 2.0 / x244 + x268 * k * (h + x73) / x244 - x267 * (1.0 + 4.0 / t) * 2.0 / x244 + x235 * E_s * 3.0 / x185) / L + x268 * (d_rope + h + 2.0 * q_lora + 2.0 * kv_lora + x71 * 2.0 / t) / x244 + x267 * (3.0 + 8.0 / t) / x244 + x268 * (1.0 - L_moe / L) * (-8.0 * h + 3.0 * F) / x185
+    x174 = min(m, p)
+    x252 = L * x173
+    x175 = x252 * x174 * 2.0 / p
+    x176 = x232 / t
+    x177 = 0.0 if c == 1.0 else x267 * (7.0 + c) * 4.0 / x185
+    x178 = x268 * (h + h * 3.0 / t) * 2.0 / x244
+    x179 = x246 * ((16.0 if t > 1.0 else 12.0) + (2.0 * m if p > 1.0 else 0.0)) / x185
+    x180 = max(x176 + x177, x178 + x179)
+    x181 = 0.0 if x18 else x267 * (m + x174) * 2.0 / x244
+    return (x157, m * (x64 * 6.0 / x190 + x70 * 6.0 / x190 + x222 / x191 + x201 * 2.0 / x193 + x211 * (7 / 2) / x194 + x128 + x129), (x140) + (x130) + (x158) + x155 + (x143), x111 + (x140) + x155 + (x143) + x159, (x156)*(-1.0 + p)*(1/2378), x113, x268 / x157, x166, (x230 * 2.0 + x240 * 2.0 + x225 * 2.0 - x211) * 3.0 / x204, x166, x167, x167, x168 + x169 + x170 + x171 + x172 + (x175 + x180 + x181 if x18 else max(x175 + x177 + x181, x252 * 2.0 / p + x180)), x140, x130, x155, x143, x158, x140, x159, x155, x143, x111, x168, x169, x170, x175, x181, x179, x172, x178, x176, x177, x171,)
 
 
 def _step_ede6952d3d51(E, E_s, F, F_e, G, L, L_att, L_moe, L_ssm, Phi, Phi_E, V, a_ssm, alpha, alpha_inter, b, beta, beta_inter, c, d, d_ssm, e, eta, eta_attn, g_ssm, gamma, h, h_kv, h_q, hbm, k, kappa, kappa_moe, m, n_ssm, p, peak, s, t, w_half, w_half_expert):

@@ -27,6 +27,7 @@ from . import flops, torchmem
 from .hybrid import embedding_parameters, end_stage_shard, expert_shard, expert_tp_size, mtp_shards
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
+from .frameworks import ROOT_KEPT_GATHERED
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES, torch_compiled
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
@@ -715,7 +716,8 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
         parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
     torch_runtime = data.framework == "fsdp2"       # PyTorch's own buffers (symcomm.training.torchmem)
     root = data.full_parameters(sp.Integer(0), torchmem.root_parameters(tied))
-    if torch_runtime and embeddings and root != 0:
+    if data.framework in ROOT_KEPT_GATHERED and embeddings and root != 0:
+        # the root unit gathered from its forward through the backward (FSDP1 and FSDP2 alike)
         parts["root_params"] = root
     if torch_runtime and embeddings and last:
         parts["head_inputs"] = torchmem.head_inputs(micro)

@@ -82,8 +82,9 @@ def accumulating_gradient_bytes(grad_bytes: int) -> int:
 
 def root_parameters(tied: bool) -> sp.Expr:
     """Bytes of the FSDP2 root's unsharded 16-bit parameters, held from the forward through the backward
-    (:data:`FSDP2_ROOT`): the V·h embedding and the V·h LM head (one tied copy), over t; the final norm's h
-    weights are left out (under a millionth of it at Llama's sizes)."""
+    (:data:`FSDP2_ROOT`; FSDP1's root alike: symcomm.training.frameworks.ROOT_KEPT_GATHERED): the V·h embedding and
+    the V·h LM head (one tied copy), over t; the final norm's h weights are left out (under a millionth of it at
+    Llama's sizes)."""
     return 2 * V * h * (1 if tied else 2) / t
 
 

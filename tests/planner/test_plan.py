@@ -155,8 +155,9 @@ def test_memory_by_hand_and_floor():
     # parameter each) and the gradients of the one computing and the one being reduced (2 bytes each), 8 bytes over
     # one layer's parameters, (Φ − 2·V·h)/L of the untied model
     gathered = 8 * (PHI - 2 * 128_256 * 4096) / 32
-    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + activations + 6 * 2048 * 128_256 + gathered,
-                                                           rel=1e-12)
+    # and its reduction bucket, 5·10⁸ bf16 elements (stage3.py: the IPG buffer, contiguous_gradients on by default)
+    assert result.compare["memory_bytes"] == pytest.approx(16 * PHI / 16 + activations + 6 * 2048 * 128_256 + gathered
+                                                           + 2 * 500_000_000, rel=1e-12)
     # ZeRO-0 keeps 18Φ = 144 GB per GPU at t = p = 1: more than an 80 GB A100 (81,920 MiB as NVML reports it), so
     # the memory check drops it
     checked = plan(small())
@@ -200,25 +201,31 @@ def test_settings_that_change_nothing_are_folded():
     # t = 8 on 8 GPUs leaves d = 1 (p = 1: DeepSpeed's pipeline engine runs no ZeRO-2 or -3, frameworks.py): every data-parallel collective runs over one rank ((N − 1)/N = 0:
     # nothing sent) and ZeRO shards over one rank (each GPU keeps everything), so Megatron's zero 0 and 1 fold into
     # one row (fp32 gradient buffer: 4 bytes a parameter, and the optimizer reads 4); DeepSpeed zero 2 (bf16
-    # gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py) apart; DeepSpeed zero 3 and FSDP
-    # full-shard one row: both per-layer units (DeepSpeed's per-submodule fetches counted at a layer's grain) holding
-    # two gathered layers and their gradients besides (one FSDP unit per transformer block, frameworks.FSDP_UNITS);
-    # grad-op its layers gathered from the forward to the backward, Megatron-FSDP, and FSDP2 as torchtitan runs it
-    # (its sharded parameter is the fp32 master, no 16-bit shard: _fsdp_param.py; the eager loss's 12 bytes per
-    # logit; eager norms, rotary and SwiGLU by default: torchtitan training.compile false) apart
-    assert len(result) == 6
+    # gradients and its 5·10⁸-element bf16 gradient bucket, stage_1_and_2.py) apart; DeepSpeed zero 3 (the same
+    # bucket, stage3.py) and FSDP full-shard (its root unit, the embedding and LM head, kept gathered from the forward
+    # through the backward: _runtime_utils.py _post_forward_reshard) apart, both per-layer units otherwise alike
+    # (DeepSpeed's per-submodule fetches counted at a layer's grain) holding two gathered layers and their gradients
+    # besides (one FSDP unit per transformer block, frameworks.FSDP_UNITS); grad-op its layers gathered from the
+    # forward to the backward, Megatron-FSDP, and FSDP2 as torchtitan runs it (its sharded parameter is the fp32
+    # master, no 16-bit shard: _fsdp_param.py; the eager loss's 12 bytes per logit; eager norms, rotary and SwiGLU by
+    # default: torchtitan training.compile false) apart
+    assert len(result) == 7
     labels = [sorted(r["labels"]) for r in result.rows()]
     assert sorted(labels) == sorted([["megatron zero 0 rc=none", "megatron zero 1 rc=none"],
-                                     ["deepspeed zero 2 rc=none"], ["deepspeed zero 3 rc=none", "fsdp full-shard rc=none"],
-                                     ["fsdp grad-op rc=none"], ["megatron-fsdp rc=none"], ["fsdp2 rc=none"]])
+                                     ["deepspeed zero 2 rc=none"], ["deepspeed zero 3 rc=none"],
+                                     ["fsdp full-shard rc=none"], ["fsdp grad-op rc=none"], ["megatron-fsdp rc=none"],
+                                     ["fsdp2 rc=none"]])
     by_label = {label: r for r in result.rows() for label in r["labels"]}
     megatron, zero2 = by_label["megatron zero 0 rc=none"], by_label["deepspeed zero 2 rc=none"]
-    others = by_label["deepspeed zero 3 rc=none"]
+    others, full_shard = by_label["deepspeed zero 3 rc=none"], by_label["fsdp full-shard rc=none"]
     assert megatron["memory_bytes"] > others["memory_bytes"]
-    # zero 2's two 5·10⁸-element bf16 buckets, less zero 3's two gathered layers and their two bf16 gradients: 8 bytes
-    # over one layer's parameters on a GPU, (Φ − 2·V·h)/(L·t) at t = 8
+    # zero 2 and zero 3 both hold the 5·10⁸-element bf16 bucket; zero 3 besides its two gathered layers and their two
+    # bf16 gradients: 8 bytes over one layer's parameters on a GPU, (Φ − 2·V·h)/(L·t) at t = 8
     layer = (PHI - 2 * 128_256 * 4096) / (32 * 8)
-    assert zero2["memory_bytes"] - others["memory_bytes"] == pytest.approx(2 * 500_000_000 - 8 * layer, rel=1e-9)
+    assert zero2["memory_bytes"] - others["memory_bytes"] == pytest.approx(-8 * layer, rel=1e-9)
+    # FSDP full-shard: no bucket, but the gathered root's bf16 embedding and LM head, 2·2·V·h/t bytes
+    assert full_shard["memory_bytes"] - others["memory_bytes"] == pytest.approx(2 * 2 * 128_256 * 4096 / 8
+                                                                                - 2 * 500_000_000, rel=1e-9)
     # no two rows of a full ranking share layout, step time and memory
     full = plan(small(), top=None)
     seen = set()

@@ -4,6 +4,7 @@ the code under test."""
 
 import pytest
 
+import symcomm
 from symcomm.training import steptime
 
 NO_COMM = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0, "beta_inter": 0.0, "G": 8}
@@ -199,3 +200,23 @@ def test_ring_attention_buffers_on_a_pipeline_stage_go_with_its_backward_side():
         expected = base + 36_864 if grows else base
         assert float(two[f"stage_bytes_{kind}"]) == pytest.approx(expected, rel=1e-12)
     assert float(one["stage_bytes_ring_attention_first"]) == 0
+
+
+def test_pytorchs_fsdp_keeps_its_root_gathered_through_the_backward_and_gathers_it_not_again():
+    # PyTorch's FSDP1 frees no root parameters after the forward with FULL_SHARD (_runtime_utils.py,
+    # _post_forward_reshard), FSDP2 none of the root's (_fsdp_state.py, _lazy_init): the root (the V·h embedding and
+    # the V·h LM head, untied) stays gathered in bf16, 2·(2·1000·64) bytes at t = 1, and of the L + 1 = 5 per-layer
+    # units a micro-batch gathers only the 4 blocks again in the backward; Megatron-FSDP gathers all 5 again
+    values = {**TINY, "d": 4, "b": 8}
+    fsdp1 = _memory(values, **{**PLAIN, "framework": "fsdp", "zero": "3"})
+    assert fsdp1["root_params"] == 2 * (2 * 1000 * 64)
+    for framework, again in (("fsdp", 4), ("fsdp2", 4), ("megatron_fsdp", 5)):
+        rows = symcomm.evaluate("hybrid", h=64, L=4, V=1000, Phi=1_128_000, t=1, p=1, d=4, c=1, b=8, m=1, s=32,
+                                G=8, framework=framework, zero=3, tied=0, embeddings=1)["terms"]
+        gathers = {row["label"]: row for row in rows if row["collective"] == "all_gather"}
+        assert gathers["per-layer parameter all-gather (forward)"]["count"] == 5
+        assert gathers["per-layer parameter all-gather (backward)"]["count"] == again, framework
+        # the blocks' 10⁶ parameters in 4 gathers of a block's 250,000 each (the root's 128,000 kept); 5 mean units
+        # of 1,128,000/5 where the root is gathered again
+        assert gathers["per-layer parameter all-gather (backward)"]["message"] == (250_000 if again == 4
+                                                                                 else 1_128_000 / 5)

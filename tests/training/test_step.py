@@ -211,10 +211,10 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             for tp_group in step.tp_groups(pp):
                 tp_pair(tp_group, backward, stop)      # MLP block
 
-    def dp_all(collective):
+    def dp_all(collective, blocks_only=False):      # blocks_only: the root unit (embedding, head) left out
         step.width = widths["run" if collective == step.all_gather else "grad"]   # parameters, or gradients
         for pp, group in step.dp_groups():
-            collective("dp", group, held(pp) // t)
+            collective("dp", group, (phi // p if blocks_only else held(pp)) // t)
         if moe_layers:                                 # expert parameters over the expert-data-parallel ranks
             for group in step.expert_dp_groups(experts):
                 collective("dp", group, phi_experts // (experts * t * p))
@@ -281,7 +281,9 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
             if q < last:
                 boundary(pp, (q + 1) % p)
         if zero == 3 and reshard:
-            dp_all(step.all_gather)                    # parameters again for the backward
+            # parameters again for the backward; PyTorch's FSDP keeps its root unit (the embedding and the head)
+            # gathered from the forward (_runtime_utils.py _post_forward_reshard, _fsdp_state.py _lazy_init)
+            dp_all(step.all_gather, blocks_only=framework in ("fsdp", "fsdp2"))
         for q in reversed(range(last + 1)):
             pp = q % p
             if vocab and q == last:

@@ -25,26 +25,28 @@ H100_PP4 = RUNS["megatron-lm-tests-2026-05-h100-gpt3-7b-tp1-pp4-memory-speed"]
 A100_PP4 = RUNS["megatron-lm-tests-2025-07-a100-gpt3-7b-tp1-pp4-memory-speed"]
 
 MIRROR = Path("/work/.mirror/NVIDIA+Megatron-LM/repo")
+H100_AT, A100_AT = "6e091e1b68c6856c9eeea3069cc167061c0acb64", "2795ebde972a24a9f645da39c0a178572d193401"
+
+
+def _golden(test: str, platform: str) -> str:
+    """The golden-values file of a test case (the A100 files under the tests' earlier names, ..._mr_dgx_a100_1N8G_...)."""
+    return f"tests/functional_tests/test_cases/gpt/{test}/golden_values_dev_dgx_{platform}.json"
+
+
 #: each row's golden-values file: (commit, path), the peak bytes it prints from iteration 2 on, and its iteration
 #: times (the steady ones: iteration 2's average holds the first iteration's warm-up)
 PRINTED = {
-    H100["id"]: ("6e091e1b68c6856c9eeea3069cc167061c0acb64",
-                 "tests/functional_tests/test_cases/gpt/gpt3_7b_tp4_pp1_memory_speed/golden_values_dev_dgx_h100.json",
-                 57143791616, {4: 1.12221, 6: 1.11139, 8: 1.11368, 10: 1.11791, 12: 1.11551, 14: 1.11592,
-                               16: 1.11576, 18: 1.11374, 20: 1.11451, 22: 1.1149, 24: 1.11493}),
-    A100["id"]: ("2795ebde972a24a9f645da39c0a178572d193401",
-                 "tests/functional_tests/test_cases/gpt/gpt3_7b_mr_dgx_a100_1N8G_tp4_pp1_memory_speed/"
-                 "golden_values_dev_dgx_a100.json",
-                 58188115968, {10: 2.57769, 20: 2.596}),
+    H100["id"]: (H100_AT, _golden("gpt3_7b_tp4_pp1_memory_speed", "h100"), 57143791616,
+                 {4: 1.12221, 6: 1.11139, 8: 1.11368, 10: 1.11791, 12: 1.11551, 14: 1.11592, 16: 1.11576, 18: 1.11374,
+                  20: 1.11451, 22: 1.1149, 24: 1.11493}),
+    A100["id"]: (A100_AT, _golden("gpt3_7b_mr_dgx_a100_1N8G_tp4_pp1_memory_speed", "a100"), 58188115968,
+                 {10: 2.57769, 20: 2.596}),
     # gpt3_7b_tp1_pp4_memory_speed: the peak of rank 7, on the last of the 4 pipeline stages
-    H100_PP4["id"]: ("6e091e1b68c6856c9eeea3069cc167061c0acb64",
-                     "tests/functional_tests/test_cases/gpt/gpt3_7b_tp1_pp4_memory_speed/golden_values_dev_dgx_h100.json",
-                     60720852992, {4: 1.16377, 6: 1.14861, 8: 1.14912, 10: 1.15017, 12: 1.14909, 14: 1.14967,
-                                   16: 1.15077, 18: 1.15255, 20: 1.1501, 22: 1.15138, 24: 1.15105}),
-    A100_PP4["id"]: ("2795ebde972a24a9f645da39c0a178572d193401",
-                     "tests/functional_tests/test_cases/gpt/gpt3_7b_mr_dgx_a100_1N8G_tp1_pp4_memory_speed/"
-                     "golden_values_dev_dgx_a100.json",
-                     60489064448, {10: 2.9368, 20: 2.94791}),
+    H100_PP4["id"]: (H100_AT, _golden("gpt3_7b_tp1_pp4_memory_speed", "h100"), 60720852992,
+                     {4: 1.16377, 6: 1.14861, 8: 1.14912, 10: 1.15017, 12: 1.14909, 14: 1.14967, 16: 1.15077,
+                      18: 1.15255, 20: 1.1501, 22: 1.15138, 24: 1.15105}),
+    A100_PP4["id"]: (A100_AT, _golden("gpt3_7b_mr_dgx_a100_1N8G_tp1_pp4_memory_speed", "a100"), 60489064448,
+                     {10: 2.9368, 20: 2.94791}),
 }
 
 

@@ -231,7 +231,8 @@ def run_data_schedule(run) -> DataSchedule:
                          run.fp8_param_gather, run.precision, run.ga_schedules, run.hsdp)
 
 
-def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, root=0) -> tuple[Term, ...]:
+def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, root=0,
+             root_groups=None) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
     over the m micro-batches.  ZeRO-3 with ``data.shard_unit == "layer"`` (FSDP2, Megatron-FSDP: one
     all-gather and one reduce-scatter per wrapped layer, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME) runs
@@ -239,7 +240,8 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
     elements, ``units`` times the messages.  ``root``: the parameters of ``shard`` in the root unit (the embedding
     and LM head), one of the units, which PyTorch's FSDP keeps gathered from its forward through the backward
     (frameworks.ROOT_KEPT_GATHERED): the backward gathers the other units again, shard − root in units − 1
-    messages a micro-batch."""
+    messages a micro-batch, over ``root_groups`` groups (what makes its total the blocks' parameters held, where
+    ``groups`` makes the others' every parameter held)."""
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
@@ -252,7 +254,8 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
     per = units if data.shard_unit == "layer" else 1
     kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
     return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
-                         message=(shard - root) / (per - 1), count=term.count * (per - 1))
+                         message=(shard - root) / (per - 1), count=term.count * (per - 1),
+                         groups=term.groups if root_groups is None else root_groups)
                  if kept and (term.primitive, term.phase) == ("all_gather", "backward") else
                  replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                          message=term.message / per, count=term.count * per)

@@ -211,7 +211,9 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
-                       for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=_root_unit(tied)))
+                       for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=_root_unit(tied),
+                                             # the blocks alone held (Φ less the embedding and LM head, or tied copies)
+                                             root_groups=(held - _root_total(tied)) / (busiest - _root_unit(tied))))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -291,14 +293,22 @@ def _root_unit(tied: bool) -> sp.Expr:
     return sp.Piecewise((embedding_parameters(tied) / t, sp.Eq(p, 1)), (V * h / t, True))
 
 
-def _dense_dp(data, shard, groups, units, root=0) -> tuple:
+def _root_total(tied: bool) -> sp.Expr:
+    """The root units' parameters over every stage, before the split over t: the embedding and LM head (one tied copy
+    with p = 1, the tied embedding and its last-stage copy with p > 1)."""
+    return embedding_parameters(tied) + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
+
+
+def _dense_dp(data, shard, groups, units, root=0, root_groups=None) -> tuple:
     """The data-parallel collectives of the ``shard`` a GPU holds of the dense parameters (``groups`` of its d·c
     replica ranks hold the stage's), ``units`` per-layer units: over the d·c ranks, or under hybrid sharding
     (``data.replicas``, frameworks.HSDP_SOURCE) over the d·c/d_r ranks of a shard group, t apart, every reduced shard
-    then all-reduced over the replicas, t·d·c/d_r apart; ``root``: the shard's root-unit parameters (axes.dp_terms)."""
+    then all-reduced over the replicas, t·d·c/d_r apart; ``root``, ``root_groups``: the shard's root-unit parameters
+    and the groups of its blocks (axes.dp_terms)."""
     group = d * c / data.replicas
     return (spread_over_nics(dp_terms(data, group, shard, groups * data.replicas, spans(t * group, G), "", units,
-                                      root), t, p * data.replicas)
+                                      root, None if root_groups is None else root_groups * data.replicas),
+                             t, p * data.replicas)
             + spread_over_nics(replica_terms(data, group, shard, groups * group, spans(t * c * d, G), units), t * group,
                                p))
 

@@ -4683,109 +4683,111 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
         _t21 = (_a3*_a7)
         _t22 = (-2*_t21)
-        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t24 = (_t17*_t23)
-        _t25 = (3*_t24)
-        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
-        _t27 = (_t20 if _t0 else _t26)
-        _t28 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11))))
-        _t29 = (0 if _t14 else _a8)
-        _t30 = (_t16*_t28*_t29)
-        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
-        _t32 = _t27 + _t31
-        _t33 = -1 + _a11
-        _t34 = (_t1*_t33)
-        _t35 = (12*_t34)
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
-        _t37 = (_t33*_t6)
+        _t23 = _t22 + _a2
+        _t24 = _t21 + (_by_zero() if not _a9 else _t23 // _a9 if not _t23 % _a9 else ((_z := 1) and _F(_t23, _a9)))
+        _t25 = (_t17*_t24)
+        _t26 = (3*_t25)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t28 = (_t20 if _t0 else _t27)
+        _t29 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t24 // _a11 if not _t24 % _a11 else ((_z := 1) and _F(_t24, _a11))))
+        _t30 = (0 if _t14 else _a8)
+        _t31 = (_t16*_t30)
+        _t32 = (_t29*_t31)
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
+        _t34 = _t28 + _t33
+        _t35 = -1 + _a11
+        _t36 = (_t1*_t35)
+        _t37 = (12*_t36)
         _t38 = (_by_zero() if not _t11 else _t37 // _t11 if not _t37 % _t11 else ((_z := 1) and _F(_t37, _t11)))
-        _t39 = (1 if _t0 else 0)
-        _t40 = (_t37*_t39)
-        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
-        _t42 = (_t2*_t33)
-        _t43 = (8*_t42*_a1)
-        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
-        _t45 = _t36 + _t38 + _t41 + _t44
-        _t46 = _t13 + _t32 + _t45 + _t7
-        _t47 = -1 + _a9
-        _t48 = (2*_a11)
-        _t49 = (_t30*_a11)
-        _t50 = (_a5*_a11)
-        _t51 = (_a0 < _t50)
-        _t52 = (_a1*_a8)
-        _t53 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t52*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
-        _t54 = (0 if _t51 else _t53)
-        _t55 = (_a0 < _t12)
-        _t56 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
-        _t57 = (_a0 < 1 + _t11)
-        _t58 = (0 if _t55 else _t56) + (0 if _t57 else _t56)
-        _t59 = (_a0 < _t11)
-        _t60 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
-        _t61 = (_t15*_t60)
-        _t62 = (_t16*_t61)
-        _t63 = (_t29*_a1)
-        _t64 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t63)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
-        _t65 = (2*(0 if _t59 else _t62)) + (0 if _t59 else _t64)
-        _t66 = (_a0 < _a11)
-        _t67 = (_a8*(-2 + _t48))
-        _t68 = (3*_t67)
-        _t69 = (_t39*_t67)
-        _t70 = (4*_a1)
-        _t71 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t67*_t70)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
-        _t72 = (0 if _t66 else _t67) + (0 if _t66 else _t68) + (0 if _t66 else _t69) + (0 if _t66 else _t71)
-        _t73 = _t54 + _t58 + _t65 + _t72
-        _t74 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t50 // _a0 if not _t50 % _a0 else ((_z := 1) and _F(_t50, _a0))))))
-        _t75 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
-        _t76 = (_t75 == _floor(_t75))
-        _t77 = _t76 and ((_a0 == _t74) or ((_a6*_a9) == 1))
-        _t78 = (_t10*(-1 + ((_by_zero() if not _a11 else _t74 // _a11 if not _t74 % _a11 else ((_z := 1) and _F(_t74, _a11))) if _t77 else 1)))
-        _t79 = (_t3*_a9)
-        _t80 = (_t74*_t79)
-        _t81 = (((_by_zero() if not _t80 else _t78 // _t80 if not _t78 % _t80 else ((_z := 1) and _F(_t78, _t80))) if _t77 else (_by_zero() if not _t12 else _t78 // _t12 if not _t78 % _t12 else ((_z := 1) and _F(_t78, _t12)))) if _t51 else _t13)
-        _t82 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
-        _t83 = (0 if _t55 else _t82) + (0 if _t57 else _t82)
-        _t84 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
-        _t85 = _t76 and (_t0 or (_a0 == _t84))
-        _t86 = -1 + ((_by_zero() if not _a11 else _t84 // _a11 if not _t84 % _a11 else ((_z := 1) and _F(_t84, _a11))) if _t85 else 1)
-        _t87 = (_t19*_t86)
-        _t88 = (_t3*_t84)
-        _t89 = (_t25*_t86)
-        _t90 = ((((_by_zero() if not _t88 else _t87 // _t88 if not _t87 % _t88 else ((_z := 1) and _F(_t87, _t88))) if _t85 else (_by_zero() if not _t11 else _t87 // _t11 if not _t87 % _t11 else ((_z := 1) and _F(_t87, _t11)))) if _t0 else ((_by_zero() if not _t88 else _t89 // _t88 if not _t89 % _t88 else ((_z := 1) and _F(_t89, _t88))) if _t85 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11))))) if _t59 else _t27) + (((_by_zero() if not _t88 else _n33 // _t88 if not (_n33 := (_t49*_t86)) % _t88 else ((_z := 1) and _F(_n33, _t88))) if _t85 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t30*_t86)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t59 else _t31)
-        _t91 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
-        _t92 = (_a0 == _t91) or (_t79 == 1)
-        _t93 = -1 + (_t91 if _t92 else 1)
-        _t94 = (_t35*_t93)
-        _t95 = (_t11*_t91)
-        _t96 = (_t37*_t93)
-        _t97 = (_t40*_t93)
-        _t98 = (_t43*_t93)
-        _t99 = (_t12*_t91)
-        _t100 = (((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t66 else _t36) + (((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t66 else _t38) + (((_by_zero() if not _t95 else _t97 // _t95 if not _t97 % _t95 else ((_z := 1) and _F(_t97, _t95))) if _t92 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t66 else _t41) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t92 else (_by_zero() if not _t12 else _t98 // _t12 if not _t98 % _t12 else ((_z := 1) and _F(_t98, _t12)))) if _t66 else _t44)
-        _t101 = _t100 + _t81 + _t83 + _t90
-        _t102 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
-        _t103 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
-        _t104 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
-        _t105 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t42*_t70)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
-        _t106 = _t104 + _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
-        _t107 = _t102 + _t103 + _t106
-        _t108 = (_t53 if _t51 else 0)
-        _t109 = (_t56 if _t55 else 0) + (_t56 if _t57 else 0)
-        _t110 = (2*(_t62 if _t59 else 0)) + (_t64 if _t59 else 0)
-        _t111 = (_t67 if _t66 else 0) + (_t68 if _t66 else 0) + (_t69 if _t66 else 0) + (_t71 if _t66 else 0)
-        _t112 = _t108 + _t109 + _t110 + _t111
-        _t113 = (((_by_zero() if not _t80 else _t10 // _t80 if not _t10 % _t80 else ((_z := 1) and _F(_t10, _t80))) if _t77 else _t13) if _t51 else 0)
-        _t114 = (_t82 if _t55 else 0) + (_t82 if _t57 else 0)
-        _t115 = ((((_by_zero() if not _t88 else _t19 // _t88 if not _t19 % _t88 else ((_z := 1) and _F(_t19, _t88))) if _t85 else _t20) if _t0 else ((_by_zero() if not _t88 else _t25 // _t88 if not _t25 % _t88 else ((_z := 1) and _F(_t25, _t88))) if _t85 else _t26)) if _t59 else 0) + (((_by_zero() if not _t88 else _t49 // _t88 if not _t49 % _t88 else ((_z := 1) and _F(_t49, _t88))) if _t85 else _t31) if _t59 else 0)
-        _t116 = (((_by_zero() if not _t95 else _t35 // _t95 if not _t35 % _t95 else ((_z := 1) and _F(_t35, _t95))) if _t92 else _t36) if _t66 else 0) + (((_by_zero() if not _t95 else _t37 // _t95 if not _t37 % _t95 else ((_z := 1) and _F(_t37, _t95))) if _t92 else _t38) if _t66 else 0) + (((_by_zero() if not _t95 else _t40 // _t95 if not _t40 % _t95 else ((_z := 1) and _F(_t40, _t95))) if _t92 else _t41) if _t66 else 0) + (((_by_zero() if not _t99 else _t43 // _t99 if not _t43 % _t99 else ((_z := 1) and _F(_t43, _t99))) if _t92 else _t44) if _t66 else 0)
-        _t117 = _t113 + _t114 + _t115 + _t116
-        _t118 = (_t3*_a8)
-        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
-        _t120 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t52)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
-        _t121 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
-        _t122 = (_t60*_a11)
-        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t23 // _t122 if not _t23 % _t122 else ((_z := 1) and _F(_t23, _t122))))
-        _t124 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
-        return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t19 if _t0 else (_t25 if _t0 else _t19)) + (_t49 if _t0 else (_by_zero() if not _t23 else _n65 // _t23 if not (_n65 := (_t49*_a2)) % _t23 else ((_z := 1) and _F(_n65, _t23)))), _t73, _t101, _t107, _t112, _t117, _t73, _t101, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, 2, _t119, _a8, _t82, 2, _t119, _a8, _t82, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t104, _t3, _t123, _t61, _t124, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a9 else _t63 // _a9 if not _t63 % _a9 else ((_z := 1) and _F(_t63, _a9))), _t31, _t3, _t123, _t61, _t124, _t45, _t72, _t100, _t106, _t111, _t116, _t13, _t54, _t81, _t103, _t108, _t113, _t7, _t58, _t83, _t109, _t114, _t32, _t65, _t90, _t102, _t110, _t115, _z, )
+        _t39 = (_t35*_t6)
+        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
+        _t41 = (1 if _t0 else 0)
+        _t42 = (_t39*_t41)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t44 = (_t2*_t35)
+        _t45 = (8*_t44*_a1)
+        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
+        _t47 = _t38 + _t40 + _t43 + _t46
+        _t48 = _t13 + _t34 + _t47 + _t7
+        _t49 = -1 + _a9
+        _t50 = (2*_a11)
+        _t51 = (_a5*_a11)
+        _t52 = (_a0 < _t51)
+        _t53 = (_a1*_a8)
+        _t54 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t55 = (0 if _t52 else _t54)
+        _t56 = (_a0 < _t12)
+        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t58 = (_a0 < 1 + _t11)
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
+        _t60 = (_a0 < _t11)
+        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t62 = (_t15*_t61)
+        _t63 = (_t16*_t62)
+        _t64 = (_t30*_a1)
+        _t65 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t64)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
+        _t67 = (_a0 < _a11)
+        _t68 = (_a8*(-2 + _t50))
+        _t69 = (3*_t68)
+        _t70 = (_t41*_t68)
+        _t71 = (4*_a1)
+        _t72 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
+        _t74 = _t55 + _t59 + _t66 + _t73
+        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
+        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t77 = (_t76 == _floor(_t76))
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
+        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
+        _t80 = (_t3*_a9)
+        _t81 = (_t75*_t80)
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
+        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
+        _t88 = (_t19*_t87)
+        _t89 = (_t3*_t85)
+        _t90 = (_t26*_t87)
+        _t91 = (_t32*_t87)
+        _t92 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t28) + (((_by_zero() if not _t89 else _n33 // _t89 if not (_n33 := (_t91*_a11)) % _t89 else ((_z := 1) and _F(_n33, _t89))) if _t86 else (_by_zero() if not _t3 else _t91 // _t3 if not _t91 % _t3 else ((_z := 1) and _F(_t91, _t3)))) if _t60 else _t33)
+        _t93 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t94 = (_a0 == _t93) or (_t80 == 1)
+        _t95 = -1 + (_t93 if _t94 else 1)
+        _t96 = (_t37*_t95)
+        _t97 = (_t11*_t93)
+        _t98 = (_t39*_t95)
+        _t99 = (_t42*_t95)
+        _t100 = (_t45*_t95)
+        _t101 = (_t12*_t93)
+        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t12 else _t100 // _t12 if not _t100 % _t12 else ((_z := 1) and _F(_t100, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t67 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t43)
+        _t103 = _t102 + _t82 + _t84 + _t92
+        _t104 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t25)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
+        _t105 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t106 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t107 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t108 = _t106 + _t107 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t109 = _t104 + _t105 + _t108
+        _t110 = (_t54 if _t52 else 0)
+        _t111 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
+        _t112 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
+        _t113 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
+        _t114 = _t110 + _t111 + _t112 + _t113
+        _t115 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
+        _t116 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
+        _t117 = ((((_by_zero() if not _t89 else _t19 // _t89 if not _t19 % _t89 else ((_z := 1) and _F(_t19, _t89))) if _t86 else _t20) if _t0 else ((_by_zero() if not _t89 else _t26 // _t89 if not _t26 % _t89 else ((_z := 1) and _F(_t26, _t89))) if _t86 else _t27)) if _t60 else 0) + (((_by_zero() if not _t89 else _n53 // _t89 if not (_n53 := (_t32*_a11)) % _t89 else ((_z := 1) and _F(_n53, _t89))) if _t86 else _t33) if _t60 else 0)
+        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t67 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t67 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t67 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t67 else 0)
+        _t119 = _t115 + _t116 + _t117 + _t118
+        _t120 = (_t3*_a8)
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
+        _t122 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
+        _t123 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
+        _t124 = (_t61*_a11)
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t24 // _t124 if not _t24 % _t124 else ((_z := 1) and _F(_t24, _t124))))
+        _t126 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))))
+        return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t23*_t31) + (_t2*_t49*_t50) + (_t19 if _t0 else (_t26 if _t0 else _t19)), _t74, _t103, _t109, _t114, _t119, _t74, _t103, _t109, _t114, _t119, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t121, _t122, _t107, _a11, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a8, _t83, 2, _t121, _a8, _t83, _a11, _t121, _a8, _t43, _a11, _t121, _a8, _t40, _a11, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a8), _t106, _t3, _t125, _t62, _t126, _t3, (_by_zero() if not _a1 else _n67 // _a1 if not (_n67 := (_t29*_a9)) % _a1 else ((_z := 1) and _F(_n67, _a1))), (_by_zero() if not _a9 else _t64 // _a9 if not _t64 % _a9 else ((_z := 1) and _F(_t64, _a9))), _t33, _t3, _t125, _t62, _t126, _t47, _t73, _t102, _t108, _t113, _t118, _t13, _t55, _t82, _t105, _t110, _t115, _t7, _t59, _t84, _t111, _t116, _t34, _t66, _t92, _t104, _t112, _t117, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -4905,77 +4907,77 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t23 = _t22 + _a2
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t17*_t23)
+        _t24 = _t21 + (_by_zero() if not _a9 else _t23 // _a9 if not _t23 % _a9 else ((_z := 1) and _F(_t23, _a9)))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (3*_t24)
+        _t25 = (_t17*_t24)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
+        _t26 = (3*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t20 if _t0 else _t26)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11))))
+        _t28 = (_t20 if _t0 else _t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (0 if _t14 else _a8)
+        _t29 = ((_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11))) if _t0 else (_by_zero() if not _a11 else _n6 // _a11 if not (_n6 := (-1*_t21)) % _a11 else ((_z := 1) and _F(_n6, _a11)))) + ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t24 // _a11 if not _t24 % _a11 else ((_z := 1) and _F(_t24, _a11))))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t16*_t28*_t29)
+        _t30 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
+        _t31 = (_t16*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = _t27 + _t31
+        _t32 = (_t29*_t31)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = -1 + _a11
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_t1*_t33)
+        _t34 = _t28 + _t33
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = (12*_t34)
+        _t35 = -1 + _a11
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_by_zero() if not _t11 else _t35 // _t11 if not _t35 % _t11 else ((_z := 1) and _F(_t35, _t11)))
+        _t36 = (_t1*_t35)
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t33*_t6)
+        _t37 = (12*_t36)
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
@@ -4985,436 +4987,446 @@ def _sheet2_0d593ed6535f(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (1 if _t0 else 0)
+        _t39 = (_t35*_t6)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_t37*_t39)
+        _t40 = (_by_zero() if not _t11 else _t39 // _t11 if not _t39 % _t11 else ((_z := 1) and _F(_t39, _t11)))
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
+        _t41 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t2*_t33)
+        _t42 = (_t39*_t41)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (8*_t42*_a1)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_by_zero() if not _t12 else _t43 // _t12 if not _t43 % _t12 else ((_z := 1) and _F(_t43, _t12)))
+        _t44 = (_t2*_t35)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = _t36 + _t38 + _t41 + _t44
+        _t45 = (8*_t44*_a1)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = _t13 + _t32 + _t45 + _t7
+        _t46 = (_by_zero() if not _t12 else _t45 // _t12 if not _t45 % _t12 else ((_z := 1) and _F(_t45, _t12)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = -1 + _a9
+        _t47 = _t38 + _t40 + _t43 + _t46
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = (2*_a11)
+        _t48 = _t13 + _t34 + _t47 + _t7
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = (_t30*_a11)
+        _t49 = -1 + _a9
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (_a5*_a11)
+        _t50 = (2*_a11)
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (_a0 < _t50)
+        _t51 = (_a5*_a11)
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a1*_a8)
+        _t52 = (_a0 < _t51)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t52*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
+        _t53 = (_a1*_a8)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (0 if _t51 else _t53)
+        _t54 = (_by_zero() if not _a9 else _n15 // _a9 if not (_n15 := (_t53*_t9)) % _a9 else ((_z := 1) and _F(_n15, _a9)))
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_a0 < _t12)
+        _t55 = (0 if _t52 else _t54)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
+        _t56 = (_a0 < _t12)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_a0 < 1 + _t11)
+        _t57 = (0 if _t0 else ((_a8 // 2 if not _a8 % 2 else ((_z := 1) and _F(_a8, 2))) if _t5 else _a8))
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (0 if _t55 else _t56) + (0 if _t57 else _t56)
+        _t58 = (_a0 < 1 + _t11)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_a0 < _t11)
+        _t59 = (0 if _t56 else _t57) + (0 if _t58 else _t57)
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
+        _t60 = (_a0 < _t11)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_t15*_t60)
+        _t61 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t16*_t61)
+        _t62 = (_t15*_t61)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t29*_a1)
+        _t63 = (_t16*_t62)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t63)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
+        _t64 = (_t30*_a1)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (2*(0 if _t59 else _t62)) + (0 if _t59 else _t64)
+        _t65 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t64)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_a0 < _a11)
+        _t66 = (2*(0 if _t60 else _t63)) + (0 if _t60 else _t65)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_a8*(-2 + _t48))
+        _t67 = (_a0 < _a11)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (3*_t67)
+        _t68 = (_a8*(-2 + _t50))
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_t39*_t67)
+        _t69 = (3*_t68)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (4*_a1)
+        _t70 = (_t41*_t68)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t67*_t70)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
+        _t71 = (4*_a1)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (0 if _t66 else _t67) + (0 if _t66 else _t68) + (0 if _t66 else _t69) + (0 if _t66 else _t71)
+        _t72 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t68*_t71)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = _t54 + _t58 + _t65 + _t72
+        _t73 = (0 if _t67 else _t68) + (0 if _t67 else _t69) + (0 if _t67 else _t70) + (0 if _t67 else _t72)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t50 // _a0 if not _t50 % _a0 else ((_z := 1) and _F(_t50, _a0))))))
+        _t74 = _t55 + _t59 + _t66 + _t73
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
+        _t75 = (_a5*_a11) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t51 // _a0 if not _t51 % _a0 else ((_z := 1) and _F(_t51, _a0))))))
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_t75 == _floor(_t75))
+        _t76 = (_by_zero() if not _a11 else _a0 // _a11 if not _a0 % _a11 else ((_z := 1) and _F(_a0, _a11)))
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = _t76 and ((_a0 == _t74) or ((_a6*_a9) == 1))
+        _t77 = (_t76 == _floor(_t76))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_t10*(-1 + ((_by_zero() if not _a11 else _t74 // _a11 if not _t74 % _a11 else ((_z := 1) and _F(_t74, _a11))) if _t77 else 1)))
+        _t78 = _t77 and ((_a0 == _t75) or ((_a6*_a9) == 1))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (_t3*_a9)
+        _t79 = (_t10*(-1 + ((_by_zero() if not _a11 else _t75 // _a11 if not _t75 % _a11 else ((_z := 1) and _F(_t75, _a11))) if _t78 else 1)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_t74*_t79)
+        _t80 = (_t3*_a9)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (((_by_zero() if not _t80 else _t78 // _t80 if not _t78 % _t80 else ((_z := 1) and _F(_t78, _t80))) if _t77 else (_by_zero() if not _t12 else _t78 // _t12 if not _t78 % _t12 else ((_z := 1) and _F(_t78, _t12)))) if _t51 else _t13)
+        _t81 = (_t75*_t80)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t82 = (((_by_zero() if not _t81 else _t79 // _t81 if not _t79 % _t81 else ((_z := 1) and _F(_t79, _t81))) if _t78 else (_by_zero() if not _t12 else _t79 // _t12 if not _t79 % _t12 else ((_z := 1) and _F(_t79, _t12)))) if _t52 else _t13)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (0 if _t55 else _t82) + (0 if _t57 else _t82)
+        _t83 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
+        _t84 = (0 if _t56 else _t83) + (0 if _t58 else _t83)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = _t76 and (_t0 or (_a0 == _t84))
+        _t85 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t11 // _a0 if not _t11 % _a0 else ((_z := 1) and _F(_t11, _a0)))))) + (_a5*_a6*_a11)
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = -1 + ((_by_zero() if not _a11 else _t84 // _a11 if not _t84 % _a11 else ((_z := 1) and _F(_t84, _a11))) if _t85 else 1)
+        _t86 = _t77 and (_t0 or (_a0 == _t85))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = (_t19*_t86)
+        _t87 = -1 + ((_by_zero() if not _a11 else _t85 // _a11 if not _t85 % _a11 else ((_z := 1) and _F(_t85, _a11))) if _t86 else 1)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = (_t3*_t84)
+        _t88 = (_t19*_t87)
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t25*_t86)
+        _t89 = (_t3*_t85)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = ((((_by_zero() if not _t88 else _t87 // _t88 if not _t87 % _t88 else ((_z := 1) and _F(_t87, _t88))) if _t85 else (_by_zero() if not _t11 else _t87 // _t11 if not _t87 % _t11 else ((_z := 1) and _F(_t87, _t11)))) if _t0 else ((_by_zero() if not _t88 else _t89 // _t88 if not _t89 % _t88 else ((_z := 1) and _F(_t89, _t88))) if _t85 else (_by_zero() if not _t11 else _t89 // _t11 if not _t89 % _t11 else ((_z := 1) and _F(_t89, _t11))))) if _t59 else _t27) + (((_by_zero() if not _t88 else _n33 // _t88 if not (_n33 := (_t49*_t86)) % _t88 else ((_z := 1) and _F(_n33, _t88))) if _t85 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t30*_t86)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t59 else _t31)
+        _t90 = (_t26*_t87)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
+        _t91 = (_t32*_t87)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (_a0 == _t91) or (_t79 == 1)
+        _t92 = ((((_by_zero() if not _t89 else _t88 // _t89 if not _t88 % _t89 else ((_z := 1) and _F(_t88, _t89))) if _t86 else (_by_zero() if not _t11 else _t88 // _t11 if not _t88 % _t11 else ((_z := 1) and _F(_t88, _t11)))) if _t0 else ((_by_zero() if not _t89 else _t90 // _t89 if not _t90 % _t89 else ((_z := 1) and _F(_t90, _t89))) if _t86 else (_by_zero() if not _t11 else _t90 // _t11 if not _t90 % _t11 else ((_z := 1) and _F(_t90, _t11))))) if _t60 else _t28) + (((_by_zero() if not _t89 else _n33 // _t89 if not (_n33 := (_t91*_a11)) % _t89 else ((_z := 1) and _F(_n33, _t89))) if _t86 else (_by_zero() if not _t3 else _t91 // _t3 if not _t91 % _t3 else ((_z := 1) and _F(_t91, _t3)))) if _t60 else _t33)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = -1 + (_t91 if _t92 else 1)
+        _t93 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_t35*_t93)
+        _t94 = (_a0 == _t93) or (_t80 == 1)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_t11*_t91)
+        _t95 = -1 + (_t93 if _t94 else 1)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t37*_t93)
+        _t96 = (_t37*_t95)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t40*_t93)
+        _t97 = (_t11*_t93)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t43*_t93)
+        _t98 = (_t39*_t95)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t12*_t91)
+        _t99 = (_t42*_t95)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t66 else _t36) + (((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t66 else _t38) + (((_by_zero() if not _t95 else _t97 // _t95 if not _t97 % _t95 else ((_z := 1) and _F(_t97, _t95))) if _t92 else (_by_zero() if not _t11 else _t97 // _t11 if not _t97 % _t11 else ((_z := 1) and _F(_t97, _t11)))) if _t66 else _t41) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t92 else (_by_zero() if not _t12 else _t98 // _t12 if not _t98 % _t12 else ((_z := 1) and _F(_t98, _t12)))) if _t66 else _t44)
+        _t100 = (_t45*_t95)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = _t100 + _t81 + _t83 + _t90
+        _t101 = (_t12*_t93)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
+        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t12 else _t100 // _t12 if not _t100 % _t12 else ((_z := 1) and _F(_t100, _t12)))) if _t67 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11)))) if _t67 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t11 else _t98 // _t11 if not _t98 % _t11 else ((_z := 1) and _F(_t98, _t11)))) if _t67 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t11 else _t99 // _t11 if not _t99 % _t11 else ((_z := 1) and _F(_t99, _t11)))) if _t67 else _t43)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
+        _t103 = _t102 + _t82 + _t84 + _t92
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t34)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
+        _t104 = ((_by_zero() if not _t11 else _n44 // _t11 if not (_n44 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n44, _t11))) if _t0 else (_by_zero() if not _t11 else _n43 // _t11 if not (_n43 := (2*_t25)) % _t11 else ((_z := 1) and _F(_n43, _t11))))
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t42*_t70)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
+        _t105 = (_by_zero() if not _t12 else _n45 // _t12 if not (_n45 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n45, _t12)))
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = _t104 + _t105 + (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t39*_t42)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
+        _t106 = (_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (6*_t36)) % _t11 else ((_z := 1) and _F(_n46, _t11)))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = _t102 + _t103 + _t106
+        _t107 = (_by_zero() if not _t12 else _n47 // _t12 if not (_n47 := (_t44*_t71)) % _t12 else ((_z := 1) and _F(_n47, _t12)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_t53 if _t51 else 0)
+        _t108 = _t106 + _t107 + (_by_zero() if not _t11 else _t44 // _t11 if not _t44 % _t11 else ((_z := 1) and _F(_t44, _t11))) + (_by_zero() if not _t11 else _n49 // _t11 if not (_n49 := (_t41*_t44)) % _t11 else ((_z := 1) and _F(_n49, _t11)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t56 if _t55 else 0) + (_t56 if _t57 else 0)
+        _t109 = _t104 + _t105 + _t108
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (2*(_t62 if _t59 else 0)) + (_t64 if _t59 else 0)
+        _t110 = (_t54 if _t52 else 0)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t67 if _t66 else 0) + (_t68 if _t66 else 0) + (_t69 if _t66 else 0) + (_t71 if _t66 else 0)
+        _t111 = (_t57 if _t56 else 0) + (_t57 if _t58 else 0)
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t108 + _t109 + _t110 + _t111
+        _t112 = (2*(_t63 if _t60 else 0)) + (_t65 if _t60 else 0)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (((_by_zero() if not _t80 else _t10 // _t80 if not _t10 % _t80 else ((_z := 1) and _F(_t10, _t80))) if _t77 else _t13) if _t51 else 0)
+        _t113 = (_t68 if _t67 else 0) + (_t69 if _t67 else 0) + (_t70 if _t67 else 0) + (_t72 if _t67 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_t82 if _t55 else 0) + (_t82 if _t57 else 0)
+        _t114 = _t110 + _t111 + _t112 + _t113
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = ((((_by_zero() if not _t88 else _t19 // _t88 if not _t19 % _t88 else ((_z := 1) and _F(_t19, _t88))) if _t85 else _t20) if _t0 else ((_by_zero() if not _t88 else _t25 // _t88 if not _t25 % _t88 else ((_z := 1) and _F(_t25, _t88))) if _t85 else _t26)) if _t59 else 0) + (((_by_zero() if not _t88 else _t49 // _t88 if not _t49 % _t88 else ((_z := 1) and _F(_t49, _t88))) if _t85 else _t31) if _t59 else 0)
+        _t115 = (((_by_zero() if not _t81 else _t10 // _t81 if not _t10 % _t81 else ((_z := 1) and _F(_t10, _t81))) if _t78 else _t13) if _t52 else 0)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (((_by_zero() if not _t95 else _t35 // _t95 if not _t35 % _t95 else ((_z := 1) and _F(_t35, _t95))) if _t92 else _t36) if _t66 else 0) + (((_by_zero() if not _t95 else _t37 // _t95 if not _t37 % _t95 else ((_z := 1) and _F(_t37, _t95))) if _t92 else _t38) if _t66 else 0) + (((_by_zero() if not _t95 else _t40 // _t95 if not _t40 % _t95 else ((_z := 1) and _F(_t40, _t95))) if _t92 else _t41) if _t66 else 0) + (((_by_zero() if not _t99 else _t43 // _t99 if not _t43 % _t99 else ((_z := 1) and _F(_t43, _t99))) if _t92 else _t44) if _t66 else 0)
+        _t116 = (_t83 if _t56 else 0) + (_t83 if _t58 else 0)
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = _t113 + _t114 + _t115 + _t116
+        _t117 = ((((_by_zero() if not _t89 else _t19 // _t89 if not _t19 % _t89 else ((_z := 1) and _F(_t19, _t89))) if _t86 else _t20) if _t0 else ((_by_zero() if not _t89 else _t26 // _t89 if not _t26 % _t89 else ((_z := 1) and _F(_t26, _t89))) if _t86 else _t27)) if _t60 else 0) + (((_by_zero() if not _t89 else _n53 // _t89 if not (_n53 := (_t32*_a11)) % _t89 else ((_z := 1) and _F(_n53, _t89))) if _t86 else _t33) if _t60 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (_t3*_a8)
+        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t67 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t67 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t67 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t67 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_by_zero() if not _t118 else _t2 // _t118 if not _t2 % _t118 else ((_z := 1) and _F(_t2, _t118)))
+        _t119 = _t115 + _t116 + _t117 + _t118
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t52)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
+        _t120 = (_t3*_a8)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
+        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_t60*_a11)
+        _t122 = (_by_zero() if not _a9 else _n59 // _a9 if not (_n59 := (2*_t53)) % _a9 else ((_z := 1) and _F(_n59, _a9)))
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = ((_by_zero() if not _t122 else _a2 // _t122 if not _a2 % _t122 else ((_z := 1) and _F(_a2, _t122))) if _t0 else (_by_zero() if not _t122 else _t23 // _t122 if not _t23 % _t122 else ((_z := 1) and _F(_t23, _t122))))
+        _t123 = (_by_zero() if not (_d60 := (_a6*_a8*_a11)) else _t2 // _d60 if not _t2 % _d60 else ((_z := 1) and _F(_t2, _d60)))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
+        _t124 = (_t61*_a11)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
-    return (_t46, _t46, _t10 + _t35 + _t43 + (4*_t42) + (_t2*_t47*_t48) + (_t19 if _t0 else (_t25 if _t0 else _t19)) + (_t49 if _t0 else (_by_zero() if not _t23 else _n65 // _t23 if not (_n65 := (_t49*_a2)) % _t23 else ((_z := 1) and _F(_n65, _t23)))), _t73, _t101, _t107, _t112, _t117, _t73, _t101, _t107, _t112, _t117, (_by_zero() if not _a8 else _t47 // _a8 if not _t47 % _a8 else _t47 / _a8), _t12, _a11, _t119, _t120, _t105, _a11, _t119, _t120, _t105, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, _a5, _t121, _t120, _t103, 2, _t119, _a8, _t82, 2, _t119, _a8, _t82, _a11, _t119, _a8, _t41, _a11, _t119, _a8, _t38, _a11, (_by_zero() if not _t118 else _t1 // _t118 if not _t1 % _t118 else ((_z := 1) and _F(_t1, _t118))), (3*_a8), _t104, _t3, _t123, _t61, _t124, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a9 else _t63 // _a9 if not _t63 % _a9 else ((_z := 1) and _F(_t63, _a9))), _t31, _t3, _t123, _t61, _t124, _t45, _t72, _t100, _t106, _t111, _t116, _t13, _t54, _t81, _t103, _t108, _t113, _t7, _t58, _t83, _t109, _t114, _t32, _t65, _t90, _t102, _t110, _t115, _z, )
+    try:
+        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t24 // _t124 if not _t24 % _t124 else ((_z := 1) and _F(_t24, _t124))))
+    except _CANNOT as _err:
+        _t125 = _Unusable(_err)
+        _z = 1
+    try:
+        _t126 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))))
+    except _CANNOT as _err:
+        _t126 = _Unusable(_err)
+        _z = 1
+    return (_t48, _t48, _t10 + _t37 + _t45 + (4*_t44) + (_t23*_t31) + (_t2*_t49*_t50) + (_t19 if _t0 else (_t26 if _t0 else _t19)), _t74, _t103, _t109, _t114, _t119, _t74, _t103, _t109, _t114, _t119, (_by_zero() if not _a8 else _t49 // _a8 if not _t49 % _a8 else _t49 / _a8), _t12, _a11, _t121, _t122, _t107, _a11, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a8, _t83, 2, _t121, _a8, _t83, _a11, _t121, _a8, _t43, _a11, _t121, _a8, _t40, _a11, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a8), _t106, _t3, _t125, _t62, _t126, _t3, (_by_zero() if not _a1 else _n67 // _a1 if not (_n67 := (_t29*_a9)) % _a1 else ((_z := 1) and _F(_n67, _a1))), (_by_zero() if not _a9 else _t64 // _a9 if not _t64 % _a9 else ((_z := 1) and _F(_t64, _a9))), _t33, _t3, _t125, _t62, _t126, _t47, _t73, _t102, _t108, _t113, _t118, _t13, _t55, _t82, _t105, _t110, _t115, _t7, _t59, _t84, _t111, _t116, _t34, _t66, _t92, _t104, _t112, _t117, _z, )
 
 
 def _sheet2_11c591a69664(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -22885,133 +22897,135 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t52 = (3*_t51)
         _t53 = (_a6*_a15)
         _t54 = (2*_t53)
-        _t55 = _t53 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
-        _t56 = (_t50*_t55)
-        _t57 = (3*_t56)
-        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
-        _t59 = (0 if _t47 else _a17)
-        _t60 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
-        _t61 = -1 + _t60
-        _t62 = (_t61*_a5)
-        _t63 = (_t59*_t62)
-        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
-        _t65 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t55 // _a20 if not _t55 % _a20 else ((_z := 1) and _F(_t55, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
-        _t66 = (_t49*_t59*_t65)
-        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
-        _t68 = (_t48*_t62)
-        _t69 = (3*_t68)
-        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
-        _t71 = _t58 + _t64 + _t67 + _t70
-        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
-        _t73 = -1 + _a18
-        _t74 = (2*_a20)
-        _t75 = (_t66*_a20)
-        _t76 = (_a9*_a20)
-        _t77 = (_a1 < _t76)
-        _t78 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
-        _t79 = (0 if _t77 else _t78)
-        _t80 = (_a1 < _t15)
-        _t81 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
-        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
-        _t83 = (-1*_t82)
-        _t84 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
-        _t85 = (_t84 == _floor(_t84))
-        _t86 = (_a1 == _t83) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
-        _t87 = _t85 and _t86
-        _t88 = -1 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t87 else 1)
-        _t89 = (4*_t16)
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t80 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
-        _t91 = (_a1 < _t13)
-        _t92 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
-        _t93 = (_a1 < 1 + _t12)
-        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
-        _t95 = (_a1 < _a20)
-        _t96 = (_a17*(-2 + _t74))
-        _t97 = (_t40*_t96)
-        _t98 = (3*_t96)
-        _t99 = (_t36*_t96)
-        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
-        _t101 = (_a1 < _t12)
-        _t102 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
-        _t103 = (_t102*_t48)
-        _t104 = (_t103*_t49)
-        _t105 = (_t59*_a2)
-        _t106 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t105*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
-        _t107 = (_t59*_a3)
-        _t108 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t107*_t61)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
-        _t109 = (_t48*_a3)
-        _t110 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t109*_t61)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
-        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
-        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
-        _t113 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
-        _t114 = _t85 and ((_a1 == _t113) or ((_a10*_a18) == 1))
-        _t115 = (_t11*(-1 + ((_by_zero() if not _a20 else _t113 // _a20 if not _t113 % _a20 else ((_z := 1) and _F(_t113, _a20))) if _t114 else 1)))
-        _t116 = (_t113*_t26)
-        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
-        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
-        _t119 = (_t83*_a18)
-        _t120 = (4*_t23)
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
-        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
-        _t124 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
-        _t125 = (_a1 == _t124) or (_t26 == 1)
-        _t126 = -1 + (_t124 if _t125 else 1)
-        _t127 = (_t126*_t32)
-        _t128 = (_t12*_t124)
-        _t129 = (_t126*_t34)
-        _t130 = (_t126*_t37)
-        _t131 = (_t126*_t43)
-        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
-        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
-        _t134 = _t0 or (_a1 == _t133)
-        _t135 = _t134 and _t85
-        _t136 = -1 + ((_by_zero() if not _a20 else _t133 // _a20 if not _t133 % _a20 else ((_z := 1) and _F(_t133, _a20))) if _t135 else 1)
-        _t137 = (_t136*_t52)
-        _t138 = (_t133*_t3)
-        _t139 = (_t136*_t57)
-        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t141 = _t134 and (_t140 == _floor(_t140))
-        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
-        _t143 = (_t142*_t63)
-        _t144 = (_t133*_t26)
-        _t145 = (_t142*_t69)
-        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a14)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a14)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
-        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
-        _t148 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
-        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
-        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
-        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
-        _t153 = _t148 + _t149 + _t152
-        _t154 = (_t78 if _t77 else 0)
-        _t155 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
-        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t155*_t89)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t80 else 0)
-        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
-        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
-        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
-        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
-        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
-        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
-        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
-        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
-        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a14)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a14)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
-        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
-        _t167 = (_t3*_a17)
-        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
-        _t169 = (_t40*_a17)
-        _t170 = (_by_zero() if not (_d89 := (_t74*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
-        _t171 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
-        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
-        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
-        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t175 = (_t102*_a20)
-        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
-        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
-        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
-        _t179 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
-        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-        return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a14 else _n103 // _a14 if not (_n103 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n103, _a14))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t122, 2, _t168, _a17, _t122, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a18)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a18 else _t105 // _a18 if not _t105 % _a18 else ((_z := 1) and _F(_t105, _a18))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
+        _t55 = _a4 + (-1*_t54) + (-1*_a5)
+        _t56 = _t53 + (_by_zero() if not _a18 else _t55 // _a18 if not _t55 % _a18 else ((_z := 1) and _F(_t55, _a18)))
+        _t57 = (_t50*_t56)
+        _t58 = (3*_t57)
+        _t59 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t60 = (0 if _t47 else _a17)
+        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t62 = -1 + _t61
+        _t63 = (_t62*_a5)
+        _t64 = (_t60*_t63)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t66 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t56 // _a20 if not _t56 % _a20 else ((_z := 1) and _F(_t56, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
+        _t67 = (_t49*_t60)
+        _t68 = (_t66*_t67)
+        _t69 = (_by_zero() if not _t3 else _t68 // _t3 if not _t68 % _t3 else ((_z := 1) and _F(_t68, _t3)))
+        _t70 = (_t48*_t63)
+        _t71 = (3*_t70)
+        _t72 = (_by_zero() if not _t13 else _t71 // _t13 if not _t71 % _t13 else ((_z := 1) and _F(_t71, _t13)))
+        _t73 = _t59 + _t65 + _t69 + _t72
+        _t74 = _t14 + _t29 + _t45 + _t7 + _t73
+        _t75 = -1 + _a18
+        _t76 = (2*_a20)
+        _t77 = (_a9*_a20)
+        _t78 = (_a1 < _t77)
+        _t79 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
+        _t80 = (0 if _t78 else _t79)
+        _t81 = (_a1 < _t15)
+        _t82 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t83 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t84 = (-1*_t83)
+        _t85 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t86 = (_t85 == _floor(_t85))
+        _t87 = (_a1 == _t84) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t88 = _t86 and _t87
+        _t89 = -1 + ((_by_zero() if not _a20 else _t84 // _a20 if not _t84 % _a20 else ((_z := 1) and _F(_t84, _a20))) if _t88 else 1)
+        _t90 = (4*_t16)
+        _t91 = (0 if _t81 else _t82) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t89*_t90)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t81 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t90)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
+        _t92 = (_a1 < _t13)
+        _t93 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t94 = (_a1 < 1 + _t12)
+        _t95 = (0 if _t92 else _t93) + (0 if _t94 else _t93)
+        _t96 = (_a1 < _a20)
+        _t97 = (_a17*(-2 + _t76))
+        _t98 = (_t40*_t97)
+        _t99 = (3*_t97)
+        _t100 = (_t36*_t97)
+        _t101 = (2*(0 if _t96 else _t98)) + (0 if _t96 else _t100) + (0 if _t96 else _t97) + (0 if _t96 else _t99)
+        _t102 = (_a1 < _t12)
+        _t103 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t104 = (_t103*_t48)
+        _t105 = (_t104*_t49)
+        _t106 = (_t60*_a2)
+        _t107 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t106*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
+        _t108 = (_t60*_a3)
+        _t109 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t108*_t62)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
+        _t110 = (_t48*_a3)
+        _t111 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t110*_t62)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
+        _t112 = (2*(0 if _t102 else _t105)) + (0 if _t102 else _t107) + (0 if _t102 else _t109) + (0 if _t102 else _t111)
+        _t113 = _t101 + _t112 + _t80 + _t91 + _t95
+        _t114 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t77 // _a1 if not _t77 % _a1 else ((_z := 1) and _F(_t77, _a1))))))
+        _t115 = _t86 and ((_a1 == _t114) or ((_a10*_a18) == 1))
+        _t116 = (_t11*(-1 + ((_by_zero() if not _a20 else _t114 // _a20 if not _t114 % _a20 else ((_z := 1) and _F(_t114, _a20))) if _t115 else 1)))
+        _t117 = (_t114*_t26)
+        _t118 = (((_by_zero() if not _t117 else _t116 // _t117 if not _t116 % _t117 else ((_z := 1) and _F(_t116, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t78 else _t14)
+        _t119 = (_t19*(-1 + (_t84 if _t87 else 1)))
+        _t120 = (_t84*_a18)
+        _t121 = (4*_t23)
+        _t122 = (((_by_zero() if not _t120 else _t119 // _t120 if not _t119 % _t120 else ((_z := 1) and _F(_t119, _t120))) if _t87 else (_by_zero() if not _a18 else _t119 // _a18 if not _t119 % _a18 else ((_z := 1) and _F(_t119, _a18)))) if _t81 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t121*_t89)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t81 else _t28)
+        _t123 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
+        _t124 = (0 if _t92 else _t123) + (0 if _t94 else _t123)
+        _t125 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t126 = (_a1 == _t125) or (_t26 == 1)
+        _t127 = -1 + (_t125 if _t126 else 1)
+        _t128 = (_t127*_t32)
+        _t129 = (_t12*_t125)
+        _t130 = (_t127*_t34)
+        _t131 = (_t127*_t37)
+        _t132 = (_t127*_t43)
+        _t133 = (((_by_zero() if not _t129 else _t128 // _t129 if not _t128 % _t129 else ((_z := 1) and _F(_t128, _t129))) if _t126 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t96 else _t33) + (((_by_zero() if not _t129 else _t130 // _t129 if not _t130 % _t129 else ((_z := 1) and _F(_t130, _t129))) if _t126 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t96 else _t35) + (((_by_zero() if not _t129 else _t131 // _t129 if not _t131 % _t129 else ((_z := 1) and _F(_t131, _t129))) if _t126 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t96 else _t38) + (((_by_zero() if not _t129 else _t132 // _t129 if not _t132 % _t129 else ((_z := 1) and _F(_t132, _t129))) if _t126 else (_by_zero() if not _t12 else _t132 // _t12 if not _t132 % _t12 else ((_z := 1) and _F(_t132, _t12)))) if _t96 else _t44)
+        _t134 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t135 = _t0 or (_a1 == _t134)
+        _t136 = _t135 and _t86
+        _t137 = -1 + ((_by_zero() if not _a20 else _t134 // _a20 if not _t134 % _a20 else ((_z := 1) and _F(_t134, _a20))) if _t136 else 1)
+        _t138 = (_t137*_t52)
+        _t139 = (_t134*_t3)
+        _t140 = (_t137*_t58)
+        _t141 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t142 = _t135 and (_t141 == _floor(_t141))
+        _t143 = -1 + ((_by_zero() if not _t15 else _t134 // _t15 if not _t134 % _t15 else ((_z := 1) and _F(_t134, _t15))) if _t142 else 1)
+        _t144 = (_t143*_t64)
+        _t145 = (_t134*_t26)
+        _t146 = (_t137*_t68)
+        _t147 = (_t143*_t71)
+        _t148 = ((((_by_zero() if not _t139 else _t138 // _t139 if not _t138 % _t139 else ((_z := 1) and _F(_t138, _t139))) if _t0 else (_by_zero() if not _t139 else _t140 // _t139 if not _t140 % _t139 else ((_z := 1) and _F(_t140, _t139)))) if _t136 else ((_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))) if _t0 else (_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))))) if _t102 else _t59) + (((_by_zero() if not _t145 else _n61 // _t145 if not (_n61 := (_t144*_a14)) % _t145 else ((_z := 1) and _F(_n61, _t145))) if _t142 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t102 else _t65) + (((_by_zero() if not _t139 else _n63 // _t139 if not (_n63 := (_t146*_a20)) % _t139 else ((_z := 1) and _F(_n63, _t139))) if _t136 else (_by_zero() if not _t3 else _t146 // _t3 if not _t146 % _t3 else ((_z := 1) and _F(_t146, _t3)))) if _t102 else _t69) + (((_by_zero() if not _t145 else _n65 // _t145 if not (_n65 := (_t147*_a14)) % _t145 else ((_z := 1) and _F(_n65, _t145))) if _t142 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t102 else _t72)
+        _t149 = _t118 + _t122 + _t124 + _t133 + _t148
+        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t151 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t57)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t70)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t152 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t155 = _t150 + _t151 + _t154
+        _t156 = (_t79 if _t78 else 0)
+        _t157 = _a14 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t88 else -1)
+        _t158 = (_t82 if _t81 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t157*_t90)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t81 else 0)
+        _t159 = (_t93 if _t92 else 0) + (_t93 if _t94 else 0)
+        _t160 = (2*(_t98 if _t96 else 0)) + (_t100 if _t96 else 0) + (_t97 if _t96 else 0) + (_t99 if _t96 else 0)
+        _t161 = (2*(_t105 if _t102 else 0)) + (_t107 if _t102 else 0) + (_t109 if _t102 else 0) + (_t111 if _t102 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t163 = (((_by_zero() if not _t117 else _t11 // _t117 if not _t11 % _t117 else ((_z := 1) and _F(_t11, _t117))) if _t115 else _t14) if _t78 else 0)
+        _t164 = (((_by_zero() if not _t120 else _t19 // _t120 if not _t19 % _t120 else ((_z := 1) and _F(_t19, _t120))) if _t87 else _t20) if _t81 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t121*_t157)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t81 else 0)
+        _t165 = (_t123 if _t92 else 0) + (_t123 if _t94 else 0)
+        _t166 = (((_by_zero() if not _t129 else _t32 // _t129 if not _t32 % _t129 else ((_z := 1) and _F(_t32, _t129))) if _t126 else _t33) if _t96 else 0) + (((_by_zero() if not _t129 else _t34 // _t129 if not _t34 % _t129 else ((_z := 1) and _F(_t34, _t129))) if _t126 else _t35) if _t96 else 0) + (((_by_zero() if not _t129 else _t37 // _t129 if not _t37 % _t129 else ((_z := 1) and _F(_t37, _t129))) if _t126 else _t38) if _t96 else 0) + (((_by_zero() if not _t129 else _t43 // _t129 if not _t43 % _t129 else ((_z := 1) and _F(_t43, _t129))) if _t126 else _t44) if _t96 else 0)
+        _t167 = ((((_by_zero() if not _t139 else _t52 // _t139 if not _t52 % _t139 else ((_z := 1) and _F(_t52, _t139))) if _t0 else (_by_zero() if not _t139 else _t58 // _t139 if not _t58 % _t139 else ((_z := 1) and _F(_t58, _t139)))) if _t136 else _t59) if _t102 else 0) + (((_by_zero() if not _t145 else _n85 // _t145 if not (_n85 := (_t64*_a14)) % _t145 else ((_z := 1) and _F(_n85, _t145))) if _t142 else _t65) if _t102 else 0) + (((_by_zero() if not _t139 else _n86 // _t139 if not (_n86 := (_t68*_a20)) % _t139 else ((_z := 1) and _F(_n86, _t139))) if _t136 else _t69) if _t102 else 0) + (((_by_zero() if not _t145 else _n87 // _t145 if not (_n87 := (_t71*_a14)) % _t145 else ((_z := 1) and _F(_n87, _t145))) if _t142 else _t72) if _t102 else 0)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t169 = (_t3*_a17)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t171 = (_t40*_a17)
+        _t172 = (_by_zero() if not (_d89 := (_t76*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
+        _t173 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t177 = (_t103*_a20)
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t56 // _t177 if not _t56 % _t177 else ((_z := 1) and _F(_t56, _t177))))
+        _t179 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t180 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t181 = (_by_zero() if not _a18 else _t110 // _a18 if not _t110 % _a18 else ((_z := 1) and _F(_t110, _a18)))
+        _t182 = (_by_zero() if not _t13 else _t70 // _t13 if not _t70 % _t13 else ((_z := 1) and _F(_t70, _t13)))
+        return (_t74, _t74, _t11 + _t32 + _t42 + _t64 + _t71 + (_t12*_t19) + (_t43*_a18) + (_t55*_t67) + (_t2*_t75*_t76) + (_t52 if _t0 else ((_by_zero() if not _t56 else _n101 // _t56 if not (_n101 := (3*_t50*(_t46**2))) % _t56 else ((_z := 1) and _F(_n101, _t56))) if _t0 else _t52)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t113, _t149, _t155, _t162, _t168, _t113, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t75 // _a17 if not _t75 % _a17 else _t75 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t123, 2, _t170, _a17, _t123, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t104, _t179, _t3, (_by_zero() if not _a2 else _n106 // _a2 if not (_n106 := (_t66*_a18)) % _a2 else ((_z := 1) and _F(_n106, _a2))), (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18))), _t69, _t3, _t178, _t104, _t179, _t61, _t180, _t181, _t182, _t61, _t180, (_by_zero() if not _a18 else _t108 // _a18 if not _t108 % _a18 else ((_z := 1) and _F(_t108, _a18))), _t65, _t61, _t180, _t181, _t182, _t45, _t101, _t133, _t154, _t160, _t166, _t14, _t80, _t118, _t150, _t156, _t163, _t29, _t91, _t122, _t158, _t164, _t7, _t95, _t124, _t159, _t165, _t73, _t112, _t148, _t151, _t161, _t167, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -23291,636 +23305,646 @@ def _sheet2_68daeaafbac0(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = _t53 + (_by_zero() if not _a18 else _n11 // _a18 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a18 else ((_z := 1) and _F(_n11, _a18)))
+        _t55 = _a4 + (-1*_t54) + (-1*_a5)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t50*_t55)
+        _t56 = _t53 + (_by_zero() if not _a18 else _t55 // _a18 if not _t55 % _a18 else ((_z := 1) and _F(_t55, _a18)))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (3*_t56)
+        _t57 = (_t50*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t58 = (3*_t57)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (0 if _t47 else _a17)
+        _t59 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
+        _t60 = (0 if _t47 else _a17)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = -1 + _t60
+        _t61 = (_by_zero() if not _a14 else _t3 // _a14 if not _t3 % _a14 else ((_z := 1) and _F(_t3, _a14)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t61*_a5)
+        _t62 = -1 + _t61
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t59*_t62)
+        _t63 = (_t62*_a5)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
+        _t64 = (_t60*_t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t55 // _a20 if not _t55 % _a20 else ((_z := 1) and _F(_t55, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t49*_t59*_t65)
+        _t66 = ((_by_zero() if not _a20 else _t46 // _a20 if not _t46 % _a20 else ((_z := 1) and _F(_t46, _a20))) if _t0 else (_by_zero() if not _a20 else _t56 // _a20 if not _t56 % _a20 else ((_z := 1) and _F(_t56, _a20)))) + ((_by_zero() if not _a20 else _n19 // _a20 if not (_n19 := (-1*_t54)) % _a20 else ((_z := 1) and _F(_n19, _a20))) if _t0 else (_by_zero() if not _a20 else _n18 // _a20 if not (_n18 := (-1*_t53)) % _a20 else ((_z := 1) and _F(_n18, _a20))))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
+        _t67 = (_t49*_t60)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t48*_t62)
+        _t68 = (_t66*_t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (3*_t68)
+        _t69 = (_by_zero() if not _t3 else _t68 // _t3 if not _t68 % _t3 else ((_z := 1) and _F(_t68, _t3)))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
+        _t70 = (_t48*_t63)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = _t58 + _t64 + _t67 + _t70
+        _t71 = (3*_t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
+        _t72 = (_by_zero() if not _t13 else _t71 // _t13 if not _t71 % _t13 else ((_z := 1) and _F(_t71, _t13)))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = -1 + _a18
+        _t73 = _t59 + _t65 + _t69 + _t72
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (2*_a20)
+        _t74 = _t14 + _t29 + _t45 + _t7 + _t73
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t66*_a20)
+        _t75 = -1 + _a18
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_a9*_a20)
+        _t76 = (2*_a20)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_a1 < _t76)
+        _t77 = (_a9*_a20)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
+        _t78 = (_a1 < _t77)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (0 if _t77 else _t78)
+        _t79 = (_by_zero() if not _a18 else _n22 // _a18 if not (_n22 := (6*_t8*_a17)) % _a18 else ((_z := 1) and _F(_n22, _a18)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a1 < _t15)
+        _t80 = (0 if _t78 else _t79)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
+        _t81 = (_a1 < _t15)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
+        _t82 = (_by_zero() if not _a18 else _t17 // _a18 if not _t17 % _a18 else ((_z := 1) and _F(_t17, _a18)))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (-1*_t82)
+        _t83 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a14*_a20)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
+        _t84 = (-1*_t83)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t84 == _floor(_t84))
+        _t85 = (_by_zero() if not _a20 else _a1 // _a20 if not _a1 % _a20 else ((_z := 1) and _F(_a1, _a20)))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_a1 == _t83) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
+        _t86 = (_t85 == _floor(_t85))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = _t85 and _t86
+        _t87 = (_a1 == _t84) or ((_by_zero() if not _a14 else _t26 // _a14 if not _t26 % _a14 else ((_z := 1) and _F(_t26, _a14))) == 1)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = -1 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t87 else 1)
+        _t88 = _t86 and _t87
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (4*_t16)
+        _t89 = -1 + ((_by_zero() if not _a20 else _t84 // _a20 if not _t84 % _a20 else ((_z := 1) and _F(_t84, _a20))) if _t88 else 1)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t88*_t89)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t80 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t89)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
+        _t90 = (4*_t16)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_a1 < _t13)
+        _t91 = (0 if _t81 else _t82) + ((_by_zero() if not _a18 else _n29 // _a18 if not (_n29 := (_t89*_t90)) % _a18 else ((_z := 1) and _F(_n29, _a18))) if _t81 else (_by_zero() if not _a18 else _n28 // _a18 if not (_n28 := (_t21*_t90)) % _a18 else ((_z := 1) and _F(_n28, _a18))))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
+        _t92 = (_a1 < _t13)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_a1 < 1 + _t12)
+        _t93 = (0 if _t0 else ((_a17 // 2 if not _a17 % 2 else ((_z := 1) and _F(_a17, 2))) if _t5 else _a17))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
+        _t94 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_a1 < _a20)
+        _t95 = (0 if _t92 else _t93) + (0 if _t94 else _t93)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_a17*(-2 + _t74))
+        _t96 = (_a1 < _a20)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t40*_t96)
+        _t97 = (_a17*(-2 + _t76))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (3*_t96)
+        _t98 = (_t40*_t97)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t36*_t96)
+        _t99 = (3*_t97)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
+        _t100 = (_t36*_t97)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_a1 < _t12)
+        _t101 = (2*(0 if _t96 else _t98)) + (0 if _t96 else _t100) + (0 if _t96 else _t97) + (0 if _t96 else _t99)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
+        _t102 = (_a1 < _t12)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t102*_t48)
+        _t103 = 1 + (_by_zero() if not _a18 else _a2 // _a18 if not _a2 % _a18 else ((_z := 1) and _F(_a2, _a18)))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t103*_t49)
+        _t104 = (_t103*_t48)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t59*_a2)
+        _t105 = (_t104*_t49)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t105*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
+        _t106 = (_t60*_a2)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t59*_a3)
+        _t107 = (_by_zero() if not _a18 else _n32 // _a18 if not (_n32 := (_t106*_t49)) % _a18 else ((_z := 1) and _F(_n32, _a18)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t107*_t61)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
+        _t108 = (_t60*_a3)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t48*_a3)
+        _t109 = (_by_zero() if not _a18 else _n33 // _a18 if not (_n33 := (_t108*_t62)) % _a18 else ((_z := 1) and _F(_n33, _a18)))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t109*_t61)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
+        _t110 = (_t48*_a3)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
+        _t111 = (_by_zero() if not _a18 else _n34 // _a18 if not (_n34 := (2*_t110*_t62)) % _a18 else ((_z := 1) and _F(_n34, _a18)))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
+        _t112 = (2*(0 if _t102 else _t105)) + (0 if _t102 else _t107) + (0 if _t102 else _t109) + (0 if _t102 else _t111)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
+        _t113 = _t101 + _t112 + _t80 + _t91 + _t95
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = _t85 and ((_a1 == _t113) or ((_a10*_a18) == 1))
+        _t114 = (_a9*_a20) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t77 // _a1 if not _t77 % _a1 else ((_z := 1) and _F(_t77, _a1))))))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_t11*(-1 + ((_by_zero() if not _a20 else _t113 // _a20 if not _t113 % _a20 else ((_z := 1) and _F(_t113, _a20))) if _t114 else 1)))
+        _t115 = _t86 and ((_a1 == _t114) or ((_a10*_a18) == 1))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t113*_t26)
+        _t116 = (_t11*(-1 + ((_by_zero() if not _a20 else _t114 // _a20 if not _t114 % _a20 else ((_z := 1) and _F(_t114, _a20))) if _t115 else 1)))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
+        _t117 = (_t114*_t26)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
+        _t118 = (((_by_zero() if not _t117 else _t116 // _t117 if not _t116 % _t117 else ((_z := 1) and _F(_t116, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t78 else _t14)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_t83*_a18)
+        _t119 = (_t19*(-1 + (_t84 if _t87 else 1)))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (4*_t23)
+        _t120 = (_t84*_a18)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a18 else _t118 // _a18 if not _t118 % _a18 else ((_z := 1) and _F(_t118, _a18)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
+        _t121 = (4*_t23)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
+        _t122 = (((_by_zero() if not _t120 else _t119 // _t120 if not _t119 % _t120 else ((_z := 1) and _F(_t119, _t120))) if _t87 else (_by_zero() if not _a18 else _t119 // _a18 if not _t119 % _a18 else ((_z := 1) and _F(_t119, _a18)))) if _t81 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t121*_t89)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t81 else _t28)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
+        _t123 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
+        _t124 = (0 if _t92 else _t123) + (0 if _t94 else _t123)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_a1 == _t124) or (_t26 == 1)
+        _t125 = _a20 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a20 // _a1 if not _a20 % _a1 else ((_z := 1) and _F(_a20, _a1))))))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = -1 + (_t124 if _t125 else 1)
+        _t126 = (_a1 == _t125) or (_t26 == 1)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (_t126*_t32)
+        _t127 = -1 + (_t125 if _t126 else 1)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = (_t12*_t124)
+        _t128 = (_t127*_t32)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_t126*_t34)
+        _t129 = (_t12*_t125)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_t126*_t37)
+        _t130 = (_t127*_t34)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = (_t126*_t43)
+        _t131 = (_t127*_t37)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
+        _t132 = (_t127*_t43)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
+        _t133 = (((_by_zero() if not _t129 else _t128 // _t129 if not _t128 % _t129 else ((_z := 1) and _F(_t128, _t129))) if _t126 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t96 else _t33) + (((_by_zero() if not _t129 else _t130 // _t129 if not _t130 % _t129 else ((_z := 1) and _F(_t130, _t129))) if _t126 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t96 else _t35) + (((_by_zero() if not _t129 else _t131 // _t129 if not _t131 % _t129 else ((_z := 1) and _F(_t131, _t129))) if _t126 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t96 else _t38) + (((_by_zero() if not _t129 else _t132 // _t129 if not _t132 % _t129 else ((_z := 1) and _F(_t132, _t129))) if _t126 else (_by_zero() if not _t12 else _t132 // _t12 if not _t132 % _t12 else ((_z := 1) and _F(_t132, _t12)))) if _t96 else _t44)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = _t0 or (_a1 == _t133)
+        _t134 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a9*_a10*_a20)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = _t134 and _t85
+        _t135 = _t0 or (_a1 == _t134)
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = -1 + ((_by_zero() if not _a20 else _t133 // _a20 if not _t133 % _a20 else ((_z := 1) and _F(_t133, _a20))) if _t135 else 1)
+        _t136 = _t135 and _t86
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t136*_t52)
+        _t137 = -1 + ((_by_zero() if not _a20 else _t134 // _a20 if not _t134 % _a20 else ((_z := 1) and _F(_t134, _a20))) if _t136 else 1)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = (_t133*_t3)
+        _t138 = (_t137*_t52)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t136*_t57)
+        _t139 = (_t134*_t3)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t140 = (_t137*_t58)
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = _t134 and (_t140 == _floor(_t140))
+        _t141 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
+        _t142 = _t135 and (_t141 == _floor(_t141))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = (_t142*_t63)
+        _t143 = -1 + ((_by_zero() if not _t15 else _t134 // _t15 if not _t134 % _t15 else ((_z := 1) and _F(_t134, _t15))) if _t142 else 1)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (_t133*_t26)
+        _t144 = (_t143*_t64)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (_t142*_t69)
+        _t145 = (_t134*_t26)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a14)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a14)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
+        _t146 = (_t137*_t68)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
+        _t147 = (_t143*_t71)
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
+        _t148 = ((((_by_zero() if not _t139 else _t138 // _t139 if not _t138 % _t139 else ((_z := 1) and _F(_t138, _t139))) if _t0 else (_by_zero() if not _t139 else _t140 // _t139 if not _t140 % _t139 else ((_z := 1) and _F(_t140, _t139)))) if _t136 else ((_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))) if _t0 else (_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))))) if _t102 else _t59) + (((_by_zero() if not _t145 else _n61 // _t145 if not (_n61 := (_t144*_a14)) % _t145 else ((_z := 1) and _F(_n61, _t145))) if _t142 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t102 else _t65) + (((_by_zero() if not _t139 else _n63 // _t139 if not (_n63 := (_t146*_a20)) % _t139 else ((_z := 1) and _F(_n63, _t139))) if _t136 else (_by_zero() if not _t3 else _t146 // _t3 if not _t146 % _t3 else ((_z := 1) and _F(_t146, _t3)))) if _t102 else _t69) + (((_by_zero() if not _t145 else _n65 // _t145 if not (_n65 := (_t147*_a14)) % _t145 else ((_z := 1) and _F(_n65, _t145))) if _t142 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t102 else _t72)
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t149 = _t118 + _t122 + _t124 + _t133 + _t148
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t150 = (_by_zero() if not _t13 else _t10 // _t13 if not _t10 % _t13 else ((_z := 1) and _F(_t10, _t13)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t151 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t57)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t70)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t152 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = _t148 + _t149 + _t152
+        _t153 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = (_t78 if _t77 else 0)
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = _a14 + ((_by_zero() if not _a20 else _t82 // _a20 if not _t82 % _a20 else ((_z := 1) and _F(_t82, _a20))) if _t87 else -1)
+        _t155 = _t150 + _t151 + _t154
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t155*_t89)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t80 else 0)
+        _t156 = (_t79 if _t78 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t157 = _a14 + ((_by_zero() if not _a20 else _t83 // _a20 if not _t83 % _a20 else ((_z := 1) and _F(_t83, _a20))) if _t88 else -1)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t158 = (_t82 if _t81 else 0) + ((_by_zero() if not _a18 else _n75 // _a18 if not (_n75 := (_t157*_t90)) % _a18 else ((_z := 1) and _F(_n75, _a18))) if _t81 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t159 = (_t93 if _t92 else 0) + (_t93 if _t94 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t160 = (2*(_t98 if _t96 else 0)) + (_t100 if _t96 else 0) + (_t97 if _t96 else 0) + (_t99 if _t96 else 0)
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t161 = (2*(_t105 if _t102 else 0)) + (_t107 if _t102 else 0) + (_t109 if _t102 else 0) + (_t111 if _t102 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t163 = (((_by_zero() if not _t117 else _t11 // _t117 if not _t11 % _t117 else ((_z := 1) and _F(_t11, _t117))) if _t115 else _t14) if _t78 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t164 = (((_by_zero() if not _t120 else _t19 // _t120 if not _t19 % _t120 else ((_z := 1) and _F(_t19, _t120))) if _t87 else _t20) if _t81 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t121*_t157)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t81 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a14)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a14)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
+        _t165 = (_t123 if _t92 else 0) + (_t123 if _t94 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t166 = (((_by_zero() if not _t129 else _t32 // _t129 if not _t32 % _t129 else ((_z := 1) and _F(_t32, _t129))) if _t126 else _t33) if _t96 else 0) + (((_by_zero() if not _t129 else _t34 // _t129 if not _t34 % _t129 else ((_z := 1) and _F(_t34, _t129))) if _t126 else _t35) if _t96 else 0) + (((_by_zero() if not _t129 else _t37 // _t129 if not _t37 % _t129 else ((_z := 1) and _F(_t37, _t129))) if _t126 else _t38) if _t96 else 0) + (((_by_zero() if not _t129 else _t43 // _t129 if not _t43 % _t129 else ((_z := 1) and _F(_t43, _t129))) if _t126 else _t44) if _t96 else 0)
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = (_t3*_a17)
+        _t167 = ((((_by_zero() if not _t139 else _t52 // _t139 if not _t52 % _t139 else ((_z := 1) and _F(_t52, _t139))) if _t0 else (_by_zero() if not _t139 else _t58 // _t139 if not _t58 % _t139 else ((_z := 1) and _F(_t58, _t139)))) if _t136 else _t59) if _t102 else 0) + (((_by_zero() if not _t145 else _n85 // _t145 if not (_n85 := (_t64*_a14)) % _t145 else ((_z := 1) and _F(_n85, _t145))) if _t142 else _t65) if _t102 else 0) + (((_by_zero() if not _t139 else _n86 // _t139 if not (_n86 := (_t68*_a20)) % _t139 else ((_z := 1) and _F(_n86, _t139))) if _t136 else _t69) if _t102 else 0) + (((_by_zero() if not _t145 else _n87 // _t145 if not (_n87 := (_t71*_a14)) % _t145 else ((_z := 1) and _F(_n87, _t145))) if _t142 else _t72) if _t102 else 0)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_t40*_a17)
+        _t169 = (_t3*_a17)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_by_zero() if not (_d89 := (_t74*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
+        _t171 = (_t40*_a17)
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t172 = (_by_zero() if not (_d89 := (_t76*_a10*_a17)) else _t9 // _d89 if not _t9 % _d89 else ((_z := 1) and _F(_t9, _d89)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
+        _t173 = (_by_zero() if not _a18 else _n90 // _a18 if not (_n90 := (_t39*_a17)) % _a18 else ((_z := 1) and _F(_n90, _a18)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_t102*_a20)
+        _t175 = (_by_zero() if not _a18 else _t16 // _a18 if not _t16 % _a18 else ((_z := 1) and _F(_t16, _a18)))
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
+        _t177 = (_t103*_a20)
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t56 // _t177 if not _t56 % _t177 else ((_z := 1) and _F(_t56, _t177))))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = (_by_zero() if not _a18 else _t109 // _a18 if not _t109 % _a18 else ((_z := 1) and _F(_t109, _a18)))
+        _t179 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
     try:
-        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        _t180 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
         _z = 1
-    return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a18) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a14 else _n103 // _a14 if not (_n103 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n103, _a14))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a17 else _t73 // _a17 if not _t73 % _a17 else _t73 / _a17), _t13, _a20, _t168, _t169, _t151, _a20, _t168, _t169, _t151, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a9, _t170, _t171, _t148, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _a14, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t168, _a17, _t122, 2, _t168, _a17, _t122, _a20, _t168, _a17, _t38, _a20, _t168, _a17, _t35, _a20, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a17), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a18)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a18 else _t105 // _a18 if not _t105 % _a18 else ((_z := 1) and _F(_t105, _a18))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a18 else _t107 // _a18 if not _t107 % _a18 else ((_z := 1) and _F(_t107, _a18))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
+    try:
+        _t181 = (_by_zero() if not _a18 else _t110 // _a18 if not _t110 % _a18 else ((_z := 1) and _F(_t110, _a18)))
+    except _CANNOT as _err:
+        _t181 = _Unusable(_err)
+        _z = 1
+    try:
+        _t182 = (_by_zero() if not _t13 else _t70 // _t13 if not _t70 % _t13 else ((_z := 1) and _F(_t70, _t13)))
+    except _CANNOT as _err:
+        _t182 = _Unusable(_err)
+        _z = 1
+    return (_t74, _t74, _t11 + _t32 + _t42 + _t64 + _t71 + (_t12*_t19) + (_t43*_a18) + (_t55*_t67) + (_t2*_t75*_t76) + (_t52 if _t0 else ((_by_zero() if not _t56 else _n101 // _t56 if not (_n101 := (3*_t50*(_t46**2))) % _t56 else ((_z := 1) and _F(_n101, _t56))) if _t0 else _t52)) + (_by_zero() if not _a14 else _n102 // _a14 if not (_n102 := (_t25*_a20)) % _a14 else ((_z := 1) and _F(_n102, _a14))), _t113, _t149, _t155, _t162, _t168, _t113, _t149, _t155, _t162, _t168, (_by_zero() if not _a17 else _t75 // _a17 if not _t75 % _a17 else _t75 / _a17), _t13, _a20, _t170, _t171, _t153, _a20, _t170, _t171, _t153, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a9, _t172, _t173, _t150, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _a14, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a18 else _t18 // _a18 if not _t18 % _a18 else ((_z := 1) and _F(_t18, _a18))), 2, _t170, _a17, _t123, 2, _t170, _a17, _t123, _a20, _t170, _a17, _t38, _a20, _t170, _a17, _t35, _a20, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a17), _t152, _t3, _t178, _t104, _t179, _t3, (_by_zero() if not _a2 else _n106 // _a2 if not (_n106 := (_t66*_a18)) % _a2 else ((_z := 1) and _F(_n106, _a2))), (_by_zero() if not _a18 else _t106 // _a18 if not _t106 % _a18 else ((_z := 1) and _F(_t106, _a18))), _t69, _t3, _t178, _t104, _t179, _t61, _t180, _t181, _t182, _t61, _t180, (_by_zero() if not _a18 else _t108 // _a18 if not _t108 % _a18 else ((_z := 1) and _F(_t108, _a18))), _t65, _t61, _t180, _t181, _t182, _t45, _t101, _t133, _t154, _t160, _t166, _t14, _t80, _t118, _t150, _t156, _t163, _t29, _t91, _t122, _t158, _t164, _t7, _t95, _t124, _t159, _t165, _t73, _t112, _t148, _t151, _t161, _t167, _z, )
 
 
 def _sheet2_69f719616140(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -27525,109 +27549,111 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t22 = (_by_zero() if not _t13 else _t21 // _t13 if not _t21 % _t13 else ((_z := 1) and _F(_t21, _t13)))
         _t23 = (_a3*_a7)
         _t24 = (-2*_t23)
-        _t25 = _t23 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _t24 + _a2) % _a10 else ((_z := 1) and _F(_n4, _a10)))
-        _t26 = (_t19*_t25)
-        _t27 = (3*_t26)
-        _t28 = (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13)))
-        _t29 = (_t22 if _t0 else _t28)
-        _t30 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t25 // _a12 if not _t25 % _a12 else ((_z := 1) and _F(_t25, _a12))))
-        _t31 = (0 if _t16 else _a9)
-        _t32 = (_t18*_t30*_t31)
-        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
-        _t34 = _t29 + _t33
-        _t35 = -1 + _a12
-        _t36 = (_t1*_t35)
-        _t37 = (12*_t36)
-        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
-        _t39 = (_t35*_t6)
+        _t25 = _t24 + _a2
+        _t26 = _t23 + (_by_zero() if not _a10 else _t25 // _a10 if not _t25 % _a10 else ((_z := 1) and _F(_t25, _a10)))
+        _t27 = (_t19*_t26)
+        _t28 = (3*_t27)
+        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
+        _t30 = (_t22 if _t0 else _t29)
+        _t31 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t26 // _a12 if not _t26 % _a12 else ((_z := 1) and _F(_t26, _a12))))
+        _t32 = (0 if _t16 else _a9)
+        _t33 = (_t18*_t32)
+        _t34 = (_t31*_t33)
+        _t35 = (_by_zero() if not _t3 else _t34 // _t3 if not _t34 % _t3 else ((_z := 1) and _F(_t34, _t3)))
+        _t36 = _t30 + _t35
+        _t37 = -1 + _a12
+        _t38 = (_t1*_t37)
+        _t39 = (12*_t38)
         _t40 = (_by_zero() if not _t13 else _t39 // _t13 if not _t39 % _t13 else ((_z := 1) and _F(_t39, _t13)))
-        _t41 = (1 if _t0 else 0)
-        _t42 = (_t39*_t41)
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
-        _t44 = (_t2*_t35)
-        _t45 = (8*_t44*_a1)
-        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
-        _t47 = _t38 + _t40 + _t43 + _t46
-        _t48 = _t15 + _t34 + _t47 + _t7
-        _t49 = -1 + _a10
-        _t50 = (2*_a12)
-        _t51 = (_t32*_a12)
-        _t52 = (_a5*_a12)
-        _t53 = (_a0 < _t52)
-        _t54 = (_a1*_a9)
-        _t55 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t54*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
-        _t56 = (0 if _t53 else _t55)
-        _t57 = (_a0 < _t14)
-        _t58 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
-        _t59 = (_a0 < 1 + _t13)
-        _t60 = (0 if _t57 else _t58) + (0 if _t59 else _t58)
-        _t61 = (_a0 < _t13)
-        _t62 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
-        _t63 = (_t17*_t62)
-        _t64 = (_t18*_t63)
-        _t65 = (_t31*_a1)
-        _t66 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t65)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
-        _t67 = (2*(0 if _t61 else _t64)) + (0 if _t61 else _t66)
-        _t68 = (_a0 < _a12)
-        _t69 = (_a9*(-2 + _t50))
-        _t70 = (3*_t69)
-        _t71 = (_t41*_t69)
-        _t72 = (4*_a1)
-        _t73 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t69*_t72)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
-        _t74 = (0 if _t68 else _t69) + (0 if _t68 else _t70) + (0 if _t68 else _t71) + (0 if _t68 else _t73)
-        _t75 = _t56 + _t60 + _t67 + _t74
-        _t76 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t52 // _a0 if not _t52 % _a0 else ((_z := 1) and _F(_t52, _a0))))))
-        _t77 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
-        _t78 = (_t77 == _floor(_t77))
-        _t79 = _t78 and ((_a0 == _t76) or ((_a6*_a10) == 1))
-        _t80 = (_t12*(-1 + ((_by_zero() if not _a12 else _t76 // _a12 if not _t76 % _a12 else ((_z := 1) and _F(_t76, _a12))) if _t79 else 1)))
-        _t81 = (_t3*_a10)
-        _t82 = (_t76*_t81)
-        _t83 = (((_by_zero() if not _t82 else _t80 // _t82 if not _t80 % _t82 else ((_z := 1) and _F(_t80, _t82))) if _t79 else (_by_zero() if not _t14 else _t80 // _t14 if not _t80 % _t14 else ((_z := 1) and _F(_t80, _t14)))) if _t53 else _t15)
-        _t84 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
-        _t85 = (0 if _t57 else _t84) + (0 if _t59 else _t84)
-        _t86 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
-        _t87 = _t78 and (_t0 or (_a0 == _t86))
-        _t88 = -1 + ((_by_zero() if not _a12 else _t86 // _a12 if not _t86 % _a12 else ((_z := 1) and _F(_t86, _a12))) if _t87 else 1)
-        _t89 = (_t21*_t88)
-        _t90 = (_t3*_t86)
-        _t91 = (_t27*_t88)
-        _t92 = ((((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t13 else _t89 // _t13 if not _t89 % _t13 else ((_z := 1) and _F(_t89, _t13)))) if _t0 else ((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13))))) if _t61 else _t29) + (((_by_zero() if not _t90 else _n33 // _t90 if not (_n33 := (_t51*_t88)) % _t90 else ((_z := 1) and _F(_n33, _t90))) if _t87 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t32*_t88)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t61 else _t33)
-        _t93 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
-        _t94 = (_a0 == _t93) or (_t81 == 1)
-        _t95 = -1 + (_t93 if _t94 else 1)
-        _t96 = (_t37*_t95)
-        _t97 = (_t13*_t93)
-        _t98 = (_t39*_t95)
-        _t99 = (_t42*_t95)
-        _t100 = (_t45*_t95)
-        _t101 = (_t14*_t93)
-        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t14 else _t100 // _t14 if not _t100 % _t14 else ((_z := 1) and _F(_t100, _t14)))) if _t68 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t13 else _t96 // _t13 if not _t96 % _t13 else ((_z := 1) and _F(_t96, _t13)))) if _t68 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t68 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t68 else _t43)
-        _t103 = _t102 + _t83 + _t85 + _t92
-        _t104 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t26)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
-        _t105 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
-        _t106 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
-        _t107 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t44*_t72)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
-        _t108 = _t106 + _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
-        _t109 = _t104 + _t105 + _t108
-        _t110 = (_t55 if _t53 else 0)
-        _t111 = (_t58 if _t57 else 0) + (_t58 if _t59 else 0)
-        _t112 = (2*(_t64 if _t61 else 0)) + (_t66 if _t61 else 0)
-        _t113 = (_t69 if _t68 else 0) + (_t70 if _t68 else 0) + (_t71 if _t68 else 0) + (_t73 if _t68 else 0)
-        _t114 = _t110 + _t111 + _t112 + _t113
-        _t115 = (((_by_zero() if not _t82 else _t12 // _t82 if not _t12 % _t82 else ((_z := 1) and _F(_t12, _t82))) if _t79 else _t15) if _t53 else 0)
-        _t116 = (_t84 if _t57 else 0) + (_t84 if _t59 else 0)
-        _t117 = ((((_by_zero() if not _t90 else _t21 // _t90 if not _t21 % _t90 else ((_z := 1) and _F(_t21, _t90))) if _t87 else _t22) if _t0 else ((_by_zero() if not _t90 else _t27 // _t90 if not _t27 % _t90 else ((_z := 1) and _F(_t27, _t90))) if _t87 else _t28)) if _t61 else 0) + (((_by_zero() if not _t90 else _t51 // _t90 if not _t51 % _t90 else ((_z := 1) and _F(_t51, _t90))) if _t87 else _t33) if _t61 else 0)
-        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t68 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t68 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t68 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t68 else 0)
-        _t119 = _t115 + _t116 + _t117 + _t118
-        _t120 = (_t3*_a9)
-        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
-        _t122 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t54)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
-        _t123 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
-        _t124 = (_t62*_a12)
-        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t25 // _t124 if not _t25 % _t124 else ((_z := 1) and _F(_t25, _t124))))
-        _t126 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t26 // _t13 if not _t26 % _t13 else ((_z := 1) and _F(_t26, _t13))))
-        return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t21 if _t0 else (_t27 if _t0 else _t21)) + (_t51 if _t0 else (_by_zero() if not _t25 else _n65 // _t25 if not (_n65 := (_t51*_a2)) % _t25 else ((_z := 1) and _F(_n65, _t25)))), _t75, _t103, _t109, _t114, _t119, _t75, _t103, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a9, _t84, 2, _t121, _a9, _t84, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t106, _t3, _t125, _t63, _t126, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t30*_a10)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a10 else _t65 // _a10 if not _t65 % _a10 else ((_z := 1) and _F(_t65, _a10))), _t33, _t3, _t125, _t63, _t126, _t47, _t74, _t102, _t108, _t113, _t118, _t15, _t56, _t83, _t105, _t110, _t115, _t7, _t60, _t85, _t111, _t116, _t34, _t67, _t92, _t104, _t112, _t117, _z, )
+        _t41 = (_t37*_t6)
+        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
+        _t43 = (1 if _t0 else 0)
+        _t44 = (_t41*_t43)
+        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
+        _t46 = (_t2*_t37)
+        _t47 = (8*_t46*_a1)
+        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
+        _t49 = _t40 + _t42 + _t45 + _t48
+        _t50 = _t15 + _t36 + _t49 + _t7
+        _t51 = -1 + _a10
+        _t52 = (2*_a12)
+        _t53 = (_a5*_a12)
+        _t54 = (_a0 < _t53)
+        _t55 = (_a1*_a9)
+        _t56 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t57 = (0 if _t54 else _t56)
+        _t58 = (_a0 < _t14)
+        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t60 = (_a0 < 1 + _t13)
+        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
+        _t62 = (_a0 < _t13)
+        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t64 = (_t17*_t63)
+        _t65 = (_t18*_t64)
+        _t66 = (_t32*_a1)
+        _t67 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t66)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
+        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
+        _t69 = (_a0 < _a12)
+        _t70 = (_a9*(-2 + _t52))
+        _t71 = (3*_t70)
+        _t72 = (_t43*_t70)
+        _t73 = (4*_a1)
+        _t74 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
+        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
+        _t76 = _t57 + _t61 + _t68 + _t75
+        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
+        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t79 = (_t78 == _floor(_t78))
+        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
+        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
+        _t82 = (_t3*_a10)
+        _t83 = (_t77*_t82)
+        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
+        _t85 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
+        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t88 = _t79 and (_t0 or (_a0 == _t87))
+        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
+        _t90 = (_t21*_t89)
+        _t91 = (_t3*_t87)
+        _t92 = (_t28*_t89)
+        _t93 = (_t34*_t89)
+        _t94 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t30) + (((_by_zero() if not _t91 else _n33 // _t91 if not (_n33 := (_t93*_a12)) % _t91 else ((_z := 1) and _F(_n33, _t91))) if _t88 else (_by_zero() if not _t3 else _t93 // _t3 if not _t93 % _t3 else ((_z := 1) and _F(_t93, _t3)))) if _t62 else _t35)
+        _t95 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t96 = (_a0 == _t95) or (_t82 == 1)
+        _t97 = -1 + (_t95 if _t96 else 1)
+        _t98 = (_t39*_t97)
+        _t99 = (_t13*_t95)
+        _t100 = (_t41*_t97)
+        _t101 = (_t44*_t97)
+        _t102 = (_t47*_t97)
+        _t103 = (_t14*_t95)
+        _t104 = (((_by_zero() if not _t99 else _t100 // _t99 if not _t100 % _t99 else ((_z := 1) and _F(_t100, _t99))) if _t96 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t99 else _t101 // _t99 if not _t101 % _t99 else ((_z := 1) and _F(_t101, _t99))) if _t96 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t96 else (_by_zero() if not _t14 else _t102 // _t14 if not _t102 % _t14 else ((_z := 1) and _F(_t102, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t96 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t69 else _t40)
+        _t105 = _t104 + _t84 + _t86 + _t94
+        _t106 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t27)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
+        _t107 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t108 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
+        _t109 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
+        _t110 = _t108 + _t109 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
+        _t111 = _t106 + _t107 + _t110
+        _t112 = (_t56 if _t54 else 0)
+        _t113 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
+        _t114 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
+        _t115 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
+        _t116 = _t112 + _t113 + _t114 + _t115
+        _t117 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
+        _t118 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
+        _t119 = ((((_by_zero() if not _t91 else _t21 // _t91 if not _t21 % _t91 else ((_z := 1) and _F(_t21, _t91))) if _t88 else _t22) if _t0 else ((_by_zero() if not _t91 else _t28 // _t91 if not _t28 % _t91 else ((_z := 1) and _F(_t28, _t91))) if _t88 else _t29)) if _t62 else 0) + (((_by_zero() if not _t91 else _n53 // _t91 if not (_n53 := (_t34*_a12)) % _t91 else ((_z := 1) and _F(_n53, _t91))) if _t88 else _t35) if _t62 else 0)
+        _t120 = (((_by_zero() if not _t99 else _t39 // _t99 if not _t39 % _t99 else ((_z := 1) and _F(_t39, _t99))) if _t96 else _t40) if _t69 else 0) + (((_by_zero() if not _t99 else _t41 // _t99 if not _t41 % _t99 else ((_z := 1) and _F(_t41, _t99))) if _t96 else _t42) if _t69 else 0) + (((_by_zero() if not _t99 else _t44 // _t99 if not _t44 % _t99 else ((_z := 1) and _F(_t44, _t99))) if _t96 else _t45) if _t69 else 0) + (((_by_zero() if not _t103 else _t47 // _t103 if not _t47 % _t103 else ((_z := 1) and _F(_t47, _t103))) if _t96 else _t48) if _t69 else 0)
+        _t121 = _t117 + _t118 + _t119 + _t120
+        _t122 = (_t3*_a9)
+        _t123 = (_by_zero() if not _t122 else _t2 // _t122 if not _t2 % _t122 else ((_z := 1) and _F(_t2, _t122)))
+        _t124 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
+        _t125 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
+        _t126 = (_t63*_a12)
+        _t127 = ((_by_zero() if not _t126 else _a2 // _t126 if not _a2 % _t126 else ((_z := 1) and _F(_a2, _t126))) if _t0 else (_by_zero() if not _t126 else _t26 // _t126 if not _t26 % _t126 else ((_z := 1) and _F(_t26, _t126))))
+        _t128 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))))
+        return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t25*_t33) + (_t2*_t51*_t52) + (_t21 if _t0 else (_t28 if _t0 else _t21)), _t76, _t105, _t111, _t116, _t121, _t76, _t105, _t111, _t116, _t121, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t123, _t124, _t109, _a12, _t123, _t124, _t109, _a5, _t125, _t124, _t107, _a5, _t125, _t124, _t107, _a5, _t125, _t124, _t107, 2, _t123, _a9, _t85, 2, _t123, _a9, _t85, _a12, _t123, _a9, _t45, _a12, _t123, _a9, _t42, _a12, (_by_zero() if not _t122 else _t1 // _t122 if not _t1 % _t122 else ((_z := 1) and _F(_t1, _t122))), (3*_a9), _t108, _t3, _t127, _t64, _t128, _t3, (_by_zero() if not _a1 else _n67 // _a1 if not (_n67 := (_t31*_a10)) % _a1 else ((_z := 1) and _F(_n67, _a1))), (_by_zero() if not _a10 else _t66 // _a10 if not _t66 % _a10 else ((_z := 1) and _F(_t66, _a10))), _t35, _t3, _t127, _t64, _t128, _t49, _t75, _t104, _t110, _t115, _t120, _t15, _t57, _t84, _t107, _t112, _t117, _t7, _t61, _t86, _t113, _t118, _t36, _t68, _t94, _t106, _t114, _t119, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -27757,77 +27783,77 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = _t23 + (_by_zero() if not _a10 else _n4 // _a10 if not (_n4 := _t24 + _a2) % _a10 else ((_z := 1) and _F(_n4, _a10)))
+        _t25 = _t24 + _a2
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_t19*_t25)
+        _t26 = _t23 + (_by_zero() if not _a10 else _t25 // _a10 if not _t25 % _a10 else ((_z := 1) and _F(_t25, _a10)))
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (3*_t26)
+        _t27 = (_t19*_t26)
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13)))
+        _t28 = (3*_t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (_t22 if _t0 else _t28)
+        _t29 = (_by_zero() if not _t13 else _t28 // _t13 if not _t28 % _t13 else ((_z := 1) and _F(_t28, _t13)))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t25 // _a12 if not _t25 % _a12 else ((_z := 1) and _F(_t25, _a12))))
+        _t30 = (_t22 if _t0 else _t29)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (0 if _t16 else _a9)
+        _t31 = ((_by_zero() if not _a12 else _t24 // _a12 if not _t24 % _a12 else ((_z := 1) and _F(_t24, _a12))) if _t0 else (_by_zero() if not _a12 else _n6 // _a12 if not (_n6 := (-1*_t23)) % _a12 else ((_z := 1) and _F(_n6, _a12)))) + ((_by_zero() if not _a12 else _a2 // _a12 if not _a2 % _a12 else ((_z := 1) and _F(_a2, _a12))) if _t0 else (_by_zero() if not _a12 else _t26 // _a12 if not _t26 % _a12 else ((_z := 1) and _F(_t26, _a12))))
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (_t18*_t30*_t31)
+        _t32 = (0 if _t16 else _a9)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
+        _t33 = (_t18*_t32)
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = _t29 + _t33
+        _t34 = (_t31*_t33)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = -1 + _a12
+        _t35 = (_by_zero() if not _t3 else _t34 // _t3 if not _t34 % _t3 else ((_z := 1) and _F(_t34, _t3)))
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = (_t1*_t35)
+        _t36 = _t30 + _t35
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (12*_t36)
+        _t37 = -1 + _a12
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (_by_zero() if not _t13 else _t37 // _t13 if not _t37 % _t13 else ((_z := 1) and _F(_t37, _t13)))
+        _t38 = (_t1*_t37)
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_t35*_t6)
+        _t39 = (12*_t38)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
@@ -27837,436 +27863,446 @@ def _sheet2_8f0ffabe806e(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t40 = _Unusable(_err)
         _z = 1
     try:
-        _t41 = (1 if _t0 else 0)
+        _t41 = (_t37*_t6)
     except _CANNOT as _err:
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (_t39*_t41)
+        _t42 = (_by_zero() if not _t13 else _t41 // _t13 if not _t41 % _t13 else ((_z := 1) and _F(_t41, _t13)))
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_by_zero() if not _t13 else _t42 // _t13 if not _t42 % _t13 else ((_z := 1) and _F(_t42, _t13)))
+        _t43 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_t2*_t35)
+        _t44 = (_t41*_t43)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (8*_t44*_a1)
+        _t45 = (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13)))
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (_by_zero() if not _t14 else _t45 // _t14 if not _t45 % _t14 else ((_z := 1) and _F(_t45, _t14)))
+        _t46 = (_t2*_t37)
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = _t38 + _t40 + _t43 + _t46
+        _t47 = (8*_t46*_a1)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = _t15 + _t34 + _t47 + _t7
+        _t48 = (_by_zero() if not _t14 else _t47 // _t14 if not _t47 % _t14 else ((_z := 1) and _F(_t47, _t14)))
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = -1 + _a10
+        _t49 = _t40 + _t42 + _t45 + _t48
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = (2*_a12)
+        _t50 = _t15 + _t36 + _t49 + _t7
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (_t32*_a12)
+        _t51 = -1 + _a10
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_a5*_a12)
+        _t52 = (2*_a12)
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = (_a0 < _t52)
+        _t53 = (_a5*_a12)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (_a1*_a9)
+        _t54 = (_a0 < _t53)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t54*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
+        _t55 = (_a1*_a9)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (0 if _t53 else _t55)
+        _t56 = (_by_zero() if not _a10 else _n15 // _a10 if not (_n15 := (_t55*_t9)) % _a10 else ((_z := 1) and _F(_n15, _a10)))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (_a0 < _t14)
+        _t57 = (0 if _t54 else _t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
+        _t58 = (_a0 < _t14)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (_a0 < 1 + _t13)
+        _t59 = (0 if _t0 else ((_a9 // 2 if not _a9 % 2 else ((_z := 1) and _F(_a9, 2))) if _t5 else _a9))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (0 if _t57 else _t58) + (0 if _t59 else _t58)
+        _t60 = (_a0 < 1 + _t13)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = (_a0 < _t13)
+        _t61 = (0 if _t58 else _t59) + (0 if _t60 else _t59)
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
+        _t62 = (_a0 < _t13)
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t17*_t62)
+        _t63 = 1 + (_by_zero() if not _a10 else _a1 // _a10 if not _a1 % _a10 else ((_z := 1) and _F(_a1, _a10)))
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_t18*_t63)
+        _t64 = (_t17*_t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = (_t31*_a1)
+        _t65 = (_t18*_t64)
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t65)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
+        _t66 = (_t32*_a1)
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (2*(0 if _t61 else _t64)) + (0 if _t61 else _t66)
+        _t67 = (_by_zero() if not _a10 else _n18 // _a10 if not (_n18 := (_t18*_t66)) % _a10 else ((_z := 1) and _F(_n18, _a10)))
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_a0 < _a12)
+        _t68 = (2*(0 if _t62 else _t65)) + (0 if _t62 else _t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (_a9*(-2 + _t50))
+        _t69 = (_a0 < _a12)
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (3*_t69)
+        _t70 = (_a9*(-2 + _t52))
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = (_t41*_t69)
+        _t71 = (3*_t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (4*_a1)
+        _t72 = (_t43*_t70)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t69*_t72)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
+        _t73 = (4*_a1)
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (0 if _t68 else _t69) + (0 if _t68 else _t70) + (0 if _t68 else _t71) + (0 if _t68 else _t73)
+        _t74 = (_by_zero() if not _a10 else _n19 // _a10 if not (_n19 := (_t70*_t73)) % _a10 else ((_z := 1) and _F(_n19, _a10)))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = _t56 + _t60 + _t67 + _t74
+        _t75 = (0 if _t69 else _t70) + (0 if _t69 else _t71) + (0 if _t69 else _t72) + (0 if _t69 else _t74)
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t52 // _a0 if not _t52 % _a0 else ((_z := 1) and _F(_t52, _a0))))))
+        _t76 = _t57 + _t61 + _t68 + _t75
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
+        _t77 = (_a5*_a12) + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t53 // _a0 if not _t53 % _a0 else ((_z := 1) and _F(_t53, _a0))))))
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_t77 == _floor(_t77))
+        _t78 = (_by_zero() if not _a12 else _a0 // _a12 if not _a0 % _a12 else ((_z := 1) and _F(_a0, _a12)))
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = _t78 and ((_a0 == _t76) or ((_a6*_a10) == 1))
+        _t79 = (_t78 == _floor(_t78))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_t12*(-1 + ((_by_zero() if not _a12 else _t76 // _a12 if not _t76 % _a12 else ((_z := 1) and _F(_t76, _a12))) if _t79 else 1)))
+        _t80 = _t79 and ((_a0 == _t77) or ((_a6*_a10) == 1))
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_t3*_a10)
+        _t81 = (_t12*(-1 + ((_by_zero() if not _a12 else _t77 // _a12 if not _t77 % _a12 else ((_z := 1) and _F(_t77, _a12))) if _t80 else 1)))
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_t76*_t81)
+        _t82 = (_t3*_a10)
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (((_by_zero() if not _t82 else _t80 // _t82 if not _t80 % _t82 else ((_z := 1) and _F(_t80, _t82))) if _t79 else (_by_zero() if not _t14 else _t80 // _t14 if not _t80 % _t14 else ((_z := 1) and _F(_t80, _t14)))) if _t53 else _t15)
+        _t83 = (_t77*_t82)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
+        _t84 = (((_by_zero() if not _t83 else _t81 // _t83 if not _t81 % _t83 else ((_z := 1) and _F(_t81, _t83))) if _t80 else (_by_zero() if not _t14 else _t81 // _t14 if not _t81 % _t14 else ((_z := 1) and _F(_t81, _t14)))) if _t54 else _t15)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (0 if _t57 else _t84) + (0 if _t59 else _t84)
+        _t85 = (0 if _t0 else ((_by_zero() if not (_d25 := (2*_t3)) else _t2 // _d25 if not _t2 % _d25 else ((_z := 1) and _F(_t2, _d25))) if _t5 else _t4))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
+        _t86 = (0 if _t58 else _t85) + (0 if _t60 else _t85)
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = _t78 and (_t0 or (_a0 == _t86))
+        _t87 = (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _t13 // _a0 if not _t13 % _a0 else ((_z := 1) and _F(_t13, _a0)))))) + (_a5*_a6*_a12)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = -1 + ((_by_zero() if not _a12 else _t86 // _a12 if not _t86 % _a12 else ((_z := 1) and _F(_t86, _a12))) if _t87 else 1)
+        _t88 = _t79 and (_t0 or (_a0 == _t87))
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (_t21*_t88)
+        _t89 = -1 + ((_by_zero() if not _a12 else _t87 // _a12 if not _t87 % _a12 else ((_z := 1) and _F(_t87, _a12))) if _t88 else 1)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (_t3*_t86)
+        _t90 = (_t21*_t89)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_t27*_t88)
+        _t91 = (_t3*_t87)
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = ((((_by_zero() if not _t90 else _t89 // _t90 if not _t89 % _t90 else ((_z := 1) and _F(_t89, _t90))) if _t87 else (_by_zero() if not _t13 else _t89 // _t13 if not _t89 % _t13 else ((_z := 1) and _F(_t89, _t13)))) if _t0 else ((_by_zero() if not _t90 else _t91 // _t90 if not _t91 % _t90 else ((_z := 1) and _F(_t91, _t90))) if _t87 else (_by_zero() if not _t13 else _t91 // _t13 if not _t91 % _t13 else ((_z := 1) and _F(_t91, _t13))))) if _t61 else _t29) + (((_by_zero() if not _t90 else _n33 // _t90 if not (_n33 := (_t51*_t88)) % _t90 else ((_z := 1) and _F(_n33, _t90))) if _t87 else (_by_zero() if not _t3 else _n32 // _t3 if not (_n32 := (_t32*_t88)) % _t3 else ((_z := 1) and _F(_n32, _t3)))) if _t61 else _t33)
+        _t92 = (_t28*_t89)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
+        _t93 = (_t34*_t89)
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (_a0 == _t93) or (_t81 == 1)
+        _t94 = ((((_by_zero() if not _t91 else _t90 // _t91 if not _t90 % _t91 else ((_z := 1) and _F(_t90, _t91))) if _t88 else (_by_zero() if not _t13 else _t90 // _t13 if not _t90 % _t13 else ((_z := 1) and _F(_t90, _t13)))) if _t0 else ((_by_zero() if not _t91 else _t92 // _t91 if not _t92 % _t91 else ((_z := 1) and _F(_t92, _t91))) if _t88 else (_by_zero() if not _t13 else _t92 // _t13 if not _t92 % _t13 else ((_z := 1) and _F(_t92, _t13))))) if _t62 else _t30) + (((_by_zero() if not _t91 else _n33 // _t91 if not (_n33 := (_t93*_a12)) % _t91 else ((_z := 1) and _F(_n33, _t91))) if _t88 else (_by_zero() if not _t3 else _t93 // _t3 if not _t93 % _t3 else ((_z := 1) and _F(_t93, _t3)))) if _t62 else _t35)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = -1 + (_t93 if _t94 else 1)
+        _t95 = _a12 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a12 // _a0 if not _a12 % _a0 else ((_z := 1) and _F(_a12, _a0))))))
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t37*_t95)
+        _t96 = (_a0 == _t95) or (_t82 == 1)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t13*_t93)
+        _t97 = -1 + (_t95 if _t96 else 1)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (_t39*_t95)
+        _t98 = (_t39*_t97)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t42*_t95)
+        _t99 = (_t13*_t95)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (_t45*_t95)
+        _t100 = (_t41*_t97)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_t14*_t93)
+        _t101 = (_t44*_t97)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (((_by_zero() if not _t101 else _t100 // _t101 if not _t100 % _t101 else ((_z := 1) and _F(_t100, _t101))) if _t94 else (_by_zero() if not _t14 else _t100 // _t14 if not _t100 % _t14 else ((_z := 1) and _F(_t100, _t14)))) if _t68 else _t46) + (((_by_zero() if not _t97 else _t96 // _t97 if not _t96 % _t97 else ((_z := 1) and _F(_t96, _t97))) if _t94 else (_by_zero() if not _t13 else _t96 // _t13 if not _t96 % _t13 else ((_z := 1) and _F(_t96, _t13)))) if _t68 else _t38) + (((_by_zero() if not _t97 else _t98 // _t97 if not _t98 % _t97 else ((_z := 1) and _F(_t98, _t97))) if _t94 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t68 else _t40) + (((_by_zero() if not _t97 else _t99 // _t97 if not _t99 % _t97 else ((_z := 1) and _F(_t99, _t97))) if _t94 else (_by_zero() if not _t13 else _t99 // _t13 if not _t99 % _t13 else ((_z := 1) and _F(_t99, _t13)))) if _t68 else _t43)
+        _t102 = (_t47*_t97)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = _t102 + _t83 + _t85 + _t92
+        _t103 = (_t14*_t95)
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t26)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
+        _t104 = (((_by_zero() if not _t99 else _t100 // _t99 if not _t100 % _t99 else ((_z := 1) and _F(_t100, _t99))) if _t96 else (_by_zero() if not _t13 else _t100 // _t13 if not _t100 % _t13 else ((_z := 1) and _F(_t100, _t13)))) if _t69 else _t42) + (((_by_zero() if not _t99 else _t101 // _t99 if not _t101 % _t99 else ((_z := 1) and _F(_t101, _t99))) if _t96 else (_by_zero() if not _t13 else _t101 // _t13 if not _t101 % _t13 else ((_z := 1) and _F(_t101, _t13)))) if _t69 else _t45) + (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t96 else (_by_zero() if not _t14 else _t102 // _t14 if not _t102 % _t14 else ((_z := 1) and _F(_t102, _t14)))) if _t69 else _t48) + (((_by_zero() if not _t99 else _t98 // _t99 if not _t98 % _t99 else ((_z := 1) and _F(_t98, _t99))) if _t96 else (_by_zero() if not _t13 else _t98 // _t13 if not _t98 % _t13 else ((_z := 1) and _F(_t98, _t13)))) if _t69 else _t40)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
+        _t105 = _t104 + _t84 + _t86 + _t94
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t36)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
+        _t106 = ((_by_zero() if not _t13 else _n44 // _t13 if not (_n44 := (2*_t20)) % _t13 else ((_z := 1) and _F(_n44, _t13))) if _t0 else (_by_zero() if not _t13 else _n43 // _t13 if not (_n43 := (2*_t27)) % _t13 else ((_z := 1) and _F(_n43, _t13))))
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t44*_t72)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
+        _t107 = (_by_zero() if not _t14 else _n45 // _t14 if not (_n45 := (2*_t11*_t8)) % _t14 else ((_z := 1) and _F(_n45, _t14)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = _t106 + _t107 + (_by_zero() if not _t13 else _t44 // _t13 if not _t44 % _t13 else ((_z := 1) and _F(_t44, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t41*_t44)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
+        _t108 = (_by_zero() if not _t13 else _n46 // _t13 if not (_n46 := (6*_t38)) % _t13 else ((_z := 1) and _F(_n46, _t13)))
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = _t104 + _t105 + _t108
+        _t109 = (_by_zero() if not _t14 else _n47 // _t14 if not (_n47 := (_t46*_t73)) % _t14 else ((_z := 1) and _F(_n47, _t14)))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_t55 if _t53 else 0)
+        _t110 = _t108 + _t109 + (_by_zero() if not _t13 else _t46 // _t13 if not _t46 % _t13 else ((_z := 1) and _F(_t46, _t13))) + (_by_zero() if not _t13 else _n49 // _t13 if not (_n49 := (_t43*_t46)) % _t13 else ((_z := 1) and _F(_n49, _t13)))
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_t58 if _t57 else 0) + (_t58 if _t59 else 0)
+        _t111 = _t106 + _t107 + _t110
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = (2*(_t64 if _t61 else 0)) + (_t66 if _t61 else 0)
+        _t112 = (_t56 if _t54 else 0)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_t69 if _t68 else 0) + (_t70 if _t68 else 0) + (_t71 if _t68 else 0) + (_t73 if _t68 else 0)
+        _t113 = (_t59 if _t58 else 0) + (_t59 if _t60 else 0)
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = _t110 + _t111 + _t112 + _t113
+        _t114 = (2*(_t65 if _t62 else 0)) + (_t67 if _t62 else 0)
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (((_by_zero() if not _t82 else _t12 // _t82 if not _t12 % _t82 else ((_z := 1) and _F(_t12, _t82))) if _t79 else _t15) if _t53 else 0)
+        _t115 = (_t70 if _t69 else 0) + (_t71 if _t69 else 0) + (_t72 if _t69 else 0) + (_t74 if _t69 else 0)
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t84 if _t57 else 0) + (_t84 if _t59 else 0)
+        _t116 = _t112 + _t113 + _t114 + _t115
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = ((((_by_zero() if not _t90 else _t21 // _t90 if not _t21 % _t90 else ((_z := 1) and _F(_t21, _t90))) if _t87 else _t22) if _t0 else ((_by_zero() if not _t90 else _t27 // _t90 if not _t27 % _t90 else ((_z := 1) and _F(_t27, _t90))) if _t87 else _t28)) if _t61 else 0) + (((_by_zero() if not _t90 else _t51 // _t90 if not _t51 % _t90 else ((_z := 1) and _F(_t51, _t90))) if _t87 else _t33) if _t61 else 0)
+        _t117 = (((_by_zero() if not _t83 else _t12 // _t83 if not _t12 % _t83 else ((_z := 1) and _F(_t12, _t83))) if _t80 else _t15) if _t54 else 0)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (((_by_zero() if not _t97 else _t37 // _t97 if not _t37 % _t97 else ((_z := 1) and _F(_t37, _t97))) if _t94 else _t38) if _t68 else 0) + (((_by_zero() if not _t97 else _t39 // _t97 if not _t39 % _t97 else ((_z := 1) and _F(_t39, _t97))) if _t94 else _t40) if _t68 else 0) + (((_by_zero() if not _t97 else _t42 // _t97 if not _t42 % _t97 else ((_z := 1) and _F(_t42, _t97))) if _t94 else _t43) if _t68 else 0) + (((_by_zero() if not _t101 else _t45 // _t101 if not _t45 % _t101 else ((_z := 1) and _F(_t45, _t101))) if _t94 else _t46) if _t68 else 0)
+        _t118 = (_t85 if _t58 else 0) + (_t85 if _t60 else 0)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = _t115 + _t116 + _t117 + _t118
+        _t119 = ((((_by_zero() if not _t91 else _t21 // _t91 if not _t21 % _t91 else ((_z := 1) and _F(_t21, _t91))) if _t88 else _t22) if _t0 else ((_by_zero() if not _t91 else _t28 // _t91 if not _t28 % _t91 else ((_z := 1) and _F(_t28, _t91))) if _t88 else _t29)) if _t62 else 0) + (((_by_zero() if not _t91 else _n53 // _t91 if not (_n53 := (_t34*_a12)) % _t91 else ((_z := 1) and _F(_n53, _t91))) if _t88 else _t35) if _t62 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (_t3*_a9)
+        _t120 = (((_by_zero() if not _t99 else _t39 // _t99 if not _t39 % _t99 else ((_z := 1) and _F(_t39, _t99))) if _t96 else _t40) if _t69 else 0) + (((_by_zero() if not _t99 else _t41 // _t99 if not _t41 % _t99 else ((_z := 1) and _F(_t41, _t99))) if _t96 else _t42) if _t69 else 0) + (((_by_zero() if not _t99 else _t44 // _t99 if not _t44 % _t99 else ((_z := 1) and _F(_t44, _t99))) if _t96 else _t45) if _t69 else 0) + (((_by_zero() if not _t103 else _t47 // _t103 if not _t47 % _t103 else ((_z := 1) and _F(_t47, _t103))) if _t96 else _t48) if _t69 else 0)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (_by_zero() if not _t120 else _t2 // _t120 if not _t2 % _t120 else ((_z := 1) and _F(_t2, _t120)))
+        _t121 = _t117 + _t118 + _t119 + _t120
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t54)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
+        _t122 = (_t3*_a9)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
+        _t123 = (_by_zero() if not _t122 else _t2 // _t122 if not _t2 % _t122 else ((_z := 1) and _F(_t2, _t122)))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t62*_a12)
+        _t124 = (_by_zero() if not _a10 else _n59 // _a10 if not (_n59 := (2*_t55)) % _a10 else ((_z := 1) and _F(_n59, _a10)))
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = ((_by_zero() if not _t124 else _a2 // _t124 if not _a2 % _t124 else ((_z := 1) and _F(_a2, _t124))) if _t0 else (_by_zero() if not _t124 else _t25 // _t124 if not _t25 % _t124 else ((_z := 1) and _F(_t25, _t124))))
+        _t125 = (_by_zero() if not (_d60 := (_a6*_a9*_a12)) else _t10 // _d60 if not _t10 % _d60 else ((_z := 1) and _F(_t10, _d60)))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t26 // _t13 if not _t26 % _t13 else ((_z := 1) and _F(_t26, _t13))))
+        _t126 = (_t63*_a12)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
-    return (_t48, _t48, _t12 + _t37 + _t45 + (4*_t44) + (_t2*_t49*_t50) + (_t21 if _t0 else (_t27 if _t0 else _t21)) + (_t51 if _t0 else (_by_zero() if not _t25 else _n65 // _t25 if not (_n65 := (_t51*_a2)) % _t25 else ((_z := 1) and _F(_n65, _t25)))), _t75, _t103, _t109, _t114, _t119, _t75, _t103, _t109, _t114, _t119, (_by_zero() if not _a9 else _t49 // _a9 if not _t49 % _a9 else _t49 / _a9), _t14, _a12, _t121, _t122, _t107, _a12, _t121, _t122, _t107, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, _a5, _t123, _t122, _t105, 2, _t121, _a9, _t84, 2, _t121, _a9, _t84, _a12, _t121, _a9, _t43, _a12, _t121, _a9, _t40, _a12, (_by_zero() if not _t120 else _t1 // _t120 if not _t1 % _t120 else ((_z := 1) and _F(_t1, _t120))), (3*_a9), _t106, _t3, _t125, _t63, _t126, _t3, (_by_zero() if not _a1 else _n68 // _a1 if not (_n68 := (_t30*_a10)) % _a1 else ((_z := 1) and _F(_n68, _a1))), (_by_zero() if not _a10 else _t65 // _a10 if not _t65 % _a10 else ((_z := 1) and _F(_t65, _a10))), _t33, _t3, _t125, _t63, _t126, _t47, _t74, _t102, _t108, _t113, _t118, _t15, _t56, _t83, _t105, _t110, _t115, _t7, _t60, _t85, _t111, _t116, _t34, _t67, _t92, _t104, _t112, _t117, _z, )
+    try:
+        _t127 = ((_by_zero() if not _t126 else _a2 // _t126 if not _a2 % _t126 else ((_z := 1) and _F(_a2, _t126))) if _t0 else (_by_zero() if not _t126 else _t26 // _t126 if not _t26 % _t126 else ((_z := 1) and _F(_t26, _t126))))
+    except _CANNOT as _err:
+        _t127 = _Unusable(_err)
+        _z = 1
+    try:
+        _t128 = ((_by_zero() if not _t13 else _t20 // _t13 if not _t20 % _t13 else ((_z := 1) and _F(_t20, _t13))) if _t0 else (_by_zero() if not _t13 else _t27 // _t13 if not _t27 % _t13 else ((_z := 1) and _F(_t27, _t13))))
+    except _CANNOT as _err:
+        _t128 = _Unusable(_err)
+        _z = 1
+    return (_t50, _t50, _t12 + _t39 + _t47 + (4*_t46) + (_t25*_t33) + (_t2*_t51*_t52) + (_t21 if _t0 else (_t28 if _t0 else _t21)), _t76, _t105, _t111, _t116, _t121, _t76, _t105, _t111, _t116, _t121, (_by_zero() if not _a9 else _t51 // _a9 if not _t51 % _a9 else _t51 / _a9), _t14, _a12, _t123, _t124, _t109, _a12, _t123, _t124, _t109, _a5, _t125, _t124, _t107, _a5, _t125, _t124, _t107, _a5, _t125, _t124, _t107, 2, _t123, _a9, _t85, 2, _t123, _a9, _t85, _a12, _t123, _a9, _t45, _a12, _t123, _a9, _t42, _a12, (_by_zero() if not _t122 else _t1 // _t122 if not _t1 % _t122 else ((_z := 1) and _F(_t1, _t122))), (3*_a9), _t108, _t3, _t127, _t64, _t128, _t3, (_by_zero() if not _a1 else _n67 // _a1 if not (_n67 := (_t31*_a10)) % _a1 else ((_z := 1) and _F(_n67, _a1))), (_by_zero() if not _a10 else _t66 // _a10 if not _t66 % _a10 else ((_z := 1) and _F(_t66, _a10))), _t35, _t3, _t127, _t64, _t128, _t49, _t75, _t104, _t110, _t115, _t120, _t15, _t57, _t84, _t107, _t112, _t117, _t7, _t61, _t86, _t113, _t118, _t36, _t68, _t94, _t106, _t114, _t119, _z, )
 
 
 def _sheet2_8fde29cec363(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11):
@@ -38393,40 +38429,40 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t20 = (_by_zero() if not _t11 else _t19 // _t11 if not _t19 % _t11 else ((_z := 1) and _F(_t19, _t11)))
         _t21 = (_a3*_a7)
         _t22 = (-1*_t21)
-        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
-        _t24 = (_t17*_t23)
-        _t25 = (3*_t24)
-        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
-        _t27 = (_t20 if _t0 else _t26)
-        _t28 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
-        _t29 = (0 if _t14 else _a8)
-        _t30 = (_t16*_t28*_t29)
-        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
-        _t32 = (0 if _t0 else 1)
-        _t33 = (2*_t32)
-        _t34 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t33)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
-        _t35 = _t27 + _t31 + _t34
-        _t36 = -1 + _a11
-        _t37 = (_t1*_t36)
-        _t38 = (12*_t37)
-        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
-        _t40 = (_t36*_t6)
+        _t23 = _t22 + _a2
+        _t24 = _t21 + (_by_zero() if not _a9 else _t23 // _a9 if not _t23 % _a9 else ((_z := 1) and _F(_t23, _a9)))
+        _t25 = (_t17*_t24)
+        _t26 = (3*_t25)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
+        _t28 = (_t20 if _t0 else _t27)
+        _t29 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t24 // _a11 if not _t24 % _a11 else ((_z := 1) and _F(_t24, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
+        _t30 = (0 if _t14 else _a8)
+        _t31 = (_t16*_t30)
+        _t32 = (_t29*_t31)
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
+        _t34 = (0 if _t0 else 1)
+        _t35 = (2*_t34)
+        _t36 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t35)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
+        _t37 = _t28 + _t33 + _t36
+        _t38 = -1 + _a11
+        _t39 = (_t1*_t38)
+        _t40 = (12*_t39)
         _t41 = (_by_zero() if not _t11 else _t40 // _t11 if not _t40 % _t11 else ((_z := 1) and _F(_t40, _t11)))
-        _t42 = (1 if _t0 else 0)
-        _t43 = (_t40*_t42)
-        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
-        _t45 = (_t2*_t36)
-        _t46 = (8*_t45*_a1)
-        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
-        _t48 = _t39 + _t41 + _t44 + _t47
-        _t49 = _t13 + _t35 + _t48 + _t7
-        _t50 = -1 + _a9
-        _t51 = (2*_a11)
-        _t52 = (_t21*_t32)
-        _t53 = _a2 + (0 if _t0 else _t21)
-        _t54 = (3*_t17*_t53)
-        _t55 = (_t30*_a11)
-        _t56 = (_t53*_t55)
+        _t42 = (_t38*_t6)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
+        _t44 = (1 if _t0 else 0)
+        _t45 = (_t42*_t44)
+        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
+        _t47 = (_t2*_t38)
+        _t48 = (8*_t47*_a1)
+        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
+        _t50 = _t41 + _t43 + _t46 + _t49
+        _t51 = _t13 + _t37 + _t50 + _t7
+        _t52 = -1 + _a9
+        _t53 = (2*_a11)
+        _t54 = (_t21*_t34)
+        _t55 = _a2 + (0 if _t0 else _t21)
+        _t56 = (3*_t17*_t55)
         _t57 = (_a5*_a11)
         _t58 = (_a0 < _t57)
         _t59 = (_a1*_a8)
@@ -38440,13 +38476,13 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t67 = 1 + (_by_zero() if not _a9 else _a1 // _a9 if not _a1 % _a9 else ((_z := 1) and _F(_a1, _a9)))
         _t68 = (_t15*_t67)
         _t69 = (_t16*_t68)
-        _t70 = (_t29*_a1)
+        _t70 = (_t30*_a1)
         _t71 = (_by_zero() if not _a9 else _n18 // _a9 if not (_n18 := (_t16*_t70)) % _a9 else ((_z := 1) and _F(_n18, _a9)))
-        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t33) + (0 if _t66 else _t71)
+        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t35) + (0 if _t66 else _t71)
         _t73 = (_a0 < _a11)
-        _t74 = (_a8*(-2 + _t51))
+        _t74 = (_a8*(-2 + _t53))
         _t75 = (3*_t74)
-        _t76 = (_t42*_t74)
+        _t76 = (_t44*_t74)
         _t77 = (4*_a1)
         _t78 = (_by_zero() if not _a9 else _n19 // _a9 if not (_n19 := (_t74*_t77)) % _a9 else ((_z := 1) and _F(_n19, _a9)))
         _t79 = (0 if _t73 else _t74) + (0 if _t73 else _t75) + (0 if _t73 else _t76) + (0 if _t73 else _t78)
@@ -38466,45 +38502,45 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t93 = -1 + ((_by_zero() if not _a11 else _t91 // _a11 if not _t91 % _a11 else ((_z := 1) and _F(_t91, _a11))) if _t92 else 1)
         _t94 = (_t19*_t93)
         _t95 = (_t3*_t91)
-        _t96 = (_t25*_t93)
-        _t97 = (_t30*_t93)
-        _t98 = (0 if _t62 else _t34) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t27) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t31)
+        _t96 = (_t26*_t93)
+        _t97 = (_t32*_t93)
+        _t98 = (0 if _t62 else _t36) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t28) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t33)
         _t99 = _a11 + (-1*_a0*(-1 + _ceiling((_by_zero() if not _a0 else _a11 // _a0 if not _a11 % _a0 else ((_z := 1) and _F(_a11, _a0))))))
         _t100 = (_a0 == _t99) or (_t86 == 1)
         _t101 = -1 + (_t99 if _t100 else 1)
-        _t102 = (_t101*_t38)
+        _t102 = (_t101*_t40)
         _t103 = (_t11*_t99)
-        _t104 = (_t101*_t40)
-        _t105 = (_t101*_t43)
-        _t106 = (_t101*_t46)
+        _t104 = (_t101*_t42)
+        _t105 = (_t101*_t45)
+        _t106 = (_t101*_t48)
         _t107 = (_t12*_t99)
-        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t47)
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t43) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t46) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t49)
         _t109 = _t108 + _t88 + _t90 + _t98
         _t110 = (_by_zero() if not _t12 else _n43 // _t12 if not (_n43 := (_t6*_t8*_a1)) % _t12 else ((_z := 1) and _F(_n43, _t12)))
-        _t111 = (_by_zero() if not _a11 else _t52 // _a11 if not _t52 % _a11 else ((_z := 1) and _F(_t52, _a11)))
-        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
-        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
-        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t45*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
-        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
+        _t111 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
+        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t25)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
+        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t47*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
+        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
         _t116 = _t110 + _t112 + _t115
         _t117 = (_t60 if _t58 else 0)
         _t118 = (_t63 if _t62 else 0) + (_t63 if _t64 else 0)
-        _t119 = (2*(_t69 if _t66 else 0)) + (_t33 if _t62 else 0) + (_t71 if _t66 else 0)
+        _t119 = (2*(_t69 if _t66 else 0)) + (_t35 if _t62 else 0) + (_t71 if _t66 else 0)
         _t120 = (_t74 if _t73 else 0) + (_t75 if _t73 else 0) + (_t76 if _t73 else 0) + (_t78 if _t73 else 0)
         _t121 = _t117 + _t118 + _t119 + _t120
         _t122 = (((_by_zero() if not _t87 else _t10 // _t87 if not _t10 % _t87 else ((_z := 1) and _F(_t10, _t87))) if _t84 else _t13) if _t58 else 0)
         _t123 = (_t89 if _t62 else 0) + (_t89 if _t64 else 0)
-        _t124 = (_t34 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t25 // _t95 if not _t25 % _t95 else ((_z := 1) and _F(_t25, _t95))) if _t92 else _t26)) if _t66 else 0) + (((_by_zero() if not _t95 else _t55 // _t95 if not _t55 % _t95 else ((_z := 1) and _F(_t55, _t95))) if _t92 else _t31) if _t66 else 0)
-        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t73 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t73 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t73 else 0)
+        _t124 = (_t36 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t26 // _t95 if not _t26 % _t95 else ((_z := 1) and _F(_t26, _t95))) if _t92 else _t27)) if _t66 else 0) + (((_by_zero() if not _t95 else _n54 // _t95 if not (_n54 := (_t32*_a11)) % _t95 else ((_z := 1) and _F(_n54, _t95))) if _t92 else _t33) if _t66 else 0)
+        _t125 = (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t42 // _t103 if not _t42 % _t103 else ((_z := 1) and _F(_t42, _t103))) if _t100 else _t43) if _t73 else 0) + (((_by_zero() if not _t103 else _t45 // _t103 if not _t45 % _t103 else ((_z := 1) and _F(_t45, _t103))) if _t100 else _t46) if _t73 else 0) + (((_by_zero() if not _t107 else _t48 // _t107 if not _t48 % _t107 else ((_z := 1) and _F(_t48, _t107))) if _t100 else _t49) if _t73 else 0)
         _t126 = _t122 + _t123 + _t124 + _t125
         _t127 = (_t3*_a8)
         _t128 = (_by_zero() if not _t127 else _t2 // _t127 if not _t2 % _t127 else ((_z := 1) and _F(_t2, _t127)))
         _t129 = (_by_zero() if not _a9 else _n60 // _a9 if not (_n60 := (2*_t59)) % _a9 else ((_z := 1) and _F(_n60, _a9)))
         _t130 = (_by_zero() if not (_d61 := (_a6*_a8*_a11)) else _t2 // _d61 if not _t2 % _d61 else ((_z := 1) and _F(_t2, _d61)))
         _t131 = (_t67*_a11)
-        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t23 // _t131 if not _t23 % _t131 else ((_z := 1) and _F(_t23, _t131))))
-        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
-        return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (4*_t3*_t52) + (_t2*_t50*_t51) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t25*_t53)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t54)) + ((_by_zero() if not _a2 else _t56 // _a2 if not _t56 % _a2 else ((_z := 1) and _F(_t56, _a2))) if _t0 else (_by_zero() if not _t23 else _t56 // _t23 if not _t56 % _t23 else ((_z := 1) and _F(_t56, _t23)))), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t50 // _a8 if not _t50 % _a8 else _t50 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n71 // _a1 if not (_n71 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n71, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t31, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t32, _t111, _t48, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t35, _t72, _t98, _t112, _t119, _t124, _z, )
+        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t24 // _t131 if not _t24 % _t131 else ((_z := 1) and _F(_t24, _t131))))
+        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))))
+        return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (_t23*_t31) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t26*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t46, _a11, _t128, _a8, _t43, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n69 // _a1 if not (_n69 := (_t29*_a9)) % _a1 else ((_z := 1) and _F(_n69, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t33, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t34, _t111, _t50, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t37, _t72, _t98, _t112, _t119, _t124, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -38624,92 +38660,92 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t22 = _Unusable(_err)
         _z = 1
     try:
-        _t23 = _t21 + (_by_zero() if not _a9 else _n4 // _a9 if not (_n4 := _t22 + _a2) % _a9 else ((_z := 1) and _F(_n4, _a9)))
+        _t23 = _t22 + _a2
     except _CANNOT as _err:
         _t23 = _Unusable(_err)
         _z = 1
     try:
-        _t24 = (_t17*_t23)
+        _t24 = _t21 + (_by_zero() if not _a9 else _t23 // _a9 if not _t23 % _a9 else ((_z := 1) and _F(_t23, _a9)))
     except _CANNOT as _err:
         _t24 = _Unusable(_err)
         _z = 1
     try:
-        _t25 = (3*_t24)
+        _t25 = (_t17*_t24)
     except _CANNOT as _err:
         _t25 = _Unusable(_err)
         _z = 1
     try:
-        _t26 = (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11)))
+        _t26 = (3*_t25)
     except _CANNOT as _err:
         _t26 = _Unusable(_err)
         _z = 1
     try:
-        _t27 = (_t20 if _t0 else _t26)
+        _t27 = (_by_zero() if not _t11 else _t26 // _t11 if not _t26 % _t11 else ((_z := 1) and _F(_t26, _t11)))
     except _CANNOT as _err:
         _t27 = _Unusable(_err)
         _z = 1
     try:
-        _t28 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t23 // _a11 if not _t23 % _a11 else ((_z := 1) and _F(_t23, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
+        _t28 = (_t20 if _t0 else _t27)
     except _CANNOT as _err:
         _t28 = _Unusable(_err)
         _z = 1
     try:
-        _t29 = (0 if _t14 else _a8)
+        _t29 = ((_by_zero() if not _a11 else _a2 // _a11 if not _a2 % _a11 else ((_z := 1) and _F(_a2, _a11))) if _t0 else (_by_zero() if not _a11 else _t24 // _a11 if not _t24 % _a11 else ((_z := 1) and _F(_t24, _a11)))) + (_by_zero() if not _a11 else _t22 // _a11 if not _t22 % _a11 else ((_z := 1) and _F(_t22, _a11)))
     except _CANNOT as _err:
         _t29 = _Unusable(_err)
         _z = 1
     try:
-        _t30 = (_t16*_t28*_t29)
+        _t30 = (0 if _t14 else _a8)
     except _CANNOT as _err:
         _t30 = _Unusable(_err)
         _z = 1
     try:
-        _t31 = (_by_zero() if not _t3 else _t30 // _t3 if not _t30 % _t3 else ((_z := 1) and _F(_t30, _t3)))
+        _t31 = (_t16*_t30)
     except _CANNOT as _err:
         _t31 = _Unusable(_err)
         _z = 1
     try:
-        _t32 = (0 if _t0 else 1)
+        _t32 = (_t29*_t31)
     except _CANNOT as _err:
         _t32 = _Unusable(_err)
         _z = 1
     try:
-        _t33 = (2*_t32)
+        _t33 = (_by_zero() if not _t3 else _t32 // _t3 if not _t32 % _t3 else ((_z := 1) and _F(_t32, _t3)))
     except _CANNOT as _err:
         _t33 = _Unusable(_err)
         _z = 1
     try:
-        _t34 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t33)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
+        _t34 = (0 if _t0 else 1)
     except _CANNOT as _err:
         _t34 = _Unusable(_err)
         _z = 1
     try:
-        _t35 = _t27 + _t31 + _t34
+        _t35 = (2*_t34)
     except _CANNOT as _err:
         _t35 = _Unusable(_err)
         _z = 1
     try:
-        _t36 = -1 + _a11
+        _t36 = (_by_zero() if not _a11 else _n10 // _a11 if not (_n10 := (_t21*_t35)) % _a11 else ((_z := 1) and _F(_n10, _a11)))
     except _CANNOT as _err:
         _t36 = _Unusable(_err)
         _z = 1
     try:
-        _t37 = (_t1*_t36)
+        _t37 = _t28 + _t33 + _t36
     except _CANNOT as _err:
         _t37 = _Unusable(_err)
         _z = 1
     try:
-        _t38 = (12*_t37)
+        _t38 = -1 + _a11
     except _CANNOT as _err:
         _t38 = _Unusable(_err)
         _z = 1
     try:
-        _t39 = (_by_zero() if not _t11 else _t38 // _t11 if not _t38 % _t11 else ((_z := 1) and _F(_t38, _t11)))
+        _t39 = (_t1*_t38)
     except _CANNOT as _err:
         _t39 = _Unusable(_err)
         _z = 1
     try:
-        _t40 = (_t36*_t6)
+        _t40 = (12*_t39)
     except _CANNOT as _err:
         _t40 = _Unusable(_err)
         _z = 1
@@ -38719,77 +38755,77 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t41 = _Unusable(_err)
         _z = 1
     try:
-        _t42 = (1 if _t0 else 0)
+        _t42 = (_t38*_t6)
     except _CANNOT as _err:
         _t42 = _Unusable(_err)
         _z = 1
     try:
-        _t43 = (_t40*_t42)
+        _t43 = (_by_zero() if not _t11 else _t42 // _t11 if not _t42 % _t11 else ((_z := 1) and _F(_t42, _t11)))
     except _CANNOT as _err:
         _t43 = _Unusable(_err)
         _z = 1
     try:
-        _t44 = (_by_zero() if not _t11 else _t43 // _t11 if not _t43 % _t11 else ((_z := 1) and _F(_t43, _t11)))
+        _t44 = (1 if _t0 else 0)
     except _CANNOT as _err:
         _t44 = _Unusable(_err)
         _z = 1
     try:
-        _t45 = (_t2*_t36)
+        _t45 = (_t42*_t44)
     except _CANNOT as _err:
         _t45 = _Unusable(_err)
         _z = 1
     try:
-        _t46 = (8*_t45*_a1)
+        _t46 = (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11)))
     except _CANNOT as _err:
         _t46 = _Unusable(_err)
         _z = 1
     try:
-        _t47 = (_by_zero() if not _t12 else _t46 // _t12 if not _t46 % _t12 else ((_z := 1) and _F(_t46, _t12)))
+        _t47 = (_t2*_t38)
     except _CANNOT as _err:
         _t47 = _Unusable(_err)
         _z = 1
     try:
-        _t48 = _t39 + _t41 + _t44 + _t47
+        _t48 = (8*_t47*_a1)
     except _CANNOT as _err:
         _t48 = _Unusable(_err)
         _z = 1
     try:
-        _t49 = _t13 + _t35 + _t48 + _t7
+        _t49 = (_by_zero() if not _t12 else _t48 // _t12 if not _t48 % _t12 else ((_z := 1) and _F(_t48, _t12)))
     except _CANNOT as _err:
         _t49 = _Unusable(_err)
         _z = 1
     try:
-        _t50 = -1 + _a9
+        _t50 = _t41 + _t43 + _t46 + _t49
     except _CANNOT as _err:
         _t50 = _Unusable(_err)
         _z = 1
     try:
-        _t51 = (2*_a11)
+        _t51 = _t13 + _t37 + _t50 + _t7
     except _CANNOT as _err:
         _t51 = _Unusable(_err)
         _z = 1
     try:
-        _t52 = (_t21*_t32)
+        _t52 = -1 + _a9
     except _CANNOT as _err:
         _t52 = _Unusable(_err)
         _z = 1
     try:
-        _t53 = _a2 + (0 if _t0 else _t21)
+        _t53 = (2*_a11)
     except _CANNOT as _err:
         _t53 = _Unusable(_err)
         _z = 1
     try:
-        _t54 = (3*_t17*_t53)
+        _t54 = (_t21*_t34)
     except _CANNOT as _err:
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = (_t30*_a11)
+        _t55 = _a2 + (0 if _t0 else _t21)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t53*_t55)
+        _t56 = (3*_t17*_t55)
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
@@ -38859,7 +38895,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_t29*_a1)
+        _t70 = (_t30*_a1)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
@@ -38869,7 +38905,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t33) + (0 if _t66 else _t71)
+        _t72 = (2*(0 if _t66 else _t69)) + (0 if _t62 else _t35) + (0 if _t66 else _t71)
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
@@ -38879,7 +38915,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (_a8*(-2 + _t51))
+        _t74 = (_a8*(-2 + _t53))
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
@@ -38889,7 +38925,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_t42*_t74)
+        _t76 = (_t44*_t74)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
@@ -38989,17 +39025,17 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_t25*_t93)
+        _t96 = (_t26*_t93)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t30*_t93)
+        _t97 = (_t32*_t93)
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (0 if _t62 else _t34) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t27) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t31)
+        _t98 = (0 if _t62 else _t36) + ((((_by_zero() if not _t95 else _t94 // _t95 if not _t94 % _t95 else ((_z := 1) and _F(_t94, _t95))) if _t92 else (_by_zero() if not _t11 else _t94 // _t11 if not _t94 % _t11 else ((_z := 1) and _F(_t94, _t11)))) if _t0 else ((_by_zero() if not _t95 else _t96 // _t95 if not _t96 % _t95 else ((_z := 1) and _F(_t96, _t95))) if _t92 else (_by_zero() if not _t11 else _t96 // _t11 if not _t96 % _t11 else ((_z := 1) and _F(_t96, _t11))))) if _t66 else _t28) + (((_by_zero() if not _t95 else _n33 // _t95 if not (_n33 := (_t97*_a11)) % _t95 else ((_z := 1) and _F(_n33, _t95))) if _t92 else (_by_zero() if not _t3 else _t97 // _t3 if not _t97 % _t3 else ((_z := 1) and _F(_t97, _t3)))) if _t66 else _t33)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
@@ -39019,7 +39055,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = (_t101*_t38)
+        _t102 = (_t101*_t40)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
@@ -39029,17 +39065,17 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t101*_t40)
+        _t104 = (_t101*_t42)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t101*_t43)
+        _t105 = (_t101*_t45)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_t101*_t46)
+        _t106 = (_t101*_t48)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
@@ -39049,7 +39085,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t39) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t44) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t47)
+        _t108 = (((_by_zero() if not _t103 else _t102 // _t103 if not _t102 % _t103 else ((_z := 1) and _F(_t102, _t103))) if _t100 else (_by_zero() if not _t11 else _t102 // _t11 if not _t102 % _t11 else ((_z := 1) and _F(_t102, _t11)))) if _t73 else _t41) + (((_by_zero() if not _t103 else _t104 // _t103 if not _t104 % _t103 else ((_z := 1) and _F(_t104, _t103))) if _t100 else (_by_zero() if not _t11 else _t104 // _t11 if not _t104 % _t11 else ((_z := 1) and _F(_t104, _t11)))) if _t73 else _t43) + (((_by_zero() if not _t103 else _t105 // _t103 if not _t105 % _t103 else ((_z := 1) and _F(_t105, _t103))) if _t100 else (_by_zero() if not _t11 else _t105 // _t11 if not _t105 % _t11 else ((_z := 1) and _F(_t105, _t11)))) if _t73 else _t46) + (((_by_zero() if not _t107 else _t106 // _t107 if not _t106 % _t107 else ((_z := 1) and _F(_t106, _t107))) if _t100 else (_by_zero() if not _t12 else _t106 // _t12 if not _t106 % _t12 else ((_z := 1) and _F(_t106, _t12)))) if _t73 else _t49)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
@@ -39064,27 +39100,27 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (_by_zero() if not _a11 else _t52 // _a11 if not _t52 % _a11 else ((_z := 1) and _F(_t52, _a11)))
+        _t111 = (_by_zero() if not _a11 else _t54 // _a11 if not _t54 % _a11 else ((_z := 1) and _F(_t54, _a11)))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t24)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
+        _t112 = _t111 + ((_by_zero() if not _t11 else _n46 // _t11 if not (_n46 := (2*_t18)) % _t11 else ((_z := 1) and _F(_n46, _t11))) if _t0 else (_by_zero() if not _t11 else _n45 // _t11 if not (_n45 := (2*_t25)) % _t11 else ((_z := 1) and _F(_n45, _t11))))
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t37)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
+        _t113 = (_by_zero() if not _t11 else _n47 // _t11 if not (_n47 := (6*_t39)) % _t11 else ((_z := 1) and _F(_n47, _t11)))
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t45*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
+        _t114 = (_by_zero() if not _t12 else _n48 // _t12 if not (_n48 := (_t47*_t77)) % _t12 else ((_z := 1) and _F(_n48, _t12)))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t45 // _t11 if not _t45 % _t11 else ((_z := 1) and _F(_t45, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t42*_t45)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
+        _t115 = _t113 + _t114 + (_by_zero() if not _t11 else _t47 // _t11 if not _t47 % _t11 else ((_z := 1) and _F(_t47, _t11))) + (_by_zero() if not _t11 else _n50 // _t11 if not (_n50 := (_t44*_t47)) % _t11 else ((_z := 1) and _F(_n50, _t11)))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
@@ -39104,7 +39140,7 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (2*(_t69 if _t66 else 0)) + (_t33 if _t62 else 0) + (_t71 if _t66 else 0)
+        _t119 = (2*(_t69 if _t66 else 0)) + (_t35 if _t62 else 0) + (_t71 if _t66 else 0)
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
@@ -39129,12 +39165,12 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = (_t34 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t25 // _t95 if not _t25 % _t95 else ((_z := 1) and _F(_t25, _t95))) if _t92 else _t26)) if _t66 else 0) + (((_by_zero() if not _t95 else _t55 // _t95 if not _t55 % _t95 else ((_z := 1) and _F(_t55, _t95))) if _t92 else _t31) if _t66 else 0)
+        _t124 = (_t36 if _t62 else 0) + ((((_by_zero() if not _t95 else _t19 // _t95 if not _t19 % _t95 else ((_z := 1) and _F(_t19, _t95))) if _t92 else _t20) if _t0 else ((_by_zero() if not _t95 else _t26 // _t95 if not _t26 % _t95 else ((_z := 1) and _F(_t26, _t95))) if _t92 else _t27)) if _t66 else 0) + (((_by_zero() if not _t95 else _n54 // _t95 if not (_n54 := (_t32*_a11)) % _t95 else ((_z := 1) and _F(_n54, _t95))) if _t92 else _t33) if _t66 else 0)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (((_by_zero() if not _t103 else _t38 // _t103 if not _t38 % _t103 else ((_z := 1) and _F(_t38, _t103))) if _t100 else _t39) if _t73 else 0) + (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t43 // _t103 if not _t43 % _t103 else ((_z := 1) and _F(_t43, _t103))) if _t100 else _t44) if _t73 else 0) + (((_by_zero() if not _t107 else _t46 // _t107 if not _t46 % _t107 else ((_z := 1) and _F(_t46, _t107))) if _t100 else _t47) if _t73 else 0)
+        _t125 = (((_by_zero() if not _t103 else _t40 // _t103 if not _t40 % _t103 else ((_z := 1) and _F(_t40, _t103))) if _t100 else _t41) if _t73 else 0) + (((_by_zero() if not _t103 else _t42 // _t103 if not _t42 % _t103 else ((_z := 1) and _F(_t42, _t103))) if _t100 else _t43) if _t73 else 0) + (((_by_zero() if not _t103 else _t45 // _t103 if not _t45 % _t103 else ((_z := 1) and _F(_t45, _t103))) if _t100 else _t46) if _t73 else 0) + (((_by_zero() if not _t107 else _t48 // _t107 if not _t48 % _t107 else ((_z := 1) and _F(_t48, _t107))) if _t100 else _t49) if _t73 else 0)
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
@@ -39169,16 +39205,16 @@ def _sheet2_cb6e6d0c9042(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t23 // _t131 if not _t23 % _t131 else ((_z := 1) and _F(_t23, _t131))))
+        _t132 = ((_by_zero() if not _t131 else _a2 // _t131 if not _a2 % _t131 else ((_z := 1) and _F(_a2, _t131))) if _t0 else (_by_zero() if not _t131 else _t24 // _t131 if not _t24 % _t131 else ((_z := 1) and _F(_t24, _t131))))
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t24 // _t11 if not _t24 % _t11 else ((_z := 1) and _F(_t24, _t11))))
+        _t133 = ((_by_zero() if not _t11 else _t18 // _t11 if not _t18 % _t11 else ((_z := 1) and _F(_t18, _t11))) if _t0 else (_by_zero() if not _t11 else _t25 // _t11 if not _t25 % _t11 else ((_z := 1) and _F(_t25, _t11))))
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
-    return (_t49, _t49, _t10 + _t38 + _t46 + (4*_t45) + (4*_t3*_t52) + (_t2*_t50*_t51) + (_t54 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t25*_t53)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t54)) + ((_by_zero() if not _a2 else _t56 // _a2 if not _t56 % _a2 else ((_z := 1) and _F(_t56, _a2))) if _t0 else (_by_zero() if not _t23 else _t56 // _t23 if not _t56 % _t23 else ((_z := 1) and _F(_t56, _t23)))), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t50 // _a8 if not _t50 % _a8 else _t50 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t44, _a11, _t128, _a8, _t41, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n71 // _a1 if not (_n71 := (_t28*_a9)) % _a1 else ((_z := 1) and _F(_n71, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t31, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t32, _t111, _t48, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t35, _t72, _t98, _t112, _t119, _t124, _z, )
+    return (_t51, _t51, _t10 + _t40 + _t48 + (4*_t47) + (_t23*_t31) + (4*_t3*_t54) + (_t2*_t52*_t53) + (_t56 if _t0 else ((_by_zero() if not _a2 else _n66 // _a2 if not (_n66 := (_t26*_t55)) % _a2 else ((_z := 1) and _F(_n66, _a2))) if _t0 else _t56)), _t80, _t109, _t116, _t121, _t126, _t80, _t109, _t116, _t121, _t126, (_by_zero() if not _a8 else _t52 // _a8 if not _t52 % _a8 else _t52 / _a8), _t12, _a11, _t128, _t129, _t114, _a11, _t128, _t129, _t114, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, _a5, _t130, _t129, _t110, 2, _t128, _a8, _t89, 2, _t128, _a8, _t89, _a11, _t128, _a8, _t46, _a11, _t128, _a8, _t43, _a11, (_by_zero() if not _t127 else _t1 // _t127 if not _t1 % _t127 else ((_z := 1) and _F(_t1, _t127))), (3*_a8), _t113, _t3, _t132, _t68, _t133, _t3, (_by_zero() if not _a1 else _n69 // _a1 if not (_n69 := (_t29*_a9)) % _a1 else ((_z := 1) and _F(_n69, _a1))), (_by_zero() if not _a9 else _t70 // _a9 if not _t70 % _a9 else ((_z := 1) and _F(_t70, _a9))), _t33, _t3, _t132, _t68, _t133, 2, (_by_zero() if not _a11 else _t21 // _a11 if not _t21 % _a11 else ((_z := 1) and _F(_t21, _a11))), _t34, _t111, _t50, _t79, _t108, _t115, _t120, _t125, _t13, _t61, _t88, _t110, _t117, _t122, _t7, _t65, _t90, _t118, _t123, _t37, _t72, _t98, _t112, _t119, _t124, _z, )
 
 
 def _sheet2_cddaa13b880b(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):
@@ -41131,133 +41167,135 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t52 = (3*_t51)
         _t53 = (_a6*_a11)
         _t54 = (2*_t53)
-        _t55 = _t53 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
-        _t56 = (_t50*_t55)
-        _t57 = (3*_t56)
-        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
-        _t59 = (0 if _t47 else _a14)
-        _t60 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
-        _t61 = -1 + _t60
-        _t62 = (_t61*_a5)
-        _t63 = (_t59*_t62)
-        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
-        _t65 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t55 // _a17 if not _t55 % _a17 else ((_z := 1) and _F(_t55, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
-        _t66 = (_t49*_t59*_t65)
-        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
-        _t68 = (_t48*_t62)
-        _t69 = (3*_t68)
-        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
-        _t71 = _t58 + _t64 + _t67 + _t70
-        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
-        _t73 = -1 + _a15
-        _t74 = (2*_a17)
-        _t75 = (_t66*_a17)
-        _t76 = (_a8*_a17)
-        _t77 = (_a1 < _t76)
-        _t78 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
-        _t79 = (0 if _t77 else _t78)
-        _t80 = (_a1 < _t15)
-        _t81 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
-        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
-        _t83 = (-1*_t82)
-        _t84 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
-        _t85 = (_t84 == _floor(_t84))
-        _t86 = (_a1 == _t83) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
-        _t87 = _t85 and _t86
-        _t88 = -1 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t87 else 1)
-        _t89 = (4*_t16)
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t80 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
-        _t91 = (_a1 < _t13)
-        _t92 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
-        _t93 = (_a1 < 1 + _t12)
-        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
-        _t95 = (_a1 < _a17)
-        _t96 = (_a14*(-2 + _t74))
-        _t97 = (_t40*_t96)
-        _t98 = (3*_t96)
-        _t99 = (_t36*_t96)
-        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
-        _t101 = (_a1 < _t12)
-        _t102 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
-        _t103 = (_t102*_t48)
-        _t104 = (_t103*_t49)
-        _t105 = (_t59*_a2)
-        _t106 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t105*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
-        _t107 = (_t59*_a3)
-        _t108 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t107*_t61)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
-        _t109 = (_t48*_a3)
-        _t110 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t109*_t61)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
-        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
-        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
-        _t113 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
-        _t114 = _t85 and ((_a1 == _t113) or ((_a9*_a15) == 1))
-        _t115 = (_t11*(-1 + ((_by_zero() if not _a17 else _t113 // _a17 if not _t113 % _a17 else ((_z := 1) and _F(_t113, _a17))) if _t114 else 1)))
-        _t116 = (_t113*_t26)
-        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
-        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
-        _t119 = (_t83*_a15)
-        _t120 = (4*_t23)
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
-        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
-        _t124 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
-        _t125 = (_a1 == _t124) or (_t26 == 1)
-        _t126 = -1 + (_t124 if _t125 else 1)
-        _t127 = (_t126*_t32)
-        _t128 = (_t12*_t124)
-        _t129 = (_t126*_t34)
-        _t130 = (_t126*_t37)
-        _t131 = (_t126*_t43)
-        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
-        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
-        _t134 = _t0 or (_a1 == _t133)
-        _t135 = _t134 and _t85
-        _t136 = -1 + ((_by_zero() if not _a17 else _t133 // _a17 if not _t133 % _a17 else ((_z := 1) and _F(_t133, _a17))) if _t135 else 1)
-        _t137 = (_t136*_t52)
-        _t138 = (_t133*_t3)
-        _t139 = (_t136*_t57)
-        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
-        _t141 = _t134 and (_t140 == _floor(_t140))
-        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
-        _t143 = (_t142*_t63)
-        _t144 = (_t133*_t26)
-        _t145 = (_t142*_t69)
-        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a10)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a10)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
-        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
-        _t148 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
-        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
-        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
-        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
-        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
-        _t153 = _t148 + _t149 + _t152
-        _t154 = (_t78 if _t77 else 0)
-        _t155 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
-        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t155*_t89)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t80 else 0)
-        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
-        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
-        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
-        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
-        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
-        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
-        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
-        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
-        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a10)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a10)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
-        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
-        _t167 = (_t3*_a14)
-        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
-        _t169 = (_t40*_a14)
-        _t170 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
-        _t171 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
-        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
-        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
-        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
-        _t175 = (_t102*_a17)
-        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
-        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
-        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
-        _t179 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
-        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
-        return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a10 else _n103 // _a10 if not (_n103 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n103, _a10))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t122, 2, _t168, _a14, _t122, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a15)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a15 else _t105 // _a15 if not _t105 % _a15 else ((_z := 1) and _F(_t105, _a15))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
+        _t55 = _a4 + (-1*_t54) + (-1*_a5)
+        _t56 = _t53 + (_by_zero() if not _a15 else _t55 // _a15 if not _t55 % _a15 else ((_z := 1) and _F(_t55, _a15)))
+        _t57 = (_t50*_t56)
+        _t58 = (3*_t57)
+        _t59 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
+        _t60 = (0 if _t47 else _a14)
+        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t62 = -1 + _t61
+        _t63 = (_t62*_a5)
+        _t64 = (_t60*_t63)
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
+        _t66 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t56 // _a17 if not _t56 % _a17 else ((_z := 1) and _F(_t56, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
+        _t67 = (_t49*_t60)
+        _t68 = (_t66*_t67)
+        _t69 = (_by_zero() if not _t3 else _t68 // _t3 if not _t68 % _t3 else ((_z := 1) and _F(_t68, _t3)))
+        _t70 = (_t48*_t63)
+        _t71 = (3*_t70)
+        _t72 = (_by_zero() if not _t13 else _t71 // _t13 if not _t71 % _t13 else ((_z := 1) and _F(_t71, _t13)))
+        _t73 = _t59 + _t65 + _t69 + _t72
+        _t74 = _t14 + _t29 + _t45 + _t7 + _t73
+        _t75 = -1 + _a15
+        _t76 = (2*_a17)
+        _t77 = (_a8*_a17)
+        _t78 = (_a1 < _t77)
+        _t79 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
+        _t80 = (0 if _t78 else _t79)
+        _t81 = (_a1 < _t15)
+        _t82 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t83 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t84 = (-1*_t83)
+        _t85 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t86 = (_t85 == _floor(_t85))
+        _t87 = (_a1 == _t84) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t88 = _t86 and _t87
+        _t89 = -1 + ((_by_zero() if not _a17 else _t84 // _a17 if not _t84 % _a17 else ((_z := 1) and _F(_t84, _a17))) if _t88 else 1)
+        _t90 = (4*_t16)
+        _t91 = (0 if _t81 else _t82) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t89*_t90)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t81 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t90)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
+        _t92 = (_a1 < _t13)
+        _t93 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t94 = (_a1 < 1 + _t12)
+        _t95 = (0 if _t92 else _t93) + (0 if _t94 else _t93)
+        _t96 = (_a1 < _a17)
+        _t97 = (_a14*(-2 + _t76))
+        _t98 = (_t40*_t97)
+        _t99 = (3*_t97)
+        _t100 = (_t36*_t97)
+        _t101 = (2*(0 if _t96 else _t98)) + (0 if _t96 else _t100) + (0 if _t96 else _t97) + (0 if _t96 else _t99)
+        _t102 = (_a1 < _t12)
+        _t103 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t104 = (_t103*_t48)
+        _t105 = (_t104*_t49)
+        _t106 = (_t60*_a2)
+        _t107 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t106*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
+        _t108 = (_t60*_a3)
+        _t109 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t108*_t62)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
+        _t110 = (_t48*_a3)
+        _t111 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t110*_t62)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
+        _t112 = (2*(0 if _t102 else _t105)) + (0 if _t102 else _t107) + (0 if _t102 else _t109) + (0 if _t102 else _t111)
+        _t113 = _t101 + _t112 + _t80 + _t91 + _t95
+        _t114 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t77 // _a1 if not _t77 % _a1 else ((_z := 1) and _F(_t77, _a1))))))
+        _t115 = _t86 and ((_a1 == _t114) or ((_a9*_a15) == 1))
+        _t116 = (_t11*(-1 + ((_by_zero() if not _a17 else _t114 // _a17 if not _t114 % _a17 else ((_z := 1) and _F(_t114, _a17))) if _t115 else 1)))
+        _t117 = (_t114*_t26)
+        _t118 = (((_by_zero() if not _t117 else _t116 // _t117 if not _t116 % _t117 else ((_z := 1) and _F(_t116, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t78 else _t14)
+        _t119 = (_t19*(-1 + (_t84 if _t87 else 1)))
+        _t120 = (_t84*_a15)
+        _t121 = (4*_t23)
+        _t122 = (((_by_zero() if not _t120 else _t119 // _t120 if not _t119 % _t120 else ((_z := 1) and _F(_t119, _t120))) if _t87 else (_by_zero() if not _a15 else _t119 // _a15 if not _t119 % _a15 else ((_z := 1) and _F(_t119, _a15)))) if _t81 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t121*_t89)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t81 else _t28)
+        _t123 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
+        _t124 = (0 if _t92 else _t123) + (0 if _t94 else _t123)
+        _t125 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t126 = (_a1 == _t125) or (_t26 == 1)
+        _t127 = -1 + (_t125 if _t126 else 1)
+        _t128 = (_t127*_t32)
+        _t129 = (_t12*_t125)
+        _t130 = (_t127*_t34)
+        _t131 = (_t127*_t37)
+        _t132 = (_t127*_t43)
+        _t133 = (((_by_zero() if not _t129 else _t128 // _t129 if not _t128 % _t129 else ((_z := 1) and _F(_t128, _t129))) if _t126 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t96 else _t33) + (((_by_zero() if not _t129 else _t130 // _t129 if not _t130 % _t129 else ((_z := 1) and _F(_t130, _t129))) if _t126 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t96 else _t35) + (((_by_zero() if not _t129 else _t131 // _t129 if not _t131 % _t129 else ((_z := 1) and _F(_t131, _t129))) if _t126 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t96 else _t38) + (((_by_zero() if not _t129 else _t132 // _t129 if not _t132 % _t129 else ((_z := 1) and _F(_t132, _t129))) if _t126 else (_by_zero() if not _t12 else _t132 // _t12 if not _t132 % _t12 else ((_z := 1) and _F(_t132, _t12)))) if _t96 else _t44)
+        _t134 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t135 = _t0 or (_a1 == _t134)
+        _t136 = _t135 and _t86
+        _t137 = -1 + ((_by_zero() if not _a17 else _t134 // _a17 if not _t134 % _a17 else ((_z := 1) and _F(_t134, _a17))) if _t136 else 1)
+        _t138 = (_t137*_t52)
+        _t139 = (_t134*_t3)
+        _t140 = (_t137*_t58)
+        _t141 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t142 = _t135 and (_t141 == _floor(_t141))
+        _t143 = -1 + ((_by_zero() if not _t15 else _t134 // _t15 if not _t134 % _t15 else ((_z := 1) and _F(_t134, _t15))) if _t142 else 1)
+        _t144 = (_t143*_t64)
+        _t145 = (_t134*_t26)
+        _t146 = (_t137*_t68)
+        _t147 = (_t143*_t71)
+        _t148 = ((((_by_zero() if not _t139 else _t138 // _t139 if not _t138 % _t139 else ((_z := 1) and _F(_t138, _t139))) if _t0 else (_by_zero() if not _t139 else _t140 // _t139 if not _t140 % _t139 else ((_z := 1) and _F(_t140, _t139)))) if _t136 else ((_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))) if _t0 else (_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))))) if _t102 else _t59) + (((_by_zero() if not _t145 else _n61 // _t145 if not (_n61 := (_t144*_a10)) % _t145 else ((_z := 1) and _F(_n61, _t145))) if _t142 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t102 else _t65) + (((_by_zero() if not _t139 else _n63 // _t139 if not (_n63 := (_t146*_a17)) % _t139 else ((_z := 1) and _F(_n63, _t139))) if _t136 else (_by_zero() if not _t3 else _t146 // _t3 if not _t146 % _t3 else ((_z := 1) and _F(_t146, _t3)))) if _t102 else _t69) + (((_by_zero() if not _t145 else _n65 // _t145 if not (_n65 := (_t147*_a10)) % _t145 else ((_z := 1) and _F(_n65, _t145))) if _t142 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t102 else _t72)
+        _t149 = _t118 + _t122 + _t124 + _t133 + _t148
+        _t150 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
+        _t151 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t57)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t70)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t152 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t153 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t155 = _t150 + _t151 + _t154
+        _t156 = (_t79 if _t78 else 0)
+        _t157 = _a10 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t88 else -1)
+        _t158 = (_t82 if _t81 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t157*_t90)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t81 else 0)
+        _t159 = (_t93 if _t92 else 0) + (_t93 if _t94 else 0)
+        _t160 = (2*(_t98 if _t96 else 0)) + (_t100 if _t96 else 0) + (_t97 if _t96 else 0) + (_t99 if _t96 else 0)
+        _t161 = (2*(_t105 if _t102 else 0)) + (_t107 if _t102 else 0) + (_t109 if _t102 else 0) + (_t111 if _t102 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
+        _t163 = (((_by_zero() if not _t117 else _t11 // _t117 if not _t11 % _t117 else ((_z := 1) and _F(_t11, _t117))) if _t115 else _t14) if _t78 else 0)
+        _t164 = (((_by_zero() if not _t120 else _t19 // _t120 if not _t19 % _t120 else ((_z := 1) and _F(_t19, _t120))) if _t87 else _t20) if _t81 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t121*_t157)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t81 else 0)
+        _t165 = (_t123 if _t92 else 0) + (_t123 if _t94 else 0)
+        _t166 = (((_by_zero() if not _t129 else _t32 // _t129 if not _t32 % _t129 else ((_z := 1) and _F(_t32, _t129))) if _t126 else _t33) if _t96 else 0) + (((_by_zero() if not _t129 else _t34 // _t129 if not _t34 % _t129 else ((_z := 1) and _F(_t34, _t129))) if _t126 else _t35) if _t96 else 0) + (((_by_zero() if not _t129 else _t37 // _t129 if not _t37 % _t129 else ((_z := 1) and _F(_t37, _t129))) if _t126 else _t38) if _t96 else 0) + (((_by_zero() if not _t129 else _t43 // _t129 if not _t43 % _t129 else ((_z := 1) and _F(_t43, _t129))) if _t126 else _t44) if _t96 else 0)
+        _t167 = ((((_by_zero() if not _t139 else _t52 // _t139 if not _t52 % _t139 else ((_z := 1) and _F(_t52, _t139))) if _t0 else (_by_zero() if not _t139 else _t58 // _t139 if not _t58 % _t139 else ((_z := 1) and _F(_t58, _t139)))) if _t136 else _t59) if _t102 else 0) + (((_by_zero() if not _t145 else _n85 // _t145 if not (_n85 := (_t64*_a10)) % _t145 else ((_z := 1) and _F(_n85, _t145))) if _t142 else _t65) if _t102 else 0) + (((_by_zero() if not _t139 else _n86 // _t139 if not (_n86 := (_t68*_a17)) % _t139 else ((_z := 1) and _F(_n86, _t139))) if _t136 else _t69) if _t102 else 0) + (((_by_zero() if not _t145 else _n87 // _t145 if not (_n87 := (_t71*_a10)) % _t145 else ((_z := 1) and _F(_n87, _t145))) if _t142 else _t72) if _t102 else 0)
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
+        _t169 = (_t3*_a14)
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
+        _t171 = (_t40*_a14)
+        _t172 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
+        _t173 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
+        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t177 = (_t103*_a17)
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t56 // _t177 if not _t56 % _t177 else ((_z := 1) and _F(_t56, _t177))))
+        _t179 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t180 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t181 = (_by_zero() if not _a15 else _t110 // _a15 if not _t110 % _a15 else ((_z := 1) and _F(_t110, _a15)))
+        _t182 = (_by_zero() if not _t13 else _t70 // _t13 if not _t70 % _t13 else ((_z := 1) and _F(_t70, _t13)))
+        return (_t74, _t74, _t11 + _t32 + _t42 + _t64 + _t71 + (_t12*_t19) + (_t43*_a15) + (_t55*_t67) + (_t2*_t75*_t76) + (_t52 if _t0 else ((_by_zero() if not _t56 else _n101 // _t56 if not (_n101 := (3*_t50*(_t46**2))) % _t56 else ((_z := 1) and _F(_n101, _t56))) if _t0 else _t52)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t113, _t149, _t155, _t162, _t168, _t113, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t75 // _a14 if not _t75 % _a14 else _t75 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t123, 2, _t170, _a14, _t123, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t104, _t179, _t3, (_by_zero() if not _a2 else _n106 // _a2 if not (_n106 := (_t66*_a15)) % _a2 else ((_z := 1) and _F(_n106, _a2))), (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15))), _t69, _t3, _t178, _t104, _t179, _t61, _t180, _t181, _t182, _t61, _t180, (_by_zero() if not _a15 else _t108 // _a15 if not _t108 % _a15 else ((_z := 1) and _F(_t108, _a15))), _t65, _t61, _t180, _t181, _t182, _t45, _t101, _t133, _t154, _t160, _t166, _t14, _t80, _t118, _t150, _t156, _t163, _t29, _t91, _t122, _t158, _t164, _t7, _t95, _t124, _t159, _t165, _t73, _t112, _t148, _t151, _t161, _t167, _z, )
     except _CANNOT:
         pass
     _z = 0
@@ -41537,636 +41575,646 @@ def _sheet2_db65e2d72af6(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10,
         _t54 = _Unusable(_err)
         _z = 1
     try:
-        _t55 = _t53 + (_by_zero() if not _a15 else _n11 // _a15 if not (_n11 := _a4 + (-1*_t54) + (-1*_a5)) % _a15 else ((_z := 1) and _F(_n11, _a15)))
+        _t55 = _a4 + (-1*_t54) + (-1*_a5)
     except _CANNOT as _err:
         _t55 = _Unusable(_err)
         _z = 1
     try:
-        _t56 = (_t50*_t55)
+        _t56 = _t53 + (_by_zero() if not _a15 else _t55 // _a15 if not _t55 % _a15 else ((_z := 1) and _F(_t55, _a15)))
     except _CANNOT as _err:
         _t56 = _Unusable(_err)
         _z = 1
     try:
-        _t57 = (3*_t56)
+        _t57 = (_t50*_t56)
     except _CANNOT as _err:
         _t57 = _Unusable(_err)
         _z = 1
     try:
-        _t58 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
+        _t58 = (3*_t57)
     except _CANNOT as _err:
         _t58 = _Unusable(_err)
         _z = 1
     try:
-        _t59 = (0 if _t47 else _a14)
+        _t59 = ((_by_zero() if not _t12 else _t52 // _t12 if not _t52 % _t12 else ((_z := 1) and _F(_t52, _t12))) if _t0 else (_by_zero() if not _t12 else _t58 // _t12 if not _t58 % _t12 else ((_z := 1) and _F(_t58, _t12))))
     except _CANNOT as _err:
         _t59 = _Unusable(_err)
         _z = 1
     try:
-        _t60 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
+        _t60 = (0 if _t47 else _a14)
     except _CANNOT as _err:
         _t60 = _Unusable(_err)
         _z = 1
     try:
-        _t61 = -1 + _t60
+        _t61 = (_by_zero() if not _a10 else _t3 // _a10 if not _t3 % _a10 else ((_z := 1) and _F(_t3, _a10)))
     except _CANNOT as _err:
         _t61 = _Unusable(_err)
         _z = 1
     try:
-        _t62 = (_t61*_a5)
+        _t62 = -1 + _t61
     except _CANNOT as _err:
         _t62 = _Unusable(_err)
         _z = 1
     try:
-        _t63 = (_t59*_t62)
+        _t63 = (_t62*_a5)
     except _CANNOT as _err:
         _t63 = _Unusable(_err)
         _z = 1
     try:
-        _t64 = (_by_zero() if not _t13 else _t63 // _t13 if not _t63 % _t13 else ((_z := 1) and _F(_t63, _t13)))
+        _t64 = (_t60*_t63)
     except _CANNOT as _err:
         _t64 = _Unusable(_err)
         _z = 1
     try:
-        _t65 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t55 // _a17 if not _t55 % _a17 else ((_z := 1) and _F(_t55, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
+        _t65 = (_by_zero() if not _t13 else _t64 // _t13 if not _t64 % _t13 else ((_z := 1) and _F(_t64, _t13)))
     except _CANNOT as _err:
         _t65 = _Unusable(_err)
         _z = 1
     try:
-        _t66 = (_t49*_t59*_t65)
+        _t66 = ((_by_zero() if not _a17 else _t46 // _a17 if not _t46 % _a17 else ((_z := 1) and _F(_t46, _a17))) if _t0 else (_by_zero() if not _a17 else _t56 // _a17 if not _t56 % _a17 else ((_z := 1) and _F(_t56, _a17)))) + ((_by_zero() if not _a17 else _n19 // _a17 if not (_n19 := (-1*_t54)) % _a17 else ((_z := 1) and _F(_n19, _a17))) if _t0 else (_by_zero() if not _a17 else _n18 // _a17 if not (_n18 := (-1*_t53)) % _a17 else ((_z := 1) and _F(_n18, _a17))))
     except _CANNOT as _err:
         _t66 = _Unusable(_err)
         _z = 1
     try:
-        _t67 = (_by_zero() if not _t3 else _t66 // _t3 if not _t66 % _t3 else ((_z := 1) and _F(_t66, _t3)))
+        _t67 = (_t49*_t60)
     except _CANNOT as _err:
         _t67 = _Unusable(_err)
         _z = 1
     try:
-        _t68 = (_t48*_t62)
+        _t68 = (_t66*_t67)
     except _CANNOT as _err:
         _t68 = _Unusable(_err)
         _z = 1
     try:
-        _t69 = (3*_t68)
+        _t69 = (_by_zero() if not _t3 else _t68 // _t3 if not _t68 % _t3 else ((_z := 1) and _F(_t68, _t3)))
     except _CANNOT as _err:
         _t69 = _Unusable(_err)
         _z = 1
     try:
-        _t70 = (_by_zero() if not _t13 else _t69 // _t13 if not _t69 % _t13 else ((_z := 1) and _F(_t69, _t13)))
+        _t70 = (_t48*_t63)
     except _CANNOT as _err:
         _t70 = _Unusable(_err)
         _z = 1
     try:
-        _t71 = _t58 + _t64 + _t67 + _t70
+        _t71 = (3*_t70)
     except _CANNOT as _err:
         _t71 = _Unusable(_err)
         _z = 1
     try:
-        _t72 = _t14 + _t29 + _t45 + _t7 + _t71
+        _t72 = (_by_zero() if not _t13 else _t71 // _t13 if not _t71 % _t13 else ((_z := 1) and _F(_t71, _t13)))
     except _CANNOT as _err:
         _t72 = _Unusable(_err)
         _z = 1
     try:
-        _t73 = -1 + _a15
+        _t73 = _t59 + _t65 + _t69 + _t72
     except _CANNOT as _err:
         _t73 = _Unusable(_err)
         _z = 1
     try:
-        _t74 = (2*_a17)
+        _t74 = _t14 + _t29 + _t45 + _t7 + _t73
     except _CANNOT as _err:
         _t74 = _Unusable(_err)
         _z = 1
     try:
-        _t75 = (_t66*_a17)
+        _t75 = -1 + _a15
     except _CANNOT as _err:
         _t75 = _Unusable(_err)
         _z = 1
     try:
-        _t76 = (_a8*_a17)
+        _t76 = (2*_a17)
     except _CANNOT as _err:
         _t76 = _Unusable(_err)
         _z = 1
     try:
-        _t77 = (_a1 < _t76)
+        _t77 = (_a8*_a17)
     except _CANNOT as _err:
         _t77 = _Unusable(_err)
         _z = 1
     try:
-        _t78 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
+        _t78 = (_a1 < _t77)
     except _CANNOT as _err:
         _t78 = _Unusable(_err)
         _z = 1
     try:
-        _t79 = (0 if _t77 else _t78)
+        _t79 = (_by_zero() if not _a15 else _n22 // _a15 if not (_n22 := (_t10*_a14)) % _a15 else ((_z := 1) and _F(_n22, _a15)))
     except _CANNOT as _err:
         _t79 = _Unusable(_err)
         _z = 1
     try:
-        _t80 = (_a1 < _t15)
+        _t80 = (0 if _t78 else _t79)
     except _CANNOT as _err:
         _t80 = _Unusable(_err)
         _z = 1
     try:
-        _t81 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
+        _t81 = (_a1 < _t15)
     except _CANNOT as _err:
         _t81 = _Unusable(_err)
         _z = 1
     try:
-        _t82 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
+        _t82 = (_by_zero() if not _a15 else _t17 // _a15 if not _t17 % _a15 else ((_z := 1) and _F(_t17, _a15)))
     except _CANNOT as _err:
         _t82 = _Unusable(_err)
         _z = 1
     try:
-        _t83 = (-1*_t82)
+        _t83 = (_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t15 // _a1 if not _t15 % _a1 else ((_z := 1) and _F(_t15, _a1)))))) + (-1*_a10*_a17)
     except _CANNOT as _err:
         _t83 = _Unusable(_err)
         _z = 1
     try:
-        _t84 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
+        _t84 = (-1*_t83)
     except _CANNOT as _err:
         _t84 = _Unusable(_err)
         _z = 1
     try:
-        _t85 = (_t84 == _floor(_t84))
+        _t85 = (_by_zero() if not _a17 else _a1 // _a17 if not _a1 % _a17 else ((_z := 1) and _F(_a1, _a17)))
     except _CANNOT as _err:
         _t85 = _Unusable(_err)
         _z = 1
     try:
-        _t86 = (_a1 == _t83) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
+        _t86 = (_t85 == _floor(_t85))
     except _CANNOT as _err:
         _t86 = _Unusable(_err)
         _z = 1
     try:
-        _t87 = _t85 and _t86
+        _t87 = (_a1 == _t84) or ((_by_zero() if not _a10 else _t26 // _a10 if not _t26 % _a10 else ((_z := 1) and _F(_t26, _a10))) == 1)
     except _CANNOT as _err:
         _t87 = _Unusable(_err)
         _z = 1
     try:
-        _t88 = -1 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t87 else 1)
+        _t88 = _t86 and _t87
     except _CANNOT as _err:
         _t88 = _Unusable(_err)
         _z = 1
     try:
-        _t89 = (4*_t16)
+        _t89 = -1 + ((_by_zero() if not _a17 else _t84 // _a17 if not _t84 % _a17 else ((_z := 1) and _F(_t84, _a17))) if _t88 else 1)
     except _CANNOT as _err:
         _t89 = _Unusable(_err)
         _z = 1
     try:
-        _t90 = (0 if _t80 else _t81) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t88*_t89)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t80 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t89)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
+        _t90 = (4*_t16)
     except _CANNOT as _err:
         _t90 = _Unusable(_err)
         _z = 1
     try:
-        _t91 = (_a1 < _t13)
+        _t91 = (0 if _t81 else _t82) + ((_by_zero() if not _a15 else _n29 // _a15 if not (_n29 := (_t89*_t90)) % _a15 else ((_z := 1) and _F(_n29, _a15))) if _t81 else (_by_zero() if not _a15 else _n28 // _a15 if not (_n28 := (_t21*_t90)) % _a15 else ((_z := 1) and _F(_n28, _a15))))
     except _CANNOT as _err:
         _t91 = _Unusable(_err)
         _z = 1
     try:
-        _t92 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
+        _t92 = (_a1 < _t13)
     except _CANNOT as _err:
         _t92 = _Unusable(_err)
         _z = 1
     try:
-        _t93 = (_a1 < 1 + _t12)
+        _t93 = (0 if _t0 else ((_a14 // 2 if not _a14 % 2 else ((_z := 1) and _F(_a14, 2))) if _t5 else _a14))
     except _CANNOT as _err:
         _t93 = _Unusable(_err)
         _z = 1
     try:
-        _t94 = (0 if _t91 else _t92) + (0 if _t93 else _t92)
+        _t94 = (_a1 < 1 + _t12)
     except _CANNOT as _err:
         _t94 = _Unusable(_err)
         _z = 1
     try:
-        _t95 = (_a1 < _a17)
+        _t95 = (0 if _t92 else _t93) + (0 if _t94 else _t93)
     except _CANNOT as _err:
         _t95 = _Unusable(_err)
         _z = 1
     try:
-        _t96 = (_a14*(-2 + _t74))
+        _t96 = (_a1 < _a17)
     except _CANNOT as _err:
         _t96 = _Unusable(_err)
         _z = 1
     try:
-        _t97 = (_t40*_t96)
+        _t97 = (_a14*(-2 + _t76))
     except _CANNOT as _err:
         _t97 = _Unusable(_err)
         _z = 1
     try:
-        _t98 = (3*_t96)
+        _t98 = (_t40*_t97)
     except _CANNOT as _err:
         _t98 = _Unusable(_err)
         _z = 1
     try:
-        _t99 = (_t36*_t96)
+        _t99 = (3*_t97)
     except _CANNOT as _err:
         _t99 = _Unusable(_err)
         _z = 1
     try:
-        _t100 = (2*(0 if _t95 else _t97)) + (0 if _t95 else _t96) + (0 if _t95 else _t98) + (0 if _t95 else _t99)
+        _t100 = (_t36*_t97)
     except _CANNOT as _err:
         _t100 = _Unusable(_err)
         _z = 1
     try:
-        _t101 = (_a1 < _t12)
+        _t101 = (2*(0 if _t96 else _t98)) + (0 if _t96 else _t100) + (0 if _t96 else _t97) + (0 if _t96 else _t99)
     except _CANNOT as _err:
         _t101 = _Unusable(_err)
         _z = 1
     try:
-        _t102 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
+        _t102 = (_a1 < _t12)
     except _CANNOT as _err:
         _t102 = _Unusable(_err)
         _z = 1
     try:
-        _t103 = (_t102*_t48)
+        _t103 = 1 + (_by_zero() if not _a15 else _a2 // _a15 if not _a2 % _a15 else ((_z := 1) and _F(_a2, _a15)))
     except _CANNOT as _err:
         _t103 = _Unusable(_err)
         _z = 1
     try:
-        _t104 = (_t103*_t49)
+        _t104 = (_t103*_t48)
     except _CANNOT as _err:
         _t104 = _Unusable(_err)
         _z = 1
     try:
-        _t105 = (_t59*_a2)
+        _t105 = (_t104*_t49)
     except _CANNOT as _err:
         _t105 = _Unusable(_err)
         _z = 1
     try:
-        _t106 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t105*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
+        _t106 = (_t60*_a2)
     except _CANNOT as _err:
         _t106 = _Unusable(_err)
         _z = 1
     try:
-        _t107 = (_t59*_a3)
+        _t107 = (_by_zero() if not _a15 else _n32 // _a15 if not (_n32 := (_t106*_t49)) % _a15 else ((_z := 1) and _F(_n32, _a15)))
     except _CANNOT as _err:
         _t107 = _Unusable(_err)
         _z = 1
     try:
-        _t108 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t107*_t61)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
+        _t108 = (_t60*_a3)
     except _CANNOT as _err:
         _t108 = _Unusable(_err)
         _z = 1
     try:
-        _t109 = (_t48*_a3)
+        _t109 = (_by_zero() if not _a15 else _n33 // _a15 if not (_n33 := (_t108*_t62)) % _a15 else ((_z := 1) and _F(_n33, _a15)))
     except _CANNOT as _err:
         _t109 = _Unusable(_err)
         _z = 1
     try:
-        _t110 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t109*_t61)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
+        _t110 = (_t48*_a3)
     except _CANNOT as _err:
         _t110 = _Unusable(_err)
         _z = 1
     try:
-        _t111 = (2*(0 if _t101 else _t104)) + (0 if _t101 else _t106) + (0 if _t101 else _t108) + (0 if _t101 else _t110)
+        _t111 = (_by_zero() if not _a15 else _n34 // _a15 if not (_n34 := (2*_t110*_t62)) % _a15 else ((_z := 1) and _F(_n34, _a15)))
     except _CANNOT as _err:
         _t111 = _Unusable(_err)
         _z = 1
     try:
-        _t112 = _t100 + _t111 + _t79 + _t90 + _t94
+        _t112 = (2*(0 if _t102 else _t105)) + (0 if _t102 else _t107) + (0 if _t102 else _t109) + (0 if _t102 else _t111)
     except _CANNOT as _err:
         _t112 = _Unusable(_err)
         _z = 1
     try:
-        _t113 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t76 // _a1 if not _t76 % _a1 else ((_z := 1) and _F(_t76, _a1))))))
+        _t113 = _t101 + _t112 + _t80 + _t91 + _t95
     except _CANNOT as _err:
         _t113 = _Unusable(_err)
         _z = 1
     try:
-        _t114 = _t85 and ((_a1 == _t113) or ((_a9*_a15) == 1))
+        _t114 = (_a8*_a17) + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t77 // _a1 if not _t77 % _a1 else ((_z := 1) and _F(_t77, _a1))))))
     except _CANNOT as _err:
         _t114 = _Unusable(_err)
         _z = 1
     try:
-        _t115 = (_t11*(-1 + ((_by_zero() if not _a17 else _t113 // _a17 if not _t113 % _a17 else ((_z := 1) and _F(_t113, _a17))) if _t114 else 1)))
+        _t115 = _t86 and ((_a1 == _t114) or ((_a9*_a15) == 1))
     except _CANNOT as _err:
         _t115 = _Unusable(_err)
         _z = 1
     try:
-        _t116 = (_t113*_t26)
+        _t116 = (_t11*(-1 + ((_by_zero() if not _a17 else _t114 // _a17 if not _t114 % _a17 else ((_z := 1) and _F(_t114, _a17))) if _t115 else 1)))
     except _CANNOT as _err:
         _t116 = _Unusable(_err)
         _z = 1
     try:
-        _t117 = (((_by_zero() if not _t116 else _t115 // _t116 if not _t115 % _t116 else ((_z := 1) and _F(_t115, _t116))) if _t114 else (_by_zero() if not _t13 else _t115 // _t13 if not _t115 % _t13 else ((_z := 1) and _F(_t115, _t13)))) if _t77 else _t14)
+        _t117 = (_t114*_t26)
     except _CANNOT as _err:
         _t117 = _Unusable(_err)
         _z = 1
     try:
-        _t118 = (_t19*(-1 + (_t83 if _t86 else 1)))
+        _t118 = (((_by_zero() if not _t117 else _t116 // _t117 if not _t116 % _t117 else ((_z := 1) and _F(_t116, _t117))) if _t115 else (_by_zero() if not _t13 else _t116 // _t13 if not _t116 % _t13 else ((_z := 1) and _F(_t116, _t13)))) if _t78 else _t14)
     except _CANNOT as _err:
         _t118 = _Unusable(_err)
         _z = 1
     try:
-        _t119 = (_t83*_a15)
+        _t119 = (_t19*(-1 + (_t84 if _t87 else 1)))
     except _CANNOT as _err:
         _t119 = _Unusable(_err)
         _z = 1
     try:
-        _t120 = (4*_t23)
+        _t120 = (_t84*_a15)
     except _CANNOT as _err:
         _t120 = _Unusable(_err)
         _z = 1
     try:
-        _t121 = (((_by_zero() if not _t119 else _t118 // _t119 if not _t118 % _t119 else ((_z := 1) and _F(_t118, _t119))) if _t86 else (_by_zero() if not _a15 else _t118 // _a15 if not _t118 % _a15 else ((_z := 1) and _F(_t118, _a15)))) if _t80 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t120*_t88)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t80 else _t28)
+        _t121 = (4*_t23)
     except _CANNOT as _err:
         _t121 = _Unusable(_err)
         _z = 1
     try:
-        _t122 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
+        _t122 = (((_by_zero() if not _t120 else _t119 // _t120 if not _t119 % _t120 else ((_z := 1) and _F(_t119, _t120))) if _t87 else (_by_zero() if not _a15 else _t119 // _a15 if not _t119 % _a15 else ((_z := 1) and _F(_t119, _a15)))) if _t81 else _t20) + ((_by_zero() if not _t27 else _n41 // _t27 if not (_n41 := (_t121*_t89)) % _t27 else ((_z := 1) and _F(_n41, _t27))) if _t81 else _t28)
     except _CANNOT as _err:
         _t122 = _Unusable(_err)
         _z = 1
     try:
-        _t123 = (0 if _t91 else _t122) + (0 if _t93 else _t122)
+        _t123 = (0 if _t0 else ((_by_zero() if not (_d42 := (2*_t3)) else _t2 // _d42 if not _t2 % _d42 else ((_z := 1) and _F(_t2, _d42))) if _t5 else _t4))
     except _CANNOT as _err:
         _t123 = _Unusable(_err)
         _z = 1
     try:
-        _t124 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
+        _t124 = (0 if _t92 else _t123) + (0 if _t94 else _t123)
     except _CANNOT as _err:
         _t124 = _Unusable(_err)
         _z = 1
     try:
-        _t125 = (_a1 == _t124) or (_t26 == 1)
+        _t125 = _a17 + (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _a17 // _a1 if not _a17 % _a1 else ((_z := 1) and _F(_a17, _a1))))))
     except _CANNOT as _err:
         _t125 = _Unusable(_err)
         _z = 1
     try:
-        _t126 = -1 + (_t124 if _t125 else 1)
+        _t126 = (_a1 == _t125) or (_t26 == 1)
     except _CANNOT as _err:
         _t126 = _Unusable(_err)
         _z = 1
     try:
-        _t127 = (_t126*_t32)
+        _t127 = -1 + (_t125 if _t126 else 1)
     except _CANNOT as _err:
         _t127 = _Unusable(_err)
         _z = 1
     try:
-        _t128 = (_t12*_t124)
+        _t128 = (_t127*_t32)
     except _CANNOT as _err:
         _t128 = _Unusable(_err)
         _z = 1
     try:
-        _t129 = (_t126*_t34)
+        _t129 = (_t12*_t125)
     except _CANNOT as _err:
         _t129 = _Unusable(_err)
         _z = 1
     try:
-        _t130 = (_t126*_t37)
+        _t130 = (_t127*_t34)
     except _CANNOT as _err:
         _t130 = _Unusable(_err)
         _z = 1
     try:
-        _t131 = (_t126*_t43)
+        _t131 = (_t127*_t37)
     except _CANNOT as _err:
         _t131 = _Unusable(_err)
         _z = 1
     try:
-        _t132 = (((_by_zero() if not _t128 else _t127 // _t128 if not _t127 % _t128 else ((_z := 1) and _F(_t127, _t128))) if _t125 else (_by_zero() if not _t12 else _t127 // _t12 if not _t127 % _t12 else ((_z := 1) and _F(_t127, _t12)))) if _t95 else _t33) + (((_by_zero() if not _t128 else _t129 // _t128 if not _t129 % _t128 else ((_z := 1) and _F(_t129, _t128))) if _t125 else (_by_zero() if not _t12 else _t129 // _t12 if not _t129 % _t12 else ((_z := 1) and _F(_t129, _t12)))) if _t95 else _t35) + (((_by_zero() if not _t128 else _t130 // _t128 if not _t130 % _t128 else ((_z := 1) and _F(_t130, _t128))) if _t125 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t95 else _t38) + (((_by_zero() if not _t128 else _t131 // _t128 if not _t131 % _t128 else ((_z := 1) and _F(_t131, _t128))) if _t125 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t95 else _t44)
+        _t132 = (_t127*_t43)
     except _CANNOT as _err:
         _t132 = _Unusable(_err)
         _z = 1
     try:
-        _t133 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
+        _t133 = (((_by_zero() if not _t129 else _t128 // _t129 if not _t128 % _t129 else ((_z := 1) and _F(_t128, _t129))) if _t126 else (_by_zero() if not _t12 else _t128 // _t12 if not _t128 % _t12 else ((_z := 1) and _F(_t128, _t12)))) if _t96 else _t33) + (((_by_zero() if not _t129 else _t130 // _t129 if not _t130 % _t129 else ((_z := 1) and _F(_t130, _t129))) if _t126 else (_by_zero() if not _t12 else _t130 // _t12 if not _t130 % _t12 else ((_z := 1) and _F(_t130, _t12)))) if _t96 else _t35) + (((_by_zero() if not _t129 else _t131 // _t129 if not _t131 % _t129 else ((_z := 1) and _F(_t131, _t129))) if _t126 else (_by_zero() if not _t12 else _t131 // _t12 if not _t131 % _t12 else ((_z := 1) and _F(_t131, _t12)))) if _t96 else _t38) + (((_by_zero() if not _t129 else _t132 // _t129 if not _t132 % _t129 else ((_z := 1) and _F(_t132, _t129))) if _t126 else (_by_zero() if not _t12 else _t132 // _t12 if not _t132 % _t12 else ((_z := 1) and _F(_t132, _t12)))) if _t96 else _t44)
     except _CANNOT as _err:
         _t133 = _Unusable(_err)
         _z = 1
     try:
-        _t134 = _t0 or (_a1 == _t133)
+        _t134 = (-1*_a1*(-1 + _ceiling((_by_zero() if not _a1 else _t12 // _a1 if not _t12 % _a1 else ((_z := 1) and _F(_t12, _a1)))))) + (_a8*_a9*_a17)
     except _CANNOT as _err:
         _t134 = _Unusable(_err)
         _z = 1
     try:
-        _t135 = _t134 and _t85
+        _t135 = _t0 or (_a1 == _t134)
     except _CANNOT as _err:
         _t135 = _Unusable(_err)
         _z = 1
     try:
-        _t136 = -1 + ((_by_zero() if not _a17 else _t133 // _a17 if not _t133 % _a17 else ((_z := 1) and _F(_t133, _a17))) if _t135 else 1)
+        _t136 = _t135 and _t86
     except _CANNOT as _err:
         _t136 = _Unusable(_err)
         _z = 1
     try:
-        _t137 = (_t136*_t52)
+        _t137 = -1 + ((_by_zero() if not _a17 else _t134 // _a17 if not _t134 % _a17 else ((_z := 1) and _F(_t134, _a17))) if _t136 else 1)
     except _CANNOT as _err:
         _t137 = _Unusable(_err)
         _z = 1
     try:
-        _t138 = (_t133*_t3)
+        _t138 = (_t137*_t52)
     except _CANNOT as _err:
         _t138 = _Unusable(_err)
         _z = 1
     try:
-        _t139 = (_t136*_t57)
+        _t139 = (_t134*_t3)
     except _CANNOT as _err:
         _t139 = _Unusable(_err)
         _z = 1
     try:
-        _t140 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
+        _t140 = (_t137*_t58)
     except _CANNOT as _err:
         _t140 = _Unusable(_err)
         _z = 1
     try:
-        _t141 = _t134 and (_t140 == _floor(_t140))
+        _t141 = (_by_zero() if not _t15 else _a1 // _t15 if not _a1 % _t15 else ((_z := 1) and _F(_a1, _t15)))
     except _CANNOT as _err:
         _t141 = _Unusable(_err)
         _z = 1
     try:
-        _t142 = -1 + ((_by_zero() if not _t15 else _t133 // _t15 if not _t133 % _t15 else ((_z := 1) and _F(_t133, _t15))) if _t141 else 1)
+        _t142 = _t135 and (_t141 == _floor(_t141))
     except _CANNOT as _err:
         _t142 = _Unusable(_err)
         _z = 1
     try:
-        _t143 = (_t142*_t63)
+        _t143 = -1 + ((_by_zero() if not _t15 else _t134 // _t15 if not _t134 % _t15 else ((_z := 1) and _F(_t134, _t15))) if _t142 else 1)
     except _CANNOT as _err:
         _t143 = _Unusable(_err)
         _z = 1
     try:
-        _t144 = (_t133*_t26)
+        _t144 = (_t143*_t64)
     except _CANNOT as _err:
         _t144 = _Unusable(_err)
         _z = 1
     try:
-        _t145 = (_t142*_t69)
+        _t145 = (_t134*_t26)
     except _CANNOT as _err:
         _t145 = _Unusable(_err)
         _z = 1
     try:
-        _t146 = ((((_by_zero() if not _t138 else _t137 // _t138 if not _t137 % _t138 else ((_z := 1) and _F(_t137, _t138))) if _t0 else (_by_zero() if not _t138 else _t139 // _t138 if not _t139 % _t138 else ((_z := 1) and _F(_t139, _t138)))) if _t135 else ((_by_zero() if not _t12 else _t137 // _t12 if not _t137 % _t12 else ((_z := 1) and _F(_t137, _t12))) if _t0 else (_by_zero() if not _t12 else _t139 // _t12 if not _t139 % _t12 else ((_z := 1) and _F(_t139, _t12))))) if _t101 else _t58) + (((_by_zero() if not _t138 else _n61 // _t138 if not (_n61 := (_t136*_t75)) % _t138 else ((_z := 1) and _F(_n61, _t138))) if _t135 else (_by_zero() if not _t3 else _n60 // _t3 if not (_n60 := (_t136*_t66)) % _t3 else ((_z := 1) and _F(_n60, _t3)))) if _t101 else _t67) + (((_by_zero() if not _t144 else _n63 // _t144 if not (_n63 := (_t143*_a10)) % _t144 else ((_z := 1) and _F(_n63, _t144))) if _t141 else (_by_zero() if not _t13 else _t143 // _t13 if not _t143 % _t13 else ((_z := 1) and _F(_t143, _t13)))) if _t101 else _t64) + (((_by_zero() if not _t144 else _n65 // _t144 if not (_n65 := (_t145*_a10)) % _t144 else ((_z := 1) and _F(_n65, _t144))) if _t141 else (_by_zero() if not _t13 else _t145 // _t13 if not _t145 % _t13 else ((_z := 1) and _F(_t145, _t13)))) if _t101 else _t70)
+        _t146 = (_t137*_t68)
     except _CANNOT as _err:
         _t146 = _Unusable(_err)
         _z = 1
     try:
-        _t147 = _t117 + _t121 + _t123 + _t132 + _t146
+        _t147 = (_t143*_t71)
     except _CANNOT as _err:
         _t147 = _Unusable(_err)
         _z = 1
     try:
-        _t148 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
+        _t148 = ((((_by_zero() if not _t139 else _t138 // _t139 if not _t138 % _t139 else ((_z := 1) and _F(_t138, _t139))) if _t0 else (_by_zero() if not _t139 else _t140 // _t139 if not _t140 % _t139 else ((_z := 1) and _F(_t140, _t139)))) if _t136 else ((_by_zero() if not _t12 else _t138 // _t12 if not _t138 % _t12 else ((_z := 1) and _F(_t138, _t12))) if _t0 else (_by_zero() if not _t12 else _t140 // _t12 if not _t140 % _t12 else ((_z := 1) and _F(_t140, _t12))))) if _t102 else _t59) + (((_by_zero() if not _t145 else _n61 // _t145 if not (_n61 := (_t144*_a10)) % _t145 else ((_z := 1) and _F(_n61, _t145))) if _t142 else (_by_zero() if not _t13 else _t144 // _t13 if not _t144 % _t13 else ((_z := 1) and _F(_t144, _t13)))) if _t102 else _t65) + (((_by_zero() if not _t139 else _n63 // _t139 if not (_n63 := (_t146*_a17)) % _t139 else ((_z := 1) and _F(_n63, _t139))) if _t136 else (_by_zero() if not _t3 else _t146 // _t3 if not _t146 % _t3 else ((_z := 1) and _F(_t146, _t3)))) if _t102 else _t69) + (((_by_zero() if not _t145 else _n65 // _t145 if not (_n65 := (_t147*_a10)) % _t145 else ((_z := 1) and _F(_n65, _t145))) if _t142 else (_by_zero() if not _t13 else _t147 // _t13 if not _t147 % _t13 else ((_z := 1) and _F(_t147, _t13)))) if _t102 else _t72)
     except _CANNOT as _err:
         _t148 = _Unusable(_err)
         _z = 1
     try:
-        _t149 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t56)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t68)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
+        _t149 = _t118 + _t122 + _t124 + _t133 + _t148
     except _CANNOT as _err:
         _t149 = _Unusable(_err)
         _z = 1
     try:
-        _t150 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
+        _t150 = (_by_zero() if not _t13 else _n66 // _t13 if not (_n66 := (_t39*_t8*_t9)) % _t13 else ((_z := 1) and _F(_n66, _t13)))
     except _CANNOT as _err:
         _t150 = _Unusable(_err)
         _z = 1
     try:
-        _t151 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
+        _t151 = ((_by_zero() if not _t12 else _n68 // _t12 if not (_n68 := (2*_t51)) % _t12 else ((_z := 1) and _F(_n68, _t12))) if _t0 else (_by_zero() if not _t12 else _n67 // _t12 if not (_n67 := (2*_t57)) % _t12 else ((_z := 1) and _F(_n67, _t12)))) + (_by_zero() if not _t13 else _n69 // _t13 if not (_n69 := (2*_t70)) % _t13 else ((_z := 1) and _F(_n69, _t13)))
     except _CANNOT as _err:
         _t151 = _Unusable(_err)
         _z = 1
     try:
-        _t152 = _t150 + _t151 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
+        _t152 = (_by_zero() if not _t12 else _n70 // _t12 if not (_n70 := (6*_t31)) % _t12 else ((_z := 1) and _F(_n70, _t12)))
     except _CANNOT as _err:
         _t152 = _Unusable(_err)
         _z = 1
     try:
-        _t153 = _t148 + _t149 + _t152
+        _t153 = (_by_zero() if not _t12 else _n71 // _t12 if not (_n71 := (_t34*_t40)) % _t12 else ((_z := 1) and _F(_n71, _t12)))
     except _CANNOT as _err:
         _t153 = _Unusable(_err)
         _z = 1
     try:
-        _t154 = (_t78 if _t77 else 0)
+        _t154 = _t152 + _t153 + (_by_zero() if not _t12 else _t41 // _t12 if not _t41 % _t12 else ((_z := 1) and _F(_t41, _t12))) + (_by_zero() if not _t12 else _n73 // _t12 if not (_n73 := (_t36*_t41)) % _t12 else ((_z := 1) and _F(_n73, _t12)))
     except _CANNOT as _err:
         _t154 = _Unusable(_err)
         _z = 1
     try:
-        _t155 = _a10 + ((_by_zero() if not _a17 else _t82 // _a17 if not _t82 % _a17 else ((_z := 1) and _F(_t82, _a17))) if _t87 else -1)
+        _t155 = _t150 + _t151 + _t154
     except _CANNOT as _err:
         _t155 = _Unusable(_err)
         _z = 1
     try:
-        _t156 = (_t81 if _t80 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t155*_t89)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t80 else 0)
+        _t156 = (_t79 if _t78 else 0)
     except _CANNOT as _err:
         _t156 = _Unusable(_err)
         _z = 1
     try:
-        _t157 = (_t92 if _t91 else 0) + (_t92 if _t93 else 0)
+        _t157 = _a10 + ((_by_zero() if not _a17 else _t83 // _a17 if not _t83 % _a17 else ((_z := 1) and _F(_t83, _a17))) if _t88 else -1)
     except _CANNOT as _err:
         _t157 = _Unusable(_err)
         _z = 1
     try:
-        _t158 = (2*(_t97 if _t95 else 0)) + (_t96 if _t95 else 0) + (_t98 if _t95 else 0) + (_t99 if _t95 else 0)
+        _t158 = (_t82 if _t81 else 0) + ((_by_zero() if not _a15 else _n75 // _a15 if not (_n75 := (_t157*_t90)) % _a15 else ((_z := 1) and _F(_n75, _a15))) if _t81 else 0)
     except _CANNOT as _err:
         _t158 = _Unusable(_err)
         _z = 1
     try:
-        _t159 = (2*(_t104 if _t101 else 0)) + (_t106 if _t101 else 0) + (_t108 if _t101 else 0) + (_t110 if _t101 else 0)
+        _t159 = (_t93 if _t92 else 0) + (_t93 if _t94 else 0)
     except _CANNOT as _err:
         _t159 = _Unusable(_err)
         _z = 1
     try:
-        _t160 = _t154 + _t156 + _t157 + _t158 + _t159
+        _t160 = (2*(_t98 if _t96 else 0)) + (_t100 if _t96 else 0) + (_t97 if _t96 else 0) + (_t99 if _t96 else 0)
     except _CANNOT as _err:
         _t160 = _Unusable(_err)
         _z = 1
     try:
-        _t161 = (((_by_zero() if not _t116 else _t11 // _t116 if not _t11 % _t116 else ((_z := 1) and _F(_t11, _t116))) if _t114 else _t14) if _t77 else 0)
+        _t161 = (2*(_t105 if _t102 else 0)) + (_t107 if _t102 else 0) + (_t109 if _t102 else 0) + (_t111 if _t102 else 0)
     except _CANNOT as _err:
         _t161 = _Unusable(_err)
         _z = 1
     try:
-        _t162 = (((_by_zero() if not _t119 else _t19 // _t119 if not _t19 % _t119 else ((_z := 1) and _F(_t19, _t119))) if _t86 else _t20) if _t80 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t120*_t155)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t80 else 0)
+        _t162 = _t156 + _t158 + _t159 + _t160 + _t161
     except _CANNOT as _err:
         _t162 = _Unusable(_err)
         _z = 1
     try:
-        _t163 = (_t122 if _t91 else 0) + (_t122 if _t93 else 0)
+        _t163 = (((_by_zero() if not _t117 else _t11 // _t117 if not _t11 % _t117 else ((_z := 1) and _F(_t11, _t117))) if _t115 else _t14) if _t78 else 0)
     except _CANNOT as _err:
         _t163 = _Unusable(_err)
         _z = 1
     try:
-        _t164 = (((_by_zero() if not _t128 else _t32 // _t128 if not _t32 % _t128 else ((_z := 1) and _F(_t32, _t128))) if _t125 else _t33) if _t95 else 0) + (((_by_zero() if not _t128 else _t34 // _t128 if not _t34 % _t128 else ((_z := 1) and _F(_t34, _t128))) if _t125 else _t35) if _t95 else 0) + (((_by_zero() if not _t128 else _t37 // _t128 if not _t37 % _t128 else ((_z := 1) and _F(_t37, _t128))) if _t125 else _t38) if _t95 else 0) + (((_by_zero() if not _t128 else _t43 // _t128 if not _t43 % _t128 else ((_z := 1) and _F(_t43, _t128))) if _t125 else _t44) if _t95 else 0)
+        _t164 = (((_by_zero() if not _t120 else _t19 // _t120 if not _t19 % _t120 else ((_z := 1) and _F(_t19, _t120))) if _t87 else _t20) if _t81 else 0) + ((_by_zero() if not _t27 else _n78 // _t27 if not (_n78 := (_t121*_t157)) % _t27 else ((_z := 1) and _F(_n78, _t27))) if _t81 else 0)
     except _CANNOT as _err:
         _t164 = _Unusable(_err)
         _z = 1
     try:
-        _t165 = ((((_by_zero() if not _t138 else _t52 // _t138 if not _t52 % _t138 else ((_z := 1) and _F(_t52, _t138))) if _t0 else (_by_zero() if not _t138 else _t57 // _t138 if not _t57 % _t138 else ((_z := 1) and _F(_t57, _t138)))) if _t135 else _t58) if _t101 else 0) + (((_by_zero() if not _t138 else _t75 // _t138 if not _t75 % _t138 else ((_z := 1) and _F(_t75, _t138))) if _t135 else _t67) if _t101 else 0) + (((_by_zero() if not _t144 else _n86 // _t144 if not (_n86 := (_t63*_a10)) % _t144 else ((_z := 1) and _F(_n86, _t144))) if _t141 else _t64) if _t101 else 0) + (((_by_zero() if not _t144 else _n87 // _t144 if not (_n87 := (_t69*_a10)) % _t144 else ((_z := 1) and _F(_n87, _t144))) if _t141 else _t70) if _t101 else 0)
+        _t165 = (_t123 if _t92 else 0) + (_t123 if _t94 else 0)
     except _CANNOT as _err:
         _t165 = _Unusable(_err)
         _z = 1
     try:
-        _t166 = _t161 + _t162 + _t163 + _t164 + _t165
+        _t166 = (((_by_zero() if not _t129 else _t32 // _t129 if not _t32 % _t129 else ((_z := 1) and _F(_t32, _t129))) if _t126 else _t33) if _t96 else 0) + (((_by_zero() if not _t129 else _t34 // _t129 if not _t34 % _t129 else ((_z := 1) and _F(_t34, _t129))) if _t126 else _t35) if _t96 else 0) + (((_by_zero() if not _t129 else _t37 // _t129 if not _t37 % _t129 else ((_z := 1) and _F(_t37, _t129))) if _t126 else _t38) if _t96 else 0) + (((_by_zero() if not _t129 else _t43 // _t129 if not _t43 % _t129 else ((_z := 1) and _F(_t43, _t129))) if _t126 else _t44) if _t96 else 0)
     except _CANNOT as _err:
         _t166 = _Unusable(_err)
         _z = 1
     try:
-        _t167 = (_t3*_a14)
+        _t167 = ((((_by_zero() if not _t139 else _t52 // _t139 if not _t52 % _t139 else ((_z := 1) and _F(_t52, _t139))) if _t0 else (_by_zero() if not _t139 else _t58 // _t139 if not _t58 % _t139 else ((_z := 1) and _F(_t58, _t139)))) if _t136 else _t59) if _t102 else 0) + (((_by_zero() if not _t145 else _n85 // _t145 if not (_n85 := (_t64*_a10)) % _t145 else ((_z := 1) and _F(_n85, _t145))) if _t142 else _t65) if _t102 else 0) + (((_by_zero() if not _t139 else _n86 // _t139 if not (_n86 := (_t68*_a17)) % _t139 else ((_z := 1) and _F(_n86, _t139))) if _t136 else _t69) if _t102 else 0) + (((_by_zero() if not _t145 else _n87 // _t145 if not (_n87 := (_t71*_a10)) % _t145 else ((_z := 1) and _F(_n87, _t145))) if _t142 else _t72) if _t102 else 0)
     except _CANNOT as _err:
         _t167 = _Unusable(_err)
         _z = 1
     try:
-        _t168 = (_by_zero() if not _t167 else _t2 // _t167 if not _t2 % _t167 else ((_z := 1) and _F(_t2, _t167)))
+        _t168 = _t163 + _t164 + _t165 + _t166 + _t167
     except _CANNOT as _err:
         _t168 = _Unusable(_err)
         _z = 1
     try:
-        _t169 = (_t40*_a14)
+        _t169 = (_t3*_a14)
     except _CANNOT as _err:
         _t169 = _Unusable(_err)
         _z = 1
     try:
-        _t170 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
+        _t170 = (_by_zero() if not _t169 else _t2 // _t169 if not _t2 % _t169 else ((_z := 1) and _F(_t2, _t169)))
     except _CANNOT as _err:
         _t170 = _Unusable(_err)
         _z = 1
     try:
-        _t171 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
+        _t171 = (_t40*_a14)
     except _CANNOT as _err:
         _t171 = _Unusable(_err)
         _z = 1
     try:
-        _t172 = (_by_zero() if not _t167 else _t22 // _t167 if not _t22 % _t167 else ((_z := 1) and _F(_t22, _t167)))
+        _t172 = (_by_zero() if not (_d89 := (_a9*_a14*_a17)) else _t8 // _d89 if not _t8 % _d89 else ((_z := 1) and _F(_t8, _d89)))
     except _CANNOT as _err:
         _t172 = _Unusable(_err)
         _z = 1
     try:
-        _t173 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
+        _t173 = (_by_zero() if not _a15 else _n90 // _a15 if not (_n90 := (_t39*_a14)) % _a15 else ((_z := 1) and _F(_n90, _a15)))
     except _CANNOT as _err:
         _t173 = _Unusable(_err)
         _z = 1
     try:
-        _t174 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
+        _t174 = (_by_zero() if not _t169 else _t22 // _t169 if not _t22 % _t169 else ((_z := 1) and _F(_t22, _t169)))
     except _CANNOT as _err:
         _t174 = _Unusable(_err)
         _z = 1
     try:
-        _t175 = (_t102*_a17)
+        _t175 = (_by_zero() if not _a15 else _t16 // _a15 if not _t16 % _a15 else ((_z := 1) and _F(_t16, _a15)))
     except _CANNOT as _err:
         _t175 = _Unusable(_err)
         _z = 1
     try:
-        _t176 = ((_by_zero() if not _t175 else _t46 // _t175 if not _t46 % _t175 else ((_z := 1) and _F(_t46, _t175))) if _t0 else (_by_zero() if not _t175 else _t55 // _t175 if not _t55 % _t175 else ((_z := 1) and _F(_t55, _t175))))
+        _t176 = (_by_zero() if not _t27 else _t24 // _t27 if not _t24 % _t27 else ((_z := 1) and _F(_t24, _t27)))
     except _CANNOT as _err:
         _t176 = _Unusable(_err)
         _z = 1
     try:
-        _t177 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t56 // _t12 if not _t56 % _t12 else ((_z := 1) and _F(_t56, _t12))))
+        _t177 = (_t103*_a17)
     except _CANNOT as _err:
         _t177 = _Unusable(_err)
         _z = 1
     try:
-        _t178 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
+        _t178 = ((_by_zero() if not _t177 else _t46 // _t177 if not _t46 % _t177 else ((_z := 1) and _F(_t46, _t177))) if _t0 else (_by_zero() if not _t177 else _t56 // _t177 if not _t56 % _t177 else ((_z := 1) and _F(_t56, _t177))))
     except _CANNOT as _err:
         _t178 = _Unusable(_err)
         _z = 1
     try:
-        _t179 = (_by_zero() if not _a15 else _t109 // _a15 if not _t109 % _a15 else ((_z := 1) and _F(_t109, _a15)))
+        _t179 = ((_by_zero() if not _t12 else _t51 // _t12 if not _t51 % _t12 else ((_z := 1) and _F(_t51, _t12))) if _t0 else (_by_zero() if not _t12 else _t57 // _t12 if not _t57 % _t12 else ((_z := 1) and _F(_t57, _t12))))
     except _CANNOT as _err:
         _t179 = _Unusable(_err)
         _z = 1
     try:
-        _t180 = (_by_zero() if not _t13 else _t68 // _t13 if not _t68 % _t13 else ((_z := 1) and _F(_t68, _t13)))
+        _t180 = (_by_zero() if not (_d98 := (_t15*_a3)) else _a5 // _d98 if not _a5 % _d98 else ((_z := 1) and _F(_a5, _d98)))
     except _CANNOT as _err:
         _t180 = _Unusable(_err)
         _z = 1
-    return (_t72, _t72, _t11 + _t32 + _t42 + _t63 + _t69 + (_t12*_t19) + (_t43*_a15) + (_t2*_t73*_t74) + (_t52 if _t0 else ((_by_zero() if not _t55 else _n101 // _t55 if not (_n101 := (3*_t50*(_t46**2))) % _t55 else ((_z := 1) and _F(_n101, _t55))) if _t0 else _t52)) + (_t75 if _t0 else (_by_zero() if not _t55 else _n102 // _t55 if not (_n102 := (_t46*_t75)) % _t55 else ((_z := 1) and _F(_n102, _t55)))) + (_by_zero() if not _a10 else _n103 // _a10 if not (_n103 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n103, _a10))), _t112, _t147, _t153, _t160, _t166, _t112, _t147, _t153, _t160, _t166, (_by_zero() if not _a14 else _t73 // _a14 if not _t73 % _a14 else _t73 / _a14), _t13, _a17, _t168, _t169, _t151, _a17, _t168, _t169, _t151, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a8, _t170, _t171, _t148, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _a10, _t172, _t173, _t174, _t15, (_t15*_a0), _t173, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t168, _a14, _t122, 2, _t168, _a14, _t122, _a17, _t168, _a14, _t38, _a17, _t168, _a14, _t35, _a17, (_by_zero() if not _t167 else _t1 // _t167 if not _t1 % _t167 else ((_z := 1) and _F(_t1, _t167))), (3*_a14), _t150, _t3, _t176, _t103, _t177, _t3, (_by_zero() if not _a2 else _n107 // _a2 if not (_n107 := (_t65*_a15)) % _a2 else ((_z := 1) and _F(_n107, _a2))), (_by_zero() if not _a15 else _t105 // _a15 if not _t105 % _a15 else ((_z := 1) and _F(_t105, _a15))), _t67, _t3, _t176, _t103, _t177, _t60, _t178, _t179, _t180, _t60, _t178, (_by_zero() if not _a15 else _t107 // _a15 if not _t107 % _a15 else ((_z := 1) and _F(_t107, _a15))), _t64, _t60, _t178, _t179, _t180, _t45, _t100, _t132, _t152, _t158, _t164, _t14, _t79, _t117, _t148, _t154, _t161, _t29, _t90, _t121, _t156, _t162, _t7, _t94, _t123, _t157, _t163, _t71, _t111, _t146, _t149, _t159, _t165, _z, )
+    try:
+        _t181 = (_by_zero() if not _a15 else _t110 // _a15 if not _t110 % _a15 else ((_z := 1) and _F(_t110, _a15)))
+    except _CANNOT as _err:
+        _t181 = _Unusable(_err)
+        _z = 1
+    try:
+        _t182 = (_by_zero() if not _t13 else _t70 // _t13 if not _t70 % _t13 else ((_z := 1) and _F(_t70, _t13)))
+    except _CANNOT as _err:
+        _t182 = _Unusable(_err)
+        _z = 1
+    return (_t74, _t74, _t11 + _t32 + _t42 + _t64 + _t71 + (_t12*_t19) + (_t43*_a15) + (_t55*_t67) + (_t2*_t75*_t76) + (_t52 if _t0 else ((_by_zero() if not _t56 else _n101 // _t56 if not (_n101 := (3*_t50*(_t46**2))) % _t56 else ((_z := 1) and _F(_n101, _t56))) if _t0 else _t52)) + (_by_zero() if not _a10 else _n102 // _a10 if not (_n102 := (_t25*_a17)) % _a10 else ((_z := 1) and _F(_n102, _a10))), _t113, _t149, _t155, _t162, _t168, _t113, _t149, _t155, _t162, _t168, (_by_zero() if not _a14 else _t75 // _a14 if not _t75 % _a14 else _t75 / _a14), _t13, _a17, _t170, _t171, _t153, _a17, _t170, _t171, _t153, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a8, _t172, _t173, _t150, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _a10, _t174, _t175, _t176, _t15, (_t15*_a0), _t175, (_by_zero() if not _a15 else _t18 // _a15 if not _t18 % _a15 else ((_z := 1) and _F(_t18, _a15))), 2, _t170, _a14, _t123, 2, _t170, _a14, _t123, _a17, _t170, _a14, _t38, _a17, _t170, _a14, _t35, _a17, (_by_zero() if not _t169 else _t1 // _t169 if not _t1 % _t169 else ((_z := 1) and _F(_t1, _t169))), (3*_a14), _t152, _t3, _t178, _t104, _t179, _t3, (_by_zero() if not _a2 else _n106 // _a2 if not (_n106 := (_t66*_a15)) % _a2 else ((_z := 1) and _F(_n106, _a2))), (_by_zero() if not _a15 else _t106 // _a15 if not _t106 % _a15 else ((_z := 1) and _F(_t106, _a15))), _t69, _t3, _t178, _t104, _t179, _t61, _t180, _t181, _t182, _t61, _t180, (_by_zero() if not _a15 else _t108 // _a15 if not _t108 % _a15 else ((_z := 1) and _F(_t108, _a15))), _t65, _t61, _t180, _t181, _t182, _t45, _t101, _t133, _t154, _t160, _t166, _t14, _t80, _t118, _t150, _t156, _t163, _t29, _t91, _t122, _t158, _t164, _t7, _t95, _t124, _t159, _t165, _t73, _t112, _t148, _t151, _t161, _t167, _z, )
 
 
 def _sheet2_dd60003bed96(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12, _a13, _a14, _a15, _a16, _a17):

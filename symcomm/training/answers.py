@@ -29,7 +29,7 @@ from .frameworks import blackwell_head_dim_note, framework_attention
 from .megatron_features import head_split_refusal
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
-                    layout_notes, layout_refusal, say_unread_step, TIME_IS)
+                    layout_notes, layout_refusal, model_of, say_unread_step, TIME_IS)
 
 
 def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: bool = False) -> dict:
@@ -173,8 +173,7 @@ def _step_numbers(args, target: Subject, values: dict, times: dict, dtype: str, 
             compute = {**compute, **extra}
         if low_dtype_note(dtype, precision):
             notes.add(low_dtype_note(dtype, precision))
-        model = (presets.model(args.model) if args.model else
-                 presets.model_from_config(args.model_config) if args.model_config else None)
+        model = model_of(args)
         said_heads = blackwell_head_dim_note(str(target.options.get("framework", OPTIONS["framework"].default)),
                                              system, model, bool(step_texts.get("flash", True)), kernel)
         if said_heads:
@@ -329,8 +328,7 @@ def _refuse_head_split(args, target: Subject, values: dict) -> None:
     """The communication alone of a model's layout (eval hybrid --model, no --hardware) refused where t cannot split
     its heads, as the step model's path refuses it (megatron_features.head_split_refusal): the model's heads, not
     bound here, read from the preset or config beside the bound layout."""
-    presets = _presets()
-    model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+    model = model_of(args)
     numbers = {**{name: float(x) for name, x in model.values().items()},
                **{_CLI_NAME[sym]: float(val) for sym, val in (_numbers(values) or values).items()}}
     refused = head_split_refusal(target.options, numbers)

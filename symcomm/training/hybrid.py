@@ -208,12 +208,15 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
         busiest = (end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)) + mtp_dense
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0) + mtp_dense * t
+        # the root unit PyTorch's FSDP wraps apart from the blocks: the end stage's share of the embedding and LM head
+        root = end_stage_shard(embedding_parameters(tied), tied)
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
-                       for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=_root_unit(tied),
-                                             # the blocks alone held (Φ less the embedding and LM head, or tied copies)
-                                             root_groups=(held - _root_total(tied)) / (busiest - _root_unit(tied))))
+                       for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=root,
+                                             # the blocks alone held: Φ less the embedding and LM head (each copy)
+                                             root_groups=(dense - embedding_parameters(tied) + mtp_dense * t)
+                                             / (busiest - root)))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -284,19 +287,6 @@ def mla_kv_mean() -> sp.Expr:
     """The mean of MLA's K and V widths per token, (a·(d_nope + d_rope) + a·d_v)/2: the ring's K, V
     pair (2 blocks of this width) moves K and V's a·(d_nope + d_rope + d_v) elements per token."""
     return a * (S.d_nope + S.d_rope + S.d_v) / 2
-
-
-def _root_unit(tied: bool) -> sp.Expr:
-    """Parameters of an end stage's root unit on one GPU, the embedding and LM head PyTorch's FSDP wraps apart from
-    the blocks: the V·h embedding and the V·h head (one tied copy) over t with p = 1, the stage's one V·h (the
-    embedding on the first, the head or tied copy on the last) with p > 1."""
-    return sp.Piecewise((embedding_parameters(tied) / t, sp.Eq(p, 1)), (V * h / t, True))
-
-
-def _root_total(tied: bool) -> sp.Expr:
-    """The root units' parameters over every stage, before the split over t: the embedding and LM head (one tied copy
-    with p = 1, the tied embedding and its last-stage copy with p > 1)."""
-    return embedding_parameters(tied) + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0)
 
 
 def _dense_dp(data, shard, groups, units, root=0, root_groups=None) -> tuple:

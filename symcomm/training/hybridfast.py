@@ -236,10 +236,6 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
 
 # -- the answer (answers.eval_payload) ---------------------------------------------------------------------------
 
-#: what the communication figures beside the step time count (answers.eval_payload's words)
-_TIME_IS = TIME_IS
-
-
 def _answer(args, data) -> dict:
     entry, key, values, times, dtype, typed, derived, step_texts = _bound(args, data)
     scale = bytes_per_element(dtype)          # a hardware preset: a dtype always (bf16 when not typed)
@@ -257,7 +253,7 @@ def _answer(args, data) -> dict:
     payload["units"] = dict(units_of(tuple(result), tuple(extras), unit))
     payload["_result_keys"] = list(result)
     payload["_extra_keys"] = list(extras)
-    payload["time_is"] = _TIME_IS
+    payload["time_is"] = TIME_IS
     payload.update(_step_report(args, entry, values, times, dtype, step_texts, data, typed))
     return payload
 
@@ -538,7 +534,7 @@ def _plan(args, data, said: tuple):
 
     binding = (slots, rules, sheet["function"], [at[name] for name in sheet["arguments"]], step["function"],
                [point[name] for name in step["arguments"]], step_at)
-    fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, _TIME_IS)
+    fill = (entry, sheet, values, times, at, scale, dtype, rows, dtype_row, report, TIME_IS)
     words = hardware(system, hardware_words(system, compute, (), stepping, dtype, step["arguments"], args.model))
     answer = _Worded(printed(binding, fill, (_holds, Fallback, _exact_whole, _step_numbers), words), worded, words_of)
     return _Plan(answer=answer, notes=said, texts=tuple([note.text for note in said]))

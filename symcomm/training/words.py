@@ -253,6 +253,15 @@ def hardware_wiring(args, option_texts: dict, takes) -> dict:
     return {**option_texts, "nvlink": system.nvlink}
 
 
+def model_of(args):
+    """The model a command names: the preset (--model), the config file (--model-config), or None."""
+    from .. import presets
+
+    if args.model:
+        return presets.model(args.model)
+    return presets.model_from_config(args.model_config) if args.model_config else None
+
+
 def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
     """:func:`preset_shape` of the options ``wanted`` (those the subject takes and were not given)."""
     from .. import presets
@@ -260,7 +269,7 @@ def _shape_defaults(args, wanted: list, option_texts: dict) -> dict:
     if args.model and args.model_config:
         raise UsageError("give --model or --model-config, not both")
     try:
-        model = presets.model(args.model) if args.model else presets.model_from_config(args.model_config)
+        model = model_of(args)
     except ValueError as err:
         raise UsageError(str(err)) from None
     out = dict(option_texts)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import sympy as sp
 
+from symcomm.base.files import read_capped
 from symcomm.core.chapters import Chapter, Derivation, Step
 from symcomm.core.proof import AtLeast, Claim, Domain
 from symcomm.core.rewrite import at
@@ -346,19 +347,29 @@ CLAIMS += [
 # multi-node ring bandwidth in derivations/data/nccl_multinode_busbw.json is above the one-port rule's 1/((k − 1)/k·β
 # + β_inter/k) at its hardware's line rates (k = 8) and at or below the concurrent one's min(k/β_inter, k/((k − 1)·β)):
 # the claims below.  Not yet priced concurrently (the step model's costs are linear in α, β, β_inter; a lead).
-_BUSBW = json.loads((Path(__file__).parent / "data" / "nccl_multinode_busbw.json").read_text(encoding="utf-8"))
+_BUSBW = json.loads(read_capped(Path(__file__).parent / "data" / "nccl_multinode_busbw.json", 1 << 20,
+                                 "nccl_multinode_busbw.json").decode("utf-8"))
+
+
+def _gbps(value) -> sp.Expr:
+    """A bandwidth of the data file, exact: a JSON number only, any other value refused before SymPy sees it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"nccl_multinode_busbw.json: a bandwidth must be a number, not {value!r}")
+    return sp.nsimplify(float(value))
+
+
 for _run in _BUSBW["runs"]:
     _stays, _crosses = 1 / _split.coefficient(beta).subs(_k_node, 8) * _ring.beta, _ring.beta / _split.coefficient(
         beta_inter).subs(_k_node, 8)
-    _nvl, _nic = sp.nsimplify(_run["nvlink_GBps"]), sp.nsimplify(_run["nic_GBps_per_gpu"])
+    _nvl, _nic = _gbps(_run["nvlink_GBps"]), _gbps(_run["nic_GBps_per_gpu"])
     _one_port = 1 / (1 / (_stays * _nvl) + 1 / (_crosses * _nic))        # GB/s: 1/((7/8)/NVLink + (1/8)/NIC)
     _concurrent = sp.Min(_stays * _nvl, _crosses * _nic)                  # GB/s: min(8/7·NVLink, 8·NIC)
     CLAIMS += [
-        AtLeast(sp.nsimplify(_run["busbw_GBps"]), _one_port,
+        AtLeast(_gbps(_run["busbw_GBps"]), _one_port,
                 name=f"{_run['id']}: the measured ring bandwidth {_run['busbw_GBps']} GB/s is above the one-port "
                      f"crossing rule's {float(_one_port):.1f} GB/s ({_run['system']}, {_run['nodes'] or 'several'} "
                      "nodes): its time is an upper bound", source=_run["source"]),
-        AtLeast(_concurrent, sp.nsimplify(_run["busbw_GBps"]),
+        AtLeast(_concurrent, _gbps(_run["busbw_GBps"]),
                 name=f"{_run['id']}: the measured ring bandwidth is within the concurrent legs' "
                      f"{float(_concurrent):.0f} GB/s", source=_run["source"])]
 

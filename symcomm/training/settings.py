@@ -14,13 +14,14 @@ op (:func:`regathers_forward`).  SymPy-free: the planner imports it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Iterable, Mapping
 
 from . import frameworks as F
 from ..base.crossing import NVLINK_MEANING, NVLINK_TOPOLOGIES, SWITCH
 from ..base.errors import InputError
+from .option import BY_FRAMEWORK, Option, choices, flag  # noqa: F401 (re-exported)
 from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, fp8_amax_reduced,  # noqa: F401 (re-exported)
                        fp8_grad_gather_of, fp8_tp_gather_of, fp8_tp_gather_refusal, sp_input_refusal)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
@@ -28,8 +29,6 @@ from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORK
                                 recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal, EXPERT_TP_SIZE,
                                 FLEX_DISPATCHERS, FUSED_GROUPED_MLP_SOURCE, fused_grouped_mlp_refusal, fused_grouped_mlp_shape_refusal)
 
-#: the text of None: the framework decides the value (symcomm.training.frameworks)
-BY_FRAMEWORK = "framework"
 #: activation recomputation (Korthikanti et al. 2022): none; selective (the attention core only,
 #: no collective re-runs); full (each layer's forward again in the backward, its collectives too); op
 #: (torchtitan's op-level selective activation checkpointing, TORCHTITAN_OP_SAC: each block keeps the outputs of
@@ -97,55 +96,6 @@ ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
 #: the framework does (symcomm.training.memory.loss_kind)
 LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16", "replicated_bf16", "xentropy_cuda",
               "xentropy_triton")
-
-
-def choices(allowed) -> str:
-    allowed = list(allowed)
-    return allowed[0] if len(allowed) == 1 else ", ".join(allowed[:-1]) + " or " + allowed[-1]
-
-
-@dataclass(frozen=True)
-class Option:
-    """A setting that is not a symbol: a flag (False/True, written 0/1), a stage (0..3), a
-    choice among names, or None (written ``framework``: as the framework does).  ``allowed``
-    holds the typed values; the text form (``text``) is what the command line takes and every
-    output prints; ``aliases`` maps other accepted texts to the typed value they stand for."""
-
-    name: str
-    default: object
-    allowed: tuple
-    meaning: str
-    aliases: Mapping[str, object] = field(default_factory=dict)
-
-    @staticmethod
-    def text(value) -> str:
-        """0/1 for a flag, the number for a stage, the name for a choice, framework for None."""
-        if value is None:
-            return BY_FRAMEWORK
-        if isinstance(value, bool):
-            return "1" if value else "0"
-        return str(value)
-
-    @property
-    def texts(self) -> tuple[str, ...]:
-        return tuple(self.text(value) for value in self.allowed)
-
-    def resolve(self, value, label: str | None = None):
-        """The typed value of ``value`` (typed, its text form, or an alias); InputError naming
-        the option (as ``label`` when given, e.g. ``--recompute``) and what it allows."""
-        given = self.text(value)
-        if given in self.aliases:
-            given = self.text(self.aliases[given])
-        for candidate in self.allowed:
-            if self.text(candidate) == given:
-                return candidate
-        also = "".join(f", {alias} = {self.text(typed)}" for alias, typed in self.aliases.items())
-        raise InputError(f"{label or self.name}={self.text(value)} is not allowed; choose {choices(self.texts)}"
-                         + (f" ({also[2:]})" if also else ""))
-
-
-def flag(name: str, meaning: str, default: bool = False) -> Option:
-    return Option(name, default, (False, True), meaning)
 
 
 def reruns_forward(recompute: str) -> bool:

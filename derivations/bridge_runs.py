@@ -15,7 +15,7 @@ from importlib import resources
 
 from symcomm.base.errors import InputError
 from symcomm.training.frameworks import GRAD_REDUCE
-from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS, SP_INPUTS
+from symcomm.training.settings import ADAM_DTYPES, ATTENTION_KERNELS, LOSS_KINDS, SP_INPUTS, TP_EMBEDDINGS
 
 #: a data file's name: bridge_runs_<release tag>.json, torchtitan_runs.json, megatron_lm_runs.json, nemo_runs.json,
 #: llm_foundry_runs.json, dgxc_runs.json, dgxc_25_05_runs.json, automodel_runs.json, kempnerforge_runs.json,
@@ -164,6 +164,10 @@ def validate(run: dict) -> list[str]:
     # per block (the step model's sp_input setting)
     if "sp_input" in run and run["sp_input"] not in SP_INPUTS:
         bad.append(f"{name}: sp_input {run['sp_input']!r} is not one of {', '.join(SP_INPUTS)}")
+    # tp_embedding (optional): the input embedding whole on each tensor-parallel rank where the trainer's plan leaves
+    # it out (the step model's tp_embedding setting)
+    if "tp_embedding" in run and run["tp_embedding"] not in TP_EMBEDDINGS:
+        bad.append(f"{name}: tp_embedding {run['tp_embedding']!r} is not one of {', '.join(TP_EMBEDDINGS)}")
     if "grad_reduce" in run and run["grad_reduce"] not in GRAD_REDUCE:
         bad.append(f"{name}: grad_reduce {run['grad_reduce']!r} is not one of {', '.join(GRAD_REDUCE)}")
     if run["role"] == "regression" and "known_cause" not in run:

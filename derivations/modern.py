@@ -318,6 +318,8 @@ def words(run: dict) -> list[str]:
             w["reshard_after_forward"] = int(run["reshard_after_forward"])
         if "sp_input" in run:
             w["sp_input"] = run["sp_input"]
+        if "tp_embedding" in run:
+            w["tp_embedding"] = run["tp_embedding"]
         if run["c"] > 1:
             w["cp"] = "ring_flash_attn"
     elif run["fsdp"]:

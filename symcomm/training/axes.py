@@ -232,16 +232,19 @@ def run_data_schedule(run) -> DataSchedule:
 
 
 def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, root=0,
-             root_groups=None) -> tuple[Term, ...]:
+             root_groups=None, root_unit_groups=None) -> tuple[Term, ...]:
     """The data-parallel collectives of one replica group, counted as ``data`` schedules them
     over the m micro-batches.  ZeRO-3 with ``data.shard_unit == "layer"`` (FSDP2, Megatron-FSDP: one
     all-gather and one reduce-scatter per wrapped layer, FSDP2_RUNTIME, MEGATRON_FSDP_RUNTIME) runs
     ``units`` collectives of shard/units each where a whole-model unit runs one of the shard: the same
     elements, ``units`` times the messages.  ``root``: the parameters of ``shard`` in the root unit (the embedding
-    and LM head), one of the units, which PyTorch's FSDP keeps gathered from its forward through the backward
-    (frameworks.ROOT_KEPT_GATHERED): the backward gathers the other units again, shard − root in units − 1
-    messages a micro-batch, over ``root_groups`` groups (what makes its total the blocks' parameters held, where
-    ``groups`` makes the others' every parameter held)."""
+    and LM head), one of the units, which PyTorch's FSDP (frameworks.ROOT_KEPT_GATHERED) gathers and reduces as its
+    own collective at its own size, each pass's first gather and last reduce-scatter (:data:`ROOT_UNIT_FIRST`), and
+    keeps gathered from its forward through the backward: the forward's gathers and the reduce-scatters are a root
+    term (root elements, once a pass) and a blocks' term (shard − root in units − 1 messages), the backward gathers
+    the blocks' alone, over ``root_groups`` groups (what makes the blocks' total their parameters held), the root
+    term over ``root_unit_groups`` (the root units' parameters held over ``root``; default: what makes the pair's
+    total the one term's over ``groups``, every parameter held)."""
     reductions = data.gradient_reductions(m)
     if data.zero == 0:
         return (Term("all_reduce", "ring", group, shard, reductions, f"{what}gradient all-reduce",
@@ -253,13 +256,34 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
                      groups, across, "dp", phase="after the step", dtype=data.param_dtype))
     per = units if data.shard_unit == "layer" else 1
     kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
-    return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
-                         message=(shard - root) / (per - 1), count=term.count * (per - 1),
-                         groups=term.groups if root_groups is None else root_groups)
-                 if kept and (term.primitive, term.phase) == ("all_gather", "backward") else
-                 replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
-                         message=term.message / per, count=term.count * per)
-                 for term in zero3_on(group, shard, groups, across, data, m))
+    if not kept:
+        return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
+                             message=term.message / per, count=term.count * per)
+                     for term in zero3_on(group, shard, groups, across, data, m))
+    # PyTorch's FSDP: the root unit apart, at its own size (ROOT_UNIT_FIRST), the blocks' units at theirs
+    block_groups = groups if root_groups is None else root_groups
+    out = []
+    for term in zero3_on(group, shard, groups, across, data, m):
+        # a stage of no blocks (an uneven split's L_first = 0) sends none: count 0, its message read as over 1 unit
+        blocks = replace(term, what=what + "per-layer " + term.what, message=(shard - root) / sp.Max(per - 1, 1),
+                         count=term.count * (per - 1), groups=block_groups)
+        if (term.primitive, term.phase) != ("all_gather", "backward"):
+            # the root's groups make the two terms' total the one term's: every parameter held
+            unit_groups = ((shard * groups - (shard - root) * block_groups) / root if root_unit_groups is None
+                           else root_unit_groups)
+            out.append(replace(term, what=what + "root-unit " + term.what, message=root, groups=unit_groups))
+        out.append(blocks)
+    return tuple(out)
+
+
+#: why PyTorch's FSDP root unit is its own collective, the first of each forward and the last of each reduction: the
+#: root's pre-forward gathers its own parameters (the embedding, torchtitan's final norm and LM head; KempnerForge's
+#: whole embedding) before the embedding runs and the first block's gather is issued behind it on the same stream, and
+#: its post-backward reduce-scatter follows the first block's, the embedding's gradient being the backward's last
+#: (torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _pre_forward and _root_post_backward_final_callback;
+#: _fsdp_param_group.py, unshard on the all-gather stream and post_backward's reduce-scatter)
+ROOT_UNIT_FIRST = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_state.py (_pre_forward, "
+                   "_root_post_backward_final_callback) and _fsdp_param_group.py (unshard, post_backward)")
 
 
 def partition_reduction(collective: str, group, shard, reductions, what="", groups=1, across=False,
@@ -275,15 +299,29 @@ def partition_reduction(collective: str, group, shard, reductions, what="", grou
                 "dp", phase="backward", dtype=dtype)
 
 
-def replica_terms(data: DataSchedule, shard_group, shard, groups, across, units=1) -> tuple[Term, ...]:
+def replica_terms(data: DataSchedule, shard_group, shard, groups, across, units=1, root=0, root_groups=None,
+                  root_unit_groups=None) -> tuple[Term, ...]:
     """Hybrid sharding (``data.replicas`` > 1, frameworks.HSDP_SOURCE): after each of the ``units`` reduce-scatters
     over the ``shard_group`` ranks, the reduced shard (``shard``/``units`` over ``shard_group``) all-reduced over the
-    replicas, as often as the gradients are reduced; none without replicas."""
+    replicas, as often as the gradients are reduced; none without replicas.  ``root`` (PyTorch's FSDP, as
+    :func:`dp_terms`): the root unit's reduce-scatter and so its all-reduce at its own size, the blocks' at theirs."""
     if data.replicas == 1:
         return ()
-    return (Term("all_reduce", "ring", data.replicas, shard / (units * shard_group),
-                 data.gradient_reductions(m) * units, "per-layer gradient all-reduce over the replicas", groups, across,
-                 "dp", phase="backward", dtype=data.grad_dtype),)
+    reductions = data.gradient_reductions(m)
+    kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
+    if not kept:
+        return (Term("all_reduce", "ring", data.replicas, shard / (units * shard_group), reductions * units,
+                     "per-layer gradient all-reduce over the replicas", groups, across, "dp", phase="backward",
+                     dtype=data.grad_dtype),)
+    block_groups = groups if root_groups is None else root_groups
+    unit_groups = ((shard * groups - (shard - root) * block_groups) / root if root_unit_groups is None
+                   else root_unit_groups)
+    return (Term("all_reduce", "ring", data.replicas, root / shard_group, reductions,
+                 "root-unit gradient all-reduce over the replicas", unit_groups, across, "dp", phase="backward",
+                 dtype=data.grad_dtype),
+            Term("all_reduce", "ring", data.replicas, (shard - root) / (sp.Max(units - 1, 1) * shard_group),
+                 reductions * (units - 1), "per-layer gradient all-reduce over the replicas", block_groups, across,
+                 "dp", phase="backward", dtype=data.grad_dtype))
 
 
 def zero3_on(group, message, groups=1, across=False, schedule: DataSchedule | None = None,

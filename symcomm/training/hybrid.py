@@ -189,9 +189,11 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
 
     # the embedding and the LM head: on the first and the last stage (the same one when p = 1)
     embeddings, tied = run.embeddings, run.tied
+    replicated = run.tp_embedding == "replicated"
     if embeddings and kind != "middle":
         terms += spread_over_nics(_embedding_terms(activation, replica_batch * local_seq, sp_on, regather, tied,
-                                                   groups=c * d, across=spans(t, G), kind=kind), 1, c * d * p)
+                                                   groups=c * d, across=spans(t, G), kind=kind,
+                                                   replicated=replicated), 1, c * d * p)
     if mtp_here:
         terms += spread_over_nics(_mtp_terms(activation, replica_batch * local_seq, sp_on, regather, groups=c * d,
                                              across=spans(t, G)), 1, c * d * p)
@@ -206,17 +208,22 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # the busiest GPU is on the last stage: its L/p layers' share and the V·h/t LM head (or tied
         # embedding copy); with p = 1 one stage holds everything.  groups is set so that the total is
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
-        busiest = (end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)) + mtp_dense
-        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0) + mtp_dense * t
+        # tp_embedding=replicated (p = 1: hybrid_checks): the embedding whole on each of the t ranks, (1 − 1/t)·V·h
+        # more than its vocabulary-parallel share (tp_plans.TP_EMBEDDING_REPLICATED)
+        whole = V * h * (1 - 1 / t) if replicated else 0
+        busiest = (end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)) + mtp_dense + whole
+        held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0) + mtp_dense * t + whole * t
         # the root unit PyTorch's FSDP wraps apart from the blocks: the end stage's share of the embedding and LM head
-        root = end_stage_shard(embedding_parameters(tied), tied)
+        root = end_stage_shard(embedding_parameters(tied), tied) + whole
+        blocks = dense - embedding_parameters(tied) + mtp_dense * t
         terms += tuple(replace(term, stage="last")
                        # per-layer ZeRO-3: the end stage's embedding (or LM head) is one more unit (torchtitan
                        # apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks)
                        for term in _dense_dp(data, busiest, held / busiest, layers + 1, root=root,
                                              # the blocks alone held: Φ less the embedding and LM head (each copy)
-                                             root_groups=(dense - embedding_parameters(tied) + mtp_dense * t)
-                                             / (busiest - root)))
+                                             root_groups=blocks / (busiest - root),
+                                             # the root units: every parameter held less the blocks'
+                                             root_unit_groups=(held - blocks) / root))
         if tied:
             # the two copies (first and last stage) sum their gradients once per step
             terms.append(Term("all_reduce", "ring", 2, V * h / t, sp.Piecewise((0, sp.Eq(p, 1)), (1, True)),
@@ -289,18 +296,21 @@ def mla_kv_mean() -> sp.Expr:
     return a * (S.d_nope + S.d_rope + S.d_v) / 2
 
 
-def _dense_dp(data, shard, groups, units, root=0, root_groups=None) -> tuple:
+def _dense_dp(data, shard, groups, units, root=0, root_groups=None, root_unit_groups=None) -> tuple:
     """The data-parallel collectives of the ``shard`` a GPU holds of the dense parameters (``groups`` of its d·c
     replica ranks hold the stage's), ``units`` per-layer units: over the d·c ranks, or under hybrid sharding
     (``data.replicas``, frameworks.HSDP_SOURCE) over the d·c/d_r ranks of a shard group, t apart, every reduced shard
     then all-reduced over the replicas, t·d·c/d_r apart; ``root``, ``root_groups``: the shard's root-unit parameters
-    and the groups of its blocks (axes.dp_terms)."""
+    and the groups of its blocks and of the root unit (axes.dp_terms)."""
     group = d * c / data.replicas
     return (spread_over_nics(dp_terms(data, group, shard, groups * data.replicas, spans(t * group, G), "", units,
-                                      root, None if root_groups is None else root_groups * data.replicas),
+                                      root, None if root_groups is None else root_groups * data.replicas,
+                                      None if root_unit_groups is None else root_unit_groups * data.replicas),
                              t, p * data.replicas)
-            + spread_over_nics(replica_terms(data, group, shard, groups * group, spans(t * c * d, G), units), t * group,
-                               p))
+            + spread_over_nics(replica_terms(data, group, shard, groups * group, spans(t * c * d, G), units, root,
+                                             None if root_groups is None else root_groups * group,
+                                             None if root_unit_groups is None else root_unit_groups * group),
+                               t * group, p))
 
 
 #: Megatron-Core's expert grid: expert tensor × expert × expert data × pipeline = the world, in that order (innermost
@@ -413,15 +423,18 @@ def _mtp_terms(activation, tokens, sp_on, regather, groups, across) -> tuple[Ter
     return head + lookup + tuple(eh)
 
 
-def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, kind="last") -> tuple[Term, ...]:
+def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, kind="last",
+                     replicated=False) -> tuple[Term, ...]:
     """The vocabulary-parallel embedding (first stage) and LM head + cross-entropy (last
     stage), per micro-batch, over the t ranks of a stage; ``activation`` = the replica's
     (b/d)·(s/c)·h, ``tokens`` = its (b/d)·(s/c).  ``kind`` last: the last stage's terms carry the GPU,
     the first stage's count for it only when p = 1 (one stage holds both); ``kind`` first: the first
-    stage's only, all counted."""
+    stage's only, all counted.  ``replicated`` (tp_embedding=replicated): the embedding whole on each rank, its
+    output split by sequence locally, no forward collective; the gradient's all-gather stays (with sp=1)."""
     if kind == "first":
         return tuple(replace(term, busiest=sp.Integer(1))
-                     for term in _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, "last")
+                     for term in _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, "last",
+                                                  replicated)
                      if term.stage == "first")
     first = sp.Piecewise((1, sp.Eq(p, 1)), (0, True))
     out = []
@@ -448,6 +461,8 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
                     "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last",
                     dtype="fp32"))
+    if replicated:
+        return tuple(term for term in out if not term.what.startswith("embedding-output"))
     return tuple(out)
 
 
@@ -466,6 +481,9 @@ def hybrid_extras(schedule, pipeline_split="even", mamba=False, ga_schedules=Fal
     return out
 
 
+_REPLICATED_EMBEDDING_ONE_STAGE = rules.fixed(p, 1, "tp_embedding=replicated with p={x} is not modelled: a whole "
+                                                   "embedding makes the first stage heavier than the last, which the "
+                                                   "stage counts do not hold; give p=1 or tp_embedding=vocab_parallel")
 _NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
 _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
@@ -647,6 +665,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("moe", (True,), rules.when("dispatcher", FLEX_DISPATCHERS, _FLEX_NEEDS_WHOLE_NODES)),
         *_router_checks(),
         *_framework_limits(),
+        rules.when("tp_embedding", ("replicated",), _REPLICATED_EMBEDDING_ONE_STAGE),
         rules.when("cpu_offload", (True,), _OFFLOAD_NEEDS_ONE_STAGE),
         rules.when("cpu_offload", (True,), _OFFLOAD_LESS_THAN_L),
     )

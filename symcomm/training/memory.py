@@ -613,6 +613,13 @@ def _with_mtp_logits(parts: dict, opts: dict) -> dict:
     return {**parts, "logits": parts["logits"] * (1 + D_mtp)}
 
 
+def replicated_embedding(opts: dict) -> sp.Expr:
+    """The parameters one GPU holds beyond its vocabulary-parallel share of the embedding under
+    tp_embedding=replicated (the whole V·h on each of the t ranks, p = 1: symcomm.training.tp_plans
+    TP_EMBEDDING_REPLICATED): (1 − 1/t)·V·h; 0 otherwise."""
+    return V * h * (1 - 1 / t) if opts.get("tp_embedding") == "replicated" else sp.Integer(0)
+
+
 def _model_states(data, parts, opts: dict) -> tuple:
     """(weight, gradient and Adam-state bytes, the gradient's bytes per element) of the parameters ``parts`` holds
     ((held, the group they are sharded over) pairs) as ``data`` (the framework's schedule) keeps them, Adam's state at
@@ -656,7 +663,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     mtp_dense, mtp_experts, mtp_parts = _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
                                                    schedule) if embeddings else (0, 0, {})
     if embeddings:
-        shard = end_stage_shard(dense, tied) + mtp_dense
+        shard = end_stage_shard(dense, tied) + mtp_dense + replicated_embedding(opts)
     else:
         shard = dense / (t * p)
     parts = [(shard, d * c / data.replicas)]          # hybrid sharding: over a shard group of the d·c ranks
@@ -689,7 +696,8 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
                                                      cp=opts.get("cp", "ring"), eager=eager, gated=gated,
                                                      attention=opts.get("attention", "mha"),
                                                      expert_tp=opts.get("expert_tp", "tp"),
-                                                     widths=kept_widths(opts))}, opts)
+                                                     widths=kept_widths(opts),
+                                                     replicated=opts.get("tp_embedding") == "replicated")}, opts)
 
 
 def eager_block(framework: str, opts: dict) -> bool:
@@ -707,7 +715,7 @@ def _chunks(schedule: str) -> sp.Expr:
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
                  loss: str | None = None, torch_tp: bool = False, cp: str = "ring", eager: bool = False,
                  gated: bool = True, attention: str = "mha", expert_tp: str = "tp",
-                 widths: KeptWidths = KORTHIKANTI) -> dict:
+                 widths: KeptWidths = KORTHIKANTI, replicated: bool = False) -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
@@ -715,7 +723,7 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     if embeddings and last:
         parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
     torch_runtime = data.framework == "fsdp2"       # PyTorch's own buffers (symcomm.training.torchmem)
-    root = data.full_parameters(sp.Integer(0), torchmem.root_parameters(tied))
+    root = data.full_parameters(sp.Integer(0), torchmem.root_parameters(tied, replicated))
     if data.framework in ROOT_KEPT_GATHERED and embeddings and root != 0:
         # the root unit gathered from its forward through the backward (FSDP1 and FSDP2 alike)
         parts["root_params"] = root

@@ -22,8 +22,9 @@ from . import frameworks as F
 from ..base.crossing import NVLINK_MEANING, NVLINK_TOPOLOGIES, SWITCH
 from ..base.errors import InputError
 from .option import BY_FRAMEWORK, Option, choices, flag  # noqa: F401 (re-exported)
-from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, fp8_amax_reduced,  # noqa: F401 (re-exported)
-                       fp8_grad_gather_of, fp8_tp_gather_of, fp8_tp_gather_refusal, sp_input_refusal)
+from .tp_plans import (SP_INPUT_LINEARS, SP_INPUTS, TP_EMBEDDING_MEANING, TP_EMBEDDINGS,  # noqa: F401 (re-exported)
+                       fp8_amax_reduced, fp8_grad_gather_of, fp8_tp_gather_of, fp8_tp_gather_refusal, sp_input_refusal,
+                       tp_embedding_refusal)
 from .megatron_features import (MAMBA_FRAMEWORKS, MAMBA_RECOMPUTE, MTP_FRAMEWORKS, MTP_KINDS,  # noqa: F401 (re-exported)
                                 RECOMPUTE_MODULES, bf16_layers_refusal, mamba_refusal, mla_up_refusal, mtp_refusal,
                                 recompute_modules_refusal, te_precision_refusal, cpu_offload_refusal, EXPERT_TP_SIZE,
@@ -297,6 +298,7 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
                        "tensor-parallel collectives and cross-entropy all-reduces, and the larger "
                        "data-parallel shard of the end stages; tp and dp are then the last stage's GPU "
                        "(Megatron-LM layers.py, mappings.py, cross_entropy.py)"),
+    Option("tp_embedding", "vocab_parallel", TP_EMBEDDINGS, TP_EMBEDDING_MEANING),
     flag("tied", "embeddings=1: 1 = the LM head shares the embedding's weights; with p > 1 the last "
                  "stage keeps a copy and the two stages all-reduce its gradient once per step "
                  "(finalize_model_grads.py)"),
@@ -507,6 +509,7 @@ class RunSetting:
     router_group_topk: int = 1
     embeddings: bool = False
     tied: bool = False
+    tp_embedding: str = "vocab_parallel"
     fp8_param_gather: bool = False
     fp8_tp_gather: bool | None = None
     gated: bool = False
@@ -540,7 +543,8 @@ class RunSetting:
         for option in fields(self):
             OPTIONS[option.name].resolve(getattr(self, option.name))   # refuses a value not allowed
         refused = (op_refusal(self) or compile_refusal(self) or fp8_tp_gather_refusal(self) or router_refusal(self)
-                   or sp_input_refusal(self) or block_refusal(self) or mamba_refusal(self) or bf16_layers_refusal(self)
+                   or sp_input_refusal(self) or tp_embedding_refusal(self) or block_refusal(self) or mamba_refusal(self)
+                   or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
                    or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self)
                    or fused_grouped_mlp_refusal(self))

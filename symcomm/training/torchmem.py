@@ -80,12 +80,13 @@ def accumulating_gradient_bytes(grad_bytes: int) -> int:
     return 2 if grad_bytes != 2 else 0
 
 
-def root_parameters(tied: bool) -> sp.Expr:
+def root_parameters(tied: bool, replicated: bool = False) -> sp.Expr:
     """Bytes of the FSDP2 root's unsharded 16-bit parameters, held from the forward through the backward
     (:data:`FSDP2_ROOT`; FSDP1's root alike: symcomm.training.frameworks.ROOT_KEPT_GATHERED): the V·h embedding and
-    the V·h LM head (one tied copy), over t; the final norm's h weights are left out (under a millionth of it at
-    Llama's sizes)."""
-    return 2 * V * h * (1 if tied else 2) / t
+    the V·h LM head (one tied copy), over t, the embedding whole with ``replicated`` (tp_embedding=replicated); the
+    final norm's h weights are left out (under a millionth of it at Llama's sizes)."""
+    embedding = V * h if replicated else V * h / t
+    return 2 * (embedding + (0 if tied else V * h / t))
 
 
 def head_gradient() -> sp.Expr:

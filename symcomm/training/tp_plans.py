@@ -1,5 +1,6 @@
 """How a framework's tensor-parallel plan treats the sequence-sharded activations: which linears all-gather their input
-under sequence parallelism (sp_input) and when the sequence all-gathers may move FP8 (fp8_tp_gather), each with the
+under sequence parallelism (sp_input), whether the input embedding is split over the tensor-parallel ranks or whole on
+each (tp_embedding) and when the sequence all-gathers may move FP8 (fp8_tp_gather), each with the
 one-line refusal :class:`symcomm.training.settings.RunSetting` raises for a combination that has no meaning.  Each
 function reads a setting's typed fields only, so this module imports nothing of the package (settings.py re-exports
 its names).  SymPy-free: the planner imports it.
@@ -12,6 +13,22 @@ from __future__ import annotations
 SP_INPUTS = ("block", "linear_gated", "linear")
 #: the column-parallel linears of an attention block and of a dense MLP block that gather their own input, per sp_input
 SP_INPUT_LINEARS = {"linear_gated": (3, 2), "linear": (3, 1)}
+#: how the input embedding's V·h weights sit on the tensor-parallel ranks (the tp_embedding setting): vocab_parallel,
+#: split over the t ranks by vocabulary rows (Megatron-Core's VocabParallelEmbedding, megatron/core/tensor_parallel/
+#: layers.py; torchtitan's RowwiseParallel tok_embeddings), its output partial sums reduce-scattered (all-reduced
+#: without sequence parallelism); replicated, whole on every rank (:data:`TP_EMBEDDING_REPLICATED`)
+TP_EMBEDDINGS = ("vocab_parallel", "replicated")
+#: where the replicated embedding is read: KempnerForge leaves token_embedding out of its tensor-parallel plan, a plain
+#: module whose output each rank splits by sequence itself (a DTensor Replicate that the first block's SequenceParallel
+#: norm shards: no collective forward; the Shard(1) → Replicate gradient all-gathered backward, as a vocabulary-parallel
+#: embedding's), whatever sequence parallelism, pipelining or tying; its LM head stays ColwiseParallel
+TP_EMBEDDING_REPLICATED = ("KempnerInstitute/KempnerForge kempnerforge/distributed/tensor_parallel.py at 3ad9d9a "
+                           "(apply_tensor_parallel: 'Token embedding: Replicated', _wrap_replicate)")
+TP_EMBEDDING_MEANING = ("embeddings=1, t > 1: how the input embedding's V x h weights sit on the tensor-parallel ranks: "
+                        "vocab_parallel (split over t by vocabulary rows, the output's partial sums reduce-scattered, "
+                        "all-reduced without sp: Megatron-Core's VocabParallelEmbedding, torchtitan's plan); replicated "
+                        "(whole on every rank, its gradient and Adam state too, its output split by sequence locally: "
+                        "no forward collective; KempnerForge's plan, tensor_parallel.py at 3ad9d9a); p = 1 only")
 
 
 #: the frameworks whose linears are Transformer Engine's (megatron_features.MEGATRON_CORE), and the recipes whose
@@ -83,6 +100,14 @@ def fp8_tp_gather_refusal(setting) -> str | None:
         return ("fp8_tp_gather=1 needs sp=1 and an FP8 recipe whose gathers move FP8 (precision=fp8_tensor; under "
                 "framework=megatron or megatron_fsdp also fp8_delayed, mxfp8, fp8_block); give fp8_tp_gather=0 or "
                 "framework")
+    return None
+
+
+def tp_embedding_refusal(setting) -> str | None:
+    """Why ``setting``'s tp_embedding=replicated has no meaning, or None: it places the embedding, which only
+    embeddings=1 counts (the stage count p = 1 it needs is a value, checked with the layout: hybrid.hybrid_checks)."""
+    if setting.tp_embedding == "replicated" and not setting.embeddings:
+        return "tp_embedding=replicated needs embeddings=1 (the V x h embedding it places); give tp_embedding=vocab_parallel"
     return None
 
 

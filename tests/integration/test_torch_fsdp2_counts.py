@@ -216,3 +216,70 @@ def test_hybrid_sharding_reduces_over_the_shards_then_the_replicas():
         if term["axis"] == "dp":
             modelled[f"{name[term['collective']]} over {term['group']} of {term['message']}"] += term["count"]
     assert modelled == by_hand
+
+
+def _ordered_step(rank: int, world: int) -> dict:
+    """On one rank: a root that holds parameters of its own (an embedding of 50 × 16 and an LM head of 16 × 50, as
+    torchtitan's 2024 root held tok_embeddings and output, KempnerForge's its embedding) around 2 Linear units of
+    their own fully_shard, one step after a warm-up one; every all-gather and reduce-scatter in the order FSDP2 calls
+    them, each by the elements of its whole (unsharded) unit."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(50, 16)
+            self.layers = nn.ModuleList(nn.Linear(16, 16) for _ in range(UNITS))
+            self.head = nn.Linear(16, 50, bias=False)
+
+        def forward(self, tokens):
+            x = self.embedding(tokens)
+            for layer in self.layers:
+                x = layer(x)
+            return self.head(x)
+
+    mesh = init_device_mesh("cpu", (world,))
+    torch.manual_seed(0)
+    model = Model()
+    for layer in model.layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    calls = []
+    for name in ("all_gather_single", "reduce_scatter_single"):
+        def recorded(*args, _call=getattr(dist, name), _name=name, **kwargs):
+            whole = max(x.numel() for x in (*args, *kwargs.values()) if isinstance(x, torch.Tensor))
+            calls.append((_name, whole))
+            return _call(*args, **kwargs)
+        setattr(dist, name, recorded)
+    for _ in range(2):
+        calls.clear()
+        model(torch.randint(0, 50, (2, 8))).float().sum().backward()
+    return {"calls": calls}
+
+
+@pytest.mark.torch
+def test_fsdp2_gathers_its_root_first_and_reduces_it_last():
+    # by hand: the root's own parameters, the embedding's 50·16 and the head's 16·50, 1,600 elements; a unit's
+    # Linear 16·16 + 16 = 272.  The forward gathers the root before anything runs, then each unit; the backward gathers
+    # the units again (the root is kept gathered), reduces each unit after its backward and the root last
+    root, unit = 2 * 50 * 16, 16 * 16 + 16
+    calls = [answer["calls"] for answer in run_ranks(2, _ordered_step)]
+    assert calls[0] == calls[1]
+    gathers = [size for name, size in calls[0] if name == "all_gather_single"]
+    scatters = [size for name, size in calls[0] if name == "reduce_scatter_single"]
+    assert gathers == [root, unit, unit, unit, unit] and scatters == [unit, unit, root]
+    # the hybrid's terms at the same sizes (V = 50, h = 16, untied, t = 1, L = 2 units): the root its own collective,
+    # once a pass, the first of the forward and the last of the reduction (symcomm.training.axes.ROOT_UNIT_FIRST)
+    terms = {row["label"]: row for row in symcomm.evaluate("hybrid", Phi=root + UNITS * unit, V=50, h=16, L=UNITS, a=2,
+                                                           s=8, t=1, p=1, c=1, d=2, b=2, m=1, G=4, framework="fsdp2",
+                                                           zero=3, embeddings=1, tied=0)["terms"] if row["axis"] == "dp"}
+    for label in ("root-unit parameter all-gather (forward)", "root-unit gradient reduce-scatter (backward)"):
+        assert (terms[label]["message"], terms[label]["count"]) == (root, 1), label
+    for label, count in (("per-layer parameter all-gather (forward)", UNITS),
+                         ("per-layer parameter all-gather (backward)", UNITS),
+                         ("per-layer gradient reduce-scatter (backward)", UNITS)):
+        assert (terms[label]["message"], terms[label]["count"]) == (unit, count), label

@@ -65,8 +65,10 @@ def test_every_schedule_reduces_and_regathers():
         assert three[label] == (count if "(backward)" in label and "all-gather" in label else 3 * count), label
     # the last stage's 16 blocks and its root unit (the LM head) gathered 3 times a step, once a schedule; the backward
     # gathers the 16 blocks again every micro-batch, not the root, which FSDP keeps gathered through the backward
-    # (_fsdp_state.py, _lazy_init): 24·16
-    assert three["per-layer parameter all-gather (forward)"] == 3 * (16 + 1)
+    # (_fsdp_state.py, _lazy_init): 24·16; the root its own gather at its own size (axes.ROOT_UNIT_FIRST), the blocks'
+    # 16 theirs
+    assert three["root-unit parameter all-gather (forward)"] == 3 * 1
+    assert three["per-layer parameter all-gather (forward)"] == 3 * 16
     assert three["per-layer parameter all-gather (backward)"] == 24 * 16
 
 

@@ -206,7 +206,9 @@ def test_pytorchs_fsdp_keeps_its_root_gathered_through_the_backward_and_gathers_
     # PyTorch's FSDP1 frees no root parameters after the forward with FULL_SHARD (_runtime_utils.py,
     # _post_forward_reshard), FSDP2 none of the root's (_fsdp_state.py, _lazy_init): the root (the V·h embedding and
     # the V·h LM head, untied) stays gathered in bf16, 2·(2·1000·64) bytes at t = 1, and of the L + 1 = 5 per-layer
-    # units a micro-batch gathers only the 4 blocks again in the backward; Megatron-FSDP gathers all 5 again
+    # units a micro-batch gathers only the 4 blocks again in the backward; Megatron-FSDP gathers all 5 again.  The
+    # root is its own collective at its own size, 128,000 (axes.ROOT_UNIT_FIRST), the 4 blocks' 250,000 each; Megatron-
+    # FSDP's 5 units are counted at their mean, 1,128,000/5
     values = {**TINY, "d": 4, "b": 8}
     fsdp1 = _memory(values, **{**PLAIN, "framework": "fsdp", "zero": "3"})
     assert fsdp1["root_params"] == 2 * (2 * 1000 * 64)
@@ -214,7 +216,14 @@ def test_pytorchs_fsdp_keeps_its_root_gathered_through_the_backward_and_gathers_
         rows = symcomm.evaluate("hybrid", h=64, L=4, V=1000, Phi=1_128_000, t=1, p=1, d=4, c=1, b=8, m=1, s=32,
                                 G=8, framework=framework, zero=3, tied=0, embeddings=1)["terms"]
         gathers = {row["label"]: row for row in rows if row["collective"] == "all_gather"}
-        assert gathers["per-layer parameter all-gather (forward)"]["count"] == 5
+        forward = gathers["per-layer parameter all-gather (forward)"]
+        if again == 4:
+            root = gathers["root-unit parameter all-gather (forward)"]
+            assert (root["count"], root["message"]) == (1, 128_000)
+            assert (forward["count"], forward["message"]) == (4, 250_000)
+        else:
+            assert "root-unit parameter all-gather (forward)" not in gathers
+            assert (forward["count"], forward["message"]) == (5, 1_128_000 / 5)
         assert gathers["per-layer parameter all-gather (backward)"]["count"] == again, framework
         # the blocks' 10⁶ parameters in 4 gathers of a block's 250,000 each (the root's 128,000 kept); 5 mean units
         # of 1,128,000/5 where the root is gathered again

@@ -156,11 +156,13 @@ def cmd_eval(args) -> int:
         print(f"  {key:<12} {payload[key]}" + _EXTRA_WORDS.get(key, ""))
     if "axes" in payload:
         slot = (payload.get("busiest_stage") or {}).get("slot")
-        if "layers_last_stage" in payload and slot and slot != "the last pipeline stage":
-            # an uneven split: the strategy's terms (and the totals above) are the last stage's, not the slot's
-            print(f"  the last pipeline stage's GPU per axis (an uneven split: these terms and the totals above count "
-                  f"its {payload['layers_last_stage']:g} layers; {slot} sets the step's slot, its times under "
-                  f"comm alone):")
+        if "layers_last_stage" in payload and slot != "the last pipeline stage":
+            # an uneven split: the strategy's terms (and the send and total above) are the last stage's, not the
+            # busiest's; without the step model (no --hardware) no stage kind is compared, so it is said either way
+            where = (f"{slot} sets the step's slot, its times under comm alone" if slot else
+                     "the other stages' are not counted here; the step model (--hardware) prices every stage kind")
+            print(f"  the last pipeline stage's GPU per axis (an uneven split: these terms and the send and total above "
+                  f"count its {payload['layers_last_stage']:g} layers; {where}):")
         else:
             print("  busiest GPU per axis:")
         for axis, row in payload["axes"].items():

@@ -484,6 +484,9 @@ def hybrid_extras(schedule, pipeline_split="even", mamba=False, ga_schedules=Fal
 _REPLICATED_EMBEDDING_ONE_STAGE = rules.fixed(p, 1, "tp_embedding=replicated with p={x} is not modelled: a whole "
                                                    "embedding makes the first stage heavier than the last, which the "
                                                    "stage counts do not hold; give p=1 or tp_embedding=vocab_parallel")
+_REPLICATED_EMBEDDING_NEEDS_TP = Rule("at_least", t, sp.Integer(2), "tp_embedding=replicated with t={x} places nothing "
+                                      "(a whole embedding on each of t >= {y} tensor-parallel ranks); give t >= 2 or "
+                                      "tp_embedding=vocab_parallel", "t ≥ 2")
 _NO_EXPERTS = rules.fixed(e, 1, "e={x} needs moe=1 (and L_moe, Phi_E); without MoE layers e must be 1")
 _MOE_NEEDS_SP = rules.fixed(t, 1, "moe=1 with t={x} needs sp=1: Megatron-Core refuses MoE with tensor parallelism without "
                                   "sequence parallelism (megatron/core/transformer/moe/moe_layer.py)")
@@ -666,6 +669,7 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         *_router_checks(),
         *_framework_limits(),
         rules.when("tp_embedding", ("replicated",), _REPLICATED_EMBEDDING_ONE_STAGE),
+        rules.when("tp_embedding", ("replicated",), _REPLICATED_EMBEDDING_NEEDS_TP),
         rules.when("cpu_offload", (True,), _OFFLOAD_NEEDS_ONE_STAGE),
         rules.when("cpu_offload", (True,), _OFFLOAD_LESS_THAN_L),
     )

@@ -21,14 +21,16 @@ TP_EMBEDDINGS = ("vocab_parallel", "replicated")
 #: where the replicated embedding is read: KempnerForge leaves token_embedding out of its tensor-parallel plan, a plain
 #: module whose output each rank splits by sequence itself (a DTensor Replicate that the first block's SequenceParallel
 #: norm shards: no collective forward; the Shard(1) → Replicate gradient all-gathered backward, as a vocabulary-parallel
-#: embedding's), whatever sequence parallelism, pipelining or tying; its LM head stays ColwiseParallel
+#: embedding's); untied, with sequence parallelism and no pipeline, its LM head is ColwiseParallel, split over t as
+#: modelled; tied (or pipelined, or MoE) it turns sequence parallelism off and leaves the head whole, which is not
 TP_EMBEDDING_REPLICATED = ("KempnerInstitute/KempnerForge kempnerforge/distributed/tensor_parallel.py at 3ad9d9a "
                            "(apply_tensor_parallel: 'Token embedding: Replicated', _wrap_replicate)")
 TP_EMBEDDING_MEANING = ("embeddings=1, t > 1: how the input embedding's V x h weights sit on the tensor-parallel ranks: "
                         "vocab_parallel (split over t by vocabulary rows, the output's partial sums reduce-scattered, "
                         "all-reduced without sp: Megatron-Core's VocabParallelEmbedding, torchtitan's plan); replicated "
                         "(whole on every rank, its gradient and Adam state too, its output split by sequence locally: "
-                        "no forward collective; KempnerForge's plan, tensor_parallel.py at 3ad9d9a); p = 1 only")
+                        "no forward collective; KempnerForge's plan, tensor_parallel.py at 3ad9d9a); p = 1, t >= 2 and "
+                        "tied=0 only")
 
 
 #: the frameworks whose linears are Transformer Engine's (megatron_features.MEGATRON_CORE), and the recipes whose
@@ -105,9 +107,15 @@ def fp8_tp_gather_refusal(setting) -> str | None:
 
 def tp_embedding_refusal(setting) -> str | None:
     """Why ``setting``'s tp_embedding=replicated has no meaning, or None: it places the embedding, which only
-    embeddings=1 counts (the stage count p = 1 it needs is a value, checked with the layout: hybrid.hybrid_checks)."""
-    if setting.tp_embedding == "replicated" and not setting.embeddings:
+    embeddings=1 counts, beside a split LM head, which KempnerForge keeps only untied (:data:`TP_EMBEDDING_REPLICATED`;
+    the values it needs, p = 1 and t ≥ 2, are checked with the layout: hybrid.hybrid_checks)."""
+    if setting.tp_embedding != "replicated":
+        return None
+    if not setting.embeddings:
         return "tp_embedding=replicated needs embeddings=1 (the V x h embedding it places); give tp_embedding=vocab_parallel"
+    if setting.tied:
+        return ("tp_embedding=replicated with tied=1 is not modelled: KempnerForge then turns sequence parallelism off "
+                "and keeps the LM head whole (tensor_parallel.py at 3ad9d9a); give tied=0 or tp_embedding=vocab_parallel")
     return None
 
 

@@ -206,8 +206,15 @@ def test_eval_says_whose_terms_it_prints_under_an_uneven_split():
              "s=4096", "zero=1", "sp=1"]
     uneven = symcomm_command("eval", "hybrid", *words, "pipeline_split=first_last", "L_first=2", "L_last=2")
     assert uneven.returncode == 0, uneven.stderr
-    assert ("the last pipeline stage's GPU per axis (an uneven split: these terms and the totals above count its 2 "
-            "layers; a middle pipeline stage (rank 1) sets the step's slot") in uneven.stdout
+    assert ("the last pipeline stage's GPU per axis (an uneven split: these terms and the send and total above count "
+            "its 2 layers; a middle pipeline stage (rank 1) sets the step's slot") in uneven.stdout
+    # without --hardware no stage kind is compared: said all the same (an outsider read the last stage's send as the
+    # busiest rank's)
+    counts = symcomm_command("eval", "hybrid", *words[:2], *words[4:], "G=8", "pipeline_split=first_last", "L_first=2",
+                             "L_last=2")
+    assert counts.returncode == 0, counts.stderr
+    assert ("count its 2 layers; the other stages' are not counted here; the step model (--hardware) prices every "
+            "stage kind") in counts.stdout and "busiest GPU per axis" not in counts.stdout
     # an even split (94 layers over p = 2) prices the last stage, whose terms they are
     even = symcomm_command("eval", "hybrid", *[{"p=8": "p=2", "d=8": "d=32", "m=64": "m=16"}.get(w, w) for w in words])
     assert even.returncode == 0, even.stderr

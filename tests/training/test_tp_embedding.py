@@ -37,13 +37,12 @@ def test_each_rank_holds_the_whole_embedding_and_its_states():
     assert whole["weights"] - split["weights"] == pytest.approx(32_000 * 2)
 
 
-@pytest.mark.parametrize("tied", ["0", "1"])
-def test_pytorchs_fsdp_root_holds_the_whole_embedding(tied):
-    fsdp2 = {**PLAIN, "tied": tied, "framework": "fsdp2", "zero": "3", "grad_dtype": "fp32"}
+def test_pytorchs_fsdp_root_holds_the_whole_embedding():
+    fsdp2 = {**PLAIN, "framework": "fsdp2", "zero": "3", "grad_dtype": "fp32"}
     root = _memory(TINY, **fsdp2, tp_embedding="replicated")["root_params"]
-    # the root unit kept gathered through the backward, bf16: the embedding's 64,000 whole and, untied, the LM head's
-    # 64,000 over t = 2 (it stays ColwiseParallel); tied, the one shared copy whole
-    assert root == 2 * (64_000 + (32_000 if tied == "0" else 0))
+    # the root unit kept gathered through the backward, bf16: the embedding's 64,000 whole and the LM head's 64,000
+    # over t = 2 (it stays ColwiseParallel)
+    assert root == 2 * (64_000 + 32_000)
 
 
 @pytest.mark.parametrize("sp_on, forward", [(True, "embedding-output reduce-scatter (first stage)"),
@@ -75,6 +74,8 @@ def test_the_data_parallel_reduction_moves_the_whole_embeddings_gradient():
     (("p=2", "d=8", "tp_embedding=replicated"), "tp_embedding=replicated with p=2 is not modelled"),
     (("p=1", "d=16", "tp_embedding=vocab_split"), "tp_embedding=vocab_split is not allowed; choose vocab_parallel or "
                                                   "replicated"),
+    # KempnerForge keeps the LM head whole when tied (tensor_parallel.py: no sequence parallelism, no head plan)
+    (("p=1", "d=16", "tied=1", "tp_embedding=replicated"), "tp_embedding=replicated with tied=1 is not modelled"),
 ])
 def test_refused_in_one_line(words, said):
     out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100",
@@ -87,3 +88,12 @@ def test_refused_in_one_line(words, said):
 def test_refused_without_the_embedding():
     with pytest.raises(InputError, match="tp_embedding=replicated needs embeddings=1"):
         hybrid_terms(embeddings=False, tp_embedding="replicated")
+
+
+def test_refused_without_tensor_parallelism():
+    # at t = 1 every rank holds the whole embedding either way: a typed value that places nothing is said, not kept
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100",
+                          "t=1", "p=1", "d=64", "c=1", "b=64", "m=1", "s=8192", "zero=3", "framework=fsdp2",
+                          "tp_embedding=replicated"], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "tp_embedding=replicated with t=1 places nothing" in out.stderr

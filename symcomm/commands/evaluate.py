@@ -170,10 +170,16 @@ def cmd_eval(args) -> int:
             print(f"    {axis}: send {human_size(row['send'], unit)}{when} — {row['stage']}")
     if "step_time" in payload:
         _print_step(payload)
+    silent = 0
     for row in payload.get("terms", []):
+        if row["send"] == 0:        # a term these values make send nothing (c = 1's ring, p = 1's sends): counted below
+            silent += 1
+            continue
         print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
               f"send {human_size(row['send'], unit)}" + (f" [{_element_type(row['dtype'])}]" if "dtype" in row else ""))
+    if silent:
+        print(f"  ({silent} more term{'s' if silent > 1 else ''} send nothing at these values; --json lists every term)")
     return 0
 
 

@@ -82,8 +82,11 @@ ROWWISE_CAST_SHARE = Fraction(43, 100)
 #: 4); fp32 master, bf16 moments (4 + 2 + 2: Megatron-Core's precision-aware optimizer, megatron/core/optimizer/
 #: optimizer_config.py at d98e8a64 exp_avg_dtype, exp_avg_sq_dtype); all three bf16 (2 + 2 + 2: NVIDIA/apex
 #: apex/contrib/optimizers/distributed_fused_adam.py, DistributedFusedAdam ``dtype``, the optimizer state's type,
-#: its parameter copy included)
-ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6}
+#: its parameter copy included); fp32 moments and the fp32 master kept as the bf16 weight and an int16 remainder (2 + 4
+#: + 4: the same optimizer's store_param_remainders, StateBucket.param_remainders_shard, which NeMo sets for an fp32
+#: optimizer over a bf16 model: nemo/collections/nlp/models/language_modeling/megatron_base_model.py at 579983fbfc,
+#: setup_optimization)
+ADAM_STATE_BYTES = {"fp32": 12, "bf16_moments": 8, "bf16": 6, "fp32_remainders": 10}
 #: Adam's state types, the adam_dtype setting's values
 ADAM_DTYPES = tuple(ADAM_STATE_BYTES)
 #: the flash-attention kernels the step model times apart (symcomm.training.compute): fused (the framework's own:
@@ -446,7 +449,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "Adam's state per parameter: fp32 (fp32 master weight, first and second moments: 12 bytes; Megatron-Core, "
            "DeepSpeed, PyTorch's defaults); bf16_moments (fp32 master, bf16 moments: 8 bytes; Megatron-Core "
            "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); bf16 (master and moments in "
-           "bf16: 6 bytes; Apex DistributedFusedAdam with dtype bf16, NeMo's optim.dtype): its memory and the "
+           "bf16: 6 bytes; Apex DistributedFusedAdam with dtype bf16, NeMo's optim.dtype); fp32_remainders (fp32 "
+           "moments, the master as the bf16 weight and an int16 remainder: 10 bytes; Apex DistributedFusedAdam's "
+           "store_param_remainders, NeMo's fp32 optimizer over a bf16 model): its memory and the "
            "optimizer step's HBM bytes (symcomm.training.settings.ADAM_STATE_BYTES)"),
     Option("q_width", "h", ("h", "heads"),
            "the width of Q and of the attention output projection's input: h (heads h/a wide), or heads: a·head_dim "

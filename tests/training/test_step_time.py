@@ -518,11 +518,14 @@ def test_quotient_is_sympys_division_on_any_product(x, y):
     assert sp.srepr(steptime.quotient(x, y)) == sp.srepr(x / y)
 
 
-@pytest.mark.parametrize("adam_dtype, state_bytes", [("fp32", 12), ("bf16_moments", 8), ("bf16", 6)])
+@pytest.mark.parametrize("adam_dtype, state_bytes", [("fp32", 12), ("bf16_moments", 8), ("bf16", 6),
+                                                     ("fp32_remainders", 10)])
 def test_adams_state_type_sets_its_bytes_and_its_step(adam_dtype, state_bytes):
     """Adam's state per parameter by hand: an fp32 master weight and two fp32 moments, 4 + 4 + 4 = 12 bytes;
     Megatron-Core's precision-aware optimizer with bf16 moments, 4 + 2 + 2 = 8; Apex DistributedFusedAdam with
-    dtype bf16 (its parameter copy and both moments in bf16), 2 + 2 + 2 = 6; sharded over d = 8 (ZeRO-1).  The
+    dtype bf16 (its parameter copy and both moments in bf16), 2 + 2 + 2 = 6; the same optimizer in fp32 with
+    store_param_remainders (an int16 remainder beside the bf16 weight for the master, two fp32 moments: apex
+    distributed_fused_adam.py StateBucket), 2 + 4 + 4 = 10; sharded over d = 8 (ZeRO-1).  The
     optimizer step reads and writes its state, writes the 16-bit weight and reads the fp32 gradient: (2·state + 2 + 4)
     bytes per parameter of the shard at the HBM bandwidth (H100 SXM 3.35 TB/s), beside the gradient buffer's passes,
     which the state type does not change."""

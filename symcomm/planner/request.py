@@ -173,10 +173,13 @@ class Request:
 
 def context_sizes(req) -> np.ndarray:
     """The context-parallel sizes c a request allows: c | --seq and --gpus, and for ring attention 2c | --seq from
-    c = 2 (its causal split: symcomm.training.hybrid._CAUSAL_SPLIT); the search's grid and plan's --cp choices."""
+    c = 2 (its causal split: symcomm.training.hybrid._CAUSAL_SPLIT), for Ulysses c | the heads and the K/V heads
+    (c | a/t and K/V heads/t at t = 1, symcomm.planner.layouts); the search's grid and plan's --cp choices."""
     cs = _divisors(req.seq)
     cs = cs[req.gpus % cs == 0]
-    return cs if req.cp_algorithm == "ulysses" else cs[(cs == 1) | (req.seq % (2 * cs) == 0)]
+    if req.cp_algorithm == "ulysses":
+        return cs[(req.model.heads % cs == 0) & (req.model.kv_heads % cs == 0)]
+    return cs[(cs == 1) | (req.seq % (2 * cs) == 0)]
 
 
 def _divisors(n: int) -> np.ndarray:
@@ -258,7 +261,8 @@ def _allowed(req: Request) -> dict[str, list]:
 
 _WHY = {"tp": "t divides the heads, the K/V heads, the GPUs per node and --gpus", "pp": "p divides --gpus and is at most the layers (an even split "
         "when p·v divides the layers, else first/last splits)", "vp": "v = 1 (1F1B) or, for a p ≥ 2, v ≥ 2 dividing "
-        "layers/p or one of " + ", ".join(map(str, UNEVEN_CHUNKS)) + " with an uneven split", "cp": "c divides --seq and --gpus (2c divides --seq for ring attention from c = 2: its causal split)",
+        "layers/p or one of " + ", ".join(map(str, UNEVEN_CHUNKS)) + " with an uneven split", "cp": "c divides --seq and --gpus (2c divides --seq for ring attention from c = 2: its causal split; "
+        "Ulysses: c divides the heads and the K/V heads)",
         "ep": "e divides the experts and --gpus (1 without experts)", "dp": "d divides --gpus and --batch",
         "micro-batch": "it divides --batch", "micro-batches": "m = batch / (d · micro-batch) divides --batch"}
 

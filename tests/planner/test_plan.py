@@ -402,6 +402,9 @@ BAD = [
     (("--dp", "3"), "--dp=3", "choose 1, 2, 4, 8, 16"),
     (("--cp", "3"), "--cp=3", "choose 1, 2, 4, 8, 16"),
     (("--cp", "ulysses"), "--cp=ulysses", "--cp-algorithm ring or ulysses"),
+    # Ulysses splits the heads: c | the model's 8 K/V heads (and 64 heads), so the choices stop at 8 (an outsider was
+    # offered 16 and 32, which the search then refused)
+    (("--cp-algorithm", "ulysses", "--cp", "3"), "--cp=3", "choose 1, 2, 4, 8\n"),
     (("--ep", "2"), "--ep=2", "choose 1"),
     (("--micro-batch", "3"), "--micro-batch=3", "choose 1, 2, 4, 8, 16, 32"),
     (("--micro-batch", "x"), "--micro-batch", "takes a number"),
@@ -1196,6 +1199,11 @@ def test_the_compared_row_says_its_memory_and_the_refusals_name_the_rule_broken(
     assert got["fits"] is False and got["fits_over_error"] == "no"
     assert main(base + ["--compare", "t=2", "--tp", "4"]) == 2
     assert "t=2 against --tp 4: give one of them" in capsys.readouterr().err
+    # Ulysses: c = 16 does not divide the 8 K/V heads at any t, refused with the choices; c = 8 does at t = 1 but not
+    # at --tp 2 (8/2 K/V heads a rank), which the search refuses naming the rule
     assert main(["plan", "--model", "llama3.1-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq",
                  "8192", "--cp", "16", "--cp-algorithm", "ulysses", "--tp", "1"]) == 2
+    assert "Ulysses: c divides the heads and the K/V heads); choose 1, 2, 4, 8\n" in capsys.readouterr().err
+    assert main(["plan", "--model", "llama3.1-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq",
+                 "8192", "--cp", "8", "--cp-algorithm", "ulysses", "--tp", "2"]) == 2
     assert "c | heads/t and c | K/V heads/t (8 K/V heads; --cp-algorithm ulysses)" in capsys.readouterr().err

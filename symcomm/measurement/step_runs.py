@@ -309,7 +309,10 @@ def read_runs(path, hardware: str, dtype: str | None = None) -> tuple[list, dict
             with notes.collected() as said:
                 inputs = step_inputs(args, fitting=True)
         except InputError as err:
-            raise InputError(f"{what}: {err}") from None
+            # a run without its model field reads as missing the model's sizes: say which field gives them
+            whose = ("; it has no field 'model' or 'model_config' (a preset name or a model file) to give the model's "
+                     "sizes" if str(err).startswith("missing ") and not rec.get("model") and not config else "")
+            raise InputError(f"{what}: {err}{whose}") from None
         for note in said:
             if note.unread:
                 unread.setdefault(", ".join(note.unread), []).append(rid)

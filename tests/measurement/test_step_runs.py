@@ -145,6 +145,8 @@ def test_a_csv_file_reads_as_the_json_file(tmp_path):
     ({"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 1.0, "note": "?"}, "note"),
     ({"id": "x", "model": "llama3-8b", "words": "t=1 p=5 d=32 c=1 b=256 m=8", "step_time_s": 1.0}, "run .x.: .*p=5"),
     ({"id": "x", "model": "no-such-model", "words": LLAMA8, "step_time_s": 1.0}, "no-such-model"),
+    # no model field: the missing sizes are the model's, and the field that gives them is named (an outsider's finding)
+    ({"id": "x", "words": LLAMA8, "step_time_s": 1.0}, "run 'x': missing .*it has no field 'model' or 'model_config'"),
 ])
 def test_bad_runs_are_refused_naming_the_run_or_field(tmp_path, row, message):
     with pytest.raises(InputError, match=message):

@@ -18,7 +18,7 @@ from ..presets.fit_errors import at_high_end
 from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note
 from ..training import frameworks as _frameworks
 from ..training import settings
-from ..training.megatron_features import op_framework_refusal, router_capacity_refusal
+from ..training.megatron_features import op_framework_refusal, router_capacity_refusal, routing_note
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
@@ -616,6 +616,11 @@ def request_from_args(args) -> Request:
     for name in ("dispatcher", "router_groups", "router_group_topk", "expert_tp"):
         if getattr(args, name) is not None and not model.moe:
             notes.add(f"--{name.replace('_', '-')} {getattr(args, name)} unused: {model.name} has no experts")
+    # typed groups beside a dispatcher that sends every routed copy change nothing: said as eval says it
+    unrouted = routing_note({"moe": model.moe, "router_groups": args.router_groups or 1,
+                             "dispatcher": args.dispatcher or DEFAULTS["dispatcher"]})
+    if unrouted:
+        notes.add(unrouted.replace("router_groups=", "--router-groups ", 1).replace("dispatcher=", "--dispatcher ", 1))
     declared = declared_wiring_note(hardware, "--nvlink ") if args.nvlink is None else None
     if declared:
         # the nodes' wiring a hardware file declares (eval's rule: training.words.hardware_wiring)

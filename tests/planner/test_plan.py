@@ -1207,3 +1207,13 @@ def test_the_compared_row_says_its_memory_and_the_refusals_name_the_rule_broken(
     assert main(["plan", "--model", "llama3.1-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64", "--seq",
                  "8192", "--cp", "8", "--cp-algorithm", "ulysses", "--tp", "2"]) == 2
     assert "c | heads/t and c | K/V heads/t (8 K/V heads; --cp-algorithm ulysses)" in capsys.readouterr().err
+
+
+def test_plan_says_typed_router_groups_change_nothing_beside_an_all_to_all(capsys):
+    # eval's note (megatron_features.routing_note) said by plan too: Megatron's alltoall dispatcher sends each of a
+    # token's k routed copies, so where its experts sit in groups moves no byte (an outsider found plan silent)
+    code, out, err = run(capsys, "plan", "--model", "qwen3-30b-a3b", "--gpus", "64", "--hardware", "b200", "--batch",
+                         "512", "--router-groups", "8", "--router-group-topk", "4", "--top", "1")
+    assert code == 0, err
+    assert ("--router-groups 8: group-limited routing changes which places a token's experts sit on" in err
+            and "--dispatcher alltoall sends each routed copy, so the groups change nothing in its step" in err)

@@ -36,7 +36,7 @@ ASSUMPTIONS = (
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, the attention core over the full "
     "s × s as Narayanan et al. count it, where Megatron-LM's own count takes causal attention at half "
     "(megatron/training/training.py, num_floating_point_operations); 3 × forward, whatever is recomputed) / "
-    "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too; compute = the busiest stage's m micro-batches (recompute included); "
+    "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too (with --dtype fp8, a bf16 recipe timed at the FP8 peak, that FP8 peak); compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
     "data-parallel part: what waits, and 0.159 of what hides, the compute it slows); bubble = the (p − 1)/v idle "
     "slots (their compute and communication); compute + exposed "

@@ -193,8 +193,9 @@ def low_dtype_note(dtype: str, precision: str) -> str | None:
                 f"{dtype}: the step time's error is unknown; --dtype bf16 (or fp16) is what the fits measured")
     if dtype != "fp8":
         return None
-    return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta and its messages in 1-byte "
-            "elements, while the memory counts a 16-bit run's weights, gradients and activations: a recipe no "
+    return ("--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta (its MFU against that FP8 peak) "
+            "and its messages in 1-byte elements, while the memory counts a 16-bit run's weights, gradients and "
+            "activations: a recipe no "
             "framework runs and no published run measured; precision=fp8_tensor, mxfp8, fp8_block or fp8_rowwise runs FP8 as "
             "frameworks do (the linear GEMMs at the FP8 peak × eta_fp8, the attention core and LM head in bf16, the "
             "casts at the HBM bandwidth)")

@@ -1020,6 +1020,10 @@ def test_fp8_elements_without_a_recipe_are_said(capsys):
     code, out, err = run(capsys, *FP8_FIXED[:-1], "--dtype", "fp8")
     assert code == 0, err
     assert "--dtype fp8 with precision=bf16 runs every matmul at the FP8 peak × eta" in err
+    # its MFU divides by that FP8 peak, where an FP8 recipe's divides by the bf16 one: both said (an outsider read
+    # 46 % and 75 % for one layout as one basis)
+    assert "(its MFU against that FP8 peak)" in err
+    assert "(with --dtype fp8, a bf16 recipe timed at the FP8 peak, that FP8 peak)" in out
 
 
 @pytest.mark.parametrize("given", [("--dispatcher", "allgather"), ("dispatcher=allgather",)])

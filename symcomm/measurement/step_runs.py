@@ -191,7 +191,10 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
     log = Path(rec["log"])
     log = log if log.is_absolute() else where / log
     warmup = int(rec.get("warmup", WARMUP))
-    reading = read_log(log, warmup)
+    try:
+        reading = read_log(log, warmup)
+    except InputError as err:           # the log's own complaint, said of the run that names it
+        raise InputError(f"{what}: {err}") from None
     median = _median(reading.values)
     how = (f"{reading.framework} log {rec['log']}: median of {reading.kept} logged lines after {warmup} warm-up "
            f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped)")

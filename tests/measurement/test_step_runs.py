@@ -153,6 +153,13 @@ def test_bad_runs_are_refused_naming_the_run_or_field(tmp_path, row, message):
         read_runs(_runs_file(tmp_path, [row]), "h100")
 
 
+def test_a_missing_log_is_refused_naming_its_run(tmp_path):
+    # the log's own complaint said of the run that names it (an outsider's RUNS file named the log but not the run)
+    row = {"id": "nightly-3", "model": "llama3-8b", "words": LLAMA8, "log": "nosuch.log"}
+    with pytest.raises(InputError, match="run 'nightly-3': log '.*nosuch.log': no such file"):
+        read_runs(_runs_file(tmp_path, [row]), "h100")
+
+
 def test_bad_csv_is_refused(tmp_path):
     csv = tmp_path / "runs.csv"
     csv.write_text("id,model,words,step_time_s,colour\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1.0,red\n")

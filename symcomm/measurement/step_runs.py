@@ -152,18 +152,27 @@ def _records(path) -> list[dict]:
         # nothing, any other a value with no column
         if any(cell.strip() for cell in row.pop(None, ()) or ()):
             raise InputError(f"{what} line {i}: more cells than the header's {len(header)} columns")
+        # and the columns a short row leaves out under None: refused as the JSON schema refuses a missing field, not
+        # read as empty cells
+        missing = [column for column, cell in row.items() if cell is None]
+        if missing:
+            raise InputError(f"{what} line {i}: {len(header) - len(missing)} cells where the header has {len(header)} "
+                             f"columns (none for {missing[0]!r}); give every column, an empty cell where it has no value")
     if len(rows) > MAX_RUNS:
         raise InputError(f"{what}: {len(rows)} runs; at most {MAX_RUNS}")
     out = []
     for i, row in enumerate(rows, start=2):
         rec = {k: v.strip() for k, v in row.items() if v is not None and v.strip()}
-        for key in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu"):
-            if key in rec:
-                rec[key] = parse_real(f"{what} line {i}: {key}", rec[key], least=0.0,
-                                      most=MAX_TOKENS_PER_S if key != "step_time_s" else MAX_SECONDS,
-                                      strictly_above=True)
-        if "warmup" in rec:
-            rec["warmup"] = parse_whole(f"{what} line {i}: warmup", rec["warmup"], least=0, most=10 ** 9)
+        try:        # the line said once, before the value's own complaint (which names the field)
+            for key in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu"):
+                if key in rec:
+                    rec[key] = parse_real(key, rec[key], least=0.0,
+                                          most=MAX_TOKENS_PER_S if key != "step_time_s" else MAX_SECONDS,
+                                          strictly_above=True)
+            if "warmup" in rec:
+                rec["warmup"] = parse_whole("warmup", rec["warmup"], least=0, most=10 ** 9)
+        except InputError as err:
+            raise InputError(f"{what} line {i}: {err}") from None
         out.append(rec)
     return out
 

@@ -168,6 +168,15 @@ def test_bad_csv_is_refused(tmp_path):
     csv.write_text("id,model,words,step_time_s\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,1e400\n")
     with pytest.raises(InputError, match="line 2: step_time_s"):
         read_runs(csv, "h100")
+    # the line said once (an outsider saw it twice in one message)
+    csv.write_text('id,model,words,step_time_s\nr1,llama3-8b,t=1 p=1 d=8 c=1 b=64 m=8,"8,8"\n')
+    with pytest.raises(InputError) as refused:
+        read_runs(csv, "h100")
+    assert str(refused.value).count("line 2") == 1 and "step_time_s='8,8' is not a number" in str(refused.value)
+    # a short row is refused as the JSON schema refuses a missing field, not read as empty cells
+    csv.write_text("id,model,words,step_time_s\nr1,llama3-8b\n")
+    with pytest.raises(InputError, match="line 2: 2 cells where the header has 4 columns \\(none for 'words'\\)"):
+        read_runs(csv, "h100")
 
 
 def test_a_csv_column_given_twice_is_refused_and_a_byte_order_mark_is_no_field(tmp_path):

@@ -255,22 +255,18 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
                 Term("all_gather", "ring", group, shard, 1, f"{what}parameter all-gather",
                      groups, across, "dp", phase="after the step", dtype=data.param_dtype))
     per = units if data.shard_unit == "layer" else 1
-    kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
-    if not kept:
+    if not _root_apart(data, root):
         return tuple(replace(term, what=what + ("per-layer " if data.shard_unit == "layer" else "") + term.what,
                              message=term.message / per, count=term.count * per)
                      for term in zero3_on(group, shard, groups, across, data, m))
     # PyTorch's FSDP: the root unit apart, at its own size (ROOT_UNIT_FIRST), the blocks' units at theirs
-    block_groups = groups if root_groups is None else root_groups
+    block_groups, unit_groups = _root_and_block_groups(shard, groups, root, root_groups, root_unit_groups)
     out = []
     for term in zero3_on(group, shard, groups, across, data, m):
         # a stage of no blocks (an uneven split's L_first = 0) sends none: count 0, its message read as over 1 unit
         blocks = replace(term, what=what + "per-layer " + term.what, message=(shard - root) / sp.Max(per - 1, 1),
                          count=term.count * (per - 1), groups=block_groups)
         if (term.primitive, term.phase) != ("all_gather", "backward"):
-            # the root's groups make the two terms' total the one term's: every parameter held
-            unit_groups = ((shard * groups - (shard - root) * block_groups) / root if root_unit_groups is None
-                           else root_unit_groups)
             out.append(replace(term, what=what + "root-unit " + term.what, message=root, groups=unit_groups))
         out.append(blocks)
     return tuple(out)
@@ -284,6 +280,19 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
 #: _fsdp_param_group.py, unshard on the all-gather stream and post_backward's reduce-scatter)
 ROOT_UNIT_FIRST = ("torch 2.13.0 torch/distributed/fsdp/_fully_shard/_fsdp_state.py (_pre_forward, "
                    "_root_post_backward_final_callback) and _fsdp_param_group.py (unshard, post_backward)")
+
+
+def _root_apart(data: DataSchedule, root) -> bool:
+    """Is the root unit's share ``root`` its own collective (PyTorch's FSDP per-layer units: ROOT_UNIT_FIRST)?"""
+    return root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
+
+
+def _root_and_block_groups(shard, groups, root, root_groups=None, root_unit_groups=None) -> tuple:
+    """(the blocks' groups, the root unit's) of a shard split into its root and its blocks: as given, else the blocks'
+    are ``groups`` and the root's what makes the pair's total the whole shard's over ``groups``."""
+    blocks = groups if root_groups is None else root_groups
+    unit = (shard * groups - (shard - root) * blocks) / root if root_unit_groups is None else root_unit_groups
+    return blocks, unit
 
 
 def partition_reduction(collective: str, group, shard, reductions, what="", groups=1, across=False,
@@ -308,14 +317,11 @@ def replica_terms(data: DataSchedule, shard_group, shard, groups, across, units=
     if data.replicas == 1:
         return ()
     reductions = data.gradient_reductions(m)
-    kept = root != 0 and data.shard_unit == "layer" and data.framework in ROOT_KEPT_GATHERED
-    if not kept:
+    if not _root_apart(data, root):
         return (Term("all_reduce", "ring", data.replicas, shard / (units * shard_group), reductions * units,
                      "per-layer gradient all-reduce over the replicas", groups, across, "dp", phase="backward",
                      dtype=data.grad_dtype),)
-    block_groups = groups if root_groups is None else root_groups
-    unit_groups = ((shard * groups - (shard - root) * block_groups) / root if root_unit_groups is None
-                   else root_unit_groups)
+    block_groups, unit_groups = _root_and_block_groups(shard, groups, root, root_groups, root_unit_groups)
     return (Term("all_reduce", "ring", data.replicas, root / shard_group, reductions,
                  "root-unit gradient all-reduce over the replicas", unit_groups, across, "dp", phase="backward",
                  dtype=data.grad_dtype),

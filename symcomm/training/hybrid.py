@@ -210,7 +210,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
         # the parameters really held: Φ, and one more V·h for a tied copy on the last stage when p > 1
         # tp_embedding=replicated (p = 1: hybrid_checks): the embedding whole on each of the t ranks, (1 − 1/t)·V·h
         # more than its vocabulary-parallel share (tp_plans.TP_EMBEDDING_REPLICATED)
-        whole = V * h * (1 - 1 / t) if replicated else 0
+        whole = replicated_embedding_share(replicated)
         busiest = (end_stage_shard(dense, tied) if even else stage_shard(dense, tied, layers, kind)) + mtp_dense + whole
         held = dense + (sp.Piecewise((0, sp.Eq(p, 1)), (V * h, True)) if tied else 0) + mtp_dense * t + whole * t
         # the root unit PyTorch's FSDP wraps apart from the blocks: the end stage's share of the embedding and LM head
@@ -362,6 +362,12 @@ def mtp_shards(mtp: str, tied: bool, gated: bool, moe: bool, attention: str, mam
     return (held * dense + copy) / t, held * experts / (e * expert_tp_size(expert_tp))
 
 
+def replicated_embedding_share(replicated: bool) -> sp.Expr:
+    """The parameters one GPU holds beyond its vocabulary-parallel share of the embedding under tp_embedding=replicated
+    (the whole V·h on each of the t ranks, p = 1: tp_plans.TP_EMBEDDING_REPLICATED): (1 − 1/t)·V·h; 0 otherwise."""
+    return V * h * (1 - 1 / t) if replicated else sp.Integer(0)
+
+
 def embedding_parameters(tied: bool) -> sp.Expr:
     """The parameters of the V·h embedding and LM head counted in Φ: one V·h tied, two untied."""
     return V * h * (1 if tied else 2)
@@ -439,9 +445,11 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     first = sp.Piecewise((1, sp.Eq(p, 1)), (0, True))
     out = []
     if sp_on:
-        out += [Term("reduce_scatter", "ring", t, activation / m, m, "embedding-output reduce-scatter (first stage)",
-                     groups, across, "tp", first, "forward", stage="first"),
-                Term("all_gather", "ring", t, activation / m, m, "embedding-gradient all-gather (first stage)",
+        # a whole embedding's output is split by sequence locally: no forward collective
+        out += [] if replicated else [Term("reduce_scatter", "ring", t, activation / m, m,
+                                           "embedding-output reduce-scatter (first stage)", groups, across, "tp",
+                                           first, "forward", stage="first")]
+        out += [Term("all_gather", "ring", t, activation / m, m, "embedding-gradient all-gather (first stage)",
                      groups, across, "tp", first, "backward", stage="first"),
                 Term("all_gather", "ring", t, activation / m, m, "LM-head input all-gather (last stage)",
                      groups, across, "tp", phase="forward", stage="last"),
@@ -451,9 +459,10 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
             out.append(Term("all_gather", "ring", t, activation / m, m, "LM-head input re-all-gather for the "
                             "weight gradient (last stage)", groups, across, "tp", phase="backward", stage="last"))
     else:
-        out += [Term("all_reduce", "ring", t, activation / m, m, "embedding-output all-reduce (first stage)",
-                     groups, across, "tp", first, "forward", stage="first"),
-                Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
+        out += [] if replicated else [Term("all_reduce", "ring", t, activation / m, m,
+                                           "embedding-output all-reduce (first stage)", groups, across, "tp", first,
+                                           "forward", stage="first")]
+        out += [Term("all_reduce", "ring", t, activation / m, m, "LM-head input-gradient all-reduce (last stage)",
                      groups, across, "tp", phase="backward", stage="last")]
     # in fp32: Megatron-Core's vocabulary-parallel cross entropy casts the logits to float before the max
     # (megatron/core/tensor_parallel/cross_entropy.py, calculate_logits_max: vocab_parallel_logits.float()), so
@@ -461,8 +470,6 @@ def _embedding_terms(activation, tokens, sp_on, regather, tied, groups, across, 
     out.append(Term("all_reduce", "ring", t, tokens / m, 3 * m, "cross-entropy all-reduces: max, target logit, "
                     "sum of exponentials (last stage)", groups, across, "tp", phase="forward", stage="last",
                     dtype="fp32"))
-    if replicated:
-        return tuple(term for term in out if not term.what.startswith("embedding-output"))
     return tuple(out)
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from . import flops, torchmem
-from .hybrid import embedding_parameters, end_stage_shard, expert_shard, expert_tp_size, mtp_shards
+from .hybrid import (embedding_parameters, end_stage_shard, expert_shard, expert_tp_size, mtp_shards,
+                     replicated_embedding_share)
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
 from .frameworks import ROOT_KEPT_GATHERED
@@ -613,13 +614,6 @@ def _with_mtp_logits(parts: dict, opts: dict) -> dict:
     return {**parts, "logits": parts["logits"] * (1 + D_mtp)}
 
 
-def replicated_embedding(opts: dict) -> sp.Expr:
-    """The parameters one GPU holds beyond its vocabulary-parallel share of the embedding under
-    tp_embedding=replicated (the whole V·h on each of the t ranks, p = 1: symcomm.training.tp_plans
-    TP_EMBEDDING_REPLICATED): (1 − 1/t)·V·h; 0 otherwise."""
-    return V * h * (1 - 1 / t) if opts.get("tp_embedding") == "replicated" else sp.Integer(0)
-
-
 def _model_states(data, parts, opts: dict) -> tuple:
     """(weight, gradient and Adam-state bytes, the gradient's bytes per element) of the parameters ``parts`` holds
     ((held, the group they are sharded over) pairs) as ``data`` (the framework's schedule) keeps them, Adam's state at
@@ -663,7 +657,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     mtp_dense, mtp_experts, mtp_parts = _mtp_parts(data, recompute, opts, flash, moe, gated, torch_tp, saved,
                                                    schedule) if embeddings else (0, 0, {})
     if embeddings:
-        shard = end_stage_shard(dense, tied) + mtp_dense + replicated_embedding(opts)
+        shard = end_stage_shard(dense, tied) + mtp_dense + replicated_embedding_share(opts.get("tp_embedding") == "replicated")
     else:
         shard = dense / (t * p)
     parts = [(shard, d * c / data.replicas)]          # hybrid sharding: over a shard group of the d·c ranks

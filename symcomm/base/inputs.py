@@ -9,12 +9,14 @@ make symcomm hang or fill the memory.
 
 The grammar of a number (ASCII only; spaces around the operators allowed)::
 
-    number  := ["-"] product ["/" product]
+    number  := ["-"] product ["/" factor]
     product := factor ("*" factor)*            at most 4 factors
     factor  := INT ("**" | "^") INT            a power: 2**30
              | DECIMAL                          8, 0.5, 5e-6, 1.5E+3
 
-It gives an exact :class:`sympy.Rational` (``5e-6`` is exactly 5/10⁶).  Magnitudes are
+The divisor is one factor: ``a/b*c`` is refused, since Python and C read it as (a/b)·c and a reader of
+``a/b·c`` as a/(b·c); ``a*c/b`` says the one thing.  It gives an exact :class:`sympy.Rational` (``5e-6`` is
+exactly 5/10⁶).  Magnitudes are
 bounded: at most :data:`MAX_VALUE` (2¹⁰⁰ ≈ 1.3·10³⁰), and a nonzero value at least
 :data:`MIN_VALUE` (10⁻³⁰); a parameter may set tighter bounds.
 """
@@ -134,6 +136,9 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
     halves = body.split("/")
     if len(halves) > 2:
         raise _not_a_number(key, text)
+    if len(halves) == 2 and len(re.split(_TIMES, halves[1])) > 1:
+        raise InputError(f"{key}={_short(text)} is not allowed: a product after '/' reads as (a/b)·c in Python and C "
+                         f"and as a/(b·c) elsewhere; put the divisor last, one factor (a*c/b), or give the value")
     sizes, values = [], []
     for half in halves:
         factors = re.split(_TIMES, half)   # '*' but not '**'

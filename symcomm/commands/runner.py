@@ -60,6 +60,30 @@ def _shown(word: str) -> str:
     return word if word and word.isprintable() and not any(c.isspace() for c in word) else repr(word)
 
 
+def _actions(parser: argparse.ArgumentParser):
+    """Every option of ``parser`` and of its subcommands' parsers."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _actions(sub)
+        elif action.option_strings:
+            yield action
+
+
+#: the options naming a file to write: each command refuses an empty one with the path it expects
+#: (base.files.check_output and the commands' own words)
+_WRITES = frozenset({"-o", "--output", "--plot"})
+
+
+def _refuse_empty(parser: argparse.ArgumentParser, args, argv: list[str]) -> None:
+    """An option given an empty value (``--hardware "$HW"`` with HW unset) is refused by its name: read as not
+    given it answered another question (counts without a time, the default dtype) in silence."""
+    for action in _actions(parser):
+        if getattr(args, action.dest, None) == "" and action.nargs is None and not _WRITES & set(action.option_strings):
+            typed = next((s for s in action.option_strings if s in argv), action.option_strings[-1])
+            raise InputError(f"{typed} '' is empty: give it a value or leave the option out")
+
+
 def run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse ``argv`` with ``parser`` (built from :class:`Parser`, each subcommand setting ``run``), run
     the subcommand, print its notes after its answer, and return the exit status."""
@@ -72,6 +96,7 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
             raise InputError(f"unrecognized arguments: {' '.join(_shown(w) for w in stray or extra)}")
         if extra:
             args.assignments = list(args.assignments) + extra
+        _refuse_empty(parser, args, argv or [])
         if getattr(args, "dtype", None):
             bytes_per_element(args.dtype)   # a bad --dtype is named before anything is computed
         with notes.collected() as said:

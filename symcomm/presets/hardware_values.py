@@ -81,6 +81,9 @@ TYPED_CONSTANTS = STEP_TIME_NAMES
 TYPED_DATASHEET = PEAK_NAMES + ("hbm",)
 #: every hardware value a user may type (eval hybrid --hardware): the datasheet's and the constants
 TYPED_HARDWARE = TYPED_DATASHEET + TYPED_CONSTANTS
+#: the least rate a typed datasheet value may be, its unit and the unit a slip is read in (a peak in TFLOP/s, a
+#: bandwidth in GB/s: what every output prints): 10^12 FLOP/s and 10^9 bytes/s, below any accelerator's
+_LEAST_RATE = {"peak": (1e12, "FLOP/s", ("TFLOP/s", "e12")), "hbm": (1e9, "bytes/s", ("GB/s", "e9"))}
 #: the typed constants that are a share of a peak, in (0, 1]
 _SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
 
@@ -107,6 +110,13 @@ def with_typed_constants(values: dict, typed: dict) -> dict:
         # the grammar reads any number ≥ 0; a peak or a bandwidth of 0 would time the step at infinity
         if name in typed and not typed[name] > 0:
             raise InputError(f"{name}={typed[name]:g} is not allowed: {name} is a rate, a number above 0")
+        # every output prints a peak in TFLOP/s and a bandwidth in GB/s, so peak=989.4 is a unit slip that read as
+        # 989.4 FLOP/s timed the step at 10^12 times its length with a plausible MFU (an outsider's test): the units
+        # are said rather than the slip priced
+        least, unit, scale = _LEAST_RATE["hbm" if name == "hbm" else "peak"]
+        if name in typed and typed[name] < least:
+            raise InputError(f"{name}={typed[name]:g} is not allowed: {name} is in {unit}, and no GPU is below "
+                             f"{least:g}; for {typed[name]:g} {scale[0]} write {name}={typed[name]:g}{scale[1]}")
     for name in TYPED_CONSTANTS:
         if name in typed:
             value = typed[name]

@@ -981,3 +981,26 @@ def test_a_strategy_message_its_ranks_do_not_divide_is_said_and_printed_to_the_e
     assert "16,777,216 elements is not a multiple of its 3 ranks" in err
     assert main(["eval", "tp", "N=4", "b=1", "s=2048", "h=8192", "L=1"]) == 0
     assert "not a multiple" not in capsys.readouterr().err
+
+
+def test_what_a_fourth_outsider_s_test_found_is_refused_in_one_line(capsys):
+    # M=2**20/2*4 was read as 2**20/(2·4) = 131,072 where Python and C read (2**20/2)·4 = 2,097,152: a product after
+    # '/' is refused, one factor after it is read as before (2**21·4/2 = 4,194,304 by hand)
+    code, out, err = run(capsys, "eval", "all_reduce", "N=2", "M=2**20/2*4")
+    assert code == 2 and "M=2**20/2*4 is not allowed: a product after '/'" in err and len(err.splitlines()) == 1
+    got = eval_json(capsys, "all_reduce", "N=2", "M=2**21*4/2")
+    assert got["values"]["M"] == 4 * 2**20
+    # peak=989.4 (TFLOP/s, as every output prints it) read as 989.4 FLOP/s timed the step at 6.4e11 s with a plausible
+    # MFU: a peak below 10^12 FLOP/s or an HBM bandwidth below 10^9 bytes/s is refused naming the unit
+    layout = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=8", "m=1"]
+    for word, unit in (("peak=989.4", "FLOP/s"), ("peak_fp8=1979", "FLOP/s"), ("hbm=3350", "bytes/s")):
+        code, out, err = run(capsys, *layout, word)
+        assert code == 2 and f"{word} is not allowed: {word.split('=')[0]} is in {unit}" in err, err
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
+                         "--peak", "989.4")
+    assert code == 2 and "peak=989.4 is not allowed" in err and "write peak=989.4e12" in err, err
+    # an empty option (--hardware "$HW" with HW unset) answered another question in silence: counts without a time
+    for words in (("eval", "all_reduce", "N=8", "M=64", "--hardware", ""), ("eval", "all_reduce", "N=8", "M=64",
+                  "--dtype", ""), ("compare", "all_reduce", "N=8", "M=64", "--hardware", "")):
+        code, out, err = run(capsys, *words)
+        assert code == 2 and out == "" and f"{words[-2]} '' is empty" in err and len(err.splitlines()) == 1, err

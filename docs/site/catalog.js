@@ -784,7 +784,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -796,7 +796,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -808,7 +808,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -820,7 +820,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -834,7 +834,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7539,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.5128,
+"eta_fp4": 0.5096,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
@@ -844,7 +844,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -916,7 +916,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -928,7 +928,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -940,7 +940,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -952,7 +952,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -966,7 +966,7 @@ globalThis.SYMCOMM_CATALOG = {
 "eta": 0.7539,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.5128,
+"eta_fp4": 0.5096,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
@@ -976,7 +976,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"eta_fp8": 0.559,
+"eta_fp8": 0.5555,
 "kappa": 7.0,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
@@ -16137,11 +16137,11 @@ globalThis.SYMCOMM_CATALOG = {
 "typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
 "unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
 "unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 19 % (signed mean -3 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean -1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 10 %, up to 42 % (signed mean +0 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 10 %, up to 42 % (signed mean +0 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean +0 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean +0 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 10 %, up to 42 % (signed mean +0 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
 "unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)"

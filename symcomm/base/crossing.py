@@ -7,11 +7,17 @@ A group of N ranks with k of them on each node it spans (the fewest a node holds
 * ``RING`` (a ring collective): every step waits for its slowest hop, a crossing, so all of α goes to α_inter;
   NCCL runs the ring as several channels whose node exits rotate over the node's NICs (NVIDIA/nccl
   src/graph/search.cc, ncclTopoSearchRecNet), so each of the k ranks is the exit for 1/k of the crossings:
-  1/k of β goes to β_inter, (k − 1)/k stays on β.
+  1/k of β goes to β_inter, (k − 1)/k stays on β.  The two legs run at once (:data:`CONCURRENT`): a channel's
+  NVLink hops and its NIC carry its chunks in the same steps (src/graph/tuning.cc prices a ring's bus bandwidth
+  as channels × one per-channel rate on every link of its path, no sum of an NVLink and a network time), so a
+  rank's β time is the slower leg's, max((k − 1)/k·β, β_inter/k) per element sent, not their sum.  Every
+  published multi-node ring bandwidth in derivations/data/nccl_multinode_busbw.json lies at or below that rule's
+  (81-96 % of it) and 1.4-1.6 times above the sum's on H100 (derivations/hybrid.py's claims).
 * ``PEERS`` (a pairwise all-to-all: a rank sends one block to each of its N − 1 peers, NCCL as
   ncclGroupStart + one send/recv per peer): of its N − 1 peers, k − 1 are on its own node (α, β) and N − k
   across the network (α_inter, β_inter); ranks are one-port (α-β model), so the two kinds of sends add up:
-  the share (N − k)/(N − 1) of both α and β crosses.
+  the share (N − k)/(N − 1) of both α and β crosses.  Not :data:`CONCURRENT`: its two kinds of sends are
+  added, an upper bound on the time (no published multi-node all-to-all bandwidth here to say by how much).
 * ``ONE_NIC`` (everything else: trees, recursive doubling/halving, Bruck, a point-to-point send, ...): all of
   α and β at the inter-node values, k = 1, an upper bound on the time (exact for Bruck's all-to-all, whose
   last rank on a node crosses in every round).
@@ -49,6 +55,23 @@ CROSSING = {
     ("all_reduce", "ring"): RING, ("all_gather", "ring"): RING, ("reduce_scatter", "ring"): RING,
     ("all_to_all", "pairwise"): PEERS,
 }
+
+
+#: the rules whose node leg and network leg run at once: their β time is the slower leg's (:func:`leg_time`)
+CONCURRENT = frozenset({RING})
+
+
+def leg_time(rule: str, stays, across, intra, inter, greater=max):
+    """Per element sent (β) or message (α), the time of a flat algorithm spanning nodes whose coefficient splits
+    ``stays`` on the node's link (``intra``) and ``across`` on the network (``inter``) (:func:`inter_shares`,
+    :func:`mesh_stay_share`): the slower leg for a :data:`CONCURRENT` rule, max(stays·intra, across·inter)
+    (``greater``: max, or SymPy's Max), else their sum (one-port).  A share of 0 leaves its link unread.  Give α
+    with ``rule`` ONE_NIC: a step's messages wait for every hop."""
+    node = 0 if stays == 0 else stays * intra
+    network = 0 if across == 0 else across * inter
+    if rule in CONCURRENT and stays != 0 and across != 0:
+        return greater(node, network)
+    return node + network
 
 
 def crossing_of(primitive: str, algorithm: str) -> str:
@@ -122,9 +145,9 @@ def crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
                 f"alpha_inter, beta likewise per element sent")
     if rule == RING:
         return (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
-                f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = "
-                f"{k - 1}/{k} of the intra-node beta + 1/{k} of beta_inter per element sent (one-port, the two legs "
-                "added: an upper bound; NCCL runs them at once, and published multi-node rings run 1.1-1.6x faster, "
+                f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = the larger of "
+                f"{k - 1}/{k} of the intra-node beta and 1/{k} of beta_inter per element sent (NCCL runs the two legs "
+                "at once: a lower bound on the time, published multi-node rings reaching 81-96 % of its bandwidth, "
                 "derivations/data/nccl_multinode_busbw.json)")
     return (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "
             "inter-node values (not a ring: its crossings leave through one rank's NIC)")

@@ -4,7 +4,11 @@ Conventions (ARCHITECTURE.md, "Conventions"): counts are *elements*; ``send``/``
 are the largest number of elements any one rank sends/receives; ``total`` is the
 elements sent summed over all ranks; the time is T = Σ coefficient · symbol over α (messages on the critical
 path), β (elements moved on the critical path), γ (elements reduced on the critical
-path), plus α_inter/β_inter for the inter-node level of two-level algorithms.
+path), plus α_inter/β_inter for the inter-node level of two-level algorithms.  A flat ring spanning nodes
+moves part of its elements over the node's links (β) and part over the network (β_inter) in the same steps:
+both coefficients count them, and the time takes the slower leg, T = Σ coefficient · symbol − Σ e·min(s·β,
+c·β_inter) over its ``concurrent`` legs (e elements, s of them on β and c on β_inter: e·max(s·β, c·β_inter)
+in all).
 
 A rooted operation keeps two traffic roles, the root and the busiest non-root rank,
 because composing phases (reduce, then broadcast) adds traffic rank by rank: the root
@@ -67,6 +71,15 @@ def _tidied(expr: sp.Expr) -> sp.Expr:
     return sp.factor(expr)
 
 
+def _merged(legs: tuple) -> tuple[tuple[sp.Expr, sp.Expr, sp.Expr], ...]:
+    """Concurrent legs (e, s, c) with the same shares held as one (Σe·min(s·β, c·β_inter) = (Σe)·min(...)), in
+    the order first met; none of 0 elements."""
+    out: dict = {}
+    for e, stays, across in legs:
+        out[stays, across] = out.get((stays, across), 0) + e
+    return tuple((e, stays, across) for (stays, across), e in out.items() if sp.sympify(e, strict=True) != 0)
+
+
 def _frozen(mapping: Mapping[sp.Symbol, sp.Expr]) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:
     order = {sym: i for i, sym in enumerate(S.TIME_SYMBOLS)}
     return tuple(sorted(((k, sp.sympify(v, strict=True)) for k, v in mapping.items() if sp.sympify(v, strict=True) != 0),
@@ -79,12 +92,16 @@ class Cost:
 
     ``others`` is the busiest non-root rank (every rank, when ``root`` is None).
     ``coefficients`` maps a time symbol (α, β, γ, α_inter, β_inter) to its coefficient.
+    ``concurrent``: (e, s, c) for each pair of legs that run at once, e elements with the shares s on β and c on
+    β_inter (counted in the coefficients too): the time takes the slower leg (:attr:`time`; ``base.crossing.CONCURRENT``).
+    Legs of the same shares are held as one (their min is the min of their sum).
     """
 
     others: Traffic
     total: sp.Expr
     coefficients: tuple[tuple[sp.Symbol, sp.Expr], ...]
     root: Traffic | None = None
+    concurrent: tuple[tuple[sp.Expr, sp.Expr, sp.Expr], ...] = ()
 
     @staticmethod
     def of(*, send, recv, total, alpha=0, beta=0, gamma=0,
@@ -144,7 +161,19 @@ class Cost:
 
     @property
     def time(self) -> sp.Expr:
-        return sp.Add(*(coef * sym for sym, coef in self.coefficients))
+        """Σ coefficient · symbol, each pair of :attr:`concurrent` legs at the slower's time: the faster leg's
+        e·min(s·β, c·β_inter) taken off (e·max(s·β, c·β_inter) in all; written as a difference so that the
+        coefficients, factored or not, stand as they are: docs.time_latex prints the max)."""
+        linear = sp.Add(*(coef * sym for sym, coef in self.coefficients))
+        if not self.concurrent:
+            return linear
+        return linear - sp.Add(*(e * sp.Min(stays * S.beta, across * S.beta_inter)
+                                 for e, stays, across in self.concurrent))
+
+    def overlapped(self) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
+        """Each pair of :attr:`concurrent` legs as (elements on β, elements on β_inter): the time is the linear sum
+        less min(a·β, b·β_inter) for each (the exact sums of training.sheet read them so)."""
+        return tuple((e * stays, e * across) for e, stays, across in self.concurrent)
 
     # -- composing -----------------------------------------------------------------
     def then(self, other: "Cost") -> "Cost":
@@ -155,7 +184,8 @@ class Cost:
         coeffs = dict(self.coefficients)
         for sym, coef in other.coefficients:
             coeffs[sym] = coeffs.get(sym, 0) + coef
-        return Cost(self.others + other.others, self.total + other.total, _frozen(coeffs), root)
+        return Cost(self.others + other.others, self.total + other.total, _frozen(coeffs), root,
+                    _merged(self.concurrent + other.concurrent))
 
     def __add__(self, other: "Cost") -> "Cost":
         return self.then(other)
@@ -165,7 +195,8 @@ class Cost:
         count = sp.sympify(count, strict=True)
         return Cost(self.others.scaled(count), self.total * count,
                     _frozen({sym: coef * count for sym, coef in self.coefficients}),
-                    None if self.root is None else self.root.scaled(count))
+                    None if self.root is None else self.root.scaled(count),
+                    tuple((e * count, stays, across) for e, stays, across in self.concurrent))
 
     def widened(self, ratio) -> "Cost":
         """The same operation on elements ``ratio`` times as wide (fp32 gradients in a bf16 run:
@@ -174,14 +205,16 @@ class Cost:
         keep = (S.alpha, S.alpha_inter)
         return Cost(self.others.scaled(ratio), self.total * ratio,
                     _frozen({sym: coef * (1 if sym in keep else ratio) for sym, coef in self.coefficients}),
-                    None if self.root is None else self.root.scaled(ratio))
+                    None if self.root is None else self.root.scaled(ratio),
+                    tuple((e * ratio, stays, across) for e, stays, across in self.concurrent))
 
     def subs(self, mapping) -> "Cost":
         """Substitute symbols (group size, message size...) in every expression, simultaneously."""
         memo: dict = {}   # the fields share subtrees: each is rebuilt once
         return Cost(self.others.subs(mapping, memo), _subs(self.total, mapping, memo),
                     _frozen({sym: _subs(coef, mapping, memo) for sym, coef in self.coefficients}),
-                    None if self.root is None else self.root.subs(mapping, memo))
+                    None if self.root is None else self.root.subs(mapping, memo),
+                    _merged(tuple(tuple(_subs(x, mapping, memo) for x in leg) for leg in self.concurrent)))
 
     def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None, mesh_gpus=None) -> "Cost":
         """The same operation on a group of ``group`` ranks spanning nodes, ``ranks_per_node`` (k) of them on
@@ -202,6 +235,7 @@ class Cost:
         if mesh_gpus is not None:
             beta_split = (beta_split[0], crossing.mesh_stay_share(rule, n, k, sp.sympify(mesh_gpus), sp.Min))
         coeffs: dict = {}
+        legs = list(self.concurrent)
 
         def add(sym, value):
             coeffs[sym] = coeffs.get(sym, 0) + value
@@ -213,9 +247,11 @@ class Cost:
                     add(S.INTER_NODE[sym], coef * across)
                 if stays != 0:
                     add(sym, coef * stays)
+                if sym == S.beta and rule in crossing.CONCURRENT and across != 0 and stays != 0:
+                    legs.append((coef, sp.sympify(stays, strict=True), sp.sympify(across, strict=True)))
             else:
                 add(S.INTER_NODE.get(sym, sym), coef)
-        return Cost(self.others, self.total, _frozen(coeffs), self.root)
+        return Cost(self.others, self.total, _frozen(coeffs), self.root, _merged(tuple(legs)))
 
     def on_mesh(self, group, gpus) -> "Cost":
         """The same operation with its ``group`` ranks on one node of ``gpus`` GPUs wired point to point
@@ -224,19 +260,21 @@ class Cost:
         factor = crossing.mesh_within(sp.sympify(group, strict=True), sp.sympify(gpus, strict=True), sp.Max)
         return Cost(self.others, self.total,
                     _frozen({sym: coef * factor if sym == S.beta else coef for sym, coef in self.coefficients}),
-                    self.root)
+                    self.root, self.concurrent)
 
     def simplified(self) -> "Cost":
         return Cost(self.others.simplified(), _tidy(self.total),
                     _frozen({sym: _tidy(coef) for sym, coef in self.coefficients}),
-                    None if self.root is None else self.root.simplified())
+                    None if self.root is None else self.root.simplified(),
+                    _merged(tuple((_tidy(e), _tidy(stays), _tidy(across)) for e, stays, across in self.concurrent)))
 
     @property
     def free_symbols(self) -> set:
         """The symbols of every rank's traffic, the total and the coefficients: what a value of
         the cost can depend on (without deciding the larger of root and non-root, as
         :meth:`fields` does)."""
-        parts = [self.others.send, self.others.recv, self.total] + [coef for _, coef in self.coefficients]
+        parts = [self.others.send, self.others.recv, self.total] + [coef for _, coef in self.coefficients] + [
+            x for leg in self.concurrent for x in leg]
         if self.root is not None:
             parts += [self.root.send, self.root.recv]
         return set().union(*(sp.sympify(part, strict=True).free_symbols for part in parts))

@@ -129,12 +129,17 @@ def plain_exact(number):
         raise InputError("a result (beyond the float range) cannot be shown; give smaller values") from None
 
 
-def summed_time(positions, counts, weights: list, den: int):
+def summed_time(positions, counts, weights: list, den: int, legs_at=None):
     """Σ count × constant as an answer shows it, by position: ``positions`` each count's constant's index in
     ``weights`` (each constant × ``den``, the lcm of their denominators); ``counts`` ints or Fractions (the compiled
     exact code's).  One numerator over one denominator in Python ints, reduced once at the end (no gcd per term);
     an int when whole, else the correctly rounded float of the quotient (:func:`plain_exact`'s rule and refusal).
-    Read by the sheet (``training/sheet.py``) and the generated path (``training/hybridfast.py``) alike."""
+    ``legs_at``: the positions of β's and β_inter's constants, where ``counts`` goes on after the positions' counts
+    with the elements (a, b) of each pair of legs that run at once (``Cost.overlapped``): min(a·β, b·β_inter) is
+    taken off each.  Read by the sheet (``training/sheet.py``) and the generated path (``training/hybridfast.py``)
+    alike."""
+    if legs_at is not None and len(counts) > len(positions):
+        return shown_quotient(*less_legs(positions, counts, weights, den, legs_at))
     num = 0
     for at, count in zip(positions, counts):
         if type(count) is not int:
@@ -142,6 +147,11 @@ def summed_time(positions, counts, weights: list, den: int):
         num += count * weights[at]
     else:       # whole counts (the common case): one numerator over den
         return shown_quotient(num, den)
+    return shown_quotient(*_linear_fraction(positions, counts, weights, den))
+
+
+def _linear_fraction(positions, counts, weights: list, den: int) -> tuple[int, int]:
+    """Σ count × weight / den as (numerator, denominator) in Python ints, the counts ints or Fractions."""
     num, bottom = 0, 1
     for at, count in zip(positions, counts):
         if type(count) is int:
@@ -149,7 +159,18 @@ def summed_time(positions, counts, weights: list, den: int):
         else:
             num = num * count.denominator + count.numerator * weights[at] * bottom
             bottom *= count.denominator
-    return shown_quotient(num, bottom * den)
+    return num, bottom * den
+
+
+def less_legs(positions, counts, weights: list, den: int, legs_at) -> tuple[int, int]:
+    """Σ count × weight / den over ``positions``, less min(a·β, b·β_inter) for each pair (a, b) of legs that follows
+    the positions' counts in ``counts``, exactly, as (numerator, denominator) (:func:`summed_time`)."""
+    legs = counts[len(positions):]
+    total = Fraction(*_linear_fraction(positions, counts, weights, den))
+    beta, inter = weights[legs_at[0]], weights[legs_at[1]]
+    for i in range(0, len(legs) - 1, 2):
+        total -= min(Fraction(legs[i]) * beta, Fraction(legs[i + 1]) * inter) / den
+    return total.numerator, total.denominator
 
 
 def shown_quotient(num: int, bottom: int):

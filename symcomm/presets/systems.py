@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.crossing import CROSSING, ONE_NIC, RING, SWITCH, crossing_note, crossing_of, inter_shares
+from ..base.crossing import (CONCURRENT, CROSSING, ONE_NIC, RING, SWITCH, crossing_note, crossing_of, inter_shares,
+                             leg_time)
 from ..base.errors import InputError
 from ..base.units import DTYPES
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
@@ -567,10 +568,11 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
     """The per-NIC link behind a flat fit of a multi-node log.  The fit's α, β are the log's per-step values at its
     own k ranks per node (:func:`nic_sharers` of the entry's ranks and GPUs per node), which :func:`link_values`
     and the strategies' terms mix from the two links by the algorithm's crossing rule (``base.crossing``):
-    v_fit = stays·v_intra + across·v_inter.  Read once, the other way, v_inter = (v_fit − stays·v_intra)/across,
-    so that the log's own group is priced at its fit and no fitted value is mixed twice: a ring, β_inter =
-    k·β_fit − (k − 1)·β_intra (α all across: kept); a pairwise all-to-all (PEERS: k − 1 of its N − 1 peers on
-    its node), β_inter = ((N − 1)·β_fit − (k − 1)·β_intra)/(N − k), α_inter likewise.  Kept whole (said in the
+    v_fit = stays·v_intra + across·v_inter, or for a ring's β, whose legs run at once, β_fit = max(stays·β_intra,
+    across·β_inter).  Read once, the other way, so that the log's own group is priced at its fit and no fitted
+    value is mixed twice: a ring, β_inter = k·β_fit, the network's leg the slower (α all across: kept); a pairwise
+    all-to-all (PEERS: k − 1 of its N − 1 peers on its node), β_inter = ((N − 1)·β_fit − (k − 1)·β_intra)/(N − k),
+    α_inter likewise.  Kept whole (said in the
     link's conversion) when no entry records the log's N and G or its algorithm crosses through one NIC;
     refused when the result is not positive (the intra link is slower than the fit allows)."""
     if entry is None:
@@ -585,13 +587,22 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
                     "crossings split between the links", flat.source, flat.latency_source)
     k = nic_sharers(ranks, g)
     (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
-    beta = (1 / flat.bytes_per_second - b_stays / intra.bytes_per_second) / b_across
-    alpha = (flat.latency_s - a_stays * intra.latency_s) / a_across
-    if rule == RING:
-        formula, why = f"beta_inter = {k}·beta_fit − {k - 1}·beta_intra", f"a ring's crossings spread over the node's {k} NICs"
+    if rule in CONCURRENT:
+        # the legs at once (link_values: β_fit = max(stays·β_intra, across·β_inter)): the network's the slower where
+        # the fit is slower than the node's leg alone, β_inter = β_fit/across; a fit as fast says nothing of it
+        if not 1 / flat.bytes_per_second > b_stays / intra.bytes_per_second:
+            raise InputError(f"{what}: field 'inter' (a flat ring fit on {ranks} ranks, {k} per node) is as fast as "
+                             f"its node's leg alone ({k - 1}/{k} of the intra link's beta) or faster: its network leg "
+                             "is not the slower, so the fit does not give beta_inter; give an intra link measured on "
+                             "the same machine (symcomm calibrate SINGLE_NODE_LOG MULTI_NODE_LOG -o FILE)")
+        beta = 1 / flat.bytes_per_second / b_across
+        formula, why = (f"beta_inter = {k}·beta_fit",
+                        f"a ring's crossings spread over the node's {k} NICs, its network leg the slower of two at once")
     else:
+        beta = (1 / flat.bytes_per_second - b_stays / intra.bytes_per_second) / b_across
         formula = (f"beta_inter = ({ranks - 1}·beta_fit − {k - 1}·beta_intra)/{ranks - k}, alpha_inter likewise")
         why = f"a pairwise all-to-all sends to {k - 1} of its {ranks - 1} peers on its node"
+    alpha = (flat.latency_s - a_stays * intra.latency_s) / a_across
     for name, value in (("beta", beta), ("alpha", alpha)):
         if value <= 0:
             raise InputError(f"{what}: field 'inter' (a flat fit on {ranks} ranks, {k} per node) is faster than its "
@@ -639,7 +650,8 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     the intra-node one; once the group spans nodes it is as fast as its slowest link, the
     network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
     ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs)
-    (k − 1)/k of β + 1/k of β_inter at k = :func:`nic_sharers` ranks per node.  ``crossing`` names the algorithm's
+    the larger of (k − 1)/k of β and 1/k of β_inter at k = :func:`nic_sharers` ranks per node (the two legs run
+    at once: ``base.crossing.CONCURRENT``).  ``crossing`` names the algorithm's
     rule (``base.crossing``: RING is ``spread``; PEERS, a pairwise all-to-all, sends to k − 1 peers on its
     node and N − k across, one-port, so its per-step α and β are the mix (k − 1)/(N − 1) of the intra-node
     value + (N − k)/(N − 1) of the inter-node one, ``base.crossing.inter_shares``, the same shares the
@@ -667,11 +679,11 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
         return values, ""
     rule = crossing or (RING if spread else ONE_NIC)
     k = nic_sharers(ranks, g)
-    # one mix for every rule, the shares of base.crossing (a share of 0 leaves the intra-node value unread)
+    # one rule for every crossing, the shares of base.crossing (a share of 0 leaves its link's value unread): α's
+    # steps wait for both legs, one-port; β's legs run at once where the rule is concurrent (a ring: the slower leg)
     (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
-    for name, stays, across in (("alpha", a_stays, a_across), ("beta", b_stays, b_across)):
-        inter = across * values[name + "_inter"]
-        values[name] = inter if stays == 0 else stays * values[name] + inter
+    values["alpha"] = leg_time(ONE_NIC, a_stays, a_across, values["alpha"], values["alpha_inter"])
+    values["beta"] = leg_time(rule, b_stays, b_across, values["beta"], values["beta_inter"])
     note = crossing_note(rule, ranks, g, k)
     if system.from_file and system.inter.source.startswith("not measured"):
         # a calibrated file of one node's log: the crossing is priced at the base preset's datasheet link

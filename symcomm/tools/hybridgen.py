@@ -151,7 +151,7 @@ class _Printer:
             live_rules.append((rule.kind, rule.message, tuple(names), live))
         sheets, live_sheets = {}, {}
         for scale in (2,):
-            exprs, bounds, fields, coefficients, extras = sheet._sheet(target, scale, True, True)
+            exprs, bounds, fields, coefficients, extras, legs = sheet._sheet(target, scale, True, True)
             if len(bounds) != 5:
                 return False
             # the extras are only shown (hybridfast: plain_exact): a quotient that is not whole there is its float
@@ -163,9 +163,11 @@ class _Printer:
             code, live = self.function(f"sheet{scale}", key, f"def __NAME__({', '.join(params)}):\n{body}    return {result}\n")
             axes = []
             for axis, terms, cost in sheet._axis_parts(target, scale, True):
+                # its time's constants by name, the stage of its busiest GPU at p = 1, 2 and more, its legs that run
+                # at once (their elements follow its counts, two a pair: exactops.summed_time)
                 axes.append((axis or "all", tuple(_cli(sym) for sym, _ in cost.coefficients),
-                             tuple(busiest_stage(terms, stages) for stages in (1, 2, None))))
-            words = {"arguments": tuple(_cli(sym) for sym in symbols), "bounds": tuple(bounds),
+                             tuple(busiest_stage(terms, stages) for stages in (1, 2, None)), len(cost.overlapped())))
+            words = {"arguments": tuple(_cli(sym) for sym in symbols), "bounds": tuple(bounds), "legs": len(legs),
                      "fields": tuple(k for k, _ in fields), "coefficients": tuple(_cli(sym) for sym, _ in coefficients),
                      "extras": tuple(k for k, _ in extras), "terms": sheet._term_words(target, scale, True),
                      "axes": tuple(axes)}

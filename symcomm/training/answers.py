@@ -37,13 +37,14 @@ def _costs_at(target: Subject, values: dict, times: dict, scale: int, in_bytes: 
     (fp32 gradients) count their own size, so the figures are bytes on the wire."""
     out: dict = {}
     numbers = _numbers(values)
-    fields, coefficients = _cost_parts(target, scale if in_bytes else None)
-    exprs = tuple(expr for _, expr in fields) + (tuple(coef for _, coef in coefficients) if times else ())
+    fields, coefficients, legs = _cost_parts(target, scale if in_bytes else None)
+    exprs = tuple(expr for _, expr in fields) + (tuple(coef for _, coef in coefficients)
+                                                 + tuple(x for leg in legs for x in leg) if times else ())
     got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
     for (key, _), number in zip(fields, got):
         out[key] = number if key in ("alpha", "alpha_inter") else number * scale
     if times:
-        out["time"] = _time(coefficients, numbers, values, times, scale, got[len(fields):])
+        out["time"] = _time(coefficients, numbers, values, times, scale, got[len(fields):], legs=legs)
     return out
 
 
@@ -378,14 +379,14 @@ def _numbers_at(target: Subject, values: dict, times: dict, scale: int, in_bytes
     """The numbers of an answer (what :func:`symcomm.training.sheet.planned` gives by a plan): the values as
     shown, the cost's fields and time, the extras as shown, the terms' and axes' rows; every formula of the
     sheet in one compiled exact call where it has exact code, else SymPy's exact numbers."""
-    exprs, bounds, fields, coefficients, extra_exprs = _sheet(target, scale, in_bytes, bool(times))
+    exprs, bounds, fields, coefficients, extra_exprs, legs = _sheet(target, scale, in_bytes, bool(times))
     numbers = _numbers(values)
     got = [exact(e, values) for e in exprs] if numbers is None else exact_numbers(exprs, numbers, values)
     part = [got[start:end] for start, end in bounds]
     result = {key: number if key in ("alpha", "alpha_inter") else number * scale
               for (key, _), number in zip(fields, part[0])}
     if times:
-        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True)
+        result["time"] = _time(coefficients, numbers, values, times, scale, part[1], shown=True, legs=legs)
     out = {"values": {_CLI_NAME[sym]: val if type(val) is int else plain(val)
                       for sym, val in (numbers or values).items()},
            "result": result, "extras": {key: plain(number) for (key, _), number in zip(extra_exprs, part[2])}}

@@ -208,7 +208,10 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
         den = math.lcm(*(1 if type(c) is int else c.denominator for c in constants))
         weights = [(c * den if type(c) is int else c.numerator * (den // c.denominator))
                    * (1 if name in PER_MESSAGE_NAMES else scale) for name, c in times.items()]
-        result["time"] = summed_time(tuple(position[name] for name in sheet["coefficients"]), got[c0:], weights, den)
+        legs_at = (position["beta"], position["beta_inter"]) if "beta" in position and "beta_inter" in position else None
+        width = len(sheet["coefficients"]) + 2 * sheet["legs"]
+        result["time"] = summed_time(tuple(position[name] for name in sheet["coefficients"]), got[c0:c0 + width],
+                                     weights, den, legs_at)
     extras = {key: number if type(number) is float else plain_exact(number)     # a float: shown already
               for key, number in zip(sheet["extras"], got[e0:e1])}
     terms = []
@@ -222,13 +225,14 @@ def _sheet_numbers(entry: dict, values: dict, times: dict, scale: int) -> dict:
     stages = values.get("p")
     pick = 0 if stages == 1 else 1 if stages == 2 else 2
     axes, at = {}, a0
-    for name, coefficients, words in sheet["axes"]:
+    for name, coefficients, words, legs in sheet["axes"]:
         row = {"send": plain_exact(got[at] * scale), "stage": words[pick]}
         if times:
-            time = summed_time(tuple(position[n] for n in coefficients), got[at + 1: at + 1 + len(coefficients)],
-                                weights, den)
+            width = len(coefficients) + 2 * legs
+            time = summed_time(tuple(position[n] for n in coefficients), got[at + 1: at + 1 + width],
+                               weights, den, legs_at)
             row["time"] = time if type(time) is float else plain_exact(time)
-            at += len(coefficients)
+            at += width
         at += 1
         axes[name] = row
     return {"result": result, "extras": extras, "terms": terms, "axes": axes}

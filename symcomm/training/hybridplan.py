@@ -120,7 +120,15 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         own = n(own)
         return f"{item} * {own}" if whole else f"(_x * {own} if type(_x := {item}) is int else _pe(_x * {own}))"
 
-    def time(positions: tuple, start: int, end: int | None) -> str:     # Σ count × constant (summed_time), shown
+    position = {name: i for i, name in enumerate(times)}
+    legs_at = (position["beta"], position["beta_inter"]) if "beta" in times and "beta_inter" in times else None
+
+    def time(positions: tuple, start: int, end: int | None, legs: int = 0) -> str:     # Σ count × constant
+        # (summed_time), shown; legs that run at once (their elements after the counts, two a pair): summed_time's
+        # exact min, called, not in line
+        if legs:
+            return f"(_x if type(_x := _st({k(positions)}, g[{start}:{start + len(positions) + 2 * legs}], _w, _d, " \
+                   f"{k(legs_at)})) is float else _pe(_x))"
         if whole:       # whole counts: summed_time's one numerator over the constants' denominator, in line, and
             # shown_quotient's rule in line (an int when whole, else the correctly rounded float; a quotient beyond
             # the float range raises OverflowError, a refusal, so the general path refuses it in its words).  The
@@ -131,7 +139,6 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         return f"(_x if type(_x := _st({k(positions)}, g[{start}:{'' if end is None else end}], _w, _d)) is float " \
                "else _pe(_x))"
 
-    position = {name: i for i, name in enumerate(times)}
     (f0, _), (c0, _), (e0, _), (t0, _), (a0, _) = sheet["bounds"]
     # (key, its text, its value's code) in the document's order; a key met again takes its first place (dict.update)
     # the same for every call, and immutable: held by the document's template (a word or a whole number)
@@ -147,7 +154,8 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
         number = f"g{f0 + i}" if name in PER_MESSAGE_NAMES else f"g{f0 + i} * {n(scale)}"
         lines.append((name, k(name), shown(number)))
     if times:
-        lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None)))
+        lines.append(("time", w("time"), time(tuple(position[n] for n in sheet["coefficients"]), c0, None,
+                                              sheet["legs"])))
     # an extra is shown by plain_exact, or is a float the generated code showed already (a quotient not whole)
     lines += [(name, k(name), f"(_x if type(_x := g{e0 + i}) is float else _pe(_x))")
               for i, name in enumerate(sheet["extras"])]
@@ -165,12 +173,12 @@ def _document(k, entry: dict, sheet: dict, values: dict, times: dict, at: dict, 
     lines.append(("terms", w("terms"), "[" + ", ".join(terms) + "]"))
     axes, a = [], a0
     pick = f"(0 if x{at['p']} == 1 else 1 if x{at['p']} == 2 else 2)" if "p" in at else "2"
-    for name, coefficients, words in sheet["axes"]:
+    for name, coefficients, words, legs in sheet["axes"]:
         row = [f"{w('send')}: {shown(f'g{a} * {n(scale)}')}", f"{w('stage')}: {k(tuple(words))}[{pick}]"]
         if times:
             counts = tuple(position[n] for n in coefficients)
-            row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients))}")
-            a += len(coefficients)
+            row.append(f"{w('time')}: {time(counts, a + 1, a + 1 + len(coefficients), legs)}")
+            a += len(coefficients) + 2 * legs
         a += 1
         axes.append(f"{k(name)}: {{" + ", ".join(row) + "}")
     axes_text = "{" + ", ".join(axes) + "}"

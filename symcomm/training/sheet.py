@@ -28,11 +28,26 @@ def _numbers(values: dict) -> dict | None:
     return held_numbers(values)
 
 
-def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False):
+def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=None, shown: bool = False, legs=()):
     """Σ count × constant, exactly (the constants as typed are exact rationals), as the answer's time;
     ``counts``: the coefficients' values when already evaluated.  ``shown``: a sum of ints and Fractions is
     returned as the answer shows it (:func:`plain`: an int when whole, else the float nearest it — the quotient
-    of the two Python ints, correctly rounded as float() of the Fraction is), without building the Fraction."""
+    of the two Python ints, correctly rounded as float() of the Fraction is), without building the Fraction.
+    ``legs``: the cost's pairs of legs that run at once (``Cost.overlapped``), whose values follow the coefficients'
+    in ``counts``: min(a·β, b·β_inter) is taken off for each."""
+    if legs:
+        n = len(coefficients)
+        if counts is None:
+            got = [exact(coef, values) for _, coef in coefficients] + [exact(x, values) for leg in legs for x in leg]
+        else:
+            got = list(counts)
+        linear = _time(coefficients, numbers, values, times, scale, got[:n])
+        beta, inter = times[S.beta] * scale, times[S.beta_inter] * scale
+        exact_times = _numbers(times) if numbers is not None else None
+        if exact_times is not None:
+            beta, inter = exact_times[S.beta] * scale, exact_times[S.beta_inter] * scale
+        total = linear - sum((min(got[i] * beta, got[i + 1] * inter) for i in range(n, len(got) - 1, 2)), 0)
+        return plain(total) if shown else total
     exact_times = _numbers(times) if numbers is not None else None
     if exact_times is None:
         return sum((exact(coef, values) * (1 if sym in _PER_MESSAGE else scale) * times[sym]
@@ -110,11 +125,12 @@ _WEIGHTS: dict = {}
 
 
 def _cost_parts(target: Subject, in_bytes_of):
-    """The cost's (field, formula) pairs and (time symbol, count) pairs, built once per cached subject."""
+    """The cost's (field, formula) pairs, (time symbol, count) pairs and pairs of legs that run at once
+    (``Cost.overlapped``), built once per cached subject."""
     cache = memo.table(target, "_answers_cost_parts")
     if in_bytes_of not in cache:
         cost = target.cost_in(in_bytes_of) if in_bytes_of is not None else target.cost
-        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients))
+        cache[in_bytes_of] = (tuple(cost.fields().items()), tuple(cost.coefficients), cost.overlapped())
     return cache[in_bytes_of]
 
 
@@ -187,9 +203,11 @@ def _axis_rows(target: Subject, got: tuple, values: dict, times: dict, scale: in
         row = {"send": plain(got[at] * scale), "stage": stage}
         at += 1
         if times:
-            counts = got[at: at + len(cost.coefficients)]
-            at += len(cost.coefficients)
-            time = _time(cost.coefficients, numbers, values, times, scale, counts, shown=True)
+            legs = cost.overlapped()
+            width = len(cost.coefficients) + 2 * len(legs)
+            counts = got[at: at + width]
+            at += width
+            time = _time(cost.coefficients, numbers, values, times, scale, counts, shown=True, legs=legs)
             row["time"] = time if type(time) is float else plain(time)
         out[axis or "all"] = row
     return out
@@ -214,25 +232,27 @@ def _label(target: Subject) -> str:
 
 def _sheet(target: Subject, scale: int, in_bytes: bool, timed: bool) -> tuple:
     """Every formula ``eval`` reads at the values, in one tuple (one compiled exact call: the cost's fields,
-    its time's counts, the extras, the terms' rows, each axis's send and counts) and the slices of it:
-    built once per cached subject, scale and unit."""
+    its time's counts and legs, the extras, the terms' rows, each axis's send, counts and legs) and the slices of
+    it, with the fields, coefficients, extras and legs they hold: built once per cached subject, scale and unit."""
     cache = memo.table(target, "_answers_sheet")
     key = (scale, in_bytes, timed)
     if key not in cache:
-        fields, coefficients = _cost_parts(target, scale if in_bytes else None)
+        fields, coefficients, legs = _cost_parts(target, scale if in_bytes else None)
         extras = tuple((k, sp.sympify(e, strict=True)) for k, e in target.extras.items())
-        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) if timed else (),
-                 tuple(e for _, e in extras)]
+        # a time's counts, then the elements of its legs that run at once (summed_time's order)
+        parts = [tuple(e for _, e in fields), tuple(c for _, c in coefficients) + tuple(x for leg in legs for x in leg)
+                 if timed else (), tuple(e for _, e in extras)]
         if target.terms:
             parts.append(_term_exprs(target))
             parts.append(tuple(e for _, _, cost in _axis_parts(target, scale, in_bytes)
-                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()))))
+                               for e in (cost.send, *((c for _, c in cost.coefficients) if timed else ()),
+                                         *((x for leg in cost.overlapped() for x in leg) if timed else ()))))
         exprs = Formulas(sp.sympify(e, strict=True) for part in parts for e in part)
         bounds, at = [], 0
         for part in parts:
             bounds.append((at, at + len(part)))
             at += len(part)
-        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras)
+        cache[key] = (exprs, tuple(bounds), fields, coefficients, extras, legs)
     return cache[key]
 
 
@@ -253,7 +273,7 @@ class Plan:
     :func:`symcomm.numbers.evaluation.exact_numbers`: a one-shot command pays no compilation)."""
 
     __slots__ = ("held", "function", "arguments", "bounds", "fields", "time_counts", "extras", "axes", "stage_at",
-                 "value_names")
+                 "value_names", "legs_at")
 
     def __init__(self, **parts):
         for key, value in parts.items():
@@ -269,7 +289,7 @@ def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: di
     held = cache.get(key, _NONE)
     if held is not _NONE:
         return held
-    exprs, bounds, fields, coefficients, extras = _sheet(target, scale, in_bytes, bool(times))
+    exprs, bounds, fields, coefficients, extras, legs = _sheet(target, scale, in_bytes, bool(times))
     if not is_warm(exprs):
         return None                       # the first use: the general path (which counts the use) answers
     made = compiled_many(exprs)
@@ -281,17 +301,21 @@ def plan_of(target: Subject, scale: int, in_bytes: bool, values: dict, times: di
         counted = [sym for sym, _ in coefficients] if times else []
         axes = []
         for axis, _, cost in (_axis_parts(target, scale, in_bytes) if target.terms else ()):
-            # each count's constant by its position among the times given (summed_time's weights)
-            axes.append((axis or "all", len(cost.coefficients) if times else 0,
+            # each count's constant by its position among the times given (summed_time's weights), then its legs'
+            # elements (two a pair)
+            axes.append((axis or "all", (len(cost.coefficients) + 2 * len(cost.overlapped())) if times else 0,
                          tuple(timed.get(sym) for sym, _ in cost.coefficients)))
             counted += [sym for sym, _ in cost.coefficients] if times else []
         if all(sym in position for sym in symbols) and all(sym in timed for sym in counted):
+            # β's and β_inter's places among the times given (every cost with legs counts both)
+            legs_at = (timed[S.beta], timed[S.beta_inter]) if times and S.beta in timed and S.beta_inter in timed \
+                else None
             plan = Plan(held=(tuple(values), tuple(times)), function=function,
                         arguments=tuple(position[sym] for sym in symbols), bounds=bounds,
                         fields=tuple((k, k in ("alpha", "alpha_inter")) for k, _ in fields),
                         time_counts=tuple(timed[sym] for sym, _ in coefficients) if times else (),
                         extras=tuple(k for k, _ in extras), axes=tuple(axes), stage_at=position.get(S.p),
-                        value_names=tuple(_CLI_NAME[sym] for sym in values))
+                        value_names=tuple(_CLI_NAME[sym] for sym in values), legs_at=legs_at)
     if len(cache) >= 64:
         cache.clear()
     cache[key] = plan                     # None too: this option set is answered by the general path
@@ -328,7 +352,7 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
     weights = den = None
     if times:
         weights, den = _weights_of(times, list(exact_times.values()), scale)
-        out["time"] = summed_time(plan.time_counts, got[c0:c1], weights, den)
+        out["time"] = summed_time(plan.time_counts, got[c0:c1], weights, den, plan.legs_at)
     extras = {key: plain(number) for key, number in zip(plan.extras, got[e0:e1])}
     rows = {}
     if target.terms:
@@ -341,7 +365,7 @@ def planned(plan: Plan, target: Subject, values: dict, times: dict, scale: int, 
             send = got[at] * scale
             row = {"send": send if type(send) is int else plain(send), "stage": stage_word}
             if times:       # summed_time gives the time as shown: an int or a float
-                row["time"] = summed_time(constants, got[at + 1: at + 1 + counts], weights, den)
+                row["time"] = summed_time(constants, got[at + 1: at + 1 + counts], weights, den, plan.legs_at)
             at += 1 + counts
             axes[name] = row
         rows["axes"] = axes

@@ -137,14 +137,15 @@ def _on_level(cost: Cost, across, ranks_per_node=1, rule=RING, group=None, mesh_
     within = cost if mesh_gpus is None else cost.on_mesh(group, mesh_gpus)
     if across is False or across is sp.false:
         return within
-    # a relation: keep both levels and let the values decide
+    # a relation: keep both levels and let the values decide (the network's concurrent legs only where it holds)
     inter, cost = cost.across_nodes(ranks_per_node, rule, group, mesh_gpus), within
     coeffs = []
     for sym in _TIME:
         both = sp.Piecewise((inter.coefficient(sym), across), (cost.coefficient(sym), True))
         if both != 0:
             coeffs.append((sym, both))
-    return replace(cost, coefficients=tuple(coeffs))
+    legs = tuple((sp.Piecewise((e, across), (0, True)), stays, over) for e, stays, over in inter.concurrent)
+    return replace(cost, coefficients=tuple(coeffs), concurrent=cost.concurrent + legs)
 
 
 def busiest_stage(terms, stages=None) -> str:

@@ -26,16 +26,28 @@ _GREEK = {S.alpha: r"\alpha", S.beta: r"\beta", S.gamma: r"\gamma",
 
 
 def time_latex(cost) -> str:
-    """T = a·α + b·β + c·γ with the coefficients kept apart, as the literature tabulates."""
+    """T = a·α + b·β + c·γ with the coefficients kept apart, as the literature tabulates; legs that run at once
+    (``Cost.concurrent``) as e·max(s·β, c·β_inter), their elements out of the β and β_inter coefficients."""
+    coeffs = dict(cost.coefficients)
+    for e, stays, across in cost.concurrent:
+        coeffs[S.beta] = sp.expand(coeffs.get(S.beta, 0) - e * stays)
+        coeffs[S.beta_inter] = sp.expand(coeffs.get(S.beta_inter, 0) - e * across)
     parts = []
-    for sym, coef in cost.coefficients:
+    for sym, coef in coeffs.items():
         coef = sp.sympify(coef, strict=True)
+        if coef == 0:
+            continue
         if not coef.has(sp.Piecewise):
             coef = pulled(coef)   # what latex() prints: 2(N−1) needs no brackets
         text = latex(coef)
         if coef.is_Add or (coef.is_Piecewise):
             text = rf"\left({text}\right)"
         parts.append(_GREEK[sym] if coef == 1 else rf"{text}\,{_GREEK[sym]}")
+    for e, stays, across in cost.concurrent:
+        legs = rf"\max\left({latex(stays)}\,{_GREEK[S.beta]},\ {latex(across)}\,{_GREEK[S.beta_inter]}\right)"
+        e = pulled(sp.sympify(e, strict=True)) if not sp.sympify(e, strict=True).has(sp.Piecewise) else e
+        text = latex(e)
+        parts.append(rf"\left({text}\right)\,{legs}" if sp.sympify(e, strict=True).is_Add else rf"{text}\,{legs}")
     return " + ".join(parts) if parts else "0"
 
 
@@ -102,7 +114,8 @@ def cost_row(cost, power_of_two: bool = False) -> dict:
     formulas are shown in log₂N, as the convention says: :func:`at_power_of_two`)."""
     if power_of_two:   # the printed fields only: the busier role's send and recv, already chosen
         cost = Cost(Traffic(at_power_of_two(cost.send), at_power_of_two(cost.recv)), at_power_of_two(cost.total),
-                    tuple((sym, at_power_of_two(coef)) for sym, coef in cost.coefficients))
+                    tuple((sym, at_power_of_two(coef)) for sym, coef in cost.coefficients), None,
+                    tuple((at_power_of_two(e), stays, across) for e, stays, across in cost.concurrent))
     return {
         "send": latex(cost.send),
         "recv": latex(cost.recv),

@@ -146,14 +146,17 @@
       let key = name;
       const wide = !sub.two_level && "N" in values && values.N > BigInt(hw.G);
       if (wide && sub.spreads && name === "beta") {
-        // a ring's crossings spread over the NICs of its k ranks on a node, k the fewest a node holds (as eval:
-        // presets.link_values with nic_sharers and base.crossing.inter_shares, in the same order of operations)
+        // a ring's crossings spread over the NICs of its k ranks on a node, k the fewest a node holds, its node and
+        // network legs at once (as eval: presets.link_values with nic_sharers, base.crossing.inter_shares and
+        // leg_time, in the same order of operations)
         const g = BigInt(hw.G), rest = values.N % g;
         const k = Number(rest === 0n || values.N < g ? (values.N < g ? values.N : g) : rest);
-        out[name] = [String((k - 1) / k * hw.beta + 1 / k * hw.beta_inter),
-                     `hardware ${state.hardware} (${k - 1}/${k} beta + 1/${k} beta_inter)`];
+        const node = (k - 1) / k * hw.beta, network = 1 / k * hw.beta_inter;
+        out[name] = [String(k === 1 ? network : Math.max(node, network)),
+                     `hardware ${state.hardware} (the larger of ${k - 1}/${k} beta and 1/${k} beta_inter)`];
         note = `N=${values.N} spans nodes of ${hw.G} GPUs: a ring's crossings spread over the NICs of its ${k} ` +
-               `ranks on a node: α = α_inter, β = ${k - 1}/${k} β + 1/${k} β_inter of ${state.hardware}`;
+               `ranks on a node, its two legs at once: α = α_inter, β = the larger of ${k - 1}/${k} β and ` +
+               `1/${k} β_inter of ${state.hardware}`;
         continue;
       }
       if (wide && sub.peers && (name === "alpha" || name === "beta")) {

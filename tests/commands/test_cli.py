@@ -641,10 +641,10 @@ def test_a_moe_model_typed_by_its_shape_gets_its_parameter_counts():
 
 
 def test_what_an_outsider_s_test_found_is_said_or_refused_in_one_line(capsys):
-    # a flat ring over two 8-GPU nodes mixes the two links (7/8 of the intra-node beta + 1/8 of beta_inter per
-    # element, base.crossing's rule): a modelling choice, said unasked, not only under -v
+    # a flat ring over two 8-GPU nodes runs its two links at once (the larger of 7/8 of the intra-node beta and 1/8
+    # of beta_inter per element, base.crossing's rule): a modelling choice, said unasked, not only under -v
     code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=16", "M=64MiB", "--hardware", "h100")
-    assert code == 0 and "7/8 of the intra-node beta + 1/8 of beta_inter" in err
+    assert code == 0 and "the larger of 7/8 of the intra-node beta and 1/8 of beta_inter" in err
     # a value inside the range but below what is computed with is said as such, not as the range it lies in
     code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=8", "alpha=1e-31", "beta=1", "gamma=0")
     assert code == 2 and "below 1e-30" in err and "from 0" not in err

@@ -101,7 +101,8 @@ def test_hierarchical_all_reduce_on_two_h100_nodes_by_hand(capsys):
     # total 551.892473 µs.  A flat ring over the 16 GPUs waits α_inter every step, and NCCL's channels
     # spread its crossings over the 8 NICs of a node (k = 8 ranks per node): of the 2·15/16·S =
     # 125,829,120 B each rank sends, 1/8 crosses at 50 GB/s (314.5728 µs) and 7/8 stays on NVLink at
-    # 450 GB/s (244.667733 µs): 30·9.6 µs + 559.240533 + 56.341397 = 288 + 615.58193 = 903.58193 µs.
+    # 450 GB/s (244.667733 µs), the two legs at once, so the NIC's sets the time: 30·9.6 µs + 314.5728 +
+    # 56.341397 = 288 + 370.914197 = 658.914197 µs.
     code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=64MiB", "--hardware", "h100", "--json")
     assert code == 0, err
     got = strict(out)
@@ -110,9 +111,14 @@ def test_hierarchical_all_reduce_on_two_h100_nodes_by_hand(capsys):
     assert (hier["alpha"], hier["beta"], hier["gamma"], hier["alpha_inter"], hier["beta_inter"]) == (
         14, 117440512, 62914560, 2, 8388608)
     assert hier["time"] == pytest.approx(551.892473e-6, rel=1e-8)
-    assert rows["ring"]["time"] == pytest.approx(903.58193e-6, rel=1e-7)
+    assert rows["ring"]["time"] == pytest.approx(658.914197e-6, rel=1e-7)
     assert got["best"] == "hierarchical" and hier["values"]["G"] == 8
-    assert got["fastest_by_message_size"][-1]["algorithm"] == "hierarchical"
+    # past a crossover the flat ring is the faster: its α costs 288 − 66.8 = 221.2 µs more, and per byte S it moves
+    # 1.875·2.5e-12 (its NIC leg) against the two-level form's 1.75/450e9 + 1/8/50e9 = 6.3889e-12 s, so it wins
+    # above S = 221.2e-6/(6.3889e-12 − 4.6875e-12) = 1.30011e8 bytes, 65.006e6 bf16 elements (the γ terms are equal)
+    last = got["fastest_by_message_size"][-1]
+    assert last["algorithm"] == "ring" and last["crossover_elements"] == pytest.approx(
+        221.2e-6 / (1.75 / 450e9 + 1 / 8 / 50e9 - 1.875 / 8 / 50e9) / 2, rel=1e-9)
     code, out, _ = run(capsys, "compare", "all_reduce", "N=16", "M=64MiB", "--hardware", "h100")
     best = next(line for line in out.splitlines() if "← best" in line)
     assert best.split()[0] == "hierarchical" and "552 µs" in best
@@ -312,15 +318,15 @@ def test_the_level_rule(capsys):
 def test_a_typed_g_places_every_algorithm_on_nodes_of_g(capsys):
     # G=4 with --hardware h100: 8 ranks on nodes of 4 GPUs span two nodes, for the flat ring as for the
     # two-level form; the ring then waits the network's α (IB NDR: 9.6 µs) every step, and of each element a
-    # rank sends 1/4 crosses at its own NIC (50 GB/s) and 3/4 stays on NVLink (450 GB/s), 4 ranks per node:
-    # β = 3/(4·450e9) + 1/(4·50e9) = 1.666…e-12 + 5e-12 = 6.666…e-12 s/byte (150 GB/s)
+    # rank sends 1/4 crosses at its own NIC (50 GB/s) and 3/4 stays on NVLink (450 GB/s), 4 ranks per node, the
+    # two legs at once: β = max(3/(4·450e9), 1/(4·50e9)) = max(1.666…e-12, 5e-12) = 5e-12 s/byte (200 GB/s)
     code, out, err = run(capsys, "compare", "all_reduce", "N=8", "G=4", "M=64MiB", "--hardware", "h100", "--json",
                          "--verbose")
     assert code == 0, err
     rows = {r["algorithm"]: r for r in strict(out)["algorithms"]}
     assert rows["hierarchical"]["values"]["G"] == 4
     ring = rows["ring"]["inputs"]
-    assert ring["alpha"]["value"] == 9.6e-6 and ring["beta"]["value"] == pytest.approx(1 / 150e9, rel=1e-12)
+    assert ring["alpha"]["value"] == 9.6e-6 and ring["beta"]["value"] == pytest.approx(1 / 200e9, rel=1e-12)
     assert "spans nodes of 4 GPUs" in err and "4 ranks on a node" in err
 
 
@@ -495,8 +501,9 @@ def test_nccl_tests_default_across_nodes_is_flat_when_the_file_lacks_the_two_lev
     assert got["algorithm"] == "ring" and "no inter_two_level" in err
     # hand arithmetic: 2·15 α_inter + 2·15/16·S·β + 15/16·S·γ, S = 2^30 bytes, γ = 3 / 2 TB/s; no calibration
     # entry records the flat fit's ranks, so the file's inter (100 GB/s) is read as the per-NIC link (said in a
-    # note) and the ring's crossings spread over the 8 NICs of a node: β = 7/8 · 1/300 GB/s + 1/8 · 1/100 GB/s
+    # note) and the ring's crossings spread over the 8 NICs of a node, the two legs at once: β = max(7/8 · 1/300
+    # GB/s, 1/8 · 1/100 GB/s) = max(2.9167e-12, 1.25e-12), here the node's leg
     s = 2 ** 30
-    beta = 7 / 8 / 3e11 + 1 / 8 / 1e11
+    beta = 7 / 8 / 3e11
     assert got["rows"][0]["time"] == pytest.approx(30 * 1e-6 + 1.875 * s * beta + 15 / 16 * s * 1.5e-12, rel=1e-12)
     assert "no calibration entry records" in err

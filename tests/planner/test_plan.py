@@ -111,8 +111,9 @@ def test_step_time_by_hand():
     # Megatron DDP: one ring all-reduce of the fp32 gradients over 16 GPUs on two nodes, after the backward and
     # not overlapped (--overlap-grad-reduce off): 2·15 messages, 2·15/16·4Φ bytes moved, 15/16·4Φ reduced.  The
     # ring's 8 ranks on a node share its crossings over their 8 NICs (NCCL's channels, one NIC each: 1/8 of what a
-    # rank sends crosses at β_inter, 7/8 stays on NVLink); every step waits for a crossing hop (α_inter)
-    allreduce = (30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * (BETA_INTER / 8 + 7 * BETA / 8)
+    # rank sends crosses at β_inter, 7/8 stays on NVLink, the two legs at once: the slower sets the time); every
+    # step waits for a crossing hop (α_inter)
+    allreduce = (30 * ALPHA_INTER + 2 * 15 / 16 * 4 * PHI * max(BETA_INTER / 8, 7 * BETA / 8)
                  + 15 / 16 * 4 * PHI * GAMMA)
     # Adam over all Φ parameters, memory-bound: 26 bytes (fp32 weight, m, v read and written, bf16 weight
     # written) + the 4-byte fp32 gradient read, at the HBM bandwidth
@@ -303,8 +304,9 @@ def test_zero2_reduces_every_micro_batch_llama3_70b():
     hw = h100.values(2)
     shard = model.parameters
     # t = 1: the data-parallel group holds 8 ranks on each node, sharing its crossings over their 8 NICs (1/8 of
-    # each rank's elements at β_inter, 7/8 on NVLink at β; every step at α_inter)
-    link = hw["beta_inter"] / 8 + 7 * hw["beta"] / 8
+    # each rank's elements at β_inter, 7/8 on NVLink at β, the two legs at once: the slower sets the time; every
+    # step at α_inter)
+    link = max(hw["beta_inter"] / 8, 7 * hw["beta"] / 8)
     rs = 63 * hw["alpha_inter"] + 63 / 64 * shard * (link + hw["gamma"])
     ag = 63 * hw["alpha_inter"] + 63 / 64 * shard * link
     rs32 = 63 * hw["alpha_inter"] + 2 * 63 / 64 * shard * (link + hw["gamma"])   # fp32: twice

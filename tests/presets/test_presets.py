@@ -190,7 +190,8 @@ def test_units_dtypes_and_human_quantities():
 def test_flat_group_over_several_nodes_pays_the_network(capsys):
     # ring all-reduce of Φ on 64 H100s (8 nodes of 8): every ring step waits the network's α_inter, and NCCL
     # spreads the ring's crossings over the 8 NICs of a node (k = 8 ranks per node): of the elements a rank
-    # sends 1/8 cross at its NIC (β_inter) and 7/8 stay on NVLink (β), a note says so
+    # sends 1/8 cross at its NIC (β_inter) and 7/8 stay on NVLink (β), the two legs at once, so the slower
+    # sets the time: max(7/8/450e9, 1/8/50e9) = 2.5e-12 s/byte, the NIC's leg; a note says so
     import json as _json
     from symcomm.presets import hardware, model
 
@@ -198,7 +199,8 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
     out = capsys.readouterr()
     got = _json.loads(out.out)
     h100, phi = hardware("h100").values(1), model("llama3-8b").values()["Phi"]
-    split = 7 / 8 * h100["beta"] + 1 / 8 * h100["beta_inter"]
+    split = max(7 / 8 * h100["beta"], 1 / 8 * h100["beta_inter"])
+    assert split == pytest.approx(2.5e-12, rel=1e-12)
     hand = (2 * 63 * h100["alpha_inter"] + 2 * 63 / 64 * phi * 2 * split
             + 63 / 64 * phi * 2 * h100["gamma"])
     assert got["time"] == pytest.approx(hand, rel=1e-9)
@@ -208,12 +210,13 @@ def test_flat_group_over_several_nodes_pays_the_network(capsys):
 def test_only_a_ring_spreads_its_crossings_and_the_fewest_ranks_on_a_node_set_k(capsys):
     # link_values, by hand on the H100 preset (NVLink 450 GB/s, IB NDR 50 GB/s per GPU):
     # 12 ranks on nodes of 8 sit 8 + 4: the node of 4 has 4 NICs for the ring's crossings, and a ring step
-    # waits for its slowest hop, so k = 4: β = 3/4 · 1/450e9 + 1/4 · 1/50e9 = 1.6667e-12 + 5e-12 s/byte
+    # waits for its slowest hop, so k = 4; its NVLink and NIC legs run at once: β = max(3/4 · 1/450e9,
+    # 1/4 · 1/50e9) = max(1.6667e-12, 5e-12) = 5e-12 s/byte
     from symcomm.presets import hardware, link_values
 
     h100 = hardware("h100")
     ring, why = link_values(h100, 12, False, spread=True)
-    assert ring["alpha"] == 9.6e-6 and ring["beta"] == pytest.approx(3 / 4 / 450e9 + 1 / 4 / 50e9, rel=1e-12)
+    assert ring["alpha"] == 9.6e-6 and ring["beta"] == pytest.approx(5e-12, rel=1e-12)
     assert "4 ranks on a node" in why
     # an algorithm of neither rule (a pipeline send, a tree) keeps each rank's crossings on its own NIC at the
     # full inter-node β (50 GB/s), as before
@@ -742,8 +745,9 @@ def test_the_presets_wing_names_the_same_rings_as_the_catalog():
 
 def test_a_flat_fit_across_nodes_is_read_once_as_the_per_nic_link(tmp_path):
     # A flat ring fitted on 16 ranks, 8 per node, measured β_fit = 1/100 GB/s per step, the node's links
-    # 1/300 GB/s.  The fit is the split at the log's own k = 8: β_fit = 7/8·β_intra + 1/8·β_inter, so
-    # β_inter = 8·β_fit − 7·β_intra = 8e-11 − 2.3333e-11 = 5.6667e-11 s/byte (17.647 GB/s per NIC).
+    # 1/300 GB/s.  The fit is the split at the log's own k = 8, its two legs at once: β_fit = max(7/8·β_intra,
+    # 1/8·β_inter); 7/8·(1/3e11) = 2.9167e-12 < 1e-11, so the network's leg is the slower and
+    # β_inter = 8·β_fit = 8e-11 s/byte (12.5 GB/s per NIC).
     from symcomm.base.errors import InputError
 
     doc = {"intra": {"bytes_per_second": 3e11, "latency_s": 2e-6},
@@ -753,18 +757,20 @@ def test_a_flat_fit_across_nodes_is_read_once_as_the_per_nic_link(tmp_path):
     path = tmp_path / "flat.json"
     path.write_text(json.dumps(doc))
     hw = presets.hardware(str(path))
-    assert hw.values(1)["beta_inter"] == pytest.approx(8 / 1e11 - 7 / 3e11, rel=1e-12)
+    assert hw.values(1)["beta_inter"] == pytest.approx(8e-11, rel=1e-12)
+    assert "beta_inter = 8·beta_fit" in hw.inter.conversion
     # the log's own group priced again gives back its fit (no second split) ...
     same, _ = presets.link_values(hw, 16, False, spread=True)
     assert same["beta"] == pytest.approx(1 / 1e11, rel=1e-12)
     # ... and 32 ranks (k = 8 too) the same per step, while 12 ranks (8 + 4: k = 4) lean on the NIC more:
-    # 3/4·(1/3e11) + 1/4·5.6667e-11 = 2.5e-12 + 1.41667e-11 = 1.66667e-11
+    # max(3/4·(1/3e11), 1/4·8e-11) = max(2.5e-12, 2e-11) = 2e-11
     assert presets.link_values(hw, 32, False, spread=True)[0]["beta"] == pytest.approx(1e-11, rel=1e-12)
-    assert presets.link_values(hw, 12, False, spread=True)[0]["beta"] == pytest.approx(1.6666666667e-11, rel=1e-9)
-    # a fit faster than the node's own links allow: 8·(1/1e11) − 7·(1/1e10) < 0, refused naming the field
+    assert presets.link_values(hw, 12, False, spread=True)[0]["beta"] == pytest.approx(2e-11, rel=1e-12)
+    # a fit as fast as the node's leg alone or faster (7/8·(1/1e10) = 8.75e-11 > 1e-11) says nothing of the
+    # network: refused naming the field
     doc["intra"]["bytes_per_second"] = 1e10
     path.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match="field 'inter'.*not positive"):
+    with pytest.raises(InputError, match="field 'inter'.*node's leg alone"):
         presets.hardware(str(path))
     # a tree fit is not split (only a ring's crossings spread): kept whole
     doc["intra"]["bytes_per_second"] = 3e11

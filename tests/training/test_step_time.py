@@ -147,9 +147,10 @@ def test_the_micro_batch_of_chapter_11_is_where_the_reduce_disappears():
     assert 1 < b_star < 10**4
     phi = 12 * shape["L"] * shape["h"] ** 2
     for micro in (math.floor(b_star * 0.9), math.ceil(b_star * 1.1)):
-        # the data-parallel group spans nodes (t·c·d = 16 > 8): the same β across them
+        # the data-parallel group in one node of 16 (t·c·d = 16): every element at β, as the closed form has it (a
+        # ring across nodes of 8 would run its NVLink and network legs at once, (k − 1)/k·β at β_inter = β)
         values = {**shape, **layout, **NO_COMM, **constants, "beta_inter": constants["beta"], "Phi": phi,
-                  "b": 8 * micro, "m": 1,
+                  "b": 8 * micro, "m": 1, "G": 16,
                   "kappa": 0.0, "hbm": 1e30}
         # FSDP's reduction (no bucket floor) hides entirely once the micro-batch passes B*; Megatron's would
         # keep its last bucket exposed (test_megatron_keeps_its_last_bucket_exposed)

@@ -8,11 +8,20 @@ escaped with :func:`symcomm.core.printing.tex_text`.  The page is the template
 from __future__ import annotations
 
 from . import Format, Formula, grouped, template
-from ...core.printing import tex_text
+from ...core.printing import latex_lines, tex_text
+
+#: the widest line of a formula, in visible characters: TeX refuses a box wider than 16,384 pt, about 3,000 such
+#: characters of display math, so a longer sum is set as several lines, each scaled to the page on its own
+#: (the hybrid's MoE step time is 19,000 characters of LaTeX)
+LINE = 1500
 
 
 def to_latex(chosen: list[Formula]) -> str:
     groups = grouped(chosen)
+    lines = {(f.subject, f.name): latex_lines(f.expr, LINE) if len(f.latex) > LINE else [f.latex] for f in chosen}
+    for g in groups:
+        for row in g["rows"]:
+            row["lines"] = lines[g["subject"], row["name"]]
     for g in groups:
         for key in ("title", "summary", "source", "convention"):
             g[key] = tex_text(g[key])

@@ -135,6 +135,13 @@ def mesh_stay_share(rule: str, group, ranks_per_node, gpus, lesser=min):
     raise ValueError(f"unknown crossing rule {rule!r}; choose one of: {RING}, {PEERS}, {ONE_NIC}")
 
 
+def placed_note(gpus: str) -> str:
+    """What a typed G does for a flat algorithm, whose formulas hold no G: it sets the nodes its ranks are placed on
+    (eval and compare alike, with --hardware)."""
+    return (f"G={gpus}: the ranks placed on nodes of {gpus} GPUs, which sets the link each step uses (the "
+            "formulas hold no G)")
+
+
 def crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
     """Why a flat group of ``ranks`` on nodes of ``g`` GPUs uses the link values it does
     (symcomm.presets.systems.link_values)."""

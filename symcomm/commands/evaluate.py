@@ -161,8 +161,9 @@ def cmd_eval(args) -> int:
             # busiest's; without the step model (no --hardware) no stage kind is compared, so it is said either way
             where = (f"{slot} sets the step's slot, its times under comm alone" if slot else
                      "the other stages' are not counted here; the step model (--hardware) prices every stage kind")
+            layers = payload["layers_last_stage"]
             print(f"  the last pipeline stage's GPU per axis (an uneven split: these terms and the send and total above "
-                  f"count its {payload['layers_last_stage']:g} layers; {where}):")
+                  f"count its {layers:g} layer{'' if layers == 1 else 's'}; {where}):")
         else:
             print("  busiest GPU per axis:")
         for axis, row in payload["axes"].items():

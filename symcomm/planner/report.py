@@ -12,7 +12,7 @@ from ..presets.hardware_values import TYPED_CONSTANTS, datasheet_moved, dtype_me
 from ..training import frameworks as _frameworks
 from ..training.megatron_features import straddle_note
 from .fold import Plan
-from .request import MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
+from .request import COMPARE_KEYS, MICRO_BATCH_SEARCH, Request, checked_memory, expert_tp_run
 
 ASSUMPTIONS = (
     "ranked by the step time of symcomm's step-time model (symcomm.training.steptime; one optimizer step: forward + "
@@ -293,7 +293,12 @@ def to_text(p: Plan, top: int) -> str:
         lines.append(_line(p, row, row["rank"], unmeasured))
     if p.compare:
         row = p.compare
-        lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown): rank "
+        # what --compare leaves out is searched, not eval's default (v = 1, ...): said, so that its row is read as
+        # the best of those (an outsider compared a layout with v left out and got the interleaved schedule)
+        given = {key for key, _ in req.compare}
+        searched = ", ".join(key for key in COMPARE_KEYS if key not in given)
+        lines += ["", f"--compare ({row['matching']:,} matching layouts × settings, the fastest shown"
+                  + (f"; not given, so searched: {searched}" if searched else "") + "): rank "
                   f"{row['rank']:,} by step time (1 + the rows faster than it)"
                   + ("" if row["fits"] else _why_out(req, row) + "; the rank is where its step time would place it"),
                   _line(p, row, row["rank"], unmeasured)]

@@ -11,6 +11,7 @@ import functools
 
 from ..core import symbols as S
 from ..base import memo, notes
+from ..base.crossing import placed_note
 from ..base.errors import InputError
 from ..base.inputs import parse_number
 from ..base.units import bytes_per_element
@@ -301,6 +302,11 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
         texts, dtype = _presets().fill_from_presets(target, texts, model_name=model, config_path=config,
                                          hardware_name=hardware, dtype=dtype,
                                          gpus_per_node=gpus_per_node or _word(texts.get("G")))
+        if hardware and "G" in texts and S.G not in target.symbols():
+            # a flat algorithm's G places its ranks on nodes of G GPUs (which link each step uses: the preset's
+            # rule above), as compare's does; no formula of it to bind
+            notes.add(placed_note(texts["G"]))
+            texts = {key: text for key, text in texts.items() if key != "G"}
     if "s" in texts and "s" not in typed and (model or config):
         notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
              "the length you train at")

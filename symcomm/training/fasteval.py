@@ -26,7 +26,7 @@ import sys
 from fractions import Fraction
 
 from ..base import notes
-from ..base.crossing import crossing_of
+from ..base.crossing import crossing_of, placed_note
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
@@ -357,6 +357,11 @@ def _cold(args, entry: dict) -> dict:
 
         texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
                                          gpus_per_node=_word(texts.get("G")))
+        if "G" in texts and "G" not in entry["needed"]:
+            # a flat algorithm's G places its ranks on nodes of G GPUs (which link each step uses), as compare's
+            # does: read by the link's rule above, no formula of it to bind
+            notes.add(placed_note(texts["G"]))
+            texts = {key: text for key, text in texts.items() if key != "G"}
     values, times, shown, point = _bind(entry, texts)
     rows = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(shown))
     return _document(args.name, entry, values, times, shown, point, dtype, texts, rows, None)

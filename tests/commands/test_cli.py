@@ -999,6 +999,18 @@ def test_what_a_fourth_outsider_s_test_found_is_refused_in_one_line(capsys):
     code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "8", "--hardware", "h100", "--batch", "64",
                          "--peak", "989.4")
     assert code == 2 and "peak=989.4 is not allowed" in err and "write peak=989.4e12" in err, err
+    # compare's G placed a flat ring's ranks on nodes of G GPUs where eval refused G: one node of 16 H100s now in both,
+    # by hand 30 steps at NVLink's 3.4 µs + 2·15/16·2^21 bytes at 450 GB/s + 15/16·2^21 bytes reduced at 3/3.35 TB/s
+    hand = 30 * 3.4e-6 + 2 * 15 / 16 * 2 ** 21 / 450e9 + 15 / 16 * 2 ** 21 * 3 / 3.35e12
+    got = eval_json(capsys, "all_reduce", "--algorithm", "ring", "N=16", "M=2**20", "G=16", "--hardware", "h100")
+    code, out, err = run(capsys, "compare", "all_reduce", "N=16", "M=2**20", "G=16", "--hardware", "h100", "--json")
+    ring = next(r for r in json.loads(out)["algorithms"] if r["algorithm"] == "ring")
+    assert got["time"] == pytest.approx(hand, rel=1e-12) and ring["time"] == got["time"]
+    # plan --compare searches what it leaves out (v here: the interleaved schedule can win), where eval defaults it
+    # (v = 1): said beside the row
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64",
+                         "--top", "1", "--compare", "t=2,p=2,d=4,c=1,mb=1,zero=1,framework=megatron,recompute=none,sp=1")
+    assert code == 0 and "not given, so searched: v, e, raf)" in out, out
     # an empty option (--hardware "$HW" with HW unset) answered another question in silence: counts without a time
     for words in (("eval", "all_reduce", "N=8", "M=64", "--hardware", ""), ("eval", "all_reduce", "N=8", "M=64",
                   "--dtype", ""), ("compare", "all_reduce", "N=8", "M=64", "--hardware", "")):

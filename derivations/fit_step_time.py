@@ -90,6 +90,9 @@ def check_rows(system: str, constants: dict, role: str = "check",
                 values = with_own_widths(values, at_low["peak"], float(values["hbm"]))
             slower = float(run.inputs.quantities(**values)["step_time"])
             row.update(predicted_low_peak_s=_rounded(slower), error_low_peak=_rounded(slower / run.measured_s - 1))
+        source = printed.get(run.id.split("+")[0]) or {}
+        if len(source.get("micro_batch_open", ())) > 1:
+            row["micro_batch_open"] = open_micro_batches(source, run.measured_s, constants, capacity)
         rows.append(row)
         if over is not None and capacity and float(q["memory_per_gpu"]) > capacity:
             first = run.id.split("+")[0]
@@ -106,6 +109,29 @@ def check_rows(system: str, constants: dict, role: str = "check",
                            "framework_option": row["framework_option"], "published_gib": source["memory_gib"], "predicted_gib": _rounded(gib),
                            "error": _rounded(gib / source["memory_gib"] - 1)})
     return rows, memory
+
+
+def open_words(rows: list) -> str:
+    """The rows whose micro-batch size their source leaves open, in words: how many, and their errors over the
+    sizes that fit ("" for none)."""
+    opened = [r for r in rows if "micro_batch_open" in r]
+    if not opened:
+        return ""
+    errors = [e for r in opened for e in r["micro_batch_open"].values() if e is not None]
+    return (f"; {len(opened)} run(s) with the micro-batch size their source leaves open span "
+            f"{100 * min(errors):+.1f} to {100 * max(errors):+.1f} % over the sizes that fit")
+
+
+def open_micro_batches(source: dict, measured: float, constants: dict, capacity) -> dict:
+    """A run whose source prints no micro-batch size (``micro_batch_open``: the sizes it leaves open, the typed one
+    among them): each size's error (predicted / measured − 1) where the model counts that layout within the GPU's
+    memory, else None (it would not have run so), by size as text (JSON's keys)."""
+    out = {}
+    for size in source["micro_batch_open"]:
+        q = modern.inputs({**source, "micro_batch": size}).quantities(**constants)
+        fits = not capacity or float(q["memory_per_gpu"]) <= capacity
+        out[str(size)] = _rounded(float(q["step_time"]) / measured - 1) if fits else None
+    return out
 
 
 #: a paper run's assumed values (its data's "assumed" notes begin with the value's name) on which the in-flight
@@ -637,6 +663,7 @@ def main(argv=None) -> int:
             if any("error_low_peak" in r for r in found["runs"]):   # a bounded peak: its low end too
                 line += "; at the low end of its peak " + step_fit.Errors.of(
                     [r.get("error_low_peak", r["error"]) for r in found["runs"]]).sentence()
+            line += open_words(found["runs"])
             print(line)
         print("memory per GPU against the printed: " + memory_summary(parts["memory"]))
         print(over_summary(parts["ran_over"]))

@@ -983,6 +983,14 @@ def _summary(errors) -> str:
     return Errors.of(errors).sentence() if len(errors) else "no run"
 
 
+def _open_words(opened: dict | None) -> str:
+    """A check row's errors at each micro-batch size its source leaves open (fit_step_time.open_micro_batches)."""
+    if not opened:
+        return ""
+    return " (micro-batch " + ", ".join(f"{size}: " + ("does not fit" if e is None else _percent(e))
+                                       for size, e in opened.items()) + ")"
+
+
 def _check_table() -> Table:
     """The modern runs never fitted on (role 'check'), predicted with the fitted constants (or, on a preset with no
     runs of its own, those it borrows): the rows python -m symcomm.derivations.fit_step_time stored."""
@@ -995,7 +1003,8 @@ def _check_table() -> Table:
             low = r.get("error_low_peak")      # a GPU whose peak is only bounded: the error at both ends
             rows.append((r["id"], system, r["framework"], f"{r['measured_s']:.3f}",
                          f"{r['predicted_s']:.3f}" + (f" to {r['predicted_low_peak_s']:.3f}" if low is not None else ""),
-                         _percent(r["error"]) + (f" to {_percent(low)}" if low is not None else "")))
+                         _percent(r["error"]) + (f" to {_percent(low)}" if low is not None else "")
+                         + _open_words(r.get("micro_batch_open"))))
             errors.append(r["error"])
             at_low.append(r["error"] if low is None else low)
     return Table("Check runs, never fitted on", ("run", "hardware", "framework", "published (s)",
@@ -1038,7 +1047,11 @@ def _check_table() -> Table:
                           + ". torchtitan's H100s are Grand Teton parts (preset h100-gt: 96 GB HBM2e at 2.4 TB/s, "
                           "500 W), whose dense peak no datasheet gives: the source bounds it between H100 NVL and SXM "
                           "(its footnote 2), so each such run is predicted at both ends, the SXM end first "
-                          "(the run's typed peak=, peak_fp8=), and its error is a range. " + _foundry_by_sequence()),
+                          "(the run's typed peak=, peak_fp8=), and its error is a range. Megatron-LM's H100 table prints "
+                          "no micro-batch size: each of its runs is typed at 1 and predicted at every size its source "
+                          "leaves open (micro_batch_open: those that divide the sequences a replica takes, where the "
+                          "model counts them within the GPU's memory), the errors in brackets; the summaries count the "
+                          "typed size. " + _foundry_by_sequence()),
                  source="derivations/data/bridge_runs_26.json; derivations/data/torchtitan_runs.json; "
                         "derivations/data/megatron_lm_runs.json; derivations/data/nemo_runs.json; "
                         "derivations/data/llm_foundry_runs.json; derivations/data/dgxc_runs.json; "

@@ -133,3 +133,30 @@ def test_a_gated_shape_counts_its_embedding_as_tied_says(tied, phi):
 def test_ids_are_unique_across_the_modern_run_files():
     ids = [r["id"] for r in modern.runs()]
     assert len(ids) == len(set(ids))
+
+
+def test_the_micro_batch_the_table_leaves_open_is_checked_at_each_size_that_fits():
+    # the table prints the global batch, not the micro-batch: 4 sequences a data-parallel replica (global_batch / 48)
+    # but 3,072 / 48 = 64 on the 462B row, so 1, 2 and 4 divide every row's; each is predicted as its own layout
+    # (m = global_batch / (d · micro-batch)), and a size the model counts over the GPU's 80 GB is said not to fit
+    import json
+    from pathlib import Path
+
+    from symcomm.derivations.fit_step_time import open_micro_batches
+    from symcomm.presets import hardware
+
+    stored = json.loads((Path(modern.__file__).parent / "data" / "step_fit.json").read_text(encoding="utf-8"))
+    checked = {r["id"]: r for r in stored["checks"]["h100"]["runs"]}
+    capacity = hardware("h100").memory_bytes
+    assert all(r["micro_batch_open"] == [1, 2, 4] and r["micro_batch"] == 1 for r in RUNS)
+    for run in RUNS:
+        row = checked[run["id"]]
+        assert row["micro_batch_open"] == open_micro_batches(run, run["step_time_s"], {}, capacity)
+        assert row["micro_batch_open"]["1"] == row["error"]       # the typed size is the row's own error
+        words = dict(w.split("=", 1) for w in modern.words({**run, "micro_batch": 4}))
+        assert int(words["m"]) == run["global_batch"] // (run["d"] * 4)
+    # the table's 314B and 462B rows (p = 8, 16) hold micro-batch 2 over the GPU by the model's count: not fitting
+    assert checked[RUNS[-1]["id"]]["micro_batch_open"]["2"] is None
+    # a list that leaves the typed size out, or a size that does not divide a replica's sequences, is refused
+    assert any("micro_batch_open" in p for p in bridge_runs.validate({**RUNS[0], "micro_batch_open": [2, 4]}))
+    assert any("micro_batch_open" in p for p in bridge_runs.validate({**RUNS[0], "micro_batch_open": [1, 3]}))

@@ -182,6 +182,8 @@ def _check_bool(key: str, value: bool) -> None:
 def _word(option: str, value, path: bool = False):
     """A name the API takes (a subject, an algorithm, a model, a hardware, a dtype) as its text, or None; a path as
     text where ``path``: anything else refused naming the option, as no command line can carry it."""
+    if value == "":       # the command line's rule (commands.runner): an empty name answered another question
+        raise InputError(f"{option}='' is empty: give it a value or leave it out")
     if value is None or type(value) is str:
         return value
     if path and isinstance(value, os.PathLike):

@@ -79,14 +79,18 @@ def crossing_of(primitive: str, algorithm: str) -> str:
     return CROSSING.get((primitive, algorithm), ONE_NIC)
 
 
-def inter_shares(rule: str, group, ranks_per_node):
+def inter_shares(rule: str, group, ranks_per_node, most=None):
     """((α on α_inter, α staying on α), (β on β_inter, β staying on β)): the shares of a flat algorithm's α and
     β coefficients of ``rule`` on ``group`` ranks (N) with ``ranks_per_node`` (k) of them on each node, each
-    pair summing to 1.  ``group`` is read only by ``PEERS``.  Plain arithmetic: give SymPy expressions or
-    Fractions for exact shares (a Python int k would make 1/k a float)."""
+    pair summing to 1.  ``group`` is read only by ``PEERS``.  ``most`` (K, default k): the most ranks a node of the
+    group holds, where nodes hold it unevenly (8 + 4): a ring's legs run at once and every step waits for the
+    slowest rank, so its node leg is the fullest node's, (K − 1)/K, and its network leg the emptiest's, 1/k (the
+    pair then sums to more than 1: each the critical path's share on its link).  Plain arithmetic: give SymPy
+    expressions or Fractions for exact shares (a Python int k would make 1/k a float)."""
     k = ranks_per_node
     if rule == RING:
-        return (1, 0), (1 / k, (k - 1) / k)
+        full = k if most is None else most
+        return (1, 0), (1 / k, (full - 1) / full)
     if rule == PEERS:
         across, within = (group - k) / (group - 1), (k - 1) / (group - 1)
         return (across, within), (across, within)
@@ -151,9 +155,12 @@ def crossing_note(rule: str, ranks: int, g: int, k: int) -> str:
                 f"holds): alpha = {k - 1}/{ranks - 1} of the intra-node alpha + {ranks - k}/{ranks - 1} of "
                 f"alpha_inter, beta likewise per element sent")
     if rule == RING:
+        full = min(ranks, g)
+        node = (f"{full - 1}/{full} of the intra-node beta (a node of {full} of its ranks)" if full != k else
+                f"{k - 1}/{k} of the intra-node beta")
         return (f"N={ranks} spans nodes of {g} GPUs: a ring's crossings spread over the NICs of the "
                 f"{k} ranks on a node (the fewest any node holds): alpha = alpha_inter, beta = the larger of "
-                f"{k - 1}/{k} of the intra-node beta and 1/{k} of beta_inter per element sent (NCCL runs the two legs "
+                f"{node} and 1/{k} of beta_inter per element sent (NCCL runs the two legs "
                 "at once: a lower bound on the time, published multi-node rings reaching 81-96 % of its bandwidth, "
                 "derivations/data/nccl_multinode_busbw.json)")
     return (f"N={ranks} spans nodes of {g} GPUs: alpha, beta of a single-level algorithm are the "

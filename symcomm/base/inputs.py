@@ -136,6 +136,9 @@ def parse_fraction(key: str, text: str, *, integer: bool = False, least=0, most=
     halves = body.split("/")
     if len(halves) > 2:
         raise _not_a_number(key, text)
+    if "(" in body or ")" in body:
+        raise InputError(f"{key}={_short(text)} is not allowed: the grammar has no parentheses; give the value, or "
+                         "one factor after '/' (a*c/b)")
     if len(halves) == 2 and len(re.split(_TIMES, halves[1])) > 1:
         raise InputError(f"{key}={_short(text)} is not allowed: a product after '/' reads as (a/b)·c in Python and C "
                          f"and as a/(b·c) elsewhere; put the divisor last, one factor (a*c/b), or give the value")

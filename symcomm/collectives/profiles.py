@@ -519,8 +519,10 @@ def strategy_terms(strategy, backend: str | Profile, values: dict | None = None,
         # all-to-all's peers on its node) only if it crosses by the same rule (base.crossing); any other
         # algorithm crosses through one rank's NIC (k = 1: the one-NIC pricing, an upper bound)
         rule = crossing_of(impl.primitive, impl.name)
-        spread = term.ranks_per_node if rule != ONE_NIC and rule == crossing_of(term.primitive, term.algorithm) else 1
-        out.append(replace(term, primitive=impl.primitive, algorithm=impl.name, ranks_per_node=spread))
+        same = rule != ONE_NIC and rule == crossing_of(term.primitive, term.algorithm)
+        out.append(replace(term, primitive=impl.primitive, algorithm=impl.name,
+                           ranks_per_node=term.ranks_per_node if same else 1,
+                           most_per_node=term.most_per_node if same else None))
     return tuple(out)
 
 

@@ -216,7 +216,7 @@ class Cost:
                     None if self.root is None else self.root.subs(mapping, memo),
                     _merged(tuple(tuple(_subs(x, mapping, memo) for x in leg) for leg in self.concurrent)))
 
-    def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None, mesh_gpus=None) -> "Cost":
+    def across_nodes(self, ranks_per_node=1, rule=crossing.RING, group=None, mesh_gpus=None, most=None) -> "Cost":
         """The same operation on a group of ``group`` ranks spanning nodes, ``ranks_per_node`` (k) of them on
         each node, its α and β coefficients split between the node's links and the network by the
         algorithm's crossing ``rule`` (``base.crossing.inter_shares``, the one rule ``presets.link_values``
@@ -224,16 +224,21 @@ class Cost:
         network), b/k of β → β_inter and (k − 1)·b/k staying on β (a multi-channel ring's crossings rotate
         over the node's NICs, NVIDIA/nccl src/graph/search.cc, ncclTopoSearchRecNet).  A pairwise all-to-all
         (``PEERS``): (N − k)/(N − 1) of both α and β cross, the rest stays (k − 1 of its N − 1 peers share its
-        node).  k = 1 is the whole of α, β on α_inter, β_inter for every rule.  α-β, one-port ranks: a
-        rank's intra-node and network sends add up.  ``mesh_gpus`` (G, nodes wired point to point: nvlink=mesh):
-        the β that stays runs over k − 1 of each GPU's G − 1 pair links (``base.crossing.mesh_stay_share``)."""
+        node).  k = 1 is the whole of α, β on α_inter, β_inter for every rule.  A ring's two β legs run at
+        once (``base.crossing.CONCURRENT``: recorded in :attr:`concurrent`, the time the slower's); a pairwise
+        all-to-all's sends add up (one-port).  ``mesh_gpus`` (G, nodes wired point to point: nvlink=mesh):
+        the β that stays runs over k − 1 of each GPU's G − 1 pair links (``base.crossing.mesh_stay_share``).
+        ``most`` (K): the most ranks a node of the group holds where nodes hold it unevenly: a ring's node leg is
+        that node's (``base.crossing.inter_shares``)."""
         k = sp.sympify(ranks_per_node, strict=True)
+        full = None if most is None else sp.sympify(most, strict=True)
         n = None if group is None else sp.sympify(group, strict=True)
         if rule == crossing.PEERS and n is None:
             raise ValueError("a pairwise all-to-all's crossing share needs its group size")
-        alpha_split, beta_split = crossing.inter_shares(rule, n, k)
+        alpha_split, beta_split = crossing.inter_shares(rule, n, k, full)
         if mesh_gpus is not None:
-            beta_split = (beta_split[0], crossing.mesh_stay_share(rule, n, k, sp.sympify(mesh_gpus), sp.Min))
+            stays_at = full if rule == crossing.RING and full is not None else k
+            beta_split = (beta_split[0], crossing.mesh_stay_share(rule, n, stays_at, sp.sympify(mesh_gpus), sp.Min))
         coeffs: dict = {}
         legs = list(self.concurrent)
 

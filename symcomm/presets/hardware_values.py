@@ -115,8 +115,12 @@ def with_typed_constants(values: dict, typed: dict) -> dict:
         # are said rather than the slip priced
         least, unit, scale = _LEAST_RATE["hbm" if name == "hbm" else "peak"]
         if name in typed and typed[name] < least:
-            raise InputError(f"{name}={typed[name]:g} is not allowed: {name} is in {unit}, and no GPU is below "
-                             f"{least:g}; for {typed[name]:g} {scale[0]} write {name}={typed[name]:g}{scale[1]}")
+            value = typed[name]
+            # a slip of the printed unit is read as such only where that unit makes it a GPU's (below 10^5 of it)
+            hint = (f"for {value:g} {scale[0]} write {name}={value:g}{scale[1]}" if value < 1e5 else
+                    f"write it in {unit} (1 {scale[0]} = 1{scale[1]})")
+            raise InputError(f"{name}={value:g} is not allowed: {name} is in {unit}, and no GPU is below "
+                             f"{least:g}; {hint}")
     for name in TYPED_CONSTANTS:
         if name in typed:
             value = typed[name]

@@ -586,13 +586,13 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
                     f"a flat {entry['algorithm']} fit kept whole: only a ring's and a pairwise all-to-all's "
                     "crossings split between the links", flat.source, flat.latency_source)
     k = nic_sharers(ranks, g)
-    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
+    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k, min(ranks, g))
     if rule in CONCURRENT:
         # the legs at once (link_values: β_fit = max(stays·β_intra, across·β_inter)): the network's the slower where
         # the fit is slower than the node's leg alone, β_inter = β_fit/across; a fit as fast says nothing of it
         if not 1 / flat.bytes_per_second > b_stays / intra.bytes_per_second:
             raise InputError(f"{what}: field 'inter' (a flat ring fit on {ranks} ranks, {k} per node) is as fast as "
-                             f"its node's leg alone ({k - 1}/{k} of the intra link's beta) or faster: its network leg "
+                             f"its node's leg alone ({b_stays:.4g} of the intra link's beta) or faster: its network leg "
                              "is not the slower, so the fit does not give beta_inter; give an intra link measured on "
                              "the same machine (symcomm calibrate SINGLE_NODE_LOG MULTI_NODE_LOG -o FILE)")
         beta = 1 / flat.bytes_per_second / b_across
@@ -680,8 +680,9 @@ def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_n
     rule = crossing or (RING if spread else ONE_NIC)
     k = nic_sharers(ranks, g)
     # one rule for every crossing, the shares of base.crossing (a share of 0 leaves its link's value unread): α's
-    # steps wait for both legs, one-port; β's legs run at once where the rule is concurrent (a ring: the slower leg)
-    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k)
+    # steps wait for both legs, one-port; β's legs run at once where the rule is concurrent (a ring: the slower leg,
+    # its node leg the fullest node's, min(N, G) ranks, its network leg the emptiest's, k)
+    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k, min(ranks, g))
     values["alpha"] = leg_time(ONE_NIC, a_stays, a_across, values["alpha"], values["alpha_inter"])
     values["beta"] = leg_time(rule, b_stays, b_across, values["beta"], values["beta_inter"])
     note = crossing_note(rule, ranks, g, k)

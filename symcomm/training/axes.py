@@ -16,7 +16,7 @@ import sympy as sp
 from ..core import symbols as S
 from ..base.errors import InputError
 from .frameworks import ROOT_KEPT_GATHERED, check_stage, framework
-from ..base.crossing import ONE_NIC, crossing_of
+from ..base.crossing import ONE_NIC, RING, crossing_of
 from .routing import destinations_hit as routed_places
 from .terms import Term
 
@@ -54,10 +54,21 @@ def ranks_per_node(group, inner, blocks):
     slowest crossing, at the node with the fewest ranks).  Otherwise a span may start a few ranks before a
     node's end, leaving a single rank of the group there: k = 1, the one-NIC pricing, an upper bound on the
     time, never a guess between."""
+    return _placed(group, inner, blocks)[0]
+
+
+def most_per_node(group, inner, blocks):
+    """K: the most ranks a node holds of such a group (:func:`ranks_per_node`'s placement): G/inner where its spans
+    start at node boundaries (the full nodes), else 1 with k (one NIC).  A ring's node leg is that node's."""
+    return _placed(group, inner, blocks)[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _placed(group, inner, blocks):
     span = inner * group
     fill = span - G * (sp.ceiling(span / G) - 1)       # the last node's ranks of the span: in (0, G], never 0
     aligned = sp.And(_whole(G / inner), sp.Or(sp.Eq(blocks, 1), sp.Eq(fill, G)))
-    return sp.Piecewise((fill / inner, aligned), (1, True))
+    return sp.Piecewise((fill / inner, aligned), (1, True)), sp.Piecewise((G / inner, aligned), (1, True))
 
 
 def spread_over_nics(terms, inner, blocks) -> tuple[Term, ...]:
@@ -65,7 +76,9 @@ def spread_over_nics(terms, inner, blocks) -> tuple[Term, ...]:
     cross nodes (its group ``inner`` ranks apart, ``blocks`` such spans one after another): a ring's crossings
     spread over its k ranks' NICs, k − 1 of a pairwise all-to-all's peers share its node
     (:func:`ranks_per_node`, ``base.crossing``); the others as given (one NIC, an upper bound)."""
-    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner, blocks))
+    return tuple(replace(term, ranks_per_node=ranks_per_node(term.group, inner, blocks),
+                         most_per_node=most_per_node(term.group, inner, blocks) if crossing_of(
+                             term.primitive, term.algorithm) == RING else None)
                  if term.across_nodes is not False and crossing_of(term.primitive, term.algorithm) != ONE_NIC
                  else term for term in terms)
 

@@ -298,11 +298,14 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
     :func:`bind`.  The one binding ``eval`` and ``compare`` share; what the user is told goes to
     :mod:`symcomm.base.notes`."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
+    flat_g = bool(hardware) and "G" in texts and S.G not in target.symbols()
+    if flat_g:      # read before the presets take it as the node size (an empty G would leave the preset's)
+        parse_number(_SPELLED.get("G", "G"), texts["G"], integer=True, least=1)
     if model or config or hardware:  # presets fill values; KEY=VALUE wins
         texts, dtype = _presets().fill_from_presets(target, texts, model_name=model, config_path=config,
                                          hardware_name=hardware, dtype=dtype,
                                          gpus_per_node=gpus_per_node or _word(texts.get("G")))
-        if hardware and "G" in texts and S.G not in target.symbols():
+        if flat_g:
             # a flat algorithm's G places its ranks on nodes of G GPUs (which link each step uses: the preset's
             # rule above), as compare's does; no formula of it to bind
             notes.add(placed_note(texts["G"]))

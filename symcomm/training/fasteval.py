@@ -27,6 +27,7 @@ from fractions import Fraction
 
 from ..base import notes
 from ..base.crossing import crossing_of, placed_note
+from ..base.inputs import parse_whole
 from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
@@ -355,9 +356,12 @@ def _cold(args, entry: dict) -> dict:
     if args.hardware:
         from ..presets import fill_from_presets
 
+        flat_g = "G" in texts and "G" not in entry["needed"]
+        if flat_g:      # read before the presets take it as the node size (an empty G would leave the preset's)
+            parse_whole("G (gpus_per_node)", texts["G"], least=1)     # spelled as presets.fill_from_presets does
         texts, dtype = fill_from_presets(_preset(entry), texts, hardware_name=args.hardware, dtype=dtype,
                                          gpus_per_node=_word(texts.get("G")))
-        if "G" in texts and "G" not in entry["needed"]:
+        if flat_g:
             # a flat algorithm's G places its ranks on nodes of G GPUs (which link each step uses), as compare's
             # does: read by the link's rule above, no formula of it to bind
             notes.add(placed_note(texts["G"]))

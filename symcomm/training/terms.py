@@ -68,6 +68,9 @@ class Term:
     # k: the group's ranks on each node it spans, sharing the node's crossings over their own NICs (a
     # SymPy expression of the layout, e.g. G/t for a data-parallel group strided by t; 1 = one NIC)
     ranks_per_node: sp.Expr = sp.Integer(1)
+    # K: the most of the group's ranks a node holds, where its nodes hold it unevenly (a ring's node leg is the
+    # fullest node's: base.crossing.inter_shares); None: k, every node alike
+    most_per_node: sp.Expr | None = None
     # G when the node's GPUs are wired point to point (nvlink=mesh): what stays on the node runs over the pair links
     # between the group's ranks there only (base.crossing, mesh_within and mesh_stay_share); None: NVSwitch
     mesh_gpus: sp.Expr | None = None
@@ -101,7 +104,7 @@ def _term_cost(term: Term) -> Cost:
     total = part.total * sp.sympify(term.groups, strict=True)
     part = replace(part.times(term.busiest), total=total)
     return _on_level(part, term.across_nodes, term.ranks_per_node, crossing_of(term.primitive, term.algorithm),
-                     term.group, term.mesh_gpus)
+                     term.group, term.mesh_gpus, term.most_per_node)
 
 
 def cost_in_bytes_of(terms, run_bytes) -> Cost:
@@ -127,18 +130,18 @@ def time_in_bytes_of(terms: tuple, run_bytes) -> sp.Expr:
     return cost_in_bytes_of(terms, run_bytes).time if terms else sp.Integer(0)
 
 
-def _on_level(cost: Cost, across, ranks_per_node=1, rule=RING, group=None, mesh_gpus=None) -> Cost:
+def _on_level(cost: Cost, across, ranks_per_node=1, rule=RING, group=None, mesh_gpus=None, most=None) -> Cost:
     """The cost on the level ``across`` decides (:attr:`Term.across_nodes`): across nodes α, β split between
     the levels by the algorithm's crossing ``rule`` at ``ranks_per_node`` of its ``group`` on a node
     (:meth:`Cost.across_nodes`), both levels in a Piecewise for a relation; on nodes of ``mesh_gpus`` GPUs wired
     point to point, the node's β over the group's pair links there (:meth:`Cost.on_mesh` within one node)."""
     if across is True or across is sp.true:
-        return cost.across_nodes(ranks_per_node, rule, group, mesh_gpus)
+        return cost.across_nodes(ranks_per_node, rule, group, mesh_gpus, most)
     within = cost if mesh_gpus is None else cost.on_mesh(group, mesh_gpus)
     if across is False or across is sp.false:
         return within
     # a relation: keep both levels and let the values decide (the network's concurrent legs only where it holds)
-    inter, cost = cost.across_nodes(ranks_per_node, rule, group, mesh_gpus), within
+    inter, cost = cost.across_nodes(ranks_per_node, rule, group, mesh_gpus, most), within
     coeffs = []
     for sym in _TIME:
         both = sp.Piecewise((inter.coefficient(sym), across), (cost.coefficient(sym), True))

@@ -149,13 +149,15 @@
         // a ring's crossings spread over the NICs of its k ranks on a node, k the fewest a node holds, its node and
         // network legs at once (as eval: presets.link_values with nic_sharers, base.crossing.inter_shares and
         // leg_time, in the same order of operations)
+        // its node leg is the fullest node's (min(N, G) ranks), its network leg the emptiest's (k)
         const g = BigInt(hw.G), rest = values.N % g;
         const k = Number(rest === 0n || values.N < g ? (values.N < g ? values.N : g) : rest);
-        const node = (k - 1) / k * hw.beta, network = 1 / k * hw.beta_inter;
-        out[name] = [String(k === 1 ? network : Math.max(node, network)),
-                     `hardware ${state.hardware} (the larger of ${k - 1}/${k} beta and 1/${k} beta_inter)`];
+        const full = Number(values.N < g ? values.N : g);
+        const node = (full - 1) / full * hw.beta, network = 1 / k * hw.beta_inter;
+        out[name] = [String(full === 1 ? network : Math.max(node, network)),
+                     `hardware ${state.hardware} (the larger of ${full - 1}/${full} beta and 1/${k} beta_inter)`];
         note = `N=${values.N} spans nodes of ${hw.G} GPUs: a ring's crossings spread over the NICs of its ${k} ` +
-               `ranks on a node, its two legs at once: α = α_inter, β = the larger of ${k - 1}/${k} β and ` +
+               `ranks on a node, its two legs at once: α = α_inter, β = the larger of ${full - 1}/${full} β and ` +
                `1/${k} β_inter of ${state.hardware}`;
         continue;
       }

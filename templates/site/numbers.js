@@ -143,6 +143,10 @@
       if (!body) throw notANumber(key, text);
       const halves = body.split("/");
       if (halves.length > 2) throw notANumber(key, text);
+      if (body.includes("(") || body.includes(")")) {
+        throw new InputError(`${key}=${short(text)} is not allowed: the grammar has no parentheses; give the value, or ` +
+                             "one factor after '/' (a*c/b)");
+      }
       if (halves.length === 2 && halves[1].split(TIMES).length > 1) {
         throw new InputError(`${key}=${short(text)} is not allowed: a product after '/' reads as (a/b)·c in Python and C ` +
                              "and as a/(b·c) elsewhere; put the divisor last, one factor (a*c/b), or give the value");

@@ -1011,6 +1011,20 @@ def test_what_a_fourth_outsider_s_test_found_is_refused_in_one_line(capsys):
     code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "64",
                          "--top", "1", "--compare", "t=2,p=2,d=4,c=1,mb=1,zero=1,framework=megatron,recompute=none,sp=1")
     assert code == 0 and "not given, so searched: v, e, raf)" in out, out
+    # an empty G was taken as not given (the preset's nodes) and said as "nodes of  GPUs" (a second outsider)
+    code, out, err = run(capsys, "eval", "all_reduce", "--algorithm", "ring", "N=16", "M=64", "--hardware", "h100", "G=")
+    assert code == 2 and "G (gpus_per_node)='' is not a number" in err
+    # a peak far below a GPU's that no printed unit explains is told the unit, not a wrong spelling
+    code, out, err = run(capsys, *layout, "peak=9.99e11")
+    assert code == 2 and "write it in FLOP/s" in err and "e11e12" not in err
+    # a divisor in parentheses: the grammar has none, said so (not "a product after '/'")
+    code, out, err = run(capsys, "eval", "all_reduce", "N=2", "M=2**20/(2*4)")
+    assert code == 2 and "the grammar has no parentheses" in err
+    # the Python API refuses an empty name as the command line does
+    import symcomm
+    from symcomm.base.errors import InputError
+    with pytest.raises(InputError, match="hardware='' is empty"):
+        symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=2 ** 20, hardware="")
     # an empty option (--hardware "$HW" with HW unset) answered another question in silence: counts without a time
     for words in (("eval", "all_reduce", "N=8", "M=64", "--hardware", ""), ("eval", "all_reduce", "N=8", "M=64",
                   "--dtype", ""), ("compare", "all_reduce", "N=8", "M=64", "--hardware", "")):

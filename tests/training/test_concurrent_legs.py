@@ -81,3 +81,29 @@ def test_a_hybrid_whose_data_parallel_ring_spans_nodes_is_timed_by_its_slower_le
         slow["axes"]["dp"]["time"]}
     # the step model's communication alone is the same sum (its own code path: the step's SymPy expressions)
     assert slow["comm_time"] == pytest.approx(slow["time"], rel=1e-9)
+
+
+def test_a_ring_on_nodes_holding_it_unevenly_waits_for_its_fullest_nodes_link_and_its_emptiest_nodes_nic():
+    # 12 ranks on nodes of 8 sit 8 + 4; every ring step waits for the slowest rank.  On the h100-pcie preset the
+    # node's link (PCIe, 63 GB/s) is slower than a NIC's share: the rank of the full node sends 7/8 of its elements
+    # over it (7/8 / 63e9 = 1.389e-11 s/byte) and the rank of the half node 1/4 over its NIC (1/4 / 50e9 = 5e-12):
+    # the node leg of the full node sets the time, where the fewest-ranks node's max(3/4 / 63e9, 5e-12) = 1.190e-11
+    # (an outsider's test) was 14 % short
+    from symcomm.presets import hardware, link_values
+
+    pcie = hardware("h100-pcie")
+    values, why = link_values(pcie, 12, False, spread=True)
+    assert values["beta"] == pytest.approx(7 / 8 / 63e9, rel=1e-12) and "7/8 of the intra-node beta" in why
+    # ... and on H100's NVLink the NIC's leg of the half node, 1/4 / 50e9 = 5e-12 (7/8 / 450e9 is below it)
+    assert link_values(hardware("h100"), 12, False, spread=True)[0]["beta"] == pytest.approx(5e-12, rel=1e-12)
+    # the strategies' terms price the same: the fullest node's share on β, the emptiest's on β_inter
+    cost = algorithm("all_gather", "ring").cost.subs({S.N: 12}).across_nodes(4, group=12, most=8)
+    sent = sp.Rational(11, 12) * S.M
+    assert cost.coefficient(S.beta) == sent * sp.Rational(7, 8) and cost.coefficient(S.beta_inter) == sent / 4
+    m = 12 * 2 ** 23                  # elements (a multiple of N, as a ring all-gather's M is), bf16: 2 bytes each
+    at = {S.M: m, S.beta: 2 / 63e9, S.beta_inter: 2 / 50e9, S.alpha_inter: 9.6e-6}
+    hand = 11 * 9.6e-6 + 11 / 12 * 2 * m * 7 / 8 / 63e9
+    assert float(cost.time.subs(at)) == pytest.approx(hand, rel=1e-12)
+    # and eval of the primitive: 11 steps at α_inter + 11/12 of its 2·m bytes at 7/8 / 63e9
+    got = symcomm.evaluate("all_gather", algorithm="ring", N=12, M=m, hardware="h100-pcie")
+    assert got["time"] == pytest.approx(hand, rel=1e-12)

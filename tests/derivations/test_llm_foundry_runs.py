@@ -61,10 +61,12 @@ def test_the_words_say_how_composer_ran_fsdp():
 
 
 def test_the_words_name_the_fused_loss_mpt_runs_by_default():
-    # MPT's loss_fn defaults to fused_crossentropy, flash-attn's CrossEntropyLoss, and raises where it cannot import it
-    # (llmfoundry/models/mpt/modeling_mpt.py at ef350d9e, b2a43a14, 5e85bd62); the sweeps install it with the gpu
-    # extra (flash-attn 1.0.3.post0 and 1.0.9 with their CUDA xentropy extension) and from 2024-01 the gpu-flash2
-    # extra (flash-attn 2.4.2, whose CrossEntropyLoss runs Triton kernels); no model yaml of theirs sets loss_fn
+    # MPT's loss_fn (MosaicGPT's before it) defaults to fused_crossentropy, flash-attn's CrossEntropyLoss, and raises
+    # where it cannot import it (mosaicml/examples examples/llm/src/models/mosaic_gpt/mosaic_gpt.py at v0.0.4, whose
+    # sweep at 9fa3ceb9 produced the 2023-05 rows; llmfoundry/models/mpt/modeling_mpt.py at b2a43a14, 5e85bd62); the
+    # sweeps install it with the llm extra (flash-attn 0.2.8) or the gpu extra (1.0.9), with their CUDA xentropy
+    # extension, and from 2024-01 the gpu-flash2 extra (flash-attn 2.4.2, whose CrossEntropyLoss runs Triton kernels);
+    # no model yaml of theirs sets loss_fn
     kinds = {release: {dict(w.split("=", 1) for w in modern.words(r))["loss"] for r in RUNS if r["release"] == release}
              for release in ("2023-05", "2023-10", "2024-01")}
     assert kinds == {"2023-05": {"xentropy_cuda"}, "2023-10": {"xentropy_cuda"}, "2024-01": {"xentropy_triton"}}

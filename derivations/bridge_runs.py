@@ -127,10 +127,9 @@ def validate(run: dict) -> list[str]:
     # micro_batch_open (optional): the micro-batch sizes a source that prints none leaves open (the typed one among
     # them), each a divisor of the sequences a data-parallel replica takes a step; the checks predict each
     opened = run.get("micro_batch_open")
-    if opened is not None and not (isinstance(opened, list) and opened and all(_positive_int(x) for x in opened)
-                                   and run["micro_batch"] in opened
-                                   and all(_positive_int(run["global_batch"]) and _positive_int(run["d"])
-                                           and run["global_batch"] % (run["d"] * x) == 0 for x in opened)):
+    if opened is not None and _positive_int(run["d"]) and not (
+            isinstance(opened, list) and run["micro_batch"] in opened
+            and all(_positive_int(x) and run["global_batch"] % (run["d"] * x) == 0 for x in opened)):
         bad.append(f"{name}: micro_batch_open must list micro-batch sizes, micro_batch among them, each dividing "
                    f"global_batch/d, not {opened!r}")
     # known_cause (optional): why the row's step time disagrees with the step model, from the sources it names

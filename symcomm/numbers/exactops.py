@@ -165,12 +165,16 @@ def _linear_fraction(positions, counts, weights: list, den: int) -> tuple[int, i
 def less_legs(positions, counts, weights: list, den: int, legs_at) -> tuple[int, int]:
     """Σ count × weight / den over ``positions``, less min(a·β, b·β_inter) for each pair (a, b) of legs that follows
     the positions' counts in ``counts``, exactly, as (numerator, denominator) (:func:`summed_time`)."""
-    legs = counts[len(positions):]
+    legs = [Fraction(x) for x in counts[len(positions):]]
     total = Fraction(*_linear_fraction(positions, counts, weights, den))
-    beta, inter = weights[legs_at[0]], weights[legs_at[1]]
-    for i in range(0, len(legs) - 1, 2):
-        total -= min(Fraction(legs[i]) * beta, Fraction(legs[i + 1]) * inter) / den
+    total -= faster_legs(legs, weights[legs_at[0]], weights[legs_at[1]]) / den
     return total.numerator, total.denominator
+
+
+def faster_legs(legs, beta, inter):
+    """Σ min(a·beta, b·inter) over the pairs (a, b) that ``legs`` lists one after another: the faster leg of each
+    pair of legs that run at once, which a linear sum of both counted (``Cost.concurrent``)."""
+    return sum((min(legs[i] * beta, legs[i + 1] * inter) for i in range(0, len(legs) - 1, 2)), 0)
 
 
 def shown_quotient(num: int, bottom: int):

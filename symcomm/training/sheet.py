@@ -17,7 +17,7 @@ from ..base.units import bytes_per_element
 from ..core import symbols as S
 from ..numbers.evaluation import Formulas, exact, exact_numbers, held_numbers, is_warm, plain
 from ..numbers.exactcode import compiled_many
-from ..numbers.exactops import NotExact, summed_time
+from ..numbers.exactops import NotExact, faster_legs, summed_time
 from .binding import _PER_MESSAGE
 from .subjects import Subject
 
@@ -46,7 +46,7 @@ def _time(coefficients, numbers, values: dict, times: dict, scale: int, counts=N
         exact_times = _numbers(times) if numbers is not None else None
         if exact_times is not None:
             beta, inter = exact_times[S.beta] * scale, exact_times[S.beta_inter] * scale
-        total = linear - sum((min(got[i] * beta, got[i + 1] * inter) for i in range(n, len(got) - 1, 2)), 0)
+        total = linear - faster_legs(got[n:], beta, inter)
         return plain(total) if shown else total
     exact_times = _numbers(times) if numbers is not None else None
     if exact_times is None:

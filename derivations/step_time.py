@@ -82,6 +82,25 @@ FULL_RECOMPUTE = Derivation(
     "FLOPs per iteration, full activation recomputation",
     NARAYANAN + ", §5.1 eq. (3)", lhs="hardware FLOPs, full")
 
+HARDWARE_CAUSAL = Derivation(
+    "Hardware FLOPs with full recomputation, causal attention at half",
+    (Step((flops.hardware_flops(B, s, "full") - flops.causal_half_executed(B, s, "full")).subs(GPT),
+          "hardware FLOPs less the half of every attention core a causal kernel leaves undone: the forward's, the "
+          "backward's two and the recompute's one"),
+     Step(96 * B * s * L * h ** 2 * (1 + s / (12 * h) + V / (16 * L * h)), "Narayanan et al.'s eq. (3) with its "
+                                                                           "attention term halved: what hfu_causal "
+                                                                           "divides")),
+    "FLOPs per iteration, full activation recomputation, each attention core counted as a causal flash kernel runs it "
+    "(HFU's full s × s count passes eta at long sequences, where a causal kernel runs half of it)",
+    NARAYANAN + ", §5.1 eq. (3); Dao 2023, FlashAttention-2, §3.1.1 (causal masking: the blocks above the diagonal "
+    "skipped)", lhs="hardware FLOPs, causal",
+    claims=(Claim(flops.causal_half_executed(B, s, "none"), flops.causal_half(B, s),
+                  name="without recompute the hardware FLOPs' causal half is the model FLOPs' (hfu_causal = "
+                       "mfu_causal)"),
+            Claim(flops.causal_half_executed(B, s, "selective") - flops.causal_half_executed(B, s, "none"),
+                  L * flops.attention_core(B, s) / 2,
+                  name="selective recompute runs every core once more: half of it skipped")))
+
 SELECTIVE = flops.hardware_flops(B, s, "selective").subs(GPT)
 KORTHIKANTI_SELECTIVE = 72 * B * L * s * h ** 2 * (1 + s / (3 * h) + V / (12 * h * L))
 
@@ -1608,7 +1627,7 @@ CHAPTER = Chapter(
      "hides its K, V all-gather behind the first step's block and each dK, dV transfer behind the next step's "
      "backward, the last one home exposed, and at torchtitan 9dec370a moves K, V repeated to every query head "
      "(gqa=0)."),
-    derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
+    derivations=(LAYER, MODEL_FLOPS, MEGATRON_FLOPS, FULL_RECOMPUTE, HARDWARE_CAUSAL, SELECTIVE_RECOMPUTE, OP_RECOMPUTE, BLOCK_RECOMPUTE,
                  RECOMPUTE_MODULES,
                  QUANTIZED_ACTIVATIONS, MLP_WIDTH_ACTIVATIONS, MOE_ACTIVATIONS, MLA_CORE, MTP_FLOPS, INTERLEAVING,
                  UNEVEN, GA_SCHEDULES, HSDP, HIDING, OVERLAP_SLOWDOWN, FSDP_UNITS,

@@ -477,7 +477,7 @@
 
   const STEP_UNITS = { step_time: "s", compute_time: "s", comm_time: "s", exposed_comm_time: "s", bubble_time: "s",
                        optimizer_time: "s", tokens_per_second: "tokens/s", mfu: "ratio", mfu_causal: "ratio",
-                       hfu: "ratio",
+                       hfu: "ratio", hfu_causal: "ratio",
                        model_flops: "FLOP per step, all GPUs", hardware_flops: "FLOP per step, all GPUs",
                        memory_per_gpu: "bytes", bubble_fraction_of_step: "ratio" };
 

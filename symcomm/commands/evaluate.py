@@ -65,7 +65,8 @@ def _print_step(payload: dict) -> None:
     # a rate below a token a second (an absurd sequence length) printed 0 tokens/s beside its MFU: significant digits
     print(f"  throughput   {(f'{rate:,.0f}' if rate >= 100 else f'{rate:.3g}')} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
-          f"HFU {100 * payload['hfu']:.1f} %{of_peak}" + ("; the low-precision linear GEMMs run against their own, "
+          f"HFU {100 * payload['hfu']:.1f} %{of_peak} ({100 * payload['hfu_causal']:.1f} % with causal attention at "
+          f"half)" + ("; the low-precision linear GEMMs run against their own, "
                                                           "higher peak" if low else ""))
     stage = payload.get("memory_stage", {})
     parts = ", ".join(f"{k} {human_size(x, 'bytes')}" + (f" [{stage[k]} stage]" if stage.get(k, "every") != "every"

@@ -335,6 +335,21 @@ def causal_half(B, seq, attention: str = "mha", mamba: bool = False, mtp: bool =
     return 3 * layers * attention_core(B, seq, attention) / 2
 
 
+def causal_half_executed(B, seq, recompute: str = "none", attention: str = "mha", schedule: str = "1f1b",
+                         mamba: bool = False, mtp: bool = False) -> sp.Expr:
+    """Of :func:`hardware_flops`, the FLOPs a causal attention core leaves undone: :func:`causal_half`'s and half of
+    every core the recompute runs again before the backward (selective and full every attention layer's, block its
+    share of them, op none: torchtitan's op-level list keeps the SDPA's output; an MTP depth's under selective and
+    full, as :func:`mtp_recomputed` counts it).  hardware_flops minus this is what hfu_causal divides, as mfu_causal
+    divides model_flops minus causal_half: at long sequences the full s × s count makes HFU pass the share of the peak
+    any kernel reaches (a causal flash kernel runs half of it)."""
+    layers = L_att if mamba else L
+    again = {"selective": layers, "full": layers, "block": block_share(schedule) * layers}.get(recompute, 0)
+    if mtp and recompute in ("selective", "full"):
+        again = again + D_mtp
+    return causal_half(B, seq, attention, mamba, mtp) + again * attention_core(B, seq, attention) / 2
+
+
 def mtp_recomputed(B, seq, recompute: str, gated: bool = False, moe: bool = False, attention: str = "mha",
                    mamba: bool = False, latent: bool = False, mla_up: bool = False) -> sp.Expr:
     """What the recompute mode runs again of the D_mtp depths: selective their attention core; full each depth's

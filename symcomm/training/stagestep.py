@@ -113,4 +113,6 @@ def uneven_step_model(run, run_bytes: int, step_model_class, after_backward, che
     key = tuple(sorted(run.texts().items()))
     return StepModel(key, _largest(compute), largest_comm, largest_exposed, bubble, _largest(optimizer), step, model,
                      hardware, {}, memory_total=_largest(totals), stages=per_stage,
-                     causal_flops=flops.causal_half(b, s, attention_kind(run), run.mamba, run.mtp_on))
+                     causal_flops=flops.causal_half(b, s, attention_kind(run), run.mamba, run.mtp_on),
+                     hardware_causal_flops=flops.causal_half_executed(b, s, run.recompute, attention_kind(run),
+                                                                      run.schedule, run.mamba, run.mtp_on))

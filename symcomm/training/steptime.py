@@ -113,6 +113,9 @@ class StepModel:
     stages: dict = field(default_factory=dict)
     # of model_flops, the half of the causal attention cores that Megatron-LM's count leaves out (flops.causal_half)
     causal_flops: sp.Expr = sp.Integer(0)
+    # of hardware_flops, the same half and that of every attention core the recompute runs again
+    # (flops.causal_half_executed)
+    hardware_causal_flops: sp.Expr = sp.Integer(0)
 
     @property
     def model_flops_causal(self) -> sp.Expr:
@@ -133,7 +136,7 @@ class StepModel:
 
     def quantities(self, ratios: bool = True) -> dict[str, sp.Expr]:
         """Every reported quantity, by its output name; without ``ratios``, all but the four that divide by the
-        step (tokens_per_second, mfu, mfu_causal, hfu): SymPy's assumptions take seconds over the reciprocal of an
+        step (tokens_per_second, mfu, mfu_causal, hfu, hfu_causal): SymPy's assumptions take seconds over the reciprocal of an
         uneven pipeline's step, and the planner's kernels (symcomm.planner.kernelbuild) read none of them."""
         gpus = t * c * d * p
         out = {"step_time": self.step, "compute_time": self.compute, "comm_time": self.comm_time,
@@ -143,7 +146,9 @@ class StepModel:
             out.update({"tokens_per_second": quotient(b * s, self.step),
                         "mfu": quotient(self.model_flops, self.step * gpus * peak),
                         "mfu_causal": quotient(self.model_flops_causal, self.step * gpus * peak),
-                        "hfu": quotient(self.hardware_flops, self.step * gpus * peak)})
+                        "hfu": quotient(self.hardware_flops, self.step * gpus * peak),
+                        "hfu_causal": quotient(self.hardware_flops - self.hardware_causal_flops,
+                                               self.step * gpus * peak)})
         out.update({"model_flops": self.model_flops, "hardware_flops": self.hardware_flops,
                     "memory_per_gpu": self.memory_per_gpu})
         out.update({f"comm_time_{axis}": x for axis, x in self.comm.items()})
@@ -259,7 +264,9 @@ def step_model(run_bytes: int = 2, **options) -> StepModel:
                                     run.moe_latent, run.recompute_mla_up, run.mtp_on, modules=run.modules)
     key = tuple(sorted(texts.items()))
     return StepModel(key, compute_total, comm, exposed, bubble, optimizer, step, model, hardware, memory,
-                     memory_total, causal_flops=flops.causal_half(b, s, attention_kind(run), run.mamba, run.mtp_on))
+                     memory_total, causal_flops=flops.causal_half(b, s, attention_kind(run), run.mamba, run.mtp_on),
+                     hardware_causal_flops=flops.causal_half_executed(b, s, recompute, attention_kind(run),
+                                                                      run.schedule, run.mamba, run.mtp_on))
 
 
 def _check_megatron_overlap(framework: str, zero: int, grad_overlap: bool, param_overlap: bool) -> None:
@@ -302,6 +309,7 @@ _BY_GIVEN_ORDER: dict = {}
 #: what every reported number is in
 UNITS = {"step_time": "s", "compute_time": "s", "comm_time": "s", "exposed_comm_time": "s", "bubble_time": "s",
          "optimizer_time": "s", "tokens_per_second": "tokens/s", "mfu": "ratio", "mfu_causal": "ratio", "hfu": "ratio",
+         "hfu_causal": "ratio",
          "memory_per_gpu": "bytes", "model_flops": "FLOP per step, all GPUs",
          "hardware_flops": "FLOP per step, all GPUs"}
 

@@ -131,7 +131,8 @@ def _read_step(driver) -> tuple[dict, str]:
 def _step_expected(payload: dict) -> dict:
     """eval's step report flattened to the page's names (comm_time_tp, memory_weights, ...)."""
     out = {k: payload[k] for k in ("step_time", "compute_time", "comm_time", "exposed_comm_time", "bubble_time",
-                                   "optimizer_time", "tokens_per_second", "mfu", "mfu_causal", "hfu", "memory_per_gpu",
+                                   "optimizer_time", "tokens_per_second", "mfu", "mfu_causal", "hfu", "hfu_causal",
+                                   "memory_per_gpu",
                                    "model_flops", "hardware_flops", "bubble_fraction_of_step")}
     out.update({f"comm_time_{k}": v for k, v in payload["comm_time_per_axis"].items()})
     out.update({f"exposed_comm_time_{k}": v for k, v in payload["exposed_comm_time_per_axis"].items()})

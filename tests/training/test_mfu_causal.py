@@ -66,3 +66,43 @@ def test_an_fp8_run_s_mfu_names_the_bf16_peak_it_divides_by():
     assert line.count("of the bf16 peak") == 2, line
     bf16 = _throughput_line("precision=bf16")
     assert "of the bf16 peak" not in bf16, bf16
+
+
+def _hfu_pair(**words):
+    r = symcomm.evaluate("hybrid", model="llama3.1-8b", hardware="h100", t=1, p=1, c=1, d=8, b=64, m=8, s=8192, G=8,
+                         **words)
+    return r, (r["hfu"] - r["hfu_causal"]) * r["step_time"] * 8 * PEAK
+
+
+def test_hfu_at_half_leaves_out_every_executed_core_s_masked_half_by_hand():
+    # the same 8B step: each layer's core is 4·b·s²·h forward FLOPs (QKᵀ and A·V), run in the forward, twice in the
+    # backward and, recomputed, once more; a causal kernel runs half of each.  32 layers, 64 sequences of 8192 tokens
+    core = 32 * 4 * 64 * 8192 ** 2 * 4096
+    for recompute, runs in (("none", 3), ("selective", 4), ("full", 4)):
+        r, half = _hfu_pair(recompute=recompute)
+        assert half == pytest.approx(runs * core / 2, rel=1e-12), recompute
+        assert 0 < r["hfu_causal"] < r["hfu"]
+        assert r["units"]["hfu_causal"] == "ratio"
+    # without recompute the hardware FLOPs are the model's: the two halves coincide
+    r, _ = _hfu_pair(recompute="none")
+    assert r["hfu"] - r["hfu_causal"] == pytest.approx(r["mfu"] - r["mfu_causal"], rel=1e-12)
+
+
+def test_hfu_at_half_stays_below_the_share_any_kernel_reaches_where_the_full_count_passes_it():
+    # at 2^20 tokens a sequence the attention core is nearly the whole step; the full s × s count credits it with
+    # twice the FLOPs a causal flash kernel runs, so HFU passes eta (0.8009) though no kernel runs faster than eta
+    # (the GEMMs) or eta_attn (0.545, the fused core): counted as executed it stays below both
+    r = symcomm.evaluate("hybrid", model="llama3-8b", hardware="h100", t=1, p=1, c=1, d=1, b=1, m=1, s=2 ** 20, G=8,
+                         recompute="full")
+    assert r["hfu"] > 0.8009
+    assert r["hfu_causal"] < 0.545
+
+
+def test_an_uneven_pipeline_reports_the_hfu_at_half_too():
+    # Llama 3.1 405B's 126 layers on 8 stages, 15 on the first and the last: the same count as an even split's
+    # (it is a count of the whole model's FLOPs, whatever the split): 3 passes of 126 cores, full recompute one more
+    r = symcomm.evaluate("hybrid", model="llama3.1-405b", hardware="h100", t=8, p=8, c=1, d=8, b=256, m=32, s=8192,
+                         G=8, sp=1, recompute="full", pipeline_split="first_last", L_first=15, L_last=15)
+    core = 126 * 4 * 256 * 8192 ** 2 * 16384
+    half = (r["hfu"] - r["hfu_causal"]) * r["step_time"] * 512 * PEAK
+    assert half == pytest.approx(4 * core / 2, rel=1e-12)

@@ -116,6 +116,26 @@ def file_wiring(wirings: list[str], base: str) -> str:
     return wirings[0] if wirings and len(set(wirings)) == 1 else base
 
 
+def _standing(spans: dict, constants: dict, standing: dict) -> dict:
+    """The fitted constants ``spans`` show the runs do not determine, each with why it is held (beyond ``standing``,
+    those already held so): a kernel's share the base gives (published, or a calibration's) stands where the runs fit
+    as well at it (they do not say otherwise, and the file keeps the figure rather than one point of a span it lies
+    in); a constant the runs fit as well at every value of its range (runs of one layout scaled, say) stays at the
+    base's value, its fitted value being one point of the whole range."""
+    from ..training.compute import FITTED
+
+    out = {name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to {high:g}), "
+                  "so they do not move it")
+           for name, (low, high) in spans.items()
+           if name in KERNEL_SHARES and name not in standing and low <= constants[name] <= high}
+    out.update({name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
+                       f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
+                for name, (low, high) in spans.items()
+                if name in constants and name not in standing and name not in out and low <= FITTED[name].low
+                and high >= FITTED[name].high})
+    return out
+
+
 def cmd_calibrate_step(args) -> int:
     from .. import presets
     from ..measurement.calibration_file import step_time_document
@@ -153,20 +173,15 @@ def cmd_calibrate_step(args) -> int:
     found = fit(runs, constants, hold=hold)
     # what the runs determine of each fitted constant: the values they fit as well at (step_fit.spans)
     found = replace(found, spans=spans(runs, found))
-    # a kernel's share the base gives (published, or a calibration's) stands where these runs fit as well at it: they
-    # do not say otherwise, and the file keeps the figure rather than one point of a span it lies in
-    standing = {name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to "
-                       f"{high:g}), so they do not move it")
-                for name, (low, high) in found.spans.items() if name in KERNEL_SHARES and low <= constants[name] <= high}
-    # a constant the runs fit as well at every value of its range is not determined by them (runs of one layout
-    # scaled, say): its fitted value would be one point of the whole range, so it stays at the base's value, said so
-    standing.update({name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
-                            f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
-                     for name, (low, high) in found.spans.items()
-                     if name in constants and name not in standing and low <= FITTED[name].low
-                     and high >= FITTED[name].high})
-    if standing:
-        asked = {name: "held at the base hardware's value, as asked" for name in hold}
+    # constants the spans show these runs do not determine are held and the rest refitted, until none is left: holding
+    # one can free another's span (runs of one layout scaled: eta_attn held, kappa then fits as well anywhere)
+    asked = {name: "held at the base hardware's value, as asked" for name in hold}
+    standing: dict = {}
+    while True:
+        more = _standing(found.spans, constants, standing)
+        if not more:
+            break
+        standing.update(more)
         found = fit(runs, constants, hold={**asked, **standing})
         found = replace(found, spans=spans(runs, found))
     # a run that ran, counted over its GPU's memory: its layout as typed may not be the one that ran, said (the memory

@@ -62,22 +62,41 @@ MAX_TOKENS_PER_S = 1e12
 COLUMNS = ("id", "model", "model_config", "words", "dtype", "source", "framework", "warmup") + MEASUREMENTS
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*"
-                       r"([0-9]{1,12}(?:\.[0-9]{0,12})?)")
-_TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([0-9][0-9,]{0,20})")
+# a logged figure is read as the whole token after its label, then parsed strictly: a 'nan', '1e30' or '-' is no
+# number of the grammar, and refuses the log rather than being read as its leading digits or passed over
+_MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*([^\s|]{1,40})")
+_TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([^\s|]{1,40})")
+_FIGURE = {"megatron": re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?"),
+           "torchtitan": re.compile(r"[0-9][0-9,]{0,20}(?:\.[0-9]{0,12})?")}
 _MEGATRON_BATCH = re.compile(r"global batch size:\s*(\d{1,12})")
 
 
 @dataclass(frozen=True)
 class LogReading:
     """What a log gave: its framework, the seconds per step of each kept line's iterations (or, for
-    torchtitan, tokens/s per GPU), the lines kept and skipped."""
+    torchtitan, tokens/s per GPU), the lines kept and skipped, and (Megatron-LM) the global batch size each kept
+    line prints (None where it prints none)."""
     framework: str
     values: tuple
     kept: int
     skipped: int
     unit: str
-    batches: frozenset = frozenset()    # the global batch sizes a Megatron-LM log's lines print ('global batch size: N')
+    line_batches: tuple = ()
+    text_batches: frozenset = frozenset()   # every 'global batch size: N' of a Megatron-LM log, on any line
+
+    @property
+    def batches(self) -> frozenset:
+        """The global batch sizes a Megatron-LM log's kept lines print ('global batch size: N'), or where they
+        print none, those its other lines do."""
+        return frozenset(n for n in self.line_batches if n is not None) or self.text_batches
+
+    def at_batch(self, batch: int) -> tuple:
+        """The kept values of the lines that print global batch size ``batch`` (all of them when no kept line
+        prints one): a log whose batch ramps up (Megatron-LM's --rampup-batch-size) times its smaller batches
+        first."""
+        if all(n is None for n in self.line_batches):
+            return self.values
+        return tuple(x for x, n in zip(self.values, self.line_batches) if n == batch)
 
 
 def read_log(path, warmup: int = WARMUP) -> LogReading:
@@ -85,7 +104,12 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     raw = read_capped(path, MAX_LOG_BYTES, "log")
     text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
     for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
-        found = [(int(m.group(1)), m.group(2)) for m in pattern.finditer(text)]
+        found = []
+        for line in text.splitlines():
+            m = pattern.search(line)
+            if m:
+                batch = _MEGATRON_BATCH.search(line) if framework == "megatron" else None
+                found.append((int(m.group(1)), m.group(2), int(batch.group(1)) if batch else None))
         if found:
             break
     else:
@@ -95,17 +119,26 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     # checkpoint numbers its lines on from the checkpoint's iteration (5001, ...), and its first lines warm up as a
     # fresh run's do; the first line averages one logging interval (the gap to the second line) back from it
     start = found[0][0] - (found[1][0] - found[0][0]) if len(found) > 1 and found[1][0] > found[0][0] else 0
-    values, skipped, before = [], 0, max(start, 0)
+    values, batches, skipped, before = [], [], 0, max(start, 0)
     first = before
-    for iteration, number in found:
+    label = "elapsed time per iteration (ms)" if framework == "megatron" else "tps"
+    for iteration, number, batch in found:
+        if iteration == before and iteration != first:
+            raise InputError(f"log {str(path)!r}: iteration {iteration} is logged twice: several ranks' lines? "
+                             "keep one rank's (e.g. the lines that start [rank0])")
         if iteration <= before:
             raise InputError(f"log {str(path)!r}: iteration {iteration} follows {before}: one run's log, "
                              "in order, please")
+        if not _FIGURE[framework].fullmatch(number):
+            raise InputError(f"log {str(path)!r}: iteration {iteration} logs {label} {number!r}, not a number "
+                             "(digits and a decimal point): no step of it can be timed; cut the line out or give "
+                             "another log")
         if before - first < warmup:      # this line averages iterations before + 1 .. iteration: some in warm-up
             skipped += 1
         else:
             x = float(number.replace(",", ""))
             values.append(x / 1000.0 if framework == "megatron" else x)
+            batches.append(batch)
         before = iteration
     if len(values) < MIN_LOG_LINES:
         raise InputError(f"log {str(path)!r}: {len(values)} logged lines after the first {warmup} iterations "
@@ -113,8 +146,9 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
                          "warmup")
     if not all(math.isfinite(x) and x > 0 for x in values):
         raise InputError(f"log {str(path)!r}: a logged time or throughput is not a positive number")
-    batches = frozenset(int(x) for x in _MEGATRON_BATCH.findall(text)) if framework == "megatron" else frozenset()
-    return LogReading(framework, tuple(values), len(values), skipped, unit, batches)
+    text_batches = (frozenset(int(x) for x in _MEGATRON_BATCH.findall(text)) if framework == "megatron"
+                    else frozenset())
+    return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches)
 
 
 def _median(values) -> float:
@@ -191,6 +225,9 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
     tokens = v["b"] * v["s"]                           # tokens per step: the global batch b of s tokens
     gpus = v["d"] * v["t"] * v["p"] * v["c"]
     key = given[0]
+    if "warmup" in rec and key != "log":
+        raise InputError(f"{what}: warmup counts a log's first iterations; this run gives {key}, no log: leave warmup "
+                         "out")
     if key == "step_time_s":
         return float(rec[key]), "step_time_s"
     if key == "tokens_per_s":
@@ -204,9 +241,21 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
         reading = read_log(log, warmup)
     except InputError as err:           # the log's own complaint, said of the run that names it
         raise InputError(f"{what}: {err}") from None
-    median = _median(reading.values)
-    how = (f"{reading.framework} log {rec['log']}: median of {reading.kept} logged lines after {warmup} warm-up "
-           f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped)")
+    if reading.batches and int(v["b"]) not in reading.batches:
+        raise InputError(f"{what}: its log's lines print global batch size {', '.join(map(str, sorted(reading.batches)))}"
+                         f", its words b={int(v['b'])}: give the run the log's batch (or the log of this run)")
+    timed = reading.at_batch(int(v["b"]))
+    if len(timed) < MIN_LOG_LINES:
+        raise InputError(f"{what}: {len(timed)} of its log's lines after the warm-up print global batch size "
+                         f"{int(v['b'])} (the others {', '.join(map(str, sorted(reading.batches - {int(v['b'])})))}); "
+                         f"the median needs at least {MIN_LOG_LINES}: give a longer log")
+    median = _median(timed)
+    other = reading.kept - len(timed)
+    how = (f"{reading.framework} log {rec['log']}: median of {len(timed)} logged lines after {warmup} warm-up "
+           f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped"
+           + (f"; {other} line{'' if other == 1 else 's'} at another global batch size "
+              f"({', '.join(map(str, sorted(reading.batches - {int(v['b'])})))}, a ramp-up) left out" if other else "")
+           + ")")
     priced = str(inputs.options.get("framework", ""))
     allowed = LOG_FRAMEWORKS[reading.framework]
     if priced not in allowed:
@@ -214,9 +263,6 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
         asked = " or ".join(f"framework={name}" for name in allowed)
         raise InputError(f"{what}: its log is {reading.framework}'s but its words price framework={priced}: give "
                          f"{asked} in its words")
-    if reading.batches and int(v["b"]) not in reading.batches:
-        raise InputError(f"{what}: its log's lines print global batch size {', '.join(map(str, sorted(reading.batches)))}"
-                         f", its words b={int(v['b'])}: give the run the log's batch (or the log of this run)")
     if reading.framework == "megatron":
         return median, how
     return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"

@@ -16,6 +16,7 @@ import pytest
 from symcomm.presets import hardware
 
 from symcomm.commands.main import main
+from symcomm.training.compute import FITTED
 
 # eta and kappa on their lattices; w_half at the h100 preset's own value, held there by --hold w_half (eight runs of
 # these shapes do not pin three constants: eta and w_half trade along a valley under the ±3 % pattern)
@@ -345,6 +346,37 @@ def test_a_constant_the_runs_fit_as_well_anywhere_in_its_range_stays_at_the_base
     assert "kappa" not in got["fitted"]
     assert got["constants"]["kappa"] == dict(hardware("h100").step_time)["kappa"]
     assert "fit as well anywhere in its range (0 to 20)" in got["held"]["kappa"]
+
+
+def test_holding_one_undetermined_constant_and_finding_another_holds_that_one_too(tmp_path, capsys):
+    # an outsider's weak-scaling set: seven runs of one GPU's work (8 sequences of 4096 tokens on each of d = 8 … 512
+    # replicas, flash attention, full recompute), moved by ±1 %.  The first fit finds every eta_attn as good and holds
+    # it; refitted, kappa is then as good anywhere in [0, 20] too (the scaled runs tell none of eta, w_half and kappa
+    # apart) and was left "fitted" at one point of that range, which eval then read as measured
+    from symcomm.training.answers import step_inputs
+
+    # the cluster the outsider priced them on: the committed example's calibration on h100
+    cluster = {"eta": 0.565, "w_half": 327.68, "kappa": 3.75, "eta_attn": 0.4195}
+    runs = []
+    for i, moved in enumerate((0.01, -0.01, 0.005, -0.005, 0, 0.01, -0.01)):
+        d = 8 * 2 ** i
+        words = f"t=1 p=1 d={d} c=1 b={8 * d} m=8 s=4096 zero=1 recompute=full flash=1"
+        inputs = step_inputs(SimpleNamespace(name="hybrid", assignments=words.split(), algorithm=None, dtype=None,
+                                             backend=None, model="llama3-8b", model_config=None, hardware="h100"))
+        runs.append({"id": f"w{i}", "model": "llama3-8b", "words": words,
+                     "step_time_s": round(float(inputs.quantities(**cluster)["step_time"]) * (1 + moved), 5)})
+    path = tmp_path / "weak.json"
+    path.write_text(json.dumps({"runs": runs}))
+    code, out, err = run(capsys, "calibrate-step", path, "--hardware", "h100", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    for name in ("kappa", "eta_attn"):
+        assert name not in got["fitted"], name
+        assert got["constants"][name] == dict(hardware("h100").step_time)[name], name
+        assert "fit as well anywhere in its range" in got["held"][name], name
+    for name in got["fitted"]:          # what is still fitted, the runs do not fit as well everywhere
+        low, high = got["spans"][name]
+        assert (low, high) != (FITTED[name].low, FITTED[name].high), name
 
 
 def test_missing_hardware_and_runs_file_are_refused(tmp_path, capsys):

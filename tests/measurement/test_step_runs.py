@@ -5,6 +5,7 @@ each); the expected step times are hand arithmetic on those lines.
 """
 
 import json
+import re
 
 import pytest
 
@@ -265,3 +266,54 @@ def test_a_framework_label_naming_another_trainer_and_an_id_with_a_control_chara
     # a label of its own (a cluster, a team) is the report's to group by, whatever the words price
     runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0, "framework": "our-stack-v2"}]
     assert read_runs(_runs_file(tmp_path, runs), "h100")[0][0].framework == "our-stack-v2"
+
+
+def _megatron_line(iteration: int, ms: str, batch: int) -> str:
+    # the MEGATRON excerpt's line, its time and global batch size given
+    return (f" [2026-01-05 10:00:00.000000] iteration {iteration:8d}/     100 | consumed samples: {iteration * batch:12d} | "
+            f"elapsed time per iteration (ms): {ms} | learning rate: 1.000000E-05 | global batch size: {batch:5d} | "
+            "lm loss: 7.000000E+00 |\n")
+
+
+def test_a_ramped_up_batch_is_timed_on_the_lines_at_the_run_s_batch(tmp_path):
+    # Megatron-LM's --rampup-batch-size: an outsider's log printed 384 for iterations 1-30 (4354.5 ms) and 512 after
+    # (5806 ms); the run, b = 512, was timed at the median of every line, 4.3545 s (the 384 lines outnumber the rest)
+    lines = [_megatron_line(i, "4354.5", 384) for i in range(1, 31)]
+    lines += [_megatron_line(i, ms, 512) for i, ms in zip(range(31, 41), ("5800.0", "5806.0", "5812.0") * 4)]
+    (tmp_path / "ramp.log").write_text("".join(lines))
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8.replace("b=256", "b=512"), "log": "ramp.log"}]
+    got, read_as = read_runs(_runs_file(tmp_path, runs), "h100")
+    # the ten lines at 512 (none in the 10 warm-up iterations): 5800, 5806, 5812, 5800, ... -> median 5806 ms
+    assert got[0].measured_s == pytest.approx(5.806)
+    assert "20 lines at another global batch size (384, a ramp-up) left out" in read_as["x"]
+    # a run of the ramp's smaller batch is timed on its own lines
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8.replace("b=256", "b=384").replace("m=8", "m=4"),
+             "log": "ramp.log"}]
+    assert read_runs(_runs_file(tmp_path, runs), "h100")[0][0].measured_s == pytest.approx(4.3545)
+
+
+@pytest.mark.parametrize("figure", ["nan", "1e+30", "-", "inf"])
+def test_a_logged_time_that_is_no_number_refuses_the_log(tmp_path, figure):
+    # an outsider's log with one 'nan' line, and one with 1e+30 ms, were each read without a word: the nan line passed
+    # over, the 1e+30 one as its leading digit, 1 ms, both then hidden by the median
+    lines = [_megatron_line(i, "2000.0", 256) for i in range(10, 70, 10)]
+    lines[3] = _megatron_line(40, figure, 256)
+    (tmp_path / "bad.log").write_text("".join(lines))
+    with pytest.raises(InputError, match=f"iteration 40 logs elapsed time per iteration \\(ms\\) '{re.escape(figure)}', "
+                                         "not a number"):
+        read_log(tmp_path / "bad.log", warmup=10)
+
+
+def test_every_rank_s_lines_in_one_log_are_told_apart_from_an_out_of_order_log(tmp_path):
+    (tmp_path / "ranks.log").write_text(TORCHTITAN + TORCHTITAN.replace("[rank0]", "[rank1]"))
+    text = "".join(a + b for a, b in zip(TORCHTITAN.splitlines(True), TORCHTITAN.replace("[rank0]", "[rank1]")
+                                         .splitlines(True)))
+    (tmp_path / "ranks.log").write_text(text)
+    with pytest.raises(InputError, match="iteration 1 is logged twice: several ranks' lines\\? keep one rank's"):
+        read_log(tmp_path / "ranks.log", warmup=10)
+
+
+def test_a_warm_up_given_to_a_run_without_a_log_is_refused(tmp_path):
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0, "warmup": 10}]
+    with pytest.raises(InputError, match="warmup counts a log's first iterations; this run gives step_time_s"):
+        read_runs(_runs_file(tmp_path, runs), "h100")

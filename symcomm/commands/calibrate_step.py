@@ -116,6 +116,10 @@ def file_wiring(wirings: list[str], base: str) -> str:
     return wirings[0] if wirings and len(set(wirings)) == 1 else base
 
 
+#: a run whose leave-one-out prediction is this many times off its measurement (either way) is said (cmd_calibrate_step)
+FAR_OFF = 3.0
+
+
 def _standing(spans: dict, constants: dict, standing: dict) -> dict:
     """The fitted constants ``spans`` show the runs do not determine, each with why it is held (beyond ``standing``,
     those already held so): a kernel's share the base gives (published, or a calibration's) stands where the runs fit
@@ -184,6 +188,16 @@ def cmd_calibrate_step(args) -> int:
         standing.update(more)
         found = fit(runs, constants, hold={**asked, **standing})
         found = replace(found, spans=spans(runs, found))
+    # a run the others' fit prices several times off its measurement: a slip of its units is likelier than a model that
+    # far off one run while the others fit, and it is fitted as given, so said (its id, the ratio, the usual slips)
+    for row in found.rows:
+        ratio = 1 + row.loo_error
+        if not 1 / FAR_OFF <= ratio <= FAR_OFF:
+            notes.add(f"run {row.id}: the fit without it prices it {max(ratio, 1 / ratio):.3g}× "
+                      f"{'slower' if ratio > 1 else 'faster'} than measured (leave-one-out error "
+                      f"{100 * row.loo_error:+.0f} %), where a model off by that much on one run of a set is rarer than "
+                      "a slip of its figure: tokens/s of the whole job given per GPU (or per GPU as the job's) is off "
+                      "by its GPU count, milliseconds as seconds by 1000; it is fitted as given")
     # a run that ran, counted over its GPU's memory: its layout as typed may not be the one that ran, said (the memory
     # count reads no fitted constant)
     over = [run.id for run in runs if base.fits(float(run.inputs.quantities()["memory_per_gpu"])) is False]
@@ -227,7 +241,9 @@ def register_cli(subparsers) -> None:
                                                      "measured runs and write a hardware file with them")
     p.add_argument("runs", metavar="RUNS", help="JSON ({\"runs\": [...]}) or CSV of measured runs: id, model, words "
                                                 "(eval hybrid's KEY=VALUE), and step_time_s, tokens_per_s, "
-                                                "tokens_per_s_per_gpu or log (Megatron-LM/NeMo, torchtitan)")
+                                                "tokens_per_s_per_gpu or log (Megatron-LM's and NeMo/Megatron-Bridge's "
+                                                "'iteration N/ M | ... elapsed time per iteration (ms)' lines, "
+                                                "torchtitan's 'step: N ... tps: T' lines)")
     p.add_argument("--hardware", help="base hardware preset or file: the links, peaks and HBM the runs ran on")
     p.add_argument("--dtype", help="--dtype of runs that do not name theirs (default bf16; bf16 or fp16: a run of an "
                                    "FP8 or FP4 recipe gives its precision= in its words)")

@@ -62,8 +62,10 @@ def _print_step(payload: dict) -> None:
     peak = payload.get("constants", {}).get("dtype", "bf16")
     of_peak = f" of the {peak} peak" if low or peak != "bf16" else ""
     rate = payload["tokens_per_second"]
-    # a rate below a token a second (an absurd sequence length) printed 0 tokens/s beside its MFU: significant digits
-    print(f"  throughput   {(f'{rate:,.0f}' if rate >= 100 else f'{rate:.3g}')} tokens/s, MFU {100 * payload['mfu']:.1f} %{of_peak} "
+    # the whole job's rate, and a GPU's beside it: logs and tables print either (torchtitan's tps is a GPU's)
+    gpus = payload.get("gpus")
+    each = (f" (all {gpus:,} GPUs; {_rate(rate / gpus)} a GPU)" if isinstance(gpus, int) and gpus > 1 else "")
+    print(f"  throughput   {_rate(rate)} tokens/s{each}, MFU {100 * payload['mfu']:.1f} %{of_peak} "
           f"({100 * payload['mfu_causal']:.1f} % with causal attention counted at half, as Megatron-LM counts it), "
           f"HFU {100 * payload['hfu']:.1f} %{of_peak} ({100 * payload['hfu_causal']:.1f} % with causal attention at "
           f"half)" + ("; the low-precision linear GEMMs run against their own, "
@@ -111,6 +113,12 @@ def _print_step(payload: dict) -> None:
                          for kind, x in payload["stages"].items())
         print(f"  stages       slot (one micro-batch on the critical path) set by {busiest['slot']}; most memory on "
               f"{busiest['memory']}{stages}")
+
+
+def _rate(rate: float) -> str:
+    """A tokens/s figure: whole tokens, or three significant digits below 100 (an absurd sequence length's rate below a
+    token a second printed 0 tokens/s beside its MFU)."""
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
 
 
 def _element_type(dtype: str) -> str:

@@ -379,6 +379,23 @@ def test_holding_one_undetermined_constant_and_finding_another_holds_that_one_to
         assert (low, high) != (FITTED[name].low, FITTED[name].high), name
 
 
+def test_a_run_far_off_the_others_fit_is_said_as_a_likely_slip_of_its_units(tmp_path, capsys):
+    # an outsider gave the example's tenth run (32 GPUs) its per-GPU figure as the whole job's tokens/s: measured 32×
+    # slower than it ran, fitted as given, and eval then promised an error of up to 97 %: the report says which run,
+    # by how much, and the slips that give such factors
+    runs = example()["runs"]
+    runs[9]["tokens_per_s"] = runs[9].pop("tokens_per_s_per_gpu")
+    path = tmp_path / "slip.json"
+    path.write_text(json.dumps({"runs": runs}))
+    code, out, err = run(capsys, "calibrate-step", path, "--hardware", "h100")
+    assert code == 0, err
+    line = next(x for x in err.splitlines() if runs[9]["id"] in x)
+    assert "faster than measured" in line and "off by its GPU count" in line
+    # the example as committed says nothing of the kind
+    code, out, err = run(capsys, "calibrate-step", EXAMPLE, "--hardware", "h100")
+    assert code == 0 and "than measured (leave-one-out" not in err
+
+
 def test_missing_hardware_and_runs_file_are_refused(tmp_path, capsys):
     code, out, err = run(capsys, "calibrate-step", tmp_path / "none.json", "--hardware", "h100")
     assert code == 2 and "no such file" in err

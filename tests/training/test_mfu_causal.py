@@ -44,6 +44,10 @@ def test_eval_prints_both():
                      "b=64", "m=8", "s=8192", "G=8"]) == 0
     line = next(x for x in out.getvalue().splitlines() if x.strip().startswith("throughput"))
     assert "with causal attention counted at half, as Megatron-LM counts it" in line
+    # the rate is the whole job's, 8 GPUs here, and a GPU's beside it (what torchtitan's tps and most tables print)
+    import re
+    whole, each = re.search(r"throughput +([\d,]+) tokens/s \(all 8 GPUs; ([\d,]+) a GPU\)", line).groups()
+    assert int(each.replace(",", "")) == pytest.approx(int(whole.replace(",", "")) / 8, abs=1)
 
 
 def _throughput_line(*words):

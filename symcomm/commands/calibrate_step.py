@@ -243,7 +243,8 @@ def register_cli(subparsers) -> None:
                                                 "(eval hybrid's KEY=VALUE), and step_time_s, tokens_per_s, "
                                                 "tokens_per_s_per_gpu or log (Megatron-LM's and NeMo/Megatron-Bridge's "
                                                 "'iteration N/ M | ... elapsed time per iteration (ms)' lines, "
-                                                "torchtitan's 'step: N ... tps: T' lines)")
+                                                "NeMo 2.0's '... iteration N/M | ... | train_step_timing in s: X' "
+                                                "lines, torchtitan's 'step: N ... tps: T' lines)")
     p.add_argument("--hardware", help="base hardware preset or file: the links, peaks and HBM the runs ran on")
     p.add_argument("--dtype", help="--dtype of runs that do not name theirs (default bf16; bf16 or fp16: a run of an "
                                    "FP8 or FP4 recipe gives its precision= in its words)")

@@ -14,6 +14,11 @@ Logs (the first framework whose lines the file holds):
   d98e8a6; NVIDIA-NeMo/Megatron-Bridge ``src/megatron/bridge/training/utils/train_utils.py`` at 067f987): X is
   the interval timer over the iterations since the previous logged line, divided by their number; seconds
   per step = X / 1000.
+* NeMo 2.0 (its Lightning trainer's progress printer): ``Training epoch E, iteration N/TOTAL | ... |
+  global_batch_size: B | ... | train_step_timing in s: X | ...`` (NVIDIA/NeMo
+  ``nemo/lightning/pytorch/callbacks/progress_printer.py`` at 8cfedd7, ``ProgressPrinter.on_train_batch_end``): X is
+  the mean of the per-step timings over the logging interval, in seconds, printed to 4 significant digits; N counts
+  from 0 (N = steps − 1), read as N + 1.
 * torchtitan: ``step: N  loss: ...  tps: T  tflops: ...`` (pytorch/torchtitan at b5bcd76,
   ``torchtitan/components/metrics.py``, ``MetricsProcessor.log``): T = the tokens of this rank's batches
   since the previous logged line (``torchtitan/trainer.py``: ``labels.numel()`` per batch) / (the time since
@@ -65,10 +70,14 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a logged figure is read as the whole token after its label, then parsed strictly: a 'nan', '1e30' or '-' is no
 # number of the grammar, and refuses the log rather than being read as its leading digits or passed over
 _MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*([^\s|]{1,40})")
+_NEMO = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?train_step_timing in s:\s*([^\s|]{1,40})")
 _TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([^\s|]{1,40})")
 _FIGURE = {"megatron": re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?"),
+           # NeMo 2.0 prints a figure to 4 significant digits (f'{val:.4}'): 13.29, or 1.234e+03 past 9999
+           "nemo": re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?(?:e[+-]?[0-9]{1,3})?"),
            "torchtitan": re.compile(r"[0-9][0-9,]{0,20}(?:\.[0-9]{0,12})?")}
-_MEGATRON_BATCH = re.compile(r"global batch size:\s*(\d{1,12})")
+_BATCH = {"megatron": re.compile(r"global batch size:\s*(\d{1,12})"),
+          "nemo": re.compile(r"global_batch_size:\s*(\d{1,12})")}
 
 
 @dataclass(frozen=True)
@@ -103,25 +112,29 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     """The per-iteration figures of a Megatron-LM / NeMo or torchtitan log, warm-up skipped (module doc)."""
     raw = read_capped(path, MAX_LOG_BYTES, "log")
     text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
-    for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
+    for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("nemo", _NEMO, "s"),
+                                     ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
         found = []
         for line in text.splitlines():
             m = pattern.search(line)
             if m:
-                batch = _MEGATRON_BATCH.search(line) if framework == "megatron" else None
-                found.append((int(m.group(1)), m.group(2), int(batch.group(1)) if batch else None))
+                batch = _BATCH[framework].search(line) if framework in _BATCH else None
+                # NeMo 2.0 numbers its lines from 0 (iteration n - 1 after n steps): counted from 1 as the others
+                iteration = int(m.group(1)) + (1 if framework == "nemo" else 0)
+                found.append((iteration, m.group(2), int(batch.group(1)) if batch else None))
         if found:
             break
     else:
         raise InputError(f"log {str(path)!r}: no Megatron-LM/NeMo line ('iteration N/ M | ... elapsed time per "
-                         "iteration (ms): X') and no torchtitan line ('step: N ... tps: T')")
+                         "iteration (ms): X'), no NeMo 2.0 line ('... iteration N/M | ... | train_step_timing in s: "
+                         "X') and no torchtitan line ('step: N ... tps: T')")
     # the warm-up is the process's first iterations, counted from where this log starts: a run resumed from a
     # checkpoint numbers its lines on from the checkpoint's iteration (5001, ...), and its first lines warm up as a
     # fresh run's do; the first line averages one logging interval (the gap to the second line) back from it
     start = found[0][0] - (found[1][0] - found[0][0]) if len(found) > 1 and found[1][0] > found[0][0] else 0
     values, batches, skipped, before = [], [], 0, max(start, 0)
     first = before
-    label = "elapsed time per iteration (ms)" if framework == "megatron" else "tps"
+    label = {"megatron": "elapsed time per iteration (ms)", "nemo": "train_step_timing in s"}.get(framework, "tps")
     for iteration, number, batch in found:
         if iteration == before and iteration != first:
             raise InputError(f"log {str(path)!r}: iteration {iteration} is logged twice: several ranks' lines? "
@@ -146,7 +159,7 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
                          "warmup")
     if not all(math.isfinite(x) and x > 0 for x in values):
         raise InputError(f"log {str(path)!r}: a logged time or throughput is not a positive number")
-    text_batches = (frozenset(int(x) for x in _MEGATRON_BATCH.findall(text)) if framework == "megatron"
+    text_batches = (frozenset(int(x) for x in _BATCH[framework].findall(text)) if framework in _BATCH
                     else frozenset())
     return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches)
 
@@ -213,7 +226,8 @@ def _records(path) -> list[dict]:
 
 #: the framework options (eval's framework=) a log's trainer runs: Megatron-LM's and Megatron-Bridge's lines come from
 #: Megatron-Core with its DDP or its FSDP, torchtitan's from FSDP2
-LOG_FRAMEWORKS = {"megatron": ("megatron", "megatron_fsdp"), "torchtitan": ("fsdp2",)}
+LOG_FRAMEWORKS = {"megatron": ("megatron", "megatron_fsdp"), "nemo": ("megatron", "megatron_fsdp"),
+                  "torchtitan": ("fsdp2",)}
 
 
 def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str]:
@@ -263,7 +277,7 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
         asked = " or ".join(f"framework={name}" for name in allowed)
         raise InputError(f"{what}: its log is {reading.framework}'s but its words price framework={priced}: give "
                          f"{asked} in its words")
-    if reading.framework == "megatron":
+    if reading.unit == "s":
         return median, how
     return tokens / (median * gpus), how + f", b·s / (tps · {gpus:g} GPUs)"
 

@@ -317,3 +317,29 @@ def test_a_warm_up_given_to_a_run_without_a_log_is_refused(tmp_path):
     runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "step_time_s": 16.0, "warmup": 10}]
     with pytest.raises(InputError, match="warmup counts a log's first iterations; this run gives step_time_s"):
         read_runs(_runs_file(tmp_path, runs), "h100")
+
+
+#: NeMo 2.0's progress line (NVIDIA/NeMo nemo/lightning/pytorch/callbacks/progress_printer.py at 8cfedd7,
+#: ProgressPrinter: "{Training} epoch {E}, iteration {n-1}/{total-1}" then " | {metric}: {value}" per logged metric,
+#: values to 4 significant digits; 'train_step_timing in s' the mean step time over the logging interval)
+NEMO2 = "".join(
+    f"Training epoch 0, iteration {n - 1}/99 | lr: 1.5e-05 | global_batch_size: 256 | global_step: {n - 1} | "
+    f"reduced_train_loss: 9.5 | train_step_timing in s: {seconds} | consumed_samples: {256 * n}\n"
+    for n, seconds in ((10, "21.31"), (20, "16.02"), (30, "16.1"), (40, "15.98"), (50, "16.3")))
+
+
+def test_nemo_2_lines_give_the_median_after_warm_up(tmp_path):
+    (tmp_path / "nemo.log").write_text(NEMO2)
+    reading = read_log(tmp_path / "nemo.log", warmup=10)
+    # 'iteration 9' is the line after 10 steps (counted from 0), the mean of steps 1-10: warm-up, skipped; the lines
+    # after 20, 30, 40, 50 steps kept, already in seconds
+    assert reading.framework == "nemo" and reading.skipped == 1 and reading.kept == 4
+    assert sorted(reading.values) == [15.98, 16.02, 16.1, 16.3]
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "log": "nemo.log"}]
+    got, read_as = read_runs(_runs_file(tmp_path, runs), "h100")
+    # median of 15.98, 16.02, 16.1, 16.3 = (16.02 + 16.1) / 2 s
+    assert got[0].measured_s == pytest.approx(16.06)
+    # a torchtitan-priced run of it is refused: its lines are Megatron-Core's
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8 + " zero=3 framework=fsdp2", "log": "nemo.log"}]
+    with pytest.raises(InputError, match="its log is nemo's but its words price framework=fsdp2"):
+        read_runs(_runs_file(tmp_path, runs), "h100")

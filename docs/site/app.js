@@ -531,7 +531,10 @@
     const band = CAT.memory_band;
     const need = step.memory_per_gpu, have = hw.memory_bytes;
     let fits;
-    if (have === null || have === undefined) {
+    const uncounted = CAT.memory_uncounted[`${state.dtype}|${sub.options.precision}`];
+    if (uncounted) {
+      fits = `unknown: ${uncounted}`;
+    } else if (have === null || have === undefined) {
       fits = "unknown: the hardware gives no memory_bytes per GPU";
     } else {
       const over = !band ? null : need / (1 + band.lowest) <= have ? "yes" : need / (1 + band.highest) > have ? "no" : "uncertain";

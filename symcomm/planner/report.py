@@ -8,7 +8,7 @@ import io
 from ..base.units import bytes_per_element, human_size, human_time
 from ..presets import memory_band_words, model as preset_model, step_error_words
 from ..presets.fit_errors import band_measures, fits_over_error, memory_error
-from ..presets.hardware_values import TYPED_CONSTANTS, datasheet_moved, dtype_measured
+from ..presets.hardware_values import TYPED_CONSTANTS, datasheet_moved, dtype_measured, memory_uncounted
 from ..training import frameworks as _frameworks
 from ..training.megatron_features import straddle_note
 from .fold import Plan
@@ -196,21 +196,26 @@ def _straddles(req: Request, row: dict) -> bool:
 def _gpu_fits(req: Request, row: dict):
     """Whether a row's memory fits its GPU by the model's count: True where plan kept only those that do, else (under
     --no-memory-check) the GPU's verdict (Hardware.fits; None where the hardware gives no memory)."""
-    # a ranked row fits where plan checked memory; the --compare row (which holds "fits") is shown whatever it holds
+    # a ranked row fits where plan checked memory; the --compare row (which holds "fits") is shown whatever it holds;
+    # a --dtype the memory model does not count (plan keeps none by it) has no verdict, as eval says
+    if memory_uncounted(req.dtype, req.precision):
+        return None
     return True if req.memory_check and "fits" not in row else req.hardware.fits(row["memory_bytes"])
 
 
 def _memory_mark(req: Request, row: dict) -> str:
     """The text's mark beside a row's memory: ‡ fits by the count, not at the high end of its error; ✗ over the GPU's
     memory by the count (--no-memory-check ranks those too)."""
-    return " ‡" if _over_error(req, row) == "uncertain" else " ✗" if _gpu_fits(req, row) is False else "  "
+    fits = _gpu_fits(req, row)
+    return " ✗" if fits is False else " ‡" if fits and _over_error(req, row) == "uncertain" else "  "
 
 
 def _over_error(req: Request, row: dict) -> str | None:
     """eval's verdict over the memory model's measured error (fit_errors.fits_over_error) for a row's memory: the
     band of the frameworks whose printed peaks measured it, taken as the margin for every row (as
-    --within-memory-error keeps them; the header says which frameworks it measured)."""
-    if not req.memory_check:
+    --within-memory-error keeps them; the header says which frameworks it measured), under --no-memory-check too, as
+    eval gives it; None where the memory model does not count the --dtype."""
+    if memory_uncounted(req.dtype, req.precision):
         return None
     return fits_over_error(req.hardware.memory_band, row["memory_bytes"], req.hardware.memory_bytes)
 
@@ -270,8 +275,11 @@ def to_text(p: Plan, top: int) -> str:
     if not req.memory_check and any(_gpu_fits(req, row) is False for row in rows):
         lines.insert(3, "memory ✗: over the GPU's memory by the model's count of live bytes (--no-memory-check ranks "
                         "every layout, whatever its memory)")
-    band = memory_error(req.hardware.memory_band) if req.memory_check else None
-    if band is not None and any(_over_error(req, row) == "uncertain" for row in rows):
+    uncounted = memory_uncounted(req.dtype, req.precision)
+    if uncounted:
+        lines.insert(3, f"memory: {uncounted}; the column shows that count, and no row is marked as fitting or not")
+    band = memory_error(req.hardware.memory_band)
+    if band is not None and any(_gpu_fits(req, row) and _over_error(req, row) == "uncertain" for row in rows):
         # a framework no printed peak measured takes the measured ones' band as its margin, said (fit_errors.band_measures)
         others = sorted({s["framework"] for row in rows for s in row["settings"]
                          if not band_measures(req.hardware.memory_band, s["framework"])})

@@ -15,7 +15,7 @@ from ..base.errors import InputError
 from ..base.inputs import parse_real, parse_whole
 from ..base.units import bytes_per_element
 from ..presets.fit_errors import at_high_end
-from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note
+from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh_board_note, uncounted_plan_refusal
 from ..training import frameworks as _frameworks
 from ..training import settings
 from ..training.megatron_features import op_framework_refusal, router_capacity_refusal, routing_note
@@ -331,6 +331,8 @@ def check_request(req: Request) -> None:
                                     typed=req.typed_hardware)
     except ValueError as err:
         raise PlanError(str(err)) from None
+    if req.memory_check and uncounted_plan_refusal(req.dtype, req.precision):     # eval's verdict unknown: none by it
+        raise PlanError(uncounted_plan_refusal(req.dtype, req.precision))
     if req.memory_check and req.hardware.fits(0.0) is None:
         raise req.hardware.lacks("memory_bytes", "plan needs to keep only the layouts that fit (or give "
                                  "--no-memory-check)")
@@ -457,8 +459,7 @@ FLAGS = (
     ("--max-bubble", None, "drop layouts whose pipeline bubble fraction (p−1)/(v·m) exceeds this (default: keep "
                            "all; the fraction exceeds 1 where m < p − 1)"),
     ("--top", None, "rows to show (default 10)"),
-    ("--json", False, "JSON (seconds, bytes)"),
-    ("--csv", False, "CSV (seconds, bytes)"),
+    ("--json", False, "JSON (seconds, bytes)"), ("--csv", False, "CSV (seconds, bytes)"),
 )
 #: what a flag left out means (the parser's defaults are None, so a KEY=VALUE word can tell it was not given)
 DEFAULTS = {"dtype": "bf16", "cp_algorithm": "ring", "max_bubble": None, "top": "10", "dispatcher": "alltoall",

@@ -114,18 +114,25 @@ def band_measures(band: tuple | None, framework: str | None) -> bool:
     return band is not None and (framework is None or framework in band[3])
 
 
-def memory_verdict(fits, need: float, have: float | None, band: tuple | None, framework: str | None = None) -> dict:
+#: why a verdict is unknown when the hardware gives no memory figure
+NO_MEMORY_FIGURE = "the hardware gives no memory_bytes per GPU"
+
+
+def memory_verdict(fits, need: float, have: float | None, band: tuple | None, framework: str | None = None,
+                   uncounted: str | None = None) -> dict:
     """The answer's memory verdict: ``fits`` (True, False or None: unknown, as Hardware.fits says it), the GPU's memory
     and the excess, in bytes (None when unknown; 0 when it fits), the verdict over the memory model's measured error
     (:func:`fits_over_error`) and that error (:func:`memory_error`).  Where no check measured ``framework``'s count
     (:func:`band_measures`) the band of those measured is its margin, as plan's --within-memory-error takes it, and
-    the error names the framework it did not measure."""
+    the error names the framework it did not measure.  ``uncounted``: why the count is not the run's
+    (hardware_values.memory_uncounted), which makes the verdict unknown too; ``fits_unknown`` says why it is unknown
+    (None where it is known)."""
     error = memory_error(band, None if band_measures(band, framework) else framework)
-    if fits is None:
+    if fits is None or uncounted:
         return {"fits": None, "gpu_memory_bytes": None, "memory_excess_bytes": None, "fits_over_error": None,
-                "memory_error": error}
+                "memory_error": error, "fits_unknown": uncounted or NO_MEMORY_FIGURE}
     return {"fits": bool(fits), "gpu_memory_bytes": have, "memory_excess_bytes": max(0.0, float(need) - have),
-            "fits_over_error": fits_over_error(band, float(need), have), "memory_error": error}
+            "fits_over_error": fits_over_error(band, float(need), have), "memory_error": error, "fits_unknown": None}
 
 
 def at_high_end(need, band: tuple):
@@ -195,7 +202,7 @@ def fits_words(answer: dict) -> str:
     """eval's memory verdict in words, from the answer's ``fits``, ``fits_over_error``, ``memory_error``, bytes per
     GPU and the GPU's memory: the verdict by the model's count, then whether the measured error can turn it."""
     if answer["fits"] is None:
-        return "unknown: the hardware gives no memory_bytes per GPU"
+        return f"unknown: {answer.get('fits_unknown') or NO_MEMORY_FIGURE}"
     need, have, over, band = (answer["memory_per_gpu"], answer["gpu_memory_bytes"], answer["fits_over_error"],
                               answer["memory_error"])
     count = "by the model's count of live bytes (the caching allocator's own blocks come on top)"

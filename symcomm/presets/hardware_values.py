@@ -191,6 +191,25 @@ def dtype_measured(dtype: str, precision: str) -> bool:
     return dtype in MEASURED_DTYPES or (precision != "bf16" and dtype not in WIDE_DTYPES)
 
 
+def memory_uncounted(dtype: str, precision: str) -> str | None:
+    """Why the memory model's count is no count of a run of ``dtype`` under ``precision`` (eval's memory verdict then
+    unknown; plan refuses to keep layouts by it), or None: a bf16 recipe at a 4-byte --dtype (fp32, tf32: 4-byte
+    weights, gradients and activations) is counted as a 16-bit run, less than it holds, so a "fits" by that count would
+    be no verdict (--dtype fp8's 16-bit count is at least what it holds: its "fits" stands)."""
+    if precision != "bf16" or dtype not in WIDE_DTYPES:
+        return None
+    return (f"the memory model counts a 16-bit run's weights, gradients and activations, not those of a --dtype {dtype} "
+            "run, which hold more")
+
+
+def uncounted_plan_refusal(dtype: str, precision: str) -> str | None:
+    """plan's refusal to keep the layouts that fit where :func:`memory_uncounted` says eval's verdict is unknown, or
+    None."""
+    why = memory_uncounted(dtype, precision)
+    return why and (f"--dtype {dtype}: {why}, so which layouts fit is unknown: give --no-memory-check to rank every "
+                    "layout by its step time alone, or leave --dtype out (bf16)")
+
+
 def low_dtype_note(dtype: str, precision: str) -> str | None:
     """What a ``--dtype`` other than a 16-bit one means beside a bf16 ``precision`` (eval's and plan's one note), or
     None: fp8 a recipe no framework runs; fp32 (or tf32) a run whose matmuls and messages take that type while the

@@ -16,7 +16,7 @@ import math
 from ..base.inputs import MAX_VALUE
 from ..numbers.exactops import plain_exact, summed_time
 from .printedcode import Constants as _Constants, digits as _digits, word as _program_word
-from .words import PER_MESSAGE_NAMES, _value
+from .words import PER_MESSAGE_NAMES, _value, verdict_of
 
 #: the keys every answer has, the one text a plan's printed code holds: the program's words, never data's
 WORDS = frozenset(("label", "kind", "name", "hybrid", "options", "values", "unit", "bytes", "dtype",
@@ -261,6 +261,6 @@ def hardware(system, words: tuple) -> tuple:
     the verdict's keys, the fit's error, the units added, the defaults taken), by the calls that rule makes; the
     verdict, of each call's memory per GPU, is made per call.  Printed as that rule adds them: each key at its place
     (one the document has already keeps it, as dict assignment and update keep it)."""
-    constants, asked, units, defaults, framework = words
-    return (functools.partial(system.memory_verdict, framework=framework), constants, tuple(system.memory_verdict(0.0)),
+    constants, asked, units, defaults, framework, uncounted = words
+    return (verdict_of(system, framework, uncounted), constants, tuple(system.memory_verdict(0.0)),
             None if asked is None else system.step_time_error(*asked), units, defaults)

@@ -15,8 +15,9 @@ from ..base.inputs import MAX_VALUE, SIZE_UNITS, parse_bandwidth, parse_fraction
 from ..base.units import bytes_per_element
 from ..numbers.exactops import plain_exact
 from ..base.crossing import SWITCH
-from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured,
+from ..presets.hardware_values import (KERNEL_SHARES, datasheet_moved, declared_wiring_note, dtype_measured, memory_uncounted,
                                        mesh_board_note)
+from ..presets.fit_errors import memory_verdict
 from ..presets.models import RUN_OPTION_NAMES
 from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .megatron_features import (a2a_overlap_refusal, bf16_count_refusal, flex_dispatch_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
@@ -578,15 +579,24 @@ def hardware_words(system, compute: dict, typed_names, options: dict, dtype: str
     moved = datasheet_moved(system, {name: compute[name] for name in peaks if name in compute})
     asked = None if typed or moved or not dtype_measured(dtype, str(precision)) else (
         framework, (), tuple(sorted(name for name in compute if name in reads)), model, str(precision))
-    return constants, asked, units, tuple(system.defaults_used()), framework
+    return constants, asked, units, tuple(system.defaults_used()), framework, memory_uncounted(dtype, str(precision))
+
+
+def verdict_of(system, framework, uncounted):
+    """The memory verdict of a call's bytes per GPU (one rule for eval's paths and a plan's): the hardware's, or
+    unknown where the count is not the run's (``uncounted``: why)."""
+    if uncounted:
+        return functools.partial(memory_verdict, None, have=None, band=system.memory_band, framework=framework,
+                                 uncounted=uncounted)
+    return functools.partial(system.memory_verdict, framework=framework)
 
 
 def with_hardware_report(out: dict, system, words: tuple) -> dict:
     """:func:`add_hardware_report` by its :func:`hardware_words`: the memory verdict and the fit's error made anew
     (both are the answer's own mappings), the words copied."""
-    constants, asked, units, defaults, framework = words
+    constants, asked, units, defaults, framework, uncounted = words
     out["constants"] = dict(constants)
-    out.update(system.memory_verdict(out["memory_per_gpu"], framework))
+    out.update(verdict_of(system, framework, uncounted)(out["memory_per_gpu"]))
     out["step_time_error"] = None if asked is None else system.step_time_error(*asked)
     out["units"].update(units)
     out["assumptions"] += defaults

@@ -36,7 +36,7 @@ from ..base.crossing import PEERS
 from ..core import symbols as S
 from ..core.cost import Cost
 from ..templates import FOLDER as TEMPLATE_FOLDER
-from ..presets.hardware_values import TYPED_HARDWARE, dtype_measured, element_refusal
+from ..presets.hardware_values import TYPED_HARDWARE, dtype_measured, element_refusal, memory_uncounted
 
 SITE_TEMPLATES = TEMPLATE_FOLDER / "site"
 
@@ -531,7 +531,10 @@ def catalog(entries: list[dict]) -> dict:
             "error_texts": error_texts, "error_unknown": _unknown_error(), "memory_band": memory_words(),
             # a step timed at a --dtype the fits measured (hardware_values.dtype_measured), where eval shows the error
             "dtype_measured": {f"{dtype}|{precision}": dtype_measured(dtype, precision)
-                               for dtype in DTYPES for precision in _precisions()}}
+                               for dtype in DTYPES for precision in _precisions()},
+            # a --dtype whose run the memory model does not count: eval's verdict unknown, saying why
+            "memory_uncounted": {f"{dtype}|{precision}": memory_uncounted(dtype, precision)
+                                 for dtype in DTYPES for precision in _precisions()}}
 
 
 def _unknown_error() -> str:

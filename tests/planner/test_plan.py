@@ -1223,3 +1223,41 @@ def test_plan_says_typed_router_groups_change_nothing_beside_an_all_to_all(capsy
     assert code == 0, err
     assert ("--router-groups 8: group-limited routing changes which places a token's experts sit on" in err
             and "--dispatcher alltoall sends each routed copy, so the groups change nothing in its step" in err)
+
+
+def test_a_dtype_the_memory_model_does_not_count_has_no_memory_verdict(capsys):
+    # an outsider's plan of Llama 3 8B at --dtype fp32 kept megatron-fsdp at 48.97 GiB as fitting, the count of a 16-bit
+    # run (weights 957 MiB: 8.03e9 parameters · 2 bytes / 16 GPUs; in fp32 they are twice that, the activations too)
+    from symcomm.commands.main import main
+    import json
+
+    words = ["plan", "--model", "llama3-8b", "--gpus", "16", "--hardware", "h100", "--batch", "128", "--dtype", "fp32",
+             "--top", "2"]
+    assert main(words) == 2
+    assert "--dtype fp32: the memory model counts a 16-bit run's" in capsys.readouterr().err
+    assert main(words + ["--no-memory-check", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["layouts"]
+    assert all(row["fits"] is None and row["fits_over_error"] is None for row in rows)
+    assert main(words + ["--no-memory-check"]) == 0
+    text = capsys.readouterr().out
+    assert "no row is marked as fitting or not" in text and "✗" not in text and "‡" not in text
+    # eval says the same of the row's layout
+    assert main(["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "--dtype", "fp32", "t=1", "p=1", "c=1",
+                 "d=16", "m=8", "b=128", "s=8192", "framework=megatron_fsdp", "zero=3", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["fits"] is None and "not those of a --dtype fp32 run" in got["fits_unknown"]
+
+
+def test_no_memory_check_gives_each_row_eval_s_verdict_over_the_error(capsys):
+    # an outsider found --no-memory-check's JSON rows with fits_over_error null where eval of the row said "no"
+    from symcomm.commands.main import main
+    import json
+    import shlex
+
+    assert main(["plan", "--model", "llama3-70b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--seq", "8192",
+                 "--no-memory-check", "--top", "3", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["layouts"]
+    for row in rows:
+        assert main(shlex.split(row["eval_command"])[1:] + ["--json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert (row["fits"], row["fits_over_error"]) == (got["fits"], got["fits_over_error"]), row["eval_command"]

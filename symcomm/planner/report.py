@@ -36,7 +36,7 @@ ASSUMPTIONS = (
     "columns: step; tokens/s = batch · seq / step; MFU = model FLOPs (matmuls, the attention core over the full "
     "s × s as Narayanan et al. count it, where Megatron-LM's own count takes causal attention at half "
     "(megatron/training/training.py, num_floating_point_operations); 3 × forward, whatever is recomputed) / "
-    "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too (with --dtype fp8, a bf16 recipe timed at the FP8 peak, that FP8 peak); compute = the busiest stage's m micro-batches (recompute included); "
+    "(step · GPUs · peak), peak the bf16 dense peak under an FP8 or FP4 recipe too (with --dtype fp8, a bf16 recipe timed at the FP8 peak, that FP8 peak); causal = the same MFU with causal attention counted at half, as Megatron-LM counts it (eval's mfu_causal: the two part at long sequences, where a causal kernel runs half the full count); compute = the busiest stage's m micro-batches (recompute included); "
     "exposed = communication on the critical path (the m working slots' tp, cp, ep, pp collectives + the exposed "
     "data-parallel part: what waits, and 0.159 of what hides, the compute it slows); bubble = the (p − 1)/v idle "
     "slots (their compute and communication); compute + exposed "
@@ -231,7 +231,7 @@ def _line(p: Plan, row: dict, mark, unmeasured=frozenset()) -> str:
         shown = f"split {row['L_first']}/{row['L_last']}  " + shown
     return (f"{mark:>5} {row['t']:>3} {row['p']:>3} {row['v']:>2} {row['c']:>3} {row['e']:>3} {row['d']:>5} "
             f"{row['mb']:>3} {row['m']:>5} {human_time(row['step_time']):>9} {row['tokens_per_second']:>10,.0f} "
-            f"{100 * row['mfu']:>5.1f}% {human_time(row['compute_time']):>9} "
+            f"{100 * row['mfu']:>5.1f}% {100 * row['mfu_causal']:>5.1f}% {human_time(row['compute_time']):>9} "
             f"{human_time(row['exposed_comm_time']):>9} {human_time(row['bubble_time']):>9} "
             f"{human_size(row['memory_bytes']):>10}{_memory_mark(p.request, row)}"
             f"  {shown}")
@@ -270,7 +270,8 @@ def to_text(p: Plan, top: int) -> str:
         + f"), in {human_time(p.seconds)}",
         "",
         f"{'#':>5} {'t':>3} {'p':>3} {'v':>2} {'c':>3} {'e':>3} {'d':>5} {'mb':>3} {'m':>5} {'step':>9} "
-        f"{'tokens/s':>10} {'MFU':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}    settings",
+        f"{'tokens/s':>10} {'MFU':>6} {'causal':>6} {'compute':>9} {'exposed':>9} {'bubble':>9} {'memory':>10}    "
+        "settings",
     ]
     if not req.memory_check and any(_gpu_fits(req, row) is False for row in rows):
         lines.insert(3, "memory ✗: over the GPU's memory by the model's count of live bytes (--no-memory-check ranks "

@@ -1261,3 +1261,21 @@ def test_no_memory_check_gives_each_row_eval_s_verdict_over_the_error(capsys):
         assert main(shlex.split(row["eval_command"])[1:] + ["--json"]) == 0
         got = json.loads(capsys.readouterr().out)
         assert (row["fits"], row["fits_over_error"]) == (got["fits"], got["fits_over_error"]), row["eval_command"]
+
+
+def test_the_table_shows_the_mfu_at_megatron_s_count_beside_the_full_one(capsys):
+    # an outsider read 70.7 % MFU for Llama 3 8B at 2^20 tokens a sequence, twice Megatron-LM's count of the same step
+    # (the full s × s convention credits the causal core's masked half): the table shows both, as eval's line does
+    from symcomm.commands.main import main
+    import json
+
+    words = ["plan", "--model", "llama3-8b", "--gpus", "64", "--hardware", "h100", "--batch", "64", "--seq", "1048576",
+             "--top", "1"]
+    assert main(words + ["--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["layouts"][0]
+    assert row["mfu_causal"] < 0.6 * row["mfu"]
+    assert main(words) == 0
+    text = capsys.readouterr().out
+    assert " MFU causal " in text
+    line = next(x for x in text.splitlines() if x.split()[:1] == ["1"])
+    assert f"{100 * row['mfu']:.1f}%  {100 * row['mfu_causal']:.1f}%" in line

@@ -634,7 +634,11 @@ def test_a_dtype_no_fit_measured_leaves_the_error_unknown_and_says_what_was_coun
     run = _cli("eval", "hybrid", "--model", "llama3.1-8b", "--hardware", "h100", "--dtype", "fp32", "t=1", "p=1",
                "c=1", "d=8", "m=8", "b=64", "s=8192")
     assert run.returncode == 0 and "a --dtype no fit measured" in run.stdout
-    planned = symcomm.plan("llama3.1-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="fp32")
+    # the memory it counts is no fp32 run's either: plan keeps no layout by it unless asked to rank them all
+    with pytest.raises(ValueError, match="--dtype fp32: the memory model counts a 16-bit run.s"):
+        symcomm.plan("llama3.1-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="fp32")
+    planned = symcomm.plan("llama3.1-8b", gpus=8, batch=64, seq=4096, hardware="h100", top=1, dtype="fp32",
+                           no_memory_check=True)
     assert planned["step_time_error"] is None
 
 

@@ -88,6 +88,45 @@ _LEAST_RATE = {"peak": (1e12, "FLOP/s", ("TFLOP/s", "e12")), "hbm": (1e9, "bytes
 _SHARES = frozenset(name for name in TYPED_CONSTANTS if name.startswith("eta"))
 
 
+#: a link below 1e8 bytes/s per direction (100 MB/s, under 1 Gb/s Ethernet) is a unit slip (GB/s or Gb/s typed as a
+#: bare number), not a link; no upper bound: a calibration's fitted "inter" of one node is its NVLink's
+_LEAST_LINK = 1e8
+
+
+def document_unit_slips(document: dict, what: str) -> None:
+    """InputError for a hardware file's number written in the unit the outputs print rather than the field's: a peak
+    in TFLOP/s (989.4 timed a step at 10^12 times its length), an HBM bandwidth or a link's in GB/s or Gb/s, memory in
+    GB.  The bounds are the typed constants' (eval's peak= and hbm=), no GPU's or link's figure is below them.  A
+    port's Gb/s written as bytes/s (400e9 for 400 Gb/s, 8× the port) stays plausible and is not caught."""
+    def refuse(field: str, value: float, unit: str, hint: str) -> None:
+        raise InputError(f"{what}: field {field!r}: {value:g} is not allowed: the field is in {unit}; {hint}")
+
+    peaks = dict(document.get("peak_flops") or {})
+    peaks.update({f"{k} (bounds)": v for k, pair in (document.get("peak_flops_bounds") or {}).items() for v in pair})
+    least, unit, (shown, power) = 1e12, "FLOP/s", _LEAST_RATE["peak"][2]
+    for key, value in peaks.items():
+        if value < least:
+            refuse(f"peak_flops/{key}", value, unit, f"no GPU is below {least:g} (for {value:g} {shown} write "
+                                                     f"{value:g}{power})")
+    hbm = document.get("hbm_bytes_per_second")
+    if hbm is not None and hbm < 1e9:
+        refuse("hbm_bytes_per_second", hbm, "bytes/s", f"no GPU's HBM is below 1e9 (for {hbm:g} TB/s write "
+                                                      f"{hbm:g}e12, for GB/s {hbm:g}e9)")
+    memory = document.get("memory_bytes")
+    if memory is not None and memory < 1e9:
+        refuse("memory_bytes", memory, "bytes", f"no GPU holds less than 1e9 (for {memory:g} GB write {memory:g}e9, "
+                                                f"for {memory:g} GiB {memory * 2 ** 30:.0f})")
+    for side in ("intra", "inter"):
+        link = document.get(side)
+        rate = link.get("bytes_per_second") if isinstance(link, dict) else None
+        if rate is None:
+            continue
+        if rate < _LEAST_LINK:
+            refuse(f"{side}/bytes_per_second", rate, "bytes/s per direction",
+                   f"no link here is below {_LEAST_LINK:g} (for {rate:g} GB/s write {rate:g}e9; for {rate:g} Gb/s, "
+                   f"{rate / 8:g}e9)")
+
+
 def datasheet_value(system, name: str) -> float | None:
     """``system``'s own value of a datasheet name a user may type over it (:data:`TYPED_DATASHEET`: peak, peak_fp8,
     peak_fp4, hbm), or None where it has none (a peak known only by its bounds)."""

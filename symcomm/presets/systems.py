@@ -18,7 +18,7 @@ from ..base.errors import InputError
 from ..base.units import DTYPES
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
                               TYPED_DATASHEET, TYPED_HARDWARE, STEP_TIME_ABSENT, STEP_TIME_ABSENT_AS,
-                              STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma, curve_note,
+                              STEP_TIME_ABSENT_UNMEASURED, ROOFLINE_HELD, absent_as, absent_filled, calibrated_gamma, curve_note, document_unit_slips,
                               element_refusal, entry_gamma, hbm_gamma, kernel_share, kernel_shares, low_dtype,
                               precision_refusal, roofline_w_half, unused_peaks, with_own_widths,
                               with_typed_constants)  # (re-exported)
@@ -430,6 +430,7 @@ def check_hardware_document(document: dict, what: str) -> dict:
     from ..base.inputs import check
 
     check(document, "hardware", what)
+    document_unit_slips(document, what)
     for i, entry in enumerate(document.get("calibration", ())):
         if len(entry["sizes_bytes"]) != len(entry["efficiency"]):
             raise InputError(f"{what}: field 'calibration/{i}': sizes_bytes and efficiency differ in length")

@@ -463,6 +463,36 @@ def test_a_hardware_file_changed_between_two_evaluations_is_read_again(tmp_path)
     assert one.to_dict() == two.to_dict() and one.notes == two.notes and one.notes
 
 
+@pytest.mark.parametrize("field, value, hint", [
+    # an outsider's copies of h100.json with the figure the outputs print typed as the field's: each was priced
+    # (a step of 29 years at 900 bytes/s of NVLink; 80 bytes of memory "46194647700 % too many")
+    (("intra", "bytes_per_second"), 900, "for 900 GB/s write 900e9; for 900 Gb/s, 112.5e9"),
+    (("hbm_bytes_per_second",), 3.35, "for 3.35 TB/s write 3.35e12"),
+    (("peak_flops", "bf16"), 989.4, "for 989.4 TFLOP/s write 989.4e12"),
+    (("memory_bytes",), 80, "for 80 GiB 85899345920"),
+])
+def test_a_hardware_file_figure_in_the_printed_unit_is_refused_naming_the_field_s(tmp_path, capsys, field, value,
+                                                                                  hint):
+    # an H100-like file (its datasheet figures, in the fields' own units), then one figure slipped
+    doc = {"intra": {"bytes_per_second": 450e9, "latency_s": 3.4e-6}, "inter": {"bytes_per_second": 50e9,
+           "latency_s": 9.6e-6}, "gpus_per_node": 8, "memory_bytes": 85520809984, "hbm_bytes_per_second": 3.35e12,
+           "peak_flops": {"bf16": 989.4e12}, "step_time": {"eta": 0.8, "kappa": 12.5}}
+    path = tmp_path / "fine.json"
+    path.write_text(json.dumps(doc))
+    assert main(HYBRID_8B[:2] + ["--hardware", str(path)] + HYBRID_8B[2:]) == 0
+    capsys.readouterr()
+    where = doc
+    for key in field[:-1]:
+        where = where[key]
+    where[field[-1]] = value
+    path = tmp_path / "slip.json"
+    path.write_text(json.dumps(doc))
+    code = main(HYBRID_8B[:2] + ["--hardware", str(path)] + HYBRID_8B[2:])
+    err = capsys.readouterr().err
+    assert code == 2 and f"field {'/'.join(field)!r}: {value:g} is not allowed" in err and hint in err, err
+    assert "Traceback" not in err
+
+
 # -- a GPU whose peak no datasheet gives: torchtitan's Grand Teton H100s ------------------------------------------
 
 HYBRID_8B = ["eval", "hybrid", "--model", "llama3-8b", "t=1", "p=1", "d=8", "c=1", "b=16", "m=1", "s=8192", "--json"]

@@ -299,6 +299,11 @@ def model(name: str) -> Model:
 _SHIPPED: dict[str, Model] = {}
 
 
+#: the GPT-2 key names a config may give beside the Llama-style ones, for the same figure
+_CONFIG_SYNONYMS = (("n_embd", "hidden_size"), ("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"),
+                    ("n_inner", "intermediate_size"), ("n_positions", "max_position_embeddings"))
+
+
 #: why a config must give its context window (the refusal's words)
 CONTEXT_WINDOW = "the model's context window, which eval's s and plan's --seq default to"
 
@@ -326,7 +331,13 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     if model_type == "llama4" and isinstance(cfg.get("text_config"), dict):
         # Llama 4's config.json nests the language model's under text_config (Llama4Config): that model is timed
         cfg = {**cfg["text_config"], "_name_or_path": cfg.get("_name_or_path")}
-    if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in cfg:
+    for one, other in _CONFIG_SYNONYMS:
+        # a config read by the first of two names for one figure would drop the other in silence (an outsider's Llama 3
+        # 8B with n_embd 2048 beside hidden_size 4096 was counted at Φ = 2.7e9)
+        if cfg.get(one) is not None and cfg.get(other) is not None and cfg[one] != cfg[other]:
+            raise InputError(f"{what}: {one} = {cfg[one]} and {other} = {cfg[other]} name one figure and disagree; "
+                             "keep the model's own and remove the other")
+    if model_type in ("gpt2", "gpt_neox", "gptj", "opt") or ("n_embd" in cfg and "hidden_size" not in cfg):
         hidden = int(get("n_embd", "hidden_size"))
         data = {"family": "gpt", "hidden": hidden, "layers": get("n_layer", "num_hidden_layers"),
                 "heads": get("n_head", "num_attention_heads"),

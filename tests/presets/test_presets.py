@@ -904,3 +904,21 @@ def test_hugging_face_configs_sliding_windows(tmp_path):
     assert model(sliding_window=4096, use_sliding_window=False).sliding == ()
     assert model(sliding_window=None).sliding == ()
     assert model(sliding_window=128, layer_types=["full_attention"] * 4).sliding == ()
+
+
+def test_a_config_giving_one_figure_under_two_names_that_disagree_is_refused(tmp_path):
+    # an outsider's Llama 3 8B config.json with "n_embd": 2048 beside "hidden_size": 4096 was read by the GPT-2 name,
+    # Φ = 2,696,417,280 without a word, where the file without it gives 8,030,261,248
+    llama = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+             "max_position_embeddings": 8192, "tie_word_embeddings": False}
+    fine = tmp_path / "fine.json"
+    fine.write_text(json.dumps(llama))
+    assert presets.model_from_config(fine).parameters == presets.model("llama3-8b").parameters
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({**llama, "n_embd": 2048}))
+    with pytest.raises(InputError, match="n_embd = 2048 and hidden_size = 4096 name one figure and disagree"):
+        presets.model_from_config(both)
+    # the same figure under both names is one figure, and the config stays a Llama's (gated MLP, grouped K and V)
+    both.write_text(json.dumps({**llama, "n_embd": 4096}))
+    assert presets.model_from_config(both).parameters == presets.model("llama3-8b").parameters

@@ -557,6 +557,15 @@ def test_markdown_table_for_a_subset():
     assert "$" + render((S.N - 1) / S.m, "latex") + "$" in text
 
 
+def test_latex_and_markdown_say_the_time_constants_are_per_element():
+    # an outsider read both without a word of β's unit, where the Python, C, JavaScript and JSON exports say it; a
+    # β from eval (seconds per byte) put in as it is times a bf16 formula at half its length
+    for kind in ("latex", "markdown"):
+        text = export(kind, ["all_reduce__ring"])
+        head = text.split("all_reduce__ring")[0]
+        assert "seconds per element moved" in head and "seconds per byte" in head and "B_e" in head, kind
+
+
 def test_latex_table_for_a_subset():
     text = export("latex", ["all_reduce__ring", "hsdp"])
     assert text.startswith(r"\documentclass") and text.rstrip().endswith(r"\end{document}")

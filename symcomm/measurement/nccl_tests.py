@@ -439,5 +439,33 @@ def with_ranks(log: Log, ranks: int | None, gpus_per_node: int | None) -> Log:
             assumed = True
     if n % min(g, n):
         raise InputError(f"{where}: {n} ranks are not whole nodes of {g} GPUs")
+    _rows_agree(log, n, where)
     return replace(log, ranks=n, gpus_per_node=min(g, n), notes=tuple(notes), one_node_assumed=assumed)
+
+
+def _rows_agree(log: Log, n: int, where: str) -> None:
+    """InputError for a row whose columns contradict the collective and ranks the log is read as: busbw = algbw × the
+    collective's factor at n (doc/PERFORMANCE.md; printed to 0.01 GB/s, so within 2 % where algbw is 1 GB/s or more),
+    and count = size / element size (/ n for the per-rank counts of all-gather, reduce-scatter, all-to-all:
+    :meth:`Collective.buffers`).  An all-reduce log read as all-gather (its program line cut off, or named so) fitted
+    β at half the link's, and a busbw column edited tenfold or a count of another type passed unread."""
+    c = log.collective
+    factor = c.factor(n)
+    for row in log.rows:
+        elt = DTYPE_BYTES.get(row.dtype)
+        if elt and row.size and row.count * elt * (n if c.per_rank_count else 1) != row.size:
+            raise InputError(f"{where} line {row.line}: count {row.count} of {row.dtype} ({elt} bytes) is not size "
+                             f"{row.size} / {elt}{f' / {n} ranks' if c.per_rank_count else ''} as {c.name}_perf prints "
+                             "it: the row contradicts itself, or the log is another collective's or rank count's")
+        for side in (row.out_of_place, row.in_place):
+            if side is None or side.algbw < 1e9:
+                continue
+            if abs(side.busbw - side.algbw * factor) > 0.02 * side.algbw * factor + 1e7:
+                other = ("; an all-reduce's factor at these ranks is "
+                         f"{2 * (n - 1) / n:.4g}" if c.name != "all_reduce" else
+                         f"; an all-gather's or reduce-scatter's is {(n - 1) / n:.4g}")
+                raise InputError(f"{where} line {row.line}: busbw {side.busbw / 1e9:.2f} GB/s is not algbw "
+                                 f"{side.algbw / 1e9:.2f} × {c.name}'s factor {factor:.4g} at {n} ranks "
+                                 f"(doc/PERFORMANCE.md){other}: the row contradicts itself, or the log is another "
+                                 "collective's; give --collective for the program that printed it")
 

@@ -519,7 +519,16 @@ def test_hierarchical_on_a_single_node_log_is_a_one_line_refusal(tmp_path, capsy
 
 def test_best_on_reduce_leaves_out_what_needs_a_segment_size(tmp_path, capsys):
     log = tmp_path / "reduce.log"
-    log.write_text(A100.read_text().replace("all_reduce_perf", "reduce_perf"))
+    # the all-reduce log as reduce_perf would print its columns: busbw = algbw (reduce's factor 1, doc/PERFORMANCE.md;
+    # a row keeping all-reduce's 2(n - 1)/n is refused as another collective's)
+    lines = []
+    for line in A100.read_text().replace("all_reduce_perf", "reduce_perf").splitlines():
+        tokens = line.split()
+        if len(tokens) == 13 and tokens[2] == "float":      # size count type redop root, then the two sides
+            tokens[7], tokens[11] = tokens[6], tokens[10]
+            line = "  ".join(tokens)
+        lines.append(line)
+    log.write_text("\n".join(lines) + "\n")
     code, out, err = run(capsys, "calibrate", log, "--algorithm", "best")
     assert code == 0, err
     # gloo's segmented ring needs K (elements per segment), which no nccl-tests log gives
@@ -908,3 +917,32 @@ def test_what_the_stop_67_outsider_found_in_calibrate(tmp_path, capsys):
     assert code == 2 and "ratio says 16 ranks" in err
     code, out, err = run(capsys, "calibrate", bare, "--ranks", "16")
     assert code == 0 and "ASSUMED: the log names no hosts" in out.splitlines()[0]
+
+
+def _edited(tmp_path, name, edit):
+    """The committed A100 all-reduce log with ``edit`` (tokens → tokens) applied to its 8 GiB row."""
+    lines = []
+    for line in A100.read_text().splitlines():
+        tokens = line.split()
+        if tokens[:1] == ["8589934592"]:
+            line = "  ".join(edit(tokens))
+        lines.append(line)
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_row_whose_columns_contradict_the_collective_is_refused(tmp_path, capsys):
+    # an outsider's edits of this log each passed: nccl-tests prints busbw = algbw × the collective's factor
+    # (2(n - 1)/n = 1.75 for all-reduce on 8 ranks, doc/PERFORMANCE.md) and count = size / the type's bytes
+    tenfold = _edited(tmp_path, "busbw.log", lambda t: t[:7] + [f"{10 * float(t[7]):.2f}"] + t[8:])
+    assert "busbw 2351.40 GB/s is not algbw 134.37 × all_reduce's factor 1.75 at 8 ranks" in _refused(
+        capsys, tmp_path, tenfold)
+    halved = _edited(tmp_path, "count.log", lambda t: t[:1] + [str(int(t[1]) // 2)] + t[2:])
+    assert "count 1073741824 of float (4 bytes) is not size 8589934592 / 4" in _refused(capsys, tmp_path, halved)
+    # the whole log without its program line, read as an all-gather: its counts are not per rank, and its busbw is
+    # all-reduce's (β was fitted at half the link's)
+    bare = tmp_path / "bare.log"
+    bare.write_text("\n".join(x for x in A100.read_text().splitlines() if "all_reduce_perf" not in x) + "\n")
+    said = _refused(capsys, tmp_path, bare, "--collective", "all_gather")
+    assert "as all_gather_perf prints it" in said

@@ -206,8 +206,13 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     elif why:
         notes.append(why)
     times = {k: float(values[k]) for k in ("alpha", "beta", "gamma", "alpha_inter", "beta_inter")}
-    # a preset's α, β are NCCL's cost-model constants, no measurement of any cluster (hardware.json _convention)
-    error = ("unknown: no log of this cluster was fitted; the links' alpha and beta are the hardware's own values "
+    # a preset's α, β are NCCL's cost-model constants, no measurement of any cluster (hardware.json _convention); a
+    # calibrated file's links were fitted on another collective's log, whose error is that log's, not this one's
+    fitted = [link.source for link in (hardware.intra, hardware.inter) if link.source.startswith("fitted by symcomm")]
+    error = (f"unknown: no {coll.name} log was fitted; the links' alpha and beta were fitted on another log "
+             f"({fitted[0].removeprefix('fitted by symcomm calibrate: ')}), whose error does not carry over to "
+             f"{coll.name}: symcomm calibrate fits a log of it and measures its error" if fitted else
+             "unknown: no log of this cluster was fitted; the links' alpha and beta are the hardware's own values "
              "(a preset's: NCCL's cost-model constants and datasheet bandwidths), not a measurement: symcomm "
              "calibrate fits a log and measures its error")
     return Prediction(coll, name, ranks, min(g, ranks), times, source=f"--hardware {hardware.name}", notes=tuple(notes),

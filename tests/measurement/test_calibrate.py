@@ -946,3 +946,15 @@ def test_a_row_whose_columns_contradict_the_collective_is_refused(tmp_path, caps
     bare.write_text("\n".join(x for x in A100.read_text().splitlines() if "all_reduce_perf" not in x) + "\n")
     said = _refused(capsys, tmp_path, bare, "--collective", "all_gather")
     assert "as all_gather_perf prints it" in said
+
+
+def test_a_collective_priced_on_links_fitted_to_another_s_log_says_so(tmp_path, capsys):
+    # an outsider's all_gather table from a file calibrated on the all-reduce log said the links were "the hardware's
+    # own values (a preset's: NCCL's cost-model constants and datasheet bandwidths), not a measurement"
+    written = tmp_path / "hw.json"
+    code, _, err = run(capsys, "calibrate", A100, "-o", written)
+    assert code == 0, err
+    code, out, err = run(capsys, "nccl-tests", "all_gather", "--hardware", written, "--ranks", "8")
+    assert code == 0, err
+    assert "were fitted on another log (all_reduce/ring on 8 ranks" in out + err
+    assert "NCCL's cost-model constants" not in out + err

@@ -322,8 +322,11 @@ def parse(text: str, path: str = "<text>", *, what: str = "log", collective_name
                 matched = True
                 current["program"] = current["program"] or program.group(0)
             stripped = line.strip()
+            # a row with its size and a type but no whole size and count before it (a count printed 2.147e+09) is
+            # a row the reader cannot read, said, not dropped
             if (not matched and not stripped.startswith("#") and "NCCL" not in line
-                    and re.match(r"[0-9]+\s+-?[0-9]+(\s|$)", stripped)):
+                    and (re.match(r"[0-9]+\s+-?[0-9]+(\s|$)", stripped)
+                         or (_INT.match(tokens[0]) and any(t in DTYPE_BYTES for t in tokens[1:4])))):
                 raise reader.fail(number, f"not an nccl-tests row: {_short(stripped)!r} (expected size, count, "
                                           "type, then the measurements)")
             continue

@@ -958,3 +958,10 @@ def test_a_collective_priced_on_links_fitted_to_another_s_log_says_so(tmp_path, 
     assert code == 0, err
     assert "were fitted on another log (all_reduce/ring on 8 ranks" in out + err
     assert "NCCL's cost-model constants" not in out + err
+
+
+def test_a_row_the_reader_cannot_read_is_said_not_dropped(tmp_path, capsys):
+    # an outsider's 8 GiB row with its count printed 2.147e+09 was passed over: the fit ran on the other 27 rows and
+    # said it was valid to 4 GiB (README: a row it cannot read is reported with its line number)
+    sci = _edited(tmp_path, "sci.log", lambda t: t[:1] + ["2.147e+09"] + t[2:])
+    assert "line 44: not an nccl-tests row: '8589934592 2.147e+09 float" in _refused(capsys, tmp_path, sci)

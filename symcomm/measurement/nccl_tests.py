@@ -465,8 +465,8 @@ def _rows_agree(log: Log, n: int, where: str) -> None:
                 continue
             if abs(side.busbw - side.algbw * factor) > 0.02 * side.algbw * factor + 1e7:
                 other = ("; an all-reduce's factor at these ranks is "
-                         f"{2 * (n - 1) / n:.4g}" if c.name != "all_reduce" else
-                         f"; an all-gather's or reduce-scatter's is {(n - 1) / n:.4g}")
+                         f"{COLLECTIVES['all_reduce'].factor(n):.4g}" if c.name != "all_reduce" else
+                         f"; an all-gather's or reduce-scatter's is {COLLECTIVES['all_gather'].factor(n):.4g}")
                 raise InputError(f"{where} line {row.line}: busbw {side.busbw / 1e9:.2f} GB/s is not algbw "
                                  f"{side.algbw / 1e9:.2f} × {c.name}'s factor {factor:.4g} at {n} ranks "
                                  f"(doc/PERFORMANCE.md){other}: the row contradicts itself, or the log is another "

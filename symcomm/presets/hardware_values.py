@@ -103,15 +103,15 @@ def document_unit_slips(document: dict, what: str) -> None:
 
     peaks = dict(document.get("peak_flops") or {})
     peaks.update({f"{k} (bounds)": v for k, pair in (document.get("peak_flops_bounds") or {}).items() for v in pair})
-    least, unit, (shown, power) = 1e12, "FLOP/s", _LEAST_RATE["peak"][2]
+    least, unit, (shown, power) = _LEAST_RATE["peak"]
     for key, value in peaks.items():
         if value < least:
             refuse(f"peak_flops/{key}", value, unit, f"no GPU is below {least:g} (for {value:g} {shown} write "
                                                      f"{value:g}{power})")
-    hbm = document.get("hbm_bytes_per_second")
-    if hbm is not None and hbm < 1e9:
-        refuse("hbm_bytes_per_second", hbm, "bytes/s", f"no GPU's HBM is below 1e9 (for {hbm:g} TB/s write "
-                                                      f"{hbm:g}e12, for GB/s {hbm:g}e9)")
+    hbm, (least, unit, _) = document.get("hbm_bytes_per_second"), _LEAST_RATE["hbm"]
+    if hbm is not None and hbm < least:
+        refuse("hbm_bytes_per_second", hbm, unit, f"no GPU's HBM is below {least:g} (for {hbm:g} TB/s write "
+                                                  f"{hbm:g}e12, for GB/s {hbm:g}e9)")
     memory = document.get("memory_bytes")
     if memory is not None and memory < 1e9:
         refuse("memory_bytes", memory, "bytes", f"no GPU holds less than 1e9 (for {memory:g} GB write {memory:g}e9, "

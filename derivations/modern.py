@@ -296,7 +296,7 @@ def words(run: dict) -> list[str]:
             # pipelining runs every micro-batch's backward but the last without gradient sync, the unsharded
             # gradients accumulating, reduce-scattered once after the last (torch/distributed/pipelining/stage.py,
             # backward_maybe_with_nosync: set_requires_gradient_sync(False), set_reshard_after_backward(False))
-            w.update(reshard_after_forward=0, grad_reduce="per_step")
+            w.update(reshard_after_forward=0, grad_reduce="per_step", **kept_pipeline_outputs(run))
         if _loss_compiled(run):
             w["loss"] = "compiled"
     elif run["id"].startswith("llm-foundry"):
@@ -322,6 +322,7 @@ def words(run: dict) -> list[str]:
             w["tp_embedding"] = run["tp_embedding"]
         if run["c"] > 1:
             w["cp"] = "ring_flash_attn"
+        w.update(kept_pipeline_outputs(run))
     elif run["fsdp"]:
         # Megatron-FSDP reduces in the gradient buffer's type: the Bridge's perf recipes' grad_reduce_in_fp32 False,
         # fp32 where the row says its trainer forces it (Megatron-LM's --bf16 rule: the row's 'assumed')
@@ -366,6 +367,16 @@ def words(run: dict) -> list[str]:
     if said is not None and said != filled:
         w["dropout"] = int(said)
     return [f"{key}={value}" for key, value in w.items()]
+
+
+def kept_pipeline_outputs(run: dict) -> dict:
+    """pp_outputs=kept for a run under torch.distributed.pipelining (p > 1) whose trainer calls schedule.step()
+    without return_outputs=False, so the last stage keeps every micro-batch's output to the step's end
+    (settings.PIPELINE_OUTPUTS): every such run here predates the argument, PyTorch 2.10's (pytorch/pytorch pull
+    request 165822; PyTorch 2.9, released 2025-10, has none): torchtitan's 2024-12 benchmarks (PyTorch 1963fc8,
+    2024-12-23; torchtitan passes return_outputs=False from e5ef99aa, 2025-10-22) and NeMo AutoModel's rows of
+    2025-10 (89e3a9fdd, 2025-10-06); {} for p = 1."""
+    return {"pp_outputs": "kept"} if run["p"] > 1 else {}
 
 
 #: torchtitan commits whose loss is compiled when the model is (torchtitan/components/loss.py,

@@ -30,7 +30,7 @@ from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
 from .frameworks import ROOT_KEPT_GATHERED
 from .megatron_features import MEGATRON_CORE
-from .settings import ADAM_STATE_BYTES, LOSS_KINDS, RECOMPUTE_MODULES, torch_compiled
+from .settings import ADAM_STATE_BYTES, LOSS_KINDS, PIPELINE_OUTPUTS, RECOMPUTE_MODULES, torch_compiled
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
                              d_v, e, g_ssm, h, h_kv, h_lat, h_q, k, kv_lora, m, n_ssm, p, q_lora, s, t, v)
 
@@ -544,10 +544,10 @@ def layer_activation_bytes(recompute: str, flash: bool, sp_on: bool, attention: 
 
 def memory_options(run) -> dict:
     """The options the memory model reads of a run setting (symcomm.training.settings.RunSetting): the hybrid's, typed
-    (flags bool, zero int), and its cross-entropy, precision, Adam state, MLA recompute, dropout, query width and
+    (flags bool, zero int), and its cross-entropy, the pipeline's kept outputs, precision, Adam state, MLA recompute, dropout, query width and
     compile."""
-    return {**run.hybrid_options(), "loss": run.loss, "precision": run.precision, "adam_dtype": run.adam_dtype,
-            "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "q_width": run.q_width,
+    return {**run.hybrid_options(), "loss": run.loss, "pp_outputs": run.pp_outputs, "precision": run.precision,
+            "adam_dtype": run.adam_dtype, "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "q_width": run.q_width,
             "torch_compiled": torch_compiled(run)}
 
 
@@ -686,7 +686,7 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
             (0, sp.Eq(p, 1)), (torchmem.pipeline_buffers("first", _chunks(schedule), in_flight / _chunks(schedule),
                                                          sp_on), True))
     return _with_mtp_logits({**parts, **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
-                                                     last=True, loss=opts.get("loss"), torch_tp=torch_tp,
+                                                     last=True, loss=opts.get("loss"), torch_tp=torch_tp, outputs=opts.get("pp_outputs", "freed"),
                                                      cp=opts.get("cp", "ring"), eager=eager, gated=gated,
                                                      attention=opts.get("attention", "mha"),
                                                      expert_tp=opts.get("expert_tp", "tp"),
@@ -709,13 +709,13 @@ def _chunks(schedule: str) -> sp.Expr:
 def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes, last: bool,
                  loss: str | None = None, torch_tp: bool = False, cp: str = "ring", eager: bool = False,
                  gated: bool = True, attention: str = "mha", expert_tp: str = "tp",
-                 widths: KeptWidths = KORTHIKANTI, replicated: bool = False) -> dict:
+                 widths: KeptWidths = KORTHIKANTI, replicated: bool = False, outputs: str = "freed") -> dict:
     """The parts beside the states and the kept activations: the logits (``last``: a stage holding the LM head,
     with embeddings), the recompute working set, per-layer ZeRO-3's gathered layers, the data-parallel buckets."""
     parts = {}
     micro = b / (d * m)
     if embeddings and last:
-        parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss))
+        parts["logits"] = logits_bytes(micro, loss_kind(data.framework, loss), outputs)
     torch_runtime = data.framework == "fsdp2"       # PyTorch's own buffers (symcomm.training.torchmem)
     root = data.full_parameters(sp.Integer(0), torchmem.root_parameters(tied, replicated))
     if data.framework in ROOT_KEPT_GATHERED and embeddings and root != 0:
@@ -776,7 +776,7 @@ def stage_memory(data, recompute, opts, flash, moe, embeddings, gated, kind) -> 
     return _with_mtp_logits({"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": activations,
                              **mtp_parts, **buffers, **cache,
                              **_every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_bytes,
-                                            last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp,
+                                            last=kind == "last", loss=opts.get("loss"), torch_tp=torch_tp, outputs=opts.get("pp_outputs", "freed"),
                                             cp=opts.get("cp", "ring"), eager=eager, gated=gated,
                                             attention=opts.get("attention", "mha"),
                                             expert_tp=opts.get("expert_tp", "tp"), widths=kept_widths(opts))}, opts)
@@ -819,7 +819,7 @@ def loss_kind(framework: str, loss: str | None) -> str:
     return "eager" if framework == "fsdp2" else "vocab_parallel"
 
 
-def loss_bytes_per_logit(loss: str) -> sp.Expr:
+def loss_bytes_per_logit(loss: str, outputs: str = "freed") -> sp.Expr:
     """Bytes the cross-entropy holds at its peak, per token and vocabulary entry of the GPU's V/t, on the stage
     holding the LM head (our count from the sources' tensors, 2 bytes per bf16 element, 4 per fp32):
 
@@ -833,9 +833,11 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       node, so the backward holds the saved log-softmax (4), nll_loss's gradient (4) and the log-softmax
       backward's output (4): 12, the peak.  t > 1 (loss_parallel): the forward's x − max (4) and its exp (4)
       beside the logits and the copy: 14; the fused backward's zeros (4), exp(log-probs) (4) and their sum (4)
-      beside the saved log-softmax (4): 16.  With p > 1 the last pipeline stage keeps the bf16 output (2) of
-      every one of the m micro-batches to the step's end (torch/distributed/pipelining/stage.py: output_chunks,
-      symcomm.training.torchmem.PIPELINE_STAGE), all m of them at the last one's loss: 12 + 2m and 16 + 2m.
+      beside the saved log-softmax (4): 16.  With p > 1 the last pipeline stage holds its bf16 output (2) where
+      ``del pred`` would free it: ``outputs`` (the pp_outputs setting, :data:`PIPELINE_OUTPUTS`) = freed, the
+      micro-batch's own until its backward (forward_one_chunk's fwd_cache): 12 + 2 and 16 + 2; kept, every one of
+      the m micro-batches' to the step's end (output_chunks, symcomm.training.torchmem.PIPELINE_STAGE), all m of
+      them at the last one's loss: 12 + 2m and 16 + 2m.
     * compiled (torch.compile of the same loss, the upcast fused into its kernels: the reason torchtitan pull
       request 551 (closed) and allenai/OLMo-core pull request 77 give for compiling the loss): the bf16 logits
       the compiled graph saves as its input (2) and the bf16 gradient its backward writes (2): 4, the fp32 rows
@@ -848,14 +850,15 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
       use_local_output=False), nemo_automodel/components/distributed/optimized_tp_plans.py@8d9bfb90e), which the
       loss gathers whole (full_tensor()) before the same ops: the kept shard (2) beside the whole vocabulary's
       saved log-softmax, zeroed gradient and backward output (3 · 2t per entry of V/t): 6t + 2 (the forward's
-      gathered logits and log-softmax, 4t + 2, are below it).  2m more with p > 1 (the pipeline's kept outputs,
-      as eager).
+      gathered logits and log-softmax, 4t + 2, are below it).  With p > 1 the output the caller kept is the one
+      the stage holds: nothing more when freed, the other m − 1 micro-batches' when kept, 2(m − 1).
     * replicated_bf16 (:data:`KEMPNERFORGE_LOSS`): the same eager ops on bf16 logits the LM head returns whole on
       every tensor-parallel rank (KempnerForge's plan: ColwiseParallel(input_layouts=Shard(1),
       output_layouts=Replicate()), its local output the gathered whole vocabulary), which the training loop keeps
       (its ``logits``) through the backward: the kept whole logits, the saved log-softmax, the zeroed gradient and
       the log-softmax backward's output, 4 · 2t per entry of V/t: 8t (8 at t = 1, as eager_bf16; the vocabulary
-      shard the head's matmul wrote is freed once gathered).  2m more with p > 1, as eager.
+      shard the head's matmul wrote is freed once gathered).  With p > 1, as eager_bf16 with whole outputs: nothing
+      more when freed, 2t(m − 1) when kept.
     * xentropy_cuda, xentropy_triton (flash-attn's CrossEntropyLoss: csrc/xentropy/xentropy_kernel.cu at
       Dao-AILab/flash-attention v1.0.3, flash_attn/ops/triton/cross_entropy.py at v2.4.2), LLM Foundry MPT's
       default loss_fn fused_crossentropy (llmfoundry/models/mpt/modeling_mpt.py at mosaicml/llm-foundry ef350d9e):
@@ -867,22 +870,28 @@ def loss_bytes_per_logit(loss: str) -> sp.Expr:
         return sp.Integer(6)
     if loss in ("compiled", "xentropy_cuda", "xentropy_triton"):
         return sp.Integer(4)
-    kept_output = sp.Piecewise((2 * m, sp.Gt(p, 1)), (0, True))
+    if outputs not in PIPELINE_OUTPUTS:
+        raise ValueError(f"pp_outputs {outputs!r}: one of {PIPELINE_OUTPUTS}")
+    kept = outputs == "kept"
+
+    def pipelined(held):
+        return sp.Piecewise((held, sp.Gt(p, 1)), (0, True))
+
     if loss == "eager":
-        return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + kept_output
+        return sp.Piecewise((16, sp.Gt(t, 1)), (12, True)) + pipelined(2 * m if kept else 2)
     if loss == "eager_bf16":
-        return 6 * t + 2 + kept_output
+        return 6 * t + 2 + (pipelined(2 * (m - 1)) if kept else 0)
     if loss == "replicated_bf16":
-        return 8 * t + kept_output
+        return 8 * t + (pipelined(2 * t * (m - 1)) if kept else 0)
     raise ValueError(f"loss kind {loss!r}: one of {LOSS_KINDS}")
 
 
-def logits_bytes(micro, loss: str = "vocab_parallel") -> sp.Expr:
+def logits_bytes(micro, loss: str = "vocab_parallel", outputs: str = "freed") -> sp.Expr:
     """The last stage's logits and loss buffers of one micro-batch (1F1B runs each micro-batch's backward
     right after its forward on the last stage): :func:`loss_bytes_per_logit` per token and entry of the GPU's
     V/t (the LM head is column-parallel), tokens = micro·s/c."""
     tokens = micro * s / c
-    return loss_bytes_per_logit(loss) * tokens * V / t
+    return loss_bytes_per_logit(loss, outputs) * tokens * V / t
 
 
 def recompute_working_set(recompute: str, flash: bool, sp_on: bool, torch_tp: bool = False,

@@ -101,6 +101,24 @@ ATTENTION_KERNELS = ("fused", "fa2", "triton", "cudnn")
 LOSS_KINDS = ("vocab_parallel", "te_fused", "eager", "compiled", "eager_bf16", "replicated_bf16", "xentropy_cuda",
               "xentropy_triton")
 
+#: what torch.distributed.pipelining's last stage does with each micro-batch's output (the pp_outputs setting):
+#: freed at the micro-batch's backward (schedule.step(return_outputs=False), which torchtitan passes since
+#: pytorch/torchtitan e5ef99aa, 2025-10-22, "Update PP to release memory earlier", on the API of pytorch/pytorch pull
+#: request 165822, PyTorch 2.10); kept to the step's end for the step to merge and return (return_outputs=True, the
+#: API's default and the only behaviour before it: torch/distributed/pipelining/stage.py, output_chunks)
+PIPELINE_OUTPUTS = ("freed", "kept")
+#: the frameworks whose pipeline is torch.distributed.pipelining (the only one that can keep the outputs)
+TORCH_PIPELINING_FRAMEWORKS = ("fsdp2",)
+
+
+def pp_outputs_refusal(run) -> str | None:
+    """Why pp_outputs=kept does not apply to ``run``'s framework, or None."""
+    if run.pp_outputs == "kept" and run.framework not in TORCH_PIPELINING_FRAMEWORKS:
+        return (f"pp_outputs=kept: only framework={'/'.join(TORCH_PIPELINING_FRAMEWORKS)} runs "
+                f"torch.distributed.pipelining, whose schedules can keep the last stage's outputs; "
+                f"framework={run.framework}'s pipeline frees them (give pp_outputs=freed or leave it out)")
+    return None
+
 
 def reruns_forward(recompute: str) -> bool:
     """Whether the forward's collectives run again before the backward: under full recompute, and under block for
@@ -422,6 +440,12 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "xentropy_cuda, xentropy_triton (flash-attn's fused CrossEntropyLoss, its CUDA extension in 1.x, its "
            "Triton kernels from 2.4: LLM Foundry MPT's default fused_crossentropy; the logits and a bf16 gradient); "
            "framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
+    Option("pp_outputs", PIPELINE_OUTPUTS[0], PIPELINE_OUTPUTS,
+           "p > 1, framework=fsdp2: what torch.distributed.pipelining's last stage does with each micro-batch's "
+           "bf16 output (the logits): freed at the micro-batch's backward (torchtitan since 2025-10-22: "
+           "schedule.step(return_outputs=False), PyTorch 2.10); kept to the step's end, m of them (every earlier "
+           "torchtitan and a trainer that calls step() without it); memory only (symcomm.training.memory."
+           "loss_bytes_per_logit)"),
     Option("wgrad_fusion", None, (None, False, True),
            "1 = the weight-gradient GEMMs accumulate into the gradient buffer in place (Megatron-LM's gradient "
            "accumulation fusion, symcomm.training.compute.WGRAD_ACCUMULATION_FRAMEWORKS: main_grad read and written "
@@ -529,6 +553,7 @@ class RunSetting:
     attention_kernel: str = "fused"
     q_width: str = "h"
     loss: str | None = None
+    pp_outputs: str = "freed"
     precision: str = "bf16"
     compile: bool | None = None
     wgrad_fusion: bool | None = None
@@ -552,7 +577,7 @@ class RunSetting:
                    or bf16_layers_refusal(self)
                    or mla_up_refusal(self) or mtp_refusal(self) or recompute_modules_refusal(self)
                    or te_precision_refusal(self) or F.framework_refusal(self) or cpu_offload_refusal(self)
-                   or fused_grouped_mlp_refusal(self))
+                   or fused_grouped_mlp_refusal(self) or pp_outputs_refusal(self))
         if refused:
             raise InputError(refused)
 

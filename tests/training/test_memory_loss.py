@@ -31,9 +31,13 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     # t > 1, torch/distributed/tensor/parallel/loss.py: _nll_loss_and_log_softmax_backward holds the saved
     # log-softmax (4), zeros_like (4), exp(x) (4) and their sum (4) at once
     (FSDP2, 2, 1, 16),
-    # p > 1: torch/distributed/pipelining/stage.py keeps the last stage's bf16 output of every micro-batch
-    # (output_chunks, merged after the step): m = 2 of them, 2 bytes each, beside the 12: 16
-    (FSDP2, 1, 2, 16),
+    # p > 1, pp_outputs=kept: torch/distributed/pipelining/stage.py keeps the last stage's bf16 output of every
+    # micro-batch (output_chunks, merged after the step): m = 2 of them, 2 bytes each, beside the 12: 16
+    ({**FSDP2, "pp_outputs": "kept"}, 1, 2, 16),
+    # p > 1, freed (schedule.step(return_outputs=False), torchtitan since e5ef99aa): the stage still holds the
+    # micro-batch's own output in fwd_cache until its backward, where the unpipelined loop's ``del pred`` freed it:
+    # one output, 2 bytes, beside the 12: 14
+    (FSDP2, 1, 2, 14),
     # torch.compile'd loss: the bf16 logits the graph saves (2) and the bf16 gradient its backward writes (2)
     ({**FSDP2, "loss": "compiled"}, 1, 1, 4),
     # NeMo AutoModel's MaskedCrossEntropy with fp32_upcast false (masked_ce.py at 8d9bfb90e): F.cross_entropy of the
@@ -44,8 +48,11 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     # use_local_output=False)) gathered whole by full_tensor(): the kept shard 2 bytes per entry of V/2, and the
     # three bf16 tensors of the backward over all V = 2 · (V/2) entries, 3 · 2 · 2 = 12 per entry of V/2: 14
     ({**FSDP2, "loss": "eager_bf16"}, 2, 1, 14),
-    # p = 2: the pipeline's kept outputs, m = 2 of 2 bytes, beside the 8: 12
-    ({**FSDP2, "loss": "eager_bf16"}, 1, 2, 12),
+    # p = 2, kept: the 8 already hold one bf16 output (the caller's ``out``, under a pipeline the stage's); the
+    # stage keeps the other m - 1 = 1 micro-batch's too, 2 bytes: 10
+    ({**FSDP2, "loss": "eager_bf16", "pp_outputs": "kept"}, 1, 2, 10),
+    # p = 2, freed: only the micro-batch's own output, which the 8 count: 8
+    ({**FSDP2, "loss": "eager_bf16"}, 1, 2, 8),
     # KempnerForge (tensor_parallel.py at 3ad9d9a: the output head ColwiseParallel(output_layouts=Replicate())): at
     # t = 2 each rank holds the whole bf16 logits the head returns, which train.py keeps (its ``logits``) beside the
     # saved log-softmax, the zeroed gradient and the log-softmax backward's output, four tensors of all V = 2 · (V/2)
@@ -53,6 +60,9 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     ({**FSDP2, "loss": "replicated_bf16"}, 2, 1, 16),
     # at t = 1 nothing is gathered: the same 8 as eager_bf16
     ({**FSDP2, "loss": "replicated_bf16"}, 1, 1, 8),
+    # p = 2, t = 2, kept: the stage keeps the other micro-batch's whole logits too, 2 bytes for all V = 2 · (V/2)
+    # entries, 4 per entry of V/2, beside the 16: 20
+    ({**FSDP2, "loss": "replicated_bf16", "pp_outputs": "kept"}, 2, 2, 20),
     # flash-attn's CrossEntropyLoss (LLM Foundry's MPT, Composer keeping the model's outputs): the bf16 logits its
     # autograd function saves (2) and the bf16 gradient its backward allocates (2, inplace_backward off): 4, whichever
     # build (the CUDA extension of flash-attn 1.x, the Triton kernels of 2.4)
@@ -150,6 +160,25 @@ def test_fsdp1_keeps_no_16_bit_shard_but_deepspeed_zero3_does():
 def test_the_loss_setting_refuses_another_value_naming_its_choices():
     with pytest.raises(InputError, match=r"loss=fused is not allowed; choose .*eager.*compiled"):
         settings.parse({"loss": "fused"})
+
+
+def test_kept_pipeline_outputs_are_refused_where_no_torch_pipelining_runs():
+    # Megatron-LM's schedules (megatron/core/pipeline_parallel/schedules.py) free the last stage's output after its
+    # loss; only torch.distributed.pipelining's step() keeps them (return_outputs=True)
+    with pytest.raises(InputError, match=r"pp_outputs=kept: only framework=fsdp2 .*framework=megatron"):
+        settings.parse({"pp_outputs": "kept", "framework": "megatron"})
+    with pytest.raises(InputError, match=r"pp_outputs=all is not allowed; choose freed or kept"):
+        settings.parse({"pp_outputs": "all", "framework": "fsdp2"})
+
+
+def test_the_pipelined_check_rows_keep_their_outputs_as_their_pytorch_did():
+    # the 2024-12 torchtitan tables ran PyTorch 1963fc8 (2024-12-23), before step(return_outputs=...) existed, so the
+    # last stage kept every micro-batch's output; a p = 1 row has no pipeline and says nothing
+    runs = {r["id"]: r for r in modern.runs("check")}
+    assert "pp_outputs=kept" in modern.words(runs["torchtitan-2024-12-h100-llama3.1-405b-fsdp8-tp8-pp8-1f1b-fp8-cs-t5"])
+    assert "pp_outputs=kept" in modern.words(runs["automodel-2025-10-h100-deepseek-v3-pp4-vp8-ep64-fsdp64-bf16"])
+    assert not any(w.startswith("pp_outputs=")
+                   for w in modern.words(runs["torchtitan-2024-12-h100-llama3.1-8b-fsdp-compile-bf16-t1"]))
 
 
 def test_torchtitan_runs_compile_their_loss_only_where_the_commit_does():

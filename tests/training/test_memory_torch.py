@@ -79,13 +79,16 @@ def test_the_pipeline_stages_buffers_by_hand():
     assert float(q["stage_bytes_pipeline_buffers_last"]) == one * (8 - 1)
 
 
-def test_the_last_stage_keeps_every_micro_batchs_logits():
-    # the last stage appends each micro-batch's bf16 output to output_chunks, merged after the step: at the last
-    # micro-batch's loss all m = 4 are held, 2 bytes each, beside the eager loss's 12: 20 bytes × 32 tokens × V
+@pytest.mark.parametrize("outputs, held", [("kept", 4), ("freed", 1)])
+def test_the_last_stage_keeps_every_micro_batchs_logits_or_its_own(outputs, held):
+    # kept (step()'s return_outputs=True): the last stage appends each micro-batch's bf16 output to output_chunks,
+    # merged after the step: at the last micro-batch's loss all m = 4 are held, 2 bytes each, beside the eager loss's
+    # 12: 20 bytes × 32 tokens × V; freed (return_outputs=False): only the micro-batch's own, in fwd_cache until its
+    # backward: 14
     values = {**TINY, "p": 2, "m": 4, "b": 4, "L_first": 2, "L_last": 2}
     q = steptime.quantities(values, 2, **{**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step",
-                                          "pipeline_split": "first_last"})
-    assert float(q["stage_bytes_logits_last"]) == (12 + 2 * 4) * 32 * 1000
+                                          "pipeline_split": "first_last", "pp_outputs": outputs})
+    assert float(q["stage_bytes_logits_last"]) == (12 + 2 * held) * 32 * 1000
 
 
 @pytest.mark.parametrize("options", [MEGATRON, {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step"}])
@@ -182,10 +185,11 @@ def test_ring_attention_buffers_on_a_pipeline_stage_go_with_its_backward_side():
     # p = 2, c = 2, first_last split, full recompute, m = 4 micro-batches of one 32-token sequence (b = 4): c splits
     # each into 16 tokens a GPU, so the ring buffers are (4·2 + 28)·16·64 = 36,864 bytes on every stage.  The first
     # stage has no loss side: its total grows by all of them; the last stage's loss side (the eager loss's 12 + 2m
-    # bytes × 16 tokens × V = 320,000) outweighs its backward side, which they join: its total does not move
+    # bytes with the pipeline's m outputs kept × 16 tokens × V = 320,000) outweighs its backward side, which they
+    # join: its total does not move
     values = {**TINY, "p": 2, "m": 4, "b": 4, "L_first": 2, "L_last": 2}
     options = {**FSDP2, "reshard_after_forward": "0", "grad_reduce": "per_step", "pipeline_split": "first_last",
-               "recompute": "full"}
+               "recompute": "full", "pp_outputs": "kept"}
     one, two = (steptime.quantities({**values, "c": c}, 2, **options) for c in (1, 2))
     assert float(two["stage_bytes_ring_attention_first"]) == (4 * 2 + 28) * 16 * 64 == 36_864
     assert float(two["stage_bytes_logits_last"]) == (12 + 2 * 4) * 16 * 1000

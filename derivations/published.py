@@ -152,8 +152,8 @@ def inputs_of(run: dict, constants: dict | None = None):
     """The run as the step model's one binding yields it (:class:`symcomm.training.answers.StepInputs`, what
     ``eval hybrid --hardware`` evaluates): :func:`values_of` and :func:`options_of`, β per element of 2
     bytes.  For every run the hybrid strategy accepts, the same numbers as its KEY=VALUE words bound by
-    ``eval`` (tests/training/test_step_fit.py); the uneven pipelines of Llama 3 (L = 126 on p = 16) it
-    does not accept yet are evaluated from these values directly."""
+    ``eval`` (tests/training/test_step_fit.py); the uneven pipelines of Llama 3 (L = 126 on p = 16), which eval
+    takes as pipeline_split=first_last, are evaluated here from these values directly, as the fit first read them."""
     from symcomm.training.answers import StepInputs
 
     dtype = "fp16" if run.get("precision") == "fp16" else "bf16"

@@ -497,7 +497,7 @@
   /** {quantity: Number} of the step model, or throws an Error with what to show. */
   function stepOf(sub) {
     const hw = CAT.hardware[state.hardware];
-    if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and fitted η, κ");
+    if (!hw) throw new Error("choose a hardware preset: the step time needs its peak FLOP/s, HBM bandwidth and its step-time constants η, κ");
     // as eval: the hardware's peak at the dtype, or under a low precision the bf16 peak and peak_fp8, eta_fp8
     // (nvfp4: peak_fp4, eta_fp4)
     const precision = sub.options.precision || "bf16";

@@ -17,7 +17,7 @@ from ..base.crossing import SWITCH
 from ..base.errors import InputError
 from ..base.files import check_output, refuse_overwriting, write_file
 from ..base.inputs import parse_real, parse_whole
-from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
+from ..presets.hardware_values import KERNEL_SHARES, kernel_shares, with_own_widths
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
 
@@ -55,8 +55,9 @@ def report_text(payload: dict) -> str:
     for r in payload["runs"]:
         lines.append(f"  {r['id']:<{width}}  {r['measured_s']:>12.4g}  {r['predicted_s']:>13.4g}  "
                      f"{_percent(r['error']):>8}  {_percent(r['loo_error']):>9}  {payload['read_as'][r['id']]}")
-    lines.append("leave-one-out: each run predicted by the constants fitted without it (what to expect of a run "
-                 "not fitted on); positive error: the model is slower than the run")
+    lines.append("leave-one-out: each run predicted by the constants fitted without it, those the fit of all runs "
+                 "holds held alike (what to expect of a run not fitted on); positive error: the model is slower than "
+                 "the run")
     return "\n".join(lines)
 
 
@@ -120,23 +121,29 @@ def file_wiring(wirings: list[str], base: str) -> str:
 FAR_OFF = 3.0
 
 
+#: the attention core's shares of the peak: each named kernel's and the framework's own core's (eta_attn)
+ATTENTION_SHARES = KERNEL_SHARES + ("eta_attn",)
+
+
 def _standing(spans: dict, constants: dict, standing: dict) -> dict:
     """The fitted constants ``spans`` show the runs do not determine, each with why it is held (beyond ``standing``,
-    those already held so): a kernel's share the base gives (published, or a calibration's) stands where the runs fit
+    those already held so): an attention core's share the base gives (:data:`ATTENTION_SHARES`: published, or a
+    calibration's; an outsider's short-sequence runs fitted eta_attn at 0.253 on a span of 0.118 to 1 and eval then
+    priced a 32k-token layout 23 % slow, saying "up to 14 %") stands where the runs fit
     as well at it (they do not say otherwise, and the file keeps the figure rather than one point of a span it lies
     in); a constant the runs fit as well at every value of its range (runs of one layout scaled, say) stays at the
     base's value, its fitted value being one point of the whole range."""
     from ..training.compute import FITTED
 
-    out = {name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to {high:g}), "
-                  "so they do not move it")
+    out = {name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
+                  f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
            for name, (low, high) in spans.items()
-           if name in KERNEL_SHARES and name not in standing and low <= constants[name] <= high}
-    out.update({name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
-                       f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
+           if name in constants and name not in standing and low <= FITTED[name].low and high >= FITTED[name].high}
+    out.update({name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to "
+                       f"{high:g}), so they do not move it")
                 for name, (low, high) in spans.items()
-                if name in constants and name not in standing and name not in out and low <= FITTED[name].low
-                and high >= FITTED[name].high})
+                if name in ATTENTION_SHARES and name not in standing and name not in out
+                and low <= constants[name] <= high})
     return out
 
 
@@ -166,8 +173,14 @@ def cmd_calibrate_step(args) -> int:
     kept = hardware_kept(typed_hardware(args.runs), base)
     # the shares of the attention kernels the runs name start where the base times them (published, or a calibration's)
     named = sorted({run.inputs.options.get("attention_kernel") for run in runs} & set(PUBLISHED_KERNELS))
+    own = base.own_step_constants()
+    typed_peak = kept.get("peak_flops", {}).get("bf16")
+    if base.own_roofline and typed_peak and base.hbm_bytes_per_second:
+        # a bounded peak every run typed (kept in the file): the part's widths are the roofline at that peak, as eval
+        # prices the file (an outsider's h100-gt file held w_half_expert at H100 SXM's 295 where eval read 375)
+        own = with_own_widths(dict(base.step_time), typed_peak, base.hbm_bytes_per_second)
     constants = {**kernel_shares(dict(base.step_time), dict(base.attention_shares), base.compute_capability, named),
-                 **base.own_step_constants()}
+                 **own}
     hold = tuple(args.hold or ())
     holdable = sorted(set(constants) | {n for n, like in STEP_TIME_ABSENT_AS.items() if like in constants})
     for name in hold:

@@ -262,7 +262,7 @@ def step_time_document(base, fit, runs_path: str, name: str | None = None) -> di
                    f"max {100 * inside.max:.1f} %; leave-one-out mean {100 * out.mean:.1f} %, max "
                    f"{100 * out.max:.1f} %{spans}"),
         "fitted": list(fit.fitted), "held": dict(fit.held), "frameworks": list(fit.frameworks),
-        "precisions": list(fit.precisions),
+        "precisions": list(fit.precisions), "attention_kernels": list(fit.kernels),
         "errors": {"in_sample": inside.as_dict(), "leave_one_out": out.as_dict()},
         "runs": [row.as_dict() for row in fit.rows]}
     return document

@@ -126,6 +126,9 @@ class StepFit:
     #: the precision recipes (eval's precision=) the fitted runs ran, sorted: one no run measured is said unchecked
     #: as a framework is (eta_fp8 fitted on per-tensor FP8 runs does not time Hopper's block-scaled GEMMs)
     precisions: tuple = ()
+    #: the attention kernels (eval's attention_kernel=) the fitted runs ran, sorted: a named kernel's share no run
+    #: measured is its published figure, said unchecked as a precision is
+    kernels: tuple = ()
     #: fitted constant → (least, most) of the values the runs fit as well at (:func:`spans`); empty unless asked
     spans: dict = field(default_factory=dict)
 
@@ -142,7 +145,7 @@ class StepFit:
         return {"constants": dict(self.constants), "fitted": list(self.fitted), "held": dict(self.held),
                 "in_sample": self.in_sample.as_dict(), "leave_one_out": self.leave_one_out.as_dict(),
                 "runs": [r.as_dict() for r in self.rows], "frameworks": list(self.frameworks),
-                "precisions": list(self.precisions),
+                "precisions": list(self.precisions), "attention_kernels": list(self.kernels),
                 **({"spans": {n: list(span) for n, span in self.spans.items()}, "spans_within": NOT_DETERMINED}
                    if self.spans else {}),
                 **({"left_out": dict(self.left_out)} if self.left_out else {})}
@@ -265,9 +268,14 @@ class _Search:
     """The lattice search of some constants (the others at fixed values), on the relative errors of all
     runs, averaged over the rows a mask keeps."""
 
-    def __init__(self, runs: list, names: list, fixed: dict):
+    def __init__(self, runs: list, names: list, fixed: dict, seed: dict | None = None):
         self.runs, self.names, self.fixed = runs, names, fixed
         self.lattices = [lattice(n) for n in names]
+        # the base hardware's values, one more start for the search (their lattice points; a constant the base
+        # lacks at its lattice's middle): a set the base already fits well starts there too
+        seed = seed or {}
+        self.seed = np.array([int(np.argmin(np.abs(x - seed[n]))) if n in seed else len(x) // 2
+                              for n, x in zip(names, self.lattices)], dtype=np.int64)
         self.size = int(np.prod([len(x) for x in self.lattices]))
         self._whole = None
         self._columns: dict = {}     # lattice point (its indices' bytes) → its (runs,) relative errors
@@ -306,14 +314,20 @@ class _Search:
         grids = np.meshgrid(*axes, indexing="ij")
         index = np.stack([g.ravel() for g in grids], axis=1)
         score = np.abs(self.errors(index))[keep].mean(axis=0)
-        start = index[int(np.argmin(score))]
-        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best with a
-        # simplex of the grid's spacing, restarted at a quarter of it; then the nearest lattice point, polished
+        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best cells
+        # (:func:`_distinct_best`) and from the base's values (a valley shared by eta, w_half and kappa holds local
+        # minima a single start stops in: an outsider's synthetic runs, whose true constants fit exactly, were
+        # fitted 1.4 % off from the grid's best alone) with a simplex of the grid's spacing, restarted at a quarter
+        # of it; then the nearest lattice point, polished; the least of them
         sizes = np.array([len(x) - 1 for x in self.lattices], dtype=float)
-        u = start / sizes
-        for spacing in (1.0 / (per_axis - 1), 0.25 / (per_axis - 1)):
-            u = _nelder_mead(lambda points: self._score(points * sizes, keep), u, spacing, 1.0 / sizes.max())
-        return self._polish(np.round(u * sizes).astype(int), keep)
+        ends = []
+        for point in (*_distinct_best(index, score, axes, STARTS), self.seed):
+            u = point / sizes
+            for spacing in (1.0 / (per_axis - 1), 0.25 / (per_axis - 1)):
+                u = _nelder_mead(lambda points: self._score(points * sizes, keep), u, spacing, 1.0 / sizes.max())
+            end = self._polish(np.round(u * sizes).astype(int), keep)
+            ends.append((float(np.abs(self.errors(end[None, :]))[keep].mean()), len(ends), end))
+        return min(ends, key=lambda e: (e[0], e[1]))[2]
 
     def _score(self, index: np.ndarray, keep: np.ndarray) -> np.ndarray:
         """Mean |error| over the rows ``keep`` at fractional lattice indices (candidates, constants)."""
@@ -349,6 +363,24 @@ class _Search:
 
     def values(self, index: np.ndarray) -> dict:
         return {n: float(self.lattices[j][index[j]]) for j, n in enumerate(self.names)}
+
+
+#: how many of the coarse grid's best cells a search starts from (:func:`_distinct_best`), beside the base's values
+STARTS = 1
+
+
+def _distinct_best(index: np.ndarray, score: np.ndarray, axes: list, count: int) -> list:
+    """The coarse grid's points (``index``: lattice indices on the grid ``axes``) of least ``score``, best first, each
+    more than one grid cell from those before it along some axis (neighbours descend into one minimum), ``count`` at
+    most."""
+    cell = np.stack([np.searchsorted(axis, index[:, j]) for j, axis in enumerate(axes)], axis=1)
+    chosen: list = []
+    for i in np.argsort(score, kind="stable"):
+        if all(np.max(np.abs(cell[i] - cell[j])) > 1 for j in chosen):
+            chosen.append(int(i))
+            if len(chosen) == count:
+                break
+    return [index[i] for i in chosen]
 
 
 def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterations: int = 2000) -> np.ndarray:
@@ -414,7 +446,7 @@ def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict, ba
     """
     search = best = None
     while names:
-        search = _Search(runs, names, dict(fixed))
+        search = _Search(runs, names, dict(fixed), base)
         best = search.best(np.ones(len(runs), dtype=bool))
         found = search.values(best)
         edge = [n for n in names if found[n] in (lattice(n)[0], lattice(n)[-1])]
@@ -428,7 +460,7 @@ def _edges_held(runs: list, names: list, base: dict, fixed: dict, held: dict, ba
             rest = [m for m in names if m != n]
             at_base = {**fixed, **({n: base[n]} if n in base else {})}
             if rest:
-                profile = _Search(runs, rest, at_base)
+                profile = _Search(runs, rest, at_base, base)
                 costs[n] = _mean_error(profile, profile.best(np.ones(len(runs), dtype=bool))) - free
             else:
                 costs[n] = float(np.abs(_relative_errors(runs, at_base, 1))[:, 0].mean()) - free
@@ -510,9 +542,10 @@ def fit(runs: list, base: dict, hold: tuple | dict = (), base_said: dict | None 
         for i in range(len(runs)):
             keep = everyone.copy()
             keep[i] = False
-            # the whole search again without the run (a whole lattice, or the coarse grid, Nelder–Mead and polish):
-            # polishing the fit of all runs instead keeps it near constants the left-out run chose, and reads the
-            # error optimistic (an outsider's refits without each run found it a quarter higher)
+            # the whole search again without the run (a whole lattice, or the coarse grid, Nelder–Mead and polish,
+            # from the same starts): what fit() without it gives.  Polishing the fit of all runs instead keeps it near
+            # constants the left-out run chose, and reads the error optimistic (an outsider's refits without each run
+            # found it a quarter higher)
             again = search.best(keep)
             loo[i] = search.errors(again[None, :])[i, 0]
     else:       # nothing to fit: the base's constants predict, and leaving a run out changes nothing
@@ -523,7 +556,8 @@ def fit(runs: list, base: dict, hold: tuple | dict = (), base_said: dict | None 
                         float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
-                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs), precisions_run(runs))
+                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs), precisions_run(runs),
+                   kernels_run(runs))
 
 
 #: a span's scan moves its constant by 1/SPAN_STEPS of its lattice at a time
@@ -600,6 +634,15 @@ def precisions_run(runs) -> tuple:
     """The precision recipes (eval's precision=, bf16 where a run's options leave it out) ``runs`` ran, sorted and
     each once."""
     return tuple(sorted({str(r.inputs.options.get("precision", "bf16")) for r in runs}))
+
+
+def kernels_run(runs) -> tuple:
+    """The attention kernels (eval's attention_kernel=, its default where a run's options leave it out) ``runs`` ran,
+    sorted and each once."""
+    from ..training.settings import OPTIONS
+
+    default = OPTIONS["attention_kernel"].default
+    return tuple(sorted({str(r.inputs.options.get("attention_kernel", default)) for r in runs}))
 
 
 def errors_at(runs: list, constants: dict) -> Errors:

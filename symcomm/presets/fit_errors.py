@@ -5,6 +5,7 @@ The rule of what a setting reads that no run measured is :meth:`symcomm.presets.
 from __future__ import annotations
 
 from ..base.units import human_size
+from .hardware_values import PUBLISHED_KERNELS
 
 
 def leave_one_out_of(fitted: dict) -> tuple:
@@ -80,6 +81,24 @@ def options_unmeasured(of: str, frameworks: tuple, precision: str | None, measur
             + ([f"precision={precision} (no published run of it was fitted or checked with {of}'s constants, which "
                 f"were measured under precision={', '.join(measured)})"]
                if measured and precision and precision not in measured else []))
+
+
+def step_fields(fitted: dict) -> dict:
+    """The Hardware fields a step-time block gives about its own measurement (symcomm.presets.systems.Hardware): its
+    leave-one-out errors, checks, models, the precisions, attention kernels and frameworks its runs ran, and the
+    constants no run of its fit reads."""
+    return {"step_errors": leave_one_out_of(fitted), "step_checks": checks_of(fitted), "step_models": models_of(fitted),
+            "step_precisions": precisions_of(fitted), "step_kernels": tuple(fitted.get("attention_kernels", ())),
+            "step_frameworks": tuple(fitted.get("frameworks", ())), "step_unread": unread_of(fitted)}
+
+
+def kernels_unmeasured(of: str, reads: tuple, measured: tuple) -> list[str]:
+    """The words for a named attention kernel's share among ``reads`` (the constants the step model reads) that no run
+    of ``of``'s fit ran (``measured``: the kernels its fitted runs ran; nothing said where the block records none, as
+    a preset's does not: its check runs time the named kernels): its value is the published figure, not these runs'."""
+    return [f"eta_{kernel} (the published share of {PUBLISHED_KERNELS[kernel]}: no run of {of}'s fit ran "
+            f"attention_kernel={kernel})" for kernel in PUBLISHED_KERNELS
+            if measured and f"eta_{kernel}" in reads and kernel not in measured]
 
 
 def memory_ran_of(document: dict) -> tuple | None:

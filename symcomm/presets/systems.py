@@ -12,8 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.crossing import (CONCURRENT, CROSSING, ONE_NIC, RING, SWITCH, crossing_note, crossing_of, inter_shares,
-                             leg_time)
+from ..base.crossing import CONCURRENT, CROSSING, ONE_NIC, RING, SWITCH, crossing_of, inter_shares
 from ..base.errors import InputError
 from ..base.units import DTYPES
 from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TIME_NAMES, TYPED_CONSTANTS,  # noqa: F401
@@ -25,6 +24,7 @@ from .hardware_values import (LOW_DTYPES, PEAK_NAMES, PUBLISHED_KERNELS, STEP_TI
 from ..base import memo, notes
 from . import fit_errors
 from .models import _load, model, model_from_config
+from .links import TIME_NAMES, _refuse_typed_links, link_values, nic_sharers, spans_nodes  # noqa: F401 (re-exported)
 
 # -- hardware -------------------------------------------------------------------------------------
 
@@ -87,6 +87,8 @@ class Hardware:
     #: the precision recipes the fitted and the checked runs ran (``step_time.precisions``, ``checked_precisions``);
     #: () when the block does not say
     step_precisions: tuple = ()
+    #: the attention kernels the fitted runs ran (``step_time.attention_kernels``); () when the block does not say
+    step_kernels: tuple = ()
     #: the constants the block holds because no run of its fit reads them, with the fit's reason
     #: (:func:`fit_errors.unread_of`): a setting that reads one is not measured by the fit's error
     step_unread: tuple = ()
@@ -255,7 +257,8 @@ class Hardware:
     def unchecked(self, frameworks: tuple, reads: tuple, precision: str | None = None) -> tuple[str, ...]:
         """What of a setting no published run measured with these constants, each worded: a framework option of
         ``frameworks`` that no fitted run ran (``step_time.frameworks``; nothing said where the block does not record
-        them) and no check run either; a ``precision`` recipe no fitted or checked run ran (``step_precisions``);
+        them) and no check run either; a ``precision`` recipe no fitted or checked run ran (``step_precisions``); a
+        named attention kernel's share no fitted run ran (``step_kernels``: the published figure);
         a constant of ``reads`` (those the step model reads) that the step-time block
         leaves out, read as another's value (:data:`STEP_TIME_ABSENT_AS`: e.g. the flash-attention core's eta_attn as
         the matmuls' eta on a part whose fitted runs ran no flash attention); and one it holds because no run of its
@@ -266,7 +269,8 @@ class Hardware:
                                                    precision, self.step_precisions)
                      + [f"{name} (no fitted run reads it: taken as {absent_as(name)})" for name in taken]
                      + [f"{name} ({self.step_errors_of}'s fit: {why})" for name, why in self.step_unread
-                        if name in reads and name not in taken])
+                        if name in reads and name not in taken]
+                     + fit_errors.kernels_unmeasured(self.step_errors_of, reads, self.step_kernels))
 
     def frameworks_unmeasured(self, frameworks) -> tuple[str, ...]:
         """Those of ``frameworks`` (framework options) that no fitted run and no check run of these constants ran; ()
@@ -383,11 +387,8 @@ def _preset(name: str) -> Hardware:
                     _bounds(d), _fitted_constants(fitted),
                     fitted.get("note", "") or fitted.get("source", ""),
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=d["step_time"].get("borrowed_from", name)
-                    if "step_time" in d else "", step_checks=fit_errors.checks_of(fitted),
-                    step_models=fit_errors.models_of(fitted), step_precisions=fit_errors.precisions_of(fitted),
-                    step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
-                    compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band(),
+                    step_errors_of=d["step_time"].get("borrowed_from", name) if "step_time" in d else "",
+                    **fit_errors.step_fields(fitted), compute_capability=tuple(d.get("compute_capability", ())), memory_band=_memory_band(),
                     own_roofline="borrowed_from" in d.get("step_time", {}))
 
 
@@ -489,9 +490,7 @@ def hardware_file(path) -> Hardware:
                     tuple(d.get("calibration", ())), from_file=True, reduction_folded=folded,
                     inter_two_level=two_level, two_level_unknown=unknown, link_note=link_note,
                     attention_shares=_shares(d), attention_source=d.get("attention_source", ""),
-                    step_errors=fit_errors.leave_one_out_of(fitted), step_errors_of=name, step_checks=fit_errors.checks_of(fitted),
-                    step_models=fit_errors.models_of(fitted), step_precisions=fit_errors.precisions_of(fitted),
-                    step_frameworks=tuple(fitted.get("frameworks", ())), step_unread=fit_errors.unread_of(fitted),
+                    step_errors_of=name, **fit_errors.step_fields(fitted),
                     compute_capability=tuple(d.get("compute_capability", ())),
                     inter_as_fitted=as_fitted, inter_fitted_on=fitted_on, memory_band=_memory_band(),
                     nvlink=d.get("nvlink", SWITCH))
@@ -620,86 +619,7 @@ def _per_nic(flat: Link, entry: dict | None, intra: Link, what: str) -> Link:
 _RINGS = frozenset(pair for pair, rule in CROSSING.items() if rule == RING)
 
 
-# -- which link a group uses: the one rule ---------------------------------------------------------
-
-def spans_nodes(ranks: int, gpus_per_node: int) -> bool:
-    """Whether a group of ``ranks`` ranks, placed on nodes of ``gpus_per_node`` GPUs, crosses the
-    network: more ranks than a node holds.  The one rule every command uses (``eval``, ``compare``
-    through :func:`link_values`, ``nccl-tests`` through ``calibration_file.model_from``, ``calibrate`` for the
-    level of a fit; the strategies state the same relation symbolically, ``training.axes.spans``)."""
-    return ranks > gpus_per_node
-
-
-def nic_sharers(ranks: int, gpus_per_node: int) -> int:
-    """k: the ranks of a flat group of ``ranks`` consecutive ranks (nccl-tests', a single strategy's) on the
-    node that holds the fewest of them, nodes of ``gpus_per_node`` GPUs: G when G divides N, else the last
-    node's N mod G; one node's group (N ≤ G) is N.  A ring step waits for its slowest crossing, and the
-    node with the fewest ranks has the fewest NICs to spread the crossings over."""
-    rest = ranks % gpus_per_node
-    return min(ranks, gpus_per_node) if rest == 0 or ranks < gpus_per_node else rest
-
-
-def link_values(system: Hardware, ranks: int | None, two_level: bool, gpus_per_node: int | None = None,
-                bytes_per_element: int = 1, spread: bool = False,
-                crossing: str | None = None) -> tuple[dict[str, float | int], str]:
-    """The time constants a group of ``ranks`` ranks uses on ``system``, its nodes holding
-    ``gpus_per_node`` GPUs (default: the system's), and a note saying why ("" when there is nothing
-    to say).
-
-    A two-level algorithm prices each level at its own link (α, β inside a node, α_inter,
-    β_inter across).  A single-level one (a flat ring, tree...) runs over one link: inside a node
-    the intra-node one; once the group spans nodes it is as fast as its slowest link, the
-    network: its α is α_inter, and its β the inter-node value, or for a ring collective (``spread``:
-    ``collectives.algorithms.SPREADS_OVER_NICS``, whose crossings NCCL spreads over the node's NICs)
-    the larger of (k − 1)/k of β and 1/k of β_inter at k = :func:`nic_sharers` ranks per node (the two legs run
-    at once: ``base.crossing.CONCURRENT``).  ``crossing`` names the algorithm's
-    rule (``base.crossing``: RING is ``spread``; PEERS, a pairwise all-to-all, sends to k − 1 peers on its
-    node and N − k across, one-port, so its per-step α and β are the mix (k − 1)/(N − 1) of the intra-node
-    value + (N − k)/(N − 1) of the inter-node one, ``base.crossing.inter_shares``, the same shares the
-    strategies' terms split by); None: RING if ``spread`` else ONE_NIC.
-
-    The inter-node link has two meanings, equal for a physical link (a preset) but not for a
-    fitted one: the per-step α, β of a flat algorithm spanning nodes (``inter``: a flat ring of N
-    ranks sends 2(N−1)/N·M per rank over it), and α_inter, β_inter of a two-level form's inter-node
-    phase (``inter_two_level``: the G ranks of a node each move 2(N/G−1)/(N/G)·M/G across at once,
-    so a β_inter fitted to a measured time is the share of the network each of them gets).  A
-    calibrated file keeps both (:func:`hardware_file`); the two-level forms take ``inter_two_level``
-    when the file has it, and are refused across nodes, naming it, when the file's ``inter`` is a
-    flat fit without it."""
-    values = system.values(bytes_per_element)
-    g = gpus_per_node or system.gpus_per_node
-    if two_level:
-        across = ranks is None or spans_nodes(ranks, g)
-        if system.inter_two_level is not None:
-            values["alpha_inter"] = system.inter_two_level.latency_s
-            values["beta_inter"] = bytes_per_element / system.inter_two_level.bytes_per_second
-        elif system.two_level_unknown and across:
-            raise system.lacks("inter_two_level", f"a two-level algorithm across nodes needs: {system.two_level_unknown}")
-        return values, ""
-    if ranks is None or not spans_nodes(ranks, g):
-        return values, ""
-    rule = crossing or (RING if spread else ONE_NIC)
-    k = nic_sharers(ranks, g)
-    # one rule for every crossing, the shares of base.crossing (a share of 0 leaves its link's value unread): α's
-    # steps wait for both legs, one-port; β's legs run at once where the rule is concurrent (a ring: the slower leg,
-    # its node leg the fullest node's, min(N, G) ranks, its network leg the emptiest's, k)
-    (a_across, a_stays), (b_across, b_stays) = inter_shares(rule, ranks, k, min(ranks, g))
-    values["alpha"] = leg_time(ONE_NIC, a_stays, a_across, values["alpha"], values["alpha_inter"])
-    values["beta"] = leg_time(rule, b_stays, b_across, values["beta"], values["beta_inter"])
-    note = crossing_note(rule, ranks, g, k)
-    if system.from_file and system.inter.source.startswith("not measured"):
-        # a calibrated file of one node's log: the crossing is priced at the base preset's datasheet link
-        note += (f"; the inter-node link of {system.name} is {system.inter.source}, so the crossing's time is the "
-                 "datasheet's: calibrate on a multi-node log to measure it")
-    return values, note
-
-
 # -- the CLI's eval: values from presets ----------------------------------------------------------
-
-#: the time constants' names (those of ``symbols.TIME_SYMBOLS``, written out: this wing starts without SymPy;
-#: ``tests/training/test_fasteval.py`` holds them equal)
-TIME_NAMES = frozenset(("alpha", "alpha_inter", "beta", "beta_inter", "gamma"))
-
 
 def fill_from_presets(target, texts: dict, *, model_name: str | None = None, config_path: str | None = None,
                       hardware_name: str | None = None, dtype: str | None = None,
@@ -721,7 +641,8 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         fill_key = (model_name, hardware_name, dtype, texts.get("N"), gpus_per_node)
         held = memo.table(target, "_preset_fills").get(fill_key)
         if held is not None:
-            filled_texts, dtype, why = held
+            filled_texts, dtype, why, mixes = held
+            _refuse_typed_links(texts, mixes)
             if why:
                 notes.add(why)     # a mix of the two links is a modelling choice, said unasked
             return {**filled_texts, **texts}, dtype
@@ -736,7 +657,7 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         needed = memo.once(target, "_preset_needed", lambda: frozenset(    # once per subject (subjects are immutable)
             S.BY_SYMBOL[x].cli_name for x in target.symbols() if x in S.BY_SYMBOL))
     filled: dict[str, object] = {}
-    why = ""
+    why, mixes = "", False
     try:
         if model_name and config_path:
             raise InputError("give --model or --model-config, not both")
@@ -753,6 +674,8 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
             g = parse_whole("G (gpus_per_node)", str(gpus_per_node)) if gpus_per_node else None
             preset, why = link_values(system, ranks, two_level, g, spread=getattr(target, "spreads_over_nics", False),
                                       crossing=getattr(target, "crossing", None))
+            mixes = bool(why) and not two_level
+            _refuse_typed_links(texts, mixes)
             why = "; ".join(x for x in (why, curve_note(system, hardware_name, target, ranks)) if x)
             if why:
                 notes.add(why)     # a mix of the two links is a modelling choice, said unasked
@@ -766,5 +689,5 @@ def fill_from_presets(target, texts: dict, *, model_name: str | None = None, con
         fills = memo.table(target, "_preset_fills")
         if len(fills) >= 256:
             fills.clear()
-        fills[fill_key] = (filled_texts, dtype, why)
+        fills[fill_key] = (filled_texts, dtype, why, mixes)
     return {**filled_texts, **texts}, dtype

@@ -18,7 +18,7 @@ from ..base.units import bytes_per_element
 from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
-from .words import (_SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
+from .words import (INTER_UNREAD, _SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
                     given, kv_width_refusal, needs_option_refusal, hardware_wiring, preset_shape, split_assignments,
                     value_text)
 
@@ -298,6 +298,7 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
     :func:`bind`.  The one binding ``eval`` and ``compare`` share; what the user is told goes to
     :mod:`symcomm.base.notes`."""
     model, config, hardware = (getattr(args, key, None) for key in ("model", "model_config", "hardware"))
+    typed_times = [key for key in texts if key in _TIME_NAMES]
     flat_g = bool(hardware) and "G" in texts and S.G not in target.symbols()
     if flat_g:      # read before the presets take it as the node size (an empty G would leave the preset's)
         parse_number(_SPELLED.get("G", "G"), texts["G"], integer=True, least=1)
@@ -314,4 +315,7 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
         notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
              "the length you train at")
     values, times = bind(target, texts, check=check, also_used=also_used)
+    unread = [key for key in typed_times if key not in _names_of(target)[1]]
+    if unread:      # a time constant typed that its time reads nothing of (fasteval._cold says the same)
+        notes.add(f"{', '.join(unread)} not used by {target.label}{INTER_UNREAD}", unread=tuple(unread))
     return values, times, dtype

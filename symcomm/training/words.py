@@ -423,6 +423,11 @@ def chunk_split_note(options: dict) -> str | None:
             "are this split only with v = 1")
 
 
+#: why a flat algorithm reads no typed alpha_inter, beta_inter (the note of a time constant not used)
+INTER_UNREAD = (": a flat algorithm is priced on one link, typed alpha and beta; a group spanning nodes is priced across "
+                "the two links of a --hardware preset or file")
+
+
 def moe_share_note(options: dict, numbers: dict) -> str | None:
     """What eval says where a pipeline splits a model whose MoE layers are some of its layers (L_moe < L): each
     stage is priced holding them in the model's proportion, not where the model puts its dense ones."""
@@ -434,8 +439,9 @@ def moe_share_note(options: dict, numbers: dict) -> str | None:
     layers, moe_layers, _ = found
     return (f"each pipeline stage is priced holding MoE layers in the model's proportion, L_moe/L = {moe_layers}/"
             f"{layers} of its layers, not where the model places its {layers - moe_layers} dense ones (DeepSeek-V3's "
-            "are its first 3): per-stage collective counts are averages and may be fractional, and a stage holding "
-            "only MoE layers does a little more expert work than priced")
+            "are its first 3): per-stage collective counts are averages and may be fractional, a stage holding "
+            "only MoE layers does a little more expert work and holds a little more expert memory than priced, and a "
+            "stage holding only dense layers holds no experts, though priced with their share of its layers")
 
 
 def partial_node_note(numbers: dict) -> str | None:

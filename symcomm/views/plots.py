@@ -13,6 +13,7 @@ import re
 import numpy as np
 import sympy as sp
 
+from ..base.crossing import crossing_of
 from ..core import symbols as S
 from ..collectives.algorithms import POW2, algorithms_of
 from ..numbers.evaluation import fast
@@ -201,27 +202,29 @@ def all_reduce_time_vs_message(n=16, ranks_per_node=8, bytes_per_element=2,
     """α-β time of every all-reduce algorithm vs message size."""
     fig, ax = _figure()
     sizes = 2.0 ** np.arange(10, 33)          # bytes
-    intra = {S.alpha: alpha, S.beta: beta_bytes * bytes_per_element}
-    inter = {S.alpha: alpha_inter, S.beta: beta_inter_bytes * bytes_per_element}
-    values = {S.N: n, S.G: ranks_per_node, S.gamma: 0, S.alpha_inter: alpha_inter,
-              S.beta_inter: beta_inter_bytes * bytes_per_element}
+    values = {S.N: n, S.G: ranks_per_node, S.gamma: 0, S.alpha: alpha, S.beta: beta_bytes * bytes_per_element,
+              S.alpha_inter: alpha_inter, S.beta_inter: beta_inter_bytes * bytes_per_element}
     shown = [alg for alg in algorithms_of("all_reduce") if not (POW2 in alg.requires and not is_power_of_two(n))]
     for i, alg in enumerate(shown):
-        two_level = alg.cost.coefficient(S.alpha_inter) != 0
-        # a flat algorithm on N > G ranks crosses the network on its critical path: it runs
-        # at the inter-node α, β; the two-level one pays each level its own
-        level = intra if two_level or n <= ranks_per_node else inter
-        time = sp.sympify(alg.cost.time, strict=True).subs({**values, **level})
+        cost = alg.cost
+        if cost.coefficient(S.alpha_inter) == 0 and n > ranks_per_node:
+            # a flat algorithm on N > G ranks: its α and β split between the node's links and the network by its
+            # crossing rule (base.crossing: a ring's node exits rotate over the node's NICs), as eval prices it on
+            # a hardware file of these links; the two-level one pays each level its own already
+            cost = cost.across_nodes(ranks_per_node, crossing_of("all_reduce", alg.name), group=n)
+        time = sp.sympify(cost.time, strict=True).subs(values)
         y = _curve(time, "M", sizes / bytes_per_element)
         ax.plot(sizes, y, label=alg.name, **series_style(i, len(shown)))
     log_scales(ax, x_base=2)
-    ax.set_xlabel("message size M (bytes)")
+    ax.set_xlabel(f"message size (bytes: M elements × {bytes_per_element})")
     ax.set_ylabel("time (s)")
     ax.legend(fontsize=8)
     caption = (f"N = {n} GPUs, {ranks_per_node} per node, bf16, α = {alpha * 1e6:g} µs, "
                f"β = 1/({1 / beta_bytes / 1e9:g} GB/s) inside a node, α_inter = {alpha_inter * 1e6:g} µs, "
                f"β_inter = 1/({1 / beta_inter_bytes / 1e9:g} GB/s) across nodes; the single-level algorithms span "
-               "nodes, so they run at the inter-node α, β; the hierarchical one pays each level its own; "
+               "nodes, their α and β split between the two levels by each one's crossing rule (a ring's node exits "
+               "rotate over the node's NICs: β time max((k − 1)/k·β, β_inter/k), k GPUs a node; the others through "
+               "one NIC: α_inter, β_inter), as eval prices them; the hierarchical one pays each level its own; "
                "γ = 0, no overlap.")
     minor_ticks_as_lines(fig)
     return fig, "All-reduce algorithms: time vs message size", caption

@@ -922,3 +922,46 @@ def test_a_config_giving_one_figure_under_two_names_that_disagree_is_refused(tmp
     # the same figure under both names is one figure, and the config stays a Llama's (gated MLP, grouped K and V)
     both.write_text(json.dumps({**llama, "n_embd": 4096}))
     assert presets.model_from_config(both).parameters == presets.model("llama3-8b").parameters
+
+
+@pytest.mark.parametrize("kernels, said", [(["fused"], True), (["fa2", "fused"], False), (None, False)])
+def test_a_named_kernels_share_no_fitted_run_ran_is_said_unchecked(tmp_path, kernels, said):
+    # a calibrated file whose runs all ran the fused core reads eta_fa2 as FlashAttention-2's published share when
+    # asked for attention_kernel=fa2: its fit measured nothing of it, so its error band does not cover it (an outsider
+    # saw "off by typically 0 %, up to 1 %" there); a file whose runs ran fa2 measured it, and one that records no
+    # kernels (a preset, a file written before the record) says nothing
+    block = {"eta": 0.6, "kappa": 6.0, "w_half": 300.0, "eta_attn": 0.5, "errors": {"in_sample": {"mean": 0.01, "max": 0.02,
+             "signed_mean": 0.0, "runs": 8}, "leave_one_out": {"mean": 0.01, "max": 0.02, "signed_mean": 0.0,
+                                                                "runs": 8}},
+             **({"attention_kernels": kernels} if kernels is not None else {})}
+    document = {"intra": {"bytes_per_second": 1e11, "latency_s": 1e-6}, "inter": {"bytes_per_second": 1e10,
+                "latency_s": 5e-6}, "gpus_per_node": 8, "hbm_bytes_per_second": 2e12, "memory_bytes": 8e10,
+                "peak_flops": {"bf16": 1e15}, "attention_shares": {"fa2": 0.3}, "step_time": block}
+    path = tmp_path / "calibrated.json"
+    path.write_text(json.dumps(document))
+    unchecked = presets.hardware(str(path)).unchecked((), ("eta", "eta_fa2"))
+    assert any(text.startswith("eta_fa2 (the published share of FlashAttention-2") for text in unchecked) is said
+    # a run of the fused core reads no eta_fa2: nothing to say
+    assert not presets.hardware(str(path)).unchecked((), ("eta", "eta_attn"))
+
+
+def test_time_constants_typed_for_a_flat_ring_are_read_or_refused_never_dropped():
+    # without --hardware a flat ring runs on the one link typed: alpha_inter, beta_inter are read by nothing, and said
+    # so (an outsider's 40.4 ms came out with no word of them); with --hardware and N = 16 over nodes of 8 the ring's
+    # α and β are the mix of the hardware's two links, which a typed α_inter (1 s!) did not enter: refused, naming it
+    import symcomm
+
+    plain = symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=2 ** 29, dtype="bf16", alpha=5e-6, beta=2e-11,
+                             alpha_inter=1e-5, beta_inter=4e-11, gamma=0)
+    # by hand on the one link: 2·15 steps of α + 2·15/16·2^29 elements of 2 bytes at β: 30·5e-6 + 2,013,265,920·2e-11
+    assert float(plain["time"]) == pytest.approx(30 * 5e-6 + 2_013_265_920 * 2e-11, rel=1e-12)
+    assert any(note.startswith("alpha_inter, beta_inter not used by all_reduce / ring") for note in plain.notes)
+    # (an untyped call first: its links' mix is then held for the next calls, which must refuse all the same)
+    symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=2 ** 29, dtype="bf16", hardware="h100")
+    for typed in ({"alpha_inter": 1.0}, {"beta": 1e-9}):
+        with pytest.raises(InputError, match=rf"{next(iter(typed))} with --hardware: N=16 spans nodes"):
+            symcomm.evaluate("all_reduce", algorithm="ring", N=16, M=2 ** 29, dtype="bf16", hardware="h100", **typed)
+    # inside one node there is no mix: a typed α is the ring's own
+    inside = symcomm.evaluate("all_reduce", algorithm="ring", N=8, M=2 ** 29, dtype="bf16", hardware="h100",
+                              alpha=1.0)
+    assert float(inside["time"]) > 14       # 2·7 steps of 1 s

@@ -161,3 +161,33 @@ def test_every_minor_tick_matplotlib_would_draw_is_drawn_once():
                 drawn_minor += len(marks)
         assert drawn_minor >= 20, name
         plt.close(fig)
+
+
+def test_the_all_reduce_plot_prices_each_algorithm_as_eval_does_on_the_same_links(tmp_path):
+    # the plot's links (N = 16 on nodes of 8, α 5 µs and 50 GB/s inside, 10 µs and 25 GB/s across) as a hardware file:
+    # eval's ring across nodes, by hand, 30 steps of α_inter + 2·15/16·2^30 bytes at the slower of 7/8 of the node's
+    # 1/(50 GB/s) and 1/8 of the network's 1/(25 GB/s): 30·1e-5 + 2,013,265,920 · 1.75e-11 = 35.53 ms (an outsider
+    # read 80.8 ms off the plot, which priced the whole ring at the network's β); the hierarchical one pays each level
+    plt = _pyplot()
+    import json
+
+    import symcomm
+    from symcomm.views.plots import all_reduce_time_vs_message
+
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"intra": {"bytes_per_second": 50e9, "latency_s": 5e-6}, "inter": {
+        "bytes_per_second": 25e9, "latency_s": 10e-6}, "gpus_per_node": 8, "hbm_bytes_per_second": 2e12,
+        "memory_bytes": 8e10}))
+    fig, _, _ = all_reduce_time_vs_message()
+    try:
+        curves = {line.get_label(): (line.get_xdata(), line.get_ydata()) for line in fig.axes[0].lines}
+        x, y = curves["ring"]
+        at = list(x).index(2.0 ** 30)
+        assert y[at] == pytest.approx(30 * 1e-5 + 2_013_265_920 * 1.75e-11, rel=1e-9)
+        for name in ("ring", "hierarchical", "rabenseifner"):
+            x, y = curves[name]
+            answer = symcomm.evaluate("all_reduce", algorithm=name, N=16, M=2 ** 29, dtype="bf16", gamma=0,
+                                      hardware=str(links))
+            assert y[list(x).index(2.0 ** 30)] == pytest.approx(float(answer["time"]), rel=1e-9), name
+    finally:
+        plt.close(fig)

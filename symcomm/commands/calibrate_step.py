@@ -17,7 +17,7 @@ from ..base.crossing import SWITCH
 from ..base.errors import InputError
 from ..base.files import check_output, refuse_overwriting, write_file
 from ..base.inputs import parse_real, parse_whole
-from ..presets.hardware_values import KERNEL_SHARES, kernel_shares, with_own_widths
+from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
 
@@ -173,14 +173,10 @@ def cmd_calibrate_step(args) -> int:
     kept = hardware_kept(typed_hardware(args.runs), base)
     # the shares of the attention kernels the runs name start where the base times them (published, or a calibration's)
     named = sorted({run.inputs.options.get("attention_kernel") for run in runs} & set(PUBLISHED_KERNELS))
-    own = base.own_step_constants()
-    typed_peak = kept.get("peak_flops", {}).get("bf16")
-    if base.own_roofline and typed_peak and base.hbm_bytes_per_second:
-        # a bounded peak every run typed (kept in the file): the part's widths are the roofline at that peak, as eval
-        # prices the file (an outsider's h100-gt file held w_half_expert at H100 SXM's 295 where eval read 375)
-        own = with_own_widths(dict(base.step_time), typed_peak, base.hbm_bytes_per_second)
+    # a bounded peak every run typed (kept in the file): the part's widths are the roofline at that peak, as eval prices
+    # the file (an outsider's h100-gt file held w_half_expert at H100 SXM's 295 where eval read 375)
     constants = {**kernel_shares(dict(base.step_time), dict(base.attention_shares), base.compute_capability, named),
-                 **own}
+                 **base.own_step_constants(kept.get("peak_flops", {}).get("bf16"))}
     hold = tuple(args.hold or ())
     holdable = sorted(set(constants) | {n for n, like in STEP_TIME_ABSENT_AS.items() if like in constants})
     for name in hold:

@@ -314,14 +314,14 @@ class _Search:
         grids = np.meshgrid(*axes, indexing="ij")
         index = np.stack([g.ravel() for g in grids], axis=1)
         score = np.abs(self.errors(index))[keep].mean(axis=0)
-        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best cells
-        # (:func:`_distinct_best`) and from the base's values (a valley shared by eta, w_half and kappa holds local
+        # between the grid's points: Nelder–Mead on the ranges scaled to [0, 1], from the grid's best cell and from
+        # the base's values (a valley shared by eta, w_half and kappa holds local
         # minima a single start stops in: an outsider's synthetic runs, whose true constants fit exactly, were
         # fitted 1.4 % off from the grid's best alone) with a simplex of the grid's spacing, restarted at a quarter
         # of it; then the nearest lattice point, polished; the least of them
         sizes = np.array([len(x) - 1 for x in self.lattices], dtype=float)
         ends = []
-        for point in (*_distinct_best(index, score, axes, STARTS), self.seed):
+        for point in (index[int(np.argmin(score))], self.seed):
             u = point / sizes
             for spacing in (1.0 / (per_axis - 1), 0.25 / (per_axis - 1)):
                 u = _nelder_mead(lambda points: self._score(points * sizes, keep), u, spacing, 1.0 / sizes.max())
@@ -363,24 +363,6 @@ class _Search:
 
     def values(self, index: np.ndarray) -> dict:
         return {n: float(self.lattices[j][index[j]]) for j, n in enumerate(self.names)}
-
-
-#: how many of the coarse grid's best cells a search starts from (:func:`_distinct_best`), beside the base's values
-STARTS = 1
-
-
-def _distinct_best(index: np.ndarray, score: np.ndarray, axes: list, count: int) -> list:
-    """The coarse grid's points (``index``: lattice indices on the grid ``axes``) of least ``score``, best first, each
-    more than one grid cell from those before it along some axis (neighbours descend into one minimum), ``count`` at
-    most."""
-    cell = np.stack([np.searchsorted(axis, index[:, j]) for j, axis in enumerate(axes)], axis=1)
-    chosen: list = []
-    for i in np.argsort(score, kind="stable"):
-        if all(np.max(np.abs(cell[i] - cell[j])) > 1 for j in chosen):
-            chosen.append(int(i))
-            if len(chosen) == count:
-                break
-    return [index[i] for i in chosen]
 
 
 def _nelder_mead(score, start: np.ndarray, step: float, tolerance: float, iterations: int = 2000) -> np.ndarray:
@@ -556,8 +538,8 @@ def fit(runs: list, base: dict, hold: tuple | dict = (), base_said: dict | None 
                         float(loo[i]), r.source, r.framework) for i, r in enumerate(runs))
     ordered = {n: constants[n] for n in FITTED if n in constants}
     return StepFit(ordered, tuple(names), {n: held[n] for n in FITTED if n in held},
-                   Errors.of(in_sample), Errors.of(loo), rows, left_out, frameworks_run(runs), precisions_run(runs),
-                   kernels_run(runs))
+                   Errors.of(in_sample), Errors.of(loo), rows, left_out, _options_run(runs, "framework"),
+                   _options_run(runs, "precision"), _options_run(runs, "attention_kernel"))
 
 
 #: a span's scan moves its constant by 1/SPAN_STEPS of its lattice at a time
@@ -621,28 +603,12 @@ def spans(runs: list, found: StepFit) -> dict:
     return out
 
 
-def frameworks_run(runs) -> tuple:
-    """The framework options (eval's framework=, its default where a run's options leave it out) ``runs`` ran,
-    sorted and each once."""
-    from ..training.settings import OPTIONS
-
-    default = OPTIONS["framework"].default
-    return tuple(sorted({str(r.inputs.options.get("framework", default)) for r in runs}))
-
-
-def precisions_run(runs) -> tuple:
-    """The precision recipes (eval's precision=, bf16 where a run's options leave it out) ``runs`` ran, sorted and
+def _options_run(runs, name: str) -> tuple:
+    """The values of eval's setting ``name`` (its default where a run's options leave it out) ``runs`` ran, sorted and
     each once."""
-    return tuple(sorted({str(r.inputs.options.get("precision", "bf16")) for r in runs}))
-
-
-def kernels_run(runs) -> tuple:
-    """The attention kernels (eval's attention_kernel=, its default where a run's options leave it out) ``runs`` ran,
-    sorted and each once."""
     from ..training.settings import OPTIONS
 
-    default = OPTIONS["attention_kernel"].default
-    return tuple(sorted({str(r.inputs.options.get("attention_kernel", default)) for r in runs}))
+    return tuple(sorted({str(r.inputs.options.get(name, OPTIONS[name].text(OPTIONS[name].default))) for r in runs}))
 
 
 def errors_at(runs: list, constants: dict) -> Errors:

@@ -211,10 +211,11 @@ class Hardware:
         held = {f"eta_{low}": typed[f"eta_{low}"]} if f"eta_{low}" not in out and f"eta_{low}" in typed else {}
         return {**out, **held, f"peak_{low}": self.peak(low, typed.get(f"peak_{low}"))}
 
-    def own_step_constants(self) -> dict[str, float]:
-        """The ``step_time`` constants as this part runs them at its datasheet peak: a borrowing preset's widths its own
-        roofline (:attr:`own_roofline`), where it has a datasheet bf16 peak; the block as it is otherwise."""
-        out, peak = dict(self.step_time), dict(self.peak_flops).get("bf16")
+    def own_step_constants(self, peak: float | None = None) -> dict[str, float]:
+        """The ``step_time`` constants as this part runs them at its datasheet peak (or ``peak``, a bf16 peak given
+        for it): a borrowing preset's widths its own roofline (:attr:`own_roofline`), where it has a bf16 peak; the
+        block as it is otherwise."""
+        out, peak = dict(self.step_time), peak or dict(self.peak_flops).get("bf16")
         if self.own_roofline and peak and self.hbm_bytes_per_second:
             return with_own_widths(out, peak, self.hbm_bytes_per_second)
         return out

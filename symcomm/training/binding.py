@@ -18,8 +18,8 @@ from ..base.units import bytes_per_element
 from ..numbers.evaluation import hold, python_number
 from .subjects import Subject, option_names
 # the KEY=VALUE words' own rules (SymPy-free: the primitives' fast path reads them too), named here as before
-from .words import (INTER_UNREAD, _SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
-                    given, kv_width_refusal, needs_option_refusal, hardware_wiring, preset_shape, split_assignments,
+from .words import (_SPELLED, _TIME_UNITS, ALIASES, NEEDS_OPTION, TIME_NAMES, TIME_RULE, UsageError, _with_units,  # noqa: F401
+                    given, kv_width_refusal, needs_option_refusal, note_unread_times, hardware_wiring, preset_shape, split_assignments,
                     value_text)
 
 
@@ -315,7 +315,5 @@ def bound(target: Subject, texts: dict, dtype: str | None, args, *, typed: froze
         notes.add(f"s={texts['s']} is the preset's sequence length (its context window); give s= for "
              "the length you train at")
     values, times = bind(target, texts, check=check, also_used=also_used)
-    unread = [key for key in typed_times if key not in _names_of(target)[1]]
-    if unread:      # a time constant typed that its time reads nothing of (fasteval._cold says the same)
-        notes.add(f"{', '.join(unread)} not used by {target.label}{INTER_UNREAD}", unread=tuple(unread))
+    note_unread_times([key for key in typed_times if key not in _names_of(target)[1]], target.label)
     return values, times, dtype

@@ -32,8 +32,8 @@ from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, checked, plain_exact
 from . import primitive_data as data
 from .primitiveplan import printed
-from .words import INTER_UNREAD, _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
-    units_of, value_text
+from .words import _SPELLED, PER_MESSAGE_NAMES, TIME_NAMES, UsageError, _value, _with_units, given, input_rows, \
+    note_unread_times, units_of, value_text
 
 _ALLOWED_TIMES = tuple(sorted(TIME_NAMES))
 
@@ -367,9 +367,7 @@ def _cold(args, entry: dict) -> dict:
             notes.add(placed_note(texts["G"]))
             texts = {key: text for key, text in texts.items() if key != "G"}
     values, times, shown, point = _bind(entry, texts)
-    unread = [name for name in typed if name in TIME_NAMES and name not in entry["time"]]
-    if unread:      # binding.bound's note: a flat algorithm on one level reads no alpha_inter, beta_inter
-        notes.add(f"{', '.join(unread)} not used by {entry['label']}{INTER_UNREAD}", unread=tuple(unread))
+    note_unread_times([name for name in typed if name in TIME_NAMES and name not in entry["time"]], entry["label"])
     rows = _rows(args.hardware, bool(args.dtype), dtype, typed, tuple(derived.items()), tuple(values), tuple(shown))
     return _document(args.name, entry, values, times, shown, point, dtype, texts, rows, None)
 

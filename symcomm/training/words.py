@@ -423,9 +423,13 @@ def chunk_split_note(options: dict) -> str | None:
             "are this split only with v = 1")
 
 
-#: why a flat algorithm reads no typed alpha_inter, beta_inter (the note of a time constant not used)
-INTER_UNREAD = (": a flat algorithm is priced on one link, typed alpha and beta; a group spanning nodes is priced across "
-                "the two links of a --hardware preset or file")
+def note_unread_times(unread: list, label: str) -> None:
+    """Say the time constants typed that ``label``'s time reads nothing of (a flat algorithm reads no alpha_inter,
+    beta_inter): eval's two binding paths (binding.bound, fasteval._cold) say it alike."""
+    if unread:
+        notes.add(f"{', '.join(unread)} not used by {label}: a flat algorithm is priced on one link, typed alpha and "
+                  "beta; a group spanning nodes is priced across the two links of a --hardware preset or file",
+                  unread=tuple(unread))
 
 
 def moe_share_note(options: dict, numbers: dict) -> str | None:

@@ -310,7 +310,13 @@ def check(data: Any, schema_name: str, what: str) -> Any:
         error = errors[0]
         field = "/".join(str(part) for part in error.absolute_path)
         where = f"field {field!r}" if field else "the top level"
-        message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+        message = error.message
+        if error.validator in ("oneOf", "anyOf") and error.context:
+            # "is not valid under any of the given schemas" names no rule: the failed alternatives' own words
+            # (a whole number's bounds or type), null said once where null is allowed
+            said = [e.message for e in error.context if e.validator_value != "null"]
+            message = "; ".join(dict.fromkeys(said)) + (" (or null)" if len(said) < len(error.context) else "")
+        message = message if len(message) <= 160 else message[:157] + "..."
         raise InputError(f"{what}: {where}: {message}")
     return data
 

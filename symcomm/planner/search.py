@@ -154,8 +154,7 @@ def plan(req: Request, top: int | None = None) -> Plan:
     spec = _compare_spec(req)
     layouts = enumerate_layouts(req)
     model = req.model
-    said = model.sliding_note(req.seq)       # eval says it too (symcomm.training.words.with_model_shape)
-    if said:
+    for said in model.shape_notes(req.seq):       # eval says them too (symcomm.training.words.with_model_shape)
         notes.add(said)
     if model.config_note():
         notes.add(model.config_note())

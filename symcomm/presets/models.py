@@ -61,6 +61,9 @@ class Model:
     #: what a config.json sets that a model does not carry into a setting, as the KEY=VALUE words that set it
     #: (group-limited routing, multi-token prediction): said by :meth:`config_note`
     config_words: tuple = ()
+    #: (what the config sets that the step model does not price as the model runs it, the sequence length past which
+    #: it matters: 0 at any): said by :meth:`shape_notes`
+    unpriced: tuple = ()
     #: trained with dropout (p > 0), as its config or recipe sets it: the memory model's dropout masks (run setting
     #: dropout); presets without it train with none
     dropout: bool = False
@@ -88,6 +91,13 @@ class Model:
         return (f"{self.name}: {layers} of its {self.layers} layers attend over a sliding window of {window} tokens; "
                 f"the step model counts their attention core over the full s × s (s = {seq}): more work than those "
                 "layers do (the step's measured error is in its off-by line)")
+
+    def shape_notes(self, seq: int) -> tuple[str, ...]:
+        """What the step model counts otherwise than this model runs at sequence length ``seq``: its sliding window
+        (:meth:`sliding_note`) and what its config sets that the model does not price (:attr:`unpriced`)."""
+        said = self.sliding_note(seq)
+        return ((said,) if said else ()) + tuple(f"{self.name}: {what}" for what, longer in self.unpriced
+                                                 if seq > longer)
 
     @property
     def head(self) -> int:
@@ -271,6 +281,7 @@ def _model_from(name: str, data: dict) -> Model:
                           if data.get("sliding_window") else ()),
                  published_parameters=data.get("published_parameters"), source=data.get("source", ""),
                  config_words=tuple(tuple(pair) for pair in data.get("config_words", ())),
+                 unpriced=tuple((str(what), int(longer)) for what, longer in data.get("unpriced", ())),
                  dropout=bool(data.get("dropout", False)))
 
 
@@ -328,9 +339,18 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
         raise InputError(f"{what} lacks {' / '.join(keys)} ({why})")
 
     model_type = str(cfg.get("model_type", ""))
-    if model_type == "llama4" and isinstance(cfg.get("text_config"), dict):
-        # Llama 4's config.json nests the language model's under text_config (Llama4Config): that model is timed
-        cfg = {**cfg["text_config"], "_name_or_path": cfg.get("_name_or_path")}
+    unpriced = []
+    if isinstance(cfg.get("text_config"), dict) and cfg.get("num_hidden_layers") is None and cfg.get("n_layer") is None:
+        # a multimodal config.json (Llama 4's Llama4Config, Gemma 3's, Mistral 3's) nests the language model's under
+        # text_config: that model is timed, checked by the same schema; its vision tower is not counted
+        from ..base.inputs import check
+
+        text = check(cfg["text_config"], "model-config", f"{what} text_config")
+        if model_type != "llama4" or cfg.get("vision_config"):
+            unpriced.append((f"reads its language model (text_config, {text.get('model_type') or 'untyped'}); the "
+                         "vision encoder and projector it also holds are not counted (weights, FLOPs or memory)", 0))
+        cfg = {**text, "_name_or_path": cfg.get("_name_or_path")}
+        model_type = str(cfg.get("model_type", model_type))
     for one, other in _CONFIG_SYNONYMS:
         # a config read by the first of two names for one figure would drop the other in silence (an outsider's Llama 3
         # 8B with n_embd 2048 beside hidden_size 4096 was counted at Φ = 2.7e9)
@@ -356,7 +376,7 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                 "kv_heads": get("num_key_value_heads", default=get("num_attention_heads")),
                 "ffn": get("intermediate_size"), "vocab": get("vocab_size"),
                 "seq": get("max_position_embeddings", why=CONTEXT_WINDOW),
-                "tied": bool(cfg.get("tie_word_embeddings", False))}
+                "tied": _tied(cfg, model_type, unpriced)}
         if cfg.get("head_dim") and int(cfg["head_dim"]) * int(data["heads"]) != int(data["hidden"]):
             data["head_dim"] = int(cfg["head_dim"])
         if experts > 1 and "interleave_moe_layer_step" in cfg:
@@ -369,19 +389,21 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
                          "top_k": get("num_experts_per_tok"), "moe_layers": moe_layers,
                          "moe_ffn": get("intermediate_size"), "shared_experts": 1})
         elif experts > 1:
+            moe_ffn = cfg.get("moe_intermediate_size") or data["ffn"]
             data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": _moe_layers(cfg, layers,
                                                                                                              what),
-                         "moe_ffn": cfg.get("moe_intermediate_size") or data["ffn"],
-                         "shared_experts": int(cfg.get("n_shared_experts") or 0)})
-        sliding = _sliding_window(cfg, layers)
+                         "moe_ffn": moe_ffn, "shared_experts": _shared_experts(cfg, int(moe_ffn), what)})
+        sliding = _sliding_window(cfg, layers, model_type)
         if sliding:
             data["sliding_window"] = sliding
+        unpriced += _unpriced_attention(cfg, layers)
         if family == "deepseek":
             data.update({key: get(key) for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
                                                     "v_head_dim")})
             # null (DeepSeek-V2-Lite): no query compression, which q_lora = 0 means
             data["q_lora_rank"] = int(cfg.get("q_lora_rank") or 0)
     data["config_words"] = _config_words(cfg)
+    data["unpriced"] = unpriced
     data["dropout"] = _dropout(cfg, what)
     if seq is not None:
         data["seq"] = seq
@@ -479,10 +501,13 @@ def _moe_layers(cfg: dict, layers: int, what: str) -> int:
     return counted - sum(1 for i in set(only) if moe(i))
 
 
-def _sliding_window(cfg: dict, layers: int) -> dict | None:
+def _sliding_window(cfg: dict, layers: int, model_type: str = "") -> dict | None:
     """{"window", "layers"} of a config whose layers attend over a sliding window: the layers layer_types names
-    "sliding_attention" (gpt-oss, transformers' GptOssConfig), else every layer where sliding_window is set and
-    use_sliding_window is not false (Mistral; Qwen2/3 set the window but switch it off); None otherwise."""
+    "sliding_attention" (gpt-oss, transformers' GptOssConfig; Gemma 3's newer configs), else all but every
+    sliding_window_pattern-th (Gemma 3's older configs and Cohere 2's: layer i global when (i + 1) % pattern == 0),
+    else Gemma 2's even layers (modeling_gemma2.py: sliding where layer_idx % 2 == 0), else every layer where
+    sliding_window is set and use_sliding_window is not false (Mistral; Qwen2/3 set the window but switch it off);
+    None otherwise."""
     window = cfg.get("sliding_window")
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0 or cfg.get("use_sliding_window") is False:
         return None
@@ -490,7 +515,75 @@ def _sliding_window(cfg: dict, layers: int) -> dict | None:
     if isinstance(kinds, list):
         count = sum(1 for kind in kinds if kind == "sliding_attention")
         return {"window": window, "layers": count} if 0 < count <= layers else None
+    pattern = cfg.get("sliding_window_pattern")
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
+        count = layers - layers // pattern
+        return {"window": window, "layers": count} if count > 0 else None
+    if model_type == "gemma2":
+        return {"window": window, "layers": (layers + 1) // 2}
     return {"window": window, "layers": layers}
+
+
+#: transformers' tie_word_embeddings where a config leaves it out, by model_type (each configuration_*.py's
+#: default): the Llama-style families untied, Gemma's tied
+TIED_DEFAULTS = {**dict.fromkeys(("llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+                                  "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "gpt_oss", "nemotron",
+                                  "nemotron_h", "phi3"), False),
+                 **dict.fromkeys(("gemma", "gemma2", "gemma3", "gemma3_text"), True)}
+
+
+def _tied(cfg: dict, model_type: str, unpriced: list) -> bool:
+    """Are the input embedding and the output projection one matrix: tie_word_embeddings where the config gives it,
+    else its model type's default (:data:`TIED_DEFAULTS`); a type not listed is read as untied and said so
+    (transformers' base PretrainedConfig defaults to tied, most language-model configs override it)."""
+    if cfg.get("tie_word_embeddings") is not None:
+        return bool(cfg["tie_word_embeddings"])
+    if model_type in TIED_DEFAULTS:
+        return TIED_DEFAULTS[model_type]
+    unpriced.append((f"sets no tie_word_embeddings, and its model_type {model_type or '(none)'!r} is not one whose "
+                     "default is known here: read as untied (two vocabulary matrices); add tie_word_embeddings to "
+                     "the config to say which", 0))
+    return False
+
+
+def _shared_experts(cfg: dict, moe_ffn: int, what: str) -> int:
+    """The shared experts beside the routed ones, each as wide as a routed expert: DeepSeek's n_shared_experts, or
+    Qwen2-MoE's and Qwen3-Next's one shared_expert_intermediate_size wide MLP as that width over the routed width
+    (Qwen1.5-MoE-A2.7B: 5632 / 1408 = 4; its sigmoid gate, one h-wide row, not counted)."""
+    if cfg.get("n_shared_experts") is not None:
+        return int(cfg["n_shared_experts"])
+    width = cfg.get("shared_expert_intermediate_size")
+    if not width:
+        return 0
+    if width % moe_ffn:
+        raise InputError(f"{what}: shared_expert_intermediate_size {width} is not a whole number of the routed "
+                         f"experts' width moe_intermediate_size {moe_ffn}: the model counts shared experts as routed "
+                         "ones wide")
+    return width // moe_ffn
+
+
+def _unpriced_attention(cfg: dict, layers: int) -> list[tuple[str, int]]:
+    """What a config's layers do that the step model prices as softmax attention over the whole causal s × s: Qwen3-
+    Next's linear-attention layers (layer_types "linear_attention", Gated DeltaNet) and Llama 4's chunked attention
+    (attention_chunk_size over the layers layer_types names "chunked_attention", else those no_rope_layers marks 1:
+    transformers' Llama4TextModel runs chunked attention where a layer uses RoPE)."""
+    out = []
+    kinds = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list) else []
+    linear = sum(1 for kind in kinds if kind == "linear_attention")
+    if linear:
+        out.append((f"{linear} of its {layers} layers are linear attention (layer_types: Gated DeltaNet); the step "
+                    "model prices them as softmax attention with the config's heads, its projections and its causal "
+                    "s × s core: not the work or the weights those layers have", 0))
+    chunk = cfg.get("attention_chunk_size")
+    if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk > 0:
+        rope = cfg.get("no_rope_layers")
+        count = (sum(1 for kind in kinds if kind == "chunked_attention") if kinds
+                 else sum(1 for x in rope if x) if isinstance(rope, list) else None)
+        if count is None or count > 0:
+            out.append((f"{count if count is not None else 'some'} of its {layers} layers attend within chunks of "
+                        f"{chunk} tokens (attention_chunk_size); the step model counts their attention core over the "
+                        "whole causal s × s: more work than those layers do", chunk))
+    return out
 
 
 def _check_shape(data: dict, what: str) -> None:

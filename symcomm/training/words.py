@@ -442,10 +442,11 @@ def moe_share_note(options: dict, numbers: dict) -> str | None:
         return None
     layers, moe_layers, _ = found
     return (f"each pipeline stage is priced holding MoE layers in the model's proportion, L_moe/L = {moe_layers}/"
-            f"{layers} of its layers, not where the model places its {layers - moe_layers} dense ones (DeepSeek-V3's "
-            "are its first 3): per-stage collective counts are averages and may be fractional, a stage holding "
-            "only MoE layers does a little more expert work and holds a little more expert memory than priced, and a "
-            "stage holding only dense layers holds no experts, though priced with their share of its layers")
+            f"{layers} of its layers, not where the model places its {layers - moe_layers} dense ones (DeepSeek-V3 "
+            "first, Llama 4 Maverick between its MoE ones): per-stage collective counts are averages and may be "
+            f"fractional, a stage holding only MoE layers does up to L/L_moe = {layers / moe_layers:.3g} times the "
+            "expert work and holds up to that many times the expert memory priced, and a stage holding only dense "
+            "layers holds no experts, though priced with their share of its layers")
 
 
 def partial_node_note(numbers: dict) -> str | None:
@@ -517,8 +518,7 @@ def with_model_shape(model, numbers: dict, step_texts: dict) -> tuple[dict, dict
         notes.add(f"Phi={numbers['Phi']:g} typed over {model.name}'s Φ = {shape['Phi']:,.0f}: the weights, gradients, "
                   "optimizer and data-parallel traffic take it; the FLOPs, compute time and MFU count the model's "
                   "shape (h, L, F, V and the heads), which it does not change; give the shape typed for both")
-    said = model.sliding_note(int(numbers["s"])) if "s" in numbers else None    # plan's too (planner.search.plan)
-    if said:
+    for said in model.shape_notes(int(numbers["s"])) if "s" in numbers else ():   # plan's too (planner.search.plan)
         notes.add(said)
     if model.config_note():
         notes.add(model.config_note())

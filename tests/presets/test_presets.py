@@ -906,6 +906,62 @@ def test_hugging_face_configs_sliding_windows(tmp_path):
     assert model(sliding_window=128, layer_types=["full_attention"] * 4).sliding == ()
 
 
+def test_hugging_face_configs_qwen2_moe_shared_experts_gemma3_and_what_is_not_priced(tmp_path):
+    def read(name, doc):
+        path = tmp_path / name
+        path.write_text(json.dumps(doc))
+        return presets.model_from_config(path)
+
+    # Qwen/Qwen1.5-MoE-A2.7B's config.json: one shared expert MLP 5632 wide beside 60 routed ones 1408 wide, read as
+    # 5632 / 1408 = 4 shared experts of the routed width (an outsider's Φ was 13.49e9 with none). By hand, per layer
+    # (transformers' Qwen2MoeDecoderLayer, biases and the shared expert's one-row gate left out as the count leaves
+    # them): attention 4·2048² (16 heads of 128 = h), (60 + 4) experts · 3·2048·1408, router 2048·60, norms 2·2048;
+    # 24 layers, untied 151936-row embedding and head, final norm 2048: 14.3156e9, the model card's 14.3B
+    qwen = {"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+            "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4,
+            "decoder_sparse_step": 1, "mlp_only_layers": [], "num_hidden_layers": 24, "num_attention_heads": 16,
+            "num_key_value_heads": 16, "vocab_size": 151936, "max_position_embeddings": 8192,
+            "tie_word_embeddings": False, "sliding_window": 32768, "use_sliding_window": False}
+    model = read("qwen.json", qwen)
+    layer = 4 * 2048 ** 2 + 64 * 3 * 2048 * 1408 + 2048 * 60 + 2 * 2048
+    assert model.shared_experts == 4
+    assert model.parameters == 24 * layer + 2 * 151936 * 2048 + 2048 == 14_315_587_584
+    with pytest.raises(InputError, match="shared_expert_intermediate_size 2000 is not a whole number"):
+        read("odd.json", {**qwen, "shared_expert_intermediate_size": 2000})
+
+    # google/gemma-3-27b-it's config.json: the language model under text_config (gemma3_text), its embedding tied by
+    # Gemma's default (no tie_word_embeddings key), every 6th of its 62 layers global and the other 52 sliding over
+    # 1024 tokens. By hand: attention 2·5376·(32·128) + 2·5376·(16·128), gated MLP 3·5376·21504, norms 2·5376, per
+    # layer; one 262208 × 5376 matrix, final norm 5376: 27.0087e9 (the vision tower's 0.4e9 not counted, and said)
+    gemma = {"model_type": "gemma3", "text_config": {
+        "model_type": "gemma3_text", "hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 62,
+        "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128, "vocab_size": 262208,
+        "sliding_window": 1024, "sliding_window_pattern": 6, "max_position_embeddings": 131072},
+        "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152}}
+    model = read("gemma.json", gemma)
+    layer = 2 * 5376 * 32 * 128 + 2 * 5376 * 16 * 128 + 3 * 5376 * 21504 + 2 * 5376
+    assert model.tied and model.sliding == (1024, 52)
+    assert model.parameters == 62 * layer + 262208 * 5376 + 5376 == 27_008_663_808
+    notes = " ".join(model.shape_notes(4096))
+    assert "52 of its 62 layers attend over a sliding window of 1024 tokens" in notes
+    assert "vision encoder and projector it also holds are not counted" in notes
+    # the nested model is held to the same schema as a top-level one
+    with pytest.raises(InputError, match="text_config: field 'num_hidden_layers'"):
+        read("bad.json", {**gemma, "text_config": {**gemma["text_config"], "num_hidden_layers": 10 ** 9}})
+    # a model type whose default is not known here is read untied, and said
+    untyped = read("untyped.json", {k: v for k, v in qwen.items() if k not in ("model_type", "tie_word_embeddings")})
+    assert not untyped.tied and "sets no tie_word_embeddings" in " ".join(untyped.shape_notes(4096))
+
+    # Qwen3-Next's linear-attention layers and Llama 4's chunked attention are priced as softmax attention over the
+    # whole causal s × s: said (the chunks only past a chunk's length)
+    kinds = ["linear_attention"] * 3 + ["full_attention"]
+    nextish = read("next.json", {**qwen, "layer_types": kinds * 6})
+    assert "18 of its 24 layers are linear attention" in " ".join(nextish.shape_notes(4096))
+    chunked = read("chunked.json", {**qwen, "attention_chunk_size": 8192, "no_rope_layers": [1, 1, 1, 0] * 6})
+    assert chunked.shape_notes(8192) == ()
+    assert "18 of its 24 layers attend within chunks of 8192 tokens" in " ".join(chunked.shape_notes(8193))
+
+
 def test_a_config_giving_one_figure_under_two_names_that_disagree_is_refused(tmp_path):
     # an outsider's Llama 3 8B config.json with "n_embd": 2048 beside "hidden_size": 4096 was read by the GPT-2 name,
     # Φ = 2,696,417,280 without a word, where the file without it gives 8,030,261,248

@@ -261,6 +261,21 @@ def test_the_step_model_recovers_its_own_constants():
     assert found.in_sample.max < 1e-9
 
 
+def test_one_candidate_is_priced_as_a_batch_prices_it():
+    # a search's single Nelder–Mead steps take the evaluator's plain-float code (_relative_errors_at), its batches
+    # and kept lattice columns numpy's (_relative_errors): the same float64 arithmetic, so the same errors to the
+    # last bit or two, at points spread over the constants' ranges (the step model against itself, two code paths)
+    runs = [MeasuredRun("a", _inputs("llama3-8b", "t=2 p=1 d=8 c=1 b=128 m=16 s=4096 sp=1 recompute=selective"), 9.0),
+            MeasuredRun("b", _inputs("llama3-70b", "t=8 p=4 d=4 c=1 b=64 m=8 s=8192 sp=1 recompute=full"), 30.0)]
+    rng = np.random.default_rng(7)
+    points = {"eta": rng.uniform(0.3, 1.0, 12), "kappa": rng.uniform(0.0, 20.0, 12),
+              "w_half": rng.uniform(0.0, 600.0, 12), "eta_attn": rng.uniform(0.1, 1.0, 12)}
+    batch = step_fit._relative_errors(runs, points, 12)
+    for i in range(12):
+        alone = step_fit._relative_errors_at(runs, {n: float(v[i]) for n, v in points.items()})
+        assert alone == pytest.approx(batch[:, i], rel=1e-13, abs=1e-15)
+
+
 class FourConstants(HandModel):
     """T = w / eta + kappa · u + x · w · u + y: two more constants, each with its own range and its own work (the
     four terms differ from run to run independently), for the search of more than a whole lattice allows."""

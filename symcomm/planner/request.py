@@ -156,14 +156,12 @@ class Request:
         for name in GIVEN_SETTINGS:
             object.__setattr__(self, name, _resolve(name, getattr(self, name), "--" + name.replace("_", "-")))
         if self.expert_tp is not None:
-            refused = expert_tp_refusal(str(self.expert_tp), self.dispatcher)
-            if refused:
+            if refused := expert_tp_refusal(str(self.expert_tp), self.dispatcher):
                 raise PlanError(refused)
             object.__setattr__(self, "expert_tp", _resolve("expert_tp", self.expert_tp, "--expert-tp"))
         if self.dropout is not None:
             object.__setattr__(self, "dropout", _resolve("dropout", self.dropout, "--dropout"))
-        refused = settings.router_refusal(self)
-        if refused:
+        if refused := settings.router_refusal(self):
             raise PlanError(refused)
 
     @property
@@ -609,6 +607,8 @@ def request_from_args(args) -> Request:
         if getattr(args, name) is None:
             raise InputError(f"--{name} is required (a whole number from 1 to {LIMITS[name]:,})")
     seq = _whole(args, "seq", model.seq)
+    if args.seq is None and model.context_seq_note():       # eval says it of any preset (training.binding)
+        notes.add(model.context_seq_note())
     if seq > LIMITS["seq"]:
         raise InputError(f"the model's sequence {seq:,} is above the planner's limit {LIMITS['seq']:,}; give --seq")
     if args.cp is not None and str(args.cp) in CP_ALGORITHMS:

@@ -92,6 +92,15 @@ class Model:
                 f"the step model counts their attention core over the full s × s (s = {seq}): more work than those "
                 "layers do (the step's measured error is in its off-by line)")
 
+    def context_seq_note(self) -> str | None:
+        """What plan says where a config.json's model is planned at its own sequence (eval says it of any model it
+        fills s from): a Hugging Face config gives its context window (max_position_embeddings, 163,840 for
+        DeepSeek-V3), not a training length."""
+        if not self.source.startswith(CONFIG_SOURCE):
+            return None
+        return (f"s = {self.seq:,} is {self.name}'s max_position_embeddings, its context window, taken as the "
+                "training sequence: give s= (plan: --seq) for the length the run trains at")
+
     def shape_notes(self, seq: int) -> tuple[str, ...]:
         """What the step model counts otherwise than this model runs at sequence length ``seq``: its sliding window
         (:meth:`sliding_note`) and what its config sets that the model does not price (:attr:`unpriced`)."""
@@ -315,6 +324,8 @@ _CONFIG_SYNONYMS = (("n_embd", "hidden_size"), ("n_layer", "num_hidden_layers"),
                     ("n_inner", "intermediate_size"), ("n_positions", "max_position_embeddings"))
 
 
+#: where a model read from a config.json says it came from (Model.source's start)
+CONFIG_SOURCE = "Hugging Face config.json"
 #: why a config must give its context window (the refusal's words)
 CONTEXT_WINDOW = "the model's context window, which eval's s and plan's --seq default to"
 
@@ -411,7 +422,7 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
     # a Hugging Face snapshot's folder names the model when the file is its config.json; another file names itself
     named = path.parent.name if path.name == "config.json" and path.parent.name else path.name
     data["title"] = f"{cfg.get('_name_or_path') or named} (config.json)"
-    data["source"] = f"Hugging Face config.json at {path}"
+    data["source"] = f"{CONFIG_SOURCE} at {path}"
     return _model_from(str(path), data)
 
 

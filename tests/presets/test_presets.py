@@ -962,6 +962,24 @@ def test_hugging_face_configs_qwen2_moe_shared_experts_gemma3_and_what_is_not_pr
     assert "18 of its 24 layers attend within chunks of 8192 tokens" in " ".join(chunked.shape_notes(8193))
 
 
+def test_plan_says_a_configs_context_window_is_taken_as_the_sequence(capsys, tmp_path):
+    # a config.json gives its context window (max_position_embeddings), not a training length: plan without --seq
+    # plans at it and says so (an outsider's DeepSeek-V3 config was planned at 163,840 tokens, 780 s a step, said only
+    # in the header); with --seq, nothing to say
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "hidden_size": 1024, "intermediate_size": 4096,
+                                "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8,
+                                "vocab_size": 32000, "max_position_embeddings": 32768, "tie_word_embeddings": False}))
+    said = "s = 32,768 is config.json's max_position_embeddings, its context window, taken as the training sequence"
+    words = ("plan", "--model-config", str(path), "--hardware", "h100", "--gpus", "8", "--batch", "8", "--top", "1")
+    code, out, err = run(capsys, *words)
+    assert code == 0, err
+    assert said.replace("config.json's", f"{path}'s") in err
+    code, out, err = run(capsys, *words, "--seq", "4096")
+    assert code == 0, err
+    assert "context window" not in err
+
+
 def test_a_config_giving_one_figure_under_two_names_that_disagree_is_refused(tmp_path):
     # an outsider's Llama 3 8B config.json with "n_embd": 2048 beside "hidden_size": 4096 was read by the GPT-2 name,
     # Φ = 2,696,417,280 without a word, where the file without it gives 8,030,261,248

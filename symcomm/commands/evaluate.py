@@ -133,6 +133,15 @@ _EXTRA_WORDS = {"bubble_fraction": " (bubble time / ideal compute time, Narayana
                                    "step f/(1 + f))"}
 
 
+def _count(value) -> str:
+    """A count as text: whole, with thousands separators; a fraction (a stage's average over a model whose layers
+    split unevenly in kind: words.moe_share_note) to two places, not to the float's seventeen digits (--json keeps
+    them)."""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.2f}"
+    return f"{int(value):,}" if isinstance(value, float) else f"{value:,}"
+
+
 def cmd_eval(args) -> int:
     payload = eval_document(args)
     result_keys, extra_keys = payload.pop("_result_keys"), payload.pop("_extra_keys")
@@ -153,11 +162,11 @@ def cmd_eval(args) -> int:
         elif key == "time":
             shown = human_time(value)
         elif key in ("alpha", "alpha_inter"):
-            shown = f"{value:,} messages on the critical path"
+            shown = f"{_count(value)} messages on the critical path"
         elif key.startswith("beta"):
-            shown = f"{value:,} {unit} moved on the critical path"
+            shown = f"{_count(value)} {unit} moved on the critical path"
         else:
-            shown = f"{value:,} {unit} reduced on the critical path"
+            shown = f"{_count(value)} {unit} reduced on the critical path"
         print(f"  {key:<12} {shown}")
     for key in extra_keys:
         if key == "layers_middle_stage" and payload["values"].get("p", 3) < 3:
@@ -185,7 +194,7 @@ def cmd_eval(args) -> int:
         if row["send"] == 0:        # a term these values make send nothing (c = 1's ring, p = 1's sends): counted below
             silent += 1
             continue
-        print(f"  · {row['label']}: {row['count']} × {row['collective']}/{row['algorithm']} "
+        print(f"  · {row['label']}: {_count(row['count'])} × {row['collective']}/{row['algorithm']} "
               f"on {row['group']} ranks, message {human_size(row['message'], unit)}, "
               f"send {human_size(row['send'], unit)}" + (f" [{_element_type(row['dtype'])}]" if "dtype" in row else ""))
     if silent:

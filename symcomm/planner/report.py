@@ -276,6 +276,10 @@ def to_text(p: Plan, top: int) -> str:
     if not req.memory_check and any(_gpu_fits(req, row) is False for row in rows):
         lines.insert(3, "memory ✗: over the GPU's memory by the model's count of live bytes (--no-memory-check ranks "
                         "every layout, whatever its memory)")
+    if req.precision != "bf16":
+        # eval says "of the bf16 peak" beside its MFU; a column says it here, once
+        lines.insert(3, f"MFU: of the bf16 dense peak, as published runs count it: precision {req.precision} runs "
+                        "its linear GEMMs against its own higher peak, so the column can pass 100 %")
     uncounted = memory_uncounted(req.dtype, req.precision)
     if uncounted:
         lines.insert(3, f"memory: {uncounted}; the column shows that count, and no row is marked as fitting or not")

@@ -28,7 +28,8 @@ Logs (the first framework whose lines the file holds):
 A logged line is kept when every iteration it averages comes after the first ``warmup`` iterations of the log
 (:data:`WARMUP` by default: start-up, compilation and allocator warm-up; counted from the iteration the log starts
 at, so a run resumed from a checkpoint warms up as a fresh one does); the measurement is the median of
-the kept lines, refused with fewer than :data:`MIN_LOG_LINES`.
+the kept lines, refused with fewer than :data:`MIN_LOG_LINES`, and said where their middle half spreads over more
+than :data:`LOG_SPREAD` of it (a step time that changed mid-run or alternates).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ MAX_RUNS = 1000
 WARMUP = 10
 #: kept log lines needed at least
 MIN_LOG_LINES = 3
+#: a log whose kept lines' quartiles lie further apart than this share of their median is said: a step time that
+#: changed mid-run or alternates has no one value, and the median fitted may be one no line logged
+LOG_SPREAD = 0.10
 #: the measurement fields; each run gives exactly one
 MEASUREMENTS = ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "log")
 #: a step time or throughput outside these bounds is no measurement of a training step
@@ -69,9 +73,13 @@ COLUMNS = ("id", "model", "model_config", "words", "dtype", "source", "framework
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a logged figure is read as the whole token after its label, then parsed strictly: a 'nan', '1e30' or '-' is no
 # number of the grammar, and refuses the log rather than being read as its leading digits or passed over
-_MEGATRON = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?elapsed time per iteration \(ms\):\s*([^\s|]{1,40})")
-_NEMO = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|.*?train_step_timing in s:\s*([^\s|]{1,40})")
-_TORCHTITAN = re.compile(r"step:\s*(\d{1,12})\s.*?tps:\s*([^\s|]{1,40})")
+#: each format's line as two patterns, its iteration's (the first in the line) and its figure's (the first after it):
+#: searched one after the other, each in linear time; one pattern with .*? between them was tried again from every
+#: "iteration" of a line, quadratic in its length (an outsider's 300 kB line of them took 69 s to refuse)
+_ITERATION = re.compile(r"iteration\s+(\d{1,12})\s*/\s*\d{1,12}\s*\|")
+_MEGATRON = (_ITERATION, re.compile(r"elapsed time per iteration \(ms\):\s*([^\s|]{1,40})"))
+_NEMO = (_ITERATION, re.compile(r"train_step_timing in s:\s*([^\s|]{1,40})"))
+_TORCHTITAN = (re.compile(r"step:\s*(\d{1,12})\s"), re.compile(r"tps:\s*([^\s|]{1,40})"))
 _FIGURE = {"megatron": re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?"),
            # NeMo 2.0 prints a figure to 4 significant digits (f'{val:.4}'): 13.29, or 1.234e+03 past 9999
            "nemo": re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,12})?(?:e[+-]?[0-9]{1,3})?"),
@@ -115,13 +123,15 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("nemo", _NEMO, "s"),
                                      ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
         found = []
+        head, figure = pattern
         for line in text.splitlines():
-            m = pattern.search(line)
-            if m:
+            m = head.search(line)
+            got = m and figure.search(line, m.end())
+            if got:
                 batch = _BATCH[framework].search(line) if framework in _BATCH else None
                 # NeMo 2.0 numbers its lines from 0 (iteration n - 1 after n steps): counted from 1 as the others
                 iteration = int(m.group(1)) + (1 if framework == "nemo" else 0)
-                found.append((iteration, m.group(2), int(batch.group(1)) if batch else None))
+                found.append((iteration, got.group(1), int(batch.group(1)) if batch else None))
         if found:
             break
     else:
@@ -162,6 +172,14 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     text_batches = (frozenset(int(x) for x in _BATCH[framework].findall(text)) if framework in _BATCH
                     else frozenset())
     return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches)
+
+
+def _quartiles(values) -> tuple[float, float]:
+    """The medians of the lower and the upper half of ``values`` (Tukey's hinges; the middle value in both when
+    their count is odd)."""
+    ordered = sorted(values)
+    half = (len(ordered) + 1) // 2
+    return _median(ordered[:half]), _median(ordered[-half:])
 
 
 def _median(values) -> float:
@@ -264,6 +282,12 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
                          f"{int(v['b'])} (the others {', '.join(map(str, sorted(reading.batches - {int(v['b'])})))}); "
                          f"the median needs at least {MIN_LOG_LINES}: give a longer log")
     median = _median(timed)
+    low, high = _quartiles(timed)
+    if high - low > LOG_SPREAD * median:
+        notes.add(f"{what}: its log's kept lines spread from {min(timed):.4g} to {max(timed):.4g} {reading.unit}, "
+                  f"their middle half {low:.4g} to {high:.4g} {reading.unit} around the median {median:.4g} fitted: "
+                  "a step that changed mid-run or alternates has no one time; give the stretch of the log that is "
+                  "the run's steady state (or its step_time_s)")
     other = reading.kept - len(timed)
     how = (f"{reading.framework} log {rec['log']}: median of {len(timed)} logged lines after {warmup} warm-up "
            f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped"

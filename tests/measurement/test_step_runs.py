@@ -94,6 +94,39 @@ def test_a_log_without_training_lines_or_out_of_order_is_refused(tmp_path):
         read_log(log)
 
 
+def test_a_long_line_of_iteration_heads_is_read_in_one_pass(tmp_path):
+    # an outsider's log of one 300 kB line of "iteration 1/2 |" took 69 s to refuse: the pattern with .*? between the
+    # iteration and its figure was tried again from each of the line's 20,000 heads; read in two linear searches, a
+    # 1.5 MB line is refused (no figure after any head) as any log without a training line is
+    log = tmp_path / "long.log"
+    log.write_text("iteration 1/2 |" * 100_000 + "\n")
+    with pytest.raises(InputError, match="no Megatron-LM/NeMo line"):
+        read_log(log)
+    # a head without its figure, then a whole line: the figure is the first after the line's first head
+    log.write_text("".join(line + "\n" for line in ["iteration 3/9 | no time here"] + MEGATRON.splitlines()))
+    assert read_log(log, warmup=10).kept == 4
+
+
+def test_a_log_whose_step_time_changes_is_said(tmp_path):
+    # 10 lines at 7.0 s then 20 at 10.5 s (one logging interval each, after 10 warm-up lines of 1 iteration): the
+    # median 10.5 s is fitted, and the spread said (middle half 7.0 to 10.5 s, far over 10 % of the median)
+    from symcomm.base import notes
+
+    lines = [f" iteration {i:8d}/     100 | elapsed time per iteration (ms): {ms:.1f} | global batch size:   256 |"
+             for i, ms in enumerate([9000.0] * 10 + [7000.0] * 10 + [10500.0] * 20, start=1)]
+    (tmp_path / "shift.log").write_text("\n".join(lines) + "\n")
+    runs = [{"id": "x", "model": "llama3-8b", "words": LLAMA8, "log": "shift.log"}]
+    with notes.collected() as said:
+        found, read_as = read_runs(_runs_file(tmp_path, runs), "h100")
+    assert found[0].measured_s == pytest.approx(10.5)
+    assert any("spread from 7 to 10.5 s, their middle half 7 to 10.5 s around the median 10.5" in n.text for n in said)
+    # the steady log above: its middle half within 10 % of its median, nothing said
+    (tmp_path / "megatron.log").write_text(MEGATRON)
+    with notes.collected() as said:
+        read_runs(_runs_file(tmp_path, [{**runs[0], "log": "megatron.log"}]), "h100")
+    assert not any("spread from" in n.text for n in said)
+
+
 def _runs_file(tmp_path, runs, name="runs.json"):
     path = tmp_path / name
     path.write_text(json.dumps({"runs": runs}))

@@ -286,9 +286,11 @@ DEEPSPEED_PIPE_LIMITS = ("deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py
                          "schedule.TrainSchedule); deepspeed/runtime/pipe/schedule.py (TrainSchedule, "
                          "InferenceSchedule: no interleaved schedule); docs/_tutorials/ds-sequence.md "
                          "(DeepSpeed-Ulysses: sequence parallelism by all-to-all)")
-#: DeepSpeed's engine refuses ZeRO-3 with MoE layers
+#: DeepSpeed's engine refuses ZeRO-3 with its native MoE layers (the MoE the moe=1 terms price: deepspeed.moe's
+#: expert-parallel all-to-alls); from v0.19.3 (02663d6e5) its AutoEP layers run under ZeRO-3, not modelled here
 DEEPSPEED_MOE_ZERO3 = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py (_configure_zero_optimizer: 'MoE not supported "
-                       "with Stage 3')")
+                       "with Stage 3'; from v0.19.3 _validate_zero3_moe_compatibility: 'Native DeepSpeed MoE is not "
+                       "supported with ZeRO Stage 3', its AutoEP layers allowed, not modelled)")
 #: every context-parallel algorithm of the hybrid's cp option, and every pipeline schedule of its schedule option
 CP_ALGORITHMS = ("ring", "ulysses", "ring_flash_attn")
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
@@ -388,7 +390,9 @@ _ROWS = (
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
               cp_algorithms=("ulysses",), moe_zero=(0, 1, 2), shard_unit="layer", partition_reduce="all_reduce",
-              moe_where="DeepSpeed's deepspeed/runtime/engine.py: 'MoE not supported with Stage 3'", limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
+              moe_where=("DeepSpeed's deepspeed/runtime/engine.py: 'Native DeepSpeed MoE is not supported with ZeRO "
+                         "Stage 3' (its AutoEP layers, v0.19.3 on, run under ZeRO-3: not modelled)"),
+              limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
               cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",

@@ -132,7 +132,8 @@ def _standing(spans: dict, constants: dict, standing: dict) -> dict:
     priced a 32k-token layout 23 % slow, saying "up to 14 %") stands where the runs fit
     as well at it (they do not say otherwise, and the file keeps the figure rather than one point of a span it lies
     in); a constant the runs fit as well at every value of its range (runs of one layout scaled, say) stays at the
-    base's value, its fitted value being one point of the whole range."""
+    base's value, its fitted value being one point of the whole range; failing those, the one constant whose span
+    holds the base's value widest for its range (two trading along a valley: the first held, the other refitted)."""
     from ..training.compute import FITTED
 
     out = {name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
@@ -144,6 +145,19 @@ def _standing(spans: dict, constants: dict, standing: dict) -> dict:
                 for name, (low, high) in spans.items()
                 if name in ATTENTION_SHARES and name not in standing and name not in out
                 and low <= constants[name] <= high})
+    if out:
+        return out
+    # any other constant whose span holds the base's value: the runs do not move it from there either (an outsider's
+    # seven runs of one layout, b and m scaled, fitted eta 0.94 on a span of 0.605 to 1 and w_half 1208 on 0 to 1495,
+    # trading along their valley: the file then priced another layout 9.6 % off, saying 1.6 %).  One a round, the
+    # widest span for its range first: holding it can narrow the others' (eta held, w_half is then determined)
+    inside = {name: (high - low) / (FITTED[name].high - FITTED[name].low) for name, (low, high) in spans.items()
+              if name in constants and name not in standing and low <= constants[name] <= high}
+    if inside:
+        name = max(sorted(inside), key=inside.get)
+        low, high = spans[name]
+        out[name] = (f"held at the base hardware's value: these runs fit as well at it (its span {low:g} to {high:g}), "
+                     "so they do not move it")
     return out
 
 
@@ -209,6 +223,12 @@ def cmd_calibrate_step(args) -> int:
                       "by its GPU count, milliseconds as seconds by 1000; it is fitted as given")
     # a run that ran, counted over its GPU's memory: its layout as typed may not be the one that ran, said (the memory
     # count reads no fitted constant)
+    # runs of one layout, only the batch and its micro-batches told apart: their error is that layout's alone
+    shapes = {repr((sorted((k, v) for k, v in run.inputs.values.items() if k not in ("b", "m")),
+                    sorted(run.inputs.options.items()))) for run in runs}
+    if len(shapes) == 1:
+        notes.add(f"the {len(runs)} runs are one layout (one model, degrees, sequence and settings; only b and m "
+                  "differ): the fit's errors say how it times that layout, not another, which may be off by more")
     over = [run.id for run in runs if base.fits(float(run.inputs.quantities()["memory_per_gpu"])) is False]
     if over:
         notes.add(f"{len(over)} of the {len(runs)} runs ({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}) are "

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..base.errors import InputError
 from ..core import rules
 from ..core import symbols as S
 from ..collectives.algorithms import algorithm as catalog_algorithm
@@ -96,10 +97,18 @@ def _float_str(value: float, width: int) -> str:
     return (f"%{width}.1e" if width >= 7 else f"%{width}.0e") % value
 
 
+#: the most sizes one predicted table prints (nccl-tests' own runs stop at -e; a table this long is a typo's)
+MAX_SIZES = 4096
+
+
 def sizes_between(minbytes: int, maxbytes: int, factor: int = 2, step: int = 0) -> list[int]:
-    """The sizes nccl-tests runs for -b, -e and -f (or -i): minbytes, ×factor (or +step), ≤ maxbytes."""
+    """The sizes nccl-tests runs for -b, -e and -f (or -i): minbytes, ×factor (or +step), ≤ maxbytes; refused
+    past :data:`MAX_SIZES` of them, not cut short."""
     out, size = [], minbytes
-    while size <= maxbytes and len(out) < 4096:
+    while size <= maxbytes:
+        if len(out) == MAX_SIZES:
+            raise InputError(f"-b {minbytes} to -e {maxbytes} by {f'-f {factor}' if factor > 1 else f'-i {step}'} "
+                             f"gives more than {MAX_SIZES:,} sizes: give a larger -i (or -f 2) or a narrower -b to -e")
         out.append(size)
         size = size * factor if factor > 1 else size + step
         if size <= 0 or (factor <= 1 and step <= 0):

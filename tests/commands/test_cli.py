@@ -797,6 +797,12 @@ def test_nccl_tests_refuses_a_step_that_never_grows(capsys):
     assert sizes == [8, 16, 24, 32, 40, 48, 56, 64]
     code, out, err = run(capsys, *words[:-2], "-e", "8", "-f", "1")
     assert code == 0, err
+    # 8 to 1 GiB by 1 byte is 2^30 - 7 sizes: refused, where the table stopped at 4,096 rows without a word
+    code, out, err = run(capsys, *words[:-2], "-e", "1G", "-f", "1", "-i", "1")
+    assert code == 2 and out == "" and "gives more than 4,096 sizes" in err
+    code, out, err = run(capsys, *words[:-2], "-e", str(8 + 4095), "-f", "1", "-i", "1")     # 4,096 sizes: printed
+    assert code == 0, err
+    assert len([line for line in out.splitlines() if line.strip() and not line.startswith("#")]) == 4096
 
 
 def test_a_throughput_below_a_token_a_second_is_not_printed_as_zero(capsys):

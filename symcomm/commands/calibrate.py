@@ -43,6 +43,11 @@ def cmd_calibrate(args) -> int:
         if value is not None and not str(value).strip():
             raise InputError(f"{option} {value!r}: an empty file name; give a path ({option} "
                              f"{'hw.json' if option == '-o' else 'fit.svg'}) or leave {option} out")
+    # one log given twice would be fitted twice and weigh twice in the file (calibrate-step refuses one log read by two
+    # runs likewise)
+    for i, log in enumerate(args.logs):
+        if any(same_path(log, other) for other in args.logs[:i]):
+            raise InputError(f"the log {log} is given twice: give each nccl-tests log once")
     # the files this command reads, which neither output may replace
     read = [("the log", log) for log in args.logs] + ([("--base", args.base)] if args.base else [])
     if args.output is not None:

@@ -159,6 +159,16 @@ def test_a_log_without_rows_is_refused(tmp_path, capsys):
     assert code == 2 and "no nccl-tests result rows" in err
 
 
+def test_a_log_given_twice_is_refused(tmp_path, capsys):
+    # an outsider's `calibrate A A` fitted the one log twice without a word (calibrate-step refuses one log read by two
+    # runs); a link to it is the same file
+    link = tmp_path / "again.log"
+    link.symlink_to(A100)
+    for words in ((A100, A100), (A100, link)):
+        code, out, err = run(capsys, "calibrate", *words)
+        assert code == 2 and out == "" and "is given twice" in err
+
+
 # -- the fit -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path, largest_busbw, smallest_time, hbm", [

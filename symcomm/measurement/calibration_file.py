@@ -121,7 +121,12 @@ def hardware_document(fits: list[Fit], base=None, name: str = "calibrated") -> d
     if base is not None:
         document.update(part_facts(base))
         if base.step_time:
-            document["step_time"] = {**dict(base.step_time), "source": base.step_time_source}
+            # the preset's constants, not its errors: those were measured at its links, not these (eval: "off by
+            # unknown"), so its source's error figures are said to be that preset's fit, not this file's
+            document["step_time"] = {**dict(base.step_time),
+                                     "source": f"preset {base.name}'s constants, carried over by symcomm calibrate; "
+                                               f"that preset's fit, at its own links (its errors not carried over): "
+                                               f"{base.step_time_source}"}
         document["source"] = (f"links fitted by symcomm calibrate from nccl-tests logs; memory, HBM, peak FLOP/s and "
                               f"step-time constants from preset {base.name} ({base.source}); {gamma_source}")
     else:

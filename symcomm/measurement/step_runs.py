@@ -160,6 +160,9 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
             skipped += 1
         else:
             x = float(number.replace(",", ""))
+            if not (math.isfinite(x) and x > 0):
+                raise InputError(f"log {str(path)!r}: iteration {iteration} logs {label} {number!r}, not a positive "
+                                 "number: no step of it can be timed; cut the line out or give another log")
             values.append(x / 1000.0 if framework == "megatron" else x)
             batches.append(batch)
         before = iteration
@@ -167,8 +170,6 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
         raise InputError(f"log {str(path)!r}: {len(values)} logged lines after the first {warmup} iterations "
                          f"(warm-up); the median needs at least {MIN_LOG_LINES}: give a longer log or a smaller "
                          "warmup")
-    if not all(math.isfinite(x) and x > 0 for x in values):
-        raise InputError(f"log {str(path)!r}: a logged time or throughput is not a positive number")
     text_batches = (frozenset(int(x) for x in _BATCH[framework].findall(text)) if framework in _BATCH
                     else frozenset())
     return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches)

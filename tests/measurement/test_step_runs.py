@@ -107,6 +107,15 @@ def test_a_long_line_of_iteration_heads_is_read_in_one_pass(tmp_path):
     assert read_log(log, warmup=10).kept == 4
 
 
+def test_a_logged_time_of_zero_is_refused_naming_its_iteration(tmp_path):
+    # an outsider's line logging 0.0 ms was refused as "a logged time or throughput is not a positive number", no line
+    # named; the NaN case names its iteration, and so does this one
+    log = tmp_path / "zero.log"
+    log.write_text(MEGATRON.replace("(ms): 2000.0", "(ms): 0.0"))
+    with pytest.raises(InputError, match="iteration 30 logs elapsed time per iteration .ms. '0.0', not a positive"):
+        read_log(log, warmup=10)
+
+
 def test_a_log_whose_step_time_changes_is_said(tmp_path):
     # 10 lines at 7.0 s then 20 at 10.5 s (one logging interval each, after 10 warm-up lines of 1 iteration): the
     # median 10.5 s is fitted, and the spread said (middle half 7.0 to 10.5 s, far over 10 % of the median)

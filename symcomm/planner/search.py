@@ -12,7 +12,7 @@ from ..base.units import bytes_per_element, human_size
 from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import say_unread_step
 from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
-from ..training.settings import FLEX_DISPATCHERS
+from ..training.settings import FLEX_DISPATCHERS, TORCH_PIPELINING_FRAMEWORKS
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor, tiles_domains
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -126,13 +126,16 @@ def _settings_rules(req: Request) -> str:
         if req.cp_algorithm not in row.cp_algorithms:
             said.append(f"--framework {req.framework} runs context parallelism by {' or '.join(row.cp_algorithms)} "
                         f"only: give --cp-algorithm {row.cp_algorithms[0]}, or c = 1")
-        if set(row.pipeline_zero) != set(row.zero_stages):
-            searched = sorted({s.zero for s in row.schemes})
+        searched = sorted({s.zero for s in row.schemes})
+        if set(searched) - set(row.pipeline_zero):
             said.append(f"--framework {req.framework}'s pipeline runs ZeRO stage "
                         f"{', '.join(map(str, row.pipeline_zero))} only"
                         + (f", and plan searches it at ZeRO {', '.join(map(str, searched))}: p = 1 (eval hybrid "
                            f"framework={req.framework} zero={row.pipeline_zero[-1]} prices a pipeline layout you give)"
                            if not set(searched) & set(row.pipeline_zero) else ""))
+        if req.framework in TORCH_PIPELINING_FRAMEWORKS:
+            said.append(f"--framework {req.framework}'s 1F1B pipeline (torch.distributed.pipelining's Schedule1F1B) "
+                        f"needs at least p micro-batches, m ≥ p: --batch {req.batch} over the d replicas")
     if req.sp:
         said.append(f"sequence parallel (--sp 1) needs t > 1 and t | seq/c (seq={req.seq})")
     if req.sp is False and req.model.moe:
@@ -214,8 +217,11 @@ def plan(req: Request, top: int | None = None) -> Plan:
                 for schedule, split in (("1f1b", 0), ("interleaved", 0), ("1f1b", 1), ("interleaved", 1)):
                     if schedule not in planned_schedules(scheme, model.moe):
                         continue
+                    # torch.distributed.pipelining's Schedule1F1B: m ≥ p (eval's rule, hybrid._TORCH_1F1B_M)
+                    torch_1f1b = schedule == "1f1b" and scheme.framework in TORCH_PIPELINING_FRAMEWORKS
                     rows = np.flatnonzero(runs & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
-                                          & (layouts["split"] == split))
+                                          & (layouts["split"] == split)
+                                          & ((layouts["m"] >= layouts["p"]) if torch_1f1b else True))
                     if not rows.size:
                         continue
                     pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,

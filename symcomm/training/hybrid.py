@@ -20,8 +20,8 @@ from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count
 from . import flops
 from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
 from .megatron_features import EXPERT_TP_SIZE, FLEX_DISPATCHERS
-from .settings import (ROUTER_GROUPS, SP_INPUT_LINEARS, RunSetting, fp8_amax_reduced, fp8_grad_gather_of,
-                       fp8_tp_gather_of)
+from .settings import (ROUTER_GROUPS, SP_INPUT_LINEARS, TORCH_PIPELINING_FRAMEWORKS, RunSetting, fp8_amax_reduced,
+                       fp8_grad_gather_of, fp8_tp_gather_of)
 from .stages import block_checks, block_share, split_checks, stage_layers
 from .terms import Term
 
@@ -633,6 +633,17 @@ def _router_checks() -> tuple[When, ...]:
               for n in grouped))
 
 
+#: torch.distributed.pipelining's Schedule1F1B refuses fewer micro-batches per schedule than stages (torch/distributed/
+#: pipelining/schedules.py, Schedule1F1B.__init__: 'Number of microbatches (...) must be greater than or equal to the
+#: number of stages'); under ga_schedules=1 each of the n_ga schedules runs m/n_ga
+_TORCH_1F1B_WORDS = ("torch.distributed.pipelining's Schedule1F1B (framework=fsdp2) needs at least as many micro-batches "
+                     "per schedule as stages, p={y} (torch/distributed/pipelining/schedules.py, Schedule1F1B): give m ≥ p")
+_TORCH_1F1B_M = Rule("at_least", m, p, "m={x}: " + _TORCH_1F1B_WORDS, "m ≥ p (Schedule1F1B)")
+_TORCH_1F1B_M_GA = Rule("at_least", m / S.n_ga, p, "m/n_ga={x}: " + _TORCH_1F1B_WORDS.replace("give m ≥ p",
+                                                                                              "give m/n_ga ≥ p"),
+                        "m/n_ga ≥ p (Schedule1F1B)")
+
+
 def hybrid_checks() -> tuple[Rule | When, ...]:
     return (
         rules.equal(t * p * d * c, N, "t*p*d*c"),
@@ -650,6 +661,8 @@ def hybrid_checks() -> tuple[Rule | When, ...]:
         rules.when("ga_schedules", (True,), _GA_NEEDS_PIPELINE),
         rules.when("hsdp", (True,), rules.divisible(d, S.d_r, "d|d_r")),
         rules.when("framework", ("fsdp2",), rules.when("grad_reduce", ("per_micro_batch",), _FSDP2_PIPELINE_REDUCES_ONCE)),
+        *(rules.when("framework", TORCH_PIPELINING_FRAMEWORKS, rules.when("schedule", ("1f1b",), rules.when(
+            "ga_schedules", (ga,), rule))) for ga, rule in ((False, _TORCH_1F1B_M), (True, _TORCH_1F1B_M_GA))),
         # Megatron-LM megatron/training/arguments.py refuses the interleaved schedule on one stage (and on
         # two without overlap_p2p_comm); with p = 1 schedules.py runs no pipeline at all
         rules.when("schedule", ("interleaved",), rules.at_least(p, 2)),

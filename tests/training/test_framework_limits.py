@@ -85,3 +85,29 @@ def test_fsdp1_places_no_experts_so_eval_refuses_and_plan_ranks_none():
     rows = got.rows(500)
     fsdp1 = [row for row in rows if any(label.startswith("fsdp ") for label in row["labels"])]
     assert rows and all(row["e"] == 1 for row in fsdp1)
+
+
+def test_torch_pipelinings_1f1b_needs_as_many_micro_batches_as_stages():
+    # torch.distributed.pipelining's Schedule1F1B.__init__ raises "Number of microbatches (2) must be greater than or
+    # equal to the number of stages (4)" (torch/distributed/pipelining/schedules.py in torch 2.13.0): an outsider's plan
+    # ranked first a framework=fsdp2 1F1B layout of m = 4 on p = 8, and eval priced m = 2 on p = 4.  Megatron's 1F1B
+    # runs it (its bubble (p − 1)/m, more than one step of compute): still priced
+    words = ["eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", "t=8", "p=4", "d=2", "c=1", "s=8192",
+             "sp=1"]
+
+    def run(*more):
+        return subprocess.run([sys.executable, "-m", "symcomm", *words, *more], capture_output=True, text=True)
+
+    out = run("b=16", "m=2", "framework=fsdp2", "zero=3")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "m=2: torch.distributed.pipelining's Schedule1F1B (framework=fsdp2) needs at least" in out.stderr
+    # one micro-batch per schedule under ga_schedules=1: m/n_ga = 1 < 4
+    out = run("b=64", "m=16", "framework=fsdp2", "zero=3", "ga_schedules=1", "n_ga=16")
+    assert out.returncode == 2 and "m/n_ga=1: torch.distributed.pipelining's Schedule1F1B" in out.stderr
+    assert run("b=16", "m=4", "framework=fsdp2", "zero=3").returncode == 0                 # m = p runs
+    assert run("b=16", "m=2", "framework=megatron", "zero=1").returncode == 0              # Megatron's 1F1B runs it
+    # plan ranks none: each fsdp2 1F1B row has m ≥ p
+    got = plan(Request(presets.model("llama3-70b"), presets.hardware("h100"), gpus=64, batch=32, seq=8192,
+                       framework="fsdp2", pp=8), 50)
+    rows = [row for row in got.rows(50) if row["p"] > 1 and row["v"] == 1]
+    assert rows and all(row["m"] >= row["p"] for row in rows)

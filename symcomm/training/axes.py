@@ -280,7 +280,12 @@ def dp_terms(data: DataSchedule, group, shard, groups, across, what, units=1, ro
         blocks = replace(term, what=what + "per-layer " + term.what, message=(shard - root) / sp.Max(per - 1, 1),
                          count=term.count * (per - 1), groups=block_groups)
         if (term.primitive, term.phase) != ("all_gather", "backward"):
-            out.append(replace(term, what=what + "root-unit " + term.what, message=root, groups=unit_groups))
+            # the root unit's embedding and LM head are no float8 linears (torchao converts nn.Linear only, and
+            # torchtitan's float8 filter_fqns leaves "output" out): gathered in the run's 16-bit type whatever
+            # fp8_param_gather does to the blocks'
+            dtype = "" if term.primitive == "all_gather" else term.dtype
+            out.append(replace(term, what=what + "root-unit " + term.what, message=root, groups=unit_groups,
+                               dtype=dtype))
         out.append(blocks)
     return tuple(out)
 

@@ -444,6 +444,10 @@ def framework_refusal(setting) -> str | None:
     :attr:`Framework.schedules`, a schedule per gradient-accumulation step where it runs one a step
     (:attr:`Framework.ga_schedules`), a ZeRO stage not among its :attr:`Framework.moe_zero` with MoE layers."""
     row = FRAMEWORKS[setting.framework]
+    if setting.framework == "fsdp2" and setting.tp_overlap and setting.compile is not True:
+        return ("tp_overlap=1 with framework=fsdp2 needs compile=1: torchtitan's async TP is a torch.compile pass "
+                "(torchtitan/config/configs.py at b5bcd76c: 'Async TP requires 'model' in --compile.components and "
+                "--compile.enable'); give compile=1 or tp_overlap=0")
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
                 f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")

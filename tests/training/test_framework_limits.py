@@ -111,3 +111,14 @@ def test_torch_pipelinings_1f1b_needs_as_many_micro_batches_as_stages():
                        framework="fsdp2", pp=8), 50)
     rows = [row for row in got.rows(50) if row["p"] > 1 and row["v"] == 1]
     assert rows and all(row["m"] >= row["p"] for row in rows)
+
+
+def test_torchtitans_async_tp_needs_torch_compile():
+    # torchtitan/config/configs.py at b5bcd76c (CompileConfig.__post_init__): "Async TP requires 'model' in
+    # --compile.components and --compile.enable"; an outsider's fsdp2 tp_overlap=1 without compile was priced
+    words = ["eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=8", "p=1", "d=1", "c=1", "b=8", "m=1",
+             "s=8192", "sp=1", "framework=fsdp2", "zero=3", "tp_overlap=1"]
+    out = subprocess.run([sys.executable, "-m", "symcomm", *words], capture_output=True, text=True)
+    assert out.returncode == 2 and "tp_overlap=1 with framework=fsdp2 needs compile=1" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "symcomm", *words, "compile=1"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

@@ -233,7 +233,9 @@ def test_async_tp_hides_each_collective_behind_its_own_gemm():
     2·32·128·64 → 0.524288 each."""
     values = {**TINY, **NO_COMM, "beta": 4e-4, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    base = {**PLAIN, "zero": "3", "framework": "fsdp2", "sp": "1"}
+    # compile=1: torchtitan's async TP is a torch.compile pass (frameworks.framework_refusal); hbm = 1e30 leaves the
+    # memory-bound work compile changes at no time
+    base = {**PLAIN, "zero": "3", "framework": "fsdp2", "sp": "1", "compile": "1"}
     C = 0.4096
     # forward: the all-gathers feed QKV and FC1, the reduce-scatters follow the output and FC2; backward the
     # reduce-scatters follow QKV's and FC1's input gradients, the all-gathers feed the output's and FC2's
@@ -437,7 +439,7 @@ def test_async_tp_prices_a_stage_kind_without_layers():
     from symcomm import evaluate
 
     layout = dict(model="llama3-8b", hardware="h100", t=2, p=2, d=2, c=1, b=16, m=8, s=8192, sp=1, zero=3,
-                  framework="fsdp2", tp_overlap=1)
+                  framework="fsdp2", tp_overlap=1, compile=1)       # torchtitan's async TP needs torch.compile
     even = evaluate("hybrid", **layout)
     split = evaluate("hybrid", pipeline_split="first_last", L_first=16, L_last=16, **layout)
     assert split["step_time"] == pytest.approx(even["step_time"], rel=1e-12)

@@ -13,6 +13,7 @@ from .fold import TOLERANCE, Plan, _Block, _compared, _fold, layout_rank
 from ..training.words import say_unread_step
 from ..training.frameworks import FRAMEWORKS, blackwell_head_dim_note, framework_attention, planned_schedules
 from ..training.settings import FLEX_DISPATCHERS, TORCH_PIPELINING_FRAMEWORKS
+from ..training.megatron_features import selective_framework_note
 from .kernels import _all_quantities, _base_values, _options, names_read
 from .layouts import enumerate_layouts, memory_floor, tiles_domains
 from .report import ASSUMPTIONS, DISPATCH_ASSUMPTION, MARGIN_ASSUMPTION, MEMORY_ASSUMPTION
@@ -209,6 +210,8 @@ def plan(req: Request, top: int | None = None) -> Plan:
             # recompute=op with t > 1 needs sp=1 (symcomm.training.hybrid: torchtitan's TP always shards the norms)
             op_ok = sp_ok if recompute != "op" or sp_on else sp_ok & (T == 1)
             for scheme in _schemes(req):
+                if req.recompute is None and selective_framework_note(scheme.framework, recompute):
+                    continue        # Megatron's selective recompute, which torchtitan does not run: searched only asked
                 # what the framework runs (eval's rules: frameworks.framework_refusal, hybrid._framework_limits)
                 row = FRAMEWORKS[scheme.framework]
                 runs = op_ok & ((layouts["p"] == 1) if scheme.zero not in row.pipeline_zero else True)

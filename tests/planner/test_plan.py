@@ -1292,3 +1292,14 @@ def test_the_table_shows_the_mfu_at_megatron_s_count_beside_the_full_one(capsys)
     assert " MFU causal " in text
     line = next(x for x in text.splitlines() if x.split()[:1] == ["1"])
     assert f"{100 * row['mfu']:.1f}%  {100 * row['mfu_causal']:.1f}%" in line
+
+
+def test_fsdp2_is_not_searched_with_megatrons_selective_recompute():
+    # recompute=selective is Megatron's (the attention core's scores recomputed); torchtitan's selective activation
+    # checkpointing is op-level (recompute=op), and eval says so: plan searched fsdp2 rc=selective rows anyway (an
+    # outsider's llama3-70b plan ranked one third).  Asked for with --recompute selective, it is still planned
+    req = dict(gpus=64, batch=64, seq=8192, framework="fsdp2")
+    rows = plan(Request(presets.model("llama3-70b"), presets.hardware("h100"), **req), 30).rows(30)
+    assert rows and not any("rc=selective" in label for row in rows for label in row["labels"])
+    asked = plan(Request(presets.model("llama3-70b"), presets.hardware("h100"), recompute="selective", **req), 5)
+    assert all("rc=selective" in label for row in asked.rows(5) for label in row["labels"])

@@ -359,7 +359,8 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
         text = check(cfg["text_config"], "model-config", f"{what} text_config")
         if model_type != "llama4" or cfg.get("vision_config"):
             unpriced.append((f"reads its language model (text_config, {text.get('model_type') or 'untyped'}); the "
-                         "vision encoder and projector it also holds are not counted (weights, FLOPs or memory)", 0))
+                             "vision encoder and projector it also holds are not counted (weights, FLOPs or memory)",
+                             0))
         cfg = {**text, "_name_or_path": cfg.get("_name_or_path")}
         model_type = str(cfg.get("model_type", model_type))
     for one, other in _CONFIG_SYNONYMS:

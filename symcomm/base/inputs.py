@@ -316,6 +316,10 @@ def check(data: Any, schema_name: str, what: str) -> Any:
             # (a whole number's bounds or type), null said once where null is allowed
             said = [e.message for e in error.context if e.validator_value != "null"]
             message = "; ".join(dict.fromkeys(said)) + (" (or null)" if len(said) < len(error.context) else "")
+        if len(message) > 160 and repr(error.instance) in message:
+            # the value's own repr cut short, the rule after it kept (a list given for an object: "[{...}, ...] is not
+            # of type 'object'")
+            message = message.replace(repr(error.instance), _short(repr(error.instance)))
         message = message if len(message) <= 160 else message[:157] + "..."
         raise InputError(f"{what}: {where}: {message}")
     return data

@@ -405,6 +405,11 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
             data.update({"experts": experts, "top_k": get("num_experts_per_tok"), "moe_layers": _moe_layers(cfg, layers,
                                                                                                              what),
                          "moe_ffn": moe_ffn, "shared_experts": _shared_experts(cfg, int(moe_ffn), what)})
+        for key in ("layer_types", "no_rope_layers"):
+            # one entry a layer: a list of another length says nothing of which layers do what
+            if cfg.get(key) and len(cfg[key]) != layers:
+                raise InputError(f"{what}: {key} lists {len(cfg[key])} layers; num_hidden_layers is {layers}: give "
+                                 "one entry a layer")
         sliding = _sliding_window(cfg, layers, model_type)
         if sliding:
             data["sliding_window"] = sliding
@@ -524,10 +529,12 @@ def _sliding_window(cfg: dict, layers: int, model_type: str = "") -> dict | None
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0 or cfg.get("use_sliding_window") is False:
         return None
     kinds = cfg.get("layer_types")
-    if isinstance(kinds, list):
+    if isinstance(kinds, list) and kinds:
         count = sum(1 for kind in kinds if kind == "sliding_attention")
-        return {"window": window, "layers": count} if 0 < count <= layers else None
-    pattern = cfg.get("sliding_window_pattern")
+        return {"window": window, "layers": count} if count else None
+    # transformers' Gemma3TextConfig: sliding_window_pattern (later _sliding_window_pattern), 6 where left out
+    pattern = next((cfg[key] for key in ("sliding_window_pattern", "_sliding_window_pattern") if cfg.get(key)),
+                   6 if model_type == "gemma3_text" else None)
     if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
         count = layers - layers // pattern
         return {"window": window, "layers": count} if count > 0 else None
@@ -562,16 +569,17 @@ def _shared_experts(cfg: dict, moe_ffn: int, what: str) -> int:
     """The shared experts beside the routed ones, each as wide as a routed expert: DeepSeek's n_shared_experts, or
     Qwen2-MoE's and Qwen3-Next's one shared_expert_intermediate_size wide MLP as that width over the routed width
     (Qwen1.5-MoE-A2.7B: 5632 / 1408 = 4; its sigmoid gate, one h-wide row, not counted)."""
-    if cfg.get("n_shared_experts") is not None:
-        return int(cfg["n_shared_experts"])
     width = cfg.get("shared_expert_intermediate_size")
-    if not width:
-        return 0
-    if width % moe_ffn:
+    if width and width % moe_ffn:
         raise InputError(f"{what}: shared_expert_intermediate_size {width} is not a whole number of the routed "
                          f"experts' width moe_intermediate_size {moe_ffn}: the model counts shared experts as routed "
                          "ones wide")
-    return width // moe_ffn
+    given = cfg.get("n_shared_experts")
+    if given is not None and width and given != width // moe_ffn:
+        raise InputError(f"{what}: n_shared_experts {given} and shared_expert_intermediate_size {width} "
+                         f"({width // moe_ffn} experts {moe_ffn} wide) disagree; keep the model's own and remove the "
+                         "other")
+    return int(given) if given is not None else (width // moe_ffn if width else 0)
 
 
 def _unpriced_attention(cfg: dict, layers: int) -> list[tuple[str, int]]:
@@ -582,6 +590,11 @@ def _unpriced_attention(cfg: dict, layers: int) -> list[tuple[str, int]]:
     out = []
     kinds = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list) else []
     linear = sum(1 for kind in kinds if kind == "linear_attention")
+    interval = cfg.get("full_attention_interval")
+    if not kinds and isinstance(interval, int) and not isinstance(interval, bool) and interval >= 1:
+        # Qwen3-Next's configs without layer_types: layer i full attention where (i + 1) % interval == 0
+        # (transformers' Qwen3NextConfig builds layer_types so), the others linear
+        linear = layers - layers // interval
     if linear:
         out.append((f"{linear} of its {layers} layers are linear attention (layer_types: Gated DeltaNet); the step "
                     "model prices them as softmax attention with the config's heads, its projections and its causal "
@@ -589,12 +602,17 @@ def _unpriced_attention(cfg: dict, layers: int) -> list[tuple[str, int]]:
     chunk = cfg.get("attention_chunk_size")
     if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk > 0:
         rope = cfg.get("no_rope_layers")
+        # transformers' Llama4TextConfig: no_rope_layers empty or left out is built from no_rope_layer_interval (4):
+        # layer i without RoPE (full attention) where (i + 1) % interval == 0, the others chunked (Llama 4 Scout's
+        # config.json gives [])
+        step = cfg.get("no_rope_layer_interval")
+        step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 1 else 4
         count = (sum(1 for kind in kinds if kind == "chunked_attention") if kinds
-                 else sum(1 for x in rope if x) if isinstance(rope, list) else None)
-        if count is None or count > 0:
-            out.append((f"{count if count is not None else 'some'} of its {layers} layers attend within chunks of "
-                        f"{chunk} tokens (attention_chunk_size); the step model counts their attention core over the "
-                        "whole causal s × s: more work than those layers do", chunk))
+                 else sum(1 for x in rope if x) if isinstance(rope, list) and rope else layers - layers // step)
+        if count > 0:
+            out.append((f"{count} of its {layers} layers attend within chunks of {chunk} tokens "
+                        "(attention_chunk_size); the step model counts their attention core over the whole causal "
+                        "s × s: more work than those layers do", chunk))
     return out
 
 

@@ -962,6 +962,44 @@ def test_hugging_face_configs_qwen2_moe_shared_experts_gemma3_and_what_is_not_pr
     assert "18 of its 24 layers attend within chunks of 8192 tokens" in " ".join(chunked.shape_notes(8193))
 
 
+def test_hugging_face_configs_layer_kinds_by_their_defaults_and_lengths(tmp_path):
+    # an outsider's second round: Llama 4 Scout's config.json gives "no_rope_layers": [], which transformers'
+    # Llama4TextConfig builds from no_rope_layer_interval (4): layer i full attention where (i + 1) % 4 == 0, the other
+    # 36 of 48 chunked; a Qwen3-Next config with full_attention_interval and no layer_types; a Gemma 3 config without
+    # sliding_window_pattern (transformers' default 6); lists of another length than the layers; two shared-expert
+    # fields that disagree
+    base = {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 48,
+            "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 4096,
+            "tie_word_embeddings": False}
+
+    def read(**keys):
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps({**base, **keys}))
+        return presets.model_from_config(path)
+
+    scout = read(attention_chunk_size=8192, no_rope_layers=[])
+    assert "36 of its 48 layers attend within chunks of 8192 tokens" in " ".join(scout.shape_notes(16384))
+    nextish = read(full_attention_interval=4)
+    assert "36 of its 48 layers are linear attention" in " ".join(nextish.shape_notes(4096))
+    gemma = read(model_type="gemma3_text", sliding_window=1024)
+    assert gemma.sliding == (1024, 48 - 48 // 6)
+    with pytest.raises(InputError, match="layer_types lists 144 layers; num_hidden_layers is 48"):
+        read(layer_types=["linear_attention"] * 144)
+    with pytest.raises(InputError, match="no_rope_layers lists 500 layers"):
+        read(attention_chunk_size=8192, no_rope_layers=[1] * 500)
+    with pytest.raises(InputError, match="field 'sliding_window'"):
+        read(sliding_window="1024")
+    moe = {"num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408}
+    with pytest.raises(InputError, match="n_shared_experts 2 and shared_expert_intermediate_size 5632 .4 experts"):
+        read(**moe, n_shared_experts=2, shared_expert_intermediate_size=5632)
+    assert read(**moe, n_shared_experts=4, shared_expert_intermediate_size=5632).shared_experts == 4
+    # a list where an object goes: the refusal keeps its rule, the value cut short
+    path = tmp_path / "listed.json"
+    path.write_text(json.dumps({"model_type": "gemma3", "text_config": [{**base, "note": "x" * 300}]}))
+    with pytest.raises(InputError, match="field 'text_config': .{1,45} is not of type 'object'"):
+        presets.model_from_config(path)
+
+
 def test_plan_says_a_configs_context_window_is_taken_as_the_sequence(capsys, tmp_path):
     # a config.json gives its context window (max_position_embeddings), not a training length: plan without --seq
     # plans at it and says so (an outsider's DeepSeek-V3 config was planned at 163,840 tokens, 780 s a step, said only

@@ -46,14 +46,16 @@ ASSUMPTIONS = (
     "the ranks it spans exceed the GPUs per node); ring collectives; micro-batch of mb sequences, "
     "m = batch / (d · mb)",
     "search: t | heads, K/V heads and GPUs per node; p | GPUs; v ≥ 2 only with p ≥ 2 and m divisible by p "
-    "(Megatron's interleaved schedule); layers split evenly when p·v divides them, else pipeline_split=first_last "
+    "(Megatron's interleaved schedule); framework fsdp2's 1F1B only with m ≥ p (torch.distributed.pipelining's "
+    "Schedule1F1B); layers split evenly when p·v divides them, else pipeline_split=first_last "
     "(the first and the last of the p·v chunks L_first, L_last layers, the middle ones (L − L_first − L_last)/"
     "(p·v − 2) each, an end chunk within ± 2 of a middle one; v = 1, 2, 3, 4, 6 or 8), the fastest split of each "
     "layout kept and shown as 'split L_first/L_last'; c | seq (ulysses: c | heads/t and c | K/V heads/t); e | experts "
     "and e | d·c (e | t·d·c with --expert-tp 1); "
     f"micro-batch sizes dividing the per-replica batch, up to {MICRO_BATCH_SEARCH} unless --micro-batch; "
-    "recompute none, selective (the attention core) or full (op, torchtitan's op-level checkpointing, only when "
-    "--recompute fixes it; with t > 1 only with SP); sequence parallel needs t > 1 and t | seq/c; MoE "
+    "recompute none, selective (the attention core; not under fsdp2 unless --recompute fixes it: torchtitan runs "
+    "none) or full (op, torchtitan's op-level checkpointing, only when --recompute fixes it; with t > 1 only with "
+    "SP); sequence parallel needs t > 1 and t | seq/c; MoE "
     "with t > 1 only with SP (Megatron-Core refuses it otherwise)",
     "data-parallel schemes as the frameworks run them over the m micro-batches: " + _frameworks.planned() + "; "
     "settings that give one layout the same step time and memory are folded into one row",

@@ -945,8 +945,11 @@ def _chunked(M, K, N, n, peak=1000, eta=sp.Rational(1, 2)):
 def _overlap_difference(precision="bf16", framework="megatron", t=2, recompute="none"):
     """(forward, backward) of tp_overlap=1 less tp_overlap=0, the small shape at tensor-parallel size ``t``."""
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "t": t}.items()}
+    # fsdp2's async TP is a torch.compile pass (frameworks.framework_refusal): compiled both ways
+    compiled = True if framework == "fsdp2" else None
     on, off = (compute.micro_batch_compute(settings.RunSetting(framework=framework, tp_overlap=flag,
-                                                               precision=precision, recompute=recompute))
+                                                               precision=precision, recompute=recompute,
+                                                               compile=compiled))
                for flag in (True, False))
     return exact(on.forward - off.forward, at), exact(on.backward - off.backward, at)
 

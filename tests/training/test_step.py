@@ -28,6 +28,7 @@ import sympy as sp
 from hypothesis import assume, given, settings, strategies as st
 
 from symcomm.training.frameworks import FRAMEWORKS
+from symcomm.training.settings import TORCH_PIPELINING_FRAMEWORKS
 from symcomm.collectives import executions, network
 from symcomm.core import symbols as S
 from symcomm.training.strategies import STRATEGIES
@@ -320,15 +321,17 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
 #: fsdp2 and megatron_fsdp gather and reduce-scatter one layer at a time (L/p collectives of shard/(L/p)): the walk
 #: below counts elements, which splitting a ring collective into per-layer ones leaves as they are, so it walks them
 #: as one per stage (their L/p times the α are the chapter's claim, derivations/step_time.py FSDP_UNITS)
-def _runs(scheme, p, c, cp, v, moe=False):
+def _runs(scheme, p, c, cp, v, moe=False, m=None):
     """Whether the scheme's framework runs this layout (symcomm.training.frameworks: DeepSpeed's pipeline engine runs
     ZeRO 0 and 1 only and 1F1B only, its sequence parallelism Ulysses only, its MoE layers no ZeRO-3; PyTorch's FSDP1
-    places no experts, so ``moe``, with e > 1, is none of its layouts); eval refuses the others."""
+    places no experts, so ``moe``, with e > 1, is none of its layouts; torch.distributed.pipelining's Schedule1F1B
+    (fsdp2) at least p micro-batches); eval refuses the others."""
     framework, zero, _ = scheme
     row = FRAMEWORKS[framework]
     return ((p == 1 or zero in row.pipeline_zero) and (c == 1 or cp in row.cp_algorithms)
             and (v == 1 or "interleaved" in row.schedules)
-            and (not moe or (zero in row.moe_zero and row.expert_parallel)))
+            and (not moe or (zero in row.moe_zero and row.expert_parallel))
+            and not (framework in TORCH_PIPELINING_FRAMEWORKS and v == 1 and m is not None and m < p))
 
 
 SCHEMES = (("megatron", 0, True), ("megatron", 1, True), ("deepspeed", 2, True), ("deepspeed", 3, True),
@@ -356,7 +359,7 @@ def test_a_step_sends_what_the_hybrid_formula_says(t, p, d, m, layers, scheme, s
     sp_on = sp_on and t > 1
     s, h, q = 2 * t, 3, 2                               # s divisible by t (sequence parallel), Φ/(t·p) by d
     phi = t * p * d * q
-    assume(_runs(scheme, p, 1, "ring", 1))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, 1, "ring", 1, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, s, h, phi, scheme, sp_on, regather)
     framework, zero, reshard = scheme
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
@@ -384,7 +387,7 @@ def test_a_context_parallel_step_sends_what_the_hybrid_formula_says(t, c, p, d, 
     h_kv = t * c if gqa else h
     q = 2
     phi = t * p * d * c * q
-    assume(_runs(scheme, p, c, cp, 1))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, c, cp, 1, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, local, h, phi, scheme, sp_on, regather, c=c, cp=cp, kv=h_kv)
     framework, zero, reshard = scheme
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
@@ -411,7 +414,7 @@ def test_a_step_with_embeddings_sends_what_the_hybrid_formula_says(t, c, p, d, m
     s, h = c * local, 2 * t * c
     vocab = 2 * t * d * c                              # V·h/t splits over the d·c ranks and halves (tied pair)
     layer_phi = t * p * d * c * 2
-    assume(_runs(scheme, p, c, "ring", 1))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, c, "ring", 1, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, vocab=vocab, tied=tied)
     framework, zero, reshard = scheme
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),
@@ -443,7 +446,7 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers,
     s, h = c * local, 4 * c
     phi = t * p * d * c * 2                            # dense parameters (Φ − Φ_E)
     phi_experts = e * t * p * (d * c // e) * 2
-    assume(_runs(scheme, p, c, "ring", 1, moe=True))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, c, "ring", 1, moe=True, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, local, h, phi, scheme, sp_on, regather, c=c, experts=e, top_k=top_k,
                       moe_layers=moe_layers, phi_experts=phi_experts, recompute=recompute and scheme[1] < 3,
                       n_experts=2 * e)
@@ -485,7 +488,7 @@ def test_a_step_with_interleaving_recompute_and_scatter_gather_sends_what_the_fo
     layers = v * per_chunk                             # per stage
     layer_phi = t * p * d * c * 2
     phi_experts = e * t * p * (d * c // e) * 2 if moe else 0
-    assume(_runs(scheme, p, c, cp, v, moe=moe))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, c, cp, v, moe=moe, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, regather, c=c, cp=cp, kv=h_kv,
                       vocab=vocab, tied=tied, experts=e, moe_layers=per_chunk if moe else 0, phi_experts=phi_experts,
                       chunks=v, recompute=recompute, scatter_gather=scatter_gather, n_experts=2 * e)
@@ -527,7 +530,7 @@ def test_a_step_in_bytes_matches_the_formula_in_bytes(t, c, p, d, m, layers, sch
     s, h = c * local, 2 * t * c
     vocab = 2 * t * d * c if embeddings else 0
     layer_phi = t * p * d * c * 2
-    assume(_runs(scheme, p, c, cp, 1))      # what the framework runs (frameworks.py)
+    assume(_runs(scheme, p, c, cp, 1, m=m))      # what the framework runs (frameworks.py)
     step = train_step(t, p, d, m, layers, local, h, layer_phi, scheme, sp_on, True, c=c, cp=cp, vocab=vocab,
                       tied=tied, widths={"run": BF16, "grad": grad, "fp32": FP32})
     options = {"zero": zero, "framework": framework, "reshard_after_forward": int(reshard), "sp": int(sp_on),

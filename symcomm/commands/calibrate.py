@@ -143,9 +143,13 @@ def cmd_nccl_tests(args) -> int:
         raise InputError(f"-d {args.datatype!r} is not allowed; choose one of {', '.join(nccl_tests.DTYPE_BYTES)}")
     sizes = nccl_prediction.sizes_between(lo, hi, factor if factor > 1 else 1, step)
     model = model_from(hardware, coll, ranks, gpn, args.algorithm)
+    # the constants the algorithm's formula reads at these ranks (a two-level one its inter-node pair too), each as used
+    read = nccl_prediction.coefficients(coll.primitive, model.algorithm, ranks, [1 << 20], model.gpus_per_node)
+    used = ", ".join(f"{name} {model.times.get(name, 0) * 1e6:.4g} us" if name.startswith("alpha")
+                     else f"{name} {model.times.get(name, 0):.4g} s/byte"
+                     for name in ("alpha", "beta", "alpha_inter", "beta_inter") if name in read and read[name].any())
     header = (f"predicted by symcomm: {coll.name}_perf on {ranks} ranks, --hardware {hardware.name}",
-              f"model: catalog {coll.primitive}/{model.algorithm}, alpha {model.times.get('alpha', 0) * 1e6:.4g} us, "
-              f"beta {model.times.get('beta', 0):.4g} s/byte"
+              f"model: catalog {coll.primitive}/{model.algorithm}, {used}"
               + (", efficiency curve of " + model.source if model.sizes else ", no efficiency curve (alpha-beta alone)"),
               f"error: {model.error}")
     text, rows = nccl_prediction.table(model, sizes, args.datatype, header)

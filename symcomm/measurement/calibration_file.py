@@ -214,9 +214,10 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
     # a preset's α, β are NCCL's cost-model constants, no measurement of any cluster (hardware.json _convention); a
     # calibrated file's links were fitted on another collective's log, whose error is that log's, not this one's
     fitted = [link.source for link in (hardware.intra, hardware.inter) if link.source.startswith("fitted by symcomm")]
-    error = (f"unknown: no {coll.name} log was fitted; the links' alpha and beta were fitted on another log "
-             f"({fitted[0].removeprefix('fitted by symcomm calibrate: ')}), whose error does not carry over to "
-             f"{coll.name}: symcomm calibrate fits a log of it and measures its error" if fitted else
+    error = (f"unknown: no {coll.name} log {'at this level ' if named else ''}was fitted; the links' alpha and beta "
+             f"were fitted on another log ({fitted[0].removeprefix('fitted by symcomm calibrate: ')}), whose error "
+             f"does not carry over to {coll.name}/{name} on {ranks} ranks: symcomm calibrate fits a log of it and "
+             "measures its error" if fitted else
              "unknown: no log of this cluster was fitted; the links' alpha and beta are the hardware's own values "
              "(a preset's: NCCL's cost-model constants and datasheet bandwidths), not a measurement: symcomm "
              "calibrate fits a log and measures its error")

@@ -1036,3 +1036,19 @@ def test_what_a_fourth_outsider_s_test_found_is_refused_in_one_line(capsys):
                   "--dtype", ""), ("compare", "all_reduce", "N=8", "M=64", "--hardware", "")):
         code, out, err = run(capsys, *words)
         assert code == 2 and out == "" and f"{words[-2]} '' is empty" in err and len(err.splitlines()) == 1, err
+
+
+def test_a_predicted_nccl_tests_header_names_every_constant_its_formula_reads(capsys):
+    # an outsider's 16-rank prediction (hierarchical, across two nodes of 8) named only the intra-node alpha and beta
+    # in its header, though the inter-node pair priced half its levels; one node's ring reads the intra pair alone
+    from symcomm import presets
+
+    h100 = presets.hardware("h100")
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", "h100", "--ranks", "16", "-b", "8", "-e", "64")
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("# model:"))
+    assert "all_reduce/hierarchical" in header
+    assert f"alpha_inter {h100.inter.latency_s * 1e6:.4g} us" in header and "beta_inter" in header
+    code, out, err = run(capsys, "nccl-tests", "all_reduce", "--hardware", "h100", "--ranks", "8", "-b", "8", "-e", "64")
+    header = next(line for line in out.splitlines() if line.startswith("# model:"))
+    assert "all_reduce/ring" in header and "alpha " in header and "alpha_inter" not in header

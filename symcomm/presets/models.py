@@ -357,6 +357,13 @@ def model_from_config(path: str | Path, seq: int | None = None) -> Model:
         from ..base.inputs import check
 
         text = check(cfg["text_config"], "model-config", f"{what} text_config")
+        # the composite model's tie_word_embeddings is its language model's where that says none (Gemma 3's and
+        # Mistral 3's configs carry it at the top); two that disagree are refused
+        outer, inner = cfg.get("tie_word_embeddings"), text.get("tie_word_embeddings")
+        if outer is not None and inner is not None and outer != inner:
+            raise InputError(f"{what}: tie_word_embeddings {outer} and text_config's {inner} disagree; keep one")
+        if outer is not None and inner is None:
+            text = {**text, "tie_word_embeddings": outer}
         if model_type != "llama4" or cfg.get("vision_config"):
             unpriced.append((f"reads its language model (text_config, {text.get('model_type') or 'untyped'}); the "
                              "vision encoder and projector it also holds are not counted (weights, FLOPs or memory)",

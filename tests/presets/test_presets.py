@@ -945,6 +945,12 @@ def test_hugging_face_configs_qwen2_moe_shared_experts_gemma3_and_what_is_not_pr
     notes = " ".join(model.shape_notes(4096))
     assert "52 of its 62 layers attend over a sliding window of 1024 tokens" in notes
     assert "vision encoder and projector it also holds are not counted" in notes
+    # the composite config's own tie_word_embeddings is its language model's where that says none (Mistral 3 style);
+    # two that disagree are refused
+    assert not read("outer.json", {**gemma, "tie_word_embeddings": False}).tied
+    with pytest.raises(InputError, match="tie_word_embeddings False and text_config's True disagree"):
+        read("both.json", {**gemma, "tie_word_embeddings": False,
+                           "text_config": {**gemma["text_config"], "tie_word_embeddings": True}})
     # the nested model is held to the same schema as a top-level one
     with pytest.raises(InputError, match="text_config: field 'num_hidden_layers'"):
         read("bad.json", {**gemma, "text_config": {**gemma["text_config"], "num_hidden_layers": 10 ** 9}})

@@ -576,6 +576,14 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
                 raise InputError(f"log {str(path)!r}: more than {MAX_TESTS} tests in the logs given (a hardware file "
                                  "keeps one calibration per test)")
             logs.append(nccl_tests.with_ranks(log, ranks, gpus_per_node))
+    # one test's rows under two names (a copied log): fitted twice, it would weigh twice in the file
+    seen: dict = {}
+    for log in logs:
+        key = (log.collective.name if log.collective else None, log.ranks, log.rows)
+        if key in seen and seen[key] != log.path:
+            raise InputError(f"logs {seen[key]!r} and {log.path!r} hold the same test, row for row: one measurement "
+                             "given twice; give it once")
+        seen.setdefault(key, log.path)
     base_hardware = _base_preset(logs, base)
     held = held_gamma(base_hardware)
     # --algorithm hierarchical: each log's own fit is the flat default, the two-level fit is added below

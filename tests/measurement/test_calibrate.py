@@ -167,6 +167,11 @@ def test_a_log_given_twice_is_refused(tmp_path, capsys):
     for words in ((A100, A100), (A100, link)):
         code, out, err = run(capsys, "calibrate", *words)
         assert code == 2 and out == "" and "is given twice" in err
+    # a copy under another name holds the same test row for row (the verification round's case)
+    copy = tmp_path / "copy.log"
+    copy.write_text(A100.read_text())
+    code, out, err = run(capsys, "calibrate", A100, copy)
+    assert code == 2 and out == "" and "hold the same test, row for row" in err
 
 
 # -- the fit -------------------------------------------------------------------------------------

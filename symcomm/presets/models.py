@@ -466,13 +466,23 @@ def _dropout(cfg: dict, what: str) -> bool:
     return any((cfg.get(key) or 0) > 0 for key in HIDDEN_DROPOUT_KEYS)
 
 
+def _whole(value) -> int | None:
+    """``value`` where a config gives a whole positive number (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _all_but_every(layers: int, interval: int) -> int:
+    """The layers of ``layers`` that are not every ``interval``-th one (layer i the other kind where
+    (i + 1) % interval == 0: Gemma 3's global layers, Qwen3-Next's full attention, Llama 4's NoPE layers)."""
+    return layers - layers // interval
+
+
 def _config_words(cfg: dict) -> tuple:
     """(what the config sets, the words that set it) for DeepSeek-V3's group-limited routing (n_group, topk_group:
     routing.GROUP_LIMITED_ROUTING's router_groups, router_group_topk) and multi-token prediction
     (num_nextn_predict_layers: mtp, D_mtp), where the config sets them; whole positive numbers only."""
     def count(key):
-        value = cfg.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+        return _whole(cfg.get(key))
 
     out = []
     groups, topk = count("n_group"), count("topk_group")
@@ -542,8 +552,8 @@ def _sliding_window(cfg: dict, layers: int, model_type: str = "") -> dict | None
     # transformers' Gemma3TextConfig: sliding_window_pattern (later _sliding_window_pattern), 6 where left out
     pattern = next((cfg[key] for key in ("sliding_window_pattern", "_sliding_window_pattern") if cfg.get(key)),
                    6 if model_type == "gemma3_text" else None)
-    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
-        count = layers - layers // pattern
+    if _whole(pattern):
+        count = _all_but_every(layers, pattern)
         return {"window": window, "layers": count} if count > 0 else None
     if model_type == "gemma2":
         return {"window": window, "layers": (layers + 1) // 2}
@@ -598,24 +608,23 @@ def _unpriced_attention(cfg: dict, layers: int) -> list[tuple[str, int]]:
     kinds = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list) else []
     linear = sum(1 for kind in kinds if kind == "linear_attention")
     interval = cfg.get("full_attention_interval")
-    if not kinds and isinstance(interval, int) and not isinstance(interval, bool) and interval >= 1:
+    if not kinds and _whole(interval):
         # Qwen3-Next's configs without layer_types: layer i full attention where (i + 1) % interval == 0
         # (transformers' Qwen3NextConfig builds layer_types so), the others linear
-        linear = layers - layers // interval
+        linear = _all_but_every(layers, interval)
     if linear:
         out.append((f"{linear} of its {layers} layers are linear attention (layer_types: Gated DeltaNet); the step "
                     "model prices them as softmax attention with the config's heads, its projections and its causal "
                     "s × s core: not the work or the weights those layers have", 0))
     chunk = cfg.get("attention_chunk_size")
-    if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk > 0:
+    if _whole(chunk):
         rope = cfg.get("no_rope_layers")
         # transformers' Llama4TextConfig: no_rope_layers empty or left out is built from no_rope_layer_interval (4):
         # layer i without RoPE (full attention) where (i + 1) % interval == 0, the others chunked (Llama 4 Scout's
         # config.json gives [])
-        step = cfg.get("no_rope_layer_interval")
-        step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 1 else 4
+        step = _whole(cfg.get("no_rope_layer_interval")) or 4
         count = (sum(1 for kind in kinds if kind == "chunked_attention") if kinds
-                 else sum(1 for x in rope if x) if isinstance(rope, list) and rope else layers - layers // step)
+                 else sum(1 for x in rope if x) if isinstance(rope, list) and rope else _all_but_every(layers, step))
         if count > 0:
             out.append((f"{count} of its {layers} layers attend within chunks of {chunk} tokens "
                         "(attention_chunk_size); the step model counts their attention core over the whole causal "

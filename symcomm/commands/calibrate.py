@@ -17,7 +17,7 @@ from ..base.files import check_output, refuse_overwriting, same_path, write_file
 from ..base.inputs import parse_whole
 from ..base.notes import add as add_note
 from ..measurement import nccl_prediction, nccl_tests
-from ..measurement.calibrate import MAX_LOG_FILES, _base_preset, calibrate
+from ..measurement.calibrate import _base_preset, calibrate
 from ..measurement.calibration_file import calibrated_range, extrapolated, hardware_document, model_from
 from ..measurement.calibration_report import _bytes, _sizes_text, report_text
 
@@ -43,11 +43,6 @@ def cmd_calibrate(args) -> int:
         if value is not None and not str(value).strip():
             raise InputError(f"{option} {value!r}: an empty file name; give a path ({option} "
                              f"{'hw.json' if option == '-o' else 'fit.svg'}) or leave {option} out")
-    # one log given twice would be fitted twice and weigh twice in the file (calibrate-step refuses one log read by two
-    # runs likewise)
-    for i, log in enumerate(args.logs if len(args.logs) <= MAX_LOG_FILES else ()):    # more: calibrate's count refuses
-        if any(same_path(log, other) for other in args.logs[:i]):
-            raise InputError(f"the log {log} is given twice: give each nccl-tests log once")
     # the files this command reads, which neither output may replace
     read = [("the log", log) for log in args.logs] + ([("--base", args.base)] if args.base else [])
     if args.output is not None:

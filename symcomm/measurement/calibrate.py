@@ -64,6 +64,7 @@ from ..core import symbols as S
 from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
 from ..collectives.algorithms import algorithm as catalog_algorithm
 from ..base.errors import InputError
+from ..base.files import same_path
 from ..base.notes import add as add_note
 from .nccl_prediction import Prediction
 from .nccl_tests import Collective, Log
@@ -569,6 +570,11 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
     if len(paths) > MAX_LOG_FILES:
         raise InputError(f"{len(paths)} log files: calibrate reads at most {MAX_LOG_FILES} (one per collective and "
                          "node count is what a hardware file keeps)")
+    # one log given twice (its path again, a link to it) or one test's rows under two names (a copied log): fitted
+    # twice, it would weigh twice in the file (calibrate-step refuses one log read by two runs likewise)
+    for i, path in enumerate(paths):
+        if any(same_path(path, other) for other in paths[:i]):
+            raise InputError(f"the log {path} is given twice: give each nccl-tests log once")
     logs = []
     for path in paths:
         for log in nccl_tests.read(path, collective_name=collective_name):
@@ -576,7 +582,6 @@ def calibrate(paths: list[str], ranks: int | None = None, gpus_per_node: int | N
                 raise InputError(f"log {str(path)!r}: more than {MAX_TESTS} tests in the logs given (a hardware file "
                                  "keeps one calibration per test)")
             logs.append(nccl_tests.with_ranks(log, ranks, gpus_per_node))
-    # one test's rows under two names (a copied log): fitted twice, it would weigh twice in the file
     seen: dict = {}
     for log in logs:
         key = (log.collective.name if log.collective else None, log.ranks, log.rows)

@@ -4,22 +4,19 @@ the test's ``body`` and sends back what it returns."""
 
 from __future__ import annotations
 
-import socket
+import shutil
+import tempfile
+from pathlib import Path
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _rank(rank: int, world: int, port: int, out, body, args) -> None:
+def _rank(rank: int, world: int, store: str, out, body, args) -> None:
     import os
 
     import torch.distributed as dist
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    # a file store: a port probed free and bound later by rank 0 could be taken in between (a CI run failed with
+    # EADDRINUSE under two test workers); gloo's own connections take ports the system gives
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
     try:
         out.put((rank, body(rank, world, *args)))
     except BaseException as error:             # said to the test, which compares it with what it expects
@@ -39,13 +36,17 @@ def run_ranks(world: int, body, *args) -> list:
     import torch.multiprocessing as mp
 
     context = mp.get_context("spawn")
-    out, port = context.Queue(), _free_port()
-    ranks = [context.Process(target=_rank, args=(r, world, port, out, body, args)) for r in range(world)]
-    for process in ranks:
-        process.start()
-    got = dict(out.get(timeout=240) for _ in ranks)
-    for process in ranks:
-        process.join(timeout=60)
+    folder = tempfile.mkdtemp(prefix="gloo-ranks-")
+    try:
+        out, store = context.Queue(), str(Path(folder) / "store")
+        ranks = [context.Process(target=_rank, args=(r, world, store, out, body, args)) for r in range(world)]
+        for process in ranks:
+            process.start()
+        got = dict(out.get(timeout=240) for _ in ranks)
+        for process in ranks:
+            process.join(timeout=60)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return [got[r] for r in range(world)]
 
 

@@ -41,9 +41,11 @@ class _Block:
         reshard = (row.reshard_after_forward if scheme.reshard_after_forward is None else scheme.reshard_after_forward)
         if scheme.reshard_after_forward is None and p >= 2 and row.reshard_when_piped is not None:
             reshard = row.reshard_when_piped        # torchtitan keeps the units gathered under a pipeline
+        grad_dtype = dict(self.options).get("grad_dtype")      # a layout-dependent one (Framework.cp_grad_dtype)
         return {"framework": scheme.framework, "zero": scheme.zero,
                 "reshard_after_forward": int(scheme.zero == 3 and reshard),
-                "recompute": self.recompute, "sp": int(self.sp)}     # printed 0/1, as every row has it
+                "recompute": self.recompute, "sp": int(self.sp),     # printed 0/1, as every row has it
+                **({"grad_dtype": grad_dtype} if grad_dtype else {})}
 
     def label(self) -> str:
         return f"{self.scheme.name} rc={self.recompute}" + (" sp" if self.sp else "")

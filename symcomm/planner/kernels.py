@@ -33,13 +33,14 @@ def _base_values(req: Request) -> dict:
     return out
 
 
-def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str, split: str = "even") -> tuple:
+def _options(req: Request, scheme: tuple, recompute: str, sp_on: bool, schedule: str, split: str = "even",
+             grad_dtype: str | None = None) -> tuple:
     return option_key(scheme, recompute, sp_on, schedule, cp=req.cp_algorithm, moe=bool(req.model.moe),
                       embeddings=bool(req.embeddings), tied=bool(req.model.tied), gated=_gated(req.model), split=split,
                       dispatcher=req.dispatcher, router=(req.router_groups, req.router_group_topk),
                       shape=model_attention(req.model), precision=req.precision, kernel=req.attention_kernel,
                       nvlink=req.nvlink, expert_tp=req.expert_tp,
-                      dropout=req.model.dropout if req.dropout is None else req.dropout)
+                      dropout=req.model.dropout if req.dropout is None else req.dropout, grad_dtype=grad_dtype)
 
 
 def model_attention(model) -> tuple[str, str]:
@@ -53,14 +54,16 @@ def model_attention(model) -> tuple[str, str]:
 
 def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied, gated, split="even",
                dispatcher="alltoall", router=(1, 1), shape=("mha", "h"), precision="bf16", kernel="fused",
-               nvlink="switch", expert_tp=None, dropout=True) -> tuple:
+               nvlink="switch", expert_tp=None, dropout=True, grad_dtype=None) -> tuple:
     """One option combination of the step model: the run setting (symcomm.training.settings.RunSetting) of this
     scheme and these choices, as its kernel key (:meth:`RunSetting.key`: sorted (setting, typed value) pairs).
     ``shape``: (attention, q_width) of the model (:func:`model_attention`); ``dropout``: the model's (Model.dropout:
     the memory model's dropout masks, as eval fills dropout= from the preset).
     ``dispatcher``, ``router`` (router_groups, router_group_topk) and ``expert_tp`` are a MoE model's (a dense model
     has none: left at their defaults); the expert TP size is the one :func:`~.request.expert_tp_run` says the plan runs
-    (1 under the flex dispatchers, as Megatron-Core needs: symcomm.training.hybrid, _FLEX_NEEDS_ETP1)."""
+    (1 under the flex dispatchers, as Megatron-Core needs: symcomm.training.hybrid, _FLEX_NEEDS_ETP1).
+    ``grad_dtype``: the gradient reductions' element type where the framework's own depends on the layout
+    (frameworks.Framework.cp_grad_dtype); None, the framework's."""
     run = settings.parse({"zero": scheme.zero, "framework": scheme.framework,
                           "reshard_after_forward": scheme.reshard_after_forward, "sp": sp_on, "recompute": recompute,
                           "schedule": schedule, "cp": cp, "gqa": True, "moe": moe, "embeddings": embeddings,
@@ -70,7 +73,8 @@ def option_key(scheme, recompute, sp_on, schedule, *, cp, moe, embeddings, tied,
                                         else settings.OPTIONS["expert_tp"].default),
                           "router_groups": router[0] if moe else 1, "router_group_topk": router[1] if moe else 1,
                           "attention": shape[0], "q_width": shape[1], "precision": precision,
-                          "attention_kernel": kernel, "nvlink": nvlink, "dropout": dropout})
+                          "attention_kernel": kernel, "nvlink": nvlink, "dropout": dropout,
+                          **({"grad_dtype": grad_dtype} if grad_dtype is not None else {})})
     return run.key()
 
 

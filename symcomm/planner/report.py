@@ -62,7 +62,10 @@ ASSUMPTIONS = (
     "embedding and LM head (V × h, vocabulary-parallel) on the first and last stages (--no-embeddings: spread "
     "evenly); attention as the model's shape fixes it, as eval takes it from the preset (DeepSeek's MLA, "
     "query heads wider than h/a: q_width=heads)",
-    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions megatron and fsdp2 run in fp32, "
+    "bytes on the wire = elements × bytes of --dtype, except the gradient reductions "
+    + _frameworks.choices([name for name, row in _frameworks.FRAMEWORKS.items() if row.grad_dtype == "fp32"]
+                          + [f"{name} with c ≥ 2" for name, row in _frameworks.FRAMEWORKS.items()
+                             if row.cp_grad_dtype == "fp32"]).replace(" or ", " and ") + " run in fp32, "
     "the sequence all-gathers Transformer Engine moves in FP8 (1 byte; megatron, megatron_fsdp under an FP8 "
     "recipe) and its current scaling's fp32 amax all-reduces; "
     "β = 1 / per-direction bandwidth per GPU",

@@ -225,10 +225,13 @@ def plan(req: Request, top: int | None = None) -> Plan:
                     rows = np.flatnonzero(runs & ((layouts["v"] == 1) if schedule == "1f1b" else (layouts["v"] > 1))
                                           & (layouts["split"] == split)
                                           & ((layouts["m"] >= layouts["p"]) if torch_1f1b else True))
-                    if not rows.size:
-                        continue
-                    pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split]), scheme,
-                                    recompute, sp_on, rows))
+                    # a framework reducing in another element type with context parallelism (DeepSpeed-Ulysses:
+                    # fp32) has its c ≥ 2 layouts priced at that type, as eval is told (hybrid._framework_limits)
+                    cp_rows = rows[layouts["c"][rows] > 1] if row.cp_grad_dtype else rows[:0]
+                    for these, grad_dtype in ((np.setdiff1d(rows, cp_rows), None), (cp_rows, row.cp_grad_dtype)):
+                        if these.size:
+                            pending.append((_options(req, scheme, recompute, sp_on, schedule, SPLITS[split],
+                                                     grad_dtype), scheme, recompute, sp_on, these))
     if not pending and layouts["t"].size:      # layouts left past the memory floor, none running the settings
         raise PlanError(f"no layout of --gpus={req.gpus} runs the fixed settings: {_settings_rules(req)}")
     # every combination's kernel in one pass over its family's graph (most nodes are shared), then each block; a

@@ -286,6 +286,12 @@ DEEPSPEED_PIPE_LIMITS = ("deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py
                          "schedule.TrainSchedule); deepspeed/runtime/pipe/schedule.py (TrainSchedule, "
                          "InferenceSchedule: no interleaved schedule); docs/_tutorials/ds-sequence.md "
                          "(DeepSpeed-Ulysses: sequence parallelism by all-to-all)")
+#: DeepSpeed reduces the gradients in seq_parallel_communication_data_type, fp32 unless the config says otherwise,
+#: wherever DeepSpeed-Ulysses runs (sequence_parallel_size > 1), in place of the run's own half type
+DEEPSPEED_ULYSSES_GRADS = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at edaa7221 (DeepSpeedEngine.__init__: "
+                           "with sequence_parallel_size > 1, communication_data_type = the config's "
+                           "seq_parallel_communication_data_type) and deepspeed/runtime/constants.py "
+                           "(SEQ_PARALLEL_COMMUNICATION_DATA_TYPE_DEFAULT = 'fp32')")
 #: DeepSpeed's engine refuses ZeRO-3 with its native MoE layers (the MoE the moe=1 terms price: deepspeed.moe's
 #: expert-parallel all-to-alls); from v0.19.3 (02663d6e5) its AutoEP layers run under ZeRO-3, not modelled here
 DEEPSPEED_MOE_ZERO3 = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py (_configure_zero_optimizer: 'MoE not supported "
@@ -356,6 +362,10 @@ class Framework:
     # ZeRO-3 with p ≥ 2: whether the parameters are freed after the forward there (None: as reshard_after_forward);
     # torchtitan's default policy keeps them under a pipeline (TORCHTITAN_FSDP_DEFAULTS)
     reshard_when_piped: bool | None = None
+    # the gradient reductions' element type with context parallelism (c ≥ 2) where the framework switches to another
+    # there (None: grad_dtype for every c), and the file that says so (DEEPSPEED_ULYSSES_GRADS)
+    cp_grad_dtype: str | None = None
+    cp_grad_where: str = ""
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -385,7 +395,7 @@ _ROWS = (
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
               (DEEPSPEED_ENGINE, DEEPSPEED_BUCKET_ALLREDUCE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE,
-               DEEPSPEED_PIPE_LIMITS, DEEPSPEED_MOE_ZERO3),
+               DEEPSPEED_PIPE_LIMITS, DEEPSPEED_MOE_ZERO3, DEEPSPEED_ULYSSES_GRADS),
               "zero 2 (the gradient buckets all-reduced every micro-batch, each rank keeping its partition) and 3 (also all-gather in every forward and backward), "
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
@@ -393,7 +403,10 @@ _ROWS = (
               moe_where=("DeepSpeed's deepspeed/runtime/engine.py: 'Native DeepSpeed MoE is not supported with ZeRO "
                          "Stage 3' (its AutoEP layers, v0.19.3 on, run under ZeRO-3: not modelled)"),
               limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
-              cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md"),
+              cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md",
+              cp_grad_dtype="fp32",
+              cp_grad_where=("DeepSpeed's deepspeed/runtime/engine.py: with Ulysses the gradients are reduced in "
+                             "seq_parallel_communication_data_type, 'fp32' by default (runtime/constants.py)")),
     Framework("fsdp",
               "zero=0 NO_SHARD or 3; reduce every micro-batch, no no_sync; sp_regather=0 as torch's tensor parallel",
               (0, 3), "(NO_SHARD: zero=0, FULL_SHARD: zero=3, SHARD_GRAD_OP: zero=3 with reshard_after_forward=0)",

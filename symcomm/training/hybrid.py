@@ -554,6 +554,13 @@ def _framework_limits() -> tuple[When, ...]:
             out.append(rules.when("framework", (row.name,), rules.when("cp", refused, rules.fixed(
                 c, 1, f"framework={row.name} with c={{x}} needs cp={' or '.join(row.cp_algorithms)}: its sequence "
                       f"parallelism is that only ({row.cp_where}); give cp={row.cp_algorithms[0]} or c=1"))))
+        if row.cp_grad_dtype is not None:
+            # the element type is the framework's default and its config's choice at once: eval asks which (the
+            # planner prices its default, frameworks.Framework.cp_grad_dtype)
+            out.append(rules.when("framework", (row.name,), rules.when("grad_dtype", (None,), rules.fixed(
+                c, 1, f"framework={row.name} with c={{x}} needs grad_dtype given: with context parallelism it reduces "
+                      f"the gradients in another element type ({row.cp_grad_where}); give grad_dtype="
+                      f"{row.cp_grad_dtype} (its default) or grad_dtype=same (a config that sets the run's own)"))))
     return tuple(out)
 
 

@@ -246,7 +246,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "per_micro_batch (m times); framework: as the framework does (fsdp2 with p > 1: once per pipeline schedule)"),
     Option("grad_dtype", None, (None,) + F.GRAD_DTYPES,
            "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs, torchtitan's "
-           "FSDP2), same (the run's --dtype: DeepSpeed, FSDP1 defaults); framework: as the framework does; "
+           "FSDP2, DeepSpeed with Ulysses c ≥ 2, which eval asks to be given), same (the run's --dtype: DeepSpeed's and "
+           "FSDP1's defaults); framework: as the framework does; "
            "formulas count that type's elements, bytes use its size"),
     Option("reshard_after_forward", None, (None, False, True),
            "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
@@ -502,9 +503,12 @@ KERNEL_SETTINGS = ("cp", "embeddings", "framework", "gated", "gqa", "moe", "pipe
 #: tensor-parallel size the flex dispatchers need (symcomm.planner.kernels.option_key) and the router's groups; and
 #: the attention the model's shape fixes (MLA for DeepSeek, query heads wider than h/a for Qwen3 and gpt-oss: eval
 #: fills them from the preset, so the planner keys its kernels by them as well); and the precision recipe and the
-#: attention core's kernel (plan --precision, --attention-kernel); and how a node's GPUs are wired (plan --nvlink)
+#: attention core's kernel (plan --precision, --attention-kernel); and how a node's GPUs are wired (plan --nvlink);
+#: and the gradient reductions' element type where the planner prices a framework's layout-dependent one
+#: (symcomm.training.frameworks.Framework.cp_grad_dtype)
 KERNEL_SETTINGS_AWAY_FROM_DEFAULT = ("attention", "dispatcher", "expert_tp", "q_width", "router_groups",
-                                     "router_group_topk", "precision", "attention_kernel", "nvlink", "dropout")
+                                     "router_group_topk", "precision", "attention_kernel", "nvlink", "dropout",
+                                     "grad_dtype")
 
 
 @dataclass(frozen=True)

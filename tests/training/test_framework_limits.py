@@ -29,6 +29,9 @@ def _eval(*words):
     (("p=2", "c=1", "d=32", "zero=1", "schedule=interleaved", "v=2"),
      "schedule=interleaved with framework=deepspeed is refused"),
     (("p=1", "c=2", "d=32", "zero=3"), "framework=deepspeed with c=2 needs cp=ulysses"),
+    # DeepSpeed-Ulysses reduces the gradients in seq_parallel_communication_data_type, 'fp32' by default
+    # (deepspeed/runtime/engine.py and runtime/constants.py at edaa7221): the element type is asked for, not guessed
+    (("p=1", "c=2", "d=32", "zero=2", "cp=ulysses"), "framework=deepspeed with c=2 needs grad_dtype given"),
 ])
 def test_eval_refuses_in_one_line(words, said):
     out = _eval(*words)
@@ -37,7 +40,8 @@ def test_eval_refuses_in_one_line(words, said):
     assert said in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("words", [("p=2", "c=1", "d=32", "zero=1"), ("p=1", "c=2", "d=32", "zero=3", "cp=ulysses"),
+@pytest.mark.parametrize("words", [("p=2", "c=1", "d=32", "zero=1"),
+                                   ("p=1", "c=2", "d=32", "zero=3", "cp=ulysses", "grad_dtype=fp32"),
                                    ("p=1", "c=1", "d=64", "zero=3")])
 def test_what_deepspeed_runs_still_evaluates(words):
     out = _eval(*words, "--json")
@@ -122,3 +126,24 @@ def test_torchtitans_async_tp_needs_torch_compile():
     assert out.returncode == 2 and "tp_overlap=1 with framework=fsdp2 needs compile=1" in out.stderr
     out = subprocess.run([sys.executable, "-m", "symcomm", *words, "compile=1"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_ulysses_gradients_are_reduced_in_fp32_and_plan_prices_them_so():
+    # DeepSpeed with Ulysses (c ≥ 2) reduces the gradients in fp32 by default (seq_parallel_communication_data_type,
+    # deepspeed/runtime/engine.py at edaa7221): twice the bytes of a bf16 reduction, the same element count
+    def dp_bytes(dtype):
+        out = _eval("p=1", "c=2", "d=32", "zero=2", "cp=ulysses", f"grad_dtype={dtype}", "--json")
+        assert out.returncode == 0, out.stderr
+        terms = json.loads(out.stdout)["terms"]
+        return sum(term["send"] for term in terms if term["axis"] == "dp" and "gradient" in term["label"])
+
+    assert dp_bytes("fp32") == 2 * dp_bytes("same") > 0
+    got = plan(Request(presets.model("llama3-8b"), presets.hardware("h100"), gpus=16, batch=16, seq=32768,
+                       framework="deepspeed", cp_algorithm="ulysses"), 200)
+    rows = got.rows(200)
+    commands = [row["eval_command"] for row in rows]
+    with_cp = [c for c in commands if " c=1 " not in c]
+    assert with_cp and all("grad_dtype=fp32" in c for c in with_cp)
+    assert all("grad_dtype" not in c for c in commands if " c=1 " in c)
+    assert all(setting.get("grad_dtype") == ("fp32" if row["c"] > 1 else None)
+               for row in rows for setting in row["settings"])

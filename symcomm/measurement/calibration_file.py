@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..base.crossing import crossing_of
-from ..collectives.algorithms import DEFAULT_ALGORITHM, algorithms_of
+from ..collectives.algorithms import DEFAULT_ALGORITHM
 from ..base.errors import InputError
 from . import nccl_prediction
 from .calibrate import Fit, held_gamma
@@ -188,16 +188,9 @@ def model_from(hardware, coll: Collective, ranks: int, gpus_per_node: int | None
         return Prediction(coll, e["algorithm"], ranks, e.get("gpus_per_node") if e["ranks"] == ranks else min(g, ranks),
                           times, tuple(e["sizes_bytes"]), tuple(e["efficiency"]), e.get("source", ""), tuple(notes),
                           error)
+    # across nodes too the flat ring, as NCCL runs it (no two-level algorithm of its own) and as eval prices it: its
+    # crossings over each node's NICs, the two legs at once (base.crossing)
     name = algorithm or ("ring" if coll.primitive in ("broadcast", "reduce") else DEFAULT_ALGORITHM[coll.primitive])
-    if algorithm is None and spans and ranks % g == 0 and any(
-            a.name == "hierarchical" for a in algorithms_of(coll.primitive)):
-        if getattr(hardware, "two_level_unknown", ""):
-            # not a default the file can price (presets.link_values would refuse it): the flat default,
-            # at the file's flat link across nodes, said
-            notes.append(f"the default across nodes, hierarchical, needs the two-level inter-node link, which "
-                         f"--hardware {hardware.name} lacks (no inter_two_level): the flat {name} instead")
-        else:
-            name = "hierarchical"       # a group over nodes pays each level its own α, β
     problems = nccl_prediction.problems(coll.primitive, name, ranks, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on {ranks} ranks: {problems[0]}")

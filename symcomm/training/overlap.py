@@ -120,6 +120,20 @@ def max0(x):
 #: and what is counted.  DeepSpeed's and
 #: FSDP's whole-model units keep the window rule (their reductions hide behind it, no bucket floor)
 BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d, evaluate=False)}
+#: the frameworks whose 1F1B pipeline (no interleaving) waits on each later stage's whole parameter all-gather while it
+#: fills, one stage after another, under overlap_param_gather: Megatron-LM forces align_param_gather off without
+#: virtual stages, so no param_sync_func starts a gather ahead (megatron/training/arguments.py and training.py at
+#: d98e8a64), the distributed optimizer starts none after its step when it overlaps (megatron/core/optimizer/
+#: distrib_optimizer.py, step_with_ready_grads), and a stage after the first holds one bucket (distributed_data_
+#: parallel.py: pp_rank > 0 disables bucketing), so its gather is dispatched and waited on in the forward pre-hook of
+#: its first micro-batch (param_and_grad_buffer.py, finish_param_sync), after the stage before it sent that micro-batch
+FILL_GATHER_FRAMEWORKS = ("megatron",)
+FILL_GATHER_SOURCE = ("NVIDIA/Megatron-LM at d98e8a64: megatron/training/arguments.py (align_param_gather = False "
+                      "without virtual pipeline stages), megatron/core/optimizer/distrib_optimizer.py "
+                      "(step_with_ready_grads: no gather started when overlap_param_gather), megatron/core/distributed/"
+                      "distributed_data_parallel.py (one bucket on pp_rank > 0) and param_and_grad_buffer.py "
+                      "(finish_param_sync dispatches an undispatched bucket's gather in the forward pre-hook)")
+
 #: the frameworks whose edge buckets hold the word embedding whole: a Megatron-LM bucket closes after the
 #: parameter that fills it, never splitting one (param_and_grad_buffer.py at NVIDIA/Megatron-LM f2e5db402c,
 #: ParamAndGradBuffer: the parameters in reverse order, a new bucket once its size is reached), so the first
@@ -234,12 +248,15 @@ def with_slowdown(exposed, alone):
 def exposed_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
                           param_overlap: bool, pipeline_chunks=None, embeddings: bool = False,
                           interleaved_chunks=None) -> sp.Expr:
-    """:func:`waiting_data_parallel` with the slowdown its hidden part causes the compute (:func:`with_slowdown`):
-    the data-parallel communication's seconds on the step's critical path."""
+    """:func:`waiting_data_parallel` with the slowdown its hidden part causes the compute (:func:`with_slowdown`),
+    and the 1F1B fill's waits on the later stages' gathers (:func:`fill_gather_waits`): the data-parallel
+    communication's seconds on the step's critical path."""
     waiting = waiting_data_parallel(dp_terms, time_of, data, m, compute, grad_overlap=grad_overlap,
                                     param_overlap=param_overlap, pipeline_chunks=pipeline_chunks,
                                     embeddings=embeddings, interleaved_chunks=interleaved_chunks)
-    return with_slowdown(waiting, time_of(dp_terms)) if dp_terms else waiting
+    fill = fill_gather_waits(dp_terms, time_of, data, param_overlap=param_overlap,
+                             interleaved_chunks=interleaved_chunks)
+    return (with_slowdown(waiting, time_of(dp_terms)) if dp_terms else waiting) + fill
 
 
 def waiting_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: bool,
@@ -300,6 +317,21 @@ def waiting_data_parallel(dp_terms, time_of, data, m, compute, *, grad_overlap: 
                                 evaluate=False)
                          if bucket is not None else max0(exposed_after - spread * compute.forward))
     return exposed_forward + exposed_backward + exposed_after + rest_t
+
+
+def fill_gather_waits(dp_terms, time_of, data, *, param_overlap: bool, interleaved_chunks=None) -> sp.Expr:
+    """The seconds a 1F1B pipeline's fill waits on the later stages' parameter all-gathers under overlap_param_gather
+    (:data:`FILL_GATHER_FRAMEWORKS`): with p ≥ 2 each of the p − 1 stages after the first waits on its whole gather
+    as its first micro-batch arrives, one after another, counted at this stage's gather (the post-step all-gather of
+    ``dp_terms``); nothing hides them, so no slowdown either.  0 otherwise (interleaved: each chunk's gather started
+    ahead, :data:`INTERLEAVED_SYNC`)."""
+    if not param_overlap or data.framework not in FILL_GATHER_FRAMEWORKS or interleaved_chunks != 1:
+        return sp.Integer(0)
+    after_step = [x for x in dp_terms if x.phase == "after the step" and x.primitive == "all_gather"]
+    if not after_step:
+        return sp.Integer(0)
+    return sp.Piecewise(((S.p - 1) * time_of(after_step), sp.Ge(S.p, 2, evaluate=False)), (0, sp.true),
+                        evaluate=False)
 
 
 def _per_layer_exposed(dp_terms, time_of, data, m, compute, grad_overlap, param_overlap) -> sp.Expr:

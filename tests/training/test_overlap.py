@@ -167,9 +167,29 @@ def test_megatrons_interleaved_schedule_syncs_each_chunk_apart():
     R = 2 * backward
     one, two = at(1, beta), at(2, beta)
     assert float(one["comm_time_dp"]) == pytest.approx(2 * R, rel=1e-9)       # reduce-scatter and all-gather
-    # what waits, and what the hidden rest of the 2R slows the compute (conftest.slowed)
-    assert float(one["exposed_comm_time_dp"]) == pytest.approx(slowed(R / 2 + 3 * R / 4, 2 * R), rel=1e-9)
+    # what waits, and what the hidden rest of the 2R slows the compute (conftest.slowed); at v = 1 (1F1B) the second
+    # stage also waits on its whole gather R as its first micro-batch arrives (test_1f1b_fill_waits_...)
+    assert float(one["exposed_comm_time_dp"]) == pytest.approx(slowed(R / 2 + 3 * R / 4, 2 * R) + R, rel=1e-9)
     assert float(two["exposed_comm_time_dp"]) == pytest.approx(slowed(R / 4 + 5 * R / 8, 2 * R), rel=1e-9)
+
+
+@pytest.mark.parametrize("p", [1, 2, 4])
+def test_1f1b_fill_waits_on_each_later_stages_whole_gather_under_overlap_param_gather(p):
+    """Megatron-LM without virtual stages (NVIDIA/Megatron-LM at d98e8a64): arguments.py sets align_param_gather off,
+    so no param_sync_func starts a gather ahead; distrib_optimizer.py's step_with_ready_grads starts none when
+    overlapping; a stage after the first holds one bucket (distributed_data_parallel.py, pp_rank > 0), whose gather
+    the forward pre-hook of its first micro-batch dispatches and waits on (param_and_grad_buffer.py,
+    finish_param_sync).  So the fill waits on stages 2..p's whole gathers one after another, (p − 1)·A on the path,
+    nothing hiding them: A = (3/4)·(Φ/p)·β over d = 4 ranks.  As the p = 1 test above: a forward far longer than
+    every collective, so what else waits is the last gradient bucket and the first parameter bucket, (3/4)·4·10⁷·β
+    each (or the whole stage's, when smaller)."""
+    values = {**FSDP_VALUES, "alpha": 0.0, "Phi": 4 * 10**8, "peak": 1e6, "p": p}
+    gather = 0.75 * 4e8 / p * 1e-9
+    first = 0.75 * min(4e7, 4e8 / p) * 1e-9
+    megatron = {**PLAIN, "zero": "1", "framework": "megatron", "overlap_grad_reduce": "1", "schedule": "1f1b"}
+    on = steptime.quantities(values, 2, **megatron, overlap_param_gather="1")
+    assert float(on["exposed_comm_time_dp"]) == pytest.approx(slowed(first + first, 2 * gather) + (p - 1) * gather,
+                                                              rel=1e-12)
 
 
 # -- per micro-batch: tp chunks, pipeline sends ------------------------------------------------------------

@@ -369,14 +369,24 @@ def layout_refusal(step_texts: dict, options: dict, numbers: dict) -> str | None
             or a2a_overlap_refusal(step_texts, options, numbers))
 
 
-def param_gather_note(step_texts: dict | None, options: dict) -> str | None:
-    """What eval says of overlap_param_gather=1 without overlap_grad_reduce=1 under framework=megatron, or None:
-    Megatron-LM's launcher refuses it, Megatron-Core and Megatron-Bridge run it (steptime._check_megatron_overlap)."""
+def param_gather_note(step_texts: dict | None, options: dict, numbers: dict | None = None) -> str | None:
+    """What eval says of overlap_param_gather=1 under framework=megatron, or None: without overlap_grad_reduce=1,
+    that Megatron-LM's launcher refuses it and Megatron-Core and Megatron-Bridge run it
+    (steptime._check_megatron_overlap); on a 1F1B pipeline, that its fill waits on each later stage's whole gather
+    (overlap.fill_gather_waits)."""
     texts = step_texts or {}
-    if (str(options.get("framework", "megatron")) == "megatron" and str(texts.get("overlap_param_gather")) in ("1", "True")
-            and str(texts.get("overlap_grad_reduce")) in ("0", "False")):
+    if str(options.get("framework", "megatron")) != "megatron" or \
+            str(texts.get("overlap_param_gather")) not in ("1", "True"):
+        return None
+    if str(texts.get("overlap_grad_reduce")) in ("0", "False"):
         return ("overlap_param_gather=1 with overlap_grad_reduce=0: Megatron-LM's arguments.py refuses it, Megatron-Core "
                 "and Megatron-Bridge run it (the parameter gathers overlapped, the gradient reduction not): priced so")
+    stages = (numbers or {}).get("p")
+    if str(options.get("schedule", "1f1b")) == "1f1b" and stages is not None and stages >= 2:
+        return (f"overlap_param_gather=1 on a 1F1B pipeline: Megatron-LM starts no stage's gather ahead without virtual "
+                f"stages (align_param_gather off), so the fill waits on each of the {int(stages) - 1} later stages' "
+                "whole all-gather in turn, counted in the exposed data-parallel time; overlap_param_gather=0 waits on "
+                "one, every stage at once (schedule=interleaved starts each chunk's ahead)")
     return None
 
 
@@ -390,7 +400,8 @@ def layout_notes(system, options: dict, numbers: dict, step_texts: dict | None =
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
             straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
             partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
-            chunk_split_note(options), param_gather_note(step_texts, options), dropout_note(framework, step_texts),
+            chunk_split_note(options), param_gather_note(step_texts, options, numbers),
+            dropout_note(framework, step_texts),
             f"recompute=op is torchtitan's op-level selective checkpointing (framework=fsdp2), no mode of framework="
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)

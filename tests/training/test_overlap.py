@@ -521,3 +521,13 @@ def test_a2a_overlap_where_megatron_core_asserts_is_refused(words, needs, capsys
     assert main(base + words) == 2
     err = capsys.readouterr().err
     assert f"a2a_overlap=1 needs {needs}" in err and "overlap_moe_expert_parallel_comm" in err, err
+
+
+def test_eval_says_the_1f1b_fill_waits_under_overlap_param_gather():
+    from symcomm.training.words import param_gather_note
+
+    texts = {"overlap_param_gather": "1", "overlap_grad_reduce": "1"}
+    said = param_gather_note(texts, {"framework": "megatron", "schedule": "1f1b"}, {"p": 4})
+    assert said is not None and "each of the 3 later stages' whole all-gather" in said
+    assert param_gather_note(texts, {"framework": "megatron", "schedule": "1f1b"}, {"p": 1}) is None
+    assert param_gather_note(texts, {"framework": "megatron", "schedule": "interleaved"}, {"p": 4}) is None

@@ -984,14 +984,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "memory_bytes": 191501854310.0,
 "step_errors": {
-"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 12,
-"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 13,
-"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 13,
-"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 14,
-"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 15,
-"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
-"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 13,
-"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 16
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 17,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 18,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 18,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 19,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 20,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 21
 }
 },
 "gb200": {
@@ -1116,14 +1116,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "memory_bytes": 186000000000.0,
 "step_errors": {
-"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 17,
-"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 18,
-"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 18,
-"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 19,
-"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
-"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
-"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 18,
-"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 18
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 22,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 23,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 23,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 24,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 23,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 23,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 23,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 23
 }
 },
 "h100-roce": {
@@ -1315,14 +1315,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "memory_bytes": 80000000000.0,
 "step_errors": {
-"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 0,
-"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 1,
-"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 2,
-"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 3,
-"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 4,
-"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 5,
-"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 6,
-"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 7
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 25,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 26,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 27,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 28,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 29,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 30,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 31,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 32
 }
 },
 "a100-40gb": {
@@ -1514,14 +1514,14 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "memory_bytes": 80000000000.0,
 "step_errors": {
-"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 8,
-"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 9,
-"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 9,
-"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
-"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
-"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 9,
-"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 10,
-"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 11
+"deepspeed|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 33,
+"megatron|bf16|eta,eta_attn,hbm,kappa,kappa_moe,peak,w_half,w_half_expert": 34,
+"megatron|bf16|eta,eta_attn,hbm,kappa,peak,w_half": 34,
+"megatron|fp8_block|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 34,
+"megatron|fp8_delayed|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 34,
+"megatron|fp8_tensor|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 34,
+"megatron|mxfp8|eta_attn,eta_fp8,hbm,kappa,peak,peak_fp8,w_half": 35,
+"megatron|nvfp4|eta_attn,eta_fp4,hbm,kappa,peak,peak_fp4,w_half": 36
 }
 }
 },
@@ -16198,9 +16198,26 @@ globalThis.SYMCOMM_CATALOG = {
 "unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
 "typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
-"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)"
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=deepspeed on 4 published runs never fitted on (a100): typically 14 %, up to 19 % (signed mean -14 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), kappa_moe (no fitted run reads it: taken as 0); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=fp8_block (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=fp8_delayed (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=fp8_tensor (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=mxfp8 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp4 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)"
 ],
 "error_unknown": "unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit measured, or a hardware file without step_time.errors)",
 "memory_band": {

@@ -266,12 +266,23 @@ class Hardware:
         fit reads it (:attr:`step_unread`: a calibrated file's eta_fp8 held at its base hardware's value, where the
         user's runs were all bf16)."""
         taken = self.constants_taken_as_another(reads)
-        return tuple(fit_errors.options_unmeasured(self.step_errors_of, self.frameworks_unmeasured(frameworks),
+        return tuple(self.part_unmeasured() + fit_errors.options_unmeasured(self.step_errors_of, self.frameworks_unmeasured(frameworks),
                                                    precision, self.step_precisions)
                      + [f"{name} (no fitted run reads it: taken as {absent_as(name)})" for name in taken]
                      + [f"{name} ({self.step_errors_of}'s fit: {why})" for name, why in self.step_unread
                         if name in reads and name not in taken]
                      + fit_errors.kernels_unmeasured(self.step_errors_of, reads, self.step_kernels))
+
+    def part_unmeasured(self) -> list[str]:
+        """The words for a part that borrows another's constants (``step_errors_of`` another name) and that no
+        published run the fit recorded ran on, fitted or checked: the donor's errors are the donor's, not its own
+        (H100 PCIe's 350 W against the fitted H100 SXM's 700 W)."""
+        if not self.own_roofline or not self.step_errors_of or self.step_errors_of == self.name:
+            return []
+        if any(self.name in on for *_, on in self.step_checks):
+            return []
+        return [f"hardware {self.name} (it borrows {self.step_errors_of}'s constants; no published run on it was "
+                "fitted or checked)"]
 
     def frameworks_unmeasured(self, frameworks) -> tuple[str, ...]:
         """Those of ``frameworks`` (framework options) that no fitted run and no check run of these constants ran; ()

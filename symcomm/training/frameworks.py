@@ -297,6 +297,12 @@ DEEPSPEED_ULYSSES_GRADS = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at
 DEEPSPEED_MOE_ZERO3 = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py (_configure_zero_optimizer: 'MoE not supported "
                        "with Stage 3'; from v0.19.3 _validate_zero3_moe_compatibility: 'Native DeepSpeed MoE is not "
                        "supported with ZeRO Stage 3', its AutoEP layers allowed, not modelled)")
+#: Megatron-Core's pipeline schedules: no pipelining, 1F1B or the interleaved one, no GPipe (GPipe is
+#: torch.distributed.pipelining's ScheduleGPipe, framework=fsdp2)
+MEGATRON_SCHEDULES = ("NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py at d98e8a64 "
+                      "(get_forward_backward_func: forward_backward_no_pipelining, "
+                      "forward_backward_pipelining_without_interleaving (1F1B) or "
+                      "forward_backward_pipelining_with_interleaving)")
 #: every context-parallel algorithm of the hybrid's cp option, and every pipeline schedule of its schedule option
 CP_ALGORITHMS = ("ring", "ulysses", "ring_flash_attn")
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
@@ -388,7 +394,8 @@ _ROWS = (
               (Scheme("megatron", 0, None, "megatron zero 0"), Scheme("megatron", 1, None, "megatron zero 1")),
               (MEGATRON_DDP, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 0/1 (DDP, distributed optimizer: gradients reduced once per step, in fp32)",
-              p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True, te_attention=True),
+              p2p_overlap_schedules=("interleaved",), tp_backward_overlap=True, te_attention=True,
+              schedules=("1f1b", "interleaved"), limits_where=MEGATRON_SCHEDULES),
     Framework("deepspeed",
               "ZeRO-1/2 all-reduce the gradient buckets, each rank keeping its partition, ZeRO ≥ 2 every "
               "micro-batch, ZeRO-3 re-gathers in the backward; sp_regather=1 as Megatron-DeepSpeed",
@@ -442,7 +449,8 @@ _ROWS = (
                PARAM_GATHER_SOURCE, P2P_OVERLAP_SOURCE, TP_BACKWARD_OVERLAP_SOURCE),
               "zero 3 per layer (as fsdp2, with Megatron's layers: sp_regather=1)",
               param_gather_overlap_stages=(3,), p2p_overlap_schedules=("interleaved",), shard_unit="layer",
-              tp_backward_overlap=True, te_attention=True),
+              tp_backward_overlap=True, te_attention=True, schedules=("1f1b", "interleaved"),
+              limits_where=MEGATRON_SCHEDULES),
 )
 
 #: name → Framework, in the order the options and the planner list them
@@ -461,6 +469,11 @@ def framework_refusal(setting) -> str | None:
         return ("tp_overlap=1 with framework=fsdp2 needs compile=1: torchtitan's async TP is a torch.compile pass "
                 "(torchtitan/config/configs.py at b5bcd76c: 'Async TP requires 'model' in --compile.components and "
                 "--compile.enable'); give compile=1 or tp_overlap=0")
+    if setting.framework in ("megatron", "megatron_fsdp") and setting.tp_overlap and not setting.sp:
+        return (f"tp_overlap=1 with framework={setting.framework} needs sp=1: Megatron-LM overlaps the tensor-parallel "
+                "collectives with the GEMMs only under sequence parallelism (megatron/training/arguments.py at d98e8a64: "
+                "'Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled'); "
+                "give sp=1 or tp_overlap=0")
     if setting.schedule not in row.schedules:
         return (f"schedule={setting.schedule} with framework={setting.framework} is refused: its pipeline engine runs "
                 f"{choices(row.schedules)} only ({row.limits_where}); choose schedule={choices(row.schedules)}")

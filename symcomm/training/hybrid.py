@@ -557,10 +557,11 @@ def _framework_limits() -> tuple[When, ...]:
         if row.cp_grad_dtype is not None:
             # the element type is the framework's default and its config's choice at once: eval asks which (the
             # planner prices its default, frameworks.Framework.cp_grad_dtype)
-            out.append(rules.when("framework", (row.name,), rules.when("grad_dtype", (None,), rules.fixed(
+            out.append(rules.when("framework", (row.name,), rules.when("cp", row.cp_algorithms, rules.when(
+                "grad_dtype", (None,), rules.fixed(
                 c, 1, f"framework={row.name} with c={{x}} needs grad_dtype given: with context parallelism it reduces "
                       f"the gradients in another element type ({row.cp_grad_where}); give grad_dtype="
-                      f"{row.cp_grad_dtype} (its default) or grad_dtype=same (a config that sets the run's own)"))))
+                      f"{row.cp_grad_dtype} (its default) or grad_dtype=same (a config that sets the run's own)")))))
     return tuple(out)
 
 

@@ -147,3 +147,24 @@ def test_ulysses_gradients_are_reduced_in_fp32_and_plan_prices_them_so():
     assert all("grad_dtype" not in c for c in commands if " c=1 " in c)
     assert all(setting.get("grad_dtype") == ("fp32" if row["c"] > 1 else None)
                for row in rows for setting in row["settings"])
+
+
+@pytest.mark.parametrize("words, said", [
+    # Megatron-Core's get_forward_backward_func (megatron/core/pipeline_parallel/schedules.py at d98e8a64) runs no
+    # pipelining, 1F1B or the interleaved schedule: GPipe is torch.distributed.pipelining's
+    (("schedule=gpipe",), "schedule=gpipe with framework=megatron is refused"),
+    (("schedule=gpipe", "framework=megatron_fsdp", "zero=3"), "schedule=gpipe with framework=megatron_fsdp is refused"),
+    # megatron/training/arguments.py at d98e8a64: 'Tensor parallel communication/GEMM overlap can happen only when
+    # sequence parallelism is enabled'
+    (("sp=0", "tp_overlap=1"), "tp_overlap=1 with framework=megatron needs sp=1"),
+])
+def test_what_megatron_does_not_run_is_refused_in_one_line(words, said):
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3.1-70b", "--hardware",
+                          "h100", "t=8", "p=4", "d=8", "c=1", "b=512", "m=64", "s=8192", *words],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert said in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    ran = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "llama3.1-70b", "--hardware",
+                          "h100", "t=8", "p=4", "d=8", "c=1", "b=512", "m=64", "s=8192", "framework=fsdp2", "zero=3",
+                          "schedule=gpipe", "compile=1"], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr          # torch.distributed.pipelining's ScheduleGPipe

@@ -90,7 +90,7 @@ def test_groups_that_do_not_tile_the_nvlink_domains_are_said():
     assert tiled.returncode == 0 and "NVLink domains:" not in tiled.stdout
 
 
-@pytest.mark.parametrize("schedule", [None, "1f1b", "gpipe"])
+@pytest.mark.parametrize("schedule", [None, "1f1b"])
 def test_v_off_the_interleaved_schedule_is_refused(schedule):
     # a recipe's virtual pipeline size typed without schedule=interleaved was priced as one chunk a stage, said only in
     # a note that v was not used (an outsider's DeepSeek-V3 recipe: 37.1 s, against 28.4 s interleaved)

@@ -410,3 +410,18 @@ def test_a_result_is_a_read_only_mapping():
     assert list(got) == list(got.data) and len(got) == len(got.data)
     with pytest.raises(TypeError):
         got["send"] = 0
+
+
+def test_numpys_scalars_are_read_as_the_numbers_they_hold():
+    # an outsider's find: numpy 2 writes a float64 as "np.float64(1048576.0)", which the grammar refused ("no
+    # parentheses"), and plan refused np.int64 outright; the ring all-reduce of M elements sends 2(N − 1)/N · M
+    import numpy as np
+
+    import symcomm
+
+    got = symcomm.evaluate("all_reduce", algorithm="ring", N=np.int64(8), M=np.float64(2 ** 20))
+    assert got["send"] == 2 * 7 * 2 ** 20 // 8
+    plain = symcomm.plan("llama3-8b", gpus=8, batch=8, seq=4096, hardware="h100", top=1)["layouts"][0]
+    typed = symcomm.plan("llama3-8b", gpus=np.int64(8), batch=np.int32(8), seq=np.int64(4096), hardware="h100",
+                         top=1)["layouts"][0]
+    assert typed["step_time"] == plain["step_time"]

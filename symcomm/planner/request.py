@@ -5,6 +5,7 @@ one that can occur, ``--compare``), and the options table the command's parser a
 from __future__ import annotations
 
 import math
+import numbers
 import types
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh
 from ..training import frameworks as _frameworks
 from ..training import settings
 from ..training.megatron_features import op_framework_refusal, router_capacity_refusal, routing_note
+from ..training.words import value_text
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
@@ -515,10 +517,10 @@ def namespace(**values) -> types.SimpleNamespace:
         if switch:
             args[name] = value
             continue
-        if not isinstance(value, (int, float, str)):
+        if not isinstance(value, (numbers.Real, str)):
             raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
                              "line")
-        text = repr(value) if isinstance(value, float) else str(value)
+        text = value_text(value)          # eval's words for the API's values (numpy's scalars as their numbers)
         if (name in KEYS or name in TYPED) and name not in flags:
             args["assignments"].append(f"{name}={text}")
         else:

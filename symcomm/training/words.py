@@ -8,6 +8,7 @@ the same way: one code path, not two.
 from __future__ import annotations
 
 import functools
+import numbers
 
 from ..base import memo, notes
 from ..base.errors import InputError
@@ -48,8 +49,12 @@ def value_text(value) -> str:
         return value
     if isinstance(value, bool):
         value = int(value)
-    if isinstance(value, float):
-        return repr(value)
+    # numpy's scalars as the Python numbers they hold: numpy 2's repr of a float64 is "np.float64(1.0)", words the
+    # grammar refuses (an outsider's find: M=np.float64(2**20) was refused with "no parentheses")
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, float) or (isinstance(value, numbers.Real) and type(value).__module__ == "numpy"):
+        return repr(float(value))
     return str(value)
 
 

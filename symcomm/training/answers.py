@@ -416,6 +416,16 @@ def _say_undivided(rows: list, scale: int) -> None:
             return
 
 
+def _mixed_elements(rows: list) -> str | None:
+    """The terms of their own element type (fp32 gradients) that send beside terms of the run's type, in words
+    ("the fp32 terms (gradient reduce-scatter (backward))"), or None where the element totals are of one type."""
+    own = [row for row in rows if row.get("dtype") and row["send"]]
+    if not own or not any(not row.get("dtype") and row["send"] for row in rows):
+        return None
+    kinds = sorted({row["dtype"] for row in own})
+    return f"the {'/'.join(kinds)} terms ({'; '.join(row['label'] for row in own)})"
+
+
 def eval_payload(args) -> dict:
     """What ``symcomm eval`` answers, as the JSON document (``args``: the command's options:
     name, assignments, algorithm, dtype, backend, model, model_config, hardware)."""
@@ -440,6 +450,11 @@ def eval_payload(args) -> dict:
         at = _numbers_at(target, values, times, scale, bool(dtype))
     if target.terms and target.name != "hybrid":
         _say_undivided(at["terms"], scale)
+    mixed = not dtype and _mixed_elements(at["terms"]) if target.terms else None
+    if mixed:
+        unit = f"elements of mixed types ({mixed}: its own elements, the rest the run's; --dtype gives bytes)"
+        notes.add(f"the totals add elements of different types: {mixed} counts its own elements, every other term "
+                  "the run's; give --dtype for bytes on the wire, each term at its own size")
     result, extras = at["result"], at["extras"]
     payload = {
         "label": _label(target),

@@ -1070,3 +1070,19 @@ def test_nccl_tests_prices_a_multi_node_group_with_the_ring_nccl_runs_as_eval_do
                              "--json")
         assert code == 0, err
         assert json.loads(out)["time"] * 1e6 == pytest.approx(time_us, rel=1e-5)
+
+
+def test_element_totals_of_mixed_types_say_so(capsys):
+    # an outsider's find: zero=1 on d = 8 with Φ = 8·10⁹ sends (7/8)·Φ fp32 gradient elements (reduce-scatter) and
+    # (7/8)·Φ bf16 parameter elements (all-gather): 14·10⁹ "elements" that are 42·10⁹ bytes (7·10⁹·4 + 7·10⁹·2), not
+    # 14·10⁹ × 2; the element total is said to mix types, and --dtype gives the bytes
+    words = ("eval", "hybrid", "d=8", "t=1", "p=1", "c=1", "Phi=8000000000", "b=8", "s=4096", "h=8192", "L=32", "m=1",
+             "zero=1", "G=8")
+    code, out, err = run(capsys, *words, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["send"] == 14 * 10 ** 9 and got["unit"].startswith("elements of mixed types (the fp32 terms")
+    assert "the totals add elements of different types" in err
+    code, out, err = run(capsys, *words, "--dtype", "bf16", "--json")
+    got = json.loads(out)
+    assert got["send"] == 42 * 10 ** 9 and got["unit"] == "bytes" and "different types" not in err

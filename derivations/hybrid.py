@@ -27,12 +27,13 @@ from symcomm.core.proof import AtLeast, Claim, Domain
 from symcomm.core.rewrite import at
 from symcomm.training.frameworks import DEEPSPEED_BUCKET_ALLREDUCE
 from symcomm.training.tp_plans import TE_AMAX_REDUCTION, TE_FP8_GATHER
-from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
+from symcomm.training.strategies import DEEPSPEED_ENGINE, KORTHIKANTI, MEGATRON_EMBEDDINGS, MEGATRON_FP32_GRADS, MEGATRON_INTERLEAVED, MEGATRON_MOE_TP, MEGATRON_RECOMPUTE, MEGATRON_SHARED_EXPERT_TP, MEGATRON_SP_REGATHER, NARAYANAN, RAJBHANDARI, RING_FLASH_ATTN, STRATEGIES
 from symcomm.base.crossing import NVLINK_MESH_SOURCE as _MESH_SOURCE
 from symcomm.core.symbols import t_e as S_T_E
 from symcomm.training.hybrid import MEGATRON_EXPERT_GRID
 from symcomm.training.terms import cost_in_bytes_of
-from symcomm.core.symbols import E, G, L, L_moe, N, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, gamma, h, k, m, p, s, t, v
+from symcomm.training.axes import MEGATRON_PROBS_A2A
+from symcomm.core.symbols import E, E_s, G, L, L_moe, N, Phi, Phi_E, V, alpha, alpha_inter, b, beta, beta_inter, c, d, e, gamma, h, k, m, p, s, t, v
 
 HYBRID = STRATEGIES["hybrid"]
 SOURCE = NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + ", §7"
@@ -112,24 +113,30 @@ TP_MOE = Derivation(
     "Hybrid, tensor axis with MoE at t > 1 (SP, Megatron's all-to-all dispatcher): what one MoE layer changes",
     (Step((axes_moe_sp["tp"].send - axes_sp["tp"].send).subs(ONE_MOE_LAYER),
           "composed: the MoE layer's TP collectives less the dense MLP block's"),
-     Step((4 * k - 5) * (b / d) * (s / c) * h * (t - 1) / t,
+     Step((4 * k - 5 + 5 * sp.Min(1, E_s)) * (b / d) * (s / c) * h * (t - 1) / t
+          + 2 * k * (b / d) * (s / c) * (t - 1) / t,
           "by hand: the dense MLP's sequence all-gather and reduce-scatter, forward and backward, and its backward "
-          "re-all-gather (5 collectives of (b/d)(s/c)h) do not run; the dispatcher all-gathers the k routed copies "
-          "over the t ranks and reduce-scatters the expert outputs, forward, and the transposes backward (4 "
-          "collectives of k(b/d)(s/c)h), (t−1)/t of each sent")),
+          "re-all-gather (5 collectives of (b/d)(s/c)h) do not run, but for a shared expert's MLP (E_s ≥ 1), which "
+          "runs them all; the dispatcher all-gathers the k routed copies over the t ranks and reduce-scatters the "
+          "expert outputs, forward, and the transposes backward (4 collectives of k(b/d)(s/c)h), and gathers the "
+          "copies' router probabilities, forward, their gradient reduce-scattered backward (2 of k(b/d)(s/c)), "
+          "(t−1)/t of each sent")),
     "elements, per GPU per step, per MoE layer on the stage, exact; expert tensor parallel size = t (Megatron's "
-    "default)", MEGATRON_MOE_TP, lhs="per-GPU send, TP")
+    "default); the router probabilities are fp32 elements, the rest the run's",
+    MEGATRON_MOE_TP + "; " + MEGATRON_SHARED_EXPERT_TP + "; " + MEGATRON_PROBS_A2A, lhs="per-GPU send, TP")
 
 EP_MOE = Derivation(
     "Hybrid, expert axis at t > 1 (SP): elements each GPU sends per MoE layer per step",
     (Step(axes_moe_sp["ep"].send.subs(ONE_MOE_LAYER), "composed: dispatch and combine all-to-alls, forward and "
                                                       "backward, over e expert ranks"),
-     Step(4 * k * (b / d) * (s / c) * h / t * (e - 1) / e + m * E * (e * t - 1),
+     Step(4 * k * (b / d) * (s / c) * h / t * (e - 1) / e + 2 * k * (b / d) * (s / c) / t * (e - 1) / e
+          + m * E * (e * t - 1),
           "by hand: each rank routes the k copies of its own (b/d)(s/c)/t sequence-parallel tokens; uniform routing "
-          "keeps 1/e of them; and before each micro-batch's dispatch (dropless) the E per-expert token counts of "
-          "each of the t·e ranks of the TPxEP group are all-gathered, (t·e − 1)·E sent by each")),
-    "elements, per GPU per step, per MoE layer on the stage, exact; the counts are 8-byte (int64) elements",
-    MEGATRON_MOE_TP, lhs="per-GPU send, EP")
+          "keeps 1/e of them; each copy's router probability goes with it, and its gradient back; and before each "
+          "micro-batch's dispatch (dropless) the E per-expert token counts of each of the t·e ranks of the TPxEP "
+          "group are all-gathered, (t·e − 1)·E sent by each")),
+    "elements, per GPU per step, per MoE layer on the stage, exact; the probabilities are fp32 elements, the counts "
+    "8-byte (int64) ones", MEGATRON_MOE_TP + "; " + MEGATRON_PROBS_A2A, lhs="per-GPU send, EP")
 
 # the dispatch and combine all-to-alls alone (alltoall_padded: no count exchange), and the count exchange alone
 _recompute = HYBRID.by_axis(zero=1, recompute="full", moe=1, dispatcher="alltoall_padded")
@@ -181,10 +188,12 @@ CLAIMS = [
           source=MEGATRON_SP_REGATHER),
     Claim(axes_sp["pp"].send, axes["pp"].send / t, name="hybrid: with SP the pipeline sends 1/t (already sharded)",
           source=KORTHIKANTI),
-    Claim(axes_moe_sp["tp"].send.subs(L_moe, L), (b / d) * (s / c) * h * (t - 1) / t * (L / p) * (5 + 4 * k),
+    Claim(axes_moe_sp["tp"].send.subs(L_moe, L),
+          (b / d) * (s / c) * (t - 1) / t * (L / p) * (h * (5 + 4 * k + 5 * sp.Min(1, E_s)) + 2 * k),
           name="hybrid, every layer MoE at t > 1 (SP): per layer, attention's 5 sequence-parallel collectives of "
-               "(b/d)(s/c)h and the dispatcher's 4 of k(b/d)(s/c)h; the dense MLP's 5 are gone",
-          source=MEGATRON_MOE_TP),
+               "(b/d)(s/c)h, the dispatcher's 4 of k(b/d)(s/c)h and 2 of its k(b/d)(s/c) router probabilities; the "
+               "dense MLP's 5 are gone, but for a shared expert's (E_s ≥ 1)",
+          source=MEGATRON_MOE_TP + "; " + MEGATRON_SHARED_EXPERT_TP + "; " + MEGATRON_PROBS_A2A),
     Claim(_recompute["cp"].send / _no_recompute["cp"].send, sp.Rational(4, 3),
           name="hybrid, full recompute: ring attention's forward K, V pass runs again, 8 ring passes per layer "
                "instead of 6", source=MEGATRON_RECOMPUTE),
@@ -252,6 +261,9 @@ DSV3_PHI_E = 58 * 256 * 3 * 7168 * 2048
 DSV3 = {t: 1, p: 16, d: 128, c: 1, e: 64, b: 15360, s: 4096, h: 7168, L: 64, L_moe: 58, k: 8, m: 120,
         Phi: 671 * 10**9, Phi_E: DSV3_PHI_E, G: 8}
 DSV3_EP = 4 * 8 * 120 * 4096 * 7168 * sp.Rational(63, 64) * sp.Rational(58, 16)   # 4k(b/d)sh(e−1)/e·L_moe/p
+# Megatron-Core's dispatcher all-to-alls each routed copy's fp32 router probability too, forward and backward
+# (symcomm.training.axes.MEGATRON_PROBS_A2A): 2k(b/d)s(e−1)/e·L_moe/p elements of 4 bytes
+DSV3_EP_PROBS = 2 * 8 * 120 * 4096 * sp.Rational(63, 64) * sp.Rational(58, 16)
 DSV3_PP = 2 * 120 * 4096 * 7168
 DSV3_DP = (2 * sp.Rational(671 * 10**9 - DSV3_PHI_E, 16) * sp.Rational(127, 128)   # dense shard over d·c = 128
            + 2 * sp.Rational(DSV3_PHI_E, 64 * 16) * sp.Rational(1, 2))               # expert shard over d·c/e = 2
@@ -274,9 +286,12 @@ EXAMPLES = (
     + _example("Llama-3-405B-like (t=8, p=16, d=128, ZeRO-1)", LLAMA3_SOURCE, LLAMA3,
                {"tp": LLAMA3_TP, "pp": LLAMA3_PP, "dp": LLAMA3_DP}, {"zero": 1}, "L rounded from 126 to 128")
     + _example("DeepSeek-V3-like MoE (p=16, d=128, e=64, ZeRO-1)", DSV3_SOURCE, DSV3,
-               {"ep": DSV3_EP, "pp": DSV3_PP, "dp": DSV3_DP}, {"zero": 1, "moe": 1, "dispatcher": "alltoall_padded"},
+               {"ep": DSV3_EP + DSV3_EP_PROBS, "pp": DSV3_PP, "dp": DSV3_DP},
+               {"zero": 1, "moe": 1, "dispatcher": "alltoall_padded"},
                "uniform routing over all 64 EP ranks (the real model limits each token to 4 nodes); the all-to-alls "
-               "alone (dispatcher=alltoall_padded: no token-count exchange)")
+               "alone (dispatcher=alltoall_padded: no token-count exchange), the tokens' bf16 elements and the "
+               "2k(b/d)s(e−1)/e·L_moe/p fp32 router probabilities Megatron-Core sends beside them, each its own "
+               "element")
 )
 
 _llama2 = HYBRID.by_axis(zero=1)
@@ -298,9 +313,10 @@ CLAIMS += [
     # the 64 consecutive ranks of an EP group fill 8 nodes of 8: a rank's pairwise all-to-all sends 7 of its 63
     # blocks over NVLink and 56 across (base.crossing.PEERS; uniform routing, not V3's node-limited one)
     Claim(at(at(_dsv3["ep"].time, DSV3), DSV3_HARDWARE),
-          DSV3_EP * (sp.Rational(7, 63) * sp.Rational(2, 400 * 10**9) + sp.Rational(56, 63) * sp.Rational(2, 50 * 10**9)),
+          (DSV3_EP + DSV3_EP_PROBS)
+          * (sp.Rational(7, 63) * sp.Rational(2, 400 * 10**9) + sp.Rational(56, 63) * sp.Rational(2, 50 * 10**9)),
           name="DeepSeek-V3-like: EP (t·e = 64 > G = 8, 8 of the group on each node) sends 56/63 of its volume at "
-               "the inter-node β and 7/63 at NVLink's", source=DSV3_SOURCE),
+               "the inter-node β and 7/63 at NVLink's (β per element, as every formula counts it)", source=DSV3_SOURCE),
 ]
 
 

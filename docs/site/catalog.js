@@ -454,7 +454,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955
 },
 "bf16": {
@@ -464,7 +464,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955
 },
 "fp16": {
@@ -474,7 +474,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955
 },
 "fp8": {
@@ -484,7 +484,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955
 },
 "int8": {
@@ -499,8 +499,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -514,8 +514,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -526,8 +526,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 },
@@ -541,8 +541,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
 }
@@ -634,7 +634,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125
 },
@@ -644,7 +644,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125
 },
@@ -654,7 +654,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 412.2708333333333
 },
@@ -669,8 +669,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -684,8 +684,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -696,8 +696,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -711,8 +711,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 4800000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 206.125,
 "peak_fp8": 1978900000000000.0
@@ -744,32 +744,32 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171
 },
 "fp16": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171
 },
 "fp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171
 },
 "int8": {
@@ -779,73 +779,73 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.504,
+"eta_fp4": 0.4897,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
@@ -876,32 +876,32 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171
 },
 "fp16": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171
 },
 "fp8": {
 "w_half": 586.548488008342,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 4500000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 586.548488008342
 },
 "int8": {
@@ -911,73 +911,73 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "mxfp8": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_block": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 },
 "nvfp4": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
-"eta_fp4": 0.504,
+"eta_fp4": 0.4897,
 "peak_fp4": 9000000000000000.0
 },
 "fp8_delayed": {
 "w_half": 293.274244004171,
-"kappa_moe": 102.0,
+"kappa_moe": 100.0,
 "eta_attn": 0.444,
 "peak": 2250000000000000.0,
 "hbm": 7672000000000.0,
 "eta": 0.7539,
 "eta_fp8": 0.5555,
-"kappa": 7.0,
+"kappa": 6.75,
 "w_half_expert": 293.274244004171,
 "peak_fp8": 4500000000000000.0
 }
@@ -1008,32 +1008,32 @@ globalThis.SYMCOMM_CATALOG = {
 },
 "bf16": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"kappa": 20.0,
+"kappa": 19.0,
 "w_half_expert": 312.5
 },
 "fp16": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"kappa": 20.0,
+"kappa": 19.0,
 "w_half_expert": 312.5
 },
 "fp8": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 5000000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"kappa": 20.0,
+"kappa": 19.0,
 "w_half_expert": 312.5
 },
 "int8": {
@@ -1043,73 +1043,73 @@ globalThis.SYMCOMM_CATALOG = {
 "compute_precision": {
 "fp8_tensor": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.636,
-"kappa": 20.0,
+"eta_fp8": 0.629,
+"kappa": 19.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "mxfp8": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.636,
-"kappa": 20.0,
+"eta_fp8": 0.629,
+"kappa": 19.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_block": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.636,
-"kappa": 20.0,
+"eta_fp8": 0.629,
+"kappa": 19.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "fp8_rowwise": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.636,
-"kappa": 20.0,
+"eta_fp8": 0.629,
+"kappa": 19.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 },
 "nvfp4": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"kappa": 20.0,
+"kappa": 19.0,
 "w_half_expert": 312.5,
-"eta_fp4": 0.577,
+"eta_fp4": 0.5545,
 "peak_fp4": 1e+16
 },
 "fp8_delayed": {
 "w_half": 312.5,
-"kappa_moe": 2.0,
+"kappa_moe": 0.0,
 "eta_attn": 0.557,
 "peak": 2500000000000000.0,
 "hbm": 8000000000000.0,
 "eta": 0.6994,
-"eta_fp8": 0.636,
-"kappa": 20.0,
+"eta_fp8": 0.629,
+"kappa": 19.0,
 "w_half_expert": 312.5,
 "peak_fp8": 5000000000000000.0
 }
@@ -1141,7 +1141,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 67000000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 20.0
 },
@@ -1151,7 +1151,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955
 },
@@ -1161,7 +1161,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955
 },
@@ -1171,7 +1171,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1978900000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 590.7164179104477
 },
@@ -1186,8 +1186,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1201,8 +1201,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1213,8 +1213,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1228,8 +1228,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 989400000000000.0,
 "hbm": 3350000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 295.34328358208955,
 "peak_fp8": 1978900000000000.0
@@ -1418,7 +1418,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 51000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 25.5
 },
@@ -1428,7 +1428,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25
 },
@@ -1438,7 +1438,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25
 },
@@ -1448,7 +1448,7 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 1513000000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"kappa": 12.5,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 756.5
 },
@@ -1463,8 +1463,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1478,8 +1478,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1490,8 +1490,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -1505,8 +1505,8 @@ globalThis.SYMCOMM_CATALOG = {
 "peak": 756500000000000.0,
 "hbm": 2000000000000.0,
 "eta": 0.8009,
-"eta_fp8": 0.8145,
-"kappa": 12.5,
+"eta_fp8": 0.811,
+"kappa": 12.25,
 "eta_attn": 0.545,
 "w_half_expert": 378.25,
 "peak_fp8": 1513000000000000.0
@@ -2264,7 +2264,7 @@ globalThis.SYMCOMM_CATALOG = {
 "Liu, Zaharia & Abbeel 2023, Ring Attention with Blockwise Transformers for Near-Infinite Context, arXiv:2310.01889, §3; zhuzilin/ring-flash-attention ring_flash_attn/ring_flash_attn.py, ring_flash_attn_backward: N−1 K, V sends, then dK, dV (accumulated in fp32) sent at each of the N steps, the last one returning them to their owner",
 "elements; per step, forward + backward (the paper counts forward); gqa=1: K, V of width h_kv; backward=ring_flash_attn sends dK, dV N times, in fp32 (counted in fp32 elements; bytes use 4 per element whatever --dtype; the formulas shown price them as the others' elements, where eval, the page and the exports price their 4 bytes: the exports count them in elements of the run's dtype, 4/B_e each); in bytes of B_e bytes per element",
 "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
-"Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype; torchtitan sets float32 for FSDP2: TORCHTITAN_FSDP_DEFAULTS); framework=deepspeed, zero=1 or 2: DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py at edaa7221 (v0.19.6; from v0.12.4, commit 2afa1c7f2): average_tensor → allreduce_and_scatter → allreduce_bucket runs dist.all_reduce on the whole bucket and each rank copies back the slices of its partition, under reduce_scatter=True and use_multi_rank_bucket_allreduce=True, the defaults of deepspeed/runtime/zero/config.py; no ZeRO-1/2 path runs a reduce-scatter (before v0.12.4: one reduce to each slice's owner); framework=fsdp2: pytorch/torchtitan at b5bcd76c: torchtitan/config/configs.py (TrainingConfig.mixed_precision_reduce: Literal['float32'], the one value: gradients reduced in fp32); torchtitan/distributed/fsdp.py (get_fsdp_reshard_after_forward_policy: the default policy is not pp_enabled, so no unit is resharded after its forward under pipeline parallelism); an FP8 recipe under Transformer Engine (framework=megatron, megatron_fsdp): NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py (grad_output_preprocess) and distributed.py (gather_along_first_dim: _all_gather_fp8, _all_gather_mxfp8, the blockwise gather) at d0067d0d; NVIDIA/TransformerEngine transformer_engine/pytorch/module (set_quantizer_amax_reduction_group) and csrc/quantizer.cpp (Float8CurrentScalingQuantizer: the amax all-reduced before the scale) at d0067d0d; NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py (Linear.forward: cache_name, _fp8_workspaces; quantize_weight) at d0067d0d; Megatron-LM megatron/core/extensions/transformer_engine.py (is_first_microbatch) and transformer_config.py (disable_parameter_transpose_cache) at d98e8a64",
+"Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, §3; Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198; Rajbhandari, Rasley, Ruwase & He 2020, ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20; Megatron-LM megatron/core/distributed/distributed_data_parallel.py and param_and_grad_buffer.py (finish_grad_sync: one reduce-scatter or all-reduce per step), megatron/core/pipeline_parallel/schedules.py (no_sync for all but the last micro-batch); DeepSpeed deepspeed/runtime/engine.py, DeepSpeedEngine.allreduce_gradients (ZeRO stage ≥ 2 reduces at every micro-batch, stages 0/1 only at the gradient-accumulation boundary) and deepspeed/runtime/zero/stage_1_and_2.py (gradients partitioned in backward hooks); PyTorch torch/distributed/fsdp/_runtime_utils.py (_pre_forward_unshard, _pre_backward_hook, _should_free_in_backward: with no_sync a non-resharding unit stays gathered) and fully_sharded_data_parallel.py (no_sync); Megatron-LM megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward: with sequence_parallel the sequence-sharded input is all-gathered again for the weight gradient (Transformer Engine's Linear/LayerNormLinear do the same); torch's DTensor tensor parallel (torch/distributed/tensor/parallel/style.py) keeps the gathered input saved by autograd; Megatron-LM megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: training with tensor_model_parallel_size > 1 and MoE requires sequence_parallel (ValueError otherwise); Megatron-LM megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher (moe_token_dispatcher_type=alltoall): each rank routes its own sequence-parallel tokens, all-to-alls them over the expert-parallel group (token_dispatch), all-gathers what it received over the expert-tensor-parallel group (dispatch_postprocess), reduce-scatters the experts' partial outputs over that group (combine_preprocess) and all-to-alls them back (token_combine); the backward runs the transposes (tensor_parallel/mappings.py: an all-gather's gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves (moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel all-gather, reduce-scatter and backward re-all-gather do not run, but for a shared expert's (MEGATRON_SHARED_EXPERT_TP). parallel_state.py: the expert grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e ranks holding the same experts); NVIDIA/Megatron-LM megatron/core/transformer/moe/shared_experts.py at d98e8a64 (SharedExpertMLP, an MLP of ColumnParallelLinear linear_fc1 and RowParallelLinear linear_fc2 on the tensor-parallel group) and moe_module_specs.py (get_moe_module_spec_for_backend: the shared experts' linear spec); Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction.backward runs the layers' forward again before their backward): every forward collective of the layers runs twice — tensor/sequence parallel, the context-parallel attention exchanges, the MoE dispatch and combine; the embedding, LM head, pipeline sends and data-parallel reductions lie outside the checkpointed layers and run once; Megatron-LM megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving (v model chunks per stage; only the first chunk of the first stage receives no activations and the last chunk of the last stage sends none) and p2p_communication.py (the pipeline group is a ring: the last stage sends to the first); Megatron-LM megatron/p2p_communication.py, _communicate (scatter_gather_tensors_in_pipeline, until the code moved into megatron/core in 2023 and the option was dropped): without sequence parallel each TP rank sends 1/t of the activation (split_tensor_into_1d_equal_chunks) and the receiver all-gathers it over the TP group (gather_split_1d_tensor); with sequence parallel the option does nothing; Megatron-LM megatron/core/tensor_parallel/layers.py (VocabParallelEmbedding: output all-reduced over t, reduce-scattered with sequence parallel), mappings.py (copy_to_tensor_model_parallel_region: the LM head's input gradient all-reduced in the backward), cross_entropy.py (VocabParallelCrossEntropy: all-reduces of the logits' max, the target logit and the sum of exponentials, b·s each), megatron/core/distributed/finalize_model_grads.py (tied embeddings: the first and last stages all-reduce the embedding gradient); Megatron-LM megatron/training/arguments.py (bf16: accumulate_allreduce_grads_in_fp32 is set unless --grad-reduce-in-bf16) and megatron/core/distributed/param_and_grad_buffer.py (the gradient buffer, reduced as it is, in fp32); DeepSpeed reduces in communication_data_type (default: the run's half type), FSDP in MixedPrecision.reduce_dtype (default: param_dtype; torchtitan sets float32 for FSDP2: TORCHTITAN_FSDP_DEFAULTS); framework=deepspeed, zero=1 or 2: DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py at edaa7221 (v0.19.6; from v0.12.4, commit 2afa1c7f2): average_tensor → allreduce_and_scatter → allreduce_bucket runs dist.all_reduce on the whole bucket and each rank copies back the slices of its partition, under reduce_scatter=True and use_multi_rank_bucket_allreduce=True, the defaults of deepspeed/runtime/zero/config.py; no ZeRO-1/2 path runs a reduce-scatter (before v0.12.4: one reduce to each slice's owner); framework=fsdp2: pytorch/torchtitan at b5bcd76c: torchtitan/config/configs.py (TrainingConfig.mixed_precision_reduce: Literal['float32'], the one value: gradients reduced in fp32); torchtitan/distributed/fsdp.py (get_fsdp_reshard_after_forward_policy: the default policy is not pp_enabled, so no unit is resharded after its forward under pipeline parallelism); an FP8 recipe under Transformer Engine (framework=megatron, megatron_fsdp): NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py, layernorm_linear.py, base.py (grad_output_preprocess) and distributed.py (gather_along_first_dim: _all_gather_fp8, _all_gather_mxfp8, the blockwise gather) at d0067d0d; NVIDIA/TransformerEngine transformer_engine/pytorch/module (set_quantizer_amax_reduction_group) and csrc/quantizer.cpp (Float8CurrentScalingQuantizer: the amax all-reduced before the scale) at d0067d0d; NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py (Linear.forward: cache_name, _fp8_workspaces; quantize_weight) at d0067d0d; Megatron-LM megatron/core/extensions/transformer_engine.py (is_first_microbatch) and transformer_config.py (disable_parameter_transpose_cache) at d98e8a64",
 "elements; per GPU per step, forward + backward; b = global batch (b/d per replica), m micro-batches; data-parallel collectives counted as the framework runs them over the m micro-batches; the terms a framework runs in another width (Megatron's and torchtitan's gradient reductions in fp32, MoE's per-expert token counts in 8-byte integers, Transformer Engine's FP8 sequence all-gathers in 1-byte elements and its fp32 amax all-reduces, marked in eval) count their own elements: send, recv and β add them to the others', and the formulas shown price them as the others' elements, where eval, the page and the exports price each term's own bytes (a bf16 run's fp32 gradient reduce-scatter at twice the time shown here; the exports count each term in elements of the run's dtype, B_e bytes each: its bytes/B_e); TP on L/p layers, DP on the Φ/(t·p) shard over d·c ranks, PP (b/d)(s/c)h per boundary; rank order t innermost, then c, d, p; a group crosses nodes when the ranks it spans exceed G, and a ring group across nodes pays α_inter every step and β_inter on 1/k of its elements, β on the rest, k the fewest of its ranks on a node (G/(the axes inside it) on full nodes; 1 when a group may start mid-node), their NICs sharing the crossings (NCCL's channels); the busiest pipeline stage sends forward across nodes once the pipeline spans nodes, backward too when t·c·d ≥ G; embeddings=1: the tp and dp figures are the last stage's GPU (LM head, cross-entropy, V·h/t shard; the first stage's only when p = 1), pp stays an interior stage's, so for p ≥ 3 send adds the two busiest stages (an upper bound on any one GPU); recompute=full: the layers' forward collectives (tp, cp, ep) again, not the embedding's, the pipeline's or the data-parallel ones; pipeline_split=first_last: the layers' tp, cp, ep and the dp terms are the last stage's (L_last + (v − 1)·(L − L_first − L_last)/(p·v − 2) layers; the step model compares every stage), so send is the last stage's GPU's, not the busiest's where a middle stage holds more layers; their totals count every stage as the last one (but dp with embeddings=1: Φ); in bytes of B_e bytes per element"
 ],
 "subjects": [
@@ -10469,7 +10469,8 @@ globalThis.SYMCOMM_CATALOG = {
 "c",
 "e",
 "L_moe",
-"Phi_E"
+"Phi_E",
+"E_s"
 ],
 "times": [
 "alpha",
@@ -10495,11 +10496,11 @@ globalThis.SYMCOMM_CATALOG = {
 "e": 1,
 "L_moe": 1,
 "Phi_E": 1,
+"E_s": 0,
 "h_kv": 1,
 "V": 1,
 "F": 1,
-"F_e": 1,
-"E_s": 0
+"F_e": 1
 },
 "start": {
 "t": 1
@@ -10526,8 +10527,7 @@ globalThis.SYMCOMM_CATALOG = {
 "h_kv",
 "V",
 "F",
-"F_e",
-"E_s"
+"F_e"
 ],
 "hardware": [
 "peak",
@@ -15195,7 +15195,8 @@ globalThis.SYMCOMM_CATALOG = {
 "e",
 "L_moe",
 "Phi_E",
-"V"
+"V",
+"E_s"
 ],
 "times": [
 "alpha",
@@ -15223,9 +15224,9 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe": 1,
 "Phi_E": 1,
 "V": 1,
+"E_s": 0,
 "F": 1,
-"F_e": 1,
-"E_s": 0
+"F_e": 1
 },
 "start": {
 "t": 1
@@ -15250,8 +15251,7 @@ globalThis.SYMCOMM_CATALOG = {
 "step": {
 "params": [
 "F",
-"F_e",
-"E_s"
+"F_e"
 ],
 "hardware": [
 "peak",
@@ -15392,6 +15392,7 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe",
 "Phi_E",
 "V",
+"E_s",
 "d_nope",
 "d_rope",
 "d_v"
@@ -15422,12 +15423,12 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe": 1,
 "Phi_E": 1,
 "V": 1,
+"E_s": 0,
 "d_nope": 1,
 "d_rope": 1,
 "d_v": 1,
 "F": 1,
 "F_e": 1,
-"E_s": 0,
 "q_lora": 0,
 "kv_lora": 1
 },
@@ -15455,7 +15456,6 @@ globalThis.SYMCOMM_CATALOG = {
 "params": [
 "F",
 "F_e",
-"E_s",
 "q_lora",
 "kv_lora"
 ],
@@ -15599,6 +15599,7 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe",
 "Phi_E",
 "V",
+"E_s",
 "L_att",
 "L_ssm"
 ],
@@ -15628,11 +15629,11 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe": 1,
 "Phi_E": 1,
 "V": 1,
+"E_s": 0,
 "L_att": 0,
 "L_ssm": 1,
 "F": 1,
 "F_e": 1,
-"E_s": 0,
 "a_ssm": 1,
 "d_ssm": 1,
 "n_ssm": 1,
@@ -15665,7 +15666,6 @@ globalThis.SYMCOMM_CATALOG = {
 "params": [
 "F",
 "F_e",
-"E_s",
 "a_ssm",
 "d_ssm",
 "n_ssm",
@@ -15812,6 +15812,7 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe",
 "Phi_E",
 "V",
+"E_s",
 "L_att",
 "L_ssm",
 "h_lat"
@@ -15842,12 +15843,12 @@ globalThis.SYMCOMM_CATALOG = {
 "L_moe": 1,
 "Phi_E": 1,
 "V": 1,
+"E_s": 0,
 "L_att": 0,
 "L_ssm": 1,
 "h_lat": 1,
 "F": 1,
 "F_e": 1,
-"E_s": 0,
 "a_ssm": 1,
 "d_ssm": 1,
 "n_ssm": 1,
@@ -15880,7 +15881,6 @@ globalThis.SYMCOMM_CATALOG = {
 "params": [
 "F",
 "F_e",
-"E_s",
 "a_ssm",
 "d_ssm",
 "n_ssm",
@@ -16016,23 +16016,23 @@ globalThis.SYMCOMM_CATALOG = {
 "unknown where it was checked on no published run: precision=fp8_tensor (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
 "unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
 "unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp4 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
-"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 41 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
-"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 9 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -1 %)",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with b200's constants); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_block (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=fp8_delayed (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware b200-xdr (it borrows b200's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with b200's constants, which were measured under precision=bf16, fp8_tensor, mxfp8); what was checked: typically 9 %, up to 40 % (signed mean +1 %): b200's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: framework=deepspeed (no published run of it was fitted or checked with gb200's constants); what was checked: typically 10 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"typically 10 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -2 %)",
+"unknown where it was checked on no published run: precision=fp8_block (no published run of it was fitted or checked with gb200's constants, which were measured under precision=bf16, fp8_delayed, fp8_tensor, mxfp8, nvfp4); what was checked: typically 10 %, up to 32 % (signed mean -3 %): gb200's fit, leave-one-out over its 28 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 43 published runs never fitted on (gb200): typically 9 %, up to 28 % (signed mean -2 %)",
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=deepspeed on 4 published runs never fitted on (a100): typically 14 %, up to 19 % (signed mean -14 %)",
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), kappa_moe (no fitted run reads it: taken as 0); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
@@ -16041,10 +16041,10 @@ globalThis.SYMCOMM_CATALOG = {
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=fp8_tensor (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=mxfp8 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp8 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
 "unknown where it was checked on no published run: hardware a100-pcie (it borrows a100's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with a100's constants, which were measured under precision=bf16), eta_fp4 (a100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 3 %, up to 7 % (signed mean +0 %): a100's fit, leave-one-out over its 18 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 3 published runs never fitted on (a100): typically 13 %, up to 17 % (signed mean -13 %)",
-"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
-"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
-"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 18 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)"
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), framework=deepspeed (no published run of it was fitted or checked with h100's constants); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=mxfp8 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)",
+"unknown where it was checked on no published run: hardware h100-pcie (it borrows h100's constants; no published run on it was fitted or checked), precision=nvfp4 (no published run of it was fitted or checked with h100's constants, which were measured under precision=bf16, fp8_block, fp8_delayed, fp8_rowwise, fp8_tensor), eta_fp4 (h100's fit: no run's predicted step time depends on it, and the base hardware gives none: left out); what was checked: typically 6 %, up to 17 % (signed mean -2 %): h100's fit, leave-one-out over its 16 runs; unlike runs (another model, layout, framework, release or GPU) can be off by more; framework=megatron on 117 published runs never fitted on (h100): typically 7 %, up to 38 % (signed mean -1 %)"
 ],
 "error_unknown": "unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit measured, or a hardware file without step_time.errors)",
 "memory_band": {

@@ -378,7 +378,8 @@ def _passes(recompute: bool) -> tuple[tuple[str, int], ...]:
 def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=False, groups=1,
              across=False, micro=1, regather=False, moe_layers=0, mla_layers=0,
              recompute_gathers=False, gather_dtype="", blocks_per_layer=2, mlp_again=None,
-             input_linears=None, stops_early=False, grad_gather_dtype=None, amax_reduced=False) -> tuple[Term, ...]:
+             input_linears=None, stops_early=False, grad_gather_dtype=None, amax_reduced=False,
+             shared_layers=0) -> tuple[Term, ...]:
     """Megatron: per layer and pass, 2 all-reduces (attention out, MLP out) or, with SP,
     2 all-gathers + 2 reduce-scatters in their place; ``regather`` (SP only): the backward
     all-gathers the sequence-sharded inputs of the 2 column-parallel GEMMs (QKV, FC1) once
@@ -402,12 +403,15 @@ def tp_terms(group, message, layers, algorithm="ring", recompute=False, sp_on=Fa
     ``gather_dtype``): the element type of the backward's output-gradient all-gathers (Transformer Engine's MXFP8 and
     blockwise FP8 gather them in both directions: the run's 16-bit, tp_plans.fp8_grad_gather_of).  ``amax_reduced``
     (SP only): each all-gather but the re-gathers follows a quantize that all-reduces one fp32 amax over the group
-    (Transformer Engine's current scaling, tp_plans.TE_AMAX_REDUCTION): as many 1-element all-reduces beside it."""
-    blocks = blocks_per_layer * layers - moe_layers   # attention (or Mamba) blocks, and the MLP blocks that remain dense
+    (Transformer Engine's current scaling, tp_plans.TE_AMAX_REDUCTION): as many 1-element all-reduces beside it.
+    ``shared_layers`` of the ``moe_layers`` run a shared expert beside their routed ones: an MLP on the tensor-parallel
+    group (MEGATRON_SHARED_EXPERT_TP), whose collectives are a dense MLP block's."""
+    # attention (or Mamba) blocks, the MLP blocks that remain dense, and the shared experts' MLPs
+    blocks = blocks_per_layer * layers - moe_layers + shared_layers
     inputs = blocks - (mla_layers if sp_on else 0)   # blocks whose input side is h wide
     if sp_on and input_linears is not None:
         attention_linears, mlp_linears = input_linears
-        inputs = attention_linears * layers + mlp_linears * (layers - moe_layers)
+        inputs = attention_linears * layers + mlp_linears * (layers - moe_layers + shared_layers)
     out = []
     for name, _ in _passes(recompute):
         # the outputs a pass reduces: every block's, but a recompute that stops early skips the dense MLPs'
@@ -556,10 +560,12 @@ def routed_per_token(capacity: str):
 
 
 def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, across=False,
-             micro=1, recompute=False, stops_early=False) -> tuple[Term, ...]:
+             micro=1, recompute=False, stops_early=False, probs_tokens=None) -> tuple[Term, ...]:
     """Dispatch and combine all-to-alls per MoE layer, forward and backward; ``recompute``: the
     forward's two again before the backward (MEGATRON_RECOMPUTE), the dispatch alone when the recompute stops early
-    (:func:`tp_terms`: the combine is the layer's last collective)."""
+    (:func:`tp_terms`: the combine is the layer's last collective).  ``probs_tokens`` (the tokens of ``tokens_h``):
+    each dispatch also all-to-alls the routed copies' fp32 router probabilities, one per copy, and the backward
+    their gradient (MEGATRON_PROBS_A2A); None: the dispatch sends the tokens alone."""
     message = routed_per_token(capacity) * tokens_h / micro
     count = layers * micro
     passes = (("token dispatch all-to-all", "forward"), ("expert-output combine all-to-all", "forward"))
@@ -568,8 +574,25 @@ def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, 
         if not stops_early:
             passes += (("expert-output combine all-to-all", "forward recompute"),)
     passes += (("combine-gradient all-to-all", "backward"), ("dispatch-gradient all-to-all", "backward"))
-    return tuple(Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
-                 for what, phase in passes)
+    out = tuple(Term("all_to_all", algorithm, group, message, count, what, groups, across, "ep", phase=phase)
+                for what, phase in passes)
+    if probs_tokens is None:
+        return out
+    probs = routed_per_token(capacity) * probs_tokens / micro
+    return out + tuple(Term("all_to_all", algorithm, group, probs, count, what, groups, across, "ep", phase=phase,
+                            dtype="fp32")
+                       for what, phase in (("router-probability all-to-all", "forward"),
+                                           *((("router-probability all-to-all", "forward recompute"),)
+                                             if recompute else ()),
+                                           ("router-probability gradient all-to-all", "backward")))
+
+
+#: Megatron-Core's all-to-all dispatcher sends the routed copies' probabilities beside the tokens (torchtitan's and
+#: DeepSpeed's weight the experts' outputs by the router's scores where the token is, sending none)
+PROBS_A2A_FRAMEWORKS = ("megatron", "megatron_fsdp")
+MEGATRON_PROBS_A2A = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/token_dispatcher.py at d98e8a64 "
+                      "(MoEAlltoAllTokenDispatcher.token_dispatch: all_to_all of permuted_probs over the EP group after "
+                      "the tokens'; dispatch_postprocess gathers them over the expert-TP group as the tokens)")
 
 
 #: where the flex dispatcher's hierarchical dispatch is read

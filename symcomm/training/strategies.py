@@ -85,10 +85,18 @@ MEGATRON_MOE_TP = ("Megatron-LM megatron/core/transformer/moe/token_dispatcher.p
                    "gradient is a reduce-scatter and back). The experts' linears communicate nothing themselves "
                    "(moe/experts.py, extensions/transformer_engine.py: explicit_expert_comm), and the MoE layer "
                    "stands where the dense MLP was (transformer/transformer_layer.py), so the MLP's sequence-parallel "
-                   "all-gather, reduce-scatter and backward re-all-gather do not run. parallel_state.py: the expert "
+                   "all-gather, reduce-scatter and backward re-all-gather do not run, but for a shared expert's "
+                   "(MEGATRON_SHARED_EXPERT_TP). parallel_state.py: the expert "
                    "grid is ordered tp-ep-dp-pp with expert_tensor_parallel_size defaulting to the tensor-parallel "
                    "size (the expert-tensor-parallel group is then the TP group; expert data parallel = the d·c/e "
                    "ranks holding the same experts)")
+#: a MoE layer's shared experts are one MLP on the tensor-parallel group, column- then row-parallel with sequence
+#: parallelism, so each runs a dense MLP block's collectives (its input all-gather, its output reduce-scatter, their
+#: backward transposes and the input's re-all-gather for the weight gradient)
+MEGATRON_SHARED_EXPERT_TP = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/shared_experts.py at d98e8a64 "
+                             "(SharedExpertMLP, an MLP of ColumnParallelLinear linear_fc1 and RowParallelLinear "
+                             "linear_fc2 on the tensor-parallel group) and moe_module_specs.py "
+                             "(get_moe_module_spec_for_backend: the shared experts' linear spec)")
 MEGATRON_RECOMPUTE = ("Megatron-LM megatron/core/recompute.py (checkpointed_forward: full recompute wraps chunks of "
                       "whole transformer layers) and megatron/core/tensor_parallel/random.py (CheckpointFunction."
                       "backward runs the layers' forward again before their backward): every forward collective of "
@@ -348,7 +356,7 @@ _ENTRIES = (
               "each axis on its own group, on the sizes that remain for it; Megatron rank order t, c, d, p",
               NARAYANAN + ", §3; " + KORTHIKANTI + "; " + RAJBHANDARI + "; " + MEGATRON_DDP + "; " + DEEPSPEED_ENGINE
               + "; " + FSDP_RUNTIME + "; " + MEGATRON_SP_REGATHER + "; " + MEGATRON_MOE_SP + "; "
-              + MEGATRON_MOE_TP + "; " + MEGATRON_RECOMPUTE + "; " + MEGATRON_INTERLEAVED + "; "
+              + MEGATRON_MOE_TP + "; " + MEGATRON_SHARED_EXPERT_TP + "; " + MEGATRON_RECOMPUTE + "; " + MEGATRON_INTERLEAVED + "; "
               + MEGATRON_SCATTER_GATHER + "; " + MEGATRON_EMBEDDINGS + "; " + MEGATRON_FP32_GRADS
               + "; framework=deepspeed, zero=1 or 2: " + DEEPSPEED_BUCKET_ALLREDUCE
               + "; framework=fsdp2: " + TORCHTITAN_FSDP_DEFAULTS

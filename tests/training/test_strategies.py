@@ -511,3 +511,52 @@ def test_by_axis_is_summed_once_per_option_set_and_handed_out_fresh():
     # each axis is the sum of its terms' costs, in term order (Cost.sum of the term costs, by definition)
     terms = hybrid.terms(zero=1)
     assert again["tp"] == Cost.sum(term.cost for term in terms if term.axis == "tp")
+
+
+def test_a_shared_expert_runs_a_dense_mlp_blocks_sequence_parallel_collectives():
+    # Megatron-Core's SharedExpertMLP (moe/shared_experts.py at d98e8a64) is an MLP of a column- and a row-parallel
+    # linear on the TP group: with SP, per MoE layer and micro-batch, its input all-gather and output reduce-scatter
+    # (forward), their transposes and the input's re-all-gather (backward): 5 collectives of M = (b/d/m)·s·h elements,
+    # each sending (t − 1)/t · M on a ring of t = 2. DeepSeek-V3 on one stage: 58 MoE layers, 8 micro-batches of 1
+    # sequence of 4096 tokens, h = 7168 (an expert reviewer's find: E_s = 1 and E_s = 0 sent the same)
+    import json
+    import subprocess
+    import sys
+
+    def tp_send(shared):
+        out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "deepseek-v3", "t=2", "p=1",
+                              "d=8", "e=8", "c=1", "b=64", "m=8", "s=4096", "sp=1", f"E_s={shared}", "G=8", "--json"],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return sum(term["send"] for term in json.loads(out.stdout)["terms"] if term["axis"] == "tp")
+
+    assert tp_send(1) - tp_send(0) == 5 * 8 * 58 * (4096 * 7168) // 2
+
+
+def test_megatrons_dispatcher_sends_the_routed_copies_probabilities_beside_them():
+    # Megatron-Core's MoEAlltoAllTokenDispatcher.token_dispatch (token_dispatcher.py at d98e8a64) all-to-alls the
+    # permuted fp32 probabilities after the tokens, one per routed copy, and dispatch_postprocess gathers them over the
+    # expert-TP group (an expert reviewer's find). Qwen3-235B-A22B (k = 8, 94 MoE layers), t = 4 with SP, p = 2 (47 MoE
+    # layers a stage), d = 32, e = 16, 32 micro-batches of one 4096-token sequence: a rank dispatches k·4096/t = 8192
+    # copies per layer and micro-batch, the pairwise all-to-all sending (e − 1)/e of them; the expert-TP ring gathers
+    # the t = 4 ranks' copies, sending (t − 1)/t of 4·8192; in fp32, 4 bytes each with --dtype bf16
+    import json
+    import subprocess
+    import sys
+
+    def terms(*extra):
+        out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", "--model", "qwen3-235b-a22b", "t=4",
+                              "p=2", "d=32", "e=16", "c=1", "b=1024", "m=32", "s=4096", "sp=1", "G=8", "--json", *extra],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return {term["label"]: term for term in json.loads(out.stdout)["terms"]}
+
+    got = terms()
+    assert got["router-probability all-to-all (forward)"]["send"] == 15 * 8192 * 47 * 32 // 16
+    assert got["router-probability gradient all-to-all (backward)"]["send"] == 15 * 8192 * 47 * 32 // 16
+    gathered = "MoE router-probability all-gather over the expert-tensor-parallel group (forward)"
+    assert got[gathered]["send"] == 3 * 8192 * 47 * 32
+    assert got[gathered]["dtype"] == "fp32"
+    assert terms("--dtype", "bf16")["router-probability all-to-all (forward)"]["send"] == 4 * 15 * 8192 * 47 * 32 // 16
+    # torchtitan weighs the experts' outputs by the scores where the token is: nothing of the kind sent
+    assert not any("probability" in label for label in terms("framework=fsdp2", "zero=3", "compile=1"))

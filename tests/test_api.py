@@ -315,10 +315,13 @@ def test_an_moe_shape_typed_without_its_expert_widths_is_refused_naming_them():
     # raise the compiled evaluator's ValueError listing internal constants (eta, kappa, w_half, ...)
     shape = dict(L=24, h=2048, s=2048, b=64, m=8, t=2, p=2, d=2, c=1, a=16, V=50000, F=8192, G=8, Phi=1.3e9,
                  sp=1, moe=1, E=8, k=2, e=2, Phi_E=1e9, L_moe=24, hardware="h100")
-    with pytest.raises(InputError, match=r"^missing F_e, E_s: .*E_s=\.\.\.\)$"):
+    # the shared-expert count first: the communication terms read it too (a shared expert's MLP runs on the TP group)
+    with pytest.raises(InputError, match=r"^missing E_s: "):
         symcomm.evaluate("hybrid", **shape)
     with pytest.raises(InputError, match=r"^missing E_s: "):
         symcomm.evaluate("hybrid", **shape, F_e=1024)
+    with pytest.raises(InputError, match=r"^missing F_e: .*F_e=\.\.\.\)$"):
+        symcomm.evaluate("hybrid", **shape, E_s=0)
     # E_s = 0 (no shared expert, Qwen3-MoE style) is a shape, not a missing value
     assert symcomm.evaluate("hybrid", **shape, F_e=1024, E_s=0)["step_time"] > 0
 

@@ -5,7 +5,6 @@ one that can occur, ``--compare``), and the options table the command's parser a
 from __future__ import annotations
 
 import math
-import numbers
 import types
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from ..presets.hardware_values import declared_wiring_note, low_dtype_note, mesh
 from ..training import frameworks as _frameworks
 from ..training import settings
 from ..training.megatron_features import op_framework_refusal, router_capacity_refusal, routing_note
-from ..training.words import value_text
+from ..training.words import api_word
 
 #: the data-parallel schemes searched (symcomm.training.frameworks.Scheme: framework, ZeRO stage, reshard_after_forward,
 #: name), each framework's own in its row of symcomm.training.frameworks.FRAMEWORKS and run the way that framework
@@ -252,9 +251,8 @@ def _allowed(req: Request) -> dict[str, list]:
     pipeline = sorted({x for x, _, _ in searched})
     chunks = sorted({v for x, v, _ in searched if req.pp is None or x == req.pp})
     experts = [int(x) for x in _divisors(model.experts) if n % x == 0] if model.moe else [1]
-    return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks,
-            "cp": [int(x) for x in context_sizes(req)], "ep": experts,
-            "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
+    return {"tp": _tensor_sizes(req), "pp": pipeline, "vp": chunks, "cp": [int(x) for x in context_sizes(req)],
+            "ep": experts, "dp": [int(x) for x in _divisors(n) if req.batch % x == 0],
             "micro-batch": [int(x) for x in _divisors(req.batch)],
             "micro-batches": [int(x) for x in _divisors(req.batch)]}
 
@@ -517,10 +515,10 @@ def namespace(**values) -> types.SimpleNamespace:
         if switch:
             args[name] = value
             continue
-        if not isinstance(value, (numbers.Real, str)):
+        text = api_word(value)            # eval's words for the API's values (numpy's scalars as their numbers)
+        if text is None:
             raise InputError(f"{shown}={value!r} is not allowed: {shown} takes a number or text, as on the command "
                              "line")
-        text = value_text(value)          # eval's words for the API's values (numpy's scalars as their numbers)
         if (name in KEYS or name in TYPED) and name not in flags:
             args["assignments"].append(f"{name}={text}")
         else:

@@ -58,6 +58,11 @@ def value_text(value) -> str:
     return str(value)
 
 
+def api_word(value) -> str | None:
+    """:func:`value_text` of a number or text the API was given, None for anything else (a list, a dict, None)."""
+    return value_text(value) if isinstance(value, (numbers.Real, str)) else None
+
+
 def given(args, target_options) -> tuple[dict, dict]:
     """(symbol values, option values as text) of ``args``: the command's KEY=VALUE words
     (``args.assignments``), or the Python API's keyword values (``args.values``, a mapping) taken as they are —

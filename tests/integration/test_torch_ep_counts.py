@@ -48,7 +48,7 @@ def _counted_step(rank: int, world: int) -> dict:
 
 
 def _hybrid_counts() -> dict:
-    answer = symcomm.evaluate("hybrid", Phi=2000, Phi_E=1000, h=H, L=LAYERS, L_moe=LAYERS, E=2, k=1, a=2, s=TOKENS,
+    answer = symcomm.evaluate("hybrid", Phi=2000, Phi_E=1000, h=H, L=LAYERS, L_moe=LAYERS, E=2, E_s=0, k=1, a=2, s=TOKENS,
                               t=1, p=1, c=1, d=2, e=2, b=2, m=1, G=2, framework="fsdp2", zero=3, moe=1, embeddings=0,
                               recompute="full")
     counted = collections.Counter()

@@ -947,7 +947,8 @@ def _overlap_difference(precision="bf16", framework="megatron", t=2, recompute="
     at = {S.SYMBOLS[k].symbol: v for k, v in {**SHAPE, **RATES, "t": t}.items()}
     # fsdp2's async TP is a torch.compile pass (frameworks.framework_refusal): compiled both ways
     compiled = True if framework == "fsdp2" else None
-    on, off = (compute.micro_batch_compute(settings.RunSetting(framework=framework, tp_overlap=flag,
+    # Megatron overlaps only under sequence parallelism (frameworks.framework_refusal): every framework with it here
+    on, off = (compute.micro_batch_compute(settings.RunSetting(framework=framework, tp_overlap=flag, sp=True,
                                                                precision=precision, recompute=recompute,
                                                                compile=compiled))
                for flag in (True, False))

@@ -10,7 +10,7 @@ import symcomm
 # a small MoE layout: t = 2 (sequence parallel), d = 4, e = 2, t_e = 4, so t·d·c = 8 = t_e·e and the expert-data
 # group is one rank; E = 8 experts, k = 2, h = 1024, s = 1024, a global batch of 32 in m = 4 micro-batches per replica
 LAYOUT = dict(t=2, d=4, c=1, p=1, e=2, moe=1, sp=1, E=8, k=2, h=1024, s=1024, b=32, m=4, L=2, L_moe=2,
-              Phi=10 ** 9, Phi_E=8 * 10 ** 8, G=8)
+              Phi=10 ** 9, Phi_E=8 * 10 ** 8, G=8, E_s=0)
 
 
 def _terms(**values):

@@ -35,11 +35,12 @@ def test_model_flops_count_each_block_kind_by_hand():
 def test_tensor_parallel_runs_one_pair_per_block_and_none_for_the_moe_blocks():
     # t = 2, sequence parallel: per micro-batch and pass one sequence all-gather before each of the 23 Mamba and 6
     # attention blocks (in_proj, QKV), one reduce-scatter after each; the MoE blocks' tokens go through the
-    # dispatcher instead: 29 per micro-batch, m = 4 micro-batches → 116
+    # dispatcher instead, but for the shared expert's MLP each runs on the TP group (Megatron-Core's SharedExpertMLP):
+    # 29 + 23 per micro-batch, m = 4 micro-batches → 208
     r = _eval(t=2, d=8, b=32, m=4, sp=1)
     counts = {x["label"]: x["count"] for x in r["terms"]}
-    assert counts["sequence all-gather (forward)"] == 29 * 4
-    assert counts["sequence reduce-scatter (forward)"] == 29 * 4
+    assert counts["sequence all-gather (forward)"] == (29 + 23) * 4
+    assert counts["sequence reduce-scatter (forward)"] == (29 + 23) * 4
 
 
 def test_activations_add_each_block_kind_by_hand():

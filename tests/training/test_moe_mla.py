@@ -76,12 +76,17 @@ def test_expert_tp_1_changes_exactly_the_terms_megatron_core_changes():
     whole = _labels(hybrid_terms(**common, expert_tp="1"))
     gone = {key for key in split if key not in whole}
     assert {what for what, _ in gone} == {"MoE routed-token all-gather over the expert-tensor-parallel group",
-                                          "MoE expert-output reduce-scatter over the expert-tensor-parallel group"}
+                                          "MoE expert-output reduce-scatter over the expert-tensor-parallel group",
+                                          # dispatch_postprocess gathers the router probabilities as the tokens
+                                          "MoE router-probability all-gather over the expert-tensor-parallel group",
+                                          "MoE router-probability gradient reduce-scatter over the "
+                                          "expert-tensor-parallel group"}
     assert set(whole) <= set(split)
     changed = {key for key in whole if whole[key] != split[key]}
     assert {what for what, _ in changed} == {"expert gradient reduce-scatter", "expert parameter all-gather",
                                              "token dispatch all-to-all", "expert-output combine all-to-all",
                                              "combine-gradient all-to-all", "dispatch-gradient all-to-all",
+                                             "router-probability all-to-all", "router-probability gradient all-to-all",
                                              # the dropless counts' all-gather runs over the TPxEP group:
                                              # t·e ranks with expert_tp = tp, e with 1 (token_dispatcher.py)
                                              "MoE per-expert token-count all-gather (the host waits for it)"}
@@ -119,9 +124,10 @@ def test_mla_with_sequence_parallel_gathers_the_latents():
     tokens = S.b / S.d * S.s / S.c / S.m
     assert {what: sp.simplify(x / tokens).subs(V3) for what, x in widths.items()} == {
         "MLA query latent all-gather": 1536, "MLA K, V latent all-gather": 512, "MLA rotary key all-gather": 64}
-    # the h-wide sequence all-gather of the forward is left to the dense MLP blocks: L/p − L_moe/p of them
+    # the h-wide sequence all-gather of the forward is left to the dense MLP blocks, L/p − L_moe/p of them, and to
+    # the MoE layers' shared experts (axes.tp_terms' shared_layers: an MLP on the TP group where E_s ≥ 1)
     ag = terms[("sequence all-gather", "forward")]
-    assert sp.simplify(ag.count - (S.L - S.L_moe) / S.p * S.m) == 0
+    assert sp.simplify(ag.count - (S.L - S.L_moe + S.L_moe * sp.Min(1, S.E_s)) / S.p * S.m) == 0
 
 
 def test_mla_context_parallel_moves_k_and_v_at_their_widths():

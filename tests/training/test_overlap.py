@@ -195,13 +195,14 @@ def test_1f1b_fill_waits_on_each_later_stages_whole_gather_under_overlap_param_g
 # -- per micro-batch: tp chunks, pipeline sends ------------------------------------------------------------
 
 def test_tp_overlap_leaves_one_chunk_of_t_exposed():
-    # t = 2, no SP: per layer 2 all-reduces forward and 2 backward of M = 1·32·64 = 2048 elements; a ring
-    # all-reduce of 2 ranks moves 2·(1/2)·M = 2048 elements: 16 × 2048·β for the 4 layers
+    # t = 2 with SP (Megatron overlaps only under it: arguments.py): per layer 2 all-gathers and 2 reduce-scatters
+    # forward, as many backward and the backward's 2 re-all-gathers, 10 collectives of M = 1·32·64 = 2048 elements; a
+    # ring of 2 ranks moves (1/2)·M = 1024 elements each: 40 × 1024·β for the 4 layers
     values = {**TINY, **NO_COMM, "beta": 1e-9, "t": 2, "p": 1, "d": 1, "c": 1, "b": 1, "m": 1,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    tp = 16 * 2048 * 1e-9
-    # the backward's all-reduces on the path too (tp_backward_overlap=0: the test below hides them)
-    base = {**PLAIN, "zero": "0", "framework": "megatron", "tp_backward_overlap": "0"}
+    tp = 40 * 1024 * 1e-9
+    # the backward's collectives on the path too (tp_backward_overlap=0: the test below hides them)
+    base = {**PLAIN, "zero": "0", "framework": "megatron", "tp_backward_overlap": "0", "sp": "1"}
     assert float(steptime.quantities(values, 2, **base)["exposed_comm_time_tp"]) == pytest.approx(tp, rel=1e-12)
     hidden = steptime.quantities(values, 2, **{**base, "tp_overlap": "1"})
     assert float(hidden["exposed_comm_time_tp"]) == pytest.approx(slowed(tp / 2, tp), rel=1e-12)
@@ -347,8 +348,10 @@ def test_a2a_overlap_hides_the_expert_all_to_alls_behind_the_compute():
               "E": 8, "E_s": 1, "F_e": 128, "L_moe": 4, "Phi_E": 10**5, "Phi": 10**6,
               "peak": 1e6, "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
     # and (dropless, the default dispatcher) before each layer's forward dispatch the E = 8 int64 counts of each of
-    # the 4 ranks all-gathered by ring: (3/4)·32 = 24 elements of 8 bytes sent, 4 times the 2-byte run element's β
-    ep = 16 * 0.75 * 4096 * 1e-9 + 4 * 24 * 4 * 1e-9
+    # the 4 ranks all-gathered by ring: (3/4)·32 = 24 elements of 8 bytes sent, 4 times the 2-byte run element's β;
+    # and Megatron-Core's router probabilities, one fp32 per routed copy (2·32 = 64), all-to-all forward and backward:
+    # (3/4)·64 elements of 4 bytes, twice the run element's β, 2 per layer
+    ep = 16 * 0.75 * 4096 * 1e-9 + 4 * 24 * 4 * 1e-9 + 8 * 0.75 * 64 * 2 * 1e-9
     moe = {**PLAIN, "zero": "1", "framework": "megatron", "moe": "1"}
     off = steptime.quantities(values, 2, **moe)                       # Megatron-Core's default: not overlapped
     on = steptime.quantities(values, 2, **{**moe, "a2a_overlap": "1"})

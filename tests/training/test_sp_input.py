@@ -40,9 +40,12 @@ def test_input_gathers_per_layer_by_hand(sp_input, per_layer):
 
 def test_moe_layers_gather_for_their_attention_only():
     # an MoE layer's MLP side is the dispatcher's (no dense MLP block): of a layer's five per-linear gathers only q, k, v
-    from symcomm.core.symbols import L, L_moe, m, p
+    from symcomm.core.symbols import E_s, L, L_moe, m, p
+    import sympy as sp
     counts = _counts(sp_input="linear_gated", moe=True)
-    assert counts[("all_gather", "forward")] == (3 * L / p + 2 * (L / p - L_moe / p)) * m
+    # and a shared expert's MLP (E_s ≥ 1), whose two gated input linears gather as a dense MLP's do
+    assert sp.simplify(counts[("all_gather", "forward")]
+                       - (3 * L / p + 2 * (L / p - L_moe / p) + 2 * L_moe * sp.Min(1, E_s) / p) * m) == 0
 
 
 @pytest.mark.parametrize("options", [dict(sp=False), dict(attention="mla"), dict(mamba=True)])

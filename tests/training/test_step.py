@@ -175,16 +175,24 @@ def train_step(t, p, d, m, layers_per_stage, tokens, h, phi, scheme, sp_on, rega
         (their linears communicate nothing: experts.py), reduce-scatter of their partial outputs over
         that group, all-to-all back.  The backward meets the same sequence: the combine's gradient
         all-to-all, the reduce-scatter's gradient (an all-gather), the all-gather's (a reduce-scatter),
-        the dispatch's gradient all-to-all (mappings.py).  Uniform dropless routing."""
+        the dispatch's gradient all-to-all (mappings.py).  Uniform dropless routing.  Megatron-Core's
+        dispatcher (token_dispatch, dispatch_postprocess) sends each routed copy's router probability beside
+        it, one element a copy, all-to-all and gathered (their gradients back in the backward)."""
         routed = top_k * tokens * h // t              # the copies one rank routes: its s/t tokens (SP), k each
+        probs = top_k * tokens // t if framework in ("megatron", "megatron_fsdp") else 0
         # stop: a recompute that ends with the experts' last saved input runs the dispatch and gather only
-        for collective in ("all-to-all", "gather") if stop else ("all-to-all", "gather", "scatter", "all-to-all"):
+        sequence = ("all-to-all", "gather") if stop else ("all-to-all", "gather", "scatter", "all-to-all")
+        for i, collective in enumerate(sequence):
             if collective == "all-to-all":
                 for ep_group in step.ep_groups(pp, experts):
                     step.all_to_all("ep", ep_group, routed)
+                    if i == 0 and probs:
+                        step.all_to_all("ep", ep_group, probs)
             elif t > 1:                                # the group's t·routed, gathered and scattered back
                 for group in step.expert_tp_groups(pp, experts):
                     (step.all_gather if collective == "gather" else step.reduce_scatter)("tp", group, t * routed)
+                    if collective == "gather" and probs:
+                        step.all_gather("tp", group, t * probs)
 
     def token_counts(pp):
         """token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess (dropless): each rank's per-expert token
@@ -438,12 +446,12 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers,
     tensor-parallel group in place of the dense MLP's collectives; the expert parameters reduced
     over the d·c/e ranks holding the same experts; before each forward dispatch the E per-expert token
     counts all-gathered over the TPxEP group (dropless); recompute: every layer's forward again.  Not
-    walked: the routing probabilities, expert_tensor_parallel_size ≠ t, shared experts."""
+    walked: expert_tensor_parallel_size ≠ t, shared experts."""
     assume(t * c * p * d <= 16 and (d * c) % e == 0)
     sp_on = t > 1
     moe_layers = layers if moe_all else 1
-    local = 2 * c * t                                  # tokens per CP rank: the t ranks' SP shards
-    s, h = c * local, 4 * c
+    local = 2 * c * t * e                              # tokens per CP rank: the t ranks' SP shards, each rank's
+    s, h = c * local, 4 * c                            # router probabilities split evenly over the e ranks
     phi = t * p * d * c * 2                            # dense parameters (Φ − Φ_E)
     phi_experts = e * t * p * (d * c // e) * 2
     assume(_runs(scheme, p, c, "ring", 1, moe=True, m=m))      # what the framework runs (frameworks.py)
@@ -455,7 +463,7 @@ def test_a_moe_step_sends_what_the_hybrid_formula_says(t, c, p, d, e, m, layers,
                "sp": int(sp_on), "sp_regather": int(regather), "recompute": int(recompute and zero < 3)}
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: top_k, S.b: d * m, S.s: s, S.h: h,
               S.L: p * layers, S.L_moe: p * moe_layers, S.m: m, S.Phi: phi + phi_experts, S.Phi_E: phi_experts,
-              S.G: t * p * d * c}
+              S.G: t * p * d * c, S.E_s: 0}          # no shared expert (the step walks none)
     assert not STRATEGIES["hybrid"].validate(values, **options)
     check_step(step, options, values)
 
@@ -481,7 +489,7 @@ def test_a_step_with_interleaving_recompute_and_scatter_gather_sends_what_the_fo
     assume(t * c * p * d <= 12 and (d * c) % e == 0)
     tied = tied and embeddings
     m = p                                              # one round of p micro-batches per step
-    local = 2 * t * c
+    local = 2 * t * c * e                              # each rank's router probabilities split evenly over e ranks
     s, h = c * local, 2 * t * c
     h_kv = t * c
     vocab = 2 * t * d * c if embeddings else 0
@@ -500,7 +508,7 @@ def test_a_step_with_interleaving_recompute_and_scatter_gather_sends_what_the_fo
     values = {S.t: t, S.p: p, S.d: d, S.c: c, S.e: e, S.E: 2 * e, S.k: 1, S.b: d * m, S.s: s, S.h: h, S.h_kv: h_kv,
               S.v: v, S.L: p * layers, S.L_moe: p * per_chunk if moe else 0, S.m: m, S.V: vocab,
               S.Phi: layer_phi + vocab * h * (1 if tied else 2) + phi_experts, S.Phi_E: phi_experts,
-              S.G: t * p * d * c}
+              S.G: t * p * d * c, S.E_s: 0}          # no shared expert (the step walks none)
     assert not STRATEGIES["hybrid"].validate(values, **options)
     check_step(step, options, values)
 

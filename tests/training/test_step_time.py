@@ -489,7 +489,7 @@ def test_op_recompute_says_what_it_counts():
 
 @pytest.mark.parametrize("options", [
     {"gated": "0"},                                                   # the hybrid's defaults, an even split
-    {"gated": "1", "recompute": "full", "tp_overlap": "1"},
+    {"gated": "1", "recompute": "full", "tp_overlap": "1", "sp": "1"},    # Megatron overlaps under SP only
     {"gated": "1", "schedule": "interleaved", "pipeline_split": "first_last"},     # the uneven step model
 ])
 def test_the_step_ratios_are_the_expressions_sympy_divides_to(options):

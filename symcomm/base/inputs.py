@@ -398,7 +398,8 @@ def parse_bandwidth(key: str, text: str) -> float:
         raise InputError(f"{key}={_short(str(text))} is not a bandwidth: write a number and a rate unit, "
                          f"{key}=50GB/s or {key}=400Gb/s {units}") from None
     if not 1.0 <= value <= 1e18:
-        raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1 EB/s {units}")
+        # the bound in units it takes (an outsider typed the "1 EB/s" it named, a unit it does not take)
+        raise InputError(f"{key}={_short(str(text))} is not allowed: a bandwidth from 1 B/s to 1000000TB/s {units}")
     if unit is None and value < LEAST_PLAIN_BANDWIDTH:
         raise InputError(f"{key}={_short(str(text))} has no rate unit, so it reads as {value:g} bytes/s: write "
                          f"{key}={_short(str(text))}GB/s (or {key}=400Gb/s, bits) {units}")

@@ -213,6 +213,9 @@ def _check_algorithm(log: Log, name: str, two_level: bool) -> None:
     """Refuse an algorithm the log cannot calibrate: one that cannot run on its ranks, one with a
     symbol no log gives (gloo's segment size K), a two-level form without the intra-node fit."""
     primitive, n, g = log.collective.primitive, log.ranks, log.gpus_per_node
+    known = [alg.name for alg in algorithms_of(primitive)]
+    if name not in known:       # the flag named, as every other refusal here names it
+        raise InputError(f"--algorithm {name}: not an algorithm of {primitive}; choose {', '.join(known)}")
     problems = nccl_prediction.problems(primitive, name, n, g)
     if problems:
         raise InputError(f"--algorithm {name} cannot run on log {log.path!r}'s {n} ranks: {problems[0]}")

@@ -1086,3 +1086,16 @@ def test_element_totals_of_mixed_types_say_so(capsys):
     code, out, err = run(capsys, *words, "--dtype", "bf16", "--json")
     got = json.loads(out)
     assert got["send"] == 42 * 10 ** 9 and got["unit"] == "bytes" and "different types" not in err
+
+
+def test_calibrate_names_the_flag_of_an_unknown_algorithm_and_a_bandwidth_bound_in_units_it_takes(capsys):
+    # outsider finds: "unknown algorithm 'bruck'" named no flag; the bandwidth bound read "to 1 EB/s", a unit refused
+    from conftest import ROOT
+
+    log = str(ROOT / "tests" / "data" / "nccl-tests" / "h100-2node-all_reduce.log")
+    code, out, err = run(capsys, "calibrate", log, "--algorithm", "bruck")
+    assert code == 2 and err.startswith("symcomm: error: --algorithm bruck: not an algorithm of all_reduce; choose ring")
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1GiB", "bw=2000000TB/s", "alpha=1e-6", "gamma=0")
+    assert code == 2 and "to 1000000TB/s" in err
+    code, out, err = run(capsys, "eval", "all_reduce", "N=8", "M=1GiB", "bw=1000000TB/s", "alpha=1e-6", "gamma=0")
+    assert code == 0, err

@@ -131,7 +131,8 @@ class Formula:
         """The least value ``symcomm eval`` accepts for the argument ``info`` of this formula."""
         if not info.symbol.is_integer:
             return 0
-        return dict(self.least).get(info.cli_name, 1)
+        # the subject's own (N ≥ 2 for a collective), else the symbol's: 0 for E_s, which the hybrid's MoE terms read
+        return dict(self.least).get(info.cli_name, S.least_value(info.symbol))
 
     def checked_rules(self) -> list[tuple[str, str, list[sp.Expr]]]:
         """(kind, message, expressions) of every rule whose symbols are all arguments of this

@@ -408,7 +408,8 @@ def layout_notes(system, options: dict, numbers: dict, step_texts: dict | None =
     # plan refuses it (and leaves it out of its search); eval prices the op list as asked, and says so
     op = str(options.get("recompute")) == "op" and op_framework_refusal(framework) is not None
     said = (mesh_board_note(system, numbers.get("G"), str(options.get("nvlink", SWITCH))),
-            straddle_note(options, numbers), routing_note(options), moe_share_note(options, numbers),
+            straddle_note(options, numbers), routing_note(options), balance_note(framework, options),
+            moe_share_note(options, numbers),
             partial_node_note(numbers), selective_framework_note(framework, str(options.get("recompute"))),
             chunk_split_note(options), param_gather_note(step_texts, options, numbers),
             dropout_note(framework, step_texts),
@@ -416,6 +417,20 @@ def layout_notes(system, options: dict, numbers: dict, step_texts: dict | None =
             f"{framework}: priced as asked, with {framework}'s data-parallel schedule; for a run of {framework} give "
             "recompute=selective, full or none" if op else None)
     return tuple(note for note in said if note)
+
+
+def balance_note(framework: str, options: dict) -> str | None:
+    """What eval says of every MoE layout, which its --json assumptions said alone (an expert reviewer's find): the
+    routing is priced balanced, and Megatron-Core's own default dispatcher is not the one eval prices by default."""
+    if options.get("moe") not in (True, "1", 1):         # as routing_note reads it
+        return None
+    said = ("MoE priced under balanced routing: each expert receives its k/E share of the tokens, as Megatron-Core's "
+            "moe_router_force_load_balancing runs it (the published benchmark runs' setting); a trained router's "
+            "imbalance makes the busiest expert rank's GEMMs and all-to-alls larger, which the step does not count")
+    if framework in ("megatron", "megatron_fsdp") and str(options.get("dispatcher", "alltoall")) == "alltoall":
+        said += ("; dispatcher=alltoall: Megatron-Core's own default, allgather (transformer_config.py), is not "
+                 "modelled (the published recipes run alltoall or flex)")
+    return said
 
 
 def dropout_note(framework: str, step_texts: dict | None) -> str | None:

@@ -534,3 +534,15 @@ def test_eval_says_the_1f1b_fill_waits_under_overlap_param_gather():
     assert said is not None and "each of the 3 later stages' whole all-gather" in said
     assert param_gather_note(texts, {"framework": "megatron", "schedule": "1f1b"}, {"p": 1}) is None
     assert param_gather_note(texts, {"framework": "megatron", "schedule": "interleaved"}, {"p": 4}) is None
+
+
+def test_eval_says_moe_is_priced_under_balanced_routing_and_which_dispatcher():
+    # an expert reviewer's find: the balanced-routing assumption was in --json's assumptions alone, and Megatron-Core's
+    # own default dispatcher (transformer_config.py at d98e8a64: moe_token_dispatcher_type = "allgather") went unsaid
+    from symcomm.training.words import balance_note
+
+    said = balance_note("megatron", {"moe": True, "dispatcher": "alltoall"})
+    assert said.startswith("MoE priced under balanced routing") and "allgather" in said
+    assert "allgather" not in balance_note("megatron", {"moe": True, "dispatcher": "deepep"})
+    assert "allgather" not in balance_note("fsdp2", {"moe": True, "dispatcher": "alltoall"})
+    assert balance_note("megatron", {"moe": False}) is None

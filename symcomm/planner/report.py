@@ -65,7 +65,7 @@ ASSUMPTIONS = (
     "bytes on the wire = elements × bytes of --dtype, except the gradient reductions "
     + _frameworks.choices([name for name, row in _frameworks.FRAMEWORKS.items() if row.grad_dtype == "fp32"]
                           + [f"{name} with c ≥ 2" for name, row in _frameworks.FRAMEWORKS.items()
-                             if row.cp_grad_dtype == "fp32"]).replace(" or ", " and ") + " run in fp32, "
+                             if row.cp_grad_dtype == "fp32"], "and") + " run in fp32, "
     "the sequence all-gathers Transformer Engine moves in FP8 (1 byte; megatron, megatron_fsdp under an FP8 "
     "recipe) and its current scaling's fp32 amax all-reduces; "
     "β = 1 / per-direction bandwidth per GPU",

@@ -266,8 +266,9 @@ class Hardware:
         fit reads it (:attr:`step_unread`: a calibrated file's eta_fp8 held at its base hardware's value, where the
         user's runs were all bf16)."""
         taken = self.constants_taken_as_another(reads)
-        return tuple(self.part_unmeasured() + fit_errors.options_unmeasured(self.step_errors_of, self.frameworks_unmeasured(frameworks),
-                                                   precision, self.step_precisions)
+        return tuple(self.part_unmeasured()
+                     + fit_errors.options_unmeasured(self.step_errors_of, self.frameworks_unmeasured(frameworks),
+                                                     precision, self.step_precisions)
                      + [f"{name} (no fitted run reads it: taken as {absent_as(name)})" for name in taken]
                      + [f"{name} ({self.step_errors_of}'s fit: {why})" for name, why in self.step_unread
                         if name in reads and name not in taken]

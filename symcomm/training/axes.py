@@ -495,6 +495,19 @@ def moe_tp_terms(group, routed, layers, recompute=False, groups=1, across=False,
     return tuple(out)
 
 
+def moe_probs_tp_terms(group, routed_probs, layers, recompute=False, groups=1, across=False,
+                       micro=1) -> tuple[Term, ...]:
+    """Megatron's all-to-all dispatcher with expert tensor parallelism (MEGATRON_PROBS_A2A): the fp32 router
+    probabilities of the copies each rank received, ``routed_probs`` = k·tokens of the whole tensor-parallel group (one
+    per copy), all-gathered as the tokens in each forward (:func:`moe_tp_terms`), their gradient reduce-scattered in
+    the backward."""
+    return tuple(Term("reduce_scatter" if name == "backward" else "all_gather", "ring", group, routed_probs / micro,
+                      layers * micro, "MoE router-probability " + ("gradient reduce-scatter" if name == "backward"
+                                                                   else "all-gather")
+                      + " over the expert-tensor-parallel group", groups, across, "tp", phase=name, dtype="fp32")
+                 for name, _ in _passes(recompute))
+
+
 def sp_regather_of(framework_name: str, sp_regather: bool | None = None) -> bool:
     """Whether sequence parallelism all-gathers its inputs again in the backward: as the
     framework's row says (Megatron-LM and Megatron-DeepSpeed, which runs Megatron's layers, do;
@@ -587,9 +600,9 @@ def ep_terms(group, tokens_h, layers, capacity, algorithm="pairwise", groups=1, 
                                            ("router-probability gradient all-to-all", "backward")))
 
 
-#: Megatron-Core's all-to-all dispatcher sends the routed copies' probabilities beside the tokens (torchtitan's and
-#: DeepSpeed's weight the experts' outputs by the router's scores where the token is, sending none)
-PROBS_A2A_FRAMEWORKS = ("megatron", "megatron_fsdp")
+#: Megatron-Core's all-to-all dispatcher (frameworks.MEGATRON_CORE) sends the routed copies' probabilities beside the
+#: tokens (torchtitan's and DeepSpeed's weight the experts' outputs by the router's scores where the token is, sending
+#: none)
 MEGATRON_PROBS_A2A = ("NVIDIA/Megatron-LM megatron/core/transformer/moe/token_dispatcher.py at d98e8a64 "
                       "(MoEAlltoAllTokenDispatcher.token_dispatch: all_to_all of permuted_probs over the EP group after "
                       "the tokens'; dispatch_postprocess gathers them over the expert-TP group as the tokens)")

@@ -303,6 +303,9 @@ MEGATRON_SCHEDULES = ("NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedu
                       "(get_forward_backward_func: forward_backward_no_pipelining, "
                       "forward_backward_pipelining_without_interleaving (1F1B) or "
                       "forward_backward_pipelining_with_interleaving)")
+#: the frameworks that run Megatron-Core's layers and its launcher's checks (megatron/training/arguments.py): its token
+#: dispatchers, its tensor-parallel comm overlap
+MEGATRON_CORE = ("megatron", "megatron_fsdp")
 #: every context-parallel algorithm of the hybrid's cp option, and every pipeline schedule of its schedule option
 CP_ALGORITHMS = ("ring", "ulysses", "ring_flash_attn")
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
@@ -469,7 +472,7 @@ def framework_refusal(setting) -> str | None:
         return ("tp_overlap=1 with framework=fsdp2 needs compile=1: torchtitan's async TP is a torch.compile pass "
                 "(torchtitan/config/configs.py at b5bcd76c: 'Async TP requires 'model' in --compile.components and "
                 "--compile.enable'); give compile=1 or tp_overlap=0")
-    if setting.framework in ("megatron", "megatron_fsdp") and setting.tp_overlap and not setting.sp:
+    if setting.framework in MEGATRON_CORE and setting.tp_overlap and not setting.sp:
         return (f"tp_overlap=1 with framework={setting.framework} needs sp=1: Megatron-LM overlaps the tensor-parallel "
                 "collectives with the GEMMs only under sequence parallelism (megatron/training/arguments.py at d98e8a64: "
                 "'Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled'); "
@@ -503,10 +506,10 @@ def planned_schedules(scheme: Scheme, moe: bool) -> tuple[str, ...]:
     return tuple(schedule for schedule in ("1f1b", "interleaved") if schedule in row.schedules)
 
 
-def choices(names) -> str:
-    """``names`` in words: "a", "a or b", "a, b or c"."""
+def choices(names, last: str = "or") -> str:
+    """``names`` in words: "a", "a or b", "a, b or c" (``last`` "and": "a, b and c")."""
     names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {last} " + names[-1]
 
 
 def framework(name: str) -> Framework:

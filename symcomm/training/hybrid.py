@@ -14,11 +14,11 @@ from ..base.crossing import MESH, ONE_NIC, crossing_of
 from ..core import symbols as S
 from ..core import rules
 from ..core.rules import Rule, When
-from .axes import (PROBS_A2A_FRAMEWORKS, bubble_fraction, chunks_of, run_data_schedule, dispatch_count_terms, dp_terms, ep_terms,
-                   flex_dispatch_terms, kv_width, mla_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
+from .axes import (bubble_fraction, chunks_of, run_data_schedule, dispatch_count_terms, dp_terms, ep_terms,
+                   flex_dispatch_terms, kv_width, mla_tp_terms, moe_probs_tp_terms, moe_tp_terms, pipeline_share, pp_terms, ranks_per_node,
                    replica_terms, ring_terms, routed_per_token, sp_regather_of, spans, spread_over_nics, tp_terms, ulysses_terms)
 from . import flops
-from .frameworks import CP_ALGORITHMS, FRAMEWORKS, choices
+from .frameworks import CP_ALGORITHMS, FRAMEWORKS, MEGATRON_CORE, choices
 from .megatron_features import EXPERT_TP_SIZE, FLEX_DISPATCHERS
 from .settings import (ROUTER_GROUPS, SP_INPUT_LINEARS, TORCH_PIPELINING_FRAMEWORKS, RunSetting, fp8_amax_reduced,
                        fp8_grad_gather_of, fp8_tp_gather_of)
@@ -147,7 +147,7 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
                                          router=(run.router_groups, run.router_group_topk), stops_early=stops_early)
         else:
             # Megatron-Core's dispatcher sends each routed copy's router probability too (axes.MEGATRON_PROBS_A2A)
-            probs = tokens_h / width if run.framework in PROBS_A2A_FRAMEWORKS else None
+            probs = tokens_h / width if run.framework in MEGATRON_CORE else None
             terms += spread_over_nics(ep_terms(e, tokens_h, moe_layers, "dropless", groups=n_gpus / e,
                                                across=ep_across, micro=m, recompute=recompute_moe,
                                                stops_early=stops_early, probs_tokens=probs),
@@ -173,17 +173,11 @@ def stage_terms(run: RunSetting, kind: str) -> tuple[Term, ...]:
             terms += spread_over_nics(moe_tp_terms(etp, routed, moe_layers, recompute_moe, groups=n_gpus / etp,
                                                    across=spans(etp, G), micro=m, stops_early=stops_early), 1,
                                       n_gpus / etp)
-            if run.framework in PROBS_A2A_FRAMEWORKS and run.dispatcher not in FLEX_DISPATCHERS:
-                # and the routed copies' fp32 probabilities, gathered as the tokens, their gradient reduce-scattered
-                # in the backward (axes.MEGATRON_PROBS_A2A)
-                terms += spread_over_nics(tuple(
-                    Term("reduce_scatter" if phase == "backward" else "all_gather", "ring", etp, routed / width / m,
-                         moe_layers * m, "MoE router-probability " + ("gradient reduce-scatter" if phase == "backward"
-                                                                      else "all-gather")
-                         + " over the expert-tensor-parallel group", n_gpus / etp, spans(etp, G), "tp", phase=phase,
-                         dtype="fp32")
-                    for phase in ("forward", *(("forward recompute",) if recompute_moe else ()), "backward")),
-                    1, n_gpus / etp)
+            if run.framework in MEGATRON_CORE and run.dispatcher not in FLEX_DISPATCHERS:
+                # and the routed copies' fp32 probabilities, gathered as the tokens (axes.MEGATRON_PROBS_A2A)
+                terms += spread_over_nics(moe_probs_tp_terms(etp, routed / width, moe_layers, recompute_moe,
+                                                             groups=n_gpus / etp, across=spans(etp, G), micro=m),
+                                          1, n_gpus / etp)
 
     # PP: one boundary message per micro-batch; /t with SP (already sharded) or scatter-gather
     activation = replica_batch * local_seq * h

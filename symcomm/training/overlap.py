@@ -128,11 +128,7 @@ BUCKETS = {"megatron": lambda: sp.Max(40_000_000, 1_000_000 * S.d, evaluate=Fals
 #: parallel.py: pp_rank > 0 disables bucketing), so its gather is dispatched and waited on in the forward pre-hook of
 #: its first micro-batch (param_and_grad_buffer.py, finish_param_sync), after the stage before it sent that micro-batch
 FILL_GATHER_FRAMEWORKS = ("megatron",)
-FILL_GATHER_SOURCE = ("NVIDIA/Megatron-LM at d98e8a64: megatron/training/arguments.py (align_param_gather = False "
-                      "without virtual pipeline stages), megatron/core/optimizer/distrib_optimizer.py "
-                      "(step_with_ready_grads: no gather started when overlap_param_gather), megatron/core/distributed/"
-                      "distributed_data_parallel.py (one bucket on pp_rank > 0) and param_and_grad_buffer.py "
-                      "(finish_param_sync dispatches an undispatched bucket's gather in the forward pre-hook)")
+
 
 #: the frameworks whose edge buckets hold the word embedding whole: a Megatron-LM bucket closes after the
 #: parameter that fills it, never splitting one (param_and_grad_buffer.py at NVIDIA/Megatron-LM f2e5db402c,

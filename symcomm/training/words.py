@@ -24,6 +24,7 @@ from ..presets.systems import TYPED_CONSTANTS, TYPED_DATASHEET
 from .megatron_features import (a2a_overlap_refusal, bf16_count_refusal, flex_dispatch_refusal, head_split_refusal, op_framework_refusal, router_capacity_refusal,
                                 routing_note, schedule_refusal,
                                 selective_framework_note, straddle_note, whole_numbers)
+from .frameworks import MEGATRON_CORE
 from .settings import OPTIONS, fused_grouped_mlp_shape_refusal
 
 #: bad input: reported in one line, exit status 2 by the CLI
@@ -427,7 +428,7 @@ def balance_note(framework: str, options: dict) -> str | None:
     said = ("MoE priced under balanced routing: each expert receives its k/E share of the tokens, as Megatron-Core's "
             "moe_router_force_load_balancing runs it (the published benchmark runs' setting); a trained router's "
             "imbalance makes the busiest expert rank's GEMMs and all-to-alls larger, which the step does not count")
-    if framework in ("megatron", "megatron_fsdp") and str(options.get("dispatcher", "alltoall")) == "alltoall":
+    if framework in MEGATRON_CORE and str(options.get("dispatcher", "alltoall")) == "alltoall":
         said += ("; dispatcher=alltoall: Megatron-Core's own default, allgather (transformer_config.py), is not "
                  "modelled (the published recipes run alltoall or flex)")
     return said

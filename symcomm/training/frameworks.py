@@ -292,6 +292,12 @@ DEEPSPEED_ULYSSES_GRADS = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at
                            "with sequence_parallel_size > 1, communication_data_type = the config's "
                            "seq_parallel_communication_data_type) and deepspeed/runtime/constants.py "
                            "(SEQ_PARALLEL_COMMUNICATION_DATA_TYPE_DEFAULT = 'fp32')")
+#: DeepSpeed holds the gradients in grad_accum_dtype, the model's own type unless the config names another, whatever
+#: type it reduces them in: a reduction in fp32 casts each bucket to it for the collective only
+DEEPSPEED_GRADS_HELD = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at edaa7221 (get_data_types: grad_accum_dtype "
+                        "= model_dtype when the config's grad_accum_dtype is None) and deepspeed/runtime/zero/"
+                        "stage_1_and_2.py (the ipg buckets in the optimizer's 16-bit dtype; "
+                        "gradient_reduction_w_predivide: tensor.to(communication_data_type) for the all-reduce)")
 #: DeepSpeed's engine refuses ZeRO-3 with its native MoE layers (the MoE the moe=1 terms price: deepspeed.moe's
 #: expert-parallel all-to-alls); from v0.19.3 (02663d6e5) its AutoEP layers run under ZeRO-3, not modelled here
 DEEPSPEED_MOE_ZERO3 = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py (_configure_zero_optimizer: 'MoE not supported "
@@ -375,6 +381,9 @@ class Framework:
     # there (None: grad_dtype for every c), and the file that says so (DEEPSPEED_ULYSSES_GRADS)
     cp_grad_dtype: str | None = None
     cp_grad_where: str = ""
+    # the element type its gradients are held in where that is not the reductions' (None: the reductions'; "same":
+    # the run's 16-bit type, whatever type they reduce in: DEEPSPEED_GRADS_HELD)
+    grad_held_dtype: str | None = None
 
     def grad_reduce(self, zero: int) -> str:
         return "per_micro_batch" if zero >= self.per_micro_batch_from else "per_step"
@@ -405,7 +414,7 @@ _ROWS = (
               (0, 1, 2, 3), "", 2, True, "same", True, (3,),
               (Scheme("deepspeed", 2, None, "deepspeed zero 2"), Scheme("deepspeed", 3, None, "deepspeed zero 3")),
               (DEEPSPEED_ENGINE, DEEPSPEED_BUCKET_ALLREDUCE, DEEPSPEED_STAGE3, MEGATRON_FP32_GRADS, DP_OVERLAP_SOURCE,
-               DEEPSPEED_PIPE_LIMITS, DEEPSPEED_MOE_ZERO3, DEEPSPEED_ULYSSES_GRADS),
+               DEEPSPEED_PIPE_LIMITS, DEEPSPEED_MOE_ZERO3, DEEPSPEED_ULYSSES_GRADS, DEEPSPEED_GRADS_HELD),
               "zero 2 (the gradient buckets all-reduced every micro-batch, each rank keeping its partition) and 3 (also all-gather in every forward and backward), "
               "both with p = 1 (its pipeline engine runs ZeRO 0 and 1, 1F1B only), context parallel by Ulysses only",
               param_gather_overlap_stages=(3,), schedules=("1f1b",), pipeline_zero=(0, 1),
@@ -414,7 +423,7 @@ _ROWS = (
                          "Stage 3' (its AutoEP layers, v0.19.3 on, run under ZeRO-3: not modelled)"),
               limits_where="DeepSpeed's deepspeed/runtime/pipe/engine.py",
               cp_where="DeepSpeed-Ulysses, an all-to-all over the heads: DeepSpeed's docs/_tutorials/ds-sequence.md",
-              cp_grad_dtype="fp32",
+              cp_grad_dtype="fp32", grad_held_dtype="same",
               cp_grad_where=("DeepSpeed's deepspeed/runtime/engine.py: with Ulysses the gradients are reduced in "
                              "seq_parallel_communication_data_type, 'fp32' by default (runtime/constants.py)")),
     Framework("fsdp",

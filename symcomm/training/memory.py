@@ -28,7 +28,7 @@ from .hybrid import (embedding_parameters, end_stage_shard, expert_shard, expert
                      replicated_embedding_share)
 from .stages import block_share, in_flight as stage_in_flight
 from .recipes import CAST, CAST_COPIES, TE_WEIGHT_CACHE  # noqa: F401 (TE_WEIGHT_CACHE: fp8_weight_cache's source)
-from .frameworks import ROOT_KEPT_GATHERED
+from .frameworks import ROOT_KEPT_GATHERED, framework as framework_row
 from .megatron_features import MEGATRON_CORE
 from .settings import ADAM_STATE_BYTES, LOSS_KINDS, PIPELINE_OUTPUTS, RECOMPUTE_MODULES, torch_compiled
 from ..core.symbols import (D_mtp, E_s, L, L_att, L_bf16, L_off, L_moe, L_ssm, F, Phi, Phi_E, V, F_e, a, a_ssm, b, c, d, d_nope, d_rope, d_ssm,
@@ -620,11 +620,13 @@ def _model_states(data, parts, opts: dict) -> tuple:
     the run's adam_dtype (settings.ADAM_STATE_BYTES): one rule for every stage kind."""
     weights = grads = optimizer = sp.Integer(0)
     grad_bytes = 4 if data.grad_dtype == "fp32" else 2
-    shard_bytes = sharded_gradient_bytes(data, grad_bytes, opts.get("adam_dtype", "fp32"))
+    # held as the framework holds them, which may not be the type they reduce in (DeepSpeed: the model's)
+    held_bytes = 2 if framework_row(data.framework).grad_held_dtype == "same" else grad_bytes
+    shard_bytes = sharded_gradient_bytes(data, held_bytes, opts.get("adam_dtype", "fp32"))
     state = ADAM_STATE_BYTES[opts.get("adam_dtype", "fp32")]
     # FSDP1's NO_SHARD casts its all-reduced gradient to the parameter's own dtype too (torch/distributed/fsdp/
     # _runtime_utils.py, _reduce_grad_no_shard: _cast_grad_to_param_dtype): the whole gradient at the shard's bytes
-    whole_bytes = shard_bytes if data.framework == "fsdp" and data.zero == 0 else grad_bytes
+    whole_bytes = shard_bytes if data.framework == "fsdp" and data.zero == 0 else held_bytes
     for held, group in parts:
         weights += data.full_parameters(2 * held, sharded_weight_bytes(data) * held / group)
         grads += data.gradients(whole_bytes * held, shard_bytes * held / group)
@@ -642,7 +644,9 @@ def memory_model(data, recompute: str, opts: dict, flash: bool, moe: bool, embed
     the last stage's logits (:func:`logits_bytes`); the recompute working set; per-layer ZeRO-3's gathered
     layers; the data-parallel buckets (Megatron-LM reduces and gathers in place in its gradient and
     parameter buffers, param_and_grad_buffer.py: 0 bytes more; DeepSpeed ZeRO-1/2/3 its gradient bucket of
-    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py ipg_buffer, stage3.py ipg_buckets).
+    DEEPSPEED_BUCKET 16-bit elements, deepspeed/runtime/zero/stage_1_and_2.py ipg_buffer, stage3.py ipg_buckets,
+    reduced in fp32 with its fp32 copy beside it; DeepSpeed's gradients held in the model's type whatever type they
+    reduce in: frameworks.DEEPSPEED_GRADS_HELD).
 
     ``kind`` (first, middle, last; pipeline_split=first_last only): every part of one GPU of a stage of that kind,
     all held at once (:func:`stage_memory`)."""
@@ -734,7 +738,8 @@ def _every_stage(data, recompute, flash, sp_on, moe, embeddings, tied, grad_byte
     if data.framework == "megatron" and data.zero >= 1:
         parts["dp_buckets"] = sp.Integer(0)
     elif data.framework == "deepspeed" and data.zero in (1, 2, 3):
-        parts["dp_buckets"] = sp.Integer(2 * DEEPSPEED_BUCKET)
+        # the 16-bit bucket, and reduced in fp32 the bucket's cast copy beside it (frameworks.DEEPSPEED_GRADS_HELD)
+        parts["dp_buckets"] = sp.Integer((2 + (grad_bytes if grad_bytes != 2 else 0)) * DEEPSPEED_BUCKET)
     return parts
 
 

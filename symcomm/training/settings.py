@@ -248,7 +248,8 @@ HYBRID_OPTIONS: tuple[Option, ...] = (
            "element type of the gradient reductions: fp32 (Megatron-LM's default for bf16 runs, torchtitan's "
            "FSDP2, DeepSpeed with Ulysses c ≥ 2, which eval asks to be given), same (the run's --dtype: DeepSpeed's and "
            "FSDP1's defaults); framework: as the framework does; "
-           "formulas count that type's elements, bytes use its size"),
+           "formulas count that type's elements, bytes use its size (DeepSpeed holds its gradients in the model's "
+           "type whatever type they reduce in: its grad_accum_dtype)"),
     Option("reshard_after_forward", None, (None, False, True),
            "zero=3: 1 = parameters all-gathered again in every micro-batch's backward (DeepSpeed, FSDP "
            "FULL_SHARD); 0 = kept from the forward (FSDP SHARD_GRAD_OP); framework: 1, but 0 for fsdp2 with p ≥ 2 "

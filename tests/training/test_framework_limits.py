@@ -149,6 +149,24 @@ def test_ulysses_gradients_are_reduced_in_fp32_and_plan_prices_them_so():
                for row in rows for setting in row["settings"])
 
 
+def test_deepspeed_holds_its_gradients_in_the_model_type_whatever_type_it_reduces_in():
+    # DeepSpeed keeps the gradients in grad_accum_dtype, the model's bf16 unless the config names another
+    # (deepspeed/runtime/engine.py at edaa7221, get_data_types); reducing in fp32 casts each 16-bit bucket to fp32 for
+    # the all-reduce (zero/stage_1_and_2.py, gradient_reduction_w_predivide). Hand count, ZeRO-2 over the d·c = 64
+    # ranks of the sequence-data-parallel group: a 2-byte gradient partition of Φ/64 either way, and the 5e8-element
+    # bucket (reduce_bucket_size's default) at 2 bytes, with its 4-byte copy when reduced in fp32
+    def memory(dtype):
+        out = _eval("p=1", "c=2", "d=32", "zero=2", "cp=ulysses", f"grad_dtype={dtype}", "--json")
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+        return got["memory"], int(got["values"]["Phi"])
+
+    fp32, phi = memory("fp32")
+    bf16, _ = memory("same")
+    assert fp32["gradients"] == bf16["gradients"] == 2 * phi / 64
+    assert bf16["dp_buckets"] == 2 * 500_000_000 and fp32["dp_buckets"] == (2 + 4) * 500_000_000
+
+
 @pytest.mark.parametrize("words, said", [
     # Megatron-Core's get_forward_backward_func (megatron/core/pipeline_parallel/schedules.py at d98e8a64) runs no
     # pipelining, 1F1B or the interleaved schedule: GPipe is torch.distributed.pipelining's

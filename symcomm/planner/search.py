@@ -124,11 +124,15 @@ def _settings_rules(req: Request) -> str:
     said = []
     if req.framework is not None:
         row = FRAMEWORKS[req.framework]
-        if req.cp_algorithm not in row.cp_algorithms:
+        if not row.cp_algorithms:
+            said.append(f"--framework {req.framework} runs no context parallelism: c = 1")
+        elif req.cp_algorithm not in row.cp_algorithms:
             said.append(f"--framework {req.framework} runs context parallelism by {' or '.join(row.cp_algorithms)} "
                         f"only: give --cp-algorithm {row.cp_algorithms[0]}, or c = 1")
         searched = sorted({s.zero for s in row.schemes})
-        if set(searched) - set(row.pipeline_zero):
+        if not row.pipeline_zero:
+            said.append(f"--framework {req.framework} runs no pipeline: p = 1")
+        elif set(searched) - set(row.pipeline_zero):
             said.append(f"--framework {req.framework}'s pipeline runs ZeRO stage "
                         f"{', '.join(map(str, row.pipeline_zero))} only"
                         + (f", and plan searches it at ZeRO {', '.join(map(str, searched))}: p = 1 (eval hybrid "

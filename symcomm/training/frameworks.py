@@ -292,6 +292,20 @@ DEEPSPEED_ULYSSES_GRADS = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at
                            "with sequence_parallel_size > 1, communication_data_type = the config's "
                            "seq_parallel_communication_data_type) and deepspeed/runtime/constants.py "
                            "(SEQ_PARALLEL_COMMUNICATION_DATA_TYPE_DEFAULT = 'fp32')")
+#: PyTorch's context parallel is ring attention (its rotation by all-gather or all-to-all of K and V shards), no
+#: Ulysses head split; torchtitan composes it with FSDP2 over a device mesh
+TORCH_CONTEXT_PARALLEL = ("ring attention only: PyTorch's context parallel, torch/distributed/tensor/experimental/"
+                          "_context_parallel/_attention.py as torch 2.13.0 ships it (its rotate methods all-gather "
+                          "and all-to-all both pass K and V shards round a ring), as torchtitan composes it with FSDP2; "
+                          "no Ulysses")
+#: what the fsdp row (PyTorch FSDP1, as LLM Foundry's Composer runs it) does not compose with: PyTorch's pipelining
+#: reduces a stage's gradients once per step only for DDP and FSDP2 modules, and its context parallel is composed
+#: with FSDP2 (torchtitan); no FSDP1 trainer the row follows runs either
+FSDP1_NO_PIPELINE = ("PyTorch's torch/distributed/pipelining/stage.py as torch 2.13.0 ships it: "
+                     "backward_maybe_with_nosync knows DistributedDataParallel and FSDP2's FSDPModule, no FSDP1 module; "
+                     "LLM Foundry's Composer FSDP1, which this row follows, runs none; choose framework=fsdp2")
+FSDP1_NO_CP = ("PyTorch's context parallel is composed with FSDP2, by torchtitan; LLM Foundry's Composer FSDP1, which "
+               "this row follows, runs none; choose framework=fsdp2")
 #: DeepSpeed holds the gradients in grad_accum_dtype, the model's own type unless the config names another, whatever
 #: type it reduces them in: a reduction in fp32 casts each bucket to it for the collective only
 DEEPSPEED_GRADS_HELD = ("deepspeedai/DeepSpeed deepspeed/runtime/engine.py at edaa7221 (get_data_types: grad_accum_dtype "
@@ -434,9 +448,11 @@ _ROWS = (
               (FSDP_RUNTIME, FSDP_UNITS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
                RECOMPUTE_EARLY_STOP),
               "full-shard (deepspeed zero 3's traffic, one FSDP unit per transformer layer) and grad-op "
-              "(SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward)",
+              "(SHARD_GRAD_OP: gathered once per micro-batch, kept for the backward), both with p = 1 and c = 1 "
+              "(FSDP1 runs under no pipeline or context parallel)",
               param_gather_overlap_stages=(3,), sdpa=True, shard_unit="layer", recompute_stops_early=True,
-              expert_parallel=False,
+              expert_parallel=False, pipeline_zero=(), cp_algorithms=(), limits_where=FSDP1_NO_PIPELINE,
+              cp_where=FSDP1_NO_CP,
               ep_where="PyTorch's torch/distributed/fsdp/fully_sharded_data_parallel.py: an FSDP unit shards its "
                        "parameters over one process group (a pair under HYBRID_SHARD), experts alike; no expert "
                        "placement of its own"),
@@ -449,9 +465,10 @@ _ROWS = (
               (FSDP2_RUNTIME, TORCHTITAN_FSDP_DEFAULTS, MEGATRON_FP32_GRADS, MEGATRON_SP_REGATHER, DP_OVERLAP_SOURCE,
                PARAM_GATHER_SOURCE, FSDP2_RESHARD_AFTER_BACKWARD, RECOMPUTE_EARLY_STOP),
               "zero 3 per layer (one all-gather and reduce-scatter per layer, resharded after the forward only without "
-              "a pipeline, reduced every micro-batch in fp32, as torchtitan runs it)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
+              "a pipeline, reduced every micro-batch in fp32, as torchtitan runs it; context parallel by ring attention "
+              "only)", param_gather_overlap_stages=(3,), shard_unit="layer", sdpa=True,
               ga_schedules=True, kept_gathered="pipeline", recompute_stops_early=True, replicates=True,
-              reshard_when_piped=False),
+              reshard_when_piped=False, cp_algorithms=("ring", "ring_flash_attn"), cp_where=TORCH_CONTEXT_PARALLEL),
     Framework("megatron_fsdp",
               "Megatron-FSDP, zero=3 (optim_grads_params): one all-gather and reduce-scatter per layer, "
               "prefetched and overlapped, reduced every micro-batch; sp_regather=1",

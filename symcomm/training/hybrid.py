@@ -548,7 +548,11 @@ def _framework_limits() -> tuple[When, ...]:
     Ulysses, and PyTorch's FSDP1 places no experts."""
     out = []
     for row in FRAMEWORKS.values():
-        for zero in sorted(set(row.zero_stages) - set(row.pipeline_zero)):
+        if not row.pipeline_zero:
+            out.append(rules.when("framework", (row.name,), rules.fixed(
+                p, 1, f"framework={row.name} with p={{x}} is refused: it runs no pipeline ({row.limits_where}); "
+                      "give p=1")))
+        for zero in sorted(set(row.zero_stages) - set(row.pipeline_zero)) if row.pipeline_zero else ():
             out.append(rules.when("framework", (row.name,), rules.when("zero", (zero,), rules.fixed(
                 p, 1, f"framework={row.name} with zero={zero} needs p=1 (p={{x}}): its pipeline engine runs ZeRO "
                       f"stage {choices(map(str, row.pipeline_zero))} only ({row.limits_where}); give zero="
@@ -559,7 +563,11 @@ def _framework_limits() -> tuple[When, ...]:
                         "give e=1 (the experts sharded with the rest) or a framework that places experts: "
                         f"{choices(n for n, r in FRAMEWORKS.items() if r.expert_parallel)}"))))
         refused = tuple(cp for cp in CP_ALGORITHMS if cp not in row.cp_algorithms)
-        if refused:
+        if not row.cp_algorithms:
+            out.append(rules.when("framework", (row.name,), rules.fixed(
+                c, 1, f"framework={row.name} with c={{x}} is refused: it runs no context parallelism "
+                      f"({row.cp_where}); give c=1")))
+        elif refused:
             out.append(rules.when("framework", (row.name,), rules.when("cp", refused, rules.fixed(
                 c, 1, f"framework={row.name} with c={{x}} needs cp={' or '.join(row.cp_algorithms)}: its sequence "
                       f"parallelism is that only ({row.cp_where}); give cp={row.cp_algorithms[0]} or c=1"))))

@@ -1098,7 +1098,7 @@ def test_of_one_layouts_uneven_splits_only_the_fastest_then_leanest_stays():
 def test_the_header_says_the_layouts_timed_include_those_that_do_not_fit(capsys):
     # each option combination is timed over all its layouts at once (planner.search: a block's step), so on 16 H100
     # a 70B model's plan times more layouts than fit in memory; the header says so rather than look like a subset
-    base = ("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "16", "--batch", "64", "--seq", "4096",
+    base = ("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "16", "--batch", "64", "--seq", "8192",
             "--top", "2")
     code, out, err = run(capsys, *base, "--json")
     assert code == 0, err

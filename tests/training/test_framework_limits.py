@@ -40,6 +40,39 @@ def test_eval_refuses_in_one_line(words, said):
     assert said in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+TORCH_LAYOUT = ["--model", "llama3.1-8b", "--hardware", "h100", "t=1", "b=16", "m=4", "s=8192"]
+
+
+@pytest.mark.parametrize("words, said", [
+    # torch.distributed.pipelining's stage (torch 2.13.0 torch/distributed/pipelining/stage.py,
+    # backward_maybe_with_nosync) knows DDP and FSDP2 modules only, and PyTorch's context parallel is composed with
+    # FSDP2 (torchtitan): the FSDP1 row (LLM Foundry's Composer) runs neither
+    (("framework=fsdp", "zero=3", "p=2", "c=1", "d=4"), "framework=fsdp with p=2 is refused: it runs no pipeline"),
+    (("framework=fsdp", "zero=3", "p=1", "c=2", "d=4"),
+     "framework=fsdp with c=2 is refused: it runs no context parallelism"),
+    # PyTorch's context parallel rotates K and V shards round a ring (_context_parallel/_attention.py, _RotateMethod
+    # ALL_GATHER and ALL_TO_ALL): torchtitan runs no Ulysses head split
+    (("framework=fsdp2", "zero=3", "p=1", "c=2", "d=4", "cp=ulysses"),
+     "framework=fsdp2 with c=2 needs cp=ring or ring_flash_attn"),
+])
+def test_pytorch_frameworks_refuse_what_they_do_not_compose(words, said):
+    out = subprocess.run([sys.executable, "-m", "symcomm", "eval", "hybrid", *TORCH_LAYOUT, *words],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert said in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_plan_ranks_no_fsdp1_pipeline_or_context_parallel_and_no_fsdp2_ulysses():
+    got = plan(Request(presets.model("llama3-8b"), presets.hardware("h100"), gpus=8, batch=64, seq=8192), 200)
+    rows = got.rows(200)
+    assert any(row["c"] > 1 for row in rows)         # context parallel is still searched where it runs
+    fsdp1 = [row for row in rows if any(label.startswith("fsdp ") for label in row["labels"])]
+    assert fsdp1 and all(row["p"] == 1 and row["c"] == 1 for row in fsdp1)
+    got = plan(Request(presets.model("llama3-8b"), presets.hardware("h100"), gpus=8, batch=64, seq=8192,
+                       framework="fsdp2", cp_algorithm="ring"), 200)
+    assert any(row["c"] > 1 for row in got.rows(200))
+
+
 @pytest.mark.parametrize("words", [("p=2", "c=1", "d=32", "zero=1"),
                                    ("p=1", "c=2", "d=32", "zero=3", "cp=ulysses", "grad_dtype=fp32"),
                                    ("p=1", "c=1", "d=64", "zero=3")])

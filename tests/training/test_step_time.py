@@ -344,10 +344,10 @@ def test_a_fit_within_the_memory_models_measured_error_is_uncertain_not_a_plain_
     assert memory_error(memory_band(checks))["lowest"] == -0.2
 
 
-# Llama 3 70B, t = 2, c = 2, d = 16 under FSDP full-shard with sequence parallel, no recompute, 9,216-token sequences:
-# about 72 GB of the H100's 85.5 GB (80 GB as NVML reports it) by the model's count, less than the 29 % the printed
-# peaks of its memory check runs were above it
-WITHIN_ERROR = ("t=2", "p=1", "c=2", "d=16", "m=4", "b=64", "s=9216", "framework=fsdp", "zero=3", "sp=1",
+# Llama 3 70B, t = 2, c = 2, d = 16 under FSDP2 with sequence parallel, no recompute, 6,144-token sequences: about
+# 84 GB of the H100's 85.5 GB (80 GB as NVML reports it) by the model's count, less than the 29 % the printed peaks of
+# its memory check runs were above it (PyTorch's FSDP1, framework=fsdp, runs no context parallel)
+WITHIN_ERROR = ("t=2", "p=1", "c=2", "d=16", "m=4", "b=64", "s=6144", "framework=fsdp2", "zero=3", "sp=1",
                 "embeddings=1")
 
 
@@ -367,8 +367,8 @@ def test_eval_the_api_and_plan_say_a_fit_within_the_memory_error_may_not_be_one(
     assert need <= 81_559 * 2**20 < need / (1 + lowest)     # the H100's capacity as NVML reports it
     assert out["fits"] is True and out["fits_over_error"] == "uncertain"
     assert out["memory_error"]["lowest"] == lowest and out["memory_error"]["frameworks"] == ["fsdp2", "megatron"]
-    api = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=2, p=1, c=2, d=16, m=4, b=64, s=9216,
-                           framework="fsdp", zero=3, sp=1, embeddings=1)
+    api = symcomm.evaluate("hybrid", model="llama3-70b", hardware="h100", t=2, p=1, c=2, d=16, m=4, b=64, s=6144,
+                           framework="fsdp2", zero=3, sp=1, embeddings=1)
     assert api["fits_over_error"] == "uncertain" and api["memory_error"] == out["memory_error"]
     text = _cli("eval", "hybrid", "--model", "llama3-70b", "--hardware", "h100", *WITHIN_ERROR).stdout.splitlines()
     assert "may not fit" in next(x for x in text if x.strip().startswith("step time"))
@@ -378,13 +378,13 @@ def test_eval_the_api_and_plan_say_a_fit_within_the_memory_error_may_not_be_one(
     assert "above its count" in verdict or "of its count (+: above)" in verdict
     # plan marks such a row's memory and says why, by the same verdict
     plan = _cli("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "64", "--batch", "64", "--seq",
-                "9216", "--tp", "2", "--cp", "2", "--framework", "fsdp", "--recompute", "none", "--sp", "1",
+                "6144", "--tp", "2", "--cp", "2", "--framework", "fsdp2", "--recompute", "none", "--sp", "1",
                 "--micro-batch", "1", "--top", "1", "--json")
     row = json.loads(plan.stdout)["layouts"][0]
     again = json.loads(_cli("eval", *row["eval_command"].split()[2:], "--json").stdout)
     assert row["fits_over_error"] == again["fits_over_error"] == "uncertain"
     shown = _cli("plan", "--model", "llama3-70b", "--hardware", "h100", "--gpus", "64", "--batch", "64", "--seq",
-                 "9216", "--tp", "2", "--cp", "2", "--framework", "fsdp", "--recompute", "none", "--sp", "1",
+                 "6144", "--tp", "2", "--cp", "2", "--framework", "fsdp2", "--recompute", "none", "--sp", "1",
                  "--micro-batch", "1", "--top", "1").stdout
     assert "GiB ‡" in shown and "memory ‡: fits by the model's count" in shown
 

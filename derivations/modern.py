@@ -299,6 +299,9 @@ def words(run: dict) -> list[str]:
             w.update(reshard_after_forward=0, grad_reduce="per_step", **kept_pipeline_outputs(run))
         if _loss_compiled(run):
             w["loss"] = "compiled"
+        elif "torch.compile" in run["recipe"]:
+            # compiled blocks, an eager loss (LOSS_COMPILED_AT): not fsdp2's default under compile=1
+            w["loss"] = "eager"
     elif run["id"].startswith("llm-foundry"):
         # Composer's PyTorch FSDP (FSDP1): FULL_SHARD gathers each wrapped block for the forward and again for the
         # backward, SHARD_GRAD_OP once per micro-batch (reshard_after_forward); its DEFAULT mixed precision reduces

@@ -918,7 +918,7 @@ def loss_pass_bytes(run, tokens) -> tuple[sp.Expr, sp.Expr]:
     """(forward, backward) HBM bytes of the cross-entropy over one micro-batch's ``tokens`` × V/t logits on the
     GPU holding the LM head, by the run's loss (:func:`symcomm.training.memory.loss_kind`, the memory model's
     own setting): :data:`LOSS_PASS_BYTES`; a loss it does not list is counted as 0."""
-    forward, backward = LOSS_PASS_BYTES.get(loss_kind(run.framework, run.loss), (0, 0))
+    forward, backward = LOSS_PASS_BYTES.get(loss_kind(run.framework, run.loss, run.compile is True), (0, 0))
     logits = tokens * V / t
     return forward * logits, backward * logits
 

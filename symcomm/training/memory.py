@@ -546,7 +546,8 @@ def memory_options(run) -> dict:
     """The options the memory model reads of a run setting (symcomm.training.settings.RunSetting): the hybrid's, typed
     (flags bool, zero int), and its cross-entropy, the pipeline's kept outputs, precision, Adam state, MLA recompute, dropout, query width and
     compile."""
-    return {**run.hybrid_options(), "loss": run.loss, "pp_outputs": run.pp_outputs, "precision": run.precision,
+    return {**run.hybrid_options(), "loss": loss_kind(run.framework, run.loss, run.compile is True),
+            "pp_outputs": run.pp_outputs, "precision": run.precision,
             "adam_dtype": run.adam_dtype, "recompute_mla_up": run.recompute_mla_up, "dropout": run.dropout, "q_width": run.q_width,
             "torch_compiled": torch_compiled(run)}
 
@@ -814,14 +815,21 @@ KEMPNERFORGE_LOSS = ("KempnerInstitute/KempnerForge kempnerforge/distributed/ten
                      "training step: logits = model(...); loss_fn(logits, labels); backward)")
 
 
-def loss_kind(framework: str, loss: str | None) -> str:
+#: torchtitan compiles its loss with the model: its compile components default to both (CompileConfig
+#: components ["model", "loss"]) and BaseLoss._maybe_compile wraps the loss in torch.compile when compile is on
+TORCHTITAN_LOSS_COMPILED = "pytorch/torchtitan torchtitan/components/loss.py (BaseLoss._maybe_compile) at 00a388d9"
+
+
+def loss_kind(framework: str, loss: str | None, compiled: bool = False) -> str:
     """The cross-entropy a run's loss buffers follow: the ``loss`` setting, or as the framework does: FSDP2 runs
-    (torchtitan's) PyTorch's eager F.cross_entropy (torchtitan's training.compile defaults off:
-    config_manager.py); Megatron-LM and Megatron-FSDP Megatron-Core's vocab-parallel one, which DeepSpeed and
-    FSDP runs keep as before (their scripts' loss is not read here)."""
+    (torchtitan's) PyTorch's F.cross_entropy, eager, or compiled with the model (``compiled``: compile=1,
+    :data:`TORCHTITAN_LOSS_COMPILED`; its training.compile defaults off); Megatron-LM and Megatron-FSDP Megatron-Core's
+    vocab-parallel one, which DeepSpeed and FSDP runs keep as before (their scripts' loss is not read here)."""
     if loss is not None:
         return loss
-    return "eager" if framework == "fsdp2" else "vocab_parallel"
+    if framework == "fsdp2":
+        return "compiled" if compiled else "eager"
+    return "vocab_parallel"
 
 
 def loss_bytes_per_logit(loss: str, outputs: str = "freed") -> sp.Expr:

@@ -441,7 +441,9 @@ STEP_OPTIONS: tuple[Option, ...] = (
            "the LM head returns whole on every tensor-parallel rank, kept by the caller: KempnerForge's); "
            "xentropy_cuda, xentropy_triton (flash-attn's fused CrossEntropyLoss, its CUDA extension in 1.x, its "
            "Triton kernels from 2.4: LLM Foundry MPT's default fused_crossentropy; the logits and a bf16 gradient); "
-           "framework: fsdp2 eager, the others vocab_parallel (symcomm.training.memory.loss_bytes)"),
+           "framework: fsdp2 compiled with compile=1 (torchtitan compiles the loss with the model: "
+           "symcomm.training.memory.TORCHTITAN_LOSS_COMPILED), else eager; the others vocab_parallel "
+           "(symcomm.training.memory.loss_bytes)"),
     Option("pp_outputs", PIPELINE_OUTPUTS[0], PIPELINE_OUTPUTS,
            "p > 1, framework=fsdp2: what torch.distributed.pipelining's last stage does with each micro-batch's "
            "bf16 output (the logits): freed at the micro-batch's backward (torchtitan since 2025-10-22: "

@@ -40,6 +40,9 @@ MEGATRON = {**PLAIN, "framework": "megatron", "zero": "1"}
     (FSDP2, 1, 2, 14),
     # torch.compile'd loss: the bf16 logits the graph saves (2) and the bf16 gradient its backward writes (2)
     ({**FSDP2, "loss": "compiled"}, 1, 1, 4),
+    # compile=1 with no loss given: torchtitan compiles the loss with the model (its compile components default to
+    # model and loss; torchtitan/components/loss.py, BaseLoss._maybe_compile): the same 4
+    ({**FSDP2, "compile": "1"}, 1, 1, 4),
     # NeMo AutoModel's MaskedCrossEntropy with fp32_upcast false (masked_ce.py at 8d9bfb90e): F.cross_entropy of the
     # bf16 logits, which the recipe keeps (2, train_ft.py's ``out``); the backward holds the saved bf16 log-softmax
     # (2), nll_loss_backward's zeroed bf16 gradient (2) and the log-softmax backward's bf16 output (2): 8
@@ -85,8 +88,10 @@ def test_the_8b_context_parallel_rows_loss_by_hand():
     values = {**NO_COMM, "h": 4096, "L": 32, "a": 32, "h_kv": 1024, "F": 14336, "V": 128256, "s": 32768,
               "Phi": 8.03e9, "e": 1, "v": 1, "t": 1, "p": 1, "d": 8, "c": 1, "b": 8, "m": 1, "peak": 1e15,
               "eta": 1.0, "kappa": 0.0, "hbm": 1e30}
-    # the rows ran their blocks under torch.compile (the table's "torch.compile"), the loss eagerly
-    q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full", "compile": "1"})
+    # the rows ran their blocks under torch.compile (the table's "torch.compile"), the loss eagerly: typed, as fsdp2
+    # under compile=1 takes the compiled loss of torchtitan's later commits otherwise
+    q = steptime.quantities(values, 2, **{**FSDP2, "gated": "1", "recompute": "full", "compile": "1",
+                                          "loss": "eager"})
     assert float(q["memory_logits"]) == 50_432_311_296
     # with them the LM head's kept inputs (torchtitan's final RMSNorm: fp32 x, 4h, and the bf16 normalised x, 2h;
     # the output projection's bf16 input, 2h): 8·4096 bytes × 32,768 tokens = 1,073,741,824
@@ -188,7 +193,7 @@ def test_torchtitan_runs_compile_their_loss_only_where_the_commit_does():
     runs = {r["id"]: r for r in modern.runs("check")}
     eager = modern.words(runs["torchtitan-2024-12-h100-llama3.1-8b-fsdp-compile-bf16-t1"])
     compiled = modern.words(runs["torchtitan-2025-06-h200-llama3.1-8b-fsdp32-compile-fp8-cs-trainy-4n"])
-    assert not any(w.startswith("loss=") for w in eager)
+    assert "loss=eager" in eager        # typed: fsdp2 under compile=1 takes the compiled loss otherwise
     assert "loss=compiled" in compiled
 
 

@@ -308,10 +308,10 @@ def _bound_words(args):
         except ValueError as err:
             raise UsageError(str(err)) from None
     option_texts = _preset_shape(args, args.name, option_texts)
-    if stepping and "Phi" not in texts and not (args.model or args.model_config):
+    if stepping and not (args.model or args.model_config):
         texts = _phi_from_shape(texts, step_texts.get("gated", False), option_texts.get("tied"),
                                 *(OPTIONS[name].resolve(option_texts[name]) if name in option_texts else False
-                                  for name in ("moe", "mamba")))
+                                  for name in ("moe", "mamba")), gated_typed="gated" in step_texts)
     target = _subject_of(args.name, args.algorithm, tuple(sorted(option_texts.items())))
     typed = set(texts)
     texts, dtype, derived = _with_units(texts, args.dtype)

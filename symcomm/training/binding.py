@@ -233,23 +233,16 @@ def _preset_shape(args, name: str, option_texts: dict) -> dict:
     return preset_shape(args, name, option_texts, option_names(name))
 
 
-def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool = False, mamba: bool = False) -> dict:
-    """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
-    positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
-    embeddings) — said in a note; ``tied`` (the typed tied= text, None when not typed) overrides the count's
-    own embedding: a second V·h for an untied GPT (Megatron-LM --untie-embeddings-and-output-weights), one
-    less for a tied Llama.  ``moe`` (moe=1, gated=1): with E, k, F_e, L_moe and E_s (the shared experts, 0 for none)
-    given, Llama's count of its MoE layers (Mixtral's, Llama 4's: presets.formula.phi_llama) and Φ_E beside Φ
-    unless typed.  ``mamba`` (mamba=1, gated=0): with L_att, L_ssm, a_ssm, d_ssm, n_ssm and g_ssm given, the
-    Nemotron-H count (presets.formula.phi_nemotron_h: Mamba-2 mixers, attention layers, squared-ReLU MLPs, MoE layers
-    when moe=1).  Without the whole shape, texts unchanged (Φ is then missing)."""
+def _shape_count(texts: dict, gated: bool, tied: str | None = None, moe: bool = False, mamba: bool = False):
+    """The model the shape given as KEY=VALUE counts (:func:`_phi_from_shape`' rules), as (the shape's model, its Φ,
+    the count's name, the embedding's words); None without the whole shape."""
     hybrid = ("L_att", "L_ssm", "a_ssm", "d_ssm", "n_ssm", "g_ssm")
     shape = ("h", "L", "a", "h_kv", "F", "V", "s") + (("E", "k", "F_e", "L_moe") if moe else ()) + (
         hybrid if mamba else ())
     # the counts' MLPs: a hybrid's squared-ReLU ones (gated=0), a MoE transformer's SwiGLU experts (gated=1)
     other_mlp = gated if mamba else moe and not gated
     if not all(key in texts for key in shape) or (moe and "E_s" not in texts) or other_mlp:
-        return texts
+        return None
     from .. import presets
     from .settings import OPTIONS
 
@@ -276,6 +269,37 @@ def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool
     phi = shape_only.parameters + (int(n["V"] * n["h"]) if untied and family == "gpt" else 0)
     embedding = "" if untied is None else (", untied embeddings" if untied else ", tied embeddings")
     kind = "Nemotron-H" if mamba else "Llama MoE" if moe else "Llama" if gated else "GPT"
+    return shape_only, phi, kind, embedding
+
+
+def _phi_from_shape(texts: dict, gated: bool, tied: str | None = None, moe: bool = False, mamba: bool = False,
+                    gated_typed: bool = True) -> dict:
+    """Φ from the shape given as KEY=VALUE (h, L, a, h_kv, F, V, s): GPT's count (biases, learned
+    positions, tied embedding), or with gated=1 Llama's (SwiGLU, grouped-query attention, untied
+    embeddings) — said in a note; ``tied`` (the typed tied= text, None when not typed) overrides the count's
+    own embedding: a second V·h for an untied GPT (Megatron-LM --untie-embeddings-and-output-weights), one
+    less for a tied Llama.  ``moe`` (moe=1, gated=1): with E, k, F_e, L_moe and E_s (the shared experts, 0 for none)
+    given, Llama's count of its MoE layers (Mixtral's, Llama 4's: presets.formula.phi_llama) and Φ_E beside Φ
+    unless typed.  ``mamba`` (mamba=1, gated=0): with L_att, L_ssm, a_ssm, d_ssm, n_ssm and g_ssm given, the
+    Nemotron-H count (presets.formula.phi_nemotron_h: Mamba-2 mixers, attention layers, squared-ReLU MLPs, MoE layers
+    when moe=1).  Without the whole shape, texts unchanged (Φ is then missing).  A Φ typed beside the whole shape
+    is kept, and said where the shape counts another by more than 1 % (the FLOPs count the shape, the states Φ);
+    ``gated_typed``: whether gated= was typed (untyped, an F other than GPT's 4h is said to be counted ungated)."""
+    counted = _shape_count(texts, gated, tied, moe, mamba)
+    if counted is None:
+        return texts
+    shape_only, phi, kind, embedding = counted
+    if not gated_typed and kind == "GPT" and shape_only.ffn != 4 * shape_only.hidden:
+        # the default ungated MLP is GPT's, 4h wide: another width is likelier a SwiGLU model's (8h/3 rounded)
+        notes.add(f"gated=0 (not given): the MLP counted ungated, GPT's two matmuls of width F; F={shape_only.ffn} is "
+                  f"not GPT's 4h = {4 * shape_only.hidden}: give gated=1 for a SwiGLU MLP (Llama's), three matmuls")
+    if "Phi" in texts:
+        typed = float(parse_number("Phi", value_text(texts["Phi"]), integer=False))
+        if abs(typed - int(phi)) > 0.01 * int(phi):
+            notes.add(f"Phi={typed:g} typed, where the shape typed counts Φ = {int(phi):,} ({kind} count{embedding}): the "
+                      "weights, gradients, optimizer and data-parallel traffic take Phi, the FLOPs, compute time "
+                      "and MFU the shape; give the two alike")
+        return texts
     notes.add(f"Phi={phi} from the shape ({kind} count{embedding}; give Phi= to override)", restates_default=True)
     if moe and "Phi_E" not in texts:
         notes.add(f"Phi_E={shape_only.expert_parameters} from the shape (the routed experts, L_moe·E·3·h·F_e; give "

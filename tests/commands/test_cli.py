@@ -815,6 +815,24 @@ def test_a_throughput_below_a_token_a_second_is_not_printed_as_zero(capsys):
     assert 0 < rate < 1
 
 
+def test_a_typed_phi_the_shape_does_not_count_and_an_untyped_gate_are_said():
+    # OLMo 2 1B's shape (h 2048, 18 layers of 16 heads, SwiGLU 5632, vocabulary 100352, untied) by hand, Llama's count:
+    # per layer Q, K, V, O 4·2048² = 16,777,216, the MLP 3·2048·5632 = 34,603,008, two norms 4,096 — 51,384,320 × 18
+    # = 924,917,760; the embedding and LM head 2·100352·2048 = 411,041,792; the final norm 2,048: 1,335,961,600
+    shape = ["h=2048", "L=18", "a=16", "h_kv=2048", "F=5632", "V=100352", "t=1", "p=1", "d=8", "c=1", "b=8", "m=1",
+             "s=4096", "framework=fsdp2", "zero=3", "embeddings=1"]
+    far = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape, "gated=1", "Phi=9e9")
+    assert far.returncode == 0, far.stderr
+    assert "Phi=9e+09 typed, where the shape typed counts Φ = 1,335,961,600 (Llama count)" in far.stderr
+    near = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape, "gated=1", "Phi=1.34e9")   # within 1 %
+    assert near.returncode == 0 and "typed, where the shape typed counts" not in near.stderr
+    # gated left at its default with an F other than GPT's 4h = 8192: counted ungated, and said so
+    untyped = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape)
+    assert "gated=0 (not given): the MLP counted ungated" in untyped.stderr and "F=5632" in untyped.stderr
+    typed = symcomm_command("eval", "hybrid", "--hardware", "h100", *shape, "gated=0")
+    assert "gated=0 (not given)" not in typed.stderr
+
+
 def test_a_phi_below_its_embeddings_is_refused(capsys):
     # Φ = 1e9 over Llama 3 8B's embedding and LM head, 2·V·h = 2 · 128,256 · 4,096 = 1,050,673,152 parameters, left
     # the layers −50,673,152 and DeepSpeed ZeRO-3's gathered layers −12 MiB (an outsider's test)

@@ -123,7 +123,8 @@ def test_llama_3_1_8b_compiled_keeps_4_gib_less_than_eager_by_hand():
               "kappa": 0.5, "hbm": 3e12, "alpha": 0.0, "beta": 0.0, "gamma": 0.0, "alpha_inter": 0.0,
               "beta_inter": 0.0}
     options = {"embeddings": "1", "gqa": "1", "gated": "1", "flash": "1", "tied": "0", "framework": "fsdp2",
-               "zero": "3", "grad_dtype": "fp32", "recompute": "op"}
+               "zero": "3", "grad_dtype": "fp32", "recompute": "op", "loss": "eager"}
+    # the loss typed (the 2024-12 commit's eager one): under compile=1 fsdp2 would take the compiled loss otherwise
     eager, compiled = (steptime.quantities(values, 2, **options, compile=flag) for flag in ("0", "1"))
     assert float(eager["memory_activations"]) - float(compiled["memory_activations"]) == 4_294_967_296
     assert float(eager["memory_per_gpu"]) - float(compiled["memory_per_gpu"]) == 4_294_967_296

@@ -25,7 +25,7 @@ from ..presets.systems import TYPED_HARDWARE
 from .sheet import _axis_rows, _cost_parts, _label, _numbers, _sheet, _term_rows, _time, plan_of, planned
 from .settings import OPTIONS
 from ..presets.hardware_values import low_dtype_note
-from .frameworks import blackwell_head_dim_note, framework_attention
+from .frameworks import blackwell_head_dim_note, framework_attention, framework_zero
 from .megatron_features import head_split_refusal
 from .subjects import Subject, option_names, subject
 from .words import (PER_MESSAGE_NAMES, input_rows, units_of as _units_of, with_model_shape, add_hardware_report,
@@ -307,7 +307,7 @@ def _bound_words(args):
             option_texts, step_texts = _steptime().step_options(option_texts)
         except ValueError as err:
             raise UsageError(str(err)) from None
-    option_texts = _preset_shape(args, args.name, option_texts)
+    option_texts = framework_zero(_preset_shape(args, args.name, option_texts), _option_words(args.name, stepping))
     if stepping and not (args.model or args.model_config):
         texts = _phi_from_shape(texts, step_texts.get("gated", False), option_texts.get("tied"),
                                 *(OPTIONS[name].resolve(option_texts[name]) if name in option_texts else False

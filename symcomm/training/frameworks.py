@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base import notes
 from ..base.errors import InputError
 from ..presets.hardware_values import kernel_share
 
@@ -546,11 +547,25 @@ def framework(name: str) -> Framework:
         raise InputError(f"framework={name} is not allowed; choose {choices(FRAMEWORKS)}") from None
 
 
+def framework_zero(options: dict, takes) -> dict:
+    """zero= at the one ZeRO stage a given framework runs where zero is not given (fsdp2 and megatron_fsdp: 3), in
+    place of the hybrid's default 1, which they refuse; said in a note.  A framework of several stages keeps the
+    default (and :func:`check_stage` names them).  ``options``: the option words; ``takes``: the options the
+    subject takes."""
+    row = FRAMEWORKS.get(str(options.get("framework")))
+    if "zero" not in takes or "zero" in options or row is None or len(row.zero_stages) != 1:
+        return options
+    stage = row.zero_stages[0]
+    notes.add(f"zero={stage}: framework={row.name} runs ZeRO stage {stage} only", restates_default=True)
+    return {**options, "zero": str(stage)}
+
+
 def check_stage(row: Framework, zero: int) -> None:
     """InputError naming the stage when ``row``'s framework does not run ZeRO stage ``zero``."""
     if zero not in row.zero_stages:
-        # zero=1 is the hybrid's default: a framework of other stages alone is refused for a word it may not have typed
-        default = " (zero=1 is the default where zero is not given)" if zero == 1 else ""
+        # zero=1 is the hybrid's default where a framework runs several stages (one alone is taken for it:
+        # words.framework_zero): refused for a word it may not have typed
+        default = " (zero=1 is the default where zero is not given)" if zero == 1 and len(row.zero_stages) > 1 else ""
         raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip() + default)
 
 

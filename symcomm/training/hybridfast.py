@@ -32,7 +32,7 @@ from ..base.units import bytes_per_element
 from ..numbers.exactops import NotExact, plain_exact, summed_time
 from ..presets.systems import TYPED_HARDWARE
 from .settings import OPTIONS, step_options
-from .frameworks import blackwell_head_dim_note, framework_attention
+from .frameworks import blackwell_head_dim_note, framework_attention, framework_zero
 from .words import NEEDS_OPTION, PER_MESSAGE_NAMES, TIME_IS, TIME_NAMES, _value, _with_units, given, hardware_words, input_rows, \
     hardware_wiring, layout_notes, layout_refusal, preset_shape, units_of, value_text, with_model_shape, \
     add_hardware_report, say_unread_step
@@ -97,7 +97,7 @@ def answer(args, data=None) -> dict:
 def _bound(args, data):
     texts, option_texts = given(args, data.OPTION_WORDS)
     option_texts, step_texts = step_options(option_texts)
-    option_texts = preset_shape(args, "hybrid", option_texts, data.OPTION_NAMES)
+    option_texts = framework_zero(preset_shape(args, "hybrid", option_texts, data.OPTION_NAMES), data.OPTION_NAMES)
     option_texts = hardware_wiring(args, option_texts, data.OPTION_NAMES)
     key = tuple(sorted(option_texts.items()))
     entry = data.SUBJECTS.get(key)

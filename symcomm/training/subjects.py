@@ -31,6 +31,7 @@ from ..collectives.primitives import PRIMITIVES
 from ..core.rules import problems
 from ..numbers.evaluation import (Formulas, bound_numbers, exact_numbers, held_numbers, is_warm, positional,
                                   python_numbers)
+from .frameworks import framework_zero
 
 #: how a collective's numbers are counted (the CLI, the docs and the export state it)
 COLLECTIVE_CONVENTION = ("elements; M = the full unsharded buffer (nccl-tests); exact (N−1)/N form; "
@@ -340,6 +341,7 @@ def subject(name: str, algorithm_name: str | None = None, **options) -> Subject:
                 raise InputError(f"--algorithm is not an option of {name}; its options: "
                                  f"{', '.join(strategy.options) or 'none'}")
             options = {**options, "algorithm": algorithm_name}
+        options = framework_zero(options, strategy.options)      # fsdp2 alone: its one ZeRO stage
         try:
             return of_strategy(strategy, **options)
         except ValueError as err:

@@ -1,6 +1,8 @@
 """The heads a layout splits (symcomm/training/megatron_features.py: head_split_refusal): eval refuses what
 Megatron-Core refuses and the planner never searches, on both of its paths, once the model's shape is known."""
 
+import json
+
 import pytest
 
 from symcomm.api import evaluate
@@ -118,9 +120,22 @@ def test_group_limited_routing_beside_a_dispatcher_of_every_copy_is_said_to_chan
 
 
 def test_a_framework_refusing_the_default_zero_says_it_is_the_default():
-    said = symcomm_command("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1",
-                           "b=64", "m=8", "framework=fsdp2")
+    # FSDP1 runs NO_SHARD (zero=0) or FULL_SHARD/SHARD_GRAD_OP (zero=3): which is not guessed, and the default's
+    # refusal says it was the default
+    layout = ("eval", "hybrid", "--model", "llama3-8b", "--hardware", "h100", "t=1", "p=1", "d=8", "c=1", "b=64", "m=8")
+    said = symcomm_command(*layout, "framework=fsdp")
     assert said.returncode == 2 and "zero=1 is the default where zero is not given" in said.stderr
+    # FSDP2 (fully_shard) and Megatron-FSDP run ZeRO-3 alone: taken for them, in eval, the API and show alike
+    for framework in ("fsdp2", "megatron_fsdp"):
+        ran = symcomm_command(*layout, f"framework={framework}", "--json")
+        assert ran.returncode == 0, ran.stderr
+        assert json.loads(ran.stdout)["options"]["zero"] == "3"
+    shown = symcomm_command("show", "hybrid", "framework=fsdp2")
+    assert shown.returncode == 0 and "zero=3 framework=fsdp2" in shown.stdout
+    # typed, the stage it does not run is refused without the default's words
+    said = symcomm_command(*layout, "framework=fsdp2", "zero=1")
+    assert said.returncode == 2 and "zero=1 is not run by framework=fsdp2" in said.stderr
+    assert "is the default" not in said.stderr
 
 
 def test_a_dense_models_groups_that_straddle_are_said_too():

@@ -428,3 +428,7 @@ def test_numpys_scalars_are_read_as_the_numbers_they_hold():
     typed = symcomm.plan("llama3-8b", gpus=np.int64(8), batch=np.int32(8), seq=np.int64(4096), hardware="h100",
                          top=1)["layouts"][0]
     assert typed["step_time"] == plain["step_time"]
+    # numpy's bool, no numbers.Integral, as the bool it holds: sp=np.bool_(True) was refused as "sp=True"
+    layout = dict(model="llama3-8b", hardware="h100", t=2, p=1, c=1, d=4, b=8, m=1, s=4096)
+    assert (symcomm.evaluate("hybrid", **layout, sp=np.bool_(True))["step_time"]
+            == symcomm.evaluate("hybrid", **layout, sp=True)["step_time"])

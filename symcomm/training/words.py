@@ -48,6 +48,8 @@ def value_text(value) -> str:
     :func:`symcomm.base.inputs.parse_fraction`, so the API refuses and accepts what the command line does."""
     if type(value) is str:
         return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+        value = bool(value)         # numpy's bool is no numbers.Integral: "True" as a word was refused
     if isinstance(value, bool):
         value = int(value)
     # numpy's scalars as the Python numbers they hold: numpy 2's repr of a float64 is "np.float64(1.0)", words the

@@ -107,7 +107,9 @@ def evaluate(name: str, *, algorithm: str | None = None, dtype: str | None = Non
              model: str | None = None, model_config: str | None = None, hardware: str | None = None,
              **values) -> Result:
     """``symcomm eval NAME KEY=VALUE ...`` as a value: send, recv, total, α/β/γ counts, time, the
-    terms of a strategy, its step time with ``hardware`` (hybrid), ``inputs`` and ``units``.
+    terms of a strategy, its step time with ``hardware`` (hybrid), ``inputs`` and ``units``.  As on the
+    command line, send, recv and total count elements, and bytes once ``dtype`` or a size in bytes (M="1GiB")
+    is given: ``units`` says which, call by call (a sweep mixing the two is not one unit).
 
     >>> import symcomm
     >>> symcomm.evaluate("dp", N=64, Phi=8 * 10**9)["send"]      # 2·63/64·Φ elements

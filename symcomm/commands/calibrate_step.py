@@ -21,6 +21,10 @@ from ..presets.hardware_values import KERNEL_SHARES, kernel_shares
 from ..presets.systems import PUBLISHED_KERNELS, STEP_TIME_ABSENT_AS
 
 
+#: the words of a constant held because the runs fit as well at the base's value (held_as_well)
+AS_WELL = "these runs fit as well"
+
+
 def _percent(x: float) -> str:
     return f"{100 * x:+.1f} %"
 
@@ -31,11 +35,18 @@ def report_text(payload: dict) -> str:
     lines = [f"calibrate-step: {len(payload['runs'])} measured runs ({payload['runs_file']}) on base hardware "
              f"{payload['base']}", "constants:"]
     spans = payload.get("spans", {})
+    # the constants held where these runs fit as well: a fitted one's span is measured with them held, so the runs
+    # may fit as well farther off once they move too (an outsider's synthetic runs at eta 0.55, w_half 150 fitted
+    # eta 0.585 "as good from 0.58 to 0.6", w_half held at 295)
+    unfixed = [name for name, why in payload["held"].items() if AS_WELL in why]
+    held_too = (f", {', '.join(unfixed)} held at the base's value, which these runs do not fix either: with "
+                f"{'it' if len(unfixed) == 1 else 'them'} free the span may be wider" if unfixed else "")
     for name, value in payload["constants"].items():
         why = ("fitted on these runs" if name in payload["fitted"] else "held: " + payload["held"].get(name, ""))
         if name in spans:
             why += (f"; as good from {spans[name][0]:g} to {spans[name][1]:g} (mean |error| within "
-                    f"{100 * payload['spans_within']:g} points of the fit's, the other fitted constants refitted)")
+                    f"{100 * payload['spans_within']:g} points of the fit's, the other fitted constants refitted"
+                    f"{held_too if name in payload['fitted'] else ''})")
         lines.append(f"  {name:<8} {value:<8g} {why}")
     for name, why in payload["held"].items():
         if name not in payload["constants"]:
@@ -136,11 +147,11 @@ def _standing(spans: dict, constants: dict, standing: dict) -> dict:
     holds the base's value widest for its range (two trading along a valley: the first held, the other refitted)."""
     from ..training.compute import FITTED
 
-    out = {name: (f"held at the base hardware's value: these runs fit as well anywhere in its range "
+    out = {name: (f"held at the base hardware's value: {AS_WELL} anywhere in its range "
                   f"({FITTED[name].low:g} to {FITTED[name].high:g}), so they do not determine it")
            for name, (low, high) in spans.items()
            if name in constants and name not in standing and low <= FITTED[name].low and high >= FITTED[name].high}
-    out.update({name: (f"held at the base hardware's share: these runs fit as well at it (its span {low:g} to "
+    out.update({name: (f"held at the base hardware's share: {AS_WELL} at it (its span {low:g} to "
                        f"{high:g}), so they do not move it")
                 for name, (low, high) in spans.items()
                 if name in ATTENTION_SHARES and name not in standing and name not in out
@@ -156,7 +167,7 @@ def _standing(spans: dict, constants: dict, standing: dict) -> dict:
     if inside:
         name = max(sorted(inside), key=inside.get)
         low, high = spans[name]
-        out[name] = (f"held at the base hardware's value: these runs fit as well at it (its span {low:g} to {high:g}), "
+        out[name] = (f"held at the base hardware's value: {AS_WELL} at it (its span {low:g} to {high:g}), "
                      "so they do not move it")
     return out
 

@@ -100,6 +100,7 @@ class LogReading:
     unit: str
     line_batches: tuple = ()
     text_batches: frozenset = frozenset()   # every 'global batch size: N' of a Megatron-LM log, on any line
+    unread: int = 0     # lines that name an iteration but carry no figure of the format's: not read, and said
 
     @property
     def batches(self) -> frozenset:
@@ -122,11 +123,12 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
     text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
     for framework, pattern, unit in (("megatron", _MEGATRON, "s"), ("nemo", _NEMO, "s"),
                                      ("torchtitan", _TORCHTITAN, "tokens/s/GPU")):
-        found = []
+        found, unread = [], 0
         head, figure = pattern
         for line in text.splitlines():
             m = head.search(line)
             got = m and figure.search(line, m.end())
+            unread += bool(m and not got)
             if got:
                 batch = _BATCH[framework].search(line) if framework in _BATCH else None
                 # NeMo 2.0 numbers its lines from 0 (iteration n - 1 after n steps): counted from 1 as the others
@@ -172,7 +174,7 @@ def read_log(path, warmup: int = WARMUP) -> LogReading:
                          "warmup")
     text_batches = (frozenset(int(x) for x in _BATCH[framework].findall(text)) if framework in _BATCH
                     else frozenset())
-    return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches)
+    return LogReading(framework, tuple(values), len(values), skipped, unit, tuple(batches), text_batches, unread)
 
 
 def _quartiles(values) -> tuple[float, float]:
@@ -294,6 +296,8 @@ def _step_seconds(rec: dict, inputs, where: Path, what: str) -> tuple[float, str
            f"iterations ({reading.skipped} line{'' if reading.skipped == 1 else 's'} skipped"
            + (f"; {other} line{'' if other == 1 else 's'} at another global batch size "
               f"({', '.join(map(str, sorted(reading.batches - {int(v['b'])})))}, a ramp-up) left out" if other else "")
+           + (f"; {reading.unread} line{'' if reading.unread == 1 else 's'} naming an iteration without its "
+              f"{'time' if reading.unit == 's' else 'tps'} not read" if reading.unread else "")
            + ")")
     priced = str(inputs.options.get("framework", ""))
     allowed = LOG_FRAMEWORKS[reading.framework]

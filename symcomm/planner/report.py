@@ -265,7 +265,7 @@ def to_text(p: Plan, top: int) -> str:
         + (f", peak {req.peak / 1e12:g} TFLOP/s (typed)" if req.peak is not None else "")
         + "".join(f", {name} {value:g} (typed)" for name, value in req.constants) + ": ranked by step time",
         "step times off by " + step_error_words(error)
-        + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no published run)" if unmeasured else ""),
+        + (f" († in the rows: {', '.join(sorted(unmeasured))}, checked on no measured run)" if unmeasured else ""),
         f"{p.considered:,} layouts × settings considered (each uneven split apiece), {p.fitting:,} "
         + ("fit in memory" if req.memory_check else "kept (memory not checked)")
         + (" at the high end of its measured error" if req.memory_margin else "") + f", {p.evaluated:,} timed, "

@@ -73,12 +73,12 @@ def precisions_of(fitted: dict) -> tuple:
 
 
 def options_unmeasured(of: str, frameworks: tuple, precision: str | None, measured: tuple) -> list[str]:
-    """The words for the options of a setting no published run measured with ``of``'s constants: each framework option
+    """The words for the options of a setting no measured run measured with ``of``'s constants: each framework option
     of ``frameworks`` (those no fitted or checked run ran), and ``precision`` where it is not among the ``measured``
     recipes (nothing said where the block records none)."""
-    return ([f"framework={name} (no published run of it was fitted or checked with {of}'s constants)"
+    return ([f"framework={name} (no measured run of it was fitted or checked with {of}'s constants)"
              for name in frameworks]
-            + ([f"precision={precision} (no published run of it was fitted or checked with {of}'s constants, which "
+            + ([f"precision={precision} (no measured run of it was fitted or checked with {of}'s constants, which "
                 f"were measured under precision={', '.join(measured)})"]
                if measured and precision and precision not in measured else []))
 
@@ -247,6 +247,16 @@ def fits_words(answer: dict) -> str:
     return head + (measured + ": it does not fit at the low end either" if over == "no" else "")
 
 
+def _percent(x: float) -> str:
+    """A relative error in percent: whole above 1 %, one decimal below (a 0.3 % fit is not said as "0 %")."""
+    return f"{100 * x:.1f}" if abs(100 * x) < 0.95 else f"{100 * x:.0f}"
+
+
+def _signed_percent(x: float) -> str:
+    """:func:`_percent` with its sign (a −0.3 % signed mean is not said as "+0 %")."""
+    return f"{100 * x:+.1f}" if abs(100 * x) < 0.95 else f"{round(100 * x) + 0:+d}"
+
+
 def step_error_words(error: dict | None) -> str:
     """:meth:`Hardware.step_time_error` in words, as eval and plan print it: the fit's leave-one-out error, then
     what the checks measured per framework (the model is faster than measured where the signed mean is
@@ -255,16 +265,16 @@ def step_error_words(error: dict | None) -> str:
         return ("unknown: no fit error is recorded for these constants (typed over the hardware's, a --dtype no fit "
                 "measured, or a hardware file without step_time.errors)")
     unchecked = error.get("unchecked", ())
-    words = ("unknown where it was checked on no published run: " + ", ".join(unchecked) + "; what was checked: "
+    words = ("unknown where it was checked on no measured run: " + ", ".join(unchecked) + "; what was checked: "
              if unchecked else "")
-    words += (f"typically {100 * error['mean']:.0f} %, up to {100 * error['max']:.0f} % (signed mean "
-             f"{round(100 * error['signed_mean']) + 0:+d} %): {error['of']}'s fit, leave-one-out over its "
+    words += (f"typically {_percent(error['mean'])} %, up to {_percent(error['max'])} % (signed mean "
+             f"{_signed_percent(error['signed_mean'])} %): {error['of']}'s fit, leave-one-out over its "
              f"{error['runs']} runs; unlike runs (another model, layout, framework, release or GPU) can be off by more")
     for name, e in error.get("checks", {}).items():
         runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
         words += (f"; framework={name} on {runs} never fitted on ({', '.join(e['hardware'])}): "
-                  f"typically {100 * e['mean']:.0f} %, up to {100 * e['max']:.0f} % (signed mean "
-                  f"{round(100 * e['signed_mean']) + 0:+d} %)")
+                  f"typically {_percent(e['mean'])} %, up to {_percent(e['max'])} % (signed mean "
+                  f"{_signed_percent(e['signed_mean'])} %)")
     for name, e in error.get("model", {}).items():
         runs = f"{e['runs']} published run{'s' if e['runs'] != 1 else ''}"
         fitted = (f", {e['fitted']} of them fitted on, each predicted by the fit without it" if e["fitted"] else
@@ -272,7 +282,7 @@ def step_error_words(error: dict | None) -> str:
         spread = (f"{100 * e['lowest']:+.0f} %" if round(100 * e["lowest"]) == round(100 * e["highest"]) else
                   f"{100 * e['lowest']:+.0f} % to {100 * e['highest']:+.0f} %")
         words += (f"; {error['model_name']} with framework={name}, on its own {runs} ({', '.join(e['hardware'])}"
-                  f"{fitted}): {spread} (signed mean {round(100 * e['signed_mean']) + 0:+d} %"
+                  f"{fitted}): {spread} (signed mean {_signed_percent(e['signed_mean'])} %"
                   + (": predicted too fast)" if e["signed_mean"] < 0 else ": predicted too slow)"
                      if e["signed_mean"] > 0 else ")"))
     return words

@@ -52,6 +52,20 @@ def test_megatron_lines_give_the_median_after_warm_up(tmp_path):
     assert _median(reading.values) == pytest.approx(2.025)
 
 
+def test_lines_naming_an_iteration_without_its_time_are_counted_not_passed_over(tmp_path):
+    # an outsider's log: every other Megatron-LM line without its 'elapsed time per iteration' field was dropped
+    # unsaid; the four timed lines after warm-up are still the median's, the line without a time counted apart
+    log = tmp_path / "megatron.log"
+    lines = MEGATRON.splitlines()
+    untimed = lines[3].replace("elapsed time per iteration (ms): 2050.0 | ", "")
+    log.write_text("\n".join(lines[:3] + [untimed] + lines[4:]) + "\n")
+    reading = read_log(log, warmup=10)
+    assert reading.unread == 1 and reading.kept == 3 and sorted(reading.values) == [1.99, 2.0, 2.3]
+    plain = tmp_path / "plain.log"
+    plain.write_text(MEGATRON)
+    assert read_log(plain, warmup=10).unread == 0
+
+
 def test_a_log_resumed_from_a_checkpoint_skips_its_own_warm_up(tmp_path):
     # the same run resumed at iteration 5000 numbers its lines 5001, 5010, ...: its first lines are a fresh process's
     # warm-up as much as lines 1 and 10 are, so the same two are skipped and the same four kept (2025 ms median)

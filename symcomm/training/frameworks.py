@@ -564,7 +564,7 @@ def check_stage(row: Framework, zero: int) -> None:
     """InputError naming the stage when ``row``'s framework does not run ZeRO stage ``zero``."""
     if zero not in row.zero_stages:
         # zero=1 is the hybrid's default where a framework runs several stages (one alone is taken for it:
-        # words.framework_zero): refused for a word it may not have typed
+        # framework_zero): refused for a word it may not have typed
         default = " (zero=1 is the default where zero is not given)" if zero == 1 and len(row.zero_stages) > 1 else ""
         raise InputError(f"zero={zero} is not run by framework={row.name} {row.refusal}".rstrip() + default)
 
